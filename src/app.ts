@@ -1,0 +1,90 @@
+// Wires configuration, database, domain services and the HTTP doors into one service.
+import { Redis } from "ioredis";
+import { type Logger, pino } from "pino";
+import type { Config } from "./config.js";
+import { type Database, openDatabase } from "./db/client.js";
+import { migrate } from "./db/migrate.js";
+import { ApiKeyAuthenticator } from "./domain/api-keys.js";
+import { createGraphQL } from "./graphql/yoga.js";
+import { RateLimiter } from "./http/rate-limit.js";
+import { createServer } from "./http/server.js";
+import { customerRoutes } from "./rest/customers.js";
+import { IdempotencyStore } from "./rest/idempotency.js";
+import { installApiPlumbing } from "./rest/plumbing.js";
+
+/** A built service: start it on a port, stop it gracefully. */
+export interface App {
+  readonly db: Database;
+  readonly logger: Logger;
+  readonly authenticator: ApiKeyAuthenticator;
+  /** Listens on `port` (default from config; 0 picks a free one) and returns the base URL. */
+  start(port?: number): Promise<string>;
+  /** Stops taking requests, waits for those in flight, then closes connections. */
+  stop(): Promise<void>;
+}
+
+export interface BuildOptions {
+  /** An already-open database (tests); otherwise one is opened from the config. */
+  db?: Database;
+  logger?: Logger;
+}
+
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Builds the API service from `config`, applying pending migrations first. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "stablegate-api" } });
+  const db = options.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
+  const applied = await migrate(db);
+  if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  // Connection errors are retried by ioredis; logging them is enough, they must not crash the API.
+  redis?.on("error", (err) => logger.warn({ err: err.message }, "redis unavailable"));
+
+  const prisma = db.prisma;
+  const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
+  const rateLimiter = new RateLimiter(config.rateLimits, redis);
+  const idempotency = new IdempotencyStore(prisma);
+  const deps = { prisma, authenticator, rateLimiter, idempotency };
+
+  const server = createServer(logger, db);
+  installApiPlumbing(server, deps);
+  customerRoutes(server, deps);
+
+  const yoga = createGraphQL({ ...deps, logger, production: config.env === "production" });
+  server.route({
+    url: "/graphql",
+    method: ["GET", "POST", "OPTIONS"],
+    handler: async (req, reply) => {
+      const apiKey = req.headers["x-api-key"];
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { apiKey: typeof apiKey === "string" ? apiKey : null });
+      for (const [key, value] of response.headers) reply.header(key, value);
+      reply.status(response.status);
+      return reply.send(response.body);
+    },
+  });
+
+  const pruner = setInterval(() => {
+    idempotency.prune().catch((err) => logger.warn({ err }, "idempotency prune failed"));
+  }, PRUNE_INTERVAL_MS);
+  pruner.unref();
+
+  return {
+    db,
+    logger,
+    authenticator,
+    async start(port = config.port) {
+      await server.listen({ port, host: config.host });
+      const address = server.server.address();
+      const actual = typeof address === "object" && address ? address.port : port;
+      return `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${actual}`;
+    },
+    async stop() {
+      clearInterval(pruner);
+      await server.close();
+      redis?.disconnect();
+      if (!options.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// The demo merchant seeded on a first `npm start`, so a newcomer has a key to try at once.
+import type { Config } from "../config.js";
+import type { Prisma } from "../db/client.js";
+import { createMerchant, type MerchantCreated } from "../domain/merchants.js";
+
+/** The devnet's second default account: the demo merchant's test settlement wallet. */
+const DEMO_TEST_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/** Creates the demo merchant when the database has no merchant yet; null otherwise. */
+export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<MerchantCreated | null> {
+  if ((await prisma.merchant.count()) > 0) return null;
+  return createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
+}
+
+/** The lines `npm start` prints for a newly seeded demo merchant. */
+export function demoBanner(created: MerchantCreated, publicUrl: string): string {
+  const key = created.apiKeys.test.secret;
+  return [
+    "",
+    `Demo merchant created: ${created.merchant.id} ("${created.merchant.name}")`,
+    `  Test API key (shown once, keep it): ${key}`,
+    `  JWT secret for test mode: kid ${created.jwtSecrets.test.id}, secret ${created.jwtSecrets.test.secret}`,
+    "",
+    "Try it:",
+    `  curl -s ${publicUrl}/v1/customers -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' \\`,
+    `    -d '{"email":"jane@example.com","name":"Jane Doe"}'`,
+    "",
+    `GraphQL: ${publicUrl}/graphql    Settings: npx stablegate --help`,
+    "",
+  ].join("\n");
+}

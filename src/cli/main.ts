@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// `stablegate`: the settings area. Manages merchants, API keys and JWT secrets directly in the
+// database (never over the API), and applies migrations.
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../config.js";
+import { openDatabase } from "../db/client.js";
+import { DatabaseLockedError } from "../db/embedded-lock.js";
+import { MigrationError, migrate } from "../db/migrate.js";
+import { createApiKey, revokeApiKey } from "../domain/api-keys.js";
+import { AppError } from "../domain/errors.js";
+import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, revokeJwtSecret, updateMerchant } from "../domain/merchants.js";
+import { modeName } from "../domain/scope.js";
+
+const USAGE = `Usage: stablegate <command> [options]
+
+Commands:
+  merchant create --name NAME [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…]
+                  [--test-webhook-url URL] [--live-webhook-url URL] [--json]
+      Creates a merchant; prints its id, one API key and one JWT secret per mode (shown once).
+  merchant update MERCHANT_ID [same options as create; pass "" to clear a wallet or URL] [--json]
+  merchant show MERCHANT_ID [--json]
+  keys create MERCHANT_ID --mode test|live [--json]     A new API key (shown once).
+  keys revoke KEY_ID                                     Revokes an API key.
+  jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
+  jwt revoke JWK_ID                                      Revokes a JWT secret.
+  migrate                                                Applies pending database migrations.
+
+The database is DATABASE_URL when set, else the embedded one in DATA_DIR (default ./.data).`;
+
+const options = {
+  name: { type: "string" },
+  "fee-bps": { type: "string" },
+  "test-wallet": { type: "string" },
+  "live-wallet": { type: "string" },
+  "test-webhook-url": { type: "string" },
+  "live-webhook-url": { type: "string" },
+  mode: { type: "string" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  const [group, action, target] = positionals;
+  if (values.help || !group) return void console.log(USAGE);
+  const config = loadConfig();
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    await migrate(db);
+    const prisma = db.prisma;
+    const print = (human: string, data: unknown) => console.log(values.json ? JSON.stringify(data, null, 2) : human);
+    const need = (what: string) => {
+      if (!target) throw new UsageError(`Missing ${what}.`);
+      return target;
+    };
+    const mode = () => {
+      if (values.mode !== "test" && values.mode !== "live") throw new UsageError("--mode must be test or live.");
+      return values.mode === "live";
+    };
+
+    switch (`${group} ${action ?? ""}`.trim()) {
+      case "migrate":
+        return print("Database is up to date.", { ok: true });
+      case "merchant create": {
+        if (!values.name) throw new UsageError("--name is required.");
+        const created = await createMerchant(prisma, merchantInput(values), { feeBps: config.feeBps });
+        const { merchant, apiKeys, jwtSecrets } = created;
+        return print(
+          [
+            `Merchant ${merchant.id} "${merchant.name}" (fee ${merchant.feeBps} bps)`,
+            "Store these now; they are not shown again:",
+            `  test API key:    ${apiKeys.test.secret}   (${apiKeys.test.id})`,
+            `  live API key:    ${apiKeys.live.secret}   (${apiKeys.live.id})`,
+            `  test JWT secret: kid ${jwtSecrets.test.id}  secret ${jwtSecrets.test.secret}`,
+            `  live JWT secret: kid ${jwtSecrets.live.id}  secret ${jwtSecrets.live.secret}`,
+            `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
+            `  test webhook: ${merchant.testWebhookUrl ?? "(none)"}   live webhook: ${merchant.liveWebhookUrl ?? "(none)"}`,
+          ].join("\n"),
+          created,
+        );
+      }
+      case "merchant update": {
+        const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(values));
+        return print(`Updated ${merchant.id}.`, merchant);
+      }
+      case "merchant show": {
+        const shown = await describeMerchant(prisma, need("MERCHANT_ID"));
+        const { merchant } = shown;
+        const when = (d: Date | null) => (d ? ` revoked ${d.toISOString()}` : "");
+        return print(
+          [
+            `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps`,
+            `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
+            `  test webhook: ${merchant.testWebhookUrl ?? "(none)"}   live webhook: ${merchant.liveWebhookUrl ?? "(none)"}`,
+            "  API keys:",
+            ...shown.apiKeys.map((k) => `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${when(k.revokedAt)}`),
+            "  JWT secrets:",
+            ...shown.jwtSecrets.map((s) => `    ${s.id}${when(s.revokedAt)}`),
+          ].join("\n"),
+          shown,
+        );
+      }
+      case "keys create": {
+        const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode());
+        return print(`${key.secret}   (${key.id}; shown once)`, key);
+      }
+      case "keys revoke":
+        if (!(await revokeApiKey(prisma, need("KEY_ID")))) throw new UsageError(`No active API key ${target}.`);
+        return print(`Revoked ${target}. Running servers stop accepting it within a few seconds.`, { id: target, revoked: true });
+      case "jwt create": {
+        const secret = await createJwtSecret(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode());
+        return print(`kid ${secret.id}  secret ${secret.secret}   (shown once)`, secret);
+      }
+      case "jwt revoke":
+        await revokeJwtSecret(prisma, need("JWK_ID"));
+        return print(`Revoked ${target}.`, { id: target, revoked: true });
+      default:
+        throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** CLI flags to merchant fields; an empty string clears an optional setting. */
+function merchantInput(v: { [K in keyof typeof options]?: string | boolean }): MerchantInput {
+  const text = (x: unknown) => (x === undefined ? undefined : x === "" ? null : String(x));
+  const input: Record<string, unknown> = {
+    name: v.name,
+    feeBps: v["fee-bps"] === undefined ? undefined : Number(v["fee-bps"]),
+    testWallet: text(v["test-wallet"]),
+    liveWallet: text(v["live-wallet"]),
+    testWebhookUrl: text(v["test-webhook-url"]),
+    liveWebhookUrl: text(v["live-webhook-url"]),
+  };
+  return Object.fromEntries(Object.entries(input).filter(([, x]) => x !== undefined)) as MerchantInput;
+}
+
+const FLAG_OF_PARAM: Record<string, string> = {
+  name: "--name",
+  feeBps: "--fee-bps",
+  testWallet: "--test-wallet",
+  liveWallet: "--live-wallet",
+  testWebhookUrl: "--test-webhook-url",
+  liveWebhookUrl: "--live-webhook-url",
+};
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof AppError) {
+    const flag = e.param ? FLAG_OF_PARAM[e.param] : undefined;
+    console.error(`Error: ${e.message}${flag ? ` (${flag})` : ""}`);
+  } else if (e instanceof UsageError || e instanceof ConfigError || e instanceof DatabaseLockedError || e instanceof MigrationError) {
+    console.error(`Error: ${e.message}`);
+    if (e instanceof UsageError) console.error("Run 'stablegate --help' for usage.");
+  } else if (e instanceof TypeError && (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    console.error(`Error: ${e.message}\nRun 'stablegate --help' for usage.`);
+  } else {
+    console.error(e);
+  }
+  process.exitCode = 1;
+});

@@ -1,0 +1,87 @@
+// The only reader of process.env. Every setting, its default and its validation live here.
+import { config as loadDotenv } from "dotenv";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const perMinute = z.coerce.number().int().min(1).max(1_000_000);
+const url = z.url({ protocol: /^https?$/ });
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: port.default(4000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PUBLIC_URL: url.optional(),
+  PAYMENT_BASE_URL: url.optional(),
+  DATA_DIR: z.string().min(1).default("./.data"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(100),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  RATE_LIMIT_CREATE: perMinute.default(100),
+  RATE_LIMIT_READ: perMinute.default(300),
+  RATE_LIMIT_LIST: perMinute.default(60),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+});
+
+export type Mode = "development" | "production" | "test";
+
+/** Validated service configuration. */
+export interface Config {
+  env: Mode;
+  port: number;
+  host: string;
+  publicUrl: string;
+  paymentBaseUrl: string;
+  /** Directory of the embedded database; unused when `databaseUrl` is set. */
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  redisUrl: string | undefined;
+  feeBps: number;
+  logLevel: string;
+  rateLimits: { create: number; read: number; list: number };
+  authCacheTtlMs: number;
+}
+
+/** Thrown when the environment holds an invalid setting; the message names every bad variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads and validates settings from `env` (process.env plus `.env` by default). */
+export function loadConfig(env: Record<string, string | undefined> = readProcessEnv()): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  const publicUrl = stripSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    paymentBaseUrl: stripSlash(e.PAYMENT_BASE_URL ?? `${publicUrl}/pay`),
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    redisUrl: e.REDIS_URL,
+    feeBps: e.FEE_BPS,
+    logLevel: e.LOG_LEVEL,
+    rateLimits: { create: e.RATE_LIMIT_CREATE, read: e.RATE_LIMIT_READ, list: e.RATE_LIMIT_LIST },
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+  };
+}
+
+function readProcessEnv(): Record<string, string | undefined> {
+  // A .env file fills in what the real environment leaves unset; it never overrides it.
+  loadDotenv({ quiet: true });
+  return process.env;
+}
+
+function stripSlash(s: string): string {
+  return s.replace(/\/+$/, "");
+}

@@ -1,0 +1,128 @@
+// Opens the database: embedded PGlite by default, PostgreSQL when a URL is given. Everything above
+// this module sees the same Prisma client and the same SQL, whichever engine is underneath.
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client.js";
+import { lockDataDir } from "./embedded-lock.js";
+
+export type Prisma = PrismaClient;
+
+/** Raw SQL access below Prisma, for migrations and multi-statement scripts. */
+export interface SqlRunner {
+  /** Runs a script of one or more statements on one connection, under a session advisory lock. */
+  withLock<T>(lockKey: number, fn: (conn: SqlConnection) => Promise<T>): Promise<T>;
+}
+
+/** One connection: `exec` takes multi-statement scripts, `query` one parameterised statement. */
+export interface SqlConnection {
+  exec(script: string): Promise<void>;
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+/** An open database. */
+export interface Database {
+  readonly prisma: PrismaClient;
+  readonly kind: "embedded" | "postgres";
+  readonly sql: SqlRunner;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; when absent the embedded database is used. */
+  url?: string | undefined;
+  /** Embedded database directory; `null` keeps it in memory (tests). */
+  dataDir?: string | null;
+  poolSize?: number;
+  /** Called with each SQL statement Prisma sends (query counting in tests). */
+  onQuery?: (sql: string) => void;
+}
+
+/** Opens the configured database. Call `migrate()` before serving. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options) : openEmbedded(options);
+}
+
+type AdapterFactory = NonNullable<ConstructorParameters<typeof PrismaClient>[0]["adapter"]>;
+
+function createClient(adapter: AdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+  client.$on("query", (e) => onQuery(e.query));
+  return client as unknown as PrismaClient;
+}
+
+async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // An idle client that loses its server must not take the process down.
+  pool.on("error", () => {});
+  const prisma = createClient(new PrismaPg(pool), options.onQuery);
+  return {
+    prisma,
+    kind: "postgres",
+    sql: {
+      async withLock(lockKey, fn) {
+        const client = await pool.connect();
+        try {
+          await client.query("SELECT pg_advisory_lock($1)", [lockKey]);
+          try {
+            return await fn({
+              exec: async (script) => void (await client.query(script)),
+              query: async (sql, params) => (await client.query(sql, params)).rows,
+            });
+          } finally {
+            await client.query("SELECT pg_advisory_unlock($1)", [lockKey]);
+          }
+        } finally {
+          client.release();
+        }
+      },
+    },
+    ping: async () => void (await pool.query("SELECT 1")),
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openEmbedded(options: DatabaseOptions): Promise<Database> {
+  const dir = options.dataDir === undefined ? "./.data" : options.dataDir;
+  let release = () => {};
+  let pglite: PGlite;
+  if (dir === null) {
+    pglite = await PGlite.create();
+  } else {
+    const dbDir = resolve(dir, "pglite");
+    release = lockDataDir(resolve(dir));
+    try {
+      mkdirSync(dbDir, { recursive: true });
+      pglite = await PGlite.create(dbDir);
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+  const prisma = createClient(new PrismaPGlite(pglite), options.onQuery);
+  const conn: SqlConnection = {
+    exec: async (script) => void (await pglite.exec(script)),
+    query: async <R>(sql: string, params?: unknown[]) => (await pglite.query<R>(sql, params)).rows,
+  };
+  return {
+    prisma,
+    kind: "embedded",
+    // One process, one connection: nothing else can race, so the lock is a no-op.
+    sql: { withLock: (_key, fn) => fn(conn) },
+    ping: async () => void (await pglite.query("SELECT 1")),
+    async close() {
+      await prisma.$disconnect();
+      await pglite.close();
+      release();
+    },
+  };
+}

@@ -1,0 +1,325 @@
+// Customers: records of buyers, unique by email (case-insensitively) per merchant and mode.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { type Customer, Prisma as P } from "../generated/prisma/client.js";
+import { isCountryCode } from "./countries.js";
+import { AppError, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
+import { formatAmount } from "./money.js";
+import { inScope, type Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+export type { Customer };
+
+const optionalText = (max: number) => z.string().max(max).nullable().optional();
+
+const email = z.email({ error: "must be a valid email address" }).max(254);
+const name = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((s) => s.trim().length > 0, "must not be blank");
+
+const address = z
+  .strictObject(
+    {
+      line1: optionalText(200),
+      line2: optionalText(200),
+      city: optionalText(200),
+      state: optionalText(200),
+      postalCode: optionalText(200),
+      country: z
+        .string()
+        .refine(isCountryCode, "must be a two-letter ISO 3166-1 country code")
+        .transform((c) => c.toUpperCase())
+        .nullable()
+        .optional(),
+    },
+    { error: "must be an object" },
+  )
+  .nullable();
+
+const optionalFields = {
+  phone: optionalText(50),
+  address: address.optional(),
+  companyName: optionalText(200),
+  taxId: optionalText(100),
+  description: optionalText(1000),
+  metadata: metadataInput.optional(),
+};
+
+const createSchema = z.strictObject({ email, name, ...optionalFields }, { error: "must be a JSON object" });
+const updateSchema = z.strictObject({ email: email.optional(), name: name.optional(), ...optionalFields }, { error: "must be a JSON object" });
+/** The fields a JWT-authenticated caller may send in the body (identity comes from the token). */
+const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
+
+export type CustomerAddress = Record<"line1" | "line2" | "city" | "state" | "postalCode" | "country", string | null>;
+
+/** The public JSON form of a customer (spec 2.1 plus `livemode`); also the event snapshot. */
+export interface CustomerResource {
+  id: string;
+  object: "customer";
+  livemode: boolean;
+  email: string;
+  name: string;
+  phone: string | null;
+  address: CustomerAddress | null;
+  companyName: string | null;
+  taxId: string | null;
+  description: string | null;
+  metadata: Metadata | null;
+  created: number;
+  updated: number;
+}
+
+/** Aggregates shown with `expand=stats` and `Customer.stats`. */
+export interface CustomerStats {
+  invoiceCount: number;
+  chargeCount: number;
+  /** Sum of `amountReceived` of COMPLETED charges, in base units. */
+  totalSpent: bigint;
+}
+
+/** Shapes a stored customer as the API shows it. */
+export function customerResource(c: Customer): CustomerResource {
+  return {
+    id: c.id,
+    object: "customer",
+    livemode: c.livemode,
+    email: c.email,
+    name: c.name,
+    phone: c.phone,
+    address: c.address ? normaliseAddress(c.address as CustomerAddress) : null,
+    companyName: c.companyName,
+    taxId: c.taxId,
+    description: c.description,
+    metadata: c.metadata as Metadata | null,
+    created: unixSeconds(c.createdAt),
+    updated: unixSeconds(c.updatedAt),
+  };
+}
+
+/** The `expand=stats` fields in API form. */
+export function statsResource(s: CustomerStats): { invoiceCount: number; chargeCount: number; totalSpent: string } {
+  return { invoiceCount: s.invoiceCount, chargeCount: s.chargeCount, totalSpent: formatAmount(s.totalSpent) };
+}
+
+/** Creates a customer; 409 `customer_email_exists` when the email is taken (case-insensitively). */
+export async function createCustomer(prisma: Prisma, scope: Scope, input: unknown): Promise<Customer> {
+  const data = parseInput(createSchema, input);
+  return insertCustomer(prisma, scope, data);
+}
+
+/** Retrieves a customer of this merchant and mode, or 404. */
+export async function getCustomer(prisma: Prisma, scope: Scope, id: string): Promise<Customer> {
+  const customer = await prisma.customer.findFirst({ where: { id, ...inScope(scope) } });
+  if (!customer) throw notFound("customer", id);
+  return customer;
+}
+
+/** Updates a customer: given fields replace, `null` clears an optional field, metadata merges. */
+export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, input: unknown): Promise<Customer> {
+  const patch = parseInput(updateSchema, input);
+  if (Object.keys(patch).length === 0) return getCustomer(prisma, scope, id);
+  return withEmailConflict(patch.email, () =>
+    prisma.$transaction(async (tx) => {
+      // Row lock: two concurrent metadata patches must both land, not overwrite each other.
+      const locked = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
+        SELECT metadata FROM customers WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+      const current = locked[0];
+      if (!current) throw notFound("customer", id);
+      const metadata = mergeMetadata(current.metadata, patch.metadata);
+      if (!metadataWithinLimits(metadata)) throw new AppError(400, "parameter_invalid", "Invalid metadata: a customer can hold at most 50 keys", "metadata");
+      return tx.customer.update({
+        where: { id },
+        data: {
+          ...columns(patch),
+          ...(patch.metadata !== undefined && { metadata: jsonOrNull(metadata) }),
+        },
+      });
+    }),
+  );
+}
+
+/** Permanently deletes a customer; its charges and invoices stay, with `customerId` set to null. */
+export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): Promise<void> {
+  const { count } = await prisma.customer.deleteMany({ where: { id, ...inScope(scope) } });
+  if (count === 0) throw notFound("customer", id);
+}
+
+const listSchema = z.strictObject({
+  limit: z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: "must be an integer between 1 and 100" })
+    .pipe(z.number().int("must be an integer between 1 and 100").min(1, "must be between 1 and 100").max(100, "must be between 1 and 100"))
+    .default(10),
+  startingAfter: z.string().min(1).optional(),
+  endingBefore: z.string().min(1).optional(),
+  email: z.string().min(1).max(254).optional(),
+  query: z.string().min(1).max(100).optional(),
+});
+
+export type ListCustomersParams = z.input<typeof listSchema>;
+
+/** One page of customers, newest first, with cursor pagination and filters. */
+export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<{ data: Customer[]; hasMore: boolean }> {
+  const params = parseInput(listSchema, input);
+  if (params.startingAfter && params.endingBefore) {
+    throw new AppError(400, "parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
+  }
+  const where = filterWhere(scope, params);
+  const cursorId = params.startingAfter ?? params.endingBefore;
+  const backwards = params.endingBefore !== undefined;
+  let cursorWhere: P.CustomerWhereInput = {};
+  if (cursorId) {
+    const cursor = await prisma.customer.findFirst({ where: { id: cursorId, ...inScope(scope) }, select: { id: true, createdAt: true } });
+    if (!cursor) throw new AppError(400, "resource_missing", `No such customer: '${cursorId}'`, backwards ? "endingBefore" : "startingAfter");
+    const op = backwards ? "gt" : "lt";
+    cursorWhere = { OR: [{ createdAt: { [op]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [op]: cursor.id } }] };
+  }
+  const dir = backwards ? "asc" : "desc";
+  const rows = await prisma.customer.findMany({
+    where: { AND: [where, cursorWhere] },
+    orderBy: [{ createdAt: dir }, { id: dir }],
+    take: params.limit + 1,
+  });
+  const hasMore = rows.length > params.limit;
+  const page = rows.slice(0, params.limit);
+  return { data: backwards ? page.reverse() : page, hasMore };
+}
+
+/** How many customers match the list filters (for GraphQL's `totalCount`). */
+export async function countCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
+  const params = parseInput(listSchema, input);
+  return prisma.customer.count({ where: filterWhere(scope, params) });
+}
+
+/** Stats for many customers in a fixed number of queries, whatever their count. */
+export async function customerStats(prisma: Prisma, ids: readonly string[]): Promise<Map<string, CustomerStats>> {
+  const customerId = { in: [...ids] };
+  const [charges, spent, invoices] = await Promise.all([
+    prisma.charge.groupBy({ by: ["customerId"], where: { customerId }, _count: { _all: true } }),
+    prisma.charge.groupBy({ by: ["customerId"], where: { customerId, status: "COMPLETED" }, _sum: { amountReceived: true } }),
+    prisma.invoice.groupBy({ by: ["customerId"], where: { customerId }, _count: { _all: true } }),
+  ]);
+  const stats = new Map(ids.map((id) => [id, { invoiceCount: 0, chargeCount: 0, totalSpent: 0n }]));
+  for (const row of charges) if (row.customerId) stats.get(row.customerId)!.chargeCount = row._count._all;
+  for (const row of spent) if (row.customerId) stats.get(row.customerId)!.totalSpent = row._sum.amountReceived ?? 0n;
+  for (const row of invoices) if (row.customerId) stats.get(row.customerId)!.invoiceCount = row._count._all;
+  return stats;
+}
+
+/** Identity claims of a verified customer JWT. */
+export interface CustomerClaims {
+  email: string;
+  name?: string | undefined;
+  phone?: string | undefined;
+}
+
+/**
+ * Creates the customer named by verified JWT claims, or returns the one that already has that email.
+ * Signed claims win over the body, which may only carry the optional fields.
+ */
+export async function findOrCreateCustomerByEmail(
+  prisma: Prisma,
+  scope: Scope,
+  claims: CustomerClaims,
+  body: unknown,
+): Promise<{ customer: Customer; created: boolean }> {
+  const extra = parseInput(jwtBodySchema, body ?? {});
+  const identity = parseInput(z.object({ email, name: name.optional(), phone: optionalText(50) }), claims, "jwt");
+  const existing = await findByEmail(prisma, scope, identity.email);
+  if (existing) return { customer: existing, created: false };
+  try {
+    const customer = await insertCustomer(prisma, scope, {
+      ...extra,
+      email: identity.email,
+      // Without a name claim the email stands in, so the record is still complete; PATCH can fix it.
+      name: identity.name ?? identity.email,
+      phone: identity.phone ?? extra.phone,
+    });
+    return { customer, created: true };
+  } catch (e) {
+    // A concurrent request created it first: that one is the answer.
+    const raced = e instanceof AppError && e.code === "customer_email_exists" ? await findByEmail(prisma, scope, identity.email) : null;
+    if (raced) return { customer: raced, created: false };
+    throw e;
+  }
+}
+
+function findByEmail(prisma: Prisma, scope: Scope, address: string): Promise<Customer | null> {
+  return prisma.customer.findFirst({ where: { ...inScope(scope), emailLower: address.toLowerCase() } });
+}
+
+type CreateData = z.output<typeof createSchema>;
+
+async function insertCustomer(prisma: Prisma, scope: Scope, data: CreateData): Promise<Customer> {
+  const metadata = mergeMetadata(null, data.metadata);
+  return withEmailConflict(data.email, () =>
+    prisma.customer.create({
+      data: { id: newId("cus"), ...inScope(scope), ...columns(data), email: data.email, name: data.name, metadata: jsonOrNull(metadata) },
+    }),
+  );
+}
+
+/** Maps validated fields onto columns, leaving out what was not sent. */
+function columns(d: z.output<typeof updateSchema>) {
+  return {
+    ...(d.email !== undefined && { email: d.email }),
+    ...(d.name !== undefined && { name: d.name }),
+    ...(d.phone !== undefined && { phone: d.phone }),
+    ...(d.address !== undefined && { address: jsonOrNull(normaliseAddress(d.address)) }),
+    ...(d.companyName !== undefined && { companyName: d.companyName }),
+    ...(d.taxId !== undefined && { taxId: d.taxId }),
+    ...(d.description !== undefined && { description: d.description }),
+  };
+}
+
+/** An address always has all six keys; one with none set is stored as null. */
+function normaliseAddress(a: z.output<typeof address>): CustomerAddress | null {
+  if (!a) return null;
+  const full: CustomerAddress = {
+    line1: a.line1 ?? null,
+    line2: a.line2 ?? null,
+    city: a.city ?? null,
+    state: a.state ?? null,
+    postalCode: a.postalCode ?? null,
+    country: a.country ?? null,
+  };
+  return Object.values(full).some((v) => v !== null) ? full : null;
+}
+
+function filterWhere(scope: Scope, p: z.output<typeof listSchema>): P.CustomerWhereInput {
+  const where: P.CustomerWhereInput = { ...inScope(scope) };
+  if (p.email) where.emailLower = p.email.toLowerCase();
+  if (p.query) {
+    // Prisma passes `contains` to ILIKE unescaped: a literal % or _ must not act as a wildcard.
+    const q = p.query.replace(/[\\%_]/g, (c) => `\\${c}`);
+    where.OR = [
+      { email: { contains: q, mode: "insensitive" } },
+      { name: { contains: q, mode: "insensitive" } },
+      { companyName: { contains: q, mode: "insensitive" } },
+    ];
+  }
+  return where;
+}
+
+async function withEmailConflict<T>(address: string | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    // The only unique key a customer write can hit is (merchant, mode, lower(email)).
+    if (e instanceof P.PrismaClientKnownRequestError && e.code === "P2002") {
+      throw new AppError(409, "customer_email_exists", `A customer with email ${address} already exists`, "email");
+    }
+    throw e;
+  }
+}
+
+function jsonOrNull<T>(v: T | null): T | typeof P.DbNull {
+  return v === null ? P.DbNull : v;
+}
+
+function unixSeconds(d: Date): number {
+  return Math.floor(d.getTime() / 1000);
+}

@@ -1,0 +1,29 @@
+// Object ids: a type prefix plus 24 random base62 characters (API.md "Conventions").
+import { randomBytes } from "node:crypto";
+
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** Uniformly random base62 string of `length` characters (rejection sampling, no modulo bias). */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 × 62: bytes at or above it would bias the first characters.
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export type IdPrefix = "mer" | "cus" | "chrg" | "evt" | "inv" | "key" | "jwk_test" | "jwk_live" | "whep";
+
+/** A new id such as `cus_4fG…`. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(24)}`;
+}
+
+/** True when `id` has the shape of an id with `prefix` (cheap check before touching the database). */
+export function looksLikeId(prefix: IdPrefix, id: string): boolean {
+  return id.length === prefix.length + 25 && id.startsWith(`${prefix}_`) && /^[0-9A-Za-z]+$/.test(id.slice(prefix.length + 1));
+}

@@ -1,0 +1,118 @@
+// Merchant accounts and their credentials, managed by the `stablegate` settings command.
+import { randomBytes } from "node:crypto";
+import { getAddress } from "ethers";
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { Merchant } from "../generated/prisma/client.js";
+import { createApiKey, type NewApiKey } from "./api-keys.js";
+import { AppError, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { modeName } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+export type { Merchant };
+
+/** A checksummed EVM address; all-lowercase input is accepted and checksummed, a wrong checksum is refused. */
+const wallet = z.string().transform((value, ctx) => {
+  try {
+    const address = getAddress(value);
+    if (/^0x0{40}$/.test(address)) throw new Error("zero address");
+    return address;
+  } catch {
+    ctx.addIssue({ code: "custom", message: `${value} is not a valid checksummed EVM address (0x followed by 40 hex digits)` });
+    return z.NEVER;
+  }
+});
+const webhookUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).max(2048);
+
+const fields = {
+  name: z.string().min(1).max(200),
+  feeBps: z.number().int().min(0, "must be 0-10000").max(10_000, "must be 0-10000"),
+  testWallet: wallet.nullable(),
+  liveWallet: wallet.nullable(),
+  testWebhookUrl: webhookUrl.nullable(),
+  liveWebhookUrl: webhookUrl.refine((u) => u.startsWith("https://"), "live webhooks must use https").nullable(),
+};
+const createSchema = z.strictObject({ ...fields, feeBps: fields.feeBps.optional() }).partial({
+  testWallet: true,
+  liveWallet: true,
+  testWebhookUrl: true,
+  liveWebhookUrl: true,
+});
+const updateSchema = z.strictObject(fields).partial();
+
+export type MerchantInput = z.input<typeof createSchema>;
+
+/** A JWT signing secret: `id` is the `kid` callers put in the token header. */
+export interface NewJwtSecret {
+  id: string;
+  secret: string;
+  livemode: boolean;
+}
+
+/** What `merchant create` shows once: the merchant and its first credentials per mode. */
+export interface MerchantCreated {
+  merchant: Merchant;
+  apiKeys: { test: NewApiKey; live: NewApiKey };
+  jwtSecrets: { test: NewJwtSecret; live: NewJwtSecret };
+}
+
+/** Creates a merchant with a test and a live API key and JWT secret. */
+export async function createMerchant(prisma: Prisma, input: MerchantInput, defaults: { feeBps: number }): Promise<MerchantCreated> {
+  const data = parseInput(createSchema, input);
+  const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
+  const [test, live, jwtTest, jwtLive] = await Promise.all([
+    createApiKey(prisma, merchant.id, false),
+    createApiKey(prisma, merchant.id, true),
+    createJwtSecret(prisma, merchant.id, false),
+    createJwtSecret(prisma, merchant.id, true),
+  ]);
+  return { merchant, apiKeys: { test, live }, jwtSecrets: { test: jwtTest, live: jwtLive } };
+}
+
+/** Changes a merchant's settings; `null` clears a wallet or webhook URL. */
+export async function updateMerchant(prisma: Prisma, id: string, input: z.input<typeof updateSchema>): Promise<Merchant> {
+  const data = parseInput(updateSchema, input);
+  const { count } = await prisma.merchant.updateMany({ where: { id }, data });
+  if (count === 0) throw notFound("merchant", id);
+  return getMerchant(prisma, id);
+}
+
+/** A merchant or 404. */
+export async function getMerchant(prisma: Prisma, id: string): Promise<Merchant> {
+  const merchant = await prisma.merchant.findUnique({ where: { id } });
+  if (!merchant) throw notFound("merchant", id);
+  return merchant;
+}
+
+/** A merchant with its (non-secret) credential listing, for `merchant show`. */
+export async function describeMerchant(prisma: Prisma, id: string) {
+  const merchant = await getMerchant(prisma, id);
+  const [apiKeys, jwtSecrets] = await Promise.all([
+    prisma.apiKey.findMany({
+      where: { merchantId: id },
+      orderBy: { createdAt: "asc" },
+      select: { id: true, livemode: true, last4: true, createdAt: true, revokedAt: true },
+    }),
+    prisma.jwtSecret.findMany({
+      where: { merchantId: id },
+      orderBy: { createdAt: "asc" },
+      select: { id: true, livemode: true, createdAt: true, revokedAt: true },
+    }),
+  ]);
+  return { merchant, apiKeys, jwtSecrets };
+}
+
+/** Creates an HS256 secret for customer JWTs in one mode. */
+export async function createJwtSecret(prisma: Prisma, merchantId: string, livemode: boolean): Promise<NewJwtSecret> {
+  const id = newId(livemode ? "jwk_live" : "jwk_test");
+  const secret = `jws_${modeName(livemode)}_${randomBytes(32).toString("base64url")}`;
+  await prisma.jwtSecret.create({ data: { id, merchantId, livemode, secret } });
+  return { id, secret, livemode };
+}
+
+/** Revokes a JWT secret; tokens signed with it stop verifying at once. */
+export async function revokeJwtSecret(prisma: Prisma, id: string): Promise<void> {
+  const { count } = await prisma.jwtSecret.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  if (count === 0) throw new AppError(404, "resource_missing", `No active JWT secret '${id}'`, "id");
+}

@@ -1,0 +1,20 @@
+/** Whose records a caller may touch: one merchant in one mode. Every query is filtered by both. */
+export interface Scope {
+  merchantId: string;
+  livemode: boolean;
+}
+
+/** The caller behind an API key. */
+export interface Principal extends Scope {
+  keyId: string;
+}
+
+/** "live" or "test", as shown in key prefixes and messages. */
+export function modeName(livemode: boolean): "live" | "test" {
+  return livemode ? "live" : "test";
+}
+
+/** The where-clause fields that confine a query to `scope` (and nothing else a caller object carries). */
+export function inScope(scope: Scope): Scope {
+  return { merchantId: scope.merchantId, livemode: scope.livemode };
+}

@@ -1,0 +1,42 @@
+// Turns zod's findings into the API's 400 errors: one code, the offending parameter, a plain message.
+import type { z } from "zod";
+import { AppError } from "./errors.js";
+
+/** Validates `input` against `schema`, throwing the first problem as a 400 AppError. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefix = ""): z.output<S> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  throw toAppError(result.error.issues[0] as z.core.$ZodIssue, prefix);
+}
+
+function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
+  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+  if (issue.code === "unrecognized_keys") {
+    const param = [path, issue.keys[0]].filter(Boolean).join(".");
+    return new AppError(400, "parameter_unknown", `Received unknown parameter: ${param}`, param);
+  }
+  const param = path || null;
+  if (issue.code === "invalid_type" && issue.input === undefined) {
+    return new AppError(400, "parameter_missing", `Missing required param: ${param}`, param);
+  }
+  const subject = param ? `Invalid ${param}` : "Invalid request body";
+  return new AppError(400, "parameter_invalid", `${subject}: ${describe(issue)}`, param);
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === null ? "must not be null" : `expected ${issue.expected}, received ${typeName(issue.input)}`;
+    case "too_big":
+      return issue.origin === "string" ? `must be at most ${issue.maximum} characters` : issue.message;
+    case "too_small":
+      return issue.origin === "string" ? `must be at least ${issue.minimum} characters` : issue.message;
+    default:
+      return issue.message;
+  }
+}
+
+function typeName(v: unknown): string {
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}

@@ -1,0 +1,15 @@
+// Assembles the executable schema from the type files.
+import { lexicographicSortSchema, printSchema } from "graphql";
+import { builder } from "./builder.js";
+import "./types/Metadata.js";
+import "./types/Address.js";
+import "./types/CustomerStats.js";
+import "./types/Customer.js";
+
+/** The GraphQL schema served at /graphql. */
+export const schema = builder.toSchema();
+
+/** The SDL committed as schema.graphql. */
+export function printedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

@@ -1,0 +1,14 @@
+// `CustomerStats`: aggregates over a customer's charges and invoices.
+import { type CustomerStats as Stats, statsResource } from "../../domain/customers.js";
+import { builder } from "../builder.js";
+
+export const CustomerStats = builder.objectRef<Stats>("CustomerStats").implement({
+  fields: (t) => ({
+    invoiceCount: t.exposeInt("invoiceCount"),
+    chargeCount: t.exposeInt("chargeCount", { description: "All charges linked to the customer." }),
+    totalSpent: t.string({
+      description: "Sum received on COMPLETED charges, a USDC decimal string.",
+      resolve: (s) => statsResource(s).totalSpent,
+    }),
+  }),
+});

@@ -1,0 +1,80 @@
+// The GraphQL door: graphql-yoga over the Pothos schema, with the same auth, limits and error
+// codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
+import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
+import { GraphQLError, getOperationAST } from "graphql";
+import { createYoga, type Plugin } from "graphql-yoga";
+import type { Logger } from "pino";
+import type { Prisma } from "../db/client.js";
+import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
+import { AppError } from "../domain/errors.js";
+import type { RateLimiter } from "../http/rate-limit.js";
+import { createContext, type GraphQLContext } from "./context.js";
+import { schema } from "./schema.js";
+
+export interface GraphQLDeps {
+  prisma: Prisma;
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  production: boolean;
+}
+
+/** Limits that keep one query from costing the database more than a page of work. */
+export const QUERY_LIMITS = { maxDepth: 10, maxCost: 5000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
+
+/** Renders an AppError as a GraphQL error whose extensions carry the REST code. */
+export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
+  return new GraphQLError(e.message, {
+    ...(source && { nodes: source.nodes, path: source.path, source: source.source, positions: source.positions }),
+    extensions: { code: e.code, param: e.param, statusCode: e.status },
+  });
+}
+
+/** Counts each authenticated operation against the key's budget: mutations as creates, the rest as reads. */
+function rateLimitPlugin(limiter: RateLimiter): Plugin<GraphQLContext> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const principal = (args.contextValue as GraphQLContext).principal;
+      if (!principal) return;
+      const operation = getOperationAST(args.document, args.operationName)?.operation;
+      try {
+        await limiter.consume(principal.keyId, operation === "mutation" ? "create" : "read");
+      } catch (e) {
+        if (!(e instanceof AppError)) throw e;
+        setResultAndStopExecution({ errors: [graphqlError(e)] });
+      }
+    },
+  };
+}
+
+/** Creates the yoga handler for /graphql. */
+export function createGraphQL(deps: GraphQLDeps) {
+  return createYoga<{ apiKey: string | null }>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    graphiql: !deps.production,
+    landingPage: false,
+    logging: false,
+    context: ({ apiKey }) => createContext(deps.prisma, deps.authenticator, apiKey),
+    plugins: [
+      EnvelopArmorPlugin({
+        maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: true },
+        costLimit: { maxCost: QUERY_LIMITS.maxCost, ignoreIntrospection: true },
+        maxAliases: { n: QUERY_LIMITS.maxAliases },
+        maxTokens: { n: QUERY_LIMITS.maxTokens },
+        maxDirectives: { n: QUERY_LIMITS.maxDirectives },
+        blockFieldSuggestion: { enabled: deps.production },
+      }),
+      rateLimitPlugin(deps.rateLimiter),
+    ],
+    maskedErrors: {
+      maskError(error) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (original instanceof AppError) return graphqlError(original, error as GraphQLError);
+        if (error instanceof GraphQLError && !original) return error; // syntax, validation, limits
+        deps.logger.error({ err: original ?? error }, "graphql resolver failed");
+        return new GraphQLError("An internal error occurred.", { extensions: { code: "internal_error", statusCode: 500 } });
+      },
+    },
+  });
+}

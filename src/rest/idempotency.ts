@@ -1,0 +1,87 @@
+// Idempotency-Key support: the first response to a key is stored for 24 h and replayed verbatim.
+// Invariant: at most one request per key runs at a time; a claim left by a crashed request
+// expires after CLAIM_MS so the key becomes usable again.
+import { createHash } from "node:crypto";
+import type { Prisma } from "../db/client.js";
+import { AppError } from "../domain/errors.js";
+import { inScope, type Scope } from "../domain/scope.js";
+
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+const CLAIM_MS = 60 * 1000;
+
+/** The outcome of presenting a key: run the request, or send the stored response. */
+export type IdempotencyClaim = { kind: "run" } | { kind: "replay"; status: number; body: string };
+
+/** Fingerprint of a request, so a key reused for a different request is caught. */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash("sha256")
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest("hex");
+}
+
+/** Stores and replays responses per (merchant, mode, key). */
+export class IdempotencyStore {
+  constructor(private readonly prisma: Prisma) {}
+
+  /** Claims `key` for this request or returns the response to replay. */
+  async claim(scope: Scope, key: string, requestHash: string): Promise<IdempotencyClaim> {
+    if (key.length === 0 || key.length > 255) {
+      throw new AppError(400, "parameter_invalid", "Idempotency-Key must be 1-255 characters", "Idempotency-Key");
+    }
+    const id = { merchantId_livemode_key: { ...inScope(scope), key } };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = new Date();
+      const { count } = await this.prisma.idempotencyRecord.createMany({
+        data: [{ ...inScope(scope), key, requestHash, lockedUntil: new Date(now.getTime() + CLAIM_MS) }],
+        skipDuplicates: true,
+      });
+      if (count === 1) return { kind: "run" };
+      const record = await this.prisma.idempotencyRecord.findUnique({ where: id });
+      if (!record) continue; // pruned between the two statements
+      if (now.getTime() - record.createdAt.getTime() > RETENTION_MS) {
+        await this.prisma.idempotencyRecord.deleteMany({ where: { ...inScope(scope), key, createdAt: record.createdAt } });
+        continue;
+      }
+      if (record.requestHash !== requestHash) {
+        throw new AppError(
+          400,
+          "idempotency_key_reused",
+          `Idempotency-Key '${key}' was already used with a different request; use a new key for a new request`,
+          "Idempotency-Key",
+        );
+      }
+      if (record.responseStatus !== null && record.responseBody !== null) {
+        return { kind: "replay", status: record.responseStatus, body: record.responseBody };
+      }
+      if (record.lockedUntil > now) {
+        throw new AppError(409, "idempotency_key_in_use", `A request with Idempotency-Key '${key}' is still being processed; retry shortly`, "Idempotency-Key");
+      }
+      // The previous holder died mid-request. Take over its claim, unless another retry just did.
+      const { count: taken } = await this.prisma.idempotencyRecord.updateMany({
+        where: { ...inScope(scope), key, lockedUntil: record.lockedUntil, responseStatus: null },
+        data: { lockedUntil: new Date(now.getTime() + CLAIM_MS) },
+      });
+      if (taken === 1) return { kind: "run" };
+    }
+    throw new AppError(409, "idempotency_key_in_use", `Idempotency-Key '${key}' is contended; retry shortly`, "Idempotency-Key");
+  }
+
+  /** Stores the final response for replay. */
+  async complete(scope: Scope, key: string, status: number, body: string): Promise<void> {
+    await this.prisma.idempotencyRecord.updateMany({
+      where: { ...inScope(scope), key, responseStatus: null },
+      data: { responseStatus: status, responseBody: body },
+    });
+  }
+
+  /** Releases a claim whose request failed unexpectedly, so a retry can run. */
+  async release(scope: Scope, key: string): Promise<void> {
+    await this.prisma.idempotencyRecord.deleteMany({ where: { ...inScope(scope), key, responseStatus: null } });
+  }
+
+  /** Deletes records past their 24 h retention. */
+  async prune(): Promise<number> {
+    const { count } = await this.prisma.idempotencyRecord.deleteMany({ where: { createdAt: { lt: new Date(Date.now() - RETENTION_MS) } } });
+    return count;
+  }
+}

@@ -1,0 +1,88 @@
+// What every /v1 route shares: who is calling (API key or customer JWT), the rate limit, and
+// Idempotency-Key handling. Handlers then only parse, call the domain and shape the answer.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Prisma } from "../db/client.js";
+import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
+import { verifyCustomerJwt } from "../domain/customer-jwt.js";
+import type { CustomerClaims } from "../domain/customers.js";
+import { inScope, type Scope } from "../domain/scope.js";
+import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
+import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Rate-limit bucket; routes without one are not /v1 API routes. */
+    group?: RouteGroup;
+    /** How the caller proves who it is; API key unless stated. */
+    auth?: "apiKey" | "customerJwt";
+  }
+  interface FastifyRequest {
+    scope: Scope | null;
+    jwtClaims: CustomerClaims | null;
+    idempotencyKey: string | null;
+  }
+}
+
+export interface RestDeps {
+  prisma: Prisma;
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
+const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
+
+/** The authenticated scope of a /v1 request (set by the preHandler). */
+export function scopeOf(req: FastifyRequest): Scope {
+  if (!req.scope) throw new Error("route is missing its auth config");
+  return req.scope;
+}
+
+/** Installs authentication, rate limiting and idempotency for routes that declare a `group`. */
+export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
+  app.decorateRequest("scope", null);
+  app.decorateRequest("jwtClaims", null);
+  app.decorateRequest("idempotencyKey", null);
+
+  app.addHook("preHandler", async (req, reply) => {
+    const { group, auth = "apiKey" } = req.routeOptions.config;
+    if (!group) return;
+    let limitKey: string;
+    if (auth === "customerJwt") {
+      const verified = await verifyCustomerJwt(deps.prisma, header(req, "authorization"));
+      req.scope = verified.scope;
+      req.jwtClaims = verified.claims;
+      limitKey = `jwt:${verified.scope.merchantId}:${verified.scope.livemode}`;
+    } else {
+      const principal = await deps.authenticator.authenticate(header(req, "x-api-key"));
+      req.scope = inScope(principal);
+      limitKey = principal.keyId;
+    }
+    const limit = await deps.rateLimiter.consume(limitKey, group);
+    reply.header("RateLimit-Limit", limit.limit).header("RateLimit-Remaining", limit.remaining).header("RateLimit-Reset", limit.reset);
+
+    const key = header(req, "idempotency-key");
+    if (key === undefined || !MUTATING.has(req.method)) return;
+    const claim = await deps.idempotency.claim(req.scope, key, requestFingerprint(req.method, req.url, req.body));
+    if (claim.kind === "replay") return replay(reply, claim.status, claim.body);
+    req.idempotencyKey = key;
+  });
+
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (!req.idempotencyKey || !req.scope) return payload;
+    const { statusCode } = reply;
+    // 5xx and 429 say nothing about the request itself: let a retry run it again.
+    if (statusCode >= 500 || statusCode === 429) await deps.idempotency.release(req.scope, req.idempotencyKey);
+    else await deps.idempotency.complete(req.scope, req.idempotencyKey, statusCode, String(payload));
+    return payload;
+  });
+}
+
+function replay(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header("content-type", "application/json; charset=utf-8").header("Idempotent-Replayed", "true").send(body);
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

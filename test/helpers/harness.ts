@@ -1,0 +1,116 @@
+// Test harness: a real service on port 0 over a fresh database (in-memory PGlite, or a throwaway
+// PostgreSQL database when DATABASE_URL is set), with a merchant and keys, and a query counter.
+import pg from "pg";
+import { buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { type Database, openDatabase } from "../../src/db/client.js";
+import { migrate } from "../../src/db/migrate.js";
+import { randomBase62 } from "../../src/domain/ids.js";
+import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
+
+export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/** A fresh, migrated database and the way to throw it away. */
+export async function freshDatabase(onQuery?: (sql: string) => void): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) {
+    const db = await openDatabase({ dataDir: null, onQuery });
+    await migrate(db);
+    return { db, drop: () => db.close() };
+  }
+  const name = `sg_test_${randomBase62(12).toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ url: url.toString(), onQuery, poolSize: 20 });
+  await migrate(db);
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close();
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface Call {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface TestApp {
+  url: string;
+  db: Database;
+  merchant: MerchantCreated;
+  testKey: string;
+  liveKey: string;
+  /** SQL statements Prisma sent since the last reset. */
+  queries: string[];
+  call(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Call>;
+  gql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data: any; errors?: any[] }>;
+  newMerchant(): Promise<MerchantCreated>;
+  stop(): Promise<void>;
+}
+
+/** Starts the service with test settings; `env` overrides configuration variables. */
+export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const queries: string[] = [];
+  const { db, drop } = await freshDatabase((sql) => queries.push(sql));
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });
+  const app = await buildApp(config, { db });
+  const url = await app.start(0);
+  const newMerchant = () => createMerchant(db.prisma, { name: "Test Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
+  const merchant = await newMerchant();
+  const testKey = merchant.apiKeys.test.secret;
+
+  const call: TestApp["call"] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? testKey : opts.key;
+    if (key !== null) headers["x-api-key"] = key;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+
+  return {
+    url,
+    db,
+    merchant,
+    testKey,
+    liveKey: merchant.apiKeys.live.secret,
+    queries,
+    call,
+    async gql(query, variables, key) {
+      const res = await call("POST", "/graphql", { key, body: { query, variables } });
+      return res.body;
+    },
+    newMerchant,
+    async stop() {
+      await app.stop();
+      await drop();
+    },
+  };
+}
+
+/** Rows in the customers table, across all merchants: "nothing changed" checks compare it. */
+export async function customerCount(app: TestApp): Promise<number> {
+  return app.db.prisma.customer.count();
+}
