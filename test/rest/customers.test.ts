@@ -21,7 +21,9 @@ function expectError(res: { status: number; body: any; headers: Headers }, statu
 
 describe("create and retrieve", () => {
   it("creates with 201 and every field present, nulls for unset ones", async () => {
-    const res = await app.call("POST", "/v1/customers", { body: { ...jane, email: "full@example.com", address: { line1: "1 Main St", country: "de" }, metadata: { tier: "gold", n: 3, vip: true } } });
+    const res = await app.call("POST", "/v1/customers", {
+      body: { ...jane, email: "full@example.com", address: { line1: "1 Main St", country: "de" }, metadata: { tier: "gold", n: 3, vip: true } },
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
     expect(res.body).toEqual({
@@ -181,7 +183,14 @@ describe("validation", () => {
 describe("PATCH semantics", () => {
   it("replaces given fields, clears with null, merges metadata, replaces the address, bumps updated", async () => {
     const c = await app.call("POST", "/v1/customers", {
-      body: { ...jane, email: "patch@example.com", phone: "+1", companyName: "ACME", address: { line1: "1 Main", city: "Berlin", country: "DE" }, metadata: { a: "1", b: "2" } },
+      body: {
+        ...jane,
+        email: "patch@example.com",
+        phone: "+1",
+        companyName: "ACME",
+        address: { line1: "1 Main", city: "Berlin", country: "DE" },
+        metadata: { a: "1", b: "2" },
+      },
     });
     await new Promise((r) => setTimeout(r, 1100));
     const p = await app.call("PATCH", `/v1/customers/${c.body.id}`, {
@@ -293,7 +302,13 @@ describe("expand=stats and delete", () => {
     });
     // 0.1 + 0.2 and friends: a float sum would not be exact.
     await app.db.prisma.charge.createMany({
-      data: [charge(100_000n, "COMPLETED", 100_000n), charge(200_000n, "COMPLETED", 200_000n), charge(1n, "COMPLETED", 1n), charge(5_000_000n, "PENDING", null), charge(7n, "EXPIRED", null)],
+      data: [
+        charge(100_000n, "COMPLETED", 100_000n),
+        charge(200_000n, "COMPLETED", 200_000n),
+        charge(1n, "COMPLETED", 1n),
+        charge(5_000_000n, "PENDING", null),
+        charge(7n, "EXPIRED", null),
+      ],
     });
     await app.db.prisma.invoice.createMany({ data: [1, 2].map(() => ({ id: newId("inv"), merchantId, livemode: false, customerId: c.body.id })) });
 
