@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Node loads graphql's CommonJS build for our dependencies; make Vite use the same copy for our
+  // code, or GraphQL types and errors from two module instances would not match.
+  resolve: { alias: [{ find: /^graphql$/, replacement: "graphql/index.js" }] },
   test: {
     root: new URL("..", import.meta.url).pathname,
     include: ["test/**/*.test.ts"],

@@ -20,7 +20,7 @@ export interface GraphQLDeps {
 }
 
 /** Limits that keep one query from costing the database more than a page of work. */
-export const QUERY_LIMITS = { maxDepth: 10, maxCost: 5000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
+export const QUERY_LIMITS = { maxDepth: 15, maxCost: 5000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
 
 /** Renders an AppError as a GraphQL error whose extensions carry the REST code. */
 export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
@@ -58,7 +58,8 @@ export function createGraphQL(deps: GraphQLDeps) {
     context: ({ apiKey }) => createContext(deps.prisma, deps.authenticator, apiKey),
     plugins: [
       EnvelopArmorPlugin({
-        maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: true },
+        // Introspection counts too: GraphiQL's own query stays well under the limit.
+        maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: false },
         costLimit: { maxCost: QUERY_LIMITS.maxCost, ignoreIntrospection: true },
         maxAliases: { n: QUERY_LIMITS.maxAliases },
         maxTokens: { n: QUERY_LIMITS.maxTokens },

@@ -275,7 +275,7 @@ describe("list", () => {
     ["limit=1.5", "parameter_invalid", "limit"],
     ["limit=1&limit=2", "parameter_invalid", "limit"],
     ["sort=name", "parameter_unknown", "sort"],
-    [`startingAfter=${"cus_" + "x".repeat(24)}`, "resource_missing", "startingAfter"],
+    [`startingAfter=cus_${"x".repeat(24)}`, "resource_missing", "startingAfter"],
     ["startingAfter=cus_a&endingBefore=cus_b", "parameter_invalid", "endingBefore"],
     [`query=${"q".repeat(101)}`, "parameter_invalid", "query"],
   ])("?%s → 400", async (qs, code, param) => {
