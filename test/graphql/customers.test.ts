@@ -32,10 +32,13 @@ describe("customers over GraphQL", () => {
     const read = await app.gql(`query($id: ID!) { customer(id: $id) { id name } node(id: $id) { id ... on Customer { email } } }`, { id: c.id });
     expect(read.data).toEqual({ customer: { id: c.id, name: "Gee" }, node: { id: c.id, email: "g@example.com" } });
 
-    const updated = await app.gql(`mutation($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { name phone metadata address { country } } }`, {
-      id: c.id,
-      input: { name: "G2", phone: null, metadata: { a: null, c: true }, address: null },
-    });
+    const updated = await app.gql(
+      `mutation($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { name phone metadata address { country } } }`,
+      {
+        id: c.id,
+        input: { name: "G2", phone: null, metadata: { a: null, c: true }, address: null },
+      },
+    );
     expect(updated.data.updateCustomer).toEqual({ name: "G2", phone: null, metadata: { b: 2, c: true }, address: null });
 
     const dup = await app.gql(CREATE, { input: { email: "G@EXAMPLE.com", name: "Dup" } });

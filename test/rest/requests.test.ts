@@ -69,7 +69,9 @@ describe("Idempotency-Key", () => {
 describe("concurrency", () => {
   it("50 parallel creates of one email: one 201, 49 409s", async () => {
     const body = { email: "race@example.com", name: "Race" };
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => app.call("POST", "/v1/customers", { body: { ...body, email: i % 2 ? body.email : "RACE@example.com" } })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => app.call("POST", "/v1/customers", { body: { ...body, email: i % 2 ? body.email : "RACE@example.com" } })),
+    );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(49);
@@ -102,7 +104,8 @@ describe("POST /v1/customers/jwt", () => {
     if (opts.exp !== 0) jwt.setExpirationTime(opts.exp ?? now + 600);
     return jwt.sign(new TextEncoder().encode(opts.secret ?? secret));
   };
-  const post = async (token: string, body: unknown = {}) => app.call("POST", "/v1/customers/jwt", { key: null, body, headers: { authorization: `Bearer ${token}` } });
+  const post = async (token: string, body: unknown = {}) =>
+    app.call("POST", "/v1/customers/jwt", { key: null, body, headers: { authorization: `Bearer ${token}` } });
 
   it("creates the customer (201), then returns it (200)", async () => {
     const token = await sign({ email: "jwt@example.com", name: "Jay", phone: "+49" });

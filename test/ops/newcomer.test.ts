@@ -1,0 +1,100 @@
+// The newcomer's path: `npm start` on an empty data dir prints a key and a curl that works; the
+// settings command refuses to open the embedded database while the server holds it.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const dataDir = mkdtempSync(join(tmpdir(), "sg-newcomer-"));
+const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "info" };
+let server: ChildProcess | undefined;
+
+afterAll(() => {
+  server?.kill("SIGTERM");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function startServer(extraEnv: Record<string, string> = {}): Promise<{ output: () => string; url: string }> {
+  const child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  server = child;
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.stdout.on("data", () => {
+      const m = /"url":"(http:[^"]+)"/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ output: () => out, url: m[1]! });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`server exited ${code}:\n${out}`)));
+  });
+}
+
+describe("npm start on an empty data dir", () => {
+  it("seeds a demo merchant, prints a working curl, and blocks the CLI while running", async () => {
+    const { output, url } = await startServer();
+    const text = output();
+    expect(text).toMatch(/Demo merchant created: mer_/);
+    const key = /sk_test_[0-9A-Za-z]{32}/.exec(text)?.[0];
+    expect(key).toBeDefined();
+    // Run the printed curl against the real port (PORT=0 picked a free one).
+    const curl = text
+      .split("\n")
+      .filter((l) => l.includes("curl") || l.includes("-d '"))
+      .join("\n");
+    const printed = curl.replace(/\\\n\s*/g, "").replace(/http:\/\/localhost:\d+/, url);
+    const args = printed
+      .replace(/^\s*curl\s+/, "")
+      .match(/'[^']*'|\S+/g)!
+      .map((a) => a.replace(/^'|'$/g, ""));
+    const { stdout } = await run("curl", args);
+    expect(JSON.parse(stdout)).toMatchObject({ object: "customer", email: "jane@example.com" });
+
+    const cli = await run(process.execPath, ["dist/cli/main.js", "merchant", "show", "mer_x"], { env }).catch((e) => e);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(/in use by another Stablegate process/);
+
+    server!.kill("SIGTERM");
+    const code = await new Promise((r) => server!.on("exit", r));
+    expect(code).toBe(0);
+    server = undefined;
+  });
+
+  it("manages merchants and keys with the stablegate command once the server is stopped", async () => {
+    const create = await run(
+      process.execPath,
+      ["dist/cli/main.js", "merchant", "create", "--name", "Acme", "--fee-bps", "50", "--test-wallet", "0x70997970c51812dc3a010c7d01b50e0d17dc79c8", "--json"],
+      { env },
+    );
+    const created = JSON.parse(create.stdout);
+    expect(created.merchant).toMatchObject({ name: "Acme", feeBps: 50, testWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
+    expect(created.apiKeys.live.secret).toMatch(/^sk_live_/);
+    const bad = await run(
+      process.execPath,
+      ["dist/cli/main.js", "merchant", "update", created.merchant.id, "--live-wallet", "0x70997970C51812dc3A010C7d01b50e0d17dc79c8"],
+      { env },
+    ).catch((e) => e);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/not a valid checksummed EVM address.*--live-wallet/);
+    const key = JSON.parse(
+      (await run(process.execPath, ["dist/cli/main.js", "keys", "create", created.merchant.id, "--mode", "test", "--json"], { env })).stdout,
+    );
+    await run(process.execPath, ["dist/cli/main.js", "keys", "revoke", key.id], { env });
+    const shown = (await run(process.execPath, ["dist/cli/main.js", "merchant", "show", created.merchant.id], { env })).stdout;
+    expect(shown).toMatch(new RegExp(`${key.id}\\s+sk_test_…${key.secret.slice(-4)} revoked`));
+
+    // Restarting keeps the data and seeds nothing new; the revoked key no longer works.
+    const { output, url } = await startServer();
+    expect(output()).not.toMatch(/Demo merchant created/);
+    const res = await fetch(`${url}/v1/customers`, { headers: { "x-api-key": key.secret } });
+    expect(res.status).toBe(401);
+    const ok = await fetch(`${url}/v1/customers?email=jane@example.com`, { headers: { "x-api-key": created.apiKeys.test.secret } });
+    expect((await ok.json()).data).toEqual([]);
+  });
+});
