@@ -113,7 +113,8 @@ export async function createCustomer(prisma: Prisma, scope: Scope, input: unknow
 
 /** Retrieves a customer of this merchant and mode, or 404. */
 export async function getCustomer(prisma: Prisma, scope: Scope, id: string): Promise<Customer> {
-  const customer = await prisma.customer.findFirst({ where: { id, ...inScope(scope) } });
+  // findUnique (not findFirst): Prisma batches concurrent lookups by id into one query.
+  const customer = await prisma.customer.findUnique({ where: { id, ...inScope(scope) } });
   if (!customer) throw notFound("customer", id);
   return customer;
 }

@@ -3,15 +3,26 @@ import { randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+// Random bytes are drawn 4 KiB at a time: one system call per request was a measurable cost.
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let offset = 0;
+
+function nextByte(): number {
+  if (offset === POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  return pool[offset++]!;
+}
+
 /** Uniformly random base62 string of `length` characters (rejection sampling, no modulo bias). */
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      // 248 = 4 × 62: bytes at or above it would bias the first characters.
-      if (byte < 248) out += ALPHABET[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = nextByte();
+    // 248 = 4 × 62: bytes at or above it would bias the first characters.
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
 }

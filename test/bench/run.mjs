@@ -1,0 +1,104 @@
+// `npm run bench`: the service against a raw node:http + pg baseline on the same PostgreSQL, in the
+// same run, for GET /v1/customers/:id and POST /v1/customers. Prints one JSON line with
+// requests/s, p50/p99 latency and the service/baseline throughput ratio.
+import { execFileSync, fork, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import autocannon from "autocannon";
+import pg from "pg";
+
+const BASE = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+
+const dbName = `sg_bench_${randomBytes(4).toString("hex")}`;
+const admin = new pg.Client({ connectionString: BASE });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const url = new URL(BASE);
+url.pathname = `/${dbName}`;
+const env = {
+  ...process.env,
+  DATABASE_URL: url.toString(),
+  REDIS_URL: "",
+  NODE_ENV: "production",
+  LOG_LEVEL: "warn",
+  PORT: "0",
+  RATE_LIMIT_CREATE: "1000000",
+  RATE_LIMIT_READ: "1000000",
+  RATE_LIMIT_LIST: "1000000",
+};
+
+const children = [];
+
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(target) {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(target)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${target} never became ready`);
+}
+try {
+  const created = JSON.parse(execFileSync(process.execPath, ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--json"], { env, encoding: "utf8" }));
+  const key = created.apiKeys.test.secret;
+  const merchantId = created.merchant.id;
+
+  const port = await freePort();
+  const child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  children.push(child);
+  const service = `http://127.0.0.1:${port}`;
+  await waitFor(`${service}/readyz`);
+  const baseline = await new Promise((resolve) => {
+    const child = fork("test/bench/baseline.mjs", { env: { ...env, MERCHANT_ID: merchantId } });
+    children.push(child);
+    child.on("message", (m) => resolve(`http://127.0.0.1:${m.port}`));
+  });
+
+  const headers = { "x-api-key": key, "content-type": "application/json" };
+  const customer = await (await fetch(`${service}/v1/customers`, { method: "POST", headers, body: JSON.stringify({ email: "bench@example.com", name: "Bench" }) })).json();
+
+  const load = (target, opts) =>
+    new Promise((resolve, reject) =>
+      autocannon({ url: target, connections: CONNECTIONS, duration: DURATION, headers, ...opts }, (err, r) => {
+        if (err) return reject(err);
+        if (r.non2xx > 0 || r.errors > 0) return reject(new Error(`${target}: ${r.non2xx} non-2xx, ${r.errors} errors`));
+        resolve({ rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99 });
+      }),
+    );
+  let n = 0;
+  const createOpts = () => ({
+    method: "POST",
+    requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${n++}-${randomBytes(3).toString("hex")}@example.com`, name: "Bench" }) }) }],
+  });
+
+  // Warm both (JIT, pools, auth cache) before measuring.
+  await load(`${service}/v1/customers/${customer.id}`, { duration: 2 });
+  await load(`${baseline}/v1/customers/${customer.id}`, { duration: 2 });
+
+  const result = {};
+  for (const [name, path, opts] of [
+    ["getCustomer", `/v1/customers/${customer.id}`, () => ({})],
+    ["createCustomer", "/v1/customers", createOpts],
+  ]) {
+    const s = await load(service + path, opts());
+    const b = await load(baseline + path, opts());
+    result[name] = { service: s, baseline: b, ratio: Number((s.rps / b.rps).toFixed(2)) };
+  }
+  console.log(JSON.stringify({ bench: "customers", connections: CONNECTIONS, seconds: DURATION, ...result }));
+} finally {
+  for (const c of children) c.kill("SIGTERM");
+  await new Promise((r) => setTimeout(r, 500));
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+}
