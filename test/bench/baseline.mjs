@@ -8,9 +8,19 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }
 const merchantId = process.env.MERCHANT_ID;
 
 const shape = (r) => ({
-  id: r.id, object: "customer", livemode: r.livemode, email: r.email, name: r.name, phone: r.phone, address: r.address,
-  companyName: r.company_name, taxId: r.tax_id, description: r.description, metadata: r.metadata,
-  created: Math.floor(r.created_at.getTime() / 1000), updated: Math.floor(r.updated_at.getTime() / 1000),
+  id: r.id,
+  object: "customer",
+  livemode: r.livemode,
+  email: r.email,
+  name: r.name,
+  phone: r.phone,
+  address: r.address,
+  companyName: r.company_name,
+  taxId: r.tax_id,
+  description: r.description,
+  metadata: r.metadata,
+  created: Math.floor(r.created_at.getTime() / 1000),
+  updated: Math.floor(r.updated_at.getTime() / 1000),
 });
 
 const server = http.createServer(async (req, res) => {

@@ -50,7 +50,9 @@ async function waitFor(target) {
   throw new Error(`${target} never became ready`);
 }
 try {
-  const created = JSON.parse(execFileSync(process.execPath, ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--json"], { env, encoding: "utf8" }));
+  const created = JSON.parse(
+    execFileSync(process.execPath, ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--json"], { env, encoding: "utf8" }),
+  );
   const key = created.apiKeys.test.secret;
   const merchantId = created.merchant.id;
 
@@ -66,7 +68,9 @@ try {
   });
 
   const headers = { "x-api-key": key, "content-type": "application/json" };
-  const customer = await (await fetch(`${service}/v1/customers`, { method: "POST", headers, body: JSON.stringify({ email: "bench@example.com", name: "Bench" }) })).json();
+  const customer = await (
+    await fetch(`${service}/v1/customers`, { method: "POST", headers, body: JSON.stringify({ email: "bench@example.com", name: "Bench" }) })
+  ).json();
 
   const load = (target, opts) =>
     new Promise((resolve, reject) =>
@@ -79,7 +83,9 @@ try {
   let n = 0;
   const createOpts = () => ({
     method: "POST",
-    requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${n++}-${randomBytes(3).toString("hex")}@example.com`, name: "Bench" }) }) }],
+    requests: [
+      { setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${n++}-${randomBytes(3).toString("hex")}@example.com`, name: "Bench" }) }) },
+    ],
   });
 
   // Warm both (JIT, pools, auth cache) before measuring.

@@ -42,7 +42,7 @@ describe("customers over GraphQL", () => {
     expect(updated.data.updateCustomer).toEqual({ name: "G2", phone: null, metadata: { b: 2, c: true }, address: null });
 
     const dup = await app.gql(CREATE, { input: { email: "G@EXAMPLE.com", name: "Dup" } });
-    expect(dup.errors[0].extensions).toMatchObject({ code: "customer_email_exists", param: "email", statusCode: 409 });
+    expect(dup.errors?.[0].extensions).toMatchObject({ code: "customer_email_exists", param: "email", statusCode: 409 });
     expect(dup.data).toBeNull();
 
     const del = await app.gql(`mutation($id: ID!) { deleteCustomer(id: $id) { id deleted } }`, { id: c.id });
@@ -59,7 +59,7 @@ describe("customers over GraphQL", () => {
   ])("validation %j → %s", async (input, code, param) => {
     const before = await app.db.prisma.customer.count();
     const res = await app.gql(CREATE, { input });
-    expect(res.errors[0].extensions).toMatchObject({ code, param });
+    expect(res.errors?.[0].extensions).toMatchObject({ code, param });
     expect(await app.db.prisma.customer.count()).toBe(before);
   });
 
