@@ -28,7 +28,7 @@ export function createServer(logger: Logger, db: Database): FastifyInstance {
   });
   app.addHook("onResponse", async (req, reply) => {
     // Skip building the log object on the hot path when info lines are off (LOG_LEVEL=warn).
-    if (!req.log.isLevelEnabled("info")) return;
+    if (!(req.log as unknown as Logger).isLevelEnabled("info")) return;
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
 
