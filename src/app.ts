@@ -8,6 +8,7 @@ import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { createGraphQL } from "./graphql/yoga.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { createServer } from "./http/server.js";
+import { chargeRoutes } from "./rest/charges.js";
 import { customerRoutes } from "./rest/customers.js";
 import { IdempotencyStore } from "./rest/idempotency.js";
 import { installApiPlumbing } from "./rest/plumbing.js";
@@ -46,11 +47,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
   const rateLimiter = new RateLimiter(config.rateLimits, redis);
   const idempotency = new IdempotencyStore(prisma);
-  const deps = { prisma, authenticator, rateLimiter, idempotency };
+  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl };
+  const deps = { prisma, authenticator, rateLimiter, idempotency, charges };
 
   const server = createServer(logger, db);
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
+  chargeRoutes(server, deps);
 
   const yoga = createGraphQL({ ...deps, logger, production: config.env === "production" });
   server.route({

@@ -1,10 +1,15 @@
 // The only reader of process.env. Every setting, its default and its validation live here.
 import { config as loadDotenv } from "dotenv";
 import { z } from "zod";
+import { parseAmount } from "./domain/money.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
 const url = z.url({ protocol: /^https?$/ });
+const amount = z
+  .string()
+  .refine((s) => (parseAmount(s) ?? 0n) > 0n, "must be a positive USDC amount such as 0.01")
+  .transform((s) => parseAmount(s)!);
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -22,6 +27,13 @@ const schema = z.object({
   RATE_LIMIT_READ: perMinute.default(300),
   RATE_LIMIT_LIST: perMinute.default(60),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
+  CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
+  RUN_WORKER: z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default("true")
+    .transform((v) => v === "true" || v === "1"),
+  EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
 });
 
 export type Mode = "development" | "production" | "test";
@@ -42,6 +54,12 @@ export interface Config {
   logLevel: string;
   rateLimits: { create: number; read: number; list: number };
   authCacheTtlMs: number;
+  /** Bounds of a charge's amount, in USDC base units. */
+  chargeAmount: { min: bigint; max: bigint };
+  /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
+  runWorker: boolean;
+  /** How often the worker looks for PENDING charges past their expiry. */
+  expirySweepIntervalMs: number;
 }
 
 /** Thrown when the environment holds an invalid setting; the message names every bad variable. */
@@ -58,6 +76,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) throw new ConfigError("Invalid configuration:\n  CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
   const publicUrl = stripSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
   return {
     env: e.NODE_ENV,
@@ -73,6 +92,9 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     logLevel: e.LOG_LEVEL,
     rateLimits: { create: e.RATE_LIMIT_CREATE, read: e.RATE_LIMIT_READ, list: e.RATE_LIMIT_LIST },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
+    runWorker: e.RUN_WORKER,
+    expirySweepIntervalMs: e.EXPIRY_SWEEP_INTERVAL_MS,
   };
 }
 

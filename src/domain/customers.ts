@@ -8,7 +8,7 @@ import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
+import { integerParam, parseInput } from "./validation.js";
 
 export type { Customer };
 
@@ -158,10 +158,7 @@ export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): 
 }
 
 const listSchema = z.strictObject({
-  limit: z
-    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: "must be an integer between 1 and 100" })
-    .pipe(z.number().int("must be an integer between 1 and 100").min(1, "must be between 1 and 100").max(100, "must be between 1 and 100"))
-    .default(10),
+  limit: integerParam(1, 100).default(10),
   startingAfter: z.string().min(1).optional(),
   endingBefore: z.string().min(1).optional(),
   email: z.string().min(1).max(254).optional(),

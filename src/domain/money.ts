@@ -20,3 +20,8 @@ export function formatAmount(units: bigint): string {
   const frac = (abs % UNIT).toString().padStart(USDC_DECIMALS, "0").replace(/0+$/, "").padEnd(2, "0");
   return `${sign}${whole}.${frac}`;
 }
+
+/** `formatAmount`, passing null through (amounts not known yet). */
+export function formatAmountOrNull(units: bigint | null): string | null {
+  return units === null ? null : formatAmount(units);
+}

@@ -1,5 +1,5 @@
 // Turns zod's findings into the API's 400 errors: one code, the offending parameter, a plain message.
-import type { z } from "zod";
+import { z } from "zod";
 import { AppError } from "./errors.js";
 
 /** Validates `input` against `schema`, throwing the first problem as a 400 AppError. */
@@ -7,6 +7,14 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   throw toAppError(result.error.issues[0] as z.core.$ZodIssue, prefix);
+}
+
+/** An integer in [min, max], given as a JSON number or as a query-string numeral ("20"). */
+export function integerParam(min: number, max: number) {
+  const message = `must be an integer between ${min} and ${max}`;
+  return z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
+    .pipe(z.number().int(message).min(min, message).max(max, message));
 }
 
 function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
@@ -26,7 +34,9 @@ function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
 function describe(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
-      return issue.input === null ? "must not be null" : `expected ${issue.expected}, received ${typeName(issue.input)}`;
+      if (issue.input === null) return "must not be null";
+      // A schema's own wording (e.g. amounts: "must be a decimal string") beats zod's generic one.
+      return issue.message.startsWith("Invalid input") ? `expected ${issue.expected}, received ${typeName(issue.input)}` : issue.message;
     case "too_big":
       return issue.origin === "string" ? `must be at most ${issue.maximum} characters` : issue.message;
     case "too_small":

@@ -2,11 +2,13 @@
 
 import type { Prisma } from "../db/client.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
+import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal, Scope } from "../domain/scope.js";
 
 export interface GraphQLContext {
   prisma: Prisma;
+  charges: ChargeSettings;
   /** The key's principal, or null for an anonymous request. */
   principal: Principal | null;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
@@ -14,7 +16,10 @@ export interface GraphQLContext {
 }
 
 /** Builds the context of one request from its X-API-Key header. */
-export async function createContext(prisma: Prisma, authenticator: ApiKeyAuthenticator, apiKey: string | null): Promise<GraphQLContext> {
+export async function createContext(
+  { prisma, authenticator, charges }: { prisma: Prisma; authenticator: ApiKeyAuthenticator; charges: ChargeSettings },
+  apiKey: string | null,
+): Promise<GraphQLContext> {
   let principal: Principal | null = null;
   let failure: unknown = null;
   try {
@@ -26,6 +31,7 @@ export async function createContext(prisma: Prisma, authenticator: ApiKeyAuthent
   }
   return {
     prisma,
+    charges,
     principal,
     scope() {
       if (!principal) throw failure;

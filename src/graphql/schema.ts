@@ -5,6 +5,7 @@ import "./types/Metadata.js";
 import "./types/Address.js";
 import "./types/CustomerStats.js";
 import "./types/Customer.js";
+import "./types/Charge.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

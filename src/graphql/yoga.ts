@@ -6,6 +6,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
+import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { createContext, type GraphQLContext } from "./context.js";
@@ -15,12 +16,13 @@ export interface GraphQLDeps {
   prisma: Prisma;
   authenticator: ApiKeyAuthenticator;
   rateLimiter: RateLimiter;
+  charges: ChargeSettings;
   logger: Logger;
   production: boolean;
 }
 
-/** Limits that keep one query from costing the database more than a page of work. */
-export const QUERY_LIMITS = { maxDepth: 15, maxCost: 5000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
+/** Limits that keep one query from costing more than a page of work (a 100-charge page with customers and stats fits). */
+export const QUERY_LIMITS = { maxDepth: 15, maxCost: 20_000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
 
 /** Renders an AppError as a GraphQL error whose extensions carry the REST code. */
 export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
@@ -55,7 +57,7 @@ export function createGraphQL(deps: GraphQLDeps) {
     graphiql: !deps.production,
     landingPage: false,
     logging: false,
-    context: ({ apiKey }) => createContext(deps.prisma, deps.authenticator, apiKey),
+    context: ({ apiKey }) => createContext(deps, apiKey),
     plugins: [
       EnvelopArmorPlugin({
         // Introspection counts too: GraphiQL's own query stays well under the limit.

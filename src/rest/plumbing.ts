@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
+import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
 import { inScope, type Scope } from "../domain/scope.js";
@@ -28,6 +29,7 @@ export interface RestDeps {
   authenticator: ApiKeyAuthenticator;
   rateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
+  charges: ChargeSettings;
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);

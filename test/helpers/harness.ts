@@ -1,6 +1,7 @@
 // Test harness: a real service on port 0 over a fresh database (in-memory PGlite, or a throwaway
 // PostgreSQL database when DATABASE_URL is set), with a merchant and keys, and a query counter.
 import pg from "pg";
+import { expect } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
@@ -113,4 +114,14 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
 /** Rows in the customers table, across all merchants: "nothing changed" checks compare it. */
 export async function customerCount(app: TestApp): Promise<number> {
   return app.db.prisma.customer.count();
+}
+
+/** Asserts an API error response: status, the flat error body, its code and (optionally) param. */
+export function expectError(res: { status: number; body: any; headers: Headers }, status: number, code: string, param?: string | null) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(["code", "error", "message", "param", "requestId", "statusCode"]);
+  expect(res.body).toMatchObject({ statusCode: status, code });
+  if (param !== undefined) expect(res.body.param).toBe(param);
+  expect(res.body.requestId).toBe(res.headers.get("x-request-id"));
+  expect(res.body.message.length).toBeGreaterThan(5);
 }

@@ -98,3 +98,20 @@ describe("npm start on an empty data dir", () => {
     expect((await ok.json()).data).toEqual([]);
   });
 });
+
+describe("npm run worker", () => {
+  it("runs the background jobs on the same database and stops cleanly on SIGTERM", async () => {
+    server?.kill("SIGTERM");
+    if (server) await new Promise((r) => server!.on("exit", r));
+    server = undefined;
+    const worker = spawn(process.execPath, ["dist/worker.js"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    worker.stdout.on("data", (d) => (out += d));
+    worker.stderr.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((r) => worker.on("exit", r));
+    for (let i = 0; i < 300 && !out.includes("stablegate worker running"); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain('"database":"embedded"');
+    worker.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
-import { customerCount, startApp, type TestApp } from "../helpers/harness.js";
+import { customerCount, expectError, startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -9,15 +9,6 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 const jane = { email: "jane@example.com", name: "Jane Doe" };
-
-function expectError(res: { status: number; body: any; headers: Headers }, status: number, code: string, param?: string | null) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(Object.keys(res.body).sort()).toEqual(["code", "error", "message", "param", "requestId", "statusCode"]);
-  expect(res.body).toMatchObject({ statusCode: status, code });
-  if (param !== undefined) expect(res.body.param).toBe(param);
-  expect(res.body.requestId).toBe(res.headers.get("x-request-id"));
-  expect(res.body.message.length).toBeGreaterThan(5);
-}
 
 describe("create and retrieve", () => {
   it("creates with 201 and every field present, nulls for unset ones", async () => {

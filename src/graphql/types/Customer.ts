@@ -9,6 +9,7 @@ import {
   listCustomers,
   updateCustomer,
 } from "../../domain/customers.js";
+import { CHARGE_ORDER } from "../../domain/charges.js";
 import { invalidParam } from "../../domain/errors.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { builder } from "../builder.js";
@@ -31,6 +32,14 @@ export const Customer = builder.prismaNode("Customer", {
     metadata: t.field({ type: "Metadata", nullable: true, resolve: (c) => c.metadata as Metadata | null }),
     created: t.int({ description: "Unix timestamp (seconds) of creation.", resolve: (c) => Math.floor(c.createdAt.getTime() / 1000) }),
     updated: t.int({ description: "Unix timestamp (seconds) of the last update.", resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
+    charges: t.relatedConnection("charges", {
+      cursor: "id",
+      totalCount: true,
+      defaultSize: 10,
+      maxSize: 100,
+      description: "The customer's charges, newest first.",
+      query: () => ({ orderBy: CHARGE_ORDER }),
+    }),
     stats: t.loadable({
       type: CustomerStats,
       description: "Counts and total spent; computed only when asked for, batched across a list.",

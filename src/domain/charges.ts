@@ -1,0 +1,277 @@
+// Charges: a merchant's request to be paid an amount of USDC for one order. Status changes go
+// through ./charge-lifecycle.ts; this module reads, writes and shapes charges.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { type Charge, Prisma as P } from "../generated/prisma/client.js";
+import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
+import { AppError, invalidParam, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
+import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
+import { inScope, modeName, type Scope } from "./scope.js";
+import { integerParam, parseInput } from "./validation.js";
+
+export type { Charge };
+
+/** Service settings that shape charges. */
+export interface ChargeSettings {
+  /** Bounds of `amount`, in base units. */
+  amount: { min: bigint; max: bigint };
+  /** Hosted payment pages live at `{paymentBaseUrl}/<chargeId>`. */
+  paymentBaseUrl: string;
+}
+
+const MINUTE_MS = 60_000;
+
+// Printable: no control, format or line/paragraph separator characters.
+const printable = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+
+const redirectUrl = z.string().max(2048).nullable().optional();
+
+const createSchema = z.strictObject(
+  {
+    orderId: z.string().min(1).max(200).regex(printable, "must contain only printable characters"),
+    amount: z.string({ error: 'must be a decimal string such as "25.00"' }),
+    description: z.string().max(1000).nullable().optional(),
+    customerId: z.string().min(1).max(100).nullable().optional(),
+    metadata: metadataInput.optional(),
+    successUrl: redirectUrl,
+    cancelUrl: redirectUrl,
+    expiresInMinutes: integerParam(5, 10_080).default(30),
+  },
+  { error: "must be a JSON object" },
+);
+
+/** The public JSON form of a charge (spec 2.2 plus API.md's additions); also the event snapshot. */
+export interface ChargeResource {
+  id: string;
+  object: "charge";
+  livemode: boolean;
+  orderId: string;
+  amount: string;
+  amountReceived: string | null;
+  feeAmount: string | null;
+  netAmount: string | null;
+  currency: string;
+  status: ChargeStatus;
+  cloneAddress: string | null;
+  chainId: number | null;
+  paymentUrl: string;
+  explorerUrl: string | null;
+  feeBps: number;
+  flushTxHash: string | null;
+  expiresAt: string;
+  createdAt: string;
+  completedAt: string | null;
+  deployedAt: string | null;
+  customerId: string | null;
+  description: string | null;
+  metadata: Metadata | null;
+  successUrl: string | null;
+  cancelUrl: string | null;
+}
+
+/** Shapes a stored charge as the API shows it. */
+export function chargeResource(c: Charge, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {
+  return {
+    id: c.id,
+    object: "charge",
+    livemode: c.livemode,
+    orderId: c.orderId,
+    amount: formatAmount(c.amount),
+    amountReceived: formatAmountOrNull(c.amountReceived),
+    feeAmount: formatAmountOrNull(c.feeAmount),
+    netAmount: formatAmountOrNull(c.netAmount),
+    currency: c.currency,
+    status: c.status,
+    cloneAddress: c.cloneAddress,
+    chainId: c.chainId,
+    ...chargeLinks(c, settings),
+    feeBps: c.feeBps,
+    flushTxHash: c.flushTxHash,
+    expiresAt: c.expiresAt.toISOString(),
+    createdAt: c.createdAt.toISOString(),
+    completedAt: c.completedAt?.toISOString() ?? null,
+    deployedAt: c.deployedAt?.toISOString() ?? null,
+    customerId: c.customerId,
+    description: c.description,
+    metadata: c.metadata as Metadata | null,
+    successUrl: c.successUrl,
+    cancelUrl: c.cancelUrl,
+  };
+}
+
+/** Where the buyer pays (the hosted page) and where anyone can watch the clone (the explorer). */
+export function chargeLinks(c: Charge, settings: Pick<ChargeSettings, "paymentBaseUrl">): { paymentUrl: string; explorerUrl: string | null } {
+  // The explorer link comes from the chain registry once a chain is picked; until then there is no clone.
+  return { paymentUrl: `${settings.paymentBaseUrl}/${c.id}`, explorerUrl: null };
+}
+
+/**
+ * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
+ * it, so later settings changes never redirect its funds. 409 `duplicate_order_id` while another
+ * charge for the same order is open.
+ */
+export async function createCharge(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+  const data = parseInput(createSchema, input);
+  const amount = parseAmount(data.amount);
+  if (amount === null) throw invalidParam("amount", 'Invalid amount: must be a decimal string with at most 6 decimals, such as "25.00"');
+  if (amount < settings.amount.min || amount > settings.amount.max) {
+    throw invalidParam("amount", `Invalid amount: must be between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`);
+  }
+  for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, scope.livemode);
+
+  const [merchant, customer] = await Promise.all([
+    prisma.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true, testWallet: true, liveWallet: true } }),
+    data.customerId ? prisma.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
+  ]);
+  if (data.customerId && !customer) throw missingCustomer(data.customerId);
+  const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
+  if (!wallet) {
+    const mode = modeName(scope.livemode);
+    throw new AppError(
+      400,
+      "settlement_wallet_missing",
+      `No ${mode}-mode settlement wallet is set, so a charge would have nowhere to pay out. Set one with: npx stablegate merchant update ${scope.merchantId} --${mode}-wallet 0x…`,
+    );
+  }
+  const metadata = mergeMetadata(null, data.metadata);
+  try {
+    return await prisma.charge.create({
+      data: {
+        id: newId("chrg"),
+        ...inScope(scope),
+        orderId: data.orderId,
+        amount,
+        feeBps: merchant.feeBps,
+        settlementWallet: wallet,
+        customerId: data.customerId ?? null,
+        description: data.description ?? null,
+        metadata: metadata ?? P.DbNull,
+        successUrl: data.successUrl ?? null,
+        cancelUrl: data.cancelUrl ?? null,
+        expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
+      },
+    });
+  } catch (e) {
+    if (e instanceof P.PrismaClientKnownRequestError) {
+      // The only unique key a new charge can hit is the open-orderId index (ids are random).
+      if (e.code === "P2002") throw new AppError(409, "duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
+      // The customer was deleted between the check and the insert.
+      if (e.code === "P2003") throw missingCustomer(data.customerId!);
+    }
+    throw e;
+  }
+}
+
+// Every column of the Charge model under its Prisma field name (a test holds it equal to the model).
+const CHARGE_COLUMNS = P.raw(
+  [
+    `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", amount`,
+    `amount_received AS "amountReceived", fee_amount AS "feeAmount", net_amount AS "netAmount", currency, status::text AS status`,
+    `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", clone_address AS "cloneAddress"`,
+    `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
+    `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
+  ].join(", "),
+);
+
+/** Retrieves a charge of this merchant and mode, or 404. */
+export async function getCharge(prisma: Prisma, scope: Scope, id: string): Promise<Charge> {
+  // A hot read: SQL through the same driver skips the ORM's per-call query building (see customers).
+  const rows = await prisma.$queryRaw<Charge[]>`
+    SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode}`;
+  if (!rows[0]) throw notFound("charge", id);
+  return rows[0];
+}
+
+/** The newest charge for an order of this merchant and mode, whatever its status, or 404. */
+export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: string): Promise<Charge> {
+  const rows = await prisma.$queryRaw<Charge[]>`
+    SELECT ${CHARGE_COLUMNS} FROM charges WHERE merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND order_id = ${orderId}
+    ORDER BY created_at DESC, id DESC LIMIT 1`;
+  if (!rows[0]) throw new AppError(404, "resource_missing", `No charge for order '${orderId}'`, "orderId");
+  return rows[0];
+}
+
+const filterSchema = {
+  status: z.enum(CHARGE_STATUSES, { error: `must be one of ${CHARGE_STATUSES.join(", ")}` }).optional(),
+  customerId: z.string().min(1).max(100).optional(),
+};
+
+const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
+const filtersOnly = z.strictObject(filterSchema);
+
+export type ChargeFilters = z.input<typeof filtersOnly>;
+
+/** The where-clause of a charge list: this merchant and mode, optionally one status or customer. */
+export function chargeFilter(scope: Scope, input: unknown): P.ChargeWhereInput {
+  const f = parseInput(filtersOnly, input);
+  return { ...inScope(scope), ...(f.status && { status: f.status }), ...(f.customerId && { customerId: f.customerId }) };
+}
+
+/** Newest first, ties broken by id so pages never overlap or skip. */
+export const CHARGE_ORDER: P.ChargeOrderByWithRelationInput[] = [{ createdAt: "desc" }, { id: "desc" }];
+
+/** One numbered page of charges with the total count (REST's `page`/`limit`). */
+export async function listCharges(
+  prisma: Prisma,
+  scope: Scope,
+  input: unknown,
+): Promise<{ data: Charge[]; page: number; limit: number; total: number; hasMore: boolean }> {
+  const { page, limit, ...filters } = parseInput(listSchema, input);
+  const where = chargeFilter(scope, filters);
+  const offset = (page - 1) * limit;
+  const [data, total] = await Promise.all([
+    prisma.charge.findMany({ where, orderBy: CHARGE_ORDER, skip: offset, take: limit }),
+    prisma.charge.count({ where }),
+  ]);
+  return { data, page, limit, total, hasMore: offset + data.length < total };
+}
+
+/** Cancels a PENDING charge with nothing received; a CANCELLED one is returned unchanged. */
+export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, now = new Date()): Promise<Charge> {
+  return prisma.$transaction(async (tx) => {
+    // The row lock orders this against a payment being recorded for the same charge.
+    const rows = await tx.$queryRaw<Charge[]>`
+      SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    const charge = rows[0];
+    if (!charge) throw notFound("charge", id);
+    const status = cancelStatus(charge, now);
+    if (status === null) return charge;
+    return tx.charge.update({ where: { id }, data: { status } });
+  });
+}
+
+/**
+ * Moves up to `limit` PENDING charges whose `expiresAt` has passed to EXPIRED and returns them.
+ * Safe to run in any number of processes at once: rows another sweep holds are skipped, and each
+ * charge is written only while still PENDING, so none expires twice.
+ */
+export async function expireDueCharges(prisma: Prisma, now: Date, limit = 500): Promise<Charge[]> {
+  return prisma.$transaction(async (tx) => {
+    // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
+    const due = await tx.$queryRaw<Charge[]>`
+      SELECT ${CHARGE_COLUMNS} FROM charges WHERE status = 'PENDING' AND expires_at <= ${now}
+      ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+    if (due.length === 0) return [];
+    // The query chose them, but the state machine has the last word (it throws on a disagreement).
+    for (const c of due) nextStatus(c, "expire", now);
+    const ids = due.map((c) => c.id);
+    return tx.$queryRaw<Charge[]>`
+      UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;
+  });
+}
+
+function missingCustomer(id: string): AppError {
+  return new AppError(400, "resource_missing", `No such customer: '${id}'`, "customerId");
+}
+
+/** Redirect targets must be absolute https URLs; test mode also allows http (local shops). */
+function checkRedirectUrl(value: string | null | undefined, param: string, livemode: boolean): void {
+  if (value == null) return;
+  const allowed = livemode ? ["https:"] : ["https:", "http:"];
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (!url || !allowed.includes(url.protocol) || !url.hostname) {
+    throw invalidParam(param, `Invalid ${param}: must be an absolute ${livemode ? "https" : "http(s)"} URL`);
+  }
+}

@@ -1,0 +1,106 @@
+// `Charge`: the type, its queries (`charge`, `chargeByOrderId`, `charges`) and mutations
+// (`createCharge`, `cancelCharge`). Rules live in domain/charges and domain/charge-lifecycle.
+import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
+import { CHARGE_ORDER, cancelCharge, chargeFilter, chargeLinks, createCharge, getCharge, getChargeByOrderId } from "../../domain/charges.js";
+import type { Metadata } from "../../domain/metadata.js";
+import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
+import { builder } from "../builder.js";
+
+export const ChargeStatus = builder.enumType("ChargeStatus", {
+  values: CHARGE_STATUSES,
+  description: "PENDING → RECEIVED → COMPLETED; PENDING → EXPIRED; PENDING → CANCELLED.",
+});
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export const Charge = builder.prismaNode("Charge", {
+  id: { field: "id" },
+  findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
+  fields: (t) => ({
+    livemode: t.exposeBoolean("livemode"),
+    orderId: t.exposeString("orderId", { description: "The merchant's order identifier." }),
+    amount: t.string({ description: "Requested amount, a USDC decimal string.", resolve: (c) => formatAmount(c.amount) }),
+    amountReceived: t.string({
+      description: "Confirmed amount received; null until a payment is confirmed.",
+      nullable: true,
+      resolve: (c) => formatAmountOrNull(c.amountReceived),
+    }),
+    feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
+    netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
+    currency: t.exposeString("currency"),
+    status: t.field({ type: ChargeStatus, resolve: (c) => c.status }),
+    cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The charge's payment contract; null until a chain is picked." }),
+    chainId: t.exposeInt("chainId", { nullable: true }),
+    paymentUrl: t.string({ description: "The hosted payment page to send the buyer to.", resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).paymentUrl }),
+    explorerUrl: t.string({ nullable: true, resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).explorerUrl }),
+    feeBps: t.exposeInt("feeBps", { description: "Protocol fee in basis points (100 = 1%)." }),
+    flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction." }),
+    expiresAt: t.string({ description: "ISO 8601.", resolve: (c) => c.expiresAt.toISOString() }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (c) => c.createdAt.toISOString() }),
+    completedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.completedAt) }),
+    deployedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.deployedAt) }),
+    description: t.exposeString("description", { nullable: true }),
+    metadata: t.field({ type: "Metadata", nullable: true, resolve: (c) => c.metadata as Metadata | null }),
+    successUrl: t.exposeString("successUrl", { nullable: true }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    customer: t.relation("customer", { nullable: true }),
+  }),
+});
+
+const CreateChargeInput = builder.inputType("CreateChargeInput", {
+  fields: (t) => ({
+    orderId: t.string({ required: true, description: "Unique among this merchant's open charges." }),
+    amount: t.string({ required: true, description: 'USDC decimal string, e.g. "25.00".' }),
+    description: t.string(),
+    customerId: t.id(),
+    metadata: t.field({ type: "Metadata" }),
+    successUrl: t.string(),
+    cancelUrl: t.string(),
+    expiresInMinutes: t.int({ description: "Time to pick a chain, 5–10080 minutes (default 30)." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  charge: t.prismaField({
+    type: "Charge",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_query, _root, args, ctx) => getCharge(ctx.prisma, ctx.scope(), args.id),
+  }),
+  chargeByOrderId: t.prismaField({
+    type: "Charge",
+    description: "The newest charge for an order, whatever its status.",
+    args: { orderId: t.arg.string({ required: true }) },
+    resolve: (_query, _root, args, ctx) => getChargeByOrderId(ctx.prisma, ctx.scope(), args.orderId),
+  }),
+  charges: t.prismaConnection(
+    {
+      type: "Charge",
+      cursor: "id",
+      defaultSize: 10,
+      maxSize: 100,
+      description: "Charges, newest first.",
+      args: { status: t.arg({ type: ChargeStatus }), customerId: t.arg.id() },
+      resolve: (query, _root, args, ctx) => ctx.prisma.charge.findMany({ ...query, where: chargeFilter(ctx.scope(), filters(args)), orderBy: CHARGE_ORDER }),
+      totalCount: (_root, args, ctx) => ctx.prisma.charge.count({ where: chargeFilter(ctx.scope(), filters(args)) }),
+    },
+    {},
+  ),
+}));
+
+function filters(args: { status?: string | null; customerId?: string | null }) {
+  return { status: args.status ?? undefined, customerId: args.customerId ?? undefined };
+}
+
+builder.mutationFields((t) => ({
+  createCharge: t.prismaField({
+    type: "Charge",
+    args: { input: t.arg({ type: CreateChargeInput, required: true }) },
+    resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+  }),
+  cancelCharge: t.prismaField({
+    type: "Charge",
+    description: "Cancels a PENDING charge with nothing received; a cancelled one is returned unchanged.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id),
+  }),
+}));

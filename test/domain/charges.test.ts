@@ -1,0 +1,124 @@
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { type ChargeFacts, type ChargeStatus, type ChargeTrigger, cancelStatus, nextStatus } from "../../src/domain/charge-lifecycle.js";
+import { type Charge, createCharge, getCharge, getChargeByOrderId } from "../../src/domain/charges.js";
+import { createMerchant } from "../../src/domain/merchants.js";
+import { startExpirySweep } from "../../src/jobs/expiry.js";
+import { freshDatabase, WALLET } from "../helpers/harness.js";
+
+const fresh = await freshDatabase();
+afterAll(() => fresh.drop());
+const { prisma } = fresh.db;
+const settings = { amount: { min: 10_000n, max: 1_000_000_000_000n }, paymentBaseUrl: "http://pay.test" };
+const { merchant } = await createMerchant(prisma, { name: "Shop", testWallet: WALLET }, { feeBps: 100 });
+const scope = { merchantId: merchant.id, livemode: false };
+
+describe("state machine", () => {
+  const now = new Date("2026-11-22T12:00:00Z");
+  const charge = (over: Partial<ChargeFacts> = {}): ChargeFacts => ({
+    status: "PENDING",
+    amount: 25_000_000n,
+    amountReceived: null,
+    expiresAt: new Date("2026-11-22T12:30:00Z"),
+    ...over,
+  });
+
+  it("allows exactly the documented steps", () => {
+    const allowed: [ChargeTrigger, ChargeStatus, ChargeStatus][] = [];
+    const all: ChargeStatus[] = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"];
+    for (const trigger of ["cancel", "expire", "receive", "complete"] as const) {
+      for (const status of all) {
+        // The friendliest facts for each trigger: due, fully paid for receive, nothing paid for cancel.
+        const facts = charge({
+          status,
+          expiresAt: new Date(now.getTime() - 1),
+          amountReceived: trigger === "receive" || trigger === "complete" ? 25_000_000n : null,
+        });
+        try {
+          allowed.push([trigger, status, nextStatus(facts, trigger, now)]);
+        } catch {}
+      }
+    }
+    expect(allowed).toEqual([
+      ["cancel", "PENDING", "CANCELLED"],
+      ["expire", "PENDING", "EXPIRED"],
+      ["receive", "PENDING", "RECEIVED"],
+      ["complete", "RECEIVED", "COMPLETED"],
+    ]);
+  });
+
+  it("guards each step on the facts", () => {
+    expect(() => nextStatus(charge(), "expire", now)).toThrow(/not reached its expiry/);
+    expect(nextStatus(charge({ expiresAt: now }), "expire", now)).toBe("EXPIRED");
+    expect(() => nextStatus(charge({ amountReceived: 24_999_999n }), "receive", now)).toThrow(/less than the amount/);
+    expect(nextStatus(charge({ amountReceived: 30_000_000n }), "receive", now)).toBe("RECEIVED");
+    expect(() => nextStatus(charge({ amountReceived: 1n }), "cancel", now)).toThrow(/already received/);
+  });
+
+  it("makes cancel idempotent and maps refusals to 409 charge_not_cancellable", () => {
+    expect(cancelStatus({ ...charge({ status: "CANCELLED" }), id: "chrg_x" }, now)).toBeNull();
+    expect(cancelStatus({ ...charge(), id: "chrg_x" }, now)).toBe("CANCELLED");
+    for (const status of ["EXPIRED", "RECEIVED", "COMPLETED"] as const) {
+      expect(() => cancelStatus({ ...charge({ status }), id: "chrg_x" }, now)).toThrow(
+        expect.objectContaining({ status: 409, code: "charge_not_cancellable" }),
+      );
+    }
+  });
+});
+
+describe("reads", () => {
+  it("getCharge's SQL returns exactly what the Prisma model does, field for field", async () => {
+    const created = await createCharge(
+      prisma,
+      scope,
+      { orderId: "cols", amount: "12.5", metadata: { a: "b" }, description: "d", cancelUrl: "http://x.test/c" },
+      settings,
+    );
+    await prisma.charge.update({
+      where: { id: created.id },
+      data: {
+        amountReceived: 1n,
+        feeAmount: 2n,
+        netAmount: 3n,
+        chainId: 31337,
+        cloneAddress: WALLET,
+        flushTxHash: "0xab",
+        completedAt: new Date(),
+        deployedAt: new Date(),
+      },
+    });
+    const viaModel = await prisma.charge.findUniqueOrThrow({ where: { id: created.id } });
+    expect(await getCharge(prisma, scope, created.id)).toStrictEqual(viaModel);
+    expect(await getChargeByOrderId(prisma, scope, "cols")).toStrictEqual(viaModel);
+  });
+});
+
+describe("expiry sweep", () => {
+  it("expires each due PENDING charge exactly once with two sweeps running at once, and nothing else", async () => {
+    const t0 = Date.now();
+    const make = (orderId: string, minutes: number) => createCharge(prisma, scope, { orderId, amount: "1", expiresInMinutes: minutes }, settings, new Date(t0));
+    const due = await Promise.all(Array.from({ length: 120 }, (_, i) => make(`due-${i}`, 5)));
+    const later = await make("later", 60);
+    const cancelled = await make("cancelled", 5);
+    await prisma.charge.update({ where: { id: cancelled.id }, data: { status: "CANCELLED" } });
+
+    // The clock moves 10 minutes ahead: the 5-minute charges are due, the 60-minute one is not.
+    const now = () => new Date(t0 + 10 * 60_000);
+    const seen: string[] = [];
+    const onExpired = (charges: Charge[]) => seen.push(...charges.map((c) => c.id));
+    const logger = pino({ level: "silent" });
+    const sweeps = [1, 2].map(() => startExpirySweep(prisma, logger, { intervalMs: 20, now, batchSize: 25, onExpired }));
+    for (let i = 0; i < 200 && seen.length < due.length; i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 100));
+    await Promise.all(sweeps.map((s) => s.stop()));
+
+    expect(seen.length).toBe(due.length);
+    expect(new Set(seen)).toEqual(new Set(due.map((c) => c.id)));
+    const statuses = await prisma.charge.groupBy({
+      by: ["status"],
+      where: { merchantId: merchant.id, orderId: { in: ["later", "cancelled", ...due.map((c) => c.orderId)] } },
+      _count: true,
+    });
+    expect(Object.fromEntries(statuses.map((s) => [s.status, s._count]))).toEqual({ EXPIRED: 120, PENDING: 1, CANCELLED: 1 });
+  });
+});
