@@ -1,5 +1,5 @@
 // `npm run bench`: the service against a raw node:http + pg baseline on the same PostgreSQL, in the
-// same run, for GET /v1/customers/:id and POST /v1/customers. Prints one JSON line with
+// same run, for GET and POST of /v1/customers and /v1/charges. Prints one JSON line with
 // requests/s, p50/p99 latency and the service/baseline throughput ratio.
 import { execFileSync, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -51,7 +51,11 @@ async function waitFor(target) {
 }
 try {
   const created = JSON.parse(
-    execFileSync(process.execPath, ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--json"], { env, encoding: "utf8" }),
+    execFileSync(
+      process.execPath,
+      ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--test-wallet", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "--json"],
+      { env, encoding: "utf8" },
+    ),
   );
   const key = created.apiKeys.test.secret;
   const merchantId = created.merchant.id;
@@ -81,12 +85,9 @@ try {
       }),
     );
   let n = 0;
-  const createOpts = () => ({
-    method: "POST",
-    requests: [
-      { setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${n++}-${randomBytes(3).toString("hex")}@example.com`, name: "Bench" }) }) },
-    ],
-  });
+  const postOpts = (body) => () => ({ method: "POST", requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(body(n++)) }) }] });
+  const tag = () => randomBytes(3).toString("hex");
+  const charge = await (await fetch(`${service}/v1/charges`, { method: "POST", headers, body: JSON.stringify({ orderId: "bench", amount: "25" }) })).json();
 
   // Warm both (JIT, pools, auth cache) before measuring.
   await load(`${service}/v1/customers/${customer.id}`, { duration: 2 });
@@ -95,13 +96,15 @@ try {
   const result = {};
   for (const [name, path, opts] of [
     ["getCustomer", `/v1/customers/${customer.id}`, () => ({})],
-    ["createCustomer", "/v1/customers", createOpts],
+    ["createCustomer", "/v1/customers", postOpts((i) => ({ email: `b${i}-${tag()}@example.com`, name: "Bench" }))],
+    ["getCharge", `/v1/charges/${charge.id}`, () => ({})],
+    ["createCharge", "/v1/charges", postOpts((i) => ({ orderId: `o${i}-${tag()}`, amount: "25.50" }))],
   ]) {
     const s = await load(service + path, opts());
     const b = await load(baseline + path, opts());
     result[name] = { service: s, baseline: b, ratio: Number((s.rps / b.rps).toFixed(2)) };
   }
-  console.log(JSON.stringify({ bench: "customers", connections: CONNECTIONS, seconds: DURATION, ...result }));
+  console.log(JSON.stringify({ bench: "api", connections: CONNECTIONS, seconds: DURATION, ...result }));
 } finally {
   for (const c of children) c.kill("SIGTERM");
   await new Promise((r) => setTimeout(r, 500));
