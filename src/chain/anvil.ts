@@ -1,0 +1,76 @@
+// Runs anvil (Foundry's local EVM node) from the `@foundry-rs/anvil` npm package: no download, no
+// network. Used for the local devnet of `npm start` and by the chain tests.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+/** A running anvil. */
+export interface Anvil {
+  /** JSON-RPC URL on loopback. */
+  url: string;
+  chainId: number;
+  stop(): Promise<void>;
+}
+
+export interface AnvilOptions {
+  /** Load the chain from this file at start and keep writing it (see `stateIntervalSeconds`). */
+  statePath?: string;
+  /** How often anvil writes `statePath` (it also writes it on a clean exit). */
+  stateIntervalSeconds?: number;
+  /** 0 (default) picks a free port. */
+  port?: number;
+}
+
+export const DEVNET_CHAIN_ID = 31337;
+
+/** The path of the anvil binary for this platform, from its npm package. */
+export function anvilBinary(): string {
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  try {
+    const dir = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`));
+    return join(dir, "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
+  } catch {
+    throw new Error(`anvil is not installed for ${process.platform}-${process.arch} (npm package ${pkg}); run npm ci`);
+  }
+}
+
+/** Starts anvil on 127.0.0.1 and resolves once it accepts requests. */
+export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
+  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(DEVNET_CHAIN_ID)];
+  if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(options.stateIntervalSeconds ?? 1));
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      child.kill("SIGKILL");
+      reject(new Error(`anvil ${why}:\n${output.slice(-2000)}`));
+    };
+    const timer = setTimeout(() => fail("did not start within 30 s"), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const m = /Listening on 127\.0\.0\.1:(\d+)/.exec(output);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      resolve({ url: `http://127.0.0.1:${m[1]}`, chainId: DEVNET_CHAIN_ID, stop: () => stopChild(child) });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d: Buffer) => (output += d));
+    child.once("error", (e) => fail(e.message));
+    child.once("exit", (code) => fail(`exited with ${code}`));
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  child.removeAllListeners("exit");
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    // SIGTERM lets anvil write its state file before exiting.
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
+  });
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {ChargeClone} from "./ChargeClone.sol";
+
+/// @title ChargeFactory
+/// @notice Deploys one EIP-1167 clone of ChargeClone per charge with CREATE2, the merchant's wallet and
+/// fee appended to the clone's code as immutable arguments (OpenZeppelin Clones v5.2 layout). The clone's
+/// address follows from (factory, salt, wallet, fee), so it is known before deployment and money sent
+/// to it early is flushed once it is deployed. Anyone may call every function; none can redirect funds.
+contract ChargeFactory {
+    /// @notice The ChargeClone every clone delegates to (it holds the fee recipient).
+    address public immutable implementation;
+
+    error FeeTooHigh(uint256 feeBps);
+    error AlreadyDeployed(address clone);
+    error OutOfGas();
+
+    /// @dev Comfortably above a flush's worst case (two first-time balance writes: ~70k).
+    uint256 private constant FLUSH_GAS = 150_000;
+
+    constructor(address feeRecipient) {
+        implementation = address(new ChargeClone(feeRecipient));
+    }
+
+    /// @notice The address `deploy(salt, wallet, feeBps)` creates.
+    function predict(bytes32 salt, address wallet, uint16 feeBps) public view returns (address) {
+        bytes32 codeHash = keccak256(_initCode(wallet, feeBps));
+        return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt, codeHash)))));
+    }
+
+    /// @notice Deploys the clone for `salt`; reverts if it already exists.
+    function deploy(bytes32 salt, address wallet, uint16 feeBps) public returns (address clone) {
+        if (feeBps > 10_000) revert FeeTooHigh(feeBps);
+        bytes memory code = _initCode(wallet, feeBps);
+        assembly {
+            clone := create2(0, add(code, 32), mload(code), salt)
+        }
+        if (clone == address(0)) revert AlreadyDeployed(predict(salt, wallet, feeBps));
+    }
+
+    /// @notice Deploys the clone if needed, then flushes its balance of `token`.
+    function deployAndFlush(bytes32 salt, address wallet, uint16 feeBps, address token) external returns (address clone, uint256 net, uint256 fee) {
+        clone = predict(salt, wallet, feeBps);
+        if (clone.code.length == 0) deploy(salt, wallet, feeBps);
+        (net, fee) = ChargeClone(clone).flush(token);
+    }
+
+    /// @notice Flushes `token` from many clones in one transaction. A clone that cannot pay (no code,
+    /// a token that refuses) is skipped so it cannot hold up the others; each success emits `Flushed`.
+    function flushMany(address token, address[] calldata clones) external {
+        bytes memory call = abi.encodeCall(ChargeClone.flush, (token));
+        for (uint256 i; i < clones.length; ++i) {
+            // Each flush starts with more gas than any flush needs, so a failure is the clone's own
+            // and never a gas limit cut short (gas estimation would otherwise find a limit that
+            // silently skips the last clones).
+            if (gasleft() < FLUSH_GAS) revert OutOfGas();
+            (bool ok, ) = clones[i].call(call);
+            ok; // a clone that cannot pay is skipped on purpose
+        }
+    }
+
+    /// @dev Creation code of a clone: a 10-byte constructor that returns the 45-byte EIP-1167 runtime
+    /// pointing at the implementation, followed by the 22 bytes of arguments.
+    function _initCode(address wallet, uint16 feeBps) private view returns (bytes memory) {
+        return
+            abi.encodePacked(
+                hex"61", uint16(45 + 22), hex"3d81600a3d39f3",
+                hex"363d3d373d3d3d363d73", implementation, hex"5af43d82803e903d91602b57fd5bf3",
+                wallet, feeBps
+            );
+    }
+}
