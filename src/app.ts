@@ -1,6 +1,7 @@
 // Wires configuration, database, domain services and the HTTP doors into one service.
 import { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
+import { ChainSet, enableChain } from "./chain/chains.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
@@ -9,6 +10,7 @@ import { createGraphQL } from "./graphql/yoga.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { createServer } from "./http/server.js";
 import { chargeRoutes } from "./rest/charges.js";
+import { publicRoutes } from "./rest/public.js";
 import { customerRoutes } from "./rest/customers.js";
 import { IdempotencyStore } from "./rest/idempotency.js";
 import { installApiPlumbing } from "./rest/plumbing.js";
@@ -18,6 +20,8 @@ export interface App {
   readonly db: Database;
   readonly logger: Logger;
   readonly authenticator: ApiKeyAuthenticator;
+  /** The chains this service takes payments on. */
+  readonly chains: ChainSet;
   /** Listens on `port` (default from config; 0 picks a free one) and returns the base URL. */
   start(port?: number): Promise<string>;
   /** Stops taking requests, waits for those in flight, then closes connections. */
@@ -28,13 +32,20 @@ export interface BuildOptions {
   /** An already-open database (tests); otherwise one is opened from the config. */
   db?: Database;
   logger?: Logger;
+  /** The chains to take payments on; by default the configured ones (main.ts adds the devnet). */
+  chains?: ChainSet;
 }
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
+/** The JSON logger every entry point uses. */
+export function createLogger(config: Config, service: string): Logger {
+  return pino({ level: config.logLevel, base: { service } });
+}
+
 /** Builds the API service from `config`, applying pending migrations first. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "stablegate-api" } });
+  const logger = options.logger ?? createLogger(config, "stablegate-api");
   const db = options.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const applied = await migrate(db);
   if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
@@ -48,12 +59,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const rateLimiter = new RateLimiter(config.rateLimits, redis);
   const idempotency = new IdempotencyStore(prisma);
   const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl };
-  const deps = { prisma, authenticator, rateLimiter, idempotency, charges };
+  const chains = options.chains ?? new ChainSet(config.chains.map((c) => enableChain(c)));
+  const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains };
 
   const server = createServer(logger, db);
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
   chargeRoutes(server, deps);
+  publicRoutes(server, deps);
 
   const yoga = createGraphQL({ ...deps, logger, production: config.env === "production" });
   server.route({
@@ -77,6 +90,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     db,
     logger,
     authenticator,
+    chains,
     async start(port = config.port) {
       await server.listen({ port, host: config.host });
       const address = server.server.address();

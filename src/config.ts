@@ -1,6 +1,8 @@
 // The only reader of process.env. Every setting, its default and its validation live here.
 import { config as loadDotenv } from "dotenv";
+import { getAddress } from "ethers";
 import { z } from "zod";
+import { type ChainSettings, parseChainSettings } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -33,6 +35,8 @@ const schema = z.object({
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default("true")
     .transform((v) => v === "true" || v === "1"),
+  FEE_RECIPIENT: z.string().optional(),
+  DEVNET: z.enum(["auto", "true", "false"], { error: "must be auto, true or false" }).default("auto"),
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
 });
 
@@ -58,6 +62,12 @@ export interface Config {
   chargeAmount: { min: bigint; max: bigint };
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
   runWorker: boolean;
+  /** Chains configured by the operator (CHAIN_<id>_* variables). */
+  chains: ChainSettings[];
+  /** Receives the protocol fee on every configured chain. */
+  feeRecipient: string | undefined;
+  /** Whether to run the local anvil devnet (chain 31337) for test mode. */
+  devnet: boolean;
   /** How often the worker looks for PENDING charges past their expiry. */
   expirySweepIntervalMs: number;
 }
@@ -76,7 +86,19 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
-  if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) throw new ConfigError("Invalid configuration:\n  CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
+  const { chains, problems } = parseChainSettings(cleaned);
+  if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
+  let feeRecipient: string | undefined;
+  if (e.FEE_RECIPIENT) {
+    try {
+      feeRecipient = getAddress(e.FEE_RECIPIENT);
+    } catch {
+      problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
+    }
+  } else if (chains.length > 0) {
+    problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
   const publicUrl = stripSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
   return {
     env: e.NODE_ENV,
@@ -94,6 +116,11 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
     runWorker: e.RUN_WORKER,
+    chains,
+    feeRecipient,
+    // By default the devnet runs for local development only: not in production, not in tests,
+    // and not once real chains are configured.
+    devnet: e.DEVNET === "true" || (e.DEVNET === "auto" && e.NODE_ENV === "development" && chains.length === 0),
     expirySweepIntervalMs: e.EXPIRY_SWEEP_INTERVAL_MS,
   };
 }

@@ -1,19 +1,33 @@
 // `npm start`: the whole service in one process on the configured (by default embedded) database:
-// the API and, unless RUN_WORKER=false, the background jobs.
-import { buildApp } from "./app.js";
+// the API, the local devnet in development, and, unless RUN_WORKER=false, the background jobs.
+import { buildApp, createLogger } from "./app.js";
+import { ChainSet, enableChain } from "./chain/chains.js";
+import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./cli/demo.js";
 import { loadConfig } from "./config.js";
+import { openDatabase } from "./db/client.js";
+import { migrate } from "./db/migrate.js";
 import { startJobs } from "./jobs/index.js";
 import { runUntilSignal } from "./process.js";
 
 const config = loadConfig();
-const app = await buildApp(config);
+const logger = createLogger(config, "stablegate");
+const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+await migrate(db);
+const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logger, config.feeRecipient) : null;
+const chains = new ChainSet([...config.chains.map((c) => enableChain(c)), ...(devnet ? [devnet.chain] : [])]);
+const app = await buildApp(config, { db, logger, chains });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);
-const jobs = config.runWorker ? startJobs(config, app.db, app.logger) : null;
+const jobs = config.runWorker ? startJobs(config, db, chains, logger) : null;
 const url = await app.start();
-app.logger.info({ url, publicUrl: config.publicUrl, database: app.db.kind, worker: config.runWorker }, "stablegate listening");
-if (demo) process.stdout.write(demoBanner(demo, config.publicUrl));
-runUntilSignal(app.logger, async () => {
+logger.info(
+  { url, publicUrl: config.publicUrl, database: db.kind, worker: config.runWorker, chains: chains.all().map((c) => c.chainId) },
+  "stablegate listening",
+);
+if (demo) process.stdout.write(demoBanner(demo, config.publicUrl, devnet !== null));
+runUntilSignal(logger, async () => {
   await jobs?.stop();
   await app.stop();
+  await devnet?.stop();
+  await db.close();
 });

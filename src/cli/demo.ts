@@ -13,7 +13,7 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
 }
 
 /** The lines `npm start` prints for a newly seeded demo merchant. */
-export function demoBanner(created: MerchantCreated, publicUrl: string): string {
+export function demoBanner(created: MerchantCreated, publicUrl: string, devnet: boolean): string {
   const key = created.apiKeys.test.secret;
   return [
     "",
@@ -25,6 +25,14 @@ export function demoBanner(created: MerchantCreated, publicUrl: string): string 
     `  curl -s ${publicUrl}/v1/customers -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' \\`,
     `    -d '{"email":"jane@example.com","name":"Jane Doe"}'`,
     "",
+    ...(devnet
+      ? [
+          "Take a payment on the local devnet (chain 31337, test mode):",
+          `  curl -s ${publicUrl}/v1/charges -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"orderId":"demo-1","amount":"25"}'`,
+          "  npx stablegate devnet pay chrg_…            # pays from the devnet's funded test wallet",
+          "",
+        ]
+      : []),
     `GraphQL: ${publicUrl}/graphql    Settings: npx stablegate --help`,
     "",
   ].join("\n");

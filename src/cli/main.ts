@@ -7,6 +7,7 @@ import { openDatabase } from "../db/client.js";
 import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { MigrationError, migrate } from "../db/migrate.js";
 import { createApiKey, revokeApiKey } from "../domain/api-keys.js";
+import { payFromDevnet } from "./devnet-pay.js";
 import { AppError } from "../domain/errors.js";
 import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, revokeJwtSecret, updateMerchant } from "../domain/merchants.js";
 import { modeName } from "../domain/scope.js";
@@ -24,6 +25,8 @@ Commands:
   jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
   jwt revoke JWK_ID                                      Revokes a JWT secret.
   migrate                                                Applies pending database migrations.
+  devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
+                                                         (default: the amount still due; needs npm start).
 
 The database is DATABASE_URL when set, else the embedded one in DATA_DIR (default ./.data).`;
 
@@ -40,12 +43,22 @@ const options = {
 } as const;
 
 class UsageError extends Error {}
+/** A command that could not be carried out; its message says why. */
+class CommandError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   const [group, action, target] = positionals;
   if (values.help || !group) return void console.log(USAGE);
   const config = loadConfig();
+  // The devnet command talks to the running service, not the database (which the service may hold).
+  if (group === "devnet") {
+    if (action !== "pay" || !target) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT]");
+    const done = await payFromDevnet(config, target, positionals[3]).catch((e: Error) => {
+      throw new CommandError(e.message);
+    });
+    return void console.log(done);
+  }
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(db);
@@ -151,7 +164,13 @@ main(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof AppError) {
     const flag = e.param ? FLAG_OF_PARAM[e.param] : undefined;
     console.error(`Error: ${e.message}${flag ? ` (${flag})` : ""}`);
-  } else if (e instanceof UsageError || e instanceof ConfigError || e instanceof DatabaseLockedError || e instanceof MigrationError) {
+  } else if (
+    e instanceof UsageError ||
+    e instanceof CommandError ||
+    e instanceof ConfigError ||
+    e instanceof DatabaseLockedError ||
+    e instanceof MigrationError
+  ) {
     console.error(`Error: ${e.message}`);
     if (e instanceof UsageError) console.error("Run 'stablegate --help' for usage.");
   } else if (e instanceof TypeError && (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

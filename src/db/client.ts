@@ -15,6 +15,17 @@ export type Prisma = PrismaClient;
 export interface SqlRunner {
   /** Runs a script of one or more statements on one connection, under a session advisory lock. */
   withLock<T>(lockKey: number, fn: (conn: SqlConnection) => Promise<T>): Promise<T>;
+  /**
+   * Takes a session advisory lock if no one holds it, on a connection kept for as long as the lock
+   * is held; null when another session holds it. If this process dies, its connection closes and
+   * the lock passes to the next process that asks (failover).
+   */
+  tryLock(lockKey: number): Promise<HeldLock | null>;
+}
+
+/** A held session lock. */
+export interface HeldLock {
+  release(): Promise<void>;
 }
 
 /** One connection: `exec` takes multi-statement scripts, `query` one parameterised statement. */
@@ -66,6 +77,25 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     prisma,
     kind: "postgres",
     sql: {
+      async tryLock(lockKey) {
+        const client = await pool.connect();
+        try {
+          const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [lockKey]);
+          if (rows[0]?.locked) {
+            return {
+              async release() {
+                await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).catch(() => {});
+                client.release();
+              },
+            };
+          }
+        } catch (e) {
+          client.release();
+          throw e;
+        }
+        client.release();
+        return null;
+      },
       async withLock(lockKey, fn) {
         const client = await pool.connect();
         try {
@@ -117,7 +147,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     prisma,
     kind: "embedded",
     // One process, one connection: nothing else can race, so the lock is a no-op.
-    sql: { withLock: (_key, fn) => fn(conn) },
+    sql: { withLock: (_key, fn) => fn(conn), tryLock: async () => ({ release: async () => {} }) },
     ping: async () => void (await pglite.query("SELECT 1")),
     async close() {
       await prisma.$disconnect();

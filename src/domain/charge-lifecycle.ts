@@ -91,3 +91,10 @@ export function cancelStatus(charge: ChargeFacts & { id: string }, now: Date): C
     throw new AppError(409, "charge_not_cancellable", `Charge ${charge.id} cannot be cancelled: ${e.reason}`, "id");
   }
 }
+
+/** Why a buyer may not pay (or pick a chain for) `charge` now, or null when they may. */
+export function notPayableReason(charge: ChargeFacts, now: Date): string | null {
+  if (charge.status !== "PENDING") return `it is ${charge.status}`;
+  if (charge.expiresAt.getTime() <= now.getTime()) return "it has expired";
+  return null;
+}

@@ -1,6 +1,7 @@
 // Charges: a merchant's request to be paid an amount of USDC for one order. Status changes go
 // through ./charge-lifecycle.ts; this module reads, writes and shapes charges.
 import { z } from "zod";
+import { explorerAddressUrl } from "../chain/registry.js";
 import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
@@ -103,8 +104,8 @@ export function chargeResource(c: Charge, settings: Pick<ChargeSettings, "paymen
 
 /** Where the buyer pays (the hosted page) and where anyone can watch the clone (the explorer). */
 export function chargeLinks(c: Charge, settings: Pick<ChargeSettings, "paymentBaseUrl">): { paymentUrl: string; explorerUrl: string | null } {
-  // The explorer link comes from the chain registry once a chain is picked; until then there is no clone.
-  return { paymentUrl: `${settings.paymentBaseUrl}/${c.id}`, explorerUrl: null };
+  const explorerUrl = c.chainId !== null && c.cloneAddress !== null ? explorerAddressUrl(c.chainId, c.cloneAddress) : null;
+  return { paymentUrl: `${settings.paymentBaseUrl}/${c.id}`, explorerUrl };
 }
 
 /**
@@ -169,7 +170,7 @@ const CHARGE_COLUMNS = P.raw(
   [
     `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", amount`,
     `amount_received AS "amountReceived", fee_amount AS "feeAmount", net_amount AS "netAmount", currency, status::text AS status`,
-    `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", clone_address AS "cloneAddress"`,
+    `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
     `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
     `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
   ].join(", "),

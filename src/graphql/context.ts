@@ -1,6 +1,7 @@
 // Per-request GraphQL context: the database and the caller, resolved once from X-API-Key.
 
 import type { Prisma } from "../db/client.js";
+import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
@@ -9,6 +10,7 @@ import type { Principal, Scope } from "../domain/scope.js";
 export interface GraphQLContext {
   prisma: Prisma;
   charges: ChargeSettings;
+  chains: ChainSet;
   /** The key's principal, or null for an anonymous request. */
   principal: Principal | null;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
@@ -17,7 +19,7 @@ export interface GraphQLContext {
 
 /** Builds the context of one request from its X-API-Key header. */
 export async function createContext(
-  { prisma, authenticator, charges }: { prisma: Prisma; authenticator: ApiKeyAuthenticator; charges: ChargeSettings },
+  { prisma, authenticator, charges, chains }: { prisma: Prisma; authenticator: ApiKeyAuthenticator; charges: ChargeSettings; chains: ChainSet },
   apiKey: string | null,
 ): Promise<GraphQLContext> {
   let principal: Principal | null = null;
@@ -32,6 +34,7 @@ export async function createContext(
   return {
     prisma,
     charges,
+    chains,
     principal,
     scope() {
       if (!principal) throw failure;

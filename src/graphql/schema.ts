@@ -6,6 +6,7 @@ import "./types/Address.js";
 import "./types/CustomerStats.js";
 import "./types/Customer.js";
 import "./types/Charge.js";
+import "./types/PaymentSession.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

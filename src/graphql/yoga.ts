@@ -5,6 +5,7 @@ import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
+import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
@@ -17,6 +18,7 @@ export interface GraphQLDeps {
   authenticator: ApiKeyAuthenticator;
   rateLimiter: RateLimiter;
   charges: ChargeSettings;
+  chains: ChainSet;
   logger: Logger;
   production: boolean;
 }

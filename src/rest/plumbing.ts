@@ -2,6 +2,7 @@
 // Idempotency-Key handling. Handlers then only parse, call the domain and shape the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
+import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
@@ -14,8 +15,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Rate-limit bucket; routes without one are not /v1 API routes. */
     group?: RouteGroup;
-    /** How the caller proves who it is; API key unless stated. */
-    auth?: "apiKey" | "customerJwt";
+    /** How the caller proves who it is; API key unless stated. `public`: nobody (the hosted page). */
+    auth?: "apiKey" | "customerJwt" | "public";
   }
   interface FastifyRequest {
     scope: Scope | null;
@@ -30,6 +31,7 @@ export interface RestDeps {
   rateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
   charges: ChargeSettings;
+  chains: ChainSet;
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
@@ -50,7 +52,10 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     const { group, auth = "apiKey" } = req.routeOptions.config;
     if (!group) return;
     let limitKey: string;
-    if (auth === "customerJwt") {
+    if (auth === "public") {
+      // No caller identity: the budget is per client address.
+      limitKey = `ip:${req.ip}`;
+    } else if (auth === "customerJwt") {
       const verified = await verifyCustomerJwt(deps.prisma, header(req, "authorization"));
       req.scope = verified.scope;
       req.jwtClaims = verified.claims;
@@ -64,7 +69,8 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     reply.header("RateLimit-Limit", limit.limit).header("RateLimit-Remaining", limit.remaining).header("RateLimit-Reset", limit.reset);
 
     const key = header(req, "idempotency-key");
-    if (key === undefined || !MUTATING.has(req.method)) return;
+    // Idempotency records belong to a merchant: public routes have none (and are safe to repeat).
+    if (key === undefined || !MUTATING.has(req.method) || !req.scope) return;
     const claim = await deps.idempotency.claim(req.scope, key, requestFingerprint(req.method, req.url, req.body));
     if (claim.kind === "replay") return replay(reply, claim.status, claim.body);
     req.idempotencyKey = key;

@@ -3,6 +3,7 @@
 import pg from "pg";
 import { expect } from "vitest";
 import { buildApp } from "../../src/app.js";
+import type { ChainSet } from "../../src/chain/chains.js";
 import { loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
@@ -63,11 +64,11 @@ export interface TestApp {
 }
 
 /** Starts the service with test settings; `env` overrides configuration variables. */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, options: { chains?: ChainSet } = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop } = await freshDatabase((sql) => queries.push(sql));
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });
-  const app = await buildApp(config, { db });
+  const app = await buildApp(config, { db, ...options });
   const url = await app.start(0);
   const newMerchant = () => createMerchant(db.prisma, { name: "Test Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
   const merchant = await newMerchant();

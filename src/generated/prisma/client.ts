@@ -76,3 +76,13 @@ export type Invoice = Prisma.InvoiceModel
  * A stored response for an Idempotency-Key, replayed for 24 h.
  */
 export type IdempotencyRecord = Prisma.IdempotencyRecordModel
+/**
+ * Model Event
+ * Something that happened to a merchant's records, written in the same transaction as the change.
+ */
+export type Event = Prisma.EventModel
+/**
+ * Model CloneDeployment
+ * The durable job that deploys a charge's clone once a chain is picked (one per charge).
+ */
+export type CloneDeployment = Prisma.CloneDeploymentModel

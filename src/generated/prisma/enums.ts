@@ -18,3 +18,12 @@ export const ChargeStatus = {
 } as const
 
 export type ChargeStatus = (typeof ChargeStatus)[keyof typeof ChargeStatus]
+
+
+export const DeploymentStatus = {
+  PENDING: 'PENDING',
+  SENT: 'SENT',
+  MINED: 'MINED'
+} as const
+
+export type DeploymentStatus = (typeof DeploymentStatus)[keyof typeof DeploymentStatus]

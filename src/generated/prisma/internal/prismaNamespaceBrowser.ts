@@ -57,7 +57,9 @@ export const ModelName = {
   Customer: 'Customer',
   Charge: 'Charge',
   Invoice: 'Invoice',
-  IdempotencyRecord: 'IdempotencyRecord'
+  IdempotencyRecord: 'IdempotencyRecord',
+  Event: 'Event',
+  CloneDeployment: 'CloneDeployment'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -84,6 +86,7 @@ export const MerchantScalarFieldEnum = {
   liveWallet: 'liveWallet',
   testWebhookUrl: 'testWebhookUrl',
   liveWebhookUrl: 'liveWebhookUrl',
+  paymentWindowMinutes: 'paymentWindowMinutes',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -151,6 +154,7 @@ export const ChargeScalarFieldEnum = {
   feeBps: 'feeBps',
   settlementWallet: 'settlementWallet',
   chainId: 'chainId',
+  confirmations: 'confirmations',
   cloneAddress: 'cloneAddress',
   flushTxHash: 'flushTxHash',
   description: 'description',
@@ -192,6 +196,34 @@ export const IdempotencyRecordScalarFieldEnum = {
 export type IdempotencyRecordScalarFieldEnum = (typeof IdempotencyRecordScalarFieldEnum)[keyof typeof IdempotencyRecordScalarFieldEnum]
 
 
+export const EventScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  type: 'type',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const CloneDeploymentScalarFieldEnum = {
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  rawTx: 'rawTx',
+  txHash: 'txHash',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type CloneDeploymentScalarFieldEnum = (typeof CloneDeploymentScalarFieldEnum)[keyof typeof CloneDeploymentScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -206,6 +238,13 @@ export const NullableJsonNullValueInput = {
 } as const
 
 export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
+
+
+export const JsonNullValueInput = {
+  JsonNull: JsonNull
+} as const
+
+export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
 
 
 export const QueryMode = {

@@ -33,6 +33,7 @@ export type ChargeAvgAggregateOutputType = {
   netAmount: number | null
   feeBps: number | null
   chainId: number | null
+  confirmations: number | null
 }
 
 export type ChargeSumAggregateOutputType = {
@@ -42,6 +43,7 @@ export type ChargeSumAggregateOutputType = {
   netAmount: bigint | null
   feeBps: number | null
   chainId: number | null
+  confirmations: number | null
 }
 
 export type ChargeMinAggregateOutputType = {
@@ -59,6 +61,7 @@ export type ChargeMinAggregateOutputType = {
   feeBps: number | null
   settlementWallet: string | null
   chainId: number | null
+  confirmations: number | null
   cloneAddress: string | null
   flushTxHash: string | null
   description: string | null
@@ -86,6 +89,7 @@ export type ChargeMaxAggregateOutputType = {
   feeBps: number | null
   settlementWallet: string | null
   chainId: number | null
+  confirmations: number | null
   cloneAddress: string | null
   flushTxHash: string | null
   description: string | null
@@ -113,6 +117,7 @@ export type ChargeCountAggregateOutputType = {
   feeBps: number
   settlementWallet: number
   chainId: number
+  confirmations: number
   cloneAddress: number
   flushTxHash: number
   description: number
@@ -135,6 +140,7 @@ export type ChargeAvgAggregateInputType = {
   netAmount?: true
   feeBps?: true
   chainId?: true
+  confirmations?: true
 }
 
 export type ChargeSumAggregateInputType = {
@@ -144,6 +150,7 @@ export type ChargeSumAggregateInputType = {
   netAmount?: true
   feeBps?: true
   chainId?: true
+  confirmations?: true
 }
 
 export type ChargeMinAggregateInputType = {
@@ -161,6 +168,7 @@ export type ChargeMinAggregateInputType = {
   feeBps?: true
   settlementWallet?: true
   chainId?: true
+  confirmations?: true
   cloneAddress?: true
   flushTxHash?: true
   description?: true
@@ -188,6 +196,7 @@ export type ChargeMaxAggregateInputType = {
   feeBps?: true
   settlementWallet?: true
   chainId?: true
+  confirmations?: true
   cloneAddress?: true
   flushTxHash?: true
   description?: true
@@ -215,6 +224,7 @@ export type ChargeCountAggregateInputType = {
   feeBps?: true
   settlementWallet?: true
   chainId?: true
+  confirmations?: true
   cloneAddress?: true
   flushTxHash?: true
   description?: true
@@ -330,6 +340,7 @@ export type ChargeGroupByOutputType = {
   feeBps: number
   settlementWallet: string
   chainId: number | null
+  confirmations: number | null
   cloneAddress: string | null
   flushTxHash: string | null
   description: string | null
@@ -381,6 +392,7 @@ export type ChargeWhereInput = {
   feeBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
+  confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushTxHash?: Prisma.StringNullableFilter<"Charge"> | string | null
   description?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -394,6 +406,7 @@ export type ChargeWhereInput = {
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
 }
 
 export type ChargeOrderByWithRelationInput = {
@@ -411,6 +424,7 @@ export type ChargeOrderByWithRelationInput = {
   feeBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
   cloneAddress?: Prisma.SortOrderInput | Prisma.SortOrder
   flushTxHash?: Prisma.SortOrderInput | Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -424,6 +438,7 @@ export type ChargeOrderByWithRelationInput = {
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
+  deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
 }
 
 export type ChargeWhereUniqueInput = Prisma.AtLeast<{
@@ -444,6 +459,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   feeBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
+  confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushTxHash?: Prisma.StringNullableFilter<"Charge"> | string | null
   description?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -457,6 +473,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
 }, "id">
 
 export type ChargeOrderByWithAggregationInput = {
@@ -474,6 +491,7 @@ export type ChargeOrderByWithAggregationInput = {
   feeBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
   cloneAddress?: Prisma.SortOrderInput | Prisma.SortOrder
   flushTxHash?: Prisma.SortOrderInput | Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -510,6 +528,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   feeBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
   settlementWallet?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   chainId?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
+  confirmations?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   flushTxHash?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   description?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
@@ -536,6 +555,7 @@ export type ChargeCreateInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -549,6 +569,7 @@ export type ChargeCreateInput = {
   deployedAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeUncheckedCreateInput = {
@@ -566,6 +587,7 @@ export type ChargeUncheckedCreateInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -577,6 +599,7 @@ export type ChargeUncheckedCreateInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -592,6 +615,7 @@ export type ChargeUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -605,6 +629,7 @@ export type ChargeUpdateInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateInput = {
@@ -622,6 +647,7 @@ export type ChargeUncheckedUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -633,6 +659,7 @@ export type ChargeUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -650,6 +677,7 @@ export type ChargeCreateManyInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -676,6 +704,7 @@ export type ChargeUpdateManyMutationInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -704,6 +733,7 @@ export type ChargeUncheckedUpdateManyInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -742,6 +772,7 @@ export type ChargeCountOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
+  confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
   flushTxHash?: Prisma.SortOrder
   description?: Prisma.SortOrder
@@ -762,6 +793,7 @@ export type ChargeAvgOrderByAggregateInput = {
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
+  confirmations?: Prisma.SortOrder
 }
 
 export type ChargeMaxOrderByAggregateInput = {
@@ -779,6 +811,7 @@ export type ChargeMaxOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
+  confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
   flushTxHash?: Prisma.SortOrder
   description?: Prisma.SortOrder
@@ -806,6 +839,7 @@ export type ChargeMinOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
+  confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
   flushTxHash?: Prisma.SortOrder
   description?: Prisma.SortOrder
@@ -825,6 +859,12 @@ export type ChargeSumOrderByAggregateInput = {
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
+  confirmations?: Prisma.SortOrder
+}
+
+export type ChargeScalarRelationFilter = {
+  is?: Prisma.ChargeWhereInput
+  isNot?: Prisma.ChargeWhereInput
 }
 
 export type ChargeCreateNestedManyWithoutMerchantInput = {
@@ -939,6 +979,20 @@ export type NullableIntFieldUpdateOperationsInput = {
   divide?: number
 }
 
+export type ChargeCreateNestedOneWithoutDeploymentInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutDeploymentInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutDeploymentNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutDeploymentInput
+  upsert?: Prisma.ChargeUpsertWithoutDeploymentInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutDeploymentInput, Prisma.ChargeUpdateWithoutDeploymentInput>, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -952,6 +1006,7 @@ export type ChargeCreateWithoutMerchantInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -964,6 +1019,7 @@ export type ChargeCreateWithoutMerchantInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeUncheckedCreateWithoutMerchantInput = {
@@ -980,6 +1036,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -991,6 +1048,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1037,6 +1095,7 @@ export type ChargeScalarWhereInput = {
   feeBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
+  confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushTxHash?: Prisma.StringNullableFilter<"Charge"> | string | null
   description?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -1063,6 +1122,7 @@ export type ChargeCreateWithoutCustomerInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -1075,6 +1135,7 @@ export type ChargeCreateWithoutCustomerInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeUncheckedCreateWithoutCustomerInput = {
@@ -1091,6 +1152,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -1102,6 +1164,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1130,6 +1193,138 @@ export type ChargeUpdateManyWithWhereWithoutCustomerInput = {
   data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutCustomerInput>
 }
 
+export type ChargeCreateWithoutDeploymentInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutDeploymentInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+}
+
+export type ChargeCreateOrConnectWithoutDeploymentInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+}
+
+export type ChargeUpsertWithoutDeploymentInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutDeploymentInput, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutDeploymentInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutDeploymentInput, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
+}
+
+export type ChargeUpdateWithoutDeploymentInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutDeploymentInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
 export type ChargeCreateManyMerchantInput = {
   id: string
   livemode: boolean
@@ -1144,6 +1339,7 @@ export type ChargeCreateManyMerchantInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -1170,6 +1366,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1182,6 +1379,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutMerchantInput = {
@@ -1198,6 +1396,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1209,6 +1408,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -1225,6 +1425,7 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1252,6 +1453,7 @@ export type ChargeCreateManyCustomerInput = {
   feeBps: number
   settlementWallet: string
   chainId?: number | null
+  confirmations?: number | null
   cloneAddress?: string | null
   flushTxHash?: string | null
   description?: string | null
@@ -1278,6 +1480,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1290,6 +1493,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutCustomerInput = {
@@ -1306,6 +1510,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1317,6 +1522,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -1333,6 +1539,7 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1363,6 +1570,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   feeBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
+  confirmations?: boolean
   cloneAddress?: boolean
   flushTxHash?: boolean
   description?: boolean
@@ -1376,6 +1584,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   deployedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1393,6 +1602,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   feeBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
+  confirmations?: boolean
   cloneAddress?: boolean
   flushTxHash?: boolean
   description?: boolean
@@ -1423,6 +1633,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   feeBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
+  confirmations?: boolean
   cloneAddress?: boolean
   flushTxHash?: boolean
   description?: boolean
@@ -1453,6 +1664,7 @@ export type ChargeSelectScalar = {
   feeBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
+  confirmations?: boolean
   cloneAddress?: boolean
   flushTxHash?: boolean
   description?: boolean
@@ -1466,10 +1678,11 @@ export type ChargeSelectScalar = {
   deployedAt?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
 }
 export type ChargeIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1485,6 +1698,7 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
+    deployment: Prisma.$CloneDeploymentPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1507,6 +1721,10 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      */
     settlementWallet: string
     chainId: number | null
+    /**
+     * Confirmations a payment needs on the chosen chain, fixed when the chain is picked.
+     */
+    confirmations: number | null
     cloneAddress: string | null
     flushTxHash: string | null
     description: string | null
@@ -1914,6 +2132,7 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Charge$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  deployment<T extends Prisma.Charge$deploymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$deploymentArgs<ExtArgs>>): Prisma.Prisma__CloneDeploymentClient<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1957,6 +2176,7 @@ export interface ChargeFieldRefs {
   readonly feeBps: Prisma.FieldRef<"Charge", 'Int'>
   readonly settlementWallet: Prisma.FieldRef<"Charge", 'String'>
   readonly chainId: Prisma.FieldRef<"Charge", 'Int'>
+  readonly confirmations: Prisma.FieldRef<"Charge", 'Int'>
   readonly cloneAddress: Prisma.FieldRef<"Charge", 'String'>
   readonly flushTxHash: Prisma.FieldRef<"Charge", 'String'>
   readonly description: Prisma.FieldRef<"Charge", 'String'>
@@ -2385,6 +2605,25 @@ export type Charge$customerArgs<ExtArgs extends runtime.Types.Extensions.Interna
    */
   include?: Prisma.CustomerInclude<ExtArgs> | null
   where?: Prisma.CustomerWhereInput
+}
+
+/**
+ * Charge.deployment
+ */
+export type Charge$deploymentArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the CloneDeployment
+   */
+  select?: Prisma.CloneDeploymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the CloneDeployment
+   */
+  omit?: Prisma.CloneDeploymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.CloneDeploymentInclude<ExtArgs> | null
+  where?: Prisma.CloneDeploymentWhereInput
 }
 
 /**

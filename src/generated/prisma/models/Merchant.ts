@@ -28,10 +28,12 @@ export type AggregateMerchant = {
 
 export type MerchantAvgAggregateOutputType = {
   feeBps: number | null
+  paymentWindowMinutes: number | null
 }
 
 export type MerchantSumAggregateOutputType = {
   feeBps: number | null
+  paymentWindowMinutes: number | null
 }
 
 export type MerchantMinAggregateOutputType = {
@@ -42,6 +44,7 @@ export type MerchantMinAggregateOutputType = {
   liveWallet: string | null
   testWebhookUrl: string | null
   liveWebhookUrl: string | null
+  paymentWindowMinutes: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +57,7 @@ export type MerchantMaxAggregateOutputType = {
   liveWallet: string | null
   testWebhookUrl: string | null
   liveWebhookUrl: string | null
+  paymentWindowMinutes: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -66,6 +70,7 @@ export type MerchantCountAggregateOutputType = {
   liveWallet: number
   testWebhookUrl: number
   liveWebhookUrl: number
+  paymentWindowMinutes: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -74,10 +79,12 @@ export type MerchantCountAggregateOutputType = {
 
 export type MerchantAvgAggregateInputType = {
   feeBps?: true
+  paymentWindowMinutes?: true
 }
 
 export type MerchantSumAggregateInputType = {
   feeBps?: true
+  paymentWindowMinutes?: true
 }
 
 export type MerchantMinAggregateInputType = {
@@ -88,6 +95,7 @@ export type MerchantMinAggregateInputType = {
   liveWallet?: true
   testWebhookUrl?: true
   liveWebhookUrl?: true
+  paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -100,6 +108,7 @@ export type MerchantMaxAggregateInputType = {
   liveWallet?: true
   testWebhookUrl?: true
   liveWebhookUrl?: true
+  paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -112,6 +121,7 @@ export type MerchantCountAggregateInputType = {
   liveWallet?: true
   testWebhookUrl?: true
   liveWebhookUrl?: true
+  paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -211,6 +221,7 @@ export type MerchantGroupByOutputType = {
   liveWallet: string | null
   testWebhookUrl: string | null
   liveWebhookUrl: string | null
+  paymentWindowMinutes: number
   createdAt: Date
   updatedAt: Date
   _count: MerchantCountAggregateOutputType | null
@@ -246,6 +257,7 @@ export type MerchantWhereInput = {
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   testWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -253,6 +265,7 @@ export type MerchantWhereInput = {
   customers?: Prisma.CustomerListRelationFilter
   charges?: Prisma.ChargeListRelationFilter
   invoices?: Prisma.InvoiceListRelationFilter
+  events?: Prisma.EventListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -263,6 +276,7 @@ export type MerchantOrderByWithRelationInput = {
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   testWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
@@ -270,6 +284,7 @@ export type MerchantOrderByWithRelationInput = {
   customers?: Prisma.CustomerOrderByRelationAggregateInput
   charges?: Prisma.ChargeOrderByRelationAggregateInput
   invoices?: Prisma.InvoiceOrderByRelationAggregateInput
+  events?: Prisma.EventOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -283,6 +298,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   testWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -290,6 +306,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   customers?: Prisma.CustomerListRelationFilter
   charges?: Prisma.ChargeListRelationFilter
   invoices?: Prisma.InvoiceListRelationFilter
+  events?: Prisma.EventListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -300,6 +317,7 @@ export type MerchantOrderByWithAggregationInput = {
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   testWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MerchantCountOrderByAggregateInput
@@ -320,6 +338,7 @@ export type MerchantScalarWhereWithAggregatesInput = {
   liveWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   testWebhookUrl?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   liveWebhookUrl?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
+  paymentWindowMinutes?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
 }
@@ -332,6 +351,7 @@ export type MerchantCreateInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -339,6 +359,7 @@ export type MerchantCreateInput = {
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -349,6 +370,7 @@ export type MerchantUncheckedCreateInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -356,6 +378,7 @@ export type MerchantUncheckedCreateInput = {
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -366,6 +389,7 @@ export type MerchantUpdateInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -373,6 +397,7 @@ export type MerchantUpdateInput = {
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -383,6 +408,7 @@ export type MerchantUncheckedUpdateInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -390,6 +416,7 @@ export type MerchantUncheckedUpdateInput = {
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -400,6 +427,7 @@ export type MerchantCreateManyInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -412,6 +440,7 @@ export type MerchantUpdateManyMutationInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -424,6 +453,7 @@ export type MerchantUncheckedUpdateManyInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -436,12 +466,14 @@ export type MerchantCountOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   testWebhookUrl?: Prisma.SortOrder
   liveWebhookUrl?: Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type MerchantAvgOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
 }
 
 export type MerchantMaxOrderByAggregateInput = {
@@ -452,6 +484,7 @@ export type MerchantMaxOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   testWebhookUrl?: Prisma.SortOrder
   liveWebhookUrl?: Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -464,12 +497,14 @@ export type MerchantMinOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   testWebhookUrl?: Prisma.SortOrder
   liveWebhookUrl?: Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type MerchantSumOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
+  paymentWindowMinutes?: Prisma.SortOrder
 }
 
 export type MerchantScalarRelationFilter = {
@@ -567,6 +602,20 @@ export type MerchantUpdateOneRequiredWithoutInvoicesNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutInvoicesInput, Prisma.MerchantUpdateWithoutInvoicesInput>, Prisma.MerchantUncheckedUpdateWithoutInvoicesInput>
 }
 
+export type MerchantCreateNestedOneWithoutEventsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEventsInput, Prisma.MerchantUncheckedCreateWithoutEventsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEventsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutEventsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEventsInput, Prisma.MerchantUncheckedCreateWithoutEventsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEventsInput
+  upsert?: Prisma.MerchantUpsertWithoutEventsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEventsInput, Prisma.MerchantUpdateWithoutEventsInput>, Prisma.MerchantUncheckedUpdateWithoutEventsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -575,12 +624,14 @@ export type MerchantCreateWithoutApiKeysInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -591,12 +642,14 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -623,12 +676,14 @@ export type MerchantUpdateWithoutApiKeysInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -639,12 +694,14 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -655,12 +712,14 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -671,12 +730,14 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -703,12 +764,14 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -719,12 +782,14 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -735,12 +800,14 @@ export type MerchantCreateWithoutCustomersInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -751,12 +818,14 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -783,12 +852,14 @@ export type MerchantUpdateWithoutCustomersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -799,12 +870,14 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -815,12 +888,14 @@ export type MerchantCreateWithoutChargesInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -831,12 +906,14 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -863,12 +940,14 @@ export type MerchantUpdateWithoutChargesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -879,12 +958,14 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -895,12 +976,14 @@ export type MerchantCreateWithoutInvoicesInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -911,12 +994,14 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   liveWallet?: string | null
   testWebhookUrl?: string | null
   liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -943,12 +1028,14 @@ export type MerchantUpdateWithoutInvoicesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -959,12 +1046,102 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutEventsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  testWebhookUrl?: string | null
+  liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutEventsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  testWebhookUrl?: string | null
+  liveWebhookUrl?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutEventsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEventsInput, Prisma.MerchantUncheckedCreateWithoutEventsInput>
+}
+
+export type MerchantUpsertWithoutEventsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutEventsInput, Prisma.MerchantUncheckedUpdateWithoutEventsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEventsInput, Prisma.MerchantUncheckedCreateWithoutEventsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutEventsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutEventsInput, Prisma.MerchantUncheckedUpdateWithoutEventsInput>
+}
+
+export type MerchantUpdateWithoutEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -978,6 +1155,7 @@ export type MerchantCountOutputType = {
   customers: number
   charges: number
   invoices: number
+  events: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -986,6 +1164,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   customers?: boolean | MerchantCountOutputTypeCountCustomersArgs
   charges?: boolean | MerchantCountOutputTypeCountChargesArgs
   invoices?: boolean | MerchantCountOutputTypeCountInvoicesArgs
+  events?: boolean | MerchantCountOutputTypeCountEventsArgs
 }
 
 /**
@@ -1033,6 +1212,13 @@ export type MerchantCountOutputTypeCountInvoicesArgs<ExtArgs extends runtime.Typ
   where?: Prisma.InvoiceWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EventWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1042,6 +1228,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   liveWallet?: boolean
   testWebhookUrl?: boolean
   liveWebhookUrl?: boolean
+  paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
@@ -1049,6 +1236,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   customers?: boolean | Prisma.Merchant$customersArgs<ExtArgs>
   charges?: boolean | Prisma.Merchant$chargesArgs<ExtArgs>
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
+  events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -1060,6 +1248,7 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   liveWallet?: boolean
   testWebhookUrl?: boolean
   liveWebhookUrl?: boolean
+  paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -1072,6 +1261,7 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   liveWallet?: boolean
   testWebhookUrl?: boolean
   liveWebhookUrl?: boolean
+  paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -1084,17 +1274,19 @@ export type MerchantSelectScalar = {
   liveWallet?: boolean
   testWebhookUrl?: boolean
   liveWebhookUrl?: boolean
+  paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "testWebhookUrl" | "liveWebhookUrl" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "testWebhookUrl" | "liveWebhookUrl" | "paymentWindowMinutes" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
   customers?: boolean | Prisma.Merchant$customersArgs<ExtArgs>
   charges?: boolean | Prisma.Merchant$chargesArgs<ExtArgs>
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
+  events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1108,6 +1300,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     customers: Prisma.$CustomerPayload<ExtArgs>[]
     charges: Prisma.$ChargePayload<ExtArgs>[]
     invoices: Prisma.$InvoicePayload<ExtArgs>[]
+    events: Prisma.$EventPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1123,6 +1316,10 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     liveWallet: string | null
     testWebhookUrl: string | null
     liveWebhookUrl: string | null
+    /**
+     * Minutes a buyer has to pay once a chain is picked (the charge's new expiresAt).
+     */
+    paymentWindowMinutes: number
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["merchant"]>
@@ -1524,6 +1721,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   customers<T extends Prisma.Merchant$customersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$customersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   charges<T extends Prisma.Merchant$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invoices<T extends Prisma.Merchant$invoicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  events<T extends Prisma.Merchant$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1560,6 +1758,7 @@ export interface MerchantFieldRefs {
   readonly liveWallet: Prisma.FieldRef<"Merchant", 'String'>
   readonly testWebhookUrl: Prisma.FieldRef<"Merchant", 'String'>
   readonly liveWebhookUrl: Prisma.FieldRef<"Merchant", 'String'>
+  readonly paymentWindowMinutes: Prisma.FieldRef<"Merchant", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
 }
@@ -2072,6 +2271,30 @@ export type Merchant$invoicesArgs<ExtArgs extends runtime.Types.Extensions.Inter
   take?: number
   skip?: number
   distinct?: Prisma.InvoiceScalarFieldEnum | Prisma.InvoiceScalarFieldEnum[]
+}
+
+/**
+ * Merchant.events
+ */
+export type Merchant$eventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Event
+   */
+  select?: Prisma.EventSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Event
+   */
+  omit?: Prisma.EventOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EventInclude<ExtArgs> | null
+  where?: Prisma.EventWhereInput
+  orderBy?: Prisma.EventOrderByWithRelationInput | Prisma.EventOrderByWithRelationInput[]
+  cursor?: Prisma.EventWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EventScalarFieldEnum | Prisma.EventScalarFieldEnum[]
 }
 
 /**

@@ -1,0 +1,62 @@
+// Per-chain settings from the environment: CHAIN_<id>_RPC_URL, CHAIN_<id>_FACTORY and optional
+// CHAIN_<id>_CONFIRMATIONS and CHAIN_<id>_RELAYER_KEY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY.
+// Pure: config.ts hands it the environment and reports its problems with the rest.
+import { getAddress, isHexString, Wallet } from "ethers";
+import { knownChain } from "./registry.js";
+
+/** A chain the operator configured. */
+export interface ChainSettings {
+  chainId: number;
+  rpcUrl: string;
+  /** The deployed ChargeFactory. */
+  factory: string;
+  confirmations: number;
+  /** Private key of the account that pays gas (never holds merchants' money). */
+  relayerKey: string;
+}
+
+const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY)$/;
+
+/** Reads the chain settings; returns them with a list of problems (empty when all is well). */
+export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
+  const problems: string[] = [];
+  const raw = new Map<number, Partial<Record<string, string>>>();
+  for (const [name, value] of Object.entries(env)) {
+    const m = VAR.exec(name);
+    if (!m || !value) continue;
+    const chainId = Number(m[1]);
+    raw.set(chainId, { ...raw.get(chainId), [m[2]!]: value });
+  }
+  const chains: ChainSettings[] = [];
+  for (const [chainId, v] of [...raw].sort(([a], [b]) => a - b)) {
+    const at = (key: string) => `CHAIN_${chainId}_${key}`;
+    const info = knownChain(chainId);
+    if (!info) {
+      problems.push(`${at("RPC_URL")}: chain ${chainId} is not in the registry (see README: Chains)`);
+      continue;
+    }
+    const before = problems.length;
+    if (!v.RPC_URL || !/^(https?|wss?):\/\/.+/.test(v.RPC_URL)) problems.push(`${at("RPC_URL")}: required, an http(s) or ws(s) URL`);
+    let factory = "";
+    try {
+      factory = getAddress(v.FACTORY ?? "");
+    } catch {
+      problems.push(`${at("FACTORY")}: required, the ChargeFactory address (deploy it with npm run contracts:deploy -- --chain ${chainId})`);
+    }
+    const confirmations = v.CONFIRMATIONS === undefined ? info.confirmations : Number(v.CONFIRMATIONS);
+    if (!Number.isInteger(confirmations) || confirmations < 1 || confirmations > 1000) problems.push(`${at("CONFIRMATIONS")}: an integer from 1 to 1000`);
+    const relayerKey = v.RELAYER_KEY ?? env.RELAYER_PRIVATE_KEY ?? "";
+    if (!isPrivateKey(relayerKey)) problems.push(`${at("RELAYER_KEY")} or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key`);
+    if (problems.length === before) chains.push({ chainId, rpcUrl: v.RPC_URL!, factory, confirmations, relayerKey });
+  }
+  return { chains, problems };
+}
+
+function isPrivateKey(key: string): boolean {
+  if (!isHexString(key, 32)) return false;
+  try {
+    return new Wallet(key).address !== "";
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,120 @@
+// The local devnet of `npm start`: anvil (chain 31337) with mock USDC and our contracts, a funded
+// test payer, enabled for test-mode keys. Its chain state lives in DATA_DIR/devnet next to the
+// database, so a restart finds the same contracts, clones and balances.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Contract, ContractFactory, getCreateAddress, JsonRpcProvider, Wallet } from "ethers";
+import type { Logger } from "pino";
+import type { Prisma } from "../db/client.js";
+import { type Anvil, DEVNET_CHAIN_ID, startAnvil } from "./anvil.js";
+import { ChargeFactoryArtifact, MockUSDCArtifact } from "./artifacts.js";
+import { type EnabledChain, enableChain } from "./chains.js";
+
+/** Anvil's well-known development keys (public mnemonic "test test … junk"; worthless anywhere real). */
+export const DEVNET_KEYS = {
+  /** Deploys the contracts and relays (pays gas for) deployments and flushes. */
+  relayer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  /** Receives the protocol fee unless FEE_RECIPIENT says otherwise. */
+  feeRecipient: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  /** The test buyer: holds mock USDC for `stablegate devnet pay`. */
+  payer: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+} as const;
+
+/** What `stablegate devnet pay` needs to find the running devnet (DATA_DIR/devnet/devnet.json). */
+export interface DevnetInfo {
+  rpcUrl: string;
+  chainId: number;
+  usdc: string;
+  factory: string;
+  payerKey: string;
+}
+
+/** A running devnet. */
+export interface Devnet {
+  chain: EnabledChain;
+  info: DevnetInfo;
+  stop(): Promise<void>;
+}
+
+const PAYER_FLOAT = 1_000_000n * 10n ** 6n;
+
+/** The devnet's directory under the data directory. */
+export function devnetDir(dataDir: string): string {
+  return resolve(dataDir, "devnet");
+}
+
+/** Reads the running devnet's address book, or explains how to get one. */
+export function readDevnetInfo(dataDir: string): DevnetInfo {
+  try {
+    return JSON.parse(readFileSync(join(devnetDir(dataDir), "devnet.json"), "utf8")) as DevnetInfo;
+  } catch {
+    throw new Error(`No devnet found in ${devnetDir(dataDir)}: start the service with npm start (it runs the devnet in development).`);
+  }
+}
+
+/**
+ * Starts anvil on DATA_DIR/devnet/state.json, deploys mock USDC and the factory on first start
+ * (the same addresses every time: the relayer's first two transactions), funds the payer, and
+ * re-queues any clone deployment the chain no longer has (state written at most 1 s before a crash).
+ */
+export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logger, feeRecipient?: string): Promise<Devnet> {
+  const dir = devnetDir(dataDir);
+  mkdirSync(dir, { recursive: true });
+  const anvil = await startAnvil({ statePath: join(dir, "state.json") });
+  try {
+    const provider = new JsonRpcProvider(anvil.url, DEVNET_CHAIN_ID, { staticNetwork: true, cacheTimeout: -1 });
+    provider.pollingInterval = 100;
+    const { usdc, factory } = await deployContracts(provider, feeRecipient ?? new Wallet(DEVNET_KEYS.feeRecipient).address);
+    const payer = new Wallet(DEVNET_KEYS.payer).address;
+    const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
+    const token = new Contract(usdc, MockUSDCArtifact.abi, relayer);
+    if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
+    provider.destroy();
+
+    const info: DevnetInfo = { rpcUrl: anvil.url, chainId: DEVNET_CHAIN_ID, usdc, factory, payerKey: DEVNET_KEYS.payer };
+    writeFileSync(join(dir, "devnet.json"), `${JSON.stringify(info, null, 2)}\n`);
+    const chain = enableChain({ chainId: DEVNET_CHAIN_ID, rpcUrl: anvil.url, factory, confirmations: 1, relayerKey: DEVNET_KEYS.relayer }, usdc);
+    const requeued = await requeueMissingClones(prisma, anvil);
+    logger.info({ rpcUrl: anvil.url, usdc, factory, requeued }, "devnet running (chain 31337, test mode)");
+    return { chain, info, stop: () => anvil.stop() };
+  } catch (e) {
+    await anvil.stop();
+    throw e;
+  }
+}
+
+async function deployContracts(provider: JsonRpcProvider, feeRecipient: string): Promise<{ usdc: string; factory: string }> {
+  const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
+  const usdc = getCreateAddress({ from: relayer.address, nonce: 0 });
+  const factory = getCreateAddress({ from: relayer.address, nonce: 1 });
+  if ((await provider.getCode(factory)) !== "0x") return { usdc, factory };
+  if ((await provider.getTransactionCount(relayer.address)) !== 0) {
+    throw new Error(`The devnet state in DATA_DIR/devnet is inconsistent (contracts missing); stop the service and delete that directory.`);
+  }
+  await (await new ContractFactory(MockUSDCArtifact.abi, MockUSDCArtifact.bytecode, relayer).deploy({ nonce: 0 })).waitForDeployment();
+  await (await new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, relayer).deploy(feeRecipient, { nonce: 1 })).waitForDeployment();
+  return { usdc, factory };
+}
+
+/** Puts back to PENDING the devnet deployments whose clone has no code (lost with unsaved state). */
+async function requeueMissingClones(prisma: Prisma, anvil: Anvil): Promise<number> {
+  const mined = await prisma.cloneDeployment.findMany({
+    where: { chainId: DEVNET_CHAIN_ID, status: "MINED" },
+    include: { charge: { select: { cloneAddress: true } } },
+  });
+  if (mined.length === 0) return 0;
+  const provider = new JsonRpcProvider(anvil.url, DEVNET_CHAIN_ID, { staticNetwork: true });
+  try {
+    const missing: string[] = [];
+    for (const d of mined) if (d.charge.cloneAddress && (await provider.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
+    if (missing.length > 0) {
+      await prisma.cloneDeployment.updateMany({
+        where: { chargeId: { in: missing } },
+        data: { status: "PENDING", rawTx: null, txHash: null, nextAttemptAt: new Date() },
+      });
+    }
+    return missing.length;
+  } finally {
+    provider.destroy();
+  }
+}

@@ -1,0 +1,92 @@
+// The relayer: the one account per chain that pays gas for our transactions (it never holds
+// merchants' money and no contract lets it move any). Transactions are signed here and handed back
+// before they are broadcast, so the caller can store them first and, after a crash, send the very
+// same transaction again instead of a second one.
+import { FetchRequest, JsonRpcProvider, Transaction, type TransactionRequest, Wallet } from "ethers";
+import type { EnabledChain } from "./chains.js";
+
+/** A signed transaction, ready to broadcast. */
+export interface SignedTx {
+  raw: string;
+  hash: string;
+  nonce: number;
+}
+
+const TRANSIENT = /timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|socket hang up|rate limit|429|502|503|504|SERVER_ERROR|NETWORK_ERROR/i;
+
+/** True for RPC failures worth retrying (network trouble, rate limits, node hiccups). */
+export function isTransientRpcError(e: unknown): boolean {
+  const err = e as { code?: string; message?: string; shortMessage?: string };
+  return TRANSIENT.test(`${err.code ?? ""} ${err.shortMessage ?? ""} ${err.message ?? ""}`);
+}
+
+/** Calls `fn`, retrying transient RPC errors with exponential backoff (up to `attempts` tries). */
+export async function withRpcRetry<T>(fn: () => Promise<T>, attempts = 4, baseDelayMs = 200): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (i >= attempts || !isTransientRpcError(e)) throw e;
+      await new Promise((r) => setTimeout(r, baseDelayMs * 2 ** (i - 1)));
+    }
+  }
+}
+
+/** Signs and sends transactions from a chain's relayer key, assigning nonces in order. */
+export class Relayer {
+  readonly provider: JsonRpcProvider;
+  private readonly wallet: Wallet;
+  private nextNonce: number | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly chain: EnabledChain) {
+    const request = new FetchRequest(chain.rpcUrl);
+    request.timeout = 15_000;
+    this.provider = new JsonRpcProvider(request, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    this.wallet = new Wallet(chain.relayerKey, this.provider);
+  }
+
+  /** The relayer's address (it needs native gas money on the chain). */
+  get address(): string {
+    return this.wallet.address;
+  }
+
+  /** Signs `tx` with the next nonce and current fees; nothing is sent. */
+  sign(tx: Pick<TransactionRequest, "to" | "data">): Promise<SignedTx> {
+    // One signature at a time: two concurrent calls must never get the same nonce.
+    const signed = this.queue.then(async () => {
+      this.nextNonce ??= await withRpcRetry(() => this.provider.getTransactionCount(this.wallet.address, "pending"));
+      const populated = await withRpcRetry(() => this.wallet.populateTransaction({ ...tx, nonce: this.nextNonce!, chainId: this.chain.chainId }));
+      const raw = await this.wallet.signTransaction(populated);
+      const nonce = this.nextNonce!;
+      this.nextNonce = nonce + 1;
+      return { raw, hash: Transaction.from(raw).hash!, nonce };
+    });
+    this.queue = signed.catch(() => {});
+    return signed;
+  }
+
+  /**
+   * Broadcasts a signed transaction. "Already known" counts as sent. Returns false when its nonce
+   * has been used by another transaction (it can never be mined; sign a new one).
+   */
+  async broadcast(raw: string): Promise<boolean> {
+    try {
+      await withRpcRetry(() => this.provider.broadcastTransaction(raw));
+      return true;
+    } catch (e) {
+      const message = `${(e as Error).message}`;
+      if (/already known|already imported|known transaction/i.test(message)) return true;
+      if (/nonce too low|nonce has already been used|NONCE_EXPIRED/i.test(message)) {
+        this.nextNonce = null;
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /** Releases the RPC connection. */
+  close(): void {
+    this.provider.destroy();
+  }
+}

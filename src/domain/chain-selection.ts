@@ -1,0 +1,134 @@
+// The buyer's side of a charge before payment: the public view the hosted page shows, and picking
+// the chain, which fixes the clone address and queues its deployment. The charge id is the
+// capability: these functions take no merchant scope.
+import { z } from "zod";
+import type { ChainSet, EnabledChain } from "../chain/chains.js";
+import { predictCloneAddress } from "../chain/clones.js";
+import type { Prisma } from "../db/client.js";
+import { notPayableReason } from "./charge-lifecycle.js";
+import { type Charge, type ChargeSettings, chargeResource } from "./charges.js";
+import { AppError, notFound } from "./errors.js";
+import { recordEvent } from "./events.js";
+import { formatAmount, formatAmountOrNull } from "./money.js";
+import { parseInput } from "./validation.js";
+
+const MINUTE_MS = 60_000;
+
+/** A chain as the hosted page lists it. */
+export interface PublicChain {
+  chainId: number;
+  name: string;
+  usdcAddress: string;
+  explorerUrl: string | null;
+}
+
+/** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
+export interface PublicCharge {
+  id: string;
+  amount: string;
+  currency: string;
+  status: string;
+  amountReceived: string | null;
+  amountRemaining: string;
+  chainId: number | null;
+  cloneAddress: string | null;
+  expiresAt: string;
+  description: string | null;
+  merchantName: string;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  livemode: boolean;
+  chains: PublicChain[];
+}
+
+/** The hosted page's view of a charge, or 404. */
+export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {
+  const charge = await prisma.charge.findUnique({ where: { id: chargeId }, include: { merchant: { select: { name: true } } } });
+  if (!charge) throw notFound("charge", chargeId);
+  return publicCharge(charge, charge.merchant.name, chains.forMode(charge.livemode));
+}
+
+const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
+
+/**
+ * Picks the chain a charge will be paid on, once. Fixes the clone address (CREATE2, computed
+ * locally), the confirmations and a new expiry (the merchant's payment window), queues the clone's
+ * deployment and records `charge.chain_selected`, all in one transaction.
+ */
+export async function selectChain(
+  prisma: Prisma,
+  chains: ChainSet,
+  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  chargeId: string,
+  input: unknown,
+  now = new Date(),
+): Promise<Charge> {
+  const { chainId } = parseInput(selectSchema, input);
+  return prisma.$transaction(async (tx) => {
+    // The row lock makes a second, concurrent selection wait and then see the first.
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${chargeId} FOR UPDATE`;
+    if (locked.length === 0) throw notFound("charge", chargeId);
+    const charge = await tx.charge.findUniqueOrThrow({ where: { id: chargeId }, include: { merchant: { select: { paymentWindowMinutes: true } } } });
+    const chain = chains.get(chainId);
+    if (!chain || chain.testnet === charge.livemode) {
+      const offered = chains.forMode(charge.livemode).map((c) => c.chainId);
+      throw new AppError(
+        400,
+        "chain_unsupported",
+        `Chain ${chainId} is not available for this charge; choose one of: ${offered.join(", ") || "none"}`,
+        "chainId",
+      );
+    }
+    if (charge.chainId !== null)
+      throw new AppError(409, "chain_already_selected", `A chain (${charge.chainId}) has already been picked for this charge`, "chainId");
+    const refusal = notPayableReason(charge, now);
+    if (refusal) throw new AppError(409, "charge_not_payable", `This charge cannot be paid: ${refusal}`, null);
+
+    const cloneAddress = predictCloneAddress({
+      factory: chain.factory,
+      implementation: chain.implementation,
+      chargeId,
+      wallet: charge.settlementWallet,
+      feeBps: charge.feeBps,
+    });
+    const updated = await tx.charge.update({
+      where: { id: chargeId },
+      data: {
+        chainId,
+        confirmations: chain.confirmations,
+        cloneAddress,
+        expiresAt: new Date(now.getTime() + charge.merchant.paymentWindowMinutes * MINUTE_MS),
+      },
+    });
+    await tx.cloneDeployment.create({ data: { chargeId, chainId } });
+    await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
+    return updated;
+  });
+}
+
+/** The public view of a charge and the chains offered for its mode. */
+export function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[]): PublicCharge {
+  const received = c.amountReceived ?? 0n;
+  return {
+    id: c.id,
+    amount: formatAmount(c.amount),
+    currency: c.currency,
+    status: c.status,
+    amountReceived: formatAmountOrNull(c.amountReceived),
+    amountRemaining: formatAmount(received >= c.amount ? 0n : c.amount - received),
+    chainId: c.chainId,
+    cloneAddress: c.cloneAddress,
+    expiresAt: c.expiresAt.toISOString(),
+    description: c.description,
+    merchantName,
+    successUrl: c.successUrl,
+    cancelUrl: c.cancelUrl,
+    livemode: c.livemode,
+    chains: chains.map(publicChain),
+  };
+}
+
+/** A chain as buyers and merchants see it. */
+export function publicChain(chain: EnabledChain): PublicChain {
+  return { chainId: chain.chainId, name: chain.name, usdcAddress: chain.usdc, explorerUrl: chain.explorer };
+}

@@ -1,0 +1,61 @@
+// `PaymentSession` (public: the hosted page's view of a charge), `Chain`, and the public
+// `paymentSession` query and `selectPaymentChain` mutation; plus the merchant's `chains` query.
+import { getPublicCharge, type PublicChain, type PublicCharge, publicChain, selectChain } from "../../domain/chain-selection.js";
+import { builder } from "../builder.js";
+
+export const Chain = builder.objectRef<PublicChain>("Chain").implement({
+  description: "A chain a charge can be paid on.",
+  fields: (t) => ({
+    chainId: t.exposeInt("chainId"),
+    name: t.exposeString("name"),
+    usdcAddress: t.exposeString("usdcAddress", { description: "The native USDC contract to pay with." }),
+    explorerUrl: t.exposeString("explorerUrl", { nullable: true }),
+  }),
+});
+
+export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").implement({
+  description: "What anyone holding a charge id may see: the hosted payment page's view.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    livemode: t.exposeBoolean("livemode"),
+    amount: t.exposeString("amount"),
+    currency: t.exposeString("currency"),
+    status: t.exposeString("status"),
+    amountReceived: t.exposeString("amountReceived", { nullable: true }),
+    amountRemaining: t.exposeString("amountRemaining"),
+    chainId: t.exposeInt("chainId", { nullable: true }),
+    cloneAddress: t.exposeString("cloneAddress", { nullable: true }),
+    expiresAt: t.exposeString("expiresAt"),
+    description: t.exposeString("description", { nullable: true }),
+    merchantName: t.exposeString("merchantName"),
+    successUrl: t.exposeString("successUrl", { nullable: true }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    chains: t.field({ type: [Chain], description: "Chains offered for this charge's mode.", resolve: (s) => s.chains }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  paymentSession: t.field({
+    type: PaymentSession,
+    description: "Public: the hosted page's view of a charge (no API key needed).",
+    args: { chargeId: t.arg.id({ required: true }) },
+    resolve: (_root, { chargeId }, ctx) => getPublicCharge(ctx.prisma, ctx.chains, chargeId),
+  }),
+  chains: t.field({
+    type: [Chain],
+    description: "The chains your key's mode can take payments on.",
+    resolve: (_root, _args, ctx) => ctx.chains.forMode(ctx.scope().livemode).map(publicChain),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  selectPaymentChain: t.field({
+    type: PaymentSession,
+    description: "Public: picks the chain a charge is paid on (once) and returns its payment address.",
+    args: { chargeId: t.arg.id({ required: true }), chainId: t.arg.int({ required: true }) },
+    resolve: async (_root, { chargeId, chainId }, ctx) => {
+      await selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId });
+      return getPublicCharge(ctx.prisma, ctx.chains, chargeId);
+    },
+  }),
+}));
