@@ -95,7 +95,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     } catch {
       problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
     }
-  } else if (chains.length > 0) {
+  } else if (Object.keys(cleaned).some((k) => k.startsWith("CHAIN_"))) {
     problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
@@ -133,4 +133,25 @@ function readProcessEnv(): Record<string, string | undefined> {
 
 function stripSlash(s: string): string {
   return s.replace(/\/+$/, "");
+}
+
+/** What `npm run contracts:deploy -- --chain <id>` needs: the chain's RPC URL, a funded key, the fee recipient. */
+export function loadDeploySettings(
+  chainId: number,
+  env: Record<string, string | undefined> = readProcessEnv(),
+): { rpcUrl: string; relayerKey: string; feeRecipient: string } {
+  const problems: string[] = [];
+  const rpcUrl = env[`CHAIN_${chainId}_RPC_URL`] ?? "";
+  const relayerKey = env[`CHAIN_${chainId}_RELAYER_KEY`] || env.RELAYER_PRIVATE_KEY || "";
+  if (!/^(https?|wss?):\/\/.+/.test(rpcUrl)) problems.push(`CHAIN_${chainId}_RPC_URL: required, an http(s) or ws(s) URL`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(relayerKey))
+    problems.push(`CHAIN_${chainId}_RELAYER_KEY or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key (pays the gas)`);
+  let feeRecipient = "";
+  try {
+    feeRecipient = getAddress(env.FEE_RECIPIENT ?? "");
+  } catch {
+    problems.push("FEE_RECIPIENT: required, the (checksummed) address that receives the protocol fee; it is fixed in the contracts");
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+  return { rpcUrl, relayerKey, feeRecipient };
 }

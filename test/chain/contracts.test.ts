@@ -2,7 +2,7 @@ import { Contract, type ContractRunner, parseUnits, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChargeCloneArtifact } from "../../src/chain/artifacts.js";
 import { cloneSalt, predictCloneAddress } from "../../src/chain/clones.js";
-import { type TestChain, startTestChain } from "../helpers/chain.js";
+import { ANVIL_KEYS, type TestChain, startTestChain } from "../helpers/chain.js";
 
 let chain: TestChain;
 beforeAll(async () => {
@@ -225,5 +225,24 @@ describe("MockUSDC", () => {
     await expect(
       asRelayer.getFunction("transferWithAuthorization").staticCall(holderAddress, to, 8_000_000n, 0n, deadline, `0x${"cd".repeat(32)}`, a.v, a.r, a.s),
     ).rejects.toThrow();
+  });
+});
+
+describe("npm run contracts:deploy", () => {
+  it("deploys a working factory to a chain given its RPC URL, a funded key and the fee recipient", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const env = { ...process.env, CHAIN_31337_RPC_URL: chain.anvil.url, RELAYER_PRIVATE_KEY: ANVIL_KEYS[4], FEE_RECIPIENT: chain.feeRecipient };
+    const { stdout } = await promisify(execFile)(process.execPath, ["dist/cli/contracts.js", "deploy", "--chain", "31337"], { env });
+    const factory = /CHAIN_31337_FACTORY=(0x[0-9a-fA-F]{40})/.exec(stdout)?.[1];
+    expect(factory).toBeDefined();
+    const deployed = new Contract(factory!, chain.factory.interface, chain.provider);
+    expect(await clone(await deployed.getFunction("implementation")()).getFunction("feeRecipient")()).toBe(chain.feeRecipient);
+
+    const missing = await promisify(execFile)(process.execPath, ["dist/cli/contracts.js", "deploy", "--chain", "31337"], {
+      env: { PATH: process.env.PATH },
+    }).catch((e) => e);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/CHAIN_31337_RPC_URL.*\n.*RELAYER_PRIVATE_KEY.*\n.*FEE_RECIPIENT/);
   });
 });

@@ -4,6 +4,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -113,5 +114,47 @@ describe("npm run worker", () => {
     expect(out).toContain('"database":"embedded"');
     worker.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+});
+
+describe("npm start's local devnet", () => {
+  it("takes a test payment end to end: create a charge, stablegate devnet pay, the clone is deployed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sg-devnet-"));
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const devEnv = { ...env, NODE_ENV: "development", DATA_DIR: dir, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+    const child = spawn(process.execPath, ["dist/main.js"], { env: devEnv, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", r));
+    try {
+      for (let i = 0; i < 300 && !out.includes("stablegate devnet pay"); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain('"chains":[31337]');
+      const key = /sk_test_[0-9A-Za-z]{32}/.exec(out)![0];
+      const headers = { "x-api-key": key, "content-type": "application/json" };
+      const charge = await (
+        await fetch(`${devEnv.PUBLIC_URL}/v1/charges`, { method: "POST", headers, body: JSON.stringify({ orderId: "e2e", amount: "12.5" }) })
+      ).json();
+      const paid = await run(process.execPath, ["dist/cli/main.js", "devnet", "pay", charge.id], { env: devEnv });
+      expect(paid.stdout).toMatch(/^Paid 12\.50 USDC to 0x[0-9a-fA-F]{40} from 0x90F79bf6EB2c4f870365E785982E1f101E93b906/);
+      let deployedAt: string | null = null;
+      for (let i = 0; i < 100 && !deployedAt; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        deployedAt = (await (await fetch(`${devEnv.PUBLIC_URL}/v1/charges/${charge.id}`, { headers })).json()).deployedAt;
+      }
+      expect(deployedAt).not.toBeNull();
+      const bad = await run(process.execPath, ["dist/cli/main.js", "devnet", "pay", "chrg_missing"], { env: devEnv }).catch((e) => e);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/No such charge/);
+    } finally {
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
