@@ -1,5 +1,7 @@
-// Runs anvil (Foundry's local EVM node) from the `@foundry-rs/anvil` npm package: no download, no
-// network. Used for the local devnet of `npm start` and by the chain tests.
+// Runs anvil (Foundry's local EVM node) from its npm package (`@foundry-rs/anvil-<os>-<arch>`, the
+// binary inside): no download, no network. Used for the local devnet of `npm start` and the chain
+// tests. Only the linux-amd64 package is a dependency: the others are not on the registry mirror this
+// project is locked against; elsewhere, `npm install @foundry-rs/anvil` adds the right one.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -31,7 +33,7 @@ export function anvilBinary(): string {
     const dir = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`));
     return join(dir, "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
   } catch {
-    throw new Error(`anvil is not installed for ${process.platform}-${process.arch} (npm package ${pkg}); run npm ci`);
+    throw new Error(`anvil is not installed for ${process.platform}-${process.arch}: run npm install --no-save ${pkg} (or set DEVNET=false)`);
   }
 }
 
