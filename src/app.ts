@@ -1,7 +1,7 @@
 // Wires configuration, database, domain services and the HTTP doors into one service.
 import { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
-import { ChainSet, enableChain } from "./chain/chains.js";
+import { ChainSet } from "./chain/chains.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
@@ -29,7 +29,7 @@ export interface App {
 }
 
 export interface BuildOptions {
-  /** An already-open database (tests); otherwise one is opened from the config. */
+  /** An already-open, migrated database; otherwise one is opened from the config and migrated. */
   db?: Database;
   logger?: Logger;
   /** The chains to take payments on; by default the configured ones (main.ts adds the devnet). */
@@ -43,12 +43,18 @@ export function createLogger(config: Config, service: string): Logger {
   return pino({ level: config.logLevel, base: { service } });
 }
 
-/** Builds the API service from `config`, applying pending migrations first. */
-export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
-  const logger = options.logger ?? createLogger(config, "stablegate-api");
-  const db = options.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
+/** Opens the configured database and applies pending migrations: every entry point starts here. */
+export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   const applied = await migrate(db);
   if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+  return db;
+}
+
+/** Builds the API service from `config` on `options.db` (already migrated), or on a database it opens and migrates. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger(config, "stablegate-api");
+  const db = options.db ?? (await openMigratedDatabase(config, logger));
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
   // Connection errors are retried by ioredis; logging them is enough, they must not crash the API.
@@ -59,7 +65,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const rateLimiter = new RateLimiter(config.rateLimits, redis);
   const idempotency = new IdempotencyStore(prisma);
   const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl };
-  const chains = options.chains ?? new ChainSet(config.chains.map((c) => enableChain(c)));
+  const chains = options.chains ?? ChainSet.configured(config.chains);
   const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains };
 
   const server = createServer(logger, db);

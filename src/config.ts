@@ -2,7 +2,7 @@
 import { config as loadDotenv } from "dotenv";
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { type ChainSettings, parseChainSettings } from "./chain/config.js";
+import { type ChainSettings, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -82,23 +82,18 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = schema.safeParse(cleaned);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+    throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`));
   }
   const e = parsed.data;
   const { chains, problems } = parseChainSettings(cleaned);
   if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
-  let feeRecipient: string | undefined;
-  if (e.FEE_RECIPIENT) {
-    try {
-      feeRecipient = getAddress(e.FEE_RECIPIENT);
-    } catch {
-      problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
-    }
-  } else if (Object.keys(cleaned).some((k) => k.startsWith("CHAIN_"))) {
+  const feeRecipient = checksummed(e.FEE_RECIPIENT) ?? undefined;
+  if (e.FEE_RECIPIENT && !feeRecipient) {
+    problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
+  } else if (!e.FEE_RECIPIENT && Object.keys(cleaned).some((k) => k.startsWith("CHAIN_"))) {
     problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+  if (problems.length > 0) throw invalidConfig(problems);
   const publicUrl = stripSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
   return {
     env: e.NODE_ENV,
@@ -140,18 +135,24 @@ export function loadDeploySettings(
   chainId: number,
   env: Record<string, string | undefined> = readProcessEnv(),
 ): { rpcUrl: string; relayerKey: string; feeRecipient: string } {
-  const problems: string[] = [];
   const rpcUrl = env[`CHAIN_${chainId}_RPC_URL`] ?? "";
-  const relayerKey = env[`CHAIN_${chainId}_RELAYER_KEY`] || env.RELAYER_PRIVATE_KEY || "";
-  if (!/^(https?|wss?):\/\/.+/.test(rpcUrl)) problems.push(`CHAIN_${chainId}_RPC_URL: required, an http(s) or ws(s) URL`);
-  if (!/^0x[0-9a-fA-F]{64}$/.test(relayerKey))
-    problems.push(`CHAIN_${chainId}_RELAYER_KEY or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key (pays the gas)`);
-  let feeRecipient = "";
+  const relayerKey = relayerKeyOf(env, chainId);
+  const feeRecipient = checksummed(env.FEE_RECIPIENT);
+  const problems = [rpcUrlProblem(chainId, rpcUrl), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null);
+  if (!feeRecipient) problems.push("FEE_RECIPIENT: required, the (checksummed) address that receives the protocol fee; it is fixed in the contracts");
+  if (problems.length > 0) throw invalidConfig(problems);
+  return { rpcUrl, relayerKey, feeRecipient: feeRecipient! };
+}
+
+function invalidConfig(problems: string[]): ConfigError {
+  return new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+}
+
+/** The checksummed form of an EVM address, or null when it is missing or invalid. */
+function checksummed(address: string | undefined): string | null {
   try {
-    feeRecipient = getAddress(env.FEE_RECIPIENT ?? "");
+    return address ? getAddress(address) : null;
   } catch {
-    problems.push("FEE_RECIPIENT: required, the (checksummed) address that receives the protocol fee; it is fixed in the contracts");
+    return null;
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
-  return { rpcUrl, relayerKey, feeRecipient };
 }

@@ -1,21 +1,18 @@
 // `npm start`: the whole service in one process on the configured (by default embedded) database:
 // the API, the local devnet in development, and, unless RUN_WORKER=false, the background jobs.
-import { buildApp, createLogger } from "./app.js";
-import { ChainSet, enableChain } from "./chain/chains.js";
+import { buildApp, createLogger, openMigratedDatabase } from "./app.js";
+import { ChainSet } from "./chain/chains.js";
 import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./cli/demo.js";
 import { loadConfig } from "./config.js";
-import { openDatabase } from "./db/client.js";
-import { migrate } from "./db/migrate.js";
 import { startJobs } from "./jobs/index.js";
 import { runUntilSignal } from "./process.js";
 
 const config = loadConfig();
 const logger = createLogger(config, "stablegate");
-const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
-await migrate(db);
+const db = await openMigratedDatabase(config, logger);
 const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logger, config.feeRecipient) : null;
-const chains = new ChainSet([...config.chains.map((c) => enableChain(c)), ...(devnet ? [devnet.chain] : [])]);
+const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
 const app = await buildApp(config, { db, logger, chains });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);
 const jobs = config.runWorker ? startJobs(config, db, chains, logger) : null;

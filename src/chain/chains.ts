@@ -38,6 +38,11 @@ export class ChainSet {
     this.byId = new Map(chains.map((c) => [c.chainId, c]));
   }
 
+  /** The operator's configured chains, plus any this process runs itself (the devnet). */
+  static configured(settings: ChainSettings[], extra: EnabledChain[] = []): ChainSet {
+    return new ChainSet([...settings.map((c) => enableChain(c)), ...extra]);
+  }
+
   /** The enabled chain `chainId`, or undefined. */
   get(chainId: number): EnabledChain | undefined {
     return this.byId.get(chainId);

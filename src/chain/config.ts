@@ -36,7 +36,9 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
       continue;
     }
     const before = problems.length;
-    if (!v.RPC_URL || !/^(https?|wss?):\/\/.+/.test(v.RPC_URL)) problems.push(`${at("RPC_URL")}: required, an http(s) or ws(s) URL`);
+    const rpcUrl = v.RPC_URL ?? "";
+    const relayerKey = relayerKeyOf(env, chainId);
+    problems.push(...[rpcUrlProblem(chainId, rpcUrl), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
     let factory = "";
     try {
       factory = getAddress(v.FACTORY ?? "");
@@ -45,11 +47,24 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
     }
     const confirmations = v.CONFIRMATIONS === undefined ? info.confirmations : Number(v.CONFIRMATIONS);
     if (!Number.isInteger(confirmations) || confirmations < 1 || confirmations > 1000) problems.push(`${at("CONFIRMATIONS")}: an integer from 1 to 1000`);
-    const relayerKey = v.RELAYER_KEY ?? env.RELAYER_PRIVATE_KEY ?? "";
-    if (!isPrivateKey(relayerKey)) problems.push(`${at("RELAYER_KEY")} or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key`);
-    if (problems.length === before) chains.push({ chainId, rpcUrl: v.RPC_URL!, factory, confirmations, relayerKey });
+    if (problems.length === before) chains.push({ chainId, rpcUrl, factory, confirmations, relayerKey });
   }
   return { chains, problems };
+}
+
+/** The key that pays gas on `chainId`: its own CHAIN_<id>_RELAYER_KEY, else RELAYER_PRIVATE_KEY. */
+export function relayerKeyOf(env: Record<string, string | undefined>, chainId: number): string {
+  return env[`CHAIN_${chainId}_RELAYER_KEY`] || env.RELAYER_PRIVATE_KEY || "";
+}
+
+/** What is wrong with a chain's RPC URL, or null. */
+export function rpcUrlProblem(chainId: number, url: string): string | null {
+  return /^(https?|wss?):\/\/.+/.test(url) ? null : `CHAIN_${chainId}_RPC_URL: required, an http(s) or ws(s) URL`;
+}
+
+/** What is wrong with a chain's relayer key, or null. */
+export function relayerKeyProblem(chainId: number, key: string): string | null {
+  return isPrivateKey(key) ? null : `CHAIN_${chainId}_RELAYER_KEY or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key (pays the gas)`;
 }
 
 function isPrivateKey(key: string): boolean {

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { Contract, ContractFactory, getCreateAddress, JsonRpcProvider, Wallet } from "ethers";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { type Anvil, DEVNET_CHAIN_ID, startAnvil } from "./anvil.js";
+import { DEVNET_CHAIN_ID, startAnvil } from "./anvil.js";
 import { ChargeFactoryArtifact, MockUSDCArtifact } from "./artifacts.js";
 import { type EnabledChain, enableChain } from "./chains.js";
 
@@ -69,12 +69,12 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
     const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
     const token = new Contract(usdc, MockUSDCArtifact.abi, relayer);
     if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
+    const requeued = await requeueMissingClones(prisma, provider);
     provider.destroy();
 
     const info: DevnetInfo = { rpcUrl: anvil.url, chainId: DEVNET_CHAIN_ID, usdc, factory, payerKey: DEVNET_KEYS.payer };
     writeFileSync(join(dir, "devnet.json"), `${JSON.stringify(info, null, 2)}\n`);
     const chain = enableChain({ chainId: DEVNET_CHAIN_ID, rpcUrl: anvil.url, factory, confirmations: 1, relayerKey: DEVNET_KEYS.relayer }, usdc);
-    const requeued = await requeueMissingClones(prisma, anvil);
     logger.info({ rpcUrl: anvil.url, usdc, factory, requeued }, "devnet running (chain 31337, test mode)");
     return { chain, info, stop: () => anvil.stop() };
   } catch (e) {
@@ -97,24 +97,18 @@ async function deployContracts(provider: JsonRpcProvider, feeRecipient: string):
 }
 
 /** Puts back to PENDING the devnet deployments whose clone has no code (lost with unsaved state). */
-async function requeueMissingClones(prisma: Prisma, anvil: Anvil): Promise<number> {
+async function requeueMissingClones(prisma: Prisma, provider: JsonRpcProvider): Promise<number> {
   const mined = await prisma.cloneDeployment.findMany({
     where: { chainId: DEVNET_CHAIN_ID, status: "MINED" },
     include: { charge: { select: { cloneAddress: true } } },
   });
-  if (mined.length === 0) return 0;
-  const provider = new JsonRpcProvider(anvil.url, DEVNET_CHAIN_ID, { staticNetwork: true });
-  try {
-    const missing: string[] = [];
-    for (const d of mined) if (d.charge.cloneAddress && (await provider.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
-    if (missing.length > 0) {
-      await prisma.cloneDeployment.updateMany({
-        where: { chargeId: { in: missing } },
-        data: { status: "PENDING", rawTx: null, txHash: null, nextAttemptAt: new Date() },
-      });
-    }
-    return missing.length;
-  } finally {
-    provider.destroy();
+  const missing: string[] = [];
+  for (const d of mined) if (d.charge.cloneAddress && (await provider.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
+  if (missing.length > 0) {
+    await prisma.cloneDeployment.updateMany({
+      where: { chargeId: { in: missing } },
+      data: { status: "PENDING", rawTx: null, txHash: null, nextAttemptAt: new Date() },
+    });
   }
+  return missing.length;
 }

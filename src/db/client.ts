@@ -79,22 +79,20 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     sql: {
       async tryLock(lockKey) {
         const client = await pool.connect();
+        let locked = false;
         try {
-          const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [lockKey]);
-          if (rows[0]?.locked) {
-            return {
-              async release() {
-                await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).catch(() => {});
-                client.release();
-              },
-            };
-          }
-        } catch (e) {
-          client.release();
-          throw e;
+          locked = (await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [lockKey])).rows[0]?.locked === true;
+        } finally {
+          // Only a held lock keeps its connection.
+          if (!locked) client.release();
         }
-        client.release();
-        return null;
+        if (!locked) return null;
+        return {
+          async release() {
+            await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).catch(() => {});
+            client.release();
+          },
+        };
       },
       async withLock(lockKey, fn) {
         const client = await pool.connect();

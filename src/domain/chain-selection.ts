@@ -53,7 +53,7 @@ const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chai
 /**
  * Picks the chain a charge will be paid on, once. Fixes the clone address (CREATE2, computed
  * locally), the confirmations and a new expiry (the merchant's payment window), queues the clone's
- * deployment and records `charge.chain_selected`, all in one transaction.
+ * deployment and records `charge.chain_selected`, all in one transaction. Returns the public view.
  */
 export async function selectChain(
   prisma: Prisma,
@@ -62,13 +62,16 @@ export async function selectChain(
   chargeId: string,
   input: unknown,
   now = new Date(),
-): Promise<Charge> {
+): Promise<PublicCharge> {
   const { chainId } = parseInput(selectSchema, input);
   return prisma.$transaction(async (tx) => {
     // The row lock makes a second, concurrent selection wait and then see the first.
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${chargeId} FOR UPDATE`;
     if (locked.length === 0) throw notFound("charge", chargeId);
-    const charge = await tx.charge.findUniqueOrThrow({ where: { id: chargeId }, include: { merchant: { select: { paymentWindowMinutes: true } } } });
+    const charge = await tx.charge.findUniqueOrThrow({
+      where: { id: chargeId },
+      include: { merchant: { select: { name: true, paymentWindowMinutes: true } } },
+    });
     const chain = chains.get(chainId);
     if (!chain || chain.testnet === charge.livemode) {
       const offered = chains.forMode(charge.livemode).map((c) => c.chainId);
@@ -102,12 +105,12 @@ export async function selectChain(
     });
     await tx.cloneDeployment.create({ data: { chargeId, chainId } });
     await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
-    return updated;
+    return publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode));
   });
 }
 
 /** The public view of a charge and the chains offered for its mode. */
-export function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[]): PublicCharge {
+function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[]): PublicCharge {
   const received = c.amountReceived ?? 0n;
   return {
     id: c.id,

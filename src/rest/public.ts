@@ -14,8 +14,7 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   });
 
   app.post<IdParams>("/v1/public/charges/:id/chain", { config: { group: "create", auth: "public" } }, async (req, reply) => {
-    await selectChain(prisma, chains, settings, req.params.id, req.body ?? {});
     reply.header("Cache-Control", "no-store");
-    return getPublicCharge(prisma, chains, req.params.id);
+    return selectChain(prisma, chains, settings, req.params.id, req.body ?? {});
   });
 }

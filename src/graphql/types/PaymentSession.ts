@@ -53,9 +53,6 @@ builder.mutationFields((t) => ({
     type: PaymentSession,
     description: "Public: picks the chain a charge is paid on (once) and returns its payment address.",
     args: { chargeId: t.arg.id({ required: true }), chainId: t.arg.int({ required: true }) },
-    resolve: async (_root, { chargeId, chainId }, ctx) => {
-      await selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId });
-      return getPublicCharge(ctx.prisma, ctx.chains, chargeId);
-    },
+    resolve: (_root, { chargeId, chainId }, ctx) => selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId }),
   }),
 }));
