@@ -38,6 +38,9 @@ const schema = z.object({
   FEE_RECIPIENT: z.string().optional(),
   DEVNET: z.enum(["auto", "true", "false"], { error: "must be auto, true or false" }).default("auto"),
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
+  CHAIN_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1_000),
+  RELAYER_BUMP_AFTER_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+  PARTIAL_PAYMENT_EXTENSION_MINUTES: z.coerce.number().int().min(0).max(10_080).default(15),
 });
 
 export type Mode = "development" | "production" | "test";
@@ -70,6 +73,12 @@ export interface Config {
   devnet: boolean;
   /** How often the worker looks for PENDING charges past their expiry. */
   expirySweepIntervalMs: number;
+  /** How often each chain's runner polls the node for new blocks and moves payments along. */
+  chainPollIntervalMs: number;
+  /** How long a deployment or flush transaction may stay unmined before it is replaced with higher fees. */
+  relayerBumpAfterMs: number;
+  /** How far a partial payment pushes a charge's expiry back, in minutes. */
+  partialExtensionMinutes: number;
 }
 
 /** Thrown when the environment holds an invalid setting; the message names every bad variable. */
@@ -90,7 +99,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
   const feeRecipient = checksummed(e.FEE_RECIPIENT) ?? undefined;
   if (e.FEE_RECIPIENT && !feeRecipient) {
     problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
-  } else if (!e.FEE_RECIPIENT && Object.keys(cleaned).some((k) => k.startsWith("CHAIN_"))) {
+  } else if (!e.FEE_RECIPIENT && Object.keys(cleaned).some((k) => /^CHAIN_\d+_/.test(k))) {
     problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
   }
   if (problems.length > 0) throw invalidConfig(problems);
@@ -117,6 +126,9 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     // and not once real chains are configured.
     devnet: e.DEVNET === "true" || (e.DEVNET === "auto" && e.NODE_ENV === "development" && chains.length === 0),
     expirySweepIntervalMs: e.EXPIRY_SWEEP_INTERVAL_MS,
+    chainPollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
+    relayerBumpAfterMs: e.RELAYER_BUMP_AFTER_MS,
+    partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
   };
 }
 

@@ -19,7 +19,7 @@ export interface EnabledChain extends ChainInfo {
 /** Builds an enabled chain from settings; the devnet passes its own mock USDC address. */
 export function enableChain(settings: ChainSettings, usdcOverride?: string): EnabledChain {
   const info = knownChain(settings.chainId);
-  const usdc = usdcOverride ?? info?.usdc;
+  const usdc = usdcOverride ?? settings.usdc ?? info?.usdc;
   if (!info || !usdc) throw new Error(`chain ${settings.chainId} has no USDC address`);
   return {
     ...info,

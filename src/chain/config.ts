@@ -1,5 +1,6 @@
 // Per-chain settings from the environment: CHAIN_<id>_RPC_URL, CHAIN_<id>_FACTORY and optional
-// CHAIN_<id>_CONFIRMATIONS and CHAIN_<id>_RELAYER_KEY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY.
+// CHAIN_<id>_CONFIRMATIONS and CHAIN_<id>_RELAYER_KEY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY;
+// CHAIN_<id>_USDC only for a chain the registry has no USDC for (a devnet you run yourself).
 // Pure: config.ts hands it the environment and reports its problems with the rest.
 import { getAddress, isHexString, Wallet } from "ethers";
 import { knownChain } from "./registry.js";
@@ -13,9 +14,11 @@ export interface ChainSettings {
   confirmations: number;
   /** Private key of the account that pays gas (never holds merchants' money). */
   relayerKey: string;
+  /** The USDC token, where the registry has none (the devnet). */
+  usdc?: string;
 }
 
-const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY)$/;
+const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|USDC)$/;
 
 /** Reads the chain settings; returns them with a list of problems (empty when all is well). */
 export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
@@ -47,7 +50,17 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
     }
     const confirmations = v.CONFIRMATIONS === undefined ? info.confirmations : Number(v.CONFIRMATIONS);
     if (!Number.isInteger(confirmations) || confirmations < 1 || confirmations > 1000) problems.push(`${at("CONFIRMATIONS")}: an integer from 1 to 1000`);
-    if (problems.length === before) chains.push({ chainId, rpcUrl, factory, confirmations, relayerKey });
+    let usdc: string | undefined;
+    if (info.usdc && v.USDC) {
+      problems.push(`${at("USDC")}: chain ${chainId} always uses native USDC (${info.usdc}); remove this setting`);
+    } else if (!info.usdc) {
+      try {
+        usdc = getAddress(v.USDC ?? "");
+      } catch {
+        problems.push(`${at("USDC")}: required for chain ${chainId}, the address of its USDC token`);
+      }
+    }
+    if (problems.length === before) chains.push({ chainId, rpcUrl, factory, confirmations, relayerKey, ...(usdc && { usdc }) });
   }
   return { chains, problems };
 }

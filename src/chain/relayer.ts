@@ -2,7 +2,7 @@
 // merchants' money and no contract lets it move any). Transactions are signed here and handed back
 // before they are broadcast, so the caller can store them first and, after a crash, send the very
 // same transaction again instead of a second one.
-import { FetchRequest, JsonRpcProvider, Transaction, type TransactionRequest, Wallet } from "ethers";
+import { FetchRequest, JsonRpcProvider, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
 import type { EnabledChain } from "./chains.js";
 
 /** A signed transaction, ready to broadcast. */
@@ -31,6 +31,11 @@ export async function withRpcRetry<T>(fn: () => Promise<T>, attempts = 4, baseDe
     }
   }
 }
+
+/** A replacement transaction pays at least this percentage of the fees of the one it replaces. */
+const FEE_BUMP_PERCENT = 125n;
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /** Signs and sends transactions from a chain's relayer key, assigning nonces in order. */
 export class Relayer {
@@ -64,6 +69,41 @@ export class Relayer {
     });
     this.queue = signed.catch(() => {});
     return signed;
+  }
+
+  /**
+   * Signs a replacement for a stuck transaction: the same nonce, call and gas limit, with fees of
+   * at least 125 % of the old ones (nodes refuse a replacement under +10 %) or the current
+   * network fees if those are higher. Whichever version is mined, only one can be.
+   */
+  async replace(raw: string): Promise<SignedTx> {
+    const old = Transaction.from(raw);
+    const fees = await withRpcRetry(() => this.provider.getFeeData());
+    const bump = (was: bigint | null, now: bigint | null) => max(((was ?? 0n) * FEE_BUMP_PERCENT) / 100n, now ?? 0n);
+    const replacement: TransactionRequest = { to: old.to, data: old.data, nonce: old.nonce, gasLimit: old.gasLimit, chainId: old.chainId, type: old.type };
+    if (old.type === 2) {
+      replacement.maxPriorityFeePerGas = bump(old.maxPriorityFeePerGas, fees.maxPriorityFeePerGas);
+      replacement.maxFeePerGas = max(bump(old.maxFeePerGas, fees.maxFeePerGas), replacement.maxPriorityFeePerGas);
+    } else {
+      replacement.gasPrice = bump(old.gasPrice, fees.gasPrice);
+    }
+    const signed = await this.wallet.signTransaction(replacement);
+    return { raw: signed, hash: Transaction.from(signed).hash!, nonce: old.nonce };
+  }
+
+  /** How many of the relayer's transactions are mined: every nonce below it is used for good. */
+  minedNonce(): Promise<number> {
+    return withRpcRetry(() => this.provider.getTransactionCount(this.wallet.address, "latest"));
+  }
+
+  /** The receipt of a transaction, or null while it is not mined. */
+  receipt(hash: string): Promise<TransactionReceipt | null> {
+    return withRpcRetry(() => this.provider.getTransactionReceipt(hash));
+  }
+
+  /** Forgets the next nonce (after a signature was thrown away unsent), so the next `sign` asks the node. */
+  resetNonce(): void {
+    this.nextNonce = null;
   }
 
   /**

@@ -25,6 +25,8 @@ export interface SqlRunner {
 
 /** A held session lock. */
 export interface HeldLock {
+  /** False once the lock's connection is gone: the server has released the lock, stop acting on it. */
+  alive(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -87,7 +89,14 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
           if (!locked) client.release();
         }
         if (!locked) return null;
+        // A checked-out client that loses its server emits "error"; alive() reports it instead.
+        client.on("error", () => {});
         return {
+          alive: () =>
+            client.query("SELECT 1").then(
+              () => true,
+              () => false,
+            ),
           async release() {
             await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).catch(() => {});
             client.release();
@@ -145,7 +154,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     prisma,
     kind: "embedded",
     // One process, one connection: nothing else can race, so the lock is a no-op.
-    sql: { withLock: (_key, fn) => fn(conn), tryLock: async () => ({ release: async () => {} }) },
+    sql: { withLock: (_key, fn) => fn(conn), tryLock: async () => ({ alive: async () => true, release: async () => {} }) },
     ping: async () => void (await pglite.query("SELECT 1")),
     async close() {
       await prisma.$disconnect();

@@ -8,6 +8,7 @@ import type { Prisma } from "../db/client.js";
 import { notPayableReason } from "./charge-lifecycle.js";
 import { type Charge, type ChargeSettings, chargeResource } from "./charges.js";
 import { AppError, notFound } from "./errors.js";
+import { paymentStatus } from "./payments.js";
 import { recordEvent } from "./events.js";
 import { formatAmount, formatAmountOrNull } from "./money.js";
 import { parseInput } from "./validation.js";
@@ -22,6 +23,14 @@ export interface PublicChain {
   explorerUrl: string | null;
 }
 
+/** A payment as the hosted page shows it ("seen, 1 of 3 confirmations"). */
+export interface PublicPayment {
+  txHash: string;
+  amount: string;
+  status: "pending" | "confirmed";
+  confirmations: number;
+}
+
 /** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
 export interface PublicCharge {
   id: string;
@@ -30,6 +39,12 @@ export interface PublicCharge {
   status: string;
   amountReceived: string | null;
   amountRemaining: string;
+  /** Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
+  amountPending: string;
+  /** Confirmations each payment needs on the picked chain. */
+  confirmationsRequired: number | null;
+  /** Payments to the clone, oldest first, each with its confirmations so far. */
+  payments: PublicPayment[];
   chainId: number | null;
   cloneAddress: string | null;
   expiresAt: string;
@@ -43,9 +58,19 @@ export interface PublicCharge {
 
 /** The hosted page's view of a charge, or 404. */
 export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {
-  const charge = await prisma.charge.findUnique({ where: { id: chargeId }, include: { merchant: { select: { name: true } } } });
+  const charge = await prisma.charge.findUnique({
+    where: { id: chargeId },
+    include: { merchant: { select: { name: true } }, payments: { orderBy: [{ blockNumber: "asc" }, { logIndex: "asc" }] } },
+  });
   if (!charge) throw notFound("charge", chargeId);
-  return publicCharge(charge, charge.merchant.name, chains.forMode(charge.livemode));
+  const cursor = charge.chainId === null ? null : await prisma.chainCursor.findUnique({ where: { chainId: charge.chainId } });
+  const payments = charge.payments.map((p) => ({
+    txHash: p.txHash,
+    amount: p.amount,
+    status: paymentStatus(p.status),
+    confirmations: cursor && cursor.blockNumber >= p.blockNumber ? Number(cursor.blockNumber - p.blockNumber) + 1 : 0,
+  }));
+  return publicCharge(charge, charge.merchant.name, chains.forMode(charge.livemode), payments);
 }
 
 const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
@@ -105,13 +130,14 @@ export async function selectChain(
     });
     await tx.cloneDeployment.create({ data: { chargeId, chainId } });
     await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
-    return publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode));
+    return publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode), []);
   });
 }
 
-/** The public view of a charge and the chains offered for its mode. */
-function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[]): PublicCharge {
+/** The public view of a charge, its payments and the chains offered for its mode. */
+function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[]): PublicCharge {
   const received = c.amountReceived ?? 0n;
+  const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
   return {
     id: c.id,
     amount: formatAmount(c.amount),
@@ -119,6 +145,9 @@ function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[]): 
     status: c.status,
     amountReceived: formatAmountOrNull(c.amountReceived),
     amountRemaining: formatAmount(received >= c.amount ? 0n : c.amount - received),
+    amountPending: formatAmount(pending),
+    confirmationsRequired: c.confirmations,
+    payments: payments.map((p) => ({ ...p, amount: formatAmount(p.amount) })),
     chainId: c.chainId,
     cloneAddress: c.cloneAddress,
     expiresAt: c.expiresAt.toISOString(),

@@ -1,6 +1,6 @@
 // The charge state machine: which status may follow which, on what, and why not. Pure: no I/O.
-// Every door (REST, GraphQL, the expiry sweep, later the indexer) asks it before writing a status,
-// and writes under a row lock or a status predicate so two writers can never both apply a step.
+// Every writer (REST, GraphQL, the expiry sweep, payment confirmation, settlement) asks it before
+// writing a status, under a row lock or a status predicate, so two writers never both apply a step.
 //
 //   PENDING ──receive──▶ RECEIVED ──complete──▶ COMPLETED
 //      ├────expire────▶ EXPIRED

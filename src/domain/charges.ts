@@ -6,6 +6,7 @@ import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
+import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
@@ -166,13 +167,14 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
 }
 
 // Every column of the Charge model under its Prisma field name (a test holds it equal to the model).
-const CHARGE_COLUMNS = P.raw(
+export const CHARGE_COLUMNS = P.raw(
   [
     `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", amount`,
     `amount_received AS "amountReceived", fee_amount AS "feeAmount", net_amount AS "netAmount", currency, status::text AS status`,
     `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
     `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
     `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
+    `settled_amount AS "settledAmount", flush_id AS "flushId", flush_retry_at AS "flushRetryAt"`,
   ].join(", "),
 );
 
@@ -244,22 +246,35 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, now
 }
 
 /**
- * Moves up to `limit` PENDING charges whose `expiresAt` has passed to EXPIRED and returns them.
+ * Moves up to `limit` PENDING charges whose `expiresAt` has passed to EXPIRED, records
+ * `charge.expired` (nothing received) or `charge.underpaid` (a partial amount, which the settlement
+ * then flushes to the merchant) for each, and returns them. A charge with a payment still waiting
+ * for confirmations is left until it is confirmed or gone: a buyer who paid in time is not expired.
  * Safe to run in any number of processes at once: rows another sweep holds are skipped, and each
  * charge is written only while still PENDING, so none expires twice.
  */
-export async function expireDueCharges(prisma: Prisma, now: Date, limit = 500): Promise<Charge[]> {
+export async function expireDueCharges(prisma: Prisma, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date, limit = 500): Promise<Charge[]> {
   return prisma.$transaction(async (tx) => {
     // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
     const due = await tx.$queryRaw<Charge[]>`
-      SELECT ${CHARGE_COLUMNS} FROM charges WHERE status = 'PENDING' AND expires_at <= ${now}
+      SELECT ${CHARGE_COLUMNS} FROM charges c WHERE status = 'PENDING' AND expires_at <= ${now}
+        AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN')
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (due.length === 0) return [];
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
     for (const c of due) nextStatus(c, "expire", now);
     const ids = due.map((c) => c.id);
-    return tx.$queryRaw<Charge[]>`
+    const expired = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;
+    await recordEvents(
+      tx,
+      expired.map((c) => ({
+        scope: c,
+        type: (c.amountReceived ?? 0n) > 0n ? "charge.underpaid" : "charge.expired",
+        data: chargeResource(c, settings),
+      })),
+    );
+    return expired;
   });
 }
 

@@ -19,7 +19,22 @@ export type EventType =
   | "customer.updated"
   | "customer.deleted";
 
+/** An event to record: whose, what kind, and the object as it is after the change. */
+export interface NewEvent {
+  scope: Scope;
+  type: EventType;
+  data: object;
+}
+
 /** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
 export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<void> {
-  await tx.event.create({ data: { id: newId("evt"), ...inScope(scope), type, data: data as P.InputJsonObject } });
+  await recordEvents(tx, [{ scope, type, data }]);
+}
+
+/** Appends several events in one statement inside transaction `tx`. */
+export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.event.createMany({
+    data: events.map((e) => ({ id: newId("evt"), ...inScope(e.scope), type: e.type, data: e.data as P.InputJsonObject })),
+  });
 }

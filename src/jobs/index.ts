@@ -11,17 +11,18 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired"> & {
-  /** How often each chain runner looks for work. */
-  chainIntervalMs?: number;
-};
+export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
 
 /** Starts every background job against `db`: the expiry sweep and one runner per enabled chain. */
 export function startJobs(config: Config, db: Database, chains: ChainSet, logger: Logger, options: JobsOptions = {}): Jobs {
-  const { chainIntervalMs = 1000, ...sweepOptions } = options;
+  const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes };
   const running = [
-    startExpirySweep(db.prisma, logger, { intervalMs: config.expirySweepIntervalMs, ...sweepOptions }),
-    ...chains.all().map((chain) => startChainRunner(db, chain, logger, chainIntervalMs)),
+    startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, ...options }),
+    ...chains
+      .all()
+      .map((chain) =>
+        startChainRunner(db, chain, logger, { intervalMs: config.chainPollIntervalMs, settings, bumpAfterMs: config.relayerBumpAfterMs, now: options.now }),
+      ),
   ];
   return {
     async stop() {

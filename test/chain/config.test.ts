@@ -61,3 +61,19 @@ it("runs the devnet only in development with no chains configured, unless told",
   expect(loadConfig({ NODE_ENV: "test", DEVNET: "true" }).devnet).toBe(true);
   expect(loadConfig({ NODE_ENV: "development", DEVNET: "false" }).devnet).toBe(false);
 });
+
+it("takes CHAIN_<id>_USDC only for a chain the registry has no USDC for", () => {
+  const common = { CHAIN_31337_RPC_URL: "http://127.0.0.1:8545", CHAIN_31337_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
+  const own = loadConfig({ ...common, CHAIN_31337_USDC: FACTORY.toLowerCase() });
+  expect(enableChain(own.chains[0]!).usdc).toBe(FACTORY);
+  expect(() => loadConfig(common)).toThrow(/CHAIN_31337_USDC: required for chain 31337/);
+  expect(() =>
+    loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, CHAIN_8453_USDC: FACTORY, CHAIN_31337_USDC: FACTORY }),
+  ).toThrow(/CHAIN_8453_USDC: chain 8453 always uses native USDC/);
+});
+
+it("reads the worker's settings", () => {
+  const config = loadConfig({ CHAIN_POLL_INTERVAL_MS: "250", RELAYER_BUMP_AFTER_MS: "5000", PARTIAL_PAYMENT_EXTENSION_MINUTES: "30" });
+  expect(config).toMatchObject({ chainPollIntervalMs: 250, relayerBumpAfterMs: 5000, partialExtensionMinutes: 30 });
+  expect(() => loadConfig({ CHAIN_POLL_INTERVAL_MS: "0" })).toThrow(/CHAIN_POLL_INTERVAL_MS/);
+});

@@ -7,7 +7,7 @@ import { expireDueCharges } from "../../src/domain/charges.js";
 import { newId } from "../../src/domain/ids.js";
 import { runDeployments } from "../../src/jobs/deployments.js";
 import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
-import { expectError, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let chain: TestChain;
 let app: TestApp;
@@ -21,7 +21,7 @@ beforeAll(async () => {
     await chain.usdc.getAddress(),
   );
   chains = new ChainSet([devnet]);
-  app = await startApp({}, { chains });
+  app = await startApp(POLLING, { chains });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();
@@ -47,6 +47,9 @@ describe("public view", () => {
       status: "PENDING",
       amountReceived: null,
       amountRemaining: "25.00",
+      amountPending: "0.00",
+      confirmationsRequired: null,
+      payments: [],
       chainId: null,
       cloneAddress: null,
       expiresAt: charge.expiresAt,
@@ -103,7 +106,7 @@ describe("chain selection", () => {
     await app.call("DELETE", `/v1/charges/${cancelled.id}`);
     expectError(await select(cancelled.id), 409, "charge_not_payable", null);
     const expired = await newCharge(app.testKey, { expiresInMinutes: 5 });
-    await expireDueCharges(app.db.prisma, new Date(Date.now() + 3_600_000));
+    await expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000));
     expectError(await select(expired.id), 409, "charge_not_payable", null);
     expect(await app.db.prisma.cloneDeployment.count({ where: { chargeId: { in: [charge.id, cancelled.id, expired.id] } } })).toBe(0);
   });

@@ -107,7 +107,7 @@ describe("expiry sweep", () => {
     const seen: string[] = [];
     const onExpired = (charges: Charge[]) => seen.push(...charges.map((c) => c.id));
     const logger = pino({ level: "silent" });
-    const sweeps = [1, 2].map(() => startExpirySweep(prisma, logger, { intervalMs: 20, now, batchSize: 25, onExpired }));
+    const sweeps = [1, 2].map(() => startExpirySweep(prisma, settings, logger, { intervalMs: 20, now, batchSize: 25, onExpired }));
     for (let i = 0; i < 200 && seen.length < due.length; i++) await new Promise((r) => setTimeout(r, 25));
     await new Promise((r) => setTimeout(r, 100));
     await Promise.all(sweeps.map((s) => s.stop()));

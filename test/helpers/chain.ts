@@ -1,8 +1,9 @@
 // A fresh anvil per test file, with mock USDC and the charge contracts deployed from anvil's first
 // funded account.
-import { Contract, ContractFactory, JsonRpcProvider, Wallet } from "ethers";
+import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet } from "ethers";
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
 import { ChargeFactoryArtifact, MockUSDCArtifact } from "../../src/chain/artifacts.js";
+import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
 
 /** Anvil's well-known development keys (public test mnemonic; worthless anywhere real). */
 export const ANVIL_KEYS = [
@@ -23,6 +24,18 @@ export interface TestChain {
   feeRecipient: string;
   /** A funded wallet (anvil account `i`). */
   wallet(i: number): Wallet;
+  /** The chain as the service enables it, relaying from account 0 (`url` defaults to anvil's). */
+  enabled(confirmations: number, url?: string): Promise<EnabledChain>;
+  /** Mines `n` blocks (with whatever is in the mempool). */
+  mine(n?: number): Promise<void>;
+  /** Turns mining on every transaction on or off. */
+  automine(on: boolean): Promise<void>;
+  /** Mints mock USDC to `from` and sends `amount` base units to `to`; resolves once sent (and mined if automining). */
+  pay(from: Wallet, to: string, amount: bigint): Promise<string>;
+  /** USDC balance in base units. */
+  balance(address: string): Promise<bigint>;
+  /** How many Flushed events `clone` has emitted. */
+  flushCount(clone: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -44,11 +57,46 @@ export async function startTestChain(): Promise<TestChain> {
     factory,
     feeRecipient,
     wallet: (i) => wallets[i]!,
+    enabled: async (confirmations, url = anvil.url) =>
+      enableChain(
+        { chainId: anvil.chainId, rpcUrl: url, factory: await factory.getAddress(), confirmations, relayerKey: ANVIL_KEYS[0] },
+        await usdc.getAddress(),
+      ),
+    async mine(n = 1) {
+      await provider.send("anvil_mine", [toQuantity(n)]);
+    },
+    async automine(on) {
+      await provider.send("evm_setAutomine", [on]);
+    },
+    async pay(from, to, amount) {
+      const token = usdc.connect(from) as Contract;
+      await (await token.getFunction("mint")(from.address, amount)).wait(0);
+      const tx = await token.getFunction("transfer")(to, amount);
+      return tx.hash as string;
+    },
+    balance: async (address) => (await usdc.getFunction("balanceOf")(address)) as bigint,
+    async flushCount(clone) {
+      const logs = await provider.getLogs({ address: clone, topics: [FLUSHED], fromBlock: 0, toBlock: "latest" });
+      return logs.length;
+    },
     async stop() {
       provider.destroy();
       await anvil.stop();
     },
   };
+}
+
+const FLUSHED = id("Flushed(address,address,uint256,uint256)");
+
+/** Polls `check` every 50 ms until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function deploy(factory: ContractFactory, ...args: unknown[]): Promise<Contract> {

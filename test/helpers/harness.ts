@@ -12,6 +12,12 @@ import { createMerchant, type MerchantCreated } from "../../src/domain/merchants
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
+/** The charge and payment settings of a service started with test defaults. */
+export const SETTINGS = { amount: { min: 10_000n, max: 1_000_000_000_000n }, paymentBaseUrl: "http://localhost:4000/pay", partialExtensionMinutes: 15 };
+
+/** Settings for tests that poll the API every few milliseconds: a read budget they cannot run out of. */
+export const POLLING = { RATE_LIMIT_READ: "1000000" };
+
 /** A fresh, migrated database and the way to throw it away. */
 export async function freshDatabase(onQuery?: (sql: string) => void): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   const base = process.env.DATABASE_URL;

@@ -118,7 +118,7 @@ describe("npm run worker", () => {
 });
 
 describe("npm start's local devnet", () => {
-  it("takes a test payment end to end: create a charge, stablegate devnet pay, the clone is deployed", async () => {
+  it("takes a test payment end to end: create a charge, stablegate devnet pay, the charge completes", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sg-devnet-"));
     const port = await new Promise<number>((resolve) => {
       const srv = createServer().listen(0, "127.0.0.1", () => {
@@ -133,7 +133,8 @@ describe("npm start's local devnet", () => {
     child.stderr.on("data", (d) => (out += d));
     const exited = new Promise<number | null>((r) => child.on("exit", r));
     try {
-      for (let i = 0; i < 300 && !out.includes("stablegate devnet pay"); i++) await new Promise((r) => setTimeout(r, 100));
+      // The banner is written synchronously, the log line asynchronously: wait for both.
+      for (let i = 0; i < 300 && !(out.includes("stablegate devnet pay") && out.includes('"chains":[')); i++) await new Promise((r) => setTimeout(r, 100));
       expect(out).toContain('"chains":[31337]');
       const key = /sk_test_[0-9A-Za-z]{32}/.exec(out)![0];
       const headers = { "x-api-key": key, "content-type": "application/json" };
@@ -142,12 +143,14 @@ describe("npm start's local devnet", () => {
       ).json();
       const paid = await run(process.execPath, ["dist/cli/main.js", "devnet", "pay", charge.id], { env: devEnv });
       expect(paid.stdout).toMatch(/^Paid 12\.50 USDC to 0x[0-9a-fA-F]{40} from 0x90F79bf6EB2c4f870365E785982E1f101E93b906/);
-      let deployedAt: string | null = null;
-      for (let i = 0; i < 100 && !deployedAt; i++) {
+      // The worker inside npm start sees the payment, flushes the clone and completes the charge.
+      let done: { status: string; deployedAt: string | null; netAmount: string | null } | undefined;
+      for (let i = 0; i < 200 && done?.status !== "COMPLETED"; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        deployedAt = (await (await fetch(`${devEnv.PUBLIC_URL}/v1/charges/${charge.id}`, { headers })).json()).deployedAt;
+        done = await (await fetch(`${devEnv.PUBLIC_URL}/v1/charges/${charge.id}`, { headers })).json();
       }
-      expect(deployedAt).not.toBeNull();
+      expect(done).toMatchObject({ status: "COMPLETED", netAmount: "12.375" });
+      expect(done!.deployedAt).not.toBeNull();
       const bad = await run(process.execPath, ["dist/cli/main.js", "devnet", "pay", "chrg_missing"], { env: devEnv }).catch((e) => e);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(/No such charge/);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { newId } from "../../src/domain/ids.js";
 import { parseAmount } from "../../src/domain/money.js";
-import { expectError, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -209,7 +209,7 @@ describe("orderId", () => {
     const winner = results.find((r) => r.status === 201)!.body;
     expect(await app.db.prisma.charge.count({ where: { orderId } })).toBe(1);
 
-    await expireDueCharges(app.db.prisma, inAnHour());
+    await expireDueCharges(app.db.prisma, SETTINGS, inAnHour());
     expect((await app.call("GET", `/v1/charges/${winner.id}`)).body.status).toBe("EXPIRED");
     const second = await app.call("POST", "/v1/charges", { body: { orderId, amount: "6" } });
     expect(second.status).toBe(201);
@@ -249,7 +249,7 @@ describe("cancel", () => {
     expect(again.body).toEqual(cancelled.body);
 
     const expired = (await create({ expiresInMinutes: 5 })).body;
-    await expireDueCharges(app.db.prisma, inAnHour());
+    await expireDueCharges(app.db.prisma, SETTINGS, inAnHour());
     expectError(await app.call("DELETE", `/v1/charges/${expired.id}`), 409, "charge_not_cancellable", "id");
 
     for (const data of [

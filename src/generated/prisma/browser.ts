@@ -62,3 +62,23 @@ export type Event = Prisma.EventModel
  * The durable job that deploys a charge's clone once a chain is picked (one per charge).
  */
 export type CloneDeployment = Prisma.CloneDeploymentModel
+/**
+ * Model ChainCursor
+ * Where a chain's indexer has got to: the last block whose logs are recorded, and the chain's tip.
+ */
+export type ChainCursor = Prisma.ChainCursorModel
+/**
+ * Model ChainBlock
+ * The recent blocks the indexer has read, to notice a reorg by parent hash and find where it forked.
+ */
+export type ChainBlock = Prisma.ChainBlockModel
+/**
+ * Model Payment
+ * One USDC Transfer to a charge's clone, recorded once per log whatever the indexer re-reads.
+ */
+export type Payment = Prisma.PaymentModel
+/**
+ * Model Flush
+ * One flush transaction of one or more clones (`flush` for one, the factory's `flushMany` for several).
+ */
+export type Flush = Prisma.FlushModel

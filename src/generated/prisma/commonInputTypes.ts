@@ -392,6 +392,40 @@ export type EnumDeploymentStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
 }
 
+export type EnumPaymentStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel> | $Enums.PaymentStatus
+}
+
+export type EnumPaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.PaymentStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+}
+
+export type EnumFlushStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.FlushStatus | Prisma.EnumFlushStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel> | $Enums.FlushStatus
+}
+
+export type EnumFlushStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.FlushStatus | Prisma.EnumFlushStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumFlushStatusWithAggregatesFilter<$PrismaModel> | $Enums.FlushStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel>
+}
+
 export type NestedStringFilter<$PrismaModel = never> = {
   equals?: string | Prisma.StringFieldRefInput<$PrismaModel>
   in?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
@@ -727,6 +761,40 @@ export type NestedEnumDeploymentStatusWithAggregatesFilter<$PrismaModel = never>
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
   _max?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumPaymentStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel> | $Enums.PaymentStatus
+}
+
+export type NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.PaymentStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumFlushStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.FlushStatus | Prisma.EnumFlushStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel> | $Enums.FlushStatus
+}
+
+export type NestedEnumFlushStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.FlushStatus | Prisma.EnumFlushStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.FlushStatus[] | Prisma.ListEnumFlushStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumFlushStatusWithAggregatesFilter<$PrismaModel> | $Enums.FlushStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumFlushStatusFilter<$PrismaModel>
 }
 
 

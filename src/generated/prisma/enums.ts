@@ -27,3 +27,21 @@ export const DeploymentStatus = {
 } as const
 
 export type DeploymentStatus = (typeof DeploymentStatus)[keyof typeof DeploymentStatus]
+
+
+export const PaymentStatus = {
+  SEEN: 'SEEN',
+  CONFIRMED: 'CONFIRMED'
+} as const
+
+export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus]
+
+
+export const FlushStatus = {
+  SENT: 'SENT',
+  MINED: 'MINED',
+  CONFIRMED: 'CONFIRMED',
+  FAILED: 'FAILED'
+} as const
+
+export type FlushStatus = (typeof FlushStatus)[keyof typeof FlushStatus]

@@ -1,6 +1,6 @@
 // `PaymentSession` (public: the hosted page's view of a charge), `Chain`, and the public
 // `paymentSession` query and `selectPaymentChain` mutation; plus the merchant's `chains` query.
-import { getPublicCharge, type PublicChain, type PublicCharge, publicChain, selectChain } from "../../domain/chain-selection.js";
+import { getPublicCharge, type PublicChain, type PublicCharge, type PublicPayment, publicChain, selectChain } from "../../domain/chain-selection.js";
 import { builder } from "../builder.js";
 
 export const Chain = builder.objectRef<PublicChain>("Chain").implement({
@@ -10,6 +10,16 @@ export const Chain = builder.objectRef<PublicChain>("Chain").implement({
     name: t.exposeString("name"),
     usdcAddress: t.exposeString("usdcAddress", { description: "The native USDC contract to pay with." }),
     explorerUrl: t.exposeString("explorerUrl", { nullable: true }),
+  }),
+});
+
+export const SessionPayment = builder.objectRef<PublicPayment>("SessionPayment").implement({
+  description: "A USDC transfer to the charge's clone, as the hosted page shows it.",
+  fields: (t) => ({
+    txHash: t.exposeString("txHash"),
+    amount: t.exposeString("amount"),
+    status: t.exposeString("status", { description: "pending (waiting for confirmations) or confirmed (counted)." }),
+    confirmations: t.exposeInt("confirmations", { description: "Blocks on top of the payment's, counting its own." }),
   }),
 });
 
@@ -23,6 +33,9 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     status: t.exposeString("status"),
     amountReceived: t.exposeString("amountReceived", { nullable: true }),
     amountRemaining: t.exposeString("amountRemaining"),
+    amountPending: t.exposeString("amountPending", { description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),
+    confirmationsRequired: t.exposeInt("confirmationsRequired", { nullable: true }),
+    payments: t.field({ type: [SessionPayment], resolve: (s) => s.payments }),
     chainId: t.exposeInt("chainId", { nullable: true }),
     cloneAddress: t.exposeString("cloneAddress", { nullable: true }),
     expiresAt: t.exposeString("expiresAt"),

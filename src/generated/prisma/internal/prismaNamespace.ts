@@ -405,7 +405,11 @@ export const ModelName = {
   Invoice: 'Invoice',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
-  CloneDeployment: 'CloneDeployment'
+  CloneDeployment: 'CloneDeployment',
+  ChainCursor: 'ChainCursor',
+  ChainBlock: 'ChainBlock',
+  Payment: 'Payment',
+  Flush: 'Flush'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -421,7 +425,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "idempotencyRecord" | "event" | "cloneDeployment"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "flush"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1091,6 +1095,302 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChainCursor: {
+      payload: Prisma.$ChainCursorPayload<ExtArgs>
+      fields: Prisma.ChainCursorFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChainCursorFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChainCursorFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        findFirst: {
+          args: Prisma.ChainCursorFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChainCursorFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        findMany: {
+          args: Prisma.ChainCursorFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>[]
+        }
+        create: {
+          args: Prisma.ChainCursorCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        createMany: {
+          args: Prisma.ChainCursorCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChainCursorCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>[]
+        }
+        delete: {
+          args: Prisma.ChainCursorDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        update: {
+          args: Prisma.ChainCursorUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChainCursorDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChainCursorUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChainCursorUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChainCursorUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainCursorPayload>
+        }
+        aggregate: {
+          args: Prisma.ChainCursorAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChainCursor>
+        }
+        groupBy: {
+          args: Prisma.ChainCursorGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainCursorGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChainCursorCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainCursorCountAggregateOutputType> | number
+        }
+      }
+    }
+    ChainBlock: {
+      payload: Prisma.$ChainBlockPayload<ExtArgs>
+      fields: Prisma.ChainBlockFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChainBlockFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChainBlockFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        findFirst: {
+          args: Prisma.ChainBlockFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChainBlockFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        findMany: {
+          args: Prisma.ChainBlockFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>[]
+        }
+        create: {
+          args: Prisma.ChainBlockCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        createMany: {
+          args: Prisma.ChainBlockCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChainBlockCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>[]
+        }
+        delete: {
+          args: Prisma.ChainBlockDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        update: {
+          args: Prisma.ChainBlockUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChainBlockDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChainBlockUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChainBlockUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChainBlockUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainBlockPayload>
+        }
+        aggregate: {
+          args: Prisma.ChainBlockAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChainBlock>
+        }
+        groupBy: {
+          args: Prisma.ChainBlockGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainBlockGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChainBlockCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainBlockCountAggregateOutputType> | number
+        }
+      }
+    }
+    Payment: {
+      payload: Prisma.$PaymentPayload<ExtArgs>
+      fields: Prisma.PaymentFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PaymentFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PaymentFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        findFirst: {
+          args: Prisma.PaymentFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PaymentFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        findMany: {
+          args: Prisma.PaymentFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+        }
+        create: {
+          args: Prisma.PaymentCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        createMany: {
+          args: Prisma.PaymentCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PaymentCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+        }
+        delete: {
+          args: Prisma.PaymentDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        update: {
+          args: Prisma.PaymentUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        deleteMany: {
+          args: Prisma.PaymentDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PaymentUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PaymentUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+        }
+        upsert: {
+          args: Prisma.PaymentUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+        }
+        aggregate: {
+          args: Prisma.PaymentAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePayment>
+        }
+        groupBy: {
+          args: Prisma.PaymentGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PaymentGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PaymentCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PaymentCountAggregateOutputType> | number
+        }
+      }
+    }
+    Flush: {
+      payload: Prisma.$FlushPayload<ExtArgs>
+      fields: Prisma.FlushFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FlushFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FlushFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        findFirst: {
+          args: Prisma.FlushFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FlushFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        findMany: {
+          args: Prisma.FlushFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+        }
+        create: {
+          args: Prisma.FlushCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        createMany: {
+          args: Prisma.FlushCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FlushCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+        }
+        delete: {
+          args: Prisma.FlushDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        update: {
+          args: Prisma.FlushUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        deleteMany: {
+          args: Prisma.FlushDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FlushUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FlushUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+        }
+        upsert: {
+          args: Prisma.FlushUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+        }
+        aggregate: {
+          args: Prisma.FlushAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFlush>
+        }
+        groupBy: {
+          args: Prisma.FlushGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FlushGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FlushCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FlushCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1217,7 +1517,10 @@ export const ChargeScalarFieldEnum = {
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   completedAt: 'completedAt',
-  deployedAt: 'deployedAt'
+  deployedAt: 'deployedAt',
+  settledAmount: 'settledAmount',
+  flushId: 'flushId',
+  flushRetryAt: 'flushRetryAt'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -1268,12 +1571,72 @@ export const CloneDeploymentScalarFieldEnum = {
   nextAttemptAt: 'nextAttemptAt',
   rawTx: 'rawTx',
   txHash: 'txHash',
+  sentAt: 'sentAt',
   lastError: 'lastError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type CloneDeploymentScalarFieldEnum = (typeof CloneDeploymentScalarFieldEnum)[keyof typeof CloneDeploymentScalarFieldEnum]
+
+
+export const ChainCursorScalarFieldEnum = {
+  chainId: 'chainId',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChainCursorScalarFieldEnum = (typeof ChainCursorScalarFieldEnum)[keyof typeof ChainCursorScalarFieldEnum]
+
+
+export const ChainBlockScalarFieldEnum = {
+  chainId: 'chainId',
+  number: 'number',
+  hash: 'hash',
+  parentHash: 'parentHash'
+} as const
+
+export type ChainBlockScalarFieldEnum = (typeof ChainBlockScalarFieldEnum)[keyof typeof ChainBlockScalarFieldEnum]
+
+
+export const PaymentScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  txHash: 'txHash',
+  logIndex: 'logIndex',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  fromAddress: 'fromAddress',
+  amount: 'amount',
+  status: 'status',
+  late: 'late',
+  createdAt: 'createdAt',
+  confirmedAt: 'confirmedAt'
+} as const
+
+export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
+
+
+export const FlushScalarFieldEnum = {
+  id: 'id',
+  chainId: 'chainId',
+  status: 'status',
+  nonce: 'nonce',
+  rawTx: 'rawTx',
+  txHashes: 'txHashes',
+  txHash: 'txHash',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  bumps: 'bumps',
+  sentAt: 'sentAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type FlushScalarFieldEnum = (typeof FlushScalarFieldEnum)[keyof typeof FlushScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1432,6 +1795,34 @@ export type EnumDeploymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<
  * Reference to a field of type 'DeploymentStatus[]'
  */
 export type ListEnumDeploymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DeploymentStatus[]'>
+    
+
+
+/**
+ * Reference to a field of type 'PaymentStatus'
+ */
+export type EnumPaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PaymentStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'PaymentStatus[]'
+ */
+export type ListEnumPaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PaymentStatus[]'>
+    
+
+
+/**
+ * Reference to a field of type 'FlushStatus'
+ */
+export type EnumFlushStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'FlushStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'FlushStatus[]'
+ */
+export type ListEnumFlushStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'FlushStatus[]'>
     
 
 
@@ -1608,6 +1999,10 @@ export type GlobalOmitConfig = {
   idempotencyRecord?: Prisma.IdempotencyRecordOmit
   event?: Prisma.EventOmit
   cloneDeployment?: Prisma.CloneDeploymentOmit
+  chainCursor?: Prisma.ChainCursorOmit
+  chainBlock?: Prisma.ChainBlockOmit
+  payment?: Prisma.PaymentOmit
+  flush?: Prisma.FlushOmit
 }
 
 /* Types for Logging */

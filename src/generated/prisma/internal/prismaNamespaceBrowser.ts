@@ -59,7 +59,11 @@ export const ModelName = {
   Invoice: 'Invoice',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
-  CloneDeployment: 'CloneDeployment'
+  CloneDeployment: 'CloneDeployment',
+  ChainCursor: 'ChainCursor',
+  ChainBlock: 'ChainBlock',
+  Payment: 'Payment',
+  Flush: 'Flush'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -165,7 +169,10 @@ export const ChargeScalarFieldEnum = {
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   completedAt: 'completedAt',
-  deployedAt: 'deployedAt'
+  deployedAt: 'deployedAt',
+  settledAmount: 'settledAmount',
+  flushId: 'flushId',
+  flushRetryAt: 'flushRetryAt'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -216,12 +223,72 @@ export const CloneDeploymentScalarFieldEnum = {
   nextAttemptAt: 'nextAttemptAt',
   rawTx: 'rawTx',
   txHash: 'txHash',
+  sentAt: 'sentAt',
   lastError: 'lastError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type CloneDeploymentScalarFieldEnum = (typeof CloneDeploymentScalarFieldEnum)[keyof typeof CloneDeploymentScalarFieldEnum]
+
+
+export const ChainCursorScalarFieldEnum = {
+  chainId: 'chainId',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChainCursorScalarFieldEnum = (typeof ChainCursorScalarFieldEnum)[keyof typeof ChainCursorScalarFieldEnum]
+
+
+export const ChainBlockScalarFieldEnum = {
+  chainId: 'chainId',
+  number: 'number',
+  hash: 'hash',
+  parentHash: 'parentHash'
+} as const
+
+export type ChainBlockScalarFieldEnum = (typeof ChainBlockScalarFieldEnum)[keyof typeof ChainBlockScalarFieldEnum]
+
+
+export const PaymentScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  txHash: 'txHash',
+  logIndex: 'logIndex',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  fromAddress: 'fromAddress',
+  amount: 'amount',
+  status: 'status',
+  late: 'late',
+  createdAt: 'createdAt',
+  confirmedAt: 'confirmedAt'
+} as const
+
+export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
+
+
+export const FlushScalarFieldEnum = {
+  id: 'id',
+  chainId: 'chainId',
+  status: 'status',
+  nonce: 'nonce',
+  rawTx: 'rawTx',
+  txHashes: 'txHashes',
+  txHash: 'txHash',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  bumps: 'bumps',
+  sentAt: 'sentAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type FlushScalarFieldEnum = (typeof FlushScalarFieldEnum)[keyof typeof FlushScalarFieldEnum]
 
 
 export const SortOrder = {

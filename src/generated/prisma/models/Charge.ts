@@ -34,6 +34,7 @@ export type ChargeAvgAggregateOutputType = {
   feeBps: number | null
   chainId: number | null
   confirmations: number | null
+  settledAmount: number | null
 }
 
 export type ChargeSumAggregateOutputType = {
@@ -44,6 +45,7 @@ export type ChargeSumAggregateOutputType = {
   feeBps: number | null
   chainId: number | null
   confirmations: number | null
+  settledAmount: bigint | null
 }
 
 export type ChargeMinAggregateOutputType = {
@@ -72,6 +74,9 @@ export type ChargeMinAggregateOutputType = {
   updatedAt: Date | null
   completedAt: Date | null
   deployedAt: Date | null
+  settledAmount: bigint | null
+  flushId: string | null
+  flushRetryAt: Date | null
 }
 
 export type ChargeMaxAggregateOutputType = {
@@ -100,6 +105,9 @@ export type ChargeMaxAggregateOutputType = {
   updatedAt: Date | null
   completedAt: Date | null
   deployedAt: Date | null
+  settledAmount: bigint | null
+  flushId: string | null
+  flushRetryAt: Date | null
 }
 
 export type ChargeCountAggregateOutputType = {
@@ -129,6 +137,9 @@ export type ChargeCountAggregateOutputType = {
   updatedAt: number
   completedAt: number
   deployedAt: number
+  settledAmount: number
+  flushId: number
+  flushRetryAt: number
   _all: number
 }
 
@@ -141,6 +152,7 @@ export type ChargeAvgAggregateInputType = {
   feeBps?: true
   chainId?: true
   confirmations?: true
+  settledAmount?: true
 }
 
 export type ChargeSumAggregateInputType = {
@@ -151,6 +163,7 @@ export type ChargeSumAggregateInputType = {
   feeBps?: true
   chainId?: true
   confirmations?: true
+  settledAmount?: true
 }
 
 export type ChargeMinAggregateInputType = {
@@ -179,6 +192,9 @@ export type ChargeMinAggregateInputType = {
   updatedAt?: true
   completedAt?: true
   deployedAt?: true
+  settledAmount?: true
+  flushId?: true
+  flushRetryAt?: true
 }
 
 export type ChargeMaxAggregateInputType = {
@@ -207,6 +223,9 @@ export type ChargeMaxAggregateInputType = {
   updatedAt?: true
   completedAt?: true
   deployedAt?: true
+  settledAmount?: true
+  flushId?: true
+  flushRetryAt?: true
 }
 
 export type ChargeCountAggregateInputType = {
@@ -236,6 +255,9 @@ export type ChargeCountAggregateInputType = {
   updatedAt?: true
   completedAt?: true
   deployedAt?: true
+  settledAmount?: true
+  flushId?: true
+  flushRetryAt?: true
   _all?: true
 }
 
@@ -352,6 +374,9 @@ export type ChargeGroupByOutputType = {
   updatedAt: Date
   completedAt: Date | null
   deployedAt: Date | null
+  settledAmount: bigint
+  flushId: string | null
+  flushRetryAt: Date | null
   _count: ChargeCountAggregateOutputType | null
   _avg: ChargeAvgAggregateOutputType | null
   _sum: ChargeSumAggregateOutputType | null
@@ -404,9 +429,14 @@ export type ChargeWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
+  payments?: Prisma.PaymentListRelationFilter
+  flush?: Prisma.XOR<Prisma.FlushNullableScalarRelationFilter, Prisma.FlushWhereInput> | null
 }
 
 export type ChargeOrderByWithRelationInput = {
@@ -436,13 +466,19 @@ export type ChargeOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
+  flushId?: Prisma.SortOrderInput | Prisma.SortOrder
+  flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
   deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
+  payments?: Prisma.PaymentOrderByRelationAggregateInput
+  flush?: Prisma.FlushOrderByWithRelationInput
 }
 
 export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  chainId_cloneAddress?: Prisma.ChargeChainIdCloneAddressCompoundUniqueInput
   AND?: Prisma.ChargeWhereInput | Prisma.ChargeWhereInput[]
   OR?: Prisma.ChargeWhereInput[]
   NOT?: Prisma.ChargeWhereInput | Prisma.ChargeWhereInput[]
@@ -471,10 +507,15 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
-}, "id">
+  payments?: Prisma.PaymentListRelationFilter
+  flush?: Prisma.XOR<Prisma.FlushNullableScalarRelationFilter, Prisma.FlushWhereInput> | null
+}, "id" | "chainId_cloneAddress">
 
 export type ChargeOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -503,6 +544,9 @@ export type ChargeOrderByWithAggregationInput = {
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
+  flushId?: Prisma.SortOrderInput | Prisma.SortOrder
+  flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChargeCountOrderByAggregateInput
   _avg?: Prisma.ChargeAvgOrderByAggregateInput
   _max?: Prisma.ChargeMaxOrderByAggregateInput
@@ -540,6 +584,9 @@ export type ChargeScalarWhereWithAggregatesInput = {
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
+  settledAmount?: Prisma.BigIntWithAggregatesFilter<"Charge"> | bigint | number
+  flushId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  flushRetryAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
 }
 
 export type ChargeCreateInput = {
@@ -567,9 +614,13 @@ export type ChargeCreateInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateInput = {
@@ -599,7 +650,11 @@ export type ChargeUncheckedCreateInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -627,9 +682,13 @@ export type ChargeUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateInput = {
@@ -659,7 +718,11 @@ export type ChargeUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -689,6 +752,9 @@ export type ChargeCreateManyInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
 }
 
 export type ChargeUpdateManyMutationInput = {
@@ -716,6 +782,8 @@ export type ChargeUpdateManyMutationInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChargeUncheckedUpdateManyInput = {
@@ -745,6 +813,9 @@ export type ChargeUncheckedUpdateManyInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChargeListRelationFilter = {
@@ -755,6 +826,11 @@ export type ChargeListRelationFilter = {
 
 export type ChargeOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
+}
+
+export type ChargeChainIdCloneAddressCompoundUniqueInput = {
+  chainId: number
+  cloneAddress: string
 }
 
 export type ChargeCountOrderByAggregateInput = {
@@ -784,6 +860,9 @@ export type ChargeCountOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
+  flushId?: Prisma.SortOrder
+  flushRetryAt?: Prisma.SortOrder
 }
 
 export type ChargeAvgOrderByAggregateInput = {
@@ -794,6 +873,7 @@ export type ChargeAvgOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
 }
 
 export type ChargeMaxOrderByAggregateInput = {
@@ -822,6 +902,9 @@ export type ChargeMaxOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
+  flushId?: Prisma.SortOrder
+  flushRetryAt?: Prisma.SortOrder
 }
 
 export type ChargeMinOrderByAggregateInput = {
@@ -850,6 +933,9 @@ export type ChargeMinOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
+  flushId?: Prisma.SortOrder
+  flushRetryAt?: Prisma.SortOrder
 }
 
 export type ChargeSumOrderByAggregateInput = {
@@ -860,6 +946,7 @@ export type ChargeSumOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
+  settledAmount?: Prisma.SortOrder
 }
 
 export type ChargeScalarRelationFilter = {
@@ -993,6 +1080,62 @@ export type ChargeUpdateOneRequiredWithoutDeploymentNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutDeploymentInput, Prisma.ChargeUpdateWithoutDeploymentInput>, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
 }
 
+export type ChargeCreateNestedOneWithoutPaymentsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutPaymentsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentsInput
+  upsert?: Prisma.ChargeUpsertWithoutPaymentsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutPaymentsInput, Prisma.ChargeUpdateWithoutPaymentsInput>, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
+}
+
+export type ChargeCreateNestedManyWithoutFlushInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
+  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUncheckedCreateNestedManyWithoutFlushInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
+  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUpdateManyWithoutFlushNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput[]
+  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutFlushInput | Prisma.ChargeUpdateManyWithWhereWithoutFlushInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
+export type ChargeUncheckedUpdateManyWithoutFlushNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput[]
+  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutFlushInput | Prisma.ChargeUpdateManyWithWhereWithoutFlushInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -1018,8 +1161,12 @@ export type ChargeCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutMerchantInput = {
@@ -1048,7 +1195,11 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1107,6 +1258,9 @@ export type ChargeScalarWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
 }
 
 export type ChargeCreateWithoutCustomerInput = {
@@ -1134,8 +1288,12 @@ export type ChargeCreateWithoutCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutCustomerInput = {
@@ -1164,7 +1322,11 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1218,8 +1380,12 @@ export type ChargeCreateWithoutDeploymentInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutDeploymentInput = {
@@ -1249,6 +1415,10 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutDeploymentInput = {
@@ -1292,8 +1462,12 @@ export type ChargeUpdateWithoutDeploymentInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutDeploymentInput = {
@@ -1323,6 +1497,250 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutPaymentsInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutPaymentsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutPaymentsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+}
+
+export type ChargeUpsertWithoutPaymentsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentsInput, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutPaymentsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentsInput, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
+}
+
+export type ChargeUpdateWithoutPaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutPaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutFlushInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeUncheckedCreateWithoutFlushInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutFlushInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput>
+}
+
+export type ChargeCreateManyFlushInputEnvelope = {
+  data: Prisma.ChargeCreateManyFlushInput | Prisma.ChargeCreateManyFlushInput[]
+  skipDuplicates?: boolean
+}
+
+export type ChargeUpsertWithWhereUniqueWithoutFlushInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutFlushInput, Prisma.ChargeUncheckedUpdateWithoutFlushInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput>
+}
+
+export type ChargeUpdateWithWhereUniqueWithoutFlushInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutFlushInput, Prisma.ChargeUncheckedUpdateWithoutFlushInput>
+}
+
+export type ChargeUpdateManyWithWhereWithoutFlushInput = {
+  where: Prisma.ChargeScalarWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutFlushInput>
 }
 
 export type ChargeCreateManyMerchantInput = {
@@ -1351,6 +1769,9 @@ export type ChargeCreateManyMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
 }
 
 export type ChargeUpdateWithoutMerchantInput = {
@@ -1378,8 +1799,12 @@ export type ChargeUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutMerchantInput = {
@@ -1408,7 +1833,11 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -1437,6 +1866,9 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChargeCreateManyCustomerInput = {
@@ -1465,6 +1897,9 @@ export type ChargeCreateManyCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
 }
 
 export type ChargeUpdateWithoutCustomerInput = {
@@ -1492,8 +1927,12 @@ export type ChargeUpdateWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutCustomerInput = {
@@ -1522,7 +1961,11 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -1551,8 +1994,168 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
+export type ChargeCreateManyFlushInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: bigint | number | null
+  feeAmount?: bigint | number | null
+  netAmount?: bigint | number | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: bigint | number
+  flushRetryAt?: Date | string | null
+}
+
+export type ChargeUpdateWithoutFlushInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutFlushInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeUncheckedUpdateManyWithoutFlushInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
+
+/**
+ * Count Type ChargeCountOutputType
+ */
+
+export type ChargeCountOutputType = {
+  payments: number
+}
+
+export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  payments?: boolean | ChargeCountOutputTypeCountPaymentsArgs
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ChargeCountOutputType
+   */
+  select?: Prisma.ChargeCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountPaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PaymentWhereInput
+}
 
 
 export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1582,9 +2185,15 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   updatedAt?: boolean
   completedAt?: boolean
   deployedAt?: boolean
+  settledAmount?: boolean
+  flushId?: boolean
+  flushRetryAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
+  payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1614,8 +2223,12 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   updatedAt?: boolean
   completedAt?: boolean
   deployedAt?: boolean
+  settledAmount?: boolean
+  flushId?: boolean
+  flushRetryAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1645,8 +2258,12 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   updatedAt?: boolean
   completedAt?: boolean
   deployedAt?: boolean
+  settledAmount?: boolean
+  flushId?: boolean
+  flushRetryAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectScalar = {
@@ -1676,21 +2293,29 @@ export type ChargeSelectScalar = {
   updatedAt?: boolean
   completedAt?: boolean
   deployedAt?: boolean
+  settledAmount?: boolean
+  flushId?: boolean
+  flushRetryAt?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "flushId" | "flushRetryAt", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
+  payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ChargeIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
 }
 export type ChargeIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
+  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
 }
 
 export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1699,6 +2324,8 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
     deployment: Prisma.$CloneDeploymentPayload<ExtArgs> | null
+    payments: Prisma.$PaymentPayload<ExtArgs>[]
+    flush: Prisma.$FlushPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1736,6 +2363,18 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     updatedAt: Date
     completedAt: Date | null
     deployedAt: Date | null
+    /**
+     * USDC flushed out of the clone so far (net + fee of our confirmed flushes), in base units.
+     */
+    settledAmount: bigint
+    /**
+     * The flush transaction in flight for this clone; a clone is in at most one at a time.
+     */
+    flushId: string | null
+    /**
+     * After a flush that did not pay this clone, when to try again.
+     */
+    flushRetryAt: Date | null
   }, ExtArgs["result"]["charge"]>
   composites: {}
 }
@@ -2133,6 +2772,8 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Charge$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   deployment<T extends Prisma.Charge$deploymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$deploymentArgs<ExtArgs>>): Prisma.Prisma__CloneDeploymentClient<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  payments<T extends Prisma.Charge$paymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__FlushClient<runtime.Types.Result.GetResult<Prisma.$FlushPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2188,6 +2829,9 @@ export interface ChargeFieldRefs {
   readonly updatedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly completedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly deployedAt: Prisma.FieldRef<"Charge", 'DateTime'>
+  readonly settledAmount: Prisma.FieldRef<"Charge", 'BigInt'>
+  readonly flushId: Prisma.FieldRef<"Charge", 'String'>
+  readonly flushRetryAt: Prisma.FieldRef<"Charge", 'DateTime'>
 }
     
 
@@ -2624,6 +3268,49 @@ export type Charge$deploymentArgs<ExtArgs extends runtime.Types.Extensions.Inter
    */
   include?: Prisma.CloneDeploymentInclude<ExtArgs> | null
   where?: Prisma.CloneDeploymentWhereInput
+}
+
+/**
+ * Charge.payments
+ */
+export type Charge$paymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Payment
+   */
+  select?: Prisma.PaymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Payment
+   */
+  omit?: Prisma.PaymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PaymentInclude<ExtArgs> | null
+  where?: Prisma.PaymentWhereInput
+  orderBy?: Prisma.PaymentOrderByWithRelationInput | Prisma.PaymentOrderByWithRelationInput[]
+  cursor?: Prisma.PaymentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PaymentScalarFieldEnum | Prisma.PaymentScalarFieldEnum[]
+}
+
+/**
+ * Charge.flush
+ */
+export type Charge$flushArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Flush
+   */
+  select?: Prisma.FlushSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Flush
+   */
+  omit?: Prisma.FlushOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.FlushInclude<ExtArgs> | null
+  where?: Prisma.FlushWhereInput
 }
 
 /**

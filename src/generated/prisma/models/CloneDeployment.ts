@@ -44,6 +44,7 @@ export type CloneDeploymentMinAggregateOutputType = {
   nextAttemptAt: Date | null
   rawTx: string | null
   txHash: string | null
+  sentAt: Date | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -57,6 +58,7 @@ export type CloneDeploymentMaxAggregateOutputType = {
   nextAttemptAt: Date | null
   rawTx: string | null
   txHash: string | null
+  sentAt: Date | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -70,6 +72,7 @@ export type CloneDeploymentCountAggregateOutputType = {
   nextAttemptAt: number
   rawTx: number
   txHash: number
+  sentAt: number
   lastError: number
   createdAt: number
   updatedAt: number
@@ -95,6 +98,7 @@ export type CloneDeploymentMinAggregateInputType = {
   nextAttemptAt?: true
   rawTx?: true
   txHash?: true
+  sentAt?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -108,6 +112,7 @@ export type CloneDeploymentMaxAggregateInputType = {
   nextAttemptAt?: true
   rawTx?: true
   txHash?: true
+  sentAt?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -121,6 +126,7 @@ export type CloneDeploymentCountAggregateInputType = {
   nextAttemptAt?: true
   rawTx?: true
   txHash?: true
+  sentAt?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -221,6 +227,7 @@ export type CloneDeploymentGroupByOutputType = {
   nextAttemptAt: Date
   rawTx: string | null
   txHash: string | null
+  sentAt: Date | null
   lastError: string | null
   createdAt: Date
   updatedAt: Date
@@ -257,6 +264,7 @@ export type CloneDeploymentWhereInput = {
   nextAttemptAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   rawTx?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   txHash?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
+  sentAt?: Prisma.DateTimeNullableFilter<"CloneDeployment"> | Date | string | null
   lastError?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
@@ -271,6 +279,7 @@ export type CloneDeploymentOrderByWithRelationInput = {
   nextAttemptAt?: Prisma.SortOrder
   rawTx?: Prisma.SortOrderInput | Prisma.SortOrder
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  sentAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -288,6 +297,7 @@ export type CloneDeploymentWhereUniqueInput = Prisma.AtLeast<{
   nextAttemptAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   rawTx?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   txHash?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
+  sentAt?: Prisma.DateTimeNullableFilter<"CloneDeployment"> | Date | string | null
   lastError?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
@@ -302,6 +312,7 @@ export type CloneDeploymentOrderByWithAggregationInput = {
   nextAttemptAt?: Prisma.SortOrder
   rawTx?: Prisma.SortOrderInput | Prisma.SortOrder
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  sentAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -323,6 +334,7 @@ export type CloneDeploymentScalarWhereWithAggregatesInput = {
   nextAttemptAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
   rawTx?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
   txHash?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
+  sentAt?: Prisma.DateTimeNullableWithAggregatesFilter<"CloneDeployment"> | Date | string | null
   lastError?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
@@ -335,6 +347,7 @@ export type CloneDeploymentCreateInput = {
   nextAttemptAt?: Date | string
   rawTx?: string | null
   txHash?: string | null
+  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -349,6 +362,7 @@ export type CloneDeploymentUncheckedCreateInput = {
   nextAttemptAt?: Date | string
   rawTx?: string | null
   txHash?: string | null
+  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -361,6 +375,7 @@ export type CloneDeploymentUpdateInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -375,6 +390,7 @@ export type CloneDeploymentUncheckedUpdateInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -388,6 +404,7 @@ export type CloneDeploymentCreateManyInput = {
   nextAttemptAt?: Date | string
   rawTx?: string | null
   txHash?: string | null
+  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -400,6 +417,7 @@ export type CloneDeploymentUpdateManyMutationInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -413,6 +431,7 @@ export type CloneDeploymentUncheckedUpdateManyInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -431,6 +450,7 @@ export type CloneDeploymentCountOrderByAggregateInput = {
   nextAttemptAt?: Prisma.SortOrder
   rawTx?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
+  sentAt?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -449,6 +469,7 @@ export type CloneDeploymentMaxOrderByAggregateInput = {
   nextAttemptAt?: Prisma.SortOrder
   rawTx?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
+  sentAt?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -462,6 +483,7 @@ export type CloneDeploymentMinOrderByAggregateInput = {
   nextAttemptAt?: Prisma.SortOrder
   rawTx?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
+  sentAt?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -515,6 +537,7 @@ export type CloneDeploymentCreateWithoutChargeInput = {
   nextAttemptAt?: Date | string
   rawTx?: string | null
   txHash?: string | null
+  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -527,6 +550,7 @@ export type CloneDeploymentUncheckedCreateWithoutChargeInput = {
   nextAttemptAt?: Date | string
   rawTx?: string | null
   txHash?: string | null
+  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -555,6 +579,7 @@ export type CloneDeploymentUpdateWithoutChargeInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -567,6 +592,7 @@ export type CloneDeploymentUncheckedUpdateWithoutChargeInput = {
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -582,6 +608,7 @@ export type CloneDeploymentSelect<ExtArgs extends runtime.Types.Extensions.Inter
   nextAttemptAt?: boolean
   rawTx?: boolean
   txHash?: boolean
+  sentAt?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -596,6 +623,7 @@ export type CloneDeploymentSelectCreateManyAndReturn<ExtArgs extends runtime.Typ
   nextAttemptAt?: boolean
   rawTx?: boolean
   txHash?: boolean
+  sentAt?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -610,6 +638,7 @@ export type CloneDeploymentSelectUpdateManyAndReturn<ExtArgs extends runtime.Typ
   nextAttemptAt?: boolean
   rawTx?: boolean
   txHash?: boolean
+  sentAt?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -624,12 +653,13 @@ export type CloneDeploymentSelectScalar = {
   nextAttemptAt?: boolean
   rawTx?: boolean
   txHash?: boolean
+  sentAt?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type CloneDeploymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "status" | "attempts" | "nextAttemptAt" | "rawTx" | "txHash" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["cloneDeployment"]>
+export type CloneDeploymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "status" | "attempts" | "nextAttemptAt" | "rawTx" | "txHash" | "sentAt" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["cloneDeployment"]>
 export type CloneDeploymentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
 }
@@ -656,6 +686,10 @@ export type $CloneDeploymentPayload<ExtArgs extends runtime.Types.Extensions.Int
      */
     rawTx: string | null
     txHash: string | null
+    /**
+     * When the current version was signed; one unmined for too long is replaced with higher fees.
+     */
+    sentAt: Date | null
     lastError: string | null
     createdAt: Date
     updatedAt: Date
@@ -1090,6 +1124,7 @@ export interface CloneDeploymentFieldRefs {
   readonly nextAttemptAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
   readonly rawTx: Prisma.FieldRef<"CloneDeployment", 'String'>
   readonly txHash: Prisma.FieldRef<"CloneDeployment", 'String'>
+  readonly sentAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
   readonly lastError: Prisma.FieldRef<"CloneDeployment", 'String'>
   readonly createdAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>

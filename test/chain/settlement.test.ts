@@ -1,0 +1,246 @@
+// The indexer and settlement on a real anvil: payments are seen, confirmed, flushed to the merchant
+// and the fee recipient, and the charge completes, whatever the shape of the payment.
+import { parseUnits } from "ethers";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { expireDueCharges } from "../../src/domain/charges.js";
+import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import type { Periodic } from "../../src/jobs/periodic.js";
+import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+
+const CONFIRMATIONS = 2;
+const usdc = (s: string) => parseUnits(s, 6);
+
+let chain: TestChain;
+let app: TestApp;
+let devnet: EnabledChain;
+let runner: Periodic | null = null;
+let producer: NodeJS.Timeout | null = null;
+const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  devnet = await chain.enabled(CONFIRMATIONS);
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
+  startRunner();
+}, 60_000);
+afterEach(() => startProducer());
+afterAll(async () => {
+  stopProducer();
+  await runner?.stop();
+  await app?.stop();
+  await chain?.stop();
+});
+
+function startRunner() {
+  runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: SETTINGS, bumpAfterMs: 60_000 });
+}
+/** A block every 100 ms, so confirmations come. */
+function startProducer() {
+  producer ??= setInterval(() => void chain.mine().catch(() => {}), 100);
+}
+function stopProducer() {
+  if (producer) clearInterval(producer);
+  producer = null;
+}
+
+let seq = 0;
+/** A charge with its chain picked and its clone deployed. */
+async function payableCharge(amount = "25", deployed = true): Promise<{ id: string; clone: string }> {
+  const charge = (await app.call("POST", "/v1/charges", { body: { orderId: `settle-${++seq}`, amount } })).body;
+  const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
+  expect(picked.status, JSON.stringify(picked.body)).toBe(200);
+  if (deployed) await waitFor("the clone's deployment", async () => (await getCharge(charge.id)).deployedAt !== null);
+  return { id: charge.id, clone: picked.body.cloneAddress };
+}
+const getCharge = async (id: string) => (await app.call("GET", `/v1/charges/${id}`)).body;
+const publicView = async (id: string) => (await app.call("GET", `/v1/public/charges/${id}`, { key: null })).body;
+const untilStatus = (id: string, status: string) =>
+  waitFor(`charge ${id} to be ${status}`, async () => {
+    const c = await getCharge(id);
+    return c.status === status && (status !== "COMPLETED" || c.flushTxHash !== null) ? c : undefined;
+  });
+const eventsOf = async (id: string) =>
+  (await app.db.prisma.event.findMany({ orderBy: { createdAt: "asc" } })).filter((e) => (e.data as { id: string }).id === id);
+const balances = async () => ({ merchant: await chain.balance(WALLET), fee: await chain.balance(chain.feeRecipient) });
+
+describe("settlement", () => {
+  beforeAll(() => startProducer());
+
+  it("a full payment: RECEIVED, flushed, COMPLETED; the merchant and fee recipient get the exact split", async () => {
+    const { id, clone } = await payableCharge("25");
+    const before = await balances();
+    const tx = await chain.pay(chain.wallet(3), clone, usdc("25"));
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
+    expect(done.completedAt).not.toBeNull();
+    const after = await balances();
+    expect(after.merchant - before.merchant).toBe(usdc("24.75"));
+    expect(after.fee - before.fee).toBe(usdc("0.25"));
+    expect(await chain.balance(clone)).toBe(0n);
+    expect(await chain.flushCount(clone)).toBe(1);
+    const receipt = await chain.provider.getTransactionReceipt(done.flushTxHash);
+    expect(receipt?.status).toBe(1);
+
+    const events = await eventsOf(id);
+    expect(events.map((e) => e.type)).toEqual(["charge.chain_selected", "charge.received", "charge.completed"]);
+    expect(events[1]!.data).toMatchObject({ status: "RECEIVED", amountReceived: "25.00", payments: [{ txHash: tx, amount: "25.00", status: "confirmed" }] });
+    expect(events[2]!.data).toMatchObject({ status: "COMPLETED", overpaidAmount: "0.00", flushTxHash: done.flushTxHash });
+    const view = await publicView(id);
+    expect(view).toMatchObject({ status: "COMPLETED", amountReceived: "25.00", amountRemaining: "0.00", amountPending: "0.00" });
+    expect(view.payments).toEqual([expect.objectContaining({ txHash: tx, amount: "25.00", status: "confirmed" })]);
+  });
+
+  it("a partial payment keeps the charge PENDING and extends its expiry; a top-up completes it", async () => {
+    const { id, clone } = await payableCharge("25");
+    const expiresAt = Date.parse((await getCharge(id)).expiresAt);
+    await chain.pay(chain.wallet(3), clone, usdc("10"));
+    const partial = await waitFor("the partial payment", async () => {
+      const c = await getCharge(id);
+      return c.amountReceived === "10.00" ? c : undefined;
+    });
+    expect(partial.status).toBe("PENDING");
+    expect(Date.parse(partial.expiresAt) - expiresAt).toBeGreaterThanOrEqual(15 * 60_000 - 1000);
+    expect(await publicView(id)).toMatchObject({ amountReceived: "10.00", amountRemaining: "15.00" });
+    expect(await chain.flushCount(clone)).toBe(0);
+
+    await chain.pay(chain.wallet(4), clone, usdc("15"));
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.partial", "charge.received", "charge.completed"]);
+    expect(await chain.flushCount(clone)).toBe(1);
+  });
+
+  it("an overpayment completes, flushes everything and reports the excess", async () => {
+    const { id, clone } = await payableCharge("25");
+    await chain.pay(chain.wallet(3), clone, usdc("30"));
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "30.00", feeAmount: "0.30", netAmount: "29.70" });
+    const completed = (await eventsOf(id)).find((e) => e.type === "charge.completed")!;
+    expect(completed.data).toMatchObject({ overpaidAmount: "5.00" });
+  });
+
+  it("two payments in one block are both counted, once", async () => {
+    const { id, clone } = await payableCharge("20");
+    stopProducer();
+    await chain.automine(false);
+    try {
+      const a = await chain.pay(chain.wallet(3), clone, usdc("12"));
+      const b = await chain.pay(chain.wallet(4), clone, usdc("8"));
+      await chain.mine();
+      const [ra, rb] = await Promise.all([chain.provider.getTransactionReceipt(a), chain.provider.getTransactionReceipt(b)]);
+      expect(ra!.blockNumber).toBe(rb!.blockNumber);
+    } finally {
+      await chain.automine(true);
+    }
+    startProducer();
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "20.00", feeAmount: "0.20", netAmount: "19.80" });
+    expect(await app.db.prisma.payment.count({ where: { chargeId: id } })).toBe(2);
+    expect(await chain.flushCount(clone)).toBe(1);
+  });
+
+  it("money sent before the clone exists is flushed once it is deployed", async () => {
+    await runner!.stop();
+    const { id, clone } = await payableCharge("25", false);
+    await chain.pay(chain.wallet(3), clone, usdc("25"));
+    expect(await chain.provider.getCode(clone)).toBe("0x");
+    startRunner();
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done.deployedAt).not.toBeNull();
+    expect(done).toMatchObject({ amountReceived: "25.00", netAmount: "24.75" });
+    expect(await chain.balance(clone)).toBe(0n);
+  });
+
+  it("a payment made before any worker indexed the chain is found when the first one starts", async () => {
+    await runner!.stop();
+    // As on a fresh install whose API took the charge and the payment before a worker ever ran.
+    await app.db.prisma.$transaction([app.db.prisma.chainBlock.deleteMany(), app.db.prisma.chainCursor.deleteMany()]);
+    const { id, clone } = await payableCharge("25", false);
+    await chain.pay(chain.wallet(3), clone, usdc("25"));
+    await chain.mine(5);
+    startRunner();
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "25.00", netAmount: "24.75" });
+    expect(await app.db.prisma.payment.count({ where: { chargeId: id } })).toBe(1);
+  });
+
+  it("a payment after expiry is flushed to the merchant and reported as late", async () => {
+    const { id, clone } = await payableCharge("25");
+    await expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000));
+    expect((await getCharge(id)).status).toBe("EXPIRED");
+    const before = await balances();
+    await chain.pay(chain.wallet(3), clone, usdc("25"));
+    const settled = await waitFor("the late payment's flush", async () => {
+      const c = await getCharge(id);
+      return c.flushTxHash ? c : undefined;
+    });
+    expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
+    expect((await balances()).merchant - before.merchant).toBe(usdc("24.75"));
+    const types = (await eventsOf(id)).map((e) => e.type);
+    expect(types).toEqual(["charge.chain_selected", "charge.expired", "charge.late_payment"]);
+    expect((await eventsOf(id))[2]!.data).toMatchObject({ status: "EXPIRED", payments: [{ amount: "25.00" }] });
+  });
+
+  it("a payment after cancellation is flushed to the merchant and reported as late", async () => {
+    const { id, clone } = await payableCharge("25");
+    expect((await app.call("DELETE", `/v1/charges/${id}`)).body.status).toBe("CANCELLED");
+    await chain.pay(chain.wallet(3), clone, usdc("7"));
+    const settled = await waitFor("the late payment's flush", async () => {
+      const c = await getCharge(id);
+      return c.flushTxHash ? c : undefined;
+    });
+    expect(settled).toMatchObject({ status: "CANCELLED", amountReceived: "7.00", feeAmount: "0.07", netAmount: "6.93" });
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.late_payment"]);
+    expect(await chain.balance(clone)).toBe(0n);
+  });
+
+  it("an underpaid charge expires and its partial amount is flushed to the merchant", async () => {
+    const { id, clone } = await payableCharge("25");
+    await chain.pay(chain.wallet(3), clone, usdc("10"));
+    await waitFor("the partial payment", async () => (await getCharge(id)).amountReceived === "10.00");
+    await expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000));
+    const settled = await waitFor("the underpaid flush", async () => {
+      const c = await getCharge(id);
+      return c.flushTxHash ? c : undefined;
+    });
+    expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "10.00", feeAmount: "0.10", netAmount: "9.90" });
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.partial", "charge.underpaid"]);
+    expect(await chain.flushCount(clone)).toBe(1);
+  });
+});
+
+describe("reorgs", () => {
+  it("a payment removed by a reorg before its confirmations is never counted; its replacement is counted once", async () => {
+    const { id, clone } = await payableCharge("25");
+    stopProducer();
+    const snapshot = await chain.provider.send("evm_snapshot", []);
+    const orphan = await chain.pay(chain.wallet(3), clone, usdc("25"));
+    const seen = await waitFor("the payment to be seen", async () => {
+      const v = await publicView(id);
+      return v.payments.length === 1 ? v : undefined;
+    });
+    expect(seen).toMatchObject({ status: "PENDING", amountPending: "25.00", amountReceived: null });
+    expect(seen.payments).toEqual([{ txHash: orphan, amount: "25.00", status: "pending", confirmations: 1 }]);
+
+    // The block with the payment (and the mint before it) is replaced by empty blocks.
+    expect(await chain.provider.send("evm_revert", [snapshot])).toBe(true);
+    await chain.mine(CONFIRMATIONS + 2);
+    await waitFor("the reorg to be noticed", async () => (await publicView(id)).payments.length === 0);
+    expect(await chain.provider.getTransactionReceipt(orphan)).toBeNull();
+    await chain.mine(CONFIRMATIONS + 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: null });
+    expect(await eventsOf(id)).toHaveLength(1);
+
+    startProducer();
+    const replacement = await chain.pay(chain.wallet(3), clone, usdc("25"));
+    const done = await untilStatus(id, "COMPLETED");
+    expect(done.amountReceived).toBe("25.00");
+    const payments = await app.db.prisma.payment.findMany({ where: { chargeId: id } });
+    expect(payments.map((p) => p.txHash)).toEqual([replacement]);
+    expect(await chain.flushCount(clone)).toBe(1);
+  });
+});
