@@ -12,6 +12,7 @@ import { createServer } from "./http/server.js";
 import { chargeRoutes } from "./rest/charges.js";
 import { publicRoutes } from "./rest/public.js";
 import { customerRoutes } from "./rest/customers.js";
+import { eventRoutes } from "./rest/events.js";
 import { IdempotencyStore } from "./rest/idempotency.js";
 import { installApiPlumbing } from "./rest/plumbing.js";
 
@@ -72,6 +73,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
   chargeRoutes(server, deps);
+  eventRoutes(server, deps);
   publicRoutes(server, deps);
 
   const yoga = createGraphQL({ ...deps, logger, production: config.env === "production" });

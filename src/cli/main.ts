@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `stablegate`: the settings area. Manages merchants, API keys and JWT secrets directly in the
-// database (never over the API), and applies migrations.
+// `stablegate`: the settings area. Manages merchants, API keys, JWT secrets and webhook endpoints
+// directly in the database (never over the API), and applies migrations.
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
 import { openDatabase } from "../db/client.js";
@@ -10,6 +10,15 @@ import { createApiKey, revokeApiKey } from "../domain/api-keys.js";
 import { payFromDevnet } from "./devnet-pay.js";
 import { AppError } from "../domain/errors.js";
 import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, revokeJwtSecret, updateMerchant } from "../domain/merchants.js";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookEndpoints,
+  rotateWebhookSecret,
+  setWebhookEndpointEnabled,
+  updateWebhookEndpoint,
+  type WebhookEndpoint,
+} from "../domain/webhook-endpoints.js";
 import { modeName } from "../domain/scope.js";
 
 const USAGE = `Usage: stablegate <command> [options]
@@ -17,13 +26,24 @@ const USAGE = `Usage: stablegate <command> [options]
 Commands:
   merchant create --name NAME [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…]
                   [--test-webhook-url URL] [--live-webhook-url URL] [--json]
-      Creates a merchant; prints its id, one API key and one JWT secret per mode (shown once).
-  merchant update MERCHANT_ID [same options as create; pass "" to clear a wallet or URL] [--json]
+      Creates a merchant; prints its id, one API key and one JWT secret per mode and the
+      webhook secrets of the URLs given (all shown once).
+  merchant update MERCHANT_ID [--name N] [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…] [--json]
+      Pass "" to clear a wallet.
   merchant show MERCHANT_ID [--json]
   keys create MERCHANT_ID --mode test|live [--json]     A new API key (shown once).
   keys revoke KEY_ID                                     Revokes an API key.
   jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
   jwt revoke JWK_ID                                      Revokes a JWT secret.
+  webhooks create MERCHANT_ID --mode test|live --url URL [--events TYPE,TYPE…] [--json]
+      A new endpoint; prints its signing secret (shown once). Without --events it gets every event.
+      Live mode needs https and a public address.
+  webhooks list MERCHANT_ID [--json]
+  webhooks update WHEP_ID [--url URL] [--events TYPE,…|""]  ("" = every event)
+  webhooks rotate WHEP_ID [--overlap-hours H]            A new secret (shown once); the old one keeps
+                                                         signing too for H hours (default 24; 0 = stop now).
+  webhooks disable WHEP_ID | webhooks enable WHEP_ID     Pauses deliveries; enabling sends what waited.
+  webhooks delete WHEP_ID
   migrate                                                Applies pending database migrations.
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
@@ -38,6 +58,9 @@ const options = {
   "test-webhook-url": { type: "string" },
   "live-webhook-url": { type: "string" },
   mode: { type: "string" },
+  url: { type: "string" },
+  events: { type: "string" },
+  "overlap-hours": { type: "string" },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
@@ -79,7 +102,11 @@ async function main(argv: string[]): Promise<void> {
       case "merchant create": {
         if (!values.name) throw new UsageError("--name is required.");
         const created = await createMerchant(prisma, merchantInput(values), { feeBps: config.feeBps });
-        const { merchant, apiKeys, jwtSecrets } = created;
+        const { merchant, apiKeys, jwtSecrets, webhookEndpoints } = created;
+        const hook = (mode: "test" | "live") => {
+          const e = webhookEndpoints[mode];
+          return e ? `  ${mode} webhook: ${e.endpoint.url} (${e.endpoint.id})  secret ${e.secret}` : `  ${mode} webhook: (none)`;
+        };
         return print(
           [
             `Merchant ${merchant.id} "${merchant.name}" (fee ${merchant.feeBps} bps)`,
@@ -89,7 +116,8 @@ async function main(argv: string[]): Promise<void> {
             `  test JWT secret: kid ${jwtSecrets.test.id}  secret ${jwtSecrets.test.secret}`,
             `  live JWT secret: kid ${jwtSecrets.live.id}  secret ${jwtSecrets.live.secret}`,
             `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
-            `  test webhook: ${merchant.testWebhookUrl ?? "(none)"}   live webhook: ${merchant.liveWebhookUrl ?? "(none)"}`,
+            hook("test"),
+            hook("live"),
           ].join("\n"),
           created,
         );
@@ -106,11 +134,12 @@ async function main(argv: string[]): Promise<void> {
           [
             `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps`,
             `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
-            `  test webhook: ${merchant.testWebhookUrl ?? "(none)"}   live webhook: ${merchant.liveWebhookUrl ?? "(none)"}`,
             "  API keys:",
             ...shown.apiKeys.map((k) => `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${when(k.revokedAt)}`),
             "  JWT secrets:",
             ...shown.jwtSecrets.map((s) => `    ${s.id}${when(s.revokedAt)}`),
+            "  Webhook endpoints:",
+            ...shown.webhookEndpoints.map(describeEndpoint),
           ].join("\n"),
           shown,
         );
@@ -129,12 +158,68 @@ async function main(argv: string[]): Promise<void> {
       case "jwt revoke":
         await revokeJwtSecret(prisma, need("JWK_ID"));
         return print(`Revoked ${target}.`, { id: target, revoked: true });
+      case "webhooks create": {
+        const created = await createWebhookEndpoint(prisma, need("MERCHANT_ID"), {
+          livemode: mode(),
+          url: required(values.url, "--url"),
+          eventTypes: eventList(values.events),
+        });
+        return print(`${describeEndpoint(created.endpoint)}\n  signing secret (shown once): ${created.secret}`, created);
+      }
+      case "webhooks list": {
+        const endpoints = await listWebhookEndpoints(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id);
+        const listed = endpoints.map(({ secret: _, previousSecret: __, ...e }) => e);
+        return print(listed.length ? listed.map(describeEndpoint).join("\n") : "No webhook endpoints.", listed);
+      }
+      case "webhooks update": {
+        const update = { ...(values.url !== undefined && { url: values.url }), ...(values.events !== undefined && { eventTypes: eventList(values.events) }) };
+        const { secret: _, previousSecret: __, ...endpoint } = await updateWebhookEndpoint(prisma, need("WHEP_ID"), update);
+        return print(describeEndpoint(endpoint), endpoint);
+      }
+      case "webhooks rotate": {
+        const hours = values["overlap-hours"] === undefined ? undefined : Number(values["overlap-hours"]);
+        const rotated = await rotateWebhookSecret(prisma, need("WHEP_ID"), hours);
+        const until = rotated.endpoint.previousSecretExpiresAt;
+        return print(
+          `New signing secret (shown once): ${rotated.secret}\n${until ? `The old secret also signs until ${until.toISOString()}.` : "The old secret no longer signs."}`,
+          { id: rotated.endpoint.id, secret: rotated.secret, previousSecretExpiresAt: until },
+        );
+      }
+      case "webhooks disable":
+      case "webhooks enable": {
+        const { secret: _, previousSecret: __, ...endpoint } = await setWebhookEndpointEnabled(prisma, need("WHEP_ID"), action === "enable");
+        return print(describeEndpoint(endpoint), endpoint);
+      }
+      case "webhooks delete":
+        await deleteWebhookEndpoint(prisma, need("WHEP_ID"));
+        return print(`Deleted ${target}.`, { id: target, deleted: true });
       default:
         throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
     }
   } finally {
     await db.close();
   }
+}
+
+/** One line about an endpoint (never its secret). */
+function describeEndpoint(e: Omit<WebhookEndpoint, "secret" | "previousSecret">): string {
+  const types = e.eventTypes.length ? e.eventTypes.join(",") : "all events";
+  const state = e.disabledAt ? `disabled (${e.disabledReason ?? "by settings"})` : "enabled";
+  return `    ${e.id}  ${modeName(e.livemode)}  ${e.url}  ${types}  ${state}`;
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required.`);
+  return value;
+}
+
+/** `--events a,b` to a list; "" means every event. */
+function eventList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 /** CLI flags to merchant fields; an empty string clears an optional setting. */
@@ -152,6 +237,9 @@ function merchantInput(v: { [K in keyof typeof options]?: string | boolean }): M
 }
 
 const FLAG_OF_PARAM: Record<string, string> = {
+  url: "--url",
+  eventTypes: "--events",
+  overlapHours: "--overlap-hours",
   name: "--name",
   feeBps: "--fee-bps",
   testWallet: "--test-wallet",

@@ -6,7 +6,7 @@ import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
-import { recordEvents } from "./events.js";
+import { recordEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
@@ -139,21 +139,25 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   }
   const metadata = mergeMetadata(null, data.metadata);
   try {
-    return await prisma.charge.create({
-      data: {
-        id: newId("chrg"),
-        ...inScope(scope),
-        orderId: data.orderId,
-        amount,
-        feeBps: merchant.feeBps,
-        settlementWallet: wallet,
-        customerId: data.customerId ?? null,
-        description: data.description ?? null,
-        metadata: metadata ?? P.DbNull,
-        successUrl: data.successUrl ?? null,
-        cancelUrl: data.cancelUrl ?? null,
-        expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
-      },
+    return await prisma.$transaction(async (tx) => {
+      const charge = await tx.charge.create({
+        data: {
+          id: newId("chrg"),
+          ...inScope(scope),
+          orderId: data.orderId,
+          amount,
+          feeBps: merchant.feeBps,
+          settlementWallet: wallet,
+          customerId: data.customerId ?? null,
+          description: data.description ?? null,
+          metadata: metadata ?? P.DbNull,
+          successUrl: data.successUrl ?? null,
+          cancelUrl: data.cancelUrl ?? null,
+          expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
+        },
+      });
+      await recordEvent(tx, charge, "charge.pending", chargeResource(charge, settings));
+      return charge;
     });
   } catch (e) {
     if (e instanceof P.PrismaClientKnownRequestError) {
@@ -232,7 +236,13 @@ export async function listCharges(
 }
 
 /** Cancels a PENDING charge with nothing received; a CANCELLED one is returned unchanged. */
-export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, now = new Date()): Promise<Charge> {
+export async function cancelCharge(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  now = new Date(),
+): Promise<Charge> {
   return prisma.$transaction(async (tx) => {
     // The row lock orders this against a payment being recorded for the same charge.
     const rows = await tx.$queryRaw<Charge[]>`
@@ -241,7 +251,9 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, now
     if (!charge) throw notFound("charge", id);
     const status = cancelStatus(charge, now);
     if (status === null) return charge;
-    return tx.charge.update({ where: { id }, data: { status } });
+    const cancelled = await tx.charge.update({ where: { id }, data: { status } });
+    await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings));
+    return cancelled;
   });
 }
 

@@ -4,6 +4,7 @@ import type { Prisma } from "../db/client.js";
 import { type Customer, Prisma as P } from "../generated/prisma/client.js";
 import { isCountryCode } from "./countries.js";
 import { AppError, notFound } from "./errors.js";
+import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount } from "./money.js";
@@ -140,21 +141,30 @@ export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, i
       if (!current) throw notFound("customer", id);
       const metadata = mergeMetadata(current.metadata, patch.metadata);
       if (!metadataWithinLimits(metadata)) throw new AppError(400, "parameter_invalid", "Invalid metadata: a customer can hold at most 50 keys", "metadata");
-      return tx.customer.update({
+      const updated = await tx.customer.update({
         where: { id },
         data: {
           ...columns(patch),
           ...(patch.metadata !== undefined && { metadata: jsonOrNull(metadata) }),
         },
       });
+      await recordEvent(tx, updated, "customer.updated", customerResource(updated));
+      return updated;
     }),
   );
 }
 
-/** Permanently deletes a customer; its charges and invoices stay, with `customerId` set to null. */
+/**
+ * Permanently deletes a customer; its charges and invoices stay, with `customerId` set to null.
+ * `customer.deleted` carries the customer as it was.
+ */
 export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): Promise<void> {
-  const { count } = await prisma.customer.deleteMany({ where: { id, ...inScope(scope) } });
-  if (count === 0) throw notFound("customer", id);
+  await prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<Customer[]>`
+      DELETE FROM customers WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} RETURNING ${CUSTOMER_COLUMNS}`;
+    if (!rows[0]) throw notFound("customer", id);
+    await recordEvent(tx, rows[0], "customer.deleted", { ...customerResource(rows[0]), deleted: true });
+  });
 }
 
 const listSchema = z.strictObject({
@@ -262,8 +272,12 @@ type CreateData = z.output<typeof createSchema>;
 async function insertCustomer(prisma: Prisma, scope: Scope, data: CreateData): Promise<Customer> {
   const metadata = mergeMetadata(null, data.metadata);
   return withEmailConflict(data.email, () =>
-    prisma.customer.create({
-      data: { id: newId("cus"), ...inScope(scope), ...columns(data), email: data.email, name: data.name, metadata: jsonOrNull(metadata) },
+    prisma.$transaction(async (tx) => {
+      const customer = await tx.customer.create({
+        data: { id: newId("cus"), ...inScope(scope), ...columns(data), email: data.email, name: data.name, metadata: jsonOrNull(metadata) },
+      });
+      await recordEvent(tx, customer, "customer.created", customerResource(customer));
+      return customer;
     }),
   );
 }

@@ -21,6 +21,8 @@ export type ErrorCode =
   | "idempotency_key_in_use"
   | "idempotency_key_reused"
   | "rate_limited"
+  | "test_mode_only"
+  | "webhook_endpoint_missing"
   | "internal_error";
 
 /** A failure the caller can act on: HTTP status, stable code, message and the offending parameter. */

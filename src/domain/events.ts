@@ -1,23 +1,35 @@
-// The event log: one row per change a merchant can be told about, written in the same transaction
-// as the change so an event exists exactly when its change committed. (Delivery comes later.)
+// The event log and the webhook outbox. An event row is written in the same transaction as the
+// change it reports, and so are its deliveries (one per enabled endpoint of the merchant and mode
+// that wants its type): an event exists, and will be delivered, exactly when its change committed.
+// The dispatcher (webhooks/dispatcher.ts) sends the deliveries.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
+import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { inScope, type Scope } from "./scope.js";
+import { modeName, type Scope } from "./scope.js";
+import { integerParam, parseInput } from "./validation.js";
+
+export type { Event };
 
 /** Every event type API.md names. */
-export type EventType =
-  | "charge.pending"
-  | "charge.chain_selected"
-  | "charge.partial"
-  | "charge.received"
-  | "charge.completed"
-  | "charge.underpaid"
-  | "charge.expired"
-  | "charge.cancelled"
-  | "charge.late_payment"
-  | "customer.created"
-  | "customer.updated"
-  | "customer.deleted";
+export const EVENT_TYPES = [
+  "charge.pending",
+  "charge.chain_selected",
+  "charge.partial",
+  "charge.received",
+  "charge.completed",
+  "charge.underpaid",
+  "charge.expired",
+  "charge.cancelled",
+  "charge.late_payment",
+  "customer.created",
+  "customer.updated",
+  "customer.deleted",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event to record: whose, what kind, and the object as it is after the change. */
 export interface NewEvent {
@@ -26,15 +38,148 @@ export interface NewEvent {
   data: object;
 }
 
-/** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
-export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<void> {
-  await recordEvents(tx, [{ scope, type, data }]);
+/** The public JSON form of an event: also the exact body of its webhooks. */
+export interface EventResource {
+  id: string;
+  type: string;
+  timestamp: string;
+  livemode: boolean;
+  data: unknown;
 }
 
-/** Appends several events in one statement inside transaction `tx`. */
-export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await tx.event.createMany({
-    data: events.map((e) => ({ id: newId("evt"), ...inScope(e.scope), type: e.type, data: e.data as P.InputJsonObject })),
-  });
+/** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
+export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<string> {
+  const [id] = await recordEvents(tx, [{ scope, type, data }]);
+  return id!;
+}
+
+/**
+ * Appends events and their webhook deliveries inside transaction `tx`, in one statement whatever
+ * their number. Returns the new event ids.
+ */
+export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((e) => ({ id: newId("evt"), merchant_id: e.scope.merchantId, livemode: e.scope.livemode, type: e.type, data: e.data }));
+  await tx.$executeRaw`
+    WITH e AS (
+      INSERT INTO events (id, merchant_id, livemode, type, data)
+      SELECT id, merchant_id, livemode, type, data FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS x(id text, merchant_id text, livemode boolean, type text, data jsonb)
+      RETURNING id, merchant_id, livemode, type
+    )
+    INSERT INTO webhook_deliveries (event_id, endpoint_id)
+    SELECT e.id, w.id FROM e JOIN webhook_endpoints w
+      ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
+     AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))`;
+  return rows.map((r) => r.id);
+}
+
+/** Shapes a stored event as the API shows it and webhooks carry it. */
+export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "livemode" | "data">): EventResource {
+  return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: e.data };
+}
+
+const listSchema = z.strictObject({
+  limit: integerParam(1, 100).default(10),
+  startingAfter: z.string().min(1).max(100).optional(),
+  type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
+});
+
+const filterSchema = listSchema.pick({ type: true });
+
+/** Newest first, ties broken by id so pages never overlap or skip. */
+export const EVENT_ORDER: P.EventOrderByWithRelationInput[] = [{ createdAt: "desc" }, { id: "desc" }];
+
+/** The where-clause of an event list: this merchant and mode, optionally one type. */
+export function eventFilter(scope: Scope, input: { type?: string | undefined }): P.EventWhereInput {
+  const { type } = parseInput(filterSchema, input);
+  return { merchantId: scope.merchantId, livemode: scope.livemode, ...(type && { type }) };
+}
+
+/** One page of events, newest first; `startingAfter` is the last event id of the previous page. */
+export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): Promise<{ data: Event[]; hasMore: boolean }> {
+  const params = parseInput(listSchema, input);
+  const where = eventFilter(scope, { type: params.type });
+  if (params.startingAfter) {
+    const cursor = await prisma.event.findFirst({ where: { id: params.startingAfter, merchantId: scope.merchantId, livemode: scope.livemode } });
+    if (!cursor) throw new AppError(400, "resource_missing", `No such event: '${params.startingAfter}'`, "startingAfter");
+    where.OR = [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }];
+  }
+  const rows = await prisma.event.findMany({ where, orderBy: EVENT_ORDER, take: params.limit + 1 });
+  return { data: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
+}
+
+/** An event of this merchant and mode, or 404. */
+export async function getEvent(prisma: Prisma, scope: Scope, id: string): Promise<Event> {
+  const event = await prisma.event.findFirst({ where: { id, merchantId: scope.merchantId, livemode: scope.livemode } });
+  if (!event) throw notFound("event", id);
+  return event;
+}
+
+/** One delivery of an event to one endpoint, with every attempt, as the API shows it. */
+export interface DeliveryResource {
+  endpointId: string;
+  url: string;
+  status: "pending" | "succeeded" | "failed";
+  nextAttemptAt: string | null;
+  attempts: { attemptedAt: string; statusCode: number | null; latencyMs: number; error: string | null; succeeded: boolean }[];
+}
+
+/** The deliveries of each of `eventIds` with their attempts (oldest first), in two queries. */
+export async function eventDeliveries(prisma: Prisma, eventIds: readonly string[]): Promise<Map<string, DeliveryResource[]>> {
+  const [deliveries, attempts] = await Promise.all([
+    prisma.webhookDelivery.findMany({
+      where: { eventId: { in: [...eventIds] } },
+      include: { endpoint: { select: { url: true } } },
+      orderBy: [{ createdAt: "asc" }, { endpointId: "asc" }],
+    }),
+    prisma.webhookAttempt.findMany({ where: { eventId: { in: [...eventIds] } }, orderBy: { id: "asc" } }),
+  ]);
+  const byDelivery = new Map<string, DeliveryResource["attempts"]>();
+  for (const a of attempts) {
+    const key = `${a.eventId} ${a.endpointId}`;
+    if (!byDelivery.has(key)) byDelivery.set(key, []);
+    byDelivery
+      .get(key)!
+      .push({ attemptedAt: a.attemptedAt.toISOString(), statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, succeeded: a.succeeded });
+  }
+  const out = new Map<string, DeliveryResource[]>(eventIds.map((id) => [id, []]));
+  for (const d of deliveries) {
+    out.get(d.eventId)?.push({
+      endpointId: d.endpointId,
+      url: d.endpoint.url,
+      status: d.status.toLowerCase() as DeliveryResource["status"],
+      nextAttemptAt: d.status === "PENDING" ? d.nextAttemptAt.toISOString() : null,
+      attempts: byDelivery.get(`${d.eventId} ${d.endpointId}`) ?? [],
+    });
+  }
+  return out;
+}
+
+/**
+ * Delivers an event again now to every enabled endpoint of its merchant and mode that wants its type
+ * (including endpoints added since), starting a fresh retry schedule. An attempt in flight keeps
+ * going; its outcome no longer decides the delivery.
+ */
+export async function resendEvent(prisma: Prisma, scope: Scope, id: string, now = new Date()): Promise<Event> {
+  const event = await getEvent(prisma, scope, id);
+  const queued = await prisma.$executeRaw`
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, updated_at)
+    SELECT ${event.id}, w.id, ${now}, now() FROM webhook_endpoints w
+    WHERE w.merchant_id = ${scope.merchantId} AND w.livemode = ${scope.livemode} AND w.disabled_at IS NULL
+      AND (cardinality(w.event_types) = 0 OR ${event.type} = ANY(w.event_types))
+    ON CONFLICT (event_id, endpoint_id) DO UPDATE
+      SET status = 'PENDING', attempts = 0, next_attempt_at = ${now}, lease = NULL, lease_until = NULL, updated_at = now()`;
+  if (queued === 0) throw noEndpoint(scope);
+  return event;
+}
+
+/** 400 `webhook_endpoint_missing`: there is nowhere to deliver this mode's events. */
+export function noEndpoint(scope: Scope): AppError {
+  const mode = modeName(scope.livemode);
+  return new AppError(
+    400,
+    "webhook_endpoint_missing",
+    `No enabled ${mode}-mode webhook endpoint wants this event. Add one with: npx stablegate webhooks create ${scope.merchantId} --mode ${mode} --url https://…`,
+  );
 }

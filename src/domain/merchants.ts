@@ -9,6 +9,8 @@ import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
 import { parseInput } from "./validation.js";
+import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, listWebhookEndpoints } from "./webhook-endpoints.js";
+import type { Resolver } from "../webhooks/target-guard.js";
 
 export type { Merchant };
 
@@ -23,25 +25,20 @@ const wallet = z.string().transform((value, ctx) => {
     return z.NEVER;
   }
 });
-const webhookUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).max(2048);
 
 const fields = {
   name: z.string().min(1).max(200),
   feeBps: z.number().int().min(0, "must be 0-10000").max(10_000, "must be 0-10000"),
   testWallet: wallet.nullable(),
   liveWallet: wallet.nullable(),
-  testWebhookUrl: webhookUrl.nullable(),
-  liveWebhookUrl: webhookUrl.refine((u) => u.startsWith("https://"), "live webhooks must use https").nullable(),
 };
-const createSchema = z.strictObject({ ...fields, feeBps: fields.feeBps.optional() }).partial({
-  testWallet: true,
-  liveWallet: true,
-  testWebhookUrl: true,
-  liveWebhookUrl: true,
-});
+const createSchema = z
+  .strictObject({ ...fields, feeBps: fields.feeBps.optional(), testWebhookUrl: z.string().nullable(), liveWebhookUrl: z.string().nullable() })
+  .partial({ testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
 const updateSchema = z.strictObject(fields).partial();
 
 export type MerchantInput = z.input<typeof createSchema>;
+export type MerchantUpdate = z.input<typeof updateSchema>;
 
 /** A JWT signing secret: `id` is the `kid` callers put in the token header. */
 export interface NewJwtSecret {
@@ -55,23 +52,36 @@ export interface MerchantCreated {
   merchant: Merchant;
   apiKeys: { test: NewApiKey; live: NewApiKey };
   jwtSecrets: { test: NewJwtSecret; live: NewJwtSecret };
+  /** The webhook endpoints asked for at creation, with their secrets. */
+  webhookEndpoints: { test: EndpointCreated | null; live: EndpointCreated | null };
 }
 
-/** Creates a merchant with a test and a live API key and JWT secret. */
-export async function createMerchant(prisma: Prisma, input: MerchantInput, defaults: { feeBps: number }): Promise<MerchantCreated> {
-  const data = parseInput(createSchema, input);
+/**
+ * Creates a merchant with a test and a live API key and JWT secret, and a webhook endpoint per mode
+ * whose URL is given. A bad URL creates nothing.
+ */
+export async function createMerchant(prisma: Prisma, input: MerchantInput, defaults: { feeBps: number }, resolve?: Resolver): Promise<MerchantCreated> {
+  const { testWebhookUrl, liveWebhookUrl, ...data } = parseInput(createSchema, input);
+  // URLs first: they are the part that can still be refused.
+  const urls = { test: testWebhookUrl ?? null, live: liveWebhookUrl ?? null };
+  for (const [mode, url] of Object.entries(urls)) {
+    if (url !== null) await checkWebhookUrl(url, mode === "live", resolve, mode === "live" ? "liveWebhookUrl" : "testWebhookUrl");
+  }
   const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
-  const [test, live, jwtTest, jwtLive] = await Promise.all([
+  const endpoint = (url: string | null, livemode: boolean) => (url === null ? null : createWebhookEndpoint(prisma, merchant.id, { livemode, url }, resolve));
+  const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
     createApiKey(prisma, merchant.id, false),
     createApiKey(prisma, merchant.id, true),
     createJwtSecret(prisma, merchant.id, false),
     createJwtSecret(prisma, merchant.id, true),
+    endpoint(urls.test, false),
+    endpoint(urls.live, true),
   ]);
-  return { merchant, apiKeys: { test, live }, jwtSecrets: { test: jwtTest, live: jwtLive } };
+  return { merchant, apiKeys: { test, live }, jwtSecrets: { test: jwtTest, live: jwtLive }, webhookEndpoints: { test: hookTest, live: hookLive } };
 }
 
-/** Changes a merchant's settings; `null` clears a wallet or webhook URL. */
-export async function updateMerchant(prisma: Prisma, id: string, input: z.input<typeof updateSchema>): Promise<Merchant> {
+/** Changes a merchant's settings; `null` clears a wallet. */
+export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate): Promise<Merchant> {
   const data = parseInput(updateSchema, input);
   const { count } = await prisma.merchant.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("merchant", id);
@@ -88,7 +98,7 @@ export async function getMerchant(prisma: Prisma, id: string): Promise<Merchant>
 /** A merchant with its (non-secret) credential listing, for `merchant show`. */
 export async function describeMerchant(prisma: Prisma, id: string) {
   const merchant = await getMerchant(prisma, id);
-  const [apiKeys, jwtSecrets] = await Promise.all([
+  const [apiKeys, jwtSecrets, webhookEndpoints] = await Promise.all([
     prisma.apiKey.findMany({
       where: { merchantId: id },
       orderBy: { createdAt: "asc" },
@@ -99,8 +109,10 @@ export async function describeMerchant(prisma: Prisma, id: string) {
       orderBy: { createdAt: "asc" },
       select: { id: true, livemode: true, createdAt: true, revokedAt: true },
     }),
+    listWebhookEndpoints(prisma, id),
   ]);
-  return { merchant, apiKeys, jwtSecrets };
+  // Secrets are shown once, when made: never in a listing.
+  return { merchant, apiKeys, jwtSecrets, webhookEndpoints: webhookEndpoints.map(({ secret: _, previousSecret: __, ...e }) => e) };
 }
 
 /** Creates an HS256 secret for customer JWTs in one mode. */

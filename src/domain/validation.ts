@@ -24,7 +24,7 @@ function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
     return new AppError(400, "parameter_unknown", `Received unknown parameter: ${param}`, param);
   }
   const param = path || null;
-  if (issue.code === "invalid_type" && issue.input === undefined) {
+  if ((issue.code === "invalid_type" || issue.code === "invalid_value") && issue.input === undefined) {
     return new AppError(400, "parameter_missing", `Missing required param: ${param}`, param);
   }
   const subject = param ? `Invalid ${param}` : "Invalid request body";

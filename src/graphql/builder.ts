@@ -16,6 +16,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     ID: { Input: string; Output: string };
     Metadata: { Input: Record<string, unknown>; Output: Metadata };
+    JSON: { Input: unknown; Output: unknown };
   };
 }>({
   plugins: [PrismaPlugin, RelayPlugin, DataloaderPlugin],

@@ -7,6 +7,7 @@ import "./types/CustomerStats.js";
 import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/PaymentSession.js";
+import "./types/Event.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

@@ -4,6 +4,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import { startChainRunner } from "./chain-runner.js";
+import { startWebhookDispatcher } from "../webhooks/dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
 
 /** Running jobs; `stop()` waits for work in flight. */
@@ -13,11 +14,12 @@ export interface Jobs {
 
 export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
 
-/** Starts every background job against `db`: the expiry sweep and one runner per enabled chain. */
+/** Starts every background job against `db`: the expiry sweep, webhook delivery and one runner per enabled chain. */
 export function startJobs(config: Config, db: Database, chains: ChainSet, logger: Logger, options: JobsOptions = {}): Jobs {
   const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes };
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, ...options }),
+    startWebhookDispatcher(db.prisma, logger, { now: options.now }),
     ...chains
       .all()
       .map((chain) =>

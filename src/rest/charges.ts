@@ -26,6 +26,6 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
   });
 
   app.delete<IdParams>("/v1/charges/:id", { config: { group: "create" } }, async (req) => {
-    return chargeResource(await cancelCharge(prisma, scopeOf(req), req.params.id), settings);
+    return chargeResource(await cancelCharge(prisma, scopeOf(req), req.params.id, settings), settings);
   });
 }

@@ -85,9 +85,9 @@ describe("settlement", () => {
     expect(receipt?.status).toBe(1);
 
     const events = await eventsOf(id);
-    expect(events.map((e) => e.type)).toEqual(["charge.chain_selected", "charge.received", "charge.completed"]);
-    expect(events[1]!.data).toMatchObject({ status: "RECEIVED", amountReceived: "25.00", payments: [{ txHash: tx, amount: "25.00", status: "confirmed" }] });
-    expect(events[2]!.data).toMatchObject({ status: "COMPLETED", overpaidAmount: "0.00", flushTxHash: done.flushTxHash });
+    expect(events.map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.received", "charge.completed"]);
+    expect(events[2]!.data).toMatchObject({ status: "RECEIVED", amountReceived: "25.00", payments: [{ txHash: tx, amount: "25.00", status: "confirmed" }] });
+    expect(events[3]!.data).toMatchObject({ status: "COMPLETED", overpaidAmount: "0.00", flushTxHash: done.flushTxHash });
     const view = await publicView(id);
     expect(view).toMatchObject({ status: "COMPLETED", amountReceived: "25.00", amountRemaining: "0.00", amountPending: "0.00" });
     expect(view.payments).toEqual([expect.objectContaining({ txHash: tx, amount: "25.00", status: "confirmed" })]);
@@ -109,7 +109,13 @@ describe("settlement", () => {
     await chain.pay(chain.wallet(4), clone, usdc("15"));
     const done = await untilStatus(id, "COMPLETED");
     expect(done).toMatchObject({ amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.partial", "charge.received", "charge.completed"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual([
+      "charge.pending",
+      "charge.chain_selected",
+      "charge.partial",
+      "charge.received",
+      "charge.completed",
+    ]);
     expect(await chain.flushCount(clone)).toBe(1);
   });
 
@@ -180,8 +186,8 @@ describe("settlement", () => {
     expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
     expect((await balances()).merchant - before.merchant).toBe(usdc("24.75"));
     const types = (await eventsOf(id)).map((e) => e.type);
-    expect(types).toEqual(["charge.chain_selected", "charge.expired", "charge.late_payment"]);
-    expect((await eventsOf(id))[2]!.data).toMatchObject({ status: "EXPIRED", payments: [{ amount: "25.00" }] });
+    expect(types).toEqual(["charge.pending", "charge.chain_selected", "charge.expired", "charge.late_payment"]);
+    expect((await eventsOf(id))[3]!.data).toMatchObject({ status: "EXPIRED", payments: [{ amount: "25.00" }] });
   });
 
   it("a payment after cancellation is flushed to the merchant and reported as late", async () => {
@@ -193,7 +199,7 @@ describe("settlement", () => {
       return c.flushTxHash ? c : undefined;
     });
     expect(settled).toMatchObject({ status: "CANCELLED", amountReceived: "7.00", feeAmount: "0.07", netAmount: "6.93" });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.late_payment"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.cancelled", "charge.late_payment"]);
     expect(await chain.balance(clone)).toBe(0n);
   });
 
@@ -207,7 +213,7 @@ describe("settlement", () => {
       return c.flushTxHash ? c : undefined;
     });
     expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "10.00", feeAmount: "0.10", netAmount: "9.90" });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.chain_selected", "charge.partial", "charge.underpaid"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.partial", "charge.underpaid"]);
     expect(await chain.flushCount(clone)).toBe(1);
   });
 });
@@ -233,7 +239,7 @@ describe("reorgs", () => {
     await chain.mine(CONFIRMATIONS + 2);
     await new Promise((r) => setTimeout(r, 300));
     expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: null });
-    expect(await eventsOf(id)).toHaveLength(1);
+    expect(await eventsOf(id)).toHaveLength(2);
 
     startProducer();
     const replacement = await chain.pay(chain.wallet(3), clone, usdc("25"));

@@ -35,3 +35,15 @@ export function spawnService(script: string, env: NodeJS.ProcessEnv): ServicePro
     },
   };
 }
+
+/** Calls a running service's REST API with `key`; `url()` is read per call (a restart changes the port). Returns the JSON body. */
+export function apiClient(url: () => string, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`${url()}${path}`, {
+      method,
+      headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.json();
+  };
+}

@@ -12,7 +12,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { freshDatabase, WALLET } from "../helpers/harness.js";
-import { type ServiceProcess, spawnService } from "../helpers/service-process.js";
+import { apiClient, type ServiceProcess, spawnService } from "../helpers/service-process.js";
 
 let chain: TestChain;
 let env: NodeJS.ProcessEnv;
@@ -81,14 +81,7 @@ describe("the service killed with SIGKILL mid-settlement", () => {
     let svc = start();
     // Each (re)start listens on a new port.
     let url = (await svc.waitFor(/"url":"(http:[^"]+)"/))[1]!;
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${url}${path}`, {
-        method,
-        headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      return res.json();
-    };
+    const api = apiClient(() => url, key);
     const charges: { id: string; clone: string }[] = [];
     for (const orderId of ["crash-a", "crash-b"]) {
       const charge = await api("POST", "/v1/charges", { orderId, amount: "10" });

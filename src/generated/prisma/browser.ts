@@ -82,3 +82,18 @@ export type Payment = Prisma.PaymentModel
  * One flush transaction of one or more clones (`flush` for one, the factory's `flushMany` for several).
  */
 export type Flush = Prisma.FlushModel
+/**
+ * Model WebhookEndpoint
+ * Where a merchant's events are delivered in one mode, and the secret that signs them.
+ */
+export type WebhookEndpoint = Prisma.WebhookEndpointModel
+/**
+ * Model WebhookDelivery
+ * One event to one endpoint: the outbox row, written in the same transaction as the event.
+ */
+export type WebhookDelivery = Prisma.WebhookDeliveryModel
+/**
+ * Model WebhookAttempt
+ * One HTTP request of a delivery and what came of it.
+ */
+export type WebhookAttempt = Prisma.WebhookAttemptModel

@@ -45,3 +45,12 @@ export const FlushStatus = {
 } as const
 
 export type FlushStatus = (typeof FlushStatus)[keyof typeof FlushStatus]
+
+
+export const DeliveryStatus = {
+  PENDING: 'PENDING',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED'
+} as const
+
+export type DeliveryStatus = (typeof DeliveryStatus)[keyof typeof DeliveryStatus]

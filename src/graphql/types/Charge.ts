@@ -101,6 +101,6 @@ builder.mutationFields((t) => ({
     type: "Charge",
     description: "Cancels a PENDING charge with nothing received; a cancelled one is returned unchanged.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id),
+    resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
 }));

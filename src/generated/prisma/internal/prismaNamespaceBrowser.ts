@@ -63,7 +63,10 @@ export const ModelName = {
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
   Payment: 'Payment',
-  Flush: 'Flush'
+  Flush: 'Flush',
+  WebhookEndpoint: 'WebhookEndpoint',
+  WebhookDelivery: 'WebhookDelivery',
+  WebhookAttempt: 'WebhookAttempt'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -88,8 +91,6 @@ export const MerchantScalarFieldEnum = {
   feeBps: 'feeBps',
   testWallet: 'testWallet',
   liveWallet: 'liveWallet',
-  testWebhookUrl: 'testWebhookUrl',
-  liveWebhookUrl: 'liveWebhookUrl',
   paymentWindowMinutes: 'paymentWindowMinutes',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -289,6 +290,53 @@ export const FlushScalarFieldEnum = {
 } as const
 
 export type FlushScalarFieldEnum = (typeof FlushScalarFieldEnum)[keyof typeof FlushScalarFieldEnum]
+
+
+export const WebhookEndpointScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  url: 'url',
+  secret: 'secret',
+  previousSecret: 'previousSecret',
+  previousSecretExpiresAt: 'previousSecretExpiresAt',
+  eventTypes: 'eventTypes',
+  disabledAt: 'disabledAt',
+  disabledReason: 'disabledReason',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type WebhookEndpointScalarFieldEnum = (typeof WebhookEndpointScalarFieldEnum)[keyof typeof WebhookEndpointScalarFieldEnum]
+
+
+export const WebhookDeliveryScalarFieldEnum = {
+  eventId: 'eventId',
+  endpointId: 'endpointId',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lease: 'lease',
+  leaseUntil: 'leaseUntil',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type WebhookDeliveryScalarFieldEnum = (typeof WebhookDeliveryScalarFieldEnum)[keyof typeof WebhookDeliveryScalarFieldEnum]
+
+
+export const WebhookAttemptScalarFieldEnum = {
+  id: 'id',
+  eventId: 'eventId',
+  endpointId: 'endpointId',
+  attemptedAt: 'attemptedAt',
+  statusCode: 'statusCode',
+  latencyMs: 'latencyMs',
+  error: 'error',
+  succeeded: 'succeeded'
+} as const
+
+export type WebhookAttemptScalarFieldEnum = (typeof WebhookAttemptScalarFieldEnum)[keyof typeof WebhookAttemptScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -187,6 +187,7 @@ export type EventWhereInput = {
   data?: Prisma.JsonFilter<"Event">
   createdAt?: Prisma.DateTimeFilter<"Event"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
+  deliveries?: Prisma.WebhookDeliveryListRelationFilter
 }
 
 export type EventOrderByWithRelationInput = {
@@ -197,6 +198,7 @@ export type EventOrderByWithRelationInput = {
   data?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
+  deliveries?: Prisma.WebhookDeliveryOrderByRelationAggregateInput
 }
 
 export type EventWhereUniqueInput = Prisma.AtLeast<{
@@ -210,6 +212,7 @@ export type EventWhereUniqueInput = Prisma.AtLeast<{
   data?: Prisma.JsonFilter<"Event">
   createdAt?: Prisma.DateTimeFilter<"Event"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
+  deliveries?: Prisma.WebhookDeliveryListRelationFilter
 }, "id">
 
 export type EventOrderByWithAggregationInput = {
@@ -243,6 +246,7 @@ export type EventCreateInput = {
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutEventsInput
+  deliveries?: Prisma.WebhookDeliveryCreateNestedManyWithoutEventInput
 }
 
 export type EventUncheckedCreateInput = {
@@ -252,6 +256,7 @@ export type EventUncheckedCreateInput = {
   type: string
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  deliveries?: Prisma.WebhookDeliveryUncheckedCreateNestedManyWithoutEventInput
 }
 
 export type EventUpdateInput = {
@@ -261,6 +266,7 @@ export type EventUpdateInput = {
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutEventsNestedInput
+  deliveries?: Prisma.WebhookDeliveryUpdateManyWithoutEventNestedInput
 }
 
 export type EventUncheckedUpdateInput = {
@@ -270,6 +276,7 @@ export type EventUncheckedUpdateInput = {
   type?: Prisma.StringFieldUpdateOperationsInput | string
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  deliveries?: Prisma.WebhookDeliveryUncheckedUpdateManyWithoutEventNestedInput
 }
 
 export type EventCreateManyInput = {
@@ -333,6 +340,11 @@ export type EventMinOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
 }
 
+export type EventScalarRelationFilter = {
+  is?: Prisma.EventWhereInput
+  isNot?: Prisma.EventWhereInput
+}
+
 export type EventCreateNestedManyWithoutMerchantInput = {
   create?: Prisma.XOR<Prisma.EventCreateWithoutMerchantInput, Prisma.EventUncheckedCreateWithoutMerchantInput> | Prisma.EventCreateWithoutMerchantInput[] | Prisma.EventUncheckedCreateWithoutMerchantInput[]
   connectOrCreate?: Prisma.EventCreateOrConnectWithoutMerchantInput | Prisma.EventCreateOrConnectWithoutMerchantInput[]
@@ -375,12 +387,27 @@ export type EventUncheckedUpdateManyWithoutMerchantNestedInput = {
   deleteMany?: Prisma.EventScalarWhereInput | Prisma.EventScalarWhereInput[]
 }
 
+export type EventCreateNestedOneWithoutDeliveriesInput = {
+  create?: Prisma.XOR<Prisma.EventCreateWithoutDeliveriesInput, Prisma.EventUncheckedCreateWithoutDeliveriesInput>
+  connectOrCreate?: Prisma.EventCreateOrConnectWithoutDeliveriesInput
+  connect?: Prisma.EventWhereUniqueInput
+}
+
+export type EventUpdateOneRequiredWithoutDeliveriesNestedInput = {
+  create?: Prisma.XOR<Prisma.EventCreateWithoutDeliveriesInput, Prisma.EventUncheckedCreateWithoutDeliveriesInput>
+  connectOrCreate?: Prisma.EventCreateOrConnectWithoutDeliveriesInput
+  upsert?: Prisma.EventUpsertWithoutDeliveriesInput
+  connect?: Prisma.EventWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.EventUpdateToOneWithWhereWithoutDeliveriesInput, Prisma.EventUpdateWithoutDeliveriesInput>, Prisma.EventUncheckedUpdateWithoutDeliveriesInput>
+}
+
 export type EventCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
   type: string
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  deliveries?: Prisma.WebhookDeliveryCreateNestedManyWithoutEventInput
 }
 
 export type EventUncheckedCreateWithoutMerchantInput = {
@@ -389,6 +416,7 @@ export type EventUncheckedCreateWithoutMerchantInput = {
   type: string
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  deliveries?: Prisma.WebhookDeliveryUncheckedCreateNestedManyWithoutEventInput
 }
 
 export type EventCreateOrConnectWithoutMerchantInput = {
@@ -429,6 +457,58 @@ export type EventScalarWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"Event"> | Date | string
 }
 
+export type EventCreateWithoutDeliveriesInput = {
+  id: string
+  livemode: boolean
+  type: string
+  data: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  merchant: Prisma.MerchantCreateNestedOneWithoutEventsInput
+}
+
+export type EventUncheckedCreateWithoutDeliveriesInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  type: string
+  data: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+}
+
+export type EventCreateOrConnectWithoutDeliveriesInput = {
+  where: Prisma.EventWhereUniqueInput
+  create: Prisma.XOR<Prisma.EventCreateWithoutDeliveriesInput, Prisma.EventUncheckedCreateWithoutDeliveriesInput>
+}
+
+export type EventUpsertWithoutDeliveriesInput = {
+  update: Prisma.XOR<Prisma.EventUpdateWithoutDeliveriesInput, Prisma.EventUncheckedUpdateWithoutDeliveriesInput>
+  create: Prisma.XOR<Prisma.EventCreateWithoutDeliveriesInput, Prisma.EventUncheckedCreateWithoutDeliveriesInput>
+  where?: Prisma.EventWhereInput
+}
+
+export type EventUpdateToOneWithWhereWithoutDeliveriesInput = {
+  where?: Prisma.EventWhereInput
+  data: Prisma.XOR<Prisma.EventUpdateWithoutDeliveriesInput, Prisma.EventUncheckedUpdateWithoutDeliveriesInput>
+}
+
+export type EventUpdateWithoutDeliveriesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  type?: Prisma.StringFieldUpdateOperationsInput | string
+  data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutEventsNestedInput
+}
+
+export type EventUncheckedUpdateWithoutDeliveriesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  type?: Prisma.StringFieldUpdateOperationsInput | string
+  data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
 export type EventCreateManyMerchantInput = {
   id: string
   livemode: boolean
@@ -443,6 +523,7 @@ export type EventUpdateWithoutMerchantInput = {
   type?: Prisma.StringFieldUpdateOperationsInput | string
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  deliveries?: Prisma.WebhookDeliveryUpdateManyWithoutEventNestedInput
 }
 
 export type EventUncheckedUpdateWithoutMerchantInput = {
@@ -451,6 +532,7 @@ export type EventUncheckedUpdateWithoutMerchantInput = {
   type?: Prisma.StringFieldUpdateOperationsInput | string
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  deliveries?: Prisma.WebhookDeliveryUncheckedUpdateManyWithoutEventNestedInput
 }
 
 export type EventUncheckedUpdateManyWithoutMerchantInput = {
@@ -462,6 +544,35 @@ export type EventUncheckedUpdateManyWithoutMerchantInput = {
 }
 
 
+/**
+ * Count Type EventCountOutputType
+ */
+
+export type EventCountOutputType = {
+  deliveries: number
+}
+
+export type EventCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  deliveries?: boolean | EventCountOutputTypeCountDeliveriesArgs
+}
+
+/**
+ * EventCountOutputType without action
+ */
+export type EventCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the EventCountOutputType
+   */
+  select?: Prisma.EventCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * EventCountOutputType without action
+ */
+export type EventCountOutputTypeCountDeliveriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.WebhookDeliveryWhereInput
+}
+
 
 export type EventSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -471,6 +582,8 @@ export type EventSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   data?: boolean
   createdAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
+  deliveries?: boolean | Prisma.Event$deliveriesArgs<ExtArgs>
+  _count?: boolean | Prisma.EventCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["event"]>
 
 export type EventSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -505,6 +618,8 @@ export type EventSelectScalar = {
 export type EventOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "type" | "data" | "createdAt", ExtArgs["result"]["event"]>
 export type EventInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
+  deliveries?: boolean | Prisma.Event$deliveriesArgs<ExtArgs>
+  _count?: boolean | Prisma.EventCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type EventIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -517,6 +632,7 @@ export type $EventPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   name: "Event"
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
+    deliveries: Prisma.$WebhookDeliveryPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -926,6 +1042,7 @@ readonly fields: EventFieldRefs;
 export interface Prisma__EventClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
+  deliveries<T extends Prisma.Event$deliveriesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Event$deliveriesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookDeliveryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1359,6 +1476,30 @@ export type EventDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Limit how many Events to delete.
    */
   limit?: number
+}
+
+/**
+ * Event.deliveries
+ */
+export type Event$deliveriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the WebhookDelivery
+   */
+  select?: Prisma.WebhookDeliverySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the WebhookDelivery
+   */
+  omit?: Prisma.WebhookDeliveryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.WebhookDeliveryInclude<ExtArgs> | null
+  where?: Prisma.WebhookDeliveryWhereInput
+  orderBy?: Prisma.WebhookDeliveryOrderByWithRelationInput | Prisma.WebhookDeliveryOrderByWithRelationInput[]
+  cursor?: Prisma.WebhookDeliveryWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.WebhookDeliveryScalarFieldEnum | Prisma.WebhookDeliveryScalarFieldEnum[]
 }
 
 /**

@@ -42,8 +42,6 @@ export type MerchantMinAggregateOutputType = {
   feeBps: number | null
   testWallet: string | null
   liveWallet: string | null
-  testWebhookUrl: string | null
-  liveWebhookUrl: string | null
   paymentWindowMinutes: number | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -55,8 +53,6 @@ export type MerchantMaxAggregateOutputType = {
   feeBps: number | null
   testWallet: string | null
   liveWallet: string | null
-  testWebhookUrl: string | null
-  liveWebhookUrl: string | null
   paymentWindowMinutes: number | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -68,8 +64,6 @@ export type MerchantCountAggregateOutputType = {
   feeBps: number
   testWallet: number
   liveWallet: number
-  testWebhookUrl: number
-  liveWebhookUrl: number
   paymentWindowMinutes: number
   createdAt: number
   updatedAt: number
@@ -93,8 +87,6 @@ export type MerchantMinAggregateInputType = {
   feeBps?: true
   testWallet?: true
   liveWallet?: true
-  testWebhookUrl?: true
-  liveWebhookUrl?: true
   paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
@@ -106,8 +98,6 @@ export type MerchantMaxAggregateInputType = {
   feeBps?: true
   testWallet?: true
   liveWallet?: true
-  testWebhookUrl?: true
-  liveWebhookUrl?: true
   paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
@@ -119,8 +109,6 @@ export type MerchantCountAggregateInputType = {
   feeBps?: true
   testWallet?: true
   liveWallet?: true
-  testWebhookUrl?: true
-  liveWebhookUrl?: true
   paymentWindowMinutes?: true
   createdAt?: true
   updatedAt?: true
@@ -219,8 +207,6 @@ export type MerchantGroupByOutputType = {
   feeBps: number
   testWallet: string | null
   liveWallet: string | null
-  testWebhookUrl: string | null
-  liveWebhookUrl: string | null
   paymentWindowMinutes: number
   createdAt: Date
   updatedAt: Date
@@ -255,8 +241,6 @@ export type MerchantWhereInput = {
   feeBps?: Prisma.IntFilter<"Merchant"> | number
   testWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
-  testWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
-  liveWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
@@ -266,6 +250,7 @@ export type MerchantWhereInput = {
   charges?: Prisma.ChargeListRelationFilter
   invoices?: Prisma.InvoiceListRelationFilter
   events?: Prisma.EventListRelationFilter
+  webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -274,8 +259,6 @@ export type MerchantOrderByWithRelationInput = {
   feeBps?: Prisma.SortOrder
   testWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
-  testWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
-  liveWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -285,6 +268,7 @@ export type MerchantOrderByWithRelationInput = {
   charges?: Prisma.ChargeOrderByRelationAggregateInput
   invoices?: Prisma.InvoiceOrderByRelationAggregateInput
   events?: Prisma.EventOrderByRelationAggregateInput
+  webhookEndpoints?: Prisma.WebhookEndpointOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -296,8 +280,6 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   feeBps?: Prisma.IntFilter<"Merchant"> | number
   testWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
-  testWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
-  liveWebhookUrl?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
@@ -307,6 +289,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   charges?: Prisma.ChargeListRelationFilter
   invoices?: Prisma.InvoiceListRelationFilter
   events?: Prisma.EventListRelationFilter
+  webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -315,8 +298,6 @@ export type MerchantOrderByWithAggregationInput = {
   feeBps?: Prisma.SortOrder
   testWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
-  testWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
-  liveWebhookUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -336,8 +317,6 @@ export type MerchantScalarWhereWithAggregatesInput = {
   feeBps?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
   testWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
-  testWebhookUrl?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
-  liveWebhookUrl?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
@@ -349,8 +328,6 @@ export type MerchantCreateInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -360,6 +337,7 @@ export type MerchantCreateInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -368,8 +346,6 @@ export type MerchantUncheckedCreateInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -379,6 +355,7 @@ export type MerchantUncheckedCreateInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -387,8 +364,6 @@ export type MerchantUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -398,6 +373,7 @@ export type MerchantUpdateInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -406,8 +382,6 @@ export type MerchantUncheckedUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -417,6 +391,7 @@ export type MerchantUncheckedUpdateInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -425,8 +400,6 @@ export type MerchantCreateManyInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -438,8 +411,6 @@ export type MerchantUpdateManyMutationInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -451,8 +422,6 @@ export type MerchantUncheckedUpdateManyInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -464,8 +433,6 @@ export type MerchantCountOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
-  testWebhookUrl?: Prisma.SortOrder
-  liveWebhookUrl?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -482,8 +449,6 @@ export type MerchantMaxOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
-  testWebhookUrl?: Prisma.SortOrder
-  liveWebhookUrl?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -495,8 +460,6 @@ export type MerchantMinOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
-  testWebhookUrl?: Prisma.SortOrder
-  liveWebhookUrl?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -616,14 +579,26 @@ export type MerchantUpdateOneRequiredWithoutEventsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEventsInput, Prisma.MerchantUpdateWithoutEventsInput>, Prisma.MerchantUncheckedUpdateWithoutEventsInput>
 }
 
+export type MerchantCreateNestedOneWithoutWebhookEndpointsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedCreateWithoutWebhookEndpointsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutWebhookEndpointsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutWebhookEndpointsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedCreateWithoutWebhookEndpointsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutWebhookEndpointsInput
+  upsert?: Prisma.MerchantUpsertWithoutWebhookEndpointsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutWebhookEndpointsInput, Prisma.MerchantUpdateWithoutWebhookEndpointsInput>, Prisma.MerchantUncheckedUpdateWithoutWebhookEndpointsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -632,6 +607,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -640,8 +616,6 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -650,6 +624,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -674,8 +649,6 @@ export type MerchantUpdateWithoutApiKeysInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -684,6 +657,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -692,8 +666,6 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -702,6 +674,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -710,8 +683,6 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -720,6 +691,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -728,8 +700,6 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -738,6 +708,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -762,8 +733,6 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -772,6 +741,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -780,8 +750,6 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -790,6 +758,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -798,8 +767,6 @@ export type MerchantCreateWithoutCustomersInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -808,6 +775,7 @@ export type MerchantCreateWithoutCustomersInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -816,8 +784,6 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -826,6 +792,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -850,8 +817,6 @@ export type MerchantUpdateWithoutCustomersInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -860,6 +825,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -868,8 +834,6 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -878,6 +842,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -886,8 +851,6 @@ export type MerchantCreateWithoutChargesInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -896,6 +859,7 @@ export type MerchantCreateWithoutChargesInput = {
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -904,8 +868,6 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -914,6 +876,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -938,8 +901,6 @@ export type MerchantUpdateWithoutChargesInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -948,6 +909,7 @@ export type MerchantUpdateWithoutChargesInput = {
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -956,8 +918,6 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -966,6 +926,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -974,8 +935,6 @@ export type MerchantCreateWithoutInvoicesInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -984,6 +943,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -992,8 +952,6 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1002,6 +960,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1026,8 +985,6 @@ export type MerchantUpdateWithoutInvoicesInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1036,6 +993,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1044,8 +1002,6 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1054,6 +1010,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1062,8 +1019,6 @@ export type MerchantCreateWithoutEventsInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1072,6 +1027,7 @@ export type MerchantCreateWithoutEventsInput = {
   customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1080,8 +1036,6 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   feeBps: number
   testWallet?: string | null
   liveWallet?: string | null
-  testWebhookUrl?: string | null
-  liveWebhookUrl?: string | null
   paymentWindowMinutes?: number
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1090,6 +1044,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1114,8 +1069,6 @@ export type MerchantUpdateWithoutEventsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1124,6 +1077,7 @@ export type MerchantUpdateWithoutEventsInput = {
   customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1132,8 +1086,6 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  testWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  liveWebhookUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1142,6 +1094,91 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutWebhookEndpointsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedCreateWithoutWebhookEndpointsInput>
+}
+
+export type MerchantUpsertWithoutWebhookEndpointsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedUpdateWithoutWebhookEndpointsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedCreateWithoutWebhookEndpointsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutWebhookEndpointsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedUpdateWithoutWebhookEndpointsInput>
+}
+
+export type MerchantUpdateWithoutWebhookEndpointsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -1156,6 +1193,7 @@ export type MerchantCountOutputType = {
   charges: number
   invoices: number
   events: number
+  webhookEndpoints: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1165,6 +1203,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   charges?: boolean | MerchantCountOutputTypeCountChargesArgs
   invoices?: boolean | MerchantCountOutputTypeCountInvoicesArgs
   events?: boolean | MerchantCountOutputTypeCountEventsArgs
+  webhookEndpoints?: boolean | MerchantCountOutputTypeCountWebhookEndpointsArgs
 }
 
 /**
@@ -1219,6 +1258,13 @@ export type MerchantCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types
   where?: Prisma.EventWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountWebhookEndpointsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.WebhookEndpointWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1226,8 +1272,6 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   feeBps?: boolean
   testWallet?: boolean
   liveWallet?: boolean
-  testWebhookUrl?: boolean
-  liveWebhookUrl?: boolean
   paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1237,6 +1281,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   charges?: boolean | Prisma.Merchant$chargesArgs<ExtArgs>
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
+  webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -1246,8 +1291,6 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   feeBps?: boolean
   testWallet?: boolean
   liveWallet?: boolean
-  testWebhookUrl?: boolean
-  liveWebhookUrl?: boolean
   paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1259,8 +1302,6 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   feeBps?: boolean
   testWallet?: boolean
   liveWallet?: boolean
-  testWebhookUrl?: boolean
-  liveWebhookUrl?: boolean
   paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1272,14 +1313,12 @@ export type MerchantSelectScalar = {
   feeBps?: boolean
   testWallet?: boolean
   liveWallet?: boolean
-  testWebhookUrl?: boolean
-  liveWebhookUrl?: boolean
   paymentWindowMinutes?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "testWebhookUrl" | "liveWebhookUrl" | "paymentWindowMinutes" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
@@ -1287,6 +1326,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   charges?: boolean | Prisma.Merchant$chargesArgs<ExtArgs>
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
+  webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1301,6 +1341,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     charges: Prisma.$ChargePayload<ExtArgs>[]
     invoices: Prisma.$InvoicePayload<ExtArgs>[]
     events: Prisma.$EventPayload<ExtArgs>[]
+    webhookEndpoints: Prisma.$WebhookEndpointPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1314,8 +1355,6 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      */
     testWallet: string | null
     liveWallet: string | null
-    testWebhookUrl: string | null
-    liveWebhookUrl: string | null
     /**
      * Minutes a buyer has to pay once a chain is picked (the charge's new expiresAt).
      */
@@ -1722,6 +1761,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   charges<T extends Prisma.Merchant$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invoices<T extends Prisma.Merchant$invoicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   events<T extends Prisma.Merchant$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  webhookEndpoints<T extends Prisma.Merchant$webhookEndpointsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$webhookEndpointsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookEndpointPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1756,8 +1796,6 @@ export interface MerchantFieldRefs {
   readonly feeBps: Prisma.FieldRef<"Merchant", 'Int'>
   readonly testWallet: Prisma.FieldRef<"Merchant", 'String'>
   readonly liveWallet: Prisma.FieldRef<"Merchant", 'String'>
-  readonly testWebhookUrl: Prisma.FieldRef<"Merchant", 'String'>
-  readonly liveWebhookUrl: Prisma.FieldRef<"Merchant", 'String'>
   readonly paymentWindowMinutes: Prisma.FieldRef<"Merchant", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
@@ -2295,6 +2333,30 @@ export type Merchant$eventsArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.EventScalarFieldEnum | Prisma.EventScalarFieldEnum[]
+}
+
+/**
+ * Merchant.webhookEndpoints
+ */
+export type Merchant$webhookEndpointsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the WebhookEndpoint
+   */
+  select?: Prisma.WebhookEndpointSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the WebhookEndpoint
+   */
+  omit?: Prisma.WebhookEndpointOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.WebhookEndpointInclude<ExtArgs> | null
+  where?: Prisma.WebhookEndpointWhereInput
+  orderBy?: Prisma.WebhookEndpointOrderByWithRelationInput | Prisma.WebhookEndpointOrderByWithRelationInput[]
+  cursor?: Prisma.WebhookEndpointWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.WebhookEndpointScalarFieldEnum | Prisma.WebhookEndpointScalarFieldEnum[]
 }
 
 /**

@@ -1,0 +1,118 @@
+// Mock webhook events for test mode (spec 6: "the test environment supports mock webhook events").
+// A mock event is a real event row with sample data shaped exactly like the real type's, signed and
+// delivered like any other, so a merchant can build and check a receiver before taking a payment.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { Charge, Customer, Event } from "../generated/prisma/client.js";
+import { chargeResource, type ChargeSettings } from "./charges.js";
+import { customerResource } from "./customers.js";
+import { AppError } from "./errors.js";
+import { EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
+import { newId } from "./ids.js";
+import type { Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+const schema = z.strictObject({ type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }) });
+
+/** Records a mock event of the requested type for test mode and queues its delivery; 400 in live mode. */
+export async function sendTestWebhook(
+  prisma: Prisma,
+  scope: Scope,
+  input: unknown,
+  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  now = new Date(),
+): Promise<Event> {
+  if (scope.livemode) throw new AppError(400, "test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
+  const { type } = parseInput(schema, input);
+  return prisma.$transaction(async (tx) => {
+    const id = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));
+    const queued = await tx.webhookDelivery.count({ where: { eventId: id } });
+    // Rolls the event back: a mock nobody receives would only clutter the event list.
+    if (queued === 0) throw noEndpoint(scope);
+    return tx.event.findUniqueOrThrow({ where: { id } });
+  });
+}
+
+type ChargeEventType = Extract<EventType, `charge.${string}`>;
+
+/** The status a charge has right after each charge event. */
+const STATUS_OF: Record<ChargeEventType, Charge["status"]> = {
+  "charge.pending": "PENDING",
+  "charge.chain_selected": "PENDING",
+  "charge.partial": "PENDING",
+  "charge.received": "RECEIVED",
+  "charge.completed": "COMPLETED",
+  "charge.underpaid": "EXPIRED",
+  "charge.expired": "EXPIRED",
+  "charge.cancelled": "CANCELLED",
+  "charge.late_payment": "EXPIRED",
+};
+
+const SAMPLE_TX = `0x${"ab".repeat(32)}`;
+
+function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date): object {
+  if (type.startsWith("customer.")) {
+    const customer: Customer = {
+      id: newId("cus"),
+      merchantId: scope.merchantId,
+      livemode: false,
+      email: "jane.doe@example.com",
+      emailLower: "jane.doe@example.com",
+      name: "Jane Doe (test webhook)",
+      phone: null,
+      address: null,
+      companyName: null,
+      taxId: null,
+      description: "Sample customer of a test webhook",
+      metadata: { test_webhook: true },
+      createdAt: now,
+      updatedAt: now,
+    };
+    return type === "customer.deleted" ? { ...customerResource(customer), deleted: true } : customerResource(customer);
+  }
+  const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
+  const amount = 25_000_000n;
+  const received = type === "charge.partial" || type === "charge.underpaid" ? 10_000_000n : amount;
+  const flushed = type === "charge.completed" || type === "charge.underpaid" || type === "charge.late_payment";
+  const fee = (received * 100n) / 10_000n;
+  const status = STATUS_OF[type as ChargeEventType];
+  const onChain = type !== "charge.pending";
+  const charge: Charge = {
+    id: newId("chrg"),
+    merchantId: scope.merchantId,
+    livemode: false,
+    customerId: null,
+    orderId: "test-webhook-order",
+    amount,
+    amountReceived: paid ? received : null,
+    feeAmount: flushed ? fee : null,
+    netAmount: flushed ? received - fee : null,
+    currency: "USDC",
+    status,
+    feeBps: 100,
+    settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    chainId: onChain ? 31337 : null,
+    confirmations: onChain ? 1 : null,
+    cloneAddress: onChain ? "0x5FbDB2315678afecb367f032d93F642f64180aa3" : null,
+    flushTxHash: flushed ? SAMPLE_TX : null,
+    description: "Sample charge of a test webhook",
+    metadata: { test_webhook: true },
+    successUrl: null,
+    cancelUrl: null,
+    expiresAt: new Date(now.getTime() + 15 * 60_000),
+    createdAt: now,
+    updatedAt: now,
+    completedAt: type === "charge.completed" ? now : null,
+    deployedAt: onChain ? now : null,
+    settledAmount: flushed ? received : 0n,
+    flushId: null,
+    flushRetryAt: null,
+  };
+  const data: Record<string, unknown> = { ...chargeResource(charge, settings) };
+  if (paid)
+    data.payments = [
+      { txHash: SAMPLE_TX, logIndex: 0, blockNumber: 1, from: "0x90F79bf6EB2c4f870365E785982E1f101E93b906", amount: data.amountReceived, status: "confirmed" },
+    ];
+  if (type === "charge.completed") data.overpaidAmount = "0.00";
+  return data;
+}
