@@ -5,21 +5,15 @@ import { execFileSync, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import autocannon from "autocannon";
-import pg from "pg";
+import { throwawayDatabase } from "./throwaway-db.mjs";
 
-const BASE = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 
-const dbName = `sg_bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: BASE });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const url = new URL(BASE);
-url.pathname = `/${dbName}`;
+const database = await throwawayDatabase("api");
 const env = {
   ...process.env,
-  DATABASE_URL: url.toString(),
+  DATABASE_URL: database.url,
   REDIS_URL: "",
   NODE_ENV: "production",
   LOG_LEVEL: "warn",
@@ -108,6 +102,5 @@ try {
 } finally {
   for (const c of children) c.kill("SIGTERM");
   await new Promise((r) => setTimeout(r, 500));
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await database.drop();
 }
