@@ -33,6 +33,9 @@ export function demoBanner(created: MerchantCreated, publicUrl: string, devnet: 
           "",
         ]
       : []),
+    "Receive webhooks (signed events) at a URL of yours: stop the server, then",
+    `  npx stablegate webhooks create ${created.merchant.id} --mode test --url http://localhost:3000/hooks   # prints the whsec_ secret`,
+    "",
     `GraphQL: ${publicUrl}/graphql    Settings: npx stablegate --help`,
     "",
   ].join("\n");

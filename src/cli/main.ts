@@ -123,6 +123,9 @@ async function main(argv: string[]): Promise<void> {
         );
       }
       case "merchant update": {
+        if (values["test-webhook-url"] !== undefined || values["live-webhook-url"] !== undefined) {
+          throw new UsageError("Webhook URLs are endpoints with their own secrets: use 'stablegate webhooks create|update|delete'.");
+        }
         const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(values));
         return print(`Updated ${merchant.id}.`, merchant);
       }

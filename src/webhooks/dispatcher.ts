@@ -9,7 +9,9 @@
 //   lease runs out: delivered at least once, never lost;
 // - an outcome is written only while the claimer still holds the lease: a resend that restarted the
 //   delivery meanwhile wins, and the late outcome is kept as an attempt only;
-// - the attempt row and the delivery's new state are one statement: no outcome without its record.
+// - the attempt row and the delivery's new state are one statement: no outcome without its record;
+// - at most `perEndpoint` requests per endpoint are in flight per dispatcher, so an endpoint that
+//   hangs for its 15 s holds a few slots, not all of them.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { eventResource } from "../domain/events.js";
@@ -28,6 +30,8 @@ export interface DispatcherOptions {
   intervalMs?: number;
   /** Most requests in flight at once. */
   concurrency?: number;
+  /** Most requests in flight to one endpoint, so one that hangs cannot take every slot. */
+  perEndpoint?: number;
   /** Per-request time limit (API.md: 15 s). */
   timeoutMs?: number;
   /** How long a claim holds without renewal; a dead dispatcher's deliveries wait this long. */
@@ -62,6 +66,7 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   const clock = options.now ?? (() => new Date());
   const intervalMs = options.intervalMs ?? 50;
   const concurrency = options.concurrency ?? 100;
+  const perEndpoint = options.perEndpoint ?? 10;
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const leaseMs = options.leaseMs ?? 10_000;
   const resolve = options.resolve ?? systemResolver;
@@ -72,6 +77,8 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   let inFlight = 0;
   /** Claim tokens with requests still in flight, and how many each has. */
   const leases = new Map<string, number>();
+  /** Requests in flight per endpoint. */
+  const busy = new Map<string, number>();
   let wake: (() => void) | null = null;
   const kick = () => wake?.();
   const pause = (ms: number) =>
@@ -86,13 +93,29 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   async function claim(limit: number): Promise<{ token: string; rows: Claimed[] }> {
     const token = randomBase62(20);
     const now = clock();
+    const saturated = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+    // Candidates first (at most `perEndpoint` per endpoint, oldest due first), then locked: rows
+    // another dispatcher holds are skipped, and the conditions are checked again under the lock.
     const rows = await prisma.$queryRaw<Claimed[]>`
       UPDATE webhook_deliveries d SET lease = ${token}, lease_until = ${new Date(now.getTime() + leaseMs)}
       FROM (
         SELECT d2.event_id, d2.endpoint_id FROM webhook_deliveries d2
-        JOIN webhook_endpoints w2 ON w2.id = d2.endpoint_id AND w2.disabled_at IS NULL
-        WHERE d2.status = 'PENDING' AND d2.next_attempt_at <= ${now} AND (d2.lease_until IS NULL OR d2.lease_until < ${now})
-        ORDER BY d2.next_attempt_at LIMIT ${limit} FOR UPDATE OF d2 SKIP LOCKED
+        WHERE (d2.event_id, d2.endpoint_id) IN (
+          SELECT event_id, endpoint_id FROM (
+            SELECT c.event_id, c.endpoint_id, c.next_attempt_at,
+                   row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS n
+            FROM (
+              -- The oldest due rows only (the partial index), however long the queue is.
+              SELECT q.event_id, q.endpoint_id, q.next_attempt_at FROM webhook_deliveries q
+              WHERE q.status = 'PENDING' AND q.next_attempt_at <= ${now} AND (q.lease_until IS NULL OR q.lease_until < ${now})
+                AND NOT (q.endpoint_id = ANY(${saturated}))
+              ORDER BY q.next_attempt_at LIMIT ${limit * perEndpoint}
+            ) c JOIN webhook_endpoints w2 ON w2.id = c.endpoint_id AND w2.disabled_at IS NULL
+          ) candidates
+          WHERE n <= ${perEndpoint} ORDER BY next_attempt_at LIMIT ${limit}
+        )
+        AND d2.status = 'PENDING' AND d2.next_attempt_at <= ${now} AND (d2.lease_until IS NULL OR d2.lease_until < ${now})
+        FOR UPDATE OF d2 SKIP LOCKED
       ) due, events e, webhook_endpoints w
       WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id AND e.id = d.event_id AND w.id = d.endpoint_id
       RETURNING d.event_id AS "eventId", d.endpoint_id AS "endpointId", d.attempts, e.type, e.livemode, e.data, e.created_at AS "createdAt",
@@ -143,12 +166,16 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
 
   function launch(d: Claimed, token: string) {
     inFlight++;
+    busy.set(d.endpointId, (busy.get(d.endpointId) ?? 0) + 1);
     deliver(d, token)
       .catch((e) =>
         log.error({ err: e, event: d.eventId, endpoint: d.endpointId }, "webhook delivery could not be recorded; it will be retried when its lease ends"),
       )
       .finally(() => {
         inFlight--;
+        const open = busy.get(d.endpointId)! - 1;
+        if (open === 0) busy.delete(d.endpointId);
+        else busy.set(d.endpointId, open);
         const left = leases.get(token)! - 1;
         if (left === 0) leases.delete(token);
         else leases.set(token, left);
@@ -165,26 +192,29 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
     );
   }, leaseMs / 3);
 
+  // Claims are made for a few free slots at a time, not one query per finished request.
+  const claimBatch = Math.max(1, Math.min(10, Math.floor(concurrency / 10)));
   const loop = (async () => {
     while (!stopped) {
       const free = concurrency - inFlight;
-      let claimed = 0;
-      if (free > 0) {
-        try {
-          const { token, rows } = await claim(free);
-          claimed = rows.length;
-          if (claimed > 0) leases.set(token, claimed);
-          for (const row of rows) launch(row, token);
-        } catch (e) {
-          log.error({ err: e }, "could not claim webhook deliveries");
-          await pause(1000);
-          continue;
-        }
+      if (free < claimBatch) {
+        await pause(timeoutMs);
+        continue;
+      }
+      let claimed: number;
+      try {
+        const { token, rows } = await claim(free);
+        claimed = rows.length;
+        if (claimed > 0) leases.set(token, claimed);
+        for (const row of rows) launch(row, token);
+      } catch (e) {
+        log.error({ err: e }, "could not claim webhook deliveries");
+        await pause(1000);
+        continue;
       }
       // A full batch means more may be due: go again as soon as a slot is free.
       if (stopped) break;
       if (claimed < free) await pause(intervalMs);
-      else if (concurrency - inFlight <= 0) await pause(timeoutMs);
     }
   })();
 

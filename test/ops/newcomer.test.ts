@@ -89,6 +89,14 @@ describe("npm start on an empty data dir", () => {
     await run(process.execPath, ["dist/cli/main.js", "keys", "revoke", key.id], { env });
     const shown = (await run(process.execPath, ["dist/cli/main.js", "merchant", "show", created.merchant.id], { env })).stdout;
     expect(shown).toMatch(new RegExp(`${key.id}\\s+sk_test_…${key.secret.slice(-4)} revoked`));
+    const cli = (...args: string[]) => run(process.execPath, ["dist/cli/main.js", ...args], { env });
+    const hook = (await cli("webhooks", "create", created.merchant.id, "--mode", "test", "--url", "http://localhost:3000/hooks")).stdout;
+    expect(hook).toMatch(
+      /whep_\w{24}\s+test\s+http:\/\/localhost:3000\/hooks\s+all events\s+enabled\n\s+signing secret \(shown once\): whsec_[A-Za-z0-9+/]{43}=/,
+    );
+    const refused = await cli("webhooks", "create", created.merchant.id, "--mode", "live", "--url", "https://10.0.0.1/hooks").catch((e) => e);
+    expect(refused.stderr).toMatch(/10\.0\.0\.1 resolves to 10\.0\.0\.1, a private.*\(--url\)/);
+    expect((await cli("webhooks", "list", created.merchant.id)).stdout).not.toMatch(/whsec_/);
 
     // Restarting keeps the data and seeds nothing new; the revoked key no longer works.
     const { output, url } = await startServer();

@@ -210,6 +210,22 @@ describe("delivery", () => {
     expect(attempt.latencyMs).toBeLessThan(16_500);
   }, 40_000);
 
+  it("does not let a receiver that hangs hold up the others", async () => {
+    const stuck = await shop();
+    const fine = await shop();
+    dispatch({ concurrency: 20, perEndpoint: 5 });
+    stuck.receiver.respond(() => {});
+    const event = (merchantId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ scope: { merchantId, livemode: false }, type: "customer.updated" as const, data: { i } }));
+    await app.db.prisma.$transaction((tx) => recordEvents(tx, event(stuck.merchant.merchant.id, 40)));
+    await stuck.receiver.waitForCount(5);
+    await app.db.prisma.$transaction((tx) => recordEvents(tx, event(fine.merchant.merchant.id, 30)));
+    await fine.receiver.waitForCount(30, 5_000);
+    expect(stuck.receiver.received).toHaveLength(5);
+    // Cut the hanging requests so the dispatcher stops at once.
+    await stuck.receiver.close();
+  });
+
   it("signs with both secrets during a rotation's overlap, and only the new one after", async () => {
     const { receiver, endpoint, secret: old, call } = await shop();
     dispatch();
