@@ -6,7 +6,8 @@ import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
-import { recordEvent, recordEvents } from "./events.js";
+import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
+import { eventWrites, recordEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
@@ -137,35 +138,55 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
       `No ${mode}-mode settlement wallet is set, so a charge would have nowhere to pay out. Set one with: npx stablegate merchant update ${scope.merchantId} --${mode}-wallet 0x…`,
     );
   }
-  const metadata = mergeMetadata(null, data.metadata);
+  // Built here, so the row and its `charge.pending` event go in one statement (the create path is hot).
+  const charge: Charge = {
+    id: newId("chrg"),
+    ...inScope(scope),
+    customerId: data.customerId ?? null,
+    orderId: data.orderId,
+    amount,
+    amountReceived: null,
+    feeAmount: null,
+    netAmount: null,
+    currency: "USDC",
+    status: "PENDING",
+    feeBps: merchant.feeBps,
+    settlementWallet: wallet,
+    chainId: null,
+    confirmations: null,
+    cloneAddress: null,
+    flushTxHash: null,
+    description: data.description ?? null,
+    metadata: mergeMetadata(null, data.metadata),
+    successUrl: data.successUrl ?? null,
+    cancelUrl: data.cancelUrl ?? null,
+    expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    deployedAt: null,
+    settledAmount: 0n,
+    flushId: null,
+    flushRetryAt: null,
+  };
+  const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
-    return await prisma.$transaction(async (tx) => {
-      const charge = await tx.charge.create({
-        data: {
-          id: newId("chrg"),
-          ...inScope(scope),
-          orderId: data.orderId,
-          amount,
-          feeBps: merchant.feeBps,
-          settlementWallet: wallet,
-          customerId: data.customerId ?? null,
-          description: data.description ?? null,
-          metadata: metadata ?? P.DbNull,
-          successUrl: data.successUrl ?? null,
-          cancelUrl: data.cancelUrl ?? null,
-          expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
-        },
-      });
-      await recordEvent(tx, charge, "charge.pending", chargeResource(charge, settings));
-      return charge;
-    });
+    const [created] = await prisma.$queryRaw<Charge[]>`
+      WITH inserted AS (
+        INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, settlement_wallet, description, metadata,
+                             success_url, cancel_url, expires_at, created_at, updated_at)
+        VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
+                ${wallet}, ${charge.description}, ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb,
+                ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt}, ${now}, ${now})
+        RETURNING ${CHARGE_COLUMNS}
+      ), ${events.sql}
+      SELECT * FROM inserted`;
+    return created!;
   } catch (e) {
-    if (e instanceof P.PrismaClientKnownRequestError) {
-      // The only unique key a new charge can hit is the open-orderId index (ids are random).
-      if (e.code === "P2002") throw new AppError(409, "duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
-      // The customer was deleted between the check and the insert.
-      if (e.code === "P2003") throw missingCustomer(data.customerId!);
-    }
+    // The only unique key a new charge can hit is the open-orderId index (ids are random).
+    if (isUniqueViolation(e)) throw new AppError(409, "duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
+    // The customer was deleted between the check and the insert.
+    if (isForeignKeyViolation(e)) throw missingCustomer(data.customerId!);
     throw e;
   }
 }

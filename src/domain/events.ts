@@ -59,19 +59,32 @@ export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: E
  */
 export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
+  const writes = eventWrites(events);
+  await tx.$queryRaw`WITH ${writes.sql} SELECT 1`;
+  return writes.ids;
+}
+
+/**
+ * The WITH-clause parts that append `events` and queue one delivery per enabled endpoint of the
+ * merchant and mode that wants the type. A change written in the same statement (a hot path's single
+ * round trip) commits with its events or not at all.
+ */
+export function eventWrites(events: NewEvent[]): { sql: P.Sql; ids: string[] } {
   const rows = events.map((e) => ({ id: newId("evt"), merchant_id: e.scope.merchantId, livemode: e.scope.livemode, type: e.type, data: e.data }));
-  await tx.$executeRaw`
-    WITH e AS (
+  const sql = P.sql`
+    new_events AS (
       INSERT INTO events (id, merchant_id, livemode, type, data)
       SELECT id, merchant_id, livemode, type, data FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS x(id text, merchant_id text, livemode boolean, type text, data jsonb)
       RETURNING id, merchant_id, livemode, type
-    )
-    INSERT INTO webhook_deliveries (event_id, endpoint_id)
-    SELECT e.id, w.id FROM e JOIN webhook_endpoints w
-      ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
-     AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))`;
-  return rows.map((r) => r.id);
+    ),
+    new_deliveries AS (
+      INSERT INTO webhook_deliveries (event_id, endpoint_id)
+      SELECT e.id, w.id FROM new_events e JOIN webhook_endpoints w
+        ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
+       AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
+    )`;
+  return { sql, ids: rows.map((r) => r.id) };
 }
 
 /** Shapes a stored event as the API shows it and webhooks carry it. */
