@@ -20,8 +20,8 @@ export interface Flushed {
   fee: bigint;
 }
 
-/** How long a clone that a mined flush did not pay waits before it is tried again. */
-const RETRY_MS = 60_000;
+/** How long a clone whose flush did not pay it (reverted, or no Flushed event) waits before it is tried again. */
+export const FLUSH_RETRY_MS = 60_000;
 
 /** Up to `limit` clones of `chainId` that hold confirmed, unflushed money, oldest charge first. */
 export async function dueClones(prisma: Prisma, chainId: number, limit: number, now = new Date()): Promise<{ id: string; cloneAddress: string }[]> {
@@ -89,7 +89,7 @@ export async function applyFlush(
     for (const charge of charges) {
       const paid = charge.cloneAddress ? flushed.get(charge.cloneAddress) : undefined;
       if (!paid) {
-        await tx.charge.update({ where: { id: charge.id }, data: { flushId: null, flushRetryAt: new Date(now.getTime() + RETRY_MS) } });
+        await tx.charge.update({ where: { id: charge.id }, data: { flushId: null, flushRetryAt: new Date(now.getTime() + FLUSH_RETRY_MS) } });
         continue;
       }
       const data: P.ChargeUncheckedUpdateInput = {

@@ -33,13 +33,12 @@ interface ClaimedJob {
 }
 
 export interface DeploymentOptions {
-  /** How long a sent deployment may stay unmined before it is replaced with higher fees. */
-  bumpAfterMs?: number;
+  /** How long a sent deployment may stay unmined before it is replaced with higher fees (RELAYER_BUMP_AFTER_MS). */
+  bumpAfterMs: number;
 }
 
 /** Works through the due deployment jobs of `relayer`'s chain once; returns how many were handled. */
-export async function runDeployments(prisma: Prisma, relayer: Relayer, logger: Logger, options: DeploymentOptions = {}): Promise<number> {
-  const { bumpAfterMs = 60_000 } = options;
+export async function runDeployments(prisma: Prisma, relayer: Relayer, logger: Logger, { bumpAfterMs }: DeploymentOptions): Promise<number> {
   const chainId = relayer.chain.chainId;
   const jobs = await prisma.$queryRaw<ClaimedJob[]>`
     UPDATE clone_deployments d SET next_attempt_at = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1, updated_at = now()

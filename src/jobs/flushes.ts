@@ -18,7 +18,7 @@ import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { newId } from "../domain/ids.js";
-import { applyFlush, dueClones, type Flushed, failFlush, recordFlush } from "../domain/settlement.js";
+import { applyFlush, dueClones, FLUSH_RETRY_MS, type Flushed, failFlush, recordFlush } from "../domain/settlement.js";
 
 const cloneAbi = new Interface(ChargeCloneArtifact.abi);
 const factoryAbi = new Interface(ChargeFactoryArtifact.abi);
@@ -27,8 +27,8 @@ const FLUSHED_TOPIC = cloneAbi.getEvent("Flushed")!.topicHash;
 export interface FlushOptions {
   /** Clones per flushMany transaction (the block gas limit bounds it; 50 uses about 1 M gas). */
   batchSize?: number;
-  /** How long a sent flush may stay unmined before it is replaced with higher fees. */
-  bumpAfterMs?: number;
+  /** How long a sent flush may stay unmined before it is replaced with higher fees (RELAYER_BUMP_AFTER_MS). */
+  bumpAfterMs: number;
   now?: () => Date;
 }
 
@@ -52,9 +52,9 @@ export async function runFlushes(
   settings: Pick<ChargeSettings, "paymentBaseUrl">,
   tip: bigint,
   logger: Logger,
-  options: FlushOptions = {},
+  options: FlushOptions,
 ): Promise<void> {
-  const { batchSize = 50, bumpAfterMs = 30_000, now = () => new Date() } = options;
+  const { batchSize = 50, bumpAfterMs, now = () => new Date() } = options;
   const chainId = relayer.chain.chainId;
   const open = await prisma.flush.findMany({ where: { chainId, status: { in: ["SENT", "MINED"] } }, orderBy: { nonce: "asc" } });
   for (const flush of open as OpenFlush[]) {
@@ -121,7 +121,7 @@ async function trackSent(
   if (receipt) {
     if (receipt.status !== 1) {
       logger.error({ flush: flush.id, tx: receipt.hash }, "flush reverted; its clones will be flushed again");
-      await failFlush(prisma, flush.id, `transaction ${receipt.hash} reverted`, new Date(o.now().getTime() + 60_000));
+      await failFlush(prisma, flush.id, `transaction ${receipt.hash} reverted`, new Date(o.now().getTime() + FLUSH_RETRY_MS));
       return null;
     }
     const mined = { status: "MINED" as const, txHash: receipt.hash, blockNumber: BigInt(receipt.blockNumber), blockHash: receipt.blockHash, lastError: null };

@@ -128,7 +128,7 @@ describe("clone deployment", () => {
   async function drain(relayer: Relayer): Promise<void> {
     for (let i = 0; i < 100; i++) {
       await app.db.prisma.cloneDeployment.updateMany({ where: { status: { not: "MINED" } }, data: { nextAttemptAt: new Date(0) } });
-      await runDeployments(app.db.prisma, relayer, logger);
+      await runDeployments(app.db.prisma, relayer, logger, { bumpAfterMs: 60_000 });
       if ((await app.db.prisma.cloneDeployment.count({ where: { status: { not: "MINED" } } })) === 0) return;
       await new Promise((r) => setTimeout(r, 50));
     }
