@@ -1,11 +1,11 @@
 // Wires configuration, database, domain services and the HTTP doors into one service.
-import { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { ChainSet } from "./chain/chains.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
+import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
 import { createGraphQL } from "./graphql/yoga.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { createServer } from "./http/server.js";
@@ -15,6 +15,10 @@ import { customerRoutes } from "./rest/customers.js";
 import { eventRoutes } from "./rest/events.js";
 import { IdempotencyStore } from "./rest/idempotency.js";
 import { installApiPlumbing } from "./rest/plumbing.js";
+import type { LiveCharges } from "./realtime/charges.js";
+import { closeRevokedConnections, LiveConnections } from "./realtime/connections.js";
+import { openRealtime } from "./realtime/index.js";
+import { commandConnection } from "./realtime/pubsub.js";
 
 /** A built service: start it on a port, stop it gracefully. */
 export interface App {
@@ -23,6 +27,8 @@ export interface App {
   readonly authenticator: ApiKeyAuthenticator;
   /** The chains this service takes payments on. */
   readonly chains: ChainSet;
+  /** Announces committed charge changes to subscribers (pass it to jobs run in the same process). */
+  readonly live: LiveCharges;
   /** Listens on `port` (default from config; 0 picks a free one) and returns the base URL. */
   start(port?: number): Promise<string>;
   /** Stops taking requests, waits for those in flight, then closes connections. */
@@ -38,6 +44,8 @@ export interface BuildOptions {
 }
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** The largest message a WebSocket client may send (a subscribe message with its query). */
+const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
 
 /** The JSON logger every entry point uses. */
 export function createLogger(config: Config, service: string): Logger {
@@ -57,37 +65,49 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const logger = options.logger ?? createLogger(config, "stablegate-api");
   const db = options.db ?? (await openMigratedDatabase(config, logger));
 
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
-  // Connection errors are retried by ioredis; logging them is enough, they must not crash the API.
-  redis?.on("error", (err) => logger.warn({ err: err.message }, "redis unavailable"));
+  // One command connection (rate limits, publishing) and one subscriber connection per process.
+  const redis = config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
+  const { pubsub, live } = openRealtime(config, logger, { subscribe: true, publisher: redis });
+  const connections = new LiveConnections(config.live.connectionsPerKey);
 
   const prisma = db.prisma;
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
   const rateLimiter = new RateLimiter(config.rateLimits, redis);
   const idempotency = new IdempotencyStore(prisma);
-  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl };
+  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
   const chains = options.chains ?? ChainSet.configured(config.chains);
-  const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains };
+  const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains, live, connections };
 
-  const server = createServer(logger, db);
+  const server = createServer(logger, db, pubsub);
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
   chargeRoutes(server, deps);
   eventRoutes(server, deps);
   publicRoutes(server, deps);
 
-  const yoga = createGraphQL({ ...deps, logger, production: config.env === "production" });
+  const production = config.env === "production";
+  const yoga = createGraphQL({ ...deps, logger, production });
   server.route({
     url: "/graphql",
     method: ["GET", "POST", "OPTIONS"],
     handler: async (req, reply) => {
       const apiKey = req.headers["x-api-key"];
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { apiKey: typeof apiKey === "string" ? apiKey : null });
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { caller: { apiKey: typeof apiKey === "string" ? apiKey : null } });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);
       return reply.send(response.body);
     },
   });
+
+  const closeWebSockets = serveGraphQLOverWebSocket(server.server, yoga, {
+    authenticator,
+    connections,
+    limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
+    logger,
+    production,
+  });
+  // A revoked key's live connections close within the time a revoked key keeps working for requests.
+  const revocations = closeRevokedConnections(prisma, connections, Math.max(config.authCacheTtlMs, 250), logger);
 
   const pruner = setInterval(() => {
     idempotency.prune().catch((err) => logger.warn({ err }, "idempotency prune failed"));
@@ -99,6 +119,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger,
     authenticator,
     chains,
+    live,
     async start(port = config.port) {
       await server.listen({ port, host: config.host });
       const address = server.server.address();
@@ -107,6 +128,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     async stop() {
       clearInterval(pruner);
+      await revocations.stop();
+      await closeWebSockets();
+      await pubsub.close();
       await server.close();
       redis?.disconnect();
       if (!options.db) await db.close();

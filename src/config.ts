@@ -41,6 +41,10 @@ const schema = z.object({
   CHAIN_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1_000),
   RELAYER_BUMP_AFTER_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   PARTIAL_PAYMENT_EXTENSION_MINUTES: z.coerce.number().int().min(0).max(10_080).default(15),
+  LIVE_CONNECTIONS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(100),
+  LIVE_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(1_000).default(20),
+  LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
+  LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
 });
 
 export type Mode = "development" | "production" | "test";
@@ -79,6 +83,16 @@ export interface Config {
   relayerBumpAfterMs: number;
   /** How far a partial payment pushes a charge's expiry back, in minutes. */
   partialExtensionMinutes: number;
+  /** GraphQL subscriptions (WebSocket and SSE). */
+  live: {
+    /** Open WebSockets plus SSE subscriptions per API key and API process. */
+    connectionsPerKey: number;
+    subscriptionsPerConnection: number;
+    /** Updates a subscription may leave unread before it is ended (a slow consumer). */
+    maxQueued: number;
+    /** Ping interval on WebSockets; a client silent for as long again is dropped. */
+    keepAliveMs: number;
+  };
 }
 
 /** Thrown when the environment holds an invalid setting; the message names every bad variable. */
@@ -129,6 +143,12 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     chainPollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
     relayerBumpAfterMs: e.RELAYER_BUMP_AFTER_MS,
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
+    live: {
+      connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
+      subscriptionsPerConnection: e.LIVE_SUBSCRIPTIONS_PER_CONNECTION,
+      maxQueued: e.LIVE_QUEUE_LIMIT,
+      keepAliveMs: e.LIVE_KEEPALIVE_MS,
+    },
   };
 }
 

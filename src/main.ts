@@ -15,7 +15,7 @@ const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logg
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
 const app = await buildApp(config, { db, logger, chains });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);
-const jobs = config.runWorker ? startJobs(config, db, chains, logger) : null;
+const jobs = config.runWorker ? startJobs(config, db, chains, logger, { feed: app.live }) : null;
 const url = await app.start();
 logger.info(
   { url, publicUrl: config.publicUrl, database: db.kind, worker: config.runWorker, chains: chains.all().map((c) => c.chainId) },

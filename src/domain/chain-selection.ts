@@ -6,7 +6,7 @@ import type { ChainSet, EnabledChain } from "../chain/chains.js";
 import { predictCloneAddress } from "../chain/clones.js";
 import type { Prisma } from "../db/client.js";
 import { notPayableReason } from "./charge-lifecycle.js";
-import { type Charge, type ChargeSettings, chargeResource } from "./charges.js";
+import { type Charge, type ChangeSettings, chargeResource } from "./charges.js";
 import { AppError, notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
 import { recordEvent } from "./events.js";
@@ -83,13 +83,13 @@ const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chai
 export async function selectChain(
   prisma: Prisma,
   chains: ChainSet,
-  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  settings: ChangeSettings,
   chargeId: string,
   input: unknown,
   now = new Date(),
 ): Promise<PublicCharge> {
   const { chainId } = parseInput(selectSchema, input);
-  return prisma.$transaction(async (tx) => {
+  const { updated, event, view } = await prisma.$transaction(async (tx) => {
     // The row lock makes a second, concurrent selection wait and then see the first.
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${chargeId} FOR UPDATE`;
     if (locked.length === 0) throw notFound("charge", chargeId);
@@ -129,9 +129,11 @@ export async function selectChain(
       },
     });
     await tx.cloneDeployment.create({ data: { chargeId, chainId } });
-    await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
-    return publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode), []);
+    const event = await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
+    return { updated, event, view: publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode), []) };
   });
+  settings.feed?.changed([updated], [event]);
+  return view;
 }
 
 /** The public view of a charge, its payments and the chains offered for its mode. */

@@ -8,6 +8,7 @@ import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent, recordEvents } from "./events.js";
+import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
@@ -22,7 +23,12 @@ export interface ChargeSettings {
   amount: { min: bigint; max: bigint };
   /** Hosted payment pages live at `{paymentBaseUrl}/<chargeId>`. */
   paymentBaseUrl: string;
+  /** Announces committed changes to live subscribers; none in code that has no subscribers. */
+  feed?: ChargeFeed | undefined;
 }
+
+/** What a change to a charge needs: links for its event snapshot and the feed that announces it. */
+export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed">;
 
 const MINUTE_MS = 60_000;
 
@@ -181,6 +187,7 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
+    settings.feed?.changed([created!], events.recorded);
     return created!;
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
@@ -257,25 +264,20 @@ export async function listCharges(
 }
 
 /** Cancels a PENDING charge with nothing received; a CANCELLED one is returned unchanged. */
-export async function cancelCharge(
-  prisma: Prisma,
-  scope: Scope,
-  id: string,
-  settings: Pick<ChargeSettings, "paymentBaseUrl">,
-  now = new Date(),
-): Promise<Charge> {
-  return prisma.$transaction(async (tx) => {
+export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {
+  const { charge, event } = await prisma.$transaction(async (tx) => {
     // The row lock orders this against a payment being recorded for the same charge.
     const rows = await tx.$queryRaw<Charge[]>`
       SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     const charge = rows[0];
     if (!charge) throw notFound("charge", id);
     const status = cancelStatus(charge, now);
-    if (status === null) return charge;
+    if (status === null) return { charge, event: null };
     const cancelled = await tx.charge.update({ where: { id }, data: { status } });
-    await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings));
-    return cancelled;
+    return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
   });
+  if (event) settings.feed?.changed([charge], [event]);
+  return charge;
 }
 
 /**
@@ -286,20 +288,20 @@ export async function cancelCharge(
  * Safe to run in any number of processes at once: rows another sweep holds are skipped, and each
  * charge is written only while still PENDING, so none expires twice.
  */
-export async function expireDueCharges(prisma: Prisma, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date, limit = 500): Promise<Charge[]> {
-  return prisma.$transaction(async (tx) => {
+export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, limit = 500): Promise<Charge[]> {
+  const { expired, events } = await prisma.$transaction(async (tx) => {
     // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
     const due = await tx.$queryRaw<Charge[]>`
       SELECT ${CHARGE_COLUMNS} FROM charges c WHERE status = 'PENDING' AND expires_at <= ${now}
         AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN')
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-    if (due.length === 0) return [];
+    if (due.length === 0) return { expired: [], events: [] };
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
     for (const c of due) nextStatus(c, "expire", now);
     const ids = due.map((c) => c.id);
     const expired = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;
-    await recordEvents(
+    const events = await recordEvents(
       tx,
       expired.map((c) => ({
         scope: c,
@@ -307,8 +309,10 @@ export async function expireDueCharges(prisma: Prisma, settings: Pick<ChargeSett
         data: chargeResource(c, settings),
       })),
     );
-    return expired;
+    return { expired, events };
   });
+  if (expired.length > 0) settings.feed?.changed(expired, events);
+  return expired;
 }
 
 function missingCustomer(id: string): AppError {

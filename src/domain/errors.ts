@@ -23,6 +23,7 @@ export type ErrorCode =
   | "rate_limited"
   | "test_mode_only"
   | "webhook_endpoint_missing"
+  | "subscription_overflow"
   | "internal_error";
 
 /** A failure the caller can act on: HTTP status, stable code, message and the offending parameter. */

@@ -31,6 +31,12 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The event types that report a change to a charge. */
+export type ChargeEventType = Extract<EventType, `charge.${string}`>;
+
+/** Every charge event type, in EVENT_TYPES order. */
+export const CHARGE_EVENT_TYPES = EVENT_TYPES.filter((t): t is ChargeEventType => t.startsWith("charge."));
+
 /** An event to record: whose, what kind, and the object as it is after the change. */
 export interface NewEvent {
   scope: Scope;
@@ -47,21 +53,26 @@ export interface EventResource {
   data: unknown;
 }
 
+/** An event as written: its public form and the merchant it belongs to (what live subscribers get). */
+export interface RecordedEvent extends EventResource {
+  merchantId: string;
+}
+
 /** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
-export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<string> {
-  const [id] = await recordEvents(tx, [{ scope, type, data }]);
-  return id!;
+export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<RecordedEvent> {
+  const [event] = await recordEvents(tx, [{ scope, type, data }]);
+  return event!;
 }
 
 /**
  * Appends events and their webhook deliveries inside transaction `tx`, in one statement whatever
- * their number. Returns the new event ids.
+ * their number. Returns the events as written.
  */
-export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<string[]> {
+export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const writes = eventWrites(events);
   await tx.$queryRaw`WITH ${writes.sql} SELECT 1`;
-  return writes.ids;
+  return writes.recorded;
 }
 
 /**
@@ -69,13 +80,24 @@ export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]):
  * merchant and mode that wants the type. A change written in the same statement (a hot path's single
  * round trip) commits with its events or not at all.
  */
-export function eventWrites(events: NewEvent[]): { sql: P.Sql; ids: string[] } {
-  const rows = events.map((e) => ({ id: newId("evt"), merchant_id: e.scope.merchantId, livemode: e.scope.livemode, type: e.type, data: e.data }));
+export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
+  // The timestamp is chosen here, not by the database, so what live subscribers are sent after the
+  // commit is exactly the stored event (the column keeps milliseconds, as Date does).
+  const timestamp = at.toISOString();
+  const recorded = events.map((e) => ({
+    id: newId("evt"),
+    type: e.type,
+    timestamp,
+    livemode: e.scope.livemode,
+    data: e.data,
+    merchantId: e.scope.merchantId,
+  }));
+  const rows = recorded.map((e) => ({ id: e.id, merchant_id: e.merchantId, livemode: e.livemode, type: e.type, data: e.data, created_at: timestamp }));
   const sql = P.sql`
     new_events AS (
-      INSERT INTO events (id, merchant_id, livemode, type, data)
-      SELECT id, merchant_id, livemode, type, data FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        AS x(id text, merchant_id text, livemode boolean, type text, data jsonb)
+      INSERT INTO events (id, merchant_id, livemode, type, data, created_at)
+      SELECT id, merchant_id, livemode, type, data, created_at FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS x(id text, merchant_id text, livemode boolean, type text, data jsonb, created_at timestamptz)
       RETURNING id, merchant_id, livemode, type
     ),
     new_deliveries AS (
@@ -84,7 +106,7 @@ export function eventWrites(events: NewEvent[]): { sql: P.Sql; ids: string[] } {
         ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
        AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
     )`;
-  return { sql, ids: rows.map((r) => r.id) };
+  return { sql, recorded };
 }
 
 /** Shapes a stored event as the API shows it and webhooks carry it. */
@@ -120,6 +142,16 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
   }
   const rows = await prisma.event.findMany({ where, orderBy: EVENT_ORDER, take: params.limit + 1 });
   return { data: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
+}
+
+/** Up to `limit` events of this merchant and mode at or after `since`, oldest first, optionally of some types only. */
+export async function eventsSince(prisma: Prisma, scope: Scope, types: readonly string[], since: Date, limit = 100): Promise<RecordedEvent[]> {
+  const rows = await prisma.event.findMany({
+    where: { merchantId: scope.merchantId, livemode: scope.livemode, createdAt: { gte: since }, ...(types.length > 0 && { type: { in: [...types] } }) },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: limit,
+  });
+  return rows.map((e) => ({ ...eventResource(e), merchantId: e.merchantId }));
 }
 
 /** An event of this merchant and mode, or 404. */

@@ -12,14 +12,15 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { type ChargeStatus, nextStatus } from "./charge-lifecycle.js";
-import { type Charge, CHARGE_COLUMNS, type ChargeSettings, chargeResource } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
+import type { ChargeRef } from "./live.js";
 import { formatAmount } from "./money.js";
 
 const MINUTE_MS = 60_000;
 
 /** What confirming payments needs from the service settings. */
-export interface PaymentSettings extends Pick<ChargeSettings, "paymentBaseUrl"> {
+export interface PaymentSettings extends ChangeSettings {
   /** How far a partial payment pushes the charge's expiry back, in minutes. */
   partialExtensionMinutes: number;
 }
@@ -79,7 +80,7 @@ export async function confirmPayments(prisma: Prisma, settings: PaymentSettings,
 }
 
 async function confirmChargePayments(prisma: Prisma, settings: PaymentSettings, chargeId: string, tip: bigint, now: Date): Promise<Charge | null> {
-  return prisma.$transaction(async (tx) => {
+  const confirmed = await prisma.$transaction(async (tx) => {
     // The row lock orders this against cancel, expiry and the settlement of the same charge.
     const [charge] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${chargeId} FOR UPDATE`;
     if (!charge) return null;
@@ -108,10 +109,18 @@ async function confirmChargePayments(prisma: Prisma, settings: PaymentSettings, 
       }
     }
     const updated = await tx.charge.update({ where: { id: chargeId }, data });
-    if (type) {
-      const payments = confirmed.map(paymentResource);
-      await recordEvents(tx, [{ scope: updated, type, data: { ...chargeResource(updated, settings), payments } }]);
-    }
-    return updated;
+    const payments = confirmed.map(paymentResource);
+    const events = type ? await recordEvents(tx, [{ scope: updated, type, data: { ...chargeResource(updated, settings), payments } }]) : [];
+    return { updated, events };
   });
+  if (!confirmed) return null;
+  settings.feed?.changed([confirmed.updated], confirmed.events);
+  return confirmed.updated;
+}
+
+/** The charges on `chainId` with a payment waiting for confirmations: their progress moves with every block. */
+export async function chargesAwaitingConfirmations(prisma: Prisma, chainId: number): Promise<ChargeRef[]> {
+  return prisma.$queryRaw`
+    SELECT DISTINCT c.id, c.merchant_id AS "merchantId", c.livemode FROM payments p JOIN charges c ON c.id = p.charge_id
+    WHERE p.chain_id = ${chainId} AND p.status = 'SEEN'`;
 }

@@ -10,7 +10,7 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { nextStatus } from "./charge-lifecycle.js";
-import { type Charge, CHARGE_COLUMNS, type ChargeSettings, chargeResource } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
 import { recordEvents } from "./events.js";
 import { formatAmount } from "./money.js";
 
@@ -73,13 +73,13 @@ export async function failFlush(prisma: Prisma, flushId: string, reason: string,
  */
 export async function applyFlush(
   prisma: Prisma,
-  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  settings: ChangeSettings,
   flushId: string,
   txHash: string,
   flushed: ReadonlyMap<string, Flushed>,
   now = new Date(),
 ): Promise<Charge[] | null> {
-  return prisma.$transaction(async (tx) => {
+  const applied = await prisma.$transaction(async (tx) => {
     // Only a MINED flush is applied, and applying it makes it CONFIRMED: a second call does nothing.
     const marked = await tx.flush.updateMany({ where: { id: flushId, status: "MINED" }, data: { status: "CONFIRMED" } });
     if (marked.count === 0) return null;
@@ -115,7 +115,9 @@ export async function applyFlush(
         });
       }
     }
-    await recordEvents(tx, events);
-    return changed;
+    return { changed, recorded: await recordEvents(tx, events) };
   });
+  if (!applied) return null;
+  settings.feed?.changed(applied.changed, applied.recorded);
+  return applied.changed;
 }

@@ -7,7 +7,7 @@ import type { Charge, Customer, Event } from "../generated/prisma/client.js";
 import { chargeResource, type ChargeSettings } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
-import { EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
+import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
@@ -25,15 +25,13 @@ export async function sendTestWebhook(
   if (scope.livemode) throw new AppError(400, "test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
   const { type } = parseInput(schema, input);
   return prisma.$transaction(async (tx) => {
-    const id = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));
+    const { id } = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));
     const queued = await tx.webhookDelivery.count({ where: { eventId: id } });
     // Rolls the event back: a mock nobody receives would only clutter the event list.
     if (queued === 0) throw noEndpoint(scope);
     return tx.event.findUniqueOrThrow({ where: { id } });
   });
 }
-
-type ChargeEventType = Extract<EventType, `charge.${string}`>;
 
 /** The status a charge has right after each charge event. */
 const STATUS_OF: Record<ChargeEventType, Charge["status"]> = {

@@ -1,4 +1,5 @@
-// Per-request GraphQL context: the database and the caller, resolved once from X-API-Key.
+// Per-request GraphQL context: the database, the live feed and the caller, resolved once (from
+// X-API-Key over HTTP and SSE, from the connection's key over WebSocket).
 
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
@@ -6,36 +7,58 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal, Scope } from "../domain/scope.js";
+import type { LiveCharges } from "../realtime/charges.js";
 
 export interface GraphQLContext {
   prisma: Prisma;
   charges: ChargeSettings;
   chains: ChainSet;
+  live: LiveCharges;
   /** The key's principal, or null for an anonymous request. */
   principal: Principal | null;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
+  /** "ws" for an operation on a WebSocket connection (whose close ends its subscriptions). */
+  transport: "http" | "ws";
+  /** Set when a subscription over HTTP (SSE) starts: aborting it ends the subscription. */
+  signal?: AbortSignal;
 }
 
-/** Builds the context of one request from its X-API-Key header. */
-export async function createContext(
-  { prisma, authenticator, charges, chains }: { prisma: Prisma; authenticator: ApiKeyAuthenticator; charges: ChargeSettings; chains: ChainSet },
-  apiKey: string | null,
-): Promise<GraphQLContext> {
+/** What the context is built from: the services, and the caller as the transport knows it. */
+export interface ContextDeps {
+  prisma: Prisma;
+  authenticator: ApiKeyAuthenticator;
+  charges: ChargeSettings;
+  chains: ChainSet;
+  live: LiveCharges;
+}
+
+/** The caller of one operation: an X-API-Key to check, or a WebSocket connection's principal checked when it opened. */
+export type Caller = { apiKey: string | null } | { connection: Principal | null };
+
+/** Builds the context of one operation. */
+export async function createContext(deps: ContextDeps, caller: Caller): Promise<GraphQLContext> {
   let principal: Principal | null = null;
   let failure: unknown = null;
-  try {
-    principal = await authenticator.authenticate(apiKey ?? undefined);
-  } catch (e) {
-    // Only operations that need a merchant fail; public ones still run.
-    if (!(e instanceof AppError)) throw e;
-    failure = e;
+  if ("connection" in caller) {
+    principal = caller.connection;
+    failure = new AppError(401, "api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
+  } else {
+    try {
+      principal = await deps.authenticator.authenticate(caller.apiKey ?? undefined);
+    } catch (e) {
+      // Only operations that need a merchant fail; public ones still run.
+      if (!(e instanceof AppError)) throw e;
+      failure = e;
+    }
   }
   return {
-    prisma,
-    charges,
-    chains,
+    prisma: deps.prisma,
+    charges: deps.charges,
+    chains: deps.chains,
+    live: deps.live,
     principal,
+    transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;
       return { merchantId: principal.merchantId, livemode: principal.livemode };

@@ -10,7 +10,9 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { createContext, type GraphQLContext } from "./context.js";
+import type { LiveCharges } from "../realtime/charges.js";
+import type { LiveConnections } from "../realtime/connections.js";
+import { type Caller, createContext, type GraphQLContext } from "./context.js";
 import { schema } from "./schema.js";
 
 export interface GraphQLDeps {
@@ -19,6 +21,8 @@ export interface GraphQLDeps {
   rateLimiter: RateLimiter;
   charges: ChargeSettings;
   chains: ChainSet;
+  live: LiveCharges;
+  connections: LiveConnections;
   logger: Logger;
   production: boolean;
 }
@@ -34,32 +38,65 @@ export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
   });
 }
 
-/** Counts each authenticated operation against the key's budget: mutations as creates, the rest as reads. */
+/** Counts each authenticated operation against the key's budget: mutations as creates, the rest (and a subscription's start) as reads. */
 function rateLimitPlugin(limiter: RateLimiter): Plugin<GraphQLContext> {
+  const consume = async (context: unknown, group: "create" | "read", stop: (result: { errors: GraphQLError[] }) => void) => {
+    const principal = (context as GraphQLContext).principal;
+    if (!principal) return;
+    try {
+      await limiter.consume(principal.keyId, group);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      stop({ errors: [graphqlError(e)] });
+    }
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      const principal = (args.contextValue as GraphQLContext).principal;
-      if (!principal) return;
       const operation = getOperationAST(args.document, args.operationName)?.operation;
-      try {
-        await limiter.consume(principal.keyId, operation === "mutation" ? "create" : "read");
-      } catch (e) {
-        if (!(e instanceof AppError)) throw e;
-        setResultAndStopExecution({ errors: [graphqlError(e)] });
-      }
+      await consume(args.contextValue, operation === "mutation" ? "create" : "read", setResultAndStopExecution);
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      await consume(args.contextValue, "read", setResultAndStopExecution);
     },
   };
 }
 
-/** Creates the yoga handler for /graphql. */
+/**
+ * A subscription over SSE is a connection of its own: it counts against the key's live
+ * connections while it runs, and ends when the key is revoked. (A WebSocket registers once, when it opens.)
+ */
+function sseConnectionsPlugin(connections: LiveConnections): Plugin<GraphQLContext> {
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as GraphQLContext;
+      if (ctx.transport !== "http" || !ctx.principal) return;
+      const controller = new AbortController();
+      let connection;
+      try {
+        connection = connections.open(ctx.principal.keyId, () => controller.abort());
+      } catch (e) {
+        if (!(e instanceof AppError)) throw e;
+        setResultAndStopExecution({ errors: [graphqlError(e)] });
+        return;
+      }
+      ctx.signal = controller.signal;
+      return {
+        onSubscribeResult: () => ({ onEnd: () => connection.release() }),
+        onSubscribeError: () => connection.release(),
+      };
+    },
+  };
+}
+
+/** Creates the yoga handler for /graphql (HTTP and SSE; ws.ts serves WebSockets through it too). */
 export function createGraphQL(deps: GraphQLDeps) {
-  return createYoga<{ apiKey: string | null }>({
+  return createYoga<{ caller: Caller }>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: !deps.production,
     landingPage: false,
     logging: false,
-    context: ({ apiKey }) => createContext(deps, apiKey),
+    context: ({ caller }) => createContext(deps, caller),
     plugins: [
       EnvelopArmorPlugin({
         // Introspection counts too: GraphiQL's own query stays well under the limit.
@@ -71,6 +108,7 @@ export function createGraphQL(deps: GraphQLDeps) {
         blockFieldSuggestion: { enabled: deps.production },
       }),
       rateLimitPlugin(deps.rateLimiter),
+      sseConnectionsPlugin(deps.connections),
     ],
     maskedErrors: {
       maskError(error) {

@@ -4,10 +4,11 @@ import type { Logger } from "pino";
 import type { Database } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
 import { randomBase62 } from "../domain/ids.js";
+import type { PubSub } from "../realtime/pubsub.js";
 import { BODY_LIMIT_BYTES, errorBody, toAppError } from "./errors.js";
 
-/** Creates the Fastify instance with the behaviour every route shares. */
-export function createServer(logger: Logger, db: Database): FastifyInstance {
+/** Creates the Fastify instance with the behaviour every route shares; `pubsub` is reported by /readyz. */
+export function createServer(logger: Logger, db: Database, pubsub: PubSub): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by our onResponse hook, keeps logs small.
@@ -44,12 +45,14 @@ export function createServer(logger: Logger, db: Database): FastifyInstance {
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
+    // Without Redis the API still serves every request, but live updates pause: degraded, not down.
+    const redis = pubsub.distributed ? { redis: pubsub.connected ? "ok" : "unreachable" } : {};
     try {
       await withTimeout(db.ping(), 2000);
-      return { status: "ok", database: "ok" };
     } catch {
-      return reply.code(503).send({ status: "unavailable", database: "unreachable" });
+      return reply.code(503).send({ status: "unavailable", database: "unreachable", ...redis });
     }
+    return { status: redis.redis === "unreachable" ? "degraded" : "ok", database: "ok", ...redis };
   });
   return app;
 }

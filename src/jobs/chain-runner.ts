@@ -8,7 +8,8 @@ import type { EnabledChain } from "../chain/chains.js";
 import { indexStep } from "../chain/indexer.js";
 import { Relayer } from "../chain/relayer.js";
 import type { Database, HeldLock } from "../db/client.js";
-import { confirmPayments, type PaymentSettings } from "../domain/payments.js";
+import { chargesAwaitingConfirmations, confirmPayments, type PaymentSettings } from "../domain/payments.js";
+import type { ChargeRef } from "../domain/live.js";
 import { runDeployments } from "./deployments.js";
 import { runFlushes } from "./flushes.js";
 import { every, type Periodic } from "./periodic.js";
@@ -32,6 +33,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   const relayer = new Relayer(chain);
   const log = logger.child({ chainId: chain.chainId });
   let lock: HeldLock | null = null;
+  const progress = settings.feed ? new PaymentProgress(db, chain.chainId) : null;
   const periodic = every(
     options.intervalMs,
     async () => {
@@ -51,6 +53,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       let step = await indexStep(db.prisma, relayer.provider, chain, log);
       for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexStep(db.prisma, relayer.provider, chain, log);
       await confirmPayments(db.prisma, settings, chain.chainId, step.tip, now());
+      if (progress) settings.feed!.progressed(await progress.moved(step.tip));
       await runFlushes(db.prisma, relayer, settings, step.tip, log, { bumpAfterMs: options.bumpAfterMs, now });
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
@@ -62,6 +65,30 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       relayer.close();
     },
   };
+}
+
+/**
+ * Which charges' payments moved on chain since the last look: with every new block, each payment
+ * waiting for confirmations gains one, and one that left the waiting set was confirmed (announced
+ * with its change) or rolled back by a reorg (announced here).
+ */
+class PaymentProgress {
+  private tip: bigint | null = null;
+  private waiting = new Map<string, ChargeRef>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly chainId: number,
+  ) {}
+
+  /** The charges to announce after the chain reached `tip` (none while it stands still). */
+  async moved(tip: bigint): Promise<ChargeRef[]> {
+    if (tip === this.tip) return [];
+    this.tip = tip;
+    const previous = this.waiting;
+    this.waiting = new Map((await chargesAwaitingConfirmations(this.db.prisma, this.chainId)).map((c) => [c.id, c]));
+    return [...new Map([...previous, ...this.waiting]).values()];
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // worker processes at once (the domain query skips rows another sweep holds).
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { type Charge, type ChargeSettings, expireDueCharges } from "../domain/charges.js";
+import { type Charge, type ChangeSettings, expireDueCharges } from "../domain/charges.js";
 import { every, type Periodic } from "./periodic.js";
 
 export interface ExpirySweepOptions {
@@ -16,7 +16,7 @@ export interface ExpirySweepOptions {
 }
 
 /** Starts sweeping; each run drains every charge that is due before sleeping again. */
-export function startExpirySweep(prisma: Prisma, settings: Pick<ChargeSettings, "paymentBaseUrl">, logger: Logger, options: ExpirySweepOptions): Periodic {
+export function startExpirySweep(prisma: Prisma, settings: ChangeSettings, logger: Logger, options: ExpirySweepOptions): Periodic {
   const { now = () => new Date(), batchSize = 500, onExpired } = options;
   return every(
     options.intervalMs,

@@ -16,7 +16,7 @@ import type { Logger } from "pino";
 import { ChargeCloneArtifact, ChargeFactoryArtifact } from "../chain/artifacts.js";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
-import type { ChargeSettings } from "../domain/charges.js";
+import type { ChangeSettings } from "../domain/charges.js";
 import { newId } from "../domain/ids.js";
 import { applyFlush, dueClones, FLUSH_RETRY_MS, type Flushed, failFlush, recordFlush } from "../domain/settlement.js";
 
@@ -49,7 +49,7 @@ interface OpenFlush {
 export async function runFlushes(
   prisma: Prisma,
   relayer: Relayer,
-  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  settings: ChangeSettings,
   tip: bigint,
   logger: Logger,
   options: FlushOptions,
@@ -160,7 +160,7 @@ async function trackSent(
 async function confirmMined(
   prisma: Prisma,
   relayer: Relayer,
-  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+  settings: ChangeSettings,
   flush: OpenFlush,
   fresh: TransactionReceipt | null,
   tip: bigint,

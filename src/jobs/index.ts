@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { ChainSet } from "../chain/chains.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
+import type { ChargeFeed } from "../domain/live.js";
 import { startChainRunner } from "./chain-runner.js";
 import { startWebhookDispatcher } from "../webhooks/dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
@@ -12,13 +13,16 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
+export interface JobsOptions extends Pick<ExpirySweepOptions, "now" | "onExpired"> {
+  /** Announces the changes the jobs commit (expiry, payments, settlement) to live subscribers. */
+  feed?: ChargeFeed;
+}
 
 /** Starts every background job against `db`: the expiry sweep, webhook delivery and one runner per enabled chain. */
 export function startJobs(config: Config, db: Database, chains: ChainSet, logger: Logger, options: JobsOptions = {}): Jobs {
-  const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes };
+  const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes, feed: options.feed };
   const running = [
-    startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, ...options }),
+    startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
     startWebhookDispatcher(db.prisma, logger, { now: options.now }),
     ...chains
       .all()

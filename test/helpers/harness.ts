@@ -9,6 +9,7 @@ import { type Database, openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
 import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
+import type { LiveCharges } from "../../src/realtime/charges.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -63,6 +64,8 @@ export interface TestApp {
   liveKey: string;
   /** SQL statements Prisma sent since the last reset. */
   queries: string[];
+  /** The service's live feed (for jobs run by the test that should announce their changes). */
+  live: LiveCharges;
   call(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Call>;
   gql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data: any; errors?: any[] }>;
   newMerchant(): Promise<MerchantCreated>;
@@ -105,6 +108,7 @@ export async function startApp(env: Record<string, string> = {}, options: { chai
     testKey,
     liveKey: merchant.apiKeys.live.secret,
     queries,
+    live: app.live,
     call,
     async gql(query, variables, key) {
       const res = await call("POST", "/graphql", { key, body: { query, variables } });
@@ -131,4 +135,11 @@ export function expectError(res: { status: number; body: any; headers: Headers }
   if (param !== undefined) expect(res.body.param).toBe(param);
   expect(res.body.requestId).toBe(res.headers.get("x-request-id"));
   expect(res.body.message.length).toBeGreaterThan(5);
+}
+
+/** A second API process's worth of service on `app`'s database (its own HTTP server, pub/sub and connections), as behind a load balancer. */
+export async function startSecondInstance(app: TestApp, env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });
+  const second = await buildApp(config, { db: app.db });
+  return { url: await second.start(0), stop: () => second.stop() };
 }

@@ -5,6 +5,7 @@ import { CHARGE_ORDER, cancelCharge, chargeFilter, chargeLinks, createCharge, ge
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { builder } from "../builder.js";
+import { liveValue } from "../live.js";
 
 export const ChargeStatus = builder.enumType("ChargeStatus", {
   values: CHARGE_STATUSES,
@@ -102,5 +103,18 @@ builder.mutationFields((t) => ({
     description: "Cancels a PENDING charge with nothing received; a cancelled one is returned unchanged.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id, ctx.charges),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  chargeUpdated: t.field({
+    type: Charge,
+    description: "One of your charges: its current state first, then every committed change (status, amounts, chain).",
+    args: { id: t.arg.id({ required: true }) },
+    subscribe: (_root, { id }, ctx) => {
+      const scope = ctx.scope();
+      return ctx.live.chargeUpdates(scope, id, () => getCharge(ctx.prisma, scope, id), ctx.signal);
+    },
+    resolve: (charge) => liveValue(charge),
   }),
 }));

@@ -1,8 +1,18 @@
 // `Event`: the event log (`events`), each event's webhook deliveries, `resendEvent` and the test-mode
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
-import { type DeliveryResource, EVENT_ORDER, eventDeliveries, eventFilter, getEvent, resendEvent } from "../../domain/events.js";
+import {
+  CHARGE_EVENT_TYPES,
+  type DeliveryResource,
+  EVENT_ORDER,
+  eventDeliveries,
+  eventFilter,
+  eventsSince,
+  getEvent,
+  resendEvent,
+} from "../../domain/events.js";
 import { sendTestWebhook } from "../../domain/test-webhooks.js";
 import { builder } from "../builder.js";
+import { liveValue } from "../live.js";
 
 builder.scalarType("JSON", {
   description: "Any JSON value: here, the object an event reports, exactly as REST and webhooks show it.",
@@ -36,7 +46,7 @@ const WebhookDelivery = builder.objectRef<DeliveryResource>("WebhookDelivery").i
   }),
 });
 
-builder.prismaNode("Event", {
+const Event = builder.prismaNode("Event", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
@@ -90,5 +100,27 @@ builder.mutationFields((t) => ({
     description: "Delivers an event again now to every enabled endpoint that wants it.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, { id }, ctx) => resendEvent(ctx.prisma, ctx.scope(), id),
+  }),
+}));
+
+const ChargeEventType = builder.enumType("ChargeEventType", {
+  description: "A charge event type: COMPLETED is charge.completed, CHAIN_SELECTED is charge.chain_selected, and so on.",
+  values: Object.fromEntries(CHARGE_EVENT_TYPES.map((type) => [type.slice("charge.".length).toUpperCase(), { value: type }])),
+});
+
+builder.subscriptionFields((t) => ({
+  chargeEvents: t.field({
+    type: Event,
+    description: "Charge events of your key's merchant and mode as they are committed; all charge events when `types` is empty or absent.",
+    args: { types: t.arg({ type: [ChargeEventType] }) },
+    subscribe: (_root, { types }, ctx) => {
+      const scope = ctx.scope();
+      const wanted = types ?? [];
+      return ctx.live.chargeEvents(scope, wanted, (after) => eventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
+    },
+    resolve: (event) => {
+      const e = liveValue(event);
+      return { id: e.id, merchantId: e.merchantId, livemode: e.livemode, type: e.type, data: e.data as never, createdAt: new Date(e.timestamp) };
+    },
   }),
 }));

@@ -2,6 +2,7 @@
 // `paymentSession` query and `selectPaymentChain` mutation; plus the merchant's `chains` query.
 import { getPublicCharge, type PublicChain, type PublicCharge, type PublicPayment, publicChain, selectChain } from "../../domain/chain-selection.js";
 import { builder } from "../builder.js";
+import { liveValue } from "../live.js";
 
 export const Chain = builder.objectRef<PublicChain>("Chain").implement({
   description: "A chain a charge can be paid on.",
@@ -67,5 +68,15 @@ builder.mutationFields((t) => ({
     description: "Public: picks the chain a charge is paid on (once) and returns its payment address.",
     args: { chargeId: t.arg.id({ required: true }), chainId: t.arg.int({ required: true }) },
     resolve: (_root, { chargeId, chainId }, ctx) => selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId }),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  paymentSessionUpdated: t.field({
+    type: PaymentSession,
+    description: "Public: the hosted page's view of a charge, first as it is, then whenever it or its payments change (each new confirmation too).",
+    args: { chargeId: t.arg.id({ required: true }) },
+    subscribe: (_root, { chargeId }, ctx) => ctx.live.sessionUpdates(chargeId, () => getPublicCharge(ctx.prisma, ctx.chains, chargeId), ctx.signal),
+    resolve: (session) => liveValue(session),
   }),
 }));

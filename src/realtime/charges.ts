@@ -1,0 +1,215 @@
+// Live charge updates: the domain's ChargeFeed over the pub/sub, and the streams the GraphQL
+// subscriptions serve. A message carries the whole committed charge, so fanning it out to any
+// number of subscribers costs no database read (paymentSessionUpdated, one buyer per charge, reloads).
+//
+// Invariants:
+// - A stream starts with the current state, read after its subscription is registered: no change
+//   committed after the read is missed.
+// - A stream never goes back in time: a snapshot older than the last one sent (two processes
+//   publishing one charge's changes out of order) is dropped, and so is an identical one.
+// - Every message is checked against the subscriber's merchant and mode, not only its channel.
+import type { Logger } from "pino";
+import type { Charge } from "../domain/charges.js";
+import type { PublicCharge } from "../domain/chain-selection.js";
+import type { RecordedEvent } from "../domain/events.js";
+import type { ChargeFeed, ChargeRef } from "../domain/live.js";
+import { modeName, type Scope } from "../domain/scope.js";
+import { type Channel, channel, OVERFLOW, type PubSub, RESYNC, type Subscription } from "./pubsub.js";
+
+/** A charge as it travels: bigints as decimal strings, dates as ISO strings. */
+type WireCharge = Record<string, unknown>;
+
+/** One committed change to a charge, or (charge null) progress of its payments on chain. */
+export interface ChargeMessage {
+  chargeId: string;
+  merchantId: string;
+  livemode: boolean;
+  charge: WireCharge | null;
+}
+
+/** What a stream yields: the next state, or OVERFLOW just before it ends because its reader fell behind. */
+export type Live<T> = T | typeof OVERFLOW;
+
+const BIGINT_FIELDS = ["amount", "amountReceived", "feeAmount", "netAmount", "settledAmount"] as const;
+const DATE_FIELDS = ["expiresAt", "createdAt", "updatedAt", "completedAt", "deployedAt", "flushRetryAt"] as const;
+
+/** The channel of one charge's changes. */
+export function chargeChannel(chargeId: string): Channel<ChargeMessage> {
+  return channel(`stablegate:charge:${chargeId}`);
+}
+
+/** The channel of a merchant's charge events in one mode. */
+export function chargeEventsChannel(scope: Scope): Channel<RecordedEvent> {
+  return channel(`stablegate:events:${scope.merchantId}:${modeName(scope.livemode)}`);
+}
+
+/** Encodes a charge row for a message. */
+export function encodeCharge(c: Charge): WireCharge {
+  const wire: WireCharge = { ...c };
+  for (const f of BIGINT_FIELDS) wire[f] = c[f] === null ? null : c[f].toString();
+  for (const f of DATE_FIELDS) wire[f] = c[f] === null ? null : c[f].toISOString();
+  return wire;
+}
+
+/** Decodes a charge row from a message. */
+export function decodeCharge(wire: WireCharge): Charge {
+  const c: Record<string, unknown> = { ...wire };
+  for (const f of BIGINT_FIELDS) c[f] = wire[f] === null ? null : BigInt(wire[f] as string);
+  for (const f of DATE_FIELDS) c[f] = wire[f] === null ? null : new Date(wire[f] as string);
+  return c as unknown as Charge;
+}
+
+/** Announces committed changes and serves the streams that follow them. */
+export class LiveCharges implements ChargeFeed {
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly logger: Logger,
+    private readonly maxQueued: number,
+  ) {}
+
+  changed(charges: readonly Charge[], events: readonly RecordedEvent[]): void {
+    this.guard(() => {
+      for (const c of charges)
+        this.pubsub.publish(chargeChannel(c.id), { chargeId: c.id, merchantId: c.merchantId, livemode: c.livemode, charge: encodeCharge(c) });
+      for (const e of events) if (e.type.startsWith("charge.")) this.pubsub.publish(chargeEventsChannel({ merchantId: e.merchantId, livemode: e.livemode }), e);
+    });
+  }
+
+  progressed(charges: readonly ChargeRef[]): void {
+    this.guard(() => {
+      for (const c of charges) this.pubsub.publish(chargeChannel(c.id), { chargeId: c.id, merchantId: c.merchantId, livemode: c.livemode, charge: null });
+    });
+  }
+
+  /**
+   * A charge of `scope` as it changes: `load()` (which reads it, scoped, or throws 404) first, then
+   * every committed change. Rejects with `load`'s error, holding nothing.
+   */
+  async chargeUpdates(scope: Scope, chargeId: string, load: () => Promise<Charge>, signal?: AbortSignal): Promise<AsyncIterable<Live<Charge>>> {
+    const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal });
+    const first = await loadOrClose(source, load);
+    return follow(source, first, async (delivery, last) => {
+      if (delivery === RESYNC) return load();
+      if (delivery.charge === null || !inScope(delivery, scope)) return null;
+      const next = decodeCharge(delivery.charge);
+      return next.updatedAt < last.updatedAt ? null : next;
+    });
+  }
+
+  /**
+   * The hosted page's view of a charge as it and its payments change (confirmations included):
+   * `load()` first, then again after every message, sent when it differs.
+   */
+  async sessionUpdates(chargeId: string, load: () => Promise<PublicCharge>, signal?: AbortSignal): Promise<AsyncIterable<Live<PublicCharge>>> {
+    const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal });
+    const first = await loadOrClose(source, load);
+    return follow(source, first, () => load());
+  }
+
+  /**
+   * The charge events of `scope` whose type is in `types` (all when empty), as they are committed.
+   * After a Redis outage, `since(after)` backfills what was missed from the event log.
+   */
+  chargeEvents(
+    scope: Scope,
+    types: readonly string[],
+    since: (after: Date) => Promise<RecordedEvent[]>,
+    signal?: AbortSignal,
+  ): AsyncIterable<Live<RecordedEvent>> {
+    const source = this.pubsub.subscribe(chargeEventsChannel(scope), { maxQueued: this.maxQueued, signal });
+    const wanted = (e: RecordedEvent) => inScope(e, scope) && (types.length === 0 || types.includes(e.type));
+    return closing(
+      source,
+      (async function* () {
+        // The latest timestamp sent and the ids sent at it: a backfill starts there and skips those.
+        let lastAt = new Date();
+        let sentAt = new Set<string>();
+        for await (const delivery of source) {
+          if (delivery === OVERFLOW) return yield OVERFLOW;
+          const batch = delivery === RESYNC ? await since(lastAt) : [delivery];
+          for (const e of batch) {
+            if (!wanted(e) || sentAt.has(e.id)) continue;
+            const at = new Date(e.timestamp);
+            if (at > lastAt) [lastAt, sentAt] = [at, new Set()];
+            if (at.getTime() === lastAt.getTime()) sentAt.add(e.id);
+            yield e;
+          }
+        }
+      })(),
+    );
+  }
+
+  private guard(publish: () => void): void {
+    try {
+      publish();
+    } catch (err) {
+      // Announcing is best effort: the change has committed whatever happens here.
+      this.logger.warn({ err }, "live update not published");
+    }
+  }
+}
+
+function inScope(item: { merchantId: string; livemode: boolean }, scope: Scope): boolean {
+  return item.merchantId === scope.merchantId && item.livemode === scope.livemode;
+}
+
+async function loadOrClose<T, M>(source: Subscription<M>, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    await source.return();
+    throw e;
+  }
+}
+
+/**
+ * Yields `first`, then for each delivery the state `next` derives from it (null: nothing new),
+ * skipping a state identical to the last one sent.
+ */
+function follow<T, M>(source: Subscription<M>, first: T, next: (delivery: M | typeof RESYNC, last: T) => Promise<T | null>): AsyncIterable<Live<T>> {
+  return closing(
+    source,
+    (async function* () {
+      let last = first;
+      let lastJson = fingerprint(first);
+      yield first;
+      for await (const delivery of source) {
+        if (delivery === OVERFLOW) return yield OVERFLOW;
+        const state = await next(delivery, last);
+        if (state === null) continue;
+        const json = fingerprint(state);
+        if (json === lastJson) continue;
+        [last, lastJson] = [state, json];
+        yield state;
+      }
+    })(),
+  );
+}
+
+/**
+ * `stream`, ending `source` whenever it ends: also when it is returned before its first `next()`,
+ * which a generator's own `finally` would not see.
+ */
+function closing<T, M>(source: Subscription<M>, stream: AsyncGenerator<T>): AsyncIterableIterator<T> {
+  return {
+    async next() {
+      try {
+        return await stream.next();
+      } catch (e) {
+        await source.return();
+        throw e;
+      }
+    },
+    async return() {
+      await source.return();
+      return stream.return(undefined);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+function fingerprint(value: unknown): string {
+  return JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
+}
