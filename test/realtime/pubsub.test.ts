@@ -1,0 +1,98 @@
+// The pub/sub's guarantees without a network: registration before the first read, bounded queues
+// for slow readers, abort, resync; and the charge codec's round trip.
+import { describe, expect, it } from "vitest";
+import type { Charge } from "../../src/domain/charges.js";
+import { decodeCharge, encodeCharge } from "../../src/realtime/charges.js";
+import { channel, OVERFLOW, PubSub, RESYNC } from "../../src/realtime/pubsub.js";
+
+const ch = channel<{ n: number }>("test:numbers");
+
+describe("PubSub (in-process)", () => {
+  it("delivers what is published after subscribe returns, before the first read, in order", async () => {
+    const pubsub = PubSub.inProcess();
+    const sub = pubsub.subscribe(ch);
+    pubsub.publish(ch, { n: 1 });
+    pubsub.publish(ch, { n: 2 });
+    pubsub.publish(channel<{ n: number }>("test:other"), { n: 99 });
+    expect((await sub.next()).value).toEqual({ n: 1 });
+    expect((await sub.next()).value).toEqual({ n: 2 });
+    await sub.return();
+    expect(pubsub.subscriptions).toBe(0);
+  });
+
+  it("cuts off a reader that falls more than maxQueued behind: OVERFLOW once, then done, and nothing held", async () => {
+    const pubsub = PubSub.inProcess();
+    const slow = pubsub.subscribe(ch, { maxQueued: 5 });
+    const fast = pubsub.subscribe(ch, { maxQueued: 5 });
+    const got: unknown[] = [];
+    const reading = (async () => {
+      for await (const m of fast) got.push(m);
+    })();
+    for (let n = 0; n < 1000; n++) {
+      pubsub.publish(ch, { n });
+      await Promise.resolve();
+    }
+    expect(await slow.next()).toEqual({ value: OVERFLOW, done: false });
+    expect(await slow.next()).toEqual({ value: undefined, done: true });
+    expect(pubsub.subscriptions).toBe(1);
+    await fast.return();
+    await reading;
+    expect(got.length).toBe(1000);
+  });
+
+  it("ends on abort, and tells every open subscription to resync (once, however often asked)", async () => {
+    const pubsub = PubSub.inProcess();
+    const controller = new AbortController();
+    const sub = pubsub.subscribe(ch, { signal: controller.signal });
+    const other = pubsub.subscribe(ch);
+    pubsub.resyncAll();
+    pubsub.resyncAll();
+    pubsub.publish(ch, { n: 1 });
+    expect((await sub.next()).value).toBe(RESYNC);
+    controller.abort();
+    expect((await sub.next()).done).toBe(true);
+    expect((await other.next()).value).toBe(RESYNC);
+    expect((await other.next()).value).toEqual({ n: 1 });
+    await pubsub.close();
+    expect((await other.next()).done).toBe(true);
+    expect(pubsub.subscriptions).toBe(0);
+  });
+});
+
+describe("charge codec", () => {
+  it("round-trips every field of a charge, bigints and dates included", () => {
+    const charge: Charge = {
+      id: "chrg_1",
+      merchantId: "mer_1",
+      livemode: true,
+      customerId: "cus_1",
+      orderId: "o-1",
+      amount: 25_000_000n,
+      amountReceived: 25_000_001n,
+      feeAmount: 250_000n,
+      netAmount: 24_750_001n,
+      currency: "USDC",
+      status: "COMPLETED",
+      feeBps: 100,
+      settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      chainId: 8453,
+      confirmations: 3,
+      cloneAddress: "0x0000000000000000000000000000000000000001",
+      flushTxHash: "0xabc",
+      description: "d",
+      metadata: { a: 1, b: "x", c: true },
+      successUrl: "https://shop/ok",
+      cancelUrl: null,
+      expiresAt: new Date("2026-01-01T00:00:00.001Z"),
+      createdAt: new Date("2026-01-01T00:00:00.002Z"),
+      updatedAt: new Date("2026-01-01T00:00:00.003Z"),
+      completedAt: new Date("2026-01-01T00:00:00.004Z"),
+      deployedAt: null,
+      settledAmount: 2n ** 70n,
+      flushId: null,
+      flushRetryAt: new Date("2026-01-01T00:00:00.005Z"),
+    };
+    const wire = JSON.parse(JSON.stringify(encodeCharge(charge)));
+    expect(decodeCharge(wire)).toStrictEqual(charge);
+  });
+});
