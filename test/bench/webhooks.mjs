@@ -106,7 +106,7 @@ try {
   dispatcher = startWebhookDispatcher(prisma, logger);
   const committed = new Map();
   for (let i = 0; i < STEADY_EVENTS; i++) {
-    const [id] = await prisma.$transaction((tx) => recordEvents(tx, [event(single.merchant.id, i)]));
+    const [{ id }] = await prisma.$transaction((tx) => recordEvents(tx, [event(single.merchant.id, i)]));
     committed.set(id, performance.now());
     await new Promise((r) => setTimeout(r, 50));
   }
