@@ -9,6 +9,7 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/jobs/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { subscribe, wsClient } from "../helpers/live.js";
 
 const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
@@ -35,7 +36,7 @@ afterAll(async () => {
 });
 
 function startRunner() {
-  runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: SETTINGS, bumpAfterMs: 60_000 });
+  runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
 }
 /** A block every 100 ms, so confirmations come. */
 function startProducer() {
@@ -68,6 +69,41 @@ const balances = async () => ({ merchant: await chain.balance(WALLET), fee: awai
 
 describe("settlement", () => {
   beforeAll(() => startProducer());
+
+  it("live: subscribers see PENDING → RECEIVED → COMPLETED, and the hosted page each confirmation", async () => {
+    const { id, clone } = await payableCharge("25");
+    const merchant = wsClient(app.url, app.testKey);
+    const buyer = wsClient(app.url);
+    const updates = subscribe(merchant, `subscription($id: ID!) { chargeUpdated(id: $id) { status amountReceived flushTxHash } }`, { id });
+    const session = subscribe(
+      buyer,
+      `subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { status amountRemaining amountPending payments { status confirmations } } }`,
+      { id },
+    );
+    await updates.waitFor(1);
+    await session.waitFor(1);
+    // No new blocks for a moment: the buyer's page shows the payment seen, with 1 of 2 confirmations.
+    stopProducer();
+    await chain.pay(chain.wallet(4), clone, usdc("25"));
+    await waitFor("the payment seen", async () => session.values.at(-1)?.paymentSessionUpdated.payments.length === 1);
+    startProducer();
+    await untilStatus(id, "COMPLETED");
+    await waitFor("the COMPLETED update", async () => updates.values.at(-1)?.chargeUpdated.status === "COMPLETED");
+    const statuses = updates.values.map((v) => v.chargeUpdated.status);
+    expect(statuses).toEqual(["PENDING", "RECEIVED", "COMPLETED"]);
+    expect(updates.values.at(-1).chargeUpdated).toMatchObject({ amountReceived: "25.00", flushTxHash: expect.stringMatching(/^0x/) });
+    await waitFor("the session's COMPLETED", async () => session.values.at(-1)?.paymentSessionUpdated.status === "COMPLETED");
+    const views = session.values.map((v) => v.paymentSessionUpdated);
+    // Seen first (waiting for confirmations, counted nowhere yet), then confirmed and counted.
+    expect(views.find((v) => v.payments[0]?.status === "pending")).toMatchObject({
+      amountRemaining: "25.00",
+      amountPending: "25.00",
+      payments: [{ confirmations: 1 }],
+    });
+    expect(views.at(-1)).toMatchObject({ amountRemaining: "0.00", amountPending: "0.00", payments: [{ status: "confirmed" }] });
+    expect(views.at(-1).payments[0].confirmations).toBeGreaterThanOrEqual(CONFIRMATIONS);
+    await Promise.all([merchant.dispose(), buyer.dispose()]);
+  });
 
   it("a full payment: RECEIVED, flushed, COMPLETED; the merchant and fee recipient get the exact split", async () => {
     const { id, clone } = await payableCharge("25");
