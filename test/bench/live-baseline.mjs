@@ -13,7 +13,7 @@ const server = createServer(async (req, res) => {
   const { rows } = await pool.query("INSERT INTO bench_live (topic, n) VALUES ($1, 1) ON CONFLICT (topic) DO UPDATE SET n = bench_live.n + 1 RETURNING n", [
     topic,
   ]);
-  const message = JSON.stringify({ topic, status: "CANCELLED", n: rows[0].n });
+  const message = JSON.stringify({ topic, status: "CANCELLED", n: rows[0].n, committedAt: Date.now() });
   for (const socket of topics.get(topic) ?? []) socket.send(message);
   res.writeHead(200).end("{}");
 });

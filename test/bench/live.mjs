@@ -2,23 +2,27 @@
 // PostgreSQL database. BENCH_SUBSCRIBERS (default 1,000) WebSocket clients each follow
 // `chargeUpdated` of one of 100 charges; then all 100 charges are cancelled at once (a burst of 100
 // status changes, 1,000 deliveries). Prints one JSON line (progress on stderr) with, per scenario:
-// - latency p50/p99 from the cancel request being sent to each subscriber having the update (an
-//   upper bound of commit → delivery: it includes the request and the commit themselves);
-// - memory per idle subscription: growth of the API process's RSS over the open, idle subscriptions;
+// - commit → delivery p50/p99: from the change's commit (its event's timestamp, taken just before
+//   COMMIT) to each subscriber having the update, same clock, millisecond resolution;
+// - request → delivery p50/p99: from the cancel request being sent (includes queueing behind the
+//   other 99 writes of the burst);
+// - memory per idle subscription: growth of the API processes' memory (after a full GC) over the
+//   open, idle subscriptions, as V8 heap + buffers and as RSS.
 // Scenarios: one API instance (in-process pub/sub); two instances sharing Redis (subscribers split,
-// changes made through the first); and the raw baseline in the same run (node:http + ws + pg, a
-// row written then a message sent to the topic's sockets; no GraphQL, no pub/sub).
+// changes made through the first); and the raw baseline in the same run (node:http + ws + pg, a row
+// written then a message sent to the topic's sockets; no GraphQL, no pub/sub).
 // Goals: p99 < 200 ms at 1,000 subscribers; < 50 KB per idle subscription.
 import { execFileSync, fork, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import net from "node:net";
 import { createClient } from "graphql-ws";
+import pg from "pg";
 import WebSocket from "ws";
 import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const CHARGES = 100;
 const REDIS = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const MEASURED = ["--expose-gc", "--require", "./test/bench/gc-hook.cjs"];
 const log = (...a) => console.error("[live]", ...a);
 
 const database = await throwawayDatabase("live");
@@ -44,16 +48,36 @@ const freePort = () =>
     });
   });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return Number(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))].toFixed(1));
 };
 
+/** Starts `args` under the GC hook; `memory()` collects garbage in it and returns its memory use. */
+function measuredChild(args, extraEnv, ipc = false) {
+  const child = spawn(process.execPath, [...MEASURED, ...args], { env: { ...env, ...extraEnv }, stdio: ["ignore", "ignore", "pipe", ...(ipc ? ["ipc"] : [])] });
+  children.push(child);
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err += d;
+    if (!/BENCH_MEMORY/.test(String(d))) process.stderr.write(d);
+  });
+  child.memory = async () => {
+    const from = err.length;
+    child.kill("SIGUSR2");
+    for (let i = 0; i < 100; i++) {
+      const m = /BENCH_MEMORY (.*)\n/.exec(err.slice(from));
+      if (m) return JSON.parse(m[1]);
+      await sleep(20);
+    }
+    throw new Error("no memory report");
+  };
+  return child;
+}
+
 async function startService(extra) {
   const port = await freePort();
-  const child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, ...extra, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
-  children.push(child);
+  const child = measuredChild(["dist/main.js"], { ...extra, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (
@@ -61,10 +85,21 @@ async function startService(extra) {
         .then((r) => r.ok)
         .catch(() => false)
     )
-      return { url, pid: child.pid };
+      return { url, child };
     await sleep(100);
   }
   throw new Error(`${url} never became ready`);
+}
+
+const used = (m) => m.heapUsed + m.external + m.arrayBuffers;
+/** Memory growth per subscription over `open()`, after a full GC before and after, in KB (heap + buffers, and RSS). */
+async function idleMemory(processes, open) {
+  const before = await Promise.all(processes.map((p) => p.memory()));
+  const opened = await open();
+  await sleep(1000);
+  const after = await Promise.all(processes.map((p) => p.memory()));
+  const per = (f) => Number(((after.reduce((a, m) => a + f(m), 0) - before.reduce((a, m) => a + f(m), 0)) / 1024 / SUBSCRIBERS).toFixed(1));
+  return { opened, heapKb: per(used), rssKb: per((m) => m.rss) };
 }
 
 /** Opens one connection per subscriber, each following chargeUpdated of its charge; resolves when all have the first state. */
@@ -72,9 +107,8 @@ async function openGraphQLSubscribers(urls, key, charges, onUpdate) {
   const clients = [];
   const ready = [];
   for (let i = 0; i < SUBSCRIBERS; i++) {
-    const url = urls[i % urls.length];
     const client = createClient({
-      url: `${url.replace("http", "ws")}/graphql`,
+      url: `${urls[i % urls.length].replace("http", "ws")}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: { "X-API-Key": key },
       retryAttempts: 0,
@@ -92,7 +126,7 @@ async function openGraphQLSubscribers(urls, key, charges, onUpdate) {
             next: (r) => {
               if (r.errors) return reject(new Error(JSON.stringify(r.errors)));
               if (first) return resolve((first = false));
-              onUpdate(r.data.chargeUpdated);
+              onUpdate(r.data.chargeUpdated.id);
             },
             error: reject,
             complete: () => {},
@@ -116,34 +150,51 @@ async function openRawSubscribers(url, topics, onUpdate) {
       socket.once("message", () => resolve());
       socket.once("error", reject);
     });
-    socket.on("message", (data) => onUpdate(JSON.parse(String(data))));
+    socket.on("message", (data) => {
+      const m = JSON.parse(String(data));
+      onUpdate(m.topic, m.committedAt);
+    });
   }
   return sockets;
 }
 
-/** Fires every change at once and collects each delivery's latency from its request's start. */
-async function burst(changeUrls, idOf, deliveriesExpected, subscribe) {
+/**
+ * Sends every change at once; resolves with each delivery's arrival (wall clock, ms) and the
+ * request's start, once all `expected` deliveries came.
+ */
+async function burst(changes, expected, setListener) {
   const sentAt = new Map();
-  const latencies = [];
+  const arrivals = [];
   let done;
   const all = new Promise((r) => (done = r));
-  subscribe((update) => {
-    latencies.push(performance.now() - sentAt.get(idOf(update)));
-    if (latencies.length === deliveriesExpected) done();
+  setListener((id, committedAt) => {
+    arrivals.push({ id, at: Date.now(), committedAt });
+    if (arrivals.length === expected) done();
   });
   await Promise.all(
-    changeUrls.map(async ([id, url, method]) => {
-      sentAt.set(id, performance.now());
+    changes.map(async ([id, url, method]) => {
+      sentAt.set(id, Date.now());
       const res = await fetch(url, { method, headers: { "x-api-key": KEY } });
       if (!res.ok) throw new Error(`${method} ${url}: ${res.status}`);
     }),
   );
-  await Promise.race([all, sleep(30_000).then(() => Promise.reject(new Error(`only ${latencies.length} of ${deliveriesExpected} deliveries`)))]);
-  return { deliveries: latencies.length, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: percentile(latencies, 100) };
+  await Promise.race([all, sleep(30_000).then(() => Promise.reject(new Error(`only ${arrivals.length} of ${expected} deliveries`)))]);
+  return { arrivals, sentAt };
 }
+
+const summary = (arrivals, sentAt, committedAt) => {
+  const commit = arrivals.map((a) => a.at - committedAt(a));
+  const request = arrivals.map((a) => a.at - sentAt.get(a.id));
+  return {
+    deliveries: arrivals.length,
+    commitToDeliveryMs: { p50: percentile(commit, 50), p99: percentile(commit, 99), max: percentile(commit, 100) },
+    requestToDeliveryMs: { p50: percentile(request, 50), p99: percentile(request, 99) },
+  };
+};
 
 let KEY;
 const result = { bench: "live", subscribers: SUBSCRIBERS, changes: CHARGES };
+const sql = new pg.Client({ connectionString: database.url });
 try {
   const created = JSON.parse(
     execFileSync(
@@ -156,8 +207,10 @@ try {
     ),
   );
   KEY = created.apiKeys.test.secret;
+  await sql.connect();
 
-  const scenario = async (name, urls) => {
+  const scenario = async (name, services) => {
+    const urls = services.map((s) => s.url);
     const charges = [];
     for (let i = 0; i < CHARGES; i++) {
       const res = await fetch(`${urls[0]}/v1/charges`, {
@@ -168,62 +221,56 @@ try {
       charges.push((await res.json()).id);
     }
     let listener = () => {};
-    const before = services.map((s) => rssKb(s.pid));
-    const clients = await openGraphQLSubscribers(urls, KEY, charges, (u) => listener(u));
-    await sleep(2000);
-    const after = services.map((s) => rssKb(s.pid));
-    const perSubscriptionKb = (after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0)) / SUBSCRIBERS;
+    const memory = await idleMemory(
+      services.map((s) => s.child),
+      () => openGraphQLSubscribers(urls, KEY, charges, (id) => listener(id)),
+    );
     log(name, "subscribers ready; bursting");
-    const latency = await burst(
+    const { arrivals, sentAt } = await burst(
       charges.map((id) => [id, `${urls[0]}/v1/charges/${id}`, "DELETE"]),
-      (u) => u.id,
       SUBSCRIBERS,
       (fn) => (listener = fn),
     );
-    await Promise.all(clients.map((c) => c.dispose()));
-    return { ...latency, idleKbPerSubscription: Number(perSubscriptionKb.toFixed(1)) };
+    // Each cancel's event was stamped just before its transaction committed.
+    const { rows } = await sql.query(`SELECT data->>'id' AS id, created_at FROM events WHERE type = 'charge.cancelled' AND data->>'id' = ANY($1)`, [charges]);
+    const committed = new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
+    await Promise.all(memory.opened.map((c) => c.dispose()));
+    return { ...summary(arrivals, sentAt, (a) => committed.get(a.id)), idleKbPerSubscription: { heap: memory.heapKb, rss: memory.rssKb } };
   };
 
-  let services = [await startService({})];
-  result.oneInstance = await scenario("one", [services[0].url]);
-  log("one instance", result.oneInstance);
-  children.splice(0).forEach((c) => c.kill("SIGTERM"));
-  await sleep(500);
+  const stopAll = async () => {
+    for (const c of children.splice(0)) c.kill("SIGTERM");
+    await sleep(500);
+  };
 
-  services = [await startService({ REDIS_URL: REDIS }), await startService({ REDIS_URL: REDIS })];
-  result.twoInstancesRedis = await scenario(
-    "two",
-    services.map((s) => s.url),
-  );
-  log("two instances", result.twoInstancesRedis);
-  children.splice(0).forEach((c) => c.kill("SIGTERM"));
+  result.oneInstance = await scenario("one", [await startService({})]);
+  log("one instance", JSON.stringify(result.oneInstance));
+  await stopAll();
 
-  const baseline = await new Promise((resolve) => {
-    const child = fork("test/bench/live-baseline.mjs", { env });
-    children.push(child);
-    child.on("message", (m) => resolve({ url: `http://127.0.0.1:${m.port}`, pid: child.pid }));
-  });
+  result.twoInstancesRedis = await scenario("two", [await startService({ REDIS_URL: REDIS }), await startService({ REDIS_URL: REDIS })]);
+  log("two instances", JSON.stringify(result.twoInstancesRedis));
+  await stopAll();
+
+  const baselineChild = measuredChild(["test/bench/live-baseline.mjs"], {}, true);
+  const baselineUrl = await new Promise((resolve) => baselineChild.on("message", (m) => resolve(`http://127.0.0.1:${m.port}`)));
   const topics = Array.from({ length: CHARGES }, (_, i) => `t${i}`);
   let listener = () => {};
-  const before = rssKb(baseline.pid);
-  const sockets = await openRawSubscribers(baseline.url, topics, (u) => listener(u));
-  await sleep(2000);
-  const idle = (rssKb(baseline.pid) - before) / SUBSCRIBERS;
-  const latency = await burst(
-    topics.map((t) => [t, `${baseline.url}/change/${t}`, "POST"]),
-    (u) => u.topic,
+  const memory = await idleMemory([baselineChild], () => openRawSubscribers(baselineUrl, topics, (topic, at) => listener(topic, at)));
+  const { arrivals, sentAt } = await burst(
+    topics.map((t) => [t, `${baselineUrl}/change/${t}`, "POST"]),
     SUBSCRIBERS,
     (fn) => (listener = fn),
   );
-  sockets.forEach((s) => s.close());
-  result.baseline = { ...latency, idleKbPerSubscription: Number(idle.toFixed(1)) };
+  memory.opened.forEach((s) => s.close());
+  result.baseline = { ...summary(arrivals, sentAt, (a) => a.committedAt), idleKbPerSubscription: { heap: memory.heapKb, rss: memory.rssKb } };
   result.ratio = {
-    p99OneInstanceVsBaseline: Number((result.oneInstance.p99Ms / result.baseline.p99Ms).toFixed(2)),
-    idleMemoryVsBaseline: Number((result.oneInstance.idleKbPerSubscription / result.baseline.idleKbPerSubscription).toFixed(2)),
+    commitToDeliveryP99VsBaseline: Number((result.oneInstance.commitToDeliveryMs.p99 / Math.max(1, result.baseline.commitToDeliveryMs.p99)).toFixed(2)),
+    idleHeapVsBaseline: Number((result.oneInstance.idleKbPerSubscription.heap / result.baseline.idleKbPerSubscription.heap).toFixed(2)),
   };
   console.log(JSON.stringify(result));
 } finally {
   for (const c of children) c.kill("SIGTERM");
+  await sql.end().catch(() => {});
   await sleep(500);
   await database.drop();
 }
