@@ -12,11 +12,11 @@
 // changes made through the first); and the raw baseline in the same run (node:http + ws + pg, a row
 // written then a message sent to the topic's sockets; no GraphQL, no pub/sub).
 // Goals: p99 < 200 ms at 1,000 subscribers; < 50 KB per idle subscription.
-import { execFileSync, fork, spawn } from "node:child_process";
-import net from "node:net";
+import { spawn } from "node:child_process";
 import { createClient } from "graphql-ws";
 import pg from "pg";
 import WebSocket from "ws";
+import { createBenchMerchant, freePort, serviceEnv, waitReady } from "./service.mjs";
 import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -26,27 +26,9 @@ const MEASURED = ["--expose-gc", "--require", "./test/bench/gc-hook.cjs"];
 const log = (...a) => console.error("[live]", ...a);
 
 const database = await throwawayDatabase("live");
-const env = {
-  ...process.env,
-  DATABASE_URL: database.url,
-  REDIS_URL: "",
-  NODE_ENV: "production",
-  LOG_LEVEL: "warn",
-  RUN_WORKER: "false",
-  DEVNET: "false",
-  RATE_LIMIT_CREATE: "1000000",
-  RATE_LIMIT_READ: "1000000",
-  LIVE_CONNECTIONS_PER_KEY: "100000",
-};
+const env = serviceEnv(database.url, { RUN_WORKER: "false", DEVNET: "false", LIVE_CONNECTIONS_PER_KEY: "100000" });
 const children = [];
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -79,16 +61,8 @@ async function startService(extra) {
   const port = await freePort();
   const child = measuredChild(["dist/main.js"], { ...extra, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`${url}/readyz`)
-        .then((r) => r.ok)
-        .catch(() => false)
-    )
-      return { url, child };
-    await sleep(100);
-  }
-  throw new Error(`${url} never became ready`);
+  await waitReady(`${url}/readyz`);
+  return { url, child };
 }
 
 const used = (m) => m.heapUsed + m.external + m.arrayBuffers;
@@ -196,17 +170,7 @@ let KEY;
 const result = { bench: "live", subscribers: SUBSCRIBERS, changes: CHARGES };
 const sql = new pg.Client({ connectionString: database.url });
 try {
-  const created = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--test-wallet", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "--json"],
-      {
-        env,
-        encoding: "utf8",
-      },
-    ),
-  );
-  KEY = created.apiKeys.test.secret;
+  KEY = createBenchMerchant(env).key;
   await sql.connect();
 
   const scenario = async (name, services) => {

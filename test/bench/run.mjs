@@ -1,64 +1,27 @@
 // `npm run bench`: the service against a raw node:http + pg baseline on the same PostgreSQL, in the
 // same run, for GET and POST of /v1/customers and /v1/charges. Prints one JSON line with
 // requests/s, p50/p99 latency and the service/baseline throughput ratio.
-import { execFileSync, fork, spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import autocannon from "autocannon";
+import { createBenchMerchant, freePort, serviceEnv, waitReady } from "./service.mjs";
 import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 
 const database = await throwawayDatabase("api");
-const env = {
-  ...process.env,
-  DATABASE_URL: database.url,
-  REDIS_URL: "",
-  NODE_ENV: "production",
-  LOG_LEVEL: "warn",
-  PORT: "0",
-  RATE_LIMIT_CREATE: "1000000",
-  RATE_LIMIT_READ: "1000000",
-  RATE_LIMIT_LIST: "1000000",
-};
-
+const env = serviceEnv(database.url);
 const children = [];
 
-function freePort() {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(target) {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(target)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${target} never became ready`);
-}
 try {
-  const created = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ["dist/cli/main.js", "merchant", "create", "--name", "Bench", "--test-wallet", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "--json"],
-      { env, encoding: "utf8" },
-    ),
-  );
-  const key = created.apiKeys.test.secret;
-  const merchantId = created.merchant.id;
+  const { key, merchantId } = createBenchMerchant(env);
 
   const port = await freePort();
   const child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
   children.push(child);
   const service = `http://127.0.0.1:${port}`;
-  await waitFor(`${service}/readyz`);
+  await waitReady(`${service}/readyz`);
   const baseline = await new Promise((resolve) => {
     const child = fork("test/bench/baseline.mjs", { env: { ...env, MERCHANT_ID: merchantId } });
     children.push(child);
