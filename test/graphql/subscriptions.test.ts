@@ -187,6 +187,17 @@ describe("connections", () => {
     await sse.ended();
     expect(JSON.stringify(sse.errors)).toMatch(/rate_limited/);
     await Promise.all([client, ...more].map((c) => c.dispose()));
+    // Closed connections give their slots back: SSE streams one after another, then four at once.
+    await settle(100);
+    for (let i = 0; i < 6; i++) {
+      const one = sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, app.testKey);
+      await one.waitFor(1);
+      one.stop();
+      await settle(50);
+    }
+    const four = [1, 2, 3, 4].map(() => sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, app.testKey));
+    for (const s of four) await s.waitFor(1);
+    four.forEach((s) => s.stop());
   });
 
   it("closes a revoked key's sockets and SSE streams", async () => {
