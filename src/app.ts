@@ -1,6 +1,7 @@
 // Wires configuration, database, domain services and the HTTP doors into one service.
 import { type Logger, pino } from "pino";
 import { ChainSet } from "./chain/chains.js";
+import type { DevnetInfo } from "./chain/devnet.js";
 import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
@@ -10,6 +11,7 @@ import { createGraphQL } from "./graphql/yoga.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { createServer } from "./http/server.js";
 import { chargeRoutes } from "./rest/charges.js";
+import { payRoutes } from "./pay/routes.js";
 import { publicRoutes } from "./rest/public.js";
 import { customerRoutes } from "./rest/customers.js";
 import { eventRoutes } from "./rest/events.js";
@@ -41,6 +43,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** The chains to take payments on; by default the configured ones (main.ts adds the devnet). */
   chains?: ChainSet;
+  /** The devnet this process runs, if any: the hosted page then offers "Pay with test wallet" on test charges. */
+  devnet?: DevnetInfo;
 }
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -84,6 +88,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   chargeRoutes(server, deps);
   eventRoutes(server, deps);
   publicRoutes(server, deps);
+  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null });
 
   const production = config.env === "production";
   const yoga = createGraphQL({ ...deps, logger, production });

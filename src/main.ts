@@ -13,7 +13,7 @@ const logger = createLogger(config, "stablegate");
 const db = await openMigratedDatabase(config, logger);
 const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logger, config.feeRecipient) : null;
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
-const app = await buildApp(config, { db, logger, chains });
+const app = await buildApp(config, { db, logger, chains, ...(devnet && { devnet: devnet.info }) });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);
 const jobs = config.runWorker ? startJobs(config, db, chains, logger, { feed: app.live }) : null;
 const url = await app.start();

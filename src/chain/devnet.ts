@@ -83,6 +83,19 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
   }
 }
 
+/** Sends `units` of devnet USDC from the funded test payer to `to`, like a buyer would; returns the mined transaction's hash. */
+export async function payFromTestWallet(info: DevnetInfo, to: string, units: bigint): Promise<string> {
+  const provider = new JsonRpcProvider(info.rpcUrl, info.chainId, { staticNetwork: true });
+  try {
+    const usdc = new Contract(info.usdc, MockUSDCArtifact.abi, new Wallet(info.payerKey, provider));
+    const tx = await usdc.getFunction("transfer")(to, units);
+    await tx.wait();
+    return tx.hash as string;
+  } finally {
+    provider.destroy();
+  }
+}
+
 async function deployContracts(provider: JsonRpcProvider, feeRecipient: string): Promise<{ usdc: string; factory: string }> {
   const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
   const usdc = getCreateAddress({ from: relayer.address, nonce: 0 });

@@ -1,10 +1,9 @@
 // `stablegate devnet pay <chargeId> [amount]`: pays a test-mode charge from the devnet's funded test
 // wallet, like a buyer would. Works while the service runs: it reads the charge through the public
 // endpoint and the devnet's address book from DATA_DIR.
-import { Contract, JsonRpcProvider, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
-import { MockUSDCArtifact } from "../chain/artifacts.js";
-import { readDevnetInfo } from "../chain/devnet.js";
+import { payFromTestWallet, readDevnetInfo } from "../chain/devnet.js";
 import type { Config } from "../config.js";
 import { formatAmount, parseAmount } from "../domain/money.js";
 
@@ -19,16 +18,8 @@ export async function payFromDevnet(config: Config, chargeId: string, amount?: s
   if (units === null) throw new Error(`Invalid amount ${JSON.stringify(amount)}: use a decimal such as 25 or 12.50`);
   if (units === 0n) throw new Error(`Nothing is due on ${chargeId} (status ${charge.status}).`);
 
-  const provider = new JsonRpcProvider(info.rpcUrl, info.chainId, { staticNetwork: true });
-  try {
-    const payer = new Wallet(info.payerKey, provider);
-    const usdc = new Contract(info.usdc, MockUSDCArtifact.abi, payer);
-    const tx = await usdc.getFunction("transfer")(charge.cloneAddress, units);
-    await tx.wait();
-    return `Paid ${formatAmount(units)} USDC to ${charge.cloneAddress} from ${payer.address} (tx ${tx.hash}).`;
-  } finally {
-    provider.destroy();
-  }
+  const hash = await payFromTestWallet(info, charge.cloneAddress!, units);
+  return `Paid ${formatAmount(units)} USDC to ${charge.cloneAddress} from ${new Wallet(info.payerKey).address} (tx ${hash}).`;
 }
 
 interface PublicView {

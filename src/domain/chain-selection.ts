@@ -34,6 +34,8 @@ export interface PublicPayment {
 /** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
 export interface PublicCharge {
   id: string;
+  /** The merchant's order id: the hosted page hands it back to `successUrl`. */
+  orderId: string;
   amount: string;
   currency: string;
   status: string;
@@ -47,6 +49,8 @@ export interface PublicCharge {
   payments: PublicPayment[];
   chainId: number | null;
   cloneAddress: string | null;
+  /** The settlement transaction, once the money was flushed to the merchant. */
+  flushTxHash: string | null;
   expiresAt: string;
   description: string | null;
   merchantName: string;
@@ -142,6 +146,7 @@ function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], p
   const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
   return {
     id: c.id,
+    orderId: c.orderId,
     amount: formatAmount(c.amount),
     currency: c.currency,
     status: c.status,
@@ -152,6 +157,7 @@ function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], p
     payments: payments.map((p) => ({ ...p, amount: formatAmount(p.amount) })),
     chainId: c.chainId,
     cloneAddress: c.cloneAddress,
+    flushTxHash: c.flushTxHash,
     expiresAt: c.expiresAt.toISOString(),
     description: c.description,
     merchantName,

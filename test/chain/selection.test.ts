@@ -42,6 +42,7 @@ describe("public view", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.body).toEqual({
       id: charge.id,
+      orderId: charge.orderId,
       amount: "25.00",
       currency: "USDC",
       status: "PENDING",
@@ -52,6 +53,7 @@ describe("public view", () => {
       payments: [],
       chainId: null,
       cloneAddress: null,
+      flushTxHash: null,
       expiresAt: charge.expiresAt,
       description: "Mugs",
       merchantName: "Test Shop",

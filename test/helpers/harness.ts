@@ -2,7 +2,7 @@
 // PostgreSQL database when DATABASE_URL is set), with a merchant and keys, and a query counter.
 import pg from "pg";
 import { expect } from "vitest";
-import { buildApp } from "../../src/app.js";
+import { type BuildOptions, buildApp } from "../../src/app.js";
 import type { ChainSet } from "../../src/chain/chains.js";
 import { loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
@@ -73,7 +73,7 @@ export interface TestApp {
 }
 
 /** Starts the service with test settings; `env` overrides configuration variables. */
-export async function startApp(env: Record<string, string> = {}, options: { chains?: ChainSet } = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop } = await freshDatabase((sql) => queries.push(sql));
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });

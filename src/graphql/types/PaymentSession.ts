@@ -28,6 +28,7 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
   description: "What anyone holding a charge id may see: the hosted payment page's view.",
   fields: (t) => ({
     id: t.exposeID("id"),
+    orderId: t.exposeString("orderId", { description: "The merchant's order id (handed back to successUrl)." }),
     livemode: t.exposeBoolean("livemode"),
     amount: t.exposeString("amount"),
     currency: t.exposeString("currency"),
@@ -39,6 +40,7 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     payments: t.field({ type: [SessionPayment], resolve: (s) => s.payments }),
     chainId: t.exposeInt("chainId", { nullable: true }),
     cloneAddress: t.exposeString("cloneAddress", { nullable: true }),
+    flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction, once paid out." }),
     expiresAt: t.exposeString("expiresAt"),
     description: t.exposeString("description", { nullable: true }),
     merchantName: t.exposeString("merchantName"),

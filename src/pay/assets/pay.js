@@ -1,0 +1,183 @@
+// The hosted payment page's script: copy buttons, the countdown, live status over SSE
+// (paymentSessionUpdated), and "Pay with wallet" (EIP-6963 discovery, EIP-1193 fallback).
+// Without it the page still shows everything needed to pay.
+"use strict";
+
+(() => {
+  const config = JSON.parse(document.getElementById("session").textContent);
+  const $ = (id) => document.getElementById(id);
+  const statusEl = $("status");
+
+  // Copy buttons.
+  for (const button of document.querySelectorAll("button.copy")) {
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        flash(button, "Copied");
+      } catch {
+        flash(button, "Select and copy it");
+      }
+    });
+  }
+  function flash(button, text) {
+    const label = button.textContent;
+    button.textContent = text;
+    setTimeout(() => (button.textContent = label), 1500);
+  }
+
+  // Countdown to expiry.
+  const expires = $("expires");
+  const left = $("time-left");
+  const tick = () => {
+    const ms = Date.parse(expires.getAttribute("datetime")) - Date.now();
+    if (statusEl.dataset.status !== "PENDING") return (left.textContent = "");
+    const s = Math.max(0, Math.floor(ms / 1000));
+    left.textContent = `(${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left)`;
+  };
+  tick();
+  setInterval(tick, 1000);
+
+  // Live status.
+  const query =
+    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { id orderId status amount amountReceived amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash successUrl cancelUrl payments { txHash amount status confirmations } } }";
+  const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
+  const remainingShown = $("remaining")?.textContent ?? null;
+  let source = null;
+  const connect = () => {
+    source = new EventSource(url);
+    source.addEventListener("next", (e) => {
+      const result = JSON.parse(e.data);
+      if (result.data) show(result.data.paymentSessionUpdated);
+    });
+    source.addEventListener("complete", () => source.close());
+  };
+  connect();
+
+  function show(s) {
+    // The chain was picked or the amount due changed elsewhere: the page must show the new address/QR.
+    if ((config.chain?.chainId ?? null) !== s.chainId) return location.reload();
+    if (s.status === "PENDING" && remainingShown !== null && s.amountRemaining !== remainingShown && s.amountPending === "0.00") return location.reload();
+    statusEl.dataset.status = s.status;
+    const text = statusText(s);
+    if (statusEl.textContent !== text) statusEl.textContent = text;
+    expires.setAttribute("datetime", s.expiresAt);
+    $("payments").replaceChildren(
+      ...s.payments.map((p) => {
+        const li = document.createElement("li");
+        li.textContent =
+          p.status === "confirmed"
+            ? `${p.amount} USDC confirmed`
+            : `${p.amount} USDC seen, ${Math.min(p.confirmations, s.confirmationsRequired ?? 1)} of ${s.confirmationsRequired ?? 1} confirmations`;
+        return li;
+      }),
+    );
+    if (s.status !== "PENDING") document.querySelector("section.pay")?.remove();
+    const outcome = $("outcome");
+    if (s.status === "COMPLETED") {
+      source.close();
+      outcome.replaceChildren();
+      if (s.flushTxHash && config.chain?.explorerUrl)
+        outcome.append(link(`${config.chain.explorerUrl}/tx/${s.flushTxHash}`, "View the settlement transaction"), " ");
+      if (s.successUrl) {
+        const back = new URL(s.successUrl);
+        back.searchParams.set("chargeId", s.id);
+        back.searchParams.set("orderId", s.orderId);
+        back.searchParams.set("status", s.status);
+        outcome.append(link(back.toString(), "Return to the shop"));
+        setTimeout(() => location.assign(back.toString()), 3000);
+      }
+    } else if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) {
+      outcome.replaceChildren(link(s.cancelUrl, "Return to the shop"));
+    }
+  }
+
+  function statusText(s) {
+    switch (s.status) {
+      case "COMPLETED":
+        return "Payment complete. Thank you!";
+      case "RECEIVED":
+        return "Payment received. Sending it to the shop…";
+      case "EXPIRED":
+        return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
+      case "CANCELLED":
+        return "This payment was cancelled by the shop.";
+    }
+    if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
+    if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
+    return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
+  }
+
+  function link(href, text) {
+    const a = document.createElement("a");
+    a.href = href;
+    a.textContent = text;
+    return a;
+  }
+
+  // Pay with wallet.
+  const payButton = $("pay-wallet");
+  const message = $("wallet-message");
+  if (!payButton || !config.chain) return;
+  const providers = [];
+  window.addEventListener("eip6963:announceProvider", (e) => {
+    providers.push(e.detail.provider);
+    payButton.hidden = false;
+  });
+  window.dispatchEvent(new Event("eip6963:requestProvider"));
+  setTimeout(() => {
+    if (providers.length === 0 && window.ethereum) {
+      providers.push(window.ethereum);
+      payButton.hidden = false;
+    }
+  }, 300);
+
+  payButton.addEventListener("click", async () => {
+    const wallet = providers[0];
+    const chainHex = `0x${config.chain.chainId.toString(16)}`;
+    const units = toUnits($("remaining").textContent);
+    payButton.disabled = true;
+    message.textContent = "Confirm in your wallet…";
+    try {
+      const [from] = await wallet.request({ method: "eth_requestAccounts" });
+      if ((await wallet.request({ method: "eth_chainId" })) !== chainHex) {
+        await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] });
+      }
+      const balance = BigInt(await wallet.request({ method: "eth_call", params: [{ to: config.chain.usdc, data: `0x70a08231${word(from)}` }, "latest"] }));
+      if (balance < units) {
+        throw new Error(
+          `Your wallet has ${fromUnits(balance)} USDC on ${config.chain.name}; this payment needs ${fromUnits(units)}. Top it up or pay from another wallet.`,
+        );
+      }
+      const hash = await wallet.request({
+        method: "eth_sendTransaction",
+        params: [{ from, to: config.chain.usdc, data: `0xa9059cbb${word(config.cloneAddress)}${units.toString(16).padStart(64, "0")}` }],
+      });
+      message.replaceChildren(
+        "Sent. ",
+        config.chain.explorerUrl ? link(`${config.chain.explorerUrl}/tx/${hash}`, `Transaction ${hash.slice(0, 10)}…`) : `Transaction ${hash}`,
+      );
+    } catch (e) {
+      message.textContent = explain(e);
+      payButton.disabled = false;
+    }
+  });
+
+  function explain(e) {
+    if (e?.code === 4001) return "You rejected the request in your wallet. Nothing was sent.";
+    if (e?.code === 4902) return `Your wallet does not know ${config.chain.name}. Add that network in your wallet, then try again.`;
+    if (e?.code === -32002) return "Your wallet already has a request waiting. Open your wallet to answer it.";
+    if (/insufficient funds/i.test(e?.message ?? ""))
+      return `Your wallet cannot pay the network fee on ${config.chain.name}. Add some of its native token for gas.`;
+    return e?.message ?? "The wallet could not send the payment.";
+  }
+  const word = (address) => address.toLowerCase().replace(/^0x/, "").padStart(64, "0");
+  const toUnits = (s) => {
+    const [whole, frac = ""] = s.split(".");
+    return BigInt(whole) * 1000000n + BigInt((frac + "000000").slice(0, 6));
+  };
+  const fromUnits = (u) =>
+    `${u / 1000000n}.${String(u % 1000000n)
+      .padStart(6, "0")
+      .replace(/0{1,4}$/, "")}`;
+})();

@@ -1,0 +1,165 @@
+// The hosted payment page, rendered on the server: everything a buyer needs to pay (network,
+// address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
+// (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
+import type { PublicChain, PublicCharge } from "../domain/chain-selection.js";
+import { parseAmount } from "../domain/money.js";
+import { usdcTransferUri } from "./eip681.js";
+import { escapeHtml as h, qrSvg } from "./qr.js";
+
+/** Where the page's forms and scripts point. */
+export interface PageLinks {
+  /** The page's own path prefix, e.g. /pay. */
+  basePath: string;
+  /** Where the script opens the live status stream. */
+  graphqlUrl: string;
+  /** Whether this service can pay test charges on the devnet from its funded test account. */
+  testWallet: boolean;
+}
+
+const DEVNET_CHAIN_ID = 31337;
+
+/** The page of one charge. */
+export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
+  const chain = s.chainId === null ? null : (s.chains.find((c) => c.chainId === s.chainId) ?? null);
+  const config = {
+    chargeId: s.id,
+    orderId: s.orderId,
+    graphqlUrl: links.graphqlUrl,
+    successUrl: s.successUrl,
+    cancelUrl: s.cancelUrl,
+    chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
+    cloneAddress: s.cloneAddress,
+  };
+  const body = [
+    s.livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`,
+    `<header><p class="merchant">${h(s.merchantName)}</p>`,
+    s.description ? `<p class="description">${h(s.description)}</p>` : "",
+    `<p class="amount"><span id="amount">${h(s.amount)}</span> USDC</p>`,
+    `<p class="expires">Pay before <time id="expires" datetime="${h(s.expiresAt)}">${h(formatTime(s.expiresAt))}</time>` +
+      ` <span id="time-left" aria-hidden="true"></span></p></header>`,
+    `<section aria-labelledby="status-title"><h2 id="status-title" class="visually-hidden">Status</h2>` +
+      `<p id="status" class="status" role="status" aria-live="polite" data-status="${h(s.status)}">${h(statusText(s))}</p>` +
+      `<ul id="payments" class="payments">${s.payments.map((p) => `<li>${h(paymentText(p, s.confirmationsRequired))}</li>`).join("")}</ul>` +
+      outcome(s, chain) +
+      `</section>`,
+    s.status === "PENDING" ? (chain ? payPanel(s, chain, links) : chainPicker(s, links)) : "",
+  ].join("\n");
+  return document(`Pay ${s.amount} USDC to ${s.merchantName}`, body, config, links.basePath);
+}
+
+/** The page for an id that names no charge. */
+export function renderNotFound(basePath: string): string {
+  return document(
+    "Payment not found",
+    `<h1>Payment not found</h1><p>This payment link is not valid. Check the link you were given, or ask the shop for a new one.</p>`,
+    null,
+    basePath,
+  );
+}
+
+function chainPicker(s: PublicCharge, links: PageLinks): string {
+  if (s.chains.length === 0) return `<p>No network is available for this payment right now. Please contact the shop.</p>`;
+  const options = s.chains
+    .map((c, i) => `<li><label><input type="radio" name="chainId" value="${c.chainId}"${i === 0 ? " checked" : ""}> ${h(c.name)}</label></li>`)
+    .join("");
+  return (
+    `<form method="post" action="${h(`${links.basePath}/${s.id}/chain`)}" class="picker">` +
+    `<fieldset><legend>Choose the network you will pay on</legend><ul>${options}</ul></fieldset>` +
+    `<button type="submit">Continue</button></form>`
+  );
+}
+
+function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string {
+  const remaining = s.amountRemaining;
+  const units = parseAmount(remaining) ?? 0n;
+  const uri = usdcTransferUri(chain.usdcAddress, chain.chainId, s.cloneAddress!, units);
+  const testWallet =
+    links.testWallet && !s.livemode && chain.chainId === DEVNET_CHAIN_ID
+      ? `<form method="post" action="${h(`${links.basePath}/${s.id}/test-payment`)}"><button type="submit" class="test">Pay with test wallet (TEST MODE)</button></form>`
+      : "";
+  return `<section class="pay" aria-labelledby="pay-title">
+<h2 id="pay-title">Send <span class="nowrap"><span id="remaining">${h(remaining)}</span> USDC</span> on ${h(chain.name)}</h2>
+<p class="warning" role="note">Send only <strong>native USDC</strong> on <strong>${h(chain.name)}</strong> (chain id ${chain.chainId}). Any other token, or the right token on another network, cannot be credited.</p>
+<dl>
+<dt>Network</dt><dd id="network">${h(chain.name)}</dd>
+<dt>Amount</dt><dd><code id="exact-amount">${h(remaining)}</code> USDC <button type="button" class="copy" data-copy="${h(remaining)}" hidden>Copy amount</button></dd>
+<dt>Address</dt><dd><code id="address" class="address">${h(s.cloneAddress!)}</code> <button type="button" class="copy" data-copy="${h(s.cloneAddress!)}" hidden>Copy address</button></dd>
+<dt>Token</dt><dd><code class="address">${h(chain.usdcAddress)}</code></dd>
+</dl>
+<figure class="qr">${qrSvg(uri, `QR code: pay ${remaining} USDC to ${s.cloneAddress} on ${chain.name}`)}<figcaption>Scan with a wallet app</figcaption></figure>
+<p class="wallet"><button type="button" id="pay-wallet" hidden>Pay with wallet</button></p>
+<p id="wallet-message" class="wallet-message" role="alert"></p>
+${testWallet}
+</section>`;
+}
+
+function outcome(s: PublicCharge, chain: PublicChain | null): string {
+  if (s.status === "COMPLETED") {
+    const tx = s.flushTxHash && chain?.explorerUrl ? `<a href="${h(`${chain.explorerUrl}/tx/${s.flushTxHash}`)}">View the settlement transaction</a>` : "";
+    const back = s.successUrl ? `<a href="${h(successLink(s))}" id="continue">Return to the shop</a>` : "";
+    return `<p id="outcome">${tx} ${back}</p>`;
+  }
+  if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) return `<p id="outcome"><a href="${h(s.cancelUrl)}">Return to the shop</a></p>`;
+  return `<p id="outcome"></p>`;
+}
+
+/** `successUrl` with chargeId, orderId and status added to its query. */
+export function successLink(s: Pick<PublicCharge, "id" | "orderId" | "status" | "successUrl">): string {
+  const url = new URL(s.successUrl!);
+  url.searchParams.set("chargeId", s.id);
+  url.searchParams.set("orderId", s.orderId);
+  url.searchParams.set("status", s.status);
+  return url.toString();
+}
+
+/** What the status line says; the script says the same as the status changes. */
+export function statusText(s: Pick<PublicCharge, "status" | "amountReceived" | "amount" | "amountRemaining" | "amountPending" | "chainId">): string {
+  switch (s.status) {
+    case "COMPLETED":
+      return "Payment complete. Thank you!";
+    case "RECEIVED":
+      return "Payment received. Sending it to the shop…";
+    case "EXPIRED":
+      return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
+    case "CANCELLED":
+      return "This payment was cancelled by the shop.";
+  }
+  if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
+  if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
+  return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
+}
+
+function paymentText(p: PublicCharge["payments"][number], required: number | null): string {
+  return p.status === "confirmed"
+    ? `${p.amount} USDC confirmed`
+    : `${p.amount} USDC seen, ${Math.min(p.confirmations, required ?? 1)} of ${required ?? 1} confirmations`;
+}
+
+function formatTime(iso: string): string {
+  return `${iso.slice(0, 16).replace("T", " ")} UTC`;
+}
+
+function document(title: string, body: string, config: object | null, basePath: string): string {
+  const assets = `${basePath}/assets`;
+  // The config is JSON in a data block (not a script the browser runs), so the CSP can forbid inline scripts.
+  const data = config ? `<script type="application/json" id="session">${JSON.stringify(config).replace(/</g, "\\u003c")}</script>` : "";
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${h(title)}</title>
+<link rel="stylesheet" href="${assets}/pay.css">
+${config ? `<script src="${assets}/pay.js" defer></script>` : ""}
+</head>
+<body>
+<main>
+${body}
+</main>
+<footer><p>Non-custodial payment by Stablegate: your payment goes straight to the shop's wallet.</p></footer>
+${data}
+</body>
+</html>
+`;
+}

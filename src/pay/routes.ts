@@ -1,0 +1,116 @@
+// The hosted payment page's routes, under PAYMENT_BASE_URL's path: the page, the chain pick and the
+// test-mode payment as plain HTML forms (they work without JavaScript), and the page's two assets.
+// The charge id is the capability; no API key is ever involved or shown.
+import { readFileSync } from "node:fs";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ChainSet } from "../chain/chains.js";
+import { type DevnetInfo, payFromTestWallet } from "../chain/devnet.js";
+import type { Prisma } from "../db/client.js";
+import { getPublicCharge, selectChain } from "../domain/chain-selection.js";
+import type { ChargeSettings } from "../domain/charges.js";
+import { AppError } from "../domain/errors.js";
+import { parseAmount } from "../domain/money.js";
+import { renderNotFound, renderPaymentPage } from "./page.js";
+
+export interface PayDeps {
+  prisma: Prisma;
+  chains: ChainSet;
+  charges: ChargeSettings;
+  /** PUBLIC_URL: where the page's script finds /graphql. */
+  publicUrl: string;
+  /** The devnet, when this process runs it: enables "Pay with test wallet" on test charges. */
+  devnet: DevnetInfo | null;
+}
+
+const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
+const DEVNET_CHAIN_ID = 31337;
+
+type IdParams = { Params: { id: string } };
+
+/** Registers the hosted page under the path of `PAYMENT_BASE_URL`. */
+export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
+  const basePath = new URL(deps.charges.paymentBaseUrl).pathname.replace(/\/+$/, "");
+  const links = { basePath, graphqlUrl: `${deps.publicUrl}/graphql`, testWallet: deps.devnet !== null };
+  const csp = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self' ${new URL(deps.publicUrl).origin}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  const script = readFileSync(new URL("pay.js", ASSETS));
+  const style = readFileSync(new URL("pay.css", ASSETS));
+
+  app.register(async (scope) => {
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    scope.addHook("onSend", async (_req, reply) => {
+      reply.header("Content-Security-Policy", csp);
+      reply.header("X-Frame-Options", "DENY");
+      reply.header("X-Content-Type-Options", "nosniff");
+      reply.header("Referrer-Policy", "no-referrer");
+    });
+
+    scope.get(`${basePath}/assets/pay.js`, async (_req, reply) =>
+      reply.header("Cache-Control", "public, max-age=300").type("text/javascript; charset=utf-8").send(script),
+    );
+    scope.get(`${basePath}/assets/pay.css`, async (_req, reply) =>
+      reply.header("Cache-Control", "public, max-age=300").type("text/css; charset=utf-8").send(style),
+    );
+
+    scope.get<IdParams>(`${basePath}/:id`, async (req, reply) => {
+      try {
+        const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
+        return html(reply, 200, renderPaymentPage(session, links));
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+
+    scope.post<IdParams & { Body: Record<string, string> | undefined }>(`${basePath}/:id/chain`, async (req, reply) => {
+      try {
+        const chainId = Number(req.body?.chainId);
+        await selectChain(deps.prisma, deps.chains, deps.charges, req.params.id, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId });
+      } catch (e) {
+        // Already picked or no longer payable: the page itself shows the charge as it now is.
+        if (!(e instanceof AppError) || e.status !== 409) return failure(reply, e);
+      }
+      return reply
+        .code(303)
+        .header("Cache-Control", "no-store")
+        .redirect(`${basePath}/${encodeURIComponent(req.params.id)}`);
+    });
+
+    scope.post<IdParams>(`${basePath}/:id/test-payment`, async (req, reply) => {
+      try {
+        const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
+        const units = parseAmount(session.amountRemaining) ?? 0n;
+        if (!deps.devnet || session.livemode || session.chainId !== DEVNET_CHAIN_ID || session.status !== "PENDING" || units === 0n) {
+          throw new AppError(409, "charge_not_payable", "The test wallet pays only pending test-mode charges on the local devnet.");
+        }
+        await payFromTestWallet(deps.devnet, session.cloneAddress!, units);
+      } catch (e) {
+        return failure(reply, e);
+      }
+      return reply
+        .code(303)
+        .header("Cache-Control", "no-store")
+        .redirect(`${basePath}/${encodeURIComponent(req.params.id)}`);
+    });
+  });
+
+  function failure(reply: FastifyReply, e: unknown) {
+    if (e instanceof AppError && e.status === 404) return html(reply, 404, renderNotFound(basePath));
+    if (e instanceof AppError) return reply.code(e.status).header("Cache-Control", "no-store").type("text/plain; charset=utf-8").send(e.message);
+    throw e;
+  }
+}
+
+function html(reply: FastifyReply, status: number, body: string) {
+  // A page holds one buyer's payment state: never cache it anywhere.
+  return reply.code(status).header("Cache-Control", "no-store").type("text/html; charset=utf-8").send(body);
+}

@@ -1,0 +1,143 @@
+// The hosted payment page over plain HTTP (no browser, no JavaScript): what it shows, its forms,
+// its headers, its QR code (decoded here), and the test wallet.
+import jsQR from "jsqr";
+import { Wallet } from "ethers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChainSet } from "../../src/chain/chains.js";
+import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
+import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+
+let chain: TestChain;
+let app: TestApp;
+let usdc: string;
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  const devnet = await chain.enabled(1);
+  usdc = await chain.usdc.getAddress();
+  const payerKey = ANVIL_KEYS[4];
+  // The test wallet's float, as the devnet mints it at start.
+  await (await chain.usdc.connect(chain.wallet(4)).getFunction("mint")(new Wallet(payerKey).address, 1_000_000_000n)).wait();
+  app = await startApp(POLLING, {
+    chains: new ChainSet([devnet]),
+    devnet: { rpcUrl: chain.anvil.url, chainId: 31337, usdc, factory: await chain.factory.getAddress(), payerKey },
+  });
+}, 60_000);
+afterAll(async () => {
+  await app?.stop();
+  await chain?.stop();
+});
+
+let seq = 0;
+const newCharge = async (body: Record<string, unknown> = {}, key = app.testKey) => {
+  const res = await app.call("POST", "/v1/charges", { key, body: { orderId: `page-${++seq}`, amount: "25", description: "Two <b>mugs</b>", ...body } });
+  expect(res.status, res.text).toBe(201);
+  return res.body;
+};
+const page = (path: string, init?: RequestInit) => fetch(`${app.url}${path}`, { redirect: "manual", ...init });
+const form = (path: string, fields: Record<string, string>) =>
+  page(path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+
+describe("hosted page", () => {
+  it("shows the merchant, amount, expiry and a chain picker, safely, with strict headers and no key", async () => {
+    const charge = await newCharge();
+    const res = await page(`/pay/${charge.id}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const csp = res.headers.get("content-security-policy")!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe-inline");
+    const html = await res.text();
+    expect(html).toContain("Test Shop");
+    expect(html).toContain("TEST MODE");
+    expect(html).toContain("Two &#60;b&#62;mugs&#60;/b&#62;"); // escaped, never markup
+    expect(html).toContain('<span id="amount">25.00</span> USDC');
+    expect(html).toContain(`datetime="${charge.expiresAt}"`);
+    expect(html).toMatch(/<form method="post" action="\/pay\/chrg_\w+\/chain"/);
+    expect(html).toContain('value="31337"');
+    expect(html).not.toMatch(/sk_(test|live)_/);
+    // Every script is a file of ours; the only inline <script> is a JSON data block.
+    expect([...html.matchAll(/<script(?![^>]*type="application\/json")(?![^>]*src=)[^>]*>/g)]).toEqual([]);
+  });
+
+  it("after a pick (plain form POST): network, address, exact amount, warning and a QR of the EIP-681 URI", async () => {
+    const charge = await newCharge({ amount: "12.5" });
+    const picked = await form(`/pay/${charge.id}/chain`, { chainId: "31337" });
+    expect(picked.status).toBe(303);
+    expect(picked.headers.get("location")).toBe(`/pay/${charge.id}`);
+    const clone = (await app.call("GET", `/v1/charges/${charge.id}`)).body.cloneAddress;
+    const html = await (await page(`/pay/${charge.id}`)).text();
+    expect(html).toContain(`<code id="address" class="address">${clone}</code>`);
+    expect(html).toContain('<code id="exact-amount">12.50</code> USDC');
+    expect(html).toContain('<dd id="network">Local devnet</dd>');
+    expect(html).toMatch(/Send only <strong>native USDC<\/strong> on <strong>Local devnet<\/strong>/);
+    expect(decodeQr(html)).toBe(`ethereum:${usdc}@31337/transfer?address=${clone}&uint256=12500000`);
+    // Picking again changes nothing: back to the page, same address.
+    expect((await form(`/pay/${charge.id}/chain`, { chainId: "31337" })).status).toBe(303);
+    expect((await app.call("GET", `/v1/charges/${charge.id}`)).body.cloneAddress).toBe(clone);
+    // A chain that is not offered is refused, and nothing changes.
+    const other = await newCharge();
+    const bad = await form(`/pay/${other.id}/chain`, { chainId: "8453" });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/Chain 8453 is not available/);
+    expect((await app.call("GET", `/v1/charges/${other.id}`)).body.chainId).toBeNull();
+  });
+
+  it("pays a test charge from the test wallet, and refuses it for a live charge", async () => {
+    const charge = await newCharge({ amount: "3" });
+    await form(`/pay/${charge.id}/chain`, { chainId: "31337" });
+    const clone = (await app.call("GET", `/v1/charges/${charge.id}`)).body.cloneAddress;
+    expect(await (await page(`/pay/${charge.id}`)).text()).toContain("Pay with test wallet (TEST MODE)");
+    const paid = await form(`/pay/${charge.id}/test-payment`, {});
+    expect(paid.status).toBe(303);
+    expect(await chain.balance(clone)).toBe(3_000_000n);
+
+    const live = await newCharge({}, app.liveKey);
+    expect(await (await page(`/pay/${live.id}`)).text()).not.toContain("TEST MODE");
+    expect((await form(`/pay/${live.id}/test-payment`, {})).status).toBe(409);
+  });
+
+  it("answers an unknown or malformed id with a 404 page", async () => {
+    for (const id of ["chrg_000000000000000000000000", "nope", "%3Cscript%3E"]) {
+      const res = await page(`/pay/${id}`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+      const html = await res.text();
+      expect(html).toContain("Payment not found");
+      expect(html).not.toContain("<script>");
+    }
+  });
+
+  it("serves its script and stylesheet", async () => {
+    const js = await page("/pay/assets/pay.js");
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
+    const css = await page("/pay/assets/pay.css");
+    expect(css.headers.get("content-type")).toMatch(/^text\/css/);
+  });
+});
+
+// jsqr is CommonJS: its function is the default export under Node's interop, or the module itself.
+const decode = ((jsQR as unknown as { default?: unknown }).default ?? jsQR) as (d: Uint8ClampedArray, w: number, h: number) => { data: string } | null;
+
+/** Decodes the page's QR code: rasterises the SVG's modules and reads them with jsQR. */
+function decodeQr(html: string): string | null {
+  const svg = /<svg[^>]*viewBox="0 0 (\d+) \1"[^>]*>.*?<path d="([^"]+)"/.exec(html);
+  expect(svg).not.toBeNull();
+  const size = Number(svg![1]);
+  const path = svg![2]!;
+  const scale = 4;
+  const width = size * scale;
+  const pixels = new Uint8ClampedArray(width * width * 4).fill(255);
+  for (const [, x, y] of path.matchAll(/M(\d+) (\d+)h1v1h-1z/g)) {
+    for (let dy = 0; dy < scale; dy++)
+      for (let dx = 0; dx < scale; dx++) {
+        const i = ((Number(y) * scale + dy) * width + Number(x) * scale + dx) * 4;
+        pixels[i] = pixels[i + 1] = pixels[i + 2] = 0;
+      }
+  }
+  return decode(pixels, width, width)?.data ?? null;
+}
