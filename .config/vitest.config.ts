@@ -7,6 +7,8 @@ export default defineConfig({
   test: {
     root: new URL("..", import.meta.url).pathname,
     include: ["test/**/*.test.ts"],
+    // Browser tests need chromium: npm run test:browser (run by .ci/run).
+    exclude: ["test/browser/**", "**/node_modules/**"],
     globalSetup: ["test/helpers/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -88,7 +88,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   chargeRoutes(server, deps);
   eventRoutes(server, deps);
   publicRoutes(server, deps);
-  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null });
+  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
 
   const production = config.env === "production";
   const yoga = createGraphQL({ ...deps, logger, production });

@@ -45,6 +45,10 @@ const schema = z.object({
   LIVE_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(1_000).default(20),
   LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
   LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
+  PAYMENT_FRAME_ANCESTORS: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://www.shop.example")
+    .optional(),
 });
 
 export type Mode = "development" | "production" | "test";
@@ -83,6 +87,8 @@ export interface Config {
   relayerBumpAfterMs: number;
   /** How far a partial payment pushes a charge's expiry back, in minutes. */
   partialExtensionMinutes: number;
+  /** Origins allowed to embed the hosted payment page in a frame; none when empty. */
+  paymentFrameAncestors: string[];
   /** GraphQL subscriptions (WebSocket and SSE). */
   live: {
     /** Open WebSockets plus SSE subscriptions per API key and API process. */
@@ -143,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     chainPollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
     relayerBumpAfterMs: e.RELAYER_BUMP_AFTER_MS,
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
+    paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
       subscriptionsPerConnection: e.LIVE_SUBSCRIPTIONS_PER_CONNECTION,

@@ -34,7 +34,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
     s.livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`,
     `<header><p class="merchant">${h(s.merchantName)}</p>`,
     s.description ? `<p class="description">${h(s.description)}</p>` : "",
-    `<p class="amount"><span id="amount">${h(s.amount)}</span> USDC</p>`,
+    `<h1 class="amount"><span id="amount">${h(s.amount)}</span> USDC</h1>`,
     `<p class="expires">Pay before <time id="expires" datetime="${h(s.expiresAt)}">${h(formatTime(s.expiresAt))}</time>` +
       ` <span id="time-left" aria-hidden="true"></span></p></header>`,
     `<section aria-labelledby="status-title"><h2 id="status-title" class="visually-hidden">Status</h2>` +

@@ -20,6 +20,8 @@ export interface PayDeps {
   publicUrl: string;
   /** The devnet, when this process runs it: enables "Pay with test wallet" on test charges. */
   devnet: DevnetInfo | null;
+  /** Origins that may show the page in a frame (PAYMENT_FRAME_ANCESTORS); none when empty. */
+  frameAncestors: string[];
 }
 
 const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
@@ -29,8 +31,11 @@ type IdParams = { Params: { id: string } };
 
 /** Registers the hosted page under the path of `PAYMENT_BASE_URL`. */
 export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
-  const basePath = new URL(deps.charges.paymentBaseUrl).pathname.replace(/\/+$/, "");
-  const links = { basePath, graphqlUrl: `${deps.publicUrl}/graphql`, testWallet: deps.devnet !== null };
+  const pageUrl = new URL(deps.charges.paymentBaseUrl);
+  const basePath = pageUrl.pathname.replace(/\/+$/, "");
+  // Same origin (the default): a relative URL, right whatever host name or port the buyer used.
+  const graphqlUrl = pageUrl.origin === new URL(deps.publicUrl).origin ? "/graphql" : `${deps.publicUrl}/graphql`;
+  const links = { basePath, graphqlUrl, testWallet: deps.devnet !== null };
   const csp = [
     "default-src 'none'",
     "script-src 'self'",
@@ -39,7 +44,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     `connect-src 'self' ${new URL(deps.publicUrl).origin}`,
     "form-action 'self'",
     "base-uri 'none'",
-    "frame-ancestors 'none'",
+    `frame-ancestors ${deps.frameAncestors.length > 0 ? deps.frameAncestors.join(" ") : "'none'"}`,
   ].join("; ");
   const script = readFileSync(new URL("pay.js", ASSETS));
   const style = readFileSync(new URL("pay.css", ASSETS));
@@ -50,7 +55,8 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     });
     scope.addHook("onSend", async (_req, reply) => {
       reply.header("Content-Security-Policy", csp);
-      reply.header("X-Frame-Options", "DENY");
+      // Older browsers know only this header, which cannot name origins: sent when no one may frame the page.
+      if (deps.frameAncestors.length === 0) reply.header("X-Frame-Options", "DENY");
       reply.header("X-Content-Type-Options", "nosniff");
       reply.header("Referrer-Policy", "no-referrer");
     });

@@ -5,7 +5,8 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
 import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
-import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { loadConfig } from "../../src/config.js";
+import { POLLING, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";
 
 let chain: TestChain;
 let app: TestApp;
@@ -109,6 +110,19 @@ describe("hosted page", () => {
       expect(html).toContain("Payment not found");
       expect(html).not.toContain("<script>");
     }
+  });
+
+  it("may be framed only by the origins PAYMENT_FRAME_ANCESTORS names", async () => {
+    const charge = await newCharge();
+    const framed = await startSecondInstance(app, { PAYMENT_FRAME_ANCESTORS: "https://shop.example https://www.shop.example" });
+    try {
+      const res = await fetch(`${framed.url}/pay/${charge.id}`);
+      expect(res.headers.get("content-security-policy")).toContain("frame-ancestors https://shop.example https://www.shop.example");
+      expect(res.headers.get("x-frame-options")).toBeNull();
+    } finally {
+      await framed.stop();
+    }
+    expect(() => loadConfig({ PAYMENT_FRAME_ANCESTORS: "shop.example" })).toThrow(/PAYMENT_FRAME_ANCESTORS: must be origins/);
   });
 
   it("serves its script and stylesheet", async () => {
