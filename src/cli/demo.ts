@@ -29,7 +29,8 @@ export function demoBanner(created: MerchantCreated, publicUrl: string, devnet: 
       ? [
           "Take a payment on the local devnet (chain 31337, test mode):",
           `  curl -s ${publicUrl}/v1/charges -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"orderId":"demo-1","amount":"25"}'`,
-          "  npx stablegate devnet pay chrg_…            # pays from the devnet's funded test wallet",
+          "  open the charge's paymentUrl in a browser: pick Local devnet, then Pay with test wallet",
+          "  or: npx stablegate devnet pay chrg_…        # pays from the same funded test wallet",
           "",
         ]
       : []),
