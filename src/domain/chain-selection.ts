@@ -58,6 +58,8 @@ export interface PublicCharge {
   cancelUrl: string | null;
   livemode: boolean;
   chains: PublicChain[];
+  /** The status in the buyer's words, as the hosted page shows it. */
+  statusMessage: string;
 }
 
 /** The hosted page's view of a charge, or 404. */
@@ -144,7 +146,7 @@ export async function selectChain(
 function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[]): PublicCharge {
   const received = c.amountReceived ?? 0n;
   const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
-  return {
+  const view = {
     id: c.id,
     orderId: c.orderId,
     amount: formatAmount(c.amount),
@@ -166,6 +168,24 @@ function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], p
     livemode: c.livemode,
     chains: chains.map(publicChain),
   };
+  return { ...view, statusMessage: statusMessage(view) };
+}
+
+/** What the hosted page's status line says about `s`. */
+export function statusMessage(s: Pick<PublicCharge, "status" | "amountReceived" | "amount" | "amountRemaining" | "amountPending" | "chainId">): string {
+  switch (s.status) {
+    case "COMPLETED":
+      return "Payment complete. Thank you!";
+    case "RECEIVED":
+      return "Payment received. Sending it to the shop…";
+    case "EXPIRED":
+      return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
+    case "CANCELLED":
+      return "This payment was cancelled by the shop.";
+  }
+  if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
+  if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
+  return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
 }
 
 /** A chain as buyers and merchants see it. */

@@ -38,7 +38,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
     `<p class="expires">Pay before <time id="expires" datetime="${h(s.expiresAt)}">${h(formatTime(s.expiresAt))}</time>` +
       ` <span id="time-left" aria-hidden="true"></span></p></header>`,
     `<section aria-labelledby="status-title"><h2 id="status-title" class="visually-hidden">Status</h2>` +
-      `<p id="status" class="status" role="status" aria-live="polite" data-status="${h(s.status)}">${h(statusText(s))}</p>` +
+      `<p id="status" class="status" role="status" aria-live="polite" data-status="${h(s.status)}">${h(s.statusMessage)}</p>` +
       `<ul id="payments" class="payments">${s.payments.map((p) => `<li>${h(paymentText(p, s.confirmationsRequired))}</li>`).join("")}</ul>` +
       outcome(s, chain) +
       `</section>`,
@@ -110,23 +110,6 @@ export function successLink(s: Pick<PublicCharge, "id" | "orderId" | "status" | 
   url.searchParams.set("orderId", s.orderId);
   url.searchParams.set("status", s.status);
   return url.toString();
-}
-
-/** What the status line says; the script says the same as the status changes. */
-export function statusText(s: Pick<PublicCharge, "status" | "amountReceived" | "amount" | "amountRemaining" | "amountPending" | "chainId">): string {
-  switch (s.status) {
-    case "COMPLETED":
-      return "Payment complete. Thank you!";
-    case "RECEIVED":
-      return "Payment received. Sending it to the shop…";
-    case "EXPIRED":
-      return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
-    case "CANCELLED":
-      return "This payment was cancelled by the shop.";
-  }
-  if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
-  if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
-  return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
 }
 
 function paymentText(p: PublicCharge["payments"][number], required: number | null): string {

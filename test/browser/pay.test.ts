@@ -4,7 +4,6 @@
 // Run by `npm run test:browser` (.ci/run installs chromium); screenshots and figures go to test/.output/.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { Wallet } from "ethers";
 import jsQR from "jsqr";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { PNG } from "pngjs";
@@ -14,7 +13,7 @@ import { ChainSet } from "../../src/chain/chains.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/jobs/periodic.js";
-import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
+import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
@@ -31,12 +30,7 @@ beforeAll(async () => {
   chain = await startTestChain();
   const devnet = await chain.enabled(CONFIRMATIONS);
   usdc = await chain.usdc.getAddress();
-  const payerKey = ANVIL_KEYS[4];
-  await (await chain.usdc.connect(chain.wallet(4)).getFunction("mint")(new Wallet(payerKey).address, 1_000_000_000n)).wait();
-  app = await startApp(POLLING, {
-    chains: new ChainSet([devnet]),
-    devnet: { rpcUrl: chain.anvil.url, chainId: 31337, usdc, factory: await chain.factory.getAddress(), payerKey },
-  });
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]), devnet: await testWalletDevnet(chain) });
   runner = startChainRunner(app.db, devnet, pino({ level: "silent" }), {
     intervalMs: 50,
     settings: { ...SETTINGS, feed: app.live },

@@ -61,6 +61,7 @@ describe("public view", () => {
       cancelUrl: null,
       livemode: false,
       chains: [{ chainId: 31337, name: "Local devnet", usdcAddress: await chain.usdc.getAddress(), explorerUrl: null }],
+      statusMessage: "Choose a network to pay on.",
     });
     const live = await newCharge(app.liveKey);
     expect((await app.call("GET", `/v1/public/charges/${live.id}`, { key: null })).body.chains).toEqual([]);

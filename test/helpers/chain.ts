@@ -4,6 +4,7 @@ import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet } fr
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
 import { ChargeFactoryArtifact, MockUSDCArtifact } from "../../src/chain/artifacts.js";
 import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
+import type { DevnetInfo } from "../../src/chain/devnet.js";
 
 /** Anvil's well-known development keys (public test mnemonic; worthless anywhere real). */
 export const ANVIL_KEYS = [
@@ -103,4 +104,11 @@ async function deploy(factory: ContractFactory, ...args: unknown[]): Promise<Con
   const contract = await factory.deploy(...args);
   await contract.waitForDeployment();
   return contract as Contract;
+}
+
+/** The devnet as the service sees it when it runs one, with the test wallet (anvil account 4) funded. */
+export async function testWalletDevnet(chain: TestChain): Promise<DevnetInfo> {
+  const payerKey = ANVIL_KEYS[4];
+  await (await (chain.usdc.connect(chain.wallet(4)) as Contract).getFunction("mint")(new Wallet(payerKey).address, 1_000_000_000n)).wait();
+  return { rpcUrl: chain.anvil.url, chainId: 31337, usdc: await chain.usdc.getAddress(), factory: await chain.factory.getAddress(), payerKey };
 }

@@ -1,10 +1,9 @@
 // The hosted payment page over plain HTTP (no browser, no JavaScript): what it shows, its forms,
 // its headers, its QR code (decoded here), and the test wallet.
 import jsQR from "jsqr";
-import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
-import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
+import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
 import { loadConfig } from "../../src/config.js";
 import { POLLING, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";
 
@@ -16,13 +15,7 @@ beforeAll(async () => {
   chain = await startTestChain();
   const devnet = await chain.enabled(1);
   usdc = await chain.usdc.getAddress();
-  const payerKey = ANVIL_KEYS[4];
-  // The test wallet's float, as the devnet mints it at start.
-  await (await chain.usdc.connect(chain.wallet(4)).getFunction("mint")(new Wallet(payerKey).address, 1_000_000_000n)).wait();
-  app = await startApp(POLLING, {
-    chains: new ChainSet([devnet]),
-    devnet: { rpcUrl: chain.anvil.url, chainId: 31337, usdc, factory: await chain.factory.getAddress(), payerKey },
-  });
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]), devnet: await testWalletDevnet(chain) });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();

@@ -33,6 +33,7 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     amount: t.exposeString("amount"),
     currency: t.exposeString("currency"),
     status: t.exposeString("status"),
+    statusMessage: t.exposeString("statusMessage", { description: "The status in the buyer's words, as the hosted page shows it." }),
     amountReceived: t.exposeString("amountReceived", { nullable: true }),
     amountRemaining: t.exposeString("amountRemaining"),
     amountPending: t.exposeString("amountPending", { description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),

@@ -40,7 +40,7 @@
 
   // Live status.
   const query =
-    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { id orderId status amount amountReceived amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash successUrl cancelUrl payments { txHash amount status confirmations } } }";
+    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { id orderId status statusMessage amount amountReceived amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash successUrl cancelUrl payments { txHash amount status confirmations } } }";
   const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
   const remainingShown = $("remaining")?.textContent ?? null;
   let source = null;
@@ -59,8 +59,8 @@
     if ((config.chain?.chainId ?? null) !== s.chainId) return location.reload();
     if (s.status === "PENDING" && remainingShown !== null && s.amountRemaining !== remainingShown && s.amountPending === "0.00") return location.reload();
     statusEl.dataset.status = s.status;
-    const text = statusText(s);
-    if (statusEl.textContent !== text) statusEl.textContent = text;
+    // Rewriting the same text would make screen readers announce it again.
+    if (statusEl.textContent !== s.statusMessage) statusEl.textContent = s.statusMessage;
     expires.setAttribute("datetime", s.expiresAt);
     $("payments").replaceChildren(
       ...s.payments.map((p) => {
@@ -90,22 +90,6 @@
     } else if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) {
       outcome.replaceChildren(link(s.cancelUrl, "Return to the shop"));
     }
-  }
-
-  function statusText(s) {
-    switch (s.status) {
-      case "COMPLETED":
-        return "Payment complete. Thank you!";
-      case "RECEIVED":
-        return "Payment received. Sending it to the shop…";
-      case "EXPIRED":
-        return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
-      case "CANCELLED":
-        return "This payment was cancelled by the shop.";
-    }
-    if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
-    if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
-    return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
   }
 
   function link(href, text) {
