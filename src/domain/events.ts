@@ -144,14 +144,32 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
   return { data: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
 }
 
-/** Up to `limit` events of this merchant and mode at or after `since`, oldest first, optionally of some types only. */
-export async function eventsSince(prisma: Prisma, scope: Scope, types: readonly string[], since: Date, limit = 100): Promise<RecordedEvent[]> {
-  const rows = await prisma.event.findMany({
-    where: { merchantId: scope.merchantId, livemode: scope.livemode, createdAt: { gte: since }, ...(types.length > 0 && { type: { in: [...types] } }) },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    take: limit,
-  });
-  return rows.map((e) => ({ ...eventResource(e), merchantId: e.merchantId }));
+/**
+ * The charge events of this merchant and mode at or after `since`, oldest first, of `types` (every
+ * charge event type when empty): at most `max`, read a page at a time.
+ */
+export async function chargeEventsSince(prisma: Prisma, scope: Scope, types: readonly string[], since: Date, max = 5_000): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  const where: P.EventWhereInput = {
+    merchantId: scope.merchantId,
+    livemode: scope.livemode,
+    type: { in: types.length > 0 ? [...types] : [...CHARGE_EVENT_TYPES] },
+  };
+  let cursor: { createdAt: Date; id: string } | null = null;
+  while (out.length < max) {
+    const page: Event[] = await prisma.event.findMany({
+      where: {
+        ...where,
+        ...(cursor ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] } : { createdAt: { gte: since } }),
+      },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      take: Math.min(500, max - out.length),
+    });
+    out.push(...page.map((e) => ({ ...eventResource(e), merchantId: e.merchantId })));
+    if (page.length < 500) break;
+    cursor = page[page.length - 1]!;
+  }
+  return out;
 }
 
 /** An event of this merchant and mode, or 404. */

@@ -2,7 +2,7 @@
 // codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { GraphQLError, getOperationAST } from "graphql";
-import { createYoga, type Plugin } from "graphql-yoga";
+import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
@@ -81,7 +81,8 @@ function sseConnectionsPlugin(connections: LiveConnections): Plugin<GraphQLConte
       }
       ctx.signal = controller.signal;
       return {
-        onSubscribeResult: () => ({ onEnd: () => connection.release() }),
+        // A subscription that failed to start (404, bad variables) returns an error, not a stream: no onEnd will come.
+        onSubscribeResult: ({ result }) => (isAsyncIterable(result) ? { onEnd: () => connection.release() } : void connection.release()),
         onSubscribeError: () => connection.release(),
       };
     },

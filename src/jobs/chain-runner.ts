@@ -53,7 +53,8 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       let step = await indexStep(db.prisma, relayer.provider, chain, log);
       for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexStep(db.prisma, relayer.provider, chain, log);
       await confirmPayments(db.prisma, settings, chain.chainId, step.tip, now());
-      if (progress) settings.feed!.progressed(await progress.moved(step.tip));
+      // Announcing progress is best effort: a failure here must not hold back settlement.
+      if (progress) settings.feed!.progressed(await progress.moved(step.tip).catch(() => []));
       await runFlushes(db.prisma, relayer, settings, step.tip, log, { bumpAfterMs: options.bumpAfterMs, now });
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
@@ -84,10 +85,10 @@ class PaymentProgress {
   /** The charges to announce after the chain reached `tip` (none while it stands still). */
   async moved(tip: bigint): Promise<ChargeRef[]> {
     if (tip === this.tip) return [];
-    this.tip = tip;
-    const previous = this.waiting;
-    this.waiting = new Map((await chargesAwaitingConfirmations(this.db.prisma, this.chainId)).map((c) => [c.id, c]));
-    return [...new Map([...previous, ...this.waiting]).values()];
+    const waiting = new Map((await chargesAwaitingConfirmations(this.db.prisma, this.chainId)).map((c) => [c.id, c]));
+    const moved = [...new Map([...this.waiting, ...waiting]).values()];
+    [this.tip, this.waiting] = [tip, waiting];
+    return moved;
   }
 }
 

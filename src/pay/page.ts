@@ -29,6 +29,8 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
     cancelUrl: s.cancelUrl,
     chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
     cloneAddress: s.cloneAddress,
+    // What this page was drawn for: when the live view differs, the script reloads it.
+    shown: { chainId: s.chainId, amountRemaining: s.amountRemaining, waiting: s.amountPending !== "0.00" },
   };
   const body = [
     s.livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`,
@@ -42,7 +44,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
       `<ul id="payments" class="payments">${s.payments.map((p) => `<li>${h(paymentText(p, s.confirmationsRequired))}</li>`).join("")}</ul>` +
       outcome(s, chain) +
       `</section>`,
-    s.status === "PENDING" ? (chain ? payPanel(s, chain, links) : chainPicker(s, links)) : "",
+    s.status === "PENDING" ? paySection(s, chain, links) : "",
   ].join("\n");
   return document(`Pay ${s.amount} USDC to ${s.merchantName}`, body, config, links.basePath);
 }
@@ -55,6 +57,17 @@ export function renderNotFound(basePath: string): string {
     null,
     basePath,
   );
+}
+
+function paySection(s: PublicCharge, chain: PublicChain | null, links: PageLinks): string {
+  if (s.chainId === null) return chainPicker(s, links);
+  if (!chain) return `<p>This payment's network is not available right now. Please contact the shop before sending anything.</p>`;
+  // Asking for money while a payment is still being confirmed would invite paying twice.
+  if (s.amountPending !== "0.00") {
+    return `<section class="pay" aria-labelledby="pay-title"><h2 id="pay-title">Waiting for confirmations on ${h(chain.name)}</h2>
+<p>A payment of ${h(s.amountPending)} USDC to <code class="address">${h(s.cloneAddress!)}</code> is being confirmed. Please wait before sending anything more: this page updates by itself.</p></section>`;
+  }
+  return payPanel(s, chain, links);
 }
 
 function chainPicker(s: PublicCharge, links: PageLinks): string {
@@ -87,6 +100,7 @@ function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string
 <dt>Token</dt><dd><code class="address">${h(chain.usdcAddress)}</code></dd>
 </dl>
 <figure class="qr">${qrSvg(uri, `QR code: pay ${remaining} USDC to ${s.cloneAddress} on ${chain.name}`)}<figcaption>Scan with a wallet app</figcaption></figure>
+<p class="waiting-note">A payment is being confirmed. Please wait before sending anything more: this page updates by itself.</p>
 <p class="wallet"><button type="button" id="pay-wallet" hidden>Pay with wallet</button></p>
 <p id="wallet-message" class="wallet-message" role="alert"></p>
 ${testWallet}

@@ -47,6 +47,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     `frame-ancestors ${deps.frameAncestors.length > 0 ? deps.frameAncestors.join(" ") : "'none'"}`,
   ].join("; ");
   const script = readFileSync(new URL("pay.js", ASSETS));
+  const paying = new Set<string>();
   const style = readFileSync(new URL("pay.css", ASSETS));
 
   app.register(async (scope) => {
@@ -92,15 +93,22 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     });
 
     scope.post<IdParams>(`${basePath}/:id/test-payment`, async (req, reply) => {
+      const id = req.params.id;
+      // One test payment per charge at a time: a double click must not pay twice.
+      if (paying.has(id)) return failure(reply, new AppError(409, "charge_not_payable", "A test payment for this charge is already being sent."));
+      paying.add(id);
       try {
-        const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
+        const session = await getPublicCharge(deps.prisma, deps.chains, id);
         const units = parseAmount(session.amountRemaining) ?? 0n;
         if (!deps.devnet || session.livemode || session.chainId !== DEVNET_CHAIN_ID || session.status !== "PENDING" || units === 0n) {
           throw new AppError(409, "charge_not_payable", "The test wallet pays only pending test-mode charges on the local devnet.");
         }
+        if (session.amountPending !== "0.00") throw new AppError(409, "charge_not_payable", "A payment is still being confirmed; wait for it first.");
         await payFromTestWallet(deps.devnet, session.cloneAddress!, units);
       } catch (e) {
         return failure(reply, e);
+      } finally {
+        paying.delete(id);
       }
       return reply
         .code(303)

@@ -6,7 +6,8 @@
 // - A stream starts with the current state, read after its subscription is registered: no change
 //   committed after the read is missed.
 // - A stream never goes back in time: a snapshot older than the last one sent (two processes
-//   publishing one charge's changes out of order) is dropped, and so is an identical one.
+//   publishing one charge's changes out of order) makes it reload from the database instead; a
+//   state identical to the last one sent is not sent again.
 // - Every message is checked against the subscriber's merchant and mode, not only its channel.
 import type { Logger } from "pino";
 import type { Charge } from "../domain/charges.js";
@@ -29,6 +30,11 @@ export interface ChargeMessage {
 
 /** What a stream yields: the next state, or OVERFLOW just before it ends because its reader fell behind. */
 export type Live<T> = T | typeof OVERFLOW;
+
+/** How far before the latest event sent a backfill after an outage starts reading. */
+const BACKFILL_MARGIN_MS = 10_000;
+/** Ids of events sent, remembered to skip them in a backfill. */
+const SENT_IDS_KEPT = 10_000;
 
 const BIGINT_FIELDS = ["amount", "amountReceived", "feeAmount", "netAmount", "settledAmount"] as const;
 const DATE_FIELDS = ["expiresAt", "createdAt", "updatedAt", "completedAt", "deployedAt", "flushRetryAt"] as const;
@@ -92,7 +98,8 @@ export class LiveCharges implements ChargeFeed {
       if (delivery === RESYNC) return load();
       if (delivery.charge === null || !inScope(delivery, scope)) return null;
       const next = decodeCharge(delivery.charge);
-      return next.updatedAt < last.updatedAt ? null : next;
+      // Older than what was sent: messages crossed (or clocks differ). The database has the last word.
+      return next.updatedAt < last.updatedAt ? load() : next;
     });
   }
 
@@ -121,17 +128,21 @@ export class LiveCharges implements ChargeFeed {
     return closing(
       source,
       (async function* () {
-        // The latest timestamp sent and the ids sent at it: a backfill starts there and skips those.
-        let lastAt = new Date();
-        let sentAt = new Set<string>();
+        // Events are stamped just before their commit, so one may arrive stamped earlier than one
+        // already sent: a backfill looks back a margin before the latest stamp (never before the
+        // subscription began), and skips what was sent.
+        const started = Date.now();
+        let latest = new Date(started);
+        const sent = new Set<string>();
         for await (const delivery of source) {
           if (delivery === OVERFLOW) return yield OVERFLOW;
-          const batch = delivery === RESYNC ? await since(lastAt) : [delivery];
+          const batch = delivery === RESYNC ? await since(new Date(Math.max(started, latest.getTime() - BACKFILL_MARGIN_MS))) : [delivery];
           for (const e of batch) {
-            if (!wanted(e) || sentAt.has(e.id)) continue;
+            if (!wanted(e) || sent.has(e.id)) continue;
+            sent.add(e.id);
+            if (sent.size > SENT_IDS_KEPT) sent.delete(sent.values().next().value!);
             const at = new Date(e.timestamp);
-            if (at > lastAt) [lastAt, sentAt] = [at, new Set()];
-            if (at.getTime() === lastAt.getTime()) sentAt.add(e.id);
+            if (at > latest) latest = at;
             yield e;
           }
         }
@@ -155,6 +166,7 @@ function inScope(item: { merchantId: string; livemode: boolean }, scope: Scope):
 
 async function loadOrClose<T, M>(source: Subscription<M>, load: () => Promise<T>): Promise<T> {
   try {
+    await source.ready;
     return await load();
   } catch (e) {
     await source.return();

@@ -27,6 +27,7 @@ export class LiveConnections {
     }
     if (!set) this.byKey.set(keyId, (set = new Set()));
     set.add(close);
+    // Idempotent: the transports may report an end more than once.
     return {
       release: () => {
         set.delete(close);

@@ -34,6 +34,8 @@ export type Delivery<T> = T | typeof OVERFLOW | typeof RESYNC;
 /** An open subscription: an async iterator that must be ended with `return()` when done. */
 export interface Subscription<T> extends AsyncIterableIterator<Delivery<T>> {
   return(): Promise<IteratorResult<Delivery<T>>>;
+  /** Resolves once messages published from now on are sure to arrive (Redis confirmed the channel). */
+  ready: Promise<void>;
 }
 
 export interface SubscribeOptions {
@@ -51,6 +53,10 @@ interface Target {
 }
 
 const DEFAULT_MAX_QUEUED = 100;
+/** Published by a process that dropped messages during an outage, once it can publish again. */
+const RESYNC_CHANNEL = "stablegate:resync";
+/** How long a new subscription waits for Redis to confirm its channel (longer only while Redis is away; RESYNC then covers it). */
+const SUBSCRIBE_WAIT_MS = 2_000;
 
 /** Publish/subscribe over Redis or in-process; see the invariants above. */
 export class PubSub {
@@ -60,6 +66,8 @@ export class PubSub {
     private readonly target: Target,
     /** The Redis connections, or null in-process. */
     private readonly redis: { publisher: Redis; subscriber: Redis | null; owned: Redis[] } | null,
+    /** The pending confirmation of a channel's SUBSCRIBE, if any. */
+    private readonly confirmation: (topic: string) => Promise<void> | undefined = () => undefined,
   ) {}
 
   /** Messages stay in this process. */
@@ -79,15 +87,25 @@ export class PubSub {
     subscriber?.on("error", (err) => logger.warn({ err: err.message }, "redis subscriber connection failed; retrying"));
     // The event target ignores the promises of the commands it sends: each failure is caught here so
     // that none becomes an unhandled rejection (which would stop the process).
+    let missed = false;
     const publishClient = {
       publish: (topic: string, message: string) =>
-        publisher.publish(topic, message).catch((err: Error) => logger.warn({ err: err.message, topic }, "live update not published (redis unavailable)")),
+        publisher.publish(topic, message).catch((err: Error) => {
+          missed = true;
+          logger.warn({ err: err.message, topic }, "live update not published (redis unavailable)");
+        }),
     };
+    // Each channel's SUBSCRIBE, until Redis confirmed it: a subscription waits for it before reading state.
+    const confirmations = new Map<string, Promise<void>>();
     const ignore = () => {};
     const subscribeClient = subscriber
       ? {
           on: (event: "message", fn: (channel: string, message: string) => void) => subscriber.on(event, fn),
-          subscribe: (topic: string) => subscriber.subscribe(topic).catch(ignore),
+          subscribe: (topic: string) => {
+            const confirmed = subscriber.subscribe(topic).then(ignore, ignore);
+            confirmations.set(topic, confirmed);
+            void confirmed.then(() => confirmations.get(topic) === confirmed && confirmations.delete(topic));
+          },
           unsubscribe: (topic: string) => subscriber.unsubscribe(topic).catch(ignore),
         }
       : // A worker only publishes: nothing ever listens on this stand-in.
@@ -96,12 +114,18 @@ export class PubSub {
       publishClient: publishClient as unknown as Redis,
       subscribeClient: subscribeClient as unknown as Redis,
     }) as unknown as Target;
-    const pubsub = new PubSub(target, { publisher, subscriber, owned });
-    let wasReady = false;
-    subscriber?.on("ready", () => {
-      // Messages published while the connection was down are lost: tell every subscriber to reload.
-      if (wasReady) pubsub.resyncAll();
-      wasReady = true;
+    const pubsub = new PubSub(target, { publisher, subscriber, owned }, (topic) => confirmations.get(topic));
+
+    // Messages published while a connection was down are lost. When this process's subscriber is
+    // back, its subscribers reload; when a publisher that dropped messages is back, it tells every
+    // process to do the same (the RESYNC channel).
+    subscriber?.on("ready", () => pubsub.resyncAll());
+    subscriber?.on("message", (channel: string) => channel === RESYNC_CHANNEL && pubsub.resyncAll());
+    void subscriber?.subscribe(RESYNC_CHANNEL).catch(ignore);
+    publisher.on("ready", () => {
+      if (!missed) return;
+      missed = false;
+      publisher.publish(RESYNC_CHANNEL, "").catch(() => (missed = true));
     });
     return pubsub;
   }
@@ -138,6 +162,8 @@ export class PubSub {
     const abort = () => void queue.return();
     this.target.addEventListener(ch.name, listener);
     this.open.add(queue as Queue<unknown>);
+    const confirmed = this.confirmation(ch.name);
+    if (confirmed) queue.ready = withTimeout(confirmed, SUBSCRIBE_WAIT_MS);
     if (options.signal?.aborted) abort();
     else options.signal?.addEventListener("abort", abort, { once: true });
     return queue;
@@ -163,6 +189,13 @@ export function commandConnection(url: string, logger: Logger): Redis {
   return redis;
 }
 
+/** `promise`, or nothing after `ms`, whichever comes first. */
+function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 function track(owned: Redis[], redis: Redis): Redis {
   owned.push(redis);
   return redis;
@@ -170,6 +203,7 @@ function track(owned: Redis[], redis: Redis): Redis {
 
 /** A bounded queue read as an async iterator by one consumer. */
 class Queue<T> implements Subscription<T> {
+  ready: Promise<void> = Promise.resolve();
   private readonly buffer: Delivery<T>[] = [];
   private waiting: ((result: IteratorResult<Delivery<T>>) => void) | null = null;
   private state: "open" | "overflowed" | "done" = "open";

@@ -187,8 +187,14 @@ describe("connections", () => {
     await sse.ended();
     expect(JSON.stringify(sse.errors)).toMatch(/rate_limited/);
     await Promise.all([client, ...more].map((c) => c.dispose()));
-    // Closed connections give their slots back: SSE streams one after another, then four at once.
+    // Closed connections give their slots back, and so do subscriptions that failed to start:
+    // failing SSE subscriptions, SSE streams one after another, then four at once.
     await settle(100);
+    for (let i = 0; i < 6; i++) {
+      const failing = sseSubscribe(app.url, CHARGE_UPDATED, { id: "chrg_doesnotexist000000000000" }, app.testKey);
+      await failing.ended();
+      expect(JSON.stringify(failing.errors)).toMatch(/resource_missing/);
+    }
     for (let i = 0; i < 6; i++) {
       const one = sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, app.testKey);
       await one.waitFor(1);

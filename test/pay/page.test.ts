@@ -89,6 +89,14 @@ describe("hosted page", () => {
     expect(paid.status).toBe(303);
     expect(await chain.balance(clone)).toBe(3_000_000n);
 
+    // Both clicks of a double click: one pays, the other is refused; nothing is paid twice.
+    const twice = await newCharge({ amount: "2" });
+    await form(`/pay/${twice.id}/chain`, { chainId: "31337" });
+    const twiceClone = (await app.call("GET", `/v1/charges/${twice.id}`)).body.cloneAddress;
+    const statuses = (await Promise.all([form(`/pay/${twice.id}/test-payment`, {}), form(`/pay/${twice.id}/test-payment`, {})])).map((r) => r.status);
+    expect(statuses.sort()).toEqual([303, 409]);
+    expect(await chain.balance(twiceClone)).toBe(2_000_000n);
+
     const live = await newCharge({}, app.liveKey);
     expect(await (await page(`/pay/${live.id}`)).text()).not.toContain("TEST MODE");
     expect((await form(`/pay/${live.id}/test-payment`, {})).status).toBe(409);

@@ -2,11 +2,11 @@
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
 import {
   CHARGE_EVENT_TYPES,
+  chargeEventsSince,
   type DeliveryResource,
   EVENT_ORDER,
   eventDeliveries,
   eventFilter,
-  eventsSince,
   getEvent,
   resendEvent,
 } from "../../domain/events.js";
@@ -116,7 +116,7 @@ builder.subscriptionFields((t) => ({
     subscribe: (_root, { types }, ctx) => {
       const scope = ctx.scope();
       const wanted = types ?? [];
-      return ctx.live.chargeEvents(scope, wanted, (after) => eventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
+      return ctx.live.chargeEvents(scope, wanted, (after) => chargeEventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
     },
     resolve: (event) => {
       const e = liveValue(event);

@@ -42,22 +42,38 @@
   const query =
     "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { id orderId status statusMessage amount amountReceived amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash successUrl cancelUrl payments { txHash amount status confirmations } } }";
   const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
-  const remainingShown = $("remaining")?.textContent ?? null;
+  const FINAL = ["COMPLETED", "EXPIRED", "CANCELLED"];
   let source = null;
+  let retryMs = 1000;
   const connect = () => {
     source = new EventSource(url);
     source.addEventListener("next", (e) => {
+      retryMs = 1000;
       const result = JSON.parse(e.data);
       if (result.data) show(result.data.paymentSessionUpdated);
     });
-    source.addEventListener("complete", () => source.close());
+    // The stream ended (server restart, a slow connection cut off) or the browser gave up on it:
+    // come back, a little later each time, until the payment is settled one way or the other.
+    const reconnect = () => {
+      source.close();
+      if (FINAL.includes(statusEl.dataset.status)) return;
+      setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, 30000);
+    };
+    source.addEventListener("complete", reconnect);
+    source.addEventListener("error", () => source.readyState === EventSource.CLOSED && reconnect());
   };
   connect();
 
   function show(s) {
-    // The chain was picked or the amount due changed elsewhere: the page must show the new address/QR.
-    if ((config.chain?.chainId ?? null) !== s.chainId) return location.reload();
-    if (s.status === "PENDING" && remainingShown !== null && s.amountRemaining !== remainingShown && s.amountPending === "0.00") return location.reload();
+    // The chain was picked elsewhere, or a payment finished confirming and changed the amount due:
+    // the page must be drawn again (new address, amount, QR code).
+    const shown = config.shown;
+    const waiting = s.amountPending !== "0.00";
+    if (shown.chainId !== s.chainId) return location.reload();
+    if (s.status === "PENDING" && !waiting && (shown.waiting || s.amountRemaining !== shown.amountRemaining)) return location.reload();
+    // While a payment is being confirmed, asking for money would invite paying twice.
+    document.querySelector("section.pay")?.classList.toggle("waiting", waiting);
     statusEl.dataset.status = s.status;
     // Rewriting the same text would make screen readers announce it again.
     if (statusEl.textContent !== s.statusMessage) statusEl.textContent = s.statusMessage;
