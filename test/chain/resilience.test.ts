@@ -125,10 +125,11 @@ describe("a stuck flush", () => {
       await chain.automine(false);
       await chain.pay(chain.wallet(3), clone, usdc("9"));
       await chain.mine(2);
-      // Confirmed, flushed, and then nothing is mined for a while.
+      // Confirmed, flushed, and then nothing is mined for a while. The replacement is stored before
+      // it is broadcast, so wait for the node to have it too.
       const flush = await waitFor("a replaced flush", async () => {
         const f = await app.db.prisma.flush.findFirst({ where: { charges: { some: { id } } } });
-        return f && f.bumps >= 1 ? f : undefined;
+        return f && f.bumps >= 1 && (await chain.provider.getTransaction(f.txHashes[1]!)) !== null ? f : undefined;
       });
       // The node dropped the first version for the replacement: same nonce, higher fees.
       const [first, second] = await Promise.all(flush.txHashes.slice(0, 2).map((h) => chain.provider.getTransaction(h)));
