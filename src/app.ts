@@ -108,7 +108,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     authenticator,
     connections,
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
-    logger,
     production,
   });
   // A revoked key's live connections close within the time a revoked key keeps working for requests.

@@ -5,7 +5,6 @@ import type { Server } from "node:http";
 import { GraphQLError, type ExecutionArgs } from "graphql";
 import { CloseCode, type OperationResult } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
-import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import { AppError } from "../domain/errors.js";
@@ -36,7 +35,7 @@ type Yoga = ReturnType<typeof createGraphQL>;
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: Yoga,
-  deps: { authenticator: ApiKeyAuthenticator; connections: LiveConnections; limits: WebSocketLimits; logger: Logger; production: boolean },
+  deps: { authenticator: ApiKeyAuthenticator; connections: LiveConnections; limits: WebSocketLimits; production: boolean },
 ): () => Promise<void> {
   const { authenticator, connections, limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes });

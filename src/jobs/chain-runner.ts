@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { EnabledChain } from "../chain/chains.js";
 import { indexStep } from "../chain/indexer.js";
 import { Relayer } from "../chain/relayer.js";
-import type { Database, HeldLock } from "../db/client.js";
+import type { Database, HeldLock, Prisma } from "../db/client.js";
 import { chargesAwaitingConfirmations, confirmPayments, type PaymentSettings } from "../domain/payments.js";
 import type { ChargeRef } from "../domain/live.js";
 import { runDeployments } from "./deployments.js";
@@ -33,7 +33,8 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   const relayer = new Relayer(chain);
   const log = logger.child({ chainId: chain.chainId });
   let lock: HeldLock | null = null;
-  const progress = settings.feed ? new PaymentProgress(db, chain.chainId) : null;
+  const { feed } = settings;
+  const progress = feed ? new PaymentProgress(db.prisma, chain.chainId) : null;
   const periodic = every(
     options.intervalMs,
     async () => {
@@ -54,7 +55,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexStep(db.prisma, relayer.provider, chain, log);
       await confirmPayments(db.prisma, settings, chain.chainId, step.tip, now());
       // Announcing progress is best effort: a failure here must not hold back settlement.
-      if (progress) settings.feed!.progressed(await progress.moved(step.tip).catch(() => []));
+      if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
       await runFlushes(db.prisma, relayer, settings, step.tip, log, { bumpAfterMs: options.bumpAfterMs, now });
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
@@ -78,14 +79,14 @@ class PaymentProgress {
   private waiting = new Map<string, ChargeRef>();
 
   constructor(
-    private readonly db: Database,
+    private readonly prisma: Prisma,
     private readonly chainId: number,
   ) {}
 
   /** The charges to announce after the chain reached `tip` (none while it stands still). */
   async moved(tip: bigint): Promise<ChargeRef[]> {
     if (tip === this.tip) return [];
-    const waiting = new Map((await chargesAwaitingConfirmations(this.db.prisma, this.chainId)).map((c) => [c.id, c]));
+    const waiting = new Map((await chargesAwaitingConfirmations(this.prisma, this.chainId)).map((c) => [c.id, c]));
     const moved = [...new Map([...this.waiting, ...waiting]).values()];
     [this.tip, this.waiting] = [tip, waiting];
     return moved;

@@ -1,6 +1,7 @@
 // The hosted payment page, rendered on the server: everything a buyer needs to pay (network,
 // address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
 // (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
+import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
 import type { PublicChain, PublicCharge } from "../domain/chain-selection.js";
 import { parseAmount } from "../domain/money.js";
 import { usdcTransferUri } from "./eip681.js";
@@ -16,17 +17,14 @@ export interface PageLinks {
   testWallet: boolean;
 }
 
-const DEVNET_CHAIN_ID = 31337;
-
 /** The page of one charge. */
 export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
   const chain = s.chainId === null ? null : (s.chains.find((c) => c.chainId === s.chainId) ?? null);
   const config = {
     chargeId: s.id,
-    orderId: s.orderId,
     graphqlUrl: links.graphqlUrl,
-    successUrl: s.successUrl,
-    cancelUrl: s.cancelUrl,
+    // Where the buyer goes once the charge completes.
+    completedUrl: s.successUrl ? successLink({ ...s, status: "COMPLETED" }) : null,
     chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
     cloneAddress: s.cloneAddress,
     // What this page was drawn for: when the live view differs, the script reloads it.
@@ -86,10 +84,9 @@ function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string
   const remaining = s.amountRemaining;
   const units = parseAmount(remaining) ?? 0n;
   const uri = usdcTransferUri(chain.usdcAddress, chain.chainId, s.cloneAddress!, units);
-  const testWallet =
-    links.testWallet && !s.livemode && chain.chainId === DEVNET_CHAIN_ID
-      ? `<form method="post" action="${h(`${links.basePath}/${s.id}/test-payment`)}"><button type="submit" class="test">Pay with test wallet (TEST MODE)</button></form>`
-      : "";
+  const testWallet = offersTestWallet(s, links.testWallet)
+    ? `<form method="post" action="${h(`${links.basePath}/${s.id}/test-payment`)}"><button type="submit" class="test">Pay with test wallet (TEST MODE)</button></form>`
+    : "";
   return `<section class="pay" aria-labelledby="pay-title">
 <h2 id="pay-title">Send <span class="nowrap"><span id="remaining">${h(remaining)}</span> USDC</span> on ${h(chain.name)}</h2>
 <p class="warning" role="note">Send only <strong>native USDC</strong> on <strong>${h(chain.name)}</strong> (chain id ${chain.chainId}). Any other token, or the right token on another network, cannot be credited.</p>
@@ -117,8 +114,13 @@ function outcome(s: PublicCharge, chain: PublicChain | null): string {
   return `<p id="outcome"></p>`;
 }
 
+/** Whether the test wallet can pay this charge: a test-mode charge on the devnet, when this process runs the devnet. */
+export function offersTestWallet(s: Pick<PublicCharge, "livemode" | "chainId">, devnetRunning: boolean): boolean {
+  return devnetRunning && !s.livemode && s.chainId === DEVNET_CHAIN_ID;
+}
+
 /** `successUrl` with chargeId, orderId and status added to its query. */
-export function successLink(s: Pick<PublicCharge, "id" | "orderId" | "status" | "successUrl">): string {
+function successLink(s: Pick<PublicCharge, "id" | "orderId" | "status" | "successUrl">): string {
   const url = new URL(s.successUrl!);
   url.searchParams.set("chargeId", s.id);
   url.searchParams.set("orderId", s.orderId);

@@ -10,7 +10,7 @@ import { getPublicCharge, selectChain } from "../domain/chain-selection.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
-import { renderNotFound, renderPaymentPage } from "./page.js";
+import { offersTestWallet, renderNotFound, renderPaymentPage } from "./page.js";
 
 export interface PayDeps {
   prisma: Prisma;
@@ -25,7 +25,6 @@ export interface PayDeps {
 }
 
 const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
-const DEVNET_CHAIN_ID = 31337;
 
 type IdParams = { Params: { id: string } };
 
@@ -86,10 +85,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         // Already picked or no longer payable: the page itself shows the charge as it now is.
         if (!(e instanceof AppError) || e.status !== 409) return failure(reply, e);
       }
-      return reply
-        .code(303)
-        .header("Cache-Control", "no-store")
-        .redirect(`${basePath}/${encodeURIComponent(req.params.id)}`);
+      return backToPage(reply, req.params.id);
     });
 
     scope.post<IdParams>(`${basePath}/:id/test-payment`, async (req, reply) => {
@@ -100,7 +96,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, id);
         const units = parseAmount(session.amountRemaining) ?? 0n;
-        if (!deps.devnet || session.livemode || session.chainId !== DEVNET_CHAIN_ID || session.status !== "PENDING" || units === 0n) {
+        if (!deps.devnet || !offersTestWallet(session, true) || session.status !== "PENDING" || units === 0n) {
           throw new AppError(409, "charge_not_payable", "The test wallet pays only pending test-mode charges on the local devnet.");
         }
         if (session.amountPending !== "0.00") throw new AppError(409, "charge_not_payable", "A payment is still being confirmed; wait for it first.");
@@ -110,12 +106,17 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       } finally {
         paying.delete(id);
       }
-      return reply
-        .code(303)
-        .header("Cache-Control", "no-store")
-        .redirect(`${basePath}/${encodeURIComponent(req.params.id)}`);
+      return backToPage(reply, req.params.id);
     });
   });
+
+  /** After a form post: the page, showing the charge as it now is (303, so a reload does not post again). */
+  function backToPage(reply: FastifyReply, id: string) {
+    return reply
+      .code(303)
+      .header("Cache-Control", "no-store")
+      .redirect(`${basePath}/${encodeURIComponent(id)}`);
+  }
 
   function failure(reply: FastifyReply, e: unknown) {
     if (e instanceof AppError && e.status === 404) return html(reply, 404, renderNotFound(basePath));

@@ -40,7 +40,7 @@
 
   // Live status.
   const query =
-    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { id orderId status statusMessage amount amountReceived amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash successUrl cancelUrl payments { txHash amount status confirmations } } }";
+    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { status statusMessage amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash cancelUrl payments { amount status confirmations } } }";
   const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
   const FINAL = ["COMPLETED", "EXPIRED", "CANCELLED"];
   let source = null;
@@ -95,13 +95,9 @@
       outcome.replaceChildren();
       if (s.flushTxHash && config.chain?.explorerUrl)
         outcome.append(link(`${config.chain.explorerUrl}/tx/${s.flushTxHash}`, "View the settlement transaction"), " ");
-      if (s.successUrl) {
-        const back = new URL(s.successUrl);
-        back.searchParams.set("chargeId", s.id);
-        back.searchParams.set("orderId", s.orderId);
-        back.searchParams.set("status", s.status);
-        outcome.append(link(back.toString(), "Return to the shop"));
-        setTimeout(() => location.assign(back.toString()), 3000);
+      if (config.completedUrl) {
+        outcome.append(link(config.completedUrl, "Return to the shop"));
+        setTimeout(() => location.assign(config.completedUrl), 3000);
       }
     } else if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) {
       outcome.replaceChildren(link(s.cancelUrl, "Return to the shop"));
