@@ -6,9 +6,11 @@ import type { Config } from "./config.js";
 import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
+import { relayerProblems } from "./domain/chain-status.js";
 import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
 import { createGraphQL } from "./graphql/yoga.js";
 import { RateLimiter } from "./http/rate-limit.js";
+import { metricsRoute } from "./http/metrics.js";
 import { createServer } from "./http/server.js";
 import { chargeRoutes } from "./rest/charges.js";
 import { payRoutes } from "./pay/routes.js";
@@ -82,7 +84,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const chains = options.chains ?? ChainSet.configured(config.chains);
   const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains, live, connections };
 
-  const server = createServer(logger, db, pubsub);
+  const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
+  metricsRoute(server, prisma, config.metricsToken);
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
   chargeRoutes(server, deps);

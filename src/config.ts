@@ -1,8 +1,9 @@
 // The only reader of process.env. Every setting, its default and its validation live here.
+import { readFileSync } from "node:fs";
 import { config as loadDotenv } from "dotenv";
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { type ChainSettings, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem } from "./chain/config.js";
+import { type ChainSettings, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -45,6 +46,7 @@ const schema = z.object({
   LIVE_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(1_000).default(20),
   LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
   LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PAYMENT_FRAME_ANCESTORS: z
     .string()
     .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://www.shop.example")
@@ -89,6 +91,8 @@ export interface Config {
   partialExtensionMinutes: number;
   /** Origins allowed to embed the hosted payment page in a frame; none when empty. */
   paymentFrameAncestors: string[];
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
   /** GraphQL subscriptions (WebSocket and SSE). */
   live: {
     /** Open WebSockets plus SSE subscriptions per API key and API process. */
@@ -108,13 +112,14 @@ export class ConfigError extends Error {
 
 /** Reads and validates settings from `env` (process.env plus `.env` by default). */
 export function loadConfig(env: Record<string, string | undefined> = readProcessEnv()): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const { env: cleaned, problems: fileProblems } = readSecretFiles(Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1])));
   const parsed = schema.safeParse(cleaned);
   if (!parsed.success) {
     throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`));
   }
   const e = parsed.data;
   const { chains, problems } = parseChainSettings(cleaned);
+  problems.unshift(...fileProblems);
   if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
   const feeRecipient = checksummed(e.FEE_RECIPIENT) ?? undefined;
   if (e.FEE_RECIPIENT && !feeRecipient) {
@@ -150,6 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     relayerBumpAfterMs: e.RELAYER_BUMP_AFTER_MS,
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
     paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
+    metricsToken: e.METRICS_TOKEN,
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
       subscriptionsPerConnection: e.LIVE_SUBSCRIPTIONS_PER_CONNECTION,
@@ -157,6 +163,31 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
       keepAliveMs: e.LIVE_KEEPALIVE_MS,
     },
   };
+}
+
+/** Secrets that may come from a file instead (a mounted secret): NAME_FILE holds the path of NAME's value. */
+const SECRET_FILE = /^(RELAYER_PRIVATE_KEY|CHAIN_\d+_RELAYER_KEY)_FILE$/;
+
+/** `env` with each secret *_FILE variable replaced by its file's contents (trimmed); problems name the variable and path, never a value. */
+function readSecretFiles(env: Record<string, string>): { env: Record<string, string>; problems: string[] } {
+  const out = { ...env };
+  const problems: string[] = [];
+  for (const [name, path] of Object.entries(env)) {
+    const m = SECRET_FILE.exec(name);
+    if (!m) continue;
+    const target = m[1]!;
+    delete out[name];
+    if (env[target]) {
+      problems.push(`${name}: set either ${target} or ${name}, not both`);
+      continue;
+    }
+    try {
+      out[target] = readFileSync(path, "utf8").trim();
+    } catch (err) {
+      problems.push(`${name}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+  }
+  return { env: out, problems };
 }
 
 function readProcessEnv(): Record<string, string | undefined> {
@@ -169,18 +200,19 @@ function stripSlash(s: string): string {
   return s.replace(/\/+$/, "");
 }
 
-/** What `npm run contracts:deploy -- --chain <id>` needs: the chain's RPC URL, a funded key, the fee recipient. */
+/** What `npm run contracts:deploy -- --chain <id>` needs: the chain's RPC URLs, a funded key, the fee recipient. */
 export function loadDeploySettings(
   chainId: number,
-  env: Record<string, string | undefined> = readProcessEnv(),
-): { rpcUrl: string; relayerKey: string; feeRecipient: string } {
-  const rpcUrl = env[`CHAIN_${chainId}_RPC_URL`] ?? "";
+  rawEnv: Record<string, string | undefined> = readProcessEnv(),
+): { rpcUrls: string[]; relayerKey: string; feeRecipient: string } {
+  const { env, problems } = readSecretFiles(Object.fromEntries(Object.entries(rawEnv).filter((e): e is [string, string] => !!e[1])));
+  const rpcUrls = splitUrls(env[`CHAIN_${chainId}_RPC_URL`] ?? "");
   const relayerKey = relayerKeyOf(env, chainId);
   const feeRecipient = checksummed(env.FEE_RECIPIENT);
-  const problems = [rpcUrlProblem(chainId, rpcUrl), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null);
+  problems.push(...[rpcUrlProblem(chainId, rpcUrls), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
   if (!feeRecipient) problems.push("FEE_RECIPIENT: required, the (checksummed) address that receives the protocol fee; it is fixed in the contracts");
   if (problems.length > 0) throw invalidConfig(problems);
-  return { rpcUrl, relayerKey, feeRecipient: feeRecipient! };
+  return { rpcUrls, relayerKey, feeRecipient: feeRecipient! };
 }
 
 function invalidConfig(problems: string[]): ConfigError {

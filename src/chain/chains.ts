@@ -6,7 +6,8 @@ import { type ChainInfo, knownChain } from "./registry.js";
 
 /** An enabled chain: registry facts plus where our contracts and the RPC node are. */
 export interface EnabledChain extends ChainInfo {
-  rpcUrl: string;
+  /** JSON-RPC endpoints, in the order they are used (they may carry provider keys: never log them). */
+  rpcUrls: string[];
   factory: string;
   /** The ChargeClone every clone delegates to (the factory's first creation). */
   implementation: string;
@@ -14,6 +15,8 @@ export interface EnabledChain extends ChainInfo {
   usdc: string;
   confirmations: number;
   relayerKey: string;
+  /** Below this native balance (wei) the relayer needs funds. */
+  relayerMinBalance: bigint;
 }
 
 /** Builds an enabled chain from settings; the devnet passes its own mock USDC address. */

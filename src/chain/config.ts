@@ -1,24 +1,29 @@
-// Per-chain settings from the environment: CHAIN_<id>_RPC_URL, CHAIN_<id>_FACTORY and optional
-// CHAIN_<id>_CONFIRMATIONS and CHAIN_<id>_RELAYER_KEY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY;
-// CHAIN_<id>_USDC only for a chain the registry has no USDC for (a devnet you run yourself).
-// Pure: config.ts hands it the environment and reports its problems with the rest.
-import { getAddress, isHexString, Wallet } from "ethers";
+// Per-chain settings from the environment: CHAIN_<id>_RPC_URL (one or more endpoints, used in
+// order), CHAIN_<id>_FACTORY and optional CHAIN_<id>_CONFIRMATIONS, CHAIN_<id>_RELAYER_KEY and
+// CHAIN_<id>_RELAYER_MIN_BALANCE, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; CHAIN_<id>_USDC only
+// for a chain the registry has no USDC for (a devnet you run yourself). Pure: config.ts hands it the
+// environment (with *_FILE variables already read) and reports its problems with the rest. A
+// problem never quotes an RPC URL: it carries the provider's key.
+import { getAddress, isHexString, parseEther, Wallet } from "ethers";
 import { knownChain } from "./registry.js";
 
 /** A chain the operator configured. */
 export interface ChainSettings {
   chainId: number;
-  rpcUrl: string;
+  /** JSON-RPC endpoints (http or https), in the order they are used; the next takes over when one fails. */
+  rpcUrls: string[];
   /** The deployed ChargeFactory. */
   factory: string;
   confirmations: number;
   /** Private key of the account that pays gas (never holds merchants' money). */
   relayerKey: string;
+  /** Below this native balance (wei) the relayer is reported as needing funds. */
+  relayerMinBalance: bigint;
   /** The USDC token, where the registry has none (the devnet). */
   usdc?: string;
 }
 
-const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|USDC)$/;
+const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC)$/;
 
 /** Reads the chain settings; returns them with a list of problems (empty when all is well). */
 export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
@@ -39,9 +44,18 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
       continue;
     }
     const before = problems.length;
-    const rpcUrl = v.RPC_URL ?? "";
+    const rpcUrls = splitUrls(v.RPC_URL ?? "");
     const relayerKey = relayerKeyOf(env, chainId);
-    problems.push(...[rpcUrlProblem(chainId, rpcUrl), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
+    problems.push(...[rpcUrlProblem(chainId, rpcUrls), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
+    let relayerMinBalance = info.minRelayerBalance;
+    if (v.RELAYER_MIN_BALANCE !== undefined) {
+      try {
+        relayerMinBalance = parseEther(v.RELAYER_MIN_BALANCE);
+        if (relayerMinBalance < 0n) throw new RangeError("negative");
+      } catch {
+        problems.push(`${at("RELAYER_MIN_BALANCE")}: a decimal amount of ${info.nativeSymbol}, such as 0.01 (got ${JSON.stringify(v.RELAYER_MIN_BALANCE)})`);
+      }
+    }
     let factory = "";
     try {
       factory = getAddress(v.FACTORY ?? "");
@@ -60,7 +74,7 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
         problems.push(`${at("USDC")}: required for chain ${chainId}, the address of its USDC token`);
       }
     }
-    if (problems.length === before) chains.push({ chainId, rpcUrl, factory, confirmations, relayerKey, ...(usdc && { usdc }) });
+    if (problems.length === before) chains.push({ chainId, rpcUrls, factory, confirmations, relayerKey, relayerMinBalance, ...(usdc && { usdc }) });
   }
   return { chains, problems };
 }
@@ -70,9 +84,18 @@ export function relayerKeyOf(env: Record<string, string | undefined>, chainId: n
   return env[`CHAIN_${chainId}_RELAYER_KEY`] || env.RELAYER_PRIVATE_KEY || "";
 }
 
-/** What is wrong with a chain's RPC URL, or null. */
-export function rpcUrlProblem(chainId: number, url: string): string | null {
-  return /^(https?|wss?):\/\/.+/.test(url) ? null : `CHAIN_${chainId}_RPC_URL: required, an http(s) or ws(s) URL`;
+/** The endpoints of a CHAIN_<id>_RPC_URL value: URLs separated by commas or spaces. */
+export function splitUrls(value: string): string[] {
+  return value.split(/[\s,]+/).filter((u) => u !== "");
+}
+
+/** What is wrong with a chain's RPC URLs, or null; it names the endpoint by position, never by its URL. */
+export function rpcUrlProblem(chainId: number, urls: readonly string[]): string | null {
+  const name = `CHAIN_${chainId}_RPC_URL`;
+  if (urls.length === 0) return `${name}: required, one or more http(s) URLs separated by commas`;
+  const bad = urls.findIndex((u) => !URL.canParse(u) || !/^https?:$/.test(new URL(u).protocol));
+  if (bad === -1) return null;
+  return `${name}: endpoint ${bad + 1} of ${urls.length} is not an http(s) URL (its value is not shown: it may hold a provider key)`;
 }
 
 /** What is wrong with a chain's relayer key, or null. */

@@ -1,23 +1,31 @@
-// The local devnet of `npm start`: anvil (chain 31337) with mock USDC and our contracts, a funded
-// test payer, enabled for test-mode keys. Its chain state lives in DATA_DIR/devnet next to the
-// database, so a restart finds the same contracts, clones and balances.
+// The local devnet of `npm start`: anvil (chain 31337) with Circle's real USDC (FiatToken v2.2
+// behind its proxy, so blacklists, pauses and EIP-3009 behave as on Base) and our contracts, a
+// funded test payer, enabled for test-mode keys. Its chain state lives in DATA_DIR/devnet next to
+// the database, so a restart finds the same contracts, clones and balances.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Contract, ContractFactory, getCreateAddress, JsonRpcProvider, Wallet } from "ethers";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
+import { requeueLostClones } from "../domain/deployments.js";
 import { DEVNET_CHAIN_ID, startAnvil } from "./anvil.js";
-import { ChargeFactoryArtifact, MockUSDCArtifact } from "./artifacts.js";
+import { ChargeFactoryArtifact } from "./artifacts.js";
 import { type EnabledChain, enableChain } from "./chains.js";
+import { knownChain } from "./registry.js";
+import { circleUsdc, circleUsdcAddress, deployCircleUsdc, usdcInterface } from "./usdc.js";
 
 /** Anvil's well-known development keys (public mnemonic "test test … junk"; worthless anywhere real). */
 export const DEVNET_KEYS = {
-  /** Deploys the contracts and relays (pays gas for) deployments and flushes. */
+  /** Relays (pays gas for) deployments and flushes. */
   relayer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   /** Receives the protocol fee unless FEE_RECIPIENT says otherwise. */
   feeRecipient: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
-  /** The test buyer: holds mock USDC for `stablegate devnet pay`. */
+  /** The test buyer: holds USDC for `stablegate devnet pay`. */
   payer: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+  /** USDC's issuer: owner, minter, pauser and blacklister, as Circle is on a real chain. */
+  usdcIssuer: "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+  /** Deploys USDC (and administers its proxy) and the factory, at fixed addresses. */
+  deployer: "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
 } as const;
 
 /** What `stablegate devnet pay` needs to find the running devnet (DATA_DIR/devnet/devnet.json). */
@@ -27,6 +35,8 @@ export interface DevnetInfo {
   usdc: string;
   factory: string;
   payerKey: string;
+  /** USDC's issuer on the devnet: mints, blacklists and pauses (for trying those cases by hand). */
+  usdcIssuerKey: string;
 }
 
 /** A running devnet. */
@@ -53,9 +63,9 @@ export function readDevnetInfo(dataDir: string): DevnetInfo {
 }
 
 /**
- * Starts anvil on DATA_DIR/devnet/state.json, deploys mock USDC and the factory on first start
- * (the same addresses every time: the relayer's first two transactions), funds the payer, and
- * re-queues any clone deployment the chain no longer has (state written at most 1 s before a crash).
+ * Starts anvil on DATA_DIR/devnet/state.json, deploys USDC and the factory on first start (the same
+ * addresses every time: the deployer's first four transactions), funds the payer, and re-queues any
+ * clone deployment the chain no longer has (state written at most 1 s before a crash).
  */
 export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logger, feeRecipient?: string): Promise<Devnet> {
   const dir = devnetDir(dataDir);
@@ -66,16 +76,32 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
     provider.pollingInterval = 100;
     const { usdc, factory } = await deployContracts(provider, feeRecipient ?? new Wallet(DEVNET_KEYS.feeRecipient).address);
     const payer = new Wallet(DEVNET_KEYS.payer).address;
-    const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
-    const token = new Contract(usdc, MockUSDCArtifact.abi, relayer);
+    const token = circleUsdc(usdc, new Wallet(DEVNET_KEYS.usdcIssuer, provider));
     if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
     const requeued = await requeueMissingClones(prisma, provider);
     provider.destroy();
 
-    const info: DevnetInfo = { rpcUrl: anvil.url, chainId: DEVNET_CHAIN_ID, usdc, factory, payerKey: DEVNET_KEYS.payer };
+    const info: DevnetInfo = {
+      rpcUrl: anvil.url,
+      chainId: DEVNET_CHAIN_ID,
+      usdc,
+      factory,
+      payerKey: DEVNET_KEYS.payer,
+      usdcIssuerKey: DEVNET_KEYS.usdcIssuer,
+    };
     writeFileSync(join(dir, "devnet.json"), `${JSON.stringify(info, null, 2)}\n`);
-    const chain = enableChain({ chainId: DEVNET_CHAIN_ID, rpcUrl: anvil.url, factory, confirmations: 1, relayerKey: DEVNET_KEYS.relayer }, usdc);
-    logger.info({ rpcUrl: anvil.url, usdc, factory, requeued }, "devnet running (chain 31337, test mode)");
+    const chain = enableChain(
+      {
+        chainId: DEVNET_CHAIN_ID,
+        rpcUrls: [anvil.url],
+        factory,
+        confirmations: 1,
+        relayerKey: DEVNET_KEYS.relayer,
+        relayerMinBalance: knownChain(DEVNET_CHAIN_ID)!.minRelayerBalance,
+      },
+      usdc,
+    );
+    logger.info({ usdc, factory, requeued }, "devnet running (chain 31337, test mode, Circle's USDC)");
     return { chain, info, stop: () => anvil.stop() };
   } catch (e) {
     await anvil.stop();
@@ -87,7 +113,7 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
 export async function payFromTestWallet(info: DevnetInfo, to: string, units: bigint): Promise<string> {
   const provider = new JsonRpcProvider(info.rpcUrl, info.chainId, { staticNetwork: true });
   try {
-    const usdc = new Contract(info.usdc, MockUSDCArtifact.abi, new Wallet(info.payerKey, provider));
+    const usdc = new Contract(info.usdc, usdcInterface, new Wallet(info.payerKey, provider));
     const tx = await usdc.getFunction("transfer")(to, units);
     await tx.wait();
     return tx.hash as string;
@@ -96,20 +122,25 @@ export async function payFromTestWallet(info: DevnetInfo, to: string, units: big
   }
 }
 
+/**
+ * Deploys Circle's USDC (nonces 0–2 of the deployer, then its initialisation by the issuer) and the
+ * factory (nonce 3) once. A devnet made by an earlier version (with a mock USDC) gets them alongside.
+ */
 async function deployContracts(provider: JsonRpcProvider, feeRecipient: string): Promise<{ usdc: string; factory: string }> {
-  const relayer = new Wallet(DEVNET_KEYS.relayer, provider);
-  const usdc = getCreateAddress({ from: relayer.address, nonce: 0 });
-  const factory = getCreateAddress({ from: relayer.address, nonce: 1 });
+  const deployer = new Wallet(DEVNET_KEYS.deployer, provider);
+  const usdc = circleUsdcAddress(deployer.address);
+  const factory = getCreateAddress({ from: deployer.address, nonce: 3 });
   if ((await provider.getCode(factory)) !== "0x") return { usdc, factory };
-  if ((await provider.getTransactionCount(relayer.address)) !== 0) {
+  if ((await provider.getTransactionCount(deployer.address)) !== 0) {
     throw new Error(`The devnet state in DATA_DIR/devnet is inconsistent (contracts missing); stop the service and delete that directory.`);
   }
-  await (await new ContractFactory(MockUSDCArtifact.abi, MockUSDCArtifact.bytecode, relayer).deploy({ nonce: 0 })).waitForDeployment();
-  await (await new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, relayer).deploy(feeRecipient, { nonce: 1 })).waitForDeployment();
+  await deployCircleUsdc({ admin: deployer, issuer: new Wallet(DEVNET_KEYS.usdcIssuer, provider) });
+  const deployed = await new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, deployer).deploy(feeRecipient, { nonce: 3 });
+  await deployed.waitForDeployment();
   return { usdc, factory };
 }
 
-/** Puts back to PENDING the devnet deployments whose clone has no code (lost with unsaved state). */
+/** Queues again the devnet deployments whose clone has no code (lost with unsaved state). */
 async function requeueMissingClones(prisma: Prisma, provider: JsonRpcProvider): Promise<number> {
   const mined = await prisma.cloneDeployment.findMany({
     where: { chainId: DEVNET_CHAIN_ID, status: "MINED" },
@@ -117,11 +148,6 @@ async function requeueMissingClones(prisma: Prisma, provider: JsonRpcProvider): 
   });
   const missing: string[] = [];
   for (const d of mined) if (d.charge.cloneAddress && (await provider.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
-  if (missing.length > 0) {
-    await prisma.cloneDeployment.updateMany({
-      where: { chargeId: { in: missing } },
-      data: { status: "PENDING", rawTx: null, txHash: null, nextAttemptAt: new Date() },
-    });
-  }
+  await requeueLostClones(prisma, missing);
   return missing.length;
 }

@@ -1,6 +1,8 @@
-// Every chain Stablegate knows: ids, names, native USDC (never bridged USDC.e), explorers and the
-// confirmations a payment needs by default. A chain is *enabled* only once it has an RPC URL and
-// deployed contracts (see ./config.ts); this table never changes at run time.
+// Every chain Stablegate knows: ids, names, native USDC (never bridged USDC.e), explorers, the
+// confirmations a payment needs by default and the gas money a relayer should keep. A chain is
+// *enabled* only once it has an RPC URL and deployed contracts (see ./config.ts); this table never
+// changes at run time.
+import { parseEther } from "ethers";
 
 /** A chain in the registry. */
 export interface ChainInfo {
@@ -14,11 +16,36 @@ export interface ChainInfo {
   explorer: string | null;
   /** Blocks on top of a payment's block before it counts. */
   confirmations: number;
+  /** The native token that pays gas. */
+  nativeSymbol: string;
+  /**
+   * Below this relayer balance (wei) the service says it needs funds: enough for a day or so of
+   * deployments and payouts at busy gas prices on that chain.
+   */
+  minRelayerBalance: bigint;
 }
 
 const chains: ChainInfo[] = [
-  { chainId: 1, name: "Ethereum", testnet: false, usdc: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", explorer: "https://etherscan.io", confirmations: 12 },
-  { chainId: 8453, name: "Base", testnet: false, usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", explorer: "https://basescan.org", confirmations: 20 },
+  {
+    chainId: 1,
+    name: "Ethereum",
+    testnet: false,
+    usdc: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+    explorer: "https://etherscan.io",
+    confirmations: 12,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.05"),
+  },
+  {
+    chainId: 8453,
+    name: "Base",
+    testnet: false,
+    usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    explorer: "https://basescan.org",
+    confirmations: 20,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
+  },
   {
     chainId: 10,
     name: "OP Mainnet",
@@ -26,6 +53,8 @@ const chains: ChainInfo[] = [
     usdc: "0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85",
     explorer: "https://optimistic.etherscan.io",
     confirmations: 20,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
   },
   {
     chainId: 42161,
@@ -34,8 +63,19 @@ const chains: ChainInfo[] = [
     usdc: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831",
     explorer: "https://arbiscan.io",
     confirmations: 20,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
   },
-  { chainId: 137, name: "Polygon", testnet: false, usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", explorer: "https://polygonscan.com", confirmations: 64 },
+  {
+    chainId: 137,
+    name: "Polygon",
+    testnet: false,
+    usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
+    explorer: "https://polygonscan.com",
+    confirmations: 64,
+    nativeSymbol: "POL",
+    minRelayerBalance: parseEther("10"),
+  },
   {
     chainId: 43114,
     name: "Avalanche C-Chain",
@@ -43,6 +83,8 @@ const chains: ChainInfo[] = [
     usdc: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E",
     explorer: "https://snowtrace.io",
     confirmations: 12,
+    nativeSymbol: "AVAX",
+    minRelayerBalance: parseEther("0.5"),
   },
   {
     chainId: 11155111,
@@ -51,6 +93,8 @@ const chains: ChainInfo[] = [
     usdc: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
     explorer: "https://sepolia.etherscan.io",
     confirmations: 3,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.05"),
   },
   {
     chainId: 84532,
@@ -59,6 +103,8 @@ const chains: ChainInfo[] = [
     usdc: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
     explorer: "https://sepolia.basescan.org",
     confirmations: 3,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
   },
   {
     chainId: 11155420,
@@ -67,6 +113,8 @@ const chains: ChainInfo[] = [
     usdc: "0x5fd84259d66Cd46123540766Be93DFE6D43130D7",
     explorer: "https://sepolia-optimism.etherscan.io",
     confirmations: 3,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
   },
   {
     chainId: 421614,
@@ -75,6 +123,8 @@ const chains: ChainInfo[] = [
     usdc: "0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d",
     explorer: "https://sepolia.arbiscan.io",
     confirmations: 3,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("0.005"),
   },
   {
     chainId: 80002,
@@ -83,6 +133,8 @@ const chains: ChainInfo[] = [
     usdc: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582",
     explorer: "https://amoy.polygonscan.com",
     confirmations: 5,
+    nativeSymbol: "POL",
+    minRelayerBalance: parseEther("1"),
   },
   {
     chainId: 43113,
@@ -91,8 +143,19 @@ const chains: ChainInfo[] = [
     usdc: "0x5425890298aed601595a70AB815c96711a31Bc65",
     explorer: "https://testnet.snowtrace.io",
     confirmations: 3,
+    nativeSymbol: "AVAX",
+    minRelayerBalance: parseEther("0.5"),
   },
-  { chainId: 31337, name: "Local devnet", testnet: true, usdc: null, explorer: null, confirmations: 1 },
+  {
+    chainId: 31337,
+    name: "Local devnet",
+    testnet: true,
+    usdc: null,
+    explorer: null,
+    confirmations: 1,
+    nativeSymbol: "ETH",
+    minRelayerBalance: parseEther("1"),
+  },
 ];
 
 const byId = new Map(chains.map((c) => [c.chainId, c]));

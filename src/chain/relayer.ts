@@ -2,34 +2,16 @@
 // merchants' money and no contract lets it move any). Transactions are signed here and handed back
 // before they are broadcast, so the caller can store them first and, after a crash, send the very
 // same transaction again instead of a second one.
-import { FetchRequest, JsonRpcProvider, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
+import { Contract, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
+import { ChargeCloneArtifact } from "./artifacts.js";
 import type { EnabledChain } from "./chains.js";
+import { ChainRpc, type ChainRpcOptions, withRpcRetry } from "./rpc.js";
 
 /** A signed transaction, ready to broadcast. */
 export interface SignedTx {
   raw: string;
   hash: string;
   nonce: number;
-}
-
-const TRANSIENT = /timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|socket hang up|rate limit|429|502|503|504|SERVER_ERROR|NETWORK_ERROR/i;
-
-/** True for RPC failures worth retrying (network trouble, rate limits, node hiccups). */
-export function isTransientRpcError(e: unknown): boolean {
-  const err = e as { code?: string; message?: string; shortMessage?: string };
-  return TRANSIENT.test(`${err.code ?? ""} ${err.shortMessage ?? ""} ${err.message ?? ""}`);
-}
-
-/** Calls `fn`, retrying transient RPC errors with exponential backoff (up to `attempts` tries). */
-export async function withRpcRetry<T>(fn: () => Promise<T>, attempts = 4, baseDelayMs = 200): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (i >= attempts || !isTransientRpcError(e)) throw e;
-      await new Promise((r) => setTimeout(r, baseDelayMs * 2 ** (i - 1)));
-    }
-  }
 }
 
 /** A replacement transaction pays at least this percentage of the fees of the one it replaces. */
@@ -39,15 +21,17 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /** Signs and sends transactions from a chain's relayer key, assigning nonces in order. */
 export class Relayer {
-  readonly provider: JsonRpcProvider;
+  readonly provider: ChainRpc;
   private readonly wallet: Wallet;
   private nextNonce: number | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private feeRecipientAddress: Promise<string> | null = null;
 
-  constructor(readonly chain: EnabledChain) {
-    const request = new FetchRequest(chain.rpcUrl);
-    request.timeout = 15_000;
-    this.provider = new JsonRpcProvider(request, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
+  constructor(
+    readonly chain: EnabledChain,
+    rpcOptions: ChainRpcOptions = {},
+  ) {
+    this.provider = new ChainRpc(chain.chainId, chain.rpcUrls, rpcOptions);
     this.wallet = new Wallet(chain.relayerKey, this.provider);
   }
 
@@ -99,6 +83,22 @@ export class Relayer {
   /** The receipt of a transaction, or null while it is not mined. */
   receipt(hash: string): Promise<TransactionReceipt | null> {
     return withRpcRetry(() => this.provider.getTransactionReceipt(hash));
+  }
+
+  /** The relayer's native balance (wei): what it has left to pay gas with. */
+  balance(): Promise<bigint> {
+    return withRpcRetry(() => this.provider.getBalance(this.wallet.address));
+  }
+
+  /** Where every clone of this chain pays the fee (fixed in the implementation when the factory was deployed). */
+  feeRecipient(): Promise<string> {
+    this.feeRecipientAddress ??= withRpcRetry(
+      () => new Contract(this.chain.implementation, ChargeCloneArtifact.abi, this.provider).getFunction("feeRecipient")() as Promise<string>,
+    ).catch((e: unknown) => {
+      this.feeRecipientAddress = null;
+      throw e;
+    });
+    return this.feeRecipientAddress;
   }
 
   /** Forgets the next nonce (after a signature was thrown away unsent), so the next `sign` asks the node. */

@@ -2,16 +2,17 @@
 // `npm run contracts:deploy -- --chain <id>`: deploy the ChargeFactory (and with it the ChargeClone
 // implementation) to a real network and print the setting to add.
 import { parseArgs } from "node:util";
-import { ContractFactory, JsonRpcProvider, Wallet } from "ethers";
+import { ContractFactory, Wallet } from "ethers";
 import { ChargeFactoryArtifact } from "../chain/artifacts.js";
 import { knownChain } from "../chain/registry.js";
+import { ChainRpc } from "../chain/rpc.js";
 import { ConfigError, loadDeploySettings } from "../config.js";
 
 async function deploy(chainId: number): Promise<void> {
   const info = knownChain(chainId);
   if (!info) throw new ConfigError(`Chain ${chainId} is not in the registry.`);
-  const { rpcUrl, relayerKey, feeRecipient } = loadDeploySettings(chainId);
-  const provider = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true });
+  const { rpcUrls, relayerKey, feeRecipient } = loadDeploySettings(chainId);
+  const provider = new ChainRpc(chainId, rpcUrls);
   try {
     const wallet = new Wallet(relayerKey, provider);
     process.stdout.write(`Deploying ChargeFactory on ${info.name} (${chainId}) from ${wallet.address}; fee recipient ${feeRecipient} (fixed forever)…\n`);

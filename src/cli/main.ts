@@ -19,6 +19,7 @@ import {
   updateWebhookEndpoint,
   type WebhookEndpoint,
 } from "../domain/webhook-endpoints.js";
+import { retryPayout } from "../domain/payouts.js";
 import { modeName } from "../domain/scope.js";
 
 const USAGE = `Usage: stablegate <command> [options]
@@ -44,6 +45,8 @@ Commands:
                                                          signing too for H hours (default 24; 0 = stop now).
   webhooks disable WHEP_ID | webhooks enable WHEP_ID     Pauses deliveries; enabling sends what waited.
   webhooks delete WHEP_ID
+  payouts retry CHARGE_ID                                Tries a stopped payout again (a charge whose
+                                                         payoutBlockedReason is flush_failing).
   migrate                                                Applies pending database migrations.
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
@@ -196,6 +199,13 @@ async function main(argv: string[]): Promise<void> {
       case "webhooks delete":
         await deleteWebhookEndpoint(prisma, need("WHEP_ID"));
         return print(`Deleted ${target}.`, { id: target, deleted: true });
+      case "payouts retry": {
+        const charge = await retryPayout(prisma, need("CHARGE_ID"));
+        const state = charge.payoutBlockedReason
+          ? `still blocked (${charge.payoutBlockedReason}); checked again on the next round`
+          : "the worker tries it on its next round";
+        return print(`Payout of ${charge.id}: ${state}.`, { id: charge.id, payoutBlockedReason: charge.payoutBlockedReason });
+      }
       default:
         throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
     }

@@ -10,7 +10,7 @@ import { type Charge, type ChangeSettings, chargeResource } from "./charges.js";
 import { AppError, notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
 import { recordEvent } from "./events.js";
-import { formatAmount, formatAmountOrNull } from "./money.js";
+import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";
 import { parseInput } from "./validation.js";
 
 const MINUTE_MS = 60_000;
@@ -72,7 +72,7 @@ export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId
   const cursor = charge.chainId === null ? null : await prisma.chainCursor.findUnique({ where: { chainId: charge.chainId } });
   const payments = charge.payments.map((p) => ({
     txHash: p.txHash,
-    amount: p.amount,
+    amount: toUnits(p.amount),
     status: paymentStatus(p.status),
     confirmations: cursor && cursor.blockNumber >= p.blockNumber ? Number(cursor.blockNumber - p.blockNumber) + 1 : 0,
   }));
@@ -144,7 +144,7 @@ export async function selectChain(
 
 /** The public view of a charge, its payments and the chains offered for its mode. */
 function publicCharge(c: Charge, merchantName: string, chains: EnabledChain[], payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[]): PublicCharge {
-  const received = c.amountReceived ?? 0n;
+  const received = c.amountReceived === null ? 0n : toUnits(c.amountReceived);
   const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
   const view = {
     id: c.id,

@@ -7,8 +7,10 @@
 //      └────cancel────▶ CANCELLED
 //
 // EXPIRED, CANCELLED and COMPLETED are final. Money that arrives after a final status is still
-// flushed to the merchant; it is reported, it does not move the status.
+// flushed to the merchant; it is reported, it does not move the status. A charge completes only
+// when everything it received has been paid out (settled), by our flush or anyone's.
 import { AppError } from "./errors.js";
+import { toUnits, type Units } from "./money.js";
 
 export const CHARGE_STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
@@ -21,7 +23,9 @@ export interface ChargeFacts {
   status: ChargeStatus;
   amount: bigint;
   /** Confirmed USDC received so far, in base units (null: nothing yet). */
-  amountReceived: bigint | null;
+  amountReceived: Units | null;
+  /** Confirmed USDC paid out of the clone so far, in base units. */
+  settledAmount: Units;
   expiresAt: Date;
 }
 
@@ -32,13 +36,15 @@ interface Rule {
   guard(charge: ChargeFacts, now: Date): string | null;
 }
 
-const received = (c: ChargeFacts) => c.amountReceived ?? 0n;
+const received = (c: ChargeFacts) => (c.amountReceived === null ? 0n : toUnits(c.amountReceived));
 
 const RULES: Record<ChargeTrigger, Rule> = {
+  // Confirmed partial money does not stop a cancel: it is paid out to the merchant like an underpaid
+  // expiry's. A payment still waiting for confirmations does (see cancelStatus).
   cancel: {
     from: "PENDING",
     to: "CANCELLED",
-    guard: (c) => (received(c) > 0n ? "it has already received a payment" : null),
+    guard: () => null,
   },
   expire: {
     from: "PENDING",
@@ -53,7 +59,7 @@ const RULES: Record<ChargeTrigger, Rule> = {
   complete: {
     from: "RECEIVED",
     to: "COMPLETED",
-    guard: () => null,
+    guard: (c) => (toUnits(c.settledAmount) < received(c) ? "not all the money received has been paid out yet" : null),
   },
 };
 
@@ -79,11 +85,21 @@ export function nextStatus(charge: ChargeFacts, trigger: ChargeTrigger, now: Dat
 }
 
 /**
- * The merchant's cancel, as API.md defines it: a CANCELLED charge stays as it is (idempotent),
- * anything the machine refuses is 409 `charge_not_cancellable`. Returns null for "already cancelled".
+ * The merchant's cancel, as API.md defines it: a CANCELLED charge stays as it is (idempotent); a
+ * PENDING one with a payment seen but not yet confirmed is 409 `charge_payment_confirming` (cancel
+ * once it counts, or it completes the charge); anything else the machine refuses is 409
+ * `charge_not_cancellable`. Returns null for "already cancelled".
  */
-export function cancelStatus(charge: ChargeFacts & { id: string }, now: Date): ChargeStatus | null {
+export function cancelStatus(charge: ChargeFacts & { id: string }, paymentConfirming: boolean, now: Date): ChargeStatus | null {
   if (charge.status === "CANCELLED") return null;
+  if (charge.status === "PENDING" && paymentConfirming) {
+    throw new AppError(
+      409,
+      "charge_payment_confirming",
+      `Charge ${charge.id} cannot be cancelled while a payment to it is waiting for confirmations; try again once it is confirmed`,
+      "id",
+    );
+  }
   try {
     return nextStatus(charge, "cancel", now);
   } catch (e) {
@@ -97,4 +113,24 @@ export function notPayableReason(charge: ChargeFacts, now: Date): string | null 
   if (charge.status !== "PENDING") return `it is ${charge.status}`;
   if (charge.expiresAt.getTime() <= now.getTime()) return "it has expired";
   return null;
+}
+
+/** The most partial payments may push a charge's expiry back, in all (API.md "Money from the chain"). */
+export const PARTIAL_EXTENSION_CAP_MINUTES = 60;
+/** The smallest payment that extends expiry, whatever the amount: 0.01 USDC. */
+const MIN_EXTENDING_PAYMENT = 10_000n;
+
+/**
+ * Minutes that newly confirmed partial `payments` add to a charge's expiry: `perPaymentMinutes` if
+ * one of them is at least 1% of the amount (and 0.01 USDC), within what is left of the 60-minute
+ * cap. Dust earns nothing, so nobody can keep a charge open by sending crumbs.
+ */
+export function partialExtensionMinutes(
+  charge: { amount: bigint; expiryExtendedMinutes: number },
+  payments: readonly bigint[],
+  perPaymentMinutes: number,
+): number {
+  const earns = payments.some((p) => p * 100n >= charge.amount && p >= MIN_EXTENDING_PAYMENT);
+  if (!earns) return 0;
+  return Math.max(0, Math.min(perPaymentMinutes, PARTIAL_EXTENSION_CAP_MINUTES - charge.expiryExtendedMinutes));
 }

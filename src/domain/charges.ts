@@ -11,11 +11,23 @@ import { eventWrites, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
-import { formatAmount, formatAmountOrNull, parseAmount } from "./money.js";
+import { formatAmount, formatAmountOrNull, parseAmount, toUnits, type Units } from "./money.js";
 import { inScope, modeName, type Scope } from "./scope.js";
+import { type SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
 import { integerParam, parseInput } from "./validation.js";
 
 export type { Charge };
+
+/**
+ * A charge whose money fields may be bigints as well as stored numerics: what the API shapes, so a
+ * change can show the charge as it is after each of its steps before the row is written.
+ */
+export type ChargeView = Omit<Charge, "amountReceived" | "feeAmount" | "netAmount" | "settledAmount"> & {
+  amountReceived: Units | null;
+  feeAmount: Units | null;
+  netAmount: Units | null;
+  settledAmount: Units;
+};
 
 /** Service settings that shape charges. */
 export interface ChargeSettings {
@@ -78,10 +90,14 @@ export interface ChargeResource {
   metadata: Metadata | null;
   successUrl: string | null;
   cancelUrl: string | null;
+  /** Every confirmed payout from the clone, oldest first, whoever sent it. */
+  settlements: SettlementResource[];
+  /** Why money in the clone cannot be paid out right now, or null (see PAYOUT_BLOCK_REASONS). */
+  payoutBlockedReason: string | null;
 }
 
 /** Shapes a stored charge as the API shows it. */
-export function chargeResource(c: Charge, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {
+export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {
   return {
     id: c.id,
     object: "charge",
@@ -107,11 +123,16 @@ export function chargeResource(c: Charge, settings: Pick<ChargeSettings, "paymen
     metadata: c.metadata as Metadata | null,
     successUrl: c.successUrl,
     cancelUrl: c.cancelUrl,
+    settlements: storedSettlements(c).map(settlementResource),
+    payoutBlockedReason: c.payoutBlockedReason,
   };
 }
 
 /** Where the buyer pays (the hosted page) and where anyone can watch the clone (the explorer). */
-export function chargeLinks(c: Charge, settings: Pick<ChargeSettings, "paymentBaseUrl">): { paymentUrl: string; explorerUrl: string | null } {
+export function chargeLinks(
+  c: Pick<Charge, "id" | "chainId" | "cloneAddress">,
+  settings: Pick<ChargeSettings, "paymentBaseUrl">,
+): { paymentUrl: string; explorerUrl: string | null } {
   const explorerUrl = c.chainId !== null && c.cloneAddress !== null ? explorerAddressUrl(c.chainId, c.cloneAddress) : null;
   return { paymentUrl: `${settings.paymentBaseUrl}/${c.id}`, explorerUrl };
 }
@@ -171,9 +192,14 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     updatedAt: now,
     completedAt: null,
     deployedAt: null,
-    settledAmount: 0n,
+    settledAmount: new P.Decimal(0),
+    settlements: [],
     flushId: null,
     flushRetryAt: null,
+    flushFailures: 0,
+    payoutBlockedReason: null,
+    payoutBlockedAt: null,
+    expiryExtendedMinutes: 0,
   };
   const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
@@ -206,7 +232,8 @@ export const CHARGE_COLUMNS = P.raw(
     `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
     `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
     `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
-    `settled_amount AS "settledAmount", flush_id AS "flushId", flush_retry_at AS "flushRetryAt"`,
+    `settled_amount AS "settledAmount", settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
+    `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
   ].join(", "),
 );
 
@@ -263,15 +290,21 @@ export async function listCharges(
   return { data, page, limit, total, hasMore: offset + data.length < total };
 }
 
-/** Cancels a PENDING charge with nothing received; a CANCELLED one is returned unchanged. */
+/**
+ * Cancels a PENDING charge; a CANCELLED one is returned unchanged. Confirmed partial money is then
+ * paid out to the merchant (the charge is due for a payout once it is not PENDING); a payment seen
+ * but not yet confirmed makes it 409 `charge_payment_confirming`.
+ */
 export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {
   const { charge, event } = await prisma.$transaction(async (tx) => {
-    // The row lock orders this against a payment being recorded for the same charge.
-    const rows = await tx.$queryRaw<Charge[]>`
-      SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
-    const charge = rows[0];
-    if (!charge) throw notFound("charge", id);
-    const status = cancelStatus(charge, now);
+    // The row lock orders this against a payment being confirmed for the same charge.
+    const rows = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
+      SELECT ${CHARGE_COLUMNS}, EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN') AS confirming
+      FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    const found = rows[0];
+    if (!found) throw notFound("charge", id);
+    const { confirming, ...charge } = found;
+    const status = cancelStatus(charge, confirming, now);
     if (status === null) return { charge, event: null };
     const cancelled = await tx.charge.update({ where: { id }, data: { status } });
     return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
@@ -305,7 +338,7 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
       tx,
       expired.map((c) => ({
         scope: c,
-        type: (c.amountReceived ?? 0n) > 0n ? "charge.underpaid" : "charge.expired",
+        type: c.amountReceived !== null && toUnits(c.amountReceived) > 0n ? "charge.underpaid" : "charge.expired",
         data: chargeResource(c, settings),
       })),
     );

@@ -8,7 +8,7 @@ import { isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
-import { formatAmount } from "./money.js";
+import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
 import { integerParam, parseInput } from "./validation.js";
 
@@ -221,7 +221,7 @@ export async function customerStats(prisma: Prisma, ids: readonly string[]): Pro
   ]);
   const stats = new Map(ids.map((id) => [id, { invoiceCount: 0, chargeCount: 0, totalSpent: 0n }]));
   for (const row of charges) if (row.customerId) stats.get(row.customerId)!.chargeCount = row._count._all;
-  for (const row of spent) if (row.customerId) stats.get(row.customerId)!.totalSpent = row._sum.amountReceived ?? 0n;
+  for (const row of spent) if (row.customerId) stats.get(row.customerId)!.totalSpent = row._sum.amountReceived === null ? 0n : toUnits(row._sum.amountReceived);
   for (const row of invoices) if (row.customerId) stats.get(row.customerId)!.invoiceCount = row._count._all;
   return stats;
 }

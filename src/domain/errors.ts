@@ -14,6 +14,7 @@ export type ErrorCode =
   | "customer_email_exists"
   | "duplicate_order_id"
   | "charge_not_cancellable"
+  | "charge_payment_confirming"
   | "settlement_wallet_missing"
   | "chain_unsupported"
   | "chain_already_selected"

@@ -24,6 +24,8 @@ export const EVENT_TYPES = [
   "charge.expired",
   "charge.cancelled",
   "charge.late_payment",
+  "charge.payout_confirmed",
+  "charge.payout_blocked",
   "customer.created",
   "customer.updated",
   "customer.deleted",
@@ -82,17 +84,17 @@ export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]):
  */
 export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
   // The timestamp is chosen here, not by the database, so what live subscribers are sent after the
-  // commit is exactly the stored event (the column keeps milliseconds, as Date does).
-  const timestamp = at.toISOString();
-  const recorded = events.map((e) => ({
+  // commit is exactly the stored event (the column keeps milliseconds, as Date does). Events of one
+  // change are a millisecond apart, so lists show them in the order they happened.
+  const recorded = events.map((e, i) => ({
     id: newId("evt"),
     type: e.type,
-    timestamp,
+    timestamp: new Date(at.getTime() + i).toISOString(),
     livemode: e.scope.livemode,
     data: e.data,
     merchantId: e.scope.merchantId,
   }));
-  const rows = recorded.map((e) => ({ id: e.id, merchant_id: e.merchantId, livemode: e.livemode, type: e.type, data: e.data, created_at: timestamp }));
+  const rows = recorded.map((e) => ({ id: e.id, merchant_id: e.merchantId, livemode: e.livemode, type: e.type, data: e.data, created_at: e.timestamp }));
   const sql = P.sql`
     new_events AS (
       INSERT INTO events (id, merchant_id, livemode, type, data, created_at)

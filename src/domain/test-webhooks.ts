@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Charge, Customer, Event } from "../generated/prisma/client.js";
-import { chargeResource, type ChargeSettings } from "./charges.js";
+import { chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
@@ -44,6 +44,8 @@ const STATUS_OF: Record<ChargeEventType, Charge["status"]> = {
   "charge.expired": "EXPIRED",
   "charge.cancelled": "CANCELLED",
   "charge.late_payment": "EXPIRED",
+  "charge.payout_confirmed": "EXPIRED",
+  "charge.payout_blocked": "RECEIVED",
 };
 
 const SAMPLE_TX = `0x${"ab".repeat(32)}`;
@@ -70,12 +72,15 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
   }
   const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
   const amount = 25_000_000n;
-  const received = type === "charge.partial" || type === "charge.underpaid" ? 10_000_000n : amount;
-  const flushed = type === "charge.completed" || type === "charge.underpaid" || type === "charge.late_payment";
+  const received = ["charge.partial", "charge.underpaid", "charge.payout_confirmed"].includes(type) ? 10_000_000n : amount;
+  const flushed = ["charge.completed", "charge.payout_confirmed"].includes(type);
   const fee = (received * 100n) / 10_000n;
   const status = STATUS_OF[type as ChargeEventType];
   const onChain = type !== "charge.pending";
-  const charge: Charge = {
+  const settlements = flushed
+    ? [{ txHash: SAMPLE_TX, logIndex: 1, blockNumber: 3, netAmount: String(received - fee), feeAmount: String(fee), confirmedAt: now.toISOString() }]
+    : [];
+  const charge: ChargeView = {
     id: newId("chrg"),
     merchantId: scope.merchantId,
     livemode: false,
@@ -103,8 +108,13 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     completedAt: type === "charge.completed" ? now : null,
     deployedAt: onChain ? now : null,
     settledAmount: flushed ? received : 0n,
+    settlements,
     flushId: null,
     flushRetryAt: null,
+    flushFailures: 0,
+    payoutBlockedReason: type === "charge.payout_blocked" ? "wallet_blacklisted" : null,
+    payoutBlockedAt: type === "charge.payout_blocked" ? now : null,
+    expiryExtendedMinutes: 0,
   };
   const data: Record<string, unknown> = { ...chargeResource(charge, settings) };
   if (paid)

@@ -4,6 +4,7 @@ import { builder } from "./builder.js";
 import "./types/Metadata.js";
 import "./types/Address.js";
 import "./types/CustomerStats.js";
+import "./types/Settlement.js";
 import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/PaymentSession.js";

@@ -7,8 +7,11 @@ import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";
 import { BODY_LIMIT_BYTES, errorBody, toAppError } from "./errors.js";
 
-/** Creates the Fastify instance with the behaviour every route shares; `pubsub` is reported by /readyz. */
-export function createServer(logger: Logger, db: Database, pubsub: PubSub): FastifyInstance {
+/**
+ * Creates the Fastify instance with the behaviour every route shares. /readyz reports the database,
+ * `pubsub` and whatever `problems` finds wrong (a relayer low on gas) as degraded.
+ */
+export function createServer(logger: Logger, db: Database, pubsub: PubSub, problems: () => Promise<string[]> = async () => []): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by our onResponse hook, keeps logs small.
@@ -52,7 +55,9 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub): Fast
     } catch {
       return reply.code(503).send({ status: "unavailable", database: "unreachable", ...redis });
     }
-    return { status: redis.redis === "unreachable" ? "degraded" : "ok", database: "ok", ...redis };
+    const reasons: string[] = await withTimeout(problems(), 2000).catch(() => []);
+    if (redis.redis === "unreachable") reasons.unshift("redis unreachable: live updates wait until it is back");
+    return reasons.length > 0 ? { status: "degraded", database: "ok", ...redis, reasons } : { status: "ok", database: "ok", ...redis };
   });
   return app;
 }

@@ -1,18 +1,21 @@
 // One runner per enabled chain and worker process. Only the process holding the chain's advisory
 // lock works on it (one indexer and one relayer nonce sequence per chain); the others keep asking,
 // and take over within a tick when the holder dies and its database session ends. Each tick, in
-// order: clone deployments, the indexer (new blocks, reorgs), payment confirmations, settlement.
-import { Transaction } from "ethers";
+// order: the indexer (new blocks, reorgs, catching up), confirming payments and settlements, the
+// relayer's open transactions, new clone deployments, payouts, and now and then the relayer's gas.
+import { formatEther } from "ethers";
 import type { Logger } from "pino";
 import type { EnabledChain } from "../chain/chains.js";
-import { indexStep } from "../chain/indexer.js";
+import { ChainIndexer } from "../chain/indexer.js";
 import { Relayer } from "../chain/relayer.js";
 import type { Database, HeldLock, Prisma } from "../db/client.js";
-import { chargesAwaitingConfirmations, confirmPayments, type PaymentSettings } from "../domain/payments.js";
+import { recordRelayerBalance } from "../domain/chain-status.js";
 import type { ChargeRef } from "../domain/live.js";
-import { runDeployments } from "./deployments.js";
-import { runFlushes } from "./flushes.js";
+import { chargesAwaitingConfirmations, confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
+import { deploymentHandlers, runDeployments } from "./deployments.js";
+import { flushHandlers, runPayouts } from "./flushes.js";
 import { every, type Periodic } from "./periodic.js";
+import { resendStored, trackRelayerTxs } from "./relayer-txs.js";
 
 /** Advisory-lock keys for chains: a fixed base plus the chain id. */
 const CHAIN_LOCK_BASE = 7_300_000_000;
@@ -24,15 +27,27 @@ export interface ChainRunnerOptions {
   settings: PaymentSettings;
   /** How long a deployment or flush may stay unmined before it is replaced with higher fees. */
   bumpAfterMs: number;
+  /** How often the relayer's gas balance is checked (default: every minute). */
+  balanceCheckMs?: number;
+  /** How long a payout the token refuses waits before it is simulated again (default: a minute). */
+  blockedRecheckMs?: number;
   now?: () => Date;
 }
 
 /** Starts the chain's background work every `intervalMs`. */
 export function startChainRunner(db: Database, chain: EnabledChain, logger: Logger, options: ChainRunnerOptions): Periodic {
-  const { now = () => new Date(), settings } = options;
-  const relayer = new Relayer(chain);
+  const { now = () => new Date(), settings, balanceCheckMs = 60_000 } = options;
   const log = logger.child({ chainId: chain.chainId });
+  const relayer = new Relayer(chain, {
+    onHealthChange: (h) =>
+      h.healthy
+        ? log.info({ endpoint: h.endpoint }, "RPC endpoint answering again")
+        : log.warn({ endpoint: h.endpoint, problem: h.lastProblem }, "RPC endpoint failing; using the next one while it cools down"),
+  });
+  const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log);
+  const handlers = { DEPLOY: deploymentHandlers(db.prisma, log), FLUSH: flushHandlers(db.prisma, settings, log, now) };
   let lock: HeldLock | null = null;
+  let balanceCheckedAt = 0;
   const { feed } = settings;
   const progress = feed ? new PaymentProgress(db.prisma, chain.chainId) : null;
   const periodic = every(
@@ -48,15 +63,20 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         lock = await db.sql.tryLock(CHAIN_LOCK_BASE + chain.chainId);
         if (!lock) return;
         log.info({ relayer: relayer.address }, "chain runner active");
-        await resendStored(db, relayer);
+        await resendStored(db.prisma, relayer);
       }
-      await runDeployments(db.prisma, relayer, log, { bumpAfterMs: options.bumpAfterMs });
-      let step = await indexStep(db.prisma, relayer.provider, chain, log);
-      for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexStep(db.prisma, relayer.provider, chain, log);
-      await confirmPayments(db.prisma, settings, chain.chainId, step.tip, now());
+      let step = await indexer.step();
+      for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexer.step();
+      await confirmChainMoney(db.prisma, settings, chain.chainId, step.tip, now());
       // Announcing progress is best effort: a failure here must not hold back settlement.
       if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
-      await runFlushes(db.prisma, relayer, settings, step.tip, log, { bumpAfterMs: options.bumpAfterMs, now });
+      await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);
+      await runDeployments(db.prisma, relayer, log, now());
+      await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs });
+      if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
+        balanceCheckedAt = Date.now();
+        await checkRelayerBalance(db.prisma, relayer, log, now()).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
+      }
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
   );
@@ -67,6 +87,19 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       relayer.close();
     },
   };
+}
+
+/** Records the relayer's gas balance; below the chain's minimum that is an error for the operator. */
+async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger, at: Date): Promise<void> {
+  const { chain } = relayer;
+  const balance = await relayer.balance();
+  await recordRelayerBalance(prisma, { chainId: chain.chainId, relayerAddress: relayer.address, balance, minBalance: chain.relayerMinBalance, checkedAt: at });
+  if (balance < chain.relayerMinBalance) {
+    log.error(
+      { relayer: relayer.address, balance: formatEther(balance), minimum: formatEther(chain.relayerMinBalance), unit: chain.nativeSymbol },
+      "relayer is low on gas money: fund it, or deployments and payouts on this chain will stop",
+    );
+  }
 }
 
 /**
@@ -91,20 +124,4 @@ class PaymentProgress {
     [this.tip, this.waiting] = [tip, waiting];
     return moved;
   }
-}
-
-/**
- * Sends again, in nonce order, every transaction a previous holder stored but may not have
- * broadcast (it may have died in between), so new transactions do not wait behind a nonce gap.
- */
-async function resendStored(db: Database, relayer: Relayer): Promise<void> {
-  const chainId = relayer.chain.chainId;
-  const [deployments, flushes] = await Promise.all([
-    db.prisma.cloneDeployment.findMany({ where: { chainId, status: "SENT" }, select: { rawTx: true } }),
-    db.prisma.flush.findMany({ where: { chainId, status: "SENT" }, select: { rawTx: true } }),
-  ]);
-  const raws = [...deployments, ...flushes].flatMap((r) => (r.rawTx ? [r.rawTx] : []));
-  raws.sort((a, b) => Transaction.from(a).nonce - Transaction.from(b).nonce);
-  // Failures are fine here: each job re-sends or replaces its own transaction when it runs.
-  for (const raw of raws) await relayer.broadcast(raw).catch(() => false);
 }

@@ -1,197 +1,166 @@
-// Settlement, the chain side: flush the clones that hold confirmed money (one clone: its own
-// `flush`; several: the factory's `flushMany`), follow each flush transaction to its confirmations,
-// then apply its Flushed events (domain/settlement.ts). Runs only in the process holding the chain's
-// lock, after the indexer, each tick. A flush row moves SENT → MINED → CONFIRMED (or FAILED).
+// Payouts, the chain side: flush the clones that hold confirmed money (one clone: its own `flush`;
+// several: the factory's `flushMany`). Before anything is sent, each clone's flush is simulated
+// (eth_call, free): that is the balance check and the token's verdict at once.
 //
-// Invariants, whatever crashes where:
-// - a flush is signed and stored, with its charges claimed, before it is broadcast; a stored flush
-//   is only ever re-sent (the same transaction) or replaced at the same nonce (a fee bump), so at
-//   most one version of it can be mined;
-// - its charges are released for a new flush only when no version can be mined any more: one
-//   reverted, or the nonce was used while none of its versions has a receipt;
-// - it is applied only when its block has the chain's confirmations and is still the block the
-//   node has for it; a reorg sends it back to SENT.
-import { Interface, type TransactionReceipt } from "ethers";
+//   simulation pays something   flushed (stored before broadcast, tracked by jobs/relayer-txs.ts)
+//   simulation pays nothing     the clone is empty: someone else flushed it and the indexer will
+//                               record their settlement; nothing is sent, looked at again later
+//   simulation reverts          the token refuses (blacklisted wallet, clone or fee recipient, or
+//                               paused): the payout is marked blocked, nothing is sent, and the
+//                               simulation is repeated every minute until it passes
+//
+// The money is never counted here: the indexer records the Flushed events of every flush, ours or
+// anyone's (domain/payments.ts). When our transaction is confirmed, its clones are released; one it
+// did not pay counts a failure (domain/payouts.ts), so a flush that keeps failing stops and alerts.
+import { Interface, isError, type TransactionReceipt } from "ethers";
 import type { Logger } from "pino";
 import { ChargeCloneArtifact, ChargeFactoryArtifact } from "../chain/artifacts.js";
 import type { Relayer } from "../chain/relayer.js";
+import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
 import type { ChangeSettings } from "../domain/charges.js";
-import { newId } from "../domain/ids.js";
-import { applyFlush, dueClones, FLUSH_RETRY_MS, type Flushed, failFlush, recordFlush } from "../domain/settlement.js";
+import { blockPayouts, claimForFlush, deferPayouts, type DueClone, dueClones, type PayoutBlockReason, releaseFlush } from "../domain/payouts.js";
+import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const cloneAbi = new Interface(ChargeCloneArtifact.abi);
 const factoryAbi = new Interface(ChargeFactoryArtifact.abi);
 const FLUSHED_TOPIC = cloneAbi.getEvent("Flushed")!.topicHash;
 
-export interface FlushOptions {
-  /** Clones per flushMany transaction (the block gas limit bounds it; 50 uses about 1 M gas). */
+/** An empty clone is looked at again after this (its flusher's settlement should be indexed by then). */
+const EMPTY_RECHECK_MS = 15_000;
+export interface PayoutOptions {
+  /** Clones per flushMany transaction (the block gas limit bounds it; 50 uses about 2.5 M gas). */
   batchSize?: number;
-  /** How long a sent flush may stay unmined before it is replaced with higher fees (RELAYER_BUMP_AFTER_MS). */
-  bumpAfterMs: number;
-  now?: () => Date;
+  /** How long a payout the token refuses waits before it is simulated again (default a minute). */
+  blockedRecheckMs?: number;
+  now: () => Date;
 }
 
-interface OpenFlush {
-  id: string;
-  status: "SENT" | "MINED";
-  nonce: number;
-  rawTx: string;
-  txHashes: string[];
-  txHash: string | null;
-  blockNumber: bigint | null;
-  blockHash: string | null;
-  sentAt: Date;
-  lastError: string | null;
-}
+/** What simulating a clone's flush said. */
+type Verdict = { kind: "pays" } | { kind: "empty" } | { kind: "refused"; reason: PayoutBlockReason };
 
-/** Moves every open flush of the relayer's chain along, then flushes the clones that are due. */
-export async function runFlushes(
-  prisma: Prisma,
-  relayer: Relayer,
-  settings: ChangeSettings,
-  tip: bigint,
-  logger: Logger,
-  options: FlushOptions,
-): Promise<void> {
-  const { batchSize = 50, bumpAfterMs, now = () => new Date() } = options;
-  const chainId = relayer.chain.chainId;
-  const open = await prisma.flush.findMany({ where: { chainId, status: { in: ["SENT", "MINED"] } }, orderBy: { nonce: "asc" } });
-  for (const flush of open as OpenFlush[]) {
-    const mined = flush.status === "SENT" ? await trackSent(prisma, relayer, flush, { bumpAfterMs, now }, logger) : { flush, receipt: null };
-    if (mined) await confirmMined(prisma, relayer, settings, mined.flush, mined.receipt, tip, now(), logger);
-  }
+/** Flushes the clones of the relayer's chain that are due and can pay; blocks or puts off the others. */
+export async function runPayouts(prisma: Prisma, relayer: Relayer, settings: ChangeSettings, logger: Logger, options: PayoutOptions): Promise<void> {
+  const { batchSize = 50, blockedRecheckMs = 60_000, now } = options;
   for (;;) {
-    const due = await dueClones(prisma, chainId, batchSize, now());
+    const due = await dueClones(prisma, relayer.chain.chainId, batchSize, now());
     if (due.length === 0) return;
-    await sendFlush(prisma, relayer, due, logger);
+    const verdicts = await simulateFlushes(relayer, due);
+    const payable = due.filter((_, i) => verdicts[i]!.kind === "pays");
+    const empty = due.filter((_, i) => verdicts[i]!.kind === "empty");
+    await deferPayouts(
+      prisma,
+      empty.map((c) => c.id),
+      new Date(now().getTime() + EMPTY_RECHECK_MS),
+    );
+    const refused = new Map<PayoutBlockReason, DueClone[]>();
+    due.forEach((c, i) => {
+      const v = verdicts[i]!;
+      if (v.kind === "refused") refused.set(v.reason, [...(refused.get(v.reason) ?? []), c]);
+    });
+    for (const [reason, clones] of refused) {
+      const blocked = await blockPayouts(
+        prisma,
+        settings,
+        clones.map((c) => c.id),
+        reason,
+        new Date(now().getTime() + blockedRecheckMs),
+        now(),
+      );
+      const was = new Map(clones.map((c) => [c.id, c.payoutBlockedReason]));
+      const fresh = blocked.filter((c) => was.get(c.id) !== reason);
+      if (fresh.length > 0)
+        logger.error({ reason, charges: fresh.map((c) => c.id) }, "payouts blocked: the token refuses them; the money stays safe in the clones");
+    }
+    if (payable.length > 0) await sendFlush(prisma, relayer, payable, logger);
     if (due.length < batchSize) return;
   }
 }
 
-/** Signs a flush of `due`, stores it with its charges claimed, then broadcasts it. */
-async function sendFlush(prisma: Prisma, relayer: Relayer, due: { id: string; cloneAddress: string }[], logger: Logger): Promise<void> {
+/** Signs a flush of `clones`, stores it with their charges claimed, then broadcasts it. */
+async function sendFlush(prisma: Prisma, relayer: Relayer, clones: DueClone[], logger: Logger): Promise<void> {
   const usdc = relayer.chain.usdc;
   const call =
-    due.length === 1
-      ? { to: due[0]!.cloneAddress, data: cloneAbi.encodeFunctionData("flush", [usdc]) }
-      : { to: relayer.chain.factory, data: factoryAbi.encodeFunctionData("flushMany", [usdc, due.map((c) => c.cloneAddress)]) };
-  const signed = await relayer.sign(call);
-  const id = newId("flush");
-  if (
-    !(await recordFlush(
-      prisma,
-      { id, chainId: relayer.chain.chainId, nonce: signed.nonce, rawTx: signed.raw, txHash: signed.hash },
-      due.map((c) => c.id),
-    ))
-  ) {
-    // Never broadcast: give the nonce back.
-    relayer.resetNonce();
-    return;
-  }
-  logger.info({ flush: id, clones: due.length, tx: signed.hash, nonce: signed.nonce }, "flush sent");
-  await broadcast(prisma, relayer, id, signed.raw);
-}
-
-/** Broadcasts a stored version; a failure is recorded so the next tick sends it again. */
-async function broadcast(prisma: Prisma, relayer: Relayer, flushId: string, raw: string): Promise<void> {
-  let lastError: string | null = null;
-  try {
-    // false: the nonce is used. Either this flush was mined already or another transaction took
-    // the nonce; the receipts tell which on the next tick.
-    if (!(await relayer.broadcast(raw))) lastError = "nonce already used";
-  } catch (e) {
-    lastError = (e as Error).message.slice(0, 500);
-  }
-  await prisma.flush.update({ where: { id: flushId }, data: { lastError } });
+    clones.length === 1
+      ? { to: clones[0]!.cloneAddress, data: cloneAbi.encodeFunctionData("flush", [usdc]) }
+      : { to: relayer.chain.factory, data: factoryAbi.encodeFunctionData("flushMany", [usdc, clones.map((c) => c.cloneAddress)]) };
+  const ids = clones.map((c) => c.id);
+  const txId = await sendRelayerTx(prisma, relayer, "FLUSH", call, (tx, id) => claimForFlush(tx, id, ids));
+  if (txId) logger.info({ tx: txId, clones: clones.length }, "flush sent");
 }
 
 /**
- * Looks for a mined version of a SENT flush; re-sends or replaces it when it is late. Returns the
- * flush, now MINED, with its receipt when one was mined, else null.
+ * Simulates each clone's flush at the latest block (in one batch of eth_calls): pays, empty, or
+ * refused and why. A refusal is explained by asking the token (paused? which address blacklisted?).
  */
-async function trackSent(
-  prisma: Prisma,
-  relayer: Relayer,
-  flush: OpenFlush,
-  o: { bumpAfterMs: number; now: () => Date },
-  logger: Logger,
-): Promise<{ flush: OpenFlush; receipt: TransactionReceipt } | null> {
-  const receipt = await minedVersion(relayer, flush.txHashes);
-  if (receipt) {
-    if (receipt.status !== 1) {
-      logger.error({ flush: flush.id, tx: receipt.hash }, "flush reverted; its clones will be flushed again");
-      await failFlush(prisma, flush.id, `transaction ${receipt.hash} reverted`, new Date(o.now().getTime() + FLUSH_RETRY_MS));
-      return null;
+async function simulateFlushes(relayer: Relayer, clones: DueClone[]): Promise<Verdict[]> {
+  const { provider, chain } = relayer;
+  const data = cloneAbi.encodeFunctionData("flush", [chain.usdc]);
+  const results = await Promise.all(
+    clones.map(async (c) => {
+      try {
+        const [net, fee] = cloneAbi.decodeFunctionResult("flush", await provider.call({ to: c.cloneAddress, data, from: relayer.address })) as unknown as [
+          bigint,
+          bigint,
+        ];
+        return net + fee > 0n ? "pays" : "empty";
+      } catch (e) {
+        // Transport trouble is not a verdict: the round fails and is tried again.
+        if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
+        return isError(e, "BAD_DATA") ? "empty" : "refused";
+      }
+    }),
+  );
+  if (!results.includes("refused")) return results.map((kind) => ({ kind }) as Verdict);
+  const reasons = await refusalReasons(
+    relayer,
+    clones.filter((_, i) => results[i] === "refused"),
+  );
+  return results.map((kind, i) => (kind === "refused" ? { kind, reason: reasons.get(clones[i]!.id)! } : { kind }));
+}
+
+/** Why the token refuses each of `clones`' flushes. */
+async function refusalReasons(relayer: Relayer, clones: DueClone[]): Promise<Map<string, PayoutBlockReason>> {
+  const read = async (fn: string, args: unknown[]): Promise<boolean> => {
+    try {
+      const out = await relayer.provider.call({ to: relayer.chain.usdc, data: usdcInterface.encodeFunctionData(fn, args) });
+      return usdcInterface.decodeFunctionResult(fn, out)[0] as boolean;
+    } catch (e) {
+      // A token without Circle's controls (a devnet token of your own): it cannot say why.
+      if (isError(e, "CALL_EXCEPTION") || isError(e, "BAD_DATA")) return false;
+      throw e;
     }
-    const mined = { status: "MINED" as const, txHash: receipt.hash, blockNumber: BigInt(receipt.blockNumber), blockHash: receipt.blockHash, lastError: null };
-    await prisma.flush.update({ where: { id: flush.id }, data: mined });
-    logger.info({ flush: flush.id, tx: receipt.hash, block: receipt.blockNumber }, "flush mined");
-    return { flush: { ...flush, ...mined }, receipt };
+  };
+  const reasons = new Map<string, PayoutBlockReason>();
+  if (await read("paused", [])) {
+    for (const c of clones) reasons.set(c.id, "token_paused");
+    return reasons;
   }
-  const age = o.now().getTime() - flush.sentAt.getTime();
-  if (!flush.lastError && age < o.bumpAfterMs) return null;
-  if ((await relayer.minedNonce()) > flush.nonce) {
-    // The nonce is used. Ask once more: this flush may have been mined since the first look.
-    if (await minedVersion(relayer, flush.txHashes)) return null;
-    logger.warn({ flush: flush.id, nonce: flush.nonce }, "another transaction used the flush's nonce; its clones will be flushed again");
-    relayer.resetNonce();
-    await failFlush(prisma, flush.id, "another transaction used its nonce", null);
-    return null;
-  }
-  if (age < o.bumpAfterMs) {
-    await broadcast(prisma, relayer, flush.id, flush.rawTx);
-    return null;
-  }
-  const replacement = await relayer.replace(flush.rawTx);
-  await prisma.flush.update({
-    where: { id: flush.id },
-    data: { rawTx: replacement.raw, txHashes: { push: replacement.hash }, bumps: { increment: 1 }, sentAt: o.now() },
-  });
-  logger.warn({ flush: flush.id, tx: replacement.hash, waitedMs: age }, "flush not mined in time; replaced with higher fees");
-  await broadcast(prisma, relayer, flush.id, replacement.raw);
-  return null;
+  const feeRecipient = await relayer.feeRecipient();
+  const feeBlocked = await read("isBlacklisted", [feeRecipient]);
+  await Promise.all(
+    clones.map(async (c) => {
+      const [wallet, clone] = await Promise.all([read("isBlacklisted", [c.settlementWallet]), read("isBlacklisted", [c.cloneAddress])]);
+      reasons.set(c.id, wallet ? "wallet_blacklisted" : clone ? "clone_blacklisted" : feeBlocked ? "fee_recipient_blacklisted" : "flush_reverting");
+    }),
+  );
+  return reasons;
 }
 
-/**
- * Applies a mined flush once its block has the confirmations and is still on the chain. `fresh` is
- * its receipt when it was read this tick (no need to ask the node again).
- */
-async function confirmMined(
-  prisma: Prisma,
-  relayer: Relayer,
-  settings: ChangeSettings,
-  flush: OpenFlush,
-  fresh: TransactionReceipt | null,
-  tip: bigint,
-  now: Date,
-  logger: Logger,
-): Promise<void> {
-  if (flush.blockNumber! + BigInt(relayer.chain.confirmations) - 1n > tip) return;
-  const receipt = fresh ?? (await relayer.receipt(flush.txHash!));
-  if (!receipt || receipt.blockHash !== flush.blockHash) {
-    logger.warn({ flush: flush.id, tx: flush.txHash }, "flush's block was reorganised away; sending it again");
-    await prisma.flush.update({ where: { id: flush.id }, data: { status: "SENT", txHash: null, blockNumber: null, blockHash: null } });
-    await broadcast(prisma, relayer, flush.id, flush.rawTx);
-    return;
-  }
-  const changed = await applyFlush(prisma, settings, flush.id, receipt.hash, flushedByClone(receipt), now);
-  if (changed) logger.info({ flush: flush.id, tx: receipt.hash, charges: changed.length }, "flush confirmed");
+/** What the outcome of one of our flushes does to its charges. */
+export function flushHandlers(prisma: Prisma, settings: ChangeSettings, logger: Logger, now: () => Date): TxHandlers {
+  return {
+    async mined() {},
+    async confirmed(tx, receipt) {
+      await releaseFlush(prisma, settings, tx.id, { kind: "confirmed", paid: flushedClones(receipt) }, logger, now());
+    },
+    async failed(tx, receipt) {
+      await releaseFlush(prisma, settings, tx.id, receipt ? { kind: "reverted" } : { kind: "dropped" }, logger, now());
+    },
+  };
 }
 
-/** The receipt of whichever version of a flush was mined, or null. */
-async function minedVersion(relayer: Relayer, hashes: string[]): Promise<TransactionReceipt | null> {
-  const receipts = await Promise.all(hashes.map((h) => relayer.receipt(h)));
-  return receipts.find((r) => r !== null) ?? null;
-}
-
-/** The Flushed events of a receipt, by clone address. */
-function flushedByClone(receipt: TransactionReceipt): Map<string, Flushed> {
-  const out = new Map<string, Flushed>();
-  for (const log of receipt.logs) {
-    if (log.topics[0] !== FLUSHED_TOPIC) continue;
-    const parsed = cloneAbi.parseLog(log)!;
-    out.set(log.address, { net: parsed.args.getValue("net") as bigint, fee: parsed.args.getValue("fee") as bigint });
-  }
-  return out;
+/** The clones a receipt's Flushed events paid out. */
+function flushedClones(receipt: TransactionReceipt): Set<string> {
+  return new Set(receipt.logs.filter((l) => l.topics[0] === FLUSHED_TOPIC).map((l) => l.address));
 }

@@ -11,7 +11,7 @@ it("reads chains from CHAIN_<id>_* with registry defaults, and derives the imple
     NODE_ENV: "development",
     CHAIN_8453_RPC_URL: "https://base.example",
     CHAIN_8453_FACTORY: FACTORY.toLowerCase(),
-    CHAIN_84532_RPC_URL: "wss://base-sepolia.example",
+    CHAIN_84532_RPC_URL: "https://base-sepolia.example",
     CHAIN_84532_FACTORY: FACTORY,
     CHAIN_84532_CONFIRMATIONS: "7",
     RELAYER_PRIVATE_KEY: KEY,

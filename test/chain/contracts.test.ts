@@ -98,6 +98,28 @@ describe("ChargeClone and ChargeFactory", () => {
     await expect(chain.factory.getFunction("deploy").staticCall(cloneSalt(chargeId), wallet, 100)).rejects.toThrow();
   });
 
+  it("deploys many clones in one deployMany, skipping any that exist already, at the predicted addresses", async () => {
+    const factory = chain.factory;
+    const entries = Array.from({ length: 20 }, (_, i) => ({ chargeId: newChargeId(), wallet: merchant(), feeBps: i * 10 }));
+    const predicted = await Promise.all(entries.map((e) => factory.getFunction("predict")(cloneSalt(e.chargeId), e.wallet, e.feeBps)));
+    // Someone deployed two of them first (anyone may).
+    await deployClone(entries[3]!.chargeId, entries[3]!.wallet, entries[3]!.feeBps, chain.wallet(4));
+    await deployClone(entries[17]!.chargeId, entries[17]!.wallet, entries[17]!.feeBps, chain.wallet(4));
+    const args = [entries.map((e) => cloneSalt(e.chargeId)), entries.map((e) => e.wallet), entries.map((e) => e.feeBps)];
+    const receipt = await (await factory.getFunction("deployMany")(...args)).wait();
+    expect(receipt.status).toBe(1);
+    for (const [i, address] of predicted.entries()) {
+      expect(await chain.provider.getCode(address)).not.toBe("0x");
+      expect(await clone(address).getFunction("merchant")()).toBe(entries[i]!.wallet);
+      expect(await clone(address).getFunction("feeBps")()).toBe(BigInt(entries[i]!.feeBps));
+    }
+    // Sent again (a crash, a race): nothing to do, and it still succeeds.
+    expect((await (await factory.getFunction("deployMany")(...args)).wait()).status).toBe(1);
+    // Malformed batches are refused whole.
+    await expect(factory.getFunction("deployMany").staticCall(args[0], args[1]!.slice(1), args[2])).rejects.toThrow();
+    await expect(factory.getFunction("deployMany").staticCall([cloneSalt(newChargeId())], [merchant()], [10_001])).rejects.toThrow();
+  });
+
   it("flushes 50 clones in one flushMany, skipping addresses that cannot pay", async () => {
     const wallet = merchant();
     const clones: string[] = [];
@@ -173,7 +195,7 @@ describe("non-custodial, tested adversarially", () => {
   });
 });
 
-describe("MockUSDC", () => {
+describe("Circle's USDC, as the devnet and these tests run it", () => {
   it("has 6 decimals and USDC's EIP-712 domain, and honours EIP-2612 permits and EIP-3009 authorizations once", async () => {
     const usdc = chain.usdc;
     const address = await usdc.getAddress();

@@ -89,13 +89,12 @@ describe("a stuck deployment", () => {
     try {
       const before = await chain.provider.getTransactionCount(chain.deployer.address, "latest");
       const { id, clone } = await payableCharge("3");
-      const first = await waitFor(
-        "the deployment sent",
-        async () => (await app.db.prisma.cloneDeployment.findUnique({ where: { chargeId: id } }))?.txHash ?? undefined,
-      );
+      const batch = async () => app.db.prisma.relayerTransaction.findFirst({ where: { kind: "DEPLOY", deployments: { some: { chargeId: id } } } });
+      const first = await waitFor("the deployment sent", async () => (await batch())?.txHashes[0]);
       const second = await waitFor("the deployment replaced", async () => {
-        const job = await app.db.prisma.cloneDeployment.findUnique({ where: { chargeId: id } });
-        return job?.txHash !== first ? job?.txHash : undefined;
+        const tx = await batch();
+        // The replacement is stored before it is broadcast: wait for the node to have it too.
+        return tx && tx.txHashes.length > 1 && (await chain.provider.getTransaction(tx.txHashes[1]!)) ? tx.txHashes[1] : undefined;
       });
       // The node dropped the first version for the replacement: same nonce, higher fees.
       const [old, replacement] = await Promise.all([chain.provider.getTransaction(first!), chain.provider.getTransaction(second!)]);
@@ -128,7 +127,7 @@ describe("a stuck flush", () => {
       // Confirmed, flushed, and then nothing is mined for a while. The replacement is stored before
       // it is broadcast, so wait for the node to have it too.
       const flush = await waitFor("a replaced flush", async () => {
-        const f = await app.db.prisma.flush.findFirst({ where: { charges: { some: { id } } } });
+        const f = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", charges: { some: { id } } } });
         return f && f.bumps >= 1 && (await chain.provider.getTransaction(f.txHashes[1]!)) !== null ? f : undefined;
       });
       // The node dropped the first version for the replacement: same nonce, higher fees.
@@ -141,8 +140,11 @@ describe("a stuck flush", () => {
         const c = await getCharge(id);
         return c.status === "COMPLETED" ? c : undefined;
       });
-      const final = await app.db.prisma.flush.findUniqueOrThrow({ where: { id: flush.id } });
-      expect(final.status).toBe("CONFIRMED");
+      // The charge completes from the chain's settlement; our transaction's own bookkeeping follows.
+      const final = await waitFor("the flush confirmed", async () => {
+        const tx = await app.db.prisma.relayerTransaction.findUniqueOrThrow({ where: { id: flush.id } });
+        return tx.status === "CONFIRMED" ? tx : undefined;
+      });
       expect(final.txHashes).toContain(done.flushTxHash);
       expect(await chain.flushCount(clone)).toBe(1);
       const mined = await Promise.all(final.txHashes.map((h) => chain.provider.getTransactionReceipt(h)));

@@ -1,12 +1,17 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChainSet, enableChain } from "../../src/chain/chains.js";
-import { predictCloneAddress } from "../../src/chain/clones.js";
+import { Interface } from "ethers";
+import { ChargeFactoryArtifact } from "../../src/chain/artifacts.js";
+import { ChainSet } from "../../src/chain/chains.js";
+import { cloneSalt, predictCloneAddress } from "../../src/chain/clones.js";
 import { Relayer } from "../../src/chain/relayer.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
+import { claimDeployments } from "../../src/domain/deployments.js";
 import { newId } from "../../src/domain/ids.js";
-import { runDeployments } from "../../src/jobs/deployments.js";
-import { ANVIL_KEYS, startTestChain, type TestChain } from "../helpers/chain.js";
+import { deploymentHandlers, runDeployments } from "../../src/jobs/deployments.js";
+import { flushHandlers } from "../../src/jobs/flushes.js";
+import { resendStored, trackRelayerTxs } from "../../src/jobs/relayer-txs.js";
+import { startTestChain, type TestChain } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let chain: TestChain;
@@ -16,11 +21,7 @@ const logger = pino({ level: "silent" });
 
 beforeAll(async () => {
   chain = await startTestChain();
-  const devnet = enableChain(
-    { chainId: 31337, rpcUrl: chain.anvil.url, factory: await chain.factory.getAddress(), confirmations: 1, relayerKey: ANVIL_KEYS[0] },
-    await chain.usdc.getAddress(),
-  );
-  chains = new ChainSet([devnet]);
+  chains = new ChainSet([await chain.enabled(1)]);
   app = await startApp(POLLING, { chains });
 }, 60_000);
 afterAll(async () => {
@@ -127,63 +128,78 @@ describe("chain selection", () => {
 });
 
 describe("clone deployment", () => {
-  /** Runs the worker's deployment step until no job on the chain is left to do. */
+  const factoryAbi = new Interface(ChargeFactoryArtifact.abi);
+  /** Runs the worker's deployment steps as a process taking the chain over would, until no job on the chain is left to do. */
   async function drain(relayer: Relayer): Promise<void> {
+    const handlers = { DEPLOY: deploymentHandlers(app.db.prisma, logger), FLUSH: flushHandlers(app.db.prisma, SETTINGS, logger, () => new Date()) };
+    await resendStored(app.db.prisma, relayer);
     for (let i = 0; i < 100; i++) {
-      await app.db.prisma.cloneDeployment.updateMany({ where: { status: { not: "MINED" } }, data: { nextAttemptAt: new Date(0) } });
-      await runDeployments(app.db.prisma, relayer, logger, { bumpAfterMs: 60_000 });
+      await app.db.prisma.cloneDeployment.updateMany({ where: { status: "PENDING" }, data: { nextAttemptAt: new Date(0) } });
+      const tip = BigInt(await chain.provider.getBlockNumber());
+      await trackRelayerTxs(app.db.prisma, relayer, tip, handlers, { bumpAfterMs: 60_000, now: () => new Date() }, logger);
+      await runDeployments(app.db.prisma, relayer, logger);
       if ((await app.db.prisma.cloneDeployment.count({ where: { status: { not: "MINED" } } })) === 0) return;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error("deployments never finished");
   }
-  const deployData = async (chargeId: string) => {
-    const { Interface } = await import("ethers");
-    const { ChargeFactoryArtifact } = await import("../../src/chain/artifacts.js");
-    const { cloneSalt } = await import("../../src/chain/clones.js");
-    return new Interface(ChargeFactoryArtifact.abi).encodeFunctionData("deploy", [cloneSalt(chargeId), WALLET, 100]);
-  };
+  const deployManyData = (chargeIds: string[]) =>
+    factoryAbi.encodeFunctionData("deployMany", [chargeIds.map(cloneSalt), chargeIds.map(() => WALLET), chargeIds.map(() => 100)]);
+  /** Signs a batch and stores it with its jobs claimed, as the worker does, without broadcasting it. */
+  async function storeUnsent(relayer: Relayer, chargeIds: string[]) {
+    const signed = await relayer.sign({ to: relayer.chain.factory, data: deployManyData(chargeIds) });
+    const id = newId("rtx");
+    await app.db.prisma.$transaction(async (tx) => {
+      await tx.relayerTransaction.create({ data: { id, chainId: 31337, kind: "DEPLOY", nonce: signed.nonce, rawTx: signed.raw, txHashes: [signed.hash] } });
+      expect(await claimDeployments(tx, id, chargeIds)).toBe(true);
+    });
+    return signed;
+  }
   const selected = async () => {
     const charge = await newCharge();
     return (await select(charge.id)).body as { id: string; cloneAddress: string };
   };
 
-  it("deploys the clone at the returned address with one transaction and sets deployedAt", async () => {
+  it("deploys a burst of selections in one batch transaction and sets deployedAt", async () => {
     const relayer = new Relayer(chains.get(31337)!);
     try {
       await drain(relayer);
-      const charge = await selected();
+      const charges = [];
+      for (let i = 0; i < 12; i++) charges.push(await selected());
       const nonce = await relayerNonce();
       await drain(relayer);
-      expect(await chain.provider.getCode(charge.cloneAddress)).not.toBe("0x");
       expect(await relayerNonce()).toBe(nonce + 1);
-      expect((await app.call("GET", `/v1/charges/${charge.id}`)).body.deployedAt).toMatch(/Z$/);
+      for (const charge of charges) {
+        expect(await chain.provider.getCode(charge.cloneAddress)).not.toBe("0x");
+        expect((await app.call("GET", `/v1/charges/${charge.id}`)).body.deployedAt).toMatch(/Z$/);
+      }
+      const txs = await app.db.prisma.relayerTransaction.findMany({ where: { kind: "DEPLOY" }, orderBy: { createdAt: "desc" }, take: 1 });
+      expect(await app.db.prisma.cloneDeployment.count({ where: { txId: txs[0]!.id } })).toBe(12);
     } finally {
       relayer.close();
     }
   });
 
-  it("ends with exactly one deployment whichever step the worker died after", async () => {
+  it("ends with each clone deployed once whichever step the worker died after, or if someone deployed it first", async () => {
     const info = chains.get(31337)!;
     const relayer = new Relayer(info);
     try {
       await drain(relayer);
-      // A: signed and stored as SENT, then the process died before broadcasting it.
+      // A: signed and stored as SENT, then the process died before broadcasting it: the very same
+      // transaction is sent after the restart.
       const a = await selected();
       const before = await relayerNonce();
       const dying = new Relayer(info);
-      const signedA = await dying.sign({ to: info.factory, data: await deployData(a.id) });
+      const signedA = await storeUnsent(dying, [a.id]);
       dying.close();
-      await app.db.prisma.cloneDeployment.update({ where: { chargeId: a.id }, data: { status: "SENT", rawTx: signedA.raw, txHash: signedA.hash } });
       await drain(new Relayer(info));
       expect(await relayerNonce()).toBe(before + 1);
-      expect((await app.db.prisma.cloneDeployment.findUniqueOrThrow({ where: { chargeId: a.id } })).txHash).toBe(signedA.hash);
+      expect((await chain.provider.getTransactionReceipt(signedA.hash))?.status).toBe(1);
 
-      // B: broadcast and mined, but the process died before recording that.
+      // B: broadcast and mined, but the process died before recording that: nothing new is sent.
       const b = await selected();
       const crashing = new Relayer(info);
-      const signedB = await crashing.sign({ to: info.factory, data: await deployData(b.id) });
-      await app.db.prisma.cloneDeployment.update({ where: { chargeId: b.id }, data: { status: "SENT", rawTx: signedB.raw, txHash: signedB.hash } });
+      const signedB = await storeUnsent(crashing, [b.id]);
       await crashing.broadcast(signedB.raw);
       await chain.provider.waitForTransaction(signedB.hash);
       crashing.close();
@@ -191,12 +207,12 @@ describe("clone deployment", () => {
       await drain(new Relayer(info));
       expect(await relayerNonce()).toBe(afterB);
 
-      // C: someone else deployed the clone first (anyone may): nothing is sent.
+      // C: someone else deployed the clone first (anyone may): our batch skips it and succeeds.
       const c = await selected();
-      const outsider = chain.wallet(4);
-      await (await outsider.sendTransaction({ to: info.factory, data: await deployData(c.id) })).wait();
+      await (await chain.wallet(4).sendTransaction({ to: info.factory, data: deployManyData([c.id]) })).wait();
       await drain(new Relayer(info));
-      expect(await relayerNonce()).toBe(afterB);
+      const batch = await app.db.prisma.relayerTransaction.findFirstOrThrow({ where: { deployments: { some: { chargeId: c.id } } } });
+      expect((await chain.provider.getTransactionReceipt(batch.txHash!))?.status).toBe(1);
 
       for (const charge of [a, b, c]) {
         expect(await chain.provider.getCode(charge.cloneAddress)).not.toBe("0x");

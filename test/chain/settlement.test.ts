@@ -222,7 +222,7 @@ describe("settlement", () => {
     expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "25.00", feeAmount: "0.25", netAmount: "24.75" });
     expect((await balances()).merchant - before.merchant).toBe(usdc("24.75"));
     const types = (await eventsOf(id)).map((e) => e.type);
-    expect(types).toEqual(["charge.pending", "charge.chain_selected", "charge.expired", "charge.late_payment"]);
+    expect(types).toEqual(["charge.pending", "charge.chain_selected", "charge.expired", "charge.late_payment", "charge.payout_confirmed"]);
     expect((await eventsOf(id))[3]!.data).toMatchObject({ status: "EXPIRED", payments: [{ amount: "25.00" }] });
   });
 
@@ -235,7 +235,13 @@ describe("settlement", () => {
       return c.flushTxHash ? c : undefined;
     });
     expect(settled).toMatchObject({ status: "CANCELLED", amountReceived: "7.00", feeAmount: "0.07", netAmount: "6.93" });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.cancelled", "charge.late_payment"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual([
+      "charge.pending",
+      "charge.chain_selected",
+      "charge.cancelled",
+      "charge.late_payment",
+      "charge.payout_confirmed",
+    ]);
     expect(await chain.balance(clone)).toBe(0n);
   });
 
@@ -249,7 +255,13 @@ describe("settlement", () => {
       return c.flushTxHash ? c : undefined;
     });
     expect(settled).toMatchObject({ status: "EXPIRED", amountReceived: "10.00", feeAmount: "0.10", netAmount: "9.90" });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.partial", "charge.underpaid"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual([
+      "charge.pending",
+      "charge.chain_selected",
+      "charge.partial",
+      "charge.underpaid",
+      "charge.payout_confirmed",
+    ]);
     expect(await chain.flushCount(clone)).toBe(1);
   });
 });

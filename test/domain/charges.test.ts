@@ -1,6 +1,13 @@
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { type ChargeFacts, type ChargeStatus, type ChargeTrigger, cancelStatus, nextStatus } from "../../src/domain/charge-lifecycle.js";
+import {
+  type ChargeFacts,
+  type ChargeStatus,
+  type ChargeTrigger,
+  cancelStatus,
+  nextStatus,
+  partialExtensionMinutes,
+} from "../../src/domain/charge-lifecycle.js";
 import { type Charge, createCharge, getCharge, getChargeByOrderId } from "../../src/domain/charges.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
@@ -19,6 +26,7 @@ describe("state machine", () => {
     status: "PENDING",
     amount: 25_000_000n,
     amountReceived: null,
+    settledAmount: 0n,
     expiresAt: new Date("2026-11-22T12:30:00Z"),
     ...over,
   });
@@ -28,11 +36,13 @@ describe("state machine", () => {
     const all: ChargeStatus[] = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"];
     for (const trigger of ["cancel", "expire", "receive", "complete"] as const) {
       for (const status of all) {
-        // The friendliest facts for each trigger: due, fully paid for receive, nothing paid for cancel.
+        // The friendliest facts for each trigger: due, fully paid (and paid out) for receive and complete.
+        const paid = trigger === "receive" || trigger === "complete";
         const facts = charge({
           status,
           expiresAt: new Date(now.getTime() - 1),
-          amountReceived: trigger === "receive" || trigger === "complete" ? 25_000_000n : null,
+          amountReceived: paid ? 25_000_000n : null,
+          settledAmount: paid ? 25_000_000n : 0n,
         });
         try {
           allowed.push([trigger, status, nextStatus(facts, trigger, now)]);
@@ -52,17 +62,39 @@ describe("state machine", () => {
     expect(nextStatus(charge({ expiresAt: now }), "expire", now)).toBe("EXPIRED");
     expect(() => nextStatus(charge({ amountReceived: 24_999_999n }), "receive", now)).toThrow(/less than the amount/);
     expect(nextStatus(charge({ amountReceived: 30_000_000n }), "receive", now)).toBe("RECEIVED");
-    expect(() => nextStatus(charge({ amountReceived: 1n }), "cancel", now)).toThrow(/already received/);
+    // Confirmed partial money does not stop a cancel: it is paid out to the merchant.
+    expect(nextStatus(charge({ amountReceived: 1n }), "cancel", now)).toBe("CANCELLED");
+    // Complete only once everything received has left the clone, whoever flushed it.
+    const received = charge({ status: "RECEIVED", amountReceived: 30_000_000n });
+    expect(() => nextStatus({ ...received, settledAmount: 25_000_000n }, "complete", now)).toThrow(/not all the money received has been paid out/);
+    expect(nextStatus({ ...received, settledAmount: 30_000_000n }, "complete", now)).toBe("COMPLETED");
   });
 
-  it("makes cancel idempotent and maps refusals to 409 charge_not_cancellable", () => {
-    expect(cancelStatus({ ...charge({ status: "CANCELLED" }), id: "chrg_x" }, now)).toBeNull();
-    expect(cancelStatus({ ...charge(), id: "chrg_x" }, now)).toBe("CANCELLED");
+  it("makes cancel idempotent, waits for a confirming payment, and maps refusals to 409 charge_not_cancellable", () => {
+    expect(cancelStatus({ ...charge({ status: "CANCELLED" }), id: "chrg_x" }, false, now)).toBeNull();
+    expect(cancelStatus({ ...charge(), id: "chrg_x" }, false, now)).toBe("CANCELLED");
+    expect(cancelStatus({ ...charge({ amountReceived: 10_000_000n }), id: "chrg_x" }, false, now)).toBe("CANCELLED");
+    expect(() => cancelStatus({ ...charge(), id: "chrg_x" }, true, now)).toThrow(expect.objectContaining({ status: 409, code: "charge_payment_confirming" }));
     for (const status of ["EXPIRED", "RECEIVED", "COMPLETED"] as const) {
-      expect(() => cancelStatus({ ...charge({ status }), id: "chrg_x" }, now)).toThrow(
+      expect(() => cancelStatus({ ...charge({ status }), id: "chrg_x" }, false, now)).toThrow(
         expect.objectContaining({ status: 409, code: "charge_not_cancellable" }),
       );
     }
+  });
+
+  it("extends expiry for a partial payment of at least 1% (and 0.01 USDC), never for dust, 60 minutes at most", () => {
+    const c = { amount: 25_000_000n, expiryExtendedMinutes: 0 };
+    expect(partialExtensionMinutes(c, [250_000n], 15)).toBe(15); // exactly 1%
+    expect(partialExtensionMinutes(c, [249_999n], 15)).toBe(0); // dust
+    expect(partialExtensionMinutes(c, [1n, 2n, 249_999n], 15)).toBe(0); // many crumbs are still dust
+    expect(partialExtensionMinutes(c, [1n, 10_000_000n], 15)).toBe(15);
+    // 1% of a 0.50 charge is 0.005: the 0.01 floor decides.
+    expect(partialExtensionMinutes({ amount: 500_000n, expiryExtendedMinutes: 0 }, [5_000n], 15)).toBe(0);
+    expect(partialExtensionMinutes({ amount: 500_000n, expiryExtendedMinutes: 0 }, [10_000n], 15)).toBe(15);
+    // The cap: 60 minutes in all.
+    expect(partialExtensionMinutes({ ...c, expiryExtendedMinutes: 45 }, [10_000_000n], 15)).toBe(15);
+    expect(partialExtensionMinutes({ ...c, expiryExtendedMinutes: 50 }, [10_000_000n], 15)).toBe(10);
+    expect(partialExtensionMinutes({ ...c, expiryExtendedMinutes: 60 }, [10_000_000n], 15)).toBe(0);
   });
 });
 
@@ -77,9 +109,12 @@ describe("reads", () => {
     await prisma.charge.update({
       where: { id: created.id },
       data: {
-        amountReceived: 1n,
-        feeAmount: 2n,
-        netAmount: 3n,
+        amountReceived: (2n ** 128n).toString(),
+        feeAmount: "2",
+        netAmount: "3",
+        settlements: [{ txHash: "0xab", logIndex: 0, blockNumber: 7, netAmount: "3", feeAmount: "2", confirmedAt: new Date(0).toISOString() }],
+        payoutBlockedReason: "token_paused",
+        payoutBlockedAt: new Date(),
         chainId: 31337,
         cloneAddress: WALLET,
         flushTxHash: "0xab",

@@ -1,10 +1,12 @@
-// A fresh anvil per test file, with mock USDC and the charge contracts deployed from anvil's first
-// funded account.
+// A fresh anvil per test file, with Circle's real USDC (FiatToken v2.2 behind its proxy, deployed by
+// anvil account 9, issued by account 8) and the charge contracts deployed from account 0.
 import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet } from "ethers";
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
-import { ChargeFactoryArtifact, MockUSDCArtifact } from "../../src/chain/artifacts.js";
+import { ChargeFactoryArtifact } from "../../src/chain/artifacts.js";
 import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
 import type { DevnetInfo } from "../../src/chain/devnet.js";
+import { knownChain } from "../../src/chain/registry.js";
+import { circleUsdc, deployCircleUsdc } from "../../src/chain/usdc.js";
 
 /** Anvil's well-known development keys (public test mnemonic; worthless anywhere real). */
 export const ANVIL_KEYS = [
@@ -13,25 +15,35 @@ export const ANVIL_KEYS = [
   "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
   "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
   "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
+  "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+  "0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
+  "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356",
+  "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+  "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
 ] as const;
 
 export interface TestChain {
   anvil: Anvil;
   provider: JsonRpcProvider;
-  /** Deploys and pays gas (anvil account 0). */
+  /** Deploys the factory and pays gas (anvil account 0). */
   deployer: Wallet;
+  /** Circle's USDC, connected to its issuer (mint, blacklist, pause…). */
   usdc: Contract;
+  /** USDC's owner, minter, pauser and blacklister (anvil account 8). */
+  issuer: Wallet;
   factory: Contract;
   feeRecipient: string;
   /** A funded wallet (anvil account `i`). */
   wallet(i: number): Wallet;
-  /** The chain as the service enables it, relaying from account 0 (`url` defaults to anvil's). */
-  enabled(confirmations: number, url?: string): Promise<EnabledChain>;
+  /** The chain as the service enables it, relaying from account 0 (`url`: anvil's by default, or several endpoints). */
+  enabled(confirmations: number, url?: string | string[]): Promise<EnabledChain>;
   /** Mines `n` blocks (with whatever is in the mempool). */
   mine(n?: number): Promise<void>;
   /** Turns mining on every transaction on or off. */
   automine(on: boolean): Promise<void>;
-  /** Mints mock USDC to `from` and sends `amount` base units to `to`; resolves once sent (and mined if automining). */
+  /** Has the issuer mint `amount` to `to`; resolves once sent (and mined if automining). */
+  mint(to: string, amount: bigint): Promise<void>;
+  /** Mints USDC to `from`, which sends `amount` base units to `to`; resolves once sent (and mined if automining). */
   pay(from: Wallet, to: string, amount: bigint): Promise<string>;
   /** USDC balance in base units. */
   balance(address: string): Promise<bigint>;
@@ -40,27 +52,39 @@ export interface TestChain {
   stop(): Promise<void>;
 }
 
-/** Starts anvil and deploys MockUSDC and ChargeFactory (fee recipient: anvil account 2). */
+/** Starts anvil and deploys Circle's USDC and ChargeFactory (fee recipient: anvil account 2). */
 export async function startTestChain(): Promise<TestChain> {
   const anvil = await startAnvil();
   const provider = new JsonRpcProvider(anvil.url, anvil.chainId, { staticNetwork: true, cacheTimeout: -1 });
   provider.pollingInterval = 50;
   const wallets = ANVIL_KEYS.map((k) => new Wallet(k, provider));
   const deployer = wallets[0]!;
+  const issuer = wallets[8]!;
   const feeRecipient = new Wallet(ANVIL_KEYS[2]).address;
-  const usdc = await deploy(new ContractFactory(MockUSDCArtifact.abi, MockUSDCArtifact.bytecode, deployer));
+  const usdc = circleUsdc(await deployCircleUsdc({ admin: wallets[9]!, issuer }), issuer);
   const factory = await deploy(new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, deployer), feeRecipient);
+  const mint = async (to: string, amount: bigint) => {
+    await (await usdc.getFunction("mint")(to, amount)).wait(0);
+  };
   return {
     anvil,
     provider,
     deployer,
     usdc,
+    issuer,
     factory,
     feeRecipient,
     wallet: (i) => wallets[i]!,
     enabled: async (confirmations, url = anvil.url) =>
       enableChain(
-        { chainId: anvil.chainId, rpcUrl: url, factory: await factory.getAddress(), confirmations, relayerKey: ANVIL_KEYS[0] },
+        {
+          chainId: anvil.chainId,
+          rpcUrls: Array.isArray(url) ? url : [url],
+          factory: await factory.getAddress(),
+          confirmations,
+          relayerKey: ANVIL_KEYS[0],
+          relayerMinBalance: knownChain(anvil.chainId)!.minRelayerBalance,
+        },
         await usdc.getAddress(),
       ),
     async mine(n = 1) {
@@ -69,10 +93,10 @@ export async function startTestChain(): Promise<TestChain> {
     async automine(on) {
       await provider.send("evm_setAutomine", [on]);
     },
+    mint,
     async pay(from, to, amount) {
-      const token = usdc.connect(from) as Contract;
-      await (await token.getFunction("mint")(from.address, amount)).wait(0);
-      const tx = await token.getFunction("transfer")(to, amount);
+      await mint(from.address, amount);
+      const tx = await (usdc.connect(from) as Contract).getFunction("transfer")(to, amount);
       return tx.hash as string;
     },
     balance: async (address) => (await usdc.getFunction("balanceOf")(address)) as bigint,
@@ -109,6 +133,13 @@ async function deploy(factory: ContractFactory, ...args: unknown[]): Promise<Con
 /** The devnet as the service sees it when it runs one, with the test wallet (anvil account 4) funded. */
 export async function testWalletDevnet(chain: TestChain): Promise<DevnetInfo> {
   const payerKey = ANVIL_KEYS[4];
-  await (await (chain.usdc.connect(chain.wallet(4)) as Contract).getFunction("mint")(new Wallet(payerKey).address, 1_000_000_000n)).wait();
-  return { rpcUrl: chain.anvil.url, chainId: 31337, usdc: await chain.usdc.getAddress(), factory: await chain.factory.getAddress(), payerKey };
+  await chain.mint(new Wallet(payerKey).address, 1_000_000_000n);
+  return {
+    rpcUrl: chain.anvil.url,
+    chainId: 31337,
+    usdc: await chain.usdc.getAddress(),
+    factory: await chain.factory.getAddress(),
+    payerKey,
+    usdcIssuerKey: ANVIL_KEYS[8],
+  };
 }

@@ -2,6 +2,7 @@
 // for slow readers, abort, resync; and the charge codec's round trip.
 import { describe, expect, it } from "vitest";
 import type { Charge } from "../../src/domain/charges.js";
+import { Prisma } from "../../src/generated/prisma/client.js";
 import { decodeCharge, encodeCharge } from "../../src/realtime/charges.js";
 import { channel, OVERFLOW, PubSub, RESYNC } from "../../src/realtime/pubsub.js";
 
@@ -68,9 +69,9 @@ describe("charge codec", () => {
       customerId: "cus_1",
       orderId: "o-1",
       amount: 25_000_000n,
-      amountReceived: 25_000_001n,
-      feeAmount: 250_000n,
-      netAmount: 24_750_001n,
+      amountReceived: new Prisma.Decimal((2n ** 128n + 1n).toString()),
+      feeAmount: new Prisma.Decimal("250000"),
+      netAmount: new Prisma.Decimal("24750001"),
       currency: "USDC",
       status: "COMPLETED",
       feeBps: 100,
@@ -88,11 +89,19 @@ describe("charge codec", () => {
       updatedAt: new Date("2026-01-01T00:00:00.003Z"),
       completedAt: new Date("2026-01-01T00:00:00.004Z"),
       deployedAt: null,
-      settledAmount: 2n ** 70n,
+      settledAmount: new Prisma.Decimal((2n ** 200n).toString()),
+      settlements: [{ txHash: "0xabc", logIndex: 3, blockNumber: 9, netAmount: "24750001", feeAmount: "250000", confirmedAt: "2026-01-01T00:00:00.004Z" }],
       flushId: null,
       flushRetryAt: new Date("2026-01-01T00:00:00.005Z"),
+      flushFailures: 2,
+      payoutBlockedReason: "wallet_blacklisted",
+      payoutBlockedAt: new Date("2026-01-01T00:00:00.006Z"),
+      expiryExtendedMinutes: 15,
     };
     const wire = JSON.parse(JSON.stringify(encodeCharge(charge)));
-    expect(decodeCharge(wire)).toStrictEqual(charge);
+    expect(wire.amountReceived).toBe((2n ** 128n + 1n).toString());
+    const decoded = decodeCharge(wire);
+    expect(decoded).toStrictEqual(charge);
+    expect(decoded.settledAmount.toFixed()).toBe((2n ** 200n).toString());
   });
 });

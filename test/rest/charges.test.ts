@@ -54,6 +54,8 @@ describe("create and retrieve", () => {
       metadata: { sku: "mug", qty: 2 },
       successUrl: "https://shop.example/ok",
       cancelUrl: null,
+      settlements: [],
+      payoutBlockedReason: null,
     });
     const lifetime = Date.parse(res.body.expiresAt) - before;
     expect(lifetime).toBeGreaterThanOrEqual(30 * 60_000 - 1000);
@@ -253,9 +255,8 @@ describe("cancel", () => {
     expectError(await app.call("DELETE", `/v1/charges/${expired.id}`), 409, "charge_not_cancellable", "id");
 
     for (const data of [
-      { status: "RECEIVED" as const, amountReceived: 25_000_000n },
-      { status: "COMPLETED" as const, amountReceived: 25_000_000n },
-      { status: "PENDING" as const, amountReceived: 1_000_000n },
+      { status: "RECEIVED" as const, amountReceived: "25000000" },
+      { status: "COMPLETED" as const, amountReceived: "25000000" },
     ]) {
       const c = (await create({})).body;
       await app.db.prisma.charge.update({ where: { id: c.id }, data });
@@ -264,6 +265,40 @@ describe("cancel", () => {
       expect((await app.db.prisma.charge.findUniqueOrThrow({ where: { id: c.id } })).status).toBe(data.status);
     }
     expectError(await app.call("DELETE", `/v1/charges/${newId("chrg")}`), 404, "resource_missing", "id");
+  });
+});
+
+describe("cancel with money on the way", () => {
+  it("cancels a PENDING charge with confirmed partial money: the event carries it, the payout follows", async () => {
+    const c = (await create({})).body;
+    await app.db.prisma.charge.update({ where: { id: c.id }, data: { amountReceived: "10000000" } });
+    const res = await app.call("DELETE", `/v1/charges/${c.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ status: "CANCELLED", amountReceived: "10.00", settlements: [], payoutBlockedReason: null });
+    const event = await app.db.prisma.event.findFirstOrThrow({ where: { type: "charge.cancelled", data: { path: ["id"], equals: c.id } } });
+    expect(event.data).toMatchObject({ status: "CANCELLED", amountReceived: "10.00" });
+  });
+
+  it("refuses with 409 charge_payment_confirming while a payment is seen but not confirmed, and changes nothing", async () => {
+    const c = (await create({})).body;
+    await app.db.prisma.charge.update({ where: { id: c.id }, data: { chainId: 31337, confirmations: 3, cloneAddress: WALLET } });
+    await app.db.prisma.payment.create({
+      data: {
+        id: newId("pay"),
+        chargeId: c.id,
+        chainId: 31337,
+        txHash: `0x${"12".repeat(32)}`,
+        logIndex: 0,
+        blockNumber: 10n,
+        blockHash: `0x${"34".repeat(32)}`,
+        fromAddress: WALLET,
+        amount: "25000000",
+      },
+    });
+    const before = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: c.id } });
+    expectError(await app.call("DELETE", `/v1/charges/${c.id}`), 409, "charge_payment_confirming", "id");
+    expect(await app.db.prisma.charge.findUniqueOrThrow({ where: { id: c.id } })).toEqual(before);
+    expect(await app.db.prisma.event.count({ where: { type: "charge.cancelled", data: { path: ["id"], equals: c.id } } })).toBe(0);
   });
 });
 
@@ -316,7 +351,7 @@ describe("customer stats", () => {
     const received = ["0.1", "0.2", "1.000001"];
     for (const amount of received) {
       const c = (await create({ customerId: customer.id, amount })).body;
-      await app.db.prisma.charge.update({ where: { id: c.id }, data: { status: "COMPLETED", amountReceived: parseAmount(amount)! } });
+      await app.db.prisma.charge.update({ where: { id: c.id }, data: { status: "COMPLETED", amountReceived: parseAmount(amount)!.toString() } });
     }
     await create({ customerId: customer.id });
     const res = await app.call("GET", `/v1/customers/${customer.id}?expand=stats`);

@@ -285,7 +285,7 @@ describe("expand=stats and delete", () => {
       customerId: c.body.id,
       orderId: newId("inv"),
       amount,
-      amountReceived: received,
+      amountReceived: received === null ? null : received.toString(),
       status,
       feeBps: 100,
       settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",

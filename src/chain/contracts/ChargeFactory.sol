@@ -15,9 +15,13 @@ contract ChargeFactory {
     error FeeTooHigh(uint256 feeBps);
     error AlreadyDeployed(address clone);
     error OutOfGas();
+    error LengthMismatch();
+    error DeployFailed(address clone);
 
     /// @dev Comfortably above a flush's worst case (two first-time balance writes: ~70k).
     uint256 private constant FLUSH_GAS = 150_000;
+    /// @dev Comfortably above one clone's creation (~41k for CREATE2 and 67 bytes of code).
+    uint256 private constant DEPLOY_GAS = 80_000;
 
     constructor(address feeRecipient) {
         implementation = address(new ChargeClone(feeRecipient));
@@ -25,8 +29,7 @@ contract ChargeFactory {
 
     /// @notice The address `deploy(salt, wallet, feeBps)` creates.
     function predict(bytes32 salt, address wallet, uint16 feeBps) public view returns (address) {
-        bytes32 codeHash = keccak256(_initCode(wallet, feeBps));
-        return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt, codeHash)))));
+        return _create2Address(salt, keccak256(_initCode(wallet, feeBps)));
     }
 
     /// @notice Deploys the clone for `salt`; reverts if it already exists.
@@ -37,6 +40,29 @@ contract ChargeFactory {
             clone := create2(0, add(code, 32), mload(code), salt)
         }
         if (clone == address(0)) revert AlreadyDeployed(predict(salt, wallet, feeBps));
+    }
+
+    /// @notice Deploys the clones of many charges in one transaction (entry i from salts[i], wallets[i],
+    /// feeBps[i]). A clone that already exists (deployed earlier, by anyone) is skipped, so a batch
+    /// sent twice, or raced by someone else, still succeeds and leaves every clone deployed once.
+    function deployMany(bytes32[] calldata salts, address[] calldata wallets, uint16[] calldata feeBps) external {
+        uint256 n = salts.length;
+        if (wallets.length != n || feeBps.length != n) revert LengthMismatch();
+        for (uint256 i; i < n; ++i) {
+            if (feeBps[i] > 10_000) revert FeeTooHigh(feeBps[i]);
+            bytes memory code = _initCode(wallets[i], feeBps[i]);
+            bytes32 salt = salts[i];
+            // Checked first: CREATE2 onto an existing contract fails by burning all the gas it was given.
+            address expected = _create2Address(salt, keccak256(code));
+            if (expected.code.length != 0) continue;
+            // As in flushMany: enough gas for each creation, so none can fail for want of it.
+            if (gasleft() < DEPLOY_GAS) revert OutOfGas();
+            address clone;
+            assembly {
+                clone := create2(0, add(code, 32), mload(code), salt)
+            }
+            if (clone != expected) revert DeployFailed(expected);
+        }
     }
 
     /// @notice Deploys the clone if needed, then flushes its balance of `token`.
@@ -58,6 +84,11 @@ contract ChargeFactory {
             (bool ok, ) = clones[i].call(call);
             ok; // a clone that cannot pay is skipped on purpose
         }
+    }
+
+    /// @dev The address CREATE2 gives init code of hash `codeHash` deployed by this factory with `salt`.
+    function _create2Address(bytes32 salt, bytes32 codeHash) private view returns (address) {
+        return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt, codeHash)))));
     }
 
     /// @dev Creation code of a clone: a 10-byte constructor that returns the 45-byte EIP-1167 runtime

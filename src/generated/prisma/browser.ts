@@ -59,7 +59,8 @@ export type IdempotencyRecord = Prisma.IdempotencyRecordModel
 export type Event = Prisma.EventModel
 /**
  * Model CloneDeployment
- * The durable job that deploys a charge's clone once a chain is picked (one per charge).
+ * The durable job that deploys a charge's clone once a chain is picked (one per charge). Clones
+ * are deployed in batches: many jobs share one relayer transaction (the factory's deployMany).
  */
 export type CloneDeployment = Prisma.CloneDeploymentModel
 /**
@@ -78,10 +79,21 @@ export type ChainBlock = Prisma.ChainBlockModel
  */
 export type Payment = Prisma.PaymentModel
 /**
- * Model Flush
- * One flush transaction of one or more clones (`flush` for one, the factory's `flushMany` for several).
+ * Model Settlement
+ * One Flushed event of a clone: money paid out to the merchant and the fee recipient, by whoever
+ * called the clone's public `flush` (our relayer or anyone else), recorded once per log.
  */
-export type Flush = Prisma.FlushModel
+export type Settlement = Prisma.SettlementModel
+/**
+ * Model RelayerTransaction
+ * One transaction of the relayer (deployments or payouts), tracked from signature to confirmation.
+ */
+export type RelayerTransaction = Prisma.RelayerTransactionModel
+/**
+ * Model ChainStatus
+ * A chain's relayer as the worker last saw it: its gas balance against the minimum it should keep.
+ */
+export type ChainStatus = Prisma.ChainStatusModel
 /**
  * Model WebhookEndpoint
  * Where a merchant's events are delivered in one mode, and the secret that signs them.

@@ -37,14 +37,22 @@ export const PaymentStatus = {
 export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus]
 
 
-export const FlushStatus = {
+export const RelayerTxKind = {
+  DEPLOY: 'DEPLOY',
+  FLUSH: 'FLUSH'
+} as const
+
+export type RelayerTxKind = (typeof RelayerTxKind)[keyof typeof RelayerTxKind]
+
+
+export const RelayerTxStatus = {
   SENT: 'SENT',
   MINED: 'MINED',
   CONFIRMED: 'CONFIRMED',
   FAILED: 'FAILED'
 } as const
 
-export type FlushStatus = (typeof FlushStatus)[keyof typeof FlushStatus]
+export type RelayerTxStatus = (typeof RelayerTxStatus)[keyof typeof RelayerTxStatus]
 
 
 export const DeliveryStatus = {

@@ -4,8 +4,11 @@ import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
 import { CHARGE_ORDER, cancelCharge, chargeFilter, chargeLinks, createCharge, getCharge, getChargeByOrderId } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
+import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
+import { settlementResource, storedSettlements } from "../../domain/settlements.js";
 import { builder } from "../builder.js";
 import { liveValue } from "../live.js";
+import { Settlement } from "./Settlement.js";
 
 export const ChargeStatus = builder.enumType("ChargeStatus", {
   values: CHARGE_STATUSES,
@@ -44,6 +47,15 @@ export const Charge = builder.prismaNode("Charge", {
     metadata: t.field({ type: "Metadata", nullable: true, resolve: (c) => c.metadata as Metadata | null }),
     successUrl: t.exposeString("successUrl", { nullable: true }),
     cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    settlements: t.field({
+      type: [Settlement],
+      description: "Every confirmed payout from the payment contract, oldest first, whoever sent it.",
+      resolve: (c) => storedSettlements(c).map(settlementResource),
+    }),
+    payoutBlockedReason: t.exposeString("payoutBlockedReason", {
+      nullable: true,
+      description: `Why money in the payment contract cannot be paid out right now (it stays safe there): ${PAYOUT_BLOCK_REASONS.join(", ")}; null when nothing blocks it.`,
+    }),
     customer: t.relation("customer", { nullable: true }),
   }),
 });
@@ -100,7 +112,8 @@ builder.mutationFields((t) => ({
   }),
   cancelCharge: t.prismaField({
     type: "Charge",
-    description: "Cancels a PENDING charge with nothing received; a cancelled one is returned unchanged.",
+    description:
+      "Cancels a PENDING charge (confirmed partial money is paid out to you); a cancelled one is returned unchanged. A payment still waiting for confirmations: charge_payment_confirming.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),

@@ -409,7 +409,9 @@ export const ModelName = {
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
   Payment: 'Payment',
-  Flush: 'Flush',
+  Settlement: 'Settlement',
+  RelayerTransaction: 'RelayerTransaction',
+  ChainStatus: 'ChainStatus',
   WebhookEndpoint: 'WebhookEndpoint',
   WebhookDelivery: 'WebhookDelivery',
   WebhookAttempt: 'WebhookAttempt'
@@ -428,7 +430,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "flush" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1320,77 +1322,225 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    Flush: {
-      payload: Prisma.$FlushPayload<ExtArgs>
-      fields: Prisma.FlushFieldRefs
+    Settlement: {
+      payload: Prisma.$SettlementPayload<ExtArgs>
+      fields: Prisma.SettlementFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.FlushFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload> | null
+          args: Prisma.SettlementFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.FlushFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         findFirst: {
-          args: Prisma.FlushFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload> | null
+          args: Prisma.SettlementFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.FlushFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         findMany: {
-          args: Prisma.FlushFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+          args: Prisma.SettlementFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
         }
         create: {
-          args: Prisma.FlushCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         createMany: {
-          args: Prisma.FlushCreateManyArgs<ExtArgs>
+          args: Prisma.SettlementCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.FlushCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+          args: Prisma.SettlementCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
         }
         delete: {
-          args: Prisma.FlushDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         update: {
-          args: Prisma.FlushUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         deleteMany: {
-          args: Prisma.FlushDeleteManyArgs<ExtArgs>
+          args: Prisma.SettlementDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.FlushUpdateManyArgs<ExtArgs>
+          args: Prisma.SettlementUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.FlushUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>[]
+          args: Prisma.SettlementUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
         }
         upsert: {
-          args: Prisma.FlushUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$FlushPayload>
+          args: Prisma.SettlementUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
         }
         aggregate: {
-          args: Prisma.FlushAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateFlush>
+          args: Prisma.SettlementAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSettlement>
         }
         groupBy: {
-          args: Prisma.FlushGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.FlushGroupByOutputType>[]
+          args: Prisma.SettlementGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SettlementGroupByOutputType>[]
         }
         count: {
-          args: Prisma.FlushCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.FlushCountAggregateOutputType> | number
+          args: Prisma.SettlementCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SettlementCountAggregateOutputType> | number
+        }
+      }
+    }
+    RelayerTransaction: {
+      payload: Prisma.$RelayerTransactionPayload<ExtArgs>
+      fields: Prisma.RelayerTransactionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RelayerTransactionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RelayerTransactionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        findFirst: {
+          args: Prisma.RelayerTransactionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RelayerTransactionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        findMany: {
+          args: Prisma.RelayerTransactionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>[]
+        }
+        create: {
+          args: Prisma.RelayerTransactionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        createMany: {
+          args: Prisma.RelayerTransactionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RelayerTransactionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>[]
+        }
+        delete: {
+          args: Prisma.RelayerTransactionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        update: {
+          args: Prisma.RelayerTransactionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        deleteMany: {
+          args: Prisma.RelayerTransactionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RelayerTransactionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RelayerTransactionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>[]
+        }
+        upsert: {
+          args: Prisma.RelayerTransactionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerTransactionPayload>
+        }
+        aggregate: {
+          args: Prisma.RelayerTransactionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRelayerTransaction>
+        }
+        groupBy: {
+          args: Prisma.RelayerTransactionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RelayerTransactionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RelayerTransactionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RelayerTransactionCountAggregateOutputType> | number
+        }
+      }
+    }
+    ChainStatus: {
+      payload: Prisma.$ChainStatusPayload<ExtArgs>
+      fields: Prisma.ChainStatusFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChainStatusFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChainStatusFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        findFirst: {
+          args: Prisma.ChainStatusFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChainStatusFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        findMany: {
+          args: Prisma.ChainStatusFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>[]
+        }
+        create: {
+          args: Prisma.ChainStatusCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        createMany: {
+          args: Prisma.ChainStatusCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChainStatusCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>[]
+        }
+        delete: {
+          args: Prisma.ChainStatusDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        update: {
+          args: Prisma.ChainStatusUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChainStatusDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChainStatusUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChainStatusUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChainStatusUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainStatusPayload>
+        }
+        aggregate: {
+          args: Prisma.ChainStatusAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChainStatus>
+        }
+        groupBy: {
+          args: Prisma.ChainStatusGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainStatusGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChainStatusCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainStatusCountAggregateOutputType> | number
         }
       }
     }
@@ -1742,8 +1892,13 @@ export const ChargeScalarFieldEnum = {
   completedAt: 'completedAt',
   deployedAt: 'deployedAt',
   settledAmount: 'settledAmount',
+  settlements: 'settlements',
   flushId: 'flushId',
-  flushRetryAt: 'flushRetryAt'
+  flushRetryAt: 'flushRetryAt',
+  flushFailures: 'flushFailures',
+  payoutBlockedReason: 'payoutBlockedReason',
+  payoutBlockedAt: 'payoutBlockedAt',
+  expiryExtendedMinutes: 'expiryExtendedMinutes'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -1792,9 +1947,7 @@ export const CloneDeploymentScalarFieldEnum = {
   status: 'status',
   attempts: 'attempts',
   nextAttemptAt: 'nextAttemptAt',
-  rawTx: 'rawTx',
-  txHash: 'txHash',
-  sentAt: 'sentAt',
+  txId: 'txId',
   lastError: 'lastError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -1842,9 +1995,28 @@ export const PaymentScalarFieldEnum = {
 export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
 
 
-export const FlushScalarFieldEnum = {
+export const SettlementScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  txHash: 'txHash',
+  logIndex: 'logIndex',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  netAmount: 'netAmount',
+  feeAmount: 'feeAmount',
+  status: 'status',
+  createdAt: 'createdAt',
+  confirmedAt: 'confirmedAt'
+} as const
+
+export type SettlementScalarFieldEnum = (typeof SettlementScalarFieldEnum)[keyof typeof SettlementScalarFieldEnum]
+
+
+export const RelayerTransactionScalarFieldEnum = {
   id: 'id',
   chainId: 'chainId',
+  kind: 'kind',
   status: 'status',
   nonce: 'nonce',
   rawTx: 'rawTx',
@@ -1859,7 +2031,18 @@ export const FlushScalarFieldEnum = {
   updatedAt: 'updatedAt'
 } as const
 
-export type FlushScalarFieldEnum = (typeof FlushScalarFieldEnum)[keyof typeof FlushScalarFieldEnum]
+export type RelayerTransactionScalarFieldEnum = (typeof RelayerTransactionScalarFieldEnum)[keyof typeof RelayerTransactionScalarFieldEnum]
+
+
+export const ChainStatusScalarFieldEnum = {
+  chainId: 'chainId',
+  relayerAddress: 'relayerAddress',
+  relayerBalance: 'relayerBalance',
+  relayerMinBalance: 'relayerMinBalance',
+  checkedAt: 'checkedAt'
+} as const
+
+export type ChainStatusScalarFieldEnum = (typeof ChainStatusScalarFieldEnum)[keyof typeof ChainStatusScalarFieldEnum]
 
 
 export const WebhookEndpointScalarFieldEnum = {
@@ -2041,6 +2224,20 @@ export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaMod
 
 
 /**
+ * Reference to a field of type 'Decimal'
+ */
+export type DecimalFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Decimal'>
+    
+
+
+/**
+ * Reference to a field of type 'Decimal[]'
+ */
+export type ListDecimalFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Decimal[]'>
+    
+
+
+/**
  * Reference to a field of type 'ChargeStatus'
  */
 export type EnumChargeStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ChargeStatus'>
@@ -2083,16 +2280,30 @@ export type ListEnumPaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType
 
 
 /**
- * Reference to a field of type 'FlushStatus'
+ * Reference to a field of type 'RelayerTxKind'
  */
-export type EnumFlushStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'FlushStatus'>
+export type EnumRelayerTxKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'RelayerTxKind'>
     
 
 
 /**
- * Reference to a field of type 'FlushStatus[]'
+ * Reference to a field of type 'RelayerTxKind[]'
  */
-export type ListEnumFlushStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'FlushStatus[]'>
+export type ListEnumRelayerTxKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'RelayerTxKind[]'>
+    
+
+
+/**
+ * Reference to a field of type 'RelayerTxStatus'
+ */
+export type EnumRelayerTxStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'RelayerTxStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'RelayerTxStatus[]'
+ */
+export type ListEnumRelayerTxStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'RelayerTxStatus[]'>
     
 
 
@@ -2286,7 +2497,9 @@ export type GlobalOmitConfig = {
   chainCursor?: Prisma.ChainCursorOmit
   chainBlock?: Prisma.ChainBlockOmit
   payment?: Prisma.PaymentOmit
-  flush?: Prisma.FlushOmit
+  settlement?: Prisma.SettlementOmit
+  relayerTransaction?: Prisma.RelayerTransactionOmit
+  chainStatus?: Prisma.ChainStatusOmit
   webhookEndpoint?: Prisma.WebhookEndpointOmit
   webhookDelivery?: Prisma.WebhookDeliveryOmit
   webhookAttempt?: Prisma.WebhookAttemptOmit

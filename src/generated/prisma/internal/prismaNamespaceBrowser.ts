@@ -63,7 +63,9 @@ export const ModelName = {
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
   Payment: 'Payment',
-  Flush: 'Flush',
+  Settlement: 'Settlement',
+  RelayerTransaction: 'RelayerTransaction',
+  ChainStatus: 'ChainStatus',
   WebhookEndpoint: 'WebhookEndpoint',
   WebhookDelivery: 'WebhookDelivery',
   WebhookAttempt: 'WebhookAttempt'
@@ -172,8 +174,13 @@ export const ChargeScalarFieldEnum = {
   completedAt: 'completedAt',
   deployedAt: 'deployedAt',
   settledAmount: 'settledAmount',
+  settlements: 'settlements',
   flushId: 'flushId',
-  flushRetryAt: 'flushRetryAt'
+  flushRetryAt: 'flushRetryAt',
+  flushFailures: 'flushFailures',
+  payoutBlockedReason: 'payoutBlockedReason',
+  payoutBlockedAt: 'payoutBlockedAt',
+  expiryExtendedMinutes: 'expiryExtendedMinutes'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -222,9 +229,7 @@ export const CloneDeploymentScalarFieldEnum = {
   status: 'status',
   attempts: 'attempts',
   nextAttemptAt: 'nextAttemptAt',
-  rawTx: 'rawTx',
-  txHash: 'txHash',
-  sentAt: 'sentAt',
+  txId: 'txId',
   lastError: 'lastError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
@@ -272,9 +277,28 @@ export const PaymentScalarFieldEnum = {
 export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
 
 
-export const FlushScalarFieldEnum = {
+export const SettlementScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  txHash: 'txHash',
+  logIndex: 'logIndex',
+  blockNumber: 'blockNumber',
+  blockHash: 'blockHash',
+  netAmount: 'netAmount',
+  feeAmount: 'feeAmount',
+  status: 'status',
+  createdAt: 'createdAt',
+  confirmedAt: 'confirmedAt'
+} as const
+
+export type SettlementScalarFieldEnum = (typeof SettlementScalarFieldEnum)[keyof typeof SettlementScalarFieldEnum]
+
+
+export const RelayerTransactionScalarFieldEnum = {
   id: 'id',
   chainId: 'chainId',
+  kind: 'kind',
   status: 'status',
   nonce: 'nonce',
   rawTx: 'rawTx',
@@ -289,7 +313,18 @@ export const FlushScalarFieldEnum = {
   updatedAt: 'updatedAt'
 } as const
 
-export type FlushScalarFieldEnum = (typeof FlushScalarFieldEnum)[keyof typeof FlushScalarFieldEnum]
+export type RelayerTransactionScalarFieldEnum = (typeof RelayerTransactionScalarFieldEnum)[keyof typeof RelayerTransactionScalarFieldEnum]
+
+
+export const ChainStatusScalarFieldEnum = {
+  chainId: 'chainId',
+  relayerAddress: 'relayerAddress',
+  relayerBalance: 'relayerBalance',
+  relayerMinBalance: 'relayerMinBalance',
+  checkedAt: 'checkedAt'
+} as const
+
+export type ChainStatusScalarFieldEnum = (typeof ChainStatusScalarFieldEnum)[keyof typeof ChainStatusScalarFieldEnum]
 
 
 export const WebhookEndpointScalarFieldEnum = {

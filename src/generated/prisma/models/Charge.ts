@@ -28,24 +28,28 @@ export type AggregateCharge = {
 
 export type ChargeAvgAggregateOutputType = {
   amount: number | null
-  amountReceived: number | null
-  feeAmount: number | null
-  netAmount: number | null
+  amountReceived: runtime.Decimal | null
+  feeAmount: runtime.Decimal | null
+  netAmount: runtime.Decimal | null
   feeBps: number | null
   chainId: number | null
   confirmations: number | null
-  settledAmount: number | null
+  settledAmount: runtime.Decimal | null
+  flushFailures: number | null
+  expiryExtendedMinutes: number | null
 }
 
 export type ChargeSumAggregateOutputType = {
   amount: bigint | null
-  amountReceived: bigint | null
-  feeAmount: bigint | null
-  netAmount: bigint | null
+  amountReceived: runtime.Decimal | null
+  feeAmount: runtime.Decimal | null
+  netAmount: runtime.Decimal | null
   feeBps: number | null
   chainId: number | null
   confirmations: number | null
-  settledAmount: bigint | null
+  settledAmount: runtime.Decimal | null
+  flushFailures: number | null
+  expiryExtendedMinutes: number | null
 }
 
 export type ChargeMinAggregateOutputType = {
@@ -55,9 +59,9 @@ export type ChargeMinAggregateOutputType = {
   customerId: string | null
   orderId: string | null
   amount: bigint | null
-  amountReceived: bigint | null
-  feeAmount: bigint | null
-  netAmount: bigint | null
+  amountReceived: runtime.Decimal | null
+  feeAmount: runtime.Decimal | null
+  netAmount: runtime.Decimal | null
   currency: string | null
   status: $Enums.ChargeStatus | null
   feeBps: number | null
@@ -74,9 +78,13 @@ export type ChargeMinAggregateOutputType = {
   updatedAt: Date | null
   completedAt: Date | null
   deployedAt: Date | null
-  settledAmount: bigint | null
+  settledAmount: runtime.Decimal | null
   flushId: string | null
   flushRetryAt: Date | null
+  flushFailures: number | null
+  payoutBlockedReason: string | null
+  payoutBlockedAt: Date | null
+  expiryExtendedMinutes: number | null
 }
 
 export type ChargeMaxAggregateOutputType = {
@@ -86,9 +94,9 @@ export type ChargeMaxAggregateOutputType = {
   customerId: string | null
   orderId: string | null
   amount: bigint | null
-  amountReceived: bigint | null
-  feeAmount: bigint | null
-  netAmount: bigint | null
+  amountReceived: runtime.Decimal | null
+  feeAmount: runtime.Decimal | null
+  netAmount: runtime.Decimal | null
   currency: string | null
   status: $Enums.ChargeStatus | null
   feeBps: number | null
@@ -105,9 +113,13 @@ export type ChargeMaxAggregateOutputType = {
   updatedAt: Date | null
   completedAt: Date | null
   deployedAt: Date | null
-  settledAmount: bigint | null
+  settledAmount: runtime.Decimal | null
   flushId: string | null
   flushRetryAt: Date | null
+  flushFailures: number | null
+  payoutBlockedReason: string | null
+  payoutBlockedAt: Date | null
+  expiryExtendedMinutes: number | null
 }
 
 export type ChargeCountAggregateOutputType = {
@@ -138,8 +150,13 @@ export type ChargeCountAggregateOutputType = {
   completedAt: number
   deployedAt: number
   settledAmount: number
+  settlements: number
   flushId: number
   flushRetryAt: number
+  flushFailures: number
+  payoutBlockedReason: number
+  payoutBlockedAt: number
+  expiryExtendedMinutes: number
   _all: number
 }
 
@@ -153,6 +170,8 @@ export type ChargeAvgAggregateInputType = {
   chainId?: true
   confirmations?: true
   settledAmount?: true
+  flushFailures?: true
+  expiryExtendedMinutes?: true
 }
 
 export type ChargeSumAggregateInputType = {
@@ -164,6 +183,8 @@ export type ChargeSumAggregateInputType = {
   chainId?: true
   confirmations?: true
   settledAmount?: true
+  flushFailures?: true
+  expiryExtendedMinutes?: true
 }
 
 export type ChargeMinAggregateInputType = {
@@ -195,6 +216,10 @@ export type ChargeMinAggregateInputType = {
   settledAmount?: true
   flushId?: true
   flushRetryAt?: true
+  flushFailures?: true
+  payoutBlockedReason?: true
+  payoutBlockedAt?: true
+  expiryExtendedMinutes?: true
 }
 
 export type ChargeMaxAggregateInputType = {
@@ -226,6 +251,10 @@ export type ChargeMaxAggregateInputType = {
   settledAmount?: true
   flushId?: true
   flushRetryAt?: true
+  flushFailures?: true
+  payoutBlockedReason?: true
+  payoutBlockedAt?: true
+  expiryExtendedMinutes?: true
 }
 
 export type ChargeCountAggregateInputType = {
@@ -256,8 +285,13 @@ export type ChargeCountAggregateInputType = {
   completedAt?: true
   deployedAt?: true
   settledAmount?: true
+  settlements?: true
   flushId?: true
   flushRetryAt?: true
+  flushFailures?: true
+  payoutBlockedReason?: true
+  payoutBlockedAt?: true
+  expiryExtendedMinutes?: true
   _all?: true
 }
 
@@ -354,9 +388,9 @@ export type ChargeGroupByOutputType = {
   customerId: string | null
   orderId: string
   amount: bigint
-  amountReceived: bigint | null
-  feeAmount: bigint | null
-  netAmount: bigint | null
+  amountReceived: runtime.Decimal | null
+  feeAmount: runtime.Decimal | null
+  netAmount: runtime.Decimal | null
   currency: string
   status: $Enums.ChargeStatus
   feeBps: number
@@ -374,9 +408,14 @@ export type ChargeGroupByOutputType = {
   updatedAt: Date
   completedAt: Date | null
   deployedAt: Date | null
-  settledAmount: bigint
+  settledAmount: runtime.Decimal
+  settlements: runtime.JsonValue
   flushId: string | null
   flushRetryAt: Date | null
+  flushFailures: number
+  payoutBlockedReason: string | null
+  payoutBlockedAt: Date | null
+  expiryExtendedMinutes: number
   _count: ChargeCountAggregateOutputType | null
   _avg: ChargeAvgAggregateOutputType | null
   _sum: ChargeSumAggregateOutputType | null
@@ -409,9 +448,9 @@ export type ChargeWhereInput = {
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
-  amountReceived?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  feeAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  netAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
+  amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
@@ -429,14 +468,20 @@ export type ChargeWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  flushFailures?: Prisma.IntFilter<"Charge"> | number
+  payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
   payments?: Prisma.PaymentListRelationFilter
-  flush?: Prisma.XOR<Prisma.FlushNullableScalarRelationFilter, Prisma.FlushWhereInput> | null
+  settlementRecords?: Prisma.SettlementListRelationFilter
+  flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }
 
 export type ChargeOrderByWithRelationInput = {
@@ -467,13 +512,19 @@ export type ChargeOrderByWithRelationInput = {
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
   deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
   payments?: Prisma.PaymentOrderByRelationAggregateInput
-  flush?: Prisma.FlushOrderByWithRelationInput
+  settlementRecords?: Prisma.SettlementOrderByRelationAggregateInput
+  flush?: Prisma.RelayerTransactionOrderByWithRelationInput
 }
 
 export type ChargeWhereUniqueInput = Prisma.AtLeast<{
@@ -487,9 +538,9 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
-  amountReceived?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  feeAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  netAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
+  amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
@@ -507,14 +558,20 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  flushFailures?: Prisma.IntFilter<"Charge"> | number
+  payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
   payments?: Prisma.PaymentListRelationFilter
-  flush?: Prisma.XOR<Prisma.FlushNullableScalarRelationFilter, Prisma.FlushWhereInput> | null
+  settlementRecords?: Prisma.SettlementListRelationFilter
+  flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }, "id" | "chainId_cloneAddress">
 
 export type ChargeOrderByWithAggregationInput = {
@@ -545,8 +602,13 @@ export type ChargeOrderByWithAggregationInput = {
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
   _count?: Prisma.ChargeCountOrderByAggregateInput
   _avg?: Prisma.ChargeAvgOrderByAggregateInput
   _max?: Prisma.ChargeMaxOrderByAggregateInput
@@ -564,9 +626,9 @@ export type ChargeScalarWhereWithAggregatesInput = {
   customerId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   orderId?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   amount?: Prisma.BigIntWithAggregatesFilter<"Charge"> | bigint | number
-  amountReceived?: Prisma.BigIntNullableWithAggregatesFilter<"Charge"> | bigint | number | null
-  feeAmount?: Prisma.BigIntNullableWithAggregatesFilter<"Charge"> | bigint | number | null
-  netAmount?: Prisma.BigIntNullableWithAggregatesFilter<"Charge"> | bigint | number | null
+  amountReceived?: Prisma.DecimalNullableWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.DecimalNullableWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.DecimalNullableWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusWithAggregatesFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
@@ -584,9 +646,14 @@ export type ChargeScalarWhereWithAggregatesInput = {
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
-  settledAmount?: Prisma.BigIntWithAggregatesFilter<"Charge"> | bigint | number
+  settledAmount?: Prisma.DecimalWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonWithAggregatesFilter<"Charge">
   flushId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
+  flushFailures?: Prisma.IntWithAggregatesFilter<"Charge"> | number
+  payoutBlockedReason?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  payoutBlockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntWithAggregatesFilter<"Charge"> | number
 }
 
 export type ChargeCreateInput = {
@@ -594,9 +661,9 @@ export type ChargeCreateInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -614,13 +681,19 @@ export type ChargeCreateInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateInput = {
@@ -630,9 +703,9 @@ export type ChargeUncheckedCreateInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -650,11 +723,17 @@ export type ChargeUncheckedCreateInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -662,9 +741,9 @@ export type ChargeUpdateInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -682,13 +761,19 @@ export type ChargeUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateInput = {
@@ -698,9 +783,9 @@ export type ChargeUncheckedUpdateInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -718,11 +803,17 @@ export type ChargeUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -732,9 +823,9 @@ export type ChargeCreateManyInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -752,9 +843,14 @@ export type ChargeCreateManyInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
 }
 
 export type ChargeUpdateManyMutationInput = {
@@ -762,9 +858,9 @@ export type ChargeUpdateManyMutationInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -782,8 +878,13 @@ export type ChargeUpdateManyMutationInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ChargeUncheckedUpdateManyInput = {
@@ -793,9 +894,9 @@ export type ChargeUncheckedUpdateManyInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -813,9 +914,14 @@ export type ChargeUncheckedUpdateManyInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ChargeListRelationFilter = {
@@ -861,8 +967,13 @@ export type ChargeCountOrderByAggregateInput = {
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  payoutBlockedReason?: Prisma.SortOrder
+  payoutBlockedAt?: Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
 }
 
 export type ChargeAvgOrderByAggregateInput = {
@@ -874,6 +985,8 @@ export type ChargeAvgOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
 }
 
 export type ChargeMaxOrderByAggregateInput = {
@@ -905,6 +1018,10 @@ export type ChargeMaxOrderByAggregateInput = {
   settledAmount?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  payoutBlockedReason?: Prisma.SortOrder
+  payoutBlockedAt?: Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
 }
 
 export type ChargeMinOrderByAggregateInput = {
@@ -936,6 +1053,10 @@ export type ChargeMinOrderByAggregateInput = {
   settledAmount?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  payoutBlockedReason?: Prisma.SortOrder
+  payoutBlockedAt?: Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
 }
 
 export type ChargeSumOrderByAggregateInput = {
@@ -947,6 +1068,8 @@ export type ChargeSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  flushFailures?: Prisma.SortOrder
+  expiryExtendedMinutes?: Prisma.SortOrder
 }
 
 export type ChargeScalarRelationFilter = {
@@ -1046,12 +1169,12 @@ export type BigIntFieldUpdateOperationsInput = {
   divide?: bigint | number
 }
 
-export type NullableBigIntFieldUpdateOperationsInput = {
-  set?: bigint | number | null
-  increment?: bigint | number
-  decrement?: bigint | number
-  multiply?: bigint | number
-  divide?: bigint | number
+export type NullableDecimalFieldUpdateOperationsInput = {
+  set?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  increment?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  decrement?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  multiply?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  divide?: runtime.Decimal | runtime.DecimalJsLike | number | string
 }
 
 export type EnumChargeStatusFieldUpdateOperationsInput = {
@@ -1064,6 +1187,14 @@ export type NullableIntFieldUpdateOperationsInput = {
   decrement?: number
   multiply?: number
   divide?: number
+}
+
+export type DecimalFieldUpdateOperationsInput = {
+  set?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  increment?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  decrement?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  multiply?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  divide?: runtime.Decimal | runtime.DecimalJsLike | number | string
 }
 
 export type ChargeCreateNestedOneWithoutDeploymentInput = {
@@ -1092,6 +1223,20 @@ export type ChargeUpdateOneRequiredWithoutPaymentsNestedInput = {
   upsert?: Prisma.ChargeUpsertWithoutPaymentsInput
   connect?: Prisma.ChargeWhereUniqueInput
   update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutPaymentsInput, Prisma.ChargeUpdateWithoutPaymentsInput>, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
+}
+
+export type ChargeCreateNestedOneWithoutSettlementRecordsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSettlementRecordsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutSettlementRecordsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSettlementRecordsInput
+  upsert?: Prisma.ChargeUpsertWithoutSettlementRecordsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutSettlementRecordsInput, Prisma.ChargeUpdateWithoutSettlementRecordsInput>, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
 }
 
 export type ChargeCreateNestedManyWithoutFlushInput = {
@@ -1141,9 +1286,9 @@ export type ChargeCreateWithoutMerchantInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1161,12 +1306,18 @@ export type ChargeCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutMerchantInput = {
@@ -1175,9 +1326,9 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1195,11 +1346,17 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1238,9 +1395,9 @@ export type ChargeScalarWhereInput = {
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
-  amountReceived?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  feeAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
-  netAmount?: Prisma.BigIntNullableFilter<"Charge"> | bigint | number | null
+  amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
@@ -1258,9 +1415,14 @@ export type ChargeScalarWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Charge"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  settledAmount?: Prisma.BigIntFilter<"Charge"> | bigint | number
+  settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  flushFailures?: Prisma.IntFilter<"Charge"> | number
+  payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
 }
 
 export type ChargeCreateWithoutCustomerInput = {
@@ -1268,9 +1430,9 @@ export type ChargeCreateWithoutCustomerInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1288,12 +1450,18 @@ export type ChargeCreateWithoutCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutCustomerInput = {
@@ -1302,9 +1470,9 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1322,11 +1490,17 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1360,9 +1534,9 @@ export type ChargeCreateWithoutDeploymentInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1380,12 +1554,18 @@ export type ChargeCreateWithoutDeploymentInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutDeploymentInput = {
@@ -1395,9 +1575,9 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1415,10 +1595,16 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutDeploymentInput = {
@@ -1442,9 +1628,9 @@ export type ChargeUpdateWithoutDeploymentInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1462,12 +1648,18 @@ export type ChargeUpdateWithoutDeploymentInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutDeploymentInput = {
@@ -1477,9 +1669,9 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1497,10 +1689,16 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutPaymentsInput = {
@@ -1508,9 +1706,9 @@ export type ChargeCreateWithoutPaymentsInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1528,12 +1726,18 @@ export type ChargeCreateWithoutPaymentsInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  flush?: Prisma.FlushCreateNestedOneWithoutChargesInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutPaymentsInput = {
@@ -1543,9 +1747,9 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1563,10 +1767,16 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentsInput = {
@@ -1590,9 +1800,9 @@ export type ChargeUpdateWithoutPaymentsInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1610,12 +1820,18 @@ export type ChargeUpdateWithoutPaymentsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutPaymentsInput = {
@@ -1625,9 +1841,9 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1645,20 +1861,26 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
-export type ChargeCreateWithoutFlushInput = {
+export type ChargeCreateWithoutSettlementRecordsInput = {
   id: string
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1676,12 +1898,190 @@ export type ChargeCreateWithoutFlushInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutSettlementRecordsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
+}
+
+export type ChargeUpsertWithoutSettlementRecordsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutSettlementRecordsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
+}
+
+export type ChargeUpdateWithoutSettlementRecordsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutFlushInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUncheckedCreateWithoutFlushInput = {
@@ -1691,9 +2091,9 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1711,10 +2111,16 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutFlushInput = {
@@ -1749,9 +2155,9 @@ export type ChargeCreateManyMerchantInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1769,9 +2175,14 @@ export type ChargeCreateManyMerchantInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
 }
 
 export type ChargeUpdateWithoutMerchantInput = {
@@ -1779,9 +2190,9 @@ export type ChargeUpdateWithoutMerchantInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1799,12 +2210,18 @@ export type ChargeUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutMerchantInput = {
@@ -1813,9 +2230,9 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1833,11 +2250,17 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -1846,9 +2269,9 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1866,9 +2289,14 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ChargeCreateManyCustomerInput = {
@@ -1877,9 +2305,9 @@ export type ChargeCreateManyCustomerInput = {
   livemode: boolean
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -1897,9 +2325,14 @@ export type ChargeCreateManyCustomerInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
 }
 
 export type ChargeUpdateWithoutCustomerInput = {
@@ -1907,9 +2340,9 @@ export type ChargeUpdateWithoutCustomerInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1927,12 +2360,18 @@ export type ChargeUpdateWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.FlushUpdateOneWithoutChargesNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutCustomerInput = {
@@ -1941,9 +2380,9 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1961,11 +2400,17 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -1974,9 +2419,9 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1994,9 +2439,14 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ChargeCreateManyFlushInput = {
@@ -2006,9 +2456,9 @@ export type ChargeCreateManyFlushInput = {
   customerId?: string | null
   orderId: string
   amount: bigint | number
-  amountReceived?: bigint | number | null
-  feeAmount?: bigint | number | null
-  netAmount?: bigint | number | null
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
@@ -2026,8 +2476,13 @@ export type ChargeCreateManyFlushInput = {
   updatedAt?: Date | string
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
-  settledAmount?: bigint | number
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
 }
 
 export type ChargeUpdateWithoutFlushInput = {
@@ -2035,9 +2490,9 @@ export type ChargeUpdateWithoutFlushInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2055,12 +2510,18 @@ export type ChargeUpdateWithoutFlushInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutFlushInput = {
@@ -2070,9 +2531,9 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2090,10 +2551,16 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutFlushInput = {
@@ -2103,9 +2570,9 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  feeAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  netAmount?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2123,8 +2590,13 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 
@@ -2134,10 +2606,12 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
 
 export type ChargeCountOutputType = {
   payments: number
+  settlementRecords: number
 }
 
 export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   payments?: boolean | ChargeCountOutputTypeCountPaymentsArgs
+  settlementRecords?: boolean | ChargeCountOutputTypeCountSettlementRecordsArgs
 }
 
 /**
@@ -2155,6 +2629,13 @@ export type ChargeCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Exten
  */
 export type ChargeCountOutputTypeCountPaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.PaymentWhereInput
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountSettlementRecordsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SettlementWhereInput
 }
 
 
@@ -2186,12 +2667,18 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
+  flushFailures?: boolean
+  payoutBlockedReason?: boolean
+  payoutBlockedAt?: boolean
+  expiryExtendedMinutes?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
+  settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
@@ -2224,8 +2711,13 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
+  flushFailures?: boolean
+  payoutBlockedReason?: boolean
+  payoutBlockedAt?: boolean
+  expiryExtendedMinutes?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
@@ -2259,8 +2751,13 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
+  flushFailures?: boolean
+  payoutBlockedReason?: boolean
+  payoutBlockedAt?: boolean
+  expiryExtendedMinutes?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
@@ -2294,16 +2791,22 @@ export type ChargeSelectScalar = {
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
+  flushFailures?: boolean
+  payoutBlockedReason?: boolean
+  payoutBlockedAt?: boolean
+  expiryExtendedMinutes?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "flushId" | "flushRetryAt", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
+  settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }
@@ -2325,7 +2828,8 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     customer: Prisma.$CustomerPayload<ExtArgs> | null
     deployment: Prisma.$CloneDeploymentPayload<ExtArgs> | null
     payments: Prisma.$PaymentPayload<ExtArgs>[]
-    flush: Prisma.$FlushPayload<ExtArgs> | null
+    settlementRecords: Prisma.$SettlementPayload<ExtArgs>[]
+    flush: Prisma.$RelayerTransactionPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2334,12 +2838,13 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     customerId: string | null
     orderId: string
     /**
-     * Amounts are USDC base units (6 decimals).
+     * Amounts are USDC base units (6 decimals). What arrives from the chain is any uint256, so the
+     * money the chain moved is numeric(78,0); read it with domain/money `toUnits`, never compute on it.
      */
     amount: bigint
-    amountReceived: bigint | null
-    feeAmount: bigint | null
-    netAmount: bigint | null
+    amountReceived: runtime.Decimal | null
+    feeAmount: runtime.Decimal | null
+    netAmount: runtime.Decimal | null
     currency: string
     status: $Enums.ChargeStatus
     feeBps: number
@@ -2364,17 +2869,35 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     completedAt: Date | null
     deployedAt: Date | null
     /**
-     * USDC flushed out of the clone so far (net + fee of our confirmed flushes), in base units.
+     * USDC paid out of the clone so far: net + fee of its confirmed settlements (Flushed events), whoever sent them.
      */
-    settledAmount: bigint
+    settledAmount: runtime.Decimal
     /**
-     * The flush transaction in flight for this clone; a clone is in at most one at a time.
+     * The confirmed settlements, oldest first, as the API shows them (domain/settlements.ts); the
+     * settlements table holds them with their confirmation state.
+     */
+    settlements: runtime.JsonValue
+    /**
+     * The relayer's flush transaction in flight for this clone; a clone is in at most one at a time.
      */
     flushId: string | null
     /**
-     * After a flush that did not pay this clone, when to try again.
+     * When the payout may next be tried (after a failed flush, an empty clone or a block).
      */
     flushRetryAt: Date | null
+    /**
+     * Consecutive flushes of ours that did not pay this clone; at the limit the payout stops and alerts.
+     */
+    flushFailures: number
+    /**
+     * Why the money in the clone cannot be paid out now (the token refuses), or null.
+     */
+    payoutBlockedReason: string | null
+    payoutBlockedAt: Date | null
+    /**
+     * Minutes partial payments have added to expiresAt so far (capped).
+     */
+    expiryExtendedMinutes: number
   }, ExtArgs["result"]["charge"]>
   composites: {}
 }
@@ -2773,7 +3296,8 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   customer<T extends Prisma.Charge$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   deployment<T extends Prisma.Charge$deploymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$deploymentArgs<ExtArgs>>): Prisma.Prisma__CloneDeploymentClient<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   payments<T extends Prisma.Charge$paymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__FlushClient<runtime.Types.Result.GetResult<Prisma.$FlushPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  settlementRecords<T extends Prisma.Charge$settlementRecordsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$settlementRecordsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettlementPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2809,9 +3333,9 @@ export interface ChargeFieldRefs {
   readonly customerId: Prisma.FieldRef<"Charge", 'String'>
   readonly orderId: Prisma.FieldRef<"Charge", 'String'>
   readonly amount: Prisma.FieldRef<"Charge", 'BigInt'>
-  readonly amountReceived: Prisma.FieldRef<"Charge", 'BigInt'>
-  readonly feeAmount: Prisma.FieldRef<"Charge", 'BigInt'>
-  readonly netAmount: Prisma.FieldRef<"Charge", 'BigInt'>
+  readonly amountReceived: Prisma.FieldRef<"Charge", 'Decimal'>
+  readonly feeAmount: Prisma.FieldRef<"Charge", 'Decimal'>
+  readonly netAmount: Prisma.FieldRef<"Charge", 'Decimal'>
   readonly currency: Prisma.FieldRef<"Charge", 'String'>
   readonly status: Prisma.FieldRef<"Charge", 'ChargeStatus'>
   readonly feeBps: Prisma.FieldRef<"Charge", 'Int'>
@@ -2829,9 +3353,14 @@ export interface ChargeFieldRefs {
   readonly updatedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly completedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly deployedAt: Prisma.FieldRef<"Charge", 'DateTime'>
-  readonly settledAmount: Prisma.FieldRef<"Charge", 'BigInt'>
+  readonly settledAmount: Prisma.FieldRef<"Charge", 'Decimal'>
+  readonly settlements: Prisma.FieldRef<"Charge", 'Json'>
   readonly flushId: Prisma.FieldRef<"Charge", 'String'>
   readonly flushRetryAt: Prisma.FieldRef<"Charge", 'DateTime'>
+  readonly flushFailures: Prisma.FieldRef<"Charge", 'Int'>
+  readonly payoutBlockedReason: Prisma.FieldRef<"Charge", 'String'>
+  readonly payoutBlockedAt: Prisma.FieldRef<"Charge", 'DateTime'>
+  readonly expiryExtendedMinutes: Prisma.FieldRef<"Charge", 'Int'>
 }
     
 
@@ -3295,22 +3824,46 @@ export type Charge$paymentsArgs<ExtArgs extends runtime.Types.Extensions.Interna
 }
 
 /**
+ * Charge.settlementRecords
+ */
+export type Charge$settlementRecordsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Settlement
+   */
+  select?: Prisma.SettlementSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Settlement
+   */
+  omit?: Prisma.SettlementOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SettlementInclude<ExtArgs> | null
+  where?: Prisma.SettlementWhereInput
+  orderBy?: Prisma.SettlementOrderByWithRelationInput | Prisma.SettlementOrderByWithRelationInput[]
+  cursor?: Prisma.SettlementWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SettlementScalarFieldEnum | Prisma.SettlementScalarFieldEnum[]
+}
+
+/**
  * Charge.flush
  */
 export type Charge$flushArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the Flush
+   * Select specific fields to fetch from the RelayerTransaction
    */
-  select?: Prisma.FlushSelect<ExtArgs> | null
+  select?: Prisma.RelayerTransactionSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the Flush
+   * Omit specific fields from the RelayerTransaction
    */
-  omit?: Prisma.FlushOmit<ExtArgs> | null
+  omit?: Prisma.RelayerTransactionOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.FlushInclude<ExtArgs> | null
-  where?: Prisma.FlushWhereInput
+  include?: Prisma.RelayerTransactionInclude<ExtArgs> | null
+  where?: Prisma.RelayerTransactionWhereInput
 }
 
 /**

@@ -14,7 +14,8 @@ import type * as Prisma from "../internal/prismaNamespace.js"
 
 /**
  * Model CloneDeployment
- * The durable job that deploys a charge's clone once a chain is picked (one per charge).
+ * The durable job that deploys a charge's clone once a chain is picked (one per charge). Clones
+ * are deployed in batches: many jobs share one relayer transaction (the factory's deployMany).
  */
 export type CloneDeploymentModel = runtime.Types.Result.DefaultSelection<Prisma.$CloneDeploymentPayload>
 
@@ -42,9 +43,7 @@ export type CloneDeploymentMinAggregateOutputType = {
   status: $Enums.DeploymentStatus | null
   attempts: number | null
   nextAttemptAt: Date | null
-  rawTx: string | null
-  txHash: string | null
-  sentAt: Date | null
+  txId: string | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -56,9 +55,7 @@ export type CloneDeploymentMaxAggregateOutputType = {
   status: $Enums.DeploymentStatus | null
   attempts: number | null
   nextAttemptAt: Date | null
-  rawTx: string | null
-  txHash: string | null
-  sentAt: Date | null
+  txId: string | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -70,9 +67,7 @@ export type CloneDeploymentCountAggregateOutputType = {
   status: number
   attempts: number
   nextAttemptAt: number
-  rawTx: number
-  txHash: number
-  sentAt: number
+  txId: number
   lastError: number
   createdAt: number
   updatedAt: number
@@ -96,9 +91,7 @@ export type CloneDeploymentMinAggregateInputType = {
   status?: true
   attempts?: true
   nextAttemptAt?: true
-  rawTx?: true
-  txHash?: true
-  sentAt?: true
+  txId?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -110,9 +103,7 @@ export type CloneDeploymentMaxAggregateInputType = {
   status?: true
   attempts?: true
   nextAttemptAt?: true
-  rawTx?: true
-  txHash?: true
-  sentAt?: true
+  txId?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -124,9 +115,7 @@ export type CloneDeploymentCountAggregateInputType = {
   status?: true
   attempts?: true
   nextAttemptAt?: true
-  rawTx?: true
-  txHash?: true
-  sentAt?: true
+  txId?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -225,9 +214,7 @@ export type CloneDeploymentGroupByOutputType = {
   status: $Enums.DeploymentStatus
   attempts: number
   nextAttemptAt: Date
-  rawTx: string | null
-  txHash: string | null
-  sentAt: Date | null
+  txId: string | null
   lastError: string | null
   createdAt: Date
   updatedAt: Date
@@ -262,13 +249,12 @@ export type CloneDeploymentWhereInput = {
   status?: Prisma.EnumDeploymentStatusFilter<"CloneDeployment"> | $Enums.DeploymentStatus
   attempts?: Prisma.IntFilter<"CloneDeployment"> | number
   nextAttemptAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
-  rawTx?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
-  txHash?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
-  sentAt?: Prisma.DateTimeNullableFilter<"CloneDeployment"> | Date | string | null
+  txId?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   lastError?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
+  tx?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }
 
 export type CloneDeploymentOrderByWithRelationInput = {
@@ -277,13 +263,12 @@ export type CloneDeploymentOrderByWithRelationInput = {
   status?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
-  rawTx?: Prisma.SortOrderInput | Prisma.SortOrder
-  txHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  sentAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  txId?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   charge?: Prisma.ChargeOrderByWithRelationInput
+  tx?: Prisma.RelayerTransactionOrderByWithRelationInput
 }
 
 export type CloneDeploymentWhereUniqueInput = Prisma.AtLeast<{
@@ -295,13 +280,12 @@ export type CloneDeploymentWhereUniqueInput = Prisma.AtLeast<{
   status?: Prisma.EnumDeploymentStatusFilter<"CloneDeployment"> | $Enums.DeploymentStatus
   attempts?: Prisma.IntFilter<"CloneDeployment"> | number
   nextAttemptAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
-  rawTx?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
-  txHash?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
-  sentAt?: Prisma.DateTimeNullableFilter<"CloneDeployment"> | Date | string | null
+  txId?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   lastError?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
+  tx?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }, "chargeId">
 
 export type CloneDeploymentOrderByWithAggregationInput = {
@@ -310,9 +294,7 @@ export type CloneDeploymentOrderByWithAggregationInput = {
   status?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
-  rawTx?: Prisma.SortOrderInput | Prisma.SortOrder
-  txHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  sentAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  txId?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -332,9 +314,7 @@ export type CloneDeploymentScalarWhereWithAggregatesInput = {
   status?: Prisma.EnumDeploymentStatusWithAggregatesFilter<"CloneDeployment"> | $Enums.DeploymentStatus
   attempts?: Prisma.IntWithAggregatesFilter<"CloneDeployment"> | number
   nextAttemptAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
-  rawTx?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
-  txHash?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
-  sentAt?: Prisma.DateTimeNullableWithAggregatesFilter<"CloneDeployment"> | Date | string | null
+  txId?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
   lastError?: Prisma.StringNullableWithAggregatesFilter<"CloneDeployment"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"CloneDeployment"> | Date | string
@@ -345,13 +325,11 @@ export type CloneDeploymentCreateInput = {
   status?: $Enums.DeploymentStatus
   attempts?: number
   nextAttemptAt?: Date | string
-  rawTx?: string | null
-  txHash?: string | null
-  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutDeploymentInput
+  tx?: Prisma.RelayerTransactionCreateNestedOneWithoutDeploymentsInput
 }
 
 export type CloneDeploymentUncheckedCreateInput = {
@@ -360,9 +338,7 @@ export type CloneDeploymentUncheckedCreateInput = {
   status?: $Enums.DeploymentStatus
   attempts?: number
   nextAttemptAt?: Date | string
-  rawTx?: string | null
-  txHash?: string | null
-  sentAt?: Date | string | null
+  txId?: string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -373,13 +349,11 @@ export type CloneDeploymentUpdateInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutDeploymentNestedInput
+  tx?: Prisma.RelayerTransactionUpdateOneWithoutDeploymentsNestedInput
 }
 
 export type CloneDeploymentUncheckedUpdateInput = {
@@ -388,9 +362,7 @@ export type CloneDeploymentUncheckedUpdateInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -402,9 +374,7 @@ export type CloneDeploymentCreateManyInput = {
   status?: $Enums.DeploymentStatus
   attempts?: number
   nextAttemptAt?: Date | string
-  rawTx?: string | null
-  txHash?: string | null
-  sentAt?: Date | string | null
+  txId?: string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -415,9 +385,6 @@ export type CloneDeploymentUpdateManyMutationInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -429,9 +396,7 @@ export type CloneDeploymentUncheckedUpdateManyInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -448,9 +413,7 @@ export type CloneDeploymentCountOrderByAggregateInput = {
   status?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
-  rawTx?: Prisma.SortOrder
-  txHash?: Prisma.SortOrder
-  sentAt?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -467,9 +430,7 @@ export type CloneDeploymentMaxOrderByAggregateInput = {
   status?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
-  rawTx?: Prisma.SortOrder
-  txHash?: Prisma.SortOrder
-  sentAt?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -481,9 +442,7 @@ export type CloneDeploymentMinOrderByAggregateInput = {
   status?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
-  rawTx?: Prisma.SortOrder
-  txHash?: Prisma.SortOrder
-  sentAt?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -492,6 +451,16 @@ export type CloneDeploymentMinOrderByAggregateInput = {
 export type CloneDeploymentSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+}
+
+export type CloneDeploymentListRelationFilter = {
+  every?: Prisma.CloneDeploymentWhereInput
+  some?: Prisma.CloneDeploymentWhereInput
+  none?: Prisma.CloneDeploymentWhereInput
+}
+
+export type CloneDeploymentOrderByRelationAggregateInput = {
+  _count?: Prisma.SortOrder
 }
 
 export type CloneDeploymentCreateNestedOneWithoutChargeInput = {
@@ -530,17 +499,57 @@ export type EnumDeploymentStatusFieldUpdateOperationsInput = {
   set?: $Enums.DeploymentStatus
 }
 
+export type CloneDeploymentCreateNestedManyWithoutTxInput = {
+  create?: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput> | Prisma.CloneDeploymentCreateWithoutTxInput[] | Prisma.CloneDeploymentUncheckedCreateWithoutTxInput[]
+  connectOrCreate?: Prisma.CloneDeploymentCreateOrConnectWithoutTxInput | Prisma.CloneDeploymentCreateOrConnectWithoutTxInput[]
+  createMany?: Prisma.CloneDeploymentCreateManyTxInputEnvelope
+  connect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+}
+
+export type CloneDeploymentUncheckedCreateNestedManyWithoutTxInput = {
+  create?: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput> | Prisma.CloneDeploymentCreateWithoutTxInput[] | Prisma.CloneDeploymentUncheckedCreateWithoutTxInput[]
+  connectOrCreate?: Prisma.CloneDeploymentCreateOrConnectWithoutTxInput | Prisma.CloneDeploymentCreateOrConnectWithoutTxInput[]
+  createMany?: Prisma.CloneDeploymentCreateManyTxInputEnvelope
+  connect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+}
+
+export type CloneDeploymentUpdateManyWithoutTxNestedInput = {
+  create?: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput> | Prisma.CloneDeploymentCreateWithoutTxInput[] | Prisma.CloneDeploymentUncheckedCreateWithoutTxInput[]
+  connectOrCreate?: Prisma.CloneDeploymentCreateOrConnectWithoutTxInput | Prisma.CloneDeploymentCreateOrConnectWithoutTxInput[]
+  upsert?: Prisma.CloneDeploymentUpsertWithWhereUniqueWithoutTxInput | Prisma.CloneDeploymentUpsertWithWhereUniqueWithoutTxInput[]
+  createMany?: Prisma.CloneDeploymentCreateManyTxInputEnvelope
+  set?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  disconnect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  delete?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  connect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  update?: Prisma.CloneDeploymentUpdateWithWhereUniqueWithoutTxInput | Prisma.CloneDeploymentUpdateWithWhereUniqueWithoutTxInput[]
+  updateMany?: Prisma.CloneDeploymentUpdateManyWithWhereWithoutTxInput | Prisma.CloneDeploymentUpdateManyWithWhereWithoutTxInput[]
+  deleteMany?: Prisma.CloneDeploymentScalarWhereInput | Prisma.CloneDeploymentScalarWhereInput[]
+}
+
+export type CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput = {
+  create?: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput> | Prisma.CloneDeploymentCreateWithoutTxInput[] | Prisma.CloneDeploymentUncheckedCreateWithoutTxInput[]
+  connectOrCreate?: Prisma.CloneDeploymentCreateOrConnectWithoutTxInput | Prisma.CloneDeploymentCreateOrConnectWithoutTxInput[]
+  upsert?: Prisma.CloneDeploymentUpsertWithWhereUniqueWithoutTxInput | Prisma.CloneDeploymentUpsertWithWhereUniqueWithoutTxInput[]
+  createMany?: Prisma.CloneDeploymentCreateManyTxInputEnvelope
+  set?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  disconnect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  delete?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  connect?: Prisma.CloneDeploymentWhereUniqueInput | Prisma.CloneDeploymentWhereUniqueInput[]
+  update?: Prisma.CloneDeploymentUpdateWithWhereUniqueWithoutTxInput | Prisma.CloneDeploymentUpdateWithWhereUniqueWithoutTxInput[]
+  updateMany?: Prisma.CloneDeploymentUpdateManyWithWhereWithoutTxInput | Prisma.CloneDeploymentUpdateManyWithWhereWithoutTxInput[]
+  deleteMany?: Prisma.CloneDeploymentScalarWhereInput | Prisma.CloneDeploymentScalarWhereInput[]
+}
+
 export type CloneDeploymentCreateWithoutChargeInput = {
   chainId: number
   status?: $Enums.DeploymentStatus
   attempts?: number
   nextAttemptAt?: Date | string
-  rawTx?: string | null
-  txHash?: string | null
-  sentAt?: Date | string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  tx?: Prisma.RelayerTransactionCreateNestedOneWithoutDeploymentsInput
 }
 
 export type CloneDeploymentUncheckedCreateWithoutChargeInput = {
@@ -548,9 +557,7 @@ export type CloneDeploymentUncheckedCreateWithoutChargeInput = {
   status?: $Enums.DeploymentStatus
   attempts?: number
   nextAttemptAt?: Date | string
-  rawTx?: string | null
-  txHash?: string | null
-  sentAt?: Date | string | null
+  txId?: string | null
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -577,12 +584,10 @@ export type CloneDeploymentUpdateWithoutChargeInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  tx?: Prisma.RelayerTransactionUpdateOneWithoutDeploymentsNestedInput
 }
 
 export type CloneDeploymentUncheckedUpdateWithoutChargeInput = {
@@ -590,9 +595,114 @@ export type CloneDeploymentUncheckedUpdateWithoutChargeInput = {
   status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  rawTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  sentAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type CloneDeploymentCreateWithoutTxInput = {
+  chainId: number
+  status?: $Enums.DeploymentStatus
+  attempts?: number
+  nextAttemptAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  charge: Prisma.ChargeCreateNestedOneWithoutDeploymentInput
+}
+
+export type CloneDeploymentUncheckedCreateWithoutTxInput = {
+  chargeId: string
+  chainId: number
+  status?: $Enums.DeploymentStatus
+  attempts?: number
+  nextAttemptAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+}
+
+export type CloneDeploymentCreateOrConnectWithoutTxInput = {
+  where: Prisma.CloneDeploymentWhereUniqueInput
+  create: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput>
+}
+
+export type CloneDeploymentCreateManyTxInputEnvelope = {
+  data: Prisma.CloneDeploymentCreateManyTxInput | Prisma.CloneDeploymentCreateManyTxInput[]
+  skipDuplicates?: boolean
+}
+
+export type CloneDeploymentUpsertWithWhereUniqueWithoutTxInput = {
+  where: Prisma.CloneDeploymentWhereUniqueInput
+  update: Prisma.XOR<Prisma.CloneDeploymentUpdateWithoutTxInput, Prisma.CloneDeploymentUncheckedUpdateWithoutTxInput>
+  create: Prisma.XOR<Prisma.CloneDeploymentCreateWithoutTxInput, Prisma.CloneDeploymentUncheckedCreateWithoutTxInput>
+}
+
+export type CloneDeploymentUpdateWithWhereUniqueWithoutTxInput = {
+  where: Prisma.CloneDeploymentWhereUniqueInput
+  data: Prisma.XOR<Prisma.CloneDeploymentUpdateWithoutTxInput, Prisma.CloneDeploymentUncheckedUpdateWithoutTxInput>
+}
+
+export type CloneDeploymentUpdateManyWithWhereWithoutTxInput = {
+  where: Prisma.CloneDeploymentScalarWhereInput
+  data: Prisma.XOR<Prisma.CloneDeploymentUpdateManyMutationInput, Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxInput>
+}
+
+export type CloneDeploymentScalarWhereInput = {
+  AND?: Prisma.CloneDeploymentScalarWhereInput | Prisma.CloneDeploymentScalarWhereInput[]
+  OR?: Prisma.CloneDeploymentScalarWhereInput[]
+  NOT?: Prisma.CloneDeploymentScalarWhereInput | Prisma.CloneDeploymentScalarWhereInput[]
+  chargeId?: Prisma.StringFilter<"CloneDeployment"> | string
+  chainId?: Prisma.IntFilter<"CloneDeployment"> | number
+  status?: Prisma.EnumDeploymentStatusFilter<"CloneDeployment"> | $Enums.DeploymentStatus
+  attempts?: Prisma.IntFilter<"CloneDeployment"> | number
+  nextAttemptAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
+  txId?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
+  lastError?: Prisma.StringNullableFilter<"CloneDeployment"> | string | null
+  createdAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
+  updatedAt?: Prisma.DateTimeFilter<"CloneDeployment"> | Date | string
+}
+
+export type CloneDeploymentCreateManyTxInput = {
+  chargeId: string
+  chainId: number
+  status?: $Enums.DeploymentStatus
+  attempts?: number
+  nextAttemptAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+}
+
+export type CloneDeploymentUpdateWithoutTxInput = {
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutDeploymentNestedInput
+}
+
+export type CloneDeploymentUncheckedUpdateWithoutTxInput = {
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type CloneDeploymentUncheckedUpdateManyWithoutTxInput = {
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  status?: Prisma.EnumDeploymentStatusFieldUpdateOperationsInput | $Enums.DeploymentStatus
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -606,13 +716,12 @@ export type CloneDeploymentSelect<ExtArgs extends runtime.Types.Extensions.Inter
   status?: boolean
   attempts?: boolean
   nextAttemptAt?: boolean
-  rawTx?: boolean
-  txHash?: boolean
-  sentAt?: boolean
+  txId?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }, ExtArgs["result"]["cloneDeployment"]>
 
 export type CloneDeploymentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -621,13 +730,12 @@ export type CloneDeploymentSelectCreateManyAndReturn<ExtArgs extends runtime.Typ
   status?: boolean
   attempts?: boolean
   nextAttemptAt?: boolean
-  rawTx?: boolean
-  txHash?: boolean
-  sentAt?: boolean
+  txId?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }, ExtArgs["result"]["cloneDeployment"]>
 
 export type CloneDeploymentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -636,13 +744,12 @@ export type CloneDeploymentSelectUpdateManyAndReturn<ExtArgs extends runtime.Typ
   status?: boolean
   attempts?: boolean
   nextAttemptAt?: boolean
-  rawTx?: boolean
-  txHash?: boolean
-  sentAt?: boolean
+  txId?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }, ExtArgs["result"]["cloneDeployment"]>
 
 export type CloneDeploymentSelectScalar = {
@@ -651,29 +758,31 @@ export type CloneDeploymentSelectScalar = {
   status?: boolean
   attempts?: boolean
   nextAttemptAt?: boolean
-  rawTx?: boolean
-  txHash?: boolean
-  sentAt?: boolean
+  txId?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type CloneDeploymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "status" | "attempts" | "nextAttemptAt" | "rawTx" | "txHash" | "sentAt" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["cloneDeployment"]>
+export type CloneDeploymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "status" | "attempts" | "nextAttemptAt" | "txId" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["cloneDeployment"]>
 export type CloneDeploymentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }
 export type CloneDeploymentIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }
 export type CloneDeploymentIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  tx?: boolean | Prisma.CloneDeployment$txArgs<ExtArgs>
 }
 
 export type $CloneDeploymentPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "CloneDeployment"
   objects: {
     charge: Prisma.$ChargePayload<ExtArgs>
+    tx: Prisma.$RelayerTransactionPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     chargeId: string
@@ -682,14 +791,9 @@ export type $CloneDeploymentPayload<ExtArgs extends runtime.Types.Extensions.Int
     attempts: number
     nextAttemptAt: Date
     /**
-     * The signed transaction, stored before broadcast so a restart re-sends it rather than a new one.
+     * The batch transaction this job is in while SENT.
      */
-    rawTx: string | null
-    txHash: string | null
-    /**
-     * When the current version was signed; one unmined for too long is replaced with higher fees.
-     */
-    sentAt: Date | null
+    txId: string | null
     lastError: string | null
     createdAt: Date
     updatedAt: Date
@@ -1088,6 +1192,7 @@ readonly fields: CloneDeploymentFieldRefs;
 export interface Prisma__CloneDeploymentClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   charge<T extends Prisma.ChargeDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChargeDefaultArgs<ExtArgs>>): Prisma.Prisma__ChargeClient<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
+  tx<T extends Prisma.CloneDeployment$txArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.CloneDeployment$txArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1122,9 +1227,7 @@ export interface CloneDeploymentFieldRefs {
   readonly status: Prisma.FieldRef<"CloneDeployment", 'DeploymentStatus'>
   readonly attempts: Prisma.FieldRef<"CloneDeployment", 'Int'>
   readonly nextAttemptAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
-  readonly rawTx: Prisma.FieldRef<"CloneDeployment", 'String'>
-  readonly txHash: Prisma.FieldRef<"CloneDeployment", 'String'>
-  readonly sentAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
+  readonly txId: Prisma.FieldRef<"CloneDeployment", 'String'>
   readonly lastError: Prisma.FieldRef<"CloneDeployment", 'String'>
   readonly createdAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"CloneDeployment", 'DateTime'>
@@ -1526,6 +1629,25 @@ export type CloneDeploymentDeleteManyArgs<ExtArgs extends runtime.Types.Extensio
    * Limit how many CloneDeployments to delete.
    */
   limit?: number
+}
+
+/**
+ * CloneDeployment.tx
+ */
+export type CloneDeployment$txArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the RelayerTransaction
+   */
+  select?: Prisma.RelayerTransactionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the RelayerTransaction
+   */
+  omit?: Prisma.RelayerTransactionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RelayerTransactionInclude<ExtArgs> | null
+  where?: Prisma.RelayerTransactionWhereInput
 }
 
 /**

@@ -30,14 +30,14 @@ export type PaymentAvgAggregateOutputType = {
   chainId: number | null
   logIndex: number | null
   blockNumber: number | null
-  amount: number | null
+  amount: runtime.Decimal | null
 }
 
 export type PaymentSumAggregateOutputType = {
   chainId: number | null
   logIndex: number | null
   blockNumber: bigint | null
-  amount: bigint | null
+  amount: runtime.Decimal | null
 }
 
 export type PaymentMinAggregateOutputType = {
@@ -49,7 +49,7 @@ export type PaymentMinAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   fromAddress: string | null
-  amount: bigint | null
+  amount: runtime.Decimal | null
   status: $Enums.PaymentStatus | null
   late: boolean | null
   createdAt: Date | null
@@ -65,7 +65,7 @@ export type PaymentMaxAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   fromAddress: string | null
-  amount: bigint | null
+  amount: runtime.Decimal | null
   status: $Enums.PaymentStatus | null
   late: boolean | null
   createdAt: Date | null
@@ -248,7 +248,7 @@ export type PaymentGroupByOutputType = {
   blockNumber: bigint
   blockHash: string
   fromAddress: string
-  amount: bigint
+  amount: runtime.Decimal
   status: $Enums.PaymentStatus
   late: boolean
   createdAt: Date
@@ -287,7 +287,7 @@ export type PaymentWhereInput = {
   blockNumber?: Prisma.BigIntFilter<"Payment"> | bigint | number
   blockHash?: Prisma.StringFilter<"Payment"> | string
   fromAddress?: Prisma.StringFilter<"Payment"> | string
-  amount?: Prisma.BigIntFilter<"Payment"> | bigint | number
+  amount?: Prisma.DecimalFilter<"Payment"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFilter<"Payment"> | $Enums.PaymentStatus
   late?: Prisma.BoolFilter<"Payment"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Payment"> | Date | string
@@ -325,7 +325,7 @@ export type PaymentWhereUniqueInput = Prisma.AtLeast<{
   blockNumber?: Prisma.BigIntFilter<"Payment"> | bigint | number
   blockHash?: Prisma.StringFilter<"Payment"> | string
   fromAddress?: Prisma.StringFilter<"Payment"> | string
-  amount?: Prisma.BigIntFilter<"Payment"> | bigint | number
+  amount?: Prisma.DecimalFilter<"Payment"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFilter<"Payment"> | $Enums.PaymentStatus
   late?: Prisma.BoolFilter<"Payment"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Payment"> | Date | string
@@ -366,7 +366,7 @@ export type PaymentScalarWhereWithAggregatesInput = {
   blockNumber?: Prisma.BigIntWithAggregatesFilter<"Payment"> | bigint | number
   blockHash?: Prisma.StringWithAggregatesFilter<"Payment"> | string
   fromAddress?: Prisma.StringWithAggregatesFilter<"Payment"> | string
-  amount?: Prisma.BigIntWithAggregatesFilter<"Payment"> | bigint | number
+  amount?: Prisma.DecimalWithAggregatesFilter<"Payment"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusWithAggregatesFilter<"Payment"> | $Enums.PaymentStatus
   late?: Prisma.BoolWithAggregatesFilter<"Payment"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Payment"> | Date | string
@@ -381,7 +381,7 @@ export type PaymentCreateInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -398,7 +398,7 @@ export type PaymentUncheckedCreateInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -413,7 +413,7 @@ export type PaymentUpdateInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -430,7 +430,7 @@ export type PaymentUncheckedUpdateInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -446,7 +446,7 @@ export type PaymentCreateManyInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -461,7 +461,7 @@ export type PaymentUpdateManyMutationInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -477,7 +477,7 @@ export type PaymentUncheckedUpdateManyInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -616,7 +616,7 @@ export type PaymentCreateWithoutChargeInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -631,7 +631,7 @@ export type PaymentUncheckedCreateWithoutChargeInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -676,7 +676,7 @@ export type PaymentScalarWhereInput = {
   blockNumber?: Prisma.BigIntFilter<"Payment"> | bigint | number
   blockHash?: Prisma.StringFilter<"Payment"> | string
   fromAddress?: Prisma.StringFilter<"Payment"> | string
-  amount?: Prisma.BigIntFilter<"Payment"> | bigint | number
+  amount?: Prisma.DecimalFilter<"Payment"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFilter<"Payment"> | $Enums.PaymentStatus
   late?: Prisma.BoolFilter<"Payment"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Payment"> | Date | string
@@ -691,7 +691,7 @@ export type PaymentCreateManyChargeInput = {
   blockNumber: bigint | number
   blockHash: string
   fromAddress: string
-  amount: bigint | number
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: $Enums.PaymentStatus
   late?: boolean
   createdAt?: Date | string
@@ -706,7 +706,7 @@ export type PaymentUpdateWithoutChargeInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -721,7 +721,7 @@ export type PaymentUncheckedUpdateWithoutChargeInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -736,7 +736,7 @@ export type PaymentUncheckedUpdateManyWithoutChargeInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   status?: Prisma.EnumPaymentStatusFieldUpdateOperationsInput | $Enums.PaymentStatus
   late?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -838,9 +838,9 @@ export type $PaymentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     blockHash: string
     fromAddress: string
     /**
-     * USDC base units.
+     * USDC base units (any uint256 a Transfer can carry).
      */
-    amount: bigint
+    amount: runtime.Decimal
     status: $Enums.PaymentStatus
     /**
      * Confirmed after the charge had become EXPIRED, CANCELLED or COMPLETED.
@@ -1280,7 +1280,7 @@ export interface PaymentFieldRefs {
   readonly blockNumber: Prisma.FieldRef<"Payment", 'BigInt'>
   readonly blockHash: Prisma.FieldRef<"Payment", 'String'>
   readonly fromAddress: Prisma.FieldRef<"Payment", 'String'>
-  readonly amount: Prisma.FieldRef<"Payment", 'BigInt'>
+  readonly amount: Prisma.FieldRef<"Payment", 'Decimal'>
   readonly status: Prisma.FieldRef<"Payment", 'PaymentStatus'>
   readonly late: Prisma.FieldRef<"Payment", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"Payment", 'DateTime'>

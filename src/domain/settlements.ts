@@ -1,0 +1,48 @@
+// Settlements: the payouts the chain made from a charge's clone. Each is one Flushed event of the
+// clone, whoever called its public `flush` (our relayer, a bot, the merchant): the net amount went
+// to the merchant's wallet and the fee to the fee recipient. A charge keeps its confirmed
+// settlements, oldest first, in its `settlements` column, in the form stored here.
+import { formatAmount } from "./money.js";
+
+/** A confirmed settlement as a charge stores it (amounts as base-unit strings). */
+export interface StoredSettlement {
+  txHash: string;
+  logIndex: number | null;
+  blockNumber: number;
+  netAmount: string;
+  feeAmount: string;
+  confirmedAt: string;
+}
+
+/** A settlement as the API shows it. */
+export interface SettlementResource {
+  /** The transaction that paid out (anyone's). */
+  txHash: string;
+  blockNumber: number;
+  /** Everything that left the clone: netAmount + feeAmount. */
+  amount: string;
+  /** Paid to the merchant's wallet. */
+  netAmount: string;
+  /** Paid to the fee recipient. */
+  feeAmount: string;
+  confirmedAt: string;
+}
+
+/** The confirmed settlements stored on a charge. */
+export function storedSettlements(charge: { settlements: unknown }): StoredSettlement[] {
+  return Array.isArray(charge.settlements) ? (charge.settlements as StoredSettlement[]) : [];
+}
+
+/** Shapes a stored settlement. */
+export function settlementResource(s: StoredSettlement): SettlementResource {
+  const net = BigInt(s.netAmount);
+  const fee = BigInt(s.feeAmount);
+  return {
+    txHash: s.txHash,
+    blockNumber: s.blockNumber,
+    amount: formatAmount(net + fee),
+    netAmount: formatAmount(net),
+    feeAmount: formatAmount(fee),
+    confirmedAt: s.confirmedAt,
+  };
+}
