@@ -101,7 +101,7 @@ const statusOf = (page: Page) => page.locator("#status");
 describe("hosted page in a browser", () => {
   it("full flow: pick the chain, pay with the wallet, watch it complete without reload, land on successUrl", async () => {
     // The wallet needs the USDC it pays with.
-    await (await chain.usdc.connect(chain.wallet(3)).getFunction("mint")(chain.wallet(3).address, 100_000_000n)).wait();
+    await chain.mint(chain.wallet(3).address, 100_000_000n);
     const charge = await newCharge();
     const { page, navigations } = await pageWithWallet();
     const started = Date.now();
