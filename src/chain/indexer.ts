@@ -10,8 +10,9 @@
 //   parent, so a reorg shows as a parent that is not our cursor, and is rolled back;
 // - further back (catching up after an outage), ranges of up to MAX_RANGE blocks are read with the
 //   range's last header only: those blocks are beyond any reorg the confirmations absorb.
-// A range a provider refuses (too many blocks, too many logs) is halved, or cut to the range the
-// provider suggests, and grows back after a run of successes.
+// A range a provider refuses is cut to the limit the provider states (and never grown past it), or
+// halved when it states none (too many logs: a denser stretch of chain), growing back after a run
+// of successes.
 //
 // Invariants:
 // - the cursor moves only in a transaction that also stores the range's payments, settlements and
@@ -29,7 +30,7 @@ import type { Prisma } from "../db/client.js";
 import { newId } from "../domain/ids.js";
 import { ChargeCloneArtifact } from "./artifacts.js";
 import type { EnabledChain } from "./chains.js";
-import { type ChainRpc, isLogRangeError, withRpcRetry } from "./rpc.js";
+import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "./rpc.js";
 
 const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
 const cloneAbi = new Interface(ChargeCloneArtifact.abi);
@@ -41,8 +42,6 @@ export const MAX_RANGE = 2_000;
 const NEAR_HEAD_RANGE = 100;
 /** Successful steps at a reduced range before it is doubled again. */
 const GROW_AFTER = 20;
-/** Catch-up progress is logged at most this often. */
-const PROGRESS_EVERY_MS = 2_000;
 
 /** Where one step left the indexer. */
 export interface IndexStep {
@@ -68,8 +67,9 @@ interface RangeRead {
 /** Follows one chain; keep one per chain runner (it remembers how large a range the provider takes). */
 export class ChainIndexer {
   private range = MAX_RANGE;
+  /** The most blocks the provider said it takes (its limit, or the range it suggested): never grown past. */
+  private ceiling = MAX_RANGE;
   private successes = 0;
-  private lastProgressAt = 0;
   /** Enough recent hashes to find where any reorg the confirmations can absorb forked. */
   private readonly reorgWindow: number;
 
@@ -212,28 +212,26 @@ export class ChainIndexer {
     };
   }
 
-  /** A refused range: take the provider's suggestion, or half; the next step tries again at once. */
+  /** A refused range: take the provider's stated limit (kept as a ceiling), or half; the next step tries again at once. */
   private shrink(e: unknown, from: bigint, to: bigint): void {
     const asked = Number(to - from + 1n);
-    const hint = /\[(0x[0-9a-f]+),\s*(0x[0-9a-f]+)\]/i.exec(JSON.stringify((e as { info?: unknown }).info ?? ""));
-    const suggested = hint ? Number(BigInt(hint[2]!) - BigInt(hint[1]!) + 1n) : 0;
     if (asked <= 1) throw new Error(`the RPC endpoint refuses eth_getLogs even for block ${from} alone`);
-    this.range = Math.max(1, Math.min(asked - 1, suggested > 0 ? suggested : Math.floor(asked / 2)));
+    const stated = statedRangeLimit(e);
+    if (stated !== null && stated < asked) this.ceiling = stated;
+    this.range = Math.max(1, Math.min(asked - 1, stated !== null && stated < asked ? stated : Math.floor(asked / 2)));
     this.successes = 0;
     this.logger.warn({ from, to, range: this.range }, "RPC endpoint refused the eth_getLogs range; reading smaller ranges");
   }
 
   private grow(): void {
-    if (this.range >= MAX_RANGE || ++this.successes < GROW_AFTER) return;
-    this.range = Math.min(MAX_RANGE, this.range * 2);
+    if (this.range >= this.ceiling || ++this.successes < GROW_AFTER) return;
+    this.range = Math.min(this.ceiling, this.range * 2);
     this.successes = 0;
   }
 
+  /** One line per range read while catching up: where it is, and how far the head still is. */
   private progress(from: bigint, to: bigint, head: bigint): void {
-    const now = Date.now();
     const done = head - to <= BigInt(this.reorgWindow);
-    if (!done && now - this.lastProgressAt < PROGRESS_EVERY_MS) return;
-    this.lastProgressAt = now;
     this.logger.info({ from, to, head, behind: head - to }, done ? "caught up with the chain" : "catching up with the chain");
   }
 
@@ -321,6 +319,21 @@ async function startBlock(prisma: Prisma, rpc: ChainRpc, chainId: number, latest
     else hi = mid.number;
   }
   return lo;
+}
+
+/**
+ * The block range a provider's refusal says it takes, when it says: a suggested range
+ * ("this block range should work: [0x10, 0x5db]", Alchemy) or a limit ("exceeds limit of 2000",
+ * "limited to a 10,000 range", "bigger than range limit 500"). Null for a refusal by log count.
+ */
+export function statedRangeLimit(e: unknown): number | null {
+  const { error } = nodeErrorOf(e);
+  const text = `${String(error?.message ?? "")} ${JSON.stringify(error?.data ?? "")}`;
+  const suggested = /\[(0x[0-9a-f]+),\s*(0x[0-9a-f]+)\]/i.exec(text);
+  if (suggested) return Number(BigInt(suggested[2]!) - BigInt(suggested[1]!) + 1n);
+  const limit = /(?:limit of|limited to an?|range limit|up to an?)\s*([\d,]+)/i.exec(text);
+  const n = limit ? Number(limit[1]!.replace(/,/g, "")) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 
 /** Every log of a block whose header was read must carry that header's hash: one consistent view. */

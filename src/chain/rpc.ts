@@ -47,10 +47,28 @@ const NODE_BUSY = /header not found|unknown block|timeout|timed out|busy|try aga
  */
 export function isTransientRpcError(e: unknown): boolean {
   if (e instanceof RpcError) return e.transient;
-  const err = e as { code?: unknown; info?: { error?: { code?: unknown; message?: unknown } } };
-  if (typeof err.code === "string" && TRANSIENT_CODES.has(err.code)) return true;
-  const nodeError = err.info?.error;
-  return nodeError !== undefined && (isRateLimit(nodeError) || NODE_BUSY.test(String(nodeError.message ?? "")));
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && TRANSIENT_CODES.has(code)) return true;
+  const { error } = nodeErrorOf(e);
+  return error !== null && (isRateLimit(error) || NODE_BUSY.test(String(error.message ?? "")));
+}
+
+/** A JSON-RPC error object as a node sent it. */
+export interface NodeError {
+  code?: unknown;
+  message?: unknown;
+  data?: unknown;
+}
+
+/**
+ * The node's own error inside an ethers error, and the method it answered. Ethers keeps them in
+ * `info` for the codes it recognises and at the top level for the rest ("could not coalesce error").
+ */
+export function nodeErrorOf(e: unknown): { method: string | null; error: NodeError | null } {
+  const err = e as { info?: { payload?: { method?: unknown }; error?: NodeError }; payload?: { method?: unknown }; error?: NodeError };
+  const method = err?.info?.payload?.method ?? err?.payload?.method;
+  const error = err?.info?.error ?? err?.error;
+  return { method: typeof method === "string" ? method : null, error: error && typeof error === "object" ? error : null };
 }
 
 /** Calls `fn`, retrying transient RPC errors with exponential backoff (up to `attempts` tries). */
@@ -74,10 +92,8 @@ const LOG_LIMIT = /range|too many|more than|exceed|limit|response size|block cou
  * range", "Log response size exceeded…"); the remedy is always a smaller range.
  */
 export function isLogRangeError(e: unknown): boolean {
-  const err = e as { info?: { payload?: { method?: string }; error?: { message?: string; data?: unknown } }; message?: string };
-  if (err.info?.payload?.method !== "eth_getLogs") return false;
-  const error = err.info.error;
-  return LOG_LIMIT.test(`${error?.message ?? ""} ${JSON.stringify(error?.data ?? "")}`);
+  const { method, error } = nodeErrorOf(e);
+  return method === "eth_getLogs" && error !== null && LOG_LIMIT.test(`${String(error.message ?? "")} ${JSON.stringify(error.data ?? "")}`);
 }
 
 interface Endpoint {
