@@ -1,5 +1,8 @@
-import { getCreateAddress } from "ethers";
-import { expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { getCreateAddress, parseEther } from "ethers";
+import { afterAll, describe, expect, it } from "vitest";
 import { enableChain } from "../../src/chain/chains.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
@@ -76,4 +79,54 @@ it("reads the worker's settings", () => {
   const config = loadConfig({ CHAIN_POLL_INTERVAL_MS: "250", RELAYER_BUMP_AFTER_MS: "5000", PARTIAL_PAYMENT_EXTENSION_MINUTES: "30" });
   expect(config).toMatchObject({ chainPollIntervalMs: 250, relayerBumpAfterMs: 5000, partialExtensionMinutes: 30 });
   expect(() => loadConfig({ CHAIN_POLL_INTERVAL_MS: "0" })).toThrow(/CHAIN_POLL_INTERVAL_MS/);
+});
+
+it("takes several RPC URLs per chain, in order, and never repeats one in an error (they carry provider keys)", () => {
+  const common = { CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
+  const config = loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://a.example/v2/key-a, https://b.example/key-b\nhttps://c.example" });
+  expect(config.chains[0]!.rpcUrls).toEqual(["https://a.example/v2/key-a", "https://b.example/key-b", "https://c.example"]);
+  const bad = () => loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://a.example/v2/key-a wss://b.example/ws/sekret" });
+  expect(bad).toThrow("CHAIN_8453_RPC_URL: endpoint 2 of 2 is not an http(s) URL");
+  expect(bad).not.toThrow(/sekret|key-a/);
+});
+
+it("reads CHAIN_<id>_RELAYER_MIN_BALANCE in the chain's native unit, with a registry default", () => {
+  const common = { CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
+  expect(loadConfig(common).chains[0]!.relayerMinBalance).toBe(parseEther("0.005"));
+  expect(loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "0.25" }).chains[0]!.relayerMinBalance).toBe(parseEther("0.25"));
+  expect(() => loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "-1" })).toThrow(/CHAIN_8453_RELAYER_MIN_BALANCE: a decimal amount of ETH/);
+  expect(() => loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "lots" })).toThrow(/CHAIN_8453_RELAYER_MIN_BALANCE/);
+});
+
+describe("relayer keys from files (RELAYER_PRIVATE_KEY_FILE, CHAIN_<id>_RELAYER_KEY_FILE)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sg-keys-"));
+  const keyFile = join(dir, "relayer.key");
+  writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+  const other = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a";
+  const otherFile = join(dir, "base.key");
+  writeFileSync(otherFile, other, { mode: 0o600 });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const chainEnv = {
+    CHAIN_8453_RPC_URL: "https://base.example",
+    CHAIN_8453_FACTORY: FACTORY,
+    CHAIN_10_RPC_URL: "https://op.example",
+    CHAIN_10_FACTORY: FACTORY,
+    FEE_RECIPIENT: FACTORY,
+  };
+
+  it("reads the key from the file (trimmed); a chain's own file wins for that chain", () => {
+    const config = loadConfig({ ...chainEnv, RELAYER_PRIVATE_KEY_FILE: keyFile, CHAIN_8453_RELAYER_KEY_FILE: otherFile });
+    expect(Object.fromEntries(config.chains.map((c) => [c.chainId, c.relayerKey]))).toEqual({ 10: KEY, 8453: other });
+  });
+
+  it("refuses a missing file or a key given twice, naming the variable and never the key", () => {
+    const missing = () => loadConfig({ ...chainEnv, RELAYER_PRIVATE_KEY_FILE: join(dir, "nope.key") });
+    expect(missing).toThrow(/RELAYER_PRIVATE_KEY_FILE: cannot read .*nope\.key \(ENOENT\)/);
+    const twice = () => loadConfig({ ...chainEnv, RELAYER_PRIVATE_KEY: KEY, RELAYER_PRIVATE_KEY_FILE: keyFile });
+    expect(twice).toThrow("RELAYER_PRIVATE_KEY_FILE: set either RELAYER_PRIVATE_KEY or RELAYER_PRIVATE_KEY_FILE, not both");
+    writeFileSync(join(dir, "bad.key"), "0xnot-a-key-but-secret");
+    const bad = () => loadConfig({ ...chainEnv, RELAYER_PRIVATE_KEY_FILE: join(dir, "bad.key") });
+    expect(bad).toThrow(/RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key/);
+    expect(bad).not.toThrow(/not-a-key-but-secret/);
+  });
 });

@@ -3,7 +3,7 @@
 // provider's eth_getLogs limits, a lagging node, and a 24-hour catch-up. Nothing here may reach the
 // database from an answer that does not match its request, and no URL may appear in an error.
 import { AbiCoder, id, zeroPadValue } from "ethers";
-import { type Logger, pino } from "pino";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain, enableChain } from "../../src/chain/chains.js";
 import { ChainIndexer, statedRangeLimit } from "../../src/chain/indexer.js";
@@ -13,15 +13,9 @@ import { confirmChainMoney } from "../../src/domain/payments.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { recordingLogger } from "../helpers/logs.js";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.mjs";
 import { type SyntheticChain, startSyntheticChain } from "../helpers/synthetic-chain.mjs";
-
-/** A logger that keeps every line it writes, parsed. */
-function recordingLogger(): { logger: Logger; lines: { level: number; msg: string; [k: string]: unknown }[] } {
-  const lines: { level: number; msg: string }[] = [];
-  const logger = pino({ level: "debug" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
-  return { logger, lines };
-}
 
 let chain: TestChain;
 let orders = 0;
@@ -273,11 +267,15 @@ describe("the indexer against hosted-provider limits (a synthetic chain)", () =>
     for (let i = 1; i < accepted.length; i++) expect(accepted[i]!.from).toBe(accepted[i - 1]!.to + 1);
     expect(accepted[accepted.length - 1]!.to).toBe(44_200);
 
-    const catching = lines.filter((l) => l.msg === "catching up with the chain");
+    const catching = lines().filter((l) => l.msg === "catching up with the chain");
     expect(catching.length).toBeGreaterThanOrEqual(28);
     expect(catching[0]).toMatchObject({ from: 1_001, to: 2_500, head: 44_200 });
-    expect(lines.filter((l) => l.msg === "caught up with the chain")).toHaveLength(1);
-    expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual(["RPC endpoint refused the eth_getLogs range; reading smaller ranges"]);
+    expect(lines().filter((l) => l.msg === "caught up with the chain")).toHaveLength(1);
+    expect(
+      lines()
+        .filter((l) => l.level >= 40)
+        .map((l) => l.msg),
+    ).toEqual(["RPC endpoint refused the eth_getLogs range; reading smaller ranges"]);
     console.log(`24 h catch-up: ${steps} steps, ${accepted.length} ranges, ${front.total()} RPC calls, ${seconds.toFixed(1)} s`);
 
     await confirmChainMoney(app.db.prisma, SETTINGS, CHAIN_ID, 44_200n);
@@ -351,7 +349,7 @@ describe("the chain runner with a faulty endpoint among good ones", () => {
       good.setFaults({ down: true });
       lagging.reset();
       await chain.mine(2);
-      await waitFor("the lagging endpoint seen behind", async () => lines.some((l) => l.msg === "RPC endpoint is behind the indexer; waiting"));
+      await waitFor("the lagging endpoint seen behind", async () => lines().some((l) => l.msg === "RPC endpoint is behind the indexer; waiting"));
       await new Promise((r) => setTimeout(r, 500));
       expect(await app.db.prisma.payment.findFirst({ where: { chargeId } })).toMatchObject({ status: "SEEN" });
       expect(await statusOf(chargeId)).toBe("PENDING");
@@ -359,7 +357,7 @@ describe("the chain runner with a faulty endpoint among good ones", () => {
       good.setFaults({});
       mineEvery(100);
       await waitFor("the charge completed", async () => (await statusOf(chargeId)) === "COMPLETED", 60_000);
-      expect(lines.filter((l) => /reorg/.test(l.msg))).toEqual([]);
+      expect(lines().filter((l) => /reorg/.test(l.msg))).toEqual([]);
     } finally {
       clearInterval(producer);
       await runner.stop();
@@ -381,8 +379,8 @@ describe("the chain runner with a faulty endpoint among good ones", () => {
       const stored = await app.db.prisma.chainBlock.findMany({ where: { chainId: 31337 } });
       expect(stored.length).toBeGreaterThan(5);
       for (const b of stored) expect(b.hash).toBe((await chain.provider.getBlock(Number(b.number)))!.hash);
-      expect(lines.filter((l) => /reorg/.test(l.msg))).toEqual([]);
-      expect(lines.some((l) => l.msg.startsWith("RPC endpoint failing") && String(l.problem).includes("returned for block"))).toBe(true);
+      expect(lines().filter((l) => /reorg/.test(l.msg))).toEqual([]);
+      expect(lines().some((l) => l.msg.startsWith("RPC endpoint failing") && String(l.problem).includes("returned for block"))).toBe(true);
     } finally {
       clearInterval(producer);
       await runner.stop();
