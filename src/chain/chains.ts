@@ -19,7 +19,7 @@ export interface EnabledChain extends ChainInfo {
   relayerMinBalance: bigint;
 }
 
-/** Builds an enabled chain from settings; the devnet passes its own mock USDC address. */
+/** Builds an enabled chain from settings; the devnet passes the address of the USDC it deployed. */
 export function enableChain(settings: ChainSettings, usdcOverride?: string): EnabledChain {
   const info = knownChain(settings.chainId);
   const usdc = usdcOverride ?? settings.usdc ?? info?.usdc;

@@ -10,7 +10,7 @@ export interface ChainInfo {
   name: string;
   /** Mainnets serve live mode; testnets and the devnet serve test mode. */
   testnet: boolean;
-  /** Circle's native USDC (6 decimals); the devnet's mock USDC is deployed at start instead. */
+  /** Circle's native USDC (6 decimals); on the devnet, Circle's contracts are deployed at start instead. */
   usdc: string | null;
   /** Block explorer base URL (no trailing slash); null when there is none (devnet). */
   explorer: string | null;

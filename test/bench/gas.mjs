@@ -1,21 +1,30 @@
-// `npm run bench` (part 2): gas of the charge contracts on anvil, as whole transactions. Prints one
-// JSON line. Anchors from the issue: OpenZeppelin CREATE2 clone 64.6k, BitGo forwarder 88k (70k batched).
+// `npm run bench` (part 2): gas of the charge contracts on anvil with Circle's USDC (FiatToken v2.2
+// behind its proxy, as on every real chain), as whole transactions. Prints one JSON line. Anchors:
+// OpenZeppelin CREATE2 clone 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer.
 import { Contract, ContractFactory, id, JsonRpcProvider, Wallet } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
-import { ChargeCloneArtifact, ChargeFactoryArtifact, MockUSDCArtifact } from "../../dist/chain/artifacts.js";
+import { ChargeCloneArtifact, ChargeFactoryArtifact } from "../../dist/chain/artifacts.js";
+import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
+
+const KEYS = {
+  relayer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  issuer: "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+  admin: "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
+};
 
 const anvil = await startAnvil();
 try {
   const provider = new JsonRpcProvider(anvil.url, anvil.chainId, { staticNetwork: true, cacheTimeout: -1 });
   provider.pollingInterval = 20;
-  const deployer = new Wallet("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", provider);
+  const deployer = new Wallet(KEYS.relayer, provider);
+  const issuer = new Wallet(KEYS.issuer, provider);
   const feeRecipient = Wallet.createRandom().address;
   const deploy = async (a, ...args) => {
     const c = await new ContractFactory(a.abi, a.bytecode, deployer).deploy(...args);
     await c.waitForDeployment();
     return c;
   };
-  const usdc = await deploy(MockUSDCArtifact);
+  const usdc = circleUsdc(await deployCircleUsdc({ admin: new Wallet(KEYS.admin, provider), issuer }), issuer);
   const factory = await deploy(ChargeFactoryArtifact, feeRecipient);
   const token = await usdc.getAddress();
   const gas = async (tx) => Number((await (await tx).wait()).gasUsed);
@@ -32,7 +41,8 @@ try {
     const address = await factory.predict(s, wallet, 100);
     return { address, gas: await gas(factory.deploy(s, wallet, 100)), salt: s };
   };
-  const transfer = await gas(usdc.mint(deployer.address, 10n ** 12n)).then(() => gas(usdc.transfer(merchant, 1_000_000n)));
+  await gas(usdc.mint(deployer.address, 10n ** 12n));
+  const transfer = await gas(usdc.connect(deployer).transfer(merchant, 1_000_000n));
 
   const a = await deployClone();
   await gas(usdc.mint(a.address, 25_000_000n));
@@ -45,6 +55,12 @@ try {
   const s = salt();
   await gas(usdc.mint(await factory.predict(s, merchant, 100), 25_000_000n));
   const deployAndFlush = await gas(factory.deployAndFlush(s, merchant, 100, token));
+
+  const deployMany = {};
+  for (const count of [10, 50]) {
+    const salts = Array.from({ length: count }, salt);
+    deployMany[count] = Math.round((await gas(factory.deployMany(salts, Array(count).fill(merchant), Array(count).fill(100)))) / count);
+  }
 
   const flushMany = {};
   for (const count of [1, 10, 50]) {
@@ -65,6 +81,8 @@ try {
       flushFirstPayout,
       deployAndFlush,
       flushManyPerClone: flushMany,
+      deployManyPerClone: deployMany,
+      token: "Circle FiatToken v2.2 (proxy)",
       baseline: { usdcTransfer: transfer },
       goals: { deploy: 70_000, flush: 70_000, flushManyPerCloneAt50: 45_000 },
     }),

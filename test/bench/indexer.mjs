@@ -5,16 +5,19 @@
 //   and at most 3);
 // - completion: blocks and seconds from a payment's block to COMPLETED, with 1 and 3 confirmations
 //   on a 1-second block time (goal: confirmations + 2 blocks);
-// - settle500: 500 charges paid at once, until all are COMPLETED; payments settled per minute and
-//   the flush transactions used.
+// - settle500: 500 chain selections at once, deployed in batches (goal: within 5 s, at most 1.5 RPC
+//   calls per clone), then all paid at once until COMPLETED; payments settled per minute and the
+//   flush transactions used.
+// The token is Circle's USDC (FiatToken v2.2 behind its proxy), as on every real chain.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { Contract, ContractFactory, Interface, JsonRpcProvider, Wallet, parseUnits, toQuantity } from "ethers";
+import { ContractFactory, JsonRpcProvider, Wallet, parseUnits } from "ethers";
 import pg from "pg";
 import { pino } from "pino";
 import { anvilBinary } from "../../dist/chain/anvil.js";
-import { ChargeFactoryArtifact, MockUSDCArtifact } from "../../dist/chain/artifacts.js";
+import { ChargeFactoryArtifact } from "../../dist/chain/artifacts.js";
 import { ChainSet, enableChain } from "../../dist/chain/chains.js";
+import { circleUsdc, deployCircleUsdc, usdcInterface } from "../../dist/chain/usdc.js";
 import { openDatabase } from "../../dist/db/client.js";
 import { migrate } from "../../dist/db/migrate.js";
 import { selectChain } from "../../dist/domain/chain-selection.js";
@@ -30,12 +33,13 @@ const KEYS = {
   relayer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", // account 0, also the deployer
   feeRecipient: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a", // account 2
   payer: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6", // account 3
+  usdcIssuer: "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97", // account 8
+  usdcAdmin: "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6", // account 9
 };
 const MERCHANT_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const RUNNER_SETTINGS = { paymentBaseUrl: "http://localhost/pay", partialExtensionMinutes: 15 };
 const CHARGE_SETTINGS = { amount: { min: 10_000n, max: 1_000_000_000_000n }, paymentBaseUrl: "http://localhost/pay" };
 const USDC = (s) => parseUnits(s, 6);
-const erc20 = new Interface(MockUSDCArtifact.abi);
 
 const started = Date.now();
 // Every wait fails past this, so a stuck run still cleans up and exits.
@@ -137,7 +141,7 @@ function spawnAnvil(extra = []) {
   });
 }
 
-/** An anvil with MockUSDC and ChargeFactory deployed from account 0, and a counting proxy in front. */
+/** An anvil with Circle's USDC and ChargeFactory (from account 0) deployed, and a counting proxy in front. */
 async function startChain(label, anvilArgs = []) {
   const anvilUrl = await spawnAnvil(anvilArgs);
   const provider = new JsonRpcProvider(anvilUrl, CHAIN_ID, { staticNetwork: true, cacheTimeout: -1 });
@@ -150,7 +154,8 @@ async function startChain(label, anvilArgs = []) {
     await c.waitForDeployment();
     return c;
   };
-  const usdc = await deploy(MockUSDCArtifact);
+  const issuer = new Wallet(KEYS.usdcIssuer, provider);
+  const usdc = circleUsdc(await deployCircleUsdc({ admin: new Wallet(KEYS.usdcAdmin, provider), issuer }), issuer);
   const factory = await deploy(ChargeFactoryArtifact, feeRecipient);
   const proxy = await startRpcProxy(anvilUrl);
   cleanups.push([`rpc proxy ${label}`, () => proxy.close()]);
@@ -164,8 +169,13 @@ async function startChain(label, anvilArgs = []) {
     usdcAddress,
     payer,
     payerUsdc: usdc.connect(payer),
+    /** Has the issuer mint `amount` base units to the payer. */
+    fundPayer: async (amount) => (await usdc.mint(payer.address, amount)).wait(),
     enabled: (confirmations) =>
-      enableChain({ chainId: CHAIN_ID, rpcUrl: proxy.url, factory: factoryAddress, confirmations, relayerKey: KEYS.relayer }, usdcAddress),
+      enableChain(
+        { chainId: CHAIN_ID, rpcUrls: [proxy.url], factory: factoryAddress, confirmations, relayerKey: KEYS.relayer, relayerMinBalance: 0n },
+        usdcAddress,
+      ),
   };
 }
 
@@ -218,7 +228,7 @@ async function rpcCallsPerBlock() {
   const env = await freshDatabase("rpc");
   const c = await startChain("rpc");
   const chain = c.enabled(1);
-  await (await c.payerUsdc.mint(c.payer.address, USDC("1000000"))).wait();
+  await c.fundPayer(USDC("1000000"));
   // The default CHAIN_POLL_INTERVAL_MS against a chain with 1-second blocks.
   const r = runner(env.db, chain, POLL_MS);
   const ten = await selectedCharges(env, chain, 10, { prefix: "rpc" });
@@ -267,10 +277,11 @@ async function rpcCallsPerBlock() {
       calls: total,
       perBlock: round(total / BLOCKS),
       perBlockByMethod: Object.fromEntries(Object.entries(calls).map(([m, n]) => [m, round(n / BLOCKS)])),
-      // Each block is read by one step (latest block + one eth_getLogs); every other latest-block
-      // read is an idle poll, whose number depends on the poll interval, not on the chain's work.
-      idlePollsPerBlock: round(((calls.eth_getBlockByNumber ?? 0) - (calls.eth_getLogs ?? 0)) / BLOCKS),
-      perBlockExcludingIdlePolls: round((total - ((calls.eth_getBlockByNumber ?? 0) - (calls.eth_getLogs ?? 0))) / BLOCKS),
+      // Each block is read by one step (the latest block + two eth_getLogs: USDC transfers, clones'
+      // Flushed events); every other latest-block read is an idle poll, whose number depends on the
+      // poll interval, not on the chain's work.
+      idlePollsPerBlock: round(((calls.eth_getBlockByNumber ?? 0) - (calls.eth_getLogs ?? 0) / 2) / BLOCKS),
+      perBlockExcludingIdlePolls: round((total - ((calls.eth_getBlockByNumber ?? 0) - (calls.eth_getLogs ?? 0) / 2)) / BLOCKS),
       httpRequestsPerBlock: round(c.proxy.requests() / BLOCKS),
       callsPerSecond: round(total / seconds),
       // With the poll interval equal to the block time, a poll now and then finds no new block.
@@ -310,7 +321,7 @@ async function completion() {
   log("completion: setting up (anvil --block-time 1)");
   const env = await freshDatabase("done");
   const c = await startChain("done", ["--block-time", "1"]);
-  await (await c.payerUsdc.mint(c.payer.address, USDC("1000"))).wait();
+  await c.fundPayer(USDC("1000"));
   const results = {};
   for (const confirmations of [1, 3]) {
     const chain = c.enabled(confirmations);
@@ -337,7 +348,7 @@ async function completion() {
       },
       { everyMs: 25, timeoutMs: 60_000 },
     );
-    const lastFlush = await env.db.prisma.flush.findFirst({ orderBy: { createdAt: "desc" } });
+    const lastFlush = await env.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH" }, orderBy: { createdAt: "desc" } });
     results[`confirmations${confirmations}`] = {
       paymentBlock,
       blocksToCompleted: marks.COMPLETED.blocks,
@@ -362,9 +373,10 @@ async function settle500() {
   const env = await freshDatabase("settle");
   const c = await startChain("settle");
   const chain = c.enabled(1);
-  await (await c.payerUsdc.mint(c.payer.address, USDC(String(N)))).wait();
+  await c.fundPayer(USDC(String(N)));
   const r = runner(env.db, chain, 100);
   let t = Date.now();
+  const selectStart = t;
   const charges = await selectedCharges(env, chain, N, { amount: "1.00", prefix: "settle" });
   const createSeconds = (Date.now() - t) / 1000;
   log(`settle: ${N} charges created and selected in ${createSeconds.toFixed(1)} s; waiting for the runner to deploy them`);
@@ -399,7 +411,7 @@ async function settle500() {
         type: 2,
         chainId: CHAIN_ID,
         to: c.usdcAddress,
-        data: erc20.encodeFunctionData("transfer", [ch.clone, USDC("1")]),
+        data: usdcInterface.encodeFunctionData("transfer", [ch.clone, USDC("1")]),
         nonce: nonce + i,
         gasLimit: 100_000,
         maxFeePerGas: fees.maxFeePerGas * 4n,
@@ -441,16 +453,20 @@ async function settle500() {
     { timeoutMs: 150_000, everyMs: 100 },
   );
   const seconds = (Date.now() - payStart) / 1000;
-  const flushes = await env.db.prisma.flush.groupBy({ by: ["status"], _count: true });
+  const flushes = await env.db.prisma.relayerTransaction.groupBy({ by: ["status"], where: { kind: "FLUSH" }, _count: true });
+  const deployTxs = await env.db.prisma.relayerTransaction.count({ where: { kind: "DEPLOY" } });
   const payments = await env.db.prisma.payment.count();
   const result = {
     charges: N,
     createAndSelectSeconds: round(createSeconds, 1),
     deploySeconds: round(deploySeconds, 1),
+    firstSelectionToAllDeployedSeconds: round((deployStart + deploySeconds * 1000 - selectStart) / 1000, 1),
     secondsToFirstDeployedAt: firstDeployedAt === null ? null : round((firstDeployedAt - deployStart) / 1000, 1),
     deployRpcCallsPerClone: round(deployRpc.calls / N, 1),
     deployRpcCalls: deployRpc.calls,
     deployRpcCallsByMethod: deployRpc.byMethod,
+    deployTransactions: deployTxs,
+    deployGoal: { seconds: 5, rpcCallsPerClone: 1.5 },
     sendSeconds: round(sendSeconds, 1),
     secondsToAllReceived: receivedAllAt ? round((receivedAllAt - payStart) / 1000, 1) : null,
     seconds: round(seconds, 1),
