@@ -9,9 +9,13 @@ import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
 import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
 import { createGraphQL } from "./graphql/yoga.js";
+import { Bulkhead } from "./http/bulkhead.js";
+import { clientAddress } from "./http/callers.js";
+import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { metricsRoute } from "./http/metrics.js";
 import { createServer } from "./http/server.js";
+import { installInputGuard } from "./http/input-guard.js";
 import { chargeRoutes } from "./rest/charges.js";
 import { payRoutes } from "./pay/routes.js";
 import { publicRoutes } from "./rest/public.js";
@@ -50,6 +54,8 @@ export interface BuildOptions {
 }
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** Requests without a key that may wait for the database before more are refused. */
+const ANONYMOUS_QUEUE = 200;
 /** The largest message a WebSocket client may send (a subscribe message with its query). */
 const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
 
@@ -75,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
   const { pubsub, live } = openRealtime(config, logger, { subscribe: true, publisher: redis });
   const connections = new LiveConnections(config.live.connectionsPerKey);
+  const anonymousStreams = new LiveConnections(config.live.streamsPerIp, "this address without an API key");
 
   const prisma = db.prisma;
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
@@ -82,9 +89,25 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = new IdempotencyStore(prisma);
   const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
   const chains = options.chains ?? ChainSet.configured(config.chains);
-  const deps = { prisma, authenticator, rateLimiter, idempotency, charges, chains, live, connections };
+  // Half the database connections at most for callers without a key: keyed requests always find one.
+  const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE);
+  const deps = {
+    prisma,
+    authenticator,
+    rateLimiter,
+    idempotency,
+    charges,
+    chains,
+    live,
+    connections,
+    anonymousStreams,
+    anonymous,
+    trustProxy: config.trustProxy,
+  };
 
   const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
+  installInputGuard(server, { except: ["/graphql"] });
+  installCors(server, config.corsOrigins);
   metricsRoute(server, prisma, config.metricsToken);
   installApiPlumbing(server, deps);
   customerRoutes(server, deps);
@@ -98,9 +121,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   server.route({
     url: "/graphql",
     method: ["GET", "POST", "OPTIONS"],
+    config: { graphql: true },
     handler: async (req, reply) => {
       const apiKey = req.headers["x-api-key"];
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { caller: { apiKey: typeof apiKey === "string" ? apiKey : null } });
+      const address = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { caller: { apiKey: typeof apiKey === "string" ? apiKey : null, address } });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);
       return reply.send(response.body);
@@ -109,9 +134,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const closeWebSockets = serveGraphQLOverWebSocket(server.server, yoga, {
     authenticator,
+    rateLimiter,
     connections,
+    anonymousStreams,
+    trustProxy: config.trustProxy,
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
     production,
+    logger,
   });
   // A revoked key's live connections close within the time a revoked key keeps working for requests.
   const revocations = closeRevokedConnections(prisma, connections, Math.max(config.authCacheTtlMs, 250), logger);

@@ -29,6 +29,16 @@ const schema = z.object({
   RATE_LIMIT_CREATE: perMinute.default(100),
   RATE_LIMIT_READ: perMinute.default(300),
   RATE_LIMIT_LIST: perMinute.default(60),
+  RATE_LIMIT_PUBLIC: perMinute.default(120),
+  RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
+  TRUST_PROXY: z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  CORS_ORIGINS: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://admin.shop.example")
+    .optional(),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
@@ -43,6 +53,8 @@ const schema = z.object({
   RELAYER_BUMP_AFTER_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   PARTIAL_PAYMENT_EXTENSION_MINUTES: z.coerce.number().int().min(0).max(10_080).default(15),
   LIVE_CONNECTIONS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(100),
+  LIVE_STREAMS_PER_IP: z.coerce.number().int().min(1).max(100_000).default(10),
+  LIVE_SUBSCRIBERS_PER_CHARGE: z.coerce.number().int().min(1).max(100_000).default(50),
   LIVE_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(1_000).default(20),
   LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
   LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
@@ -54,6 +66,17 @@ const schema = z.object({
 });
 
 export type Mode = "development" | "production" | "test";
+
+/** Requests per minute: per API key and route group, and per client address for callers without a key. */
+export interface RateLimits {
+  create: number;
+  read: number;
+  list: number;
+  /** Public routes, the hosted page and anonymous GraphQL, per client address. */
+  public: number;
+  /** Failed authentications per client address, after which its requests get 429. */
+  authFailures: number;
+}
 
 /** Validated service configuration. */
 export interface Config {
@@ -69,7 +92,11 @@ export interface Config {
   redisUrl: string | undefined;
   feeBps: number;
   logLevel: string;
-  rateLimits: { create: number; read: number; list: number };
+  rateLimits: RateLimits;
+  /** Whether X-Forwarded-For is believed for the client's address (only behind a proxy that sets it). */
+  trustProxy: boolean;
+  /** Origins whose browsers may call the keyed REST routes and /graphql; none when empty. */
+  corsOrigins: string[];
   authCacheTtlMs: number;
   /** Bounds of a charge's amount, in USDC base units. */
   chargeAmount: { min: bigint; max: bigint };
@@ -97,6 +124,10 @@ export interface Config {
   live: {
     /** Open WebSockets plus SSE subscriptions per API key and API process. */
     connectionsPerKey: number;
+    /** The same, for callers without a key, per client address and API process. */
+    streamsPerIp: number;
+    /** Anonymous subscribers (the hosted page's) one charge may have per API process. */
+    subscribersPerCharge: number;
     subscriptionsPerConnection: number;
     /** Updates a subscription may leave unread before it is ended (a slow consumer). */
     maxQueued: number;
@@ -141,7 +172,15 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     redisUrl: e.REDIS_URL,
     feeBps: e.FEE_BPS,
     logLevel: e.LOG_LEVEL,
-    rateLimits: { create: e.RATE_LIMIT_CREATE, read: e.RATE_LIMIT_READ, list: e.RATE_LIMIT_LIST },
+    rateLimits: {
+      create: e.RATE_LIMIT_CREATE,
+      read: e.RATE_LIMIT_READ,
+      list: e.RATE_LIMIT_LIST,
+      public: e.RATE_LIMIT_PUBLIC,
+      authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+    },
+    trustProxy: e.TRUST_PROXY,
+    corsOrigins: e.CORS_ORIGINS?.split(" ") ?? [],
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
     runWorker: e.RUN_WORKER,
@@ -158,6 +197,8 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     metricsToken: e.METRICS_TOKEN,
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
+      streamsPerIp: e.LIVE_STREAMS_PER_IP,
+      subscribersPerCharge: e.LIVE_SUBSCRIBERS_PER_CHARGE,
       subscriptionsPerConnection: e.LIVE_SUBSCRIPTIONS_PER_CONNECTION,
       maxQueued: e.LIVE_QUEUE_LIMIT,
       keepAliveMs: e.LIVE_KEEPALIVE_MS,

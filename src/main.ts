@@ -6,10 +6,11 @@ import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./cli/demo.js";
 import { loadConfig } from "./config.js";
 import { startJobs } from "./jobs/index.js";
-import { runUntilSignal } from "./process.js";
+import { logMode, runUntilSignal } from "./process.js";
 
 const config = loadConfig();
 const logger = createLogger(config, "stablegate");
+logMode(logger, config);
 const db = await openMigratedDatabase(config, logger);
 const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logger, config.feeRecipient) : null;
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);

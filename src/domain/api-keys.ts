@@ -34,17 +34,23 @@ export async function revokeApiKey(prisma: Prisma, keyId: string): Promise<boole
 }
 
 /**
- * Resolves `X-API-Key` values to principals. Lookups are cached for `ttlMs` (hits and misses) so
- * the hot path costs no query; a key revoked elsewhere stops working within that time.
+ * Resolves `X-API-Key` values to principals. Lookups are cached for `ttlMs` so the hot path costs
+ * no query; a key revoked elsewhere stops working within that time. Misses are cached apart from
+ * hits, in a smaller cache: a flood of made-up keys evicts only other made-up keys, never a real one.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
-  private static readonly MAX_ENTRIES = 10_000;
+  private readonly hits: TtlCache<Principal>;
+  private readonly misses: TtlCache<null>;
 
   constructor(
     private readonly prisma: Prisma,
     private readonly ttlMs: number,
-  ) {}
+    /** Most keys and made-up keys remembered. */
+    sizes = { hits: 10_000, misses: 1_000 },
+  ) {
+    this.hits = new TtlCache(sizes.hits);
+    this.misses = new TtlCache(sizes.misses);
+  }
 
   /** The principal of `key`, or 401 `api_key_missing` / `api_key_invalid`. */
   async authenticate(key: string | undefined): Promise<Principal> {
@@ -58,19 +64,42 @@ export class ApiKeyAuthenticator {
 
   /** Forgets cached lookups (after a revocation in this process). */
   clear(): void {
-    this.cache.clear();
+    this.hits.clear();
+    this.misses.clear();
   }
 
   private async lookup(hash: string): Promise<Principal | null> {
     const now = Date.now();
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return hit.principal;
+    const hit = this.hits.get(hash, now) ?? this.misses.get(hash, now);
+    if (hit !== undefined) return hit;
     const row = await this.prisma.apiKey.findUnique({ where: { hash }, select: { id: true, merchantId: true, livemode: true, revokedAt: true } });
     const principal = row && !row.revokedAt ? { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode } : null;
     if (this.ttlMs > 0) {
-      if (this.cache.size >= ApiKeyAuthenticator.MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(hash, { principal, until: now + this.ttlMs });
+      if (principal) this.hits.set(hash, principal, now + this.ttlMs);
+      else this.misses.set(hash, null, now + this.ttlMs);
     }
     return principal;
+  }
+}
+
+/** A bounded map whose entries lapse; when full, the oldest entry makes room. */
+class TtlCache<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.entries.get(key);
+    return entry && entry.until > now ? entry.value : undefined;
+  }
+
+  set(key: string, value: V, until: number): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { value, until });
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 }

@@ -6,7 +6,7 @@ import type { ChainSet, EnabledChain } from "../chain/chains.js";
 import { predictCloneAddress } from "../chain/clones.js";
 import type { Prisma } from "../db/client.js";
 import { notPayableReason } from "./charge-lifecycle.js";
-import { type Charge, type ChangeSettings, chargeResource } from "./charges.js";
+import { type Charge, CHARGE_COLUMNS, type ChangeSettings, chargeResource } from "./charges.js";
 import { AppError, notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
 import { recordEvent } from "./events.js";
@@ -64,22 +64,38 @@ export interface PublicCharge {
 
 /** The hosted page's view of a charge, or 404. */
 export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {
-  const charge = await prisma.charge.findUnique({
-    where: { id: chargeId },
-    include: { merchant: { select: { name: true } }, payments: { orderBy: [{ blockNumber: "asc" }, { logIndex: "asc" }] } },
+  // One statement: anyone may ask (the hosted page, its live view, polling checkouts), so it must be cheap.
+  const [row] = await prisma.$queryRaw<(Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] })[]>`
+    SELECT ${CHARGE_COLUMNS},
+      (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
+      (SELECT block_number FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
+      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text)
+        ORDER BY p.block_number, p.log_index) FROM payments p WHERE p.charge_id = charges.id), '[]'::json) AS "paymentRows"
+    FROM charges WHERE id = ${chargeId}`;
+  if (!row) throw notFound("charge", chargeId);
+  const { merchantName, cursorBlock, paymentRows, ...charge } = row;
+  const payments = paymentRows.map((p) => {
+    const block = BigInt(p.blockNumber);
+    return {
+      txHash: p.txHash,
+      amount: BigInt(p.amount),
+      status: paymentStatus(p.status),
+      confirmations: cursorBlock !== null && cursorBlock >= block ? Number(cursorBlock - block) + 1 : 0,
+    };
   });
-  if (!charge) throw notFound("charge", chargeId);
-  const cursor = charge.chainId === null ? null : await prisma.chainCursor.findUnique({ where: { chainId: charge.chainId } });
-  const payments = charge.payments.map((p) => ({
-    txHash: p.txHash,
-    amount: toUnits(p.amount),
-    status: paymentStatus(p.status),
-    confirmations: cursor && cursor.blockNumber >= p.blockNumber ? Number(cursor.blockNumber - p.blockNumber) + 1 : 0,
-  }));
-  return publicCharge(charge, charge.merchant.name, chains.forMode(charge.livemode), payments);
+  return publicCharge(charge, merchantName, chains.forMode(charge.livemode), payments);
 }
 
-const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
+/** A payment as the public view's query returns it (numbers as decimal strings). */
+interface PaymentRow {
+  txHash: string;
+  amount: string;
+  status: "SEEN" | "CONFIRMED";
+  blockNumber: string;
+}
+
+/** The body of POST /v1/public/charges/:id/chain and the hosted page's chain form. */
+export const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
 
 /**
  * Picks the chain a charge will be paid on, once. Fixes the clone address (CREATE2, computed

@@ -49,9 +49,13 @@ const printable = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
 
 const redirectUrl = z.string().max(2048).nullable().optional();
 
-const createSchema = z.strictObject(
+/** The longest order id: also the longest path parameter any route takes. */
+export const ORDER_ID_MAX_LENGTH = 200;
+
+/** The body of POST /v1/charges (and the createCharge mutation's input). */
+export const createSchema = z.strictObject(
   {
-    orderId: z.string().min(1).max(200).regex(printable, "must contain only printable characters"),
+    orderId: z.string().min(1).max(ORDER_ID_MAX_LENGTH).regex(printable, "must contain only printable characters"),
     amount: z.string({ error: 'must be a decimal string such as "25.00"' }),
     description: z.string().max(1000).nullable().optional(),
     customerId: z.string().min(1).max(100).nullable().optional(),

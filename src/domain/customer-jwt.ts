@@ -4,6 +4,7 @@ import type { Prisma } from "../db/client.js";
 import type { CustomerClaims } from "./customers.js";
 import { AppError } from "./errors.js";
 import type { Scope } from "./scope.js";
+import { assertValidText } from "./text.js";
 
 const MAX_LIFETIME_SECONDS = 3600;
 const CLOCK_SKEW_SECONDS = 30;
@@ -46,5 +47,7 @@ export async function verifyCustomerJwt(prisma: Prisma, authorization: string | 
   if (typeof email !== "string" || (name !== undefined && typeof name !== "string") || (phone !== undefined && typeof phone !== "string")) {
     throw invalid("email, name and phone claims must be strings");
   }
+  // The claims become a customer's columns. A 400, not a 401: the token is genuine, its text is not storable.
+  assertValidText({ email, name, phone }, "jwt");
   return { scope: { merchantId: secret.merchantId, livemode: secret.livemode }, claims: { email, name, phone } };
 }

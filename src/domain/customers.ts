@@ -51,10 +51,12 @@ const optionalFields = {
   metadata: metadataInput.optional(),
 };
 
-const createSchema = z.strictObject({ email, name, ...optionalFields }, { error: "must be a JSON object" });
-const updateSchema = z.strictObject({ email: email.optional(), name: name.optional(), ...optionalFields }, { error: "must be a JSON object" });
+/** The body of POST /v1/customers (and the createCustomer mutation's input). */
+export const createSchema = z.strictObject({ email, name, ...optionalFields }, { error: "must be a JSON object" });
+/** The body of PATCH /v1/customers/:id. */
+export const updateSchema = z.strictObject({ email: email.optional(), name: name.optional(), ...optionalFields }, { error: "must be a JSON object" });
 /** The fields a JWT-authenticated caller may send in the body (identity comes from the token). */
-const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
+export const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
 
 export type CustomerAddress = Record<"line1" | "line2" | "city" | "state" | "postalCode" | "country", string | null>;
 

@@ -12,7 +12,8 @@ import { newId } from "./ids.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
-const schema = z.strictObject({ type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }) });
+/** The body of POST /v1/webhooks/test. */
+export const testWebhookSchema = z.strictObject({ type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }) });
 
 /** Records a mock event of the requested type for test mode and queues its delivery; 400 in live mode. */
 export async function sendTestWebhook(
@@ -23,7 +24,7 @@ export async function sendTestWebhook(
   now = new Date(),
 ): Promise<Event> {
   if (scope.livemode) throw new AppError(400, "test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
-  const { type } = parseInput(schema, input);
+  const { type } = parseInput(testWebhookSchema, input);
   return prisma.$transaction(async (tx) => {
     const { id } = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));
     const queued = await tx.webhookDelivery.count({ where: { eventId: id } });

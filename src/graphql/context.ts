@@ -6,6 +6,8 @@ import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
+import { authenticateFrom } from "../http/callers.js";
+import type { RateLimiter } from "../http/rate-limit.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
 
@@ -16,6 +18,8 @@ export interface GraphQLContext {
   live: LiveCharges;
   /** The key's principal, or null for an anonymous request. */
   principal: Principal | null;
+  /** The client's address: the budget of an anonymous caller. */
+  address: string;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
   /** "ws" for an operation on a WebSocket connection (whose close ends its subscriptions). */
@@ -31,10 +35,11 @@ export interface ContextDeps {
   charges: ChargeSettings;
   chains: ChainSet;
   live: LiveCharges;
+  rateLimiter: RateLimiter;
 }
 
 /** The caller of one operation: an X-API-Key to check, or a WebSocket connection's principal checked when it opened. */
-export type Caller = { apiKey: string | null } | { connection: Principal | null };
+export type Caller = ({ apiKey: string | null } | { connection: Principal | null }) & { address: string };
 
 /** Builds the context of one operation. */
 export async function createContext(deps: ContextDeps, caller: Caller): Promise<GraphQLContext> {
@@ -45,7 +50,8 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     failure = new AppError(401, "api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
   } else {
     try {
-      principal = await deps.authenticator.authenticate(caller.apiKey ?? undefined);
+      const key = caller.apiKey ?? undefined;
+      principal = await authenticateFrom(deps.rateLimiter, caller.address, () => deps.authenticator.authenticate(key));
     } catch (e) {
       // Only operations that need a merchant fail; public ones still run.
       if (!(e instanceof AppError)) throw e;
@@ -58,6 +64,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     chains: deps.chains,
     live: deps.live,
     principal,
+    address: caller.address,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;

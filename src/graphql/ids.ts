@@ -1,7 +1,13 @@
-// Maps object ids to GraphQL type names by their prefix.
-const PREFIXES: Record<string, string> = { cus: "Customer", chrg: "Charge", evt: "Event" };
+// Maps object ids to GraphQL node type names by their prefix.
+import { type IdPrefix, looksLikeId } from "../domain/ids.js";
 
-/** The GraphQL type of an id such as `cus_…`, or "Unknown". */
-export function typenameOfId(id: string): string {
-  return PREFIXES[id.slice(0, id.indexOf("_"))] ?? "Unknown";
+const NODE_TYPES: [IdPrefix, string][] = [
+  ["cus", "Customer"],
+  ["chrg", "Charge"],
+  ["evt", "Event"],
+];
+
+/** The GraphQL type of an id such as `cus_…`, or null when `id` lacks a node type's id shape (so garbage never reaches the database). */
+export function typenameOfId(id: string): string | null {
+  return NODE_TYPES.find(([prefix]) => looksLikeId(prefix, id))?.[1] ?? null;
 }

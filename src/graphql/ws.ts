@@ -1,17 +1,20 @@
 // GraphQL over WebSocket (graphql-transport-ws) on /graphql, through the same yoga instance, schema,
 // limits and error masking as HTTP. The key is checked once, when the connection opens
-// (connectionParams { "X-API-Key": "sk_…" }); a connection without one may use public operations only.
+// (connectionParams { "X-API-Key": "sk_…" }); a connection without one may use public operations only,
+// and counts against its address's live streams.
 import type { Server } from "node:http";
 import { GraphQLError, type ExecutionArgs } from "graphql";
-import { CloseCode, type OperationResult } from "graphql-ws";
-import { useServer } from "graphql-ws/use/ws";
+import { CloseCode, type Context, type OperationResult, type SubscribePayload } from "graphql-ws";
+import { type Extra as SocketExtra, useServer } from "graphql-ws/use/ws";
+import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/scope.js";
+import { authenticateFrom, clientAddress } from "../http/callers.js";
+import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveConnection, LiveConnections } from "../realtime/connections.js";
-import type { createGraphQL } from "./yoga.js";
-import { graphqlError } from "./yoga.js";
+import { type createGraphQL, graphqlError, maskError } from "./yoga.js";
 
 /** Close codes a client sees, besides the protocol's own (4400 bad request, 4403 forbidden…). */
 export const WS_CLOSE = { keyRejected: CloseCode.Forbidden, tooManyConnections: 4429, revoked: 4403 } as const;
@@ -27,6 +30,8 @@ export interface WebSocketLimits {
 type Extra = {
   principal?: Principal | null;
   connection?: LiveConnection;
+  /** The client's address (X-Forwarded-For only with TRUST_PROXY). */
+  address?: string;
 };
 
 type Yoga = ReturnType<typeof createGraphQL>;
@@ -35,9 +40,18 @@ type Yoga = ReturnType<typeof createGraphQL>;
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: Yoga,
-  deps: { authenticator: ApiKeyAuthenticator; connections: LiveConnections; limits: WebSocketLimits; production: boolean },
+  deps: {
+    authenticator: ApiKeyAuthenticator;
+    rateLimiter: RateLimiter;
+    connections: LiveConnections;
+    anonymousStreams: LiveConnections;
+    limits: WebSocketLimits;
+    trustProxy: boolean;
+    production: boolean;
+    logger: Logger;
+  },
 ): () => Promise<void> {
-  const { authenticator, connections, limits } = deps;
+  const { authenticator, connections, anonymousStreams, limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes });
   server.on("upgrade", (req, socket, head) => {
     if (new URL(req.url ?? "/", "http://x").pathname !== yoga.graphqlEndpoint) {
@@ -53,22 +67,23 @@ export function serveGraphQLOverWebSocket(
       execute: (args) => (args.rootValue as Enveloped).execute(args),
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
       async onConnect(ctx) {
+        const address = clientAddress(ctx.extra.request.headers, ctx.extra.request.socket.remoteAddress, deps.trustProxy);
+        ctx.extra.address = address;
         const params = ctx.connectionParams ?? {};
         const key = params["X-API-Key"] ?? params["x-api-key"];
-        if (key === undefined || key === null) {
-          ctx.extra.principal = null;
-          return true;
-        }
-        let principal: Principal;
-        try {
-          principal = await authenticator.authenticate(typeof key === "string" ? key : "");
-        } catch (e) {
-          if (!(e instanceof AppError)) throw e;
-          ctx.extra.socket.close(WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));
-          return false;
+        let principal: Principal | null = null;
+        if (key !== undefined && key !== null) {
+          try {
+            principal = await authenticateFrom(deps.rateLimiter, address, () => authenticator.authenticate(typeof key === "string" ? key : ""));
+          } catch (e) {
+            if (!(e instanceof AppError)) throw e;
+            ctx.extra.socket.close(e.status === 429 ? WS_CLOSE.tooManyConnections : WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));
+            return false;
+          }
         }
         try {
-          ctx.extra.connection = connections.open(principal.keyId, (reason) => ctx.extra.socket.close(WS_CLOSE.revoked, reason));
+          const close = (reason: string) => ctx.extra.socket.close(WS_CLOSE.revoked, reason);
+          ctx.extra.connection = principal ? connections.open(principal.keyId, close) : anonymousStreams.open(`ip:${address}`, close);
         } catch (e) {
           if (!(e instanceof AppError)) throw e;
           ctx.extra.socket.close(WS_CLOSE.tooManyConnections, e.message.slice(0, 120));
@@ -80,47 +95,59 @@ export function serveGraphQLOverWebSocket(
       onClose(ctx) {
         ctx.extra.connection?.release();
       },
+      // Errors of one operation (a stream failing midway included) are masked as over HTTP.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => maskError(e, deps.logger)),
       async onSubscribe(ctx, _id, payload) {
-        // The new operation is already listed in ctx.subscriptions.
-        if (Object.keys(ctx.subscriptions).length > limits.subscriptionsPerConnection) {
-          const e = new AppError(
-            429,
-            "rate_limited",
-            `Too many subscriptions on this connection (at most ${limits.subscriptionsPerConnection}); complete one or open another connection.`,
-          );
-          return [graphqlError(e)];
-        }
-        const enveloped = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params: payload,
-          caller: { connection: ctx.extra.principal ?? null },
-        });
-        let document;
         try {
-          document = enveloped.parse(payload.query);
+          return await startOperation(ctx, payload);
         } catch (e) {
-          if (e instanceof GraphQLError) return [e];
-          throw e;
+          // Thrown, graphql-ws would close the whole socket (4500, with the raw message outside
+          // production); returned, it fails this operation alone.
+          return [maskError(e, deps.logger)];
         }
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length > 0) return errors;
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          operationName: payload.operationName ?? null,
-          document,
-          variableValues: payload.variables ?? null,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } as Enveloped,
-        };
-        return args;
       },
     },
     wss,
     limits.keepAliveMs,
   );
   return () => disposable.dispose() as Promise<void>;
+
+  /**
+   * The operation's execution arguments, or the errors that end it before it starts. What it throws
+   * (graphql-armor's limits throw from parse and validate) fails this operation alone too.
+   */
+  async function startOperation(
+    ctx: Context<Record<string, unknown>, SocketExtra & Extra>,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    // The new operation is already listed in ctx.subscriptions.
+    if (Object.keys(ctx.subscriptions).length > limits.subscriptionsPerConnection) {
+      const e = new AppError(
+        429,
+        "rate_limited",
+        `Too many subscriptions on this connection (at most ${limits.subscriptionsPerConnection}); complete one or open another connection.`,
+      );
+      return [graphqlError(e)];
+    }
+    const enveloped = yoga.getEnveloped({
+      ...ctx,
+      req: ctx.extra.request,
+      socket: ctx.extra.socket,
+      params: payload,
+      caller: { connection: ctx.extra.principal ?? null, address: ctx.extra.address ?? "unknown" },
+    });
+    const document = enveloped.parse(payload.query);
+    const errors = enveloped.validate(enveloped.schema, document);
+    if (errors.length > 0) return errors;
+    return {
+      schema: enveloped.schema,
+      operationName: payload.operationName ?? null,
+      document,
+      variableValues: payload.variables ?? null,
+      contextValue: await enveloped.contextFactory(),
+      rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } as Enveloped,
+    };
+  }
 }
 
 /** The enveloped execute and subscribe, carried to graphql-ws as the operation's root value. */

@@ -1,7 +1,7 @@
 // The GraphQL door: graphql-yoga over the Pothos schema, with the same auth, limits and error
 // codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { GraphQLError, getOperationAST } from "graphql";
+import { GraphQLError } from "graphql";
 import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
@@ -9,10 +9,13 @@ import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
+import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
 import { type Caller, createContext, type GraphQLContext } from "./context.js";
+import { inputGuardPlugin } from "./input-guard.js";
+import { bulkheadPlugin, rateLimitPlugin } from "./rate-limit.js";
 import { schema } from "./schema.js";
 
 export interface GraphQLDeps {
@@ -23,6 +26,10 @@ export interface GraphQLDeps {
   chains: ChainSet;
   live: LiveCharges;
   connections: LiveConnections;
+  /** Live streams of callers without a key, per client address. */
+  anonymousStreams: LiveConnections;
+  /** The share of the database that operations without an API key may use. */
+  anonymous: Bulkhead;
   logger: Logger;
   production: boolean;
 }
@@ -38,42 +45,21 @@ export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
   });
 }
 
-/** Counts each authenticated operation against the key's budget: mutations as creates, the rest (and a subscription's start) as reads. */
-function rateLimitPlugin(limiter: RateLimiter): Plugin<GraphQLContext> {
-  const consume = async (context: unknown, group: "create" | "read", stop: (result: { errors: GraphQLError[] }) => void) => {
-    const principal = (context as GraphQLContext).principal;
-    if (!principal) return;
-    try {
-      await limiter.consume(principal.keyId, group);
-    } catch (e) {
-      if (!(e instanceof AppError)) throw e;
-      stop({ errors: [graphqlError(e)] });
-    }
-  };
-  return {
-    async onExecute({ args, setResultAndStopExecution }) {
-      const operation = getOperationAST(args.document, args.operationName)?.operation;
-      await consume(args.contextValue, operation === "mutation" ? "create" : "read", setResultAndStopExecution);
-    },
-    async onSubscribe({ args, setResultAndStopExecution }) {
-      await consume(args.contextValue, "read", setResultAndStopExecution);
-    },
-  };
-}
-
 /**
  * A subscription over SSE is a connection of its own: it counts against the key's live
- * connections while it runs, and ends when the key is revoked. (A WebSocket registers once, when it opens.)
+ * connections (or, without a key, its address's streams) while it runs, and ends when the key is
+ * revoked. (A WebSocket registers once, when it opens.)
  */
-function sseConnectionsPlugin(connections: LiveConnections): Plugin<GraphQLContext> {
+function sseConnectionsPlugin(connections: LiveConnections, anonymousStreams: LiveConnections): Plugin<GraphQLContext> {
   return {
     onSubscribe({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as GraphQLContext;
-      if (ctx.transport !== "http" || !ctx.principal) return;
+      if (ctx.transport !== "http") return;
       const controller = new AbortController();
       let connection;
       try {
-        connection = connections.open(ctx.principal.keyId, () => controller.abort());
+        const abort = () => controller.abort();
+        connection = ctx.principal ? connections.open(ctx.principal.keyId, abort) : anonymousStreams.open(`ip:${ctx.address}`, abort);
       } catch (e) {
         if (!(e instanceof AppError)) throw e;
         setResultAndStopExecution({ errors: [graphqlError(e)] });
@@ -89,12 +75,26 @@ function sseConnectionsPlugin(connections: LiveConnections): Plugin<GraphQLConte
   };
 }
 
+/**
+ * What a client may see of `error`: our coded errors, and GraphQL's own (syntax, validation,
+ * limits); anything else is logged and becomes `internal_error`, over every transport.
+ */
+export function maskError(error: unknown, logger: Logger): GraphQLError {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (original instanceof AppError) return graphqlError(original, error as GraphQLError);
+  if (error instanceof GraphQLError && !original) return error;
+  logger.error({ err: original ?? error }, "graphql resolver failed");
+  return new GraphQLError("An internal error occurred.", { extensions: { code: "internal_error", statusCode: 500 } });
+}
+
 /** Creates the yoga handler for /graphql (HTTP and SSE; ws.ts serves WebSockets through it too). */
 export function createGraphQL(deps: GraphQLDeps) {
   return createYoga<{ caller: Caller }>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: !deps.production,
+    // Cross-origin rules are the server's (src/http/cors.ts): yoga's own would echo any origin.
+    cors: false,
     landingPage: false,
     logging: false,
     context: ({ caller }) => createContext(deps, caller),
@@ -108,17 +108,11 @@ export function createGraphQL(deps: GraphQLDeps) {
         maxDirectives: { n: QUERY_LIMITS.maxDirectives },
         blockFieldSuggestion: { enabled: deps.production },
       }),
+      inputGuardPlugin(),
       rateLimitPlugin(deps.rateLimiter),
-      sseConnectionsPlugin(deps.connections),
+      bulkheadPlugin(deps.anonymous),
+      sseConnectionsPlugin(deps.connections, deps.anonymousStreams),
     ],
-    maskedErrors: {
-      maskError(error) {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        if (original instanceof AppError) return graphqlError(original, error as GraphQLError);
-        if (error instanceof GraphQLError && !original) return error; // syntax, validation, limits
-        deps.logger.error({ err: original ?? error }, "graphql resolver failed");
-        return new GraphQLError("An internal error occurred.", { extensions: { code: "internal_error", statusCode: 500 } });
-      },
-    },
+    maskedErrors: { maskError: (error) => maskError(error, deps.logger) },
   });
 }

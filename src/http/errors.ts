@@ -1,4 +1,5 @@
 // The one mapping from any thrown value to the API's flat error body (API.md "Errors").
+import { maxHeaderSize } from "node:http";
 import { AppError } from "../domain/errors.js";
 
 /** The JSON body of every error response. */
@@ -25,7 +26,18 @@ export function toAppError(err: unknown): AppError {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError(400, "parameter_invalid", `The request body is larger than ${BODY_LIMIT_KB} KB`);
     case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return new AppError(400, "body_invalid_json", "The request body is not valid JSON");
+      // onProtoPoisoning/onConstructorPoisoning end up here too, without saying so.
+      return new AppError(400, "body_invalid_json", "The request body is not valid JSON, or has a __proto__ or constructor.prototype key (refused)");
+    case "FST_ERR_BAD_URL":
+      return new AppError(400, "parameter_invalid", "The request URL is malformed: check its percent-encoding");
+    // The rest come from Node's HTTP parser, before there is a request (server.ts answerUnparsedRequest).
+    case "HPE_HEADER_OVERFLOW":
+      return new AppError(431, "parameter_invalid", `The request line and headers are larger than ${maxHeaderSize / 1024} KB`);
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new AppError(408, "parameter_invalid", "The request did not arrive in time");
+  }
+  if (e.code?.startsWith("HPE_")) {
+    return new AppError(400, "parameter_invalid", "The request is not valid HTTP/1.1: check its method, request line, headers and body framing");
   }
   if (e.statusCode === 400 && err instanceof SyntaxError) {
     return new AppError(400, "body_invalid_json", `The request body is not valid JSON: ${e.message}`);

@@ -1,9 +1,14 @@
-// Per-key request budgets per route group and minute (API.md "Conventions"). Redis-backed when
-// configured so every API process shares one budget; in memory otherwise, and as Redis's fallback.
+// Request budgets per minute (API.md "Conventions" and "Limits for callers without a key"): per API
+// key and route group; per client address for callers without a key; and failed authentications
+// per client address. Redis-backed when configured so every API process shares one budget; in
+// memory otherwise, and as Redis's fallback.
 import type { Redis } from "ioredis";
 import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { RateLimits } from "../config.js";
 import { AppError } from "../domain/errors.js";
 
+/** A budget: a key's route groups, a client address's public requests, its failed authentications. */
+export type Budget = keyof RateLimits;
 export type RouteGroup = "create" | "read" | "list";
 
 /** What the RateLimit-* headers report after a request was counted. */
@@ -14,38 +19,65 @@ export interface RateLimitState {
   reset: number;
 }
 
-/** Counts requests per key and route group; throws 429 `rate_limited` past the limit. */
+const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures"];
+
+/** Whose budget a limit message speaks of. */
+const SUBJECT: Record<Budget, (budget: Budget) => string> = {
+  create: (b) => `${b} requests for this API key`,
+  read: (b) => `${b} requests for this API key`,
+  list: (b) => `${b} requests for this API key`,
+  public: () => "requests without an API key from this address",
+  authFailures: () => "failed authentications from this address",
+};
+
+/** Counts requests per key (or address) and budget; throws 429 `rate_limited` past the limit. */
 export class RateLimiter {
-  private readonly limiters: Record<RouteGroup, RateLimiterMemory | RateLimiterRedis>;
+  private readonly limiters: Record<Budget, RateLimiterMemory | RateLimiterRedis>;
 
   constructor(
-    private readonly limits: Record<RouteGroup, number>,
+    private readonly limits: RateLimits,
     redis?: Redis,
   ) {
-    const make = (group: RouteGroup) => {
-      const opts: IRateLimiterOptions = { points: limits[group], duration: 60, keyPrefix: `sg:rl:${group}` };
+    const make = (budget: Budget) => {
+      const opts: IRateLimiterOptions = { points: limits[budget], duration: 60, keyPrefix: `sg:rl:${budget}` };
       if (!redis) return new RateLimiterMemory(opts);
       // When Redis is unreachable each process keeps limiting on its own rather than failing requests.
       return new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) });
     };
-    this.limiters = { create: make("create"), read: make("read"), list: make("list") };
+    this.limiters = Object.fromEntries(BUDGETS.map((b) => [b, make(b)])) as Record<Budget, RateLimiterMemory | RateLimiterRedis>;
   }
 
-  /** Counts one request of `key` in `group`. */
-  async consume(key: string, group: RouteGroup): Promise<RateLimitState> {
-    const limit = this.limits[group];
+  /** Counts `points` requests of `key` against `budget`. */
+  async consume(key: string, budget: Budget, points = 1): Promise<RateLimitState> {
+    const limit = this.limits[budget];
     try {
-      const res = await this.limiters[group].consume(key);
+      const res = await this.limiters[budget].consume(key, points);
       return { limit, remaining: res.remainingPoints, reset: Math.ceil(res.msBeforeNext / 1000) };
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
-      const reset = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-      throw new AppError(429, "rate_limited", `Too many ${group} requests for this API key: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
-        "Retry-After": String(reset),
-        "RateLimit-Limit": String(limit),
-        "RateLimit-Remaining": "0",
-        "RateLimit-Reset": String(reset),
-      });
+      throw this.exceeded(budget, e.msBeforeNext);
     }
+  }
+
+  /** Throws 429 when `key` has nothing left of `budget`, without counting anything. */
+  async check(key: string, budget: Budget): Promise<void> {
+    const res = await this.limiters[budget].get(key);
+    if (res && res.consumedPoints >= this.limits[budget]) throw this.exceeded(budget, res.msBeforeNext);
+  }
+
+  /** Counts one against `key`'s `budget` without failing (a failure already being reported). */
+  async penalize(key: string, budget: Budget): Promise<void> {
+    await this.limiters[budget].penalty(key, 1);
+  }
+
+  private exceeded(budget: Budget, msBeforeNext: number): AppError {
+    const limit = this.limits[budget];
+    const reset = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    return new AppError(429, "rate_limited", `Too many ${SUBJECT[budget](budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
+      "Retry-After": String(reset),
+      "RateLimit-Limit": String(limit),
+      "RateLimit-Remaining": "0",
+      "RateLimit-Reset": String(reset),
+    });
   }
 }

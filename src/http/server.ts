@@ -1,50 +1,86 @@
 // The HTTP server: request ids, JSON logs, the error body, health checks, and the doors mounted on it.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import Fastify, { type ConnectionError, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { Database } from "../db/client.js";
-import { AppError } from "../domain/errors.js";
+import { ORDER_ID_MAX_LENGTH } from "../domain/charges.js";
+import { AppError, invalidParam } from "../domain/errors.js";
 import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";
 import { BODY_LIMIT_BYTES, errorBody, toAppError } from "./errors.js";
+
+/**
+ * The longest value a path parameter legitimately carries: an order id. Longer is 400
+ * parameter_invalid naming the parameter (API.md "Errors"), not 404: the caller sent something that
+ * cannot be an id at all, and saying which parameter helps more than "no such charge".
+ */
+const MAX_PATH_PARAM_LENGTH = ORDER_ID_MAX_LENGTH;
 
 /**
  * Creates the Fastify instance with the behaviour every route shares. /readyz reports the database,
  * `pubsub` and whatever `problems` finds wrong (a relayer low on gas) as degraded.
  */
 export function createServer(logger: Logger, db: Database, pubsub: PubSub, problems: () => Promise<string[]> = async () => []): FastifyInstance {
+  // Requests whose Expect is not 100-continue: the checkExpectation listener below routes them here.
+  const unmetExpectations = new WeakSet<IncomingMessage>();
+  let closing = false;
+
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by our onResponse hook, keeps logs small.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "requestId" }),
-    genReqId: () => `req_${randomBase62(20)}`,
+    genReqId: newRequestId,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is a bare body without a request id: the onRequest hook answers instead.
+    return503OnClosing: false,
     forceCloseConnections: "idle",
+    // The router answers a parameter over its limit with a bare 414 that cannot name the parameter;
+    // the onRequest hook checks lengths instead. Node's 16 KB header limit still bounds the URL.
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
+    // Node answers an HTTP/1.1 request without Host with an empty 400; the onRequest hook does it in our body.
+    http: { requireHostHeader: false },
+    // A URL the router cannot decode fails before any hook or the error handler runs.
+    frameworkErrors: (err, req, reply) => {
+      replyWithError(err, req, reply);
+      logRequest(req, reply);
+    },
+    clientErrorHandler: (err, socket) => answerUnparsedRequest(logger, err, socket),
   });
 
   // JSON is the only body the API takes; anything else is refused by the error mapping.
   app.removeContentTypeParser("text/plain");
 
-  app.addHook("onRequest", async (req, reply) => {
-    reply.header("X-Request-Id", req.id);
+  // Without a listener Node answers an Expect other than 100-continue with a bare 417 and never
+  // hands the request over; routing it lets the onRequest hook refuse it like any other error.
+  app.server.on("checkExpectation", (req: IncomingMessage, res) => {
+    unmetExpectations.add(req);
+    app.routing(req, res);
   });
-  app.addHook("onResponse", async (req, reply) => {
-    // Skip building the log object on the hot path when info lines are off (LOG_LEVEL=warn).
-    if (!(req.log as unknown as Logger).isLevelEnabled("info")) return;
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+  app.addHook("preClose", async () => {
+    closing = true;
   });
 
-  app.setErrorHandler(async (err, req, reply) => {
-    const e = toAppError(err);
-    if (e.status >= 500) req.log.error({ err }, "request failed");
-    return reply.code(e.status).headers(e.headers).send(errorBody(e, req.id));
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("X-Request-Id", req.id);
+    if (closing) throw new AppError(503, "internal_error", "This server is shutting down: retry the request and another one will answer it");
+    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined)
+      throw new AppError(400, "parameter_missing", "HTTP/1.1 requests need a Host header", "Host");
+    if (unmetExpectations.has(req.raw)) throw new AppError(417, "parameter_invalid", "The only expectation supported is 'Expect: 100-continue'", "Expect");
+    // The 404 route's catch-all parameter is the whole unknown path, not an id.
+    if (req.is404) return;
+    for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
+      if (value.length > MAX_PATH_PARAM_LENGTH) throw invalidParam(name, `${name} is longer than ${MAX_PATH_PARAM_LENGTH} characters, so it names nothing`);
+    }
   });
-  app.setNotFoundHandler(async (req, reply) => {
-    const e = new AppError(404, "resource_missing", `Unrecognized request URL (${req.method} ${req.url.split("?")[0]})`, null);
-    return reply.code(404).send(errorBody(e, req.id));
-  });
+  app.addHook("onResponse", async (req, reply) => logRequest(req, reply));
+
+  app.setErrorHandler(async (err, req, reply) => replyWithError(err, req, reply));
+  app.setNotFoundHandler(async (req, reply) =>
+    replyWithError(new AppError(404, "resource_missing", `Unrecognized request URL (${req.method} ${pathOf(req.url)})`), req, reply),
+  );
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
@@ -60,6 +96,56 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
     return reasons.length > 0 ? { status: "degraded", database: "ok", ...redis, reasons } : { status: "ok", database: "ok", ...redis };
   });
   return app;
+}
+
+/** A new request id (also for requests Node refuses before Fastify sees them). */
+function newRequestId(): string {
+  return `req_${randomBase62(20)}`;
+}
+
+/** `url` without its query string, which carries customer emails and searches that logs must not keep. */
+function pathOf(url: string): string {
+  return url.split("?", 1)[0]!;
+}
+
+/** Sends `err` as the flat error body (API.md "Errors"). */
+function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const e = toAppError(err);
+  // Only unexpected failures need an operator; a 503 while shutting down is expected.
+  if (e.status === 500) req.log.error({ err }, "request failed");
+  // Set here too: framework errors are answered without the onRequest hook having run.
+  return reply
+    .code(e.status)
+    .headers({ ...e.headers, "X-Request-Id": req.id })
+    .send(errorBody(e, req.id));
+}
+
+/** The one log line per request. */
+function logRequest(req: FastifyRequest, reply: FastifyReply): void {
+  // Skip building the log object on the hot path when info lines are off (LOG_LEVEL=warn).
+  if (!(req.log as unknown as Logger).isLevelEnabled("info")) return;
+  req.log.info({ method: req.method, path: pathOf(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+}
+
+/**
+ * Answers a request Node could not parse (broken framing, an unknown method, oversized headers, too
+ * slow to arrive). Fastify never sees it, so its request id and error body are made here.
+ */
+function answerUnparsedRequest(logger: Logger, err: ConnectionError, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const requestId = newRequestId();
+  const e = toAppError(err);
+  // Only the parser's code: the error also holds the raw bytes, query strings included.
+  logger.info({ requestId, status: e.status, reason: err.code }, "unparsable request");
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(e, requestId));
+    socket.write(
+      `HTTP/1.1 ${e.status} ${e.error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

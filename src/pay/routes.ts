@@ -61,14 +61,17 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       reply.header("Referrer-Policy", "no-referrer");
     });
 
-    scope.get(`${basePath}/assets/pay.js`, async (_req, reply) =>
+    // Every page request counts against the client address's public budget, like /v1/public.
+    const open = { config: { group: "read", auth: "public" } } as const;
+    const acting = { config: { group: "create", auth: "public" } } as const;
+    scope.get(`${basePath}/assets/pay.js`, open, async (_req, reply) =>
       reply.header("Cache-Control", "public, max-age=300").type("text/javascript; charset=utf-8").send(script),
     );
-    scope.get(`${basePath}/assets/pay.css`, async (_req, reply) =>
+    scope.get(`${basePath}/assets/pay.css`, open, async (_req, reply) =>
       reply.header("Cache-Control", "public, max-age=300").type("text/css; charset=utf-8").send(style),
     );
 
-    scope.get<IdParams>(`${basePath}/:id`, async (req, reply) => {
+    scope.get<IdParams>(`${basePath}/:id`, open, async (req, reply) => {
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
         return html(reply, 200, renderPaymentPage(session, links));
@@ -77,7 +80,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       }
     });
 
-    scope.post<IdParams & { Body: Record<string, string> | undefined }>(`${basePath}/:id/chain`, async (req, reply) => {
+    scope.post<IdParams & { Body: Record<string, string> | undefined }>(`${basePath}/:id/chain`, acting, async (req, reply) => {
       try {
         const chainId = Number(req.body?.chainId);
         await selectChain(deps.prisma, deps.chains, deps.charges, req.params.id, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId });
@@ -88,7 +91,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       return backToPage(reply, req.params.id);
     });
 
-    scope.post<IdParams>(`${basePath}/:id/test-payment`, async (req, reply) => {
+    scope.post<IdParams>(`${basePath}/:id/test-payment`, acting, async (req, reply) => {
       const id = req.params.id;
       // One test payment per charge at a time: a double click must not pay twice.
       if (paying.has(id)) return failure(reply, new AppError(409, "charge_not_payable", "A test payment for this charge is already being sent."));

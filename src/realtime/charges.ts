@@ -1,6 +1,7 @@
 // Live charge updates: the domain's ChargeFeed over the pub/sub, and the streams the GraphQL
 // subscriptions serve. A message carries the whole committed charge, so fanning it out to any
-// number of subscribers costs no database read (paymentSessionUpdated, one buyer per charge, reloads).
+// number of subscribers costs no database read; the hosted page's view (paymentSessionUpdated)
+// needs the payments too and is read again once per message and process, however many follow it.
 //
 // Invariants:
 // - A stream starts with the current state, read after its subscription is registered: no change
@@ -9,6 +10,7 @@
 //   publishing one charge's changes out of order) makes it reload from the database instead; a
 //   state identical to the last one sent is not sent again.
 // - Every message is checked against the subscriber's merchant and mode, not only its channel.
+// - A charge has at most `subscribersPerCharge` hosted-page subscribers per process (they need no key).
 import type { Logger } from "pino";
 import type { Charge } from "../domain/charges.js";
 import { toUnits } from "../domain/money.js";
@@ -16,6 +18,7 @@ import { Prisma as P } from "../generated/prisma/client.js";
 import type { PublicCharge } from "../domain/chain-selection.js";
 import type { RecordedEvent } from "../domain/events.js";
 import type { ChargeFeed, ChargeRef } from "../domain/live.js";
+import { AppError } from "../domain/errors.js";
 import { modeName, type Scope } from "../domain/scope.js";
 import { type Channel, channel, OVERFLOW, type PubSub, RESYNC, type Subscription } from "./pubsub.js";
 
@@ -72,10 +75,16 @@ export function decodeCharge(wire: WireCharge): Charge {
 
 /** Announces committed changes and serves the streams that follow them. */
 export class LiveCharges implements ChargeFeed {
+  /** Hosted-page subscribers per charge in this process. */
+  private readonly sessionSubscribers = new Map<string, number>();
+  /** The reload each message caused, shared by every subscriber it reached (one object per message and process). */
+  private readonly sessionReloads = new WeakMap<object, Promise<PublicCharge>>();
+
   constructor(
     private readonly pubsub: PubSub,
     private readonly logger: Logger,
     private readonly maxQueued: number,
+    private readonly subscribersPerCharge = Number.POSITIVE_INFINITY,
   ) {}
 
   changed(charges: readonly Charge[], events: readonly RecordedEvent[]): void {
@@ -113,9 +122,27 @@ export class LiveCharges implements ChargeFeed {
    * `load()` first, then again after every message, sent when it differs.
    */
   async sessionUpdates(chargeId: string, load: () => Promise<PublicCharge>, signal?: AbortSignal): Promise<AsyncIterable<Live<PublicCharge>>> {
-    const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal });
+    const count = this.sessionSubscribers.get(chargeId) ?? 0;
+    if (count >= this.subscribersPerCharge) {
+      throw new AppError(429, "rate_limited", `This charge already has ${this.subscribersPerCharge} live subscribers on this server; close one first.`);
+    }
+    this.sessionSubscribers.set(chargeId, count + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const left = (this.sessionSubscribers.get(chargeId) ?? 1) - 1;
+      if (left > 0) this.sessionSubscribers.set(chargeId, left);
+      else this.sessionSubscribers.delete(chargeId);
+    };
+    const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal, onClose: release });
     const first = await loadOrClose(source, load);
-    return follow(source, first, () => load());
+    return follow(source, first, (delivery) => {
+      if (delivery === RESYNC) return load();
+      let reload = this.sessionReloads.get(delivery);
+      if (!reload) this.sessionReloads.set(delivery, (reload = load()));
+      return reload;
+    });
   }
 
   /**

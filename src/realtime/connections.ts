@@ -1,5 +1,6 @@
-// Live connections per API key: a WebSocket, or one SSE subscription (each is its own HTTP
-// request). Caps them per key and closes those of a revoked key, whichever process revoked it.
+// Live connections per API key, or per client address for callers without one: a WebSocket, or one
+// SSE subscription (each is its own HTTP request). Caps them per key or address, and closes those of
+// a revoked key, whichever process revoked it.
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
 import { every, type Periodic } from "../jobs/periodic.js";
@@ -13,17 +14,21 @@ export interface LiveConnection {
   release(): void;
 }
 
-/** The live connections of this process, by API key id. */
+/** The live connections of this process, by API key id (or client address). */
 export class LiveConnections {
   private readonly byKey = new Map<string, Set<CloseConnection>>();
 
-  constructor(private readonly maxPerKey: number) {}
+  constructor(
+    private readonly maxPerKey: number,
+    /** Whose connections these are, for the limit's message: "this API key", "this address". */
+    private readonly holder = "this API key",
+  ) {}
 
   /** Registers a connection of `keyId`; 429 `rate_limited` when the key already has its maximum. */
   open(keyId: string, close: CloseConnection): LiveConnection {
     let set = this.byKey.get(keyId);
     if (set && set.size >= this.maxPerKey) {
-      throw new AppError(429, "rate_limited", `Too many live connections for this API key (at most ${this.maxPerKey} per API process); close one first.`);
+      throw new AppError(429, "rate_limited", `Too many live connections for ${this.holder} (at most ${this.maxPerKey} per API process); close one first.`);
     }
     if (!set) this.byKey.set(keyId, (set = new Set()));
     set.add(close);

@@ -17,5 +17,5 @@ export interface Realtime {
  */
 export function openRealtime(config: Config, logger: Logger, options: { subscribe: boolean; publisher?: Redis }): Realtime {
   const pubsub = config.redisUrl ? PubSub.redis(config.redisUrl, logger, options) : PubSub.inProcess();
-  return { pubsub, live: new LiveCharges(pubsub, logger, config.live.maxQueued) };
+  return { pubsub, live: new LiveCharges(pubsub, logger, config.live.maxQueued, config.live.subscribersPerCharge) };
 }

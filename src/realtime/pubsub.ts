@@ -8,6 +8,7 @@
 //   queue is dropped and it yields OVERFLOW once, then ends. A slow reader costs bounded memory.
 // - Publishing never throws and never waits: while Redis is away messages are dropped (and logged);
 //   subscribers are told to RESYNC when it is back, and reload what they follow from the database.
+import { setMaxListeners } from "node:events";
 import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -43,6 +44,8 @@ export interface SubscribeOptions {
   maxQueued?: number;
   /** Ends the subscription (cleanly: `done`) when aborted. */
   signal?: AbortSignal | undefined;
+  /** Called when the subscription ends, however it ends. */
+  onClose?: () => void;
 }
 
 /** Where messages travel: a Redis channel set or an in-process EventTarget. */
@@ -72,7 +75,10 @@ export class PubSub {
 
   /** Messages stay in this process. */
   static inProcess(): PubSub {
-    return new PubSub(new EventTarget() as unknown as Target, null);
+    const target = new EventTarget();
+    // Many subscribers of one charge are expected (and limited elsewhere), not a leak to warn about.
+    setMaxListeners(Number.POSITIVE_INFINITY, target);
+    return new PubSub(target as unknown as Target, null);
   }
 
   /**
@@ -157,6 +163,7 @@ export class PubSub {
       this.target.removeEventListener(ch.name, listener);
       this.open.delete(queue as Queue<unknown>);
       options.signal?.removeEventListener("abort", abort);
+      options.onClose?.();
     });
     const listener = (event: CustomEvent) => queue.push(event.detail as T);
     const abort = () => void queue.return();

@@ -12,11 +12,27 @@ const CLAIM_MS = 60 * 1000;
 /** The outcome of presenting a key: run the request, or send the stored response. */
 export type IdempotencyClaim = { kind: "run" } | { kind: "replay"; status: number; body: string };
 
-/** Fingerprint of a request, so a key reused for a different request is caught. */
+/**
+ * Fingerprint of a request, so a key reused for a different request is caught. The body counts as
+ * canonical JSON: a client that rebuilds the same body with its keys in another order on retry is
+ * sending the same request.
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash("sha256")
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .update(`${method} ${path}\n${JSON.stringify(canonical(body ?? null))}`)
     .digest("hex");
+}
+
+/** `value` with every object's keys sorted, at any depth; arrays keep their order, which means something. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== "object") return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .map((k) => [k, canonical(object[k])]),
+  );
 }
 
 /** Stores and replays responses per (merchant, mode, key). */

@@ -1,5 +1,6 @@
-// What every /v1 route shares: who is calling (API key or customer JWT), the rate limit, and
-// Idempotency-Key handling. Handlers then only parse, call the domain and shape the answer.
+// What every /v1 route (and the hosted page) shares: who is calling (API key, customer JWT, or
+// nobody), the rate limit, and Idempotency-Key handling. Handlers then only parse, call the domain
+// and shape the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
@@ -8,7 +9,9 @@ import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
 import { inScope, type Scope } from "../domain/scope.js";
-import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
+import type { Bulkhead, Release } from "../http/bulkhead.js";
+import { authenticateFrom, clientAddress } from "../http/callers.js";
+import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
 
 declare module "fastify" {
@@ -17,9 +20,13 @@ declare module "fastify" {
     group?: RouteGroup;
     /** How the caller proves who it is; API key unless stated. `public`: nobody (the hosted page). */
     auth?: "apiKey" | "customerJwt" | "public";
+    /** The GraphQL endpoint: without an X-API-Key its caller spends the address's public budget. */
+    graphql?: boolean;
   }
   interface FastifyRequest {
     scope: Scope | null;
+    /** Gives back this request's place in the anonymous bulkhead, if it took one. */
+    leaveBulkhead: Release | null;
     jwtClaims: CustomerClaims | null;
     idempotencyKey: string | null;
   }
@@ -32,6 +39,10 @@ export interface RestDeps {
   idempotency: IdempotencyStore;
   charges: ChargeSettings;
   chains: ChainSet;
+  /** Whether X-Forwarded-For names the client (TRUST_PROXY). */
+  trustProxy: boolean;
+  /** The share of the database that requests without an API key may use. */
+  anonymous: Bulkhead;
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
@@ -47,25 +58,43 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.decorateRequest("scope", null);
   app.decorateRequest("jwtClaims", null);
   app.decorateRequest("idempotencyKey", null);
+  app.decorateRequest("leaveBulkhead", null);
+  const leave = async (req: FastifyRequest) => req.leaveBulkhead?.();
+  app.addHook("onResponse", leave);
+  app.addHook("onRequestAbort", leave);
+
+  // An address that spent its budget is refused before its body is read or parsed: under a flood,
+  // refusing must cost next to nothing.
+  app.addHook("onRequest", async (req) => {
+    const { auth, graphql } = req.routeOptions.config;
+    if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined)) return;
+    await deps.rateLimiter.check(`ip:${clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy)}`, "public");
+  });
 
   app.addHook("preHandler", async (req, reply) => {
     const { group, auth = "apiKey" } = req.routeOptions.config;
     if (!group) return;
-    let limitKey: string;
+    const address = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
+    const limiter = deps.rateLimiter;
+    let limit: RateLimitState;
     if (auth === "public") {
       // No caller identity: the budget is per client address.
-      limitKey = `ip:${req.ip}`;
+      limit = await limiter.consume(`ip:${address}`, "public");
+      req.leaveBulkhead = await deps.anonymous.enter();
     } else if (auth === "customerJwt") {
-      const verified = await verifyCustomerJwt(deps.prisma, header(req, "authorization"));
+      const verified = await authenticateFrom(limiter, address, () => verifyCustomerJwt(deps.prisma, header(req, "authorization")));
       req.scope = verified.scope;
       req.jwtClaims = verified.claims;
-      limitKey = `jwt:${verified.scope.merchantId}:${verified.scope.livemode}`;
+      // A browser speaks for one customer: per address and per email, never the merchant's whole budget.
+      await limiter.consume(`ip:${address}`, "public");
+      const { merchantId, livemode } = verified.scope;
+      limit = await limiter.consume(`jwt:${merchantId}:${livemode}:${verified.claims.email.toLowerCase()}`, group);
+      req.leaveBulkhead = await deps.anonymous.enter();
     } else {
-      const principal = await deps.authenticator.authenticate(header(req, "x-api-key"));
+      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(header(req, "x-api-key")));
       req.scope = inScope(principal);
-      limitKey = principal.keyId;
+      limit = await limiter.consume(principal.keyId, group);
     }
-    const limit = await deps.rateLimiter.consume(limitKey, group);
     reply.header("RateLimit-Limit", limit.limit).header("RateLimit-Remaining", limit.remaining).header("RateLimit-Reset", limit.reset);
 
     const key = header(req, "idempotency-key");

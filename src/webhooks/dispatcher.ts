@@ -155,7 +155,8 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
         where: { id: d.endpointId, disabledAt: null },
         data: { disabledAt: clock(), disabledReason: `the endpoint answered 410 Gone on ${started.toISOString()}` },
       });
-      log.warn({ endpoint: d.endpointId, url: d.url }, "webhook endpoint answered 410 Gone; disabled");
+      // The endpoint's id, not its URL: a URL may carry the merchant's token in its query.
+      log.warn({ endpoint: d.endpointId }, "webhook endpoint answered 410 Gone; disabled");
     } else if (!result.succeeded) {
       log.warn(
         { event: d.eventId, endpoint: d.endpointId, error: result.error, retryAt },

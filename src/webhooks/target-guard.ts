@@ -32,6 +32,7 @@ for (const [net, bits] of [
   ["172.16.0.0", 12], // private
   ["192.0.0.0", 24], // IETF protocol assignments
   ["192.0.2.0", 24], // documentation
+  ["192.88.99.0", 24], // 6to4 relay anycast (deprecated): a tunnel entry, never a webhook receiver
   ["192.168.0.0", 16], // private
   ["198.18.0.0", 15], // benchmarking
   ["198.51.100.0", 24], // documentation
@@ -41,12 +42,17 @@ for (const [net, bits] of [
 ] as const) {
   NON_PUBLIC.addSubnet(net, bits, "ipv4");
 }
+// The tunnels and translators here (IPv4-translated, local-use NAT64, Teredo, 6to4) hand packets to a
+// relay or gateway that forwards them to IPv4 hosts, private ones included, chosen by bits these
+// rules do not judge; all are deprecated or operator-local, and no webhook receiver needs one.
 for (const [net, bits] of [
   ["::", 96], // unspecified, loopback, IPv4-compatible
-  ["64:ff9b::", 96], // NAT64: reaches IPv4 addresses through a gateway
-  ["64:ff9b:1::", 48], // local-use NAT64
+  ["::ffff:0:0:0", 96], // IPv4-translated (SIIT)
+  ["64:ff9b:1::", 48], // local-use NAT64: where the IPv4 address sits depends on the operator's prefix
   ["100::", 64], // discard
+  ["2001::", 32], // Teredo (2001:0000::/32 only: the rest of 2001::/16 is ordinary public space)
   ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
   ["fec0::", 10], // site-local (deprecated)
@@ -55,26 +61,46 @@ for (const [net, bits] of [
   NON_PUBLIC.addSubnet(net, bits, "ipv6");
 }
 
+/**
+ * IPv6 prefixes (the first six 16-bit groups) whose last 32 bits are an IPv4 address that the packet
+ * is delivered to: such an address is exactly as public as that IPv4 address, so the IPv4 rules
+ * judge it, and a public one stays usable (DNS64 gives IPv4-only hosts such addresses).
+ */
+const EMBEDDED_IPV4_PREFIXES = [
+  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped ::ffff:0:0/96: the socket connects over IPv4
+  [0x64, 0xff9b, 0, 0, 0, 0], // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052)
+];
+
 /** True when `address` is loopback, private, link-local or otherwise not a public unicast address. */
 export function isNonPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return NON_PUBLIC.check(address, "ipv4");
   if (family !== 6) return true;
-  const mapped = mappedIpv4(address);
-  if (mapped) return NON_PUBLIC.check(mapped, "ipv4");
+  const embedded = embeddedIpv4(ipv6Groups(address));
+  if (embedded) return NON_PUBLIC.check(embedded, "ipv4");
   return NON_PUBLIC.check(address, "ipv6");
 }
 
-/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:xxxx:xxxx). */
-function mappedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return null;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
+/** The IPv4 address that an address with one of EMBEDDED_IPV4_PREFIXES delivers to, else null. */
+function embeddedIpv4(groups: number[]): string | null {
+  if (!EMBEDDED_IPV4_PREFIXES.some((prefix) => prefix.every((g, i) => groups[i] === g))) return null;
+  const [hi, lo] = [groups[6]!, groups[7]!];
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address, in any of its spellings (`::`, a dotted IPv4 tail, a zone). */
+function ipv6Groups(address: string): number[] {
+  let text = address.split("%", 1)[0]!;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+  const [head, tail] = text.split("::");
+  if (tail === undefined) return groups(head);
+  const [left, right] = [groups(head), groups(tail)];
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 /**

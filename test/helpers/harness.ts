@@ -73,10 +73,16 @@ export interface TestApp {
 }
 
 /** Starts the service with test settings; `env` overrides configuration variables. */
+/**
+ * Every test calls from 127.0.0.1 (and, on Redis, shares its counters with the other test files):
+ * per-address limits are off unless a test turns them on (through X-Forwarded-For with TRUST_PROXY).
+ */
+export const UNLIMITED_ADDRESS = { RATE_LIMIT_PUBLIC: "1000000", RATE_LIMIT_AUTH_FAILURES: "1000000", LIVE_STREAMS_PER_IP: "100000" };
+
 export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop } = await freshDatabase((sql) => queries.push(sql));
-  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const app = await buildApp(config, { db, ...options });
   const url = await app.start(0);
   const newMerchant = () => createMerchant(db.prisma, { name: "Test Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
@@ -139,7 +145,7 @@ export function expectError(res: { status: number; body: any; headers: Headers }
 
 /** A second API process's worth of service on `app`'s database (its own HTTP server, pub/sub and connections), as behind a load balancer. */
 export async function startSecondInstance(app: TestApp, env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
-  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...env });
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const second = await buildApp(config, { db: app.db });
   return { url: await second.start(0), stop: () => second.stop() };
 }

@@ -68,12 +68,18 @@ function received<T>(stop: () => void): Received<T> & { push(v: T): void; fail(e
   return r;
 }
 
-/** A graphql-ws client for `baseUrl`'s /graphql; `key` goes in connectionParams. Closes are recorded. */
-export function wsClient(baseUrl: string, key?: string): Client & { closes: { code: number; reason: string }[] } {
+/** A graphql-ws client for `baseUrl`'s /graphql; `key` goes in connectionParams, `headers` on the upgrade request. Closes are recorded. */
+export function wsClient(baseUrl: string, key?: string, headers?: Record<string, string>): Client & { closes: { code: number; reason: string }[] } {
   const closes: { code: number; reason: string }[] = [];
   const client = createClient({
     url: `${baseUrl.replace(/^http/, "ws")}/graphql`,
-    webSocketImpl: WebSocket,
+    webSocketImpl: headers
+      ? class extends WebSocket {
+          constructor(url: string, protocols?: string | string[]) {
+            super(url, protocols, { headers });
+          }
+        }
+      : WebSocket,
     connectionParams: key ? { "X-API-Key": key } : undefined,
     retryAttempts: 0,
     lazy: false,
@@ -99,19 +105,20 @@ export function subscribe<T = any>(client: Client, query: string, variables: Rec
   return r;
 }
 
-/** Subscribes over SSE (one HTTP request, "distinct connections" mode) with `key` in X-API-Key. */
+/** Subscribes over SSE (one HTTP request, "distinct connections" mode) with `key` in X-API-Key, plus `headers`. */
 export function sseSubscribe<T = any>(
   baseUrl: string,
   query: string,
   variables: Record<string, unknown> = {},
   key?: string,
+  headers: Record<string, string> = {},
 ): Received<T> & { status: Promise<number> } {
   const controller = new AbortController();
   const r = received<T>(() => controller.abort());
   const status = (async () => {
     const res = await fetch(`${baseUrl}/graphql`, {
       method: "POST",
-      headers: { accept: "text/event-stream", "content-type": "application/json", ...(key ? { "x-api-key": key } : {}) },
+      headers: { accept: "text/event-stream", "content-type": "application/json", ...(key ? { "x-api-key": key } : {}), ...headers },
       body: JSON.stringify({ query, variables }),
       signal: controller.signal,
     });

@@ -32,6 +32,8 @@ describe("live mode", () => {
     "sneaky.example.com": ["93.184.215.14", "10.1.2.3"],
     "v6.example.com": ["2606:4700::6810:84e5"],
     "internal6.example.com": ["fd00::1"],
+    "tunnel.example.com": ["2002:808:808::1"],
+    "dns64.example.com": ["64:ff9b::5db8:d70e"],
   });
 
   it.each([
@@ -48,6 +50,12 @@ describe("live mode", () => {
     ["https://localtest.me/hooks", "127.0.0.1"],
     ["https://sneaky.example.com/hooks", "10.1.2.3"],
     ["https://internal6.example.com/", "fd00::1"],
+    ["https://[2002:a00:1::1]/", "2002:a00:1::1"],
+    ["https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+    ["https://[::ffff:0:a00:1]/", "::ffff:0:a00:1"],
+    ["https://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe"],
+    ["https://192.88.99.1/", "192.88.99.1"],
+    ["https://tunnel.example.com/", "2002:808:808::1"],
   ])("refuses %s (%s) with a clear error", async (url, address) => {
     const error = await checkWebhookTarget(url, true, dns).catch((e) => e);
     expect(error).toBeInstanceOf(WebhookTargetError);
@@ -62,6 +70,7 @@ describe("live mode", () => {
   it("accepts a public address and returns it as the one to connect to", async () => {
     expect(await checkWebhookTarget("https://hooks.example.com/x", true, dns)).toMatchObject({ address: "93.184.215.14", family: 4 });
     expect(await checkWebhookTarget("https://v6.example.com/x", true, dns)).toMatchObject({ address: "2606:4700::6810:84e5", family: 6 });
+    expect(await checkWebhookTarget("https://dns64.example.com/x", true, dns)).toMatchObject({ address: "64:ff9b::5db8:d70e", family: 6 });
   });
 
   it("reports a name that does not resolve", async () => {
@@ -84,7 +93,21 @@ describe("test mode", () => {
 });
 
 describe("isNonPublicAddress", () => {
-  it.each(["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700::6810:84e5", "::ffff:8.8.8.8"])("%s is public", (a) => {
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.215.14",
+    "2606:4700::6810:84e5",
+    "::ffff:8.8.8.8",
+    "0:0:0:0:0:ffff:808:808",
+    // NAT64 (well-known prefix) and IPv4-mapped addresses are judged by the IPv4 address they reach.
+    "64:ff9b::8.8.8.8",
+    "64:ff9b::808:808",
+    // Only 2001:0000::/32 is Teredo: the rest of 2001::/16 is ordinary public space.
+    "2001:4860:4860::8888",
+    "2001:1::1",
+    "2003::1",
+  ])("%s is public", (a) => {
     expect(isNonPublicAddress(a)).toBe(false);
   });
   it.each([
@@ -102,6 +125,19 @@ describe("isNonPublicAddress", () => {
     "::ffff:10.0.0.1",
     "::ffff:a00:1",
     "64:ff9b::a00:1",
+    "64:ff9b::127.0.0.1",
+    "64:ff9b::169.254.169.254",
+    "64:ff9b:1::808:808", // local-use NAT64
+    "::ffff:169.254.169.254",
+    "::ffff:0:0",
+    "::ffff:0:808:808", // IPv4-translated, even of a public address
+    "::ffff:0:10.0.0.1",
+    "2002:808:808::1", // 6to4, even of a public address
+    "2002:7f00:1::1",
+    "2001::1", // Teredo
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "192.88.99.1", // 6to4 relay anycast
+    "fe80::1%eth0",
     "not-an-ip",
   ])("%s is not public", (a) => {
     expect(isNonPublicAddress(a)).toBe(true);

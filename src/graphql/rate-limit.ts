@@ -1,0 +1,113 @@
+// GraphQL operations against the request budgets (API.md "Limits for callers without a key"): one
+// unit per root field, so fifteen aliased mutations cost fifteen creates. A key spends the budget of
+// each field's kind (mutations: create; connections and lists: list; other queries and a
+// subscription's start: read); a caller without a key spends its address's public budget.
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { AppError } from "../domain/errors.js";
+import type { Bulkhead, Release } from "../http/bulkhead.js";
+import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
+import type { GraphQLContext } from "./context.js";
+import { graphqlError } from "./yoga.js";
+
+/** Units per budget that `operation` spends: one per root field (through fragments). */
+export function operationCost(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): Map<RouteGroup, number> {
+  const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  const root = schema.getRootType(operation.operation);
+  const cost = new Map<RouteGroup, number>();
+  const visit = (set: SelectionSetNode, seen: Set<string>) => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet, seen);
+      else if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        // A fragment spread twice (or in a cycle, which validation refuses) is counted once.
+        if (fragment && !seen.has(fragment.name.value)) visit(fragment.selectionSet, new Set([...seen, fragment.name.value]));
+      } else {
+        const budget = budgetOf(operation.operation, root?.getFields()[selection.name.value]?.type);
+        cost.set(budget, (cost.get(budget) ?? 0) + 1);
+      }
+    }
+  };
+  visit(operation.selectionSet, new Set());
+  return cost;
+}
+
+function budgetOf(kind: OperationDefinitionNode["operation"], type: GraphQLOutputType | undefined): RouteGroup {
+  if (kind === "mutation") return "create";
+  if (kind === "subscription" || !type) return "read";
+  // Judged from the type's printed form ("[Charge!]!", "QueryChargesConnection!"): lists and
+  // connections are pages of records, whatever wraps them.
+  const printed = String(type).replace(/!$/, "");
+  return printed.startsWith("[") || printed.endsWith("Connection") ? "list" : "read";
+}
+
+/**
+ * Runs each operation without a key inside the anonymous bulkhead: an operation, or a
+ * subscription's start (its first read), holds a place; a running stream does not.
+ */
+export function bulkheadPlugin(bulkhead: Bulkhead): Plugin<GraphQLContext> {
+  const enter = (context: unknown) => ((context as GraphQLContext).principal ? null : bulkhead.enter());
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const release = await admitted(enter(args.contextValue), setResultAndStopExecution);
+      if (release) return { onExecuteDone: () => release() };
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const release = await admitted(enter(args.contextValue), setResultAndStopExecution);
+      if (release) return { onSubscribeResult: () => release(), onSubscribeError: () => release() };
+    },
+  };
+}
+
+async function admitted(entering: Promise<Release> | null, stop: (result: { errors: GraphQLError[] }) => void): Promise<Release | null> {
+  if (!entering) return null;
+  try {
+    return await entering;
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e;
+    stop({ errors: [graphqlError(e)] });
+    return null;
+  }
+}
+
+/** Spends each operation's cost before it runs (HTTP, SSE and WebSocket alike); past a budget, the operation fails with 429. */
+export function rateLimitPlugin(limiter: RateLimiter): Plugin<GraphQLContext> {
+  const spend = async (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown }) => {
+    const operation = getOperationAST(args.document, args.operationName);
+    if (!operation) return null;
+    const ctx = args.contextValue as GraphQLContext;
+    const cost = operationCost(args.schema, args.document, operation);
+    try {
+      if (!ctx.principal) {
+        const units = [...cost.values()].reduce((a, b) => a + b, 0);
+        if (units > 0) await limiter.consume(`ip:${ctx.address}`, "public", units);
+      } else {
+        for (const [budget, units] of cost) await limiter.consume(ctx.principal.keyId, budget, units);
+      }
+      return null;
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      return e;
+    }
+  };
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const refused = await spend(args);
+      if (refused) setResultAndStopExecution({ errors: [graphqlError(refused)] });
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const refused = await spend(args);
+      if (refused) setResultAndStopExecution({ errors: [graphqlError(refused)] });
+    },
+  };
+}

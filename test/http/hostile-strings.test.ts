@@ -1,0 +1,329 @@
+// NUL and unpaired surrogates anywhere in a request are 400 parameter_invalid naming the parameter,
+// at every door, and change nothing (API.md "Money from the chain…", last bullet): PostgreSQL would
+// refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
+// checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
+// covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
+import {
+  getNamedType,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  isCompositeType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+} from "graphql";
+import { SignJWT } from "jose";
+import { afterAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { selectSchema } from "../../src/domain/chain-selection.js";
+import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
+import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
+import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
+import { schema } from "../../src/graphql/schema.js";
+import { guardedRoutes } from "../../src/http/input-guard.js";
+import { type Call, expectError, startApp } from "../helpers/harness.js";
+import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+
+const HOSTILE = { NUL: "bad\u0000text", "lone surrogate": "bad\ud800text" };
+/** What a URL can carry: a lone surrogate has no UTF-8 form, so it cannot be percent-encoded. */
+const URL_NUL = "%00";
+const MESSAGE = /contains a NUL character or an unpaired surrogate; send valid UTF-8 text$/;
+
+// Routes are read while the tests are collected, so the service starts here rather than in beforeAll.
+const app = await startApp();
+afterAll(() => app.stop());
+
+const customer = (await app.call("POST", "/v1/customers", { body: { email: "fixture@example.com", name: "Fixture" } })).body;
+const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "fixture-order", amount: "1.00", customerId: customer.id } })).body;
+const event = (await app.call("GET", "/v1/events?limit=1")).body.data[0];
+
+/** Signs a customer JWT with the merchant's test secret. */
+async function customerJwt(claims: Record<string, unknown>): Promise<string> {
+  const { id, secret } = app.merchant.jwtSecrets.test;
+  return new SignJWT(claims).setProtectedHeader({ alg: "HS256", kid: id }).setIssuedAt().setExpirationTime("10m").sign(new TextEncoder().encode(secret));
+}
+// Every REST call carries a key and a JWT, so each reaches the handler it would with valid text.
+const authorization = `Bearer ${await customerJwt({ email: "jwt-fixture@example.com" })}`;
+
+/** Rows a write would add or change: none may move when a request is refused. */
+async function rows() {
+  const p = app.db.prisma;
+  const [customers, charges, events, updated] = await Promise.all([
+    p.customer.count(),
+    p.charge.count(),
+    p.event.count(),
+    p.customer.aggregate({ _max: { updatedAt: true } }),
+  ]);
+  return { customers, charges, events, lastUpdate: updated._max.updatedAt };
+}
+
+/** A param path as the API names it: `address.line1`, `ids[0]`. */
+function paramOf(path: readonly (string | number)[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
+}
+
+/** A copy of `target` with `value` at `path`, creating the objects and lists on the way. */
+function setIn(target: unknown, path: readonly (string | number)[], value: unknown): any {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path;
+  const copy: any = typeof head === "number" ? [...((target as unknown[]) ?? [])] : { ...((target as object) ?? {}) };
+  copy[head!] = setIn(copy[head!], rest, value);
+  return copy;
+}
+
+/** One hostile request and the param its 400 must name. */
+interface Case {
+  name: string;
+  param: string;
+}
+
+/** Each text field, or metadata-like record (whose keys are text too), a zod input schema accepts. */
+function zodLeaves(type: z.core.$ZodType, path: string[] = []): { path: string[]; record: boolean }[] {
+  const def = type._zod.def as z.core.$ZodTypeDef & { innerType?: z.core.$ZodType; in?: z.core.$ZodType; shape?: Record<string, z.core.$ZodType> };
+  switch (def.type) {
+    case "optional":
+    case "nullable":
+    case "default":
+      return zodLeaves(def.innerType!, path);
+    case "pipe":
+      return zodLeaves(def.in!, path);
+    case "object":
+      return Object.entries(def.shape!).flatMap(([key, field]) => zodLeaves(field, [...path, key]));
+    case "record":
+      return [{ path, record: true }];
+    default:
+      // Numbers and enums too: a bad string must be named before its type is judged.
+      return [{ path, record: false }];
+  }
+}
+
+/** Each way to put `bad` into an input whose leaves are `leaves`: the value, and a record's key and value. */
+function hostileInputs(leaves: { path: (string | number)[]; record: boolean }[], bad: string) {
+  return leaves.flatMap(({ path, record }) =>
+    record
+      ? [
+          { at: path, value: { [bad]: "v" } as unknown, param: paramOf(path), what: "key" },
+          { at: path, value: { cart: bad }, param: paramOf([...path, "cart"]), what: "value" },
+        ]
+      : [{ at: path, value: bad as unknown, param: paramOf(path), what: "value" }],
+  );
+}
+
+describe("REST and the hosted page", () => {
+  /** The JSON body schema of every route that takes one (null: none), and a body it would accept. */
+  const BODIES: Record<string, { schema: z.core.$ZodType; valid: Record<string, unknown>; form?: true } | null> = {
+    "POST /v1/customers": { schema: customerCreateSchema, valid: { email: "hostile@example.com", name: "Hostile" } },
+    "PATCH /v1/customers/:id": { schema: customerUpdateSchema, valid: {} },
+    "POST /v1/customers/jwt": { schema: jwtBodySchema, valid: {} },
+    "POST /v1/charges": { schema: chargeCreateSchema, valid: { orderId: "hostile-order", amount: "1.00" } },
+    "POST /v1/webhooks/test": { schema: testWebhookSchema, valid: { type: "charge.created" } },
+    "POST /v1/events/:id/resend": null,
+    "POST /v1/public/charges/:id/chain": { schema: selectSchema, valid: { chainId: 31337 } },
+    "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
+    "POST /pay/:id/test-payment": null,
+  };
+
+  const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");
+  /** The route's URL with real ids, except `hostile` in place of `param`. */
+  const fill = (url: string, param?: string, hostile?: string) =>
+    url.replace(/:(\w+)/g, (_, name: string) => {
+      if (name === param) return hostile!;
+      if (name === "orderId") return charge.orderId;
+      return url.includes("/customers") ? customer.id : url.includes("/events") ? event.id : charge.id;
+    });
+
+  type RestCase = Case & { method: string; path: string; body?: unknown; form?: string };
+  const cases: RestCase[] = routes.flatMap(({ method, url }) => {
+    const route = `${method} ${url}`;
+    const params = [...url.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+    const out: RestCase[] = [
+      ...params.map((p) => ({ name: `${route}: path ${p} NUL`, method, path: fill(url, p, URL_NUL), param: p })),
+      ...["query", "email"].map((q) => ({ name: `${route}: ?${q}= NUL`, method, path: `${fill(url)}?${q}=${URL_NUL}`, param: q })),
+    ];
+    if (method !== "POST" && method !== "PATCH" && method !== "PUT") return out;
+    const body = BODIES[route];
+    if (body === undefined) throw new Error(`${route} takes a body: add its schema to BODIES`);
+    if (body === null) return out;
+    for (const [kind, bad] of Object.entries(HOSTILE)) {
+      for (const { at, value, param, what } of hostileInputs(zodLeaves(body.schema), bad)) {
+        out.push({ name: `${route}: body ${param} ${what} ${kind}`, method, path: fill(url), body: setIn(body.valid, at, value), param });
+      }
+    }
+    if (body.form) {
+      for (const { path } of zodLeaves(body.schema)) {
+        const form = new URLSearchParams({ ...(body.valid as Record<string, string>), [paramOf(path)]: HOSTILE.NUL }).toString();
+        out.push({ name: `${route}: form ${paramOf(path)} NUL`, method, path: fill(url), form, param: paramOf(path) });
+      }
+    }
+    return out;
+  });
+
+  const send = (c: RestCase): Promise<Call> =>
+    app.call(c.method, c.path, {
+      body: c.body,
+      raw: c.form,
+      headers: { authorization, ...(c.form !== undefined && { "content-type": "application/x-www-form-urlencoded" }) },
+    });
+
+  it("covers every guarded route and every field of every body schema", () => {
+    expect(routes.length).toBeGreaterThanOrEqual(20);
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(Object.keys(BODIES)));
+    const fields = Object.values(BODIES).reduce((n, b) => n + (b ? zodLeaves(b.schema).length : 0), 0);
+    console.info(
+      `REST: ${routes.length} routes, ${fields} body fields across ${Object.values(BODIES).filter(Boolean).length} bodies, ${cases.length} hostile requests`,
+    );
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))("%s → 400 parameter_invalid", async (_name, c) => {
+    const before = await rows();
+    const res = await send(c);
+    expectError(res, 400, "parameter_invalid", c.param);
+    expect(res.body.message).toMatch(MESSAGE);
+    expect(await rows()).toEqual(before);
+  });
+
+  it.each(routes.filter((r) => r.url.includes(":")).map((r) => [r.method, r.url]))(
+    "%s %s: a malformed percent-encoding in the path is a 400 error body",
+    async (method, url) => {
+      const res = await app.call(method, fill(url, url.match(/:(\w+)/)![1], "%ED%A0%80"));
+      expectError(res, 400, "parameter_invalid");
+    },
+  );
+});
+
+describe("customer JWT claims", () => {
+  const valid = { email: "claims@example.com", name: "Claims", phone: "+49" };
+  const cases = Object.keys(valid).flatMap((claim) => Object.entries(HOSTILE).map(([kind, bad]) => [claim, kind, bad]));
+
+  it.each(cases)("%s claim with %s → 400 parameter_invalid", async (claim, _kind, bad) => {
+    const before = await rows();
+    const token = await customerJwt({ ...valid, [claim]: bad });
+    const res = await app.call("POST", "/v1/customers/jwt", { key: null, body: {}, headers: { authorization: `Bearer ${token}` } });
+    expectError(res, 400, "parameter_invalid", `jwt.${claim}`);
+    expect(res.body.message).toMatch(MESSAGE);
+    expect(await rows()).toEqual(before);
+  });
+});
+
+describe("GraphQL", () => {
+  type Leaf = { path: (string | number)[]; record: boolean };
+
+  /** Each String, ID or Metadata leaf of an argument type (lists through their first item). */
+  function graphqlLeaves(type: GraphQLInputType, path: (string | number)[]): Leaf[] {
+    if (isNonNullType(type)) return graphqlLeaves(type.ofType, path);
+    if (isListType(type)) return graphqlLeaves(type.ofType, [...path, 0]);
+    if (isInputObjectType(type)) return Object.values(type.getFields()).flatMap((f) => graphqlLeaves(f.type, [...path, f.name]));
+    if (isEnumType(type)) return [];
+    if (type.name === "String" || type.name === "ID") return [{ path, record: false }];
+    if (type.name === "Metadata") return [{ path, record: true }];
+    return [];
+  }
+
+  /** A value the type accepts: required fields filled, everything optional left out. */
+  function sample(type: GraphQLInputType): unknown {
+    if (isNonNullType(type)) return sample(type.ofType);
+    if (isListType(type)) return [];
+    if (isInputObjectType(type)) {
+      const required = Object.values(type.getFields()).filter((f) => isNonNullType(f.type) && f.defaultValue === undefined);
+      return Object.fromEntries(required.map((f) => [f.name, sample(f.type)]));
+    }
+    if (isEnumType(type)) return type.getValues()[0]!.name;
+    return ({ Int: 1, Float: 1, Boolean: true, Metadata: {} } as Record<string, unknown>)[type.name] ?? "x";
+  }
+
+  /** `value` as a GraphQL literal of `type`. */
+  function literal(type: GraphQLInputType, value: unknown): string {
+    if (value === null || value === undefined) return "null";
+    if (isNonNullType(type)) return literal(type.ofType, value);
+    if (isListType(type)) return `[${(value as unknown[]).map((v) => literal(type.ofType, v)).join(", ")}]`;
+    if (isEnumType(type)) return String(value);
+    if (isInputObjectType(type) || type.name === "Metadata") {
+      const fields = isInputObjectType(type) ? type.getFields() : {};
+      const entries = Object.entries(value as object).map(([k, v]) => `${k}: ${fields[k] ? literal(fields[k].type, v) : JSON.stringify(v)}`);
+      return `{${entries.join(", ")}}`;
+    }
+    // JSON's string escapes (\u0000) are GraphQL's too.
+    return JSON.stringify(value);
+  }
+
+  type Operation = { root: "query" | "mutation" | "subscription"; field: GraphQLField<unknown, unknown> };
+  const roots = { query: schema.getQueryType(), mutation: schema.getMutationType(), subscription: schema.getSubscriptionType() };
+  const operations: Operation[] = Object.entries(roots).flatMap(([root, type]) =>
+    Object.values((type as GraphQLObjectType).getFields())
+      .filter((field) => field.args.length > 0)
+      .map((field) => ({ root: root as Operation["root"], field })),
+  );
+
+  const selection = (field: Operation["field"]) => (isCompositeType(getNamedType(field.type)) ? " { __typename }" : "");
+  /** The operation with every argument as a variable of the same name. */
+  const withVariables = ({ root, field }: Operation) =>
+    `${root}(${field.args.map((a) => `$${a.name}: ${a.type}`).join(", ")}) { ${field.name}(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})${selection(field)} }`;
+  /** The operation with `args` written inline. */
+  const inline = ({ root, field }: Operation, args: Record<string, unknown>) => {
+    const written = field.args.filter((a) => args[a.name] !== undefined).map((a) => `${a.name}: ${literal(a.type, args[a.name])}`);
+    return `${root} { ${field.name}(${written.join(", ")})${selection(field)} }`;
+  };
+  const required = ({ field }: Operation) => Object.fromEntries(field.args.filter((a) => isNonNullType(a.type)).map((a) => [a.name, sample(a.type)]));
+
+  type GraphQLCase = Case & { query: string; variables?: Record<string, unknown> };
+  const withText = operations.map((op) => ({ op, leaves: op.field.args.flatMap((a) => graphqlLeaves(a.type, [a.name])) })).filter((o) => o.leaves.length > 0);
+  const cases: GraphQLCase[] = withText.flatMap(({ op, leaves }) => {
+    const out: GraphQLCase[] = [];
+    for (const [kind, bad] of Object.entries(HOSTILE)) {
+      for (const { at, value, param, what } of hostileInputs(leaves, bad)) {
+        const variables = setIn(required(op), at, value);
+        out.push({ name: `${op.root} ${op.field.name}: $${param} ${what} ${kind}`, query: withVariables(op), variables, param });
+        // A lone surrogate cannot be written in a GraphQL string (a syntax error), nor NUL in a name (a key).
+        if (bad === HOSTILE.NUL && what === "value")
+          out.push({ name: `${op.root} ${op.field.name}: inline ${param} NUL`, query: inline(op, variables), param });
+      }
+    }
+    return out;
+  });
+
+  it("covers every argument that takes text", () => {
+    expect(withText.length).toBeGreaterThanOrEqual(15);
+    const leaves = withText.reduce((n, o) => n + o.leaves.length, 0);
+    console.info(`GraphQL: ${operations.length} fields with arguments, ${withText.length} with ${leaves} text leaves, ${cases.length} hostile operations`);
+  });
+
+  /** Sends the operation over HTTP and expects it refused, naming `param`, with nothing written. */
+  async function expectRefused(query: string, variables: Record<string, unknown> | undefined, param: string) {
+    const before = await rows();
+    const res = await app.call("POST", "/graphql", { body: { query, variables } });
+    expect(res.status, res.text).toBeLessThan(500);
+    expect(res.body.errors, res.text).toHaveLength(1);
+    expect(res.body.errors[0].extensions).toEqual({ code: "parameter_invalid", param, statusCode: 400 });
+    expect(res.body.errors[0].message).toMatch(MESSAGE);
+    expect(await rows()).toEqual(before);
+  }
+
+  it.each(cases.map((c) => [c.name, c] as const))("%s → parameter_invalid", (_name, { query, variables, param }) => expectRefused(query, variables, param));
+
+  it.each([
+    [
+      "a list inside metadata",
+      'mutation { createCustomer(input: {email: "l@example.com", name: "L", metadata: {cart: ["ok", "\\u0000"]}}) { id } }',
+      "input.metadata.cart[1]",
+    ],
+    ["a variable's default value", 'query($id: ID! = "\\u0000") { customer(id: $id) { id } }', "id"],
+  ])("a literal in %s is named by its path", (_where, query, param) => expectRefused(query, undefined, param));
+
+  it("over WebSocket and SSE too", async () => {
+    const query = `subscription($id: ID!) { chargeUpdated(id: $id) { id } }`;
+    const mutation = `mutation($input: UpdateCustomerInput!) { updateCustomer(id: "${customer.id}", input: $input) { id } }`;
+    const client = wsClient(app.url, app.testKey);
+    const ws = [subscribe(client, query, { id: HOSTILE["lone surrogate"] }), subscribe(client, mutation, { input: { metadata: { cart: HOSTILE.NUL } } })];
+    const sse = sseSubscribe(app.url, query, { id: HOSTILE.NUL }, app.testKey);
+    for (const r of [...ws, sse]) await r.ended();
+    const extensions = [...ws, sse].map((r) => (r.errors[0] as any[])[0].extensions);
+    expect(extensions).toEqual([
+      { code: "parameter_invalid", param: "id", statusCode: 400 },
+      { code: "parameter_invalid", param: "input.metadata.cart", statusCode: 400 },
+      { code: "parameter_invalid", param: "id", statusCode: 400 },
+    ]);
+    await client.dispose();
+  });
+});
