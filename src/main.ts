@@ -5,6 +5,7 @@ import { ChainSet } from "./chain/chains.js";
 import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./cli/demo.js";
 import { loadConfig } from "./config.js";
+import { requeueVanishedClones } from "./jobs/deployments.js";
 import { startJobs } from "./jobs/index.js";
 import { logMode, runUntilSignal } from "./process.js";
 
@@ -12,7 +13,11 @@ const config = loadConfig();
 const logger = createLogger(config, "stablegate");
 logMode(logger, config);
 const db = await openMigratedDatabase(config, logger);
-const devnet = config.devnet ? await startDevnet(config.dataDir, db.prisma, logger, config.feeRecipient) : null;
+const devnet = config.devnet ? await startDevnet(config.dataDir, logger, config.feeRecipient) : null;
+if (devnet) {
+  const requeued = await requeueVanishedClones(db.prisma, devnet.chain);
+  if (requeued > 0) logger.info({ requeued }, "devnet lost clones deployed before its last save; deploying them again");
+}
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
 const app = await buildApp(config, { db, logger, chains, ...(devnet && { devnet: devnet.info }) });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);

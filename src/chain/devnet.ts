@@ -6,8 +6,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Contract, ContractFactory, getCreateAddress, JsonRpcProvider, Wallet } from "ethers";
 import type { Logger } from "pino";
-import type { Prisma } from "../db/client.js";
-import { requeueLostClones } from "../domain/deployments.js";
 import { DEVNET_CHAIN_ID, startAnvil } from "./anvil.js";
 import { ChargeFactoryArtifact } from "./artifacts.js";
 import { type EnabledChain, enableChain } from "./chains.js";
@@ -64,10 +62,11 @@ export function readDevnetInfo(dataDir: string): DevnetInfo {
 
 /**
  * Starts anvil on DATA_DIR/devnet/state.json, deploys USDC and the factory on first start (the same
- * addresses every time: the deployer's first four transactions), funds the payer, and re-queues any
- * clone deployment the chain no longer has (state written at most 1 s before a crash).
+ * addresses every time: the deployer's first four transactions) and funds the payer. Its state is
+ * saved at most 1 s apart: after a crash, requeueVanishedClones (jobs/deployments.ts) deploys again
+ * what the chain lost.
  */
-export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logger, feeRecipient?: string): Promise<Devnet> {
+export async function startDevnet(dataDir: string, logger: Logger, feeRecipient?: string): Promise<Devnet> {
   const dir = devnetDir(dataDir);
   mkdirSync(dir, { recursive: true });
   const anvil = await startAnvil({ statePath: join(dir, "state.json") });
@@ -78,7 +77,6 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
     const payer = new Wallet(DEVNET_KEYS.payer).address;
     const token = circleUsdc(usdc, new Wallet(DEVNET_KEYS.usdcIssuer, provider));
     if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
-    const requeued = await requeueMissingClones(prisma, provider);
     provider.destroy();
 
     const info: DevnetInfo = {
@@ -101,7 +99,7 @@ export async function startDevnet(dataDir: string, prisma: Prisma, logger: Logge
       },
       usdc,
     );
-    logger.info({ usdc, factory, requeued }, "devnet running (chain 31337, test mode, Circle's USDC)");
+    logger.info({ usdc, factory }, "devnet running (chain 31337, test mode, Circle's USDC)");
     return { chain, info, stop: () => anvil.stop() };
   } catch (e) {
     await anvil.stop();
@@ -138,16 +136,4 @@ async function deployContracts(provider: JsonRpcProvider, feeRecipient: string):
   const deployed = await new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, deployer).deploy(feeRecipient, { nonce: 3 });
   await deployed.waitForDeployment();
   return { usdc, factory };
-}
-
-/** Queues again the devnet deployments whose clone has no code (lost with unsaved state). */
-async function requeueMissingClones(prisma: Prisma, provider: JsonRpcProvider): Promise<number> {
-  const mined = await prisma.cloneDeployment.findMany({
-    where: { chainId: DEVNET_CHAIN_ID, status: "MINED" },
-    include: { charge: { select: { cloneAddress: true } } },
-  });
-  const missing: string[] = [];
-  for (const d of mined) if (d.charge.cloneAddress && (await provider.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
-  await requeueLostClones(prisma, missing);
-  return missing.length;
 }

@@ -1,7 +1,7 @@
 // The event log and the webhook outbox. An event row is written in the same transaction as the
 // change it reports, and so are its deliveries (one per enabled endpoint of the merchant and mode
 // that wants its type): an event exists, and will be delivered, exactly when its change committed.
-// The dispatcher (webhooks/dispatcher.ts) sends the deliveries.
+// The dispatcher (jobs/webhook-dispatcher.ts) sends the deliveries.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";

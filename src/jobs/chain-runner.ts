@@ -6,7 +6,7 @@
 import { formatEther } from "ethers";
 import type { Logger } from "pino";
 import type { EnabledChain } from "../chain/chains.js";
-import { ChainIndexer } from "../chain/indexer.js";
+import { ChainIndexer } from "./indexer.js";
 import { Relayer } from "../chain/relayer.js";
 import type { Database, HeldLock, Prisma } from "../db/client.js";
 import { recordRelayerBalance } from "../domain/chain-status.js";
@@ -14,7 +14,7 @@ import type { ChargeRef } from "../domain/live.js";
 import { chargesAwaitingConfirmations, confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
 import { deploymentHandlers, runDeployments } from "./deployments.js";
 import { flushHandlers, runPayouts } from "./flushes.js";
-import { every, type Periodic } from "./periodic.js";
+import { every, type Periodic } from "../lib/periodic.js";
 import { resendStored, trackRelayerTxs } from "./relayer-txs.js";
 
 /** Advisory-lock keys for chains: a fixed base plus the chain id. */

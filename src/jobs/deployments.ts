@@ -9,10 +9,11 @@ import { Interface } from "ethers";
 import type { Logger } from "pino";
 import { ChargeFactoryArtifact } from "../chain/artifacts.js";
 import { cloneSalt } from "../chain/clones.js";
-import { isTransientRpcError } from "../chain/rpc.js";
+import type { EnabledChain } from "../chain/chains.js";
+import { ChainRpc, isTransientRpcError } from "../chain/rpc.js";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
-import { claimDeployments, deferDeployments, dueDeployments, markDeployed, requeueDeployments } from "../domain/deployments.js";
+import { claimDeployments, deferDeployments, dueDeployments, markDeployed, requeueDeployments, requeueLostClones } from "../domain/deployments.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryAbi = new Interface(ChargeFactoryArtifact.abi);
@@ -58,4 +59,24 @@ export function deploymentHandlers(prisma: Prisma, logger: Logger): TxHandlers {
       await requeueDeployments(prisma, tx.id, receipt ? `batch ${receipt.hash} reverted` : "batch never mined (its nonce went to another transaction)");
     },
   };
+}
+
+/**
+ * Queues again the mined deployments whose clone `chain` no longer has: a devnet restarted from
+ * state saved just before they were mined. Returns how many.
+ */
+export async function requeueVanishedClones(prisma: Prisma, chain: EnabledChain): Promise<number> {
+  const mined = await prisma.cloneDeployment.findMany({
+    where: { chainId: chain.chainId, status: "MINED" },
+    include: { charge: { select: { cloneAddress: true } } },
+  });
+  const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
+  try {
+    const missing: string[] = [];
+    for (const d of mined) if (d.charge.cloneAddress && (await rpc.getCode(d.charge.cloneAddress)) === "0x") missing.push(d.chargeId);
+    await requeueLostClones(prisma, missing);
+    return missing.length;
+  } finally {
+    rpc.destroy();
+  }
 }

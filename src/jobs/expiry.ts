@@ -3,7 +3,7 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { type Charge, type ChangeSettings, expireDueCharges } from "../domain/charges.js";
-import { every, type Periodic } from "./periodic.js";
+import { every, type Periodic } from "../lib/periodic.js";
 
 export interface ExpirySweepOptions {
   intervalMs: number;

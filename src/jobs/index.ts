@@ -5,7 +5,7 @@ import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { ChargeFeed } from "../domain/live.js";
 import { startChainRunner } from "./chain-runner.js";
-import { startWebhookDispatcher } from "../webhooks/dispatcher.js";
+import { startWebhookDispatcher } from "./webhook-dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
 
 /** Running jobs; `stop()` waits for work in flight. */

@@ -3,7 +3,7 @@
 // a revoked key, whichever process revoked it.
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
-import { every, type Periodic } from "../jobs/periodic.js";
+import { every, type Periodic } from "../lib/periodic.js";
 import type { Logger } from "pino";
 
 /** Closes one live connection, saying why. */

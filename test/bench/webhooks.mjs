@@ -13,7 +13,7 @@ import { migrate } from "../../dist/db/migrate.js";
 import { recordEvents } from "../../dist/domain/events.js";
 import { createMerchant } from "../../dist/domain/merchants.js";
 import { createWebhookEndpoint } from "../../dist/domain/webhook-endpoints.js";
-import { startWebhookDispatcher } from "../../dist/webhooks/dispatcher.js";
+import { startWebhookDispatcher } from "../../dist/jobs/webhook-dispatcher.js";
 import { webhookHeaders } from "../../dist/webhooks/signature.js";
 import { throwawayDatabase } from "./throwaway-db.mjs";
 

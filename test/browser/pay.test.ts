@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/jobs/periodic.js";
+import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 

@@ -9,7 +9,7 @@ import { ChargeCloneArtifact } from "../../src/chain/artifacts.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/jobs/periodic.js";
+import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 

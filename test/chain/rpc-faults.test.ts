@@ -6,7 +6,7 @@ import { AbiCoder, id, zeroPadValue } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain, enableChain } from "../../src/chain/chains.js";
-import { ChainIndexer, statedRangeLimit } from "../../src/chain/indexer.js";
+import { ChainIndexer, statedRangeLimit } from "../../src/jobs/indexer.js";
 import { knownChain } from "../../src/chain/registry.js";
 import { ChainRpc, type EndpointHealth, isLogRangeError, isTransientRpcError, RpcError } from "../../src/chain/rpc.js";
 import { confirmChainMoney } from "../../src/domain/payments.js";

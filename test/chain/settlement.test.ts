@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/jobs/periodic.js";
+import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";

@@ -7,7 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { recordEvents } from "../../src/domain/events.js";
 import { createWebhookEndpoint, rotateWebhookSecret } from "../../src/domain/webhook-endpoints.js";
-import { type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/webhooks/dispatcher.js";
+import { type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import { RETRY_DELAYS_MS } from "../../src/webhooks/schedule.js";
 import { webhookHeaders } from "../../src/webhooks/signature.js";
 import { waitFor } from "../helpers/chain.js";

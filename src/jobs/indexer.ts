@@ -28,9 +28,9 @@ import { type Block, getAddress, id, Interface, type Log, zeroPadValue } from "e
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { newId } from "../domain/ids.js";
-import { ChargeCloneArtifact } from "./artifacts.js";
-import type { EnabledChain } from "./chains.js";
-import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "./rpc.js";
+import { ChargeCloneArtifact } from "../chain/artifacts.js";
+import type { EnabledChain } from "../chain/chains.js";
+import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
 
 const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
 const cloneAbi = new Interface(ChargeCloneArtifact.abi);

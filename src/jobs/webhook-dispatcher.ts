@@ -18,10 +18,10 @@ import { eventResource } from "../domain/events.js";
 import type { JsonValue } from "../generated/prisma/internal/prismaNamespace.js";
 import { randomBase62 } from "../domain/ids.js";
 import { signingSecrets } from "../domain/webhook-endpoints.js";
-import { nextAttemptAt } from "./schedule.js";
-import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "./send.js";
-import { webhookHeaders } from "./signature.js";
-import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "./target-guard.js";
+import { nextAttemptAt } from "../webhooks/schedule.js";
+import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "../webhooks/send.js";
+import { webhookHeaders } from "../webhooks/signature.js";
+import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
 
 export interface DispatcherOptions {
   /** The scheduling clock (injectable to test the retry schedule); the signature uses real time. */
