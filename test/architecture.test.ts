@@ -1,6 +1,6 @@
-// The layers of src/ only point down (README "Architecture"): read from the import graph, with the
-// TypeScript compiler's own import scanner. A folder is a unit; a file at the top of src/ (app.ts,
-// config.ts, main.ts…) is a unit of its own.
+// The layers of src/ only point down (README "Architecture"), and only the domain writes the charge
+// side: read from the sources, imports with the TypeScript compiler's own scanner. A folder is a
+// unit; a file at the top of src/ (app.ts, config.ts, main.ts…) is a unit of its own.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -56,4 +56,23 @@ it("reads the imports it judges (the scanner sees this file's own)", () => {
   const own = ts.preProcessFile(readFileSync(import.meta.filename, "utf8"), true, true).importedFiles.map((f) => f.fileName);
   expect(own).toEqual(expect.arrayContaining(["node:fs", "typescript", "vitest"]));
   expect(unitImports().length).toBeGreaterThan(50);
+});
+
+/** A write to a charge-side table: Prisma's write methods, or SQL that changes those tables. */
+const CHARGE_SIDE_WRITE =
+  /\.(charge|payment|settlement|cloneDeployment)\.(create|createMany|update|updateMany|upsert|delete|deleteMany)\(|\b(UPDATE|INSERT INTO|DELETE FROM)\s+"?(charges|payments|settlements|clone_deployments)\b/;
+
+it("only domain/ writes charges, payments, settlements and clone deployments: the state machine has one owner", () => {
+  const writers = sourceFiles(SRC)
+    .filter((file) => unitOf(file) !== "domain")
+    .flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (CHARGE_SIDE_WRITE.test(line) ? [`${relative(SRC, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+  expect(writers).toEqual([]);
+  // The pattern finds what it looks for.
+  expect(CHARGE_SIDE_WRITE.test("await tx.payment.createMany({ data })")).toBe(true);
+  expect(CHARGE_SIDE_WRITE.test("UPDATE charges SET status = 'EXPIRED'")).toBe(true);
+  expect(CHARGE_SIDE_WRITE.test("await tx.payment.findMany({ where })")).toBe(false);
 });

@@ -205,6 +205,34 @@ function applyChainMoney(
   return { data, events };
 }
 
+/** Money the indexer saw move into (a payment) or out of (a settlement) a charge's clone, not yet confirmed. */
+export interface SeenChainMoney {
+  payments: P.PaymentCreateManyInput[];
+  settlements: P.SettlementCreateManyInput[];
+}
+
+/** Records money seen on chain, inside the indexer's transaction for its range (a log seen twice is recorded once). */
+export async function recordSeenChainMoney(tx: P.TransactionClient, seen: SeenChainMoney): Promise<void> {
+  await tx.payment.createMany({ data: seen.payments, skipDuplicates: true });
+  await tx.settlement.createMany({ data: seen.settlements, skipDuplicates: true });
+}
+
+/**
+ * Forgets the unconfirmed money seen above `blockNumber` on `chainId` (a reorg replaced those
+ * blocks), inside the indexer's rollback. Returns how many confirmed records lie above it: a reorg
+ * deeper than the confirmations, which nothing can undo safely.
+ */
+export async function forgetSeenChainMoneyAbove(tx: P.TransactionClient, chainId: number, blockNumber: bigint): Promise<number> {
+  const above = { chainId, blockNumber: { gt: blockNumber } };
+  await tx.payment.deleteMany({ where: { ...above, status: "SEEN" } });
+  await tx.settlement.deleteMany({ where: { ...above, status: "SEEN" } });
+  const [payments, settlements] = await Promise.all([
+    tx.payment.count({ where: { ...above, status: "CONFIRMED" } }),
+    tx.settlement.count({ where: { ...above, status: "CONFIRMED" } }),
+  ]);
+  return payments + settlements;
+}
+
 /** The charges on `chainId` with a payment waiting for confirmations: their progress moves with every block. */
 export async function chargesAwaitingConfirmations(prisma: Prisma, chainId: number): Promise<ChargeRef[]> {
   return prisma.$queryRaw`

@@ -28,6 +28,7 @@ import { type Block, getAddress, id, Interface, type Log, zeroPadValue } from "e
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { newId } from "../domain/ids.js";
+import { forgetSeenChainMoneyAbove, recordSeenChainMoney, type SeenChainMoney } from "../domain/payments.js";
 import { ChargeCloneArtifact } from "../chain/artifacts.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
@@ -129,8 +130,7 @@ export class ChainIndexer {
       if (moved.count !== 1) throw new Error("the cursor moved under this indexer (another one is running?)");
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { lt: BigInt(last.number - this.reorgWindow) } } });
-      await tx.payment.createMany({ data: found.payments, skipDuplicates: true });
-      await tx.settlement.createMany({ data: found.settlements, skipDuplicates: true });
+      await recordSeenChainMoney(tx, found);
     });
     if (found.payments.length + found.settlements.length > 0) {
       this.logger.info({ from, to, payments: found.payments.length, settlements: found.settlements.length }, "chain money seen");
@@ -177,7 +177,7 @@ export class ChainIndexer {
   }
 
   /** The payments (transfers into clones) and settlements (clones' Flushed events) among a range's logs. */
-  private async match(read: RangeRead) {
+  private async match(read: RangeRead): Promise<SeenChainMoney> {
     const chainId = this.chain.chainId;
     const transfers = read.transfers
       .filter((l) => l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
@@ -273,16 +273,9 @@ export class ChainIndexer {
       logger.error({ kept: stored.length, resumeAt: base!.number }, "reorg deeper than the stored blocks; indexing again from below them");
     }
     const confirmedLost = await prisma.$transaction(async (tx) => {
-      const above = { chainId: chain.chainId, blockNumber: { gt: ancestor.number } };
-      await tx.payment.deleteMany({ where: { ...above, status: "SEEN" } });
-      await tx.settlement.deleteMany({ where: { ...above, status: "SEEN" } });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { gt: ancestor.number } } });
       await tx.chainCursor.update({ where: { chainId: chain.chainId }, data: { blockNumber: ancestor.number, blockHash: ancestor.hash } });
-      const [payments, settlements] = await Promise.all([
-        tx.payment.count({ where: { ...above, status: "CONFIRMED" } }),
-        tx.settlement.count({ where: { ...above, status: "CONFIRMED" } }),
-      ]);
-      return payments + settlements;
+      return forgetSeenChainMoneyAbove(tx, chain.chainId, ancestor.number);
     });
     const depth = Number(cursor.blockNumber - ancestor.number);
     logger.warn({ from: cursor.blockNumber, to: ancestor.number, depth }, "chain reorganised; unconfirmed payments and settlements above the fork rolled back");
