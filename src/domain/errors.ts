@@ -38,7 +38,12 @@ export class AppError extends Error {
     /** Extra response headers, e.g. Retry-After. */
     readonly headers: Record<string, string> = {},
   ) {
+    // An answer to the caller, not a fault of ours: where it was raised helps no one, and under a
+    // flood of refused requests capturing the stack is a cost worth skipping.
+    const depth = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = depth;
   }
 
   /** The reason phrase of `status` ("Not Found"). */

@@ -48,7 +48,9 @@ watchdog.unref();
 try {
   const { key } = createBenchMerchant(env);
   const port = await freePort();
-  child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  // BENCH_SERVICE_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=prof" to profile the service under the flood.
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  child = spawn(process.execPath, [...nodeArgs, "dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
   const service = `http://127.0.0.1:${port}`;
   await waitReady(`${service}/readyz`);
   const keyed = { "x-api-key": key, "content-type": "application/json" };
