@@ -91,10 +91,18 @@ describe("settlements by anyone", () => {
     const before = await chain.balance(WALLET);
     const nonce = await relayerNonce();
     const started = new Date();
-    // The payment, and in the next block (long before its confirmations) a stranger's flush.
+    // The payment, and in the very next block (long before its confirmations) a stranger's flush.
+    // Blocks are mined by hand here: an empty block between the two would let the payment confirm
+    // first, and then a flush of ours racing the stranger's is right (the next test covers that).
+    stopProducer();
+    await chain.automine(false);
     await chain.pay(chain.wallet(3), clone, usdc("5"));
-    const flush = await flushOf(clone, stranger)(await usdcAddress());
+    await chain.mine();
+    const flush = await flushOf(clone, stranger)(await usdcAddress(), { gasLimit: 200_000 });
+    await chain.mine();
     await flush.wait();
+    await chain.automine(true);
+    startProducer();
 
     const done = await until("COMPLETED", id, (c) => c.status === "COMPLETED");
     expect(done).toMatchObject({ amountReceived: "5.00", feeAmount: "0.05", netAmount: "4.95", flushTxHash: flush.hash, payoutBlockedReason: null });
@@ -303,8 +311,16 @@ describe("Circle's USDC", () => {
   it("a paused token: payouts wait (token_paused) and resume once it is unpaused", async () => {
     const { id, clone } = await payableCharge("4");
     const nonce = await relayerNonce();
+    // Paused in the block after the payment's, before it can confirm (blocks mined by hand).
+    stopProducer();
+    await chain.automine(false);
     await chain.pay(chain.wallet(3), clone, usdc("4"));
-    await (await chain.usdc.getFunction("pause")()).wait();
+    await chain.mine();
+    const pause = await chain.usdc.getFunction("pause")();
+    await chain.mine();
+    await pause.wait();
+    await chain.automine(true);
+    startProducer();
     try {
       await until("the payout waiting", id, (c) => c.payoutBlockedReason === "token_paused");
       await settle(1_000);
