@@ -10,7 +10,6 @@ import { relayerProblems } from "./domain/chain-status.js";
 import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
 import { createGraphQL } from "./graphql/yoga.js";
 import { Bulkhead } from "./http/bulkhead.js";
-import { clientAddress } from "./http/callers.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { metricsRoute } from "./http/metrics.js";
@@ -124,8 +123,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     config: { graphql: true },
     handler: async (req, reply) => {
       const apiKey = req.headers["x-api-key"];
-      const address = clientAddress(req.headers, req.socket.remoteAddress, config.trustProxy);
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { caller: { apiKey: typeof apiKey === "string" ? apiKey : null, address } });
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, {
+        caller: { apiKey: typeof apiKey === "string" ? apiKey : null, address: req.clientAddress },
+      });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);
       return reply.send(response.body);

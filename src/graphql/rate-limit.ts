@@ -1,7 +1,8 @@
-// GraphQL operations against the request budgets (API.md "Limits for callers without a key"): one
-// unit per root field, so fifteen aliased mutations cost fifteen creates. A key spends the budget of
-// each field's kind (mutations: create; connections and lists: list; other queries and a
-// subscription's start: read); a caller without a key spends its address's public budget.
+// Admitting GraphQL operations (API.md "Limits for callers without a key"): one unit per root field
+// of the request budgets, so fifteen aliased mutations cost fifteen creates. A key spends the budget
+// of each field's kind (mutations: create; connections and lists: list; other queries and a
+// subscription's start: read); a caller without a key spends its address's public budget and waits
+// for a place in the anonymous bulkhead.
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -52,62 +53,44 @@ function budgetOf(kind: OperationDefinitionNode["operation"], type: GraphQLOutpu
 }
 
 /**
- * Runs each operation without a key inside the anonymous bulkhead: an operation, or a
- * subscription's start (its first read), holds a place; a running stream does not.
+ * Admits each operation (HTTP, SSE and WebSocket alike) before it runs: it spends its cost, and one
+ * without a key then takes a place in the anonymous bulkhead for as long as it runs (a
+ * subscription: until its first read is done; a running stream holds none). Past a budget or a
+ * full bulkhead, the operation fails with 429.
  */
-export function bulkheadPlugin(bulkhead: Bulkhead): Plugin<GraphQLContext> {
-  const enter = (context: unknown) => ((context as GraphQLContext).principal ? null : bulkhead.enter());
+export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead): Plugin<GraphQLContext> {
+  const admit = async (args: AdmittedArgs): Promise<Release | null> => {
+    const operation = getOperationAST(args.document, args.operationName);
+    if (!operation) return null;
+    const ctx = args.contextValue as GraphQLContext;
+    const cost = operationCost(args.schema, args.document, operation);
+    if (ctx.principal) {
+      for (const [budget, units] of cost) await limiter.consume(ctx.principal.keyId, budget, units);
+      return null;
+    }
+    const units = [...cost.values()].reduce((a, b) => a + b, 0);
+    if (units > 0) await limiter.consume(`ip:${ctx.address}`, "public", units);
+    return bulkhead.enter();
+  };
+  const admitOrStop = async (args: AdmittedArgs, stop: (result: { errors: GraphQLError[] }) => void): Promise<Release | null> => {
+    try {
+      return await admit(args);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      stop({ errors: [graphqlError(e)] });
+      return null;
+    }
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      const release = await admitted(enter(args.contextValue), setResultAndStopExecution);
+      const release = await admitOrStop(args, setResultAndStopExecution);
       if (release) return { onExecuteDone: () => release() };
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
-      const release = await admitted(enter(args.contextValue), setResultAndStopExecution);
+      const release = await admitOrStop(args, setResultAndStopExecution);
       if (release) return { onSubscribeResult: () => release(), onSubscribeError: () => release() };
     },
   };
 }
 
-async function admitted(entering: Promise<Release> | null, stop: (result: { errors: GraphQLError[] }) => void): Promise<Release | null> {
-  if (!entering) return null;
-  try {
-    return await entering;
-  } catch (e) {
-    if (!(e instanceof AppError)) throw e;
-    stop({ errors: [graphqlError(e)] });
-    return null;
-  }
-}
-
-/** Spends each operation's cost before it runs (HTTP, SSE and WebSocket alike); past a budget, the operation fails with 429. */
-export function rateLimitPlugin(limiter: RateLimiter): Plugin<GraphQLContext> {
-  const spend = async (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown }) => {
-    const operation = getOperationAST(args.document, args.operationName);
-    if (!operation) return null;
-    const ctx = args.contextValue as GraphQLContext;
-    const cost = operationCost(args.schema, args.document, operation);
-    try {
-      if (!ctx.principal) {
-        const units = [...cost.values()].reduce((a, b) => a + b, 0);
-        if (units > 0) await limiter.consume(`ip:${ctx.address}`, "public", units);
-      } else {
-        for (const [budget, units] of cost) await limiter.consume(ctx.principal.keyId, budget, units);
-      }
-      return null;
-    } catch (e) {
-      if (!(e instanceof AppError)) throw e;
-      return e;
-    }
-  };
-  return {
-    async onExecute({ args, setResultAndStopExecution }) {
-      const refused = await spend(args);
-      if (refused) setResultAndStopExecution({ errors: [graphqlError(refused)] });
-    },
-    async onSubscribe({ args, setResultAndStopExecution }) {
-      const refused = await spend(args);
-      if (refused) setResultAndStopExecution({ errors: [graphqlError(refused)] });
-    },
-  };
-}
+type AdmittedArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown };

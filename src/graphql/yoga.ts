@@ -15,7 +15,7 @@ import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
 import { type Caller, createContext, type GraphQLContext } from "./context.js";
 import { inputGuardPlugin } from "./input-guard.js";
-import { bulkheadPlugin, rateLimitPlugin } from "./rate-limit.js";
+import { admissionPlugin } from "./rate-limit.js";
 import { schema } from "./schema.js";
 
 export interface GraphQLDeps {
@@ -109,8 +109,7 @@ export function createGraphQL(deps: GraphQLDeps) {
         blockFieldSuggestion: { enabled: deps.production },
       }),
       inputGuardPlugin(),
-      rateLimitPlugin(deps.rateLimiter),
-      bulkheadPlugin(deps.anonymous),
+      admissionPlugin(deps.rateLimiter, deps.anonymous),
       sseConnectionsPlugin(deps.connections, deps.anonymousStreams),
     ],
     maskedErrors: { maskError: (error) => maskError(error, deps.logger) },

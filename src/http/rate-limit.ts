@@ -21,14 +21,12 @@ export interface RateLimitState {
 
 const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures"];
 
-/** Whose budget a limit message speaks of. */
-const SUBJECT: Record<Budget, (budget: Budget) => string> = {
-  create: (b) => `${b} requests for this API key`,
-  read: (b) => `${b} requests for this API key`,
-  list: (b) => `${b} requests for this API key`,
-  public: () => "requests without an API key from this address",
-  authFailures: () => "failed authentications from this address",
-};
+/** What a limit message says was too many. */
+function subject(budget: Budget): string {
+  if (budget === "public") return "requests without an API key from this address";
+  if (budget === "authFailures") return "failed authentications from this address";
+  return `${budget} requests for this API key`;
+}
 
 /** Counts requests per key (or address) and budget; throws 429 `rate_limited` past the limit. */
 export class RateLimiter {
@@ -73,7 +71,7 @@ export class RateLimiter {
   private exceeded(budget: Budget, msBeforeNext: number): AppError {
     const limit = this.limits[budget];
     const reset = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    return new AppError(429, "rate_limited", `Too many ${SUBJECT[budget](budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
+    return new AppError(429, "rate_limited", `Too many ${subject(budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
       "Retry-After": String(reset),
       "RateLimit-Limit": String(limit),
       "RateLimit-Remaining": "0",

@@ -25,6 +25,8 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     scope: Scope | null;
+    /** The client's address (X-Forwarded-For's first entry only with TRUST_PROXY), read once. */
+    clientAddress: string;
     /** Gives back this request's place in the anonymous bulkhead, if it took one. */
     leaveBulkhead: Release | null;
     jwtClaims: CustomerClaims | null;
@@ -59,6 +61,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.decorateRequest("jwtClaims", null);
   app.decorateRequest("idempotencyKey", null);
   app.decorateRequest("leaveBulkhead", null);
+  app.decorateRequest("clientAddress", "");
   const leave = async (req: FastifyRequest) => req.leaveBulkhead?.();
   app.addHook("onResponse", leave);
   app.addHook("onRequestAbort", leave);
@@ -66,15 +69,16 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   // An address that spent its budget is refused before its body is read or parsed: under a flood,
   // refusing must cost next to nothing.
   app.addHook("onRequest", async (req) => {
+    req.clientAddress = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
     const { auth, graphql } = req.routeOptions.config;
     if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined)) return;
-    await deps.rateLimiter.check(`ip:${clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy)}`, "public");
+    await deps.rateLimiter.check(`ip:${req.clientAddress}`, "public");
   });
 
   app.addHook("preHandler", async (req, reply) => {
     const { group, auth = "apiKey" } = req.routeOptions.config;
     if (!group) return;
-    const address = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
+    const address = req.clientAddress;
     const limiter = deps.rateLimiter;
     let limit: RateLimitState;
     if (auth === "public") {
