@@ -10,6 +10,7 @@ import { relayerProblems } from "./domain/chain-status.js";
 import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
 import { createGraphQL } from "./graphql/yoga.js";
 import { Bulkhead } from "./http/bulkhead.js";
+import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { metricsRoute } from "./http/metrics.js";
@@ -88,8 +89,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const idempotency = new IdempotencyStore(prisma);
   const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
   const chains = options.chains ?? ChainSet.configured(config.chains);
-  // Half the database connections at most for callers without a key: keyed requests always find one.
-  const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE);
+  // Half the database connections at most for callers without a key: keyed requests always find one;
+  // and none of the CPU while the process is saturated.
+  const lag = config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
+  const shedding = lag && { lag, atMs: config.shedAnonymousLagMs };
+  const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, shedding);
   const deps = {
     prisma,
     authenticator,
@@ -134,6 +138,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const closeWebSockets = serveGraphQLOverWebSocket(server.server, yoga, {
     authenticator,
+    anonymous,
     rateLimiter,
     connections,
     anonymousStreams,
@@ -164,6 +169,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     async stop() {
       clearInterval(pruner);
+      lag?.stop();
       await revocations.stop();
       await closeWebSockets();
       await pubsub.close();

@@ -39,6 +39,7 @@ const schema = z.object({
     .string()
     .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://admin.shop.example")
     .optional(),
+  SHED_ANONYMOUS_LAG_MS: z.coerce.number().int().min(0).max(10_000).default(10),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
@@ -118,6 +119,8 @@ export interface Config {
   partialExtensionMinutes: number;
   /** Origins allowed to embed the hosted payment page in a frame; none when empty. */
   paymentFrameAncestors: string[];
+  /** Event-loop lag (ms) past which requests without an API key are refused (429) until it falls; 0: never. */
+  shedAnonymousLagMs: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** GraphQL subscriptions (WebSocket and SSE). */
@@ -195,6 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
     paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
     metricsToken: e.METRICS_TOKEN,
+    shedAnonymousLagMs: e.SHED_ANONYMOUS_LAG_MS,
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
       streamsPerIp: e.LIVE_STREAMS_PER_IP,

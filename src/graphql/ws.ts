@@ -12,6 +12,7 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/scope.js";
 import { authenticateFrom, clientAddress } from "../http/callers.js";
+import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveConnection, LiveConnections } from "../realtime/connections.js";
 import { type createGraphQL, graphqlError, maskError } from "./yoga.js";
@@ -45,6 +46,7 @@ export function serveGraphQLOverWebSocket(
     rateLimiter: RateLimiter;
     connections: LiveConnections;
     anonymousStreams: LiveConnections;
+    anonymous: Bulkhead;
     limits: WebSocketLimits;
     trustProxy: boolean;
     production: boolean;
@@ -128,6 +130,12 @@ export function serveGraphQLOverWebSocket(
         `Too many subscriptions on this connection (at most ${limits.subscriptionsPerConnection}); complete one or open another connection.`,
       );
       return [graphqlError(e)];
+    }
+    // Without a key, a saturated process or a spent address refuses before any parsing: a flood of
+    // subscribe messages must cost next to nothing.
+    if (!ctx.extra.principal) {
+      deps.anonymous.refuseWhenSaturated();
+      await deps.rateLimiter.check(`ip:${ctx.extra.address}`, "public");
     }
     const enveloped = yoga.getEnveloped({
       ...ctx,

@@ -72,6 +72,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     req.clientAddress = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
     const { auth, graphql } = req.routeOptions.config;
     if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined)) return;
+    deps.anonymous.refuseWhenSaturated();
     await deps.rateLimiter.check(`ip:${req.clientAddress}`, "public");
   });
 

@@ -77,7 +77,12 @@ export interface TestApp {
  * Every test calls from 127.0.0.1 (and, on Redis, shares its counters with the other test files):
  * per-address limits are off unless a test turns them on (through X-Forwarded-For with TRUST_PROXY).
  */
-export const UNLIMITED_ADDRESS = { RATE_LIMIT_PUBLIC: "1000000", RATE_LIMIT_AUTH_FAILURES: "1000000", LIVE_STREAMS_PER_IP: "100000" };
+export const UNLIMITED_ADDRESS = {
+  RATE_LIMIT_PUBLIC: "1000000",
+  RATE_LIMIT_AUTH_FAILURES: "1000000",
+  LIVE_STREAMS_PER_IP: "100000",
+  SHED_ANONYMOUS_LAG_MS: "0",
+};
 
 export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
   const queries: string[] = [];

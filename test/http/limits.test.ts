@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyAuthenticator } from "../../src/domain/api-keys.js";
 import { Bulkhead } from "../../src/http/bulkhead.js";
 import { clientAddress } from "../../src/http/callers.js";
+import { EventLoopLag } from "../../src/lib/event-loop-lag.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 
@@ -161,6 +162,39 @@ describe("the anonymous bulkhead", () => {
     b();
     await expect(fourth).resolves.toBeTypeOf("function");
     c();
+  });
+
+  it("refuses every anonymous request while the event loop runs later than the threshold, and admits again once it catches up", async () => {
+    const lag = new EventLoopLag();
+    try {
+      const bulkhead = new Bulkhead(10, 10, { lag, atMs: 10 });
+      await settle(50);
+      expect(() => bulkhead.refuseWhenSaturated()).not.toThrow();
+      // A saturated loop: every tick runs 30 ms late for a while.
+      for (let i = 0; i < 8; i++) {
+        const until = performance.now() + 30;
+        while (performance.now() < until);
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(lag.ms).toBeGreaterThan(10);
+      expect(() => bulkhead.refuseWhenSaturated()).toThrow(expect.objectContaining({ status: 429, code: "rate_limited", headers: { "Retry-After": "1" } }));
+      await expect(bulkhead.enter()).rejects.toMatchObject({ status: 429, code: "rate_limited" });
+      await settle(200);
+      expect(lag.ms).toBeLessThan(10);
+      const release = await bulkhead.enter();
+      release();
+    } finally {
+      lag.stop();
+    }
+  });
+
+  it("reads one late tick (a garbage collection) as no saturation", () => {
+    const lag = new EventLoopLag();
+    lag.stop();
+    lag.observe(15);
+    expect(lag.ms).toBeLessThan(10);
+    for (let i = 0; i < 4; i++) lag.observe(15);
+    expect(lag.ms).toBeGreaterThan(10);
   });
 });
 
