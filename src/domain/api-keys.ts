@@ -55,10 +55,10 @@ export class ApiKeyAuthenticator {
   /** The principal of `key`, or 401 `api_key_missing` / `api_key_invalid`. */
   async authenticate(key: string | undefined): Promise<Principal> {
     if (key === undefined || key === "") {
-      throw new AppError(401, "api_key_missing", "No API key provided. Send your secret key in the X-API-Key header.");
+      throw new AppError("api_key_missing", "No API key provided. Send your secret key in the X-API-Key header.");
     }
     const principal = KEY_SHAPE.test(key) ? await this.lookup(hashApiKey(key)) : null;
-    if (!principal) throw new AppError(401, "api_key_invalid", "Invalid API key provided. Check the X-API-Key header; keys are sk_live_… or sk_test_….");
+    if (!principal) throw new AppError("api_key_invalid", "Invalid API key provided. Check the X-API-Key header; keys are sk_live_… or sk_test_….");
     return principal;
   }
 

@@ -122,17 +122,11 @@ export async function selectChain(
     const chain = chains.get(chainId);
     if (!chain || chain.testnet === charge.livemode) {
       const offered = chains.forMode(charge.livemode).map((c) => c.chainId);
-      throw new AppError(
-        400,
-        "chain_unsupported",
-        `Chain ${chainId} is not available for this charge; choose one of: ${offered.join(", ") || "none"}`,
-        "chainId",
-      );
+      throw new AppError("chain_unsupported", `Chain ${chainId} is not available for this charge; choose one of: ${offered.join(", ") || "none"}`, "chainId");
     }
-    if (charge.chainId !== null)
-      throw new AppError(409, "chain_already_selected", `A chain (${charge.chainId}) has already been picked for this charge`, "chainId");
+    if (charge.chainId !== null) throw new AppError("chain_already_selected", `A chain (${charge.chainId}) has already been picked for this charge`, "chainId");
     const refusal = notPayableReason(charge, now);
-    if (refusal) throw new AppError(409, "charge_not_payable", `This charge cannot be paid: ${refusal}`, null);
+    if (refusal) throw new AppError("charge_not_payable", `This charge cannot be paid: ${refusal}`, null);
 
     const cloneAddress = predictCloneAddress({
       factory: chain.factory,

@@ -94,7 +94,6 @@ export function cancelStatus(charge: ChargeFacts & { id: string }, paymentConfir
   if (charge.status === "CANCELLED") return null;
   if (charge.status === "PENDING" && paymentConfirming) {
     throw new AppError(
-      409,
       "charge_payment_confirming",
       `Charge ${charge.id} cannot be cancelled while a payment to it is waiting for confirmations; try again once it is confirmed`,
       "id",
@@ -104,7 +103,7 @@ export function cancelStatus(charge: ChargeFacts & { id: string }, paymentConfir
     return nextStatus(charge, "cancel", now);
   } catch (e) {
     if (!(e instanceof ChargeTransitionError)) throw e;
-    throw new AppError(409, "charge_not_cancellable", `Charge ${charge.id} cannot be cancelled: ${e.reason}`, "id");
+    throw new AppError("charge_not_cancellable", `Charge ${charge.id} cannot be cancelled: ${e.reason}`, "id");
   }
 }
 

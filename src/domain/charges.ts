@@ -5,7 +5,7 @@ import { explorerAddressUrl } from "../chain/registry.js";
 import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
-import { AppError, invalidParam, notFound } from "./errors.js";
+import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
@@ -164,7 +164,6 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   if (!wallet) {
     const mode = modeName(scope.livemode);
     throw new AppError(
-      400,
       "settlement_wallet_missing",
       `No ${mode}-mode settlement wallet is set, so a charge would have nowhere to pay out. Set one with: npx stablegate merchant update ${scope.merchantId} --${mode}-wallet 0x…`,
     );
@@ -221,7 +220,7 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     return created!;
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
-    if (isUniqueViolation(e)) throw new AppError(409, "duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
+    if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
     // The customer was deleted between the check and the insert.
     if (isForeignKeyViolation(e)) throw missingCustomer(data.customerId!);
     throw e;
@@ -255,7 +254,7 @@ export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: 
   const rows = await prisma.$queryRaw<Charge[]>`
     SELECT ${CHARGE_COLUMNS} FROM charges WHERE merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND order_id = ${orderId}
     ORDER BY created_at DESC, id DESC LIMIT 1`;
-  if (!rows[0]) throw new AppError(404, "resource_missing", `No charge for order '${orderId}'`, "orderId");
+  if (!rows[0]) throw new AppError("resource_missing", `No charge for order '${orderId}'`, "orderId");
   return rows[0];
 }
 
@@ -353,7 +352,7 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
 }
 
 function missingCustomer(id: string): AppError {
-  return new AppError(400, "resource_missing", `No such customer: '${id}'`, "customerId");
+  return unknownReference("customer", id, "customerId");
 }
 
 /** Redirect targets must be absolute https URLs; test mode also allows http (local shops). */

@@ -11,7 +11,7 @@ const CLOCK_SKEW_SECONDS = 30;
 const KID = /^jwk_(test|live)_[0-9A-Za-z]{24}$/;
 
 function invalid(reason: string): AppError {
-  return new AppError(401, "jwt_invalid", `Invalid customer JWT: ${reason}`);
+  return new AppError("jwt_invalid", `Invalid customer JWT: ${reason}`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { type Customer, Prisma as P } from "../generated/prisma/client.js";
 import { isCountryCode } from "./countries.js";
-import { AppError, notFound } from "./errors.js";
+import { AppError, notFound, unknownReference } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
@@ -143,7 +143,7 @@ export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, i
       const current = locked[0];
       if (!current) throw notFound("customer", id);
       const metadata = mergeMetadata(current.metadata, patch.metadata);
-      if (!metadataWithinLimits(metadata)) throw new AppError(400, "parameter_invalid", "Invalid metadata: a customer can hold at most 50 keys", "metadata");
+      if (!metadataWithinLimits(metadata)) throw new AppError("parameter_invalid", "Invalid metadata: a customer can hold at most 50 keys", "metadata");
       const updated = await tx.customer.update({
         where: { id },
         data: {
@@ -184,7 +184,7 @@ export type ListCustomersParams = z.input<typeof listSchema>;
 export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<{ data: Customer[]; hasMore: boolean }> {
   const params = parseInput(listSchema, input);
   if (params.startingAfter && params.endingBefore) {
-    throw new AppError(400, "parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
+    throw new AppError("parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
   }
   const where = filterWhere(scope, params);
   const cursorId = params.startingAfter ?? params.endingBefore;
@@ -192,7 +192,7 @@ export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown
   let cursorWhere: P.CustomerWhereInput = {};
   if (cursorId) {
     const cursor = await prisma.customer.findFirst({ where: { id: cursorId, ...inScope(scope) }, select: { id: true, createdAt: true } });
-    if (!cursor) throw new AppError(400, "resource_missing", `No such customer: '${cursorId}'`, backwards ? "endingBefore" : "startingAfter");
+    if (!cursor) throw unknownReference("customer", cursorId, backwards ? "endingBefore" : "startingAfter");
     const op = backwards ? "gt" : "lt";
     cursorWhere = { OR: [{ createdAt: { [op]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [op]: cursor.id } }] };
   }
@@ -354,7 +354,7 @@ async function withEmailConflict<T>(address: string | undefined, fn: () => Promi
   } catch (e) {
     // The only unique key a customer write can hit is (merchant, mode, lower(email)).
     if (isUniqueViolation(e)) {
-      throw new AppError(409, "customer_email_exists", `A customer with email ${address} already exists`, "email");
+      throw new AppError("customer_email_exists", `A customer with email ${address} already exists`, "email");
     }
     throw e;
   }

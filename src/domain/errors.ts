@@ -1,5 +1,5 @@
-// One error type for every door: REST maps it to a status and body, GraphQL to extensions.code.
-import { STATUS_CODES } from "node:http";
+// One error type for every door: the domain says what went wrong (a code); REST maps the code to a
+// status and body, GraphQL to extensions.code.
 
 /** Every machine-readable error code the API can return (API.md "Errors"). */
 export type ErrorCode =
@@ -27,16 +27,20 @@ export type ErrorCode =
   | "subscription_overflow"
   | "internal_error";
 
-/** A failure the caller can act on: HTTP status, stable code, message and the offending parameter. */
+/** A failure the caller can act on: stable code, message and the offending parameter. Which HTTP
+ * status or GraphQL extension a code becomes is each door's business (http/errors.ts). */
 export class AppError extends Error {
   override name = "AppError";
+  /** Extra response headers, e.g. Retry-After. */
+  readonly headers: Record<string, string>;
+  /** A parameter names a record that does not exist (a bad input), not the record asked for. */
+  readonly reference: boolean;
+
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
-    /** Extra response headers, e.g. Retry-After. */
-    readonly headers: Record<string, string> = {},
+    options: { headers?: Record<string, string>; reference?: boolean } = {},
   ) {
     // An answer to the caller, not a fault of ours: where it was raised helps no one, and under a
     // flood of refused requests capturing the stack is a cost worth skipping.
@@ -44,22 +48,24 @@ export class AppError extends Error {
     Error.stackTraceLimit = 0;
     super(message);
     Error.stackTraceLimit = depth;
-  }
-
-  /** The reason phrase of `status` ("Not Found"). */
-  get error(): string {
-    return STATUS_CODES[this.status] ?? "Error";
+    this.headers = options.headers ?? {};
+    this.reference = options.reference ?? false;
   }
 }
 
-/** 400 for a request parameter that is present but wrong. */
+/** A request parameter that is present but wrong. */
 export function invalidParam(param: string | null, message: string): AppError {
-  return new AppError(400, "parameter_invalid", message, param);
+  return new AppError("parameter_invalid", message, param);
 }
 
-/** 404 for a record that does not exist for this merchant and mode. */
+/** The record asked for does not exist for this merchant and mode. */
 export function notFound(kind: string, id: string, param: string | null = "id"): AppError {
-  return new AppError(404, "resource_missing", `No such ${kind}: '${id}'`, param);
+  return new AppError("resource_missing", `No such ${kind}: '${id}'`, param);
+}
+
+/** `param` names a record that does not exist for this merchant and mode. */
+export function unknownReference(kind: string, id: string, param: string): AppError {
+  return new AppError("resource_missing", `No such ${kind}: '${id}'`, param, { reference: true });
 }
 
 /** True for errors the API shows as they are; anything else is masked as internal_error. */

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import { AppError, notFound } from "./errors.js";
+import { AppError, notFound, unknownReference } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName, type Scope } from "./scope.js";
 import { integerParam, parseInput } from "./validation.js";
@@ -139,7 +139,7 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
   const where = eventFilter(scope, { type: params.type });
   if (params.startingAfter) {
     const cursor = await prisma.event.findFirst({ where: { id: params.startingAfter, merchantId: scope.merchantId, livemode: scope.livemode } });
-    if (!cursor) throw new AppError(400, "resource_missing", `No such event: '${params.startingAfter}'`, "startingAfter");
+    if (!cursor) throw unknownReference("event", params.startingAfter, "startingAfter");
     where.OR = [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }];
   }
   const rows = await prisma.event.findMany({ where, orderBy: EVENT_ORDER, take: params.limit + 1 });
@@ -243,7 +243,6 @@ export async function resendEvent(prisma: Prisma, scope: Scope, id: string, now 
 export function noEndpoint(scope: Scope): AppError {
   const mode = modeName(scope.livemode);
   return new AppError(
-    400,
     "webhook_endpoint_missing",
     `No enabled ${mode}-mode webhook endpoint wants this event. Add one with: npx stablegate webhooks create ${scope.merchantId} --mode ${mode} --url https://…`,
   );

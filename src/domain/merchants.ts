@@ -126,5 +126,5 @@ export async function createJwtSecret(prisma: Prisma, merchantId: string, livemo
 /** Revokes a JWT secret; tokens signed with it stop verifying at once. */
 export async function revokeJwtSecret(prisma: Prisma, id: string): Promise<void> {
   const { count } = await prisma.jwtSecret.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-  if (count === 0) throw new AppError(404, "resource_missing", `No active JWT secret '${id}'`, "id");
+  if (count === 0) throw new AppError("resource_missing", `No active JWT secret '${id}'`, "id");
 }

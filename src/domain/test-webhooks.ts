@@ -23,7 +23,7 @@ export async function sendTestWebhook(
   settings: Pick<ChargeSettings, "paymentBaseUrl">,
   now = new Date(),
 ): Promise<Event> {
-  if (scope.livemode) throw new AppError(400, "test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
+  if (scope.livemode) throw new AppError("test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
   const { type } = parseInput(testWebhookSchema, input);
   return prisma.$transaction(async (tx) => {
     const { id } = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));

@@ -21,14 +21,14 @@ function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
   const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
   if (issue.code === "unrecognized_keys") {
     const param = [path, issue.keys[0]].filter(Boolean).join(".");
-    return new AppError(400, "parameter_unknown", `Received unknown parameter: ${param}`, param);
+    return new AppError("parameter_unknown", `Received unknown parameter: ${param}`, param);
   }
   const param = path || null;
   if ((issue.code === "invalid_type" || issue.code === "invalid_value") && issue.input === undefined) {
-    return new AppError(400, "parameter_missing", `Missing required param: ${param}`, param);
+    return new AppError("parameter_missing", `Missing required param: ${param}`, param);
   }
   const subject = param ? `Invalid ${param}` : "Invalid request body";
-  return new AppError(400, "parameter_invalid", `${subject}: ${describe(issue)}`, param);
+  return new AppError("parameter_invalid", `${subject}: ${describe(issue)}`, param);
 }
 
 function describe(issue: z.core.$ZodIssue): string {

@@ -130,7 +130,7 @@ export async function checkWebhookUrl(url: string, livemode: boolean, resolve: R
   try {
     await checkWebhookTarget(url, livemode, resolve);
   } catch (e) {
-    if (e instanceof WebhookTargetError) throw new AppError(400, "parameter_invalid", `Invalid ${param}: ${e.message}`, param);
+    if (e instanceof WebhookTargetError) throw new AppError("parameter_invalid", `Invalid ${param}: ${e.message}`, param);
     throw e;
   }
 }

@@ -38,7 +38,7 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: { resolve: (_root, { id }, ctx, info) => loadNodes(ctx, info, [id])[0] },
     nodesQueryOptions: {
       resolve: (_root, { ids }, ctx, info) => {
-        if (ids.length > MAX_NODE_IDS) throw new AppError(400, "parameter_invalid", `Ask for at most ${MAX_NODE_IDS} ids at once.`, "ids");
+        if (ids.length > MAX_NODE_IDS) throw new AppError("parameter_invalid", `Ask for at most ${MAX_NODE_IDS} ids at once.`, "ids");
         return loadNodes(ctx, info, ids);
       },
     },

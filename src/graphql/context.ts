@@ -47,7 +47,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
   let failure: unknown = null;
   if ("connection" in caller) {
     principal = caller.connection;
-    failure = new AppError(401, "api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
+    failure = new AppError("api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
   } else {
     try {
       const key = caller.apiKey ?? undefined;

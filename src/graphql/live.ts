@@ -7,7 +7,6 @@ import { OVERFLOW } from "../realtime/pubsub.js";
 export function liveValue<T>(value: Live<T>): T {
   if (value === OVERFLOW) {
     throw new AppError(
-      429,
       "subscription_overflow",
       "Updates arrived faster than this subscription read them, so it was ended; subscribe again to get the current state.",
     );

@@ -79,7 +79,7 @@ export function serveGraphQLOverWebSocket(
             principal = await authenticateFrom(deps.rateLimiter, address, () => authenticator.authenticate(typeof key === "string" ? key : ""));
           } catch (e) {
             if (!(e instanceof AppError)) throw e;
-            ctx.extra.socket.close(e.status === 429 ? WS_CLOSE.tooManyConnections : WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));
+            ctx.extra.socket.close(e.code === "rate_limited" ? WS_CLOSE.tooManyConnections : WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));
             return false;
           }
         }
@@ -125,7 +125,6 @@ export function serveGraphQLOverWebSocket(
     // The new operation is already listed in ctx.subscriptions.
     if (Object.keys(ctx.subscriptions).length > limits.subscriptionsPerConnection) {
       const e = new AppError(
-        429,
         "rate_limited",
         `Too many subscriptions on this connection (at most ${limits.subscriptionsPerConnection}); complete one or open another connection.`,
       );

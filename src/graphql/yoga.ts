@@ -9,6 +9,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
+import { statusOf } from "../http/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
@@ -41,7 +42,7 @@ export const QUERY_LIMITS = { maxDepth: 15, maxCost: 20_000, maxAliases: 15, max
 export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
   return new GraphQLError(e.message, {
     ...(source && { nodes: source.nodes, path: source.path, source: source.source, positions: source.positions }),
-    extensions: { code: e.code, param: e.param, statusCode: e.status },
+    extensions: { code: e.code, param: e.param, statusCode: statusOf(e) },
   });
 }
 

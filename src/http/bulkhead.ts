@@ -12,7 +12,8 @@ export interface Shedding {
   atMs: number;
 }
 
-const busy = () => new AppError(429, "rate_limited", "The service is busy with requests without an API key; retry in a second.", null, { "Retry-After": "1" });
+const busy = () =>
+  new AppError("rate_limited", "The service is busy with requests without an API key; retry in a second.", null, { headers: { "Retry-After": "1" } });
 
 /** Leaves the bulkhead (idempotent). */
 export type Release = () => void;

@@ -28,7 +28,7 @@ export async function authenticateFrom<T>(limiter: RateLimiter, address: string,
   try {
     return await attempt();
   } catch (e) {
-    if (e instanceof AppError && e.status === 401 && e.code !== "api_key_missing") await limiter.penalize(key, "authFailures");
+    if (e instanceof AppError && (e.code === "api_key_invalid" || e.code === "jwt_invalid")) await limiter.penalize(key, "authFailures");
     throw e;
   }
 }

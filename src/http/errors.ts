@@ -1,6 +1,7 @@
-// The one mapping from any thrown value to the API's flat error body (API.md "Errors").
-import { maxHeaderSize } from "node:http";
-import { AppError } from "../domain/errors.js";
+// The one mapping from any thrown value to the API's flat error body (API.md "Errors"), and the one
+// table from an error code to its HTTP status.
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import { AppError, type ErrorCode } from "../domain/errors.js";
 
 /** The JSON body of every error response. */
 export interface ErrorBody {
@@ -14,43 +15,89 @@ export interface ErrorBody {
 
 const BODY_LIMIT_KB = 100;
 
+/** The status each code is answered with; a missing record named by a parameter is a 400 instead. */
+const STATUS: Record<ErrorCode, number> = {
+  body_invalid_json: 400,
+  parameter_missing: 400,
+  parameter_invalid: 400,
+  parameter_unknown: 400,
+  test_mode_only: 400,
+  settlement_wallet_missing: 400,
+  chain_unsupported: 400,
+  idempotency_key_reused: 400,
+  webhook_endpoint_missing: 400,
+  api_key_missing: 401,
+  api_key_invalid: 401,
+  jwt_invalid: 401,
+  resource_missing: 404,
+  customer_email_exists: 409,
+  duplicate_order_id: 409,
+  charge_not_cancellable: 409,
+  charge_payment_confirming: 409,
+  chain_already_selected: 409,
+  charge_not_payable: 409,
+  idempotency_key_in_use: 409,
+  rate_limited: 429,
+  subscription_overflow: 429,
+  internal_error: 500,
+};
+
+/** An error of the HTTP exchange itself, whose status says more than its code's (408, 417, 431, 503). */
+export class HttpError extends AppError {
+  constructor(
+    readonly status: number,
+    code: ErrorCode,
+    message: string,
+    param: string | null = null,
+  ) {
+    super(code, message, param);
+  }
+}
+
+/** The HTTP status `e` is answered with. */
+export function statusOf(e: AppError): number {
+  if (e instanceof HttpError) return e.status;
+  return e.reference ? 400 : STATUS[e.code];
+}
+
 /** Converts framework and unexpected errors to AppErrors; unknown failures become a bare 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError(400, "body_invalid_json", "Request bodies must be JSON sent with 'Content-Type: application/json'");
+      return new AppError("body_invalid_json", "Request bodies must be JSON sent with 'Content-Type: application/json'");
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return new AppError(400, "body_invalid_json", "The body is empty but Content-Type is application/json; send a JSON object");
+      return new AppError("body_invalid_json", "The body is empty but Content-Type is application/json; send a JSON object");
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new AppError(400, "parameter_invalid", `The request body is larger than ${BODY_LIMIT_KB} KB`);
+      return new AppError("parameter_invalid", `The request body is larger than ${BODY_LIMIT_KB} KB`);
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       // onProtoPoisoning/onConstructorPoisoning end up here too, without saying so.
-      return new AppError(400, "body_invalid_json", "The request body is not valid JSON, or has a __proto__ or constructor.prototype key (refused)");
+      return new AppError("body_invalid_json", "The request body is not valid JSON, or has a __proto__ or constructor.prototype key (refused)");
     case "FST_ERR_BAD_URL":
-      return new AppError(400, "parameter_invalid", "The request URL is malformed: check its percent-encoding");
+      return new AppError("parameter_invalid", "The request URL is malformed: check its percent-encoding");
     // The rest come from Node's HTTP parser, before there is a request (server.ts answerUnparsedRequest).
     case "HPE_HEADER_OVERFLOW":
-      return new AppError(431, "parameter_invalid", `The request line and headers are larger than ${maxHeaderSize / 1024} KB`);
+      return new HttpError(431, "parameter_invalid", `The request line and headers are larger than ${maxHeaderSize / 1024} KB`);
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return new AppError(408, "parameter_invalid", "The request did not arrive in time");
+      return new HttpError(408, "parameter_invalid", "The request did not arrive in time");
   }
   if (e.code?.startsWith("HPE_")) {
-    return new AppError(400, "parameter_invalid", "The request is not valid HTTP/1.1: check its method, request line, headers and body framing");
+    return new AppError("parameter_invalid", "The request is not valid HTTP/1.1: check its method, request line, headers and body framing");
   }
   if (e.statusCode === 400 && err instanceof SyntaxError) {
-    return new AppError(400, "body_invalid_json", `The request body is not valid JSON: ${e.message}`);
+    return new AppError("body_invalid_json", `The request body is not valid JSON: ${e.message}`);
   }
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-    return new AppError(400, "parameter_invalid", "The request could not be read: check its headers and body");
+    return new AppError("parameter_invalid", "The request could not be read: check its headers and body");
   }
-  return new AppError(500, "internal_error", "An internal error occurred. It has been logged; retry later or contact the operator with the request id.");
+  return new AppError("internal_error", "An internal error occurred. It has been logged; retry later or contact the operator with the request id.");
 }
 
 /** The body for `err` on the request `requestId`. */
 export function errorBody(err: AppError, requestId: string): ErrorBody {
-  return { statusCode: err.status, error: err.error, code: err.code, message: err.message, param: err.param, requestId };
+  const statusCode = statusOf(err);
+  return { statusCode, error: STATUS_CODES[statusCode] ?? "Error", code: err.code, message: err.message, param: err.param, requestId };
 }
 
 export const BODY_LIMIT_BYTES = BODY_LIMIT_KB * 1024;

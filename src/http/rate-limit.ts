@@ -71,11 +71,8 @@ export class RateLimiter {
   private exceeded(budget: Budget, msBeforeNext: number): AppError {
     const limit = this.limits[budget];
     const reset = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    return new AppError(429, "rate_limited", `Too many ${subject(budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
-      "Retry-After": String(reset),
-      "RateLimit-Limit": String(limit),
-      "RateLimit-Remaining": "0",
-      "RateLimit-Reset": String(reset),
+    return new AppError("rate_limited", `Too many ${subject(budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
+      headers: { "Retry-After": String(reset), "RateLimit-Limit": String(limit), "RateLimit-Remaining": "0", "RateLimit-Reset": String(reset) },
     });
   }
 }

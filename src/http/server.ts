@@ -8,7 +8,7 @@ import { ORDER_ID_MAX_LENGTH } from "../domain/charges.js";
 import { AppError, invalidParam } from "../domain/errors.js";
 import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";
-import { BODY_LIMIT_BYTES, errorBody, toAppError } from "./errors.js";
+import { BODY_LIMIT_BYTES, errorBody, HttpError, toAppError } from "./errors.js";
 
 /**
  * The longest value a path parameter legitimately carries: an order id. Longer is 400
@@ -65,10 +65,10 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("X-Request-Id", req.id);
-    if (closing) throw new AppError(503, "internal_error", "This server is shutting down: retry the request and another one will answer it");
+    if (closing) throw new HttpError(503, "internal_error", "This server is shutting down: retry the request and another one will answer it");
     if (req.raw.httpVersion === "1.1" && req.headers.host === undefined)
-      throw new AppError(400, "parameter_missing", "HTTP/1.1 requests need a Host header", "Host");
-    if (unmetExpectations.has(req.raw)) throw new AppError(417, "parameter_invalid", "The only expectation supported is 'Expect: 100-continue'", "Expect");
+      throw new AppError("parameter_missing", "HTTP/1.1 requests need a Host header", "Host");
+    if (unmetExpectations.has(req.raw)) throw new HttpError(417, "parameter_invalid", "The only expectation supported is 'Expect: 100-continue'", "Expect");
     // The 404 route's catch-all parameter is the whole unknown path, not an id.
     if (req.is404) return;
     for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
@@ -79,7 +79,7 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
 
   app.setErrorHandler(async (err, req, reply) => replyWithError(err, req, reply));
   app.setNotFoundHandler(async (req, reply) =>
-    replyWithError(new AppError(404, "resource_missing", `Unrecognized request URL (${req.method} ${pathOf(req.url)})`), req, reply),
+    replyWithError(new AppError("resource_missing", `Unrecognized request URL (${req.method} ${pathOf(req.url)})`), req, reply),
   );
 
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -112,12 +112,13 @@ function pathOf(url: string): string {
 function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const e = toAppError(err);
   // Only unexpected failures need an operator; a 503 while shutting down is expected.
-  if (e.status === 500) req.log.error({ err }, "request failed");
+  const body = errorBody(e, req.id);
+  if (body.statusCode === 500) req.log.error({ err }, "request failed");
   // Set here too: framework errors are answered without the onRequest hook having run.
   return reply
-    .code(e.status)
+    .code(body.statusCode)
     .headers({ ...e.headers, "X-Request-Id": req.id })
-    .send(errorBody(e, req.id));
+    .send(body);
 }
 
 /** The one log line per request. */
@@ -137,11 +138,12 @@ function answerUnparsedRequest(logger: Logger, err: ConnectionError, socket: Soc
   const requestId = newRequestId();
   const e = toAppError(err);
   // Only the parser's code: the error also holds the raw bytes, query strings included.
-  logger.info({ requestId, status: e.status, reason: err.code }, "unparsable request");
+  const answer = errorBody(e, requestId);
+  logger.info({ requestId, status: answer.statusCode, reason: err.code }, "unparsable request");
   if (socket.writable) {
-    const body = JSON.stringify(errorBody(e, requestId));
+    const body = JSON.stringify(answer);
     socket.write(
-      `HTTP/1.1 ${e.status} ${e.error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `HTTP/1.1 ${answer.statusCode} ${answer.error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   }

@@ -10,6 +10,7 @@ import { getPublicCharge, selectChain } from "../domain/chain-selection.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
+import { statusOf } from "../http/errors.js";
 import { offersTestWallet, renderNotFound, renderPaymentPage } from "./page.js";
 
 export interface PayDeps {
@@ -86,7 +87,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         await selectChain(deps.prisma, deps.chains, deps.charges, req.params.id, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId });
       } catch (e) {
         // Already picked or no longer payable: the page itself shows the charge as it now is.
-        if (!(e instanceof AppError) || e.status !== 409) return failure(reply, e);
+        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(reply, e);
       }
       return backToPage(reply, req.params.id);
     });
@@ -94,15 +95,15 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     scope.post<IdParams>(`${basePath}/:id/test-payment`, acting, async (req, reply) => {
       const id = req.params.id;
       // One test payment per charge at a time: a double click must not pay twice.
-      if (paying.has(id)) return failure(reply, new AppError(409, "charge_not_payable", "A test payment for this charge is already being sent."));
+      if (paying.has(id)) return failure(reply, new AppError("charge_not_payable", "A test payment for this charge is already being sent."));
       paying.add(id);
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, id);
         const units = parseAmount(session.amountRemaining) ?? 0n;
         if (!deps.devnet || !offersTestWallet(session, true) || session.status !== "PENDING" || units === 0n) {
-          throw new AppError(409, "charge_not_payable", "The test wallet pays only pending test-mode charges on the local devnet.");
+          throw new AppError("charge_not_payable", "The test wallet pays only pending test-mode charges on the local devnet.");
         }
-        if (session.amountPending !== "0.00") throw new AppError(409, "charge_not_payable", "A payment is still being confirmed; wait for it first.");
+        if (session.amountPending !== "0.00") throw new AppError("charge_not_payable", "A payment is still being confirmed; wait for it first.");
         await payFromTestWallet(deps.devnet, session.cloneAddress!, units);
       } catch (e) {
         return failure(reply, e);
@@ -122,9 +123,10 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
   }
 
   function failure(reply: FastifyReply, e: unknown) {
-    if (e instanceof AppError && e.status === 404) return html(reply, 404, renderNotFound(basePath));
-    if (e instanceof AppError) return reply.code(e.status).header("Cache-Control", "no-store").type("text/plain; charset=utf-8").send(e.message);
-    throw e;
+    if (!(e instanceof AppError)) throw e;
+    const status = statusOf(e);
+    if (status === 404) return html(reply, 404, renderNotFound(basePath));
+    return reply.code(status).header("Cache-Control", "no-store").type("text/plain; charset=utf-8").send(e.message);
   }
 }
 

@@ -124,7 +124,7 @@ export class LiveCharges implements ChargeFeed {
   async sessionUpdates(chargeId: string, load: () => Promise<PublicCharge>, signal?: AbortSignal): Promise<AsyncIterable<Live<PublicCharge>>> {
     const count = this.sessionSubscribers.get(chargeId) ?? 0;
     if (count >= this.subscribersPerCharge) {
-      throw new AppError(429, "rate_limited", `This charge already has ${this.subscribersPerCharge} live subscribers on this server; close one first.`);
+      throw new AppError("rate_limited", `This charge already has ${this.subscribersPerCharge} live subscribers on this server; close one first.`);
     }
     this.sessionSubscribers.set(chargeId, count + 1);
     let released = false;

@@ -28,7 +28,7 @@ export class LiveConnections {
   open(keyId: string, close: CloseConnection): LiveConnection {
     let set = this.byKey.get(keyId);
     if (set && set.size >= this.maxPerKey) {
-      throw new AppError(429, "rate_limited", `Too many live connections for ${this.holder} (at most ${this.maxPerKey} per API process); close one first.`);
+      throw new AppError("rate_limited", `Too many live connections for ${this.holder} (at most ${this.maxPerKey} per API process); close one first.`);
     }
     if (!set) this.byKey.set(keyId, (set = new Set()));
     set.add(close);

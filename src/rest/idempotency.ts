@@ -42,7 +42,7 @@ export class IdempotencyStore {
   /** Claims `key` for this request or returns the response to replay. */
   async claim(scope: Scope, key: string, requestHash: string): Promise<IdempotencyClaim> {
     if (key.length === 0 || key.length > 255) {
-      throw new AppError(400, "parameter_invalid", "Idempotency-Key must be 1-255 characters", "Idempotency-Key");
+      throw new AppError("parameter_invalid", "Idempotency-Key must be 1-255 characters", "Idempotency-Key");
     }
     const id = { merchantId_livemode_key: { ...inScope(scope), key } };
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -60,7 +60,6 @@ export class IdempotencyStore {
       }
       if (record.requestHash !== requestHash) {
         throw new AppError(
-          400,
           "idempotency_key_reused",
           `Idempotency-Key '${key}' was already used with a different request; use a new key for a new request`,
           "Idempotency-Key",
@@ -70,7 +69,7 @@ export class IdempotencyStore {
         return { kind: "replay", status: record.responseStatus, body: record.responseBody };
       }
       if (record.lockedUntil > now) {
-        throw new AppError(409, "idempotency_key_in_use", `A request with Idempotency-Key '${key}' is still being processed; retry shortly`, "Idempotency-Key");
+        throw new AppError("idempotency_key_in_use", `A request with Idempotency-Key '${key}' is still being processed; retry shortly`, "Idempotency-Key");
       }
       // The previous holder died mid-request. Take over its claim, unless another retry just did.
       const { count: taken } = await this.prisma.idempotencyRecord.updateMany({
@@ -79,7 +78,7 @@ export class IdempotencyStore {
       });
       if (taken === 1) return { kind: "run" };
     }
-    throw new AppError(409, "idempotency_key_in_use", `Idempotency-Key '${key}' is contended; retry shortly`, "Idempotency-Key");
+    throw new AppError("idempotency_key_in_use", `Idempotency-Key '${key}' is contended; retry shortly`, "Idempotency-Key");
   }
 
   /** Stores the final response for replay. */

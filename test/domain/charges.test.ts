@@ -74,11 +74,9 @@ describe("state machine", () => {
     expect(cancelStatus({ ...charge({ status: "CANCELLED" }), id: "chrg_x" }, false, now)).toBeNull();
     expect(cancelStatus({ ...charge(), id: "chrg_x" }, false, now)).toBe("CANCELLED");
     expect(cancelStatus({ ...charge({ amountReceived: 10_000_000n }), id: "chrg_x" }, false, now)).toBe("CANCELLED");
-    expect(() => cancelStatus({ ...charge(), id: "chrg_x" }, true, now)).toThrow(expect.objectContaining({ status: 409, code: "charge_payment_confirming" }));
+    expect(() => cancelStatus({ ...charge(), id: "chrg_x" }, true, now)).toThrow(expect.objectContaining({ code: "charge_payment_confirming" }));
     for (const status of ["EXPIRED", "RECEIVED", "COMPLETED"] as const) {
-      expect(() => cancelStatus({ ...charge({ status }), id: "chrg_x" }, false, now)).toThrow(
-        expect.objectContaining({ status: 409, code: "charge_not_cancellable" }),
-      );
+      expect(() => cancelStatus({ ...charge({ status }), id: "chrg_x" }, false, now)).toThrow(expect.objectContaining({ code: "charge_not_cancellable" }));
     }
   });
 

@@ -151,7 +151,7 @@ describe("the anonymous bulkhead", () => {
     const [a, b] = [await bulkhead.enter(), await bulkhead.enter()];
     let thirdIn = false;
     const third = bulkhead.enter().then((release) => ((thirdIn = true), release));
-    await expect(bulkhead.enter()).rejects.toMatchObject({ status: 429, code: "rate_limited" });
+    await expect(bulkhead.enter()).rejects.toMatchObject({ code: "rate_limited" });
     await settle(10);
     expect(thirdIn).toBe(false);
     a();
@@ -177,8 +177,8 @@ describe("the anonymous bulkhead", () => {
         await new Promise((r) => setImmediate(r));
       }
       expect(lag.ms).toBeGreaterThan(10);
-      expect(() => bulkhead.refuseWhenSaturated()).toThrow(expect.objectContaining({ status: 429, code: "rate_limited", headers: { "Retry-After": "1" } }));
-      await expect(bulkhead.enter()).rejects.toMatchObject({ status: 429, code: "rate_limited" });
+      expect(() => bulkhead.refuseWhenSaturated()).toThrow(expect.objectContaining({ code: "rate_limited", headers: { "Retry-After": "1" } }));
+      await expect(bulkhead.enter()).rejects.toMatchObject({ code: "rate_limited" });
       await settle(200);
       expect(lag.ms).toBeLessThan(10);
       const release = await bulkhead.enter();
