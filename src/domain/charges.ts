@@ -7,6 +7,7 @@ import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
 import { eventWrites, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
@@ -291,6 +292,28 @@ export async function listCharges(
     prisma.charge.count({ where }),
   ]);
   return { data, page, limit, total, hasMore: offset + data.length < total };
+}
+
+const pageSchema = z.strictObject({ ...pageParams, ...filterSchema });
+
+/**
+ * One keyset page of charges, newest first (GraphQL's connections; REST keeps numbered pages).
+ * `include` loads relations in the same read (what a GraphQL selection asks for).
+ */
+export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, include?: P.ChargeInclude): Promise<Page<Charge>> {
+  const { limit, startingAfter, endingBefore, ...filters } = parseInput(pageSchema, input);
+  const where = chargeFilter(scope, filters);
+  return keysetPage(
+    "charge",
+    { limit, startingAfter, endingBefore },
+    (id) => prisma.charge.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+/** How many charges match the list filters (GraphQL's `totalCount`). */
+export async function countCharges(prisma: Prisma, scope: Scope, filters: unknown): Promise<number> {
+  return prisma.charge.count({ where: chargeFilter(scope, filters) });
 }
 
 /**

@@ -3,14 +3,15 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { type Customer, Prisma as P } from "../generated/prisma/client.js";
 import { isCountryCode } from "./countries.js";
-import { AppError, notFound, unknownReference } from "./errors.js";
+import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
-import { integerParam, parseInput } from "./validation.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
+import { parseInput } from "./validation.js";
 
 export type { Customer };
 
@@ -171,9 +172,7 @@ export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): 
 }
 
 const listSchema = z.strictObject({
-  limit: integerParam(1, 100).default(10),
-  startingAfter: z.string().min(1).optional(),
-  endingBefore: z.string().min(1).optional(),
+  ...pageParams,
   email: z.string().min(1).max(254).optional(),
   query: z.string().min(1).max(100).optional(),
 });
@@ -181,30 +180,15 @@ const listSchema = z.strictObject({
 export type ListCustomersParams = z.input<typeof listSchema>;
 
 /** One page of customers, newest first, with cursor pagination and filters. */
-export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<{ data: Customer[]; hasMore: boolean }> {
+export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Customer>> {
   const params = parseInput(listSchema, input);
-  if (params.startingAfter && params.endingBefore) {
-    throw new AppError("parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
-  }
   const where = filterWhere(scope, params);
-  const cursorId = params.startingAfter ?? params.endingBefore;
-  const backwards = params.endingBefore !== undefined;
-  let cursorWhere: P.CustomerWhereInput = {};
-  if (cursorId) {
-    const cursor = await prisma.customer.findFirst({ where: { id: cursorId, ...inScope(scope) }, select: { id: true, createdAt: true } });
-    if (!cursor) throw unknownReference("customer", cursorId, backwards ? "endingBefore" : "startingAfter");
-    const op = backwards ? "gt" : "lt";
-    cursorWhere = { OR: [{ createdAt: { [op]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [op]: cursor.id } }] };
-  }
-  const dir = backwards ? "asc" : "desc";
-  const rows = await prisma.customer.findMany({
-    where: { AND: [where, cursorWhere] },
-    orderBy: [{ createdAt: dir }, { id: dir }],
-    take: params.limit + 1,
-  });
-  const hasMore = rows.length > params.limit;
-  const page = rows.slice(0, params.limit);
-  return { data: backwards ? page.reverse() : page, hasMore };
+  return keysetPage(
+    "customer",
+    params,
+    (id) => prisma.customer.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.customer.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
 }
 
 /** How many customers match the list filters (for GraphQL's `totalCount`). */

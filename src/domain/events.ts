@@ -6,10 +6,11 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import { AppError, notFound, unknownReference } from "./errors.js";
+import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { modeName, type Scope } from "./scope.js";
-import { integerParam, parseInput } from "./validation.js";
+import { beyond, keysetPage, type Page, pageParams } from "./paging.js";
+import { inScope, modeName, type Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
 
 export type { Event };
 
@@ -117,15 +118,11 @@ export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "live
 }
 
 const listSchema = z.strictObject({
-  limit: integerParam(1, 100).default(10),
-  startingAfter: z.string().min(1).max(100).optional(),
+  ...pageParams,
   type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
 });
 
 const filterSchema = listSchema.pick({ type: true });
-
-/** Newest first, ties broken by id so pages never overlap or skip. */
-export const EVENT_ORDER: P.EventOrderByWithRelationInput[] = [{ createdAt: "desc" }, { id: "desc" }];
 
 /** The where-clause of an event list: this merchant and mode, optionally one type. */
 export function eventFilter(scope: Scope, input: { type?: string | undefined }): P.EventWhereInput {
@@ -133,17 +130,21 @@ export function eventFilter(scope: Scope, input: { type?: string | undefined }):
   return { merchantId: scope.merchantId, livemode: scope.livemode, ...(type && { type }) };
 }
 
-/** One page of events, newest first; `startingAfter` is the last event id of the previous page. */
-export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): Promise<{ data: Event[]; hasMore: boolean }> {
+/** How many events match the list filter (GraphQL's `totalCount`). */
+export async function countEvents(prisma: Prisma, scope: Scope, input: { type?: string | undefined }): Promise<number> {
+  return prisma.event.count({ where: eventFilter(scope, input) });
+}
+
+/** One page of events, newest first, with cursor pagination and a type filter. */
+export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Event>> {
   const params = parseInput(listSchema, input);
   const where = eventFilter(scope, { type: params.type });
-  if (params.startingAfter) {
-    const cursor = await prisma.event.findFirst({ where: { id: params.startingAfter, merchantId: scope.merchantId, livemode: scope.livemode } });
-    if (!cursor) throw unknownReference("event", params.startingAfter, "startingAfter");
-    where.OR = [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }];
-  }
-  const rows = await prisma.event.findMany({ where, orderBy: EVENT_ORDER, take: params.limit + 1 });
-  return { data: rows.slice(0, params.limit), hasMore: rows.length > params.limit };
+  return keysetPage(
+    "event",
+    params,
+    (id) => prisma.event.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.event.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
 }
 
 /**
@@ -162,7 +163,7 @@ export async function chargeEventsSince(prisma: Prisma, scope: Scope, types: rea
     const page: Event[] = await prisma.event.findMany({
       where: {
         ...where,
-        ...(cursor ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] } : { createdAt: { gte: since } }),
+        ...(cursor ? beyond(cursor, "newer") : { createdAt: { gte: since } }),
       },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       take: Math.min(500, max - out.length),

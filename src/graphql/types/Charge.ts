@@ -1,12 +1,15 @@
 // `Charge`: the type, its queries (`charge`, `chargeByOrderId`, `charges`) and mutations
 // (`createCharge`, `cancelCharge`). Rules live in domain/charges and domain/charge-lifecycle.
 import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
-import { CHARGE_ORDER, cancelCharge, chargeFilter, chargeLinks, createCharge, getCharge, getChargeByOrderId } from "../../domain/charges.js";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
+import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
 import { Settlement } from "./Settlement.js";
 
@@ -85,18 +88,20 @@ builder.queryFields((t) => ({
     args: { orderId: t.arg.string({ required: true }) },
     resolve: (_query, _root, args, ctx) => getChargeByOrderId(ctx.prisma, ctx.scope(), args.orderId),
   }),
-  charges: t.prismaConnection(
+  charges: t.connection(
     {
-      type: "Charge",
-      cursor: "id",
-      defaultSize: 10,
-      maxSize: 100,
+      type: Charge,
       description: "Charges, newest first.",
       args: { status: t.arg({ type: ChargeStatus }), customerId: t.arg.id() },
-      resolve: (query, _root, args, ctx) => ctx.prisma.charge.findMany({ ...query, where: chargeFilter(ctx.scope(), filters(args)), orderBy: CHARGE_ORDER }),
-      totalCount: (_root, args, ctx) => ctx.prisma.charge.count({ where: chargeFilter(ctx.scope(), filters(args)) }),
+      resolve: async (_root, args, ctx, info) => {
+        const scope = ctx.scope();
+        // Relations the selection asks for (a charge's customer) come in the same read.
+        const { include } = queryFromInfo({ context: ctx, info, typeName: "Charge", path: ["edges", "node"] }) as { include?: P.ChargeInclude };
+        const page = await pageCharges(ctx.prisma, scope, { ...filters(args), ...pageRequest(args) }, include);
+        return connectionOf(page, args, () => countCharges(ctx.prisma, scope, filters(args)));
+      },
     },
-    {},
+    countedConnection("Charges matching the filters."),
   ),
 }));
 

@@ -1,18 +1,9 @@
 // `Customer`: the type, its queries (`customer`, `customers`) and mutations. Rules live in domain/customers.
-import {
-  type Customer as CustomerRow,
-  countCustomers,
-  createCustomer,
-  customerStats,
-  deleteCustomer,
-  getCustomer,
-  listCustomers,
-  updateCustomer,
-} from "../../domain/customers.js";
+import { countCustomers, createCustomer, customerStats, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "../../domain/customers.js";
 import { CHARGE_ORDER } from "../../domain/charges.js";
-import { invalidParam } from "../../domain/errors.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageRequest } from "../connection.js";
 import { Address, AddressInput } from "./Address.js";
 import { CustomerStats } from "./CustomerStats.js";
 
@@ -91,35 +82,13 @@ builder.queryFields((t) => ({
         query: t.arg.string({ description: "Case-insensitive substring of email, name or company name." }),
       },
       resolve: async (_root, args, ctx) => {
-        if (args.last != null && args.before == null) throw invalidParam("last", "last needs a before cursor; page forward with first and after");
-        const backwards = args.last != null;
-        const filters = { email: args.email ?? undefined, query: args.query ?? undefined };
         const scope = ctx.scope();
-        const page = await listCustomers(ctx.prisma, scope, {
-          ...filters,
-          limit: (backwards ? args.last : args.first) ?? 10,
-          ...(backwards ? { endingBefore: args.before ?? undefined } : { startingAfter: args.after ?? undefined }),
-        });
-        return {
-          edges: page.data.map((node: CustomerRow) => ({ cursor: node.id, node })),
-          pageInfo: {
-            startCursor: page.data[0]?.id ?? null,
-            endCursor: page.data.at(-1)?.id ?? null,
-            hasNextPage: backwards ? true : page.hasMore,
-            hasPreviousPage: backwards ? page.hasMore : args.after != null,
-          },
-          totalCount: () => countCustomers(ctx.prisma, scope, filters),
-        };
+        const filters = { email: args.email ?? undefined, query: args.query ?? undefined };
+        const page = await listCustomers(ctx.prisma, scope, { ...filters, ...pageRequest(args) });
+        return connectionOf(page, args, () => countCustomers(ctx.prisma, scope, filters));
       },
     },
-    {
-      fields: (t) => ({
-        totalCount: t.int({
-          description: "Customers matching the filters.",
-          resolve: (conn) => (conn as unknown as { totalCount: () => Promise<number> }).totalCount(),
-        }),
-      }),
-    },
+    countedConnection("Customers matching the filters."),
   ),
 }));
 

@@ -4,14 +4,15 @@ import {
   CHARGE_EVENT_TYPES,
   chargeEventsSince,
   type DeliveryResource,
-  EVENT_ORDER,
+  countEvents,
   eventDeliveries,
-  eventFilter,
   getEvent,
+  listEvents,
   resendEvent,
 } from "../../domain/events.js";
 import { sendTestWebhook } from "../../domain/test-webhooks.js";
 import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
 
 builder.scalarType("JSON", {
@@ -67,19 +68,19 @@ const Event = builder.prismaNode("Event", {
 });
 
 builder.queryFields((t) => ({
-  events: t.prismaConnection(
+  events: t.connection(
     {
-      type: "Event",
-      cursor: "id",
-      defaultSize: 10,
-      maxSize: 100,
+      type: Event,
       description: "Events, newest first.",
       args: { type: t.arg.string({ description: "Only this type, e.g. charge.completed." }) },
-      resolve: (query, _root, args, ctx) =>
-        ctx.prisma.event.findMany({ ...query, where: eventFilter(ctx.scope(), { type: args.type ?? undefined }), orderBy: EVENT_ORDER }),
-      totalCount: (_root, args, ctx) => ctx.prisma.event.count({ where: eventFilter(ctx.scope(), { type: args.type ?? undefined }) }),
+      resolve: async (_root, args, ctx) => {
+        const scope = ctx.scope();
+        const filter = { type: args.type ?? undefined };
+        const page = await listEvents(ctx.prisma, scope, { ...filter, ...pageRequest(args) });
+        return connectionOf(page, args, () => countEvents(ctx.prisma, scope, filter));
+      },
     },
-    {},
+    countedConnection("Events matching the filter."),
   ),
   event: t.prismaField({
     type: "Event",

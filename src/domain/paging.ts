@@ -1,0 +1,80 @@
+// One way to list: pages of records newest first, by the keyset (createdAt, id). A cursor is a
+// record's id; the page after it holds older records, the page before it newer ones, and as the
+// order is total (ties broken by id) pages never overlap or skip, whatever is written meanwhile.
+// REST's `startingAfter`/`endingBefore` and GraphQL's `after`/`before` are both this. (The number
+// paging of `GET /v1/charges` is the one exception the contract keeps.)
+import { z } from "zod";
+import { AppError, unknownReference } from "./errors.js";
+import { integerParam } from "./validation.js";
+
+/** A page of records, newest first; `hasMore` says whether more lie beyond it in the paging direction. */
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/** Where a record sits in the newest-first order. */
+export interface Position {
+  createdAt: Date;
+  id: string;
+}
+
+/** The request parameters of every keyset list (API.md "Lists"). */
+export const pageParams = {
+  limit: integerParam(1, 100).default(10),
+  startingAfter: z.string().min(1).max(100).optional(),
+  endingBefore: z.string().min(1).max(100).optional(),
+};
+
+/** A page request after validation. */
+export interface PageRequest {
+  limit: number;
+  startingAfter?: string | undefined;
+  endingBefore?: string | undefined;
+}
+
+type Direction = "asc" | "desc";
+type Beyond<V> = { lt: V } | { gt: V };
+/** A where-clause on (createdAt, id), which every listed model has. */
+export type KeysetWhere = { OR?: ({ createdAt: Beyond<Date> } | { createdAt: Date; id: Beyond<string> })[] };
+
+/** The records older (or newer) than `at` in the keyset order. */
+export function beyond(at: Position, side: "older" | "newer"): KeysetWhere {
+  const past = <V>(v: V): Beyond<V> => (side === "newer" ? { gt: v } : { lt: v });
+  return { OR: [{ createdAt: past(at.createdAt) }, { createdAt: at.createdAt, id: past(at.id) }] };
+}
+
+/** What a model's reader is given: the rows beyond the cursor (if any), in which order, how many. */
+export interface PageQuery {
+  where: KeysetWhere;
+  orderBy: [{ createdAt: Direction }, { id: Direction }];
+  take: number;
+}
+
+/**
+ * Reads one page. `locate` finds the cursor's record among those the caller may list (null: a 400
+ * naming the cursor parameter); `read` runs the query on the model, adding its own filters.
+ */
+export async function keysetPage<T extends Position>(
+  kind: string,
+  request: PageRequest,
+  locate: (id: string) => Promise<Position | null>,
+  read: (query: PageQuery) => Promise<T[]>,
+): Promise<Page<T>> {
+  if (request.startingAfter && request.endingBefore) {
+    throw new AppError("parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
+  }
+  const backwards = request.endingBefore !== undefined;
+  const cursorId = request.endingBefore ?? request.startingAfter;
+  let where: KeysetWhere = {};
+  if (cursorId !== undefined) {
+    const at = await locate(cursorId);
+    if (!at) throw unknownReference(kind, cursorId, backwards ? "endingBefore" : "startingAfter");
+    where = beyond(at, backwards ? "newer" : "older");
+  }
+  // Backwards, the rows nearest the cursor are the oldest of the newer ones: read them oldest first.
+  const dir: Direction = backwards ? "asc" : "desc";
+  const rows = await read({ where, orderBy: [{ createdAt: dir }, { id: dir }], take: request.limit + 1 });
+  const page = rows.slice(0, request.limit);
+  return { data: backwards ? page.reverse() : page, hasMore: rows.length > request.limit };
+}

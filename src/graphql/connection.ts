@@ -1,0 +1,62 @@
+// Relay connections built from the domain's keyset pages (domain/paging.ts), so GraphQL lists and
+// REST lists are the same reads: a cursor is the record's id, `after` is `startingAfter` and
+// `before` is `endingBefore`. `totalCount` is counted only when asked for.
+import { invalidParam } from "../domain/errors.js";
+import type { Page, PageRequest } from "../domain/paging.js";
+import { builder } from "./builder.js";
+
+const DEFAULT_SIZE = 10;
+const MAX_SIZE = 100;
+
+/** Relay's paging arguments. */
+export interface ConnectionArgs {
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  last?: number | null | undefined;
+  before?: string | null | undefined;
+}
+
+/** The connection object a resolver returns; `totalCount` runs when the field is selected. */
+export interface Connection<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+  totalCount: () => Promise<number>;
+}
+
+/** The page request Relay arguments ask for: forward with first/after, backward with last/before. */
+export function pageRequest(args: ConnectionArgs): PageRequest {
+  if (args.last != null && args.before == null) throw invalidParam("last", "last needs a before cursor; page forward with first and after");
+  for (const name of ["first", "last"] as const) {
+    const size = args[name];
+    if (size != null && (size < 1 || size > MAX_SIZE)) throw invalidParam(name, `${name} must be between 1 and ${MAX_SIZE}`);
+  }
+  if (args.before != null) return { limit: args.last ?? args.first ?? DEFAULT_SIZE, endingBefore: args.before };
+  return { limit: args.first ?? DEFAULT_SIZE, startingAfter: args.after ?? undefined };
+}
+
+/** `page` (read for `args`) as a Relay connection. */
+export function connectionOf<T extends { id: string }>(page: Page<T>, args: ConnectionArgs, totalCount: () => Promise<number>): Connection<T> {
+  const backwards = args.before != null;
+  return {
+    edges: page.data.map((node) => ({ cursor: node.id, node })),
+    pageInfo: {
+      startCursor: page.data[0]?.id ?? null,
+      endCursor: page.data.at(-1)?.id ?? null,
+      // Reading one way tells whether more lie that way; the other way, a cursor means there was a page.
+      hasNextPage: backwards ? true : page.hasMore,
+      hasPreviousPage: backwards ? page.hasMore : args.after != null,
+    },
+    totalCount,
+  };
+}
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The connection type's options: a `totalCount` field, counted only when selected. */
+export function countedConnection(description: string) {
+  return {
+    fields: (t: PothosSchemaTypes.ObjectFieldBuilder<Types, object>) => ({
+      totalCount: t.int({ description, resolve: (conn) => (conn as Connection<unknown>).totalCount() }),
+    }),
+  };
+}
