@@ -2,7 +2,7 @@
 // address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
 // (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
 import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
-import type { PublicChain, PublicCharge } from "../domain/chain-selection.js";
+import type { PublicChain, PublicCharge } from "../domain/payment-session.js";
 import { parseAmount } from "../domain/money.js";
 import { usdcTransferUri } from "./eip681.js";
 import { escapeHtml as h, qrSvg } from "./qr.js";

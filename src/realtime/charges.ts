@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 import type { Charge } from "../domain/charges.js";
 import { toUnits } from "../domain/money.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import type { PublicCharge } from "../domain/chain-selection.js";
+import type { PublicCharge } from "../domain/payment-session.js";
 import type { RecordedEvent } from "../domain/events.js";
 import type { ChargeFeed, ChargeRef } from "../domain/live.js";
 import { AppError } from "../domain/errors.js";

@@ -1,6 +1,7 @@
 // REST /v1/public: what the hosted payment page calls. No API key; the charge id is the capability.
 import type { FastifyInstance } from "fastify";
-import { getPublicCharge, selectChain } from "../domain/chain-selection.js";
+import { selectChain } from "../domain/chain-selection.js";
+import { getPublicCharge } from "../domain/payment-session.js";
 import type { RestDeps } from "./plumbing.js";
 
 type IdParams = { Params: { id: string } };

@@ -1,6 +1,7 @@
 // `PaymentSession` (public: the hosted page's view of a charge), `Chain`, and the public
 // `paymentSession` query and `selectPaymentChain` mutation; plus the merchant's `chains` query.
-import { getPublicCharge, type PublicChain, type PublicCharge, type PublicPayment, publicChain, selectChain } from "../../domain/chain-selection.js";
+import { selectChain } from "../../domain/chain-selection.js";
+import { getPublicCharge, type PublicChain, type PublicCharge, type PublicPayment, publicChain } from "../../domain/payment-session.js";
 import { builder } from "../builder.js";
 import { liveValue } from "../live.js";
 

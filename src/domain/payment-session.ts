@@ -1,0 +1,144 @@
+// The buyer's view of a charge (API.md "Public charge view"): what the hosted page, the public REST
+// routes and the paymentSession GraphQL field show, with the status wording for people. The charge
+// id is the capability: these functions take no merchant scope.
+import type { ChainSet, EnabledChain } from "../chain/chains.js";
+import type { Prisma } from "../db/client.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges.js";
+import { notFound } from "./errors.js";
+import { paymentStatus } from "./payments.js";
+import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";
+
+/** A chain as the hosted page lists it. */
+export interface PublicChain {
+  chainId: number;
+  name: string;
+  usdcAddress: string;
+  explorerUrl: string | null;
+}
+
+/** A payment as the hosted page shows it ("seen, 1 of 3 confirmations"). */
+export interface PublicPayment {
+  txHash: string;
+  amount: string;
+  status: "pending" | "confirmed";
+  confirmations: number;
+}
+
+/** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
+export interface PublicCharge {
+  id: string;
+  /** The merchant's order id: the hosted page hands it back to `successUrl`. */
+  orderId: string;
+  amount: string;
+  currency: string;
+  status: string;
+  amountReceived: string | null;
+  amountRemaining: string;
+  /** Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
+  amountPending: string;
+  /** Confirmations each payment needs on the picked chain. */
+  confirmationsRequired: number | null;
+  /** Payments to the clone, oldest first, each with its confirmations so far. */
+  payments: PublicPayment[];
+  chainId: number | null;
+  cloneAddress: string | null;
+  /** The settlement transaction, once the money was flushed to the merchant. */
+  flushTxHash: string | null;
+  expiresAt: string;
+  description: string | null;
+  merchantName: string;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  livemode: boolean;
+  chains: PublicChain[];
+  /** The status in the buyer's words, as the hosted page shows it. */
+  statusMessage: string;
+}
+
+/** The hosted page's view of a charge, or 404. */
+export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {
+  // One statement: anyone may ask (the hosted page, its live view, polling checkouts), so it must be cheap.
+  const [row] = await prisma.$queryRaw<(Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] })[]>`
+    SELECT ${CHARGE_COLUMNS},
+      (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
+      (SELECT block_number FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
+      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text)
+        ORDER BY p.block_number, p.log_index) FROM payments p WHERE p.charge_id = charges.id), '[]'::json) AS "paymentRows"
+    FROM charges WHERE id = ${chargeId}`;
+  if (!row) throw notFound("charge", chargeId);
+  const { merchantName, cursorBlock, paymentRows, ...charge } = row;
+  const payments = paymentRows.map((p) => {
+    const block = BigInt(p.blockNumber);
+    return {
+      txHash: p.txHash,
+      amount: BigInt(p.amount),
+      status: paymentStatus(p.status),
+      confirmations: cursorBlock !== null && cursorBlock >= block ? Number(cursorBlock - block) + 1 : 0,
+    };
+  });
+  return publicCharge(charge, merchantName, chains.forMode(charge.livemode), payments);
+}
+
+/** A payment as the public view's query returns it (numbers as decimal strings). */
+interface PaymentRow {
+  txHash: string;
+  amount: string;
+  status: "SEEN" | "CONFIRMED";
+  blockNumber: string;
+}
+
+/** The public view of a charge, its payments and the chains offered for its mode. */
+export function publicCharge(
+  c: Charge,
+  merchantName: string,
+  chains: EnabledChain[],
+  payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[],
+): PublicCharge {
+  const received = c.amountReceived === null ? 0n : toUnits(c.amountReceived);
+  const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
+  const view = {
+    id: c.id,
+    orderId: c.orderId,
+    amount: formatAmount(c.amount),
+    currency: c.currency,
+    status: c.status,
+    amountReceived: formatAmountOrNull(c.amountReceived),
+    amountRemaining: formatAmount(received >= c.amount ? 0n : c.amount - received),
+    amountPending: formatAmount(pending),
+    confirmationsRequired: c.confirmations,
+    payments: payments.map((p) => ({ ...p, amount: formatAmount(p.amount) })),
+    chainId: c.chainId,
+    cloneAddress: c.cloneAddress,
+    flushTxHash: c.flushTxHash,
+    expiresAt: c.expiresAt.toISOString(),
+    description: c.description,
+    merchantName,
+    successUrl: c.successUrl,
+    cancelUrl: c.cancelUrl,
+    livemode: c.livemode,
+    chains: chains.map(publicChain),
+  };
+  return { ...view, statusMessage: statusMessage(view) };
+}
+
+/** What the hosted page's status line says about `s`. */
+export function statusMessage(s: Pick<PublicCharge, "status" | "amountReceived" | "amount" | "amountRemaining" | "amountPending" | "chainId">): string {
+  switch (s.status) {
+    case "COMPLETED":
+      return "Payment complete. Thank you!";
+    case "RECEIVED":
+      return "Payment received. Sending it to the shop…";
+    case "EXPIRED":
+      return "This payment has expired. If you sent money after it expired, it still reaches the shop; contact them.";
+    case "CANCELLED":
+      return "This payment was cancelled by the shop.";
+  }
+  if (s.amountPending !== "0.00") return `Payment seen (${s.amountPending} USDC), waiting for confirmations…`;
+  if (s.amountReceived) return `Received ${s.amountReceived} of ${s.amount} USDC. Send ${s.amountRemaining} more.`;
+  return s.chainId === null ? "Choose a network to pay on." : "Waiting for your payment…";
+}
+
+/** A chain as buyers and merchants see it. */
+export function publicChain(chain: EnabledChain): PublicChain {
+  return { chainId: chain.chainId, name: chain.name, usdcAddress: chain.usdc, explorerUrl: chain.explorer };
+}
