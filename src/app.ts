@@ -1,4 +1,6 @@
-// Wires configuration, database, domain services and the HTTP doors into one service.
+// The composition root of the API process: configuration → database → pub/sub → domain → the doors
+// (REST, the hosted page, GraphQL) on one HTTP server. The background jobs are wired by main.ts and
+// worker.ts (jobs/index.ts).
 import { type Logger, pino } from "pino";
 import { ChainSet } from "./chain/chains.js";
 import type { DevnetInfo } from "./chain/devnet.js";
@@ -7,22 +9,16 @@ import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
-import { serveGraphQLOverWebSocket } from "./graphql/ws.js";
-import { createGraphQL } from "./graphql/yoga.js";
+import { mountGraphQL } from "./graphql/index.js";
 import { Bulkhead } from "./http/bulkhead.js";
-import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { metricsRoute } from "./http/metrics.js";
 import { createServer } from "./http/server.js";
 import { installInputGuard } from "./http/input-guard.js";
-import { chargeRoutes } from "./rest/charges.js";
+import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { payRoutes } from "./pay/routes.js";
-import { publicRoutes } from "./rest/public.js";
-import { customerRoutes } from "./rest/customers.js";
-import { eventRoutes } from "./rest/events.js";
-import { IdempotencyStore } from "./rest/idempotency.js";
-import { installApiPlumbing } from "./rest/plumbing.js";
+import { mountRest } from "./rest/index.js";
 import type { LiveCharges } from "./realtime/charges.js";
 import { closeRevokedConnections, LiveConnections } from "./realtime/connections.js";
 import { openRealtime } from "./realtime/index.js";
@@ -53,7 +49,6 @@ export interface BuildOptions {
   devnet?: DevnetInfo;
 }
 
-const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 /** Requests without a key that may wait for the database before more are refused. */
 const ANONYMOUS_QUEUE = 200;
 /** The largest message a WebSocket client may send (a subscribe message with its query). */
@@ -77,83 +72,44 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const logger = options.logger ?? createLogger(config, "stablegate-api");
   const db = options.db ?? (await openMigratedDatabase(config, logger));
 
-  // One command connection (rate limits, publishing) and one subscriber connection per process.
+  // Pub/sub: one command connection (rate limits, publishing) and one subscriber connection per process.
   const redis = config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
   const { pubsub, live } = openRealtime(config, logger, { subscribe: true, publisher: redis });
+
+  // The domain's settings and services.
+  const prisma = db.prisma;
+  const chains = options.chains ?? ChainSet.configured(config.chains);
+  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
+  const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
+
+  // What every door applies to its callers: budgets, and for callers without a key at most half the
+  // database connections (keyed requests always find one) and none of the CPU while saturated.
+  const rateLimiter = new RateLimiter(config.rateLimits, redis);
+  const lag = config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
+  const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
   const connections = new LiveConnections(config.live.connectionsPerKey);
   const anonymousStreams = new LiveConnections(config.live.streamsPerIp, "this address without an API key");
+  const callers = { prisma, authenticator, rateLimiter, anonymous, trustProxy: config.trustProxy, logger };
 
-  const prisma = db.prisma;
-  const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
-  const rateLimiter = new RateLimiter(config.rateLimits, redis);
-  const idempotency = new IdempotencyStore(prisma);
-  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
-  const chains = options.chains ?? ChainSet.configured(config.chains);
-  // Half the database connections at most for callers without a key: keyed requests always find one;
-  // and none of the CPU while the process is saturated.
-  const lag = config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
-  const shedding = lag && { lag, atMs: config.shedAnonymousLagMs };
-  const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, shedding);
-  const deps = {
-    prisma,
-    authenticator,
-    rateLimiter,
-    idempotency,
+  // The doors.
+  const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
+  installInputGuard(server, { except: ["/graphql"] });
+  installCors(server, config.corsOrigins);
+  metricsRoute(server, prisma, config.metricsToken);
+  const rest = mountRest(server, { ...callers, charges, chains });
+  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
+  const closeGraphQL = mountGraphQL(server, {
+    ...callers,
     charges,
     chains,
     live,
     connections,
     anonymousStreams,
-    anonymous,
-    trustProxy: config.trustProxy,
-  };
-
-  const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
-  installInputGuard(server, { except: ["/graphql"] });
-  installCors(server, config.corsOrigins);
-  metricsRoute(server, prisma, config.metricsToken);
-  installApiPlumbing(server, deps);
-  customerRoutes(server, deps);
-  chargeRoutes(server, deps);
-  eventRoutes(server, deps);
-  publicRoutes(server, deps);
-  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
-
-  const production = config.env === "production";
-  const yoga = createGraphQL({ ...deps, logger, production });
-  server.route({
-    url: "/graphql",
-    method: ["GET", "POST", "OPTIONS"],
-    config: { graphql: true },
-    handler: async (req, reply) => {
-      const apiKey = req.headers["x-api-key"];
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, {
-        caller: { apiKey: typeof apiKey === "string" ? apiKey : null, address: req.clientAddress },
-      });
-      for (const [key, value] of response.headers) reply.header(key, value);
-      reply.status(response.status);
-      return reply.send(response.body);
-    },
-  });
-
-  const closeWebSockets = serveGraphQLOverWebSocket(server.server, yoga, {
-    authenticator,
-    anonymous,
-    rateLimiter,
-    connections,
-    anonymousStreams,
-    trustProxy: config.trustProxy,
+    production: config.env === "production",
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
-    production,
-    logger,
   });
   // A revoked key's live connections close within the time a revoked key keeps working for requests.
   const revocations = closeRevokedConnections(prisma, connections, Math.max(config.authCacheTtlMs, 250), logger);
-
-  const pruner = setInterval(() => {
-    idempotency.prune().catch((err) => logger.warn({ err }, "idempotency prune failed"));
-  }, PRUNE_INTERVAL_MS);
-  pruner.unref();
 
   return {
     db,
@@ -168,10 +124,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${actual}`;
     },
     async stop() {
-      clearInterval(pruner);
       lag?.stop();
+      await rest.stop();
       await revocations.stop();
-      await closeWebSockets();
+      await closeGraphQL();
       await pubsub.close();
       await server.close();
       redis?.disconnect();

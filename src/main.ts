@@ -3,7 +3,7 @@
 import { buildApp, createLogger, openMigratedDatabase } from "./app.js";
 import { ChainSet } from "./chain/chains.js";
 import { startDevnet } from "./chain/devnet.js";
-import { demoBanner, seedDemoMerchant } from "./cli/demo.js";
+import { demoBanner, seedDemoMerchant } from "./demo.js";
 import { loadConfig } from "./config.js";
 import { requeueVanishedClones } from "./jobs/deployments.js";
 import { startJobs } from "./jobs/index.js";

@@ -6,8 +6,11 @@ export interface Periodic {
   stop(): Promise<void>;
 }
 
-/** Runs `task` now and then every `intervalMs` after each run ends; failures go to `onError`. */
-export function every(intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void): Periodic {
+/**
+ * Runs `task` now (or, with `firstNow: false`, after one interval) and then every `intervalMs` after
+ * each run ends; failures go to `onError`.
+ */
+export function every(intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void, { firstNow = true } = {}): Periodic {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -21,7 +24,8 @@ export function every(intervalMs: number, task: () => Promise<unknown>, onError:
         if (!stopped) timer = setTimeout(tick, intervalMs);
       });
   };
-  tick();
+  if (firstNow) tick();
+  else timer = setTimeout(tick, intervalMs);
   return {
     async stop() {
       stopped = true;

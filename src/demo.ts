@@ -1,7 +1,7 @@
 // The demo merchant seeded on a first `npm start`, so a newcomer has a key to try at once.
-import type { Config } from "../config.js";
-import type { Prisma } from "../db/client.js";
-import { createMerchant, type MerchantCreated } from "../domain/merchants.js";
+import type { Config } from "./config.js";
+import type { Prisma } from "./db/client.js";
+import { createMerchant, type MerchantCreated } from "./domain/merchants.js";
 
 /** The devnet's second default account: the demo merchant's test settlement wallet. */
 const DEMO_TEST_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

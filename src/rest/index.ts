@@ -1,0 +1,27 @@
+// The REST door (/v1): the plumbing every route shares (keys, limits, idempotency), then each
+// resource's routes. The domain does the work; these modules read the request, call it, shape the answer.
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { every, type Periodic } from "../lib/periodic.js";
+import { chargeRoutes } from "./charges.js";
+import { customerRoutes } from "./customers.js";
+import { eventRoutes } from "./events.js";
+import { IdempotencyStore } from "./idempotency.js";
+import { installApiPlumbing, type RestDeps } from "./plumbing.js";
+import { publicRoutes } from "./public.js";
+
+/** Idempotency keys are kept 24 hours; an hourly sweep removes the older ones. */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Mounts /v1 on `server`; the returned task prunes expired idempotency keys until it is stopped. */
+export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempotency"> & { logger: Logger }): Periodic {
+  const idempotency = new IdempotencyStore(deps.prisma);
+  const rest = { ...deps, idempotency };
+  installApiPlumbing(server, rest);
+  customerRoutes(server, rest);
+  chargeRoutes(server, rest);
+  eventRoutes(server, rest);
+  publicRoutes(server, rest);
+  const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");
+  return every(PRUNE_INTERVAL_MS, () => idempotency.prune(), warn, { firstNow: false });
+}
