@@ -1,5 +1,7 @@
 // Baseline for the benchmark: raw node:http + pg running the same SQL the service runs for the
-// benchmarked customer and charge endpoints, with no framework, auth or validation.
+// benchmarked customer and charge endpoints, with no framework, auth or validation. A create writes
+// its record, its event and the event's webhook deliveries in one statement, as the service must
+// (the outbox: a change commits with its event or not at all).
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
@@ -62,6 +64,23 @@ const charge = (r) => ({
   cancelUrl: r.cancel_url,
 });
 
+/** The WITH-clause parts that append one event and its deliveries, as the service writes them. */
+const EVENT_WRITES = `
+  new_events AS (
+    INSERT INTO events (id, merchant_id, livemode, type, data, created_at)
+    SELECT id, merchant_id, livemode, type, data, created_at FROM jsonb_to_recordset($EVENTS::jsonb)
+      AS x(id text, merchant_id text, livemode boolean, type text, data jsonb, created_at timestamptz)
+    RETURNING id, merchant_id, livemode, type
+  ),
+  new_deliveries AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id)
+    SELECT e.id, w.id FROM new_events e JOIN webhook_endpoints w
+      ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
+     AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
+  )`;
+const eventRow = (type, data, at) =>
+  JSON.stringify([{ id: `evt_${randomBytes(12).toString("hex")}`, merchant_id: merchantId, livemode: false, type, data, created_at: at.toISOString() }]);
+
 async function readJson(req) {
   let body = "";
   for await (const chunk of req) body += chunk;
@@ -75,9 +94,14 @@ const routes = {
   },
   async "POST customers"(_id, req) {
     const input = await readJson(req);
+    const at = new Date();
+    const row = { id: `cus_${randomBytes(12).toString("hex")}`, livemode: false, email: input.email, name: input.name, created_at: at, updated_at: at };
     const { rows } = await pool.query(
-      "INSERT INTO customers (id, merchant_id, livemode, email, name, updated_at) VALUES ($1, $2, $3, $4, $5, now()) RETURNING *",
-      [`cus_${randomBytes(12).toString("hex")}`, merchantId, false, input.email, input.name],
+      `WITH inserted AS (
+         INSERT INTO customers (id, merchant_id, livemode, email, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *
+       ), ${EVENT_WRITES.replace("$EVENTS", "$7")}
+       SELECT * FROM inserted`,
+      [row.id, merchantId, false, input.email, input.name, at, eventRow("customer.created", customer(row), at)],
     );
     return [201, customer(rows[0])];
   },
@@ -88,10 +112,28 @@ const routes = {
   async "POST charges"(_id, req) {
     const input = await readJson(req);
     const merchant = (await pool.query("SELECT fee_bps, test_wallet FROM merchants WHERE id = $1", [merchantId])).rows[0];
+    const at = new Date();
+    const row = {
+      id: `chrg_${randomBytes(12).toString("hex")}`,
+      livemode: false,
+      order_id: input.orderId,
+      amount: baseUnits(input.amount),
+      amount_received: null,
+      fee_amount: null,
+      net_amount: null,
+      currency: "USDC",
+      status: "PENDING",
+      fee_bps: merchant.fee_bps,
+      expires_at: new Date(at.getTime() + 30 * 60_000),
+      created_at: at,
+    };
     const { rows } = await pool.query(
-      `INSERT INTO charges (id, merchant_id, livemode, order_id, amount, fee_bps, settlement_wallet, expires_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '30 minutes', now()) RETURNING *`,
-      [`chrg_${randomBytes(12).toString("hex")}`, merchantId, false, input.orderId, baseUnits(input.amount), merchant.fee_bps, merchant.test_wallet],
+      `WITH inserted AS (
+         INSERT INTO charges (id, merchant_id, livemode, order_id, amount, fee_bps, settlement_wallet, expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *
+       ), ${EVENT_WRITES.replace("$EVENTS", "$10")}
+       SELECT * FROM inserted`,
+      [row.id, merchantId, false, row.order_id, row.amount, row.fee_bps, merchant.test_wallet, row.expires_at, at, eventRow("charge.pending", charge(row), at)],
     );
     return [201, charge(rows[0])];
   },
