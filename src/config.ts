@@ -144,6 +144,11 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** The names of every setting (besides the per-chain CHAIN_<id>_* ones): what .env.example must list. */
+export function configVariables(): string[] {
+  return [...Object.keys(schema.shape), "RELAYER_PRIVATE_KEY"];
+}
+
 /** Reads and validates settings from `env` (process.env plus `.env` by default). */
 export function loadConfig(env: Record<string, string | undefined> = readProcessEnv()): Config {
   const { env: cleaned, problems: fileProblems } = readSecretFiles(Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1])));

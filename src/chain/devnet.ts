@@ -71,40 +71,49 @@ export async function startDevnet(dataDir: string, logger: Logger, feeRecipient?
   mkdirSync(dir, { recursive: true });
   const anvil = await startAnvil({ statePath: join(dir, "state.json") });
   try {
-    const provider = new JsonRpcProvider(anvil.url, DEVNET_CHAIN_ID, { staticNetwork: true, cacheTimeout: -1 });
-    provider.pollingInterval = 100;
-    const { usdc, factory } = await deployContracts(provider, feeRecipient ?? new Wallet(DEVNET_KEYS.feeRecipient).address);
-    const payer = new Wallet(DEVNET_KEYS.payer).address;
-    const token = circleUsdc(usdc, new Wallet(DEVNET_KEYS.usdcIssuer, provider));
-    if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
-    provider.destroy();
-
-    const info: DevnetInfo = {
-      rpcUrl: anvil.url,
-      chainId: DEVNET_CHAIN_ID,
-      usdc,
-      factory,
-      payerKey: DEVNET_KEYS.payer,
-      usdcIssuerKey: DEVNET_KEYS.usdcIssuer,
-    };
-    writeFileSync(join(dir, "devnet.json"), `${JSON.stringify(info, null, 2)}\n`);
+    const info = await setUpDevnet(anvil.url, feeRecipient);
+    writeDevnetInfo(dataDir, info);
     const chain = enableChain(
       {
         chainId: DEVNET_CHAIN_ID,
         rpcUrls: [anvil.url],
-        factory,
+        factory: info.factory,
         confirmations: 1,
         relayerKey: DEVNET_KEYS.relayer,
         relayerMinBalance: knownChain(DEVNET_CHAIN_ID)!.minRelayerBalance,
       },
-      usdc,
+      info.usdc,
     );
-    logger.info({ usdc, factory }, "devnet running (chain 31337, test mode, Circle's USDC)");
+    logger.info({ usdc: info.usdc, factory: info.factory }, "devnet running (chain 31337, test mode, Circle's USDC)");
     return { chain, info, stop: () => anvil.stop() };
   } catch (e) {
     await anvil.stop();
     throw e;
   }
+}
+
+/**
+ * Makes the anvil at `rpcUrl` a devnet: deploys USDC and the factory if they are not there yet (the
+ * same addresses every time) and tops up the test payer. Returns its address book.
+ */
+export async function setUpDevnet(rpcUrl: string, feeRecipient?: string): Promise<DevnetInfo> {
+  const provider = new JsonRpcProvider(rpcUrl, DEVNET_CHAIN_ID, { staticNetwork: true, cacheTimeout: -1 });
+  provider.pollingInterval = 100;
+  try {
+    const { usdc, factory } = await deployContracts(provider, feeRecipient ?? new Wallet(DEVNET_KEYS.feeRecipient).address);
+    const payer = new Wallet(DEVNET_KEYS.payer).address;
+    const token = circleUsdc(usdc, new Wallet(DEVNET_KEYS.usdcIssuer, provider));
+    if ((await token.getFunction("balanceOf")(payer)) < PAYER_FLOAT / 2n) await (await token.getFunction("mint")(payer, PAYER_FLOAT)).wait();
+    return { rpcUrl, chainId: DEVNET_CHAIN_ID, usdc, factory, payerKey: DEVNET_KEYS.payer, usdcIssuerKey: DEVNET_KEYS.usdcIssuer };
+  } finally {
+    provider.destroy();
+  }
+}
+
+/** Writes the devnet's address book where `stablegate devnet pay` looks for it (DATA_DIR/devnet). */
+export function writeDevnetInfo(dataDir: string, info: DevnetInfo): void {
+  mkdirSync(devnetDir(dataDir), { recursive: true });
+  writeFileSync(join(devnetDir(dataDir), "devnet.json"), `${JSON.stringify(info, null, 2)}\n`);
 }
 
 /** Sends `units` of devnet USDC from the funded test payer to `to`, like a buyer would; returns the mined transaction's hash. */

@@ -8,6 +8,7 @@ import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { MigrationError, migrate } from "../db/migrate.js";
 import { createApiKey, revokeApiKey } from "../domain/api-keys.js";
 import { payFromDevnet } from "./devnet-pay.js";
+import { setUpDevnetAt } from "./devnet-setup.js";
 import { AppError } from "../domain/errors.js";
 import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, revokeJwtSecret, updateMerchant } from "../domain/merchants.js";
 import {
@@ -50,6 +51,9 @@ Commands:
   migrate                                                Applies pending database migrations.
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
+  devnet setup --rpc URL --out FILE [--wait S] [--if-present]
+      Deploys USDC and the factory on the anvil at URL (once) and writes the chain settings API and
+      worker processes load (SETTINGS_FILE); --if-present: an unknown host is no error (docker-compose.yml).
 
 The database is DATABASE_URL when set, else the embedded one in DATA_DIR (default ./.data).`;
 
@@ -64,6 +68,10 @@ const options = {
   url: { type: "string" },
   events: { type: "string" },
   "overlap-hours": { type: "string" },
+  rpc: { type: "string" },
+  out: { type: "string" },
+  wait: { type: "string" },
+  "if-present": { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
@@ -78,6 +86,15 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !group) return void console.log(USAGE);
   const config = loadConfig();
   // The devnet command talks to the running service, not the database (which the service may hold).
+  if (group === "devnet" && action === "setup") {
+    if (!values.rpc || !values.out) throw new UsageError("Usage: stablegate devnet setup --rpc URL --out FILE [--wait SECONDS] [--if-present]");
+    const waitSeconds = Number(values.wait ?? 60);
+    if (!Number.isInteger(waitSeconds) || waitSeconds < 0) throw new UsageError("--wait must be a whole number of seconds.");
+    const done = await setUpDevnetAt(config, values.rpc, values.out, { waitSeconds, ifPresent: values["if-present"] }).catch((e: Error) => {
+      throw new CommandError(e.message);
+    });
+    return void console.log(done);
+  }
   if (group === "devnet") {
     if (action !== "pay" || !target) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT]");
     const done = await payFromDevnet(config, target, positionals[3]).catch((e: Error) => {
