@@ -37,15 +37,31 @@ export function anvilBinary(): string {
   }
 }
 
-/** Starts anvil on 127.0.0.1 and resolves once it accepts requests. */
+/**
+ * A small node process between us and anvil (`node -e GUARD -- anvil args…`): it passes signals on,
+ * exits with anvil, and stops anvil once the process that started it is gone, even killed with
+ * SIGKILL, which runs no cleanup of ours. (A native binary cannot be told to watch its parent.)
+ */
+const GUARD = `
+const { spawn } = require("node:child_process");
+const [binary, ...args] = process.argv.slice(1);
+const parent = process.ppid;
+const anvil = spawn(binary, args, { stdio: "inherit" });
+for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => anvil.kill(signal));
+anvil.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+setInterval(() => { if (process.ppid !== parent) anvil.kill("SIGTERM"); }, 250);
+`;
+
+/** Starts anvil on 127.0.0.1 and resolves once it accepts requests; it stops when this process ends, however it ends. */
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(DEVNET_CHAIN_ID)];
   if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(options.stateIntervalSeconds ?? 1));
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  // Its own process group, so a last-resort SIGKILL reaches anvil as well as its guard.
+  const child = spawn(process.execPath, ["-e", GUARD, "--", anvilBinary(), ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
   let output = "";
   return new Promise((resolve, reject) => {
     const fail = (why: string) => {
-      child.kill("SIGKILL");
+      killGroup(child, "SIGKILL");
       reject(new Error(`anvil ${why}:\n${output.slice(-2000)}`));
     };
     const timer = setTimeout(() => fail("did not start within 30 s"), 30_000);
@@ -73,6 +89,14 @@ function stopChild(child: ChildProcess): Promise<void> {
     child.once("exit", () => resolve());
     // SIGTERM lets anvil write its state file before exiting.
     child.kill("SIGTERM");
-    setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
+    setTimeout(() => killGroup(child, "SIGKILL"), 5_000).unref();
   });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // Already gone.
+  }
 }
