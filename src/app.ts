@@ -95,7 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
-  metricsRoute(server, prisma, config.metricsToken);
+  metricsRoute(server, prisma, config.metricsToken, { keyed: connections, anonymous: anonymousStreams });
   const rest = mountRest(server, { ...callers, charges, chains });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
   const closeGraphQL = mountGraphQL(server, {

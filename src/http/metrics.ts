@@ -1,25 +1,72 @@
 // GET /metrics: Prometheus text format. What an operator must be alerted to is read from the
 // database, so every process (API or worker side) reports the same truth: payouts that are blocked
-// or stopped (money waiting in clones), and each chain's relayer gas against its minimum. Then this
-// process's own health: memory, and how late its event loop runs (what a flood of requests shows
-// first). METRICS_TOKEN, when set, must come as `Authorization: Bearer <token>`.
+// or stopped (money waiting in clones), each chain's relayer gas against its minimum, open charges,
+// unmined deployments, the indexed block and the webhook outbox. Then this process's own traffic
+// (requests by route and status, their latency, live connections: prom-client) and health (memory,
+// and how late its event loop runs: what a flood shows first). Wei amounts are printed as exact
+// integers, which prom-client's float gauges cannot hold. METRICS_TOKEN, when set, must come as
+// `Authorization: Bearer <token>`.
 import { timingSafeEqual } from "node:crypto";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Prisma } from "../db/client.js";
 import { relayerBalances } from "../domain/chain-status.js";
+import { operatorFigures } from "../domain/operations.js";
 import { blockedPayouts } from "../domain/payouts.js";
 
-/** Registers /metrics. */
-export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined): void {
+/** What this process counts live: open WebSockets and SSE streams, with and without a key. */
+export interface LiveCounts {
+  keyed: { size: number };
+  anonymous: { size: number };
+}
+
+/** Registers /metrics and the request counters it reports. */
+export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined, live: LiveCounts): void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   app.addHook("onClose", async () => loopDelay.disable());
+  const registry = new Registry();
+  const requests = new Counter({
+    name: "stablegate_http_requests_total",
+    help: "HTTP requests answered by this process, by route (its pattern, not the URL) and status.",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "stablegate_http_request_duration_seconds",
+    help: "Time to answer, by route.",
+    labelNames: ["method", "route"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "stablegate_live_connections",
+    help: "Open WebSockets and SSE streams on this process, with an API key or without.",
+    labelNames: ["caller"] as const,
+    registers: [registry],
+    collect() {
+      this.set({ caller: "key" }, live.keyed.size);
+      this.set({ caller: "anonymous" }, live.anonymous.size);
+    },
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    // Unmatched URLs share one label: a scan of random paths must not grow the series.
+    const route = req.routeOptions.url ?? "unmatched";
+    requests.inc({ method: req.method, route, status: reply.statusCode });
+    latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
   app.get("/metrics", async (req, reply) => {
     if (token && !bearerMatches(req.headers.authorization, token)) {
       return reply.code(401).header("WWW-Authenticate", "Bearer").type("text/plain").send("metrics need Authorization: Bearer <METRICS_TOKEN>\n");
     }
-    const [blocked, relayers] = await Promise.all([blockedPayouts(prisma), relayerBalances(prisma)]);
+    const [blocked, relayers, figures, counted] = await Promise.all([
+      blockedPayouts(prisma),
+      relayerBalances(prisma),
+      operatorFigures(prisma),
+      registry.metrics(),
+    ]);
     const lines: string[] = [];
     const gauge = (name: string, help: string, samples: [Record<string, string | number>, number | bigint][]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
@@ -45,6 +92,25 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
       "1 when the relayer is below its minimum balance.",
       relayers.map((r) => [{ chain_id: r.chainId, relayer: r.relayerAddress }, r.balance < r.minBalance ? 1 : 0]),
     );
+    gauge(
+      "stablegate_charges_open",
+      "Charges still PENDING or RECEIVED, by chain (none: no chain picked yet).",
+      figures.openCharges.map((c) => [{ chain_id: c.chainId ?? "none", status: c.status }, c.count]),
+    );
+    gauge(
+      "stablegate_deployments_unmined",
+      "Clone deployments waiting to be sent (PENDING) or mined (SENT).",
+      figures.deployments.map((d) => [{ chain_id: d.chainId, status: d.status }, d.count]),
+    );
+    gauge(
+      "stablegate_chain_indexed_block",
+      "The block up to which the worker has read each chain.",
+      figures.indexedBlocks.map((b) => [{ chain_id: b.chainId }, b.block]),
+    );
+    gauge("stablegate_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", [[{}, figures.outbox.pending]]);
+    gauge("stablegate_webhook_outbox_oldest_due_seconds", "How long the oldest due delivery has waited (0: none due).", [
+      [{}, figures.outbox.oldestDueSeconds],
+    ]);
     const memory = process.memoryUsage();
     gauge("stablegate_process_resident_memory_bytes", "This process's resident memory.", [[{}, memory.rss]]);
     gauge("stablegate_process_heap_used_bytes", "This process's JavaScript heap in use.", [[{}, memory.heapUsed]]);
@@ -59,7 +125,7 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
     return reply
       .type("text/plain; version=0.0.4")
       .header("Cache-Control", "no-store")
-      .send(`${lines.join("\n")}\n`);
+      .send(`${lines.join("\n")}\n${counted}`);
   });
 }
 

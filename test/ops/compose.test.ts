@@ -187,10 +187,25 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
 
     for (const base of [first, second]) {
       const metrics = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
-      const relayer = metrics.find((m) => m.name === "stablegate_relayer_balance_wei");
-      expect(relayer?.metrics.some((s) => s.labels?.chain_id === "31337")).toBe(true);
-      expect(metrics.find((m) => m.name === "stablegate_process_resident_memory_bytes")).toBeDefined();
+      const chain = (name: string) => metrics.find((m) => m.name === name)?.metrics.find((s) => s.labels?.chain_id === "31337");
+      expect(chain("stablegate_relayer_balance_wei")).toBeDefined();
+      expect(Number(chain("stablegate_chain_indexed_block")?.value)).toBeGreaterThan(0);
+      // The payment is done: nothing open, nothing left to deploy.
+      expect(metrics.find((m) => m.name === "stablegate_charges_open")?.metrics ?? []).toEqual([]);
+      expect(metrics.find((m) => m.name === "stablegate_deployments_unmined")?.metrics ?? []).toEqual([]);
     }
+    // Each process counts its own requests: the charge was made on the first.
+    const chargesCreated = (base: string) =>
+      fetch(`${base}/metrics`)
+        .then((r) => r.text())
+        .then(
+          (t) =>
+            parsePrometheus(t)
+              .find((m) => m.name === "stablegate_http_requests_total")
+              ?.metrics.find((s) => s.labels?.route === "/v1/charges" && s.labels?.status === "201")?.value,
+        );
+    expect(await chargesCreated(first!)).toBe("1");
+    expect(await chargesCreated(second!)).toBeUndefined();
 
     for (const p of [...apis, worker]) {
       const { code, ms } = await stop(p.child);

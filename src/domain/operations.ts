@@ -1,0 +1,36 @@
+// What an operator watches besides payouts and relayers (payouts.ts, chain-status.ts), read from the
+// database so every process reports the same: charges still open per chain, clone deployments not
+// yet mined, the block each chain is indexed to, and the webhook outbox. Each is one grouped query
+// over an index, cheap enough for every scrape.
+import type { Prisma } from "../db/client.js";
+
+/** The figures /metrics reports; `chainId` null is a charge whose buyer has not picked a chain yet. */
+export interface OperatorFigures {
+  openCharges: { chainId: number | null; status: string; count: number }[];
+  deployments: { chainId: number; status: string; count: number }[];
+  indexedBlocks: { chainId: number; block: bigint }[];
+  outbox: { pending: number; oldestDueSeconds: number };
+}
+
+/** Reads every figure at once. */
+export async function operatorFigures(prisma: Prisma, now = new Date()): Promise<OperatorFigures> {
+  const [open, deployments, cursors, outbox] = await Promise.all([
+    prisma.$queryRaw<{ chainId: number | null; status: string; count: bigint }[]>`
+      SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM charges
+      WHERE status IN ('PENDING', 'RECEIVED') GROUP BY 1, 2 ORDER BY 1, 2`,
+    prisma.$queryRaw<{ chainId: number; status: string; count: bigint }[]>`
+      SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM clone_deployments
+      WHERE status <> 'MINED' GROUP BY 1, 2 ORDER BY 1, 2`,
+    prisma.chainCursor.findMany({ select: { chainId: true, blockNumber: true }, orderBy: { chainId: "asc" } }),
+    prisma.$queryRaw<{ pending: bigint; oldestDue: Date | null }[]>`
+      SELECT count(*) AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}) AS "oldestDue"
+      FROM webhook_deliveries WHERE status = 'PENDING'`,
+  ]);
+  const oldestDue = outbox[0]?.oldestDue;
+  return {
+    openCharges: open.map((r) => ({ ...r, count: Number(r.count) })),
+    deployments: deployments.map((r) => ({ ...r, count: Number(r.count) })),
+    indexedBlocks: cursors.map((c) => ({ chainId: c.chainId, block: c.blockNumber })),
+    outbox: { pending: Number(outbox[0]?.pending ?? 0), oldestDueSeconds: oldestDue ? Math.max(0, (now.getTime() - oldestDue.getTime()) / 1000) : 0 },
+  };
+}
