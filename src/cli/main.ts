@@ -3,6 +3,7 @@
 // directly in the database (never over the API), and applies migrations.
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
+import { backupEmbedded, restoreEmbedded } from "../db/backup.js";
 import { openDatabase } from "../db/client.js";
 import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { MigrationError, migrate } from "../db/migrate.js";
@@ -49,6 +50,10 @@ Commands:
   payouts retry CHARGE_ID                                Tries a stopped payout again (a charge whose
                                                          payoutBlockedReason is flush_failing).
   migrate                                                Applies pending database migrations.
+  backup --out FILE                                      Copies the embedded database to FILE (stop the
+                                                         service first; PostgreSQL: use pg_dump).
+  restore FILE [--force]                                 Makes FILE the embedded database in DATA_DIR
+                                                         (--force replaces the one there).
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
   devnet setup --rpc URL --out FILE [--wait S] [--if-present]
@@ -72,6 +77,7 @@ const options = {
   out: { type: "string" },
   wait: { type: "string" },
   "if-present": { type: "boolean", default: false },
+  force: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
@@ -79,6 +85,10 @@ const options = {
 class UsageError extends Error {}
 /** A command that could not be carried out; its message says why. */
 class CommandError extends Error {}
+/** Rethrows a failure as a CommandError (its message shown as is), keeping a locked database's own error. */
+function commandError(e: Error): never {
+  throw e instanceof DatabaseLockedError ? e : new CommandError(e.message);
+}
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -86,6 +96,17 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !group) return void console.log(USAGE);
   const config = loadConfig();
   // The devnet command talks to the running service, not the database (which the service may hold).
+  if (group === "backup" || group === "restore") {
+    if (config.databaseUrl) throw new UsageError(`${group} is for the embedded database; back up PostgreSQL with pg_dump and restore with pg_restore.`);
+    if (group === "backup") {
+      if (!values.out) throw new UsageError("Usage: stablegate backup --out FILE");
+      const bytes = await backupEmbedded(config.dataDir, values.out).catch(commandError);
+      return void console.log(`Backed up the embedded database in ${config.dataDir} to ${values.out} (${bytes} bytes).`);
+    }
+    if (!action) throw new UsageError("Usage: stablegate restore FILE [--force]");
+    await restoreEmbedded(config.dataDir, action, { force: values.force }).catch(commandError);
+    return void console.log(`Restored ${action} into ${config.dataDir}.`);
+  }
   if (group === "devnet" && action === "setup") {
     if (!values.rpc || !values.out) throw new UsageError("Usage: stablegate devnet setup --rpc URL --out FILE [--wait SECONDS] [--if-present]");
     const waitSeconds = Number(values.wait ?? 60);
