@@ -1,0 +1,44 @@
+// SIGTERM on a serving process (`npm start`'s dist/main.js, jobs included): it stops taking new
+// connections, answers the request in flight, closes WebSockets with 1001 (going away) and ends SSE
+// streams, lets the jobs finish their step, releases the embedded database, and exits 0 within 10 s.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+import { spawnService } from "../helpers/service-process.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "sg-shutdown-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+it("drains: the request in flight is answered, WebSockets close with 1001, SSE streams end, exit 0 within 10 s", async () => {
+  const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", DATABASE_URL: "", REDIS_URL: "", DEVNET: "false", NODE_ENV: "development", LOG_LEVEL: "info" };
+  const service = spawnService("dist/main.js", env);
+  const url = (await service.waitFor(/"url":"(http:\/\/[^"]+)"/))[1]!;
+  const key = (await service.waitFor(/(sk_test_[A-Za-z0-9]+)/))[1]!;
+  const headers = { "x-api-key": key, "content-type": "application/json" };
+  const charge = await (await fetch(`${url}/v1/charges`, { method: "POST", headers, body: JSON.stringify({ orderId: "drain", amount: "5" }) })).json();
+
+  const ws = wsClient(url, key);
+  const overWs = subscribe(ws, `subscription($id: ID!) { chargeUpdated(id: $id) { status } }`, { id: charge.id });
+  const overSse = sseSubscribe(url, `subscription($id: ID!) { chargeUpdated(id: $id) { status } }`, { id: charge.id }, key);
+  await overWs.waitFor(1);
+  await overSse.waitFor(1);
+
+  // A request sent just before the signal (its bytes on the wire, so the server has it to answer).
+  const inFlight = fetch(`${url}/v1/charges?limit=100`, { headers }).then((r) => r.status);
+  await new Promise((r) => setTimeout(r, 5));
+  const started = Date.now();
+  service.child.kill("SIGTERM");
+  expect(await inFlight).toBe(200);
+  expect(await service.exited).toBe(0);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  await overSse.ended(5_000);
+  await overWs.ended(5_000);
+  expect(ws.closes[0]?.code).toBe(1001);
+  // The embedded database is free again: another process may open it.
+  const again = spawnService("dist/main.js", env);
+  await again.waitFor(/stablegate listening/);
+  again.child.kill("SIGTERM");
+  expect(await again.exited).toBe(0);
+}, 60_000);
