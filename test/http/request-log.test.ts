@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type App, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createMerchant } from "../../src/domain/merchants.js";
-import { freshDatabase, WALLET } from "../helpers/harness.js";
+import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { recordingLogger } from "../helpers/logs.js";
 
 const SECRET = "secret@example.com";
@@ -18,7 +18,7 @@ let drop: () => Promise<void>;
 beforeAll(async () => {
   const fresh = await freshDatabase();
   drop = fresh.drop;
-  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "info", REDIS_URL: process.env.REDIS_URL, PORT: "0" });
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "info", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS });
   app = await buildApp(config, { db: fresh.db, logger: log.logger });
   url = await app.start(0);
   const merchant = await createMerchant(fresh.db.prisma, { name: "Log Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });

@@ -15,7 +15,7 @@ import parsePrometheus from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { waitFor } from "../helpers/chain.js";
-import { freshDatabase, WALLET } from "../helpers/harness.js";
+import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 
 const run = promisify(execFile);
@@ -101,7 +101,8 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     expect(env.REDIS_URL).toBe("redis://redis:6379");
     env.DATABASE_URL = database.url!;
     env.REDIS_URL = process.env.REDIS_URL!;
-    return { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: "0", HOST: "127.0.0.1", SHED_ANONYMOUS_LAG_MS: "0" };
+    // Every test file calls from 127.0.0.1 and shares Redis's counters: per-address limits off here.
+    return { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: "0", HOST: "127.0.0.1", ...UNLIMITED_ADDRESS };
   }
 
   function argsOf(name: string): string[] {
