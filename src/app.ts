@@ -13,7 +13,7 @@ import { mountGraphQL } from "./graphql/index.js";
 import { Bulkhead } from "./http/bulkhead.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
-import { metricsRoute } from "./http/metrics.js";
+import { metricsRoute, ProcessMetrics } from "./http/metrics.js";
 import { createServer } from "./http/server.js";
 import { installInputGuard } from "./http/input-guard.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
@@ -95,7 +95,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
-  metricsRoute(server, prisma, config.metricsToken, { keyed: connections, anonymous: anonymousStreams });
+  const metrics = new ProcessMetrics();
+  metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
+  metricsRoute(server, prisma, config.metricsToken, metrics);
   const rest = mountRest(server, { ...callers, charges, chains });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
   const closeGraphQL = mountGraphQL(server, {
@@ -105,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     live,
     connections,
     anonymousStreams,
+    metrics,
     production: config.env === "production",
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
   });

@@ -1,7 +1,7 @@
 // The GraphQL door: graphql-yoga over the Pothos schema, with the same auth, limits and error
 // codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { GraphQLError } from "graphql";
+import { type DocumentNode, GraphQLError, getOperationAST } from "graphql";
 import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
@@ -11,6 +11,7 @@ import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { statusOf } from "../http/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
+import type { ProcessMetrics } from "../http/metrics.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
@@ -31,6 +32,8 @@ export interface GraphQLDeps {
   anonymousStreams: LiveConnections;
   /** The share of the database that operations without an API key may use. */
   anonymous: Bulkhead;
+  /** Where operations are counted (/metrics). */
+  metrics: Pick<ProcessMetrics, "graphqlOperations">;
   logger: Logger;
   production: boolean;
 }
@@ -44,6 +47,20 @@ export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
     ...(source && { nodes: source.nodes, path: source.path, source: source.source, positions: source.positions }),
     extensions: { code: e.code, param: e.param, statusCode: statusOf(e) },
   });
+}
+
+/** Counts each operation that runs, by type and whether its result carries errors. */
+function countingPlugin(metrics: Pick<ProcessMetrics, "graphqlOperations">): Plugin<GraphQLContext> {
+  const count = (document: DocumentNode, operationName: string | null | undefined, errors: unknown) =>
+    metrics.graphqlOperations.inc({ type: getOperationAST(document, operationName)?.operation ?? "unknown", outcome: errors ? "error" : "ok" });
+  return {
+    onExecute({ args }) {
+      return { onExecuteDone: ({ result }) => count(args.document, args.operationName, isAsyncIterable(result) ? null : result.errors?.length) };
+    },
+    onSubscribe({ args }) {
+      return { onSubscribeResult: ({ result }) => count(args.document, args.operationName, isAsyncIterable(result) ? null : result.errors?.length) };
+    },
+  };
 }
 
 /**
@@ -112,6 +129,7 @@ export function createGraphQL(deps: GraphQLDeps) {
       inputGuardPlugin(),
       admissionPlugin(deps.rateLimiter, deps.anonymous),
       sseConnectionsPlugin(deps.connections, deps.anonymousStreams),
+      countingPlugin(deps.metrics),
     ],
     maskedErrors: { maskError: (error) => maskError(error, deps.logger) },
   });

@@ -15,41 +15,75 @@ import { relayerBalances } from "../domain/chain-status.js";
 import { operatorFigures } from "../domain/operations.js";
 import { blockedPayouts } from "../domain/payouts.js";
 
-/** What this process counts live: open WebSockets and SSE streams, with and without a key. */
+/** What this process has open: WebSockets and SSE streams (with and without a key), subscriptions. */
 export interface LiveCounts {
   keyed: { size: number };
   anonymous: { size: number };
+  pubsub: { subscriptions: number; resyncs: number };
 }
 
-/** Registers /metrics and the request counters it reports. */
-export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined, live: LiveCounts): void {
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
-  app.addHook("onClose", async () => loopDelay.disable());
-  const registry = new Registry();
-  const requests = new Counter({
+/** This process's own counters, shared by the doors that count (GraphQL) and /metrics that reports them. */
+export class ProcessMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
     name: "stablegate_http_requests_total",
     help: "HTTP requests answered by this process, by route (its pattern, not the URL) and status.",
     labelNames: ["method", "route", "status"] as const,
-    registers: [registry],
+    registers: [this.registry],
   });
-  const latency = new Histogram({
+  readonly latency = new Histogram({
     name: "stablegate_http_request_duration_seconds",
     help: "Time to answer, by route.",
     labelNames: ["method", "route"] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [registry],
+    registers: [this.registry],
   });
-  new Gauge({
-    name: "stablegate_live_connections",
-    help: "Open WebSockets and SSE streams on this process, with an API key or without.",
-    labelNames: ["caller"] as const,
-    registers: [registry],
-    collect() {
-      this.set({ caller: "key" }, live.keyed.size);
-      this.set({ caller: "anonymous" }, live.anonymous.size);
-    },
+  readonly graphqlOperations = new Counter({
+    name: "stablegate_graphql_operations_total",
+    help: "GraphQL operations this process ran (a subscription counts when it starts), by type and outcome.",
+    labelNames: ["type", "outcome"] as const,
+    registers: [this.registry],
   });
+
+  /** Adds the figures read from `live` at each scrape. */
+  watch(live: LiveCounts): void {
+    new Gauge({
+      name: "stablegate_live_connections",
+      help: "Open WebSockets and SSE streams on this process, with an API key or without.",
+      labelNames: ["caller"] as const,
+      registers: [this.registry],
+      collect() {
+        this.set({ caller: "key" }, live.keyed.size);
+        this.set({ caller: "anonymous" }, live.anonymous.size);
+      },
+    });
+    new Gauge({
+      name: "stablegate_live_subscriptions",
+      help: "Open subscriptions on this process (GraphQL subscriptions and SSE streams).",
+      registers: [this.registry],
+      collect() {
+        this.set(live.pubsub.subscriptions);
+      },
+    });
+    let counted = 0;
+    new Counter({
+      name: "stablegate_pubsub_resyncs_total",
+      help: "Times this process's subscribers reloaded from the database because Redis messages may have been lost.",
+      registers: [this.registry],
+      collect() {
+        this.inc(live.pubsub.resyncs - counted);
+        counted = live.pubsub.resyncs;
+      },
+    });
+  }
+}
+
+/** Registers /metrics, and the request counting it reports. */
+export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined, metrics: ProcessMetrics): void {
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  app.addHook("onClose", async () => loopDelay.disable());
+  const { requests, latency, registry } = metrics;
   app.addHook("onResponse", async (req, reply) => {
     // Unmatched URLs share one label: a scan of random paths must not grow the series.
     const route = req.routeOptions.url ?? "unmatched";

@@ -64,6 +64,7 @@ const SUBSCRIBE_WAIT_MS = 2_000;
 /** Publish/subscribe over Redis or in-process; see the invariants above. */
 export class PubSub {
   private readonly open = new Set<Queue<unknown>>();
+  private resynced = 0;
 
   private constructor(
     private readonly target: Target,
@@ -176,8 +177,14 @@ export class PubSub {
     return queue;
   }
 
+  /** How many times this process's subscriptions were told to reload (Redis came back). */
+  get resyncs(): number {
+    return this.resynced;
+  }
+
   /** Tells every open subscription in this process that it may have missed messages. */
   resyncAll(): void {
+    if (this.open.size > 0) this.resynced++;
     for (const queue of this.open) queue.push(RESYNC);
   }
 

@@ -37,12 +37,25 @@ it("counts requests by route pattern and status, never by raw URL", async () => 
   expect(sample(families, "stablegate_webhook_outbox_pending", {})?.value).toBe("0");
 });
 
-it("reports this process's open live connections", async () => {
+it("counts GraphQL operations by type and outcome", async () => {
+  await app.gql("{ charges(first: 1) { totalCount } }");
+  await app.gql('{ charge(id: "chrg_nope") { id } }');
+  await app.gql('mutation { createCustomer(input: { email: "m@example.com", name: "M" }) { id } }');
+  const families = await scrape();
+  expect(sample(families, "stablegate_graphql_operations_total", { type: "query", outcome: "ok" })?.value).toBe("1");
+  expect(sample(families, "stablegate_graphql_operations_total", { type: "query", outcome: "error" })?.value).toBe("1");
+  expect(sample(families, "stablegate_graphql_operations_total", { type: "mutation", outcome: "ok" })?.value).toBe("1");
+});
+
+it("reports this process's open live connections and subscriptions", async () => {
   const client = wsClient(app.url, app.testKey);
   const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "m-live", amount: "5" } })).body;
   const updates = subscribe(client, `subscription($id: ID!) { chargeUpdated(id: $id) { status } }`, { id: charge.id });
   await updates.waitFor(1);
-  expect(sample(await scrape(), "stablegate_live_connections", { caller: "key" })?.value).toBe("1");
+  const open = await scrape();
+  expect(sample(open, "stablegate_live_connections", { caller: "key" })?.value).toBe("1");
+  expect(Number(sample(open, "stablegate_live_subscriptions", {})?.value)).toBeGreaterThanOrEqual(1);
+  expect(sample(open, "stablegate_pubsub_resyncs_total", {})?.value).toBe("0");
   await client.dispose();
   await waitFor("the connection to close", async () => sample(await scrape(), "stablegate_live_connections", { caller: "key" })?.value === "0");
 });
