@@ -1,8 +1,8 @@
 // A bulkhead for callers without a key: however many of them there are, they use at most a share
 // of the database connections, so merchants' keyed requests always find one free. Past its queue
 // an anonymous request is refused at once (cheaper than letting it wait). The CPU is shared the same
-// way: while the event loop runs late (the process is saturated), anonymous requests are refused
-// before any work, so the keyed ones already queued are served first.
+// way: while the event loop runs late (the process is saturated) with every anonymous place taken,
+// anonymous requests are refused before any work, so the keyed ones already queued are served first.
 import { AppError } from "../domain/errors.js";
 import type { EventLoopLag } from "../lib/event-loop-lag.js";
 
@@ -29,9 +29,13 @@ export class Bulkhead {
     private readonly shedding?: Shedding,
   ) {}
 
-  /** 429 `rate_limited` while the process is saturated (its event loop runs late). */
+  /**
+   * 429 `rate_limited` while the process is saturated (its event loop runs late) and callers without
+   * a key are part of why (every place of theirs is taken). A late loop alone is no reason: a busy
+   * machine or a process still starting would otherwise turn away a buyer it could serve.
+   */
   refuseWhenSaturated(): void {
-    if (this.shedding && this.shedding.lag.ms > this.shedding.atMs) throw busy();
+    if (this.shedding && this.running >= this.limit && this.shedding.lag.ms > this.shedding.atMs) throw busy();
   }
 
   /** Waits for a place; 429 `rate_limited` when the process is saturated or the queue is full. */

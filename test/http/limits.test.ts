@@ -164,10 +164,11 @@ describe("the anonymous bulkhead", () => {
     c();
   });
 
-  it("refuses every anonymous request while the event loop runs later than the threshold, and admits again once it catches up", async () => {
+  it("refuses every anonymous request while the event loop runs later than the threshold with every anonymous place taken, and admits again once it catches up", async () => {
     const lag = new EventLoopLag();
     try {
-      const bulkhead = new Bulkhead(10, 10, { lag, atMs: 10 });
+      const bulkhead = new Bulkhead(2, 10, { lag, atMs: 10 });
+      const first = await bulkhead.enter();
       await settle(50);
       expect(() => bulkhead.refuseWhenSaturated()).not.toThrow();
       // A saturated loop: every tick runs 30 ms late for a while.
@@ -177,10 +178,16 @@ describe("the anonymous bulkhead", () => {
         await new Promise((r) => setImmediate(r));
       }
       expect(lag.ms).toBeGreaterThan(10);
+      // A late loop with places free (a busy machine, a process starting): still admitted.
+      expect(() => bulkhead.refuseWhenSaturated()).not.toThrow();
+      const second = await bulkhead.enter();
+      expect(lag.ms).toBeGreaterThan(10);
       expect(() => bulkhead.refuseWhenSaturated()).toThrow(expect.objectContaining({ code: "rate_limited", headers: { "Retry-After": "1" } }));
       await expect(bulkhead.enter()).rejects.toMatchObject({ code: "rate_limited" });
       await settle(200);
       expect(lag.ms).toBeLessThan(10);
+      second();
+      first();
       const release = await bulkhead.enter();
       release();
     } finally {
