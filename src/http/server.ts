@@ -8,6 +8,7 @@ import { ORDER_ID_MAX_LENGTH } from "../domain/charges.js";
 import { AppError, invalidParam } from "../domain/errors.js";
 import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";
+import { ConnectionDrain } from "./drain.js";
 import { BODY_LIMIT_BYTES, errorBody, HttpError, toAppError } from "./errors.js";
 
 /**
@@ -36,7 +37,8 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
     onConstructorPoisoning: "error",
     // Fastify's own 503 while closing is a bare body without a request id: the onRequest hook answers instead.
     return503OnClosing: false,
-    forceCloseConnections: "idle",
+    // Connections are closed by the drain in preClose, without cutting a request off.
+    forceCloseConnections: false,
     // The router answers a parameter over its limit with a bare 414 that cannot name the parameter;
     // the onRequest hook checks lengths instead. Node's 16 KB header limit still bounds the URL.
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
@@ -59,8 +61,15 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
     unmetExpectations.add(req);
     app.routing(req, res);
   });
+  const connections = new ConnectionDrain(app.server);
   app.addHook("preClose", async () => {
     closing = true;
+    await connections.drain();
+  });
+  // While closing, every answer ends its connection: a keep-alive client moves to another process
+  // instead of sending its next request to this one, and the server can finish closing.
+  app.addHook("onSend", async (_req, reply) => {
+    if (closing) reply.header("Connection", "close");
   });
 
   app.addHook("onRequest", async (req, reply) => {
@@ -96,6 +105,14 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
     return reasons.length > 0 ? { status: "degraded", database: "ok", ...redis, reasons } : { status: "ok", database: "ok", ...redis };
   });
   return app;
+}
+
+/** Listens on `host`:`port` (0 picks a free port) and returns the base URL. */
+export async function listen(app: FastifyInstance, port: number, host: string): Promise<string> {
+  await app.listen({ port, host });
+  const address = app.server.address();
+  const actual = typeof address === "object" && address ? address.port : port;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${actual}`;
 }
 
 /** A new request id (also for requests Node refuses before Fastify sees them). */

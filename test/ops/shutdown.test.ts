@@ -1,5 +1,5 @@
 // SIGTERM on a serving process (`npm start`'s dist/main.js, jobs included): it stops taking new
-// connections, answers the request in flight, closes WebSockets with 1001 (going away) and ends SSE
+// connections, answers the request in flight (and, under load, every request: none is cut off), closes WebSockets with 1001 (going away) and ends SSE
 // streams, lets the jobs finish their step, releases the embedded database, and exits 0 within 10 s.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,12 +7,23 @@ import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 import { spawnService } from "../helpers/service-process.js";
+import { ANSWERED_OR_REFUSED, steadyLoad } from "../helpers/steady-load.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "sg-shutdown-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-it("drains: the request in flight is answered, WebSockets close with 1001, SSE streams end, exit 0 within 10 s", async () => {
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", DATABASE_URL: "", REDIS_URL: "", DEVNET: "false", NODE_ENV: "development", LOG_LEVEL: "info" };
+it("drains: the request in flight is answered, none is cut off under load, WebSockets close with 1001, SSE streams end, exit 0 within 10 s", async () => {
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: "0",
+    DATABASE_URL: "",
+    REDIS_URL: "",
+    DEVNET: "false",
+    NODE_ENV: "development",
+    LOG_LEVEL: "info",
+    RATE_LIMIT_READ: "100000",
+  };
   const service = spawnService("dist/main.js", env);
   const url = (await service.waitFor(/"url":"(http:\/\/[^"]+)"/))[1]!;
   const key = (await service.waitFor(/(sk_test_[A-Za-z0-9]+)/))[1]!;
@@ -27,12 +38,20 @@ it("drains: the request in flight is answered, WebSockets close with 1001, SSE s
 
   // A request sent just before the signal (its bytes on the wire, so the server has it to answer).
   const inFlight = fetch(`${url}/v1/charges?limit=100`, { headers }).then((r) => r.status);
-  await new Promise((r) => setTimeout(r, 5));
+  // And keep-alive clients that keep sending: each request is answered or refused, never cut off.
+  const load = steadyLoad(`${url}/v1/charges/${charge.id}`, { "x-api-key": key });
+  await new Promise((r) => setTimeout(r, 200));
   const started = Date.now();
   service.child.kill("SIGTERM");
   expect(await inFlight).toBe(200);
   expect(await service.exited).toBe(0);
   expect(Date.now() - started).toBeLessThan(10_000);
+  await load.stop();
+  expect(
+    [...load.outcomes].filter(([outcome]) => !ANSWERED_OR_REFUSED.includes(outcome)),
+    JSON.stringify([...load.outcomes]),
+  ).toEqual([]);
+  expect(load.outcomes.get("200")).toBeGreaterThan(0);
   await overSse.ended(5_000);
   await overWs.ended(5_000);
   expect(ws.closes[0]?.code).toBe(1001);
