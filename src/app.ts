@@ -13,10 +13,11 @@ import { mountGraphQL } from "./graphql/index.js";
 import { Bulkhead } from "./http/bulkhead.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
-import { metricsRoute, ProcessMetrics } from "./http/metrics.js";
-import { createServer } from "./http/server.js";
+import { metricsRoute } from "./http/metrics.js";
+import { createServer, listen } from "./http/server.js";
 import { installInputGuard } from "./http/input-guard.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
+import { ProcessMetrics } from "./lib/process-metrics.js";
 import { payRoutes } from "./pay/routes.js";
 import { mountRest } from "./rest/index.js";
 import type { LiveCharges } from "./realtime/charges.js";
@@ -47,6 +48,8 @@ export interface BuildOptions {
   chains?: ChainSet;
   /** The devnet this process runs, if any: the hosted page then offers "Pay with test wallet" on test charges. */
   devnet?: DevnetInfo;
+  /** This process's counters, shared with the jobs it also runs (main.ts); a new set otherwise. */
+  metrics?: ProcessMetrics;
 }
 
 /** Requests without a key that may wait for the database before more are refused. */
@@ -95,7 +98,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
-  const metrics = new ProcessMetrics();
+  const metrics = options.metrics ?? new ProcessMetrics();
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
   metricsRoute(server, prisma, config.metricsToken, metrics);
   const rest = mountRest(server, { ...callers, charges, chains });
@@ -120,12 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     authenticator,
     chains,
     live,
-    async start(port = config.port) {
-      await server.listen({ port, host: config.host });
-      const address = server.server.address();
-      const actual = typeof address === "object" && address ? address.port : port;
-      return `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${actual}`;
-    },
+    start: (port = config.port) => listen(server, port, config.host),
     async stop() {
       lag?.stop();
       await rest.stop();

@@ -17,6 +17,7 @@ const amount = z
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: port.default(4000),
+  WORKER_PORT: port.default(9464),
   HOST: z.string().min(1).default("127.0.0.1"),
   PUBLIC_URL: url.optional(),
   PAYMENT_BASE_URL: url.optional(),
@@ -123,6 +124,8 @@ export interface Config {
   shedAnonymousLagMs: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** Where `npm run worker` answers /healthz, /readyz and /metrics (0: a free port). */
+  workerPort: number;
   /** GraphQL subscriptions (WebSocket and SSE). */
   live: {
     /** Open WebSockets plus SSE subscriptions per API key and API process. */
@@ -203,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
     paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
     metricsToken: e.METRICS_TOKEN,
+    workerPort: e.WORKER_PORT,
     shedAnonymousLagMs: e.SHED_ANONYMOUS_LAG_MS,
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,

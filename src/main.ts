@@ -7,6 +7,7 @@ import { demoBanner, seedDemoMerchant } from "./demo.js";
 import { loadConfig } from "./config.js";
 import { requeueVanishedClones } from "./jobs/deployments.js";
 import { startJobs } from "./jobs/index.js";
+import { ProcessMetrics } from "./lib/process-metrics.js";
 import { logMode, runUntilSignal } from "./process.js";
 
 const config = loadConfig();
@@ -19,9 +20,11 @@ if (devnet) {
   if (requeued > 0) logger.info({ requeued }, "devnet lost clones deployed before its last save; deploying them again");
 }
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
-const app = await buildApp(config, { db, logger, chains, ...(devnet && { devnet: devnet.info }) });
+// One set of counters for the API and the jobs this process runs: its /metrics shows both.
+const metrics = new ProcessMetrics();
+const app = await buildApp(config, { db, logger, chains, metrics, ...(devnet && { devnet: devnet.info }) });
 const demo = config.env === "production" ? null : await seedDemoMerchant(app.db.prisma, config);
-const jobs = config.runWorker ? startJobs(config, db, chains, logger, { feed: app.live }) : null;
+const jobs = config.runWorker ? startJobs(config, db, chains, logger, { feed: app.live, metrics }) : null;
 const url = await app.start();
 logger.info(
   { url, publicUrl: config.publicUrl, database: db.kind, worker: config.runWorker, chains: chains.all().map((c) => c.chainId) },

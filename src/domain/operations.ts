@@ -1,6 +1,6 @@
 // What an operator watches besides payouts and relayers (payouts.ts, chain-status.ts), read from the
 // database so every process reports the same: charges still open per chain, clone deployments not
-// yet mined, the block each chain is indexed to, and the webhook outbox. Each is one grouped query
+// yet mined, the block each chain is indexed to and its head, and the webhook outbox. Each is one grouped query
 // over an index, cheap enough for every scrape.
 import type { Prisma } from "../db/client.js";
 
@@ -8,7 +8,8 @@ import type { Prisma } from "../db/client.js";
 export interface OperatorFigures {
   openCharges: { chainId: number | null; status: string; count: number }[];
   deployments: { chainId: number; status: string; count: number }[];
-  indexedBlocks: { chainId: number; block: bigint }[];
+  /** Per chain: the block indexed to and the node's head when it was read (null before the first move). */
+  indexedBlocks: { chainId: number; block: bigint; head: bigint | null }[];
   outbox: { pending: number; oldestDueSeconds: number };
 }
 
@@ -21,7 +22,7 @@ export async function operatorFigures(prisma: Prisma, now = new Date()): Promise
     prisma.$queryRaw<{ chainId: number; status: string; count: bigint }[]>`
       SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM clone_deployments
       WHERE status <> 'MINED' GROUP BY 1, 2 ORDER BY 1, 2`,
-    prisma.chainCursor.findMany({ select: { chainId: true, blockNumber: true }, orderBy: { chainId: "asc" } }),
+    prisma.chainCursor.findMany({ select: { chainId: true, blockNumber: true, headBlock: true }, orderBy: { chainId: "asc" } }),
     prisma.$queryRaw<{ pending: bigint; oldestDue: Date | null }[]>`
       SELECT count(*) AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}) AS "oldestDue"
       FROM webhook_deliveries WHERE status = 'PENDING'`,
@@ -30,7 +31,7 @@ export async function operatorFigures(prisma: Prisma, now = new Date()): Promise
   return {
     openCharges: open.map((r) => ({ ...r, count: Number(r.count) })),
     deployments: deployments.map((r) => ({ ...r, count: Number(r.count) })),
-    indexedBlocks: cursors.map((c) => ({ chainId: c.chainId, block: c.blockNumber })),
+    indexedBlocks: cursors.map((c) => ({ chainId: c.chainId, block: c.blockNumber, head: c.headBlock })),
     outbox: { pending: Number(outbox[0]?.pending ?? 0), oldestDueSeconds: oldestDue ? Math.max(0, (now.getTime() - oldestDue.getTime()) / 1000) : 0 },
   };
 }

@@ -11,7 +11,7 @@ import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { statusOf } from "../http/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
-import type { ProcessMetrics } from "../http/metrics.js";
+import type { ProcessMetrics } from "../lib/process-metrics.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";

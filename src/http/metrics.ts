@@ -9,74 +9,11 @@
 import { timingSafeEqual } from "node:crypto";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Prisma } from "../db/client.js";
 import { relayerBalances } from "../domain/chain-status.js";
 import { operatorFigures } from "../domain/operations.js";
 import { blockedPayouts } from "../domain/payouts.js";
-
-/** What this process has open: WebSockets and SSE streams (with and without a key), subscriptions. */
-export interface LiveCounts {
-  keyed: { size: number };
-  anonymous: { size: number };
-  pubsub: { subscriptions: number; resyncs: number };
-}
-
-/** This process's own counters, shared by the doors that count (GraphQL) and /metrics that reports them. */
-export class ProcessMetrics {
-  readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: "stablegate_http_requests_total",
-    help: "HTTP requests answered by this process, by route (its pattern, not the URL) and status.",
-    labelNames: ["method", "route", "status"] as const,
-    registers: [this.registry],
-  });
-  readonly latency = new Histogram({
-    name: "stablegate_http_request_duration_seconds",
-    help: "Time to answer, by route.",
-    labelNames: ["method", "route"] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [this.registry],
-  });
-  readonly graphqlOperations = new Counter({
-    name: "stablegate_graphql_operations_total",
-    help: "GraphQL operations this process ran (a subscription counts when it starts), by type and outcome.",
-    labelNames: ["type", "outcome"] as const,
-    registers: [this.registry],
-  });
-
-  /** Adds the figures read from `live` at each scrape. */
-  watch(live: LiveCounts): void {
-    new Gauge({
-      name: "stablegate_live_connections",
-      help: "Open WebSockets and SSE streams on this process, with an API key or without.",
-      labelNames: ["caller"] as const,
-      registers: [this.registry],
-      collect() {
-        this.set({ caller: "key" }, live.keyed.size);
-        this.set({ caller: "anonymous" }, live.anonymous.size);
-      },
-    });
-    new Gauge({
-      name: "stablegate_live_subscriptions",
-      help: "Open subscriptions on this process (GraphQL subscriptions and SSE streams).",
-      registers: [this.registry],
-      collect() {
-        this.set(live.pubsub.subscriptions);
-      },
-    });
-    let counted = 0;
-    new Counter({
-      name: "stablegate_pubsub_resyncs_total",
-      help: "Times this process's subscribers reloaded from the database because Redis messages may have been lost.",
-      registers: [this.registry],
-      collect() {
-        this.inc(live.pubsub.resyncs - counted);
-        counted = live.pubsub.resyncs;
-      },
-    });
-  }
-}
+import type { ProcessMetrics } from "../lib/process-metrics.js";
 
 /** Registers /metrics, and the request counting it reports. */
 export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined, metrics: ProcessMetrics): void {
@@ -140,6 +77,17 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
       "stablegate_chain_indexed_block",
       "The block up to which the worker has read each chain.",
       figures.indexedBlocks.map((b) => [{ chain_id: b.chainId }, b.block]),
+    );
+    const headed = figures.indexedBlocks.filter((b) => b.head !== null);
+    gauge(
+      "stablegate_chain_head_block",
+      "The chain's head as the indexer last read it.",
+      headed.map((b) => [{ chain_id: b.chainId }, b.head!]),
+    );
+    gauge(
+      "stablegate_chain_lag_blocks",
+      "How many blocks the indexer was behind the head it last read (payments are seen this late).",
+      headed.map((b) => [{ chain_id: b.chainId }, b.head! > b.block ? b.head! - b.block : 0n]),
     );
     gauge("stablegate_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", [[{}, figures.outbox.pending]]);
     gauge("stablegate_webhook_outbox_oldest_due_seconds", "How long the oldest due delivery has waited (0: none due).", [

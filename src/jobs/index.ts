@@ -4,6 +4,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { ChargeFeed } from "../domain/live.js";
+import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { startChainRunner } from "./chain-runner.js";
 import { startWebhookDispatcher } from "./webhook-dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
@@ -16,6 +17,8 @@ export interface Jobs {
 export interface JobsOptions extends Pick<ExpirySweepOptions, "now" | "onExpired"> {
   /** Announces the changes the jobs commit (expiry, payments, settlement) to live subscribers. */
   feed?: ChargeFeed;
+  /** Where this process counts what the jobs do (webhook delivery results). */
+  metrics?: Pick<ProcessMetrics, "webhookDeliveries">;
 }
 
 /** Starts every background job against `db`: the expiry sweep, webhook delivery and one runner per enabled chain. */
@@ -23,7 +26,7 @@ export function startJobs(config: Config, db: Database, chains: ChainSet, logger
   const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes, feed: options.feed };
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
-    startWebhookDispatcher(db.prisma, logger, { now: options.now }),
+    startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => options.metrics?.webhookDeliveries.inc({ result }) }),
     ...chains
       .all()
       .map((chain) =>

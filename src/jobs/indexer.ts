@@ -125,7 +125,7 @@ export class ChainIndexer {
       // Moves only from where this step started: a second indexer of the chain could never both advance.
       const moved = await tx.chainCursor.updateMany({
         where: { chainId: chain.chainId, blockNumber: cursor.blockNumber, blockHash: cursor.blockHash },
-        data: { blockNumber: BigInt(last.number), blockHash: last.hash! },
+        data: { blockNumber: BigInt(last.number), blockHash: last.hash!, headBlock: head },
       });
       if (moved.count !== 1) throw new Error("the cursor moved under this indexer (another one is running?)");
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
@@ -240,7 +240,9 @@ export class ChainIndexer {
     const { prisma, chain } = this;
     const start = await startBlock(prisma, this.rpc, chain.chainId, latest);
     await prisma.$transaction([
-      prisma.chainCursor.create({ data: { chainId: chain.chainId, blockNumber: BigInt(start.number), blockHash: start.hash! } }),
+      prisma.chainCursor.create({
+        data: { chainId: chain.chainId, blockNumber: BigInt(start.number), blockHash: start.hash!, headBlock: BigInt(latest.number) },
+      }),
       prisma.chainBlock.create({ data: blockRow(chain.chainId, start) }),
     ]);
     this.logger.info({ block: start.number, head: latest.number }, "indexer started");

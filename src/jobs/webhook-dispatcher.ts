@@ -38,7 +38,12 @@ export interface DispatcherOptions {
   leaseMs?: number;
   resolve?: Resolver;
   random?: () => number;
+  /** Told each attempt's result once it is recorded (/metrics counts them). */
+  onResult?: (result: DeliveryResult) => void;
 }
+
+/** What became of one attempt: delivered, to be tried again, given up, or the endpoint answered 410 and was disabled. */
+export type DeliveryResult = "succeeded" | "retrying" | "failed" | "gone";
 
 /** A running dispatcher. */
 export interface Dispatcher {
@@ -150,6 +155,7 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
       UPDATE webhook_deliveries SET status = ${status}::"DeliveryStatus", attempts = ${failed}, next_attempt_at = ${retryAt ?? started},
         lease = NULL, lease_until = NULL, updated_at = now()
       WHERE event_id = ${d.eventId} AND endpoint_id = ${d.endpointId} AND lease = ${token}`;
+    options.onResult?.(result.succeeded ? "succeeded" : result.gone ? "gone" : retryAt ? "retrying" : "failed");
     if (result.gone) {
       await prisma.webhookEndpoint.updateMany({
         where: { id: d.endpointId, disabledAt: null },

@@ -67,6 +67,10 @@ describe("the relayer's gas", () => {
       const low = `stablegate_relayer_balance_low{chain_id="31337",relayer="${relayer}"}`;
       expect(await metrics()).toContain(`${low} 1`);
       expect(await metrics()).toContain(`stablegate_relayer_min_balance_wei{chain_id="31337",relayer="${relayer}"} ${parseEther("20000")}`);
+      // The indexer's view of the chain: the head it read, and how far behind it was (caught up: 0).
+      const head = await chain.provider.getBlockNumber();
+      await waitFor("the head in /metrics", async () => (await metrics()).includes(`stablegate_chain_head_block{chain_id="31337"} ${head}`));
+      expect(await metrics()).toContain(`stablegate_chain_lag_blocks{chain_id="31337"} 0`);
 
       await chain.provider.send("anvil_setBalance", [relayer, toQuantity(parseEther("30000"))]);
       await waitFor("/readyz ok", async () => (await readyz()).status === "ok");

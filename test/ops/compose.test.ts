@@ -5,7 +5,7 @@
 // loopback) and the shared volume to a temporary folder. migrate and the devnet setup exit 0, two
 // API replicas and a worker come up in the order the file says, a charge made on the first API is
 // paid on the devnet and seen COMPLETED live on the second, /metrics parses, and SIGTERM stops each
-// process with exit code 0 within 10 s.
+// process with exit code 0 within 10 s, under load, with no request cut off.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +17,8 @@ import { parse as parseYaml } from "yaml";
 import { waitFor } from "../helpers/chain.js";
 import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
+import { startReceiver } from "../helpers/receiver.js";
+import { ANSWERED_OR_REFUSED, steadyLoad } from "../helpers/steady-load.js";
 
 const run = promisify(execFile);
 const ENTRYPOINT = ".docker/entrypoint.sh";
@@ -102,14 +104,14 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     env.DATABASE_URL = database.url!;
     env.REDIS_URL = process.env.REDIS_URL!;
     // Every test file calls from 127.0.0.1 and shares Redis's counters: per-address limits off here.
-    return { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: "0", HOST: "127.0.0.1", ...UNLIMITED_ADDRESS };
+    return { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: "0", WORKER_PORT: "0", HOST: "127.0.0.1", ...UNLIMITED_ADDRESS };
   }
 
   function argsOf(name: string): string[] {
     return (compose.services[name]!.command ?? []).map((a) => a.replaceAll("/shared", shared).replaceAll("//anvil:8545", `//127.0.0.1:${anvilPort}`));
   }
 
-  /** Starts a long-running service; resolves with its base URL once it listens (API) or runs (worker). */
+  /** Starts a long-running service; resolves with its base URL once it listens. */
   function startService(name: string, extraEnv: Record<string, string> = {}): { child: ChildProcess; ready: Promise<string>; output: () => string } {
     const child = spawn(ENTRYPOINT, argsOf(name), { env: { ...environmentOf(name), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
     running.add(child);
@@ -118,9 +120,8 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     const ready = new Promise<string>((resolve, reject) => {
       const look = (d: Buffer) => {
         out += d;
-        const listening = /"url":"(http:\/\/[^"]+)".*stablegate listening/.exec(out);
+        const listening = /"url":"(http:\/\/[^"]+)".*stablegate (listening|worker running)/.exec(out);
         if (listening) resolve(listening[1]!);
-        if (/stablegate worker running/.test(out)) resolve("");
       };
       child.stdout!.on("data", look);
       child.stderr!.on("data", look);
@@ -158,7 +159,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     rmSync(shared, { recursive: true, force: true });
   });
 
-  it("migrates, sets up the devnet, runs two APIs and a worker; a payment is seen live on the other API; SIGTERM exits 0", async () => {
+  it("migrates, sets up the devnet, runs two APIs and a worker; a payment is seen live on the other API and its webhook sent; SIGTERM under load loses no request", async () => {
     await oneShot("migrate");
     expect(await oneShot("devnet-setup")).toMatch(/Devnet ready/);
     expect(readFileSync(join(shared, "devnet.env"), "utf8")).toMatch(/^CHAIN_31337_FACTORY=0x/m);
@@ -167,10 +168,12 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     const apis = Array.from({ length: replicas }, () => startService("api"));
     const worker = startService("worker");
     const [first, second] = await Promise.all(apis.map((a) => a.ready));
-    await worker.ready;
+    const workerUrl = await worker.ready;
 
     const created = JSON.parse(await oneShot("api", ["merchant", "create", "--name", "Compose Shop", "--test-wallet", WALLET, "--json"]));
     const key = created.apiKeys.test.secret as string;
+    const receiver = await startReceiver();
+    await oneShot("api", ["webhooks", "create", created.merchant.id, "--mode", "test", "--url", receiver.url, "--json"]);
     const headers = { "x-api-key": key, "content-type": "application/json" };
     const charge = await (
       await fetch(`${first}/v1/charges`, { method: "POST", headers, body: JSON.stringify({ orderId: "compose-1", amount: "12.50" }) })
@@ -185,30 +188,49 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     await waitFor("COMPLETED on the second API", async () => updates.values.some((v) => v.chargeUpdated.status === "COMPLETED"), 90_000);
     expect(updates.values.at(-1)?.chargeUpdated).toEqual({ status: "COMPLETED", amountReceived: "12.50" });
     await client.dispose();
+    await waitFor(
+      "charge.completed delivered by the worker",
+      async () => receiver.received.some((r) => JSON.parse(r.body).type === "charge.completed"),
+      30_000,
+    );
+    await receiver.close();
 
-    for (const base of [first, second]) {
-      const metrics = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
-      const chain = (name: string) => metrics.find((m) => m.name === name)?.metrics.find((s) => s.labels?.chain_id === "31337");
+    const scrape = async (base: string) => parsePrometheus(await (await fetch(`${base}/metrics`)).text());
+    const sample = (metrics: Awaited<ReturnType<typeof scrape>>, name: string, labels: Record<string, string> = {}) =>
+      metrics.find((m) => m.name === name)?.metrics.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
+    for (const base of [first!, second!, workerUrl]) {
+      const metrics = await scrape(base);
+      const chain = (name: string) => sample(metrics, name, { chain_id: "31337" });
       expect(chain("stablegate_relayer_balance_wei")).toBeDefined();
-      expect(Number(chain("stablegate_chain_indexed_block")?.value)).toBeGreaterThan(0);
+      const indexed = Number(chain("stablegate_chain_indexed_block")?.value);
+      expect(indexed).toBeGreaterThan(0);
+      expect(Number(chain("stablegate_chain_head_block")?.value)).toBeGreaterThanOrEqual(indexed);
+      expect(Number(chain("stablegate_chain_lag_blocks")?.value)).toBeGreaterThanOrEqual(0);
       // The payment is done: nothing open, nothing left to deploy.
       expect(metrics.find((m) => m.name === "stablegate_charges_open")?.metrics ?? []).toEqual([]);
       expect(metrics.find((m) => m.name === "stablegate_deployments_unmined")?.metrics ?? []).toEqual([]);
     }
-    // Each process counts its own requests: the charge was made on the first.
-    const chargesCreated = (base: string) =>
-      fetch(`${base}/metrics`)
-        .then((r) => r.text())
-        .then(
-          (t) =>
-            parsePrometheus(t)
-              .find((m) => m.name === "stablegate_http_requests_total")
-              ?.metrics.find((s) => s.labels?.route === "/v1/charges" && s.labels?.status === "201")?.value,
-        );
+    // Each process counts its own: the charge was made on the first API, the webhooks sent by the worker.
+    const chargesCreated = async (base: string) => sample(await scrape(base), "stablegate_http_requests_total", { route: "/v1/charges", status: "201" })?.value;
     expect(await chargesCreated(first!)).toBe("1");
     expect(await chargesCreated(second!)).toBeUndefined();
+    const delivered = async (base: string) => Number(sample(await scrape(base), "stablegate_webhook_deliveries_total", { result: "succeeded" })?.value ?? 0);
+    expect(await delivered(workerUrl)).toBeGreaterThanOrEqual(1);
+    expect(await delivered(first!)).toBe(0);
 
-    for (const p of [...apis, worker]) {
+    // SIGTERM while requests keep coming: each is answered (200, or 503 "shutting down: retry"
+    // for one that reached a closing process) or refused before it was accepted; none is cut off.
+    const load = steadyLoad(`${first}/v1/charges/${charge.id}`, { "x-api-key": key });
+    await new Promise((r) => setTimeout(r, 300));
+    const { code, ms } = await stop(apis[0]!.child);
+    await load.stop();
+    expect(code, apis[0]!.output().slice(-2000)).toBe(0);
+    expect(ms).toBeLessThan(10_000);
+    const lost = [...load.outcomes].filter(([outcome]) => !ANSWERED_OR_REFUSED.includes(outcome));
+    expect(lost, JSON.stringify([...load.outcomes])).toEqual([]);
+    expect(load.outcomes.get("200")).toBeGreaterThan(0);
+
+    for (const p of [apis[1]!, worker]) {
       const { code, ms } = await stop(p.child);
       expect(code, p.output().slice(-2000)).toBe(0);
       expect(ms).toBeLessThan(10_000);

@@ -7,7 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { recordEvents } from "../../src/domain/events.js";
 import { createWebhookEndpoint, rotateWebhookSecret } from "../../src/domain/webhook-endpoints.js";
-import { type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
+import { type DeliveryResult, type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import { RETRY_DELAYS_MS } from "../../src/webhooks/schedule.js";
 import { webhookHeaders } from "../../src/webhooks/signature.js";
 import { waitFor } from "../helpers/chain.js";
@@ -132,7 +132,8 @@ describe("delivery", () => {
   it("gives up after the last scheduled retry and marks the delivery failed", async () => {
     const { receiver, call } = await shop();
     let clock = new Date(Date.now() + 1000);
-    dispatch({ now: () => clock });
+    const results: DeliveryResult[] = [];
+    dispatch({ now: () => clock, onResult: (r) => results.push(r) });
     receiver.respond((_r, res) => void res.writeHead(503).end());
     await call("POST", "/v1/customers", { email: "never@example.com", name: "Never" });
     const eventId = (await receiver.waitForCount(1))[0]!.headers["webhook-id"]!;
@@ -149,6 +150,8 @@ describe("delivery", () => {
       return d.status === "FAILED" ? d : undefined;
     });
     expect(final.attempts).toBe(RETRY_DELAYS_MS.length + 1);
+    // What /metrics counts: each failed attempt that will be retried, then the one that gives up.
+    expect(results).toEqual([...RETRY_DELAYS_MS.map(() => "retrying"), "failed"]);
     clock = new Date(clock.getTime() + 30 * 86_400_000);
     await new Promise((r) => setTimeout(r, 150));
     expect(receiver.received).toHaveLength(RETRY_DELAYS_MS.length + 1);
@@ -156,7 +159,8 @@ describe("delivery", () => {
 
   it("disables the endpoint when the receiver answers 410 Gone", async () => {
     const { receiver, endpoint, call } = await shop();
-    dispatch();
+    const results: DeliveryResult[] = [];
+    dispatch({ onResult: (r) => results.push(r) });
     receiver.respond((_r, res) => void res.writeHead(410).end());
     await call("POST", "/v1/customers", { email: "gone@example.com", name: "Gone" });
     const eventId = (await receiver.waitForCount(1))[0]!.headers["webhook-id"]!;
@@ -165,6 +169,7 @@ describe("delivery", () => {
       async () => (await app.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).disabledAt !== null,
     );
     expect((await delivery(eventId)).status).toBe("FAILED");
+    expect(results).toEqual(["gone"]);
     await call("POST", "/v1/customers", { email: "gone2@example.com", name: "Gone again" });
     await new Promise((r) => setTimeout(r, 200));
     expect(receiver.received).toHaveLength(1);

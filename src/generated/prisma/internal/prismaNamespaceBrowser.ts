@@ -242,6 +242,7 @@ export const ChainCursorScalarFieldEnum = {
   chainId: 'chainId',
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
+  headBlock: 'headBlock',
   updatedAt: 'updatedAt'
 } as const
 

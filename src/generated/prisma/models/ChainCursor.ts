@@ -29,17 +29,20 @@ export type AggregateChainCursor = {
 export type ChainCursorAvgAggregateOutputType = {
   chainId: number | null
   blockNumber: number | null
+  headBlock: number | null
 }
 
 export type ChainCursorSumAggregateOutputType = {
   chainId: number | null
   blockNumber: bigint | null
+  headBlock: bigint | null
 }
 
 export type ChainCursorMinAggregateOutputType = {
   chainId: number | null
   blockNumber: bigint | null
   blockHash: string | null
+  headBlock: bigint | null
   updatedAt: Date | null
 }
 
@@ -47,6 +50,7 @@ export type ChainCursorMaxAggregateOutputType = {
   chainId: number | null
   blockNumber: bigint | null
   blockHash: string | null
+  headBlock: bigint | null
   updatedAt: Date | null
 }
 
@@ -54,6 +58,7 @@ export type ChainCursorCountAggregateOutputType = {
   chainId: number
   blockNumber: number
   blockHash: number
+  headBlock: number
   updatedAt: number
   _all: number
 }
@@ -62,17 +67,20 @@ export type ChainCursorCountAggregateOutputType = {
 export type ChainCursorAvgAggregateInputType = {
   chainId?: true
   blockNumber?: true
+  headBlock?: true
 }
 
 export type ChainCursorSumAggregateInputType = {
   chainId?: true
   blockNumber?: true
+  headBlock?: true
 }
 
 export type ChainCursorMinAggregateInputType = {
   chainId?: true
   blockNumber?: true
   blockHash?: true
+  headBlock?: true
   updatedAt?: true
 }
 
@@ -80,6 +88,7 @@ export type ChainCursorMaxAggregateInputType = {
   chainId?: true
   blockNumber?: true
   blockHash?: true
+  headBlock?: true
   updatedAt?: true
 }
 
@@ -87,6 +96,7 @@ export type ChainCursorCountAggregateInputType = {
   chainId?: true
   blockNumber?: true
   blockHash?: true
+  headBlock?: true
   updatedAt?: true
   _all?: true
 }
@@ -181,6 +191,7 @@ export type ChainCursorGroupByOutputType = {
   chainId: number
   blockNumber: bigint
   blockHash: string
+  headBlock: bigint | null
   updatedAt: Date
   _count: ChainCursorCountAggregateOutputType | null
   _avg: ChainCursorAvgAggregateOutputType | null
@@ -211,6 +222,7 @@ export type ChainCursorWhereInput = {
   chainId?: Prisma.IntFilter<"ChainCursor"> | number
   blockNumber?: Prisma.BigIntFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringFilter<"ChainCursor"> | string
+  headBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
   updatedAt?: Prisma.DateTimeFilter<"ChainCursor"> | Date | string
 }
 
@@ -218,6 +230,7 @@ export type ChainCursorOrderByWithRelationInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrderInput | Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -228,6 +241,7 @@ export type ChainCursorWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.ChainCursorWhereInput | Prisma.ChainCursorWhereInput[]
   blockNumber?: Prisma.BigIntFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringFilter<"ChainCursor"> | string
+  headBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
   updatedAt?: Prisma.DateTimeFilter<"ChainCursor"> | Date | string
 }, "chainId">
 
@@ -235,6 +249,7 @@ export type ChainCursorOrderByWithAggregationInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrderInput | Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.ChainCursorCountOrderByAggregateInput
   _avg?: Prisma.ChainCursorAvgOrderByAggregateInput
@@ -250,6 +265,7 @@ export type ChainCursorScalarWhereWithAggregatesInput = {
   chainId?: Prisma.IntWithAggregatesFilter<"ChainCursor"> | number
   blockNumber?: Prisma.BigIntWithAggregatesFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringWithAggregatesFilter<"ChainCursor"> | string
+  headBlock?: Prisma.BigIntNullableWithAggregatesFilter<"ChainCursor"> | bigint | number | null
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"ChainCursor"> | Date | string
 }
 
@@ -257,6 +273,7 @@ export type ChainCursorCreateInput = {
   chainId: number
   blockNumber: bigint | number
   blockHash: string
+  headBlock?: bigint | number | null
   updatedAt?: Date | string
 }
 
@@ -264,6 +281,7 @@ export type ChainCursorUncheckedCreateInput = {
   chainId: number
   blockNumber: bigint | number
   blockHash: string
+  headBlock?: bigint | number | null
   updatedAt?: Date | string
 }
 
@@ -271,6 +289,7 @@ export type ChainCursorUpdateInput = {
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -278,6 +297,7 @@ export type ChainCursorUncheckedUpdateInput = {
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -285,6 +305,7 @@ export type ChainCursorCreateManyInput = {
   chainId: number
   blockNumber: bigint | number
   blockHash: string
+  headBlock?: bigint | number | null
   updatedAt?: Date | string
 }
 
@@ -292,6 +313,7 @@ export type ChainCursorUpdateManyMutationInput = {
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -299,6 +321,7 @@ export type ChainCursorUncheckedUpdateManyInput = {
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -306,18 +329,21 @@ export type ChainCursorCountOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type ChainCursorAvgOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrder
 }
 
 export type ChainCursorMaxOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -325,12 +351,22 @@ export type ChainCursorMinOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type ChainCursorSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
+  headBlock?: Prisma.SortOrder
+}
+
+export type NullableBigIntFieldUpdateOperationsInput = {
+  set?: bigint | number | null
+  increment?: bigint | number
+  decrement?: bigint | number
+  multiply?: bigint | number
+  divide?: bigint | number
 }
 
 
@@ -339,6 +375,7 @@ export type ChainCursorSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   chainId?: boolean
   blockNumber?: boolean
   blockHash?: boolean
+  headBlock?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -346,6 +383,7 @@ export type ChainCursorSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   chainId?: boolean
   blockNumber?: boolean
   blockHash?: boolean
+  headBlock?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -353,6 +391,7 @@ export type ChainCursorSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   chainId?: boolean
   blockNumber?: boolean
   blockHash?: boolean
+  headBlock?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -360,10 +399,11 @@ export type ChainCursorSelectScalar = {
   chainId?: boolean
   blockNumber?: boolean
   blockHash?: boolean
+  headBlock?: boolean
   updatedAt?: boolean
 }
 
-export type ChainCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "blockNumber" | "blockHash" | "updatedAt", ExtArgs["result"]["chainCursor"]>
+export type ChainCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "blockNumber" | "blockHash" | "headBlock" | "updatedAt", ExtArgs["result"]["chainCursor"]>
 
 export type $ChainCursorPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ChainCursor"
@@ -372,6 +412,10 @@ export type $ChainCursorPayload<ExtArgs extends runtime.Types.Extensions.Interna
     chainId: number
     blockNumber: bigint
     blockHash: string
+    /**
+     * The node's head when the cursor last moved: head - cursor is how far the indexer is behind.
+     */
+    headBlock: bigint | null
     updatedAt: Date
   }, ExtArgs["result"]["chainCursor"]>
   composites: {}
@@ -799,6 +843,7 @@ export interface ChainCursorFieldRefs {
   readonly chainId: Prisma.FieldRef<"ChainCursor", 'Int'>
   readonly blockNumber: Prisma.FieldRef<"ChainCursor", 'BigInt'>
   readonly blockHash: Prisma.FieldRef<"ChainCursor", 'String'>
+  readonly headBlock: Prisma.FieldRef<"ChainCursor", 'BigInt'>
   readonly updatedAt: Prisma.FieldRef<"ChainCursor", 'DateTime'>
 }
     

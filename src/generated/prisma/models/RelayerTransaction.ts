@@ -657,14 +657,6 @@ export type RelayerTransactionUpdatetxHashesInput = {
   push?: string | string[]
 }
 
-export type NullableBigIntFieldUpdateOperationsInput = {
-  set?: bigint | number | null
-  increment?: bigint | number
-  decrement?: bigint | number
-  multiply?: bigint | number
-  divide?: bigint | number
-}
-
 export type RelayerTransactionCreateWithoutChargesInput = {
   id: string
   chainId: number
