@@ -1,13 +1,16 @@
 // What an operator watches besides payouts and relayers (payouts.ts, chain-status.ts), read from the
 // database so every process reports the same: charges still open per chain, clone deployments not
-// yet mined, the block each chain is indexed to and its head, and the webhook outbox. Each is one grouped query
-// over an index, cheap enough for every scrape.
+// yet mined, the relayer's transactions in flight or failed, the block each chain is indexed to and
+// its head, and the webhook outbox. Each is one grouped query over an index, cheap enough for every
+// scrape.
 import type { Prisma } from "../db/client.js";
 
 /** The figures /metrics reports; `chainId` null is a charge whose buyer has not picked a chain yet. */
 export interface OperatorFigures {
   openCharges: { chainId: number | null; status: string; count: number }[];
   deployments: { chainId: number; status: string; count: number }[];
+  /** The relayer's transactions (deploy batches, flushes) in flight, and those that ever failed. */
+  relayerTransactions: { chainId: number; kind: string; status: string; count: number }[];
   /** Per chain: the block indexed to and the node's head when it was read (null before the first move). */
   indexedBlocks: { chainId: number; block: bigint; head: bigint | null }[];
   outbox: { pending: number; oldestDueSeconds: number };
@@ -15,13 +18,16 @@ export interface OperatorFigures {
 
 /** Reads every figure at once. */
 export async function operatorFigures(prisma: Prisma, now = new Date()): Promise<OperatorFigures> {
-  const [open, deployments, cursors, outbox] = await Promise.all([
+  const [open, deployments, relayerTransactions, cursors, outbox] = await Promise.all([
     prisma.$queryRaw<{ chainId: number | null; status: string; count: bigint }[]>`
       SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM charges
       WHERE status IN ('PENDING', 'RECEIVED') GROUP BY 1, 2 ORDER BY 1, 2`,
     prisma.$queryRaw<{ chainId: number; status: string; count: bigint }[]>`
       SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM clone_deployments
       WHERE status <> 'MINED' GROUP BY 1, 2 ORDER BY 1, 2`,
+    prisma.$queryRaw<{ chainId: number; kind: string; status: string; count: bigint }[]>`
+      SELECT chain_id AS "chainId", kind::text AS kind, status::text AS status, count(*) AS count FROM relayer_transactions
+      WHERE status IN ('SENT', 'MINED', 'FAILED') GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     prisma.chainCursor.findMany({ select: { chainId: true, blockNumber: true, headBlock: true }, orderBy: { chainId: "asc" } }),
     prisma.$queryRaw<{ pending: bigint; oldestDue: Date | null }[]>`
       SELECT count(*) AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}) AS "oldestDue"
@@ -31,6 +37,7 @@ export async function operatorFigures(prisma: Prisma, now = new Date()): Promise
   return {
     openCharges: open.map((r) => ({ ...r, count: Number(r.count) })),
     deployments: deployments.map((r) => ({ ...r, count: Number(r.count) })),
+    relayerTransactions: relayerTransactions.map((r) => ({ ...r, count: Number(r.count) })),
     indexedBlocks: cursors.map((c) => ({ chainId: c.chainId, block: c.blockNumber, head: c.headBlock })),
     outbox: { pending: Number(outbox[0]?.pending ?? 0), oldestDueSeconds: oldestDue ? Math.max(0, (now.getTime() - oldestDue.getTime()) / 1000) : 0 },
   };

@@ -74,6 +74,11 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
       figures.deployments.map((d) => [{ chain_id: d.chainId, status: d.status }, d.count]),
     );
     gauge(
+      "stablegate_relayer_transactions",
+      "The relayer's transactions by kind (DEPLOY batches, FLUSH payouts): in flight (SENT, MINED awaiting confirmations) and FAILED (all time: alert on an increase).",
+      figures.relayerTransactions.map((t) => [{ chain_id: t.chainId, kind: t.kind, status: t.status }, t.count]),
+    );
+    gauge(
       "stablegate_chain_indexed_block",
       "The block up to which the worker has read each chain.",
       figures.indexedBlocks.map((b) => [{ chain_id: b.chainId }, b.block]),
