@@ -1,25 +1,41 @@
-// Closing an HTTP server without cutting off a request. Node's `server.close()` destroys idle
-// keep-alive connections at once, which races a client sending its next request on one: that request
-// is lost (the client sees a reset). Instead the listener stops first, every connection ends on its
-// own after an answer carrying `Connection: close` (the server's hooks add it while closing), those
-// still idle after a short grace are closed, and only at the limit is anything in flight cut.
-import type { Server } from "node:http";
+// Closing an HTTP server without cutting off a request. Node's `server.close()` destroys every idle
+// keep-alive connection at once, which races a client sending its next request on one: that request
+// is lost (the client sees a reset). Instead the listener stops first and every connection ends on
+// its own after an answer carrying `Connection: close` (the server's hooks add it while closing).
+// A connection is closed by the server only once it has been quiet for a while (a client still
+// sending on it would have sent by then), and at the limit whatever remains is cut.
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** How long an idle keep-alive connection may still bring a request before it is closed. */
-const IDLE_GRACE_MS = 250;
+/** How long a connection must have been quiet (no request in flight, none answered) to be closed. */
+const QUIET_MS = 500;
 /** How long requests in flight may take before their connections are cut. */
 const DRAIN_LIMIT_MS = 8_000;
 
+interface Activity {
+  inFlight: number;
+  /** When the connection opened or last finished an answer. */
+  lastActive: number;
+}
+
 /** Tracks a server's connections so that `drain` can wait for each to end. */
 export class ConnectionDrain {
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Map<Socket, Activity>();
 
   constructor(private readonly server: Server) {
     server.on("connection", (socket: Socket) => {
-      this.sockets.add(socket);
+      this.sockets.set(socket, { inFlight: 0, lastActive: Date.now() });
       socket.once("close", () => this.sockets.delete(socket));
+    });
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      const activity = this.sockets.get(req.socket);
+      if (!activity) return;
+      activity.inFlight++;
+      res.once("close", () => {
+        activity.inFlight--;
+        activity.lastActive = Date.now();
+      });
     });
   }
 
@@ -29,9 +45,11 @@ export class ConnectionDrain {
     if (this.server.listening) NetServer.prototype.close.call(this.server);
     const started = Date.now();
     while (this.sockets.size > 0) {
-      const waited = Date.now() - started;
-      if (waited >= DRAIN_LIMIT_MS) this.server.closeAllConnections();
-      else if (waited >= IDLE_GRACE_MS) this.server.closeIdleConnections();
+      const now = Date.now();
+      if (now - started >= DRAIN_LIMIT_MS) this.server.closeAllConnections();
+      for (const [socket, { inFlight, lastActive }] of this.sockets) {
+        if (inFlight === 0 && now - lastActive >= QUIET_MS) socket.destroy();
+      }
       await sleep(10);
     }
   }

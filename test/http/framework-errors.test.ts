@@ -149,7 +149,7 @@ describe("requests Node answers before Fastify", () => {
 });
 
 describe("shutting down", () => {
-  it("answers a request that arrives while the server drains with 503 in the error body", async () => {
+  it("answers the request in flight with Connection: close, and one that arrives on a kept-alive connection with 503", async () => {
     const server = createServer(pino({ level: "silent" }), {} as Database, { distributed: false } as PubSub);
     let release!: () => void;
     let started!: () => void;
@@ -159,28 +159,31 @@ describe("shutting down", () => {
       await new Promise<void>((resolve) => (release = resolve));
       return { done: true };
     });
-    let draining!: () => void;
-    const closing = new Promise<void>((resolve) => (draining = resolve));
-    server.addHook("preClose", async () => draining());
-    let refusing!: () => void;
-    const refusal = new Promise<void>((resolve) => (refusing = resolve));
-    server.addHook("onError", async () => refusing());
     const url = await server.listen({ port: 0, host: "127.0.0.1" });
 
-    const [slow, refused] = await raw(url, async (socket) => {
-      socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-      await running;
-      const closed = server.close();
-      await closing;
-      // Same connection, so it is not an idle one the close drops: the request reaches the router.
-      socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-      // Its answer waits behind /slow's on this connection: let /slow finish once it is decided.
-      await refusal;
-      release();
-      await closed;
-    });
-    expect(slow).toMatchObject({ status: 200, body: { done: true } });
+    let closed!: Promise<void>;
+    const [[slow], [before, refused]] = await Promise.all([
+      raw(url, async (socket) => {
+        socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+      }),
+      raw(url, async (socket) => {
+        // A kept-alive connection, idle when the close begins.
+        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        await new Promise((resolve) => socket.once("data", resolve));
+        await running;
+        closed = server.close();
+        // Draining has begun once the listener is closed; this connection is not dropped meanwhile.
+        while (server.server.listening) await new Promise((r) => setTimeout(r, 5));
+        socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        await new Promise((resolve) => socket.once("data", resolve));
+        release();
+      }),
+    ]);
+    await closed;
+    expect(before).toMatchObject({ status: 200 });
     expectError(refused!, 503, "internal_error", null);
     expect(refused!.headers.get("connection")).toBe("close");
+    expect(slow).toMatchObject({ status: 200, body: { done: true } });
+    expect(slow!.headers.get("connection")).toBe("close");
   });
 });
