@@ -15,11 +15,11 @@ import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, 
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
-  listWebhookEndpoints,
+  merchantWebhookEndpoints,
   rotateWebhookSecret,
-  setWebhookEndpointEnabled,
   updateWebhookEndpoint,
   type WebhookEndpoint,
+  webhookEndpointScope,
 } from "../domain/webhook-endpoints.js";
 import { retryPayout } from "../domain/payouts.js";
 import { modeName } from "../domain/scope.js";
@@ -203,40 +203,41 @@ async function main(argv: string[]): Promise<void> {
         await revokeJwtSecret(prisma, need("JWK_ID"));
         return print(`Revoked ${target}.`, { id: target, revoked: true });
       case "webhooks create": {
-        const created = await createWebhookEndpoint(prisma, need("MERCHANT_ID"), {
-          livemode: mode(),
-          url: required(values.url, "--url"),
-          eventTypes: eventList(values.events),
-        });
+        const scope = { merchantId: (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, livemode: mode() };
+        const created = await createWebhookEndpoint(prisma, scope, { url: required(values.url, "--url"), events: eventList(values.events) });
         return print(`${describeEndpoint(created.endpoint)}\n  signing secret (shown once): ${created.secret}`, created);
       }
       case "webhooks list": {
-        const endpoints = await listWebhookEndpoints(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id);
+        const endpoints = await merchantWebhookEndpoints(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id);
         const listed = endpoints.map(({ secret: _, previousSecret: __, ...e }) => e);
         return print(listed.length ? listed.map(describeEndpoint).join("\n") : "No webhook endpoints.", listed);
       }
-      case "webhooks update": {
-        const update = { ...(values.url !== undefined && { url: values.url }), ...(values.events !== undefined && { eventTypes: eventList(values.events) }) };
-        const { secret: _, previousSecret: __, ...endpoint } = await updateWebhookEndpoint(prisma, need("WHEP_ID"), update);
+      case "webhooks update":
+      case "webhooks disable":
+      case "webhooks enable": {
+        const id = need("WHEP_ID");
+        const update =
+          action === "update"
+            ? { ...(values.url !== undefined && { url: values.url }), ...(values.events !== undefined && { events: eventList(values.events) }) }
+            : { status: action === "enable" ? "enabled" : "disabled" };
+        const { secret: _, previousSecret: __, ...endpoint } = await updateWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, update);
         return print(describeEndpoint(endpoint), endpoint);
       }
       case "webhooks rotate": {
-        const hours = values["overlap-hours"] === undefined ? undefined : Number(values["overlap-hours"]);
-        const rotated = await rotateWebhookSecret(prisma, need("WHEP_ID"), hours);
+        const id = need("WHEP_ID");
+        const overlap = values["overlap-hours"] === undefined ? {} : { overlapHours: values["overlap-hours"] };
+        const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap);
         const until = rotated.endpoint.previousSecretExpiresAt;
         return print(
           `New signing secret (shown once): ${rotated.secret}\n${until ? `The old secret also signs until ${until.toISOString()}.` : "The old secret no longer signs."}`,
           { id: rotated.endpoint.id, secret: rotated.secret, previousSecretExpiresAt: until },
         );
       }
-      case "webhooks disable":
-      case "webhooks enable": {
-        const { secret: _, previousSecret: __, ...endpoint } = await setWebhookEndpointEnabled(prisma, need("WHEP_ID"), action === "enable");
-        return print(describeEndpoint(endpoint), endpoint);
-      }
-      case "webhooks delete":
-        await deleteWebhookEndpoint(prisma, need("WHEP_ID"));
+      case "webhooks delete": {
+        const id = need("WHEP_ID");
+        await deleteWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id);
         return print(`Deleted ${target}.`, { id: target, deleted: true });
+      }
       case "payouts retry": {
         const charge = await retryPayout(prisma, need("CHARGE_ID"));
         const state = charge.payoutBlockedReason
@@ -255,7 +256,7 @@ async function main(argv: string[]): Promise<void> {
 /** One line about an endpoint (never its secret). */
 function describeEndpoint(e: Omit<WebhookEndpoint, "secret" | "previousSecret">): string {
   const types = e.eventTypes.length ? e.eventTypes.join(",") : "all events";
-  const state = e.disabledAt ? `disabled (${e.disabledReason ?? "by settings"})` : "enabled";
+  const state = e.disabledAt ? `disabled (${e.disabledReason ?? "by the merchant"})` : "enabled";
   return `    ${e.id}  ${modeName(e.livemode)}  ${e.url}  ${types}  ${state}`;
 }
 
@@ -289,7 +290,7 @@ function merchantInput(v: { [K in keyof typeof options]?: string | boolean }): M
 
 const FLAG_OF_PARAM: Record<string, string> = {
   url: "--url",
-  eventTypes: "--events",
+  events: "--events",
   overlapHours: "--overlap-hours",
   name: "--name",
   feeBps: "--fee-bps",
@@ -301,7 +302,8 @@ const FLAG_OF_PARAM: Record<string, string> = {
 
 main(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof AppError) {
-    const flag = e.param ? FLAG_OF_PARAM[e.param] : undefined;
+    // A list item's param (events.0) belongs to the list's flag.
+    const flag = e.param ? FLAG_OF_PARAM[e.param.split(/[.[]/)[0]!] : undefined;
     console.error(`Error: ${e.message}${flag ? ` (${flag})` : ""}`);
   } else if (
     e instanceof UsageError ||

@@ -9,7 +9,7 @@ import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
 import { parseInput } from "./validation.js";
-import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, listWebhookEndpoints } from "./webhook-endpoints.js";
+import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, merchantWebhookEndpoints } from "./webhook-endpoints.js";
 import type { Resolver } from "../webhooks/target-guard.js";
 
 export type { Merchant };
@@ -68,7 +68,8 @@ export async function createMerchant(prisma: Prisma, input: MerchantInput, defau
     if (url !== null) await checkWebhookUrl(url, mode === "live", resolve, mode === "live" ? "liveWebhookUrl" : "testWebhookUrl");
   }
   const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
-  const endpoint = (url: string | null, livemode: boolean) => (url === null ? null : createWebhookEndpoint(prisma, merchant.id, { livemode, url }, resolve));
+  const endpoint = (url: string | null, livemode: boolean) =>
+    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, resolve);
   const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
     createApiKey(prisma, merchant.id, false),
     createApiKey(prisma, merchant.id, true),
@@ -109,7 +110,7 @@ export async function describeMerchant(prisma: Prisma, id: string) {
       orderBy: { createdAt: "asc" },
       select: { id: true, livemode: true, createdAt: true, revokedAt: true },
     }),
-    listWebhookEndpoints(prisma, id),
+    merchantWebhookEndpoints(prisma, id),
   ]);
   // Secrets are shown once, when made: never in a listing.
   return { merchant, apiKeys, jwtSecrets, webhookEndpoints: webhookEndpoints.map(({ secret: _, previousSecret: __, ...e }) => e) };

@@ -1,75 +1,152 @@
-// Webhook endpoints, managed by the `stablegate` settings command: where a merchant's events go in
-// one mode, which types, and the secret that signs them. A rotation keeps the old secret signing
+// Webhook endpoints: where a merchant's events go in one mode, which types, and the secret that signs
+// them. Managed over the API (/v1/webhook_endpoints, GraphQL) within a key's scope, and by the
+// `stablegate` settings command for any merchant. A rotation keeps the old secret signing
 // alongside the new one for an overlap, so receivers can switch without missing a verified event.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { WebhookEndpoint } from "../generated/prisma/client.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
-import { AppError, invalidParam, notFound } from "./errors.js";
+import { AppError, notFound } from "./errors.js";
 import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
-import { parseInput } from "./validation.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { integerParam, parseInput } from "./validation.js";
 
 export type { WebhookEndpoint };
 
 /** How long the previous secret keeps signing after a rotation, unless told otherwise. */
 export const DEFAULT_ROTATION_OVERLAP_HOURS = 24;
 
-const createSchema = z.strictObject({
-  livemode: z.boolean(),
+const fields = {
   url: z.string().min(1).max(2048),
-  eventTypes: z
-    .array(z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }))
-    .max(EVENT_TYPES.length)
-    .default([]),
+  events: z.array(z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` })).max(EVENT_TYPES.length),
+  description: z.string().max(500).nullable(),
+};
+export const createSchema = z.strictObject({ url: fields.url, events: fields.events.default([]), description: fields.description.optional() });
+export const updateSchema = z.strictObject({
+  url: fields.url.optional(),
+  events: fields.events.optional(),
+  description: fields.description.optional(),
+  status: z.enum(["enabled", "disabled"]).optional(),
 });
+export const rotateSchema = z.strictObject({ overlapHours: integerParam(0, 24 * 7).default(DEFAULT_ROTATION_OVERLAP_HOURS) });
+const listSchema = z.strictObject(pageParams);
 
-/** A new endpoint and its secret, which is shown this once. */
+/** An endpoint as the API shows it; `secret` only when just created or rotated. */
+export interface WebhookEndpointResource {
+  id: string;
+  object: "webhook_endpoint";
+  livemode: boolean;
+  url: string;
+  /** The event types sent here; empty means every type. */
+  events: string[];
+  description: string | null;
+  status: "enabled" | "disabled";
+  secret?: string;
+  createdAt: string;
+}
+
+/** An endpoint and its new secret, which is shown this once. */
 export interface EndpointCreated {
   endpoint: WebhookEndpoint;
   secret: string;
 }
 
+/** The API shape of an endpoint; pass `secret` only in the answer that made it. */
+export function webhookEndpointResource(e: WebhookEndpoint, secret?: string): WebhookEndpointResource {
+  return {
+    id: e.id,
+    object: "webhook_endpoint",
+    livemode: e.livemode,
+    url: e.url,
+    events: e.eventTypes,
+    description: e.description,
+    status: e.disabledAt ? "disabled" : "enabled",
+    ...(secret !== undefined && { secret }),
+    createdAt: e.createdAt.toISOString(),
+  };
+}
+
 /**
- * Adds an endpoint. The URL must be http(s); in live mode https and resolving only to public
- * addresses (checked again before every delivery, since DNS can change).
+ * Adds an endpoint in `scope`'s mode. The URL must be http(s); in live mode https and resolving only
+ * to public addresses (checked again before every delivery, since DNS can change).
  */
-export async function createWebhookEndpoint(
-  prisma: Prisma,
-  merchantId: string,
-  input: { livemode: boolean; url: string; eventTypes?: string[] | undefined },
-  resolve: Resolver = systemResolver,
-): Promise<EndpointCreated> {
+export async function createWebhookEndpoint(prisma: Prisma, scope: Scope, input: unknown, resolve: Resolver = systemResolver): Promise<EndpointCreated> {
   const data = parseInput(createSchema, input);
-  await checkWebhookUrl(data.url, data.livemode, resolve);
-  const exists = await prisma.merchant.count({ where: { id: merchantId } });
-  if (!exists) throw notFound("merchant", merchantId);
+  await checkWebhookUrl(data.url, scope.livemode, resolve);
   const secret = newWebhookSecret();
   const endpoint = await prisma.webhookEndpoint.create({
-    data: { id: newId("whep"), merchantId, livemode: data.livemode, url: data.url, secret, eventTypes: [...new Set(data.eventTypes)] },
+    data: { id: newId("whep"), ...inScope(scope), url: data.url, secret, eventTypes: [...new Set(data.events)], description: data.description ?? null },
   });
   return { endpoint, secret };
 }
 
-/** A merchant's endpoints, oldest first. */
-export function listWebhookEndpoints(prisma: Prisma, merchantId: string): Promise<WebhookEndpoint[]> {
+/** One page of `scope`'s endpoints, newest first. */
+export async function listWebhookEndpoints(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<WebhookEndpoint>> {
+  const params = parseInput(listSchema, input);
+  return keysetPage(
+    "webhook endpoint",
+    params,
+    (id) => prisma.webhookEndpoint.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.webhookEndpoint.findMany({ where: { AND: [inScope(scope), q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+/** How many endpoints `scope` has (GraphQL's `totalCount`). */
+export function countWebhookEndpoints(prisma: Prisma, scope: Scope): Promise<number> {
+  return prisma.webhookEndpoint.count({ where: inScope(scope) });
+}
+
+/** Every endpoint of a merchant in both modes, oldest first (the settings command's overview). */
+export function merchantWebhookEndpoints(prisma: Prisma, merchantId: string): Promise<WebhookEndpoint[]> {
   return prisma.webhookEndpoint.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
 }
 
-/** Changes an endpoint's URL or event types (same checks as on creation). */
+/** One of `scope`'s endpoints; 404 `resource_missing` for any other. */
+export async function getWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id, ...inScope(scope) } });
+  if (!endpoint) throw notFound("webhook endpoint", id);
+  return endpoint;
+}
+
+/** Whose an endpoint is (the settings command acts on any merchant's, by id). */
+export async function webhookEndpointScope(prisma: Prisma, id: string): Promise<Scope> {
+  const endpoint = await prisma.webhookEndpoint.findUnique({ where: { id }, select: { merchantId: true, livemode: true } });
+  if (!endpoint) throw notFound("webhook endpoint", id);
+  return endpoint;
+}
+
+/**
+ * Changes an endpoint's URL (same checks as on creation), event types or description, or stops
+ * (`status: "disabled"`) or resumes deliveries; resuming sends what waited meanwhile.
+ */
 export async function updateWebhookEndpoint(
   prisma: Prisma,
+  scope: Scope,
   id: string,
-  input: { url?: string; eventTypes?: string[] },
+  input: unknown,
   resolve: Resolver = systemResolver,
+  now = new Date(),
 ): Promise<WebhookEndpoint> {
-  const endpoint = await getEndpoint(prisma, id);
-  const data = parseInput(createSchema.omit({ livemode: true }).partial(), input);
+  const data = parseInput(updateSchema, input);
+  const endpoint = await getWebhookEndpoint(prisma, scope, id);
   if (data.url !== undefined) await checkWebhookUrl(data.url, endpoint.livemode, resolve);
+  const status =
+    data.status === undefined || (data.status === "disabled") === (endpoint.disabledAt !== null)
+      ? {}
+      : data.status === "enabled"
+        ? { disabledAt: null, disabledReason: null }
+        : { disabledAt: now, disabledReason: "disabled by the merchant" };
   return prisma.webhookEndpoint.update({
     where: { id },
-    data: { ...(data.url !== undefined && { url: data.url }), ...(data.eventTypes !== undefined && { eventTypes: [...new Set(data.eventTypes)] }) },
+    data: {
+      ...(data.url !== undefined && { url: data.url }),
+      ...(data.events !== undefined && { eventTypes: [...new Set(data.events)] }),
+      ...(data.description !== undefined && { description: data.description }),
+      ...status,
+    },
   });
 }
 
@@ -77,16 +154,9 @@ export async function updateWebhookEndpoint(
  * Gives an endpoint a new secret. The old one keeps signing next to it for `overlapHours`
  * (0 = it stops at once, for a leaked secret). Returns the new secret, shown this once.
  */
-export async function rotateWebhookSecret(
-  prisma: Prisma,
-  id: string,
-  overlapHours = DEFAULT_ROTATION_OVERLAP_HOURS,
-  now = new Date(),
-): Promise<EndpointCreated> {
-  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > 24 * 7) {
-    throw invalidParam("overlapHours", "Invalid overlap: must be a whole number of hours from 0 to 168");
-  }
-  const endpoint = await getEndpoint(prisma, id);
+export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<EndpointCreated> {
+  const { overlapHours } = parseInput(rotateSchema, input);
+  const endpoint = await getWebhookEndpoint(prisma, scope, id);
   const secret = newWebhookSecret();
   const updated = await prisma.webhookEndpoint.update({
     where: { id },
@@ -99,30 +169,15 @@ export async function rotateWebhookSecret(
   return { endpoint: updated, secret };
 }
 
-/** Stops (`enabled` false) or resumes deliveries to an endpoint; resuming sends what waited. */
-export async function setWebhookEndpointEnabled(prisma: Prisma, id: string, enabled: boolean, now = new Date()): Promise<WebhookEndpoint> {
-  await getEndpoint(prisma, id);
-  return prisma.webhookEndpoint.update({
-    where: { id },
-    data: enabled ? { disabledAt: null, disabledReason: null } : { disabledAt: now, disabledReason: "disabled in settings" },
-  });
-}
-
 /** Removes an endpoint and its pending deliveries (the events stay). */
-export async function deleteWebhookEndpoint(prisma: Prisma, id: string): Promise<void> {
-  const { count } = await prisma.webhookEndpoint.deleteMany({ where: { id } });
+export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<void> {
+  const { count } = await prisma.webhookEndpoint.deleteMany({ where: { id, ...inScope(scope) } });
   if (count === 0) throw notFound("webhook endpoint", id);
 }
 
 /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */
 export function signingSecrets(e: Pick<WebhookEndpoint, "secret" | "previousSecret" | "previousSecretExpiresAt">, now: Date): string[] {
   return e.previousSecret && e.previousSecretExpiresAt && e.previousSecretExpiresAt > now ? [e.secret, e.previousSecret] : [e.secret];
-}
-
-async function getEndpoint(prisma: Prisma, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await prisma.webhookEndpoint.findUnique({ where: { id } });
-  if (!endpoint) throw notFound("webhook endpoint", id);
-  return endpoint;
 }
 
 /** 400 `parameter_invalid` on `param` unless `url` may receive this mode's webhooks. */

@@ -5,6 +5,7 @@ const NODE_TYPES: [IdPrefix, string][] = [
   ["cus", "Customer"],
   ["chrg", "Charge"],
   ["evt", "Event"],
+  ["whep", "WebhookEndpoint"],
 ];
 
 /** The GraphQL type of an id such as `cus_…`, or null when `id` lacks a node type's id shape (so garbage never reaches the database). */

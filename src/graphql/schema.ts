@@ -9,6 +9,7 @@ import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/PaymentSession.js";
 import "./types/Event.js";
+import "./types/WebhookEndpoint.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

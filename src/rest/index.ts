@@ -9,6 +9,7 @@ import { eventRoutes } from "./events.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { installApiPlumbing, type RestDeps } from "./plumbing.js";
 import { publicRoutes } from "./public.js";
+import { webhookEndpointRoutes } from "./webhook-endpoints.js";
 
 /** Idempotency keys are kept 24 hours; an hourly sweep removes the older ones. */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -21,6 +22,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   customerRoutes(server, rest);
   chargeRoutes(server, rest);
   eventRoutes(server, rest);
+  webhookEndpointRoutes(server, rest);
   publicRoutes(server, rest);
   const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");
   return every(PRUNE_INTERVAL_MS, () => idempotency.prune(), warn, { firstNow: false });

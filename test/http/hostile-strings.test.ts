@@ -21,6 +21,11 @@ import { selectSchema } from "../../src/domain/chain-selection.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
+import {
+  createSchema as endpointCreateSchema,
+  rotateSchema as endpointRotateSchema,
+  updateSchema as endpointUpdateSchema,
+} from "../../src/domain/webhook-endpoints.js";
 import { schema } from "../../src/graphql/schema.js";
 import { guardedRoutes } from "../../src/http/input-guard.js";
 import { type Call, expectError, startApp } from "../helpers/harness.js";
@@ -38,6 +43,7 @@ afterAll(() => app.stop());
 const customer = (await app.call("POST", "/v1/customers", { body: { email: "fixture@example.com", name: "Fixture" } })).body;
 const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "fixture-order", amount: "1.00", customerId: customer.id } })).body;
 const event = (await app.call("GET", "/v1/events?limit=1")).body.data[0];
+const endpoint = (await app.call("POST", "/v1/webhook_endpoints", { body: { url: "http://127.0.0.1:9/fixture" } })).body;
 
 /** Signs a customer JWT with the merchant's test secret. */
 async function customerJwt(claims: Record<string, unknown>): Promise<string> {
@@ -50,13 +56,15 @@ const authorization = `Bearer ${await customerJwt({ email: "jwt-fixture@example.
 /** Rows a write would add or change: none may move when a request is refused. */
 async function rows() {
   const p = app.db.prisma;
-  const [customers, charges, events, updated] = await Promise.all([
+  const [customers, charges, events, updated, endpoints, endpointUpdated] = await Promise.all([
     p.customer.count(),
     p.charge.count(),
     p.event.count(),
     p.customer.aggregate({ _max: { updatedAt: true } }),
+    p.webhookEndpoint.count(),
+    p.webhookEndpoint.aggregate({ _max: { updatedAt: true } }),
   ]);
-  return { customers, charges, events, lastUpdate: updated._max.updatedAt };
+  return { customers, charges, events, lastUpdate: updated._max.updatedAt, endpoints, lastEndpointUpdate: endpointUpdated._max.updatedAt };
 }
 
 /** A param path as the API names it: `address.line1`, `ids[0]`. */
@@ -120,6 +128,9 @@ describe("REST and the hosted page", () => {
     "POST /v1/charges": { schema: chargeCreateSchema, valid: { orderId: "hostile-order", amount: "1.00" } },
     "POST /v1/webhooks/test": { schema: testWebhookSchema, valid: { type: "charge.created" } },
     "POST /v1/events/:id/resend": null,
+    "POST /v1/webhook_endpoints": { schema: endpointCreateSchema, valid: { url: "http://127.0.0.1:9/hostile" } },
+    "PATCH /v1/webhook_endpoints/:id": { schema: endpointUpdateSchema, valid: {} },
+    "POST /v1/webhook_endpoints/:id/rotate_secret": { schema: endpointRotateSchema, valid: {} },
     "POST /v1/public/charges/:id/chain": { schema: selectSchema, valid: { chainId: 31337 } },
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
@@ -131,6 +142,7 @@ describe("REST and the hosted page", () => {
     url.replace(/:(\w+)/g, (_, name: string) => {
       if (name === param) return hostile!;
       if (name === "orderId") return charge.orderId;
+      if (url.includes("/webhook_endpoints")) return endpoint.id;
       return url.includes("/customers") ? customer.id : url.includes("/events") ? event.id : charge.id;
     });
 

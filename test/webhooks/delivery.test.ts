@@ -41,7 +41,11 @@ async function shop(eventTypes?: string[]) {
   const merchant = await app.newMerchant();
   const receiver = await startReceiver();
   receivers.push(receiver);
-  const { endpoint, secret } = await createWebhookEndpoint(app.db.prisma, merchant.merchant.id, { livemode: false, url: receiver.url, eventTypes });
+  const { endpoint, secret } = await createWebhookEndpoint(
+    app.db.prisma,
+    { merchantId: merchant.merchant.id, livemode: false },
+    { url: receiver.url, events: eventTypes },
+  );
   const key = merchant.apiKeys.test.secret;
   const call = (method: string, path: string, body?: unknown) => app.call(method, path, { key, body });
   return { merchant, receiver, endpoint, secret, key, call };
@@ -234,14 +238,15 @@ describe("delivery", () => {
   it("signs with both secrets during a rotation's overlap, and only the new one after", async () => {
     const { receiver, endpoint, secret: old, call } = await shop();
     dispatch();
-    const rotated = await rotateWebhookSecret(app.db.prisma, endpoint.id, 24);
+    const scope = { merchantId: endpoint.merchantId, livemode: false };
+    const rotated = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 24 });
     await call("POST", "/v1/customers", { email: "rot@example.com", name: "Rot" });
     const [during] = await receiver.waitForCount(1);
     expect(during!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect(() => verify(old, during!)).not.toThrow();
     expect(() => verify(rotated.secret, during!)).not.toThrow();
 
-    const again = await rotateWebhookSecret(app.db.prisma, endpoint.id, 0);
+    const again = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 0 });
     await call("POST", "/v1/customers", { email: "rot2@example.com", name: "Rot 2" });
     const after = (await receiver.waitForCount(2))[1]!;
     expect(() => verify(again.secret, after)).not.toThrow();
@@ -311,8 +316,8 @@ describe("delivery", () => {
     const publicDns = async () => [{ address: "93.184.215.14", family: 4 }];
     const { endpoint } = await createWebhookEndpoint(
       app.db.prisma,
-      merchant.merchant.id,
-      { livemode: true, url: "https://hooks.example.com/stablegate" },
+      { merchantId: merchant.merchant.id, livemode: true },
+      { url: "https://hooks.example.com/stablegate" },
       publicDns,
     );
     const sends = [vi.spyOn(https, "request"), vi.spyOn(http, "request")];
@@ -337,14 +342,17 @@ describe("delivery", () => {
   it("refuses to save a live endpoint on a private address, with the reason", async () => {
     const merchant = await app.newMerchant();
     for (const url of ["https://127.0.0.1/x", "https://10.0.0.1/x", "https://[::1]/x", "https://169.254.169.254/x", "http://hooks.example.com/x"]) {
-      const error = await createWebhookEndpoint(app.db.prisma, merchant.merchant.id, { livemode: true, url }, async () => [
+      const error = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: true }, { url }, async () => [
         { address: "93.184.215.14", family: 4 },
       ]).catch((e) => e);
       expect(error).toMatchObject({ code: "parameter_invalid", param: "url" });
     }
-    const local = await createWebhookEndpoint(app.db.prisma, merchant.merchant.id, { livemode: true, url: "https://intranet.example/x" }, async () => [
-      { address: "192.168.1.5", family: 4 },
-    ]).catch((e) => e);
+    const local = await createWebhookEndpoint(
+      app.db.prisma,
+      { merchantId: merchant.merchant.id, livemode: true },
+      { url: "https://intranet.example/x" },
+      async () => [{ address: "192.168.1.5", family: 4 }],
+    ).catch((e) => e);
     expect(local.message).toMatch(/intranet.example resolves to 192.168.1.5/);
     expect(await app.db.prisma.webhookEndpoint.count({ where: { merchantId: merchant.merchant.id } })).toBe(0);
   });

@@ -2055,6 +2055,7 @@ export const WebhookEndpointScalarFieldEnum = {
   previousSecret: 'previousSecret',
   previousSecretExpiresAt: 'previousSecretExpiresAt',
   eventTypes: 'eventTypes',
+  description: 'description',
   disabledAt: 'disabledAt',
   disabledReason: 'disabledReason',
   createdAt: 'createdAt',

@@ -337,6 +337,7 @@ export const WebhookEndpointScalarFieldEnum = {
   previousSecret: 'previousSecret',
   previousSecretExpiresAt: 'previousSecretExpiresAt',
   eventTypes: 'eventTypes',
+  description: 'description',
   disabledAt: 'disabledAt',
   disabledReason: 'disabledReason',
   createdAt: 'createdAt',

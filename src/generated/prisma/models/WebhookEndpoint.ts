@@ -32,6 +32,7 @@ export type WebhookEndpointMinAggregateOutputType = {
   secret: string | null
   previousSecret: string | null
   previousSecretExpiresAt: Date | null
+  description: string | null
   disabledAt: Date | null
   disabledReason: string | null
   createdAt: Date | null
@@ -46,6 +47,7 @@ export type WebhookEndpointMaxAggregateOutputType = {
   secret: string | null
   previousSecret: string | null
   previousSecretExpiresAt: Date | null
+  description: string | null
   disabledAt: Date | null
   disabledReason: string | null
   createdAt: Date | null
@@ -61,6 +63,7 @@ export type WebhookEndpointCountAggregateOutputType = {
   previousSecret: number
   previousSecretExpiresAt: number
   eventTypes: number
+  description: number
   disabledAt: number
   disabledReason: number
   createdAt: number
@@ -77,6 +80,7 @@ export type WebhookEndpointMinAggregateInputType = {
   secret?: true
   previousSecret?: true
   previousSecretExpiresAt?: true
+  description?: true
   disabledAt?: true
   disabledReason?: true
   createdAt?: true
@@ -91,6 +95,7 @@ export type WebhookEndpointMaxAggregateInputType = {
   secret?: true
   previousSecret?: true
   previousSecretExpiresAt?: true
+  description?: true
   disabledAt?: true
   disabledReason?: true
   createdAt?: true
@@ -106,6 +111,7 @@ export type WebhookEndpointCountAggregateInputType = {
   previousSecret?: true
   previousSecretExpiresAt?: true
   eventTypes?: true
+  description?: true
   disabledAt?: true
   disabledReason?: true
   createdAt?: true
@@ -194,6 +200,7 @@ export type WebhookEndpointGroupByOutputType = {
   previousSecret: string | null
   previousSecretExpiresAt: Date | null
   eventTypes: string[]
+  description: string | null
   disabledAt: Date | null
   disabledReason: string | null
   createdAt: Date
@@ -230,6 +237,7 @@ export type WebhookEndpointWhereInput = {
   previousSecret?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   previousSecretExpiresAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   eventTypes?: Prisma.StringNullableListFilter<"WebhookEndpoint">
+  description?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   disabledAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   disabledReason?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   createdAt?: Prisma.DateTimeFilter<"WebhookEndpoint"> | Date | string
@@ -247,6 +255,7 @@ export type WebhookEndpointOrderByWithRelationInput = {
   previousSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   previousSecretExpiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   eventTypes?: Prisma.SortOrder
+  description?: Prisma.SortOrderInput | Prisma.SortOrder
   disabledAt?: Prisma.SortOrderInput | Prisma.SortOrder
   disabledReason?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -267,6 +276,7 @@ export type WebhookEndpointWhereUniqueInput = Prisma.AtLeast<{
   previousSecret?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   previousSecretExpiresAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   eventTypes?: Prisma.StringNullableListFilter<"WebhookEndpoint">
+  description?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   disabledAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   disabledReason?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   createdAt?: Prisma.DateTimeFilter<"WebhookEndpoint"> | Date | string
@@ -284,6 +294,7 @@ export type WebhookEndpointOrderByWithAggregationInput = {
   previousSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   previousSecretExpiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   eventTypes?: Prisma.SortOrder
+  description?: Prisma.SortOrderInput | Prisma.SortOrder
   disabledAt?: Prisma.SortOrderInput | Prisma.SortOrder
   disabledReason?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -305,6 +316,7 @@ export type WebhookEndpointScalarWhereWithAggregatesInput = {
   previousSecret?: Prisma.StringNullableWithAggregatesFilter<"WebhookEndpoint"> | string | null
   previousSecretExpiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"WebhookEndpoint"> | Date | string | null
   eventTypes?: Prisma.StringNullableListFilter<"WebhookEndpoint">
+  description?: Prisma.StringNullableWithAggregatesFilter<"WebhookEndpoint"> | string | null
   disabledAt?: Prisma.DateTimeNullableWithAggregatesFilter<"WebhookEndpoint"> | Date | string | null
   disabledReason?: Prisma.StringNullableWithAggregatesFilter<"WebhookEndpoint"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"WebhookEndpoint"> | Date | string
@@ -319,6 +331,7 @@ export type WebhookEndpointCreateInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -336,6 +349,7 @@ export type WebhookEndpointUncheckedCreateInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -351,6 +365,7 @@ export type WebhookEndpointUpdateInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -368,6 +383,7 @@ export type WebhookEndpointUncheckedUpdateInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -384,6 +400,7 @@ export type WebhookEndpointCreateManyInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -398,6 +415,7 @@ export type WebhookEndpointUpdateManyMutationInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -413,6 +431,7 @@ export type WebhookEndpointUncheckedUpdateManyInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -438,6 +457,7 @@ export type WebhookEndpointCountOrderByAggregateInput = {
   previousSecret?: Prisma.SortOrder
   previousSecretExpiresAt?: Prisma.SortOrder
   eventTypes?: Prisma.SortOrder
+  description?: Prisma.SortOrder
   disabledAt?: Prisma.SortOrder
   disabledReason?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -452,6 +472,7 @@ export type WebhookEndpointMaxOrderByAggregateInput = {
   secret?: Prisma.SortOrder
   previousSecret?: Prisma.SortOrder
   previousSecretExpiresAt?: Prisma.SortOrder
+  description?: Prisma.SortOrder
   disabledAt?: Prisma.SortOrder
   disabledReason?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -466,6 +487,7 @@ export type WebhookEndpointMinOrderByAggregateInput = {
   secret?: Prisma.SortOrder
   previousSecret?: Prisma.SortOrder
   previousSecretExpiresAt?: Prisma.SortOrder
+  description?: Prisma.SortOrder
   disabledAt?: Prisma.SortOrder
   disabledReason?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -550,6 +572,7 @@ export type WebhookEndpointCreateWithoutMerchantInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -565,6 +588,7 @@ export type WebhookEndpointUncheckedCreateWithoutMerchantInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -610,6 +634,7 @@ export type WebhookEndpointScalarWhereInput = {
   previousSecret?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   previousSecretExpiresAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   eventTypes?: Prisma.StringNullableListFilter<"WebhookEndpoint">
+  description?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   disabledAt?: Prisma.DateTimeNullableFilter<"WebhookEndpoint"> | Date | string | null
   disabledReason?: Prisma.StringNullableFilter<"WebhookEndpoint"> | string | null
   createdAt?: Prisma.DateTimeFilter<"WebhookEndpoint"> | Date | string
@@ -624,6 +649,7 @@ export type WebhookEndpointCreateWithoutDeliveriesInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -640,6 +666,7 @@ export type WebhookEndpointUncheckedCreateWithoutDeliveriesInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -670,6 +697,7 @@ export type WebhookEndpointUpdateWithoutDeliveriesInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -686,6 +714,7 @@ export type WebhookEndpointUncheckedUpdateWithoutDeliveriesInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -700,6 +729,7 @@ export type WebhookEndpointCreateManyMerchantInput = {
   previousSecret?: string | null
   previousSecretExpiresAt?: Date | string | null
   eventTypes?: Prisma.WebhookEndpointCreateeventTypesInput | string[]
+  description?: string | null
   disabledAt?: Date | string | null
   disabledReason?: string | null
   createdAt?: Date | string
@@ -714,6 +744,7 @@ export type WebhookEndpointUpdateWithoutMerchantInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -729,6 +760,7 @@ export type WebhookEndpointUncheckedUpdateWithoutMerchantInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -744,6 +776,7 @@ export type WebhookEndpointUncheckedUpdateManyWithoutMerchantInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   eventTypes?: Prisma.WebhookEndpointUpdateeventTypesInput | string[]
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   disabledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   disabledReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -790,6 +823,7 @@ export type WebhookEndpointSelect<ExtArgs extends runtime.Types.Extensions.Inter
   previousSecret?: boolean
   previousSecretExpiresAt?: boolean
   eventTypes?: boolean
+  description?: boolean
   disabledAt?: boolean
   disabledReason?: boolean
   createdAt?: boolean
@@ -808,6 +842,7 @@ export type WebhookEndpointSelectCreateManyAndReturn<ExtArgs extends runtime.Typ
   previousSecret?: boolean
   previousSecretExpiresAt?: boolean
   eventTypes?: boolean
+  description?: boolean
   disabledAt?: boolean
   disabledReason?: boolean
   createdAt?: boolean
@@ -824,6 +859,7 @@ export type WebhookEndpointSelectUpdateManyAndReturn<ExtArgs extends runtime.Typ
   previousSecret?: boolean
   previousSecretExpiresAt?: boolean
   eventTypes?: boolean
+  description?: boolean
   disabledAt?: boolean
   disabledReason?: boolean
   createdAt?: boolean
@@ -840,13 +876,14 @@ export type WebhookEndpointSelectScalar = {
   previousSecret?: boolean
   previousSecretExpiresAt?: boolean
   eventTypes?: boolean
+  description?: boolean
   disabledAt?: boolean
   disabledReason?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type WebhookEndpointOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "url" | "secret" | "previousSecret" | "previousSecretExpiresAt" | "eventTypes" | "disabledAt" | "disabledReason" | "createdAt" | "updatedAt", ExtArgs["result"]["webhookEndpoint"]>
+export type WebhookEndpointOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "url" | "secret" | "previousSecret" | "previousSecretExpiresAt" | "eventTypes" | "description" | "disabledAt" | "disabledReason" | "createdAt" | "updatedAt", ExtArgs["result"]["webhookEndpoint"]>
 export type WebhookEndpointInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   deliveries?: boolean | Prisma.WebhookEndpoint$deliveriesArgs<ExtArgs>
@@ -883,6 +920,10 @@ export type $WebhookEndpointPayload<ExtArgs extends runtime.Types.Extensions.Int
      * Event types delivered here; empty means all.
      */
     eventTypes: string[]
+    /**
+     * The merchant's note on what the endpoint is for.
+     */
+    description: string | null
     /**
      * Set when disabled (by the merchant, or by a 410 Gone): nothing is delivered until enabled.
      */
@@ -1323,6 +1364,7 @@ export interface WebhookEndpointFieldRefs {
   readonly previousSecret: Prisma.FieldRef<"WebhookEndpoint", 'String'>
   readonly previousSecretExpiresAt: Prisma.FieldRef<"WebhookEndpoint", 'DateTime'>
   readonly eventTypes: Prisma.FieldRef<"WebhookEndpoint", 'String[]'>
+  readonly description: Prisma.FieldRef<"WebhookEndpoint", 'String'>
   readonly disabledAt: Prisma.FieldRef<"WebhookEndpoint", 'DateTime'>
   readonly disabledReason: Prisma.FieldRef<"WebhookEndpoint", 'String'>
   readonly createdAt: Prisma.FieldRef<"WebhookEndpoint", 'DateTime'>
