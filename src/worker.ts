@@ -20,10 +20,15 @@ const chains = ChainSet.configured(config.chains);
 if (!config.redisUrl) logger.warn("REDIS_URL is not set: changes made by this worker will not reach live subscribers of API processes");
 const realtime = openRealtime(config, logger, { subscribe: false });
 const metrics = new ProcessMetrics();
-const jobs = startJobs(config, db, chains, logger, { feed: realtime.live, metrics });
 const server = createServer(logger, db, realtime.pubsub, () => relayerProblems(db.prisma, chains.all()));
 metricsRoute(server, db.prisma, config.metricsToken, metrics);
-const url = await listen(server, config.workerPort, config.host);
+// Before the jobs: a port in use (two workers on one host) stops this one before it takes any work.
+const url = await listen(server, config.workerPort, config.host).catch((err: NodeJS.ErrnoException) => {
+  const hint = err.code === "EADDRINUSE" ? ": give each worker on this host its own WORKER_PORT (0 picks a free one)" : "";
+  logger.fatal({ err }, `the worker cannot listen on ${config.host}:${config.workerPort}${hint}`);
+  process.exit(1);
+});
+const jobs = startJobs(config, db, chains, logger, { feed: realtime.live, metrics });
 logger.info({ url, database: db.kind, chains: chains.all().map((c) => c.chainId) }, "stablegate worker running");
 runUntilSignal(logger, async () => {
   await jobs.stop();

