@@ -101,7 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const metrics = options.metrics ?? new ProcessMetrics();
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
   metricsRoute(server, prisma, config.metricsToken, metrics);
-  const rest = mountRest(server, { ...callers, charges, chains });
+  const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
   const closeGraphQL = mountGraphQL(server, {
     ...callers,

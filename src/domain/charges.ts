@@ -4,17 +4,17 @@ import { z } from "zod";
 import { explorerAddressUrl } from "../chain/registry.js";
 import type { Prisma } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
-import { CHARGE_STATUSES, type ChargeStatus, cancelStatus, nextStatus } from "./charge-lifecycle.js";
+import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
 import { keysetPage, type Page, pageParams } from "./paging.js";
 import { eventWrites, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
-import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
+import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount, toUnits, type Units } from "./money.js";
 import { inScope, modeName, type Scope } from "./scope.js";
-import { type SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
+import { SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
 import { integerParam, parseInput } from "./validation.js";
 
 export type { Charge };
@@ -69,37 +69,36 @@ export const createSchema = z.strictObject(
 );
 
 /** The public JSON form of a charge (spec 2.2 plus API.md's additions); also the event snapshot. */
-export interface ChargeResource {
-  id: string;
-  object: "charge";
-  livemode: boolean;
-  orderId: string;
-  amount: string;
-  amountReceived: string | null;
-  feeAmount: string | null;
-  netAmount: string | null;
-  currency: string;
-  status: ChargeStatus;
-  cloneAddress: string | null;
-  chainId: number | null;
-  paymentUrl: string;
-  explorerUrl: string | null;
-  feeBps: number;
-  flushTxHash: string | null;
-  expiresAt: string;
-  createdAt: string;
-  completedAt: string | null;
-  deployedAt: string | null;
-  customerId: string | null;
-  description: string | null;
-  metadata: Metadata | null;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  /** Every confirmed payout from the clone, oldest first, whoever sent it. */
-  settlements: SettlementResource[];
-  /** Why money in the clone cannot be paid out right now, or null (see PAYOUT_BLOCK_REASONS). */
-  payoutBlockedReason: string | null;
-}
+export const ChargeResource = z.object({
+  id: z.string(),
+  object: z.literal("charge"),
+  livemode: z.boolean(),
+  orderId: z.string(),
+  amount: z.string().describe('USDC, e.g. "25.00".'),
+  amountReceived: z.string().nullable().describe("Confirmed money in the clone."),
+  feeAmount: z.string().nullable(),
+  netAmount: z.string().nullable(),
+  currency: z.string(),
+  status: z.enum(CHARGE_STATUSES),
+  cloneAddress: z.string().nullable().describe("Where to pay, once the buyer picked a chain."),
+  chainId: z.number().int().nullable(),
+  paymentUrl: z.string().describe("The hosted payment page."),
+  explorerUrl: z.string().nullable(),
+  feeBps: z.number().int(),
+  flushTxHash: z.string().nullable(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  deployedAt: z.string().nullable(),
+  customerId: z.string().nullable(),
+  description: z.string().nullable(),
+  metadata: MetadataShape.nullable(),
+  successUrl: z.string().nullable(),
+  cancelUrl: z.string().nullable(),
+  settlements: z.array(SettlementResource).describe("Every confirmed payout from the clone, oldest first, whoever sent it."),
+  payoutBlockedReason: z.string().nullable().describe("Why money in the clone cannot be paid out right now, or null."),
+});
+export type ChargeResource = z.infer<typeof ChargeResource>;
 
 /** Shapes a stored charge as the API shows it. */
 export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {
@@ -264,7 +263,7 @@ const filterSchema = {
   customerId: z.string().min(1).max(100).optional(),
 };
 
-const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
+export const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
 const filtersOnly = z.strictObject(filterSchema);
 
 export type ChargeFilters = z.input<typeof filtersOnly>;

@@ -7,7 +7,7 @@ import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { eventWrites, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { type Metadata, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
+import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
 import { keysetPage, type Page, pageParams } from "./paging.js";
@@ -59,24 +59,40 @@ export const updateSchema = z.strictObject({ email: email.optional(), name: name
 /** The fields a JWT-authenticated caller may send in the body (identity comes from the token). */
 export const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
 
-export type CustomerAddress = Record<"line1" | "line2" | "city" | "state" | "postalCode" | "country", string | null>;
+const AddressShape = z.object({
+  line1: z.string().nullable(),
+  line2: z.string().nullable(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  country: z.string().nullable().describe("ISO 3166-1 alpha-2, upper case."),
+});
+export type CustomerAddress = z.infer<typeof AddressShape>;
 
 /** The public JSON form of a customer (spec 2.1 plus `livemode`); also the event snapshot. */
-export interface CustomerResource {
-  id: string;
-  object: "customer";
-  livemode: boolean;
-  email: string;
-  name: string;
-  phone: string | null;
-  address: CustomerAddress | null;
-  companyName: string | null;
-  taxId: string | null;
-  description: string | null;
-  metadata: Metadata | null;
-  created: number;
-  updated: number;
-}
+export const CustomerResource = z.object({
+  id: z.string(),
+  object: z.literal("customer"),
+  livemode: z.boolean(),
+  email: z.string(),
+  name: z.string(),
+  phone: z.string().nullable(),
+  address: AddressShape.nullable(),
+  companyName: z.string().nullable(),
+  taxId: z.string().nullable(),
+  description: z.string().nullable(),
+  metadata: MetadataShape.nullable(),
+  created: z.number().int().describe("Unix timestamp (seconds)."),
+  updated: z.number().int().describe("Unix timestamp (seconds)."),
+});
+export type CustomerResource = z.infer<typeof CustomerResource>;
+
+/** `expand=stats`: a customer with its aggregates. */
+export const CustomerWithStats = CustomerResource.extend({
+  invoiceCount: z.number().int(),
+  chargeCount: z.number().int(),
+  totalSpent: z.string().describe("USDC of COMPLETED charges."),
+});
 
 /** Aggregates shown with `expand=stats` and `Customer.stats`. */
 export interface CustomerStats {
@@ -106,7 +122,7 @@ export function customerResource(c: Customer): CustomerResource {
 }
 
 /** The `expand=stats` fields in API form. */
-export function statsResource(s: CustomerStats): { invoiceCount: number; chargeCount: number; totalSpent: string } {
+export function statsResource(s: CustomerStats): Omit<z.infer<typeof CustomerWithStats>, keyof CustomerResource> {
   return { invoiceCount: s.invoiceCount, chargeCount: s.chargeCount, totalSpent: formatAmount(s.totalSpent) };
 }
 
@@ -171,7 +187,7 @@ export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): 
   });
 }
 
-const listSchema = z.strictObject({
+export const listSchema = z.strictObject({
   ...pageParams,
   email: z.string().min(1).max(254).optional(),
   query: z.string().min(1).max(100).optional(),

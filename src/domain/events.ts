@@ -48,13 +48,14 @@ export interface NewEvent {
 }
 
 /** The public JSON form of an event: also the exact body of its webhooks. */
-export interface EventResource {
-  id: string;
-  type: string;
-  timestamp: string;
-  livemode: boolean;
-  data: unknown;
-}
+export const EventResource = z.object({
+  id: z.string(),
+  type: z.string().describe("e.g. charge.completed"),
+  timestamp: z.string(),
+  livemode: z.boolean(),
+  data: z.unknown().describe("The object as it was right after the change."),
+});
+export type EventResource = z.infer<typeof EventResource>;
 
 /** An event as written: its public form and the merchant it belongs to (what live subscribers get). */
 export interface RecordedEvent extends EventResource {
@@ -117,7 +118,7 @@ export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "live
   return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: e.data };
 }
 
-const listSchema = z.strictObject({
+export const listSchema = z.strictObject({
   ...pageParams,
   type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
 });
@@ -183,13 +184,25 @@ export async function getEvent(prisma: Prisma, scope: Scope, id: string): Promis
 }
 
 /** One delivery of an event to one endpoint, with every attempt, as the API shows it. */
-export interface DeliveryResource {
-  endpointId: string;
-  url: string;
-  status: "pending" | "succeeded" | "failed";
-  nextAttemptAt: string | null;
-  attempts: { attemptedAt: string; statusCode: number | null; latencyMs: number; error: string | null; succeeded: boolean }[];
-}
+export const DeliveryResource = z.object({
+  endpointId: z.string(),
+  url: z.string(),
+  status: z.enum(["pending", "succeeded", "failed"]),
+  nextAttemptAt: z.string().nullable(),
+  attempts: z.array(
+    z.object({
+      attemptedAt: z.string(),
+      statusCode: z.number().int().nullable(),
+      latencyMs: z.number().int(),
+      error: z.string().nullable(),
+      succeeded: z.boolean(),
+    }),
+  ),
+});
+export type DeliveryResource = z.infer<typeof DeliveryResource>;
+
+/** An event with where it was sent (GET /v1/events/:id; the webhook body has no deliveries). */
+export const EventWithDeliveries = EventResource.extend({ deliveries: z.array(DeliveryResource) });
 
 /** The deliveries of each of `eventIds` with their attempts (oldest first), in two queries. */
 export async function eventDeliveries(prisma: Prisma, eventIds: readonly string[]): Promise<Map<string, DeliveryResource[]>> {

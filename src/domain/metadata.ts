@@ -1,7 +1,9 @@
 // Merchant metadata: a flat object of at most 50 keys (API.md "Conventions").
 import { z } from "zod";
 
-export type Metadata = Record<string, string | number | boolean>;
+/** Stored metadata as the API shows it. */
+export const MetadataShape = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+export type Metadata = z.infer<typeof MetadataShape>;
 
 const MAX_KEYS = 50;
 

@@ -1,6 +1,7 @@
 // The buyer's view of a charge (API.md "Public charge view"): what the hosted page, the public REST
 // routes and the paymentSession GraphQL field show, with the status wording for people. The charge
 // id is the capability: these functions take no merchant scope.
+import { z } from "zod";
 import type { ChainSet, EnabledChain } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import { type Charge, CHARGE_COLUMNS } from "./charges.js";
@@ -9,51 +10,38 @@ import { paymentStatus } from "./payments.js";
 import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";
 
 /** A chain as the hosted page lists it. */
-export interface PublicChain {
-  chainId: number;
-  name: string;
-  usdcAddress: string;
-  explorerUrl: string | null;
-}
+const PublicChain = z.object({ chainId: z.number().int(), name: z.string(), usdcAddress: z.string(), explorerUrl: z.string().nullable() });
+export type PublicChain = z.infer<typeof PublicChain>;
 
 /** A payment as the hosted page shows it ("seen, 1 of 3 confirmations"). */
-export interface PublicPayment {
-  txHash: string;
-  amount: string;
-  status: "pending" | "confirmed";
-  confirmations: number;
-}
+const PublicPayment = z.object({ txHash: z.string(), amount: z.string(), status: z.enum(["pending", "confirmed"]), confirmations: z.number().int() });
+export type PublicPayment = z.infer<typeof PublicPayment>;
 
 /** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
-export interface PublicCharge {
-  id: string;
-  /** The merchant's order id: the hosted page hands it back to `successUrl`. */
-  orderId: string;
-  amount: string;
-  currency: string;
-  status: string;
-  amountReceived: string | null;
-  amountRemaining: string;
-  /** Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
-  amountPending: string;
-  /** Confirmations each payment needs on the picked chain. */
-  confirmationsRequired: number | null;
-  /** Payments to the clone, oldest first, each with its confirmations so far. */
-  payments: PublicPayment[];
-  chainId: number | null;
-  cloneAddress: string | null;
-  /** The settlement transaction, once the money was flushed to the merchant. */
-  flushTxHash: string | null;
-  expiresAt: string;
-  description: string | null;
-  merchantName: string;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  livemode: boolean;
-  chains: PublicChain[];
-  /** The status in the buyer's words, as the hosted page shows it. */
-  statusMessage: string;
-}
+export const PublicCharge = z.object({
+  id: z.string(),
+  orderId: z.string().describe("The merchant's order id: the hosted page hands it back to `successUrl`."),
+  amount: z.string(),
+  currency: z.string(),
+  status: z.string(),
+  amountReceived: z.string().nullable(),
+  amountRemaining: z.string(),
+  amountPending: z.string().describe("Seen on chain, still waiting for confirmations (not counted in amountReceived yet)."),
+  confirmationsRequired: z.number().int().nullable().describe("Confirmations each payment needs on the picked chain."),
+  payments: z.array(PublicPayment).describe("Payments to the clone, oldest first, each with its confirmations so far."),
+  chainId: z.number().int().nullable(),
+  cloneAddress: z.string().nullable(),
+  flushTxHash: z.string().nullable().describe("The settlement transaction, once the money was paid out to the merchant."),
+  expiresAt: z.string(),
+  description: z.string().nullable(),
+  merchantName: z.string(),
+  successUrl: z.string().nullable(),
+  cancelUrl: z.string().nullable(),
+  livemode: z.boolean(),
+  chains: z.array(PublicChain),
+  statusMessage: z.string().describe("The status in the buyer's words, as the hosted page shows it."),
+});
+export type PublicCharge = z.infer<typeof PublicCharge>;
 
 /** The hosted page's view of a charge, or 404. */
 export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {

@@ -2,6 +2,7 @@
 // clone, whoever called its public `flush` (our relayer, a bot, the merchant): the net amount went
 // to the merchant's wallet and the fee to the fee recipient. A charge keeps its confirmed
 // settlements, oldest first, in its `settlements` column, in the form stored here.
+import { z } from "zod";
 import { formatAmount } from "./money.js";
 
 /** A confirmed settlement as a charge stores it (amounts as base-unit strings). */
@@ -15,18 +16,15 @@ export interface StoredSettlement {
 }
 
 /** A settlement as the API shows it. */
-export interface SettlementResource {
-  /** The transaction that paid out (anyone's). */
-  txHash: string;
-  blockNumber: number;
-  /** Everything that left the clone: netAmount + feeAmount. */
-  amount: string;
-  /** Paid to the merchant's wallet. */
-  netAmount: string;
-  /** Paid to the fee recipient. */
-  feeAmount: string;
-  confirmedAt: string;
-}
+export const SettlementResource = z.object({
+  txHash: z.string().describe("The transaction that paid out (anyone's)."),
+  blockNumber: z.number().int(),
+  amount: z.string().describe("Everything that left the clone: netAmount + feeAmount."),
+  netAmount: z.string().describe("Paid to the merchant's wallet."),
+  feeAmount: z.string().describe("Paid to the fee recipient."),
+  confirmedAt: z.string(),
+});
+export type SettlementResource = z.infer<typeof SettlementResource>;
 
 /** The confirmed settlements stored on a charge. */
 export function storedSettlements(charge: { settlements: unknown }): StoredSettlement[] {

@@ -32,21 +32,21 @@ export const updateSchema = z.strictObject({
   status: z.enum(["enabled", "disabled"]).optional(),
 });
 export const rotateSchema = z.strictObject({ overlapHours: integerParam(0, 24 * 7).default(DEFAULT_ROTATION_OVERLAP_HOURS) });
-const listSchema = z.strictObject(pageParams);
+export const listSchema = z.strictObject(pageParams);
 
 /** An endpoint as the API shows it; `secret` only when just created or rotated. */
-export interface WebhookEndpointResource {
-  id: string;
-  object: "webhook_endpoint";
-  livemode: boolean;
-  url: string;
-  /** The event types sent here; empty means every type. */
-  events: string[];
-  description: string | null;
-  status: "enabled" | "disabled";
-  secret?: string;
-  createdAt: string;
-}
+export const WebhookEndpointResource = z.object({
+  id: z.string(),
+  object: z.literal("webhook_endpoint"),
+  livemode: z.boolean(),
+  url: z.string(),
+  events: z.array(z.string()).describe("The event types sent here; empty means every type."),
+  description: z.string().nullable(),
+  status: z.enum(["enabled", "disabled"]),
+  secret: z.string().optional().describe("whsec_…: only in the answers that create or rotate it."),
+  createdAt: z.string(),
+});
+export type WebhookEndpointResource = z.infer<typeof WebhookEndpointResource>;
 
 /** An endpoint and its new secret, which is shown this once. */
 export interface EndpointCreated {

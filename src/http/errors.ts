@@ -16,7 +16,7 @@ export interface ErrorBody {
 const BODY_LIMIT_KB = 100;
 
 /** The status each code is answered with; a missing record named by a parameter is a 400 instead. */
-const STATUS: Record<ErrorCode, number> = {
+export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   body_invalid_json: 400,
   parameter_missing: 400,
   parameter_invalid: 400,
@@ -57,7 +57,7 @@ export class HttpError extends AppError {
 /** The HTTP status `e` is answered with. */
 export function statusOf(e: AppError): number {
   if (e instanceof HttpError) return e.status;
-  return e.reference ? 400 : STATUS[e.code];
+  return e.reference ? 400 : STATUS_OF_CODE[e.code];
 }
 
 /** Converts framework and unexpected errors to AppErrors; unknown failures become a bare 500. */

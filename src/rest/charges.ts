@@ -1,31 +1,77 @@
 // REST /v1/charges: parse, call the domain, shape the response.
 import type { FastifyInstance } from "fastify";
-import { cancelCharge, chargeResource, createCharge, getCharge, getChargeByOrderId, listCharges } from "../domain/charges.js";
+import { z } from "zod";
+import {
+  cancelCharge,
+  ChargeResource,
+  chargeResource,
+  createCharge,
+  createSchema,
+  getCharge,
+  getChargeByOrderId,
+  listCharges,
+  listSchema,
+} from "../domain/charges.js";
+import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Charges";
+/** GET /v1/charges pages by number (the contract keeps it), so its list adds the page's place. */
+const ChargeList = listOf(ChargeResource).extend({ page: z.number().int(), limit: z.number().int(), total: z.number().int() });
 
 type IdParams = { Params: { id: string } };
 
 /** Registers the charge endpoints. */
 export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
-  app.post("/v1/charges", { config: { group: "create" } }, async (req, reply) => {
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createCharge",
+      summary: "Create a charge (a payment request) and its hosted payment page",
+      tag,
+      body: createSchema,
+      ok: { 201: ChargeResource },
+      errors: ["duplicate_order_id", "settlement_wallet_missing"],
+    },
+  } as const;
+  app.post("/v1/charges", { config: create }, async (req, reply) => {
     const charge = await createCharge(prisma, scopeOf(req), req.body ?? {}, settings);
     return reply.code(201).send(chargeResource(charge, settings));
   });
 
-  app.get<IdParams>("/v1/charges/:id", { config: { group: "read" } }, async (req) => {
+  const retrieve = { group: "read", doc: { operationId: "getCharge", summary: "Retrieve a charge", tag, ok: { 200: ChargeResource } } } as const;
+  app.get<IdParams>("/v1/charges/:id", { config: retrieve }, async (req) => {
     return chargeResource(await getCharge(prisma, scopeOf(req), req.params.id), settings);
   });
 
-  app.get<{ Params: { orderId: string } }>("/v1/charges/order/:orderId", { config: { group: "read" } }, async (req) => {
+  const byOrder = {
+    group: "read",
+    doc: { operationId: "getChargeByOrderId", summary: "Retrieve a charge by your order id", tag, ok: { 200: ChargeResource } },
+  } as const;
+  app.get<{ Params: { orderId: string } }>("/v1/charges/order/:orderId", { config: byOrder }, async (req) => {
     return chargeResource(await getChargeByOrderId(prisma, scopeOf(req), req.params.orderId), settings);
   });
 
-  app.get("/v1/charges", { config: { group: "list" } }, async (req) => {
+  const list = {
+    group: "list",
+    doc: { operationId: "listCharges", summary: "List charges, newest first, by page number", tag, query: listSchema, ok: { 200: ChargeList } },
+  } as const;
+  app.get("/v1/charges", { config: list }, async (req) => {
     const { data, ...page } = await listCharges(prisma, scopeOf(req), req.query);
     return { object: "list", data: data.map((c) => chargeResource(c, settings)), ...page };
   });
 
-  app.delete<IdParams>("/v1/charges/:id", { config: { group: "create" } }, async (req) => {
+  const cancel = {
+    group: "create",
+    doc: {
+      operationId: "cancelCharge",
+      summary: "Cancel a charge that has no money yet",
+      tag,
+      ok: { 200: ChargeResource },
+      errors: ["charge_not_cancellable", "charge_payment_confirming"],
+    },
+  } as const;
+  app.delete<IdParams>("/v1/charges/:id", { config: cancel }, async (req) => {
     return chargeResource(await cancelCharge(prisma, scopeOf(req), req.params.id, settings), settings);
   });
 }

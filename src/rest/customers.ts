@@ -2,17 +2,24 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
+  CustomerResource,
+  CustomerWithStats,
   createCustomer,
+  createSchema,
   customerResource,
   customerStats,
   deleteCustomer,
   findOrCreateCustomerByEmail,
   getCustomer,
+  jwtBodySchema,
   listCustomers,
+  listSchema,
   statsResource,
   updateCustomer,
+  updateSchema,
 } from "../domain/customers.js";
 import { parseInput } from "../domain/validation.js";
+import { deletedOf, listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 type IdParams = { Params: { id: string } };
@@ -26,17 +33,50 @@ const retrieveQuery = z.strictObject({
 
 /** Registers the customer endpoints. */
 export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void {
-  app.post("/v1/customers", { config: { group: "create" } }, async (req, reply) => {
+  const tag = "Customers";
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createCustomer",
+      summary: "Create a customer",
+      tag,
+      body: createSchema,
+      ok: { 201: CustomerResource },
+      errors: ["customer_email_exists"],
+    },
+  } as const;
+  app.post("/v1/customers", { config: create }, async (req, reply) => {
     const customer = await createCustomer(prisma, scopeOf(req), req.body ?? {});
     return reply.code(201).send(customerResource(customer));
   });
 
-  app.post("/v1/customers/jwt", { config: { group: "create", auth: "customerJwt" } }, async (req, reply) => {
+  const jwt = {
+    group: "create",
+    auth: "customerJwt",
+    doc: {
+      operationId: "findOrCreateCustomerByJwt",
+      summary: "Find or create the customer a customer JWT names (200 found, 201 created)",
+      tag,
+      body: jwtBodySchema,
+      ok: { 200: CustomerResource, 201: CustomerResource },
+    },
+  } as const;
+  app.post("/v1/customers/jwt", { config: jwt }, async (req, reply) => {
     const { customer, created } = await findOrCreateCustomerByEmail(prisma, scopeOf(req), req.jwtClaims!, req.body ?? {});
     return reply.code(created ? 201 : 200).send(customerResource(customer));
   });
 
-  app.get<IdParams>("/v1/customers/:id", { config: { group: "read" } }, async (req) => {
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getCustomer",
+      summary: "Retrieve a customer (expand=stats adds its aggregates)",
+      tag,
+      query: retrieveQuery,
+      ok: { 200: z.union([CustomerWithStats, CustomerResource]) },
+    },
+  } as const;
+  app.get<IdParams>("/v1/customers/:id", { config: retrieve }, async (req) => {
     const { expand } = parseInput(retrieveQuery, req.query);
     const customer = await getCustomer(prisma, scopeOf(req), req.params.id);
     if (!expand) return customerResource(customer);
@@ -44,16 +84,32 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     return { ...customerResource(customer), ...statsResource(stats) };
   });
 
-  app.get("/v1/customers", { config: { group: "list" } }, async (req) => {
+  const list = {
+    group: "list",
+    doc: { operationId: "listCustomers", summary: "List customers, newest first", tag, query: listSchema, ok: { 200: listOf(CustomerResource) } },
+  } as const;
+  app.get("/v1/customers", { config: list }, async (req) => {
     const page = await listCustomers(prisma, scopeOf(req), req.query);
     return { object: "list", data: page.data.map(customerResource), hasMore: page.hasMore };
   });
 
-  app.patch<IdParams>("/v1/customers/:id", { config: { group: "create" } }, async (req) => {
+  const update = {
+    group: "create",
+    doc: {
+      operationId: "updateCustomer",
+      summary: "Update a customer",
+      tag,
+      body: updateSchema,
+      ok: { 200: CustomerResource },
+      errors: ["customer_email_exists"],
+    },
+  } as const;
+  app.patch<IdParams>("/v1/customers/:id", { config: update }, async (req) => {
     return customerResource(await updateCustomer(prisma, scopeOf(req), req.params.id, req.body ?? {}));
   });
 
-  app.delete<IdParams>("/v1/customers/:id", { config: { group: "create" } }, async (req) => {
+  const remove = { group: "create", doc: { operationId: "deleteCustomer", summary: "Delete a customer", tag, ok: { 200: deletedOf("customer") } } } as const;
+  app.delete<IdParams>("/v1/customers/:id", { config: remove }, async (req) => {
     await deleteCustomer(prisma, scopeOf(req), req.params.id);
     return { id: req.params.id, object: "customer", deleted: true };
   });

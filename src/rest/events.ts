@@ -2,28 +2,70 @@
 // and mock webhooks for test mode.
 import type { FastifyInstance } from "fastify";
 import type { Prisma } from "../db/client.js";
-import { type Event, eventDeliveries, eventResource, getEvent, listEvents, resendEvent } from "../domain/events.js";
-import { sendTestWebhook } from "../domain/test-webhooks.js";
+import {
+  type Event,
+  EventResource,
+  EventWithDeliveries,
+  eventDeliveries,
+  eventResource,
+  getEvent,
+  listEvents,
+  listSchema,
+  resendEvent,
+} from "../domain/events.js";
+import { sendTestWebhook, testWebhookSchema } from "../domain/test-webhooks.js";
+import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Events";
 
 type IdParams = { Params: { id: string } };
 
 /** Registers the event and webhook endpoints. */
 export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
-  app.get("/v1/events", { config: { group: "list" } }, async (req) => {
+  const list = {
+    group: "list",
+    doc: { operationId: "listEvents", summary: "List events, newest first", tag, query: listSchema, ok: { 200: listOf(EventResource) } },
+  } as const;
+  app.get("/v1/events", { config: list }, async (req) => {
     const { data, hasMore } = await listEvents(prisma, scopeOf(req), req.query);
     return { object: "list", data: data.map(eventResource), hasMore };
   });
 
-  app.get<IdParams>("/v1/events/:id", { config: { group: "read" } }, async (req) => {
+  const retrieve = {
+    group: "read",
+    doc: { operationId: "getEvent", summary: "Retrieve an event with its webhook deliveries", tag, ok: { 200: EventWithDeliveries } },
+  } as const;
+  app.get<IdParams>("/v1/events/:id", { config: retrieve }, async (req) => {
     return withDeliveries(prisma, await getEvent(prisma, scopeOf(req), req.params.id));
   });
 
-  app.post<IdParams>("/v1/events/:id/resend", { config: { group: "create" } }, async (req) => {
+  const resend = {
+    group: "create",
+    doc: {
+      operationId: "resendEvent",
+      summary: "Deliver an event again now to every enabled endpoint that wants it",
+      tag,
+      ok: { 200: EventWithDeliveries },
+      errors: ["webhook_endpoint_missing"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/events/:id/resend", { config: resend }, async (req) => {
     return withDeliveries(prisma, await resendEvent(prisma, scopeOf(req), req.params.id));
   });
 
-  app.post("/v1/webhooks/test", { config: { group: "create" } }, async (req, reply) => {
+  const test = {
+    group: "create",
+    doc: {
+      operationId: "sendTestWebhook",
+      summary: "Test mode: record a mock event with sample data and deliver it like a real one",
+      tag,
+      body: testWebhookSchema,
+      ok: { 201: EventWithDeliveries },
+      errors: ["test_mode_only", "webhook_endpoint_missing"],
+    },
+  } as const;
+  app.post("/v1/webhooks/test", { config: test }, async (req, reply) => {
     const event = await sendTestWebhook(prisma, scopeOf(req), req.body ?? {}, settings);
     return reply.code(201).send(await withDeliveries(prisma, event));
   });

@@ -1,5 +1,5 @@
-// The REST door (/v1): the plumbing every route shares (keys, limits, idempotency), then each
-// resource's routes. The domain does the work; these modules read the request, call it, shape the answer.
+// The REST door (/v1): the plumbing every route shares (keys, limits, idempotency), the OpenAPI
+// document the routes describe themselves in, then each resource's routes. The domain does the work; these modules read the request, call it, shape the answer.
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { every, type Periodic } from "../lib/periodic.js";
@@ -7,6 +7,7 @@ import { chargeRoutes } from "./charges.js";
 import { customerRoutes } from "./customers.js";
 import { eventRoutes } from "./events.js";
 import { IdempotencyStore } from "./idempotency.js";
+import { ApiDocument, openApiRoute } from "./openapi.js";
 import { installApiPlumbing, type RestDeps } from "./plumbing.js";
 import { publicRoutes } from "./public.js";
 import { webhookEndpointRoutes } from "./webhook-endpoints.js";
@@ -15,10 +16,12 @@ import { webhookEndpointRoutes } from "./webhook-endpoints.js";
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 /** Mounts /v1 on `server`; the returned task prunes expired idempotency keys until it is stopped. */
-export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempotency"> & { logger: Logger }): Periodic {
+export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempotency"> & { logger: Logger; publicUrl: string }): Periodic {
   const idempotency = new IdempotencyStore(deps.prisma);
   const rest = { ...deps, idempotency };
   installApiPlumbing(server, rest);
+  // Before the routes: it records each as it is registered.
+  openApiRoute(server, new ApiDocument(server), deps.publicUrl);
   customerRoutes(server, rest);
   chargeRoutes(server, rest);
   eventRoutes(server, rest);

@@ -1,20 +1,39 @@
 // REST /v1/public: what the hosted payment page calls. No API key; the charge id is the capability.
 import type { FastifyInstance } from "fastify";
-import { selectChain } from "../domain/chain-selection.js";
-import { getPublicCharge } from "../domain/payment-session.js";
+import { selectChain, selectSchema } from "../domain/chain-selection.js";
+import { getPublicCharge, PublicCharge } from "../domain/payment-session.js";
 import type { RestDeps } from "./plumbing.js";
+
+const tag = "Hosted page";
 
 type IdParams = { Params: { id: string } };
 
 /** Registers the hosted-page endpoints. */
 export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: settings }: RestDeps): void {
-  app.get<IdParams>("/v1/public/charges/:id", { config: { group: "read", auth: "public" } }, async (req, reply) => {
+  const view = {
+    group: "read",
+    auth: "public",
+    doc: { operationId: "getPublicCharge", summary: "The buyer's view of a charge (no key: the charge id is the capability)", tag, ok: { 200: PublicCharge } },
+  } as const;
+  app.get<IdParams>("/v1/public/charges/:id", { config: view }, async (req, reply) => {
     // Status changes by the second: never let a cache serve an old view.
     reply.header("Cache-Control", "no-store");
     return getPublicCharge(prisma, chains, req.params.id);
   });
 
-  app.post<IdParams>("/v1/public/charges/:id/chain", { config: { group: "create", auth: "public" } }, async (req, reply) => {
+  const select = {
+    group: "create",
+    auth: "public",
+    doc: {
+      operationId: "selectChargeChain",
+      summary: "The buyer picks a chain: the charge's contract is deployed there",
+      tag,
+      body: selectSchema,
+      ok: { 200: PublicCharge },
+      errors: ["chain_unsupported", "chain_already_selected", "charge_not_payable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/public/charges/:id/chain", { config: select }, async (req, reply) => {
     reply.header("Cache-Control", "no-store");
     return selectChain(prisma, chains, settings, req.params.id, req.body ?? {});
   });

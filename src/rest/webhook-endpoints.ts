@@ -1,44 +1,97 @@
 // REST /v1/webhook_endpoints: where the key's merchant gets its events in the key's mode.
 import type { FastifyInstance } from "fastify";
 import {
+  createSchema,
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
+  listSchema,
   listWebhookEndpoints,
+  rotateSchema,
   rotateWebhookSecret,
+  updateSchema,
   updateWebhookEndpoint,
+  WebhookEndpointResource,
   webhookEndpointResource,
 } from "../domain/webhook-endpoints.js";
+import { deletedOf, listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Webhook endpoints";
+const Endpoint = WebhookEndpointResource;
 
 type IdParams = { Params: { id: string } };
 
 /** Registers the webhook endpoint endpoints. */
 export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps): void {
-  app.post("/v1/webhook_endpoints", { config: { group: "create" } }, async (req, reply) => {
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createWebhookEndpoint",
+      summary: "Add a webhook endpoint; its signing secret is shown this once",
+      tag,
+      body: createSchema,
+      ok: { 201: Endpoint },
+    },
+  } as const;
+  app.post("/v1/webhook_endpoints", { config: create }, async (req, reply) => {
     const { endpoint, secret } = await createWebhookEndpoint(prisma, scopeOf(req), req.body ?? {});
     return reply.code(201).send(webhookEndpointResource(endpoint, secret));
   });
 
-  app.get("/v1/webhook_endpoints", { config: { group: "list" } }, async (req) => {
+  const list = {
+    group: "list",
+    doc: { operationId: "listWebhookEndpoints", summary: "List webhook endpoints, newest first", tag, query: listSchema, ok: { 200: listOf(Endpoint) } },
+  } as const;
+  app.get("/v1/webhook_endpoints", { config: list }, async (req) => {
     const { data, hasMore } = await listWebhookEndpoints(prisma, scopeOf(req), req.query);
     return { object: "list", data: data.map((e) => webhookEndpointResource(e)), hasMore };
   });
 
-  app.get<IdParams>("/v1/webhook_endpoints/:id", { config: { group: "read" } }, async (req) => {
+  const retrieve = { group: "read", doc: { operationId: "getWebhookEndpoint", summary: "Retrieve a webhook endpoint", tag, ok: { 200: Endpoint } } } as const;
+  app.get<IdParams>("/v1/webhook_endpoints/:id", { config: retrieve }, async (req) => {
     return webhookEndpointResource(await getWebhookEndpoint(prisma, scopeOf(req), req.params.id));
   });
 
-  app.patch<IdParams>("/v1/webhook_endpoints/:id", { config: { group: "create" } }, async (req) => {
+  const update = {
+    group: "create",
+    doc: {
+      operationId: "updateWebhookEndpoint",
+      summary: "Change url, events, description, or pause and resume (status)",
+      tag,
+      body: updateSchema,
+      ok: { 200: Endpoint },
+    },
+  } as const;
+  app.patch<IdParams>("/v1/webhook_endpoints/:id", { config: update }, async (req) => {
     return webhookEndpointResource(await updateWebhookEndpoint(prisma, scopeOf(req), req.params.id, req.body ?? {}));
   });
 
-  app.delete<IdParams>("/v1/webhook_endpoints/:id", { config: { group: "create" } }, async (req) => {
+  const remove = {
+    group: "create",
+    doc: {
+      operationId: "deleteWebhookEndpoint",
+      summary: "Delete a webhook endpoint and its pending deliveries",
+      tag,
+      ok: { 200: deletedOf("webhook_endpoint") },
+    },
+  } as const;
+  app.delete<IdParams>("/v1/webhook_endpoints/:id", { config: remove }, async (req) => {
     await deleteWebhookEndpoint(prisma, scopeOf(req), req.params.id);
     return { id: req.params.id, object: "webhook_endpoint", deleted: true };
   });
 
-  app.post<IdParams>("/v1/webhook_endpoints/:id/rotate_secret", { config: { group: "create" } }, async (req) => {
+  const rotate = {
+    group: "create",
+    doc: {
+      operationId: "rotateWebhookEndpointSecret",
+      summary: "A new signing secret (shown this once); the old one also signs for overlapHours",
+      tag,
+      body: rotateSchema,
+      ok: { 200: Endpoint },
+    },
+  } as const;
+  app.post<IdParams>("/v1/webhook_endpoints/:id/rotate_secret", { config: rotate }, async (req) => {
     const { endpoint, secret } = await rotateWebhookSecret(prisma, scopeOf(req), req.params.id, req.body ?? {});
     return webhookEndpointResource(endpoint, secret);
   });

@@ -10,6 +10,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
+import { Contract } from "./contract.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -72,7 +73,6 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-/** Starts the service with test settings; `env` overrides configuration variables. */
 /**
  * Every test calls from 127.0.0.1 (and, on Redis, shares its counters with the other test files):
  * per-address limits are off unless a test turns them on (through X-Forwarded-For with TRUST_PROXY).
@@ -84,6 +84,10 @@ export const UNLIMITED_ADDRESS = {
   SHED_ANONYMOUS_LAG_MS: "0",
 };
 
+/**
+ * Starts the service with test settings; `env` overrides configuration variables. Every /v1 call
+ * made through `call` is checked against the service's OpenAPI document (helpers/contract.ts).
+ */
 export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop } = await freshDatabase((sql) => queries.push(sql));
@@ -109,8 +113,18 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
     try {
       parsed = JSON.parse(text);
     } catch {}
+    if (path.startsWith("/v1/") && !path.startsWith("/v1/openapi.json")) {
+      contract ??= fetch(`${url}/v1/openapi.json`).then(async (r) => new Contract(await r.json()));
+      let sent: unknown;
+      try {
+        sent = body === undefined ? undefined : JSON.parse(body);
+      } catch {}
+      const problem = (await contract).problem(method, path, sent, res.status, parsed);
+      if (problem) throw new Error(`contract (GET /v1/openapi.json): ${problem}\n${text.slice(0, 500)}`);
+    }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+  let contract: Promise<Contract> | undefined;
 
   return {
     url,

@@ -1,0 +1,60 @@
+// The contract test: every /v1 exchange the test suite makes through the harness is checked against
+// GET /v1/openapi.json, both ways. The answer's status must be documented for its operation and
+// its body must match that status's schema; a request that succeeded must match the request body
+// schema. A /v1 path the document does not know is a failure if it was served.
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+
+interface Operation {
+  requestBody?: { content: { "application/json": { schema: object } } };
+  responses: Record<string, { content?: { "application/json": { schema: object } } }>;
+}
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object> } };
+
+/** Checks exchanges against one OpenAPI document. */
+export class Contract {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: false });
+  private readonly validators = new Map<object, ValidateFunction>();
+  private readonly templates: { template: string; pattern: RegExp }[];
+
+  constructor(private readonly doc: Document) {
+    this.ajv.addSchema({ $id: "components", ...doc.components }, "components");
+    // Literal segments first: /v1/customers/jwt is not /v1/customers/{id}.
+    this.templates = Object.keys(doc.paths)
+      .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}$`) }))
+      .sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
+  }
+
+  /** What is wrong with this exchange by the document, or null. */
+  problem(method: string, url: string, requestBody: unknown, status: number, responseBody: unknown): string | null {
+    const path = url.split("?")[0]!;
+    const template = this.templates.find((t) => t.pattern.test(path))?.template;
+    const operation = template ? this.doc.paths[template]![method.toLowerCase()] : undefined;
+    // Served without being documented: a route missing from the document. (Refusals of unknown
+    // paths or methods are the router's, not a route's.)
+    if (!operation) return status < 400 ? `${method} ${path} answered ${status} but is not in the document` : null;
+    const response = operation.responses[String(status)];
+    if (!response) return `${method} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses)})`;
+    const schema = response.content?.["application/json"].schema;
+    if (schema && !this.validate(schema, responseBody)) return `${method} ${template} ${status} answer: ${this.ajv.errorsText(this.lastErrors)}`;
+    const bodySchema = operation.requestBody?.content["application/json"].schema;
+    if (status < 300 && bodySchema && requestBody !== undefined && !this.validate(bodySchema, requestBody)) {
+      return `${method} ${template} accepted a request body the document refuses: ${this.ajv.errorsText(this.lastErrors)}`;
+    }
+    return null;
+  }
+
+  private lastErrors: ValidateFunction["errors"] = null;
+
+  private validate(schema: object, value: unknown): boolean {
+    let validate = this.validators.get(schema);
+    if (!validate) {
+      // Refs point at the document's components.
+      const resolved = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components#/'));
+      validate = this.ajv.compile(resolved);
+      this.validators.set(schema, validate);
+    }
+    const ok = validate(value);
+    this.lastErrors = validate.errors;
+    return ok;
+  }
+}

@@ -1,0 +1,72 @@
+// GET /v1/openapi.json: a valid OpenAPI 3.1 document (checked by a real validator) that names every
+// /v1 route the service serves, with the key scheme, the idempotency header and every error status.
+// That each answer matches it is checked on every /v1 call of the suite (helpers/contract.ts).
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { guardedRoutes } from "../../src/http/input-guard.js";
+import { Contract } from "../helpers/contract.js";
+import { startApp, type TestApp } from "../helpers/harness.js";
+
+let app: TestApp;
+let doc: any;
+beforeAll(async () => {
+  app = await startApp();
+  const res = await fetch(`${app.url}/v1/openapi.json`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  doc = await res.json();
+});
+afterAll(() => app?.stop());
+
+it("is a valid OpenAPI 3.1 document", async () => {
+  expect(doc.openapi).toBe("3.1.0");
+  const result = await new Validator().validate(doc);
+  expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+  expect(result.valid).toBe(true);
+});
+
+it("documents every /v1 route the service serves, once, with a unique operation id", () => {
+  const served = guardedRoutes()
+    .filter((r) => r.url.startsWith("/v1/") && !["HEAD", "OPTIONS"].includes(r.method))
+    .map((r) => `${r.method.toLowerCase()} ${r.url.replace(/:(\w+)/g, "{$1}")}`);
+  const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m} ${path}`));
+  expect(documented.sort()).toEqual(served.filter((r) => r !== "get /v1/openapi.json").sort());
+  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops as Record<string, { operationId: string }>).map((o) => o.operationId));
+  expect(new Set(ids).size).toBe(ids.length);
+});
+
+it("says how to authenticate, retry safely and read every error", () => {
+  expect(doc.components.securitySchemes.ApiKey).toEqual(expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }));
+  const create = doc.paths["/v1/charges"].post;
+  expect(create.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+  expect(create.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["orderId", "amount"]));
+  expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "409", "429", "500"]));
+  expect(create.responses["409"].description).toMatch(/duplicate_order_id/);
+  expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
+  expect(create.responses["201"].headers["RateLimit-Remaining"]).toBeDefined();
+  // The hosted page's routes need no key.
+  expect(doc.paths["/v1/public/charges/{id}"].get.security).toEqual([]);
+  // Amounts are strings, never numbers.
+  expect(create.responses["201"].content["application/json"].schema.properties.amount.type).toBe("string");
+});
+
+it("refuses nothing it documents: a documented request gets a documented answer", async () => {
+  // The harness checks each exchange against the document; a few of each kind here.
+  const customer = await app.call("POST", "/v1/customers", { body: { email: "doc@example.com", name: "Doc" } });
+  expect(customer.status).toBe(201);
+  expect((await app.call("GET", `/v1/customers/${customer.body.id}?expand=stats`)).status).toBe(200);
+  expect((await app.call("POST", "/v1/charges", { body: { orderId: "doc-1", amount: "1.50", customerId: customer.body.id } })).status).toBe(201);
+  expect((await app.call("POST", "/v1/charges", { body: { orderId: "doc-1", amount: "1.50" } })).status).toBe(409);
+  expect((await app.call("GET", "/v1/charges?limit=1")).status).toBe(200);
+  expect((await app.call("GET", "/v1/customers/cus_nothere")).status).toBe(404);
+});
+
+it("the contract check fails a wrong answer, an undocumented status or route, and an accepted body the document refuses", async () => {
+  const contract = new Contract(doc);
+  const customer = (await app.call("POST", "/v1/customers", { body: { email: "shape@example.com", name: "Shape" } })).body;
+  expect(contract.problem("GET", `/v1/customers/${customer.id}`, undefined, 200, customer)).toBeNull();
+  expect(contract.problem("GET", `/v1/customers/${customer.id}`, undefined, 200, { ...customer, created: "yesterday" })).toMatch(/200 answer/);
+  expect(contract.problem("GET", `/v1/customers/${customer.id}`, undefined, 418, {})).toMatch(/does not list/);
+  expect(contract.problem("GET", "/v1/hidden_things", undefined, 200, {})).toMatch(/not in the document/);
+  expect(contract.problem("POST", "/v1/customers", { email: 7, name: "N" }, 201, customer)).toMatch(/request body the document refuses/);
+});
