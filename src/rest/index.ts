@@ -1,11 +1,12 @@
 // The REST door (/v1): the plumbing every route shares (keys, limits, idempotency), the OpenAPI
-// document the routes describe themselves in, then each resource's routes. The domain does the work; these modules read the request, call it, shape the answer.
+// document the routes describe themselves in and its reader at /docs, then each resource's routes. The domain does the work; these modules read the request, call it, shape the answer.
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { every, type Periodic } from "../lib/periodic.js";
 import { chargeRoutes } from "./charges.js";
 import { customerRoutes } from "./customers.js";
 import { eventRoutes } from "./events.js";
+import { docsRoutes } from "./docs.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { ApiDocument, openApiRoute } from "./openapi.js";
 import { installApiPlumbing, type RestDeps } from "./plumbing.js";
@@ -22,6 +23,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   installApiPlumbing(server, rest);
   // Before the routes: it records each as it is registered.
   openApiRoute(server, new ApiDocument(server), deps.publicUrl);
+  docsRoutes(server, deps.publicUrl);
   customerRoutes(server, rest);
   chargeRoutes(server, rest);
   eventRoutes(server, rest);

@@ -70,3 +70,16 @@ it("the contract check fails a wrong answer, an undocumented status or route, an
   expect(contract.problem("GET", "/v1/hidden_things", undefined, 200, {})).toMatch(/not in the document/);
   expect(contract.problem("POST", "/v1/customers", { email: 7, name: "N" }, 201, customer)).toMatch(/request body the document refuses/);
 });
+
+it("serves /docs and its Swagger UI from this process, gzipped, under a CSP without inline scripts", async () => {
+  const page = await fetch(`${app.url}/docs`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
+  const html = await page.text();
+  expect(html).toMatch(/<script src="\/docs\/swagger-ui-bundle.js"><\/script>/);
+  expect(html).not.toMatch(/<script>/);
+  const bundle = await fetch(`${app.url}/docs/swagger-ui-bundle.js`, { headers: { "accept-encoding": "gzip" } });
+  expect(bundle.headers.get("content-encoding")).toBe("gzip");
+  expect((await bundle.text()).length).toBeGreaterThan(500_000);
+  expect(await (await fetch(`${app.url}/docs/init.js`)).text()).toMatch(/url: "\/v1\/openapi.json"/);
+});

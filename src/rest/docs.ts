@@ -1,0 +1,70 @@
+// GET /docs: the API reference, drawn in the browser by Swagger UI (the swagger-ui-dist package,
+// served from this process: no CDN) from /v1/openapi.json. The page has no inline script, so its
+// CSP lets scripts come from this origin only; "Try it out" calls this API with the key you enter.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { gzipSync } from "node:zlib";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Stablegate API reference</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+<div id="docs"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: "/v1/openapi.json", dom_id: "#docs", deepLinking: true, tryItOutEnabled: false });\n`;
+
+/** A static answer, gzipped once when first asked for. */
+class Asset {
+  private gzipped: Buffer | null = null;
+
+  constructor(
+    private readonly type: string,
+    private readonly load: () => Buffer,
+  ) {}
+
+  send(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+    reply.type(this.type).header("Cache-Control", "public, max-age=3600").header("Vary", "Accept-Encoding");
+    if (!/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) return reply.send(this.load());
+    this.gzipped ??= gzipSync(this.load());
+    return reply.header("Content-Encoding", "gzip").send(this.gzipped);
+  }
+}
+
+/** Registers /docs and its assets. */
+export function docsRoutes(server: FastifyInstance, publicUrl: string): void {
+  const dist = (file: string) => () => readFileSync(createRequire(import.meta.url).resolve(`swagger-ui-dist/${file}`));
+  const assets: Record<string, Asset> = {
+    "/docs/swagger-ui-bundle.js": new Asset("text/javascript; charset=utf-8", dist("swagger-ui-bundle.js")),
+    "/docs/swagger-ui.css": new Asset("text/css; charset=utf-8", dist("swagger-ui.css")),
+    "/docs/init.js": new Asset("text/javascript; charset=utf-8", () => Buffer.from(INIT)),
+    "/docs": new Asset("text/html; charset=utf-8", () => Buffer.from(PAGE)),
+  };
+  const csp = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self' ${new URL(publicUrl).origin}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  server.register(async (scope) => {
+    scope.addHook("onSend", async (_req, reply) => {
+      reply.header("Content-Security-Policy", csp).header("X-Content-Type-Options", "nosniff").header("Referrer-Policy", "no-referrer");
+    });
+    for (const [url, asset] of Object.entries(assets)) scope.get(url, async (req, reply) => asset.send(req, reply));
+  });
+}

@@ -1,0 +1,40 @@
+// GET /docs in a real browser (Debian's chromium): Swagger UI, served by the service itself, draws
+// every operation of /v1/openapi.json under the page's strict CSP, with no script or CSP error.
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startApp, type TestApp } from "../helpers/harness.js";
+
+let app: TestApp;
+let browser: Browser;
+beforeAll(async () => {
+  app = await startApp();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+it("shows every documented operation, from this origin only, without errors", async () => {
+  const doc = await (await fetch(`${app.url}/v1/openapi.json`)).json();
+  const operations = Object.values(doc.paths).reduce((n: number, ops) => n + Object.keys(ops as object).length, 0);
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  const origins = new Set<string>();
+  page.on("console", (m) => void (["error", "warning"].includes(m.type()) && problems.push(m.text())));
+  page.on("pageerror", (e) => problems.push(String(e)));
+  page.on("request", (r) => void (r.url().startsWith("data:") || origins.add(new URL(r.url()).origin)));
+  const res = await page.goto(`${app.url}/docs`);
+  expect(res?.headers()["content-security-policy"]).toMatch(/script-src 'self';/);
+  await page.getByText("Create a charge (a payment request)").waitFor();
+  expect(await page.locator(".opblock").count()).toBe(operations);
+  // An operation opens with its responses and their codes.
+  await page.getByText("Create a charge (a payment request)").click();
+  await page.getByText("duplicate_order_id").first().waitFor();
+  expect(problems).toEqual([]);
+  expect([...origins]).toEqual([app.url]);
+  await page.close();
+});
