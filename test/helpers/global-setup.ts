@@ -1,6 +1,9 @@
-// Builds dist/ once, for the tests that run the real entry points (npm start, the CLI).
+// Builds dist/ once (as `npm run build` does), for the tests that run the real entry points (npm
+// start, the CLI) and import the built `stablegate/sdk`.
 import { execFileSync } from "node:child_process";
 
 export default function setup(): void {
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "."], { stdio: "inherit" });
+  for (const project of [".", ".config/tsconfig.sdk.json"]) {
+    execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], { stdio: "inherit" });
+  }
 }

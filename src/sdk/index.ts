@@ -1,0 +1,213 @@
+// `stablegate/sdk`: a typed client of the REST API for merchants' backends. Its types are generated
+// from GET /v1/openapi.json (src/generated/openapi.ts), so they follow the API. It adds what every
+// integration otherwise writes by hand: an Idempotency-Key on every write, kept across retries;
+// retries of 429 and 5xx answers and network failures, waiting as Retry-After says; errors that
+// carry the API's code, param and requestId; lists that iterate over every page; and webhook
+// verification that returns the typed event.
+import type { operations } from "../generated/openapi.js";
+import { verifyWebhook } from "../webhooks/signature.js";
+
+export { WebhookVerificationError } from "../webhooks/signature.js";
+
+type Json<R> = R extends { content: { "application/json": infer B } } ? B : never;
+/** The success answer of an operation. */
+type Answer<Op extends keyof operations> = operations[Op]["responses"] extends infer R
+  ? 201 extends keyof R
+    ? Json<R[201]>
+    : 200 extends keyof R
+      ? Json<R[200]>
+      : never
+  : never;
+/** The JSON body an operation takes. */
+type Body<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+/** The query an operation takes. */
+type Query<Op extends keyof operations> = operations[Op]["parameters"] extends { query?: infer Q } ? NonNullable<Q> : never;
+
+export type Customer = Answer<"createCustomer">;
+export type CustomerWithStats = Answer<"getCustomer">;
+export type Charge = Answer<"getCharge">;
+export type Event = Answer<"listEvents">["data"][number];
+export type EventWithDeliveries = Answer<"getEvent">;
+export type WebhookEndpoint = Answer<"getWebhookEndpoint">;
+export type ErrorCode = string;
+
+/** An error answer of the API, or a failure to reach it. */
+export class StablegateError extends Error {
+  override name = "StablegateError";
+
+  constructor(
+    message: string,
+    /** The HTTP status; 0 when no answer came. */
+    readonly status: number,
+    /** The API's stable code, e.g. duplicate_order_id; `network_error` when no answer came. */
+    readonly code: ErrorCode,
+    /** The parameter at fault, if one is. */
+    readonly param: string | null,
+    /** Quote it when you ask for help: it finds the request in the service's log. */
+    readonly requestId: string | null,
+    /** Seconds the API asked to wait before trying again (429, 503). */
+    readonly retryAfter: number | null,
+  ) {
+    super(message);
+  }
+}
+
+export interface StablegateOptions {
+  /** sk_test_… or sk_live_…. */
+  apiKey: string;
+  /** Where the service is, e.g. https://pay.example.com. */
+  baseUrl: string;
+  /** Retries of a 429, a 5xx or a network failure (default 2). Writes are retried with the same Idempotency-Key. */
+  maxRetries?: number;
+  /** Per attempt (default 30 s). */
+  timeoutMs?: number;
+  /** Longest wait between attempts, whatever Retry-After says (default 60 s). */
+  maxRetryDelayMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** Per call: your own Idempotency-Key (otherwise one is made for each call). */
+export interface CallOptions {
+  idempotencyKey?: string;
+}
+
+/** A list call: await it for the first page, or iterate it for every item of every page. */
+export interface List<T, P> extends PromiseLike<P>, AsyncIterable<T> {}
+
+/** A client of one merchant's API key. */
+export class Stablegate {
+  private readonly baseUrl: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: StablegateOptions) {
+    if (!options.apiKey) throw new TypeError("apiKey is required (sk_test_… or sk_live_…)");
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  readonly customers = {
+    create: (body: Body<"createCustomer">, o?: CallOptions) => this.call<Customer>("POST", "/v1/customers", { body, ...o }),
+    retrieve: (id: string, query?: Query<"getCustomer">) => this.call<CustomerWithStats>("GET", `/v1/customers/${seg(id)}`, { query }),
+    update: (id: string, body: Body<"updateCustomer">, o?: CallOptions) => this.call<Customer>("PATCH", `/v1/customers/${seg(id)}`, { body, ...o }),
+    delete: (id: string, o?: CallOptions) => this.call<Answer<"deleteCustomer">>("DELETE", `/v1/customers/${seg(id)}`, o),
+    list: (query: Query<"listCustomers"> = {}) => this.keysetList<Customer, Answer<"listCustomers">>("/v1/customers", query),
+  };
+
+  readonly charges = {
+    create: (body: Body<"createCharge">, o?: CallOptions) => this.call<Charge>("POST", "/v1/charges", { body, ...o }),
+    retrieve: (id: string) => this.call<Charge>("GET", `/v1/charges/${seg(id)}`),
+    retrieveByOrderId: (orderId: string) => this.call<Charge>("GET", `/v1/charges/order/${seg(orderId)}`),
+    cancel: (id: string, o?: CallOptions) => this.call<Charge>("DELETE", `/v1/charges/${seg(id)}`, o),
+    /** Numbered pages (the API keeps them for charges): iterating walks page 1, 2, … */
+    list: (query: Query<"listCharges"> = {}) => this.numberedList(query),
+  };
+
+  readonly events = {
+    retrieve: (id: string) => this.call<EventWithDeliveries>("GET", `/v1/events/${seg(id)}`),
+    resend: (id: string, o?: CallOptions) => this.call<EventWithDeliveries>("POST", `/v1/events/${seg(id)}/resend`, o),
+    list: (query: Query<"listEvents"> = {}) => this.keysetList<Event, Answer<"listEvents">>("/v1/events", query),
+  };
+
+  readonly webhookEndpoints = {
+    create: (body: Body<"createWebhookEndpoint">, o?: CallOptions) => this.call<WebhookEndpoint>("POST", "/v1/webhook_endpoints", { body, ...o }),
+    retrieve: (id: string) => this.call<WebhookEndpoint>("GET", `/v1/webhook_endpoints/${seg(id)}`),
+    update: (id: string, body: Body<"updateWebhookEndpoint">, o?: CallOptions) =>
+      this.call<WebhookEndpoint>("PATCH", `/v1/webhook_endpoints/${seg(id)}`, { body, ...o }),
+    delete: (id: string, o?: CallOptions) => this.call<Answer<"deleteWebhookEndpoint">>("DELETE", `/v1/webhook_endpoints/${seg(id)}`, o),
+    rotateSecret: (id: string, body: Body<"rotateWebhookEndpointSecret"> = {}, o?: CallOptions) =>
+      this.call<WebhookEndpoint>("POST", `/v1/webhook_endpoints/${seg(id)}/rotate_secret`, { body, ...o }),
+    list: (query: Query<"listWebhookEndpoints"> = {}) => this.keysetList<WebhookEndpoint, Answer<"listWebhookEndpoints">>("/v1/webhook_endpoints", query),
+  };
+
+  readonly webhooks = {
+    /**
+     * The event a webhook request carries, once its Standard Webhooks signature checks out against
+     * the endpoint's `whsec_…` secret; throws WebhookVerificationError otherwise. Pass the raw body.
+     */
+    verify(body: string, headers: Record<string, string | string[] | undefined>, secret: string): Event {
+      verifyWebhook(body, headers, secret);
+      return JSON.parse(body) as Event;
+    },
+  };
+
+  private keysetList<T extends { id: string }, P extends { data: T[]; hasMore: boolean }>(path: string, query: object): List<T, P> {
+    const page = (startingAfter?: string) => this.call<P>("GET", path, { query: { ...query, ...(startingAfter && { startingAfter }) } });
+    return listOf(page(), async function* (first) {
+      for (let p = first; ; p = await page(p.data.at(-1)!.id)) {
+        yield* p.data;
+        if (!p.hasMore || p.data.length === 0) return;
+      }
+    });
+  }
+
+  private numberedList(query: Query<"listCharges">): List<Charge, Answer<"listCharges">> {
+    const page = (n: number) => this.call<Answer<"listCharges">>("GET", "/v1/charges", { query: { ...query, page: n } });
+    return listOf(page(Number(query.page ?? 1)), async function* (first) {
+      for (let p = first; ; p = await page(p.page + 1)) {
+        yield* p.data;
+        if (!p.hasMore) return;
+      }
+    });
+  }
+
+  private async call<T>(method: string, path: string, o: { body?: unknown; query?: object | undefined; idempotencyKey?: string } = {}): Promise<T> {
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { "X-API-Key": this.options.apiKey, Accept: "application/json" };
+    // One key for every attempt of this call: a retry of a write that did land is answered, not repeated.
+    if (method !== "GET") headers["Idempotency-Key"] = o.idempotencyKey ?? crypto.randomUUID();
+    if (o.body !== undefined) headers["Content-Type"] = "application/json";
+    const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const maxRetries = this.options.maxRetries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      const error = await this.attempt<T>(method, url, headers, body);
+      if (!(error instanceof StablegateError)) return error;
+      const retryable = error.status === 0 || error.status === 429 || error.status >= 500;
+      if (!retryable || attempt >= maxRetries) throw error;
+      const backoff = 500 * 2 ** attempt * (0.5 + Math.random() / 2);
+      await new Promise((r) => setTimeout(r, Math.min(error.retryAfter !== null ? error.retryAfter * 1000 : backoff, this.options.maxRetryDelayMs ?? 60_000)));
+    }
+  }
+
+  /** One request: the parsed answer, or the error to throw or retry. */
+  private async attempt<T>(method: string, url: URL, headers: Record<string, string>, body: string | undefined): Promise<T | StablegateError> {
+    let res: Response;
+    try {
+      res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+    } catch (e) {
+      return new StablegateError(`could not reach ${url.origin}: ${(e as Error).message}`, 0, "network_error", null, null, null);
+    }
+    const text = await res.text();
+    let parsed: Record<string, unknown> | null = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    if (res.ok && parsed) return parsed as T;
+    const retryAfter = res.headers.get("retry-after");
+    return new StablegateError(
+      typeof parsed?.message === "string" ? parsed.message : `${res.status} ${res.statusText}`,
+      res.status,
+      typeof parsed?.code === "string" ? parsed.code : "internal_error",
+      typeof parsed?.param === "string" ? parsed.param : null,
+      typeof parsed?.requestId === "string" ? parsed.requestId : res.headers.get("x-request-id"),
+      retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null,
+    );
+  }
+}
+
+/** A path segment, encoded. */
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/** A list that is its first page when awaited, and every item of every page when iterated. */
+function listOf<T, P>(first: Promise<P>, rest: (first: P) => AsyncGenerator<T>): List<T, P> {
+  // Not awaited here: a caller that only iterates must not meet an unhandled rejection twice.
+  first.catch(() => {});
+  return {
+    then: (onFulfilled, onRejected) => first.then(onFulfilled, onRejected),
+    async *[Symbol.asyncIterator]() {
+      yield* rest(await first);
+    },
+  };
+}

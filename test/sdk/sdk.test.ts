@@ -1,0 +1,217 @@
+// The SDK (`stablegate/sdk`) against the real service on an anvil devnet with its chain runner: a
+// customer and a charge paid to COMPLETED, lists walked page by page, the API's errors as typed
+// errors, retries that wait as Retry-After says and keep one Idempotency-Key, and a received
+// webhook verified into its event.
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { parseUnits } from "ethers";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
+import type { Periodic } from "../../src/lib/periodic.js";
+import { type Charge, Stablegate, StablegateError, WebhookVerificationError } from "../../src/sdk/index.js";
+import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { startReceiver } from "../helpers/receiver.js";
+
+const logger = pino({ level: "silent" });
+let chain: TestChain;
+let devnet: EnabledChain;
+let app: TestApp;
+let runner: Periodic;
+let producer: NodeJS.Timeout;
+let sdk: Stablegate;
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  devnet = await chain.enabled(1);
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
+  runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
+  producer = setInterval(() => void chain.mine().catch(() => {}), 100);
+  sdk = new Stablegate({ apiKey: app.testKey, baseUrl: app.url });
+}, 60_000);
+afterAll(async () => {
+  clearInterval(producer);
+  await runner?.stop();
+  await app?.stop();
+  await chain?.stop();
+});
+
+describe("stablegate/sdk", () => {
+  it("creates a customer and a charge; the buyer pays on the devnet and the charge completes", async () => {
+    const customer = await sdk.customers.create({ email: "sdk@example.com", name: "SDK Buyer", metadata: { plan: "pro" } });
+    expect(customer).toMatchObject({ id: expect.stringMatching(/^cus_/), object: "customer", metadata: { plan: "pro" } });
+    const charge: Charge = await sdk.charges.create({ orderId: "sdk-1", amount: "12.50", customerId: customer.id });
+    expect(charge).toMatchObject({ status: "PENDING", amount: "12.50", customerId: customer.id });
+    expect(await sdk.charges.retrieveByOrderId("sdk-1")).toEqual(charge);
+
+    // The buyer's side (the hosted page): pick the chain, then pay the clone.
+    const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
+    await waitFor("the clone", async () => (await sdk.charges.retrieve(charge.id)).deployedAt !== null);
+    const buyer = chain.wallet(3);
+    await chain.mint(buyer.address, parseUnits("12.50", 6));
+    await chain.pay(buyer, picked.body.cloneAddress, parseUnits("12.50", 6));
+    const done = await waitFor("COMPLETED", async () => {
+      const c = await sdk.charges.retrieve(charge.id);
+      return c.status === "COMPLETED" ? c : undefined;
+    });
+    expect(done).toMatchObject({ amountReceived: "12.50", netAmount: "12.375", feeAmount: "0.125" });
+    expect(done.settlements).toHaveLength(1);
+    const stats = await sdk.customers.retrieve(customer.id, { expand: "stats" });
+    expect(stats).toMatchObject({ chargeCount: 1, totalSpent: "12.50" });
+  });
+
+  it("awaits a list for its first page and iterates it for every item of every page", async () => {
+    const merchant = await app.newMerchant();
+    const own = new Stablegate({ apiKey: merchant.apiKeys.test.secret, baseUrl: app.url });
+    for (let i = 0; i < 23; i++) await own.customers.create({ email: `page-${i}@example.com`, name: `Page ${i}` });
+    const first = await own.customers.list({ limit: 10 });
+    expect(first).toMatchObject({ object: "list", hasMore: true });
+    expect(first.data).toHaveLength(10);
+    const all: string[] = [];
+    for await (const c of own.customers.list({ limit: 10 })) all.push(c.email);
+    expect(all).toHaveLength(23);
+    expect(new Set(all).size).toBe(23);
+    expect(all[0]).toBe("page-22@example.com");
+
+    for (let i = 0; i < 7; i++) await own.charges.create({ orderId: `page-${i}`, amount: "1.00" });
+    const charges: string[] = [];
+    for await (const c of own.charges.list({ limit: 3 })) charges.push(c.orderId);
+    expect(charges).toEqual(["page-6", "page-5", "page-4", "page-3", "page-2", "page-1", "page-0"]);
+  });
+
+  it("throws the API's errors as typed errors with code, param and request id", async () => {
+    await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" });
+    const dup = await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" }).catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(StablegateError);
+    expect(dup).toMatchObject({ status: 409, code: "duplicate_order_id", param: "orderId", requestId: expect.stringMatching(/^req_/) });
+    const bad = await sdk.customers.create({ email: "not an email", name: "X" }).catch((e: StablegateError) => e);
+    expect(bad).toMatchObject({ status: 400, code: "parameter_invalid", param: "email" });
+    const missing = await sdk.charges.retrieve("chrg_nothere").catch((e: StablegateError) => e);
+    expect(missing).toMatchObject({ status: 404, code: "resource_missing" });
+  });
+
+  it("is refused with 429 rate_limited once the key's budget is spent, carrying Retry-After", async () => {
+    const limited = await startApp({ RATE_LIMIT_CREATE: "2" });
+    try {
+      const client = new Stablegate({ apiKey: limited.testKey, baseUrl: limited.url, maxRetries: 0 });
+      await client.customers.create({ email: "a@example.com", name: "A" });
+      await client.customers.create({ email: "b@example.com", name: "B" });
+      const refused = await client.customers.create({ email: "c@example.com", name: "C" }).catch((e: StablegateError) => e);
+      expect(refused).toMatchObject({ status: 429, code: "rate_limited" });
+      expect((refused as StablegateError).retryAfter).toBeGreaterThan(0);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("retries 429 and 5xx answers after Retry-After, with the same Idempotency-Key", async () => {
+    const seen: { key: string | undefined; at: number }[] = [];
+    const answers = [
+      [429, { "Retry-After": "1" }],
+      [503, {}],
+      [201, {}],
+    ] as const;
+    const server = createServer((req, res) => {
+      seen.push({ key: req.headers["idempotency-key"] as string | undefined, at: Date.now() });
+      const [status, headers] = answers[seen.length - 1]!;
+      const body =
+        status === 201
+          ? { id: "cus_retried", object: "customer" }
+          : { statusCode: status, code: status === 429 ? "rate_limited" : "internal_error", message: "later", param: null, requestId: "req_x" };
+      res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      const client = new Stablegate({ apiKey: "sk_test_x", baseUrl: `http://127.0.0.1:${port}` });
+      const created = await client.customers.create({ email: "r@example.com", name: "R" });
+      expect(created.id).toBe("cus_retried");
+      expect(seen).toHaveLength(3);
+      expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+      expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+      expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(950);
+      // Out of retries: the last error is thrown.
+      seen.length = 0;
+      const giveUp = new Stablegate({ apiKey: "sk_test_x", baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 });
+      await expect(giveUp.customers.create({ email: "r@example.com", name: "R" })).rejects.toMatchObject({ status: 429, retryAfter: 1 });
+    } finally {
+      server.close();
+    }
+  });
+
+  it("verifies a received webhook into its event, and refuses a changed body or another secret", async () => {
+    const merchant = await app.newMerchant();
+    const own = new Stablegate({ apiKey: merchant.apiKeys.test.secret, baseUrl: app.url });
+    const receiver = await startReceiver();
+    const endpoint = await own.webhookEndpoints.create({ url: receiver.url, events: ["customer.created"] });
+    const dispatcher = startWebhookDispatcher(app.db.prisma, logger, { intervalMs: 20 });
+    try {
+      const customer = await own.customers.create({ email: "hooked@example.com", name: "Hooked" });
+      const [got] = await receiver.waitForCount(1);
+      const event = own.webhooks.verify(got!.body, got!.headers, endpoint.secret!);
+      expect(event).toMatchObject({ type: "customer.created", data: { id: customer.id } });
+      expect(() => own.webhooks.verify(got!.body.replace("Hooked", "Hacked"), got!.headers, endpoint.secret!)).toThrow(WebhookVerificationError);
+      const rotated = await own.webhookEndpoints.rotateSecret(endpoint.id, { overlapHours: 0 });
+      expect(() => own.webhooks.verify(got!.body, got!.headers, rotated.secret!)).toThrow(/no signature matches/);
+      expect(() => own.webhooks.verify(got!.body, { ...got!.headers, "webhook-timestamp": "1000000000" }, endpoint.secret!)).toThrow(/too old/);
+    } finally {
+      await dispatcher.stop();
+      await receiver.close();
+    }
+  });
+
+  it("is importable as stablegate/sdk from the built package", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      "--input-type=module",
+      "-e",
+      "const m = await import('stablegate/sdk'); console.log(typeof m.Stablegate, typeof m.StablegateError);",
+    ]);
+    expect(stdout.trim()).toBe("function function");
+  });
+
+  it("gives a TypeScript project its types: a wrong amount or status does not compile", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sg-sdk-consumer-"));
+    try {
+      mkdirSync(join(dir, "node_modules"));
+      symlinkSync(process.cwd(), join(dir, "node_modules", "stablegate"));
+      writeFileSync(
+        join(dir, "consumer.ts"),
+        `import { Stablegate, StablegateError, type Charge } from "stablegate/sdk";
+const sg = new Stablegate({ apiKey: "sk_test_x", baseUrl: "http://127.0.0.1:1" });
+export async function run(): Promise<string> {
+  const charge: Charge = await sg.charges.create({ orderId: "o-1", amount: "25.00", metadata: { sku: "mug" } });
+  // @ts-expect-error amounts are strings
+  await sg.charges.create({ orderId: "o-2", amount: 25 });
+  // @ts-expect-error no such status
+  if (charge.status === "PAID") return "";
+  for await (const c of sg.customers.list({ limit: 10 })) void c.email;
+  try { await sg.charges.cancel(charge.id); } catch (e) { if (e instanceof StablegateError) return e.code; }
+  return charge.paymentUrl;
+}
+`,
+      );
+      const compilerOptions = {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        strict: true,
+        noEmit: true,
+        lib: ["es2023", "dom"],
+        types: [],
+      };
+      writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+      const tsc = join(process.cwd(), "node_modules/typescript/bin/tsc");
+      const result = await promisify(execFile)(process.execPath, [tsc, "-p", dir]).catch((e: { stdout: string }) => e);
+      expect((result as { stdout: string }).stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
