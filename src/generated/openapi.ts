@@ -454,6 +454,20 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "jane@example.com",
+                 *       "name": "Jane Doe",
+                 *       "address": {
+                 *         "line1": "1 Main St",
+                 *         "city": "Berlin",
+                 *         "country": "DE"
+                 *       },
+                 *       "metadata": {
+                 *         "crmId": "A-17"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -1576,6 +1590,17 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "orderId": "order-1001",
+                 *       "amount": "25.00",
+                 *       "description": "Two mugs",
+                 *       "metadata": {
+                 *         "sku": "mug-2"
+                 *       },
+                 *       "successUrl": "https://shop.example/thanks"
+                 *     }
+                 */
                 "application/json": {
                     orderId: string;
                     amount: string;
@@ -3084,6 +3109,16 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/hooks",
+                 *       "events": [
+                 *         "charge.completed",
+                 *         "charge.underpaid"
+                 *       ],
+                 *       "description": "order fulfilment"
+                 *     }
+                 */
                 "application/json": {
                     url: string;
                     /** @default [] */

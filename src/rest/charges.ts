@@ -30,6 +30,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
       summary: "Create a charge (a payment request) and its hosted payment page",
       tag,
       body: createSchema,
+      example: { orderId: "order-1001", amount: "25.00", description: "Two mugs", metadata: { sku: "mug-2" }, successUrl: "https://shop.example/thanks" },
       ok: { 201: ChargeResource },
       errors: ["duplicate_order_id", "settlement_wallet_missing"],
     },

@@ -41,6 +41,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
       summary: "Create a customer",
       tag,
       body: createSchema,
+      example: { email: "jane@example.com", name: "Jane Doe", address: { line1: "1 Main St", city: "Berlin", country: "DE" }, metadata: { crmId: "A-17" } },
       ok: { 201: CustomerResource },
       errors: ["customer_email_exists"],
     },

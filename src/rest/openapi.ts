@@ -14,6 +14,8 @@ export interface RouteDoc {
   tag: string;
   /** The JSON body the domain parses (its zod schema). */
   body?: z.ZodType;
+  /** A body that works, shown in the document (and checked against `body` by the tests). */
+  example?: Record<string, unknown>;
   /** The query the route or the domain parses. */
   query?: z.ZodType;
   /** The success answers by status. */
@@ -179,7 +181,12 @@ export class ApiDocument {
       tags: [doc.tag],
       ...(auth === "public" ? { security: [] } : auth === "customerJwt" ? { security: [{ CustomerJwt: [] }] } : {}),
       ...(parameters.length > 0 && { parameters }),
-      ...(doc.body && { requestBody: { required: false, content: { "application/json": { schema: jsonSchema(doc.body, "input") } } } }),
+      ...(doc.body && {
+        requestBody: {
+          required: false,
+          content: { "application/json": { schema: jsonSchema(doc.body, "input"), ...(doc.example && { example: doc.example }) } },
+        },
+      }),
       responses,
     };
   }

@@ -31,6 +31,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
       summary: "Add a webhook endpoint; its signing secret is shown this once",
       tag,
       body: createSchema,
+      example: { url: "https://shop.example/hooks", events: ["charge.completed", "charge.underpaid"], description: "order fulfilment" },
       ok: { 201: Endpoint },
     },
   } as const;

@@ -36,11 +36,19 @@ export class Contract {
     if (!response) return `${method} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses)})`;
     const schema = response.content?.["application/json"].schema;
     if (schema && !this.validate(schema, responseBody)) return `${method} ${template} ${status} answer: ${this.ajv.errorsText(this.lastErrors)}`;
-    const bodySchema = operation.requestBody?.content["application/json"].schema;
-    if (status < 300 && bodySchema && requestBody !== undefined && !this.validate(bodySchema, requestBody)) {
-      return `${method} ${template} accepted a request body the document refuses: ${this.ajv.errorsText(this.lastErrors)}`;
+    if (status < 300 && requestBody !== undefined) {
+      const refused = this.requestBodyProblem(method, path, requestBody);
+      if (refused) return `${method} ${template} accepted a request body the document refuses: ${refused}`;
     }
     return null;
+  }
+
+  /** Why the document refuses `body` as the request body of `method` `url`, or null. */
+  requestBodyProblem(method: string, url: string, body: unknown): string | null {
+    const template = this.templates.find((t) => t.pattern.test(url.split("?")[0]!))?.template;
+    const schema = template ? this.doc.paths[template]![method.toLowerCase()]?.requestBody?.content["application/json"].schema : undefined;
+    if (!schema) return `${method} ${url} takes no documented body`;
+    return this.validate(schema, body) ? null : this.ajv.errorsText(this.lastErrors);
   }
 
   private lastErrors: ValidateFunction["errors"] = null;

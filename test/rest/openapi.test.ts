@@ -46,6 +46,17 @@ it("says how to authenticate, retry safely and read every error", () => {
   expect(create.responses["201"].headers["RateLimit-Remaining"]).toBeDefined();
   // The hosted page's routes need no key.
   expect(doc.paths["/v1/public/charges/{id}"].get.security).toEqual([]);
+  // Examples, each a body the document itself accepts.
+  const contract = new Contract(doc);
+  for (const [path, op] of [
+    ["/v1/charges", create],
+    ["/v1/customers", doc.paths["/v1/customers"].post],
+    ["/v1/webhook_endpoints", doc.paths["/v1/webhook_endpoints"].post],
+  ]) {
+    const example = op.requestBody.content["application/json"].example;
+    expect(example, path).toBeDefined();
+    expect(contract.requestBodyProblem("POST", path, example), path).toBeNull();
+  }
   // Amounts are strings, never numbers.
   expect(create.responses["201"].content["application/json"].schema.properties.amount.type).toBe("string");
 });
@@ -59,6 +70,12 @@ it("refuses nothing it documents: a documented request gets a documented answer"
   expect((await app.call("POST", "/v1/charges", { body: { orderId: "doc-1", amount: "1.50" } })).status).toBe(409);
   expect((await app.call("GET", "/v1/charges?limit=1")).status).toBe(200);
   expect((await app.call("GET", "/v1/customers/cus_nothere")).status).toBe(404);
+  // The document's examples work as they are. (The webhook endpoint's names a host, which saving
+  // would look up: not from a test.)
+  for (const path of ["/v1/customers", "/v1/charges"]) {
+    const example = doc.paths[path].post.requestBody.content["application/json"].example;
+    expect((await app.call("POST", path, { body: example })).status, path).toBe(201);
+  }
 });
 
 it("the contract check fails a wrong answer, an undocumented status or route, and an accepted body the document refuses", async () => {
