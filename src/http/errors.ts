@@ -1,17 +1,19 @@
 // The one mapping from any thrown value to the API's flat error body (API.md "Errors"), and the one
 // table from an error code to its HTTP status.
 import { maxHeaderSize, STATUS_CODES } from "node:http";
+import { z } from "zod";
 import { AppError, type ErrorCode } from "../domain/errors.js";
 
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  statusCode: number;
-  error: string;
-  code: string;
-  message: string;
-  param: string | null;
-  requestId: string;
-}
+/** The JSON body of every error response (API.md "Errors"). */
+export const ErrorBody = z.object({
+  statusCode: z.number().int(),
+  error: z.string(),
+  code: z.string().describe("Stable and machine-readable: act on this, not on the message."),
+  message: z.string(),
+  param: z.string().nullable().describe("The parameter at fault (a body path such as address.line1), if one is."),
+  requestId: z.string(),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
 
 const BODY_LIMIT_KB = 100;
 

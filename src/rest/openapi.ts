@@ -5,7 +5,7 @@
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { z } from "zod";
 import type { ErrorCode } from "../domain/errors.js";
-import { STATUS_OF_CODE } from "../http/errors.js";
+import { ErrorBody, STATUS_OF_CODE } from "../http/errors.js";
 
 /** What a /v1 route tells the document about itself. */
 export interface RouteDoc {
@@ -30,16 +30,6 @@ declare module "fastify" {
     doc?: RouteDoc;
   }
 }
-
-/** The flat error body (API.md "Errors"). */
-const ErrorBody = z.object({
-  statusCode: z.number().int(),
-  error: z.string(),
-  code: z.string().describe("Stable and machine-readable: act on this, not on the message."),
-  message: z.string(),
-  param: z.string().nullable().describe("The parameter at fault (a body path such as address.line1), if one is."),
-  requestId: z.string(),
-});
 
 /** A list answer around `item`. */
 export function listOf(item: z.ZodType) {
