@@ -4,7 +4,7 @@
 // alongside the new one for an overlap, so receivers can switch without missing a verified event.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import type { WebhookEndpoint } from "../generated/prisma/client.js";
+import type { Prisma as P, WebhookEndpoint } from "../generated/prisma/client.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
 import { AppError, notFound } from "./errors.js";
@@ -139,14 +139,11 @@ export async function updateWebhookEndpoint(
       : data.status === "enabled"
         ? { disabledAt: null, disabledReason: null }
         : { disabledAt: now, disabledReason: "disabled by the merchant" };
-  return prisma.webhookEndpoint.update({
-    where: { id },
-    data: {
-      ...(data.url !== undefined && { url: data.url }),
-      ...(data.events !== undefined && { eventTypes: [...new Set(data.events)] }),
-      ...(data.description !== undefined && { description: data.description }),
-      ...status,
-    },
+  return writeEndpoint(prisma, scope, id, {
+    ...(data.url !== undefined && { url: data.url }),
+    ...(data.events !== undefined && { eventTypes: [...new Set(data.events)] }),
+    ...(data.description !== undefined && { description: data.description }),
+    ...status,
   });
 }
 
@@ -158,13 +155,10 @@ export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: stri
   const { overlapHours } = parseInput(rotateSchema, input);
   const endpoint = await getWebhookEndpoint(prisma, scope, id);
   const secret = newWebhookSecret();
-  const updated = await prisma.webhookEndpoint.update({
-    where: { id },
-    data: {
-      secret,
-      previousSecret: overlapHours > 0 ? endpoint.secret : null,
-      previousSecretExpiresAt: overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null,
-    },
+  const updated = await writeEndpoint(prisma, scope, id, {
+    secret,
+    previousSecret: overlapHours > 0 ? endpoint.secret : null,
+    previousSecretExpiresAt: overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null,
   });
   return { endpoint: updated, secret };
 }
@@ -173,6 +167,13 @@ export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: stri
 export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<void> {
   const { count } = await prisma.webhookEndpoint.deleteMany({ where: { id, ...inScope(scope) } });
   if (count === 0) throw notFound("webhook endpoint", id);
+}
+
+/** Writes `data` to one of `scope`'s endpoints; 404 if it is gone (deleted since it was read). */
+async function writeEndpoint(prisma: Prisma, scope: Scope, id: string, data: P.WebhookEndpointUpdateManyMutationInput): Promise<WebhookEndpoint> {
+  const [updated] = await prisma.webhookEndpoint.updateManyAndReturn({ where: { id, ...inScope(scope) }, data });
+  if (!updated) throw notFound("webhook endpoint", id);
+  return updated;
 }
 
 /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */
