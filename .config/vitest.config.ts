@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -13,5 +14,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two files at a time even on a 2-CPU machine (vitest's default would be one): most files wait
+    // on a database, a chain or a child process, and every file has its own database and ports.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
