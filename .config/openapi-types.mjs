@@ -8,11 +8,14 @@ import { mountRest } from "../dist/rest/index.js";
 
 const server = Fastify();
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not for serving")) });
+// The document is public within an address's budget: here every budget is open.
+const rateLimiter = { check: async () => {}, consume: async () => ({ limit: 1, remaining: 1, reset: 60 }) };
+const anonymous = { refuseWhenSaturated: () => {}, enter: async () => () => {} };
 const task = mountRest(server, {
   prisma: unused,
   authenticator: unused,
-  rateLimiter: unused,
-  anonymous: unused,
+  rateLimiter,
+  anonymous,
   charges: { amount: { min: 1n, max: 1n }, paymentBaseUrl: "http://localhost:4000/pay" },
   chains: unused,
   trustProxy: false,

@@ -54,6 +54,11 @@ export interface EndpointCreated {
   secret: string;
 }
 
+/** Whether deliveries go out: an endpoint is disabled once paused by its merchant or after a 410 Gone. */
+export function endpointStatus(e: Pick<WebhookEndpoint, "disabledAt">): "enabled" | "disabled" {
+  return e.disabledAt ? "disabled" : "enabled";
+}
+
 /** The API shape of an endpoint; pass `secret` only in the answer that made it. */
 export function webhookEndpointResource(e: WebhookEndpoint, secret?: string): WebhookEndpointResource {
   return {
@@ -63,7 +68,7 @@ export function webhookEndpointResource(e: WebhookEndpoint, secret?: string): We
     url: e.url,
     events: e.eventTypes,
     description: e.description,
-    status: e.disabledAt ? "disabled" : "enabled",
+    status: endpointStatus(e),
     ...(secret !== undefined && { secret }),
     createdAt: e.createdAt.toISOString(),
   };

@@ -65,6 +65,8 @@ export function docsRoutes(server: FastifyInstance, publicUrl: string): void {
     scope.addHook("onSend", async (_req, reply) => {
       reply.header("Content-Security-Policy", csp).header("X-Content-Type-Options", "nosniff").header("Referrer-Policy", "no-referrer");
     });
-    for (const [url, asset] of Object.entries(assets)) scope.get(url, async (req, reply) => asset.send(req, reply));
+    // Public pages count against the address's budget, like the hosted payment page.
+    const open = { config: { group: "read", auth: "public" } } as const;
+    for (const [url, asset] of Object.entries(assets)) scope.get(url, open, async (req, reply) => asset.send(req, reply));
   });
 }

@@ -185,7 +185,8 @@ export class ApiDocument {
 /** Registers GET /v1/openapi.json (no key needed: the document holds no secret). */
 export function openApiRoute(server: FastifyInstance, api: ApiDocument, publicUrl: string): void {
   let cached: string | null = null;
-  server.get("/v1/openapi.json", async (_req, reply) => {
+  // Anyone may read it, within the per-address budget of callers without a key.
+  server.get("/v1/openapi.json", { config: { group: "read", auth: "public" } }, async (_req, reply) => {
     cached ??= JSON.stringify(api.document(publicUrl));
     return reply.type("application/json; charset=utf-8").header("Cache-Control", "public, max-age=300").send(cached);
   });

@@ -4,6 +4,7 @@
 // retries of 429 and 5xx answers and network failures, waiting as Retry-After says; errors that
 // carry the API's code, param and requestId; lists that iterate over every page; and webhook
 // verification that returns the typed event.
+import type { ErrorCode as ApiErrorCode } from "../domain/errors.js";
 import type { operations } from "../generated/openapi.js";
 import { verifyWebhook } from "../webhooks/signature.js";
 
@@ -29,7 +30,8 @@ export type Charge = Answer<"getCharge">;
 export type Event = Answer<"listEvents">["data"][number];
 export type EventWithDeliveries = Answer<"getEvent">;
 export type WebhookEndpoint = Answer<"getWebhookEndpoint">;
-export type ErrorCode = string;
+/** The API's error codes, and `network_error`; open to codes a newer service may add. */
+export type ErrorCode = ApiErrorCode | "network_error" | (string & {});
 
 /** An error answer of the API, or a failure to reach it. */
 export class StablegateError extends Error {

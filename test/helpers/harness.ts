@@ -1,5 +1,6 @@
 // Test harness: a real service on port 0 over a fresh database (in-memory PGlite, or a throwaway
 // PostgreSQL database when DATABASE_URL is set), with a merchant and keys, and a query counter.
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { expect } from "vitest";
 import { type BuildOptions, buildApp } from "../../src/app.js";
@@ -75,7 +76,8 @@ export interface TestApp {
 
 /**
  * Every test calls from 127.0.0.1 (and, on Redis, shares its counters with the other test files):
- * per-address limits are off unless a test turns them on (through X-Forwarded-For with TRUST_PROXY).
+ * per-address limits are off unless a test turns them on (through X-Forwarded-For with TRUST_PROXY,
+ * where `call` speaks from an address of the app's own unless the test names one).
  */
 export const UNLIMITED_ADDRESS = {
   RATE_LIMIT_PUBLIC: "1000000",
@@ -97,9 +99,14 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
   const newMerchant = () => createMerchant(db.prisma, { name: "Test Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
   const merchant = await newMerchant();
   const testKey = merchant.apiKeys.test.secret;
+  // Behind a trusted proxy the app's own calls (the contract's document included) never spend
+  // 127.0.0.1's counters, which other test files share through Redis.
+  const own: Record<string, string> = config.trustProxy
+    ? { "x-forwarded-for": `2001:db8:ffff::${randomBytes(2).toString("hex")}:${randomBytes(2).toString("hex")}` }
+    : {};
 
   const call: TestApp["call"] = async (method, path, opts = {}) => {
-    const headers: Record<string, string> = { ...opts.headers };
+    const headers: Record<string, string> = { ...own, ...opts.headers };
     const key = opts.key === undefined ? testKey : opts.key;
     if (key !== null) headers["x-api-key"] = key;
     let body: string | undefined = opts.raw;
@@ -114,7 +121,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
       parsed = JSON.parse(text);
     } catch {}
     if (path.startsWith("/v1/") && !path.startsWith("/v1/openapi.json")) {
-      contract ??= fetch(`${url}/v1/openapi.json`).then(async (r) => new Contract(await r.json()));
+      contract ??= fetch(`${url}/v1/openapi.json`, { headers: own }).then(async (r) => new Contract(await r.json()));
       let sent: unknown;
       try {
         sent = body === undefined ? undefined : JSON.parse(body);

@@ -92,6 +92,9 @@ it("serves /docs and its Swagger UI from this process, gzipped, under a CSP with
   const page = await fetch(`${app.url}/docs`);
   expect(page.status).toBe(200);
   expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
+  // Public, so within the address's budget for callers without a key (the document too).
+  expect(page.headers.get("ratelimit-limit")).toBeTruthy();
+  expect((await fetch(`${app.url}/v1/openapi.json`)).headers.get("ratelimit-limit")).toBeTruthy();
   const html = await page.text();
   expect(html).toMatch(/<script src="\/docs\/swagger-ui-bundle.js"><\/script>/);
   expect(html).not.toMatch(/<script>/);

@@ -5,6 +5,7 @@ import {
   countWebhookEndpoints,
   createWebhookEndpoint,
   deleteWebhookEndpoint,
+  endpointStatus,
   getWebhookEndpoint,
   listWebhookEndpoints,
   rotateWebhookSecret,
@@ -27,7 +28,7 @@ const WebhookEndpoint = builder.prismaNode("WebhookEndpoint", {
     url: t.exposeString("url"),
     events: t.exposeStringList("eventTypes", { description: "The event types sent here; empty means every type." }),
     description: t.exposeString("description", { nullable: true }),
-    status: t.field({ type: WebhookEndpointStatus, resolve: (e) => (e.disabledAt ? "disabled" : "enabled") }),
+    status: t.field({ type: WebhookEndpointStatus, resolve: endpointStatus }),
     createdAt: t.string({ resolve: (e) => e.createdAt.toISOString() }),
   }),
 });
