@@ -2,7 +2,7 @@
 // through ./charge-lifecycle.ts; this module reads, writes and shapes charges.
 import { z } from "zod";
 import { explorerAddressUrl } from "../chain/registry.js";
-import type { Prisma } from "../db/client.js";
+import { type Prisma, selectRows } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
@@ -227,35 +227,63 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   }
 }
 
+/** The Charge model's amount columns (int8 and numeric, which the drivers parse differently). */
+const AMOUNT_COLUMNS = {
+  amount: "amount",
+  amountReceived: "amount_received",
+  feeAmount: "fee_amount",
+  netAmount: "net_amount",
+  settledAmount: "settled_amount",
+} as const;
+const OTHER_COLUMNS = [
+  `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
+  `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
+  `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
+  `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
+  `settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
+  `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
+];
+const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
+
 // Every column of the Charge model under its Prisma field name (a test holds it equal to the model).
-export const CHARGE_COLUMNS = P.raw(
-  [
-    `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", amount`,
-    `amount_received AS "amountReceived", fee_amount AS "feeAmount", net_amount AS "netAmount", currency, status::text AS status`,
-    `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
-    `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
-    `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
-    `settled_amount AS "settledAmount", settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
-    `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
-  ].join(", "),
-);
+export const CHARGE_COLUMNS = P.raw([...OTHER_COLUMNS, ...amounts("")].join(", "));
+/** The same columns with the amounts as text, for `selectRows`; `chargeFromRow` reads them. */
+export const CHARGE_COLUMNS_TEXT = [...OTHER_COLUMNS, ...amounts("::text")].join(", ");
+
+/** A charge from a row selected with CHARGE_COLUMNS_TEXT. */
+export function chargeFromRow(row: Record<string, unknown>): Charge {
+  const decimal = (v: unknown) => (v === null ? null : new P.Decimal(v as string));
+  return {
+    ...row,
+    amount: BigInt(row.amount as string),
+    amountReceived: decimal(row.amountReceived),
+    feeAmount: decimal(row.feeAmount),
+    netAmount: decimal(row.netAmount),
+    settledAmount: new P.Decimal(row.settledAmount as string),
+  } as Charge;
+}
 
 /** Retrieves a charge of this merchant and mode, or 404. */
 export async function getCharge(prisma: Prisma, scope: Scope, id: string): Promise<Charge> {
-  // A hot read: SQL through the same driver skips the ORM's per-call query building (see customers).
-  const rows = await prisma.$queryRaw<Charge[]>`
-    SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode}`;
-  if (!rows[0]) throw notFound("charge", id);
-  return rows[0];
+  // A hot read: below the ORM (db/client.ts, selectRows).
+  const [row] = await selectRows<Record<string, unknown>>(
+    prisma,
+    `SELECT ${CHARGE_COLUMNS_TEXT} FROM charges WHERE id = $1 AND merchant_id = $2 AND livemode = $3`,
+    [id, scope.merchantId, scope.livemode],
+  );
+  if (!row) throw notFound("charge", id);
+  return chargeFromRow(row);
 }
 
 /** The newest charge for an order of this merchant and mode, whatever its status, or 404. */
 export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: string): Promise<Charge> {
-  const rows = await prisma.$queryRaw<Charge[]>`
-    SELECT ${CHARGE_COLUMNS} FROM charges WHERE merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND order_id = ${orderId}
-    ORDER BY created_at DESC, id DESC LIMIT 1`;
-  if (!rows[0]) throw new AppError("resource_missing", `No charge for order '${orderId}'`, "orderId");
-  return rows[0];
+  const [row] = await selectRows<Record<string, unknown>>(
+    prisma,
+    `SELECT ${CHARGE_COLUMNS_TEXT} FROM charges WHERE merchant_id = $1 AND livemode = $2 AND order_id = $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [scope.merchantId, scope.livemode, orderId],
+  );
+  if (!row) throw new AppError("resource_missing", `No charge for order '${orderId}'`, "orderId");
+  return chargeFromRow(row);
 }
 
 const filterSchema = {

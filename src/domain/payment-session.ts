@@ -3,11 +3,12 @@
 // id is the capability: these functions take no merchant scope.
 import { z } from "zod";
 import type { ChainSet, EnabledChain } from "../chain/chains.js";
-import type { Prisma } from "../db/client.js";
-import { type Charge, CHARGE_COLUMNS } from "./charges.js";
+import { type Prisma, selectRows } from "../db/client.js";
+import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./charges.js";
 import { notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
 import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";
+import { Coalescer } from "../lib/coalesce.js";
 
 /** A chain as the hosted page lists it. */
 const PublicChain = z.object({ chainId: z.number().int(), name: z.string(), usdcAddress: z.string(), explorerUrl: z.string().nullable() });
@@ -43,16 +44,20 @@ export const PublicCharge = z.object({
 });
 export type PublicCharge = z.infer<typeof PublicCharge>;
 
+/** The public view's row: the charge, its merchant's name, its chain's cursor and its payments. */
+type PublicRow = Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] };
+
+/**
+ * Reads in flight per database. Anyone may ask for this view (the hosted page, its live view,
+ * polling checkouts, a flood), so concurrent askers of one charge share a read (lib/coalesce.ts).
+ */
+const reads = new WeakMap<Prisma, Coalescer<string, PublicRow | undefined>>();
+
 /** The hosted page's view of a charge, or 404. */
 export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId: string): Promise<PublicCharge> {
-  // One statement: anyone may ask (the hosted page, its live view, polling checkouts), so it must be cheap.
-  const [row] = await prisma.$queryRaw<(Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] })[]>`
-    SELECT ${CHARGE_COLUMNS},
-      (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
-      (SELECT block_number FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
-      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text)
-        ORDER BY p.block_number, p.log_index) FROM payments p WHERE p.charge_id = charges.id), '[]'::json) AS "paymentRows"
-    FROM charges WHERE id = ${chargeId}`;
+  let coalescer = reads.get(prisma);
+  if (!coalescer) reads.set(prisma, (coalescer = new Coalescer()));
+  const row = await coalescer.get(chargeId, () => readPublicRow(prisma, chargeId));
   if (!row) throw notFound("charge", chargeId);
   const { merchantName, cursorBlock, paymentRows, ...charge } = row;
   const payments = paymentRows.map((p) => {
@@ -65,6 +70,23 @@ export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId
     };
   });
   return publicCharge(charge, merchantName, chains.forMode(charge.livemode), payments);
+}
+
+/** One statement below the ORM (db/client.ts, selectRows): the row of the public view. */
+async function readPublicRow(prisma: Prisma, chargeId: string): Promise<PublicRow | undefined> {
+  const [row] = await selectRows<Record<string, unknown> & { merchantName: string; cursorBlock: string | null; paymentRows: PaymentRow[] }>(
+    prisma,
+    `SELECT ${CHARGE_COLUMNS_TEXT},
+      (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
+      (SELECT block_number::text FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
+      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text)
+        ORDER BY p.block_number, p.log_index) FROM payments p WHERE p.charge_id = charges.id), '[]'::json) AS "paymentRows"
+    FROM charges WHERE id = $1`,
+    [chargeId],
+  );
+  if (!row) return undefined;
+  const { merchantName, cursorBlock, paymentRows, ...charge } = row;
+  return { ...chargeFromRow(charge), merchantName, cursorBlock: cursorBlock === null ? null : BigInt(cursorBlock), paymentRows };
 }
 
 /** A payment as the public view's query returns it (numbers as decimal strings). */

@@ -9,6 +9,10 @@ import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+// BENCH_ONLY: some of the cases, e.g. "getCustomer,getCharge"; BENCH_SERVICE_NODE_ARGS: e.g.
+// "--cpu-prof --cpu-prof-dir=prof" to profile the service.
+const ONLY = process.env.BENCH_ONLY?.split(",");
+const NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
 
 const database = await throwawayDatabase("api");
 const env = serviceEnv(database.url);
@@ -18,7 +22,7 @@ try {
   const { key, merchantId } = createBenchMerchant(env);
 
   const port = await freePort();
-  const child = spawn(process.execPath, ["dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  const child = spawn(process.execPath, [...NODE_ARGS, "dist/main.js"], { env: { ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
   children.push(child);
   const service = `http://127.0.0.1:${port}`;
   await waitReady(`${service}/readyz`);
@@ -57,6 +61,7 @@ try {
     ["getCharge", `/v1/charges/${charge.id}`, () => ({})],
     ["createCharge", "/v1/charges", postOpts((i) => ({ orderId: `o${i}-${tag()}`, amount: "25.50" }))],
   ]) {
+    if (ONLY && !ONLY.includes(name)) continue;
     const s = await load(service + path, opts());
     const b = await load(baseline + path, opts());
     result[name] = { service: s, baseline: b, ratio: Number((s.rps / b.rps).toFixed(2)) };

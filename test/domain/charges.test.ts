@@ -9,6 +9,7 @@ import {
   partialExtensionMinutes,
 } from "../../src/domain/charge-lifecycle.js";
 import { type Charge, createCharge, getCharge, getChargeByOrderId } from "../../src/domain/charges.js";
+import { createCustomer, getCustomer } from "../../src/domain/customers.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
 import { freshDatabase, WALLET } from "../helpers/harness.js";
@@ -123,6 +124,14 @@ describe("reads", () => {
     const viaModel = await prisma.charge.findUniqueOrThrow({ where: { id: created.id } });
     expect(await getCharge(prisma, scope, created.id)).toStrictEqual(viaModel);
     expect(await getChargeByOrderId(prisma, scope, "cols")).toStrictEqual(viaModel);
+    // Through Prisma (a client the database module did not open): the same rows.
+    const unregistered = { $queryRawUnsafe: prisma.$queryRawUnsafe.bind(prisma) } as unknown as typeof prisma;
+    expect(await getCharge(unregistered, scope, created.id)).toStrictEqual(viaModel);
+  });
+
+  it("getCustomer's SQL returns exactly what the Prisma model does", async () => {
+    const created = await createCustomer(prisma, scope, { email: "cols@example.com", name: "C", metadata: { a: "b" }, address: { country: "FR" } });
+    expect(await getCustomer(prisma, scope, created.id)).toStrictEqual(await prisma.customer.findUniqueOrThrow({ where: { id: created.id } }));
   });
 });
 
