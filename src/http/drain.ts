@@ -8,8 +8,13 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** How long a connection must have been quiet (no request in flight, none answered) to be closed. */
-const QUIET_MS = 500;
+/**
+ * How long a connection must have been quiet (no request in flight, none answered) to be closed.
+ * Closing one races a client that sends on it at that moment, and a client busy elsewhere (a
+ * loaded host, a long GC) can take well over half a second between an answer and its next request:
+ * two seconds makes the race rare while leaving most of the drain limit to requests in flight.
+ */
+const QUIET_MS = 2_000;
 /** How long requests in flight may take before their connections are cut. */
 const DRAIN_LIMIT_MS = 8_000;
 
