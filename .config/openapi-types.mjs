@@ -18,7 +18,7 @@ const task = mountRest(server, {
   anonymous,
   charges: { amount: { min: 1n, max: 1n }, paymentBaseUrl: "http://localhost:4000/pay" },
   chains: unused,
-  trustProxy: false,
+  trustProxy: 0,
   logger: unused,
   publicUrl: "http://localhost:4000",
 });

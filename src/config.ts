@@ -33,9 +33,10 @@ const schema = z.object({
   RATE_LIMIT_PUBLIC: perMinute.default(120),
   RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
   TRUST_PROXY: z
-    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .string()
+    .regex(/^(true|false|10|[0-9])$/, { error: "must be true, false, or the number of proxies in front (0-10)" })
     .default("false")
-    .transform((v) => v === "true" || v === "1"),
+    .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v))),
   CORS_ORIGINS: z
     .string()
     .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://admin.shop.example")
@@ -95,8 +96,8 @@ export interface Config {
   feeBps: number;
   logLevel: string;
   rateLimits: RateLimits;
-  /** Whether X-Forwarded-For is believed for the client's address (only behind a proxy that sets it). */
-  trustProxy: boolean;
+  /** How many proxies in front append to X-Forwarded-For (0: the header is not believed). */
+  trustProxy: number;
   /** Origins whose browsers may call the keyed REST routes and /graphql; none when empty. */
   corsOrigins: string[];
   authCacheTtlMs: number;

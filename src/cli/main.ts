@@ -34,7 +34,9 @@ Commands:
   merchant update MERCHANT_ID [--name N] [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…] [--json]
       Pass "" to clear a wallet.
   merchant show MERCHANT_ID [--json]
-  keys create MERCHANT_ID --mode test|live [--json]     A new API key (shown once).
+  keys create MERCHANT_ID --mode test|live [--ip-allowlist IP,CIDR…] [--json]
+      A new API key (shown once); with --ip-allowlist it works only from those addresses, e.g.
+      --ip-allowlist 203.0.113.7,198.51.100.0/24,2001:db8::/32.
   keys revoke KEY_ID                                     Revokes an API key.
   jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
   jwt revoke JWK_ID                                      Revokes a JWT secret.
@@ -72,6 +74,7 @@ const options = {
   mode: { type: "string" },
   url: { type: "string" },
   events: { type: "string" },
+  "ip-allowlist": { type: "string" },
   "overlap-hours": { type: "string" },
   rpc: { type: "string" },
   out: { type: "string" },
@@ -179,7 +182,10 @@ async function main(argv: string[]): Promise<void> {
             `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps`,
             `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
             "  API keys:",
-            ...shown.apiKeys.map((k) => `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${when(k.revokedAt)}`),
+            ...shown.apiKeys.map(
+              (k) =>
+                `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${k.ipAllowlist.length ? `  only from ${k.ipAllowlist.join(", ")}` : ""}${when(k.revokedAt)}`,
+            ),
             "  JWT secrets:",
             ...shown.jwtSecrets.map((s) => `    ${s.id}${when(s.revokedAt)}`),
             "  Webhook endpoints:",
@@ -189,8 +195,10 @@ async function main(argv: string[]): Promise<void> {
         );
       }
       case "keys create": {
-        const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode());
-        return print(`${key.secret}   (${key.id}; shown once)`, key);
+        const allowlist = values["ip-allowlist"]?.split(",").filter((entry) => entry.trim() !== "") ?? [];
+        const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist);
+        const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
+        return print(`${key.secret}   (${key.id}${only}; shown once)`, key);
       }
       case "keys revoke":
         if (!(await revokeApiKey(prisma, need("KEY_ID")))) throw new UsageError(`No active API key ${target}.`);
@@ -298,6 +306,7 @@ const FLAG_OF_PARAM: Record<string, string> = {
   liveWallet: "--live-wallet",
   testWebhookUrl: "--test-webhook-url",
   liveWebhookUrl: "--live-webhook-url",
+  ipAllowlist: "--ip-allowlist",
 };
 
 main(process.argv.slice(2)).catch((e: unknown) => {

@@ -1,5 +1,6 @@
 // Secret API keys: `sk_live_…`/`sk_test_…`, stored only as SHA-256 hashes.
 import { createHash } from "node:crypto";
+import { BlockList, isIP } from "node:net";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
@@ -12,6 +13,8 @@ export interface NewApiKey {
   id: string;
   secret: string;
   livemode: boolean;
+  /** The addresses it may be used from; empty means any. */
+  ipAllowlist: string[];
 }
 
 /** SHA-256 hex of a secret key, the only form in which keys are stored. */
@@ -19,12 +22,53 @@ export function hashApiKey(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-/** Creates and stores a key for `merchantId` in one mode. */
-export async function createApiKey(prisma: Prisma, merchantId: string, livemode: boolean): Promise<NewApiKey> {
+/** Most entries an allowlist holds. */
+const ALLOWLIST_MAX = 50;
+
+/**
+ * Checks and normalizes an IP allowlist: IPv4 and IPv6 addresses and CIDR ranges (`203.0.113.0/24`,
+ * `2001:db8::/32`). 400 `parameter_invalid` naming `ipAllowlist` for anything else.
+ */
+export function parseIpAllowlist(entries: readonly string[]): string[] {
+  const invalid = (why: string) => new AppError("parameter_invalid", `Invalid ipAllowlist: ${why}`, "ipAllowlist");
+  if (entries.length > ALLOWLIST_MAX) throw invalid(`at most ${ALLOWLIST_MAX} entries`);
+  return entries.map((raw) => {
+    const entry = raw.trim().toLowerCase();
+    const [ip = "", bits, extra] = entry.split("/");
+    const version = isIP(ip);
+    const maxBits = version === 6 ? 128 : 32;
+    if (version === 0 || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits))) {
+      throw invalid(`'${raw}' is not an IP address or a CIDR range such as 203.0.113.0/24 or 2001:db8::/32`);
+    }
+    return entry;
+  });
+}
+
+/** Whether an address is on `allowlist` (parsed by parseIpAllowlist); null when the list is empty (any address). */
+function allowlistCheck(allowlist: readonly string[]): ((address: string) => boolean) | null {
+  if (allowlist.length === 0) return null;
+  const list = new BlockList();
+  for (const entry of allowlist) {
+    const [ip = "", bits] = entry.split("/");
+    const type = isIP(ip) === 6 ? "ipv6" : "ipv4";
+    if (bits === undefined) list.addAddress(ip, type);
+    else list.addSubnet(ip, Number(bits), type);
+  }
+  return (address) => {
+    // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
+    const plain = address.toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+    const version = isIP(plain);
+    return version !== 0 && list.check(plain, version === 6 ? "ipv6" : "ipv4");
+  };
+}
+
+/** Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given. */
+export async function createApiKey(prisma: Prisma, merchantId: string, livemode: boolean, ipAllowlist: readonly string[] = []): Promise<NewApiKey> {
+  const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
-  await prisma.apiKey.create({ data: { id, merchantId, livemode, hash: hashApiKey(secret), last4: secret.slice(-4) } });
-  return { id, secret, livemode };
+  await prisma.apiKey.create({ data: { id, merchantId, livemode, hash: hashApiKey(secret), last4: secret.slice(-4), ipAllowlist: allowed } });
+  return { id, secret, livemode, ipAllowlist: allowed };
 }
 
 /** Revokes a key; false when no active key has that id. */
@@ -38,8 +82,14 @@ export async function revokeApiKey(prisma: Prisma, keyId: string): Promise<boole
  * no query; a key revoked elsewhere stops working within that time. Misses are cached apart from
  * hits, in a smaller cache: a flood of made-up keys evicts only other made-up keys, never a real one.
  */
+/** A known key: its principal, and the check of its allowlist (null: any address). */
+interface KnownKey {
+  principal: Principal;
+  allows: ((address: string) => boolean) | null;
+}
+
 export class ApiKeyAuthenticator {
-  private readonly hits: TtlCache<Principal>;
+  private readonly hits: TtlCache<KnownKey>;
   private readonly misses: TtlCache<null>;
 
   constructor(
@@ -52,14 +102,23 @@ export class ApiKeyAuthenticator {
     this.misses = new TtlCache(sizes.misses);
   }
 
-  /** The principal of `key`, or 401 `api_key_missing` / `api_key_invalid`. */
-  async authenticate(key: string | undefined): Promise<Principal> {
+  /**
+   * The principal of `key` used from `address`, or 401 `api_key_missing` / `api_key_invalid` /
+   * `api_key_ip_not_allowed` (the key has an allowlist without that address).
+   */
+  async authenticate(key: string | undefined, address: string): Promise<Principal> {
     if (key === undefined || key === "") {
       throw new AppError("api_key_missing", "No API key provided. Send your secret key in the X-API-Key header.");
     }
-    const principal = KEY_SHAPE.test(key) ? await this.lookup(hashApiKey(key)) : null;
-    if (!principal) throw new AppError("api_key_invalid", "Invalid API key provided. Check the X-API-Key header; keys are sk_live_… or sk_test_….");
-    return principal;
+    const known = KEY_SHAPE.test(key) ? await this.lookup(hashApiKey(key)) : null;
+    if (!known) throw new AppError("api_key_invalid", "Invalid API key provided. Check the X-API-Key header; keys are sk_live_… or sk_test_….");
+    if (known.allows && !known.allows(address)) {
+      throw new AppError(
+        "api_key_ip_not_allowed",
+        `This API key cannot be used from ${address}: it only works from the addresses on its allowlist. Call from one of them, or use another key.`,
+      );
+    }
+    return known.principal;
   }
 
   /** Forgets cached lookups (after a revocation in this process). */
@@ -68,17 +127,23 @@ export class ApiKeyAuthenticator {
     this.misses.clear();
   }
 
-  private async lookup(hash: string): Promise<Principal | null> {
+  private async lookup(hash: string): Promise<KnownKey | null> {
     const now = Date.now();
     const hit = this.hits.get(hash, now) ?? this.misses.get(hash, now);
     if (hit !== undefined) return hit;
-    const row = await this.prisma.apiKey.findUnique({ where: { hash }, select: { id: true, merchantId: true, livemode: true, revokedAt: true } });
-    const principal = row && !row.revokedAt ? { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode } : null;
+    const row = await this.prisma.apiKey.findUnique({
+      where: { hash },
+      select: { id: true, merchantId: true, livemode: true, revokedAt: true, ipAllowlist: true },
+    });
+    const known =
+      row && !row.revokedAt
+        ? { principal: { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode }, allows: allowlistCheck(row.ipAllowlist) }
+        : null;
     if (this.ttlMs > 0) {
-      if (principal) this.hits.set(hash, principal, now + this.ttlMs);
+      if (known) this.hits.set(hash, known, now + this.ttlMs);
       else this.misses.set(hash, null, now + this.ttlMs);
     }
-    return principal;
+    return known;
   }
 }
 

@@ -9,6 +9,7 @@ export type ErrorCode =
   | "parameter_unknown"
   | "api_key_missing"
   | "api_key_invalid"
+  | "api_key_ip_not_allowed"
   | "jwt_invalid"
   | "resource_missing"
   | "customer_email_exists"

@@ -361,7 +361,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -546,7 +546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -960,7 +960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -1100,7 +1100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -1295,7 +1295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -1497,7 +1497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -1693,7 +1693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -1873,7 +1873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2056,7 +2056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2247,7 +2247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2394,7 +2394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2536,7 +2536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2692,7 +2692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -2864,7 +2864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3016,7 +3016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3170,7 +3170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3315,7 +3315,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3455,7 +3455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3624,7 +3624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
@@ -3789,7 +3789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: api_key_missing, api_key_invalid */
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */

@@ -51,7 +51,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
   } else {
     try {
       const key = caller.apiKey ?? undefined;
-      principal = await authenticateFrom(deps.rateLimiter, caller.address, () => deps.authenticator.authenticate(key));
+      principal = await authenticateFrom(deps.rateLimiter, caller.address, () => deps.authenticator.authenticate(key, caller.address));
     } catch (e) {
       // Only operations that need a merchant fail; public ones still run.
       if (!(e instanceof AppError)) throw e;

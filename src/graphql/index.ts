@@ -5,7 +5,7 @@ import { type WebSocketLimits, serveGraphQLOverWebSocket } from "./ws.js";
 import { createGraphQL, type GraphQLDeps } from "./yoga.js";
 
 /** Mounts /graphql on `server` (HTTP and WebSocket); returns the function that closes every socket. */
-export function mountGraphQL(server: FastifyInstance, deps: GraphQLDeps & { trustProxy: boolean; limits: WebSocketLimits }): () => Promise<void> {
+export function mountGraphQL(server: FastifyInstance, deps: GraphQLDeps & { trustProxy: number; limits: WebSocketLimits }): () => Promise<void> {
   const yoga = createGraphQL(deps);
   server.route({
     url: "/graphql",

@@ -48,7 +48,7 @@ export function serveGraphQLOverWebSocket(
     anonymousStreams: LiveConnections;
     anonymous: Bulkhead;
     limits: WebSocketLimits;
-    trustProxy: boolean;
+    trustProxy: number;
     production: boolean;
     logger: Logger;
   },
@@ -76,7 +76,7 @@ export function serveGraphQLOverWebSocket(
         let principal: Principal | null = null;
         if (key !== undefined && key !== null) {
           try {
-            principal = await authenticateFrom(deps.rateLimiter, address, () => authenticator.authenticate(typeof key === "string" ? key : ""));
+            principal = await authenticateFrom(deps.rateLimiter, address, () => authenticator.authenticate(typeof key === "string" ? key : "", address));
           } catch (e) {
             if (!(e instanceof AppError)) throw e;
             ctx.extra.socket.close(e.code === "rate_limited" ? WS_CLOSE.tooManyConnections : WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));

@@ -30,6 +30,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   webhook_endpoint_missing: 400,
   api_key_missing: 401,
   api_key_invalid: 401,
+  api_key_ip_not_allowed: 401,
   jwt_invalid: 401,
   resource_missing: 404,
   customer_email_exists: 409,

@@ -43,7 +43,7 @@ export function deletedOf(object: string) {
 
 const BAD_INPUT: ErrorCode[] = ["parameter_invalid", "parameter_missing", "parameter_unknown"];
 const BAD_BODY: ErrorCode[] = ["body_invalid_json"];
-const API_KEY: ErrorCode[] = ["api_key_missing", "api_key_invalid"];
+const API_KEY: ErrorCode[] = ["api_key_missing", "api_key_invalid", "api_key_ip_not_allowed"];
 const IDEMPOTENCY: ErrorCode[] = ["idempotency_key_reused", "idempotency_key_in_use"];
 const ALWAYS: ErrorCode[] = ["rate_limited", "internal_error"];
 

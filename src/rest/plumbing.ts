@@ -42,7 +42,8 @@ export interface RestDeps {
   charges: ChargeSettings;
   chains: ChainSet;
   /** Whether X-Forwarded-For names the client (TRUST_PROXY). */
-  trustProxy: boolean;
+  /** Proxies in front that append to X-Forwarded-For (config.ts). */
+  trustProxy: number;
   /** The share of the database that requests without an API key may use. */
   anonymous: Bulkhead;
 }
@@ -96,7 +97,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
       limit = await limiter.consume(`jwt:${merchantId}:${livemode}:${verified.claims.email.toLowerCase()}`, group);
       req.leaveBulkhead = await deps.anonymous.enter();
     } else {
-      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(header(req, "x-api-key")));
+      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(header(req, "x-api-key"), address));
       req.scope = inScope(principal);
       limit = await limiter.consume(principal.keyId, group);
     }

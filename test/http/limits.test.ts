@@ -8,6 +8,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyAuthenticator } from "../../src/domain/api-keys.js";
 import { Bulkhead } from "../../src/http/bulkhead.js";
+import { loadConfig } from "../../src/config.js";
 import { clientAddress } from "../../src/http/callers.js";
 import { EventLoopLag } from "../../src/lib/event-loop-lag.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
@@ -39,11 +40,23 @@ const gqlFrom = async (ip: string, query: string, variables: Record<string, unkn
   (await app.call("POST", "/graphql", { key, headers: from(ip), body: { query, variables } })).body;
 
 describe("the client address", () => {
-  it("is the socket's peer, and X-Forwarded-For's first entry only when TRUST_PROXY says a proxy sets it", () => {
-    const headers = { "x-forwarded-for": "198.51.100.7, 10.0.0.2" };
-    expect(clientAddress(headers, "10.0.0.2", false)).toBe("10.0.0.2");
-    expect(clientAddress(headers, "10.0.0.2", true)).toBe("198.51.100.7");
-    expect(clientAddress({}, "10.0.0.2", true)).toBe("10.0.0.2");
+  it("is the socket's peer, or behind TRUST_PROXY proxies the X-Forwarded-For entry the outermost one appended, never one the client wrote", () => {
+    // The client sent "203.0.113.66" itself; the load balancer appended the address it saw.
+    const headers = { "x-forwarded-for": "203.0.113.66, 198.51.100.7" };
+    expect(clientAddress(headers, "10.0.0.2", 0)).toBe("10.0.0.2");
+    expect(clientAddress(headers, "10.0.0.2", 1)).toBe("198.51.100.7");
+    // A CDN then a load balancer: the CDN appended the client's address, the balancer the CDN's.
+    expect(clientAddress({ "x-forwarded-for": "203.0.113.66, 198.51.100.7, 192.0.2.1" }, "10.0.0.2", 2)).toBe("198.51.100.7");
+    // Fewer entries than proxies: all of them came from proxies; the farthest is the client.
+    expect(clientAddress({ "x-forwarded-for": "198.51.100.7" }, "10.0.0.2", 2)).toBe("198.51.100.7");
+    expect(clientAddress({}, "10.0.0.2", 1)).toBe("10.0.0.2");
+  });
+
+  it("takes TRUST_PROXY as true, false or a number of proxies", () => {
+    expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: "yes" })).toThrow(/TRUST_PROXY/);
   });
 });
 
@@ -229,10 +242,10 @@ describe("failed authentication", () => {
 
   it("a flood of made-up keys does not push real keys out of the cache", async () => {
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000, { hits: 100, misses: 10 });
-    await authenticator.authenticate(app.testKey);
-    for (let i = 0; i < 300; i++) await authenticator.authenticate(`sk_test_${randomBytes(24).toString("hex")}`).catch(() => {});
+    await authenticator.authenticate(app.testKey, "127.0.0.1");
+    for (let i = 0; i < 300; i++) await authenticator.authenticate(`sk_test_${randomBytes(24).toString("hex")}`, "127.0.0.1").catch(() => {});
     const before = app.queries.length;
-    expect((await authenticator.authenticate(app.testKey)).merchantId).toBe(app.merchant.merchant.id);
+    expect((await authenticator.authenticate(app.testKey, "127.0.0.1")).merchantId).toBe(app.merchant.merchant.id);
     expect(app.queries.length).toBe(before);
   });
 });

@@ -90,6 +90,8 @@ describe("npm start on an empty data dir", () => {
     const shown = (await run(process.execPath, ["dist/cli/main.js", "merchant", "show", created.merchant.id], { env })).stdout;
     expect(shown).toMatch(new RegExp(`${key.id}\\s+sk_test_…${key.secret.slice(-4)} revoked`));
     const cli = (...args: string[]) => run(process.execPath, ["dist/cli/main.js", ...args], { env });
+    const fenced = (await cli("keys", "create", created.merchant.id, "--mode", "test", "--ip-allowlist", "203.0.113.0/24, 2001:DB8::/32")).stdout;
+    expect(fenced).toMatch(/sk_test_\w+\s+\(key_\w+; only from 203\.0\.113\.0\/24, 2001:db8::\/32; shown once\)/);
     const hook = (await cli("webhooks", "create", created.merchant.id, "--mode", "test", "--url", "http://localhost:3000/hooks")).stdout;
     expect(hook).toMatch(
       /whep_\w{24}\s+test\s+http:\/\/localhost:3000\/hooks\s+all events\s+enabled\n\s+signing secret \(shown once\): whsec_[A-Za-z0-9+/]{43}=/,
@@ -110,6 +112,10 @@ describe("npm start on an empty data dir", () => {
     expect(output()).not.toMatch(/Demo merchant created/);
     const res = await fetch(`${url}/v1/customers`, { headers: { "x-api-key": key.secret } });
     expect(res.status).toBe(401);
+    // The fenced key refuses this address (127.0.0.1).
+    const elsewhere = await fetch(`${url}/v1/customers`, { headers: { "x-api-key": /(sk_test_\w+)/.exec(fenced)![1]! } });
+    expect(elsewhere.status).toBe(401);
+    expect((await elsewhere.json()).code).toBe("api_key_ip_not_allowed");
     const ok = await fetch(`${url}/v1/customers?email=jane@example.com`, { headers: { "x-api-key": created.apiKeys.test.secret } });
     expect((await ok.json()).data).toEqual([]);
   }, 120_000);

@@ -1825,6 +1825,7 @@ export const ApiKeyScalarFieldEnum = {
   livemode: 'livemode',
   hash: 'hash',
   last4: 'last4',
+  ipAllowlist: 'ipAllowlist',
   createdAt: 'createdAt',
   revokedAt: 'revokedAt'
 } as const

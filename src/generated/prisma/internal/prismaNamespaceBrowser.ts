@@ -107,6 +107,7 @@ export const ApiKeyScalarFieldEnum = {
   livemode: 'livemode',
   hash: 'hash',
   last4: 'last4',
+  ipAllowlist: 'ipAllowlist',
   createdAt: 'createdAt',
   revokedAt: 'revokedAt'
 } as const

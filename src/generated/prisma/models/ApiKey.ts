@@ -50,6 +50,7 @@ export type ApiKeyCountAggregateOutputType = {
   livemode: number
   hash: number
   last4: number
+  ipAllowlist: number
   createdAt: number
   revokedAt: number
   _all: number
@@ -82,6 +83,7 @@ export type ApiKeyCountAggregateInputType = {
   livemode?: true
   hash?: true
   last4?: true
+  ipAllowlist?: true
   createdAt?: true
   revokedAt?: true
   _all?: true
@@ -165,6 +167,7 @@ export type ApiKeyGroupByOutputType = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist: string[]
   createdAt: Date
   revokedAt: Date | null
   _count: ApiKeyCountAggregateOutputType | null
@@ -196,6 +199,7 @@ export type ApiKeyWhereInput = {
   livemode?: Prisma.BoolFilter<"ApiKey"> | boolean
   hash?: Prisma.StringFilter<"ApiKey"> | string
   last4?: Prisma.StringFilter<"ApiKey"> | string
+  ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -207,6 +211,7 @@ export type ApiKeyOrderByWithRelationInput = {
   livemode?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   last4?: Prisma.SortOrder
+  ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
@@ -221,6 +226,7 @@ export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
   merchantId?: Prisma.StringFilter<"ApiKey"> | string
   livemode?: Prisma.BoolFilter<"ApiKey"> | boolean
   last4?: Prisma.StringFilter<"ApiKey"> | string
+  ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -232,6 +238,7 @@ export type ApiKeyOrderByWithAggregationInput = {
   livemode?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   last4?: Prisma.SortOrder
+  ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ApiKeyCountOrderByAggregateInput
@@ -248,6 +255,7 @@ export type ApiKeyScalarWhereWithAggregatesInput = {
   livemode?: Prisma.BoolWithAggregatesFilter<"ApiKey"> | boolean
   hash?: Prisma.StringWithAggregatesFilter<"ApiKey"> | string
   last4?: Prisma.StringWithAggregatesFilter<"ApiKey"> | string
+  ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
 }
@@ -257,6 +265,7 @@ export type ApiKeyCreateInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutApiKeysInput
@@ -268,6 +277,7 @@ export type ApiKeyUncheckedCreateInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
 }
@@ -277,6 +287,7 @@ export type ApiKeyUpdateInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutApiKeysNestedInput
@@ -288,6 +299,7 @@ export type ApiKeyUncheckedUpdateInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -298,6 +310,7 @@ export type ApiKeyCreateManyInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
 }
@@ -307,6 +320,7 @@ export type ApiKeyUpdateManyMutationInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -317,6 +331,7 @@ export type ApiKeyUncheckedUpdateManyInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -331,12 +346,21 @@ export type ApiKeyOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
+export type StringNullableListFilter<$PrismaModel = never> = {
+  equals?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel> | null
+  has?: string | Prisma.StringFieldRefInput<$PrismaModel> | null
+  hasEvery?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
+  hasSome?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
+  isEmpty?: boolean
+}
+
 export type ApiKeyCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   last4?: Prisma.SortOrder
+  ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
 }
@@ -403,8 +427,17 @@ export type ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput = {
   deleteMany?: Prisma.ApiKeyScalarWhereInput | Prisma.ApiKeyScalarWhereInput[]
 }
 
+export type ApiKeyCreateipAllowlistInput = {
+  set: string[]
+}
+
 export type BoolFieldUpdateOperationsInput = {
   set?: boolean
+}
+
+export type ApiKeyUpdateipAllowlistInput = {
+  set?: string[]
+  push?: string | string[]
 }
 
 export type NullableDateTimeFieldUpdateOperationsInput = {
@@ -416,6 +449,7 @@ export type ApiKeyCreateWithoutMerchantInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
 }
@@ -425,6 +459,7 @@ export type ApiKeyUncheckedCreateWithoutMerchantInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
 }
@@ -464,6 +499,7 @@ export type ApiKeyScalarWhereInput = {
   livemode?: Prisma.BoolFilter<"ApiKey"> | boolean
   hash?: Prisma.StringFilter<"ApiKey"> | string
   last4?: Prisma.StringFilter<"ApiKey"> | string
+  ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
 }
@@ -473,6 +509,7 @@ export type ApiKeyCreateManyMerchantInput = {
   livemode: boolean
   hash: string
   last4: string
+  ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
 }
@@ -482,6 +519,7 @@ export type ApiKeyUpdateWithoutMerchantInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -491,6 +529,7 @@ export type ApiKeyUncheckedUpdateWithoutMerchantInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -500,6 +539,7 @@ export type ApiKeyUncheckedUpdateManyWithoutMerchantInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   last4?: Prisma.StringFieldUpdateOperationsInput | string
+  ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -512,6 +552,7 @@ export type ApiKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   livemode?: boolean
   hash?: boolean
   last4?: boolean
+  ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -523,6 +564,7 @@ export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   livemode?: boolean
   hash?: boolean
   last4?: boolean
+  ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -534,6 +576,7 @@ export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   livemode?: boolean
   hash?: boolean
   last4?: boolean
+  ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -545,11 +588,12 @@ export type ApiKeySelectScalar = {
   livemode?: boolean
   hash?: boolean
   last4?: boolean
+  ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
 }
 
-export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "createdAt" | "revokedAt", ExtArgs["result"]["apiKey"]>
+export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "ipAllowlist" | "createdAt" | "revokedAt", ExtArgs["result"]["apiKey"]>
 export type ApiKeyInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }
@@ -577,6 +621,10 @@ export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * Last four characters, so an operator can tell keys apart.
      */
     last4: string
+    /**
+     * The addresses (IPs and CIDR ranges) it may be used from; empty means any.
+     */
+    ipAllowlist: string[]
     createdAt: Date
     revokedAt: Date | null
   }, ExtArgs["result"]["apiKey"]>
@@ -1008,6 +1056,7 @@ export interface ApiKeyFieldRefs {
   readonly livemode: Prisma.FieldRef<"ApiKey", 'Boolean'>
   readonly hash: Prisma.FieldRef<"ApiKey", 'String'>
   readonly last4: Prisma.FieldRef<"ApiKey", 'String'>
+  readonly ipAllowlist: Prisma.FieldRef<"ApiKey", 'String[]'>
   readonly createdAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
 }

@@ -534,14 +534,6 @@ export type RelayerTransactionNullableScalarRelationFilter = {
   isNot?: Prisma.RelayerTransactionWhereInput | null
 }
 
-export type StringNullableListFilter<$PrismaModel = never> = {
-  equals?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel> | null
-  has?: string | Prisma.StringFieldRefInput<$PrismaModel> | null
-  hasEvery?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
-  hasSome?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
-  isEmpty?: boolean
-}
-
 export type RelayerTransactionCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   chainId?: Prisma.SortOrder

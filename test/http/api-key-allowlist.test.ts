@@ -1,0 +1,69 @@
+// API keys limited to addresses (API.md "Merchant dashboard": an API key with an `ipAllowlist` refuses
+// other addresses with 401 `api_key_ip_not_allowed`), on every door that takes a key.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey, parseIpAllowlist } from "../../src/domain/api-keys.js";
+import { AppError } from "../../src/domain/errors.js";
+import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { subscribe, wsClient } from "../helpers/live.js";
+
+describe("parseIpAllowlist", () => {
+  it("takes IPv4 and IPv6 addresses and CIDR ranges, normalized", () => {
+    expect(parseIpAllowlist([" 203.0.113.7 ", "198.51.100.0/24", "2001:DB8::/32", "::1"])).toEqual(["203.0.113.7", "198.51.100.0/24", "2001:db8::/32", "::1"]);
+    expect(parseIpAllowlist([])).toEqual([]);
+  });
+
+  it("refuses anything else with 400 parameter_invalid naming ipAllowlist", () => {
+    for (const bad of ["", "example.com", "10.0.0.1/33", "::1/129", "10.0.0.1/", "10.0.0.1/8/1", "10.0.0.256", "10.0.0.1/-1", "10.0.0.0/08x"]) {
+      let error: unknown;
+      try {
+        parseIpAllowlist([bad]);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, bad).toBeInstanceOf(AppError);
+      expect((error as AppError).code, bad).toBe("parameter_invalid");
+      expect((error as AppError).param, bad).toBe("ipAllowlist");
+    }
+    expect(() => parseIpAllowlist(Array.from({ length: 51 }, (_, i) => `203.0.113.${i}`))).toThrow(/at most 50 entries/);
+  });
+});
+
+describe("a key with an allowlist", () => {
+  let app: TestApp;
+  let fenced: string;
+  beforeAll(async () => {
+    app = await startApp({ ...POLLING, TRUST_PROXY: "true", RATE_LIMIT_AUTH_FAILURES: "4" });
+    fenced = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, ["203.0.113.0/24", "2001:db8::/32"])).secret;
+  }, 60_000);
+  afterAll(() => app?.stop());
+  const from = (ip: string) => ({ "x-forwarded-for": ip });
+
+  it("works from the addresses on it (IPv4, IPv6, IPv4 as mapped IPv6) over REST and GraphQL", async () => {
+    for (const ip of ["203.0.113.9", "2001:db8::5", "::ffff:203.0.113.10"]) {
+      expect((await app.call("GET", "/v1/customers", { key: fenced, headers: from(ip) })).status, ip).toBe(200);
+    }
+    const gql = await app.call("POST", "/graphql", { key: fenced, headers: from("203.0.113.11"), body: { query: "{ customers(first: 1) { totalCount } }" } });
+    expect(gql.body.errors).toBeUndefined();
+  });
+
+  it("refuses any other address with 401 api_key_ip_not_allowed on every door, and counts it as a failed authentication", async () => {
+    const refused = await app.call("GET", "/v1/customers", { key: fenced, headers: from("198.51.100.1") });
+    expectError(refused, 401, "api_key_ip_not_allowed");
+    expect(refused.body.message).toMatch(/cannot be used from 198\.51\.100\.1/);
+    // An allowed address written by the client ahead of the one the proxy appended does not help.
+    const spoofed = await app.call("GET", "/v1/customers", { key: fenced, headers: from("203.0.113.9, 198.51.100.3") });
+    expectError(spoofed, 401, "api_key_ip_not_allowed");
+    const gql = await app.call("POST", "/graphql", { key: fenced, headers: from("198.51.100.1"), body: { query: "{ customers(first: 1) { totalCount } }" } });
+    expect(gql.body.errors[0].extensions.code).toBe("api_key_ip_not_allowed");
+    const socket = wsClient(app.url, fenced, from("198.51.100.1"));
+    const s = subscribe(socket, `subscription { chargeEvents { type } }`);
+    await s.ended(5_000).catch(() => {});
+    expect(socket.closes[0]?.reason).toMatch(/api_key_ip_not_allowed|cannot be used from/);
+    await socket.dispose();
+    // Four failures from 198.51.100.1 this minute (the limit here): the next attempt is 429.
+    expectError(await app.call("GET", "/v1/customers", { key: fenced, headers: from("198.51.100.1") }), 401, "api_key_ip_not_allowed");
+    expectError(await app.call("GET", "/v1/customers", { key: fenced, headers: from("198.51.100.1") }), 429, "rate_limited");
+    // Keys without a list work from anywhere.
+    expect((await app.call("GET", "/v1/customers", { headers: from("198.51.100.2") })).status).toBe(200);
+  });
+});
