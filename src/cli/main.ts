@@ -7,7 +7,7 @@ import { backupEmbedded, restoreEmbedded } from "../db/backup.js";
 import { openDatabase } from "../db/client.js";
 import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { MigrationError, migrate } from "../db/migrate.js";
-import { createApiKey, revokeApiKey } from "../domain/api-keys.js";
+import { createApiKey, revokeApiKey, rollApiKey } from "../domain/api-keys.js";
 import { payFromDevnet } from "./devnet-pay.js";
 import { setUpDevnetAt } from "./devnet-setup.js";
 import { AppError } from "../domain/errors.js";
@@ -37,6 +37,8 @@ Commands:
   keys create MERCHANT_ID --mode test|live [--ip-allowlist IP,CIDR…] [--json]
       A new API key (shown once); with --ip-allowlist it works only from those addresses, e.g.
       --ip-allowlist 203.0.113.7,198.51.100.0/24,2001:db8::/32.
+  keys roll KEY_ID [--overlap-hours H]                   A new key like KEY_ID (shown once); KEY_ID keeps
+                                                         working for H hours (default 24; 0 = stop now).
   keys revoke KEY_ID                                     Revokes an API key.
   jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
   jwt revoke JWK_ID                                      Revokes a JWT secret.
@@ -182,10 +184,7 @@ async function main(argv: string[]): Promise<void> {
             `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps`,
             `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
             "  API keys:",
-            ...shown.apiKeys.map(
-              (k) =>
-                `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${k.ipAllowlist.length ? `  only from ${k.ipAllowlist.join(", ")}` : ""}${when(k.revokedAt)}`,
-            ),
+            ...shown.apiKeys.map(describeKey),
             "  JWT secrets:",
             ...shown.jwtSecrets.map((s) => `    ${s.id}${when(s.revokedAt)}`),
             "  Webhook endpoints:",
@@ -199,6 +198,12 @@ async function main(argv: string[]): Promise<void> {
         const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist);
         const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
         return print(`${key.secret}   (${key.id}${only}; shown once)`, key);
+      }
+      case "keys roll": {
+        const hours = values["overlap-hours"] ?? "24";
+        const rolled = await rollApiKey(prisma, need("KEY_ID"), /^\d+$/.test(hours) ? Number(hours) : Number.NaN);
+        const until = rolled.previous.expiresAt.toISOString();
+        return print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${target} stops working at ${until}.`, rolled);
       }
       case "keys revoke":
         if (!(await revokeApiKey(prisma, need("KEY_ID")))) throw new UsageError(`No active API key ${target}.`);
@@ -262,6 +267,13 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /** One line about an endpoint (never its secret). */
+/** One line of `merchant show` per key: never the secret, its last four characters. */
+function describeKey(k: { id: string; livemode: boolean; last4: string; ipAllowlist: string[]; expiresAt: Date | null; revokedAt: Date | null }): string {
+  const only = k.ipAllowlist.length ? `  only from ${k.ipAllowlist.join(", ")}` : "";
+  const state = k.revokedAt ? ` revoked ${k.revokedAt.toISOString()}` : k.expiresAt ? ` rolled, works until ${k.expiresAt.toISOString()}` : "";
+  return `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${only}${state}`;
+}
+
 function describeEndpoint(e: Omit<WebhookEndpoint, "secret" | "previousSecret">): string {
   const types = e.eventTypes.length ? e.eventTypes.join(",") : "all events";
   const state = e.disabledAt ? `disabled (${e.disabledReason ?? "by the merchant"})` : "enabled";

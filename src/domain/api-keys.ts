@@ -63,12 +63,49 @@ function allowlistCheck(allowlist: readonly string[]): ((address: string) => boo
 }
 
 /** Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given. */
-export async function createApiKey(prisma: Prisma, merchantId: string, livemode: boolean, ipAllowlist: readonly string[] = []): Promise<NewApiKey> {
+export async function createApiKey(
+  prisma: Pick<Prisma, "apiKey">,
+  merchantId: string,
+  livemode: boolean,
+  ipAllowlist: readonly string[] = [],
+): Promise<NewApiKey> {
   const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
   await prisma.apiKey.create({ data: { id, merchantId, livemode, hash: hashApiKey(secret), last4: secret.slice(-4), ipAllowlist: allowed } });
   return { id, secret, livemode, ipAllowlist: allowed };
+}
+
+/** A rolled key: its replacement (shown once), and when the old one stops working. */
+export interface RolledApiKey {
+  key: NewApiKey;
+  previous: { id: string; expiresAt: Date };
+}
+
+/** Most hours a rolled key keeps working next to its replacement. */
+export const ROLL_OVERLAP_MAX_HOURS = 168;
+
+/**
+ * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps
+ * working for `overlapHours` (0–168) so that the new one can be deployed first. A key already
+ * rolled or revoked cannot be rolled: 400 `parameter_invalid` naming `keyId`.
+ */
+export async function rollApiKey(prisma: Prisma, keyId: string, overlapHours: number, now = new Date()): Promise<RolledApiKey> {
+  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > ROLL_OVERLAP_MAX_HOURS) {
+    throw new AppError("parameter_invalid", `Invalid overlapHours: must be an integer between 0 and ${ROLL_OVERLAP_MAX_HOURS}`, "overlapHours");
+  }
+  const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
+  return prisma.$transaction(async (tx) => {
+    // Only the caller that sets the expiry rolls the key: two concurrent rolls make one new key.
+    const [old] = await tx.apiKey.updateManyAndReturn({
+      where: { id: keyId, revokedAt: null, expiresAt: null },
+      data: { expiresAt },
+      select: { merchantId: true, livemode: true, ipAllowlist: true },
+    });
+    if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
+    const key = await createApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
+    return { key, previous: { id: keyId, expiresAt } };
+  });
 }
 
 /** Revokes a key; false when no active key has that id. */
@@ -77,17 +114,18 @@ export async function revokeApiKey(prisma: Prisma, keyId: string): Promise<boole
   return count === 1;
 }
 
+/** A known key: its principal, the check of its allowlist (null: any address), and its end if rolled. */
+interface KnownKey {
+  principal: Principal;
+  allows: ((address: string) => boolean) | null;
+  expiresAt: number | null;
+}
+
 /**
  * Resolves `X-API-Key` values to principals. Lookups are cached for `ttlMs` so the hot path costs
  * no query; a key revoked elsewhere stops working within that time. Misses are cached apart from
  * hits, in a smaller cache: a flood of made-up keys evicts only other made-up keys, never a real one.
  */
-/** A known key: its principal, and the check of its allowlist (null: any address). */
-interface KnownKey {
-  principal: Principal;
-  allows: ((address: string) => boolean) | null;
-}
-
 export class ApiKeyAuthenticator {
   private readonly hits: TtlCache<KnownKey>;
   private readonly misses: TtlCache<null>;
@@ -110,7 +148,9 @@ export class ApiKeyAuthenticator {
     if (key === undefined || key === "") {
       throw new AppError("api_key_missing", "No API key provided. Send your secret key in the X-API-Key header.");
     }
-    const known = KEY_SHAPE.test(key) ? await this.lookup(hashApiKey(key)) : null;
+    const found = KEY_SHAPE.test(key) ? await this.lookup(hashApiKey(key)) : null;
+    // A rolled key may be cached past its end: the end is checked at each use.
+    const known = found && (found.expiresAt === null || found.expiresAt > Date.now()) ? found : null;
     if (!known) throw new AppError("api_key_invalid", "Invalid API key provided. Check the X-API-Key header; keys are sk_live_… or sk_test_….");
     if (known.allows && !known.allows(address)) {
       throw new AppError(
@@ -133,11 +173,15 @@ export class ApiKeyAuthenticator {
     if (hit !== undefined) return hit;
     const row = await this.prisma.apiKey.findUnique({
       where: { hash },
-      select: { id: true, merchantId: true, livemode: true, revokedAt: true, ipAllowlist: true },
+      select: { id: true, merchantId: true, livemode: true, revokedAt: true, ipAllowlist: true, expiresAt: true },
     });
     const known =
       row && !row.revokedAt
-        ? { principal: { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode }, allows: allowlistCheck(row.ipAllowlist) }
+        ? {
+            principal: { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode },
+            allows: allowlistCheck(row.ipAllowlist),
+            expiresAt: row.expiresAt?.getTime() ?? null,
+          }
         : null;
     if (this.ttlMs > 0) {
       if (known) this.hits.set(hash, known, now + this.ttlMs);

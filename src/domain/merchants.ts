@@ -103,7 +103,7 @@ export async function describeMerchant(prisma: Prisma, id: string) {
     prisma.apiKey.findMany({
       where: { merchantId: id },
       orderBy: { createdAt: "asc" },
-      select: { id: true, livemode: true, last4: true, ipAllowlist: true, createdAt: true, revokedAt: true },
+      select: { id: true, livemode: true, last4: true, ipAllowlist: true, createdAt: true, revokedAt: true, expiresAt: true },
     }),
     prisma.jwtSecret.findMany({
       where: { merchantId: id },

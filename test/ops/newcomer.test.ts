@@ -86,6 +86,8 @@ describe("npm start on an empty data dir", () => {
     const key = JSON.parse(
       (await run(process.execPath, ["dist/cli/main.js", "keys", "create", created.merchant.id, "--mode", "test", "--json"], { env })).stdout,
     );
+    const rolled = (await run(process.execPath, ["dist/cli/main.js", "keys", "roll", key.id, "--overlap-hours", "0"], { env })).stdout;
+    expect(rolled).toMatch(new RegExp(`^sk_test_\\w+\\s+\\(key_\\w+; shown once\\)\n${key.id} stops working at `));
     await run(process.execPath, ["dist/cli/main.js", "keys", "revoke", key.id], { env });
     const shown = (await run(process.execPath, ["dist/cli/main.js", "merchant", "show", created.merchant.id], { env })).stdout;
     expect(shown).toMatch(new RegExp(`${key.id}\\s+sk_test_…${key.secret.slice(-4)} revoked`));
@@ -118,7 +120,7 @@ describe("npm start on an empty data dir", () => {
     expect((await elsewhere.json()).code).toBe("api_key_ip_not_allowed");
     const ok = await fetch(`${url}/v1/customers?email=jane@example.com`, { headers: { "x-api-key": created.apiKeys.test.secret } });
     expect((await ok.json()).data).toEqual([]);
-  }, 120_000);
+  }, 180_000); // a dozen CLI runs, each opening the embedded database: slow on a loaded host
 });
 
 describe("npm run worker", () => {

@@ -109,7 +109,8 @@ export const ApiKeyScalarFieldEnum = {
   last4: 'last4',
   ipAllowlist: 'ipAllowlist',
   createdAt: 'createdAt',
-  revokedAt: 'revokedAt'
+  revokedAt: 'revokedAt',
+  expiresAt: 'expiresAt'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]

@@ -32,6 +32,7 @@ export type ApiKeyMinAggregateOutputType = {
   last4: string | null
   createdAt: Date | null
   revokedAt: Date | null
+  expiresAt: Date | null
 }
 
 export type ApiKeyMaxAggregateOutputType = {
@@ -42,6 +43,7 @@ export type ApiKeyMaxAggregateOutputType = {
   last4: string | null
   createdAt: Date | null
   revokedAt: Date | null
+  expiresAt: Date | null
 }
 
 export type ApiKeyCountAggregateOutputType = {
@@ -53,6 +55,7 @@ export type ApiKeyCountAggregateOutputType = {
   ipAllowlist: number
   createdAt: number
   revokedAt: number
+  expiresAt: number
   _all: number
 }
 
@@ -65,6 +68,7 @@ export type ApiKeyMinAggregateInputType = {
   last4?: true
   createdAt?: true
   revokedAt?: true
+  expiresAt?: true
 }
 
 export type ApiKeyMaxAggregateInputType = {
@@ -75,6 +79,7 @@ export type ApiKeyMaxAggregateInputType = {
   last4?: true
   createdAt?: true
   revokedAt?: true
+  expiresAt?: true
 }
 
 export type ApiKeyCountAggregateInputType = {
@@ -86,6 +91,7 @@ export type ApiKeyCountAggregateInputType = {
   ipAllowlist?: true
   createdAt?: true
   revokedAt?: true
+  expiresAt?: true
   _all?: true
 }
 
@@ -170,6 +176,7 @@ export type ApiKeyGroupByOutputType = {
   ipAllowlist: string[]
   createdAt: Date
   revokedAt: Date | null
+  expiresAt: Date | null
   _count: ApiKeyCountAggregateOutputType | null
   _min: ApiKeyMinAggregateOutputType | null
   _max: ApiKeyMaxAggregateOutputType | null
@@ -202,6 +209,7 @@ export type ApiKeyWhereInput = {
   ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
 }
 
@@ -214,6 +222,7 @@ export type ApiKeyOrderByWithRelationInput = {
   ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
 }
 
@@ -229,6 +238,7 @@ export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
   ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
 }, "id" | "hash">
 
@@ -241,6 +251,7 @@ export type ApiKeyOrderByWithAggregationInput = {
   ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ApiKeyCountOrderByAggregateInput
   _max?: Prisma.ApiKeyMaxOrderByAggregateInput
   _min?: Prisma.ApiKeyMinOrderByAggregateInput
@@ -258,6 +269,7 @@ export type ApiKeyScalarWhereWithAggregatesInput = {
   ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
+  expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
 }
 
 export type ApiKeyCreateInput = {
@@ -268,6 +280,7 @@ export type ApiKeyCreateInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutApiKeysInput
 }
 
@@ -280,6 +293,7 @@ export type ApiKeyUncheckedCreateInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
 }
 
 export type ApiKeyUpdateInput = {
@@ -290,6 +304,7 @@ export type ApiKeyUpdateInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutApiKeysNestedInput
 }
 
@@ -302,6 +317,7 @@ export type ApiKeyUncheckedUpdateInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyCreateManyInput = {
@@ -313,6 +329,7 @@ export type ApiKeyCreateManyInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
 }
 
 export type ApiKeyUpdateManyMutationInput = {
@@ -323,6 +340,7 @@ export type ApiKeyUpdateManyMutationInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateManyInput = {
@@ -334,6 +352,7 @@ export type ApiKeyUncheckedUpdateManyInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyListRelationFilter = {
@@ -363,6 +382,7 @@ export type ApiKeyCountOrderByAggregateInput = {
   ipAllowlist?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
 }
 
 export type ApiKeyMaxOrderByAggregateInput = {
@@ -373,6 +393,7 @@ export type ApiKeyMaxOrderByAggregateInput = {
   last4?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
 }
 
 export type ApiKeyMinOrderByAggregateInput = {
@@ -383,6 +404,7 @@ export type ApiKeyMinOrderByAggregateInput = {
   last4?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
 }
 
 export type ApiKeyCreateNestedManyWithoutMerchantInput = {
@@ -452,6 +474,7 @@ export type ApiKeyCreateWithoutMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
 }
 
 export type ApiKeyUncheckedCreateWithoutMerchantInput = {
@@ -462,6 +485,7 @@ export type ApiKeyUncheckedCreateWithoutMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
 }
 
 export type ApiKeyCreateOrConnectWithoutMerchantInput = {
@@ -502,6 +526,7 @@ export type ApiKeyScalarWhereInput = {
   ipAllowlist?: Prisma.StringNullableListFilter<"ApiKey">
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
 }
 
 export type ApiKeyCreateManyMerchantInput = {
@@ -512,6 +537,7 @@ export type ApiKeyCreateManyMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyCreateipAllowlistInput | string[]
   createdAt?: Date | string
   revokedAt?: Date | string | null
+  expiresAt?: Date | string | null
 }
 
 export type ApiKeyUpdateWithoutMerchantInput = {
@@ -522,6 +548,7 @@ export type ApiKeyUpdateWithoutMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateWithoutMerchantInput = {
@@ -532,6 +559,7 @@ export type ApiKeyUncheckedUpdateWithoutMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateManyWithoutMerchantInput = {
@@ -542,6 +570,7 @@ export type ApiKeyUncheckedUpdateManyWithoutMerchantInput = {
   ipAllowlist?: Prisma.ApiKeyUpdateipAllowlistInput | string[]
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 
@@ -555,6 +584,7 @@ export type ApiKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
+  expiresAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -567,6 +597,7 @@ export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
+  expiresAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -579,6 +610,7 @@ export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
+  expiresAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -591,9 +623,10 @@ export type ApiKeySelectScalar = {
   ipAllowlist?: boolean
   createdAt?: boolean
   revokedAt?: boolean
+  expiresAt?: boolean
 }
 
-export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "ipAllowlist" | "createdAt" | "revokedAt", ExtArgs["result"]["apiKey"]>
+export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "ipAllowlist" | "createdAt" | "revokedAt" | "expiresAt", ExtArgs["result"]["apiKey"]>
 export type ApiKeyInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }
@@ -627,6 +660,10 @@ export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     ipAllowlist: string[]
     createdAt: Date
     revokedAt: Date | null
+    /**
+     * Set when the key was rolled: it stops working then.
+     */
+    expiresAt: Date | null
   }, ExtArgs["result"]["apiKey"]>
   composites: {}
 }
@@ -1059,6 +1096,7 @@ export interface ApiKeyFieldRefs {
   readonly ipAllowlist: Prisma.FieldRef<"ApiKey", 'String[]'>
   readonly createdAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
+  readonly expiresAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
 }
     
 

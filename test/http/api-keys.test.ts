@@ -1,7 +1,8 @@
 // API keys limited to addresses (API.md "Merchant dashboard": an API key with an `ipAllowlist` refuses
-// other addresses with 401 `api_key_ip_not_allowed`), on every door that takes a key.
+// other addresses with 401 `api_key_ip_not_allowed`), on every door that takes a key; and rolling a
+// key with an overlap.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey, parseIpAllowlist } from "../../src/domain/api-keys.js";
+import { ApiKeyAuthenticator, createApiKey, parseIpAllowlist, revokeApiKey, rollApiKey } from "../../src/domain/api-keys.js";
 import { AppError } from "../../src/domain/errors.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
@@ -65,5 +66,57 @@ describe("a key with an allowlist", () => {
     expectError(await app.call("GET", "/v1/customers", { key: fenced, headers: from("198.51.100.1") }), 429, "rate_limited");
     // Keys without a list work from anywhere.
     expect((await app.call("GET", "/v1/customers", { headers: from("198.51.100.2") })).status).toBe(200);
+  });
+});
+
+describe("rolling a key", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp(POLLING);
+  }, 60_000);
+  afterAll(() => app?.stop());
+  const merchantId = () => app.merchant.merchant.id;
+  const status = async (key: string) => (await app.call("GET", "/v1/customers", { key })).status;
+
+  it("makes a new key of the same mode and allowlist; the old one works until the overlap ends, checked at each use", async () => {
+    const old = await createApiKey(app.db.prisma, merchantId(), false, ["127.0.0.1", "::1"]);
+    const rolled = await rollApiKey(app.db.prisma, old.id, 24);
+    expect(rolled.key).toMatchObject({ livemode: false, ipAllowlist: ["127.0.0.1", "::1"] });
+    expect(rolled.key.secret).toMatch(/^sk_test_/);
+    expect(rolled.previous.expiresAt.getTime() - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+    expect(await status(old.secret)).toBe(200);
+    expect(await status(rolled.key.secret)).toBe(200);
+
+    // A key whose overlap ends while the lookup cache holds it stops at its end, not at the cache's.
+    const short = await createApiKey(app.db.prisma, merchantId(), false);
+    await rollApiKey(app.db.prisma, short.id, 1, new Date(Date.now() - 3_600_000 + 300));
+    const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
+    expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
+    await new Promise((r) => setTimeout(r, 400));
+    await expect(authenticator.authenticate(short.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
+  });
+
+  it("with no overlap stops the old key at once; a rolled or revoked key cannot be rolled; the overlap is 0-168 hours", async () => {
+    const old = await createApiKey(app.db.prisma, merchantId(), false);
+    const rolled = await rollApiKey(app.db.prisma, old.id, 0);
+    const authenticator = new ApiKeyAuthenticator(app.db.prisma, 0);
+    await expect(authenticator.authenticate(old.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
+    await expect(rollApiKey(app.db.prisma, old.id, 1)).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
+    await revokeApiKey(app.db.prisma, rolled.key.id);
+    await expect(rollApiKey(app.db.prisma, rolled.key.id, 1)).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
+    const fresh = await createApiKey(app.db.prisma, merchantId(), false);
+    for (const hours of [-1, 169, 1.5, Number.NaN]) {
+      await expect(rollApiKey(app.db.prisma, fresh.id, hours)).rejects.toMatchObject({ code: "parameter_invalid", param: "overlapHours" });
+    }
+    expect(await status(fresh.secret)).toBe(200);
+  });
+
+  it("twice at once makes one new key", async () => {
+    const old = await createApiKey(app.db.prisma, merchantId(), false);
+    const keys = () => app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } });
+    const before = await keys();
+    const results = await Promise.allSettled([rollApiKey(app.db.prisma, old.id, 1), rollApiKey(app.db.prisma, old.id, 1)]);
+    expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(await keys()).toBe(before + 1);
   });
 });
