@@ -72,8 +72,8 @@ describe("a flaky RPC endpoint", () => {
       expect(await app.db.prisma.payment.count({ where: { chargeId: { in: ids } } })).toBe(8);
       const completed = await app.db.prisma.event.findMany({ where: { type: "charge.completed" } });
       expect(completed.filter((e) => ids.includes((e.data as { id: string }).id))).toHaveLength(8);
-      // The proxy really did fail calls, and the runner went through them.
-      expect(proxy.total()).toBeGreaterThan(100);
+      // The proxy really did fail calls (about 30 of the 100 or so a run makes), and the runner went through them.
+      expect(proxy.failed()).toBeGreaterThanOrEqual(10);
     } finally {
       await runner.stop();
     }

@@ -35,6 +35,8 @@ export interface RpcProxy {
   total(): number;
   /** HTTP requests seen since the last reset (a batch is one). */
   requests(): number;
+  /** HTTP requests failed on purpose (failRate) since the last reset. */
+  failed(): number;
   /** When each HTTP request arrived (epoch ms) since the last reset. */
   requestTimes(): number[];
   /** Every eth_getLogs range seen since the last reset. */

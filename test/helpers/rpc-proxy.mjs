@@ -39,6 +39,7 @@ export async function startRpcProxy(target, options = {}) {
   const logRanges = [];
   const requestTimes = [];
   let requests = 0;
+  let failed = 0;
   let faults = {};
   let rateLimited = 0;
 
@@ -122,7 +123,10 @@ export async function startRpcProxy(target, options = {}) {
         return void res.writeHead(429, headers).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } }));
       }
       const roll = random();
-      if (roll < failRate * 0.7) return void res.writeHead(503, { "content-type": "text/plain" }).end("unavailable");
+      if (roll < failRate * 0.7) {
+        failed++;
+        return void res.writeHead(503, { "content-type": "text/plain" }).end("unavailable");
+      }
       if (maxDelayMs > 0) await new Promise((r) => setTimeout(r, random() * maxDelayMs));
       try {
         const perCall = faults.logsRangeLimit || faults.maxLogs || faults.lagBlocks || faults.wrongBlock;
@@ -130,7 +134,10 @@ export async function startRpcProxy(target, options = {}) {
           ? JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(handle)) : await handle(parsed))
           : await (await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })).text();
         // The request reached the node, but its answer is lost on the way back.
-        if (roll < failRate) return void res.destroy();
+        if (roll < failRate) {
+          failed++;
+          return void res.destroy();
+        }
         res.writeHead(200, { "content-type": "application/json" }).end(text);
       } catch {
         res.destroy();
@@ -148,6 +155,7 @@ export async function startRpcProxy(target, options = {}) {
     calls: () => Object.fromEntries(counts),
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
     requests: () => requests,
+    failed: () => failed,
     requestTimes: () => [...requestTimes],
     logRanges: () => [...logRanges],
     reset() {
@@ -155,6 +163,7 @@ export async function startRpcProxy(target, options = {}) {
       logRanges.length = 0;
       requestTimes.length = 0;
       requests = 0;
+      failed = 0;
     },
     close: () =>
       new Promise((resolve) => {
