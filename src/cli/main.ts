@@ -141,6 +141,8 @@ async function main(argv: string[]): Promise<void> {
       if (values.mode !== "test" && values.mode !== "live") throw new UsageError("--mode must be test or live.");
       return values.mode === "live";
     };
+    // --overlap-hours as the domain parses it (absent: its default).
+    const overlap = () => (values["overlap-hours"] === undefined ? {} : { overlapHours: values["overlap-hours"] });
 
     switch (`${group} ${action ?? ""}`.trim()) {
       case "migrate":
@@ -200,8 +202,7 @@ async function main(argv: string[]): Promise<void> {
         return print(`${key.secret}   (${key.id}${only}; shown once)`, key);
       }
       case "keys roll": {
-        const hours = values["overlap-hours"] ?? "24";
-        const rolled = await rollApiKey(prisma, need("KEY_ID"), /^\d+$/.test(hours) ? Number(hours) : Number.NaN);
+        const rolled = await rollApiKey(prisma, need("KEY_ID"), overlap());
         const until = rolled.previous.expiresAt.toISOString();
         return print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${target} stops working at ${until}.`, rolled);
       }
@@ -238,8 +239,7 @@ async function main(argv: string[]): Promise<void> {
       }
       case "webhooks rotate": {
         const id = need("WHEP_ID");
-        const overlap = values["overlap-hours"] === undefined ? {} : { overlapHours: values["overlap-hours"] };
-        const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap);
+        const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap());
         const until = rotated.endpoint.previousSecretExpiresAt;
         return print(
           `New signing secret (shown once): ${rotated.secret}\n${until ? `The old secret also signs until ${until.toISOString()}.` : "The old secret no longer signs."}`,
@@ -266,7 +266,6 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-/** One line about an endpoint (never its secret). */
 /** One line of `merchant show` per key: never the secret, its last four characters. */
 function describeKey(k: { id: string; livemode: boolean; last4: string; ipAllowlist: string[]; expiresAt: Date | null; revokedAt: Date | null }): string {
   const only = k.ipAllowlist.length ? `  only from ${k.ipAllowlist.join(", ")}` : "";
@@ -274,6 +273,7 @@ function describeKey(k: { id: string; livemode: boolean; last4: string; ipAllowl
   return `    ${k.id}  sk_${modeName(k.livemode)}_…${k.last4}${only}${state}`;
 }
 
+/** One line about an endpoint (never its secret). */
 function describeEndpoint(e: Omit<WebhookEndpoint, "secret" | "previousSecret">): string {
   const types = e.eventTypes.length ? e.eventTypes.join(",") : "all events";
   const state = e.disabledAt ? `disabled (${e.disabledReason ?? "by the merchant"})` : "enabled";

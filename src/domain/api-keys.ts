@@ -1,9 +1,11 @@
 // Secret API keys: `sk_live_…`/`sk_test_…`, stored only as SHA-256 hashes.
 import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
+import { overlapHoursParam, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
 
 const KEY_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{32,128}$/;
@@ -82,18 +84,15 @@ export interface RolledApiKey {
   previous: { id: string; expiresAt: Date };
 }
 
-/** Most hours a rolled key keeps working next to its replacement. */
-export const ROLL_OVERLAP_MAX_HOURS = 168;
+const rollSchema = z.strictObject({ overlapHours: overlapHoursParam() });
 
 /**
  * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps
- * working for `overlapHours` (0–168) so that the new one can be deployed first. A key already
- * rolled or revoked cannot be rolled: 400 `parameter_invalid` naming `keyId`.
+ * working for `overlapHours` (0–168, default 24) so that the new one can be deployed first. A key
+ * already rolled or revoked cannot be rolled: 400 `parameter_invalid` naming `keyId`.
  */
-export async function rollApiKey(prisma: Prisma, keyId: string, overlapHours: number, now = new Date()): Promise<RolledApiKey> {
-  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > ROLL_OVERLAP_MAX_HOURS) {
-    throw new AppError("parameter_invalid", `Invalid overlapHours: must be an integer between 0 and ${ROLL_OVERLAP_MAX_HOURS}`, "overlapHours");
-  }
+export async function rollApiKey(prisma: Prisma, keyId: string, input: unknown, now = new Date()): Promise<RolledApiKey> {
+  const { overlapHours } = parseInput(rollSchema, input);
   const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
   return prisma.$transaction(async (tx) => {
     // Only the caller that sets the expiry rolls the key: two concurrent rolls make one new key.

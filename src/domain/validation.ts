@@ -17,6 +17,14 @@ export function integerParam(min: number, max: number) {
     .pipe(z.number().int(message).min(min, message).max(max, message));
 }
 
+/**
+ * Hours an old secret keeps working next to the new one that replaces it (0–168, default 24), so
+ * that the new one can be deployed first: rotated webhook secrets and rolled API keys.
+ */
+export function overlapHoursParam() {
+  return integerParam(0, 168).default(24);
+}
+
 function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
   const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
   if (issue.code === "unrecognized_keys") {

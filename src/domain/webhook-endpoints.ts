@@ -12,12 +12,9 @@ import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
 import { keysetPage, type Page, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { integerParam, parseInput } from "./validation.js";
+import { integerParam, overlapHoursParam, parseInput } from "./validation.js";
 
 export type { WebhookEndpoint };
-
-/** How long the previous secret keeps signing after a rotation, unless told otherwise. */
-export const DEFAULT_ROTATION_OVERLAP_HOURS = 24;
 
 const fields = {
   url: z.string().min(1).max(2048),
@@ -31,7 +28,7 @@ export const updateSchema = z.strictObject({
   description: fields.description.optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
 });
-export const rotateSchema = z.strictObject({ overlapHours: integerParam(0, 24 * 7).default(DEFAULT_ROTATION_OVERLAP_HOURS) });
+export const rotateSchema = z.strictObject({ overlapHours: overlapHoursParam() });
 export const listSchema = z.strictObject(pageParams);
 
 /** An endpoint as the API shows it; `secret` only when just created or rotated. */

@@ -41,8 +41,7 @@ export interface RestDeps {
   idempotency: IdempotencyStore;
   charges: ChargeSettings;
   chains: ChainSet;
-  /** Whether X-Forwarded-For names the client (TRUST_PROXY). */
-  /** Proxies in front that append to X-Forwarded-For (config.ts). */
+  /** Proxies in front that append to X-Forwarded-For (TRUST_PROXY). */
   trustProxy: number;
   /** The share of the database that requests without an API key may use. */
   anonymous: Bulkhead;

@@ -80,7 +80,7 @@ describe("rolling a key", () => {
 
   it("makes a new key of the same mode and allowlist; the old one works until the overlap ends, checked at each use", async () => {
     const old = await createApiKey(app.db.prisma, merchantId(), false, ["127.0.0.1", "::1"]);
-    const rolled = await rollApiKey(app.db.prisma, old.id, 24);
+    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 24 });
     expect(rolled.key).toMatchObject({ livemode: false, ipAllowlist: ["127.0.0.1", "::1"] });
     expect(rolled.key.secret).toMatch(/^sk_test_/);
     expect(rolled.previous.expiresAt.getTime() - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
@@ -89,7 +89,7 @@ describe("rolling a key", () => {
 
     // A key whose overlap ends while the lookup cache holds it stops at its end, not at the cache's.
     const short = await createApiKey(app.db.prisma, merchantId(), false);
-    await rollApiKey(app.db.prisma, short.id, 1, new Date(Date.now() - 3_600_000 + 300));
+    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, new Date(Date.now() - 3_600_000 + 300));
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
     expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
     await new Promise((r) => setTimeout(r, 400));
@@ -98,15 +98,15 @@ describe("rolling a key", () => {
 
   it("with no overlap stops the old key at once; a rolled or revoked key cannot be rolled; the overlap is 0-168 hours", async () => {
     const old = await createApiKey(app.db.prisma, merchantId(), false);
-    const rolled = await rollApiKey(app.db.prisma, old.id, 0);
+    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 0 });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 0);
     await expect(authenticator.authenticate(old.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
-    await expect(rollApiKey(app.db.prisma, old.id, 1)).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
+    await expect(rollApiKey(app.db.prisma, old.id, { overlapHours: 1 })).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
     await revokeApiKey(app.db.prisma, rolled.key.id);
-    await expect(rollApiKey(app.db.prisma, rolled.key.id, 1)).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
+    await expect(rollApiKey(app.db.prisma, rolled.key.id, { overlapHours: 1 })).rejects.toMatchObject({ code: "parameter_invalid", param: "keyId" });
     const fresh = await createApiKey(app.db.prisma, merchantId(), false);
     for (const hours of [-1, 169, 1.5, Number.NaN]) {
-      await expect(rollApiKey(app.db.prisma, fresh.id, hours)).rejects.toMatchObject({ code: "parameter_invalid", param: "overlapHours" });
+      await expect(rollApiKey(app.db.prisma, fresh.id, { overlapHours: hours })).rejects.toMatchObject({ code: "parameter_invalid", param: "overlapHours" });
     }
     expect(await status(fresh.secret)).toBe(200);
   });
@@ -115,7 +115,7 @@ describe("rolling a key", () => {
     const old = await createApiKey(app.db.prisma, merchantId(), false);
     const keys = () => app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } });
     const before = await keys();
-    const results = await Promise.allSettled([rollApiKey(app.db.prisma, old.id, 1), rollApiKey(app.db.prisma, old.id, 1)]);
+    const results = await Promise.allSettled([rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }), rollApiKey(app.db.prisma, old.id, { overlapHours: 1 })]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect(await keys()).toBe(before + 1);
   });
