@@ -9,6 +9,7 @@ import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
+import { dashboardSessionRoutes } from "./dashboard/routes.js";
 import { mountGraphQL } from "./graphql/index.js";
 import { Bulkhead } from "./http/bulkhead.js";
 import { installCors } from "./http/cors.js";
@@ -103,6 +104,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   metricsRoute(server, prisma, config.metricsToken, metrics);
   const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
+  dashboardSessionRoutes(server, { prisma, rateLimiter, publicUrl: config.publicUrl });
   const closeGraphQL = mountGraphQL(server, {
     ...callers,
     charges,
@@ -112,6 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     anonymousStreams,
     metrics,
     production: config.env === "production",
+    publicUrl: config.publicUrl,
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
   });
   // A revoked key's live connections close within the time a revoked key keeps working for requests.

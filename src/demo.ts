@@ -1,25 +1,39 @@
 // The demo merchant seeded on a first `npm start`, so a newcomer has a key to try at once.
 import type { Config } from "./config.js";
 import type { Prisma } from "./db/client.js";
+import { randomBase62 } from "./domain/ids.js";
 import { createMerchant, type MerchantCreated } from "./domain/merchants.js";
+import { createUser } from "./domain/users.js";
 
 /** The devnet's second default account: the demo merchant's test settlement wallet. */
 const DEMO_TEST_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
-/** Creates the demo merchant when the database has no merchant yet; null otherwise. */
-export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<MerchantCreated | null> {
+/** The demo merchant's dashboard user. */
+const DEMO_EMAIL = "demo@example.com";
+
+/** The demo merchant with its credentials, and its dashboard user's password (shown once). */
+export interface DemoSeed extends MerchantCreated {
+  user: { email: string; password: string };
+}
+
+/** Creates the demo merchant and its dashboard user when the database has no merchant yet; null otherwise. */
+export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<DemoSeed | null> {
   if ((await prisma.merchant.count()) > 0) return null;
-  return createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
+  const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
+  const password = randomBase62(16);
+  await createUser(prisma, created.merchant.id, { email: DEMO_EMAIL, password });
+  return { ...created, user: { email: DEMO_EMAIL, password } };
 }
 
 /** The lines `npm start` prints for a newly seeded demo merchant. */
-export function demoBanner(created: MerchantCreated, publicUrl: string, devnet: boolean): string {
+export function demoBanner(created: DemoSeed, publicUrl: string, devnet: boolean): string {
   const key = created.apiKeys.test.secret;
   return [
     "",
     `Demo merchant created: ${created.merchant.id} ("${created.merchant.name}")`,
     `  Test API key (shown once, keep it): ${key}`,
     `  JWT secret for test mode: kid ${created.jwtSecrets.test.id}, secret ${created.jwtSecrets.test.secret}`,
+    `  Dashboard sign-in (shown once): ${created.user.email} / ${created.user.password}`,
     "",
     "Try it:",
     `  curl -s ${publicUrl}/v1/customers -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' \\`,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `stablegate`: the settings area. Manages merchants, API keys, JWT secrets and webhook endpoints
-// directly in the database (never over the API), and applies migrations.
+// `stablegate`: the settings area. Manages merchants, API keys, JWT secrets, webhook endpoints and
+// dashboard users directly in the database (never over the API), and applies migrations.
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
 import { backupEmbedded, restoreEmbedded } from "../db/backup.js";
@@ -23,6 +23,7 @@ import {
 } from "../domain/webhook-endpoints.js";
 import { retryPayout } from "../domain/payouts.js";
 import { modeName } from "../domain/scope.js";
+import { createUser, deleteUser, findUser, listUsers, resetPassword, type UserView } from "../domain/users.js";
 
 const USAGE = `Usage: stablegate <command> [options]
 
@@ -40,6 +41,12 @@ Commands:
   keys roll KEY_ID [--overlap-hours H]                   A new key like KEY_ID (shown once); KEY_ID keeps
                                                          working for H hours (default 24; 0 = stop now).
   keys revoke KEY_ID                                     Revokes an API key.
+  users create MERCHANT_ID --email EMAIL [--json]       A dashboard user; the password (10+ characters)
+                                                         is read from standard input.
+  users list MERCHANT_ID [--json]
+  users reset-password USER                              USER: usr_… or email. New password from standard
+                                                         input; its sessions end.
+  users delete USER                                      Deletes a user and ends its sessions.
   jwt create MERCHANT_ID --mode test|live [--json]      A new JWT secret for POST /v1/customers/jwt.
   jwt revoke JWK_ID                                      Revokes a JWT secret.
   webhooks create MERCHANT_ID --mode test|live --url URL [--events TYPE,TYPE…] [--json]
@@ -77,6 +84,7 @@ const options = {
   url: { type: "string" },
   events: { type: "string" },
   "ip-allowlist": { type: "string" },
+  email: { type: "string" },
   "overlap-hours": { type: "string" },
   rpc: { type: "string" },
   out: { type: "string" },
@@ -209,6 +217,27 @@ async function main(argv: string[]): Promise<void> {
       case "keys revoke":
         if (!(await revokeApiKey(prisma, need("KEY_ID")))) throw new UsageError(`No active API key ${target}.`);
         return print(`Revoked ${target}. Running servers stop accepting it within a few seconds.`, { id: target, revoked: true });
+      case "users create": {
+        const merchantId = (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id;
+        const email = required(values.email, "--email");
+        const user = await createUser(prisma, merchantId, { email, password: await readPassword() });
+        return print(`User ${user.id} <${user.email}> can sign in at the dashboard.`, user);
+      }
+      case "users list": {
+        const users = await listUsers(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id);
+        const line = (u: UserView) => `    ${u.id}  ${u.email}${u.totpEnabled ? "  (two-factor)" : ""}`;
+        return print(users.length ? users.map(line).join("\n") : "No users.", users);
+      }
+      case "users reset-password": {
+        const user = await findUser(prisma, need("USER"));
+        await resetPassword(prisma, user.id, await readPassword());
+        return print(`New password set for ${user.email}; its sessions have ended.`, { id: user.id, passwordReset: true });
+      }
+      case "users delete": {
+        const user = await findUser(prisma, need("USER"));
+        await deleteUser(prisma, user, { keepOne: false });
+        return print(`Deleted ${user.email} (${user.id}).`, { id: user.id, deleted: true });
+      }
       case "jwt create": {
         const secret = await createJwtSecret(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode());
         return print(`kid ${secret.id}  secret ${secret.secret}   (shown once)`, secret);
@@ -280,6 +309,18 @@ function describeEndpoint(e: Omit<WebhookEndpoint, "secret" | "previousSecret">)
   return `    ${e.id}  ${modeName(e.livemode)}  ${e.url}  ${types}  ${state}`;
 }
 
+/** A password from standard input: its first line (typed, or piped as in `echo … | stablegate users create`). */
+async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write("Password (10+ characters): ");
+  let text = "";
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes("\n")) break;
+  }
+  process.stdin.pause();
+  return text.split(/\r?\n/)[0] ?? "";
+}
+
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`${flag} is required.`);
   return value;
@@ -319,6 +360,8 @@ const FLAG_OF_PARAM: Record<string, string> = {
   testWebhookUrl: "--test-webhook-url",
   liveWebhookUrl: "--live-webhook-url",
   ipAllowlist: "--ip-allowlist",
+  email: "--email",
+  password: "the password on standard input",
 };
 
 main(process.argv.slice(2)).catch((e: unknown) => {

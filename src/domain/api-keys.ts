@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import { AppError } from "./errors.js";
+import { AppError, notFound } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { overlapHoursParam, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
@@ -89,15 +89,21 @@ const rollSchema = z.strictObject({ overlapHours: overlapHoursParam() });
 /**
  * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps
  * working for `overlapHours` (0–168, default 24) so that the new one can be deployed first. A key
- * already rolled or revoked cannot be rolled: 400 `parameter_invalid` naming `keyId`.
+ * already rolled or revoked (or, with `merchantId`, another merchant's) cannot be rolled: 400
+ * `parameter_invalid` naming `keyId`.
  */
-export async function rollApiKey(prisma: Prisma, keyId: string, input: unknown, now = new Date()): Promise<RolledApiKey> {
+export async function rollApiKey(
+  prisma: Prisma,
+  keyId: string,
+  input: unknown,
+  { merchantId, now = new Date() }: { merchantId?: string; now?: Date } = {},
+): Promise<RolledApiKey> {
   const { overlapHours } = parseInput(rollSchema, input);
   const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
   return prisma.$transaction(async (tx) => {
     // Only the caller that sets the expiry rolls the key: two concurrent rolls make one new key.
     const [old] = await tx.apiKey.updateManyAndReturn({
-      where: { id: keyId, revokedAt: null, expiresAt: null },
+      where: { id: keyId, merchantId, revokedAt: null, expiresAt: null },
       data: { expiresAt },
       select: { merchantId: true, livemode: true, ipAllowlist: true },
     });
@@ -107,10 +113,25 @@ export async function rollApiKey(prisma: Prisma, keyId: string, input: unknown, 
   });
 }
 
-/** Revokes a key; false when no active key has that id. */
-export async function revokeApiKey(prisma: Prisma, keyId: string): Promise<boolean> {
-  const { count } = await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
+/** Revokes a key (only `merchantId`'s when given); false when no such active key exists. */
+export async function revokeApiKey(prisma: Prisma, keyId: string, merchantId?: string): Promise<boolean> {
+  const { count } = await prisma.apiKey.updateMany({ where: { id: keyId, merchantId, revokedAt: null }, data: { revokedAt: new Date() } });
   return count === 1;
+}
+
+/** What listings show of a key: never the secret or its hash. */
+const LISTED = { id: true, livemode: true, last4: true, ipAllowlist: true, createdAt: true, revokedAt: true, expiresAt: true } as const;
+
+/** A merchant's keys, oldest first, as listings show them. */
+export function listApiKeys(prisma: Pick<Prisma, "apiKey">, merchantId: string) {
+  return prisma.apiKey.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: LISTED });
+}
+
+/** One of a merchant's keys as listings show it, or 404 naming `id`. */
+export async function getApiKey(prisma: Pick<Prisma, "apiKey">, merchantId: string, id: string) {
+  const key = await prisma.apiKey.findFirst({ where: { id, merchantId }, select: LISTED });
+  if (!key) throw notFound("API key", id);
+  return key;
 }
 
 /** A known key: its principal, the check of its allowlist (null: any address), and its end if rolled. */
@@ -177,7 +198,7 @@ export class ApiKeyAuthenticator {
     const known =
       row && !row.revokedAt
         ? {
-            principal: { keyId: row.id, merchantId: row.merchantId, livemode: row.livemode },
+            principal: { credentialId: row.id, merchantId: row.merchantId, livemode: row.livemode },
             allows: allowlistCheck(row.ipAllowlist),
             expiresAt: row.expiresAt?.getTime() ?? null,
           }

@@ -4,7 +4,7 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
-import { createApiKey, type NewApiKey } from "./api-keys.js";
+import { createApiKey, listApiKeys, type NewApiKey } from "./api-keys.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
@@ -28,14 +28,24 @@ const wallet = z.string().transform((value, ctx) => {
 
 const fields = {
   name: z.string().min(1).max(200),
+  paymentWindowMinutes: z.number().int("must be a whole number of minutes").min(5, "must be 5-1440").max(1440, "must be 5-1440"),
   feeBps: z.number().int().min(0, "must be 0-10000").max(10_000, "must be 0-10000"),
   testWallet: wallet.nullable(),
   liveWallet: wallet.nullable(),
 };
 const createSchema = z
   .strictObject({ ...fields, feeBps: fields.feeBps.optional(), testWebhookUrl: z.string().nullable(), liveWebhookUrl: z.string().nullable() })
-  .partial({ testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
+  .partial({ paymentWindowMinutes: true, testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
 const updateSchema = z.strictObject(fields).partial();
+/** What a merchant's own dashboard may change: not the protocol fee, which is the operator's. */
+const settingsSchema = z
+  .strictObject({
+    name: fields.name,
+    testWallet: fields.testWallet,
+    liveWallet: fields.liveWallet,
+    paymentWindowMinutes: fields.paymentWindowMinutes,
+  })
+  .partial();
 
 export type MerchantInput = z.input<typeof createSchema>;
 export type MerchantUpdate = z.input<typeof updateSchema>;
@@ -89,6 +99,14 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
   return getMerchant(prisma, id);
 }
 
+/**
+ * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one) and payment
+ * window. Open charges keep the wallet they were created with.
+ */
+export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown): Promise<Merchant> {
+  return updateMerchant(prisma, id, parseInput(settingsSchema, input));
+}
+
 /** A merchant or 404. */
 export async function getMerchant(prisma: Prisma, id: string): Promise<Merchant> {
   const merchant = await prisma.merchant.findUnique({ where: { id } });
@@ -100,16 +118,8 @@ export async function getMerchant(prisma: Prisma, id: string): Promise<Merchant>
 export async function describeMerchant(prisma: Prisma, id: string) {
   const merchant = await getMerchant(prisma, id);
   const [apiKeys, jwtSecrets, webhookEndpoints] = await Promise.all([
-    prisma.apiKey.findMany({
-      where: { merchantId: id },
-      orderBy: { createdAt: "asc" },
-      select: { id: true, livemode: true, last4: true, ipAllowlist: true, createdAt: true, revokedAt: true, expiresAt: true },
-    }),
-    prisma.jwtSecret.findMany({
-      where: { merchantId: id },
-      orderBy: { createdAt: "asc" },
-      select: { id: true, livemode: true, createdAt: true, revokedAt: true },
-    }),
+    listApiKeys(prisma, id),
+    listJwtSecrets(prisma, id),
     merchantWebhookEndpoints(prisma, id),
   ]);
   // Secrets are shown once, when made: never in a listing.
@@ -124,8 +134,17 @@ export async function createJwtSecret(prisma: Prisma, merchantId: string, livemo
   return { id, secret, livemode };
 }
 
-/** Revokes a JWT secret; tokens signed with it stop verifying at once. */
-export async function revokeJwtSecret(prisma: Prisma, id: string): Promise<void> {
-  const { count } = await prisma.jwtSecret.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+/** A merchant's JWT secrets, oldest first, without the key material. */
+export function listJwtSecrets(prisma: Prisma, merchantId: string) {
+  return prisma.jwtSecret.findMany({
+    where: { merchantId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true, livemode: true, createdAt: true, revokedAt: true },
+  });
+}
+
+/** Revokes a JWT secret (only `merchantId`'s when given); tokens signed with it stop verifying at once. */
+export async function revokeJwtSecret(prisma: Prisma, id: string, merchantId?: string): Promise<void> {
+  const { count } = await prisma.jwtSecret.updateMany({ where: { id, merchantId, revokedAt: null }, data: { revokedAt: new Date() } });
   if (count === 0) throw new AppError("resource_missing", `No active JWT secret '${id}'`, "id");
 }

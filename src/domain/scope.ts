@@ -4,9 +4,12 @@ export interface Scope {
   livemode: boolean;
 }
 
-/** The caller behind an API key. */
+/** The caller behind an API key or a dashboard session. */
 export interface Principal extends Scope {
-  keyId: string;
+  /** The API key (key_…) or session (ses_…): budgets and live connections count per credential. */
+  credentialId: string;
+  /** Set for a dashboard session: its user, who may also change the merchant's settings. */
+  userId?: string;
 }
 
 /** "live" or "test", as shown in key prefixes and messages. */

@@ -1,5 +1,6 @@
 // Per-request GraphQL context: the database, the live feed and the caller, resolved once (from
-// X-API-Key over HTTP and SSE, from the connection's key over WebSocket).
+// X-API-Key or the dashboard's session cookie over HTTP and SSE, from the connection's credential
+// over WebSocket).
 
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
@@ -10,18 +11,26 @@ import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
+import { authenticateSessionRequest, type SessionCredentials } from "../dashboard/session-cookie.js";
 
 export interface GraphQLContext {
   prisma: Prisma;
   charges: ChargeSettings;
   chains: ChainSet;
   live: LiveCharges;
-  /** The key's principal, or null for an anonymous request. */
+  /** API key lookups: a key revoked or rolled here is forgotten at once (other processes within its cache's TTL). */
+  authenticator: ApiKeyAuthenticator;
+  /** The key's or session's principal, or null for an anonymous request. */
   principal: Principal | null;
   /** The client's address: the budget of an anonymous caller. */
   address: string;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
+  /**
+   * The caller's scope and user when it is a dashboard session: the merchant's settings are a
+   * session's alone. 403 `session_required` for an API key, the 401 without either.
+   */
+  session(): Scope & { userId: string; sessionId: string };
   /** "ws" for an operation on a WebSocket connection (whose close ends its subscriptions). */
   transport: "http" | "ws";
   /** Set when a subscription over HTTP (SSE) starts: aborting it ends the subscription. */
@@ -38,8 +47,11 @@ export interface ContextDeps {
   rateLimiter: RateLimiter;
 }
 
-/** The caller of one operation: an X-API-Key to check, or a WebSocket connection's principal checked when it opened. */
-export type Caller = ({ apiKey: string | null } | { connection: Principal | null }) & { address: string };
+/**
+ * The caller of one operation: an X-API-Key or a session cookie to check (a key wins when both come),
+ * or a WebSocket connection's principal checked when it opened.
+ */
+export type Caller = ({ apiKey: string | null; session: SessionCredentials | null } | { connection: Principal | null }) & { address: string };
 
 /** Builds the context of one operation. */
 export async function createContext(deps: ContextDeps, caller: Caller): Promise<GraphQLContext> {
@@ -50,8 +62,14 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     failure = new AppError("api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
   } else {
     try {
-      const key = caller.apiKey ?? undefined;
-      principal = await authenticateFrom(deps.rateLimiter, caller.address, () => deps.authenticator.authenticate(key, caller.address));
+      const { apiKey, session } = caller;
+      // A cookie request always needs the CSRF header: the dashboard sends it on every operation,
+      // so there is no need to tell reads from writes before parsing.
+      const attempt =
+        apiKey === null && session
+          ? () => authenticateSessionRequest(deps.prisma, session, true)
+          : () => deps.authenticator.authenticate(apiKey ?? undefined, caller.address);
+      principal = await authenticateFrom(deps.rateLimiter, caller.address, attempt);
     } catch (e) {
       // Only operations that need a merchant fail; public ones still run.
       if (!(e instanceof AppError)) throw e;
@@ -63,12 +81,20 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     charges: deps.charges,
     chains: deps.chains,
     live: deps.live,
+    authenticator: deps.authenticator,
     principal,
     address: caller.address,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;
       return { merchantId: principal.merchantId, livemode: principal.livemode };
+    },
+    session() {
+      if (!principal) throw failure;
+      if (principal.userId === undefined) {
+        throw new AppError("session_required", "Only a dashboard session may change the merchant's settings, API keys and users: sign in to the dashboard.");
+      }
+      return { merchantId: principal.merchantId, livemode: principal.livemode, userId: principal.userId, sessionId: principal.credentialId };
     },
   };
 }

@@ -1,11 +1,15 @@
 // The GraphQL door: /graphql over HTTP (queries, mutations, SSE subscriptions) and over WebSocket,
 // one yoga instance and schema for both. The domain does the work; the types read, call and shape.
 import type { FastifyInstance } from "fastify";
+import { sessionCredentials } from "../dashboard/session-cookie.js";
 import { type WebSocketLimits, serveGraphQLOverWebSocket } from "./ws.js";
 import { createGraphQL, type GraphQLDeps } from "./yoga.js";
 
 /** Mounts /graphql on `server` (HTTP and WebSocket); returns the function that closes every socket. */
-export function mountGraphQL(server: FastifyInstance, deps: GraphQLDeps & { trustProxy: number; limits: WebSocketLimits }): () => Promise<void> {
+export function mountGraphQL(
+  server: FastifyInstance,
+  deps: GraphQLDeps & { trustProxy: number; limits: WebSocketLimits; publicUrl: string },
+): () => Promise<void> {
   const yoga = createGraphQL(deps);
   server.route({
     url: "/graphql",
@@ -14,7 +18,7 @@ export function mountGraphQL(server: FastifyInstance, deps: GraphQLDeps & { trus
     handler: async (req, reply) => {
       const apiKey = req.headers["x-api-key"];
       const response = await yoga.handleNodeRequestAndResponse(req, reply, {
-        caller: { apiKey: typeof apiKey === "string" ? apiKey : null, address: req.clientAddress },
+        caller: { apiKey: typeof apiKey === "string" ? apiKey : null, session: sessionCredentials(req.headers, deps.publicUrl), address: req.clientAddress },
       });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);

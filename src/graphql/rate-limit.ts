@@ -65,7 +65,7 @@ export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead): Plugi
     const ctx = args.contextValue as GraphQLContext;
     const cost = operationCost(args.schema, args.document, operation);
     if (ctx.principal) {
-      for (const [budget, units] of cost) await limiter.consume(ctx.principal.keyId, budget, units);
+      for (const [budget, units] of cost) await limiter.consume(ctx.principal.credentialId, budget, units);
       return null;
     }
     const units = [...cost.values()].reduce((a, b) => a + b, 0);

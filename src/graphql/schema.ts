@@ -10,6 +10,11 @@ import "./types/Charge.js";
 import "./types/PaymentSession.js";
 import "./types/Event.js";
 import "./types/WebhookEndpoint.js";
+import "./types/Mode.js";
+import "./types/User.js";
+import "./types/Viewer.js";
+import "./types/ApiKey.js";
+import "./types/JwtSecret.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

@@ -1,13 +1,16 @@
 // GraphQL over WebSocket (graphql-transport-ws) on /graphql, through the same yoga instance, schema,
 // limits and error masking as HTTP. The key is checked once, when the connection opens
-// (connectionParams { "X-API-Key": "sk_…" }); a connection without one may use public operations only,
-// and counts against its address's live streams.
+// (connectionParams { "X-API-Key": "sk_…" }), or the dashboard's session cookie with connectionParams
+// { "X-CSRF-Token": "…" }; a connection without either may use public operations only, and counts
+// against its address's live streams.
 import type { Server } from "node:http";
 import { GraphQLError, type ExecutionArgs } from "graphql";
 import { CloseCode, type Context, type OperationResult, type SubscribePayload } from "graphql-ws";
 import { type Extra as SocketExtra, useServer } from "graphql-ws/use/ws";
 import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
+import type { Prisma } from "../db/client.js";
+import { authenticateSessionRequest, sessionCredentials } from "../dashboard/session-cookie.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/scope.js";
@@ -42,6 +45,7 @@ export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: Yoga,
   deps: {
+    prisma: Prisma;
     authenticator: ApiKeyAuthenticator;
     rateLimiter: RateLimiter;
     connections: LiveConnections;
@@ -49,6 +53,7 @@ export function serveGraphQLOverWebSocket(
     anonymous: Bulkhead;
     limits: WebSocketLimits;
     trustProxy: number;
+    publicUrl: string;
     production: boolean;
     logger: Logger;
   },
@@ -73,10 +78,15 @@ export function serveGraphQLOverWebSocket(
         ctx.extra.address = address;
         const params = ctx.connectionParams ?? {};
         const key = params["X-API-Key"] ?? params["x-api-key"];
+        const session = sessionCredentials(ctx.extra.request.headers, deps.publicUrl, params["X-CSRF-Token"] ?? params["x-csrf-token"]);
+        const attempt =
+          key !== undefined && key !== null
+            ? () => authenticator.authenticate(typeof key === "string" ? key : "", address)
+            : session && (() => authenticateSessionRequest(deps.prisma, session, true));
         let principal: Principal | null = null;
-        if (key !== undefined && key !== null) {
+        if (attempt) {
           try {
-            principal = await authenticateFrom(deps.rateLimiter, address, () => authenticator.authenticate(typeof key === "string" ? key : "", address));
+            principal = await authenticateFrom(deps.rateLimiter, address, attempt);
           } catch (e) {
             if (!(e instanceof AppError)) throw e;
             ctx.extra.socket.close(e.code === "rate_limited" ? WS_CLOSE.tooManyConnections : WS_CLOSE.keyRejected, `${e.code}: ${e.message}`.slice(0, 120));
@@ -85,7 +95,7 @@ export function serveGraphQLOverWebSocket(
         }
         try {
           const close = (reason: string) => ctx.extra.socket.close(WS_CLOSE.revoked, reason);
-          ctx.extra.connection = principal ? connections.open(principal.keyId, close) : anonymousStreams.open(`ip:${address}`, close);
+          ctx.extra.connection = principal ? connections.open(principal.credentialId, close) : anonymousStreams.open(`ip:${address}`, close);
         } catch (e) {
           if (!(e instanceof AppError)) throw e;
           ctx.extra.socket.close(WS_CLOSE.tooManyConnections, e.message.slice(0, 120));

@@ -77,7 +77,7 @@ function sseConnectionsPlugin(connections: LiveConnections, anonymousStreams: Li
       let connection;
       try {
         const abort = () => controller.abort();
-        connection = ctx.principal ? connections.open(ctx.principal.keyId, abort) : anonymousStreams.open(`ip:${ctx.address}`, abort);
+        connection = ctx.principal ? connections.open(ctx.principal.credentialId, abort) : anonymousStreams.open(`ip:${ctx.address}`, abort);
       } catch (e) {
         if (!(e instanceof AppError)) throw e;
         setResultAndStopExecution({ errors: [graphqlError(e)] });

@@ -24,7 +24,7 @@ export function clientAddress(headers: IncomingHttpHeaders, peer: string | undef
 }
 
 /** The errors that count as a failed authentication. */
-const FAILURES = new Set<ErrorCode>(["api_key_invalid", "api_key_ip_not_allowed", "jwt_invalid"]);
+const FAILURES = new Set<ErrorCode>(["api_key_invalid", "api_key_ip_not_allowed", "jwt_invalid", "session_invalid", "sign_in_failed", "csrf_token_invalid"]);
 
 /**
  * Runs `attempt` (an API-key or JWT check) for a caller at `address`: an address that failed too

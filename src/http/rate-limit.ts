@@ -7,8 +7,11 @@ import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimi
 import type { RateLimits } from "../config.js";
 import { AppError } from "../domain/errors.js";
 
-/** A budget: a key's route groups, a client address's public requests, its failed authentications. */
-export type Budget = keyof RateLimits;
+/**
+ * A budget: a key's route groups, a client address's public requests, its failed authentications,
+ * and an email's failed dashboard sign-ins.
+ */
+export type Budget = keyof RateLimits | "signInFailures";
 export type RouteGroup = "create" | "read" | "list";
 
 /** What the RateLimit-* headers report after a request was counted. */
@@ -19,12 +22,16 @@ export interface RateLimitState {
   reset: number;
 }
 
-const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures"];
+const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "signInFailures"];
+
+/** Failed sign-ins an email may have per window before it is locked out (API.md "Merchant dashboard"). */
+export const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
 
 /** What a limit message says was too many. */
 function subject(budget: Budget): string {
   if (budget === "public") return "requests without an API key from this address";
   if (budget === "authFailures") return "failed authentications from this address";
+  if (budget === "signInFailures") return "failed sign-ins for this email";
   return `${budget} requests for this API key`;
 }
 
@@ -37,7 +44,7 @@ export class RateLimiter {
     redis?: Redis,
   ) {
     const make = (budget: Budget) => {
-      const opts: IRateLimiterOptions = { points: limits[budget], duration: 60, keyPrefix: `sg:rl:${budget}` };
+      const opts: IRateLimiterOptions = { ...this.window(budget), keyPrefix: `sg:rl:${budget}` };
       if (!redis) return new RateLimiterMemory(opts);
       // When Redis is unreachable each process keeps limiting on its own rather than failing requests.
       return new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) });
@@ -47,7 +54,7 @@ export class RateLimiter {
 
   /** Counts `points` requests of `key` against `budget`. */
   async consume(key: string, budget: Budget, points = 1): Promise<RateLimitState> {
-    const limit = this.limits[budget];
+    const limit = this.window(budget).points;
     try {
       const res = await this.limiters[budget].consume(key, points);
       return { limit, remaining: res.remainingPoints, reset: Math.ceil(res.msBeforeNext / 1000) };
@@ -60,7 +67,7 @@ export class RateLimiter {
   /** Throws 429 when `key` has nothing left of `budget`, without counting anything. */
   async check(key: string, budget: Budget): Promise<void> {
     const res = await this.limiters[budget].get(key);
-    if (res && res.consumedPoints >= this.limits[budget]) throw this.exceeded(budget, res.msBeforeNext);
+    if (res && res.consumedPoints >= this.window(budget).points) throw this.exceeded(budget, res.msBeforeNext);
   }
 
   /** Counts one against `key`'s `budget` without failing (a failure already being reported). */
@@ -68,10 +75,17 @@ export class RateLimiter {
     await this.limiters[budget].penalty(key, 1);
   }
 
+  /** How many `budget` allows, per how many seconds. */
+  private window(budget: Budget): { points: number; duration: number } {
+    if (budget === "signInFailures") return { points: SIGN_IN_FAILURES.points, duration: SIGN_IN_FAILURES.seconds };
+    return { points: this.limits[budget], duration: 60 };
+  }
+
   private exceeded(budget: Budget, msBeforeNext: number): AppError {
-    const limit = this.limits[budget];
+    const { points: limit, duration } = this.window(budget);
     const reset = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    return new AppError("rate_limited", `Too many ${subject(budget)}: the limit is ${limit} per minute. Retry after ${reset} s.`, null, {
+    const per = duration === 60 ? "minute" : `${duration / 60} minutes`;
+    return new AppError("rate_limited", `Too many ${subject(budget)}: the limit is ${limit} per ${per}. Retry after ${reset} s.`, null, {
       headers: { "Retry-After": String(reset), "RateLimit-Limit": String(limit), "RateLimit-Remaining": "0", "RateLimit-Reset": String(reset) },
     });
   }

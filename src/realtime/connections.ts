@@ -61,18 +61,33 @@ export class LiveConnections {
   }
 }
 
-/** Every `intervalMs`, closes the connections of keys revoked since: one query for all of them. */
+/**
+ * Every `intervalMs`, closes the connections of credentials that ended since: API keys revoked or
+ * past their roll's end, dashboard sessions signed out or expired. Two queries for all of them.
+ */
 export function closeRevokedConnections(prisma: Prisma, connections: LiveConnections, intervalMs: number, logger: Logger): Periodic {
   return every(
     intervalMs,
     async () => {
       const ids = connections.keyIds();
       if (ids.length === 0) return;
-      const revoked = await prisma.apiKey.findMany({ where: { id: { in: ids }, revokedAt: { not: null } }, select: { id: true } });
+      const sessionIds = ids.filter((id) => id.startsWith("ses_"));
+      const keyIds = ids.filter((id) => !id.startsWith("ses_"));
+      const [revoked, live] = await Promise.all([
+        keyIds.length === 0
+          ? []
+          : prisma.apiKey.findMany({
+              where: { id: { in: keyIds }, OR: [{ revokedAt: { not: null } }, { expiresAt: { lte: new Date() } }] },
+              select: { id: true },
+            }),
+        sessionIds.length === 0 ? [] : prisma.dashboardSession.findMany({ where: { id: { in: sessionIds } }, select: { id: true } }),
+      ]);
       for (const { id } of revoked) {
         logger.info({ keyId: id }, "API key revoked: closing its live connections");
         connections.closeKey(id, "API key revoked");
       }
+      const open = new Set(live.map((s) => s.id));
+      for (const id of sessionIds.filter((id) => !open.has(id))) connections.closeKey(id, "signed out");
     },
     (err) => logger.warn({ err: (err as Error).message }, "revoked-key check failed; retrying"),
   );

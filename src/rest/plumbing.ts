@@ -11,6 +11,7 @@ import type { CustomerClaims } from "../domain/customers.js";
 import { inScope, type Scope } from "../domain/scope.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import { authenticateFrom, clientAddress } from "../http/callers.js";
+import { hasSessionCookie } from "../dashboard/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
 
@@ -20,7 +21,7 @@ declare module "fastify" {
     group?: RouteGroup;
     /** How the caller proves who it is; API key unless stated. `public`: nobody (the hosted page). */
     auth?: "apiKey" | "customerJwt" | "public";
-    /** The GraphQL endpoint: without an X-API-Key its caller spends the address's public budget. */
+    /** The GraphQL endpoint: without an X-API-Key or a session cookie its caller spends the address's public budget. */
     graphql?: boolean;
   }
   interface FastifyRequest {
@@ -71,7 +72,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.addHook("onRequest", async (req) => {
     req.clientAddress = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
     const { auth, graphql } = req.routeOptions.config;
-    if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined)) return;
+    if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined && !hasSessionCookie(req.headers))) return;
     deps.anonymous.refuseWhenSaturated();
     await deps.rateLimiter.check(`ip:${req.clientAddress}`, "public");
   });
@@ -98,7 +99,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     } else {
       const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(header(req, "x-api-key"), address));
       req.scope = inScope(principal);
-      limit = await limiter.consume(principal.keyId, group);
+      limit = await limiter.consume(principal.credentialId, group);
     }
     reply.header("RateLimit-Limit", limit.limit).header("RateLimit-Remaining", limit.remaining).header("RateLimit-Reset", limit.reset);
 

@@ -69,7 +69,12 @@ function received<T>(stop: () => void): Received<T> & { push(v: T): void; fail(e
 }
 
 /** A graphql-ws client for `baseUrl`'s /graphql; `key` goes in connectionParams, `headers` on the upgrade request. Closes are recorded. */
-export function wsClient(baseUrl: string, key?: string, headers?: Record<string, string>): Client & { closes: { code: number; reason: string }[] } {
+export function wsClient(
+  baseUrl: string,
+  key?: string,
+  headers?: Record<string, string>,
+  params?: Record<string, string>,
+): Client & { closes: { code: number; reason: string }[] } {
   const closes: { code: number; reason: string }[] = [];
   const client = createClient({
     url: `${baseUrl.replace(/^http/, "ws")}/graphql`,
@@ -80,7 +85,7 @@ export function wsClient(baseUrl: string, key?: string, headers?: Record<string,
           }
         }
       : WebSocket,
-    connectionParams: key ? { "X-API-Key": key } : undefined,
+    connectionParams: params ?? (key ? { "X-API-Key": key } : undefined),
     retryAttempts: 0,
     lazy: false,
     // Closes are recorded below and asserted by the tests; the default logs them to stderr.

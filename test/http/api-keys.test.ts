@@ -89,7 +89,7 @@ describe("rolling a key", () => {
 
     // A key whose overlap ends while the lookup cache holds it stops at its end, not at the cache's.
     const short = await createApiKey(app.db.prisma, merchantId(), false);
-    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, new Date(Date.now() - 3_600_000 + 300));
+    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, { now: new Date(Date.now() - 3_600_000 + 300) });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
     expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
     await new Promise((r) => setTimeout(r, 400));

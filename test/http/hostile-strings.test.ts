@@ -3,6 +3,7 @@
 // refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
 // checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
+import { signInSchema, switchModeSchema } from "../../src/domain/sessions.js";
 import {
   getNamedType,
   type GraphQLField,
@@ -134,6 +135,8 @@ describe("REST and the hosted page", () => {
     "POST /v1/public/charges/:id/chain": { schema: selectSchema, valid: { chainId: 31337 } },
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
+    "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
+    "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
   };
 
   const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");

@@ -56,6 +56,14 @@ describe("npm start on an empty data dir", () => {
       .map((a) => a.replace(/^'|'$/g, ""));
     const { stdout } = await run("curl", args);
     expect(JSON.parse(stdout)).toMatchObject({ object: "customer", email: "jane@example.com" });
+    // The demo user's printed password opens the dashboard.
+    const [, email, password] = /Dashboard sign-in \(shown once\): (\S+) \/ (\S+)/.exec(text)!;
+    const signIn = await fetch(`${url}/dashboard/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(signIn.status).toBe(201);
 
     const cli = await run(process.execPath, ["dist/cli/main.js", "merchant", "show", "mer_x"], { env }).catch((e) => e);
     expect(cli.code).toBe(1);

@@ -133,3 +133,13 @@ export type WebhookDelivery = Prisma.WebhookDeliveryModel
  * One HTTP request of a delivery and what came of it.
  */
 export type WebhookAttempt = Prisma.WebhookAttemptModel
+/**
+ * Model User
+ * A person who signs in to a merchant's dashboard.
+ */
+export type User = Prisma.UserModel
+/**
+ * Model DashboardSession
+ * A signed-in dashboard: the cookie holds a token whose SHA-256 is stored here.
+ */
+export type DashboardSession = Prisma.DashboardSessionModel

@@ -251,6 +251,7 @@ export type MerchantWhereInput = {
   invoices?: Prisma.InvoiceListRelationFilter
   events?: Prisma.EventListRelationFilter
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
+  users?: Prisma.UserListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -269,6 +270,7 @@ export type MerchantOrderByWithRelationInput = {
   invoices?: Prisma.InvoiceOrderByRelationAggregateInput
   events?: Prisma.EventOrderByRelationAggregateInput
   webhookEndpoints?: Prisma.WebhookEndpointOrderByRelationAggregateInput
+  users?: Prisma.UserOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -290,6 +292,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   invoices?: Prisma.InvoiceListRelationFilter
   events?: Prisma.EventListRelationFilter
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
+  users?: Prisma.UserListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -338,6 +341,7 @@ export type MerchantCreateInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -356,6 +360,7 @@ export type MerchantUncheckedCreateInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -374,6 +379,7 @@ export type MerchantUpdateInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -392,6 +398,7 @@ export type MerchantUncheckedUpdateInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -593,6 +600,20 @@ export type MerchantUpdateOneRequiredWithoutWebhookEndpointsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutWebhookEndpointsInput, Prisma.MerchantUpdateWithoutWebhookEndpointsInput>, Prisma.MerchantUncheckedUpdateWithoutWebhookEndpointsInput>
 }
 
+export type MerchantCreateNestedOneWithoutUsersInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutUsersInput, Prisma.MerchantUncheckedCreateWithoutUsersInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutUsersInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutUsersNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutUsersInput, Prisma.MerchantUncheckedCreateWithoutUsersInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutUsersInput
+  upsert?: Prisma.MerchantUpsertWithoutUsersInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutUsersInput, Prisma.MerchantUpdateWithoutUsersInput>, Prisma.MerchantUncheckedUpdateWithoutUsersInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -608,6 +629,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -625,6 +647,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -658,6 +681,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -675,6 +699,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -692,6 +717,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -709,6 +735,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -742,6 +769,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -759,6 +787,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -776,6 +805,7 @@ export type MerchantCreateWithoutCustomersInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -793,6 +823,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -826,6 +857,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -843,6 +875,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -860,6 +893,7 @@ export type MerchantCreateWithoutChargesInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -877,6 +911,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -910,6 +945,7 @@ export type MerchantUpdateWithoutChargesInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -927,6 +963,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -944,6 +981,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -961,6 +999,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -994,6 +1033,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1011,6 +1051,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1028,6 +1069,7 @@ export type MerchantCreateWithoutEventsInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1045,6 +1087,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1078,6 +1121,7 @@ export type MerchantUpdateWithoutEventsInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1095,6 +1139,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -1112,6 +1157,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -1129,6 +1175,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -1162,6 +1209,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -1179,6 +1227,95 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutUsersInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutUsersInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutUsersInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutUsersInput, Prisma.MerchantUncheckedCreateWithoutUsersInput>
+}
+
+export type MerchantUpsertWithoutUsersInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutUsersInput, Prisma.MerchantUncheckedUpdateWithoutUsersInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutUsersInput, Prisma.MerchantUncheckedCreateWithoutUsersInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutUsersInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutUsersInput, Prisma.MerchantUncheckedUpdateWithoutUsersInput>
+}
+
+export type MerchantUpdateWithoutUsersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutUsersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -1194,6 +1331,7 @@ export type MerchantCountOutputType = {
   invoices: number
   events: number
   webhookEndpoints: number
+  users: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1204,6 +1342,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   invoices?: boolean | MerchantCountOutputTypeCountInvoicesArgs
   events?: boolean | MerchantCountOutputTypeCountEventsArgs
   webhookEndpoints?: boolean | MerchantCountOutputTypeCountWebhookEndpointsArgs
+  users?: boolean | MerchantCountOutputTypeCountUsersArgs
 }
 
 /**
@@ -1265,6 +1404,13 @@ export type MerchantCountOutputTypeCountWebhookEndpointsArgs<ExtArgs extends run
   where?: Prisma.WebhookEndpointWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountUsersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1282,6 +1428,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
+  users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -1327,6 +1474,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   invoices?: boolean | Prisma.Merchant$invoicesArgs<ExtArgs>
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
+  users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1342,6 +1490,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     invoices: Prisma.$InvoicePayload<ExtArgs>[]
     events: Prisma.$EventPayload<ExtArgs>[]
     webhookEndpoints: Prisma.$WebhookEndpointPayload<ExtArgs>[]
+    users: Prisma.$UserPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1762,6 +1911,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   invoices<T extends Prisma.Merchant$invoicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   events<T extends Prisma.Merchant$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   webhookEndpoints<T extends Prisma.Merchant$webhookEndpointsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$webhookEndpointsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookEndpointPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  users<T extends Prisma.Merchant$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2357,6 +2507,30 @@ export type Merchant$webhookEndpointsArgs<ExtArgs extends runtime.Types.Extensio
   take?: number
   skip?: number
   distinct?: Prisma.WebhookEndpointScalarFieldEnum | Prisma.WebhookEndpointScalarFieldEnum[]
+}
+
+/**
+ * Merchant.users
+ */
+export type Merchant$usersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the User
+   */
+  select?: Prisma.UserSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the User
+   */
+  omit?: Prisma.UserOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserInclude<ExtArgs> | null
+  where?: Prisma.UserWhereInput
+  orderBy?: Prisma.UserOrderByWithRelationInput | Prisma.UserOrderByWithRelationInput[]
+  cursor?: Prisma.UserWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserScalarFieldEnum | Prisma.UserScalarFieldEnum[]
 }
 
 /**

@@ -1,0 +1,60 @@
+// The dashboard's session endpoints: sign in (sets the cookie), read the session (the page's first
+// call: who is signed in, the mode, the CSRF token), switch mode, sign out. Everything else the
+// dashboard does goes through /graphql with the cookie.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Prisma } from "../db/client.js";
+import { signIn, signOut, switchMode } from "../domain/sessions.js";
+import { AppError } from "../domain/errors.js";
+import { authenticateFrom } from "../http/callers.js";
+import type { RateLimiter } from "../http/rate-limit.js";
+import { authenticateSessionRequest, clearedSessionCookie, crossOrigin, fromOwnOrigin, sessionCookie, sessionCredentials } from "./session-cookie.js";
+
+export interface DashboardDeps {
+  prisma: Prisma;
+  rateLimiter: RateLimiter;
+  publicUrl: string;
+}
+
+/** Registers /dashboard/session. */
+export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const { prisma, rateLimiter, publicUrl } = deps;
+  const secure = publicUrl.startsWith("https:");
+
+  /** The request's session; 401 `session_invalid` without a cookie. Counted as a failed authentication when refused. */
+  const sessionOf = (req: FastifyRequest, changes: boolean) =>
+    authenticateFrom(rateLimiter, req.clientAddress, () => {
+      const credentials = sessionCredentials(req.headers, publicUrl);
+      if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
+      return authenticateSessionRequest(prisma, credentials, changes);
+    });
+
+  app.post("/dashboard/session", async (req, reply) => {
+    // Anyone may try: each attempt spends the address's public budget, each failure also its
+    // failed-authentication budget and the email's sign-in budget.
+    if (!fromOwnOrigin(req.headers, publicUrl)) throw crossOrigin();
+    await rateLimiter.consume(`ip:${req.clientAddress}`, "public");
+    const { token, session } = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}));
+    return reply.code(201).header("Set-Cookie", sessionCookie(token, secure)).header("Cache-Control", "no-store").send(session);
+  });
+
+  app.get("/dashboard/session", async (req, reply) => {
+    const { view } = await sessionOf(req, false);
+    return noStore(reply).send(view);
+  });
+
+  app.patch("/dashboard/session", async (req, reply) => {
+    const { view } = await sessionOf(req, true);
+    const mode = await switchMode(prisma, view.id, req.body ?? {});
+    return noStore(reply).send({ ...view, mode });
+  });
+
+  app.delete("/dashboard/session", async (req, reply) => {
+    const session = await sessionOf(req, true);
+    await signOut(prisma, session.credentialId);
+    return reply.code(204).header("Set-Cookie", clearedSessionCookie(secure)).send();
+  });
+}
+
+function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header("Cache-Control", "no-store");
+}

@@ -1,0 +1,93 @@
+// The dashboard's session as HTTP carries it: an HttpOnly, SameSite=Strict cookie, plus two checks
+// every door applies before a cookie counts (API.md "Merchant dashboard"): the request comes from our
+// own origin, and, when it can change anything, it echoes the session's CSRF token in a header that
+// no other site's page can set without a preflight we refuse.
+import type { IncomingHttpHeaders } from "node:http";
+import type { Prisma } from "../db/client.js";
+import { AppError } from "../domain/errors.js";
+import { authenticateSession, type SessionPrincipal, type SessionView } from "../domain/sessions.js";
+
+export const SESSION_COOKIE = "sg_session";
+/** The header that carries the session's CSRF token (over WebSocket: the connectionParams key). */
+export const CSRF_HEADER = "x-csrf-token";
+
+/** What a request shows of a session: the cookie's token, the CSRF header, and whether it came from our own origin. */
+export interface SessionCredentials {
+  token: string;
+  csrfToken: string | undefined;
+  sameOrigin: boolean;
+}
+
+/** The session credentials of a request, or null when it carries no session cookie. */
+export function sessionCredentials(headers: IncomingHttpHeaders, publicUrl: string, csrfToken?: unknown): SessionCredentials | null {
+  const token = cookieValue(headers.cookie, SESSION_COOKIE);
+  if (token === null) return null;
+  const header = csrfToken ?? headers[CSRF_HEADER];
+  return { token, csrfToken: typeof header === "string" ? header : undefined, sameOrigin: fromOwnOrigin(headers, publicUrl) };
+}
+
+/**
+ * The session the credentials open. 403 `csrf_token_invalid` from another origin, or, when
+ * `changes` (anything but a read the browser would not let another site see), without the session's
+ * token in X-CSRF-Token; 401 `session_invalid` for an unknown or ended session.
+ */
+export async function authenticateSessionRequest(
+  prisma: Prisma,
+  credentials: SessionCredentials,
+  changes: boolean,
+): Promise<SessionPrincipal & { view: SessionView }> {
+  if (!credentials.sameOrigin) throw crossOrigin();
+  const principal = await authenticateSession(prisma, credentials.token);
+  if (changes && credentials.csrfToken !== principal.csrfToken) {
+    throw new AppError("csrf_token_invalid", "Send the session's csrfToken in the X-CSRF-Token header.", "X-CSRF-Token");
+  }
+  return principal;
+}
+
+/**
+ * The Set-Cookie value that stores `token` (Secure when the service is served over https). A browser
+ * session cookie: the 12 h idle limit is the server's, which also ends a session on sign-out.
+ */
+export function sessionCookie(token: string, secure: boolean): string {
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
+}
+
+/** The Set-Cookie value that removes the session cookie. */
+export function clearedSessionCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
+}
+
+/** Whether a request carries a session cookie at all (a cheap look before anything is parsed). */
+export function hasSessionCookie(headers: IncomingHttpHeaders): boolean {
+  return headers.cookie?.includes(`${SESSION_COOKIE}=`) ?? false;
+}
+
+/** The value of cookie `name` in a Cookie header, or null. */
+function cookieValue(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** The refusal of a session request from another origin. */
+export function crossOrigin(): AppError {
+  return new AppError("csrf_token_invalid", "Dashboard sessions work only from the dashboard's own origin.");
+}
+
+/**
+ * Whether the request comes from the service's own pages: no Origin (not a cross-origin browser
+ * request), or an Origin that is PUBLIC_URL's or the request's own host.
+ */
+export function fromOwnOrigin(headers: IncomingHttpHeaders, publicUrl: string): boolean {
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  if (origin === new URL(publicUrl).origin) return true;
+  try {
+    return new URL(origin).host === headers.host;
+  } catch {
+    return false;
+  }
+}

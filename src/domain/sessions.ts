@@ -1,0 +1,120 @@
+// Dashboard sessions (API.md "Merchant dashboard"): signing in with email, password and, when the
+// user turned it on, a TOTP code gives a random token for an HttpOnly cookie. Only the token's SHA-256
+// is stored, so a database leak opens no session, and signing out (everywhere) deletes rows: a
+// session is checked against the database on every use, and ends at once.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { hashApiKey } from "./api-keys.js";
+import { AppError } from "./errors.js";
+import { newId, randomBase62 } from "./ids.js";
+import { dummyHash, verifyPassword } from "./passwords.js";
+import type { Principal } from "./scope.js";
+import { verifyTotp } from "./totp.js";
+import { normalizeEmail, type UserView, userView } from "./users.js";
+import { parseInput } from "./validation.js";
+
+/** A session unused for this long has ended. */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+/** How stale `lastSeenAt` may get before a use refreshes it: one write a minute, not one per request. */
+const TOUCH_AFTER_MS = 60 * 1000;
+
+const mode = z.enum(["test", "live"], { error: "must be test or live" });
+export const signInSchema = z.strictObject(
+  { email: z.string().max(254), password: z.string().max(200), totpCode: z.string().max(10).optional(), mode: mode.optional() },
+  { error: "must be a JSON object" },
+);
+
+/** Counts failed sign-ins per email and refuses a locked-out one (the RateLimiter's signInFailures budget). */
+export interface SignInAttempts {
+  check(key: string, budget: "signInFailures"): Promise<void>;
+  penalize(key: string, budget: "signInFailures"): Promise<void>;
+}
+
+/** A signed-in session as the dashboard sees it. */
+export interface SessionView {
+  id: string;
+  mode: "test" | "live";
+  csrfToken: string;
+  user: UserView;
+  createdAt: Date;
+}
+
+/** The caller behind a session cookie: a principal of the session's merchant and mode, and its user. */
+export interface SessionPrincipal extends Principal {
+  userId: string;
+  /** The token requests made with the cookie must echo in X-CSRF-Token. */
+  csrfToken: string;
+}
+
+/**
+ * Signs in: `token` goes in the cookie and is never shown again. Each wrong password or code counts
+ * against the email, and an email with 5 failures in 15 minutes is refused (429) before its password
+ * is checked. An unknown email costs the same time as a wrong password and gets the same answer.
+ */
+export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown): Promise<{ token: string; session: SessionView }> {
+  const data = parseInput(signInSchema, input);
+  const email = normalizeEmail(data.email);
+  const budgetKey = `email:${email}`;
+  await limiter.check(budgetKey, "signInFailures");
+  const user = await prisma.user.findUnique({ where: { email } });
+  const passwordOk = await verifyPassword(data.password, user?.passwordHash ?? (await dummyHash()));
+  if (!user || !passwordOk) {
+    await limiter.penalize(budgetKey, "signInFailures");
+    throw new AppError("sign_in_failed", "Wrong email or password.", "password");
+  }
+  if (user.totpSecret) {
+    if (!data.totpCode)
+      throw new AppError("totp_required", "This account has two-factor sign-in: send the code from its authenticator app as totpCode.", "totpCode");
+    if (!verifyTotp(user.totpSecret, data.totpCode)) {
+      await limiter.penalize(budgetKey, "signInFailures");
+      throw new AppError("sign_in_failed", "Wrong two-factor code.", "totpCode");
+    }
+  }
+  const token = `sgs_${randomBase62(43)}`;
+  const row = await prisma.dashboardSession.create({
+    data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode: data.mode === "live" },
+  });
+  return { token, session: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(user), createdAt: row.createdAt } };
+}
+
+/** The session a cookie's token opens, refreshed as used; 401 `session_invalid` when it is unknown, ended or idle too long. */
+export async function authenticateSession(prisma: Prisma, token: string, now = new Date()): Promise<SessionPrincipal & { view: SessionView }> {
+  const invalid = new AppError("session_invalid", "Your dashboard session has ended: sign in again.");
+  if (!/^sgs_[0-9A-Za-z]{43}$/.test(token)) throw invalid;
+  const row = await prisma.dashboardSession.findUnique({ where: { tokenHash: hashApiKey(token) }, include: { user: true } });
+  if (!row) throw invalid;
+  if (now.getTime() - row.lastSeenAt.getTime() > SESSION_IDLE_MS) {
+    await prisma.dashboardSession.deleteMany({ where: { id: row.id } });
+    throw invalid;
+  }
+  if (now.getTime() - row.lastSeenAt.getTime() > TOUCH_AFTER_MS) {
+    await prisma.dashboardSession.updateMany({ where: { id: row.id }, data: { lastSeenAt: now } });
+  }
+  return {
+    credentialId: row.id,
+    merchantId: row.user.merchantId,
+    livemode: row.livemode,
+    userId: row.userId,
+    csrfToken: row.csrfToken,
+    view: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(row.user), createdAt: row.createdAt },
+  };
+}
+
+export const switchModeSchema = z.strictObject({ mode }, { error: "must be a JSON object" });
+
+/** Switches a session to test or live mode; returns the new mode. */
+export async function switchMode(prisma: Prisma, sessionId: string, input: unknown): Promise<"test" | "live"> {
+  const data = parseInput(switchModeSchema, input);
+  await prisma.dashboardSession.updateMany({ where: { id: sessionId }, data: { livemode: data.mode === "live" } });
+  return data.mode;
+}
+
+/** Ends one session. */
+export async function signOut(prisma: Prisma, sessionId: string): Promise<void> {
+  await prisma.dashboardSession.deleteMany({ where: { id: sessionId } });
+}
+
+/** Ends every session of a user; returns how many there were. */
+export async function signOutEverywhere(prisma: Prisma, userId: string): Promise<number> {
+  return (await prisma.dashboardSession.deleteMany({ where: { userId } })).count;
+}

@@ -1,0 +1,104 @@
+// Dashboard users: people who sign in to a merchant's dashboard (API.md "Merchant dashboard").
+// Made with `stablegate users create` or by another user of the same merchant from the dashboard.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { User } from "../generated/prisma/client.js";
+import { AppError, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { hashPassword, passwordSchema } from "./passwords.js";
+import { newTotpSecret, totpUri, verifyTotp } from "./totp.js";
+import { parseInput } from "./validation.js";
+
+/** What a user looks like outside the domain: never the password hash or TOTP secret. */
+export interface UserView {
+  id: string;
+  merchantId: string;
+  email: string;
+  totpEnabled: boolean;
+  createdAt: Date;
+}
+
+const email = z
+  .email({ error: "must be a valid email address" })
+  .max(254)
+  .transform((e) => e.toLowerCase());
+const createSchema = z.strictObject({ email, password: passwordSchema }, { error: "must be a JSON object" });
+
+/** The public view of a user row. */
+export function userView(user: User): UserView {
+  return { id: user.id, merchantId: user.merchantId, email: user.email, totpEnabled: user.totpSecret !== null, createdAt: user.createdAt };
+}
+
+/** Normalizes an email as users are stored (lowercase), for lookups. */
+export function normalizeEmail(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+/** Creates a user of `merchantId`; 400 `parameter_invalid` naming `email` when that email already has an account. */
+export async function createUser(prisma: Prisma, merchantId: string, input: unknown): Promise<UserView> {
+  const data = parseInput(createSchema, input);
+  const merchant = await prisma.merchant.findUnique({ where: { id: merchantId }, select: { id: true } });
+  if (!merchant) throw notFound("merchant", merchantId, "merchantId");
+  const passwordHash = await hashPassword(data.password);
+  try {
+    return userView(await prisma.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash } }));
+  } catch (e) {
+    if ((e as { code?: string }).code === "P2002") throw new AppError("parameter_invalid", `A user with email ${data.email} already exists.`, "email");
+    throw e;
+  }
+}
+
+/** The user named by `idOrEmail` (a usr_ id or an email), within `merchantId` when given; 404 otherwise. */
+export async function findUser(prisma: Prisma, idOrEmail: string, merchantId?: string): Promise<User> {
+  const where = idOrEmail.startsWith("usr_") ? { id: idOrEmail } : { email: normalizeEmail(idOrEmail) };
+  const user = await prisma.user.findFirst({ where: { ...where, ...(merchantId && { merchantId }) } });
+  if (!user) throw notFound("user", idOrEmail);
+  return user;
+}
+
+/** The users of a merchant, oldest first. */
+export async function listUsers(prisma: Prisma, merchantId: string): Promise<UserView[]> {
+  return (await prisma.user.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] })).map(userView);
+}
+
+/** Sets a new password and signs the user out everywhere: whoever knew the old one loses the sessions it opened. */
+export async function resetPassword(prisma: Prisma, userId: string, password: unknown): Promise<void> {
+  const data = parseInput(z.strictObject({ password: passwordSchema }), { password });
+  const passwordHash = await hashPassword(data.password);
+  await prisma.$transaction([prisma.user.update({ where: { id: userId }, data: { passwordHash } }), prisma.dashboardSession.deleteMany({ where: { userId } })]);
+}
+
+/**
+ * Deletes a user and its sessions. From the dashboard (`keepOne`) the merchant's last user cannot be
+ * deleted, which would leave nobody able to sign in; the CLI may.
+ */
+export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "merchantId">, options: { keepOne: boolean }): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    if (options.keepOne && (await tx.user.count({ where: { merchantId: user.merchantId } })) <= 1) {
+      throw new AppError("parameter_invalid", "This is the merchant's only user: create another before deleting it.", "id");
+    }
+    await tx.user.delete({ where: { id: user.id } });
+  });
+}
+
+/** Starts two-factor enrollment: a new secret to put in an authenticator app, active once confirmed. */
+export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" | "email">): Promise<{ secret: string; uri: string }> {
+  const secret = newTotpSecret();
+  await prisma.user.update({ where: { id: user.id }, data: { totpPending: secret } });
+  return { secret, uri: totpUri(secret, user.email) };
+}
+
+/** Turns two-factor sign-in on with a code from the enrolled app; 400 naming `code` when it is wrong. */
+export async function confirmTotp(prisma: Prisma, userId: string, code: string): Promise<void> {
+  const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  if (!user.totpPending) throw new AppError("parameter_invalid", "Start two-factor enrollment first.", "code");
+  if (!verifyTotp(user.totpPending, code)) throw new AppError("parameter_invalid", "That code is not the app's current one.", "code");
+  await prisma.user.update({ where: { id: userId }, data: { totpSecret: user.totpPending, totpPending: null } });
+}
+
+/** Turns two-factor sign-in off, with a current code as proof; 400 naming `code` when it is wrong. */
+export async function disableTotp(prisma: Prisma, userId: string, code: string): Promise<void> {
+  const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  if (user.totpSecret && !verifyTotp(user.totpSecret, code)) throw new AppError("parameter_invalid", "That code is not the app's current one.", "code");
+  await prisma.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null } });
+}

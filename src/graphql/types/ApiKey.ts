@@ -1,0 +1,78 @@
+// `ApiKey`: a merchant's secret keys, managed from the dashboard only (session-only fields): create
+// with an optional IP allowlist, revoke, roll with an overlap. The secret is shown once, by the
+// mutation that makes it. Rules live in domain/api-keys.ts.
+import { createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
+import { AppError } from "../../domain/errors.js";
+import { builder } from "../builder.js";
+import { isLive, Mode } from "./Mode.js";
+
+type KeyRow = Awaited<ReturnType<typeof listApiKeys>>[number];
+
+const ApiKey = builder.objectRef<KeyRow>("ApiKey").implement({
+  description: "A secret API key (sk_test_…/sk_live_…); only its last four characters are kept readable.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    livemode: t.exposeBoolean("livemode"),
+    last4: t.exposeString("last4"),
+    ipAllowlist: t.exposeStringList("ipAllowlist", { description: "IPs and CIDR ranges it may be used from; empty: any." }),
+    createdAt: t.string({ resolve: (k) => k.createdAt.toISOString() }),
+    revokedAt: t.string({ nullable: true, resolve: (k) => k.revokedAt?.toISOString() ?? null }),
+    expiresAt: t.string({
+      nullable: true,
+      description: "Set when the key was rolled: it stops working then.",
+      resolve: (k) => k.expiresAt?.toISOString() ?? null,
+    }),
+    active: t.boolean({ resolve: (k) => k.revokedAt === null && (k.expiresAt === null || k.expiresAt > new Date()) }),
+  }),
+});
+
+const ApiKeyWithSecret = builder.objectRef<{ key: NewApiKey; row: KeyRow }>("ApiKeyWithSecret").implement({
+  description: "A new key with its secret, shown this once.",
+  fields: (t) => ({
+    apiKey: t.field({ type: ApiKey, resolve: (r) => r.row }),
+    secret: t.string({ resolve: (r) => r.key.secret }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  apiKeys: t.field({
+    type: [ApiKey],
+    description: "The merchant's API keys in both modes, oldest first (dashboard sessions only).",
+    resolve: (_root, _args, ctx) => listApiKeys(ctx.prisma, ctx.session().merchantId),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createApiKey: t.field({
+    type: ApiKeyWithSecret,
+    description: "A new key (dashboard sessions only); `mode` defaults to the session's.",
+    args: { mode: t.arg({ type: Mode }), ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }) },
+    resolve: async (_root, { mode, ipAllowlist }, ctx) => {
+      const session = ctx.session();
+      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? []);
+      return { key, row: await getApiKey(ctx.prisma, session.merchantId, key.id) };
+    },
+  }),
+  revokeApiKey: t.field({
+    type: ApiKey,
+    description: "Revokes a key at once; its live connections close (dashboard sessions only).",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      const { merchantId } = ctx.session();
+      if (!(await revokeApiKey(ctx.prisma, id, merchantId))) throw new AppError("resource_missing", `No active API key '${id}'`, "id");
+      ctx.authenticator.clear();
+      return getApiKey(ctx.prisma, merchantId, id);
+    },
+  }),
+  rollApiKey: t.field({
+    type: ApiKeyWithSecret,
+    description: "Replaces a key; the old one keeps working for `overlapHours` (0–168, default 24) (dashboard sessions only).",
+    args: { id: t.arg.id({ required: true }), overlapHours: t.arg.int() },
+    resolve: async (_root, { id, overlapHours }, ctx) => {
+      const { merchantId } = ctx.session();
+      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, { merchantId });
+      ctx.authenticator.clear();
+      return { key, row: await getApiKey(ctx.prisma, merchantId, key.id) };
+    },
+  }),
+}));

@@ -1,0 +1,54 @@
+// `viewer`: who is signed in to the dashboard, in which mode, and the merchant's settings, which
+// only a session may change (updateMerchantSettings). Rules live in domain/merchants.ts.
+import { getMerchant, type Merchant, updateMerchantSettings } from "../../domain/merchants.js";
+import { findUser, userView } from "../../domain/users.js";
+import { builder } from "../builder.js";
+import { User } from "./User.js";
+import { Mode } from "./Mode.js";
+
+const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").implement({
+  description: "The merchant's settings. Changing a wallet applies to new charges: open ones keep the wallet they were created with.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    feeBps: t.exposeInt("feeBps", { description: "The protocol fee in basis points, set by the operator." }),
+    testWallet: t.exposeString("testWallet", { nullable: true }),
+    liveWallet: t.exposeString("liveWallet", { nullable: true }),
+    paymentWindowMinutes: t.exposeInt("paymentWindowMinutes", { description: "Minutes a buyer has to pay once a chain is picked." }),
+  }),
+});
+
+const Viewer = builder.objectRef<{ userId: string; merchantId: string; livemode: boolean }>("Viewer").implement({
+  description: "The signed-in dashboard user and its session.",
+  fields: (t) => ({
+    mode: t.field({ type: Mode, resolve: (v) => (v.livemode ? "live" : "test") }),
+    user: t.field({ type: User, resolve: async (v, _args, ctx) => userView(await findUser(ctx.prisma, v.userId)) }),
+    merchant: t.field({ type: MerchantSettings, resolve: (v, _args, ctx) => getMerchant(ctx.prisma, v.merchantId) }),
+  }),
+});
+
+const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
+  fields: (t) => ({
+    name: t.string(),
+    testWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
+    liveWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
+    paymentWindowMinutes: t.int({ description: "5–1440." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  viewer: t.field({
+    type: Viewer,
+    description: "The signed-in dashboard user (dashboard sessions only).",
+    resolve: (_root, _args, ctx) => ctx.session(),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  updateMerchantSettings: t.field({
+    type: MerchantSettings,
+    description: "Changes the merchant's name, settlement wallets or payment window (dashboard sessions only).",
+    args: { input: t.arg({ type: MerchantSettingsInput, required: true }) },
+    resolve: (_root, { input }, ctx) => updateMerchantSettings(ctx.prisma, ctx.session().merchantId, { ...input }),
+  }),
+}));
