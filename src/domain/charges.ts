@@ -289,6 +289,13 @@ export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: 
 const filterSchema = {
   status: z.enum(CHARGE_STATUSES, { error: `must be one of ${CHARGE_STATUSES.join(", ")}` }).optional(),
   customerId: z.string().min(1).max(100).optional(),
+  search: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Exactly a charge id, an order id, a clone address or a transaction hash (a payment's or the payout's)."),
 };
 
 export const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
@@ -296,10 +303,21 @@ const filtersOnly = z.strictObject(filterSchema);
 
 export type ChargeFilters = z.input<typeof filtersOnly>;
 
-/** The where-clause of a charge list: this merchant and mode, optionally one status or customer. */
+/** The where-clause of a charge list: this merchant and mode, optionally one status, customer or search. */
 export function chargeFilter(scope: Scope, input: unknown): P.ChargeWhereInput {
   const f = parseInput(filtersOnly, input);
-  return { ...inScope(scope), ...(f.status && { status: f.status }), ...(f.customerId && { customerId: f.customerId }) };
+  return {
+    ...inScope(scope),
+    ...(f.status && { status: f.status }),
+    ...(f.customerId && { customerId: f.customerId }),
+    ...(f.search && { OR: searchTerms(f.search) }),
+  };
+}
+
+/** What a search matches: exact ids and hashes, addresses and hashes whatever their case. */
+function searchTerms(search: string): P.ChargeWhereInput[] {
+  const anyCase = { equals: search, mode: "insensitive" } as const;
+  return [{ id: search }, { orderId: search }, { cloneAddress: anyCase }, { flushTxHash: anyCase }, { payments: { some: { txHash: anyCase } } }];
 }
 
 /** Newest first, ties broken by id so pages never overlap or skip. */

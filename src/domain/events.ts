@@ -3,7 +3,7 @@
 // that wants its type): an event exists, and will be delivered, exactly when its change committed.
 // The dispatcher (jobs/webhook-dispatcher.ts) sends the deliveries.
 import { z } from "zod";
-import type { Prisma } from "../db/client.js";
+import { type Prisma, selectRows } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
@@ -145,6 +145,21 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
     params,
     (id) => prisma.event.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.event.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+/** The most events a charge's timeline shows. */
+const TIMELINE_MAX = 200;
+
+/** The events about one charge, oldest first (its timeline, at most 200). */
+export async function eventsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<Event[]> {
+  // By the indexed expression (migration 20261201010000), which Prisma's JSON path filter would not use.
+  return selectRows<Event>(
+    prisma,
+    `SELECT id, merchant_id AS "merchantId", livemode, type, data, created_at AS "createdAt" FROM events
+      WHERE merchant_id = $1 AND livemode = $2 AND (data->>'id') = $3 AND type LIKE 'charge.%'
+      ORDER BY created_at, id LIMIT ${TIMELINE_MAX}`,
+    [scope.merchantId, scope.livemode, chargeId],
   );
 }
 

@@ -1405,6 +1405,7 @@ export interface operations {
                 limit?: number | string;
                 status?: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
                 customerId?: string;
+                search?: string;
             };
             header?: never;
             path?: never;

@@ -92,7 +92,11 @@ builder.queryFields((t) => ({
     {
       type: Charge,
       description: "Charges, newest first.",
-      args: { status: t.arg({ type: ChargeStatus }), customerId: t.arg.id() },
+      args: {
+        status: t.arg({ type: ChargeStatus }),
+        customerId: t.arg.id(),
+        search: t.arg.string({ description: "Exactly a charge id, an order id, a clone address or a transaction hash (a payment's or the payout's)." }),
+      },
       resolve: async (_root, args, ctx, info) => {
         const scope = ctx.scope();
         // Relations the selection asks for (a charge's customer) come in the same read.
@@ -105,8 +109,8 @@ builder.queryFields((t) => ({
   ),
 }));
 
-function filters(args: { status?: string | null; customerId?: string | null }) {
-  return { status: args.status ?? undefined, customerId: args.customerId ?? undefined };
+function filters(args: { status?: string | null; customerId?: string | null; search?: string | null }) {
+  return { status: args.status ?? undefined, customerId: args.customerId ?? undefined, search: args.search ?? undefined };
 }
 
 builder.mutationFields((t) => ({

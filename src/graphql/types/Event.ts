@@ -6,6 +6,7 @@ import {
   type DeliveryResource,
   countEvents,
   eventDeliveries,
+  eventsOfCharge,
   getEvent,
   listEvents,
   resendEvent,
@@ -66,6 +67,14 @@ const Event = builder.prismaNode("Event", {
     }),
   }),
 });
+
+builder.prismaObjectField("Charge", "events", (t) =>
+  t.field({
+    type: [Event],
+    description: "The charge's timeline: its events, oldest first (at most 200), with their webhook deliveries.",
+    resolve: (charge, _args, ctx) => eventsOfCharge(ctx.prisma, ctx.scope(), charge.id),
+  }),
+);
 
 builder.queryFields((t) => ({
   events: t.connection(

@@ -1,0 +1,33 @@
+// `chargeStats`: the dashboard home's summary of the caller's charges (domain/charge-stats.ts).
+import { type ChargeStats as Stats, chargeStats } from "../../domain/charge-stats.js";
+import { builder } from "../builder.js";
+import { ChargeStatus } from "./Charge.js";
+
+const StatusCount = builder.objectRef<Stats["byStatus"][number]>("ChargeStatusCount").implement({
+  fields: (t) => ({ status: t.field({ type: ChargeStatus, resolve: (s) => s.status }), count: t.exposeInt("count") }),
+});
+
+const DayVolume = builder.objectRef<Stats["completedVolume"][number]>("ChargeDayVolume").implement({
+  fields: (t) => ({
+    day: t.exposeString("day", { description: "A UTC day, YYYY-MM-DD." }),
+    amount: t.exposeString("amount", { description: "USDC of the charges completed that day." }),
+  }),
+});
+
+const ChargeStats = builder.objectRef<Stats>("ChargeStats").implement({
+  description: "Your charges over the last `days` days.",
+  fields: (t) => ({
+    days: t.exposeInt("days"),
+    byStatus: t.field({ type: [StatusCount], description: "Charges created in the window, by status.", resolve: (s) => s.byStatus }),
+    completedVolume: t.field({ type: [DayVolume], description: "One entry per day, oldest first.", resolve: (s) => s.completedVolume }),
+    feesPaid: t.exposeString("feesPaid", { description: "Protocol fees of the charges completed in the window (USDC)." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  chargeStats: t.field({
+    type: ChargeStats,
+    args: { days: t.arg.int({ description: "1–366, default 30." }) },
+    resolve: (_root, { days }, ctx) => chargeStats(ctx.prisma, ctx.scope(), days == null ? {} : { days }),
+  }),
+}));

@@ -1,0 +1,96 @@
+// What the dashboard reads besides the API's resources: charge search (id, order id, clone address,
+// transaction hash), the home page's stats, and a charge's timeline of events.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+
+describe("dashboard queries", () => {
+  let app: TestApp;
+  const ids: string[] = [];
+  const CLONE = "0x1111111111111111111111111111111111111111";
+  const PAY_TX = `0x${"ab".repeat(32)}`;
+  const FLUSH_TX = `0x${"cd".repeat(32)}`;
+  beforeAll(async () => {
+    app = await startApp(POLLING);
+    for (const [orderId, amount] of [
+      ["dash-1", "10.50"],
+      ["dash-2", "2"],
+      ["dash-3", "7.25"],
+    ] as const) {
+      ids.push((await app.call("POST", "/v1/charges", { body: { orderId, amount } })).body.id);
+    }
+    const prisma = app.db.prisma;
+    const now = new Date();
+    await prisma.charge.update({
+      where: { id: ids[0] },
+      data: { status: "COMPLETED", completedAt: now, feeAmount: "105000", chainId: 31337, cloneAddress: CLONE, flushTxHash: FLUSH_TX },
+    });
+    await prisma.charge.update({
+      where: { id: ids[2] },
+      data: { status: "COMPLETED", completedAt: new Date(now.getTime() - 2 * 86_400_000), feeAmount: "72500" },
+    });
+    await prisma.payment.create({
+      data: {
+        id: "pay_dash",
+        chargeId: ids[0]!,
+        chainId: 31337,
+        txHash: PAY_TX,
+        logIndex: 0,
+        blockNumber: 1n,
+        blockHash: FLUSH_TX,
+        fromAddress: CLONE,
+        amount: "10500000",
+      },
+    });
+    // A live-mode charge with the same order id must never show up in test mode.
+    await app.call("POST", "/v1/charges", { key: app.liveKey, body: { orderId: "dash-1", amount: "1" } });
+  }, 60_000);
+  afterAll(() => app?.stop());
+
+  it("finds a charge by id, order id, clone address or transaction hash, whatever the case of hex", async () => {
+    const find = async (search: string) => {
+      const res = await app.gql("query($s: String) { charges(first: 10, search: $s) { totalCount edges { node { id } } } }", { s: search });
+      expect(res.errors, search).toBeUndefined();
+      return res.data.charges.edges.map((e: { node: { id: string } }) => e.node.id);
+    };
+    for (const term of [ids[0]!, "dash-1", CLONE.toUpperCase().replace("0X", "0x"), PAY_TX.toUpperCase().replace("0X", "0x"), FLUSH_TX, ` ${ids[0]} `]) {
+      expect(await find(term), term).toEqual([ids[0]]);
+    }
+    expect(await find("dash")).toEqual([]);
+    const rest = await app.call("GET", `/v1/charges?search=dash-2`);
+    expect(rest.body.data.map((c: { id: string }) => c.id)).toEqual([ids[1]]);
+    const tooLong = await app.call("GET", `/v1/charges?search=${"x".repeat(101)}`);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.param).toBe("search");
+  });
+
+  it("sums the completed volume per day and the fees over the window, and counts by status", async () => {
+    const res = await app.gql("{ chargeStats(days: 7) { days byStatus { status count } completedVolume { day amount } feesPaid } }");
+    expect(res.errors).toBeUndefined();
+    const stats = res.data.chargeStats;
+    expect(stats.days).toBe(7);
+    expect(stats.byStatus).toEqual([
+      { status: "PENDING", count: 1 },
+      { status: "RECEIVED", count: 0 },
+      { status: "COMPLETED", count: 2 },
+      { status: "EXPIRED", count: 0 },
+      { status: "CANCELLED", count: 0 },
+    ]);
+    expect(stats.completedVolume).toHaveLength(7);
+    const today = new Date().toISOString().slice(0, 10);
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    expect(stats.completedVolume.at(-1)).toEqual({ day: today, amount: "10.50" });
+    expect(stats.completedVolume.find((d: { day: string }) => d.day === twoDaysAgo)).toEqual({ day: twoDaysAgo, amount: "7.25" });
+    expect(stats.completedVolume.filter((d: { amount: string }) => d.amount !== "0.00")).toHaveLength(2);
+    expect(stats.feesPaid).toBe("0.1775");
+    const bad = await app.gql("{ chargeStats(days: 0) { days } }");
+    expect(bad.errors?.[0].extensions).toMatchObject({ code: "parameter_invalid", param: "days" });
+  });
+
+  it("shows a charge's timeline, oldest first, and nothing of another charge", async () => {
+    expect((await app.call("DELETE", `/v1/charges/${ids[1]}`)).status).toBe(200);
+    const res = await app.gql("query($id: ID!) { charge(id: $id) { events { type data deliveries { status } } } }", { id: ids[1] });
+    expect(res.errors).toBeUndefined();
+    expect(res.data.charge.events.map((e: { type: string }) => e.type)).toEqual(["charge.pending", "charge.cancelled"]);
+    expect(res.data.charge.events.every((e: { data: { id: string } }) => e.data.id === ids[1])).toBe(true);
+  });
+});
