@@ -9,6 +9,7 @@ import { type Database, openDatabase } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
+import { dashboardPages } from "./dashboard/pages.js";
 import { dashboardSessionRoutes } from "./dashboard/routes.js";
 import { mountGraphQL } from "./graphql/index.js";
 import { Bulkhead } from "./http/bulkhead.js";
@@ -105,6 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
   dashboardSessionRoutes(server, { prisma, rateLimiter, publicUrl: config.publicUrl });
+  dashboardPages(server);
   const closeGraphQL = mountGraphQL(server, {
     ...callers,
     charges,

@@ -3,6 +3,7 @@
 // merchant's session against another's records, sign-out (everywhere) and the idle limit.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clearedSessionCookie, sessionCookie } from "../../src/dashboard/session-cookie.js";
 import { createApiKey } from "../../src/domain/api-keys.js";
 import { verifyPassword } from "../../src/domain/passwords.js";
 import { totpCode } from "../../src/domain/totp.js";
@@ -276,6 +277,11 @@ describe("dashboard sessions", () => {
     const { resetPassword } = await import("../../src/domain/users.js");
     await resetPassword(app.db.prisma, user.id, "a brand new password");
     await gone(e);
+  });
+
+  it("marks the cookie Secure when the service is served over https", () => {
+    expect(sessionCookie("sgs_x", true)).toBe("sg_session=sgs_x; Path=/; HttpOnly; SameSite=Strict; Secure");
+    expect(clearedSessionCookie(true)).toBe("sg_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
   });
 
   it("refuses a forged or missing cookie on the session endpoints with 401 session_invalid", async () => {

@@ -1,9 +1,10 @@
 // Builds dist/ once (as `npm run build` does), for the tests that run the real entry points (npm
-// start, the CLI) and import the built `stablegate/sdk`.
+// start, the CLI), import the built `stablegate/sdk` or load the dashboard's bundle.
 import { execFileSync } from "node:child_process";
 
 export default function setup(): void {
   for (const project of [".", ".config/tsconfig.sdk.json"]) {
     execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], { stdio: "inherit" });
   }
+  execFileSync(process.execPath, [".config/build-dashboard.mjs"], { stdio: "inherit" });
 }

@@ -1,0 +1,104 @@
+// Serves the dashboard's single page at /dashboard and every path below it (the app routes in the
+// browser), with the bundle `npm run build` made, under a strict CSP: our own script, stylesheet and
+// connections only, no inline code, never in a frame.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+/** Where the bundle is, from src/dashboard (tests) and from dist/dashboard (the built service) alike. */
+const ASSETS = new URL("../../dist/dashboard/assets/", import.meta.url);
+
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** An asset as it is and gzipped once, for the browsers that take it (all of them). */
+interface Asset {
+  plain: Buffer;
+  gzipped: Buffer;
+}
+
+interface Bundle {
+  script: Asset;
+  style: Asset;
+  /** Changes with the bundle: in the asset URLs, so that they can be cached for good. */
+  version: string;
+}
+
+/** The bundle, read once; null while it has not been built. */
+function loadBundle(): Bundle | null {
+  try {
+    const script = readFileSync(new URL("app.js", ASSETS));
+    const style = readFileSync(new URL("app.css", ASSETS));
+    const version = createHash("sha256").update(script).update(style).digest("hex").slice(0, 12);
+    const asset = (plain: Buffer) => ({ plain, gzipped: gzipSync(plain, { level: 9 }) });
+    return { script: asset(script), style: asset(style), version };
+  } catch {
+    return null;
+  }
+}
+
+/** Registers /dashboard (and its client-side routes) and its two assets. */
+export function dashboardPages(app: FastifyInstance): void {
+  let bundle: Bundle | null = null;
+  const current = () => (bundle ??= loadBundle());
+  const secure = (reply: FastifyReply) =>
+    reply
+      .header("Content-Security-Policy", CSP)
+      .header("X-Frame-Options", "DENY")
+      .header("X-Content-Type-Options", "nosniff")
+      .header("Referrer-Policy", "same-origin");
+
+  const page = async (_req: unknown, reply: FastifyReply) => {
+    const built = current();
+    secure(reply).header("Cache-Control", "no-store").type("text/html; charset=utf-8");
+    if (!built) return reply.code(503).send(unbuilt());
+    return reply.send(shell(built.version));
+  };
+  // Like the hosted page, every request spends the client address's public budget.
+  const open = { config: { group: "read", auth: "public" } } as const;
+  app.get("/dashboard", open, page);
+  app.get("/dashboard/*", open, page);
+
+  const asset = (name: "script" | "style", type: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const built = current();
+    if (!built) return secure(reply).code(404).type("text/plain; charset=utf-8").send("The dashboard is not built: run npm run build.");
+    secure(reply).header("Cache-Control", "public, max-age=31536000, immutable").header("Vary", "Accept-Encoding").type(type);
+    const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
+    return gzip ? reply.header("Content-Encoding", "gzip").send(built[name].gzipped) : reply.send(built[name].plain);
+  };
+  app.get("/dashboard/assets/app.js", open, asset("script", "text/javascript; charset=utf-8"));
+  app.get("/dashboard/assets/app.css", open, asset("style", "text/css; charset=utf-8"));
+}
+
+function shell(version: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>Stablegate dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css?v=${version}">
+<script type="module" src="/dashboard/assets/app.js?v=${version}"></script>
+</head>
+<body>
+<div id="app"><noscript>The dashboard needs JavaScript.</noscript></div>
+</body>
+</html>
+`;
+}
+
+function unbuilt(): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Stablegate dashboard</title></head>
+<body><main><h1>The dashboard is not built</h1><p>Run <code>npm run build</code> (npm start does), then reload.</p></main></body></html>
+`;
+}

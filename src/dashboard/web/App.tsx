@@ -1,0 +1,98 @@
+// The shell: who is signed in, the test/live switch (test mode always marked), the navigation and the
+// page the path names.
+import { Provider } from "@urql/preact";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { createClient } from "./client.js";
+import { ChargePage } from "./pages/ChargePage.js";
+import { Charges } from "./pages/Charges.js";
+import { CustomerPage } from "./pages/CustomerPage.js";
+import { Customers } from "./pages/Customers.js";
+import { Developers } from "./pages/Developers.js";
+import { Home } from "./pages/Home.js";
+import { Settings } from "./pages/Settings.js";
+import { SignIn } from "./pages/SignIn.js";
+import { Link, usePath } from "./router.js";
+import { currentSession, type Session, signOut, switchMode } from "./session.js";
+import { ErrorNote } from "./ui.js";
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<Error | null>(null);
+  useEffect(() => {
+    currentSession().then(setSession, setError);
+  }, []);
+  if (error) return <ErrorNote error={error} />;
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (session === null) return <SignIn onSignedIn={setSession} />;
+  // A new client per session and mode: nothing cached in one mode shows in the other.
+  return <SignedIn key={`${session.id}:${session.mode}`} session={session} onChange={setSession} />;
+}
+
+const PAGES = [
+  ["/", "Home"],
+  ["/charges", "Charges"],
+  ["/customers", "Customers"],
+  ["/developers", "Developers"],
+  ["/settings", "Settings"],
+] as const;
+
+function SignedIn({ session, onChange }: { session: Session; onChange: (s: Session | null) => void }) {
+  const { client, close } = useMemo(() => createClient(session.csrfToken, () => onChange(null)), [session]);
+  useEffect(() => close, [close]);
+  const path = usePath();
+  const [error, setError] = useState<Error | null>(null);
+  const live = session.mode === "live";
+  const toggle = () => switchMode(session, live ? "test" : "live").then(onChange, setError);
+  const leave = () => signOut(session).then(() => onChange(null), setError);
+  return (
+    <Provider value={client}>
+      {!live && (
+        <div class="test-banner" role="note">
+          Test mode: test data and test chains, no real money
+        </div>
+      )}
+      <header class="top">
+        <strong class="brand">Stablegate</strong>
+        <nav aria-label="Dashboard">
+          {PAGES.map(([href, label]) => (
+            <Link key={href} href={href} aria-current={section(path) === href ? "page" : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <div class="session">
+          <label class="mode-switch">
+            <input type="checkbox" role="switch" checked={live} onChange={toggle} aria-label="Live mode" />
+            <span>{live ? "Live" : "Test"}</span>
+          </label>
+          <span class="muted user">{session.user.email}</span>
+          <button type="button" class="link" onClick={leave}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main>
+        <ErrorNote error={error} />
+        <Page path={path} session={session} onSignedOut={() => onChange(null)} />
+      </main>
+    </Provider>
+  );
+}
+
+function section(path: string): string {
+  return `/${path.split("/")[1] ?? ""}`;
+}
+
+function Page({ path, session, onSignedOut }: { path: string; session: Session; onSignedOut: () => void }) {
+  const [, first, id] = path.split("/");
+  if (first === "charges") return id ? <ChargePage id={id} /> : <Charges />;
+  if (first === "customers") return id ? <CustomerPage id={id} /> : <Customers />;
+  if (first === "developers") return <Developers />;
+  if (first === "settings") return <Settings session={session} onSignedOut={onSignedOut} />;
+  if (!first) return <Home />;
+  return (
+    <p>
+      No such page. <Link href="/">Go home</Link>
+    </p>
+  );
+}

@@ -1,0 +1,119 @@
+// A customer: details (editable), stats and charges.
+import { useMutation, useQuery } from "@urql/preact";
+import { graphql } from "../graphql.js";
+import { Link } from "../router.js";
+import { Amount, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+
+const CustomerQuery = graphql(`
+  query Customer($id: ID!) {
+    customer(id: $id) {
+      id
+      email
+      name
+      phone
+      companyName
+      taxId
+      description
+      stats {
+        chargeCount
+        invoiceCount
+        totalSpent
+      }
+      charges(first: 50) {
+        edges {
+          node {
+            id
+            orderId
+            amount
+            status
+            createdAt
+          }
+        }
+      }
+    }
+  }
+`);
+
+const UpdateCustomer = graphql(`
+  mutation UpdateCustomer($id: ID!, $input: UpdateCustomerInput!) {
+    updateCustomer(id: $id, input: $input) {
+      id
+      email
+      name
+      phone
+      companyName
+      taxId
+      description
+    }
+  }
+`);
+
+const EDITABLE = [
+  ["email", "Email"],
+  ["name", "Name"],
+  ["phone", "Phone"],
+  ["companyName", "Company"],
+  ["taxId", "Tax id"],
+  ["description", "Notes"],
+] as const;
+
+export function CustomerPage({ id }: { id: string }) {
+  const [{ data, error }] = useQuery({ query: CustomerQuery, variables: { id } });
+  const [update, runUpdate] = useMutation(UpdateCustomer);
+  const customer = data?.customer;
+  if (!customer) return <ErrorNote error={error} />;
+  return (
+    <>
+      <p>
+        <Link href="/customers">← Customers</Link>
+      </p>
+      <h1>{customer.name}</h1>
+      <div class="grid">
+        <Section title="Details">
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              const v = formValues(e.currentTarget);
+              // Empty optional fields clear them; email and name are required by the API.
+              const input = Object.fromEntries(EDITABLE.map(([k]) => [k, v[k] === "" && k !== "email" && k !== "name" ? null : v[k]]));
+              void runUpdate({ id, input });
+            }}
+          >
+            {EDITABLE.map(([key, label]) => (
+              <label key={key}>
+                {label}
+                {key === "email" ? <input name={key} value={customer[key]} type="email" required /> : <input name={key} value={customer[key] ?? ""} />}
+              </label>
+            ))}
+            <ErrorNote error={update.error} />
+            {update.data && !update.error && <p role="status">Saved.</p>}
+            <button type="submit" disabled={update.fetching}>
+              Save
+            </button>
+          </form>
+        </Section>
+        <Section title="Stats">
+          <dl class="facts">
+            <dt>Charges</dt>
+            <dd>{customer.stats.chargeCount}</dd>
+            <dt>Invoices</dt>
+            <dd>{customer.stats.invoiceCount}</dd>
+            <dt>Total spent</dt>
+            <dd>
+              <Amount value={customer.stats.totalSpent} />
+            </dd>
+          </dl>
+        </Section>
+      </div>
+      <Section title="Charges">
+        <ul class="rows">
+          {customer.charges.edges.map(({ node: c }) => (
+            <li key={c.id}>
+              <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
+            </li>
+          ))}
+        </ul>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,370 @@
+// Developers: API keys (create with an IP allowlist, roll, revoke), JWT secrets, webhook endpoints
+// (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log.
+import { useMutation, useQuery } from "@urql/preact";
+import { useState } from "preact/hooks";
+import { graphql } from "../graphql.js";
+import { ErrorNote, formValues, Section, ShownOnce, Time } from "../ui.js";
+
+const DevelopersQuery = graphql(`
+  query Developers {
+    viewer {
+      mode
+    }
+    apiKeys {
+      id
+      livemode
+      last4
+      ipAllowlist
+      createdAt
+      revokedAt
+      expiresAt
+      active
+    }
+    jwtSecrets {
+      id
+      livemode
+      createdAt
+      revokedAt
+    }
+    webhookEndpoints(first: 50) {
+      edges {
+        node {
+          id
+          url
+          events
+          description
+          status
+          createdAt
+        }
+      }
+    }
+    events(first: 25) {
+      edges {
+        node {
+          id
+          type
+          timestamp
+          deliveries {
+            endpointId
+            url
+            status
+            attempts {
+              attemptedAt
+              statusCode
+              succeeded
+              error
+              latencyMs
+            }
+          }
+        }
+      }
+    }
+  }
+`);
+
+const CreateApiKey = graphql(`
+  mutation CreateApiKey($ipAllowlist: [String!]) {
+    createApiKey(ipAllowlist: $ipAllowlist) {
+      secret
+      apiKey {
+        id
+      }
+    }
+  }
+`);
+const RollApiKey = graphql(`
+  mutation RollApiKey($id: ID!, $overlapHours: Int) {
+    rollApiKey(id: $id, overlapHours: $overlapHours) {
+      secret
+      apiKey {
+        id
+      }
+    }
+  }
+`);
+const RevokeApiKey = graphql(`
+  mutation RevokeApiKey($id: ID!) {
+    revokeApiKey(id: $id) {
+      id
+      active
+    }
+  }
+`);
+const CreateJwtSecret = graphql(`
+  mutation CreateJwtSecret {
+    createJwtSecret {
+      id
+      secret
+    }
+  }
+`);
+const RevokeJwtSecret = graphql(`
+  mutation RevokeJwtSecret($id: ID!) {
+    revokeJwtSecret(id: $id)
+  }
+`);
+const CreateEndpoint = graphql(`
+  mutation CreateEndpoint($input: CreateWebhookEndpointInput!) {
+    createWebhookEndpoint(input: $input) {
+      secret
+      endpoint {
+        id
+      }
+    }
+  }
+`);
+const RotateEndpoint = graphql(`
+  mutation RotateEndpoint($id: ID!) {
+    rotateWebhookEndpointSecret(id: $id) {
+      secret
+      endpoint {
+        id
+      }
+    }
+  }
+`);
+const UpdateEndpoint = graphql(`
+  mutation UpdateEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) {
+    updateWebhookEndpoint(id: $id, input: $input) {
+      id
+      status
+    }
+  }
+`);
+const DeleteEndpoint = graphql(`
+  mutation DeleteEndpoint($id: ID!) {
+    deleteWebhookEndpoint(id: $id) {
+      id
+      deleted
+    }
+  }
+`);
+const SendTestWebhook = graphql(`
+  mutation SendTestWebhook($type: String!) {
+    sendTestWebhook(type: $type) {
+      id
+      type
+    }
+  }
+`);
+
+export function Developers() {
+  const [{ data, error }, refetch] = useQuery({ query: DevelopersQuery });
+  const reload = () => refetch({ requestPolicy: "network-only" });
+  const [shown, setShown] = useState<{ label: string; value: string } | null>(null);
+  const [failure, setFailure] = useState<Error | null>(null);
+  /** Runs a mutation, shows a new secret if it made one, and reads the page again. */
+  const act = async (run: () => Promise<{ error?: Error; data?: unknown }>, secret?: (data: any) => { label: string; value: string }) => {
+    setFailure(null);
+    const result = await run();
+    if (result.error) return setFailure(result.error);
+    setShown(secret ? secret(result.data) : null);
+    reload();
+  };
+  const [, createKey] = useMutation(CreateApiKey);
+  const [, rollKey] = useMutation(RollApiKey);
+  const [, revokeKey] = useMutation(RevokeApiKey);
+  const [, createJwt] = useMutation(CreateJwtSecret);
+  const [, revokeJwt] = useMutation(RevokeJwtSecret);
+  const [, createEndpoint] = useMutation(CreateEndpoint);
+  const [, rotateEndpoint] = useMutation(RotateEndpoint);
+  const [, updateEndpoint] = useMutation(UpdateEndpoint);
+  const [, deleteEndpoint] = useMutation(DeleteEndpoint);
+  const [, sendTest] = useMutation(SendTestWebhook);
+  if (!data) return <ErrorNote error={error} />;
+  const live = data.viewer.mode === "LIVE";
+  const keys = data.apiKeys.filter((k) => k.livemode === live);
+  const secrets = data.jwtSecrets.filter((s) => s.livemode === live);
+  const events = data.events.edges.map((e) => e.node);
+  return (
+    <>
+      <h1>Developers</h1>
+      <ErrorNote error={failure} />
+      {shown && <ShownOnce label={shown.label} value={shown.value} />}
+      <Section title="API keys">
+        <ul class="rows">
+          {keys.map((k) => (
+            <li key={k.id} data-key={k.id}>
+              <code>
+                sk_{live ? "live" : "test"}_…{k.last4}
+              </code>{" "}
+              <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
+              {k.revokedAt ? (
+                <span class="muted">revoked</span>
+              ) : k.expiresAt ? (
+                <span class="muted">
+                  rolled, works until <Time iso={k.expiresAt} />
+                </span>
+              ) : (
+                <>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() =>
+                      act(
+                        () => rollKey({ id: k.id, overlapHours: 24 }),
+                        (d) => ({ label: "New API key", value: d.rollApiKey.secret }),
+                      )
+                    }
+                  >
+                    Roll (old key works 24 h more)
+                  </button>
+                  <button type="button" class="link danger" onClick={() => act(() => revokeKey({ id: k.id }))}>
+                    Revoke
+                  </button>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const list = formValues(e.currentTarget).ipAllowlist ?? "";
+            const ipAllowlist = list
+              .split(",")
+              .map((s) => s.trim())
+              .filter(Boolean);
+            void act(
+              () => createKey({ ipAllowlist }),
+              (d) => ({ label: "New API key", value: d.createApiKey.secret }),
+            );
+          }}
+        >
+          <label class="grow">
+            IP allowlist (optional)
+            <input name="ipAllowlist" placeholder="203.0.113.7, 198.51.100.0/24" />
+          </label>
+          <button type="submit">Create API key</button>
+        </form>
+      </Section>
+
+      <Section title="JWT secrets (customer tokens)">
+        <ul class="rows">
+          {secrets.map((s) => (
+            <li key={s.id}>
+              <code>{s.id}</code> <Time iso={s.createdAt} />{" "}
+              {s.revokedAt ? (
+                <span class="muted">revoked</span>
+              ) : (
+                <button type="button" class="link danger" onClick={() => act(() => revokeJwt({ id: s.id }))}>
+                  Revoke
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+        <button
+          type="button"
+          onClick={() =>
+            act(
+              () => createJwt({}),
+              (d) => ({ label: `JWT secret ${d.createJwtSecret.id}`, value: d.createJwtSecret.secret }),
+            )
+          }
+        >
+          Create JWT secret
+        </button>
+      </Section>
+
+      <Section title="Webhook endpoints">
+        {data.webhookEndpoints.edges.map(({ node: ep }) => (
+          <div key={ep.id} class="endpoint" data-endpoint={ep.id}>
+            <p>
+              <strong>{ep.url}</strong> <span class="muted">{ep.id}</span> · {ep.events.length ? ep.events.join(", ") : "all events"} · {ep.status}
+            </p>
+            <p class="actions">
+              <button
+                type="button"
+                class="link"
+                onClick={() =>
+                  act(
+                    () => rotateEndpoint({ id: ep.id }),
+                    (d) => ({ label: "New signing secret", value: d.rotateWebhookEndpointSecret.secret }),
+                  )
+                }
+              >
+                Rotate secret
+              </button>
+              <button
+                type="button"
+                class="link"
+                onClick={() => act(() => updateEndpoint({ id: ep.id, input: { status: ep.status === "ENABLED" ? "DISABLED" : "ENABLED" } }))}
+              >
+                {ep.status === "ENABLED" ? "Pause" : "Enable"}
+              </button>
+              <button type="button" class="link danger" onClick={() => act(() => deleteEndpoint({ id: ep.id }))}>
+                Delete
+              </button>
+            </p>
+            <DeliveryLog endpointId={ep.id} events={events} />
+          </div>
+        ))}
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const url = formValues(e.currentTarget).url ?? "";
+            void act(
+              () => createEndpoint({ input: { url } }),
+              (d) => ({ label: "Signing secret", value: d.createWebhookEndpoint.secret }),
+            );
+          }}
+        >
+          <label class="grow">
+            Endpoint URL
+            <input name="url" type="url" required placeholder="https://shop.example/hooks" />
+          </label>
+          <button type="submit">Add endpoint</button>
+        </form>
+        {!live && (
+          <button type="button" onClick={() => act(() => sendTest({ type: "charge.completed" }))}>
+            Send test event (charge.completed)
+          </button>
+        )}
+      </Section>
+
+      <Section title="Event log">
+        <ul class="rows">
+          {events.map((e) => (
+            <li key={e.id}>
+              <strong>{e.type}</strong> <Time iso={e.timestamp} /> <span class="muted">{e.id}</span>
+            </li>
+          ))}
+        </ul>
+      </Section>
+    </>
+  );
+}
+
+type LoggedEvent = {
+  id: string;
+  type: string;
+  timestamp: string;
+  deliveries: readonly {
+    endpointId: string;
+    status: string;
+    attempts: readonly { attemptedAt: string; statusCode: number | null; error: string | null; latencyMs: number }[];
+  }[];
+};
+
+/** The recent deliveries to one endpoint, newest first. */
+function DeliveryLog({ endpointId, events }: { endpointId: string; events: readonly LoggedEvent[] }) {
+  const rows = events.flatMap((e) => e.deliveries.filter((d) => d.endpointId === endpointId).map((d) => ({ event: e, delivery: d })));
+  if (rows.length === 0) return <p class="muted small">No deliveries yet.</p>;
+  return (
+    <ul class="deliveries" aria-label="Deliveries">
+      {rows.map(({ event, delivery }) => {
+        const last = delivery.attempts.at(-1);
+        return (
+          <li key={event.id} data-delivery={event.id}>
+            {event.type}: <strong>{delivery.status}</strong>
+            {last && ` · ${last.statusCode ?? last.error} in ${last.latencyMs} ms · `}
+            {last && <Time iso={last.attemptedAt} />}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

@@ -1,0 +1,59 @@
+// Sign-in: email and password, then a TOTP code when the account has two-factor sign-in.
+import { useState } from "preact/hooks";
+import { ApiError, type Session, signIn } from "../session.js";
+import { ErrorNote, formValues } from "../ui.js";
+
+export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [error, setError] = useState<Error | null>(null);
+  const [needsCode, setNeedsCode] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const v = formValues(e.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(
+        await signIn({ email: v.email!, password: v.password!, ...(v.totpCode && { totpCode: v.totpCode }), mode: v.mode === "live" ? "live" : "test" }),
+      );
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "totp_required") setNeedsCode(true);
+      else setError(err as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="sign-in">
+      <h1>Sign in to Stablegate</h1>
+      <form onSubmit={submit} class="card">
+        <label>
+          Email
+          <input name="email" type="email" autoComplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+        {needsCode && (
+          <label>
+            Two-factor code
+            <input name="totpCode" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required autoFocus />
+          </label>
+        )}
+        <label>
+          Mode
+          <select name="mode">
+            <option value="test">Test</option>
+            <option value="live">Live</option>
+          </select>
+        </label>
+        <ErrorNote error={error} />
+        {needsCode && !error && <p role="status">Enter the code from your authenticator app.</p>}
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,47 @@
+// The dashboard session endpoints (sign in, read, switch mode, sign out): plain fetches, since the
+// cookie they set is what /graphql then uses.
+
+export interface Session {
+  id: string;
+  mode: "test" | "live";
+  csrfToken: string;
+  user: { id: string; email: string; totpEnabled: boolean };
+}
+
+/** An error answer of the API: its code and message, shown as they are. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: string, body?: unknown, csrf?: string): Promise<T> {
+  const res = await fetch("/dashboard/session", {
+    method,
+    credentials: "same-origin",
+    headers: { ...(body !== undefined && { "content-type": "application/json" }), ...(csrf && { "x-csrf-token": csrf }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status === 204) return undefined as T;
+  const json = await res.json();
+  if (!res.ok) throw new ApiError(json.code, json.message, json.param);
+  return json as T;
+}
+
+/** The signed-in session, or null when there is none. */
+export async function currentSession(): Promise<Session | null> {
+  try {
+    return await call<Session>("GET");
+  } catch (e) {
+    if (e instanceof ApiError && e.code === "session_invalid") return null;
+    throw e;
+  }
+}
+
+export const signIn = (input: { email: string; password: string; totpCode?: string; mode?: "test" | "live" }) => call<Session>("POST", input);
+export const switchMode = (session: Session, mode: "test" | "live") => call<Session>("PATCH", { mode }, session.csrfToken);
+export const signOut = (session: Session) => call<void>("DELETE", undefined, session.csrfToken);

@@ -1,0 +1,220 @@
+// The merchant dashboard in a real browser (Debian's chromium through playwright-core) against the
+// service on an anvil devnet with its chain runner and webhook dispatcher: sign-in (wrong password,
+// lock-out, TOTP), the mode switch, an API key used with curl, a webhook endpoint's test delivery, a
+// charge appearing and completing live, search by transaction hash, editing a customer, sign out
+// everywhere; accessibility, screenshots and the first load's weight.
+import { execFile } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { promisify } from "node:util";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChainSet } from "../../src/chain/chains.js";
+import { totpCode } from "../../src/domain/totp.js";
+import { createUser, startTotpEnrollment } from "../../src/domain/users.js";
+import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
+import type { Periodic } from "../../src/lib/periodic.js";
+import { startTestChain, type TestChain } from "../helpers/chain.js";
+import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { type Receiver, startReceiver } from "../helpers/receiver.js";
+
+const OUTPUT = new URL("../.output/", import.meta.url);
+const PASSWORD = "a long enough password";
+const run = promisify(execFile);
+let chain: TestChain;
+let app: TestApp;
+let browser: Browser;
+let runner: Periodic;
+let dispatcher: Dispatcher;
+let receiver: Receiver;
+let producer: NodeJS.Timeout;
+let email: string;
+
+beforeAll(async () => {
+  mkdirSync(OUTPUT, { recursive: true });
+  chain = await startTestChain();
+  const devnet = await chain.enabled(1);
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
+  runner = startChainRunner(app.db, devnet, pino({ level: "silent" }), { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
+  dispatcher = startWebhookDispatcher(app.db.prisma, pino({ level: "silent" }), { intervalMs: 50 });
+  receiver = await startReceiver();
+  producer = setInterval(() => void chain.mine().catch(() => {}), 250);
+  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: "owner@shop.example", password: PASSWORD })).email;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+}, 60_000);
+afterAll(async () => {
+  clearInterval(producer);
+  await browser?.close();
+  await dispatcher?.stop();
+  await runner?.stop();
+  await receiver?.close();
+  await app?.stop();
+  await chain?.stop();
+});
+
+async function newPage(width = 1280, bypassCSP = false): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e));
+  return page;
+}
+
+async function signIn(page: Page, who = email, password = PASSWORD): Promise<void> {
+  await page.goto(`${app.url}/dashboard`);
+  await page.getByLabel("Email").fill(who);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** Opens a page from the navigation. */
+const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
+
+const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
+
+describe("the dashboard in a browser", () => {
+  it("signs in: a wrong password says so, 5 failures lock the email, TOTP asks for a code", async () => {
+    const page = await newPage();
+    await signIn(page, email, "not the password");
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
+
+    const victim = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: "locked@shop.example", password: PASSWORD })).email;
+    for (let i = 0; i < 5; i++) {
+      await signIn(page, victim, `wrong password ${i}`);
+      await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
+    }
+    await signIn(page, victim, PASSWORD);
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^Too many failed sign-ins for this email: the limit is 5 per 15 minutes/);
+
+    const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: "2fa@shop.example", password: PASSWORD });
+    const { secret } = await startTotpEnrollment(app.db.prisma, guarded);
+    await app.db.prisma.user.update({ where: { id: guarded.id }, data: { totpSecret: secret, totpPending: null } });
+    await signIn(page, guarded.email);
+    await page.getByLabel("Two-factor code").fill(totpCode(secret, Date.now()));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await signedIn(page);
+    expect(await page.locator(".user").textContent()).toBe("2fa@shop.example");
+    await page.context().close();
+  });
+
+  it("switches modes with test mode always marked; creates an API key that works with curl; a webhook endpoint shows its test delivery", async () => {
+    const page = await newPage();
+    await signIn(page);
+    await signedIn(page);
+    await expect.poll(() => page.getByRole("note").textContent()).toMatch(/^Test mode/);
+    await page.getByRole("switch", { name: "Live mode" }).click();
+    await expect.poll(() => page.locator(".mode-switch span").textContent()).toBe("Live");
+    expect(await page.getByRole("note").count()).toBe(0);
+    await page.getByRole("switch", { name: "Live mode" }).click();
+    await expect.poll(() => page.getByRole("note").count()).toBe(1);
+
+    await go(page, "Developers");
+    await page.getByLabel("IP allowlist (optional)").fill("127.0.0.1, ::1");
+    await page.getByRole("button", { name: "Create API key" }).click();
+    const secret = (await page.locator("[data-secret]").textContent({ timeout: 10_000 }))!;
+    expect(secret).toMatch(/^sk_test_/);
+    const { stdout } = await run("curl", ["-s", `${app.url}/v1/customers`, "-H", `X-API-Key: ${secret}`]);
+    expect(JSON.parse(stdout)).toMatchObject({ object: "list" });
+    await expect.poll(() => page.getByText("only from 127.0.0.1, ::1").count()).toBe(1);
+
+    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await expect.poll(() => page.locator("[data-secret]").textContent()).toMatch(/^whsec_/);
+    await page.getByRole("button", { name: "Send test event (charge.completed)" }).click();
+    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBeGreaterThan(0);
+    // The log shows the delivery once it is recorded; the page reads it again on reload.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator("[data-delivery]").first().textContent({ timeout: 5_000 });
+        },
+        { timeout: 20_000 },
+      )
+      .toMatch(/charge\.completed: succeeded · 200 in \d+ ms/);
+    await page.context().close();
+  });
+
+  it("shows a new charge and its way to COMPLETED without reload, finds it by transaction hash, edits a customer", async () => {
+    const page = await newPage();
+    await signIn(page);
+    await signedIn(page);
+    await go(page, "Charges");
+    await page.getByRole("searchbox").waitFor();
+    // Created through the API while the page is open: it appears, then completes, live.
+    await new Promise((r) => setTimeout(r, 500));
+    const customer = (await app.call("POST", "/v1/customers", { body: { email: "buyer@example.com", name: "Buyer One" } })).body;
+    const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "dash-live-1", amount: "12.5", customerId: customer.id } })).body;
+    const row = page.locator(`tr[data-charge="${charge.id}"]`);
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 15_000 }).toBe("PENDING");
+    const selected = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { key: null, body: { chainId: 31337 } });
+    await chain.mint(chain.wallet(2).address, 20_000_000n);
+    const txHash = await chain.pay(chain.wallet(2), selected.body.cloneAddress, 12_500_000n);
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 60_000 }).toBe("COMPLETED");
+
+    await page.getByRole("searchbox").fill(txHash);
+    await page.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(1);
+    await row.getByRole("link", { name: "dash-live-1" }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("dash-live-1 COMPLETED");
+    await expect.poll(() => page.locator(".timeline li").count()).toBeGreaterThanOrEqual(3);
+
+    await page.getByRole("link", { name: "buyer@example.com" }).click();
+    await page.getByLabel("Company").fill("Buyer GmbH");
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toBe("Saved.");
+    expect((await app.call("GET", `/v1/customers/${customer.id}`)).body.companyName).toBe("Buyer GmbH");
+    await page.context().close();
+  });
+
+  it("signs out everywhere: every open session goes back to sign-in", async () => {
+    const first = await newPage();
+    const second = await newPage();
+    for (const page of [first, second]) {
+      await signIn(page);
+      await signedIn(page);
+    }
+    await go(first, "Settings");
+    await first.getByRole("button", { name: "Sign out everywhere" }).click();
+    await first.getByRole("button", { name: "Sign in" }).waitFor();
+    await second.reload();
+    await second.getByRole("button", { name: "Sign in" }).waitFor();
+    await first.context().close();
+    await second.context().close();
+  });
+
+  it("is accessible (axe: no serious violations) at 360 and 1280 px, and its first load is under 150 KB compressed", async () => {
+    for (const width of [360, 1280]) {
+      const page = await newPage(width, true);
+      let compressed = 0;
+      page.on("response", async (res) => {
+        if (res.url().includes("/dashboard/assets/")) compressed += Number((await res.headerValue("content-length")) ?? 0);
+      });
+      await signIn(page);
+      await signedIn(page);
+      for (const [link, name] of [
+        ["Home", "home"],
+        ["Charges", "charges"],
+        ["Developers", "developers"],
+        ["Settings", "settings"],
+      ] as const) {
+        await go(page, link);
+        await page.getByRole("heading", { level: 1, name: link }).waitFor();
+        await page.waitForLoadState("networkidle");
+        expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: new URL(`dashboard-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
+        await page.addScriptTag({ path: new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname });
+        const violations = await page.evaluate(async () => (await (window as any).axe.run()).violations);
+        const serious = violations.filter((v: { impact: string }) => v.impact === "serious" || v.impact === "critical");
+        expect(serious.map((v: { id: string; help: string }) => `${name} ${width}: ${v.id}: ${v.help}`)).toEqual([]);
+      }
+      expect(compressed).toBeGreaterThan(10_000);
+      expect(compressed).toBeLessThan(150 * 1024);
+      console.info(`dashboard first load at ${width} px: ${(compressed / 1024).toFixed(1)} KB of gzipped script and stylesheet`);
+      await page.context().close();
+    }
+  });
+});

@@ -1,0 +1,47 @@
+// /dashboard: the single page and its bundle, under a strict CSP, never framed, gzipped when asked.
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startApp, type TestApp } from "../helpers/harness.js";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startApp();
+}, 60_000);
+afterAll(() => app?.stop());
+
+it("serves the same page at /dashboard and below it, with a CSP that allows only our own script, style and connections", async () => {
+  for (const path of ["/dashboard", "/dashboard/charges/chrg_x", "/dashboard/settings"]) {
+    const res = await fetch(`${app.url}${path}`);
+    expect(res.status, path).toBe(200);
+    const csp = res.headers.get("content-security-policy")!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const html = await res.text();
+    expect(html).toMatch(/<script type="module" src="\/dashboard\/assets\/app\.js\?v=[0-9a-f]{12}"><\/script>/);
+    expect(html).not.toMatch(/<script>|style=/);
+  }
+});
+
+it("serves the bundle gzipped to browsers that take it, cached for good under a versioned URL", async () => {
+  const gz = await fetch(`${app.url}/dashboard/assets/app.js`, { headers: { "accept-encoding": "gzip" } });
+  expect(gz.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  expect(gz.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+  // fetch decodes gzip itself: compare with the plain answer.
+  const plain = await fetch(`${app.url}/dashboard/assets/app.js`, { headers: { "accept-encoding": "identity" } });
+  expect(plain.headers.get("content-encoding")).toBeNull();
+  const text = await plain.text();
+  expect(await gz.text()).toBe(text);
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    import("node:http").then(({ get }) =>
+      get(`${app.url}/dashboard/assets/app.css`, { headers: { "accept-encoding": "gzip" } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => resolve(Buffer.concat(chunks)));
+      }).on("error", reject),
+    );
+  });
+  expect(gunzipSync(raw).toString()).toContain(".test-banner");
+});
