@@ -20,13 +20,15 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
   const { prisma, rateLimiter, publicUrl } = deps;
   const secure = publicUrl.startsWith("https:");
 
-  /** The request's session; 401 `session_invalid` without a cookie. Counted as a failed authentication when refused. */
-  const sessionOf = (req: FastifyRequest, changes: boolean) =>
-    authenticateFrom(rateLimiter, req.clientAddress, () => {
-      const credentials = sessionCredentials(req.headers, publicUrl);
-      if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
-      return authenticateSessionRequest(prisma, credentials, changes);
-    });
+  /**
+   * The request's session; 401 `session_invalid` without a cookie (every visit to the sign-in page),
+   * and a cookie that is refused counts as a failed authentication of the address.
+   */
+  const sessionOf = (req: FastifyRequest, changes: boolean) => {
+    const credentials = sessionCredentials(req.headers, publicUrl);
+    if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
+    return authenticateFrom(rateLimiter, req.clientAddress, () => authenticateSessionRequest(prisma, credentials, changes));
+  };
 
   app.post("/dashboard/session", async (req, reply) => {
     // Anyone may try: each attempt spends the address's public budget, each failure also its

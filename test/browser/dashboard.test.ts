@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { promisify } from "node:util";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
@@ -16,6 +16,7 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain } from "../helpers/chain.js";
+import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { type Receiver, startReceiver } from "../helpers/receiver.js";
 
@@ -41,10 +42,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   producer = setInterval(() => void chain.mine().catch(() => {}), 250);
   email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: "owner@shop.example", password: PASSWORD })).email;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   clearInterval(producer);
@@ -206,10 +204,7 @@ describe("the dashboard in a browser", () => {
         await page.waitForLoadState("networkidle");
         expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
         await page.screenshot({ path: new URL(`dashboard-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-        await page.addScriptTag({ path: new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname });
-        const violations = await page.evaluate(async () => (await (window as any).axe.run()).violations);
-        const serious = violations.filter((v: { impact: string }) => v.impact === "serious" || v.impact === "critical");
-        expect(serious.map((v: { id: string; help: string }) => `${name} ${width}: ${v.id}: ${v.help}`)).toEqual([]);
+        expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
       }
       expect(compressed).toBeGreaterThan(10_000);
       expect(compressed).toBeLessThan(150 * 1024);

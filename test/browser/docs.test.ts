@@ -1,17 +1,15 @@
 // GET /docs in a real browser (Debian's chromium): Swagger UI, served by the service itself, draws
 // every operation of /v1/openapi.json under the page's strict CSP, with no script or CSP error.
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { launchChromium } from "../helpers/browser.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
 let browser: Browser;
 beforeAll(async () => {
   app = await startApp();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

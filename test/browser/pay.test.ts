@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import jsQR from "jsqr";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { PNG } from "pngjs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { expireDueCharges } from "../../src/domain/charges.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
+import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
@@ -37,10 +38,7 @@ beforeAll(async () => {
     bumpAfterMs: 60_000,
   });
   producer = setInterval(() => void chain.mine().catch(() => {}), 250);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   clearInterval(producer);
@@ -166,10 +164,7 @@ describe("hosted page in a browser", () => {
       await page.waitForSelector("#address");
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       await page.screenshot({ path: new URL(`pay-${width}.png`, OUTPUT).pathname, fullPage: true });
-      await page.addScriptTag({ path: new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname });
-      const violations = await page.evaluate(async () => (await (window as any).axe.run()).violations);
-      const serious = violations.filter((v: { impact: string }) => v.impact === "serious" || v.impact === "critical");
-      expect(serious.map((v: { id: string; help: string }) => `${v.id}: ${v.help}`)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       metrics[`firstPaintMs${width}`] = await page.evaluate(() => performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null);
       await context.close();
     }

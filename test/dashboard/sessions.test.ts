@@ -248,6 +248,10 @@ describe("dashboard sessions", () => {
     await app.call("POST", "/v1/charges", { body: { orderId: `live-ws-${n}`, amount: "5" } });
     const [first] = await events.waitFor(1);
     expect(first.chargeEvents).toMatchObject({ type: "charge.pending", data: { orderId: `live-ws-${n}` } });
+    // Signing out closes the session's live connections too (checked as often as revoked keys are).
+    await app.call("DELETE", "/dashboard/session", { key: null, headers: { cookie: b.cookie, "x-csrf-token": b.csrf } });
+    await events.ended(10_000).catch(() => {});
+    await expect.poll(() => client.closes[0]?.reason, { timeout: 10_000 }).toBe("signed out");
     await client.dispose();
   });
 
