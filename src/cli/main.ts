@@ -32,8 +32,10 @@ Commands:
                   [--test-webhook-url URL] [--live-webhook-url URL] [--json]
       Creates a merchant; prints its id, one API key and one JWT secret per mode and the
       webhook secrets of the URLs given (all shown once).
-  merchant update MERCHANT_ID [--name N] [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…] [--json]
-      Pass "" to clear a wallet.
+  merchant update MERCHANT_ID [--name N] [--fee-bps B] [--test-wallet 0x…] [--live-wallet 0x…]
+                  [--payment-window-minutes M] [--underpayment-tolerance-bps B] [--json]
+      Pass "" to clear a wallet. --underpayment-tolerance-bps (0-1000): confirmed money at most that
+      short of the amount completes new charges.
   merchant show MERCHANT_ID [--json]
   keys create MERCHANT_ID --mode test|live [--ip-allowlist IP,CIDR…] [--json]
       A new API key (shown once); with --ip-allowlist it works only from those addresses, e.g.
@@ -76,6 +78,8 @@ The database is DATABASE_URL when set, else the embedded one in DATA_DIR (defaul
 const options = {
   name: { type: "string" },
   "fee-bps": { type: "string" },
+  "payment-window-minutes": { type: "string" },
+  "underpayment-tolerance-bps": { type: "string" },
   "test-wallet": { type: "string" },
   "live-wallet": { type: "string" },
   "test-webhook-url": { type: "string" },
@@ -191,7 +195,7 @@ async function main(argv: string[]): Promise<void> {
         const when = (d: Date | null) => (d ? ` revoked ${d.toISOString()}` : "");
         return print(
           [
-            `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps`,
+            `Merchant ${merchant.id} "${merchant.name}", fee ${merchant.feeBps} bps, payment window ${merchant.paymentWindowMinutes} min, underpayment tolerance ${merchant.underpaymentToleranceBps} bps`,
             `  test wallet: ${merchant.testWallet ?? "(none)"}   live wallet: ${merchant.liveWallet ?? "(none)"}`,
             "  API keys:",
             ...shown.apiKeys.map(describeKey),
@@ -338,9 +342,12 @@ function eventList(value: string | undefined): string[] | undefined {
 /** CLI flags to merchant fields; an empty string clears an optional setting. */
 function merchantInput(v: { [K in keyof typeof options]?: string | boolean }): MerchantInput {
   const text = (x: unknown) => (x === undefined ? undefined : x === "" ? null : String(x));
+  const number = (x: unknown) => (x === undefined ? undefined : Number(x));
   const input: Record<string, unknown> = {
     name: v.name,
-    feeBps: v["fee-bps"] === undefined ? undefined : Number(v["fee-bps"]),
+    feeBps: number(v["fee-bps"]),
+    paymentWindowMinutes: number(v["payment-window-minutes"]),
+    underpaymentToleranceBps: number(v["underpayment-tolerance-bps"]),
     testWallet: text(v["test-wallet"]),
     liveWallet: text(v["live-wallet"]),
     testWebhookUrl: text(v["test-webhook-url"]),
@@ -355,6 +362,8 @@ const FLAG_OF_PARAM: Record<string, string> = {
   overlapHours: "--overlap-hours",
   name: "--name",
   feeBps: "--fee-bps",
+  paymentWindowMinutes: "--payment-window-minutes",
+  underpaymentToleranceBps: "--underpayment-tolerance-bps",
   testWallet: "--test-wallet",
   liveWallet: "--live-wallet",
   testWebhookUrl: "--test-webhook-url",

@@ -8,7 +8,8 @@
 //
 // EXPIRED, CANCELLED and COMPLETED are final. Money that arrives after a final status is still
 // flushed to the merchant; it is reported, it does not move the status. A charge completes only
-// when everything it received has been paid out (settled), by our flush or anyone's.
+// when everything it received has been paid out (settled), by our flush or anyone's. "Received"
+// means the amount, or at most the charge's underpayment tolerance less (acceptedAmount).
 import { AppError } from "./errors.js";
 import { toUnits, type Units } from "./money.js";
 
@@ -22,6 +23,8 @@ export type ChargeTrigger = "cancel" | "expire" | "receive" | "complete";
 export interface ChargeFacts {
   status: ChargeStatus;
   amount: bigint;
+  /** How short of `amount` confirmed money may be and still count as paid (basis points). */
+  underpaymentToleranceBps: number;
   /** Confirmed USDC received so far, in base units (null: nothing yet). */
   amountReceived: Units | null;
   /** Confirmed USDC paid out of the clone so far, in base units. */
@@ -37,6 +40,14 @@ interface Rule {
 }
 
 const received = (c: ChargeFacts) => (c.amountReceived === null ? 0n : toUnits(c.amountReceived));
+
+/**
+ * The least confirmed money that pays `charge`: its amount less its underpayment tolerance, rounded
+ * in the buyer's disfavour (the tolerance is floored, so never more than the merchant allowed).
+ */
+export function acceptedAmount(charge: Pick<ChargeFacts, "amount" | "underpaymentToleranceBps">): bigint {
+  return charge.amount - (charge.amount * BigInt(charge.underpaymentToleranceBps)) / 10_000n;
+}
 
 const RULES: Record<ChargeTrigger, Rule> = {
   // Confirmed partial money does not stop a cancel: it is paid out to the merchant like an underpaid
@@ -54,7 +65,7 @@ const RULES: Record<ChargeTrigger, Rule> = {
   receive: {
     from: "PENDING",
     to: "RECEIVED",
-    guard: (c) => (received(c) < c.amount ? "less than the amount has been received" : null),
+    guard: (c) => (received(c) < acceptedAmount(c) ? "less than the amount (less its underpayment tolerance) has been received" : null),
   },
   complete: {
     from: "RECEIVED",

@@ -156,7 +156,10 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, scope.livemode);
 
   const [merchant, customer] = await Promise.all([
-    prisma.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true, testWallet: true, liveWallet: true } }),
+    prisma.merchant.findUniqueOrThrow({
+      where: { id: scope.merchantId },
+      select: { feeBps: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true },
+    }),
     data.customerId ? prisma.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
   ]);
   if (data.customerId && !customer) throw missingCustomer(data.customerId);
@@ -181,6 +184,7 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     currency: "USDC",
     status: "PENDING",
     feeBps: merchant.feeBps,
+    underpaymentToleranceBps: merchant.underpaymentToleranceBps,
     settlementWallet: wallet,
     chainId: null,
     confirmations: null,
@@ -208,10 +212,10 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   try {
     const [created] = await prisma.$queryRaw<Charge[]>`
       WITH inserted AS (
-        INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, settlement_wallet, description, metadata,
-                             success_url, cancel_url, expires_at, created_at, updated_at)
+        INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
+                             description, metadata, success_url, cancel_url, expires_at, created_at, updated_at)
         VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
-                ${wallet}, ${charge.description}, ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb,
+                ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.description}, ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb,
                 ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt}, ${now}, ${now})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
@@ -237,7 +241,7 @@ const AMOUNT_COLUMNS = {
 } as const;
 const OTHER_COLUMNS = [
   `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
-  `fee_bps AS "feeBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
+  `fee_bps AS "feeBps", underpayment_tolerance_bps AS "underpaymentToleranceBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
   `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
   `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
   `settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
@@ -392,12 +396,13 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
  * Safe to run in any number of processes at once: rows another sweep holds are skipped, and each
  * charge is written only while still PENDING, so none expires twice.
  */
-export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, limit = 500): Promise<Charge[]> {
+export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, limit = 500, only?: string): Promise<Charge[]> {
   const { expired, events } = await prisma.$transaction(async (tx) => {
     // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
     const due = await tx.$queryRaw<Charge[]>`
       SELECT ${CHARGE_COLUMNS} FROM charges c WHERE status = 'PENDING' AND expires_at <= ${now}
         AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN')
+        ${only === undefined ? P.empty : P.sql`AND c.id = ${only}`}
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (due.length === 0) return { expired: [], events: [] };
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
@@ -417,6 +422,26 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
   });
   if (expired.length > 0) settings.feed?.changed(expired, events);
   return expired;
+}
+
+/**
+ * Test helper (API.md "Refunds"): expires a test-mode PENDING charge now, as the sweep would when its
+ * time is up (charge.expired, or charge.underpaid with confirmed partial money). 400 `test_mode_only`
+ * for a live key, 409 `charge_not_payable` for a charge no longer PENDING, 409
+ * `charge_payment_confirming` while a payment to it waits for confirmations.
+ */
+export async function expireChargeNow(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {
+  if (scope.livemode)
+    throw new AppError("test_mode_only", "Test helpers work in test mode only: use a test key (sk_test_…). A live charge expires when its time is up.");
+  const charge = await getCharge(prisma, scope, id);
+  if (charge.status !== "PENDING") throw new AppError("charge_not_payable", `Only a PENDING charge can expire; this one is ${charge.status}.`, "id");
+  if ((await prisma.payment.count({ where: { chargeId: id, status: "SEEN" } })) > 0) {
+    throw new AppError("charge_payment_confirming", "A payment to this charge is waiting for its confirmations: try again once it is confirmed.", "id");
+  }
+  await prisma.charge.updateMany({ where: { id, ...inScope(scope), status: "PENDING", expiresAt: { gt: now } }, data: { expiresAt: now } });
+  const [expired] = await expireDueCharges(prisma, settings, now, 1, id);
+  // Another writer got there first (a payment confirmed, a cancel): the charge as it now is.
+  return expired ?? getCharge(prisma, scope, id);
 }
 
 function missingCustomer(id: string): AppError {

@@ -29,13 +29,15 @@ const wallet = z.string().transform((value, ctx) => {
 const fields = {
   name: z.string().min(1).max(200),
   paymentWindowMinutes: z.number().int("must be a whole number of minutes").min(5, "must be 5-1440").max(1440, "must be 5-1440"),
+  /** At most 10%: beyond that a "tolerance" is a discount, which belongs in the amount. */
+  underpaymentToleranceBps: z.number().int("must be 0-1000").min(0, "must be 0-1000").max(1000, "must be 0-1000"),
   feeBps: z.number().int().min(0, "must be 0-10000").max(10_000, "must be 0-10000"),
   testWallet: wallet.nullable(),
   liveWallet: wallet.nullable(),
 };
 const createSchema = z
   .strictObject({ ...fields, feeBps: fields.feeBps.optional(), testWebhookUrl: z.string().nullable(), liveWebhookUrl: z.string().nullable() })
-  .partial({ paymentWindowMinutes: true, testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
+  .partial({ paymentWindowMinutes: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
 const updateSchema = z.strictObject(fields).partial();
 /** What a merchant's own dashboard may change: not the protocol fee, which is the operator's. */
 const settingsSchema = z
@@ -44,6 +46,7 @@ const settingsSchema = z
     testWallet: fields.testWallet,
     liveWallet: fields.liveWallet,
     paymentWindowMinutes: fields.paymentWindowMinutes,
+    underpaymentToleranceBps: fields.underpaymentToleranceBps,
   })
   .partial();
 
@@ -100,8 +103,8 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
 }
 
 /**
- * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one) and payment
- * window. Open charges keep the wallet they were created with.
+ * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one), payment
+ * window and underpayment tolerance. Open charges keep the wallet and tolerance they were created with.
  */
 export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown): Promise<Merchant> {
   return updateMerchant(prisma, id, parseInput(settingsSchema, input));

@@ -17,7 +17,7 @@
 // rows, so nothing counted is taken back.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import { type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
+import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import type { ChargeRef } from "./live.js";
@@ -147,9 +147,9 @@ function applyChainMoney(
     const paid = { payments: payments.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) };
     if (FINAL.includes(c.status)) {
       event("charge.late_payment", paid);
-    } else if (c.status === "PENDING" && received >= c.amount) {
+    } else if (c.status === "PENDING" && received >= acceptedAmount(c)) {
       c.status = data.status = nextStatus(c, "receive", now);
-      event("charge.received", paid);
+      event("charge.received", { ...paid, ...underpaid(c, received) });
     } else if (c.status === "PENDING") {
       // The buyer is mid-payment: give them time to send the rest, unless this is dust.
       const minutes = partialExtensionMinutes(c, amounts, settings.partialExtensionMinutes);
@@ -195,7 +195,7 @@ function applyChainMoney(
       c.completedAt = data.completedAt = now;
       c.flushTxHash = data.flushTxHash = last.txHash;
       const overpaid = received - c.amount;
-      event("charge.completed", { overpaidAmount: formatAmount(overpaid > 0n ? overpaid : 0n) });
+      event("charge.completed", { overpaidAmount: formatAmount(overpaid > 0n ? overpaid : 0n), ...underpaid(c, received) });
     } else {
       // A completed charge keeps the settlement that completed it; any other keeps its first.
       if (c.flushTxHash === null) c.flushTxHash = data.flushTxHash = settlements[0]!.txHash;
@@ -203,6 +203,11 @@ function applyChainMoney(
     }
   }
   return { data, events };
+}
+
+/** `underpaidAmount` for a charge paid within its underpayment tolerance (and nothing when paid in full). */
+function underpaid(c: { amount: bigint }, received: bigint): { underpaidAmount?: string } {
+  return received < c.amount ? { underpaidAmount: formatAmount(c.amount - received) } : {};
 }
 
 /** Money the indexer saw move into (a payment) or out of (a settlement) a charge's clone, not yet confirmed. */

@@ -94,6 +94,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     currency: "USDC",
     status,
     feeBps: 100,
+    underpaymentToleranceBps: 0,
     settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     chainId: onChain ? 31337 : null,
     confirmations: onChain ? 1 : null,

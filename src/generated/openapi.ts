@@ -263,6 +263,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/charges/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test mode: expire a PENDING charge now, as the expiry sweep would (charge.expired, or charge.underpaid with partial money) */
+        post: operations["expireTestCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4159,6 +4176,200 @@ export interface operations {
                 };
             };
             /** @description code: chain_already_selected, charge_not_payable */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    expireTestCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "charge";
+                        livemode: boolean;
+                        orderId: string;
+                        /** @description USDC, e.g. "25.00". */
+                        amount: string;
+                        /** @description Confirmed money in the clone. */
+                        amountReceived: string | null;
+                        feeAmount: string | null;
+                        netAmount: string | null;
+                        currency: string;
+                        /** @enum {string} */
+                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                        /** @description Where to pay, once the buyer picked a chain. */
+                        cloneAddress: string | null;
+                        chainId: number | null;
+                        /** @description The hosted payment page. */
+                        paymentUrl: string;
+                        explorerUrl: string | null;
+                        feeBps: number;
+                        flushTxHash: string | null;
+                        expiresAt: string;
+                        createdAt: string;
+                        completedAt: string | null;
+                        deployedAt: string | null;
+                        customerId: string | null;
+                        description: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        successUrl: string | null;
+                        cancelUrl: string | null;
+                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                        settlements: {
+                            /** @description The transaction that paid out (anyone's). */
+                            txHash: string;
+                            blockNumber: number;
+                            /** @description Everything that left the clone: netAmount + feeAmount. */
+                            amount: string;
+                            /** @description Paid to the merchant's wallet. */
+                            netAmount: string;
+                            /** @description Paid to the fee recipient. */
+                            feeAmount: string;
+                            confirmedAt: string;
+                        }[];
+                        /** @description Why money in the clone cannot be paid out right now, or null. */
+                        payoutBlockedReason: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
             409: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */

@@ -164,6 +164,28 @@ describe("settlement", () => {
     expect(completed.data).toMatchObject({ overpaidAmount: "5.00" });
   });
 
+  it("money within the underpayment tolerance the charge was created with completes it, with underpaidAmount; less stays partial", async () => {
+    const merchantId = app.merchant.merchant.id;
+    await app.db.prisma.merchant.update({ where: { id: merchantId }, data: { underpaymentToleranceBps: 100 } });
+    const within = await payableCharge("25");
+    const short = await payableCharge("25");
+    // A later change of the setting does not move the charges already made.
+    await app.db.prisma.merchant.update({ where: { id: merchantId }, data: { underpaymentToleranceBps: 0 } });
+    await chain.pay(chain.wallet(3), within.clone, usdc("24.80"));
+    await chain.pay(chain.wallet(3), short.clone, usdc("24.70"));
+    const done = await untilStatus(within.id, "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "24.80", feeAmount: "0.248", netAmount: "24.552" });
+    const events = await eventsOf(within.id);
+    expect(events.find((e) => e.type === "charge.received")!.data).toMatchObject({ underpaidAmount: "0.20" });
+    expect(events.find((e) => e.type === "charge.completed")!.data).toMatchObject({ underpaidAmount: "0.20", overpaidAmount: "0.00" });
+    await waitFor("the short charge's partial payment", async () => (await getCharge(short.id)).amountReceived === "24.70");
+    expect((await getCharge(short.id)).status).toBe("PENDING");
+    expect((await eventsOf(short.id)).map((e) => e.type)).toContain("charge.partial");
+    // Cancelled, its money is paid out now, not during a later test that counts the merchant's balance.
+    expect((await app.call("DELETE", `/v1/charges/${short.id}`)).body.status).toBe("CANCELLED");
+    await waitFor("the short charge's payout", async () => (await getCharge(short.id)).netAmount === "24.453");
+  });
+
   it("two payments in one block are both counted, once", async () => {
     const { id, clone } = await payableCharge("20");
     stopProducer();

@@ -180,6 +180,10 @@ describe("dashboard sessions", () => {
     expect(settings.data.updateMerchantSettings).toEqual({ name: "Renamed", liveWallet: WALLET, paymentWindowMinutes: 30, feeBps: 100 });
     const badWallet = await gql(b, 'mutation { updateMerchantSettings(input: { testWallet: "0x123" }) { name } }');
     expect(badWallet.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "testWallet" });
+    const tolerance = await gql(b, "mutation { updateMerchantSettings(input: { underpaymentToleranceBps: 50 }) { underpaymentToleranceBps } }");
+    expect(tolerance.data.updateMerchantSettings.underpaymentToleranceBps).toBe(50);
+    const badTolerance = await gql(b, "mutation { updateMerchantSettings(input: { underpaymentToleranceBps: 1001 }) { name } }");
+    expect(badTolerance.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "underpaymentToleranceBps" });
     const badWindow = await gql(b, "mutation { updateMerchantSettings(input: { paymentWindowMinutes: 2 }) { name } }");
     expect(badWindow.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "paymentWindowMinutes" });
 

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  acceptedAmount,
   type ChargeFacts,
   type ChargeStatus,
   type ChargeTrigger,
@@ -26,6 +27,7 @@ describe("state machine", () => {
   const charge = (over: Partial<ChargeFacts> = {}): ChargeFacts => ({
     status: "PENDING",
     amount: 25_000_000n,
+    underpaymentToleranceBps: 0,
     amountReceived: null,
     settledAmount: 0n,
     expiresAt: new Date("2026-11-22T12:30:00Z"),
@@ -63,6 +65,11 @@ describe("state machine", () => {
     expect(nextStatus(charge({ expiresAt: now }), "expire", now)).toBe("EXPIRED");
     expect(() => nextStatus(charge({ amountReceived: 24_999_999n }), "receive", now)).toThrow(/less than the amount/);
     expect(nextStatus(charge({ amountReceived: 30_000_000n }), "receive", now)).toBe("RECEIVED");
+    // With a tolerance of 1% (0.25 of 25.00), 24.75 is paid and 24.749999 is not.
+    expect(acceptedAmount(charge({ underpaymentToleranceBps: 100 }))).toBe(24_750_000n);
+    expect(acceptedAmount({ amount: 10_001n, underpaymentToleranceBps: 1 })).toBe(10_000n);
+    expect(nextStatus(charge({ underpaymentToleranceBps: 100, amountReceived: 24_750_000n }), "receive", now)).toBe("RECEIVED");
+    expect(() => nextStatus(charge({ underpaymentToleranceBps: 100, amountReceived: 24_749_999n }), "receive", now)).toThrow(/less than the amount/);
     // Confirmed partial money does not stop a cancel: it is paid out to the merchant.
     expect(nextStatus(charge({ amountReceived: 1n }), "cancel", now)).toBe("CANCELLED");
     // Complete only once everything received has left the clone, whoever flushed it.

@@ -135,6 +135,7 @@ describe("REST and the hosted page", () => {
     "POST /v1/public/charges/:id/chain": { schema: selectSchema, valid: { chainId: 31337 } },
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
+    "POST /v1/test_helpers/charges/:id/expire": null,
     "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
     "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
   };

@@ -26,6 +26,11 @@ function cli(input: string, ...args: string[]): Promise<{ code: number | null; s
 
 it("creates, lists, resets and deletes dashboard users; the password comes from standard input and is never stored", async () => {
   const merchant = JSON.parse((await cli("", "merchant", "create", "--name", "Acme", "--json")).stdout).merchant;
+  const tooTolerant = await cli("", "merchant", "update", merchant.id, "--underpayment-tolerance-bps", "2000");
+  expect(tooTolerant.stderr).toMatch(/Invalid underpaymentToleranceBps: must be 0-1000 \(--underpayment-tolerance-bps\)/);
+  await cli("", "merchant", "update", merchant.id, "--underpayment-tolerance-bps", "50", "--payment-window-minutes", "30");
+  expect((await cli("", "merchant", "show", merchant.id)).stdout).toMatch(/payment window 30 min, underpayment tolerance 50 bps/);
+
   const short = await cli("short\n", "users", "create", merchant.id, "--email", "ops@acme.example");
   expect(short.code).toBe(1);
   expect(short.stderr).toMatch(/Invalid password: must be at least 10 characters \(the password on standard input\)/);

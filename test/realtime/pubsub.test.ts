@@ -75,6 +75,7 @@ describe("charge codec", () => {
       currency: "USDC",
       status: "COMPLETED",
       feeBps: 100,
+      underpaymentToleranceBps: 0,
       settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
       chainId: 8453,
       confirmations: 3,

@@ -15,6 +15,9 @@ const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").impleme
     testWallet: t.exposeString("testWallet", { nullable: true }),
     liveWallet: t.exposeString("liveWallet", { nullable: true }),
     paymentWindowMinutes: t.exposeInt("paymentWindowMinutes", { description: "Minutes a buyer has to pay once a chain is picked." }),
+    underpaymentToleranceBps: t.exposeInt("underpaymentToleranceBps", {
+      description: "Confirmed money at most this many basis points short of the amount completes a charge (new charges).",
+    }),
   }),
 });
 
@@ -33,6 +36,7 @@ const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
     testWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
     liveWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
     paymentWindowMinutes: t.int({ description: "5–1440." }),
+    underpaymentToleranceBps: t.int({ description: "0–1000 (10%); applies to charges created from now on." }),
   }),
 });
 
@@ -47,7 +51,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   updateMerchantSettings: t.field({
     type: MerchantSettings,
-    description: "Changes the merchant's name, settlement wallets or payment window (dashboard sessions only).",
+    description: "Changes the merchant's name, settlement wallets, payment window or underpayment tolerance (dashboard sessions only).",
     args: { input: t.arg({ type: MerchantSettingsInput, required: true }) },
     resolve: (_root, { input }, ctx) => updateMerchantSettings(ctx.prisma, ctx.session().merchantId, { ...input }),
   }),

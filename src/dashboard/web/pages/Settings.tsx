@@ -21,6 +21,7 @@ const SettingsQuery = graphql(`
         testWallet
         liveWallet
         paymentWindowMinutes
+        underpaymentToleranceBps
       }
     }
     users {
@@ -39,6 +40,7 @@ const UpdateSettings = graphql(`
       testWallet
       liveWallet
       paymentWindowMinutes
+      underpaymentToleranceBps
     }
   }
 `);
@@ -112,6 +114,7 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
               testWallet: wallet(v.testWallet),
               liveWallet: wallet(v.liveWallet),
               paymentWindowMinutes: Number(v.paymentWindowMinutes),
+              underpaymentToleranceBps: Number(v.underpaymentToleranceBps),
             };
             const result = await save({ input });
             setWalletChanged(!result.error && (input.testWallet !== merchant.testWallet || input.liveWallet !== merchant.liveWallet));
@@ -132,6 +135,10 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
           <label>
             Payment window (minutes a buyer has once a chain is picked)
             <input name="paymentWindowMinutes" type="number" min={5} max={1440} value={merchant.paymentWindowMinutes} required />
+          </label>
+          <label>
+            Underpayment tolerance (basis points, 0–1000: 100 = 1%; applies to new charges)
+            <input name="underpaymentToleranceBps" type="number" min={0} max={1000} value={merchant.underpaymentToleranceBps} required />
           </label>
           <p class="muted small">Protocol fee: {merchant.feeBps / 100}% (set by the operator).</p>
           <ErrorNote error={settings.error} />

@@ -1962,6 +1962,7 @@ export const MerchantScalarFieldEnum = {
   testWallet: 'testWallet',
   liveWallet: 'liveWallet',
   paymentWindowMinutes: 'paymentWindowMinutes',
+  underpaymentToleranceBps: 'underpaymentToleranceBps',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -2029,6 +2030,7 @@ export const ChargeScalarFieldEnum = {
   currency: 'currency',
   status: 'status',
   feeBps: 'feeBps',
+  underpaymentToleranceBps: 'underpaymentToleranceBps',
   settlementWallet: 'settlementWallet',
   chainId: 'chainId',
   confirmations: 'confirmations',

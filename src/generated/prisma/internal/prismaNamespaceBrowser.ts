@@ -96,6 +96,7 @@ export const MerchantScalarFieldEnum = {
   testWallet: 'testWallet',
   liveWallet: 'liveWallet',
   paymentWindowMinutes: 'paymentWindowMinutes',
+  underpaymentToleranceBps: 'underpaymentToleranceBps',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -163,6 +164,7 @@ export const ChargeScalarFieldEnum = {
   currency: 'currency',
   status: 'status',
   feeBps: 'feeBps',
+  underpaymentToleranceBps: 'underpaymentToleranceBps',
   settlementWallet: 'settlementWallet',
   chainId: 'chainId',
   confirmations: 'confirmations',

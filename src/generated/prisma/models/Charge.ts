@@ -32,6 +32,7 @@ export type ChargeAvgAggregateOutputType = {
   feeAmount: runtime.Decimal | null
   netAmount: runtime.Decimal | null
   feeBps: number | null
+  underpaymentToleranceBps: number | null
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
@@ -45,6 +46,7 @@ export type ChargeSumAggregateOutputType = {
   feeAmount: runtime.Decimal | null
   netAmount: runtime.Decimal | null
   feeBps: number | null
+  underpaymentToleranceBps: number | null
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
@@ -65,6 +67,7 @@ export type ChargeMinAggregateOutputType = {
   currency: string | null
   status: $Enums.ChargeStatus | null
   feeBps: number | null
+  underpaymentToleranceBps: number | null
   settlementWallet: string | null
   chainId: number | null
   confirmations: number | null
@@ -100,6 +103,7 @@ export type ChargeMaxAggregateOutputType = {
   currency: string | null
   status: $Enums.ChargeStatus | null
   feeBps: number | null
+  underpaymentToleranceBps: number | null
   settlementWallet: string | null
   chainId: number | null
   confirmations: number | null
@@ -135,6 +139,7 @@ export type ChargeCountAggregateOutputType = {
   currency: number
   status: number
   feeBps: number
+  underpaymentToleranceBps: number
   settlementWallet: number
   chainId: number
   confirmations: number
@@ -167,6 +172,7 @@ export type ChargeAvgAggregateInputType = {
   feeAmount?: true
   netAmount?: true
   feeBps?: true
+  underpaymentToleranceBps?: true
   chainId?: true
   confirmations?: true
   settledAmount?: true
@@ -180,6 +186,7 @@ export type ChargeSumAggregateInputType = {
   feeAmount?: true
   netAmount?: true
   feeBps?: true
+  underpaymentToleranceBps?: true
   chainId?: true
   confirmations?: true
   settledAmount?: true
@@ -200,6 +207,7 @@ export type ChargeMinAggregateInputType = {
   currency?: true
   status?: true
   feeBps?: true
+  underpaymentToleranceBps?: true
   settlementWallet?: true
   chainId?: true
   confirmations?: true
@@ -235,6 +243,7 @@ export type ChargeMaxAggregateInputType = {
   currency?: true
   status?: true
   feeBps?: true
+  underpaymentToleranceBps?: true
   settlementWallet?: true
   chainId?: true
   confirmations?: true
@@ -270,6 +279,7 @@ export type ChargeCountAggregateInputType = {
   currency?: true
   status?: true
   feeBps?: true
+  underpaymentToleranceBps?: true
   settlementWallet?: true
   chainId?: true
   confirmations?: true
@@ -394,6 +404,7 @@ export type ChargeGroupByOutputType = {
   currency: string
   status: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps: number
   settlementWallet: string
   chainId: number | null
   confirmations: number | null
@@ -454,6 +465,7 @@ export type ChargeWhereInput = {
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
+  underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
@@ -497,6 +509,7 @@ export type ChargeOrderByWithRelationInput = {
   currency?: Prisma.SortOrder
   status?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
   confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -544,6 +557,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
+  underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
@@ -587,6 +601,7 @@ export type ChargeOrderByWithAggregationInput = {
   currency?: Prisma.SortOrder
   status?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
   confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -632,6 +647,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   currency?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusWithAggregatesFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
+  underpaymentToleranceBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
   settlementWallet?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   chainId?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
@@ -667,6 +683,7 @@ export type ChargeCreateInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -709,6 +726,7 @@ export type ChargeUncheckedCreateInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -747,6 +765,7 @@ export type ChargeUpdateInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -789,6 +808,7 @@ export type ChargeUncheckedUpdateInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -829,6 +849,7 @@ export type ChargeCreateManyInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -864,6 +885,7 @@ export type ChargeUpdateManyMutationInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -900,6 +922,7 @@ export type ChargeUncheckedUpdateManyInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -952,6 +975,7 @@ export type ChargeCountOrderByAggregateInput = {
   currency?: Prisma.SortOrder
   status?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
@@ -982,6 +1006,7 @@ export type ChargeAvgOrderByAggregateInput = {
   feeAmount?: Prisma.SortOrder
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
@@ -1002,6 +1027,7 @@ export type ChargeMaxOrderByAggregateInput = {
   currency?: Prisma.SortOrder
   status?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
@@ -1037,6 +1063,7 @@ export type ChargeMinOrderByAggregateInput = {
   currency?: Prisma.SortOrder
   status?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
@@ -1065,6 +1092,7 @@ export type ChargeSumOrderByAggregateInput = {
   feeAmount?: Prisma.SortOrder
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
@@ -1292,6 +1320,7 @@ export type ChargeCreateWithoutMerchantInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1332,6 +1361,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1401,6 +1431,7 @@ export type ChargeScalarWhereInput = {
   currency?: Prisma.StringFilter<"Charge"> | string
   status?: Prisma.EnumChargeStatusFilter<"Charge"> | $Enums.ChargeStatus
   feeBps?: Prisma.IntFilter<"Charge"> | number
+  underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
@@ -1436,6 +1467,7 @@ export type ChargeCreateWithoutCustomerInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1476,6 +1508,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1540,6 +1573,7 @@ export type ChargeCreateWithoutDeploymentInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1581,6 +1615,7 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1634,6 +1669,7 @@ export type ChargeUpdateWithoutDeploymentInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1675,6 +1711,7 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1712,6 +1749,7 @@ export type ChargeCreateWithoutPaymentsInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1753,6 +1791,7 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1806,6 +1845,7 @@ export type ChargeUpdateWithoutPaymentsInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1847,6 +1887,7 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1884,6 +1925,7 @@ export type ChargeCreateWithoutSettlementRecordsInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1925,6 +1967,7 @@ export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -1978,6 +2021,7 @@ export type ChargeUpdateWithoutSettlementRecordsInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2019,6 +2063,7 @@ export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2056,6 +2101,7 @@ export type ChargeCreateWithoutFlushInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -2097,6 +2143,7 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -2161,6 +2208,7 @@ export type ChargeCreateManyMerchantInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -2196,6 +2244,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2236,6 +2285,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2275,6 +2325,7 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2311,6 +2362,7 @@ export type ChargeCreateManyCustomerInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -2346,6 +2398,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2386,6 +2439,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2425,6 +2479,7 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2462,6 +2517,7 @@ export type ChargeCreateManyFlushInput = {
   currency?: string
   status?: $Enums.ChargeStatus
   feeBps: number
+  underpaymentToleranceBps?: number
   settlementWallet: string
   chainId?: number | null
   confirmations?: number | null
@@ -2496,6 +2552,7 @@ export type ChargeUpdateWithoutFlushInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2537,6 +2594,7 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2576,6 +2634,7 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
   currency?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2652,6 +2711,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   currency?: boolean
   status?: boolean
   feeBps?: boolean
+  underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
   confirmations?: boolean
@@ -2696,6 +2756,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   currency?: boolean
   status?: boolean
   feeBps?: boolean
+  underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
   confirmations?: boolean
@@ -2736,6 +2797,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   currency?: boolean
   status?: boolean
   feeBps?: boolean
+  underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
   confirmations?: boolean
@@ -2776,6 +2838,7 @@ export type ChargeSelectScalar = {
   currency?: boolean
   status?: boolean
   feeBps?: boolean
+  underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
   chainId?: boolean
   confirmations?: boolean
@@ -2800,7 +2863,7 @@ export type ChargeSelectScalar = {
   expiryExtendedMinutes?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
@@ -2848,6 +2911,10 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     currency: string
     status: $Enums.ChargeStatus
     feeBps: number
+    /**
+     * The merchant's underpayment tolerance when the charge was created (basis points).
+     */
+    underpaymentToleranceBps: number
     /**
      * The merchant's wallet for the mode at creation; later settings changes never redirect funds.
      */
@@ -3339,6 +3406,7 @@ export interface ChargeFieldRefs {
   readonly currency: Prisma.FieldRef<"Charge", 'String'>
   readonly status: Prisma.FieldRef<"Charge", 'ChargeStatus'>
   readonly feeBps: Prisma.FieldRef<"Charge", 'Int'>
+  readonly underpaymentToleranceBps: Prisma.FieldRef<"Charge", 'Int'>
   readonly settlementWallet: Prisma.FieldRef<"Charge", 'String'>
   readonly chainId: Prisma.FieldRef<"Charge", 'Int'>
   readonly confirmations: Prisma.FieldRef<"Charge", 'Int'>

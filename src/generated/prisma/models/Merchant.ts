@@ -29,11 +29,13 @@ export type AggregateMerchant = {
 export type MerchantAvgAggregateOutputType = {
   feeBps: number | null
   paymentWindowMinutes: number | null
+  underpaymentToleranceBps: number | null
 }
 
 export type MerchantSumAggregateOutputType = {
   feeBps: number | null
   paymentWindowMinutes: number | null
+  underpaymentToleranceBps: number | null
 }
 
 export type MerchantMinAggregateOutputType = {
@@ -43,6 +45,7 @@ export type MerchantMinAggregateOutputType = {
   testWallet: string | null
   liveWallet: string | null
   paymentWindowMinutes: number | null
+  underpaymentToleranceBps: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +57,7 @@ export type MerchantMaxAggregateOutputType = {
   testWallet: string | null
   liveWallet: string | null
   paymentWindowMinutes: number | null
+  underpaymentToleranceBps: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -65,6 +69,7 @@ export type MerchantCountAggregateOutputType = {
   testWallet: number
   liveWallet: number
   paymentWindowMinutes: number
+  underpaymentToleranceBps: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -74,11 +79,13 @@ export type MerchantCountAggregateOutputType = {
 export type MerchantAvgAggregateInputType = {
   feeBps?: true
   paymentWindowMinutes?: true
+  underpaymentToleranceBps?: true
 }
 
 export type MerchantSumAggregateInputType = {
   feeBps?: true
   paymentWindowMinutes?: true
+  underpaymentToleranceBps?: true
 }
 
 export type MerchantMinAggregateInputType = {
@@ -88,6 +95,7 @@ export type MerchantMinAggregateInputType = {
   testWallet?: true
   liveWallet?: true
   paymentWindowMinutes?: true
+  underpaymentToleranceBps?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -99,6 +107,7 @@ export type MerchantMaxAggregateInputType = {
   testWallet?: true
   liveWallet?: true
   paymentWindowMinutes?: true
+  underpaymentToleranceBps?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -110,6 +119,7 @@ export type MerchantCountAggregateInputType = {
   testWallet?: true
   liveWallet?: true
   paymentWindowMinutes?: true
+  underpaymentToleranceBps?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -208,6 +218,7 @@ export type MerchantGroupByOutputType = {
   testWallet: string | null
   liveWallet: string | null
   paymentWindowMinutes: number
+  underpaymentToleranceBps: number
   createdAt: Date
   updatedAt: Date
   _count: MerchantCountAggregateOutputType | null
@@ -242,6 +253,7 @@ export type MerchantWhereInput = {
   testWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
+  underpaymentToleranceBps?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -261,6 +273,7 @@ export type MerchantOrderByWithRelationInput = {
   testWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
@@ -283,6 +296,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   testWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
+  underpaymentToleranceBps?: Prisma.IntFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -302,6 +316,7 @@ export type MerchantOrderByWithAggregationInput = {
   testWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MerchantCountOrderByAggregateInput
@@ -321,6 +336,7 @@ export type MerchantScalarWhereWithAggregatesInput = {
   testWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   liveWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
+  underpaymentToleranceBps?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
 }
@@ -332,6 +348,7 @@ export type MerchantCreateInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -351,6 +368,7 @@ export type MerchantUncheckedCreateInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -370,6 +388,7 @@ export type MerchantUpdateInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -389,6 +408,7 @@ export type MerchantUncheckedUpdateInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -408,6 +428,7 @@ export type MerchantCreateManyInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -419,6 +440,7 @@ export type MerchantUpdateManyMutationInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -430,6 +452,7 @@ export type MerchantUncheckedUpdateManyInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -441,6 +464,7 @@ export type MerchantCountOrderByAggregateInput = {
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -448,6 +472,7 @@ export type MerchantCountOrderByAggregateInput = {
 export type MerchantAvgOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
 }
 
 export type MerchantMaxOrderByAggregateInput = {
@@ -457,6 +482,7 @@ export type MerchantMaxOrderByAggregateInput = {
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -468,6 +494,7 @@ export type MerchantMinOrderByAggregateInput = {
   testWallet?: Prisma.SortOrder
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -475,6 +502,7 @@ export type MerchantMinOrderByAggregateInput = {
 export type MerchantSumOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
+  underpaymentToleranceBps?: Prisma.SortOrder
 }
 
 export type MerchantScalarRelationFilter = {
@@ -621,6 +649,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
@@ -639,6 +668,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
@@ -673,6 +703,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
@@ -691,6 +722,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
@@ -709,6 +741,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -727,6 +760,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -761,6 +795,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -779,6 +814,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -797,6 +833,7 @@ export type MerchantCreateWithoutCustomersInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -815,6 +852,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -849,6 +887,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -867,6 +906,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -885,6 +925,7 @@ export type MerchantCreateWithoutChargesInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -903,6 +944,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -937,6 +979,7 @@ export type MerchantUpdateWithoutChargesInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -955,6 +998,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -973,6 +1017,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -991,6 +1036,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1025,6 +1071,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1043,6 +1090,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1061,6 +1109,7 @@ export type MerchantCreateWithoutEventsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1079,6 +1128,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1113,6 +1163,7 @@ export type MerchantUpdateWithoutEventsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1131,6 +1182,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1149,6 +1201,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1167,6 +1220,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1201,6 +1255,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1219,6 +1274,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1237,6 +1293,7 @@ export type MerchantCreateWithoutUsersInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1255,6 +1312,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   testWallet?: string | null
   liveWallet?: string | null
   paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1289,6 +1347,7 @@ export type MerchantUpdateWithoutUsersInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1307,6 +1366,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1419,6 +1479,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   testWallet?: boolean
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
+  underpaymentToleranceBps?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
@@ -1439,6 +1500,7 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   testWallet?: boolean
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
+  underpaymentToleranceBps?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -1450,6 +1512,7 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   testWallet?: boolean
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
+  underpaymentToleranceBps?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -1461,11 +1524,12 @@ export type MerchantSelectScalar = {
   testWallet?: boolean
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
+  underpaymentToleranceBps?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
@@ -1508,6 +1572,10 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * Minutes a buyer has to pay once a chain is picked (the charge's new expiresAt).
      */
     paymentWindowMinutes: number
+    /**
+     * How short of the amount confirmed money may be and still complete a charge (basis points).
+     */
+    underpaymentToleranceBps: number
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["merchant"]>
@@ -1947,6 +2015,7 @@ export interface MerchantFieldRefs {
   readonly testWallet: Prisma.FieldRef<"Merchant", 'String'>
   readonly liveWallet: Prisma.FieldRef<"Merchant", 'String'>
   readonly paymentWindowMinutes: Prisma.FieldRef<"Merchant", 'Int'>
+  readonly underpaymentToleranceBps: Prisma.FieldRef<"Merchant", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
 }
