@@ -22,6 +22,7 @@ import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeView, char
 import { type NewEvent, recordEvents } from "./events.js";
 import type { ChargeRef } from "./live.js";
 import { formatAmount, type Numeric, toUnits, type Units } from "./money.js";
+import { inScope, type Scope } from "./scope.js";
 import { type StoredSettlement, storedSettlements } from "./settlements.js";
 
 const MINUTE_MS = 60_000;
@@ -74,6 +75,19 @@ export function paymentResource(p: PaymentRow): PaymentResource {
     amount: formatAmount(p.amount),
     status: paymentStatus(p.status),
   };
+}
+
+/**
+ * The USDC transfers into a charge's clone, in chain order, as its merchant sees them (`from` is a
+ * hint only: often an exchange's hot wallet, not the buyer's own).
+ */
+export async function paymentsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<PaymentResource[]> {
+  const rows = await prisma.payment.findMany({
+    where: { chargeId, charge: inScope(scope) },
+    orderBy: [{ blockNumber: "asc" }, { logIndex: "asc" }],
+    select: { txHash: true, logIndex: true, blockNumber: true, fromAddress: true, amount: true, status: true },
+  });
+  return rows.map(paymentResource);
 }
 
 const FINAL: readonly ChargeStatus[] = ["EXPIRED", "CANCELLED", "COMPLETED"];

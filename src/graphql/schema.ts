@@ -7,6 +7,7 @@ import "./types/CustomerStats.js";
 import "./types/Settlement.js";
 import "./types/Customer.js";
 import "./types/Charge.js";
+import "./types/Payment.js";
 import "./types/ChargeStats.js";
 import "./types/PaymentSession.js";
 import "./types/Event.js";

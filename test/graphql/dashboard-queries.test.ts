@@ -86,6 +86,13 @@ describe("dashboard queries", () => {
     expect(bad.errors?.[0].extensions).toMatchObject({ code: "parameter_invalid", param: "days" });
   });
 
+  it("lists a charge's payments in chain order, with the sender as a hint", async () => {
+    const res = await app.gql("query($id: ID!) { charge(id: $id) { payments { txHash logIndex blockNumber from amount status } } }", { id: ids[0] });
+    expect(res.data.charge.payments).toEqual([{ txHash: PAY_TX, logIndex: 0, blockNumber: 1, from: CLONE, amount: "10.50", status: "pending" }]);
+    const other = await app.gql("query($id: ID!) { charge(id: $id) { payments { txHash } } }", { id: ids[1] });
+    expect(other.data.charge.payments).toEqual([]);
+  });
+
   it("shows a charge's timeline, oldest first, and nothing of another charge", async () => {
     expect((await app.call("DELETE", `/v1/charges/${ids[1]}`)).status).toBe(200);
     const res = await app.gql("query($id: ID!) { charge(id: $id) { events { type data deliveries { status } } } }", { id: ids[1] });

@@ -35,6 +35,13 @@ const ChargeQuery = graphql(`
         email
         name
       }
+      payments {
+        txHash
+        logIndex
+        from
+        amount
+        status
+      }
       settlements {
         txHash
         amount
@@ -164,6 +171,20 @@ export function ChargePage({ id }: { id: string }) {
             </>
           )}
         </dl>
+      </Section>
+      <Section title="Payments">
+        {charge.payments.length === 0 ? (
+          <p class="muted">No payment seen yet.</p>
+        ) : (
+          <ul class="rows">
+            {charge.payments.map((p) => (
+              <li key={`${p.txHash}:${p.logIndex}`}>
+                <Amount value={p.amount} /> {p.status} · <Explorer base={chain?.explorerUrl} kind="tx" value={p.txHash} /> · from{" "}
+                <Explorer base={chain?.explorerUrl} kind="address" value={p.from} />
+              </li>
+            ))}
+          </ul>
+        )}
       </Section>
       <Section title="Settlements">
         {charge.settlements.length === 0 ? (

@@ -1,0 +1,24 @@
+// `Charge.payments`: the USDC transfers into a charge's clone, as its merchant sees them
+// (domain/payments.ts).
+import { type PaymentResource, paymentsOfCharge } from "../../domain/payments.js";
+import { builder } from "../builder.js";
+
+const Payment = builder.objectRef<PaymentResource>("Payment").implement({
+  description: "A USDC transfer into the charge's payment contract.",
+  fields: (t) => ({
+    txHash: t.exposeString("txHash"),
+    logIndex: t.exposeInt("logIndex"),
+    blockNumber: t.exposeInt("blockNumber"),
+    from: t.exposeString("from", { description: "The sender: a hint only, often an exchange's wallet rather than the buyer's own." }),
+    amount: t.exposeString("amount"),
+    status: t.exposeString("status", { description: "pending (waiting for confirmations) or confirmed (counted)." }),
+  }),
+});
+
+builder.prismaObjectField("Charge", "payments", (t) =>
+  t.field({
+    type: [Payment],
+    description: "Transfers into the charge's contract, in chain order.",
+    resolve: (charge, _args, ctx) => paymentsOfCharge(ctx.prisma, ctx.scope(), charge.id),
+  }),
+);
