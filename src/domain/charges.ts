@@ -239,6 +239,8 @@ const AMOUNT_COLUMNS = {
   netAmount: "net_amount",
   settledAmount: "settled_amount",
 } as const;
+/** The Charge model's amount fields: the ones that travel as decimal strings of base units. */
+export const AMOUNT_FIELDS = Object.keys(AMOUNT_COLUMNS) as (keyof typeof AMOUNT_COLUMNS)[];
 const OTHER_COLUMNS = [
   `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
   `fee_bps AS "feeBps", underpayment_tolerance_bps AS "underpaymentToleranceBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
@@ -254,7 +256,7 @@ export const CHARGE_COLUMNS = P.raw([...OTHER_COLUMNS, ...amounts("")].join(", "
 /** The same columns with the amounts as text, for `selectRows`; `chargeFromRow` reads them. */
 export const CHARGE_COLUMNS_TEXT = [...OTHER_COLUMNS, ...amounts("::text")].join(", ");
 
-/** A charge from a row selected with CHARGE_COLUMNS_TEXT. */
+/** A charge from a row selected with CHARGE_COLUMNS_TEXT (or any object with its amounts as text). */
 export function chargeFromRow(row: Record<string, unknown>): Charge {
   const decimal = (v: unknown) => (v === null ? null : new P.Decimal(v as string));
   return {

@@ -12,9 +12,8 @@
 // - Every message is checked against the subscriber's merchant and mode, not only its channel.
 // - A charge has at most `subscribersPerCharge` hosted-page subscribers per process (they need no key).
 import type { Logger } from "pino";
-import type { Charge } from "../domain/charges.js";
+import { AMOUNT_FIELDS, type Charge, chargeFromRow } from "../domain/charges.js";
 import { toUnits } from "../domain/money.js";
-import { Prisma as P } from "../generated/prisma/client.js";
 import type { PublicCharge } from "../domain/payment-session.js";
 import type { RecordedEvent } from "../domain/events.js";
 import type { ChargeFeed, ChargeRef } from "../domain/live.js";
@@ -41,8 +40,6 @@ const BACKFILL_MARGIN_MS = 10_000;
 /** Ids of events sent, remembered to skip them in a backfill. */
 const SENT_IDS_KEPT = 10_000;
 
-const BIGINT_FIELDS = ["amount"] as const;
-const NUMERIC_FIELDS = ["amountReceived", "feeAmount", "netAmount", "settledAmount"] as const;
 const DATE_FIELDS = ["expiresAt", "createdAt", "updatedAt", "completedAt", "deployedAt", "flushRetryAt", "payoutBlockedAt"] as const;
 
 /** The channel of one charge's changes. */
@@ -58,17 +55,14 @@ export function chargeEventsChannel(scope: Scope): Channel<RecordedEvent> {
 /** Encodes a charge row for a message (amounts as exact decimal strings of base units). */
 export function encodeCharge(c: Charge): WireCharge {
   const wire: WireCharge = { ...c };
-  for (const f of BIGINT_FIELDS) wire[f] = c[f].toString();
-  for (const f of NUMERIC_FIELDS) wire[f] = c[f] === null ? null : toUnits(c[f]).toString();
+  for (const f of AMOUNT_FIELDS) wire[f] = c[f] === null ? null : toUnits(c[f]).toString();
   for (const f of DATE_FIELDS) wire[f] = c[f] === null ? null : c[f].toISOString();
   return wire;
 }
 
 /** Decodes a charge row from a message. */
 export function decodeCharge(wire: WireCharge): Charge {
-  const c: Record<string, unknown> = { ...wire };
-  for (const f of BIGINT_FIELDS) c[f] = BigInt(wire[f] as string);
-  for (const f of NUMERIC_FIELDS) c[f] = wire[f] === null ? null : new P.Decimal(wire[f] as string);
+  const c: Record<string, unknown> = { ...chargeFromRow(wire) };
   for (const f of DATE_FIELDS) c[f] = wire[f] === null ? null : new Date(wire[f] as string);
   return c as unknown as Charge;
 }
