@@ -105,7 +105,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   metricsRoute(server, prisma, config.metricsToken, metrics);
   const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
   payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
-  dashboardSessionRoutes(server, { prisma, rateLimiter, publicUrl: config.publicUrl });
+  dashboardSessionRoutes(server, { prisma, rateLimiter, anonymous, publicUrl: config.publicUrl });
   dashboardPages(server);
   const closeGraphQL = mountGraphQL(server, {
     ...callers,

@@ -6,18 +6,21 @@ import type { Prisma } from "../db/client.js";
 import { signIn, signOut, switchMode } from "../domain/sessions.js";
 import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
+import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { authenticateSessionRequest, clearedSessionCookie, crossOrigin, fromOwnOrigin, sessionCookie, sessionCredentials } from "./session-cookie.js";
 
 export interface DashboardDeps {
   prisma: Prisma;
   rateLimiter: RateLimiter;
+  /** The share of the database and CPU that callers without a credential may use: sign-ins, each a 32 MiB scrypt. */
+  anonymous: Bulkhead;
   publicUrl: string;
 }
 
 /** Registers /dashboard/session. */
 export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const { prisma, rateLimiter, publicUrl } = deps;
+  const { prisma, rateLimiter, anonymous, publicUrl } = deps;
   const secure = publicUrl.startsWith("https:");
 
   /**
@@ -35,7 +38,14 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
     // failed-authentication budget and the email's sign-in budget.
     if (!fromOwnOrigin(req.headers, publicUrl)) throw crossOrigin();
     await rateLimiter.consume(`ip:${req.clientAddress}`, "public");
-    const { token, session } = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}));
+    const release = await anonymous.enter();
+    let signedIn: Awaited<ReturnType<typeof signIn>>;
+    try {
+      signedIn = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}));
+    } finally {
+      release();
+    }
+    const { token, session } = signedIn;
     return reply.code(201).header("Set-Cookie", sessionCookie(token, secure)).header("Cache-Control", "no-store").send(session);
   });
 

@@ -5,25 +5,36 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
+import { modeName } from "../domain/scope.js";
 import { authenticateSession, type SessionPrincipal, type SessionView } from "../domain/sessions.js";
 
 export const SESSION_COOKIE = "sg_session";
-/** The header that carries the session's CSRF token (over WebSocket: the connectionParams key). */
-export const CSRF_HEADER = "x-csrf-token";
-
-/** What a request shows of a session: the cookie's token, the CSRF header, and whether it came from our own origin. */
+/**
+ * What a request shows of a session: the cookie's token, the CSRF token, whether it came from our own
+ * origin, and the mode the page believes it is in (a tab opened before another switched modes).
+ */
 export interface SessionCredentials {
   token: string;
   csrfToken: string | undefined;
+  mode: string | undefined;
   sameOrigin: boolean;
 }
 
-/** The session credentials of a request, or null when it carries no session cookie. */
-export function sessionCredentials(headers: IncomingHttpHeaders, publicUrl: string, csrfToken?: unknown): SessionCredentials | null {
+/**
+ * The session credentials of a request, or null when it carries no session cookie. The CSRF token
+ * and mode come from the X-CSRF-Token and X-Dashboard-Mode headers, or over WebSocket from the
+ * connectionParams in `params`.
+ */
+export function sessionCredentials(headers: IncomingHttpHeaders, publicUrl: string, params?: Record<string, unknown>): SessionCredentials | null {
   const token = cookieValue(headers.cookie, SESSION_COOKIE);
   if (token === null) return null;
-  const header = csrfToken ?? headers[CSRF_HEADER];
-  return { token, csrfToken: typeof header === "string" ? header : undefined, sameOrigin: fromOwnOrigin(headers, publicUrl) };
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  return {
+    token,
+    csrfToken: text(params ? params["X-CSRF-Token"] : headers["x-csrf-token"]),
+    mode: text(params ? params["X-Dashboard-Mode"] : headers["x-dashboard-mode"]),
+    sameOrigin: fromOwnOrigin(headers, publicUrl),
+  };
 }
 
 /**
@@ -40,6 +51,14 @@ export async function authenticateSessionRequest(
   const principal = await authenticateSession(prisma, credentials.token);
   if (changes && credentials.csrfToken !== principal.csrfToken) {
     throw new AppError("csrf_token_invalid", "Send the session's csrfToken in the X-CSRF-Token header.", "X-CSRF-Token");
+  }
+  // A page still showing one mode must not act in the other, which another tab switched to.
+  if (credentials.mode !== undefined && credentials.mode !== modeName(principal.livemode)) {
+    throw new AppError(
+      "session_mode_changed",
+      `This session is now in ${modeName(principal.livemode)} mode (switched in another tab): reload the dashboard.`,
+      "X-Dashboard-Mode",
+    );
   }
   return principal;
 }
@@ -59,7 +78,7 @@ export function clearedSessionCookie(secure: boolean): string {
 
 /** Whether a request carries a session cookie at all (a cheap look before anything is parsed). */
 export function hasSessionCookie(headers: IncomingHttpHeaders): boolean {
-  return headers.cookie?.includes(`${SESSION_COOKIE}=`) ?? false;
+  return headers.cookie !== undefined && cookieValue(headers.cookie, SESSION_COOKIE) !== null;
 }
 
 /** The value of cookie `name` in a Cookie header, or null. */

@@ -14,7 +14,7 @@ export interface ChargeStats {
   days: number;
   /** Charges created in the window, by status (every status, zeros included). */
   byStatus: { status: ChargeStatus; count: number }[];
-  /** Amounts of charges completed on each UTC day of the window, oldest first, days without any included. */
+  /** USDC received by the charges completed on each UTC day of the window, oldest first, days without any included. */
   completedVolume: { day: string; amount: string }[];
   /** Protocol fees of the charges completed in the window. */
   feesPaid: string;
@@ -36,7 +36,7 @@ export async function chargeStats(prisma: Prisma, scope: Scope, input: unknown, 
     ),
     selectRows<{ day: string; amount: string; fees: string }>(
       prisma,
-      `SELECT to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(amount)::text AS amount, coalesce(sum(fee_amount), 0)::text AS fees
+      `SELECT to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(amount_received)::text AS amount, coalesce(sum(fee_amount), 0)::text AS fees
          FROM charges WHERE merchant_id = $1 AND livemode = $2 AND status = 'COMPLETED' AND completed_at >= $3 GROUP BY 1`,
       params,
     ),

@@ -442,8 +442,14 @@ export async function expireChargeNow(prisma: Prisma, scope: Scope, id: string, 
   }
   await prisma.charge.updateMany({ where: { id, ...inScope(scope), status: "PENDING", expiresAt: { gt: now } }, data: { expiresAt: now } });
   const [expired] = await expireDueCharges(prisma, settings, now, 1, id);
-  // Another writer got there first (a payment confirmed, a cancel): the charge as it now is.
-  return expired ?? getCharge(prisma, scope, id);
+  if (expired) return expired;
+  // Not expired: another writer got there first (a cancel, a confirmed payment), or a payment was
+  // seen meanwhile, which the sweep waits for too.
+  const current = await getCharge(prisma, scope, id);
+  if (current.status === "PENDING") {
+    throw new AppError("charge_payment_confirming", "A payment to this charge is waiting for its confirmations: try again once it is confirmed.", "id");
+  }
+  return current;
 }
 
 function missingCustomer(id: string): AppError {

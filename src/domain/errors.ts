@@ -16,6 +16,7 @@ export type ErrorCode =
   | "totp_required"
   | "csrf_token_invalid"
   | "session_required"
+  | "session_mode_changed"
   | "resource_missing"
   | "customer_email_exists"
   | "duplicate_order_id"

@@ -151,16 +151,17 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
 /** The most events a charge's timeline shows. */
 const TIMELINE_MAX = 200;
 
-/** The events about one charge, oldest first (its timeline, at most 200). */
+/** The events about one charge, oldest first: its timeline, the latest 200 when it has more. */
 export async function eventsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<Event[]> {
   // By the indexed expression (migration 20261201010000), which Prisma's JSON path filter would not use.
-  return selectRows<Event>(
+  const newestFirst = await selectRows<Event>(
     prisma,
     `SELECT id, merchant_id AS "merchantId", livemode, type, data, created_at AS "createdAt" FROM events
       WHERE merchant_id = $1 AND livemode = $2 AND (data->>'id') = $3 AND type LIKE 'charge.%'
-      ORDER BY created_at, id LIMIT ${TIMELINE_MAX}`,
+      ORDER BY created_at DESC, id DESC LIMIT ${TIMELINE_MAX}`,
     [scope.merchantId, scope.livemode, chargeId],
   );
+  return newestFirst.reverse();
 }
 
 /**

@@ -24,10 +24,12 @@ export const signInSchema = z.strictObject(
   { error: "must be a JSON object" },
 );
 
-/** Counts failed sign-ins per email and refuses a locked-out one (the RateLimiter's signInFailures budget). */
+/** Counts sign-in attempts per email and refuses a locked-out one (the RateLimiter's signInFailures budget). */
 export interface SignInAttempts {
-  check(key: string, budget: "signInFailures"): Promise<void>;
-  penalize(key: string, budget: "signInFailures"): Promise<void>;
+  /** Takes one attempt; 429 when the email has none left. */
+  consume(key: string, budget: "signInFailures"): Promise<unknown>;
+  /** Gives an attempt back (it did not fail). */
+  reward(key: string, budget: "signInFailures"): Promise<void>;
 }
 
 /** A signed-in session as the dashboard sees it. */
@@ -47,29 +49,30 @@ export interface SessionPrincipal extends Principal {
 }
 
 /**
- * Signs in: `token` goes in the cookie and is never shown again. Each wrong password or code counts
- * against the email, and an email with 5 failures in 15 minutes is refused (429) before its password
- * is checked. An unknown email costs the same time as a wrong password and gets the same answer.
+ * Signs in: `token` goes in the cookie and is never shown again. Every attempt takes one of the
+ * email's 5 per 15 minutes before its password is checked, and only a failed one keeps it: parallel
+ * guesses cannot get past the limit. An unknown email costs the same time as a wrong password and
+ * gets the same answer.
  */
-export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown): Promise<{ token: string; session: SessionView }> {
+export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown, now = new Date()): Promise<{ token: string; session: SessionView }> {
   const data = parseInput(signInSchema, input);
   const email = normalizeEmail(data.email);
   const budgetKey = `email:${email}`;
-  await limiter.check(budgetKey, "signInFailures");
+  await limiter.consume(budgetKey, "signInFailures");
   const user = await prisma.user.findUnique({ where: { email } });
   const passwordOk = await verifyPassword(data.password, user?.passwordHash ?? (await dummyHash()));
-  if (!user || !passwordOk) {
-    await limiter.penalize(budgetKey, "signInFailures");
-    throw new AppError("sign_in_failed", "Wrong email or password.", "password");
-  }
+  if (!user || !passwordOk) throw new AppError("sign_in_failed", "Wrong email or password.", "password");
   if (user.totpSecret) {
-    if (!data.totpCode)
+    if (!data.totpCode) {
+      // The password was right: asking for the code is no failure.
+      await limiter.reward(budgetKey, "signInFailures");
       throw new AppError("totp_required", "This account has two-factor sign-in: send the code from its authenticator app as totpCode.", "totpCode");
-    if (!verifyTotp(user.totpSecret, data.totpCode)) {
-      await limiter.penalize(budgetKey, "signInFailures");
-      throw new AppError("sign_in_failed", "Wrong two-factor code.", "totpCode");
     }
+    if (!verifyTotp(user.totpSecret, data.totpCode)) throw new AppError("sign_in_failed", "Wrong two-factor code.", "totpCode");
   }
+  await limiter.reward(budgetKey, "signInFailures");
+  // Sign-ins are rare: a good moment to forget sessions that ended by idling (their rows only).
+  await prisma.dashboardSession.deleteMany({ where: { lastSeenAt: { lt: new Date(now.getTime() - SESSION_IDLE_MS) } } });
   const token = `sgs_${randomBase62(43)}`;
   const row = await prisma.dashboardSession.create({
     data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode: data.mode === "live" },

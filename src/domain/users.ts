@@ -43,7 +43,9 @@ export async function createUser(prisma: Prisma, merchantId: string, input: unkn
   try {
     return userView(await prisma.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash } }));
   } catch (e) {
-    if ((e as { code?: string }).code === "P2002") throw new AppError("parameter_invalid", `A user with email ${data.email} already exists.`, "email");
+    // Emails are unique across merchants: the answer must not tell whether another merchant has this one.
+    if ((e as { code?: string }).code === "P2002")
+      throw new AppError("parameter_invalid", "Invalid email: it cannot be given a new account; use another.", "email");
     throw e;
   }
 }
@@ -74,6 +76,8 @@ export async function resetPassword(prisma: Prisma, userId: string, password: un
  */
 export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "merchantId">, options: { keepOne: boolean }): Promise<void> {
   await prisma.$transaction(async (tx) => {
+    // The merchant's row lock orders concurrent deletes, so two cannot both see a second user left.
+    await tx.$queryRaw`SELECT id FROM merchants WHERE id = ${user.merchantId} FOR UPDATE`;
     if (options.keepOne && (await tx.user.count({ where: { merchantId: user.merchantId } })) <= 1) {
       throw new AppError("parameter_invalid", "This is the merchant's only user: create another before deleting it.", "id");
     }
@@ -81,8 +85,14 @@ export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "mercha
   });
 }
 
-/** Starts two-factor enrollment: a new secret to put in an authenticator app, active once confirmed. */
-export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" | "email">): Promise<{ secret: string; uri: string }> {
+/**
+ * Starts two-factor enrollment: a new secret to put in an authenticator app, active once confirmed.
+ * Refused while two-factor is on: replacing the app must go through turning it off, which takes a
+ * current code, or a stolen session could swap in its own app.
+ */
+export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" | "email" | "totpSecret">): Promise<{ secret: string; uri: string }> {
+  if (user.totpSecret)
+    throw new AppError("parameter_invalid", "Two-factor sign-in is already on: turn it off with a current code before setting up another app.");
   const secret = newTotpSecret();
   await prisma.user.update({ where: { id: user.id }, data: { totpPending: secret } });
   return { secret, uri: totpUri(secret, user.email) };

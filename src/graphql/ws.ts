@@ -78,7 +78,7 @@ export function serveGraphQLOverWebSocket(
         ctx.extra.address = address;
         const params = ctx.connectionParams ?? {};
         const key = params["X-API-Key"] ?? params["x-api-key"];
-        const session = sessionCredentials(ctx.extra.request.headers, deps.publicUrl, params["X-CSRF-Token"] ?? params["x-csrf-token"]);
+        const session = sessionCredentials(ctx.extra.request.headers, deps.publicUrl, params);
         const attempt =
           key !== undefined && key !== null
             ? () => authenticator.authenticate(typeof key === "string" ? key : "", address)

@@ -37,6 +37,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   totp_required: 401,
   csrf_token_invalid: 403,
   session_required: 403,
+  session_mode_changed: 409,
   resource_missing: 404,
   customer_email_exists: 409,
   duplicate_order_id: 409,

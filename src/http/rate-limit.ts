@@ -25,7 +25,7 @@ export interface RateLimitState {
 const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "signInFailures"];
 
 /** Failed sign-ins an email may have per window before it is locked out (API.md "Merchant dashboard"). */
-export const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
+const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
 
 /** What a limit message says was too many. */
 function subject(budget: Budget): string {
@@ -68,6 +68,11 @@ export class RateLimiter {
   async check(key: string, budget: Budget): Promise<void> {
     const res = await this.limiters[budget].get(key);
     if (res && res.consumedPoints >= this.window(budget).points) throw this.exceeded(budget, res.msBeforeNext);
+  }
+
+  /** Gives one back to `key`'s `budget` (an attempt counted up front that did not fail). */
+  async reward(key: string, budget: Budget): Promise<void> {
+    await this.limiters[budget].reward(key, 1);
   }
 
   /** Counts one against `key`'s `budget` without failing (a failure already being reported). */

@@ -1,8 +1,10 @@
-// Live connections per API key, or per client address for callers without one: a WebSocket, or one
-// SSE subscription (each is its own HTTP request). Caps them per key or address, and closes those of
-// a revoked key, whichever process revoked it.
+// Live connections per credential (an API key or a dashboard session), or per client address for
+// callers without one: a WebSocket, or one SSE subscription (each is its own HTTP request). Caps them
+// per holder, and closes those of a credential that ended (a key revoked or rolled past its end, a
+// session signed out or idle), whichever process ended it.
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
+import { SESSION_IDLE_MS } from "../domain/sessions.js";
 import { every, type Periodic } from "../lib/periodic.js";
 import type { Logger } from "pino";
 
@@ -14,49 +16,49 @@ export interface LiveConnection {
   release(): void;
 }
 
-/** The live connections of this process, by API key id (or client address). */
+/** The live connections of this process, by holder: a credential id (key_…, ses_…) or a client address. */
 export class LiveConnections {
-  private readonly byKey = new Map<string, Set<CloseConnection>>();
+  private readonly byHolder = new Map<string, Set<CloseConnection>>();
 
   constructor(
     private readonly maxPerKey: number,
-    /** Whose connections these are, for the limit's message: "this API key", "this address". */
-    private readonly holder = "this API key",
+    /** Whose connections these are, for the limit's message: "this API key or session", "this address". */
+    private readonly holder = "this API key or session",
   ) {}
 
-  /** Registers a connection of `keyId`; 429 `rate_limited` when the key already has its maximum. */
-  open(keyId: string, close: CloseConnection): LiveConnection {
-    let set = this.byKey.get(keyId);
+  /** Registers a connection of `holder`; 429 `rate_limited` when it already has its maximum. */
+  open(holder: string, close: CloseConnection): LiveConnection {
+    let set = this.byHolder.get(holder);
     if (set && set.size >= this.maxPerKey) {
       throw new AppError("rate_limited", `Too many live connections for ${this.holder} (at most ${this.maxPerKey} per API process); close one first.`);
     }
-    if (!set) this.byKey.set(keyId, (set = new Set()));
+    if (!set) this.byHolder.set(holder, (set = new Set()));
     set.add(close);
     // Idempotent: the transports may report an end more than once.
     return {
       release: () => {
         set.delete(close);
-        if (set.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
+        if (set.size === 0 && this.byHolder.get(holder) === set) this.byHolder.delete(holder);
       },
     };
   }
 
-  /** Ids of the keys with an open connection. */
-  keyIds(): string[] {
-    return [...this.byKey.keys()];
+  /** The holders with an open connection. */
+  holders(): string[] {
+    return [...this.byHolder.keys()];
   }
 
   /** Connections open in this process. */
   get size(): number {
     let n = 0;
-    for (const set of this.byKey.values()) n += set.size;
+    for (const set of this.byHolder.values()) n += set.size;
     return n;
   }
 
-  /** Closes every connection of `keyId`. */
-  closeKey(keyId: string, reason: string): void {
-    const set = this.byKey.get(keyId);
-    this.byKey.delete(keyId);
+  /** Closes every connection of `holder`. */
+  close(holder: string, reason: string): void {
+    const set = this.byHolder.get(holder);
+    this.byHolder.delete(holder);
     for (const close of set ?? []) close(reason);
   }
 }
@@ -69,26 +71,31 @@ export function closeRevokedConnections(prisma: Prisma, connections: LiveConnect
   return every(
     intervalMs,
     async () => {
-      const ids = connections.keyIds();
+      const ids = connections.holders();
       if (ids.length === 0) return;
       const sessionIds = ids.filter((id) => id.startsWith("ses_"));
       const keyIds = ids.filter((id) => !id.startsWith("ses_"));
-      const [revoked, live] = await Promise.all([
+      const [ended, live] = await Promise.all([
         keyIds.length === 0
           ? []
           : prisma.apiKey.findMany({
               where: { id: { in: keyIds }, OR: [{ revokedAt: { not: null } }, { expiresAt: { lte: new Date() } }] },
+              select: { id: true, revokedAt: true },
+            }),
+        sessionIds.length === 0
+          ? []
+          : prisma.dashboardSession.findMany({
+              where: { id: { in: sessionIds }, lastSeenAt: { gt: new Date(Date.now() - SESSION_IDLE_MS) } },
               select: { id: true },
             }),
-        sessionIds.length === 0 ? [] : prisma.dashboardSession.findMany({ where: { id: { in: sessionIds } }, select: { id: true } }),
       ]);
-      for (const { id } of revoked) {
-        logger.info({ keyId: id }, "API key revoked: closing its live connections");
-        connections.closeKey(id, "API key revoked");
+      for (const { id, revokedAt } of ended) {
+        logger.info({ keyId: id }, "API key ended: closing its live connections");
+        connections.close(id, revokedAt ? "API key revoked" : "API key rolled: its overlap is over");
       }
       const open = new Set(live.map((s) => s.id));
-      for (const id of sessionIds.filter((id) => !open.has(id))) connections.closeKey(id, "signed out");
+      for (const id of sessionIds.filter((id) => !open.has(id))) connections.close(id, "signed out");
     },
-    (err) => logger.warn({ err: (err as Error).message }, "revoked-key check failed; retrying"),
+    (err) => logger.warn({ err: (err as Error).message }, "ended-credential check failed; retrying"),
   );
 }

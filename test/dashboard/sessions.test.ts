@@ -95,6 +95,12 @@ describe("dashboard sessions", () => {
     expect(locked.body.message).toMatch(/Too many failed sign-ins for this email: the limit is 5 per 15 minutes/);
     expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(800);
     expect((await signIn({ email: other.email, password: PASSWORD })).status).toBe(201);
+
+    // Guesses sent at once get no more than the 5: each takes its attempt before its password is checked.
+    const raced = await newUser();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn({ email: raced.email, password: `parallel guess ${i}` })));
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(7);
   });
 
   it("asks for a TOTP code once two-factor sign-in is on, and counts wrong codes as failures", async () => {
@@ -109,6 +115,9 @@ describe("dashboard sessions", () => {
     expect(wrong.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "code" });
     const confirmed = await gql(b, "mutation($c: String!) { confirmTotp(code: $c) { totpEnabled } }", { c: totpCode(secret, Date.now()) });
     expect(confirmed.data.confirmTotp.totpEnabled).toBe(true);
+    // A stolen session cannot swap in its own app: replacing it goes through turning it off, with a code.
+    const again = await gql(b, "mutation { startTotpEnrollment { secret } }");
+    expect(again.errors[0].message).toMatch(/already on: turn it off with a current code/);
 
     expectError(await signIn({ email: user.email, password: PASSWORD }), 401, "totp_required", "totpCode");
     const badCode = totpCode(secret, Date.now() + 10 * 60_000);
@@ -130,6 +139,10 @@ describe("dashboard sessions", () => {
     expect(foreign.errors[0].extensions.code).toBe("csrf_token_invalid");
     const own = await gql(b, query, undefined, { headers: { origin: app.url } });
     expect(own.errors).toBeUndefined();
+    // A page that still shows the other mode (switched in another tab) is told to reload, not served.
+    const stale = await gql(b, query, undefined, { headers: { "x-dashboard-mode": "live" } });
+    expect(stale.errors[0].extensions).toMatchObject({ code: "session_mode_changed", statusCode: 409 });
+    expect((await gql(b, query, undefined, { headers: { "x-dashboard-mode": "test" } })).errors).toBeUndefined();
     // The session endpoints refuse other origins too, signing in included.
     expectError(
       await app.call("GET", "/dashboard/session", { key: null, headers: { cookie: b.cookie, origin: "https://evil.example" } }),

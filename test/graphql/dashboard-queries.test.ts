@@ -22,11 +22,19 @@ describe("dashboard queries", () => {
     const now = new Date();
     await prisma.charge.update({
       where: { id: ids[0] },
-      data: { status: "COMPLETED", completedAt: now, feeAmount: "105000", chainId: 31337, cloneAddress: CLONE, flushTxHash: FLUSH_TX },
+      data: {
+        status: "COMPLETED",
+        completedAt: now,
+        amountReceived: "10500000",
+        feeAmount: "105000",
+        chainId: 31337,
+        cloneAddress: CLONE,
+        flushTxHash: FLUSH_TX,
+      },
     });
     await prisma.charge.update({
       where: { id: ids[2] },
-      data: { status: "COMPLETED", completedAt: new Date(now.getTime() - 2 * 86_400_000), feeAmount: "72500" },
+      data: { status: "COMPLETED", completedAt: new Date(now.getTime() - 2 * 86_400_000), amountReceived: "7250000", feeAmount: "72500" },
     });
     await prisma.payment.create({
       data: {

@@ -40,7 +40,7 @@ it("creates, lists, resets and deletes dashboard users; the password comes from 
   const created = await cli("long enough password\n", "users", "create", merchant.id, "--email", "Ops@Acme.example");
   expect(created.stdout).toMatch(/^User usr_\w{24} <ops@acme\.example> can sign in at the dashboard\./);
   const taken = await cli("another long password\n", "users", "create", merchant.id, "--email", "ops@acme.example");
-  expect(taken.stderr).toMatch(/already exists\. \(--email\)/);
+  expect(taken.stderr).toMatch(/Invalid email: it cannot be given a new account; use another\. \(--email\)/);
   expect((await cli("", "users", "list", merchant.id)).stdout).toMatch(/usr_\w{24}\s+ops@acme\.example/);
   expect((await cli("a new long password\r\n", "users", "reset-password", "ops@acme.example")).stdout).toMatch(/New password set for ops@acme\.example/);
 

@@ -37,7 +37,8 @@ const PAGES = [
 ] as const;
 
 function SignedIn({ session, onChange }: { session: Session; onChange: (s: Session | null) => void }) {
-  const { client, close } = useMemo(() => createClient(session.csrfToken, () => onChange(null)), [session]);
+  // Read the session again when the server says it changed: ended (sign-in) or in the other mode.
+  const { client, close } = useMemo(() => createClient(session, () => void currentSession().then(onChange, () => onChange(null))), [session]);
   useEffect(() => close, [close]);
   const path = usePath();
   const [error, setError] = useState<Error | null>(null);

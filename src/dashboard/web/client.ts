@@ -1,23 +1,31 @@
 // The urql client: queries and mutations over HTTP, subscriptions over graphql-ws, both carrying the
-// session's CSRF token (the cookie goes along by itself, same origin only).
+// session's CSRF token and the mode this page shows (the cookie goes along by itself, same origin only).
 import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange } from "@urql/core";
 import { createClient as createWsClient } from "graphql-ws";
+import type { Session } from "./session.js";
 
-/** A client for one session; `onSignedOut` runs when the server says the session has ended. */
-export function createClient(csrfToken: string, onSignedOut: () => void): { client: Client; close: () => void } {
+/** Error codes after which the page must read its session again: ended, or switched to the other mode elsewhere. */
+const SESSION_CHANGED = new Set(["session_invalid", "session_mode_changed"]);
+
+/**
+ * A client for one session in one mode; `onSessionChanged` runs when the server says the session
+ * has ended or is now in the other mode.
+ */
+export function createClient(session: Session, onSessionChanged: () => void): { client: Client; close: () => void } {
   const ws = createWsClient({
     url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`,
-    connectionParams: { "X-CSRF-Token": csrfToken },
-    // A signed-out session is closed with 4403: no point retrying it.
+    connectionParams: { "X-CSRF-Token": session.csrfToken, "X-Dashboard-Mode": session.mode },
+    // A refused or signed-out session is closed with 4403: no point retrying it.
     shouldRetry: (e) => !(e && typeof e === "object" && "code" in e && (e as CloseEvent).code === 4403),
     retryAttempts: 10,
-    on: { closed: (e) => (e as CloseEvent).code === 4403 && onSignedOut() },
+    on: { closed: (e) => (e as CloseEvent).code === 4403 && onSessionChanged() },
   });
   const client = new Client({
     url: "/graphql",
     exchanges: [
-      // An ended session (signed out elsewhere, idle too long) sends the page back to sign-in.
-      mapExchange({ onError: (error) => error.graphQLErrors.some((e) => e.extensions?.code === "session_invalid") && onSignedOut() }),
+      // An ended session (signed out elsewhere, idle too long) goes back to sign-in; a mode switched
+      // in another tab reloads this one in that mode.
+      mapExchange({ onError: (error) => error.graphQLErrors.some((e) => SESSION_CHANGED.has(String(e.extensions?.code))) && onSessionChanged() }),
       cacheExchange,
       fetchExchange,
       subscriptionExchange({
@@ -26,7 +34,7 @@ export function createClient(csrfToken: string, onSignedOut: () => void): { clie
         }),
       }),
     ],
-    fetchOptions: { credentials: "same-origin", headers: { "x-csrf-token": csrfToken } },
+    fetchOptions: { credentials: "same-origin", headers: { "x-csrf-token": session.csrfToken, "x-dashboard-mode": session.mode } },
     requestPolicy: "cache-and-network",
   });
   return { client, close: () => void ws.dispose() };
