@@ -9,6 +9,7 @@ import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { MigrationError, migrate } from "../db/migrate.js";
 import { createApiKey, revokeApiKey, rollApiKey } from "../domain/api-keys.js";
 import { payFromDevnet } from "./devnet-pay.js";
+import { payRefundFromDevnet } from "./devnet-refund.js";
 import { setUpDevnetAt } from "./devnet-setup.js";
 import { AppError } from "../domain/errors.js";
 import { createJwtSecret, createMerchant, describeMerchant, type MerchantInput, revokeJwtSecret, updateMerchant } from "../domain/merchants.js";
@@ -69,6 +70,8 @@ Commands:
                                                          (--force replaces the one there).
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
+  devnet refund REFUND_ID --key sk_test_…                Pays a test refund from the merchant's settlement
+                                                         wallet on the devnet (needs npm start).
   devnet setup --rpc URL --out FILE [--wait S] [--if-present]
       Deploys USDC and the factory on the anvil at URL (once) and writes the chain settings API and
       worker processes load (SETTINGS_FILE); --if-present: an unknown host is no error (docker-compose.yml).
@@ -94,6 +97,7 @@ const options = {
   out: { type: "string" },
   wait: { type: "string" },
   "if-present": { type: "boolean", default: false },
+  key: { type: "string" },
   force: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -129,6 +133,14 @@ async function main(argv: string[]): Promise<void> {
     const waitSeconds = Number(values.wait ?? 60);
     if (!Number.isInteger(waitSeconds) || waitSeconds < 0) throw new UsageError("--wait must be a whole number of seconds.");
     const done = await setUpDevnetAt(config, values.rpc, values.out, { waitSeconds, ifPresent: values["if-present"] }).catch((e: Error) => {
+      throw new CommandError(e.message);
+    });
+    return void console.log(done);
+  }
+  if (group === "devnet" && action === "refund") {
+    const key = values.key ?? process.env.STABLEGATE_API_KEY;
+    if (!target || !key) throw new UsageError("Usage: stablegate devnet refund REFUND_ID --key sk_test_… (or STABLEGATE_API_KEY)");
+    const done = await payRefundFromDevnet(config, target, key).catch((e: Error) => {
       throw new CommandError(e.message);
     });
     return void console.log(done);

@@ -23,11 +23,12 @@ export type { Charge };
  * A charge whose money fields may be bigints as well as stored numerics: what the API shapes, so a
  * change can show the charge as it is after each of its steps before the row is written.
  */
-export type ChargeView = Omit<Charge, "amountReceived" | "feeAmount" | "netAmount" | "settledAmount"> & {
+export type ChargeView = Omit<Charge, "amountReceived" | "feeAmount" | "netAmount" | "settledAmount" | "amountRefunded"> & {
   amountReceived: Units | null;
   feeAmount: Units | null;
   netAmount: Units | null;
   settledAmount: Units;
+  amountRefunded: Units;
 };
 
 /** Service settings that shape charges. */
@@ -76,6 +77,7 @@ export const ChargeResource = z.object({
   orderId: z.string(),
   amount: z.string().describe('USDC, e.g. "25.00".'),
   amountReceived: z.string().nullable().describe("Confirmed money in the clone."),
+  amountRefunded: z.string().describe("Paid back to the buyer by your wallet: the completed refunds."),
   feeAmount: z.string().nullable(),
   netAmount: z.string().nullable(),
   currency: z.string(),
@@ -109,6 +111,7 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     orderId: c.orderId,
     amount: formatAmount(c.amount),
     amountReceived: formatAmountOrNull(c.amountReceived),
+    amountRefunded: formatAmount(c.amountRefunded),
     feeAmount: formatAmountOrNull(c.feeAmount),
     netAmount: formatAmountOrNull(c.netAmount),
     currency: c.currency,
@@ -200,6 +203,7 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     completedAt: null,
     deployedAt: null,
     settledAmount: new P.Decimal(0),
+    amountRefunded: new P.Decimal(0),
     settlements: [],
     flushId: null,
     flushRetryAt: null,
@@ -238,6 +242,7 @@ const AMOUNT_COLUMNS = {
   feeAmount: "fee_amount",
   netAmount: "net_amount",
   settledAmount: "settled_amount",
+  amountRefunded: "amount_refunded",
 } as const;
 /** The Charge model's amount fields: the ones that travel as decimal strings of base units. */
 export const AMOUNT_FIELDS = Object.keys(AMOUNT_COLUMNS) as (keyof typeof AMOUNT_COLUMNS)[];
@@ -266,6 +271,7 @@ export function chargeFromRow(row: Record<string, unknown>): Charge {
     feeAmount: decimal(row.feeAmount),
     netAmount: decimal(row.netAmount),
     settledAmount: new P.Decimal(row.settledAmount as string),
+    amountRefunded: new P.Decimal(row.amountRefunded as string),
   } as Charge;
 }
 

@@ -30,6 +30,10 @@ export const EVENT_TYPES = [
   "customer.created",
   "customer.updated",
   "customer.deleted",
+  "refund.created",
+  "refund.updated",
+  "refund.completed",
+  "refund.cancelled",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

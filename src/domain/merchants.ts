@@ -1,6 +1,5 @@
 // Merchant accounts and their credentials, managed by the `stablegate` settings command.
 import { randomBytes } from "node:crypto";
-import { getAddress } from "ethers";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
@@ -8,23 +7,13 @@ import { createApiKey, listApiKeys, type NewApiKey } from "./api-keys.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
-import { parseInput } from "./validation.js";
+import { evmAddress, parseInput } from "./validation.js";
 import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, merchantWebhookEndpoints } from "./webhook-endpoints.js";
 import type { Resolver } from "../webhooks/target-guard.js";
 
 export type { Merchant };
 
-/** A checksummed EVM address; all-lowercase input is accepted and checksummed, a wrong checksum is refused. */
-const wallet = z.string().transform((value, ctx) => {
-  try {
-    const address = getAddress(value);
-    if (/^0x0{40}$/.test(address)) throw new Error("zero address");
-    return address;
-  } catch {
-    ctx.addIssue({ code: "custom", message: `${value} is not a valid checksummed EVM address (0x followed by 40 hex digits)` });
-    return z.NEVER;
-  }
-});
+const wallet = evmAddress();
 
 const fields = {
   name: z.string().min(1).max(200),

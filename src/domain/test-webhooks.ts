@@ -3,12 +3,13 @@
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import type { Charge, Customer, Event } from "../generated/prisma/client.js";
+import { type Charge, type Customer, type Event, Prisma as P, type Refund } from "../generated/prisma/client.js";
 import { chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
+import { refundResource } from "./refunds.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -71,6 +72,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     };
     return type === "customer.deleted" ? { ...customerResource(customer), deleted: true } : customerResource(customer);
   }
+  if (type.startsWith("refund.")) return sampleRefund(scope, type, settings, now);
   const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
   const amount = 25_000_000n;
   const received = ["charge.partial", "charge.underpaid", "charge.payout_confirmed"].includes(type) ? 10_000_000n : amount;
@@ -110,6 +112,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     completedAt: type === "charge.completed" ? now : null,
     deployedAt: onChain ? now : null,
     settledAmount: flushed ? received : 0n,
+    amountRefunded: 0n,
     settlements,
     flushId: null,
     flushRetryAt: null,
@@ -125,4 +128,37 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     ];
   if (type === "charge.completed") data.overpaidAmount = "0.00";
   return data;
+}
+
+/** A refund as its event of `type` would carry it: a sample, not a stored refund. */
+function sampleRefund(scope: Scope, type: EventType, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date): object {
+  const statuses: Record<string, Refund["status"]> = {
+    "refund.created": "AWAITING_ADDRESS",
+    "refund.updated": "AWAITING_PAYMENT",
+    "refund.completed": "COMPLETED",
+    "refund.cancelled": "CANCELLED",
+  };
+  const status = statuses[type]!;
+  const refund: Refund = {
+    id: newId("ref"),
+    merchantId: scope.merchantId,
+    livemode: false,
+    chargeId: newId("chrg"),
+    amount: new P.Decimal(5_000_000),
+    reason: "Sample refund of a test webhook",
+    status,
+    chainId: 84532,
+    fromAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    address: status === "AWAITING_ADDRESS" ? null : "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+    claimToken: status === "AWAITING_ADDRESS" ? "sample00000000000000000000000000" : null,
+    afterBlock: 1n,
+    txHash: status === "COMPLETED" ? SAMPLE_TX : null,
+    logIndex: status === "COMPLETED" ? 0 : null,
+    blockNumber: status === "COMPLETED" ? 2n : null,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: status === "COMPLETED" ? now : null,
+    cancelledAt: status === "CANCELLED" ? now : null,
+  };
+  return refundResource(refund, settings);
 }

@@ -1,4 +1,5 @@
 // Turns zod's findings into the API's 400 errors: one code, the offending parameter, a plain message.
+import { getAddress } from "ethers";
 import { z } from "zod";
 import { AppError } from "./errors.js";
 
@@ -15,6 +16,20 @@ export function integerParam(min: number, max: number) {
   return z
     .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
     .pipe(z.number().int(message).min(min, message).max(max, message));
+}
+
+/** A checksummed EVM address, not the zero address; all-lowercase input is checksummed, a wrong checksum is refused. */
+export function evmAddress() {
+  return z.string().transform((value, ctx) => {
+    try {
+      const address = getAddress(value);
+      if (/^0x0{40}$/.test(address)) throw new Error("zero address");
+      return address;
+    } catch {
+      ctx.addIssue({ code: "custom", message: `${value} is not a valid checksummed EVM address (0x followed by 40 hex digits)` });
+      return z.NEVER;
+    }
+  });
 }
 
 /**

@@ -263,6 +263,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/charges/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List refunds, newest first (chargeId, status) */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a refund */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a refund still waiting for its address or payment */
+        post: operations["cancelRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/charges/{id}/expire": {
         parameters: {
             query?: never;
@@ -1457,6 +1525,8 @@ export interface operations {
                             amount: string;
                             /** @description Confirmed money in the clone. */
                             amountReceived: string | null;
+                            /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                            amountRefunded: string;
                             feeAmount: string | null;
                             netAmount: string | null;
                             currency: string;
@@ -1658,6 +1728,8 @@ export interface operations {
                         amount: string;
                         /** @description Confirmed money in the clone. */
                         amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
                         feeAmount: string | null;
                         netAmount: string | null;
                         currency: string;
@@ -1838,6 +1910,8 @@ export interface operations {
                         amount: string;
                         /** @description Confirmed money in the clone. */
                         amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
                         feeAmount: string | null;
                         netAmount: string | null;
                         currency: string;
@@ -2021,6 +2095,8 @@ export interface operations {
                         amount: string;
                         /** @description Confirmed money in the clone. */
                         amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
                         feeAmount: string | null;
                         netAmount: string | null;
                         currency: string;
@@ -2212,6 +2288,8 @@ export interface operations {
                         amount: string;
                         /** @description Confirmed money in the clone. */
                         amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
                         feeAmount: string | null;
                         netAmount: string | null;
                         currency: string;
@@ -2363,7 +2441,7 @@ export interface operations {
                 limit?: number | string;
                 startingAfter?: string;
                 endingBefore?: string;
-                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted";
+                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled";
             };
             header?: never;
             path?: never;
@@ -2827,7 +2905,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted";
+                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled";
                 };
             };
         };
@@ -3140,7 +3218,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     /** @default [] */
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled")[];
                     description?: string | null;
                 };
             };
@@ -3592,7 +3670,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled")[];
                     description?: string | null;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
@@ -4245,6 +4323,663 @@ export interface operations {
             };
         };
     };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "5.00",
+                 *       "reason": "returned item",
+                 *       "address": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
+                 *     }
+                 */
+                "application/json": {
+                    amount?: string;
+                    reason?: string;
+                    address?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "refund";
+                        livemode: boolean;
+                        chargeId: string;
+                        /** @description USDC, e.g. "5.00". */
+                        amount: string;
+                        reason: string | null;
+                        /** @enum {string} */
+                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+                        address: string | null;
+                        /** @description The settlement wallet that must send it. */
+                        fromAddress: string;
+                        chainId: number;
+                        /** @description The transfer that paid it, once confirmed. */
+                        txHash: string | null;
+                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+                        claimUrl: string | null;
+                        createdAt: string;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, refund_exceeds_refundable, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: charge_not_refundable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                limit?: number | string;
+                startingAfter?: string;
+                endingBefore?: string;
+                chargeId?: string;
+                status?: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "refund";
+                            livemode: boolean;
+                            chargeId: string;
+                            /** @description USDC, e.g. "5.00". */
+                            amount: string;
+                            reason: string | null;
+                            /** @enum {string} */
+                            status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+                            /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+                            address: string | null;
+                            /** @description The settlement wallet that must send it. */
+                            fromAddress: string;
+                            chainId: number;
+                            /** @description The transfer that paid it, once confirmed. */
+                            txHash: string | null;
+                            /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+                            claimUrl: string | null;
+                            createdAt: string;
+                            completedAt: string | null;
+                            cancelledAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "refund";
+                        livemode: boolean;
+                        chargeId: string;
+                        /** @description USDC, e.g. "5.00". */
+                        amount: string;
+                        reason: string | null;
+                        /** @enum {string} */
+                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+                        address: string | null;
+                        /** @description The settlement wallet that must send it. */
+                        fromAddress: string;
+                        chainId: number;
+                        /** @description The transfer that paid it, once confirmed. */
+                        txHash: string | null;
+                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+                        claimUrl: string | null;
+                        createdAt: string;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "refund";
+                        livemode: boolean;
+                        chargeId: string;
+                        /** @description USDC, e.g. "5.00". */
+                        amount: string;
+                        reason: string | null;
+                        /** @enum {string} */
+                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+                        address: string | null;
+                        /** @description The settlement wallet that must send it. */
+                        fromAddress: string;
+                        chainId: number;
+                        /** @description The transfer that paid it, once confirmed. */
+                        txHash: string | null;
+                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+                        claimUrl: string | null;
+                        createdAt: string;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: refund_not_cancellable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     expireTestCharge: {
         parameters: {
             query?: never;
@@ -4283,6 +5018,8 @@ export interface operations {
                         amount: string;
                         /** @description Confirmed money in the clone. */
                         amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
                         feeAmount: string | null;
                         netAmount: string | null;
                         currency: string;

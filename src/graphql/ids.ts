@@ -6,6 +6,7 @@ const NODE_TYPES: [IdPrefix, string][] = [
   ["chrg", "Charge"],
   ["evt", "Event"],
   ["whep", "WebhookEndpoint"],
+  ["ref", "Refund"],
 ];
 
 /** The GraphQL type of an id such as `cus_…`, or null when `id` lacks a node type's id shape (so garbage never reaches the database). */

@@ -8,6 +8,7 @@ import "./types/Settlement.js";
 import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/Payment.js";
+import "./types/Refund.js";
 import "./types/ChargeStats.js";
 import "./types/PaymentSession.js";
 import "./types/Event.js";

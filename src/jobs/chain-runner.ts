@@ -12,6 +12,7 @@ import type { Database, HeldLock, Prisma } from "../db/client.js";
 import { recordRelayerBalance } from "../domain/chain-status.js";
 import type { ChargeRef } from "../domain/live.js";
 import { chargesAwaitingConfirmations, confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
+import { confirmRefunds } from "../domain/refunds.js";
 import { deploymentHandlers, runDeployments } from "./deployments.js";
 import { flushHandlers, runPayouts } from "./flushes.js";
 import { every, type Periodic } from "../lib/periodic.js";
@@ -68,6 +69,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       let step = await indexer.step();
       for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexer.step();
       await confirmChainMoney(db.prisma, settings, chain.chainId, step.tip, now());
+      await confirmRefunds(db.prisma, chain.chainId, step.tip, settings, now());
       // Announcing progress is best effort: a failure here must not hold back settlement.
       if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
       await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);

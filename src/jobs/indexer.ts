@@ -1,6 +1,7 @@
 // The indexer: follows a chain's head and records what the chain did with our clones' money,
-// whoever did it: every USDC Transfer into a clone (a payment) and every Flushed event of a clone (a
-// settlement: anyone may call a clone's `flush`). Each range of blocks costs two eth_getLogs (USDC's
+// whoever did it: every USDC Transfer into a clone (a payment), every Flushed event of a clone (a
+// settlement: anyone may call a clone's `flush`), and the transfers that pay refunds (from a
+// settlement wallet to a refund's address: the merchant may send them by any means). Each range of blocks costs two eth_getLogs (USDC's
 // Transfers; Flushed events that name USDC) and the headers it needs, in one batch; addresses are
 // matched against the clones in the database, so the RPC calls per block do not grow with the number
 // of open charges.
@@ -29,6 +30,7 @@ import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { newId } from "../domain/ids.js";
 import { forgetSeenChainMoneyAbove, recordSeenChainMoney, type SeenChainMoney } from "../domain/payments.js";
+import { forgetRefundTransfersAbove, recordRefundTransfers } from "../domain/refunds.js";
 import { ChargeCloneArtifact } from "../chain/artifacts.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
@@ -120,7 +122,8 @@ export class ChainIndexer {
     this.grow();
 
     const last = read.headers[read.headers.length - 1]!;
-    const found = await this.match(read);
+    const transfers = transfersOf(read.transfers);
+    const found = await this.match(read, transfers);
     await prisma.$transaction(async (tx) => {
       // Moves only from where this step started: a second indexer of the chain could never both advance.
       const moved = await tx.chainCursor.updateMany({
@@ -131,6 +134,18 @@ export class ChainIndexer {
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { lt: BigInt(last.number - this.reorgWindow) } } });
       await recordSeenChainMoney(tx, found);
+      await recordRefundTransfers(
+        tx,
+        chain.chainId,
+        transfers.map((t) => ({
+          txHash: t.log.transactionHash,
+          logIndex: t.log.index,
+          blockNumber: BigInt(t.log.blockNumber),
+          from: t.from,
+          to: t.to,
+          amount: t.amount,
+        })),
+      );
     });
     if (found.payments.length + found.settlements.length > 0) {
       this.logger.info({ from, to, payments: found.payments.length, settlements: found.settlements.length }, "chain money seen");
@@ -177,11 +192,8 @@ export class ChainIndexer {
   }
 
   /** The payments (transfers into clones) and settlements (clones' Flushed events) among a range's logs. */
-  private async match(read: RangeRead): Promise<SeenChainMoney> {
+  private async match(read: RangeRead, transfers: ParsedTransfer[]): Promise<SeenChainMoney> {
     const chainId = this.chain.chainId;
-    const transfers = read.transfers
-      .filter((l) => l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
-      .map((l) => ({ log: l, from: topicAddress(l.topics[1]!), to: topicAddress(l.topics[2]!), amount: BigInt(l.data) }));
     const flushes = read.flushes.flatMap((l) => {
       try {
         const parsed = cloneAbi.parseLog(l);
@@ -277,6 +289,7 @@ export class ChainIndexer {
     const confirmedLost = await prisma.$transaction(async (tx) => {
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { gt: ancestor.number } } });
       await tx.chainCursor.update({ where: { chainId: chain.chainId }, data: { blockNumber: ancestor.number, blockHash: ancestor.hash } });
+      await forgetRefundTransfersAbove(tx, chain.chainId, ancestor.number);
       return forgetSeenChainMoneyAbove(tx, chain.chainId, ancestor.number);
     });
     const depth = Number(cursor.blockNumber - ancestor.number);
@@ -341,6 +354,21 @@ function checkLogsAgainst(read: RangeRead, hashes: Map<number, string>): void {
 
 function blockRow(chainId: number, b: Block) {
   return { chainId, number: BigInt(b.number), hash: b.hash!, parentHash: b.parentHash };
+}
+
+/** A USDC Transfer log with its parties and amount. */
+interface ParsedTransfer {
+  log: Log;
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+/** The well-formed, non-zero Transfers among a range's USDC logs. */
+function transfersOf(logs: Log[]): ParsedTransfer[] {
+  return logs
+    .filter((l) => l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
+    .map((l) => ({ log: l, from: topicAddress(l.topics[1]!), to: topicAddress(l.topics[2]!), amount: BigInt(l.data) }));
 }
 
 function topicAddress(topic: string): string {

@@ -138,7 +138,8 @@ function formatTime(iso: string): string {
   return `${iso.slice(0, 16).replace("T", " ")} UTC`;
 }
 
-function document(title: string, body: string, config: object | null, basePath: string): string {
+/** A page of the hosted pages' look (their stylesheet; their script only with a `config`). */
+export function document(title: string, body: string, config: object | null, basePath: string): string {
   const assets = `${basePath}/assets`;
   // The config is JSON in a data block (not a script the browser runs), so the CSP can forbid inline scripts.
   const data = config ? `<script type="application/json" id="session">${JSON.stringify(config).replace(/</g, "\\u003c")}</script>` : "";

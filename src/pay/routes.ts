@@ -11,8 +11,10 @@ import { getPublicCharge } from "../domain/payment-session.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
+import { claimRefund, claimView } from "../domain/refunds.js";
 import { statusOf } from "../http/errors.js";
 import { offersTestWallet, renderNotFound, renderPaymentPage } from "./page.js";
+import { renderClaimed, renderClaimPage } from "./refund-page.js";
 
 export interface PayDeps {
   prisma: Prisma;
@@ -47,6 +49,8 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     "base-uri 'none'",
     `frame-ancestors ${deps.frameAncestors.length > 0 ? deps.frameAncestors.join(" ") : "'none'"}`,
   ].join("; ");
+  // The claim page runs no script and posts only to itself.
+  const claimCsp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
   const script = readFileSync(new URL("pay.js", ASSETS));
   const paying = new Set<string>();
   const style = readFileSync(new URL("pay.css", ASSETS));
@@ -112,6 +116,51 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         paying.delete(id);
       }
       return backToPage(reply, req.params.id);
+    });
+  });
+
+  // The refund claim page: the token in the link is the buyer's only credential.
+  app.register(async (scope) => {
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    scope.addHook("onSend", async (_req, reply) => {
+      reply.header("Content-Security-Policy", claimCsp).header("X-Frame-Options", "DENY").header("X-Content-Type-Options", "nosniff");
+      reply.header("Referrer-Policy", "no-referrer");
+    });
+    const open = { config: { group: "read", auth: "public" } } as const;
+    const acting = { config: { group: "create", auth: "public" } } as const;
+    const chainName = (chainId: number) => deps.chains.get(chainId)?.name ?? `chain ${chainId}`;
+    type Claim = IdParams & { Querystring: { token?: string }; Body: Record<string, string> | undefined };
+
+    scope.get<Claim>(`${basePath}/refunds/:id`, open, async (req, reply) => {
+      try {
+        const token = String(req.query.token ?? "");
+        const view = await claimView(deps.prisma, req.params.id, token);
+        return html(reply, 200, renderClaimPage(view, chainName(view.refund.chainId), token, basePath));
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+
+    scope.post<Claim>(`${basePath}/refunds/:id`, acting, async (req, reply) => {
+      const token = String(req.body?.token ?? "");
+      try {
+        const claimed = await claimRefund(
+          deps.prisma,
+          req.params.id,
+          token,
+          { address: req.body?.address, confirmAddress: req.body?.confirmAddress },
+          deps.charges,
+        );
+        return html(reply, 200, renderClaimed(claimed, chainName(claimed.refund.chainId), basePath));
+      } catch (e) {
+        // A refused address: the form again, saying why (the link still works).
+        if (!(e instanceof AppError) || statusOf(e) !== 400) return failure(reply, e);
+        const view = await claimView(deps.prisma, req.params.id, token).catch(() => null);
+        if (!view) return failure(reply, e);
+        return html(reply, 400, renderClaimPage(view, chainName(view.refund.chainId), token, basePath, e.message));
+      }
     });
   });
 

@@ -11,6 +11,7 @@ import { IdempotencyStore } from "./idempotency.js";
 import { ApiDocument, openApiRoute } from "./openapi.js";
 import { installApiPlumbing, type RestDeps } from "./plumbing.js";
 import { publicRoutes } from "./public.js";
+import { refundRoutes } from "./refunds.js";
 import { testHelperRoutes } from "./test-helpers.js";
 import { webhookEndpointRoutes } from "./webhook-endpoints.js";
 
@@ -30,6 +31,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   eventRoutes(server, rest);
   webhookEndpointRoutes(server, rest);
   publicRoutes(server, rest);
+  refundRoutes(server, rest);
   testHelperRoutes(server, rest);
   const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");
   return every(PRUNE_INTERVAL_MS, () => idempotency.prune(), warn, { firstNow: false });

@@ -1,8 +1,9 @@
 // The merchant dashboard in a real browser (Debian's chromium through playwright-core) against the
 // service on an anvil devnet with its chain runner and webhook dispatcher: sign-in (wrong password,
 // lock-out, TOTP), the mode switch, an API key used with curl, a webhook endpoint's test delivery, a
-// charge appearing and completing live, search by transaction hash, editing a customer, sign out
-// everywhere; accessibility, screenshots and the first load's weight.
+// charge appearing and completing live, search by transaction hash, a refund through the claim page
+// to COMPLETED, editing a customer, sign out everywhere; accessibility, screenshots and the first
+// load's weight.
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { promisify } from "node:util";
@@ -22,6 +23,7 @@ import { type Receiver, startReceiver } from "../helpers/receiver.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
 const PASSWORD = "a long enough password";
+const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const run = promisify(execFile);
 let chain: TestChain;
 let app: TestApp;
@@ -136,7 +138,7 @@ describe("the dashboard in a browser", () => {
     await page.context().close();
   });
 
-  it("shows a new charge and its way to COMPLETED without reload, finds it by transaction hash, edits a customer", async () => {
+  it("shows a new charge and its way to COMPLETED without reload, finds it by transaction hash, refunds part of it through the claim page, edits a customer", async () => {
     const page = await newPage();
     await signIn(page);
     await signedIn(page);
@@ -159,6 +161,29 @@ describe("the dashboard in a browser", () => {
     await row.getByRole("link", { name: "dash-live-1" }).click();
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("dash-live-1 COMPLETED");
     await expect.poll(() => page.locator(".timeline li").count()).toBeGreaterThanOrEqual(3);
+
+    // A refund with a claim link: the buyer gives an address on the claim page, the merchant's wallet
+    // pays, and the charge's page shows it COMPLETED without reload.
+    await page.getByLabel("Amount (empty: all that is left)").fill("2.5");
+    await page.getByLabel("Reason").fill("one mug broken");
+    await page.getByRole("button", { name: "Refund", exact: true }).click();
+    const claimUrl = new URL((await page.locator("[data-claim-url]").textContent({ timeout: 10_000 }))!);
+    const buyer = await newPage(360, true);
+    await buyer.goto(`${app.url}${claimUrl.pathname}${claimUrl.search}`);
+    await buyer.getByLabel("Your wallet address on Local devnet").fill(BUYER);
+    await buyer.getByLabel("The same address again").fill(BUYER.toLowerCase());
+    expect(await seriousViolations(buyer)).toEqual([]);
+    expect(await buyer.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await buyer.screenshot({ path: new URL("refund-claim-360.png", OUTPUT).pathname, fullPage: true });
+    await buyer.getByRole("button", { name: "Send my refund to this address" }).click();
+    await expect.poll(() => buyer.getByRole("status").textContent()).toContain(BUYER);
+    await buyer.context().close();
+    // The address changes the refund, not the charge, so the page shows it on its next read.
+    await page.reload();
+    await expect.poll(() => page.locator("[data-refund] .status").first().textContent(), { timeout: 10_000 }).toBe("AWAITING_PAYMENT");
+    await chain.pay(chain.wallet(1), BUYER, 2_500_000n);
+    await expect.poll(() => page.locator("[data-refund] .status").first().textContent(), { timeout: 30_000 }).toBe("COMPLETED");
+    expect((await app.call("GET", `/v1/charges/${charge.id}`)).body.amountRefunded).toBe("2.50");
 
     await page.getByRole("link", { name: "buyer@example.com" }).click();
     await page.getByLabel("Company").fill("Buyer GmbH");

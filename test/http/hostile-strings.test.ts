@@ -17,11 +17,12 @@ import {
 } from "graphql";
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { z } from "zod";
 import { selectSchema } from "../../src/domain/chain-selection.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
+import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
 import {
   createSchema as endpointCreateSchema,
   rotateSchema as endpointRotateSchema,
@@ -136,6 +137,13 @@ describe("REST and the hosted page", () => {
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
     "POST /v1/test_helpers/charges/:id/expire": null,
+    "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },
+    "POST /v1/refunds/:id/cancel": null,
+    "POST /pay/refunds/:id": {
+      schema: refundClaimSchema.extend({ token: z.string() }),
+      valid: { token: "t", address: "0x", confirmAddress: "0x" },
+      form: true,
+    },
     "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
     "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
   };

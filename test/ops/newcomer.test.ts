@@ -149,7 +149,7 @@ describe("npm run worker", () => {
 });
 
 describe("npm start's local devnet", () => {
-  it("takes a test payment end to end: create a charge, stablegate devnet pay, the charge completes", async () => {
+  it("takes a test payment end to end: create a charge, stablegate devnet pay, the charge completes; devnet refund pays a refund back", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sg-devnet-"));
     const port = await new Promise<number>((resolve) => {
       const srv = createServer().listen(0, "127.0.0.1", () => {
@@ -182,6 +182,24 @@ describe("npm start's local devnet", () => {
       }
       expect(done).toMatchObject({ status: "COMPLETED", netAmount: "12.375" });
       expect(done!.deployedAt).not.toBeNull();
+      // A refund to a buyer's address, paid from the merchant's wallet with stablegate devnet refund.
+      const buyer = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+      const refund = await (
+        await fetch(`${devEnv.PUBLIC_URL}/v1/charges/${charge.id}/refunds`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ amount: "2.5", address: buyer }),
+        })
+      ).json();
+      expect(refund).toMatchObject({ status: "AWAITING_PAYMENT", amount: "2.50" });
+      const refunded = await run(process.execPath, ["dist/cli/main.js", "devnet", "refund", refund.id, "--key", key], { env: devEnv });
+      expect(refunded.stdout).toMatch(new RegExp(`^Sent 2\\.50 USDC from 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 to ${buyer}`));
+      let back: { status: string } | undefined;
+      for (let i = 0; i < 200 && back?.status !== "COMPLETED"; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        back = await (await fetch(`${devEnv.PUBLIC_URL}/v1/refunds/${refund.id}`, { headers })).json();
+      }
+      expect(back).toMatchObject({ status: "COMPLETED" });
       const bad = await run(process.execPath, ["dist/cli/main.js", "devnet", "pay", "chrg_missing"], { env: devEnv }).catch((e) => e);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(/No such charge/);

@@ -91,6 +91,7 @@ describe("charge codec", () => {
       completedAt: new Date("2026-01-01T00:00:00.004Z"),
       deployedAt: null,
       settledAmount: new Prisma.Decimal((2n ** 200n).toString()),
+      amountRefunded: new Prisma.Decimal(0),
       settlements: [{ txHash: "0xabc", logIndex: 3, blockNumber: 9, netAmount: "24750001", feeAmount: "250000", confirmedAt: "2026-01-01T00:00:00.004Z" }],
       flushId: null,
       flushRetryAt: new Date("2026-01-01T00:00:00.005Z"),

@@ -119,3 +119,8 @@ export type User = Prisma.UserModel
  * A signed-in dashboard: the cookie holds a token whose SHA-256 is stored here.
  */
 export type DashboardSession = Prisma.DashboardSessionModel
+/**
+ * Model Refund
+ * Money the merchant's settlement wallet sends back to a buyer: prepared and followed here, never held.
+ */
+export type Refund = Prisma.RefundModel

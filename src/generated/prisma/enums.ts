@@ -62,3 +62,13 @@ export const DeliveryStatus = {
 } as const
 
 export type DeliveryStatus = (typeof DeliveryStatus)[keyof typeof DeliveryStatus]
+
+
+export const RefundStatus = {
+  AWAITING_ADDRESS: 'AWAITING_ADDRESS',
+  AWAITING_PAYMENT: 'AWAITING_PAYMENT',
+  COMPLETED: 'COMPLETED',
+  CANCELLED: 'CANCELLED'
+} as const
+
+export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus]

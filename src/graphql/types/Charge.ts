@@ -32,6 +32,7 @@ export const Charge = builder.prismaNode("Charge", {
       nullable: true,
       resolve: (c) => formatAmountOrNull(c.amountReceived),
     }),
+    amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
     feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
     netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
     currency: t.exposeString("currency"),

@@ -1,9 +1,9 @@
 // A charge: its state (live through chargeUpdated), payments settled with explorer links, its timeline
 // of events with their webhook deliveries (resend), and cancel.
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
-import { graphql } from "../graphql.js";
+import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Explorer, Section, Status, Time } from "../ui.js";
+import { Amount, ErrorNote, Explorer, formValues, Section, Status, Time } from "../ui.js";
 
 const ChargeQuery = graphql(`
   query Charge($id: ID!) {
@@ -34,6 +34,17 @@ const ChargeQuery = graphql(`
         id
         email
         name
+      }
+      amountRefunded
+      refunds {
+        id
+        amount
+        reason
+        status
+        address
+        claimUrl
+        txHash
+        createdAt
       }
       payments {
         txHash
@@ -85,6 +96,23 @@ const ChargeLive = graphql(`
 const CancelCharge = graphql(`
   mutation CancelCharge($id: ID!) {
     cancelCharge(id: $id) {
+      id
+      status
+    }
+  }
+`);
+
+const CreateRefund = graphql(`
+  mutation CreateRefund($chargeId: ID!, $input: CreateRefundInput) {
+    createRefund(chargeId: $chargeId, input: $input) {
+      id
+    }
+  }
+`);
+
+const CancelRefund = graphql(`
+  mutation CancelRefund($id: ID!) {
+    cancelRefund(id: $id) {
       id
       status
     }
@@ -186,6 +214,7 @@ export function ChargePage({ id }: { id: string }) {
           </ul>
         )}
       </Section>
+      <Refunds charge={charge} chain={chain} onChange={() => refetch({ requestPolicy: "network-only" })} />
       <Section title="Settlements">
         {charge.settlements.length === 0 ? (
           <p class="muted">Nothing paid out yet.</p>
@@ -229,5 +258,85 @@ export function ChargePage({ id }: { id: string }) {
         </ol>
       </Section>
     </>
+  );
+}
+
+type ChargeWithRefunds = NonNullable<ResultOf<typeof ChargeQuery>["charge"]>;
+
+/**
+ * The charge's refunds and a form for a new one. The service never sends money: the merchant's
+ * settlement wallet pays each refund, and it completes when the chain shows the transfer.
+ */
+function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: { explorerUrl: string | null } | undefined; onChange: () => void }) {
+  const [created, create] = useMutation(CreateRefund);
+  const [cancelled, cancel] = useMutation(CancelRefund);
+  if (charge.amountReceived === null && charge.refunds.length === 0) return null;
+  return (
+    <Section title="Refunds">
+      <p class="muted">
+        Refunded: <Amount value={charge.amountRefunded} />. Your settlement wallet pays each refund (send exactly the amount to the address, on this charge's
+        chain); it completes once the chain confirms the transfer.
+      </p>
+      <ul class="rows">
+        {charge.refunds.map((r) => (
+          <li key={r.id} data-refund={r.id}>
+            <Amount value={r.amount} /> <Status status={r.status} /> {r.reason && <span class="muted">{r.reason}</span>}{" "}
+            {r.address ? (
+              <>
+                to <Explorer base={chain?.explorerUrl} kind="address" value={r.address} />
+              </>
+            ) : (
+              r.claimUrl && (
+                <>
+                  claim link for the buyer: <code data-claim-url>{r.claimUrl}</code>
+                </>
+              )
+            )}
+            {r.txHash && (
+              <>
+                {" "}
+                · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
+              </>
+            )}
+            {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && (
+              <button type="button" class="link danger" onClick={() => cancel({ id: r.id }).then(onChange)}>
+                Cancel refund
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={created.error ?? cancelled.error} />
+      <form
+        class="inline"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const form = e.currentTarget;
+          const v = formValues(form);
+          const input = { ...(v.amount && { amount: v.amount }), ...(v.reason && { reason: v.reason }), ...(v.address && { address: v.address.trim() }) };
+          const result = await create({ chargeId: charge.id, input });
+          if (!result.error) {
+            form.reset();
+            onChange();
+          }
+        }}
+      >
+        <label>
+          Amount (empty: all that is left)
+          <input name="amount" inputMode="decimal" placeholder="5.00" />
+        </label>
+        <label class="grow">
+          Buyer's address (empty: a claim link for the buyer)
+          <input name="address" placeholder="0x…" spellcheck={false} />
+        </label>
+        <label class="grow">
+          Reason
+          <input name="reason" />
+        </label>
+        <button type="submit" disabled={created.fetching}>
+          Refund
+        </button>
+      </form>
+    </Section>
   );
 }

@@ -70,7 +70,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   WebhookAttempt: 'WebhookAttempt',
   User: 'User',
-  DashboardSession: 'DashboardSession'
+  DashboardSession: 'DashboardSession',
+  Refund: 'Refund'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -180,6 +181,7 @@ export const ChargeScalarFieldEnum = {
   completedAt: 'completedAt',
   deployedAt: 'deployedAt',
   settledAmount: 'settledAmount',
+  amountRefunded: 'amountRefunded',
   settlements: 'settlements',
   flushId: 'flushId',
   flushRetryAt: 'flushRetryAt',
@@ -407,6 +409,31 @@ export const DashboardSessionScalarFieldEnum = {
 } as const
 
 export type DashboardSessionScalarFieldEnum = (typeof DashboardSessionScalarFieldEnum)[keyof typeof DashboardSessionScalarFieldEnum]
+
+
+export const RefundScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  chargeId: 'chargeId',
+  amount: 'amount',
+  reason: 'reason',
+  status: 'status',
+  chainId: 'chainId',
+  fromAddress: 'fromAddress',
+  address: 'address',
+  claimToken: 'claimToken',
+  afterBlock: 'afterBlock',
+  txHash: 'txHash',
+  logIndex: 'logIndex',
+  blockNumber: 'blockNumber',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  completedAt: 'completedAt',
+  cancelledAt: 'cancelledAt'
+} as const
+
+export type RefundScalarFieldEnum = (typeof RefundScalarFieldEnum)[keyof typeof RefundScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -36,6 +36,7 @@ export type ChargeAvgAggregateOutputType = {
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
+  amountRefunded: runtime.Decimal | null
   flushFailures: number | null
   expiryExtendedMinutes: number | null
 }
@@ -50,6 +51,7 @@ export type ChargeSumAggregateOutputType = {
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
+  amountRefunded: runtime.Decimal | null
   flushFailures: number | null
   expiryExtendedMinutes: number | null
 }
@@ -82,6 +84,7 @@ export type ChargeMinAggregateOutputType = {
   completedAt: Date | null
   deployedAt: Date | null
   settledAmount: runtime.Decimal | null
+  amountRefunded: runtime.Decimal | null
   flushId: string | null
   flushRetryAt: Date | null
   flushFailures: number | null
@@ -118,6 +121,7 @@ export type ChargeMaxAggregateOutputType = {
   completedAt: Date | null
   deployedAt: Date | null
   settledAmount: runtime.Decimal | null
+  amountRefunded: runtime.Decimal | null
   flushId: string | null
   flushRetryAt: Date | null
   flushFailures: number | null
@@ -155,6 +159,7 @@ export type ChargeCountAggregateOutputType = {
   completedAt: number
   deployedAt: number
   settledAmount: number
+  amountRefunded: number
   settlements: number
   flushId: number
   flushRetryAt: number
@@ -176,6 +181,7 @@ export type ChargeAvgAggregateInputType = {
   chainId?: true
   confirmations?: true
   settledAmount?: true
+  amountRefunded?: true
   flushFailures?: true
   expiryExtendedMinutes?: true
 }
@@ -190,6 +196,7 @@ export type ChargeSumAggregateInputType = {
   chainId?: true
   confirmations?: true
   settledAmount?: true
+  amountRefunded?: true
   flushFailures?: true
   expiryExtendedMinutes?: true
 }
@@ -222,6 +229,7 @@ export type ChargeMinAggregateInputType = {
   completedAt?: true
   deployedAt?: true
   settledAmount?: true
+  amountRefunded?: true
   flushId?: true
   flushRetryAt?: true
   flushFailures?: true
@@ -258,6 +266,7 @@ export type ChargeMaxAggregateInputType = {
   completedAt?: true
   deployedAt?: true
   settledAmount?: true
+  amountRefunded?: true
   flushId?: true
   flushRetryAt?: true
   flushFailures?: true
@@ -295,6 +304,7 @@ export type ChargeCountAggregateInputType = {
   completedAt?: true
   deployedAt?: true
   settledAmount?: true
+  amountRefunded?: true
   settlements?: true
   flushId?: true
   flushRetryAt?: true
@@ -420,6 +430,7 @@ export type ChargeGroupByOutputType = {
   completedAt: Date | null
   deployedAt: Date | null
   settledAmount: runtime.Decimal
+  amountRefunded: runtime.Decimal
   settlements: runtime.JsonValue
   flushId: string | null
   flushRetryAt: Date | null
@@ -481,6 +492,7 @@ export type ChargeWhereInput = {
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
@@ -493,6 +505,7 @@ export type ChargeWhereInput = {
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
   payments?: Prisma.PaymentListRelationFilter
   settlementRecords?: Prisma.SettlementListRelationFilter
+  refunds?: Prisma.RefundListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }
 
@@ -525,6 +538,7 @@ export type ChargeOrderByWithRelationInput = {
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -537,6 +551,7 @@ export type ChargeOrderByWithRelationInput = {
   deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
   payments?: Prisma.PaymentOrderByRelationAggregateInput
   settlementRecords?: Prisma.SettlementOrderByRelationAggregateInput
+  refunds?: Prisma.RefundOrderByRelationAggregateInput
   flush?: Prisma.RelayerTransactionOrderByWithRelationInput
 }
 
@@ -573,6 +588,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
@@ -585,6 +601,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
   payments?: Prisma.PaymentListRelationFilter
   settlementRecords?: Prisma.SettlementListRelationFilter
+  refunds?: Prisma.RefundListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
 }, "id" | "chainId_cloneAddress">
 
@@ -617,6 +634,7 @@ export type ChargeOrderByWithAggregationInput = {
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   deployedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -663,6 +681,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   settledAmount?: Prisma.DecimalWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonWithAggregatesFilter<"Charge">
   flushId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
@@ -699,6 +718,7 @@ export type ChargeCreateInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -710,6 +730,7 @@ export type ChargeCreateInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -742,6 +763,7 @@ export type ChargeUncheckedCreateInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -752,6 +774,7 @@ export type ChargeUncheckedCreateInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -781,6 +804,7 @@ export type ChargeUpdateInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -792,6 +816,7 @@ export type ChargeUpdateInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -824,6 +849,7 @@ export type ChargeUncheckedUpdateInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -834,6 +860,7 @@ export type ChargeUncheckedUpdateInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -865,6 +892,7 @@ export type ChargeCreateManyInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -901,6 +929,7 @@ export type ChargeUpdateManyMutationInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -938,6 +967,7 @@ export type ChargeUncheckedUpdateManyInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -991,6 +1021,7 @@ export type ChargeCountOrderByAggregateInput = {
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
@@ -1010,6 +1041,7 @@ export type ChargeAvgOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
 }
@@ -1042,6 +1074,7 @@ export type ChargeMaxOrderByAggregateInput = {
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
@@ -1078,6 +1111,7 @@ export type ChargeMinOrderByAggregateInput = {
   completedAt?: Prisma.SortOrder
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
@@ -1096,6 +1130,7 @@ export type ChargeSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
+  amountRefunded?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
 }
@@ -1309,6 +1344,20 @@ export type ChargeUncheckedUpdateManyWithoutFlushNestedInput = {
   deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
 }
 
+export type ChargeCreateNestedOneWithoutRefundsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutRefundsInput, Prisma.ChargeUncheckedCreateWithoutRefundsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutRefundsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutRefundsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutRefundsInput, Prisma.ChargeUncheckedCreateWithoutRefundsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutRefundsInput
+  upsert?: Prisma.ChargeUpsertWithoutRefundsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutRefundsInput, Prisma.ChargeUpdateWithoutRefundsInput>, Prisma.ChargeUncheckedUpdateWithoutRefundsInput>
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -1336,6 +1385,7 @@ export type ChargeCreateWithoutMerchantInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -1346,6 +1396,7 @@ export type ChargeCreateWithoutMerchantInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -1377,6 +1428,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -1387,6 +1439,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1447,6 +1500,7 @@ export type ChargeScalarWhereInput = {
   completedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   deployedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
   flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
@@ -1483,6 +1537,7 @@ export type ChargeCreateWithoutCustomerInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -1493,6 +1548,7 @@ export type ChargeCreateWithoutCustomerInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -1524,6 +1580,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -1534,6 +1591,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1589,6 +1647,7 @@ export type ChargeCreateWithoutDeploymentInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -1599,6 +1658,7 @@ export type ChargeCreateWithoutDeploymentInput = {
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -1631,6 +1691,7 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -1640,6 +1701,7 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   expiryExtendedMinutes?: number
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutDeploymentInput = {
@@ -1685,6 +1747,7 @@ export type ChargeUpdateWithoutDeploymentInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1695,6 +1758,7 @@ export type ChargeUpdateWithoutDeploymentInput = {
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -1727,6 +1791,7 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1736,6 +1801,7 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutPaymentsInput = {
@@ -1765,6 +1831,7 @@ export type ChargeCreateWithoutPaymentsInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -1775,6 +1842,7 @@ export type ChargeCreateWithoutPaymentsInput = {
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -1807,6 +1875,7 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -1816,6 +1885,7 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentsInput = {
@@ -1861,6 +1931,7 @@ export type ChargeUpdateWithoutPaymentsInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1871,6 +1942,7 @@ export type ChargeUpdateWithoutPaymentsInput = {
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -1903,6 +1975,7 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1912,6 +1985,7 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutSettlementRecordsInput = {
@@ -1941,6 +2015,7 @@ export type ChargeCreateWithoutSettlementRecordsInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -1951,6 +2026,7 @@ export type ChargeCreateWithoutSettlementRecordsInput = {
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
 }
 
@@ -1983,6 +2059,7 @@ export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -1992,6 +2069,7 @@ export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
   expiryExtendedMinutes?: number
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutSettlementRecordsInput = {
@@ -2037,6 +2115,7 @@ export type ChargeUpdateWithoutSettlementRecordsInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2047,6 +2126,7 @@ export type ChargeUpdateWithoutSettlementRecordsInput = {
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -2079,6 +2159,7 @@ export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2088,6 +2169,7 @@ export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutFlushInput = {
@@ -2117,6 +2199,7 @@ export type ChargeCreateWithoutFlushInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -2128,6 +2211,7 @@ export type ChargeCreateWithoutFlushInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUncheckedCreateWithoutFlushInput = {
@@ -2159,6 +2243,7 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -2168,6 +2253,7 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutFlushInput = {
@@ -2194,6 +2280,190 @@ export type ChargeUpdateWithWhereUniqueWithoutFlushInput = {
 export type ChargeUpdateManyWithWhereWithoutFlushInput = {
   where: Prisma.ChargeScalarWhereInput
   data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutFlushInput>
+}
+
+export type ChargeCreateWithoutRefundsInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutRefundsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutRefundsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutRefundsInput, Prisma.ChargeUncheckedCreateWithoutRefundsInput>
+}
+
+export type ChargeUpsertWithoutRefundsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutRefundsInput, Prisma.ChargeUncheckedUpdateWithoutRefundsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutRefundsInput, Prisma.ChargeUncheckedCreateWithoutRefundsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutRefundsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutRefundsInput, Prisma.ChargeUncheckedUpdateWithoutRefundsInput>
+}
+
+export type ChargeUpdateWithoutRefundsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutRefundsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyMerchantInput = {
@@ -2224,6 +2494,7 @@ export type ChargeCreateManyMerchantInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -2260,6 +2531,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2270,6 +2542,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -2301,6 +2574,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2311,6 +2585,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -2341,6 +2616,7 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2378,6 +2654,7 @@ export type ChargeCreateManyCustomerInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: string | null
   flushRetryAt?: Date | string | null
@@ -2414,6 +2691,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2424,6 +2702,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
 }
 
@@ -2455,6 +2734,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2465,6 +2745,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -2495,6 +2776,7 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2533,6 +2815,7 @@ export type ChargeCreateManyFlushInput = {
   completedAt?: Date | string | null
   deployedAt?: Date | string | null
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Date | string | null
   flushFailures?: number
@@ -2568,6 +2851,7 @@ export type ChargeUpdateWithoutFlushInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2579,6 +2863,7 @@ export type ChargeUpdateWithoutFlushInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutFlushInput = {
@@ -2610,6 +2895,7 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2619,6 +2905,7 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutFlushInput = {
@@ -2650,6 +2937,7 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
@@ -2666,11 +2954,13 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
 export type ChargeCountOutputType = {
   payments: number
   settlementRecords: number
+  refunds: number
 }
 
 export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   payments?: boolean | ChargeCountOutputTypeCountPaymentsArgs
   settlementRecords?: boolean | ChargeCountOutputTypeCountSettlementRecordsArgs
+  refunds?: boolean | ChargeCountOutputTypeCountRefundsArgs
 }
 
 /**
@@ -2695,6 +2985,13 @@ export type ChargeCountOutputTypeCountPaymentsArgs<ExtArgs extends runtime.Types
  */
 export type ChargeCountOutputTypeCountSettlementRecordsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.SettlementWhereInput
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountRefundsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.RefundWhereInput
 }
 
 
@@ -2727,6 +3024,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  amountRefunded?: boolean
   settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
@@ -2739,6 +3037,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
+  refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
@@ -2772,6 +3071,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  amountRefunded?: boolean
   settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
@@ -2813,6 +3113,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  amountRefunded?: boolean
   settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
@@ -2854,6 +3155,7 @@ export type ChargeSelectScalar = {
   completedAt?: boolean
   deployedAt?: boolean
   settledAmount?: boolean
+  amountRefunded?: boolean
   settlements?: boolean
   flushId?: boolean
   flushRetryAt?: boolean
@@ -2863,13 +3165,14 @@ export type ChargeSelectScalar = {
   expiryExtendedMinutes?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
+  refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }
@@ -2892,6 +3195,7 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     deployment: Prisma.$CloneDeploymentPayload<ExtArgs> | null
     payments: Prisma.$PaymentPayload<ExtArgs>[]
     settlementRecords: Prisma.$SettlementPayload<ExtArgs>[]
+    refunds: Prisma.$RefundPayload<ExtArgs>[]
     flush: Prisma.$RelayerTransactionPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
@@ -2939,6 +3243,10 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * USDC paid out of the clone so far: net + fee of its confirmed settlements (Flushed events), whoever sent them.
      */
     settledAmount: runtime.Decimal
+    /**
+     * USDC of the charge's completed refunds (paid back by the merchant's wallet).
+     */
+    amountRefunded: runtime.Decimal
     /**
      * The confirmed settlements, oldest first, as the API shows them (domain/settlements.ts); the
      * settlements table holds them with their confirmation state.
@@ -3364,6 +3672,7 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   deployment<T extends Prisma.Charge$deploymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$deploymentArgs<ExtArgs>>): Prisma.Prisma__CloneDeploymentClient<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   payments<T extends Prisma.Charge$paymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   settlementRecords<T extends Prisma.Charge$settlementRecordsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$settlementRecordsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettlementPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  refunds<T extends Prisma.Charge$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
@@ -3422,6 +3731,7 @@ export interface ChargeFieldRefs {
   readonly completedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly deployedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly settledAmount: Prisma.FieldRef<"Charge", 'Decimal'>
+  readonly amountRefunded: Prisma.FieldRef<"Charge", 'Decimal'>
   readonly settlements: Prisma.FieldRef<"Charge", 'Json'>
   readonly flushId: Prisma.FieldRef<"Charge", 'String'>
   readonly flushRetryAt: Prisma.FieldRef<"Charge", 'DateTime'>
@@ -3913,6 +4223,30 @@ export type Charge$settlementRecordsArgs<ExtArgs extends runtime.Types.Extension
   take?: number
   skip?: number
   distinct?: Prisma.SettlementScalarFieldEnum | Prisma.SettlementScalarFieldEnum[]
+}
+
+/**
+ * Charge.refunds
+ */
+export type Charge$refundsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Refund
+   */
+  select?: Prisma.RefundSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Refund
+   */
+  omit?: Prisma.RefundOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RefundInclude<ExtArgs> | null
+  where?: Prisma.RefundWhereInput
+  orderBy?: Prisma.RefundOrderByWithRelationInput | Prisma.RefundOrderByWithRelationInput[]
+  cursor?: Prisma.RefundWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.RefundScalarFieldEnum | Prisma.RefundScalarFieldEnum[]
 }
 
 /**

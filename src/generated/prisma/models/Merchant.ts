@@ -264,6 +264,7 @@ export type MerchantWhereInput = {
   events?: Prisma.EventListRelationFilter
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
   users?: Prisma.UserListRelationFilter
+  refunds?: Prisma.RefundListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -284,6 +285,7 @@ export type MerchantOrderByWithRelationInput = {
   events?: Prisma.EventOrderByRelationAggregateInput
   webhookEndpoints?: Prisma.WebhookEndpointOrderByRelationAggregateInput
   users?: Prisma.UserOrderByRelationAggregateInput
+  refunds?: Prisma.RefundOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -307,6 +309,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   events?: Prisma.EventListRelationFilter
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
   users?: Prisma.UserListRelationFilter
+  refunds?: Prisma.RefundListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -359,6 +362,7 @@ export type MerchantCreateInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -379,6 +383,7 @@ export type MerchantUncheckedCreateInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -399,6 +404,7 @@ export type MerchantUpdateInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -419,6 +425,7 @@ export type MerchantUncheckedUpdateInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -642,6 +649,20 @@ export type MerchantUpdateOneRequiredWithoutUsersNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutUsersInput, Prisma.MerchantUpdateWithoutUsersInput>, Prisma.MerchantUncheckedUpdateWithoutUsersInput>
 }
 
+export type MerchantCreateNestedOneWithoutRefundsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutRefundsInput, Prisma.MerchantUncheckedCreateWithoutRefundsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutRefundsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutRefundsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutRefundsInput, Prisma.MerchantUncheckedCreateWithoutRefundsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutRefundsInput
+  upsert?: Prisma.MerchantUpsertWithoutRefundsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutRefundsInput, Prisma.MerchantUpdateWithoutRefundsInput>, Prisma.MerchantUncheckedUpdateWithoutRefundsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -659,6 +680,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -678,6 +700,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -713,6 +736,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -732,6 +756,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -751,6 +776,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -770,6 +796,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -805,6 +832,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -824,6 +852,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -843,6 +872,7 @@ export type MerchantCreateWithoutCustomersInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -862,6 +892,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -897,6 +928,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -916,6 +948,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -935,6 +968,7 @@ export type MerchantCreateWithoutChargesInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -954,6 +988,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -989,6 +1024,7 @@ export type MerchantUpdateWithoutChargesInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1008,6 +1044,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1027,6 +1064,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1046,6 +1084,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1081,6 +1120,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1100,6 +1140,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1119,6 +1160,7 @@ export type MerchantCreateWithoutEventsInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1138,6 +1180,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1173,6 +1216,7 @@ export type MerchantUpdateWithoutEventsInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1192,6 +1236,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -1211,6 +1256,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -1230,6 +1276,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -1265,6 +1312,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -1284,6 +1332,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -1303,6 +1352,7 @@ export type MerchantCreateWithoutUsersInput = {
   invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -1322,6 +1372,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -1357,6 +1408,7 @@ export type MerchantUpdateWithoutUsersInput = {
   invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -1376,6 +1428,103 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutRefundsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutRefundsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutRefundsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutRefundsInput, Prisma.MerchantUncheckedCreateWithoutRefundsInput>
+}
+
+export type MerchantUpsertWithoutRefundsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutRefundsInput, Prisma.MerchantUncheckedUpdateWithoutRefundsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutRefundsInput, Prisma.MerchantUncheckedCreateWithoutRefundsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutRefundsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutRefundsInput, Prisma.MerchantUncheckedUpdateWithoutRefundsInput>
+}
+
+export type MerchantUpdateWithoutRefundsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutRefundsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -1392,6 +1541,7 @@ export type MerchantCountOutputType = {
   events: number
   webhookEndpoints: number
   users: number
+  refunds: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1403,6 +1553,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   events?: boolean | MerchantCountOutputTypeCountEventsArgs
   webhookEndpoints?: boolean | MerchantCountOutputTypeCountWebhookEndpointsArgs
   users?: boolean | MerchantCountOutputTypeCountUsersArgs
+  refunds?: boolean | MerchantCountOutputTypeCountRefundsArgs
 }
 
 /**
@@ -1471,6 +1622,13 @@ export type MerchantCountOutputTypeCountUsersArgs<ExtArgs extends runtime.Types.
   where?: Prisma.UserWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountRefundsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.RefundWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1490,6 +1648,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
+  refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -1539,6 +1698,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   events?: boolean | Prisma.Merchant$eventsArgs<ExtArgs>
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
+  refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1555,6 +1715,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     events: Prisma.$EventPayload<ExtArgs>[]
     webhookEndpoints: Prisma.$WebhookEndpointPayload<ExtArgs>[]
     users: Prisma.$UserPayload<ExtArgs>[]
+    refunds: Prisma.$RefundPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1980,6 +2141,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   events<T extends Prisma.Merchant$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   webhookEndpoints<T extends Prisma.Merchant$webhookEndpointsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$webhookEndpointsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookEndpointPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   users<T extends Prisma.Merchant$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  refunds<T extends Prisma.Merchant$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2600,6 +2762,30 @@ export type Merchant$usersArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   distinct?: Prisma.UserScalarFieldEnum | Prisma.UserScalarFieldEnum[]
+}
+
+/**
+ * Merchant.refunds
+ */
+export type Merchant$refundsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Refund
+   */
+  select?: Prisma.RefundSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Refund
+   */
+  omit?: Prisma.RefundOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RefundInclude<ExtArgs> | null
+  where?: Prisma.RefundWhereInput
+  orderBy?: Prisma.RefundOrderByWithRelationInput | Prisma.RefundOrderByWithRelationInput[]
+  cursor?: Prisma.RefundWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.RefundScalarFieldEnum | Prisma.RefundScalarFieldEnum[]
 }
 
 /**

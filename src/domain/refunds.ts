@@ -1,0 +1,363 @@
+// Refunds without custody (API.md "Refunds"): money the merchant's settlement wallet sends back to a
+// buyer. The service prepares the refund (amount, address, chain), and the indexer completes it when
+// the chain shows the transfer; it never holds or sends the money itself.
+//
+//   AWAITING_ADDRESS ──address given (claim page)──▶ AWAITING_PAYMENT ──transfer confirmed──▶ COMPLETED
+//          └──────────────cancel──────────────┴──────────cancel──────────▶ CANCELLED
+//
+// Invariants:
+// - what a charge's refunds ask for never exceeds the confirmed money it received: refunds are made
+//   under the charge's row lock, counting every refund that is not CANCELLED;
+// - a refund is completed only by a USDC transfer of exactly its amount, from the charge's settlement
+//   wallet to its address, on its chain, in a block after the chain's head when it was made; one
+//   transfer completes one refund (a unique index), the oldest waiting refund first;
+// - a transfer seen but not yet confirmed is forgotten when a reorg removes its block.
+import { timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { type Prisma, selectRows } from "../db/client.js";
+import type { Prisma as P, Refund } from "../generated/prisma/client.js";
+import { AppError, notFound, unknownReference } from "./errors.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges.js";
+import { type NewEvent, recordEvents } from "./events.js";
+import type { ChargeFeed } from "./live.js";
+import { newId, randomBase62 } from "./ids.js";
+import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { evmAddress, parseInput } from "./validation.js";
+
+export type { Refund };
+
+export const REFUND_STATUSES = ["AWAITING_ADDRESS", "AWAITING_PAYMENT", "COMPLETED", "CANCELLED"] as const;
+
+/** Where the claim page lives: `{paymentBaseUrl}/refunds/<id>?token=…`. */
+export interface RefundSettings {
+  paymentBaseUrl: string;
+}
+
+/** The body of POST /v1/charges/:id/refunds. */
+export const createSchema = z.strictObject(
+  {
+    amount: z.string({ error: 'must be a decimal string such as "5.00"' }).optional(),
+    reason: z.string().trim().min(1).max(500).optional(),
+    address: evmAddress().optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+export const listSchema = z.strictObject({
+  ...pageParams,
+  chargeId: z.string().min(1).max(100).optional(),
+  status: z.enum(REFUND_STATUSES, { error: `must be one of ${REFUND_STATUSES.join(", ")}` }).optional(),
+});
+
+/** The public JSON form of a refund; also its events' data. */
+export const RefundResource = z.object({
+  id: z.string(),
+  object: z.literal("refund"),
+  livemode: z.boolean(),
+  chargeId: z.string(),
+  amount: z.string().describe('USDC, e.g. "5.00".'),
+  reason: z.string().nullable(),
+  status: z.enum(REFUND_STATUSES),
+  address: z.string().nullable().describe("Where the money goes; null until the buyer gives one at claimUrl."),
+  fromAddress: z.string().describe("The settlement wallet that must send it."),
+  chainId: z.number().int(),
+  txHash: z.string().nullable().describe("The transfer that paid it, once confirmed."),
+  claimUrl: z.string().nullable().describe("The page where the buyer gives an address (a capability: share it with the buyer only)."),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  cancelledAt: z.string().nullable(),
+});
+export type RefundResource = z.infer<typeof RefundResource>;
+
+/** Shapes a stored refund as the API shows it. */
+export function refundResource(r: Refund, settings: RefundSettings): RefundResource {
+  return {
+    id: r.id,
+    object: "refund",
+    livemode: r.livemode,
+    chargeId: r.chargeId,
+    amount: formatAmount(r.amount),
+    reason: r.reason,
+    status: r.status,
+    address: r.address,
+    fromAddress: r.fromAddress,
+    chainId: r.chainId,
+    txHash: r.status === "COMPLETED" ? r.txHash : null,
+    claimUrl: r.status === "AWAITING_ADDRESS" && r.claimToken ? claimUrl(r, settings) : null,
+    createdAt: r.createdAt.toISOString(),
+    completedAt: r.completedAt?.toISOString() ?? null,
+    cancelledAt: r.cancelledAt?.toISOString() ?? null,
+  };
+}
+
+function claimUrl(r: Pick<Refund, "id" | "claimToken">, settings: RefundSettings): string {
+  return `${settings.paymentBaseUrl}/refunds/${r.id}?token=${r.claimToken}`;
+}
+
+/** What is still refundable on a charge: confirmed money received less every refund not cancelled. */
+async function refundable(tx: P.TransactionClient, charge: { id: string; amountReceived: unknown }): Promise<bigint> {
+  const received = charge.amountReceived === null ? 0n : toUnits(charge.amountReceived as P.Decimal);
+  const [row] = await tx.$queryRaw<{ asked: string }[]>`
+    SELECT coalesce(sum(amount), 0)::text AS asked FROM refunds WHERE charge_id = ${charge.id} AND status <> 'CANCELLED'`;
+  return received - BigInt(row!.asked);
+}
+
+/**
+ * Creates a refund of a charge with confirmed money: by default all that is still refundable. 409
+ * `charge_not_refundable` without confirmed money; 400 `refund_exceeds_refundable` for more than is
+ * left. Without an address, the buyer gives one at `claimUrl`.
+ */
+export async function createRefund(
+  prisma: Prisma,
+  scope: Scope,
+  chargeId: string,
+  input: unknown,
+  settings: RefundSettings,
+  now = new Date(),
+): Promise<Refund> {
+  const data = parseInput(createSchema, input);
+  const asked = data.amount === undefined ? null : parseAmount(data.amount);
+  if (data.amount !== undefined && (asked === null || asked <= 0n)) {
+    throw new AppError("parameter_invalid", 'Invalid amount: must be a positive decimal string with at most 6 decimals, such as "5.00"', "amount");
+  }
+  return prisma.$transaction(async (tx) => {
+    // The charge's row lock orders concurrent refunds: their sum never passes what was received.
+    const [charge] = await tx.$queryRaw<{ id: string; amountReceived: P.Decimal | null; chainId: number | null; settlementWallet: string }[]>`
+      SELECT id, amount_received AS "amountReceived", chain_id AS "chainId", settlement_wallet AS "settlementWallet"
+      FROM charges WHERE id = ${chargeId} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    if (!charge) throw notFound("charge", chargeId);
+    const left = await refundable(tx, charge);
+    if (charge.chainId === null || charge.amountReceived === null || left <= 0n) {
+      throw new AppError(
+        "charge_not_refundable",
+        charge.amountReceived === null || charge.chainId === null
+          ? `Charge ${chargeId} has no confirmed money to refund.`
+          : `Charge ${chargeId} has nothing left to refund: its refunds already ask for all it received.`,
+        "id",
+      );
+    }
+    const amount = asked ?? left;
+    if (amount > left) {
+      throw new AppError("refund_exceeds_refundable", `Invalid amount: at most ${formatAmount(left)} USDC of this charge is left to refund.`, "amount");
+    }
+    const cursor = await tx.chainCursor.findUnique({ where: { chainId: charge.chainId }, select: { blockNumber: true, headBlock: true } });
+    const refund = await tx.refund.create({
+      data: {
+        id: newId("ref"),
+        ...inScope(scope),
+        chargeId,
+        amount: amount.toString(),
+        reason: data.reason ?? null,
+        status: data.address ? "AWAITING_PAYMENT" : "AWAITING_ADDRESS",
+        chainId: charge.chainId,
+        fromAddress: charge.settlementWallet,
+        address: data.address ?? null,
+        claimToken: data.address ? null : randomBase62(32),
+        // Transfers the indexer already passed, or that the chain had before now, are not this refund's.
+        afterBlock: cursor?.headBlock ?? cursor?.blockNumber ?? 0n,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    await recordEvents(tx, [refundEvent(refund, "refund.created", settings)]);
+    return refund;
+  });
+}
+
+/** A refund of `scope`, or 404. */
+export async function getRefund(prisma: Prisma, scope: Scope, id: string): Promise<Refund> {
+  const refund = await prisma.refund.findFirst({ where: { id, ...inScope(scope) } });
+  if (!refund) throw notFound("refund", id);
+  return refund;
+}
+
+const filterSchema = listSchema.pick({ chargeId: true, status: true });
+
+/** The where-clause of a refund list: this merchant and mode, optionally one charge or status. */
+function refundFilter(scope: Scope, filters: z.output<typeof filterSchema>): P.RefundWhereInput {
+  return { ...inScope(scope), ...(filters.chargeId && { chargeId: filters.chargeId }), ...(filters.status && { status: filters.status }) };
+}
+
+/** How many refunds match the list's filters (GraphQL's `totalCount`). */
+export function countRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
+  return prisma.refund.count({ where: refundFilter(scope, parseInput(filterSchema, input)) });
+}
+
+/** One page of refunds, newest first, optionally of one charge or status. */
+export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Refund>> {
+  const { chargeId, status, ...page } = parseInput(listSchema, input);
+  const where = refundFilter(scope, { chargeId, status });
+  if (chargeId && !(await prisma.charge.findFirst({ where: { id: chargeId, ...inScope(scope) }, select: { id: true } }))) {
+    throw unknownReference("charge", chargeId, "chargeId");
+  }
+  return keysetPage(
+    "refund",
+    page,
+    (id) => prisma.refund.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.refund.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+/** Cancels a waiting refund (a cancelled one is returned as is); 409 `refund_not_cancellable` once COMPLETED. */
+export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, settings: RefundSettings, now = new Date()): Promise<Refund> {
+  return prisma.$transaction(async (tx) => {
+    const [cancelled] = await tx.refund.updateManyAndReturn({
+      where: { id, ...inScope(scope), status: { in: ["AWAITING_ADDRESS", "AWAITING_PAYMENT"] } },
+      // A transfer seen for it but not yet confirmed no longer counts.
+      data: { status: "CANCELLED", cancelledAt: now, claimToken: null, txHash: null, logIndex: null, blockNumber: null },
+    });
+    if (cancelled) {
+      await recordEvents(tx, [refundEvent(cancelled, "refund.cancelled", settings)]);
+      return cancelled;
+    }
+    const refund = await tx.refund.findFirst({ where: { id, ...inScope(scope) } });
+    if (!refund) throw notFound("refund", id);
+    if (refund.status === "CANCELLED") return refund;
+    throw new AppError("refund_not_cancellable", `Refund ${id} is ${refund.status}: the money has been paid back.`, "id");
+  });
+}
+
+/**
+ * The refund a claim page shows, only with its token and while it waits for an address; 404 for
+ * anything else, a wrong token the same as no refund (the link is the buyer's only credential).
+ */
+export async function getClaimableRefund(prisma: Prisma, id: string, token: string): Promise<Refund> {
+  const refund = await prisma.refund.findUnique({ where: { id } });
+  const expected = Buffer.from(refund?.claimToken ?? "");
+  const given = Buffer.from(token);
+  if (!refund || expected.length === 0 || expected.length !== given.length || !timingSafeEqual(expected, given)) throw notFound("refund claim", id);
+  return refund;
+}
+
+/** What a claim page shows: the refund and who pays it. */
+export interface ClaimView {
+  refund: Refund;
+  merchantName: string;
+}
+
+/** The claim page's view of a refund, only with its token (see getClaimableRefund). */
+export async function claimView(prisma: Prisma, id: string, token: string): Promise<ClaimView> {
+  const refund = await getClaimableRefund(prisma, id, token);
+  return { refund, merchantName: await merchantName(prisma, refund.merchantId) };
+}
+
+async function merchantName(prisma: Prisma, merchantId: string): Promise<string> {
+  return (await prisma.merchant.findUniqueOrThrow({ where: { id: merchantId }, select: { name: true } })).name;
+}
+
+/** What the claim page posts, besides its token. */
+export const claimSchema = z.strictObject({ address: evmAddress(), confirmAddress: z.string() }, { error: "must be a JSON object" });
+
+/**
+ * The buyer gives the address to refund to, typed twice: a mismatch or a bad checksum is 400 and
+ * changes nothing. The link works once.
+ */
+export async function claimRefund(prisma: Prisma, id: string, token: string, input: unknown, settings: RefundSettings, now = new Date()): Promise<ClaimView> {
+  const data = parseInput(claimSchema, input);
+  if (data.confirmAddress.trim().toLowerCase() !== data.address.toLowerCase()) {
+    throw new AppError("parameter_invalid", "The two addresses differ: type the same address twice.", "confirmAddress");
+  }
+  await getClaimableRefund(prisma, id, token);
+  const refund = await prisma.$transaction(async (tx) => {
+    const [claimed] = await tx.refund.updateManyAndReturn({
+      where: { id, claimToken: token, status: "AWAITING_ADDRESS" },
+      data: { address: data.address, status: "AWAITING_PAYMENT", claimToken: null, updatedAt: now },
+    });
+    if (!claimed) throw notFound("refund claim", id);
+    await recordEvents(tx, [refundEvent(claimed, "refund.updated", settings)]);
+    return claimed;
+  });
+  return { refund, merchantName: await merchantName(prisma, refund.merchantId) };
+}
+
+/** A USDC transfer the indexer read. */
+export interface Transfer {
+  txHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+/**
+ * Inside the indexer's transaction for a range: marks the refunds that `transfers` pay as seen
+ * (waiting for confirmations). Each transfer pays the oldest matching refund that has none yet.
+ */
+export async function recordRefundTransfers(tx: P.TransactionClient, chainId: number, transfers: readonly Transfer[]): Promise<number> {
+  if (transfers.length === 0) return 0;
+  const waiting = await tx.refund.findMany({
+    where: { chainId, status: "AWAITING_PAYMENT", txHash: null },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true, fromAddress: true, address: true, amount: true, afterBlock: true },
+  });
+  if (waiting.length === 0) return 0;
+  const open = waiting.map((r) => ({ ...r, from: r.fromAddress.toLowerCase(), to: r.address!.toLowerCase(), units: toUnits(r.amount) }));
+  let matched = 0;
+  for (const t of transfers) {
+    const i = open.findIndex((r) => r.from === t.from.toLowerCase() && r.to === t.to.toLowerCase() && r.units === t.amount && t.blockNumber > r.afterBlock);
+    if (i < 0) continue;
+    const [refund] = open.splice(i, 1);
+    const { count } = await tx.refund.updateMany({
+      where: { id: refund!.id, txHash: null, status: "AWAITING_PAYMENT" },
+      data: { txHash: t.txHash, logIndex: t.logIndex, blockNumber: t.blockNumber },
+    });
+    matched += count;
+  }
+  return matched;
+}
+
+/** Forgets refund transfers seen above `blockNumber` (a reorg): the refunds wait for a transfer again. */
+export async function forgetRefundTransfersAbove(tx: P.TransactionClient, chainId: number, blockNumber: bigint): Promise<number> {
+  const { count } = await tx.refund.updateMany({
+    where: { chainId, status: "AWAITING_PAYMENT", blockNumber: { gt: blockNumber } },
+    data: { txHash: null, logIndex: null, blockNumber: null },
+  });
+  return count;
+}
+
+/**
+ * Completes the refunds on `chainId` whose transfer has its charge's confirmations at block `tip`:
+ * COMPLETED, the charge's amountRefunded grows (announced to its live views), refund.completed.
+ * Returns the refunds completed.
+ */
+export async function confirmRefunds(
+  prisma: Prisma,
+  chainId: number,
+  tip: bigint,
+  settings: RefundSettings & { feed?: ChargeFeed | undefined },
+  now = new Date(),
+): Promise<Refund[]> {
+  const due = await selectRows<{ id: string }>(
+    prisma,
+    `SELECT r.id FROM refunds r JOIN charges c ON c.id = r.charge_id
+      WHERE r.chain_id = $1 AND r.status = 'AWAITING_PAYMENT' AND r.block_number IS NOT NULL
+        AND r.block_number + coalesce(c.confirmations, 1) - 1 <= $2`,
+    [chainId, tip.toString()],
+  );
+  const completed: Refund[] = [];
+  for (const { id } of due) {
+    const done = await prisma.$transaction(async (tx) => {
+      const [refund] = await tx.refund.updateManyAndReturn({
+        where: { id, status: "AWAITING_PAYMENT", txHash: { not: null } },
+        data: { status: "COMPLETED", completedAt: now },
+      });
+      if (!refund) return null;
+      const [charge] = await tx.$queryRaw<Charge[]>`
+        UPDATE charges SET amount_refunded = amount_refunded + ${refund.amount}, updated_at = now() WHERE id = ${refund.chargeId} RETURNING ${CHARGE_COLUMNS}`;
+      await recordEvents(tx, [refundEvent(refund, "refund.completed", settings)]);
+      return { refund, charge: charge! };
+    });
+    if (!done) continue;
+    // The charge's live views show its new amountRefunded; the event goes out as a webhook.
+    settings.feed?.changed([done.charge], []);
+    completed.push(done.refund);
+  }
+  return completed;
+}
+
+function refundEvent(r: Refund, type: NewEvent["type"], settings: RefundSettings): NewEvent {
+  return { scope: { merchantId: r.merchantId, livemode: r.livemode }, type, data: refundResource(r, settings) };
+}

@@ -1,0 +1,58 @@
+// REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
+// (API.md "Refunds"). Rules live in domain/refunds.ts.
+import type { FastifyInstance } from "fastify";
+import { cancelRefund, createRefund, createSchema, getRefund, listRefunds, listSchema, RefundResource, refundResource } from "../domain/refunds.js";
+import { listOf } from "./openapi.js";
+import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Refunds";
+
+type IdParams = { Params: { id: string } };
+
+/** Registers the refund endpoints. */
+export function refundRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createRefund",
+      summary: "Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it",
+      tag,
+      body: createSchema,
+      example: { amount: "5.00", reason: "returned item", address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" },
+      ok: { 201: RefundResource },
+      errors: ["charge_not_refundable", "refund_exceeds_refundable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/charges/:id/refunds", { config: create }, async (req, reply) => {
+    const refund = await createRefund(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings);
+    return reply.code(201).send(refundResource(refund, settings));
+  });
+
+  const list = {
+    group: "list",
+    doc: { operationId: "listRefunds", summary: "List refunds, newest first (chargeId, status)", tag, query: listSchema, ok: { 200: listOf(RefundResource) } },
+  } as const;
+  app.get("/v1/refunds", { config: list }, async (req) => {
+    const { data, hasMore } = await listRefunds(prisma, scopeOf(req), req.query);
+    return { object: "list", data: data.map((r) => refundResource(r, settings)), hasMore };
+  });
+
+  const retrieve = { group: "read", doc: { operationId: "getRefund", summary: "Retrieve a refund", tag, ok: { 200: RefundResource } } } as const;
+  app.get<IdParams>("/v1/refunds/:id", { config: retrieve }, async (req) => {
+    return refundResource(await getRefund(prisma, scopeOf(req), req.params.id), settings);
+  });
+
+  const cancel = {
+    group: "create",
+    doc: {
+      operationId: "cancelRefund",
+      summary: "Cancel a refund still waiting for its address or payment",
+      tag,
+      ok: { 200: RefundResource },
+      errors: ["refund_not_cancellable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/refunds/:id/cancel", { config: cancel }, async (req) => {
+    return refundResource(await cancelRefund(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+}

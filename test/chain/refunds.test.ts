@@ -1,0 +1,206 @@
+// Refunds on a real anvil with Circle's USDC: the merchant's settlement wallet pays by any means (here
+// a plain transfer), and the indexer completes the refund when a confirmed transfer of exactly its
+// amount from that wallet to its address appears; the claim page; cancel; isolation.
+import { parseUnits } from "ethers";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import type { Periodic } from "../../src/lib/periodic.js";
+import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+
+const CONFIRMATIONS = 2;
+const usdc = (s: string) => parseUnits(s, 6);
+const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+
+let chain: TestChain;
+let app: TestApp;
+let devnet: EnabledChain;
+let runner: Periodic;
+let producer: NodeJS.Timeout | null = null;
+
+beforeAll(async () => {
+  chain = await startTestChain();
+  devnet = await chain.enabled(CONFIRMATIONS);
+  app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
+  runner = startChainRunner(app.db, devnet, pino({ level: "silent" }), { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
+  startProducer();
+}, 60_000);
+afterAll(async () => {
+  stopProducer();
+  await runner?.stop();
+  await app?.stop();
+  await chain?.stop();
+});
+
+function startProducer() {
+  producer ??= setInterval(() => void chain.mine().catch(() => {}), 100);
+}
+function stopProducer() {
+  if (producer) clearInterval(producer);
+  producer = null;
+}
+
+let seq = 0;
+/** A charge paid `paid` USDC and COMPLETED (or with partial money confirmed). */
+async function paidCharge(paid = "25", amount = "25"): Promise<string> {
+  const charge = (await app.call("POST", "/v1/charges", { body: { orderId: `refund-${++seq}`, amount } })).body;
+  const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
+  await chain.pay(chain.wallet(3), picked.body.cloneAddress, usdc(paid));
+  await waitFor("the payment's confirmation", async () => (await getCharge(charge.id)).amountReceived === Number(paid).toFixed(2));
+  return charge.id;
+}
+const getCharge = async (id: string) => (await app.call("GET", `/v1/charges/${id}`)).body;
+const getRefund = async (id: string) => (await app.call("GET", `/v1/refunds/${id}`)).body;
+const refund = (chargeId: string, body: Record<string, unknown> = {}) => app.call("POST", `/v1/charges/${chargeId}/refunds`, { body });
+/** The merchant's wallet (anvil account 1) pays `amount` to `to`. */
+const payBack = (to: string, amount: string) => chain.pay(chain.wallet(1), to, usdc(amount));
+const eventTypes = async (refundId: string) =>
+  (await app.db.prisma.event.findMany({ where: { data: { path: ["id"], equals: refundId } }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
+
+describe("refunds", () => {
+  it("a full refund to the merchant's given address completes once the wallet's transfer is confirmed", async () => {
+    const chargeId = await paidCharge("25");
+    expect(chain.wallet(1).address).toBe(WALLET);
+    const made = await refund(chargeId, { address: BUYER.toLowerCase(), reason: "order cancelled" });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({
+      object: "refund",
+      chargeId,
+      amount: "25.00",
+      status: "AWAITING_PAYMENT",
+      address: BUYER,
+      fromAddress: WALLET,
+      chainId: devnet.chainId,
+      claimUrl: null,
+      txHash: null,
+    });
+    const tx = await payBack(BUYER, "25");
+    await waitFor("the refund's completion", async () => (await getRefund(made.body.id)).status === "COMPLETED");
+    expect(await getRefund(made.body.id)).toMatchObject({ status: "COMPLETED", txHash: tx });
+    expect((await getCharge(chargeId)).amountRefunded).toBe("25.00");
+    expect(await eventTypes(made.body.id)).toEqual(["refund.created", "refund.completed"]);
+    expectError(await refund(chargeId), 409, "charge_not_refundable", "id");
+    expectError(await app.call("POST", `/v1/refunds/${made.body.id}/cancel`), 409, "refund_not_cancellable", "id");
+  });
+
+  it("partial refunds up to what is refundable; a wrong amount or address does not complete one; two equal refunds need two transfers", async () => {
+    const chargeId = await paidCharge("10");
+    expectError(await refund(chargeId, { amount: "10.01", address: BUYER }), 400, "refund_exceeds_refundable", "amount");
+    expectError(await refund(chargeId, { amount: "0", address: BUYER }), 400, "parameter_invalid", "amount");
+    expectError(await refund(chargeId, { address: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bC" }), 400, "parameter_invalid", "address");
+    const first = (await refund(chargeId, { amount: "3", address: OTHER })).body;
+    const second = (await refund(chargeId, { amount: "3", address: OTHER })).body;
+    const rest = (await refund(chargeId, { address: BUYER })).body;
+    expect(rest.amount).toBe("4.00");
+    expectError(await refund(chargeId, { amount: "0.01" }), 409, "charge_not_refundable", "id");
+
+    // Not from the settlement wallet, not the exact amount, not to the address: none counts.
+    await chain.pay(chain.wallet(5), OTHER, usdc("3"));
+    await payBack(OTHER, "2.99");
+    await payBack(BUYER, "3");
+    await chain.mine(CONFIRMATIONS + 3);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const r of [first, second, rest]) expect((await getRefund(r.id)).status).toBe("AWAITING_PAYMENT");
+
+    // One transfer of 3.00 to OTHER completes one refund, the oldest; the next one completes the other.
+    const one = await payBack(OTHER, "3");
+    await waitFor("one refund's completion", async () => (await getRefund(first.id)).status === "COMPLETED");
+    await chain.mine(CONFIRMATIONS + 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await getRefund(second.id)).status).toBe("AWAITING_PAYMENT");
+    const two = await payBack(OTHER, "3");
+    await waitFor("the other refund's completion", async () => (await getRefund(second.id)).status === "COMPLETED");
+    expect([(await getRefund(first.id)).txHash, (await getRefund(second.id)).txHash]).toEqual([one, two]);
+    expect((await getCharge(chargeId)).amountRefunded).toBe("6.00");
+
+    const cancelled = await app.call("POST", `/v1/refunds/${rest.id}/cancel`);
+    expect(cancelled.body).toMatchObject({ status: "CANCELLED", cancelledAt: expect.any(String) });
+    expect((await app.call("POST", `/v1/refunds/${rest.id}/cancel`)).body.status).toBe("CANCELLED");
+    // Cancelled, its 4.00 is refundable again; a transfer for it now completes nothing.
+    await payBack(BUYER, "4");
+    await chain.mine(CONFIRMATIONS + 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await getRefund(rest.id)).status).toBe("CANCELLED");
+    expect((await refund(chargeId, { address: BUYER })).body.amount).toBe("4.00");
+    const listed = await app.call("GET", `/v1/refunds?chargeId=${chargeId}&status=COMPLETED`);
+    expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([second.id, first.id]);
+  });
+
+  it("without an address the buyer gives one at the claim page, typed twice; the link then stops working", async () => {
+    const chargeId = await paidCharge("8");
+    const made = (await refund(chargeId, { amount: "5" })).body;
+    expect(made).toMatchObject({ status: "AWAITING_ADDRESS", address: null });
+    expect(made.claimUrl).toMatch(new RegExp(`/pay/refunds/${made.id}\\?token=[0-9A-Za-z]{32}$`));
+    const path = new URL(made.claimUrl).pathname + new URL(made.claimUrl).search;
+    const page = await fetch(`${app.url}${path}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain("Refund of 5.00 USDC");
+    expect(html).toContain("Local devnet");
+    expect((await fetch(`${app.url}/pay/refunds/${made.id}?token=${"x".repeat(32)}`)).status).toBe(404);
+
+    const token = new URL(made.claimUrl).searchParams.get("token")!;
+    const post = (address: string, confirmAddress: string) =>
+      fetch(`${app.url}/pay/refunds/${made.id}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token, address, confirmAddress }).toString(),
+      });
+    const mismatch = await post(BUYER, OTHER);
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.text()).toContain("The two addresses differ");
+    const badChecksum = await post("0x3c44cdddb6a900fa2b585dd299e03d12fa4293bC", "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bC");
+    expect(badChecksum.status).toBe(400);
+    expect(await badChecksum.text()).toContain("not a valid checksummed EVM address");
+    expect((await getRefund(made.id)).status).toBe("AWAITING_ADDRESS");
+
+    const claimed = await post(BUYER.toLowerCase(), BUYER);
+    expect(claimed.status).toBe(200);
+    expect(await claimed.text()).toContain(BUYER);
+    expect(await getRefund(made.id)).toMatchObject({ status: "AWAITING_PAYMENT", address: BUYER, claimUrl: null });
+    expect((await fetch(`${app.url}${path}`)).status).toBe(404);
+    await payBack(BUYER, "5");
+    await waitFor("the claimed refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
+    expect(await eventTypes(made.id)).toEqual(["refund.created", "refund.updated", "refund.completed"]);
+  });
+
+  it("a refund's transfer removed by a reorg before its confirmations does not complete it; the next one does", async () => {
+    const chargeId = await paidCharge("6");
+    const made = (await refund(chargeId, { address: BUYER })).body;
+    stopProducer();
+    const snapshot = await chain.provider.send("evm_snapshot", []);
+    const orphan = await payBack(BUYER, "6");
+    await waitFor("the transfer to be seen", async () => (await app.db.prisma.refund.findUnique({ where: { id: made.id } }))?.txHash === orphan);
+    expect((await getRefund(made.id)).status).toBe("AWAITING_PAYMENT");
+    expect(await chain.provider.send("evm_revert", [snapshot])).toBe(true);
+    await chain.mine(CONFIRMATIONS + 2);
+    await waitFor("the reorg to be noticed", async () => (await app.db.prisma.refund.findUnique({ where: { id: made.id } }))?.txHash === null);
+    await chain.mine(CONFIRMATIONS + 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await getRefund(made.id)).status).toBe("AWAITING_PAYMENT");
+    startProducer();
+    const replacement = await payBack(BUYER, "6");
+    await waitFor("the refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
+    expect((await getRefund(made.id)).txHash).toBe(replacement);
+  });
+
+  it("refuses a charge without confirmed money, and another merchant's charge or refund (404)", async () => {
+    const pending = (await app.call("POST", "/v1/charges", { body: { orderId: `refund-none-${++seq}`, amount: "5" } })).body;
+    expectError(await refund(pending.id, { address: BUYER }), 409, "charge_not_refundable", "id");
+    const chargeId = await paidCharge("2");
+    const mine = (await refund(chargeId, { address: BUYER })).body;
+    const other = await app.newMerchant();
+    const theirKey = other.apiKeys.test.secret;
+    expectError(await app.call("POST", `/v1/charges/${chargeId}/refunds`, { key: theirKey, body: {} }), 404, "resource_missing", "id");
+    expectError(await app.call("GET", `/v1/refunds/${mine.id}`, { key: theirKey }), 404, "resource_missing", "id");
+    expectError(await app.call("POST", `/v1/refunds/${mine.id}/cancel`, { key: theirKey }), 404, "resource_missing", "id");
+    expect((await app.call("GET", "/v1/refunds", { key: theirKey })).body.data).toEqual([]);
+    expectError(await app.call("GET", `/v1/refunds/${mine.id}`, { key: app.liveKey }), 404, "resource_missing", "id");
+    const gql = await app.gql("query($id: ID!) { charge(id: $id) { amountRefunded refunds { id status amount } } }", { id: chargeId });
+    expect(gql.data.charge).toEqual({ amountRefunded: "0.00", refunds: [{ id: mine.id, status: "AWAITING_PAYMENT", amount: "2.00" }] });
+  });
+});
