@@ -193,6 +193,56 @@ describe("the dashboard in a browser", () => {
     await page.context().close();
   });
 
+  it("pays a refund from the merchant's browser wallet (EIP-1193), which the chain then completes", async () => {
+    const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "dash-wallet-refund", amount: "4" } })).body;
+    const selected = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { key: null, body: { chainId: 31337 } });
+    await chain.pay(chain.wallet(2), selected.body.cloneAddress, 4_000_000n);
+    await expect.poll(async () => (await app.call("GET", `/v1/charges/${charge.id}`)).body.status, { timeout: 60_000 }).toBe("COMPLETED");
+    const refund = (await app.call("POST", `/v1/charges/${charge.id}/refunds`, { body: { amount: "1.5", address: BUYER } })).body;
+    // The merchant's wallet (anvil account 1, the charge's settlement wallet) holds the USDC it pays with.
+    const merchant = chain.wallet(1);
+    await chain.mint(merchant.address, 1_500_000n);
+
+    const page = await newPage();
+    const sent: string[] = [];
+    await page.exposeFunction("__merchantWallet", async (method: string, params: any[]) => {
+      switch (method) {
+        case "eth_requestAccounts":
+          return [merchant.address];
+        case "eth_chainId":
+          return "0x7a69";
+        case "eth_sendTransaction": {
+          const tx = await merchant.sendTransaction({ to: params[0].to, data: params[0].data });
+          sent.push(tx.hash);
+          return tx.hash;
+        }
+      }
+      throw new Error(`unsupported method ${method}`);
+    });
+    await page.addInitScript(() => {
+      const provider = { request: ({ method, params }: { method: string; params?: unknown[] }) => (window as any).__merchantWallet(method, params ?? []) };
+      const info = {
+        uuid: "merchant-wallet",
+        name: "Merchant Wallet",
+        icon: "data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'/>",
+        rdns: "test.merchant",
+      };
+      window.addEventListener("eip6963:requestProvider", () =>
+        window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) })),
+      );
+    });
+    await signIn(page);
+    await signedIn(page);
+    await page.goto(`${app.url}/dashboard/charges/${charge.id}`);
+    const row = page.locator(`[data-refund="${refund.id}"]`);
+    await row.getByRole("button", { name: "Pay with wallet" }).click();
+    await expect.poll(() => row.getByRole("status").textContent()).toMatch(/^ Sent: waiting for confirmations/);
+    expect(sent).toHaveLength(1);
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 30_000 }).toBe("COMPLETED");
+    expect((await app.call("GET", `/v1/refunds/${refund.id}`)).body).toMatchObject({ status: "COMPLETED", txHash: sent[0] });
+    await page.context().close();
+  });
+
   it("signs out everywhere: every open session goes back to sign-in", async () => {
     const first = await newPage();
     const second = await newPage();

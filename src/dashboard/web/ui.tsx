@@ -68,6 +68,12 @@ export function Explorer({ base, kind, value }: { base: string | null | undefine
   );
 }
 
+/** A USDC decimal string ("2.50") in base units, exactly. */
+export function units(amount: string): bigint {
+  const [whole = "0", frac = ""] = amount.split(".");
+  return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, "0").slice(0, 6));
+}
+
 /** The form's fields as strings. */
 export function formValues(form: HTMLFormElement): Record<string, string> {
   return Object.fromEntries([...new FormData(form).entries()].map(([k, v]) => [k, String(v)]));

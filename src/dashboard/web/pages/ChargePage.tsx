@@ -1,9 +1,11 @@
 // A charge: its state (live through chargeUpdated), payments settled with explorer links, its timeline
 // of events with their webhook deliveries (resend), and cancel.
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
+import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Explorer, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, ErrorNote, Explorer, formValues, Section, Status, Time, units } from "../ui.js";
+import { browserWallet, sendFromWallet } from "../wallet.js";
 
 const ChargeQuery = graphql(`
   query Charge($id: ID!) {
@@ -11,6 +13,7 @@ const ChargeQuery = graphql(`
       chainId
       name
       explorerUrl
+      usdcAddress
     }
     charge(id: $id) {
       id
@@ -38,6 +41,7 @@ const ChargeQuery = graphql(`
       amountRefunded
       refunds {
         id
+        fromAddress
         amount
         reason
         status
@@ -262,14 +266,33 @@ export function ChargePage({ id }: { id: string }) {
 }
 
 type ChargeWithRefunds = NonNullable<ResultOf<typeof ChargeQuery>["charge"]>;
+type ChainInfo = ResultOf<typeof ChargeQuery>["chains"][number];
 
 /**
  * The charge's refunds and a form for a new one. The service never sends money: the merchant's
  * settlement wallet pays each refund, and it completes when the chain shows the transfer.
  */
-function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: { explorerUrl: string | null } | undefined; onChange: () => void }) {
+function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; onChange: () => void }) {
   const [created, create] = useMutation(CreateRefund);
   const [cancelled, cancel] = useMutation(CancelRefund);
+  const [sent, setSent] = useState<{ id: string; hash?: string; error?: Error } | null>(null);
+  const pay = async (r: ChargeWithRefunds["refunds"][number]) => {
+    if (!chain || !r.address) return;
+    setSent({ id: r.id });
+    try {
+      const hash = await sendFromWallet({
+        chainId: chain.chainId,
+        chainName: chain.name,
+        usdc: chain.usdcAddress,
+        from: r.fromAddress,
+        to: r.address,
+        units: units(r.amount),
+      });
+      setSent({ id: r.id, hash });
+    } catch (e) {
+      setSent({ id: r.id, error: e as Error });
+    }
+  };
   if (charge.amountReceived === null && charge.refunds.length === 0) return null;
   return (
     <Section title="Refunds">
@@ -298,6 +321,13 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
                 · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
               </>
             )}
+            {r.status === "AWAITING_PAYMENT" && r.address && chain && browserWallet() && (
+              <button type="button" class="link" disabled={sent?.id === r.id && !sent.error && !sent.hash} onClick={() => void pay(r)}>
+                Pay with wallet
+              </button>
+            )}
+            {sent?.id === r.id && sent.hash && <span role="status"> Sent: waiting for confirmations ({sent.hash.slice(0, 10)}…)</span>}
+            {sent?.id === r.id && sent.error && <ErrorNote error={sent.error} />}
             {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && (
               <button type="button" class="link danger" onClick={() => cancel({ id: r.id }).then(onChange)}>
                 Cancel refund

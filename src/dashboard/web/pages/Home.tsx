@@ -2,7 +2,7 @@
 import { useQuery } from "@urql/preact";
 import { graphql } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Section, Status } from "../ui.js";
+import { Amount, ErrorNote, Section, Status, units } from "../ui.js";
 
 const StatsQuery = graphql(`
   query HomeStats {
@@ -20,12 +20,6 @@ const StatsQuery = graphql(`
     }
   }
 `);
-
-/** A USDC decimal string in base units, for proportions only (never for sums shown as money). */
-function units(amount: string): bigint {
-  const [whole = "0", frac = ""] = amount.split(".");
-  return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, "0").slice(0, 6));
-}
 
 export function Home() {
   const [{ data, error }] = useQuery({ query: StatsQuery });
