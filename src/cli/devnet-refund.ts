@@ -43,12 +43,17 @@ export async function payRefundFromDevnet(config: Config, refundId: string, apiK
       await mint.wait();
     }
     await provider.send("anvil_impersonateAccount", [refund.fromAddress]);
-    await provider.send("anvil_setBalance", [refund.fromAddress, `0x${parseEther("1").toString(16)}`]);
-    const wallet = new JsonRpcSigner(provider, refund.fromAddress);
-    const tx = await new Contract(info.usdc, usdcInterface, wallet).getFunction("transfer")(refund.address, units);
-    await tx.wait();
-    await provider.send("anvil_stopImpersonatingAccount", [refund.fromAddress]);
-    return `Sent ${refund.amount} USDC from ${refund.fromAddress} to ${refund.address} (tx ${tx.hash as string}); the refund completes once confirmed.`;
+    let hash: string;
+    try {
+      await provider.send("anvil_setBalance", [refund.fromAddress, `0x${parseEther("1").toString(16)}`]);
+      const wallet = new JsonRpcSigner(provider, refund.fromAddress);
+      const tx = await new Contract(info.usdc, usdcInterface, wallet).getFunction("transfer")(refund.address, units);
+      await tx.wait();
+      hash = tx.hash as string;
+    } finally {
+      await provider.send("anvil_stopImpersonatingAccount", [refund.fromAddress]);
+    }
+    return `Sent ${refund.amount} USDC from ${refund.fromAddress} to ${refund.address} (tx ${hash}); the refund completes once confirmed.`;
   } finally {
     provider.destroy();
   }

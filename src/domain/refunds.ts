@@ -63,7 +63,7 @@ export const RefundResource = z.object({
   address: z.string().nullable().describe("Where the money goes; null until the buyer gives one at claimUrl."),
   fromAddress: z.string().describe("The settlement wallet that must send it."),
   chainId: z.number().int(),
-  txHash: z.string().nullable().describe("The transfer that paid it, once confirmed."),
+  txHash: z.string().nullable().describe("The transfer that pays it, once seen on chain; the refund completes when it is confirmed."),
   claimUrl: z.string().nullable().describe("The page where the buyer gives an address (a capability: share it with the buyer only)."),
   createdAt: z.string(),
   completedAt: z.string().nullable(),
@@ -84,7 +84,7 @@ export function refundResource(r: Refund, settings: RefundSettings): RefundResou
     address: r.address,
     fromAddress: r.fromAddress,
     chainId: r.chainId,
-    txHash: r.status === "COMPLETED" ? r.txHash : null,
+    txHash: r.status === "CANCELLED" ? null : r.txHash,
     claimUrl: r.status === "AWAITING_ADDRESS" && r.claimToken ? claimUrl(r, settings) : null,
     createdAt: r.createdAt.toISOString(),
     completedAt: r.completedAt?.toISOString() ?? null,
@@ -200,13 +200,16 @@ export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown):
   );
 }
 
-/** Cancels a waiting refund (a cancelled one is returned as is); 409 `refund_not_cancellable` once COMPLETED. */
+/**
+ * Cancels a waiting refund (a cancelled one is returned as is). 409 `refund_not_cancellable` once
+ * COMPLETED, and while its transfer is on chain waiting for confirmations: cancelling then would free
+ * the amount for a second refund while the first transfer still completes.
+ */
 export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, settings: RefundSettings, now = new Date()): Promise<Refund> {
   return prisma.$transaction(async (tx) => {
     const [cancelled] = await tx.refund.updateManyAndReturn({
-      where: { id, ...inScope(scope), status: { in: ["AWAITING_ADDRESS", "AWAITING_PAYMENT"] } },
-      // A transfer seen for it but not yet confirmed no longer counts.
-      data: { status: "CANCELLED", cancelledAt: now, claimToken: null, txHash: null, logIndex: null, blockNumber: null },
+      where: { id, ...inScope(scope), status: { in: ["AWAITING_ADDRESS", "AWAITING_PAYMENT"] }, txHash: null },
+      data: { status: "CANCELLED", cancelledAt: now, claimToken: null },
     });
     if (cancelled) {
       await recordEvents(tx, [refundEvent(cancelled, "refund.cancelled", settings)]);
@@ -215,7 +218,8 @@ export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, set
     const refund = await tx.refund.findFirst({ where: { id, ...inScope(scope) } });
     if (!refund) throw notFound("refund", id);
     if (refund.status === "CANCELLED") return refund;
-    throw new AppError("refund_not_cancellable", `Refund ${id} is ${refund.status}: the money has been paid back.`, "id");
+    const why = refund.status === "COMPLETED" ? "the money has been paid back" : `its transfer ${refund.txHash} is waiting for confirmations`;
+    throw new AppError("refund_not_cancellable", `Refund ${id} cannot be cancelled: ${why}.`, "id");
   });
 }
 
@@ -284,7 +288,8 @@ export interface Transfer {
 
 /**
  * Inside the indexer's transaction for a range: marks the refunds that `transfers` pay as seen
- * (waiting for confirmations). Each transfer pays the oldest matching refund that has none yet.
+ * (waiting for confirmations). Each transfer pays the oldest matching refund that has none yet; a
+ * transfer already recorded on a refund (a range read again after a deep reorg) pays no other.
  */
 export async function recordRefundTransfers(tx: P.TransactionClient, chainId: number, transfers: readonly Transfer[]): Promise<number> {
   if (transfers.length === 0) return 0;
@@ -294,12 +299,24 @@ export async function recordRefundTransfers(tx: P.TransactionClient, chainId: nu
     select: { id: true, fromAddress: true, address: true, amount: true, afterBlock: true },
   });
   if (waiting.length === 0) return 0;
-  const open = waiting.map((r) => ({ ...r, from: r.fromAddress.toLowerCase(), to: r.address!.toLowerCase(), units: toUnits(r.amount) }));
+  // Refunds by what pays them, oldest first: one lookup per transfer, however many wait.
+  const key = (from: string, to: string, units: bigint) => `${from.toLowerCase()}|${to.toLowerCase()}|${units}`;
+  const byKey = new Map<string, typeof waiting>();
+  for (const r of waiting) {
+    const k = key(r.fromAddress, r.address!, toUnits(r.amount));
+    byKey.set(k, [...(byKey.get(k) ?? []), r]);
+  }
+  const candidates = transfers.filter((t) => byKey.has(key(t.from, t.to, t.amount)));
+  if (candidates.length === 0) return 0;
+  const used = await tx.refund.findMany({ where: { chainId, txHash: { in: candidates.map((t) => t.txHash) } }, select: { txHash: true, logIndex: true } });
+  const taken = new Set(used.map((u) => `${u.txHash}:${u.logIndex}`));
   let matched = 0;
-  for (const t of transfers) {
-    const i = open.findIndex((r) => r.from === t.from.toLowerCase() && r.to === t.to.toLowerCase() && r.units === t.amount && t.blockNumber > r.afterBlock);
+  for (const t of candidates) {
+    if (taken.has(`${t.txHash}:${t.logIndex}`)) continue;
+    const queue = byKey.get(key(t.from, t.to, t.amount))!;
+    const i = queue.findIndex((r) => t.blockNumber > r.afterBlock);
     if (i < 0) continue;
-    const [refund] = open.splice(i, 1);
+    const [refund] = queue.splice(i, 1);
     const { count } = await tx.refund.updateMany({
       where: { id: refund!.id, txHash: null, status: "AWAITING_PAYMENT" },
       data: { txHash: t.txHash, logIndex: t.logIndex, blockNumber: t.blockNumber },

@@ -4382,7 +4382,7 @@ export interface operations {
                         /** @description The settlement wallet that must send it. */
                         fromAddress: string;
                         chainId: number;
-                        /** @description The transfer that paid it, once confirmed. */
+                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
@@ -4554,7 +4554,7 @@ export interface operations {
                             /** @description The settlement wallet that must send it. */
                             fromAddress: string;
                             chainId: number;
-                            /** @description The transfer that paid it, once confirmed. */
+                            /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
                             txHash: string | null;
                             /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                             claimUrl: string | null;
@@ -4699,7 +4699,7 @@ export interface operations {
                         /** @description The settlement wallet that must send it. */
                         fromAddress: string;
                         chainId: number;
-                        /** @description The transfer that paid it, once confirmed. */
+                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
@@ -4856,7 +4856,7 @@ export interface operations {
                         /** @description The settlement wallet that must send it. */
                         fromAddress: string;
                         chainId: number;
-                        /** @description The transfer that paid it, once confirmed. */
+                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;

@@ -10,7 +10,7 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const CONFIRMATIONS = 2;
@@ -21,7 +21,6 @@ let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
 let runner: Periodic | null = null;
-let producer: NodeJS.Timeout | null = null;
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -47,13 +46,7 @@ afterAll(async () => {
 });
 
 /** A block every 100 ms, so confirmations come. */
-function startProducer() {
-  producer ??= setInterval(() => void chain.mine().catch(() => {}), 100);
-}
-function stopProducer() {
-  if (producer) clearInterval(producer);
-  producer = null;
-}
+const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
 let seq = 0;
 /** A charge with its chain picked and its clone deployed. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const CONFIRMATIONS = 2;
@@ -19,7 +19,6 @@ let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
 let runner: Periodic;
-let producer: NodeJS.Timeout | null = null;
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -35,13 +34,8 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-function startProducer() {
-  producer ??= setInterval(() => void chain.mine().catch(() => {}), 100);
-}
-function stopProducer() {
-  if (producer) clearInterval(producer);
-  producer = null;
-}
+/** A block every 100 ms, so confirmations come. */
+const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
 let seq = 0;
 /** A charge paid `paid` USDC and COMPLETED (or with partial money confirmed). */
@@ -175,7 +169,11 @@ describe("refunds", () => {
     const snapshot = await chain.provider.send("evm_snapshot", []);
     const orphan = await payBack(BUYER, "6");
     await waitFor("the transfer to be seen", async () => (await app.db.prisma.refund.findUnique({ where: { id: made.id } }))?.txHash === orphan);
-    expect((await getRefund(made.id)).status).toBe("AWAITING_PAYMENT");
+    expect(await getRefund(made.id)).toMatchObject({ status: "AWAITING_PAYMENT", txHash: orphan });
+    // Its transfer is on chain: cancelling now would free the amount for a second payment.
+    const refused = await app.call("POST", `/v1/refunds/${made.id}/cancel`);
+    expectError(refused, 409, "refund_not_cancellable", "id");
+    expect(refused.body.message).toMatch(/waiting for confirmations/);
     expect(await chain.provider.send("evm_revert", [snapshot])).toBe(true);
     await chain.mine(CONFIRMATIONS + 2);
     await waitFor("the reorg to be noticed", async () => (await app.db.prisma.refund.findUnique({ where: { id: made.id } }))?.txHash === null);

@@ -7,7 +7,7 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 
@@ -18,7 +18,6 @@ let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
 let runner: Periodic | null = null;
-let producer: NodeJS.Timeout | null = null;
 const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
 
 beforeAll(async () => {
@@ -39,13 +38,7 @@ function startRunner() {
   runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
 }
 /** A block every 100 ms, so confirmations come. */
-function startProducer() {
-  producer ??= setInterval(() => void chain.mine().catch(() => {}), 100);
-}
-function stopProducer() {
-  if (producer) clearInterval(producer);
-  producer = null;
-}
+const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
 let seq = 0;
 /** A charge with its chain picked and its clone deployed. */

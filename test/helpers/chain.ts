@@ -113,6 +113,18 @@ export async function startTestChain(): Promise<TestChain> {
 
 const FLUSHED = id("Flushed(address,address,uint256,uint256)");
 
+/** Mines a block every `everyMs` while started, so confirmations come; `start()` twice runs one timer. */
+export function blockProducer(mine: () => Promise<void>, everyMs = 100): { start(): void; stop(): void } {
+  let timer: NodeJS.Timeout | null = null;
+  return {
+    start: () => void (timer ??= setInterval(() => void mine().catch(() => {}), everyMs)),
+    stop: () => {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+}
+
 /** Polls `check` every 50 ms until it returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

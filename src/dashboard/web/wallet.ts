@@ -38,6 +38,8 @@ export async function sendFromWallet(t: WalletTransfer): Promise<string> {
     const chainHex = `0x${t.chainId.toString(16)}`;
     if ((await wallet.request({ method: "eth_chainId" })) !== chainHex) {
       await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] });
+      // A wallet that did not switch would send the transfer on the wrong chain.
+      if ((await wallet.request({ method: "eth_chainId" })) !== chainHex) throw new Error(`Switch your wallet to ${t.chainName}, then try again.`);
     }
     const word = (hex: string) => hex.toLowerCase().replace(/^0x/, "").padStart(64, "0");
     return (await wallet.request({

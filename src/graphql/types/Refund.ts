@@ -22,7 +22,11 @@ const Refund = builder.prismaNode("Refund", {
     address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
     fromAddress: t.exposeString("fromAddress", { description: "The settlement wallet that must send it." }),
     chainId: t.exposeInt("chainId"),
-    txHash: t.string({ nullable: true, description: "The transfer that paid it, once confirmed.", resolve: (r, _args, ctx) => resource(r, ctx).txHash }),
+    txHash: t.string({
+      nullable: true,
+      description: "The transfer that pays it, once seen on chain; the refund completes when it is confirmed.",
+      resolve: (r, _args, ctx) => resource(r, ctx).txHash,
+    }),
     claimUrl: t.string({
       nullable: true,
       description: "The page where the buyer gives an address: share it with the buyer only.",

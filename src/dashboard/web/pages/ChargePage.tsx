@@ -321,14 +321,16 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
                 · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
               </>
             )}
-            {r.status === "AWAITING_PAYMENT" && r.address && chain && browserWallet() && (
-              <button type="button" class="link" disabled={sent?.id === r.id && !sent.error && !sent.hash} onClick={() => void pay(r)}>
+            {r.status === "AWAITING_PAYMENT" && r.txHash && <span class="muted"> · its transfer is on chain, waiting for confirmations</span>}
+            {/* Once a transfer was sent (or is on chain), neither another payment nor a cancel: either would pay twice. */}
+            {r.status === "AWAITING_PAYMENT" && !r.txHash && !(sent?.id === r.id && sent.hash) && r.address && chain && browserWallet() && (
+              <button type="button" class="link" disabled={sent?.id === r.id && !sent.error} onClick={() => void pay(r)}>
                 Pay with wallet
               </button>
             )}
             {sent?.id === r.id && sent.hash && <span role="status"> Sent: waiting for confirmations ({sent.hash.slice(0, 10)}…)</span>}
             {sent?.id === r.id && sent.error && <ErrorNote error={sent.error} />}
-            {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && (
+            {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && !r.txHash && !(sent?.id === r.id && sent.hash) && (
               <button type="button" class="link danger" onClick={() => cancel({ id: r.id }).then(onChange)}>
                 Cancel refund
               </button>
