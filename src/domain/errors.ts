@@ -29,6 +29,8 @@ export type ErrorCode =
   | "charge_not_refundable"
   | "refund_exceeds_refundable"
   | "refund_not_cancellable"
+  | "refund_not_payable"
+  | "authorization_invalid"
   | "idempotency_key_in_use"
   | "idempotency_key_reused"
   | "rate_limited"

@@ -65,6 +65,10 @@ export const RefundResource = z.object({
   chainId: z.number().int(),
   txHash: z.string().nullable().describe("The transfer that pays it, once seen on chain; the refund completes when it is confirmed."),
   claimUrl: z.string().nullable().describe("The page where the buyer gives an address (a capability: share it with the buyer only)."),
+  authorization: z
+    .object({ status: z.enum(["relaying", "sent", "failed"]), error: z.string().nullable() })
+    .nullable()
+    .describe("An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given)."),
   createdAt: z.string(),
   completedAt: z.string().nullable(),
   cancelledAt: z.string().nullable(),
@@ -86,6 +90,8 @@ export function refundResource(r: Refund, settings: RefundSettings): RefundResou
     chainId: r.chainId,
     txHash: r.status === "CANCELLED" ? null : r.txHash,
     claimUrl: r.status === "AWAITING_ADDRESS" && r.claimToken ? claimUrl(r, settings) : null,
+    authorization:
+      r.authorization === null ? null : { status: r.authorizationError ? "failed" : r.authorizationTxId ? "sent" : "relaying", error: r.authorizationError },
     createdAt: r.createdAt.toISOString(),
     completedAt: r.completedAt?.toISOString() ?? null,
     cancelledAt: r.cancelledAt?.toISOString() ?? null,
@@ -288,17 +294,27 @@ export interface Transfer {
 
 /**
  * Inside the indexer's transaction for a range: marks the refunds that `transfers` pay as seen
- * (waiting for confirmations). Each transfer pays the oldest matching refund that has none yet; a
- * transfer already recorded on a refund (a range read again after a deep reorg) pays no other.
+ * (waiting for confirmations). A transfer we relayed for a refund's authorization pays that refund;
+ * any other pays the oldest matching refund that has none yet; a transfer already recorded on a
+ * refund (a range read again after a deep reorg) pays no other.
  */
 export async function recordRefundTransfers(tx: P.TransactionClient, chainId: number, transfers: readonly Transfer[]): Promise<number> {
   if (transfers.length === 0) return 0;
   const waiting = await tx.refund.findMany({
     where: { chainId, status: "AWAITING_PAYMENT", txHash: null },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, fromAddress: true, address: true, amount: true, afterBlock: true },
+    select: { id: true, fromAddress: true, address: true, amount: true, afterBlock: true, authorizationTxId: true },
   });
   if (waiting.length === 0) return 0;
+  // A transfer we relayed for a refund's own authorization pays that refund, whichever older ones
+  // wait for the same amount to the same address.
+  const relayedFor = new Map<string, string>();
+  const relayed = waiting.filter((r) => r.authorizationTxId !== null);
+  if (relayed.length > 0) {
+    const txs = await tx.relayerTransaction.findMany({ where: { id: { in: relayed.map((r) => r.authorizationTxId!) } }, select: { id: true, txHashes: true } });
+    const refundOf = new Map(relayed.map((r) => [r.authorizationTxId!, r.id]));
+    for (const t of txs) for (const hash of t.txHashes) relayedFor.set(hash.toLowerCase(), refundOf.get(t.id)!);
+  }
   // Refunds by what pays them, oldest first: one lookup per transfer, however many wait.
   const key = (from: string, to: string, units: bigint) => `${from.toLowerCase()}|${to.toLowerCase()}|${units}`;
   const byKey = new Map<string, typeof waiting>();
@@ -314,7 +330,8 @@ export async function recordRefundTransfers(tx: P.TransactionClient, chainId: nu
   for (const t of candidates) {
     if (taken.has(`${t.txHash}:${t.logIndex}`)) continue;
     const queue = byKey.get(key(t.from, t.to, t.amount))!;
-    const i = queue.findIndex((r) => t.blockNumber > r.afterBlock);
+    const own = relayedFor.get(t.txHash.toLowerCase());
+    const i = own !== undefined ? queue.findIndex((r) => r.id === own) : queue.findIndex((r) => t.blockNumber > r.afterBlock);
     if (i < 0) continue;
     const [refund] = queue.splice(i, 1);
     const { count } = await tx.refund.updateMany({

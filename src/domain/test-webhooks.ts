@@ -159,6 +159,9 @@ function sampleRefund(scope: Scope, type: EventType, settings: Pick<ChargeSettin
     updatedAt: now,
     completedAt: status === "COMPLETED" ? now : null,
     cancelledAt: status === "CANCELLED" ? now : null,
+    authorization: null,
+    authorizationTxId: null,
+    authorizationError: null,
   };
   return refundResource(refund, settings);
 }

@@ -331,6 +331,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refunds/{id}/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas) */
+        post: operations["payRefundWithAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/charges/{id}/expire": {
         parameters: {
             query?: never;
@@ -4386,6 +4403,12 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
+                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        authorization: {
+                            /** @enum {string} */
+                            status: "relaying" | "sent" | "failed";
+                            error: string | null;
+                        } | null;
                         createdAt: string;
                         completedAt: string | null;
                         cancelledAt: string | null;
@@ -4558,6 +4581,12 @@ export interface operations {
                             txHash: string | null;
                             /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                             claimUrl: string | null;
+                            /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                            authorization: {
+                                /** @enum {string} */
+                                status: "relaying" | "sent" | "failed";
+                                error: string | null;
+                            } | null;
                             createdAt: string;
                             completedAt: string | null;
                             cancelledAt: string | null;
@@ -4703,6 +4732,12 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
+                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        authorization: {
+                            /** @enum {string} */
+                            status: "relaying" | "sent" | "failed";
+                            error: string | null;
+                        } | null;
                         createdAt: string;
                         completedAt: string | null;
                         cancelledAt: string | null;
@@ -4860,6 +4895,12 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
+                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        authorization: {
+                            /** @enum {string} */
+                            status: "relaying" | "sent" | "failed";
+                            error: string | null;
+                        } | null;
                         createdAt: string;
                         completedAt: string | null;
                         cancelledAt: string | null;
@@ -4911,6 +4952,194 @@ export interface operations {
                 };
             };
             /** @description code: refund_not_cancellable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payRefundWithAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    from: string;
+                    /** @description Base units (6 decimals): exactly the refund's amount. */
+                    value: string | number;
+                    /** @description Unix seconds. */
+                    validAfter: string | number;
+                    /** @description Unix seconds; at least 60 s from now. */
+                    validBefore: string | number;
+                    nonce: string;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "refund";
+                        livemode: boolean;
+                        chargeId: string;
+                        /** @description USDC, e.g. "5.00". */
+                        amount: string;
+                        reason: string | null;
+                        /** @enum {string} */
+                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+                        address: string | null;
+                        /** @description The settlement wallet that must send it. */
+                        fromAddress: string;
+                        chainId: number;
+                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
+                        txHash: string | null;
+                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+                        claimUrl: string | null;
+                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        authorization: {
+                            /** @enum {string} */
+                            status: "relaying" | "sent" | "failed";
+                            error: string | null;
+                        } | null;
+                        createdAt: string;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, authorization_invalid, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: refund_not_payable, idempotency_key_in_use */
             409: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */

@@ -47,6 +47,8 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   charge_not_payable: 409,
   charge_not_refundable: 409,
   refund_not_cancellable: 409,
+  refund_not_payable: 409,
+  authorization_invalid: 400,
   refund_exceeds_refundable: 400,
   idempotency_key_in_use: 409,
   rate_limited: 429,

@@ -16,7 +16,9 @@ import { confirmRefunds } from "../domain/refunds.js";
 import { deploymentHandlers, runDeployments } from "./deployments.js";
 import { flushHandlers, runPayouts } from "./flushes.js";
 import { every, type Periodic } from "../lib/periodic.js";
-import { resendStored, trackRelayerTxs } from "./relayer-txs.js";
+import { authorizationHandlers, runRefundAuthorizations } from "./refund-authorizations.js";
+import { resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
+import type { RelayerTxKind } from "../generated/prisma/client.js";
 
 /** Advisory-lock keys for chains: a fixed base plus the chain id. */
 const CHAIN_LOCK_BASE = 7_300_000_000;
@@ -46,7 +48,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         : log.warn({ endpoint: h.endpoint, problem: h.lastProblem }, "RPC endpoint failing; using the next one while it cools down"),
   });
   const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log);
-  const handlers = { DEPLOY: deploymentHandlers(db.prisma, log), FLUSH: flushHandlers(db.prisma, settings, log, now) };
+  const handlers = relayerTxHandlers(db.prisma, settings, log, now);
   let lock: HeldLock | null = null;
   let balanceCheckedAt = 0;
   const { feed } = settings;
@@ -75,6 +77,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);
       await runDeployments(db.prisma, relayer, log, now());
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs });
+      await runRefundAuthorizations(db.prisma, relayer, log);
       if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
         balanceCheckedAt = Date.now();
         await checkRelayerBalance(db.prisma, relayer, log, now()).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
@@ -126,4 +129,13 @@ class PaymentProgress {
     [this.tip, this.waiting] = [tip, waiting];
     return moved;
   }
+}
+
+/** What each kind of relayer transaction does when it is mined, confirmed or fails. */
+export function relayerTxHandlers(prisma: Prisma, settings: PaymentSettings, logger: Logger, now: () => Date): Record<RelayerTxKind, TxHandlers> {
+  return {
+    DEPLOY: deploymentHandlers(prisma, logger),
+    FLUSH: flushHandlers(prisma, settings, logger, now),
+    AUTHORIZATION: authorizationHandlers(prisma, logger),
+  };
 }

@@ -19,7 +19,7 @@ export interface RouteDoc {
   /** The query the route or the domain parses. */
   query?: z.ZodType;
   /** The success answers by status. */
-  ok: Partial<Record<200 | 201, z.ZodType>>;
+  ok: Partial<Record<200 | 201 | 202, z.ZodType>>;
   /** Error codes of this route beyond those every route of its kind may answer. */
   errors?: readonly ErrorCode[];
 }
@@ -140,7 +140,7 @@ export class ApiDocument {
     const responses: Record<string, unknown> = {};
     for (const [status, schema] of Object.entries(doc.ok)) {
       responses[status] = {
-        description: status === "201" ? "Created" : "OK",
+        description: ({ "201": "Created", "202": "Accepted" } as Record<string, string>)[status] ?? "OK",
         headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS },
         content: { "application/json": { schema: jsonSchema(schema, "output") } },
       };

@@ -1,6 +1,9 @@
 // REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
 // (API.md "Refunds"). Rules live in domain/refunds.ts.
 import type { FastifyInstance } from "fastify";
+import { UsdcAuthorizations } from "../chain/authorizations.js";
+import { ChainRpc } from "../chain/rpc.js";
+import { authorizationSchema, submitRefundAuthorization } from "../domain/refund-authorizations.js";
 import { cancelRefund, createRefund, createSchema, getRefund, listRefunds, listSchema, RefundResource, refundResource } from "../domain/refunds.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
@@ -10,7 +13,16 @@ const tag = "Refunds";
 type IdParams = { Params: { id: string } };
 
 /** Registers the refund endpoints. */
-export function refundRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, chains }: RestDeps): void {
+  // One reader per chain, made on first use: the token's domain is read once.
+  const readers = new Map<number, UsdcAuthorizations>();
+  const readerOf = (chainId: number) => {
+    const chain = chains.get(chainId);
+    if (!chain) return null;
+    if (!readers.has(chainId)) readers.set(chainId, new UsdcAuthorizations(new ChainRpc(chainId, chain.rpcUrls), chain.usdc, chainId));
+    return readers.get(chainId)!;
+  };
+
   const create = {
     group: "create",
     doc: {
@@ -54,5 +66,21 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings }
   } as const;
   app.post<IdParams>("/v1/refunds/:id/cancel", { config: cancel }, async (req) => {
     return refundResource(await cancelRefund(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+
+  const authorize = {
+    group: "create",
+    doc: {
+      operationId: "payRefundWithAuthorization",
+      summary: "Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)",
+      tag,
+      body: authorizationSchema,
+      ok: { 202: RefundResource },
+      errors: ["authorization_invalid", "refund_not_payable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/refunds/:id/authorization", { config: authorize }, async (req, reply) => {
+    const refund = await submitRefundAuthorization(prisma, scopeOf(req), req.params.id, req.body ?? {}, readerOf);
+    return reply.code(202).send(refundResource(refund, settings));
   });
 }

@@ -5,6 +5,7 @@
 // to COMPLETED, editing a customer, sign out everywhere; accessibility, screenshots and the first
 // load's weight.
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
@@ -23,6 +24,9 @@ import { type Receiver, startReceiver } from "../helpers/receiver.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
 const PASSWORD = "a long enough password";
+// Emails of this run only: on Redis the sign-in counters outlive a run, and CI runs follow each other.
+const RUN = randomBytes(4).toString("hex");
+const mail = (name: string) => `${name}-${RUN}@shop.example`;
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const run = promisify(execFile);
 let chain: TestChain;
@@ -43,7 +47,7 @@ beforeAll(async () => {
   dispatcher = startWebhookDispatcher(app.db.prisma, pino({ level: "silent" }), { intervalMs: 50 });
   receiver = await startReceiver();
   producer = setInterval(() => void chain.mine().catch(() => {}), 250);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: "owner@shop.example", password: PASSWORD })).email;
+  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("owner"), password: PASSWORD })).email;
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
@@ -81,7 +85,7 @@ describe("the dashboard in a browser", () => {
     await signIn(page, email, "not the password");
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
 
-    const victim = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: "locked@shop.example", password: PASSWORD })).email;
+    const victim = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("locked"), password: PASSWORD })).email;
     for (let i = 0; i < 5; i++) {
       await signIn(page, victim, `wrong password ${i}`);
       await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
@@ -89,14 +93,14 @@ describe("the dashboard in a browser", () => {
     await signIn(page, victim, PASSWORD);
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^Too many failed sign-ins for this email: the limit is 5 per 15 minutes/);
 
-    const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: "2fa@shop.example", password: PASSWORD });
+    const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("2fa"), password: PASSWORD });
     const { secret } = await startTotpEnrollment(app.db.prisma, { ...guarded, totpSecret: null });
     await app.db.prisma.user.update({ where: { id: guarded.id }, data: { totpSecret: secret, totpPending: null } });
     await signIn(page, guarded.email);
     await page.getByLabel("Two-factor code").fill(totpCode(secret, Date.now()));
     await page.getByRole("button", { name: "Sign in" }).click();
     await signedIn(page);
-    expect(await page.locator(".user").textContent()).toBe("2fa@shop.example");
+    expect(await page.locator(".user").textContent()).toBe(mail("2fa"));
     await page.context().close();
   });
 

@@ -1,7 +1,7 @@
 // Refunds on a real anvil with Circle's USDC: the merchant's settlement wallet pays by any means (here
 // a plain transfer), and the indexer completes the refund when a confirmed transfer of exactly its
 // amount from that wallet to its address appears; the claim page; cancel; isolation.
-import { parseUnits } from "ethers";
+import { Contract, hexlify, parseUnits, randomBytes, type Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
@@ -14,6 +14,16 @@ const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+const EIP3009_TYPES = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+};
 
 let chain: TestChain;
 let app: TestApp;
@@ -54,6 +64,8 @@ const payBack = (to: string, amount: string) => chain.pay(chain.wallet(1), to, u
 const eventTypes = async (refundId: string) =>
   (await app.db.prisma.event.findMany({ where: { data: { path: ["id"], equals: refundId } }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
 
+// The reorg test comes last but one: evm_revert also undoes the relayer's confirmed transactions,
+// deeper than any confirmations, which leaves a gap in its nonces for the tests after it.
 describe("refunds", () => {
   it("a full refund to the merchant's given address completes once the wallet's transfer is confirmed", async () => {
     const chargeId = await paidCharge("25");
@@ -160,6 +172,66 @@ describe("refunds", () => {
     await payBack(BUYER, "5");
     await waitFor("the claimed refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
     expect(await eventTypes(made.id)).toEqual(["refund.created", "refund.updated", "refund.completed"]);
+  });
+
+  it("pays a refund with an EIP-3009 authorization the settlement wallet signed, relayed with the relayer's gas; refuses bad ones", async () => {
+    const chargeId = await paidCharge("9");
+    const made = (await refund(chargeId, { amount: "4", address: BUYER })).body;
+    const merchant = chain.wallet(1);
+    await chain.mint(merchant.address, usdc("20"));
+    const token = new Contract(
+      await chain.usdc.getAddress(),
+      ["function name() view returns (string)", "function version() view returns (string)"],
+      chain.provider,
+    );
+    const domain = {
+      name: await token.getFunction("name")(),
+      version: await token.getFunction("version")(),
+      chainId: devnet.chainId,
+      verifyingContract: await chain.usdc.getAddress(),
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const sign = async (signer: Wallet, over: Partial<Record<"to" | "value" | "validAfter" | "validBefore" | "nonce", string | number | bigint>> = {}) => {
+      const message = { from: merchant.address, to: BUYER, value: usdc("4"), validAfter: 0, validBefore: now + 3600, nonce: hexlify(randomBytes(32)), ...over };
+      const signature = await signer.signTypedData(domain, EIP3009_TYPES, message);
+      // The body names no `to`: the service puts the refund's address there, so a signature for any other fails.
+      const { to: _, ...body } = message;
+      return { ...body, value: String(message.value), validAfter: String(message.validAfter), validBefore: String(message.validBefore), signature };
+    };
+    const submit = (id: string, body: object) => app.call("POST", `/v1/refunds/${id}/authorization`, { body });
+
+    const reason = async (body: object) => {
+      const res = await submit(made.id, body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.code).toBe("authorization_invalid");
+      return res.body.message as string;
+    };
+    expect(await reason(await sign(chain.wallet(5)))).toMatch(/not the settlement wallet's/);
+    expect(await reason({ ...(await sign(merchant)), value: String(usdc("3")) })).toMatch(/value must be the refund's amount/);
+    expect(await reason(await sign(merchant, { value: usdc("3") }))).toMatch(/value must be the refund's amount/);
+    expect(await reason(await sign(merchant, { to: OTHER }))).toMatch(/not the settlement wallet's/);
+    expect(await reason(await sign(merchant, { validBefore: now + 30 }))).toMatch(/at least 60 s/);
+    expect(await reason(await sign(merchant, { validAfter: now + 600 }))).toMatch(/not valid yet/);
+    expect(await reason({ ...(await sign(merchant)), from: chain.wallet(5).address })).toMatch(/settlement wallet/);
+    expect((await getRefund(made.id)).authorization).toBeNull();
+
+    const good = await sign(merchant);
+    const gasBefore = await chain.provider.getBalance(merchant.address);
+    const [first, second] = await Promise.all([submit(made.id, good), submit(made.id, good)]);
+    expect([first.status, second.status].sort()).toEqual([202, 409]);
+    const accepted = first.status === 202 ? first : second;
+    expect(accepted.body).toMatchObject({ id: made.id, status: "AWAITING_PAYMENT", authorization: { status: "relaying", error: null } });
+    await waitFor("the relayed refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
+    expect((await getRefund(made.id)).authorization).toEqual({ status: "sent", error: null });
+    // The relayer paid the gas: the merchant's wallet spent USDC only.
+    expect(await chain.provider.getBalance(merchant.address)).toBe(gasBefore);
+    expect(await app.db.prisma.relayerTransaction.count({ where: { kind: "AUTHORIZATION" } })).toBe(1);
+
+    // The same signed authorization again: for a completed refund, then for a new one (its nonce is used).
+    expect((await submit(made.id, good)).status).toBe(409);
+    const again = (await refund(chargeId, { amount: "4", address: BUYER })).body;
+    const replayed = await submit(again.id, good);
+    expectError(replayed, 400, "authorization_invalid", "nonce");
   });
 
   it("a refund's transfer removed by a reorg before its confirmations does not complete it; the next one does", async () => {

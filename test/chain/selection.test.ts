@@ -8,8 +8,8 @@ import { Relayer } from "../../src/chain/relayer.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { claimDeployments } from "../../src/domain/deployments.js";
 import { newId } from "../../src/domain/ids.js";
-import { deploymentHandlers, runDeployments } from "../../src/jobs/deployments.js";
-import { flushHandlers } from "../../src/jobs/flushes.js";
+import { relayerTxHandlers } from "../../src/jobs/chain-runner.js";
+import { runDeployments } from "../../src/jobs/deployments.js";
 import { resendStored, trackRelayerTxs } from "../../src/jobs/relayer-txs.js";
 import { startTestChain, type TestChain } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
@@ -131,7 +131,7 @@ describe("clone deployment", () => {
   const factoryAbi = new Interface(ChargeFactoryArtifact.abi);
   /** Runs the worker's deployment steps as a process taking the chain over would, until no job on the chain is left to do. */
   async function drain(relayer: Relayer): Promise<void> {
-    const handlers = { DEPLOY: deploymentHandlers(app.db.prisma, logger), FLUSH: flushHandlers(app.db.prisma, SETTINGS, logger, () => new Date()) };
+    const handlers = relayerTxHandlers(app.db.prisma, SETTINGS, logger, () => new Date());
     await resendStored(app.db.prisma, relayer);
     for (let i = 0; i < 100; i++) {
       await app.db.prisma.cloneDeployment.updateMany({ where: { status: "PENDING" }, data: { nextAttemptAt: new Date(0) } });

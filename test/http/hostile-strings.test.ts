@@ -23,6 +23,7 @@ import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js"
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
+import { authorizationSchema as refundAuthorizationSchema } from "../../src/domain/refund-authorizations.js";
 import {
   createSchema as endpointCreateSchema,
   rotateSchema as endpointRotateSchema,
@@ -139,6 +140,17 @@ describe("REST and the hosted page", () => {
     "POST /v1/test_helpers/charges/:id/expire": null,
     "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },
     "POST /v1/refunds/:id/cancel": null,
+    "POST /v1/refunds/:id/authorization": {
+      schema: refundAuthorizationSchema,
+      valid: {
+        from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        value: "1",
+        validAfter: "0",
+        validBefore: "1",
+        nonce: `0x${"00".repeat(32)}`,
+        signature: `0x${"00".repeat(65)}`,
+      },
+    },
     "POST /pay/refunds/:id": {
       schema: refundClaimSchema.extend({ token: z.string() }),
       valid: { token: "t", address: "0x", confirmAddress: "0x" },

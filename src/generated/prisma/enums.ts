@@ -39,7 +39,8 @@ export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus]
 
 export const RelayerTxKind = {
   DEPLOY: 'DEPLOY',
-  FLUSH: 'FLUSH'
+  FLUSH: 'FLUSH',
+  AUTHORIZATION: 'AUTHORIZATION'
 } as const
 
 export type RelayerTxKind = (typeof RelayerTxKind)[keyof typeof RelayerTxKind]

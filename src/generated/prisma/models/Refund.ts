@@ -58,6 +58,8 @@ export type RefundMinAggregateOutputType = {
   txHash: string | null
   logIndex: number | null
   blockNumber: bigint | null
+  authorizationTxId: string | null
+  authorizationError: string | null
   createdAt: Date | null
   updatedAt: Date | null
   completedAt: Date | null
@@ -80,6 +82,8 @@ export type RefundMaxAggregateOutputType = {
   txHash: string | null
   logIndex: number | null
   blockNumber: bigint | null
+  authorizationTxId: string | null
+  authorizationError: string | null
   createdAt: Date | null
   updatedAt: Date | null
   completedAt: Date | null
@@ -102,6 +106,9 @@ export type RefundCountAggregateOutputType = {
   txHash: number
   logIndex: number
   blockNumber: number
+  authorization: number
+  authorizationTxId: number
+  authorizationError: number
   createdAt: number
   updatedAt: number
   completedAt: number
@@ -142,6 +149,8 @@ export type RefundMinAggregateInputType = {
   txHash?: true
   logIndex?: true
   blockNumber?: true
+  authorizationTxId?: true
+  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -164,6 +173,8 @@ export type RefundMaxAggregateInputType = {
   txHash?: true
   logIndex?: true
   blockNumber?: true
+  authorizationTxId?: true
+  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -186,6 +197,9 @@ export type RefundCountAggregateInputType = {
   txHash?: true
   logIndex?: true
   blockNumber?: true
+  authorization?: true
+  authorizationTxId?: true
+  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -295,6 +309,9 @@ export type RefundGroupByOutputType = {
   txHash: string | null
   logIndex: number | null
   blockNumber: bigint | null
+  authorization: runtime.JsonValue | null
+  authorizationTxId: string | null
+  authorizationError: string | null
   createdAt: Date
   updatedAt: Date
   completedAt: Date | null
@@ -340,6 +357,9 @@ export type RefundWhereInput = {
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
   logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
   blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
+  authorization?: Prisma.JsonNullableFilter<"Refund">
+  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
+  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
@@ -364,6 +384,9 @@ export type RefundOrderByWithRelationInput = {
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
   logIndex?: Prisma.SortOrderInput | Prisma.SortOrder
   blockNumber?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorization?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorizationTxId?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorizationError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -391,6 +414,9 @@ export type RefundWhereUniqueInput = Prisma.AtLeast<{
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
   logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
   blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
+  authorization?: Prisma.JsonNullableFilter<"Refund">
+  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
+  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
@@ -415,6 +441,9 @@ export type RefundOrderByWithAggregationInput = {
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
   logIndex?: Prisma.SortOrderInput | Prisma.SortOrder
   blockNumber?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorization?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorizationTxId?: Prisma.SortOrderInput | Prisma.SortOrder
+  authorizationError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -445,6 +474,9 @@ export type RefundScalarWhereWithAggregatesInput = {
   txHash?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
   logIndex?: Prisma.IntNullableWithAggregatesFilter<"Refund"> | number | null
   blockNumber?: Prisma.BigIntNullableWithAggregatesFilter<"Refund"> | bigint | number | null
+  authorization?: Prisma.JsonNullableWithAggregatesFilter<"Refund">
+  authorizationTxId?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
+  authorizationError?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Refund"> | Date | string | null
@@ -465,6 +497,9 @@ export type RefundCreateInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -489,6 +524,9 @@ export type RefundUncheckedCreateInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -509,6 +547,9 @@ export type RefundUpdateInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -533,6 +574,9 @@ export type RefundUncheckedUpdateInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -555,6 +599,9 @@ export type RefundCreateManyInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -575,6 +622,9 @@ export type RefundUpdateManyMutationInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -597,6 +647,9 @@ export type RefundUncheckedUpdateManyInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -629,6 +682,9 @@ export type RefundCountOrderByAggregateInput = {
   txHash?: Prisma.SortOrder
   logIndex?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
+  authorization?: Prisma.SortOrder
+  authorizationTxId?: Prisma.SortOrder
+  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -659,6 +715,8 @@ export type RefundMaxOrderByAggregateInput = {
   txHash?: Prisma.SortOrder
   logIndex?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
+  authorizationTxId?: Prisma.SortOrder
+  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -681,6 +739,8 @@ export type RefundMinOrderByAggregateInput = {
   txHash?: Prisma.SortOrder
   logIndex?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
+  authorizationTxId?: Prisma.SortOrder
+  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -797,6 +857,9 @@ export type RefundCreateWithoutMerchantInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -819,6 +882,9 @@ export type RefundUncheckedCreateWithoutMerchantInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -870,6 +936,9 @@ export type RefundScalarWhereInput = {
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
   logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
   blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
+  authorization?: Prisma.JsonNullableFilter<"Refund">
+  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
+  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
@@ -890,6 +959,9 @@ export type RefundCreateWithoutChargeInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -912,6 +984,9 @@ export type RefundUncheckedCreateWithoutChargeInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -959,6 +1034,9 @@ export type RefundCreateManyMerchantInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -979,6 +1057,9 @@ export type RefundUpdateWithoutMerchantInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1001,6 +1082,9 @@ export type RefundUncheckedUpdateWithoutMerchantInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1022,6 +1106,9 @@ export type RefundUncheckedUpdateManyWithoutMerchantInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1043,6 +1130,9 @@ export type RefundCreateManyChargeInput = {
   txHash?: string | null
   logIndex?: number | null
   blockNumber?: bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: string | null
+  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -1063,6 +1153,9 @@ export type RefundUpdateWithoutChargeInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1085,6 +1178,9 @@ export type RefundUncheckedUpdateWithoutChargeInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1106,6 +1202,9 @@ export type RefundUncheckedUpdateManyWithoutChargeInput = {
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1130,6 +1229,9 @@ export type RefundSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   txHash?: boolean
   logIndex?: boolean
   blockNumber?: boolean
+  authorization?: boolean
+  authorizationTxId?: boolean
+  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
@@ -1154,6 +1256,9 @@ export type RefundSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   txHash?: boolean
   logIndex?: boolean
   blockNumber?: boolean
+  authorization?: boolean
+  authorizationTxId?: boolean
+  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
@@ -1178,6 +1283,9 @@ export type RefundSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   txHash?: boolean
   logIndex?: boolean
   blockNumber?: boolean
+  authorization?: boolean
+  authorizationTxId?: boolean
+  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
@@ -1202,13 +1310,16 @@ export type RefundSelectScalar = {
   txHash?: boolean
   logIndex?: boolean
   blockNumber?: boolean
+  authorization?: boolean
+  authorizationTxId?: boolean
+  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
   cancelledAt?: boolean
 }
 
-export type RefundOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "amount" | "reason" | "status" | "chainId" | "fromAddress" | "address" | "claimToken" | "afterBlock" | "txHash" | "logIndex" | "blockNumber" | "createdAt" | "updatedAt" | "completedAt" | "cancelledAt", ExtArgs["result"]["refund"]>
+export type RefundOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "amount" | "reason" | "status" | "chainId" | "fromAddress" | "address" | "claimToken" | "afterBlock" | "txHash" | "logIndex" | "blockNumber" | "authorization" | "authorizationTxId" | "authorizationError" | "createdAt" | "updatedAt" | "completedAt" | "cancelledAt", ExtArgs["result"]["refund"]>
 export type RefundInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -1259,6 +1370,18 @@ export type $RefundPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     txHash: string | null
     logIndex: number | null
     blockNumber: bigint | null
+    /**
+     * An EIP-3009 authorization the merchant signed for it ({from, value, validAfter, validBefore, nonce, signature}).
+     */
+    authorization: runtime.JsonValue | null
+    /**
+     * The relayer transaction that carries it, once sent.
+     */
+    authorizationTxId: string | null
+    /**
+     * Why it could not be relayed (another may be sent).
+     */
+    authorizationError: string | null
     createdAt: Date
     updatedAt: Date
     completedAt: Date | null
@@ -1703,6 +1826,9 @@ export interface RefundFieldRefs {
   readonly txHash: Prisma.FieldRef<"Refund", 'String'>
   readonly logIndex: Prisma.FieldRef<"Refund", 'Int'>
   readonly blockNumber: Prisma.FieldRef<"Refund", 'BigInt'>
+  readonly authorization: Prisma.FieldRef<"Refund", 'Json'>
+  readonly authorizationTxId: Prisma.FieldRef<"Refund", 'String'>
+  readonly authorizationError: Prisma.FieldRef<"Refund", 'String'>
   readonly createdAt: Prisma.FieldRef<"Refund", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Refund", 'DateTime'>
   readonly completedAt: Prisma.FieldRef<"Refund", 'DateTime'>

@@ -1,0 +1,107 @@
+// EIP-3009 on Circle's USDC: the typed data a wallet signs for `transferWithAuthorization`, the call
+// that carries a signed one, and what the token says about it (its EIP-712 domain, whether a nonce is
+// used, the signer's balance, whether the call would succeed). Read from the token itself: name and
+// version differ between chains.
+import { type Provider, Interface, verifyTypedData } from "ethers";
+
+/** A signed transferWithAuthorization, as the wallet signed it. */
+export interface TransferAuthorization {
+  from: string;
+  to: string;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  /** 32 bytes, hex. */
+  nonce: string;
+  /** 65 bytes, hex. */
+  signature: string;
+}
+
+const TYPES = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+};
+
+const token = new Interface([
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+  "function balanceOf(address account) view returns (uint256)",
+  "function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)",
+]);
+
+/** The token's EIP-712 domain. */
+export interface TokenDomain {
+  name: string;
+  version: string;
+  chainId: number;
+  verifyingContract: string;
+}
+
+/** The call that carries `a` to the token (anyone may send it; the relayer pays the gas). */
+export function transferWithAuthorizationCall(usdc: string, a: TransferAuthorization): { to: string; data: string } {
+  return {
+    to: usdc,
+    data: token.encodeFunctionData("transferWithAuthorization", [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.signature]),
+  };
+}
+
+/** The address that signed `a` under `domain` (not necessarily `a.from`: compare). */
+export function authorizationSigner(domain: TokenDomain, a: TransferAuthorization): string {
+  const message = { from: a.from, to: a.to, value: a.value, validAfter: a.validAfter, validBefore: a.validBefore, nonce: a.nonce };
+  return verifyTypedData(domain, TYPES, message, a.signature);
+}
+
+/** What one chain's USDC says about authorizations, read over `provider`. */
+export class UsdcAuthorizations {
+  private domainRead: Promise<TokenDomain> | null = null;
+
+  constructor(
+    private readonly provider: Provider,
+    readonly usdc: string,
+    readonly chainId: number,
+  ) {}
+
+  /** The token's EIP-712 domain (read once). */
+  domain(): Promise<TokenDomain> {
+    this.domainRead ??= Promise.all([this.read("name", []), this.read("version", [])]).then(
+      ([name, version]) => ({ name: String(name), version: String(version), chainId: this.chainId, verifyingContract: this.usdc }),
+      (e: unknown) => {
+        this.domainRead = null;
+        throw e;
+      },
+    );
+    return this.domainRead;
+  }
+
+  /** Whether the token has already used (or cancelled) `nonce` of `from`. */
+  async used(from: string, nonce: string): Promise<boolean> {
+    return Boolean(await this.read("authorizationState", [from, nonce]));
+  }
+
+  /** `from`'s USDC balance in base units. */
+  async balance(from: string): Promise<bigint> {
+    return BigInt((await this.read("balanceOf", [from])) as bigint);
+  }
+
+  /** Why sending `a` now would revert, or null when it would succeed. */
+  async refusal(a: TransferAuthorization): Promise<string | null> {
+    try {
+      await this.provider.call(transferWithAuthorizationCall(this.usdc, a));
+      return null;
+    } catch (e) {
+      return (e as { shortMessage?: string; reason?: string }).reason ?? (e as { shortMessage?: string }).shortMessage ?? (e as Error).message;
+    }
+  }
+
+  private async read(name: string, args: unknown[]): Promise<unknown> {
+    const data = await this.provider.call({ to: this.usdc, data: token.encodeFunctionData(name, args) });
+    return token.decodeFunctionResult(name, data)[0];
+  }
+}
