@@ -127,6 +127,11 @@ export function listApiKeys(prisma: Pick<Prisma, "apiKey">, merchantId: string) 
   return prisma.apiKey.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: LISTED });
 }
 
+/** Whether a listed key still works: not revoked, and not past the end of a roll's overlap. */
+export function apiKeyActive(key: { revokedAt: Date | null; expiresAt: Date | null }, now = new Date()): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
+}
+
 /** One of a merchant's keys as listings show it, or 404 naming `id`. */
 export async function getApiKey(prisma: Pick<Prisma, "apiKey">, merchantId: string, id: string) {
   const key = await prisma.apiKey.findFirst({ where: { id, merchantId }, select: LISTED });

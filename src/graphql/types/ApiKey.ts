@@ -1,7 +1,7 @@
 // `ApiKey`: a merchant's secret keys, managed from the dashboard only (session-only fields): create
 // with an optional IP allowlist, revoke, roll with an overlap. The secret is shown once, by the
 // mutation that makes it. Rules live in domain/api-keys.ts.
-import { createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
+import { apiKeyActive, createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { AppError } from "../../domain/errors.js";
 import { builder } from "../builder.js";
 import { isLive, Mode } from "./Mode.js";
@@ -22,7 +22,7 @@ const ApiKey = builder.objectRef<KeyRow>("ApiKey").implement({
       description: "Set when the key was rolled: it stops working then.",
       resolve: (k) => k.expiresAt?.toISOString() ?? null,
     }),
-    active: t.boolean({ resolve: (k) => k.revokedAt === null && (k.expiresAt === null || k.expiresAt > new Date()) }),
+    active: t.boolean({ resolve: (k) => apiKeyActive(k) }),
   }),
 });
 

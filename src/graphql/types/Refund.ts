@@ -1,6 +1,7 @@
 // `Refund`: money your settlement wallet sends back to a buyer, prepared here and completed when the
 // chain shows the transfer, like REST's refunds. Rules live in domain/refunds.ts.
 import { cancelRefund, countRefunds, createRefund, getRefund, listRefunds, REFUND_STATUSES, refundResource } from "../../domain/refunds.js";
+import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageRequest } from "../connection.js";
@@ -16,7 +17,7 @@ const Refund = builder.prismaNode("Refund", {
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode"),
     charge: t.relation("charge"),
-    amount: t.string({ resolve: (r, _args, ctx) => resource(r, ctx).amount }),
+    amount: t.string({ resolve: (r) => formatAmount(r.amount) }),
     reason: t.exposeString("reason", { nullable: true }),
     status: t.field({ type: RefundStatus, resolve: (r) => r.status }),
     address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
