@@ -104,7 +104,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
   metricsRoute(server, prisma, config.metricsToken, metrics);
   const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
-  payRoutes(server, { prisma, chains, charges, publicUrl: config.publicUrl, devnet: options.devnet ?? null, frameAncestors: config.paymentFrameAncestors });
+  payRoutes(server, {
+    prisma,
+    chains,
+    charges,
+    rateLimiter,
+    publicUrl: config.publicUrl,
+    devnet: options.devnet ?? null,
+    frameAncestors: config.paymentFrameAncestors,
+  });
   dashboardSessionRoutes(server, { prisma, rateLimiter, anonymous, publicUrl: config.publicUrl });
   dashboardPages(server);
   const closeGraphQL = mountGraphQL(server, {

@@ -8,7 +8,7 @@ import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
 import { keysetPage, type Page, pageParams } from "./paging.js";
-import { eventWrites, recordEvent, recordEvents } from "./events.js";
+import { eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
@@ -99,6 +99,8 @@ export const ChargeResource = z.object({
   cancelUrl: z.string().nullable(),
   settlements: z.array(SettlementResource).describe("Every confirmed payout from the clone, oldest first, whoever sent it."),
   payoutBlockedReason: z.string().nullable().describe("Why money in the clone cannot be paid out right now, or null."),
+  invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
+  paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
 
@@ -132,6 +134,8 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     cancelUrl: c.cancelUrl,
     settlements: storedSettlements(c).map(settlementResource),
     payoutBlockedReason: c.payoutBlockedReason,
+    invoiceId: c.invoiceId,
+    paymentLinkId: c.paymentLinkId,
   };
 }
 
@@ -144,12 +148,33 @@ export function chargeLinks(
   return { paymentUrl: `${settings.paymentBaseUrl}/${c.id}`, explorerUrl };
 }
 
+/** What a charge is made to pay when not a merchant's own order: an invoice or a payment link. */
+export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string };
+
 /**
  * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
  * it, so later settings changes never redirect its funds. 409 `duplicate_order_id` while another
  * charge for the same order is open.
  */
 export async function createCharge(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+  const { charge, events } = await insertCharge(prisma, scope, input, settings, now);
+  settings.feed?.changed([charge], events);
+  return charge;
+}
+
+/**
+ * `createCharge` without the announcement, so it can run inside a caller's transaction (which
+ * announces once it commits). A charge paying an invoice takes no underpayment tolerance: the
+ * invoice counts what is still due.
+ */
+export async function insertCharge(
+  db: Prisma | P.TransactionClient,
+  scope: Scope,
+  input: unknown,
+  settings: ChargeSettings,
+  now: Date,
+  origin?: ChargeOrigin,
+): Promise<{ charge: Charge; events: RecordedEvent[] }> {
   const data = parseInput(createSchema, input);
   const amount = parseAmount(data.amount);
   if (amount === null) throw invalidParam("amount", 'Invalid amount: must be a decimal string with at most 6 decimals, such as "25.00"');
@@ -159,11 +184,11 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
   for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, scope.livemode);
 
   const [merchant, customer] = await Promise.all([
-    prisma.merchant.findUniqueOrThrow({
+    db.merchant.findUniqueOrThrow({
       where: { id: scope.merchantId },
       select: { feeBps: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true },
     }),
-    data.customerId ? prisma.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
+    data.customerId ? db.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
   ]);
   if (data.customerId && !customer) throw missingCustomer(data.customerId);
   const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
@@ -187,7 +212,7 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     currency: "USDC",
     status: "PENDING",
     feeBps: merchant.feeBps,
-    underpaymentToleranceBps: merchant.underpaymentToleranceBps,
+    underpaymentToleranceBps: origin && "invoiceId" in origin ? 0 : merchant.underpaymentToleranceBps,
     settlementWallet: wallet,
     chainId: null,
     confirmations: null,
@@ -211,21 +236,22 @@ export async function createCharge(prisma: Prisma, scope: Scope, input: unknown,
     payoutBlockedReason: null,
     payoutBlockedAt: null,
     expiryExtendedMinutes: 0,
+    invoiceId: origin && "invoiceId" in origin ? origin.invoiceId : null,
+    paymentLinkId: origin && "paymentLinkId" in origin ? origin.paymentLinkId : null,
   };
   const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
-    const [created] = await prisma.$queryRaw<Charge[]>`
+    const [created] = await db.$queryRaw<Charge[]>`
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
-                             description, metadata, success_url, cancel_url, expires_at, created_at, updated_at)
+                             description, metadata, success_url, cancel_url, expires_at, created_at, updated_at, invoice_id, payment_link_id)
         VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
                 ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.description}, ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb,
-                ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt}, ${now}, ${now})
+                ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt}, ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
-    settings.feed?.changed([created!], events.recorded);
-    return created!;
+    return { charge: created!, events: events.recorded };
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
     if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
@@ -253,6 +279,7 @@ const OTHER_COLUMNS = [
   `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
   `settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
   `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
+  `invoice_id AS "invoiceId", payment_link_id AS "paymentLinkId"`,
 ];
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
 
@@ -387,13 +414,27 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
     const found = rows[0];
     if (!found) throw notFound("charge", id);
     const { confirming, ...charge } = found;
-    const status = cancelStatus(charge, confirming, now);
-    if (status === null) return { charge, event: null };
-    const cancelled = await tx.charge.update({ where: { id }, data: { status } });
-    return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
+    return cancelLockedCharge(tx, charge, confirming, settings, now);
   });
   if (event) settings.feed?.changed([charge], [event]);
   return charge;
+}
+
+/**
+ * Inside `tx`, with `charge`'s row locked: cancels it as `cancelCharge` does (`confirming`: a payment
+ * to it waits for confirmations). The event is null when it was CANCELLED already.
+ */
+export async function cancelLockedCharge(
+  tx: P.TransactionClient,
+  charge: Charge,
+  confirming: boolean,
+  settings: ChangeSettings,
+  now: Date,
+): Promise<{ charge: Charge; event: RecordedEvent | null }> {
+  const status = cancelStatus(charge, confirming, now);
+  if (status === null) return { charge, event: null };
+  const cancelled = await tx.charge.update({ where: { id: charge.id }, data: { status } });
+  return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
 }
 
 /**
@@ -463,7 +504,7 @@ function missingCustomer(id: string): AppError {
 }
 
 /** Redirect targets must be absolute https URLs; test mode also allows http (local shops). */
-function checkRedirectUrl(value: string | null | undefined, param: string, livemode: boolean): void {
+export function checkRedirectUrl(value: string | null | undefined, param: string, livemode: boolean): void {
   if (value == null) return;
   const allowed = livemode ? ["https:"] : ["https:", "http:"];
   const url = URL.canParse(value) ? new URL(value) : null;

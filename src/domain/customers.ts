@@ -5,6 +5,7 @@ import { type Customer, Prisma as P } from "../generated/prisma/client.js";
 import { isCountryCode } from "./countries.js";
 import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
+import { jsonOrNull } from "../db/json.js";
 import { eventWrites, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
@@ -219,7 +220,7 @@ export async function customerStats(prisma: Prisma, ids: readonly string[]): Pro
   const [charges, spent, invoices] = await Promise.all([
     prisma.charge.groupBy({ by: ["customerId"], where: { customerId }, _count: { _all: true } }),
     prisma.charge.groupBy({ by: ["customerId"], where: { customerId, status: "COMPLETED" }, _sum: { amountReceived: true } }),
-    prisma.invoice.groupBy({ by: ["customerId"], where: { customerId }, _count: { _all: true } }),
+    prisma.invoice.groupBy({ by: ["customerId"], where: { customerId, status: { not: "DRAFT" } }, _count: { _all: true } }),
   ]);
   const stats = new Map(ids.map((id) => [id, { invoiceCount: 0, chargeCount: 0, totalSpent: 0n }]));
   for (const row of charges) if (row.customerId) stats.get(row.customerId)!.chargeCount = row._count._all;
@@ -358,10 +359,6 @@ async function withEmailConflict<T>(address: string | undefined, fn: () => Promi
     }
     throw e;
   }
-}
-
-function jsonOrNull<T>(v: T | null): T | typeof P.DbNull {
-  return v === null ? P.DbNull : v;
 }
 
 function unixSeconds(d: Date): number {

@@ -34,6 +34,13 @@ export const EVENT_TYPES = [
   "refund.updated",
   "refund.completed",
   "refund.cancelled",
+  "invoice.created",
+  "invoice.updated",
+  "invoice.finalized",
+  "invoice.paid",
+  "invoice.voided",
+  "invoice.marked_uncollectible",
+  "invoice.deleted",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

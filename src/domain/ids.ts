@@ -27,7 +27,8 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = "mer" | "usr" | "ses" | "ref" | "cus" | "chrg" | "evt" | "inv" | "key" | "jwk_test" | "jwk_live" | "whep" | "pay" | "stl" | "rtx";
+export type IdPrefix =
+  "mer" | "usr" | "ses" | "ref" | "cus" | "chrg" | "evt" | "inv" | "key" | "jwk_test" | "jwk_live" | "whep" | "pay" | "stl" | "rtx" | "plink";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

@@ -17,6 +17,7 @@
 // rows, so nothing counted is taken back.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
+import { invoicePaymentEvent } from "./invoices.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -130,6 +131,11 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
     if (payments.length === 0 && settlements.length === 0) return null;
     const change = applyChainMoney(charge, payments.sort(byPosition), settlements.sort(byPosition), settings, now);
     const updated = await tx.charge.update({ where: { id: chargeId }, data: change.data });
+    // The invoice it pays counts the money in the same transaction (its row after the charge's).
+    if (updated.invoiceId !== null && payments.length > 0) {
+      const amount = payments.reduce((sum, p) => sum + toUnits(p.amount), 0n);
+      change.events.push(await invoicePaymentEvent(tx, updated.invoiceId, amount, settings, now));
+    }
     return { updated, events: await recordEvents(tx, change.events) };
   });
   if (!confirmed) return null;

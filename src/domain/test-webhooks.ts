@@ -3,12 +3,13 @@
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import { type Charge, type Customer, type Event, Prisma as P, type Refund } from "../generated/prisma/client.js";
+import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund } from "../generated/prisma/client.js";
 import { chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
+import { invoiceResource } from "./invoices.js";
 import { refundResource } from "./refunds.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
@@ -73,6 +74,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     return type === "customer.deleted" ? { ...customerResource(customer), deleted: true } : customerResource(customer);
   }
   if (type.startsWith("refund.")) return sampleRefund(scope, type, settings, now);
+  if (type.startsWith("invoice.")) return sampleInvoice(scope, type, settings, now);
   const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
   const amount = 25_000_000n;
   const received = ["charge.partial", "charge.underpaid", "charge.payout_confirmed"].includes(type) ? 10_000_000n : amount;
@@ -120,6 +122,8 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     payoutBlockedReason: type === "charge.payout_blocked" ? "wallet_blacklisted" : null,
     payoutBlockedAt: type === "charge.payout_blocked" ? now : null,
     expiryExtendedMinutes: 0,
+    invoiceId: null,
+    paymentLinkId: null,
   };
   const data: Record<string, unknown> = { ...chargeResource(charge, settings) };
   if (paid)
@@ -164,4 +168,43 @@ function sampleRefund(scope: Scope, type: EventType, settings: Pick<ChargeSettin
     authorizationError: null,
   };
   return refundResource(refund, settings);
+}
+
+/** An invoice as its event of `type` would carry it: a sample, not a stored invoice. */
+function sampleInvoice(scope: Scope, type: EventType, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date): object {
+  const statuses: Record<string, Invoice["status"]> = {
+    "invoice.created": "DRAFT",
+    "invoice.updated": "DRAFT",
+    "invoice.deleted": "DRAFT",
+    "invoice.finalized": "OPEN",
+    "invoice.paid": "PAID",
+    "invoice.voided": "VOID",
+    "invoice.marked_uncollectible": "UNCOLLECTIBLE",
+  };
+  const status = statuses[type]!;
+  const issued = status !== "DRAFT";
+  const invoice: Invoice = {
+    id: newId("inv"),
+    merchantId: scope.merchantId,
+    livemode: false,
+    customerId: newId("cus"),
+    number: issued ? "INV-000001" : null,
+    status,
+    currency: "USDC",
+    lineItems: [{ description: "Sample line of a test webhook", quantity: 2, unitAmount: "12500000", amount: "25000000" }],
+    total: 25_000_000n,
+    amountPaid: new P.Decimal(status === "PAID" ? 25_000_000 : 0),
+    customerDetails: null,
+    dueDate: null,
+    memo: "Sample invoice of a test webhook",
+    metadata: { test_webhook: true },
+    createdAt: now,
+    updatedAt: now,
+    finalizedAt: issued ? now : null,
+    paidAt: status === "PAID" ? now : null,
+    voidedAt: status === "VOID" ? now : null,
+    markedUncollectibleAt: status === "UNCOLLECTIBLE" ? now : null,
+  };
+  const data = invoiceResource(invoice, settings);
+  return type === "invoice.deleted" ? { ...data, deleted: true } : data;
 }

@@ -41,7 +41,11 @@ export function overlapHoursParam() {
 }
 
 function toAppError(issue: z.core.$ZodIssue, prefix: string): AppError {
-  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+  // Named as the text guard names them (domain/text.ts): `lineItems[0].quantity`.
+  const path = [prefix, ...issue.path.map(String)]
+    .filter(Boolean)
+    .join(".")
+    .replace(/\.(\d+)(?=\.|$)/g, "[$1]");
   if (issue.code === "unrecognized_keys") {
     const param = [path, issue.keys[0]].filter(Boolean).join(".");
     return new AppError("parameter_unknown", `Received unknown parameter: ${param}`, param);

@@ -348,6 +348,147 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List invoices, newest first (status, customerId) */
+        get: operations["listInvoices"];
+        put?: never;
+        /** Draft an invoice for a customer: line items (1–100), due date, memo */
+        post: operations["createInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an invoice */
+        get: operations["getInvoice"];
+        put?: never;
+        post?: never;
+        /** Delete a DRAFT invoice */
+        delete: operations["deleteInvoice"];
+        options?: never;
+        head?: never;
+        /** Change a DRAFT invoice (lineItems replaces all the lines) */
+        patch: operations["updateInvoice"];
+        trace?: never;
+    };
+    "/v1/invoices/{id}/finalize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Finalize a DRAFT: it gets its number and hosted page, and can be paid */
+        post: operations["finalizeInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Void an invoice nothing was paid on; its open charge is cancelled */
+        post: operations["voidInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/mark_uncollectible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark an OPEN invoice uncollectible (it can still be paid) */
+        post: operations["markInvoiceUncollectible"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The invoice as a PDF (the same as its hosted page links) */
+        get: operations["getInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List payment links, newest first (active) */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /** Create a payment link: each buyer who pays at its url gets a charge of its amount */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a payment link */
+        get: operations["getPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a payment link (all but its amount); active: false retires it */
+        patch: operations["updatePaymentLink"];
+        trace?: never;
+    };
     "/v1/test_helpers/charges/{id}/expire": {
         parameters: {
             query?: never;
@@ -1583,6 +1724,10 @@ export interface operations {
                             }[];
                             /** @description Why money in the clone cannot be paid out right now, or null. */
                             payoutBlockedReason: string | null;
+                            /** @description The invoice this charge pays (made from its hosted page), or null. */
+                            invoiceId: string | null;
+                            /** @description The payment link a buyer made this charge from, or null. */
+                            paymentLinkId: string | null;
                         }[];
                         hasMore: boolean;
                         page: number;
@@ -1786,6 +1931,10 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
                     };
                 };
             };
@@ -1968,6 +2117,10 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
                     };
                 };
             };
@@ -2153,6 +2306,10 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
                     };
                 };
             };
@@ -2346,6 +2503,10 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
                     };
                 };
             };
@@ -2458,7 +2619,7 @@ export interface operations {
                 limit?: number | string;
                 startingAfter?: string;
                 endingBefore?: string;
-                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled";
+                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
             };
             header?: never;
             path?: never;
@@ -2922,7 +3083,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled";
+                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
                 };
             };
         };
@@ -3235,7 +3396,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     /** @default [] */
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
                     description?: string | null;
                 };
             };
@@ -3687,7 +3848,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
                     description?: string | null;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
@@ -5209,6 +5370,2226 @@ export interface operations {
             };
         };
     };
+    listInvoices: {
+        parameters: {
+            query?: {
+                limit?: number | string;
+                startingAfter?: string;
+                endingBefore?: string;
+                status?: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                customerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "invoice";
+                            livemode: boolean;
+                            /** @description INV-000001, per merchant and mode; given at finalization. */
+                            number: string | null;
+                            /** @enum {string} */
+                            status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                            customerId: string | null;
+                            /** @constant */
+                            currency: "USDC";
+                            lineItems: {
+                                description: string;
+                                quantity: number;
+                                /** @description USDC, e.g. "5.00". */
+                                unitAmount: string;
+                                /** @description quantity × unitAmount. */
+                                amount: string;
+                            }[];
+                            subtotal: string;
+                            total: string;
+                            /** @description Confirmed money of the charges made to pay it. */
+                            amountPaid: string;
+                            /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                            amountDue: string;
+                            dueDate: string | null;
+                            memo: string | null;
+                            metadata: {
+                                [key: string]: string | number | boolean;
+                            } | null;
+                            /** @description The page where the customer sees and pays it; from finalization on. */
+                            hostedInvoiceUrl: string | null;
+                            createdAt: string;
+                            finalizedAt: string | null;
+                            paidAt: string | null;
+                            voidedAt: string | null;
+                            markedUncollectibleAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_…",
+                 *       "lineItems": [
+                 *         {
+                 *           "description": "Consulting, November",
+                 *           "quantity": 10,
+                 *           "unitAmount": "120.00"
+                 *         }
+                 *       ],
+                 *       "dueDate": "2026-12-31"
+                 *     }
+                 */
+                "application/json": {
+                    customerId: string;
+                    lineItems: {
+                        description: string;
+                        quantity: number | string;
+                        unitAmount: string;
+                    }[];
+                    dueDate?: (string) | null;
+                    memo?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_editable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "memo": "Thank you for your business."
+                 *     }
+                 */
+                "application/json": {
+                    customerId?: string;
+                    lineItems?: {
+                        description: string;
+                        quantity: number | string;
+                        unitAmount: string;
+                    }[];
+                    dueDate?: (string) | null;
+                    memo?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_editable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finalizeInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_editable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    voidInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_editable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markInvoiceUncollectible: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "invoice";
+                        livemode: boolean;
+                        /** @description INV-000001, per merchant and mode; given at finalization. */
+                        number: string | null;
+                        /** @enum {string} */
+                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                        customerId: string | null;
+                        /** @constant */
+                        currency: "USDC";
+                        lineItems: {
+                            description: string;
+                            quantity: number;
+                            /** @description USDC, e.g. "5.00". */
+                            unitAmount: string;
+                            /** @description quantity × unitAmount. */
+                            amount: string;
+                        }[];
+                        subtotal: string;
+                        total: string;
+                        /** @description Confirmed money of the charges made to pay it. */
+                        amountPaid: string;
+                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                        amountDue: string;
+                        dueDate: string | null;
+                        memo: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        /** @description The page where the customer sees and pays it; from finalization on. */
+                        hostedInvoiceUrl: string | null;
+                        createdAt: string;
+                        finalizedAt: string | null;
+                        paidAt: string | null;
+                        voidedAt: string | null;
+                        markedUncollectibleAt: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_editable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                limit?: number | string;
+                startingAfter?: string;
+                endingBefore?: string;
+                active?: boolean | ("true" | "false");
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "payment_link";
+                            livemode: boolean;
+                            name: string;
+                            /** @description USDC, e.g. "25.00". */
+                            amount: string;
+                            description: string | null;
+                            /** @description Share it: each buyer who pays there gets a charge of their own. */
+                            url: string;
+                            active: boolean;
+                            successUrl: string | null;
+                            cancelUrl: string | null;
+                            /** @description Copied onto every charge the link makes. */
+                            metadata: {
+                                [key: string]: string | number | boolean;
+                            } | null;
+                            createdAt: string;
+                        }[];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Coffee beans, 1 kg",
+                 *       "amount": "24.00",
+                 *       "description": "Roasted this week"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    amount: string;
+                    description?: string | null;
+                    successUrl?: string | null;
+                    cancelUrl?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "payment_link";
+                        livemode: boolean;
+                        name: string;
+                        /** @description USDC, e.g. "25.00". */
+                        amount: string;
+                        description: string | null;
+                        /** @description Share it: each buyer who pays there gets a charge of their own. */
+                        url: string;
+                        active: boolean;
+                        successUrl: string | null;
+                        cancelUrl: string | null;
+                        /** @description Copied onto every charge the link makes. */
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "payment_link";
+                        livemode: boolean;
+                        name: string;
+                        /** @description USDC, e.g. "25.00". */
+                        amount: string;
+                        description: string | null;
+                        /** @description Share it: each buyer who pays there gets a charge of their own. */
+                        url: string;
+                        active: boolean;
+                        successUrl: string | null;
+                        cancelUrl: string | null;
+                        /** @description Copied onto every charge the link makes. */
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    active?: boolean;
+                    description?: string | null;
+                    successUrl?: string | null;
+                    cancelUrl?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "payment_link";
+                        livemode: boolean;
+                        name: string;
+                        /** @description USDC, e.g. "25.00". */
+                        amount: string;
+                        description: string | null;
+                        /** @description Share it: each buyer who pays there gets a charge of their own. */
+                        url: string;
+                        active: boolean;
+                        successUrl: string | null;
+                        cancelUrl: string | null;
+                        /** @description Copied onto every charge the link makes. */
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     expireTestCharge: {
         parameters: {
             query?: never;
@@ -5288,6 +7669,10 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
                     };
                 };
             };

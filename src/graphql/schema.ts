@@ -9,6 +9,8 @@ import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/Payment.js";
 import "./types/Refund.js";
+import "./types/Invoice.js";
+import "./types/PaymentLink.js";
 import "./types/ChargeStats.js";
 import "./types/PaymentSession.js";
 import "./types/Event.js";

@@ -9,9 +9,9 @@ import { AppError } from "../domain/errors.js";
 
 /**
  * A budget: a key's route groups, a client address's public requests, its failed authentications,
- * and an email's failed dashboard sign-ins.
+ * an email's failed dashboard sign-ins, and the charges an address makes from one payment link.
  */
-export type Budget = keyof RateLimits | "signInFailures";
+export type Budget = keyof RateLimits | "signInFailures" | "linkCharges";
 export type RouteGroup = "create" | "read" | "list";
 
 /** What the RateLimit-* headers report after a request was counted. */
@@ -22,16 +22,19 @@ export interface RateLimitState {
   reset: number;
 }
 
-const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "signInFailures"];
+const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "signInFailures", "linkCharges"];
 
 /** Failed sign-ins an email may have per window before it is locked out (API.md "Merchant dashboard"). */
 const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
+/** Charges one address may make from one payment link per minute (API.md "Payment links"). */
+const LINK_CHARGES = { points: 20, seconds: 60 };
 
 /** What a limit message says was too many. */
 function subject(budget: Budget): string {
   if (budget === "public") return "requests without an API key from this address";
   if (budget === "authFailures") return "failed authentications from this address";
   if (budget === "signInFailures") return "failed sign-ins for this email";
+  if (budget === "linkCharges") return "payments started from this link by this address";
   return `${budget} requests for this API key`;
 }
 
@@ -83,6 +86,7 @@ export class RateLimiter {
   /** How many `budget` allows, per how many seconds. */
   private window(budget: Budget): { points: number; duration: number } {
     if (budget === "signInFailures") return { points: SIGN_IN_FAILURES.points, duration: SIGN_IN_FAILURES.seconds };
+    if (budget === "linkCharges") return { points: LINK_CHARGES.points, duration: LINK_CHARGES.seconds };
     return { points: this.limits[budget], duration: 60 };
   }
 

@@ -11,7 +11,11 @@ import { getPublicCharge } from "../domain/payment-session.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
+import { publicInvoiceView, payInvoice } from "../domain/invoices.js";
+import { chargeFromPaymentLink, linkInactive, publicPaymentLink } from "../domain/payment-links.js";
 import { claimRefund, claimView } from "../domain/refunds.js";
+import type { RateLimiter } from "../http/rate-limit.js";
+import { invoicePdf, renderInvoicePage, sendPdf, renderLinkInactive, renderPaymentLinkPage } from "./invoice-page.js";
 import { statusOf } from "../http/errors.js";
 import { offersTestWallet, renderNotFound, renderPaymentPage } from "./page.js";
 import { renderClaimed, renderClaimPage } from "./refund-page.js";
@@ -26,6 +30,8 @@ export interface PayDeps {
   devnet: DevnetInfo | null;
   /** Origins that may show the page in a frame (PAYMENT_FRAME_ANCESTORS); none when empty. */
   frameAncestors: string[];
+  /** Counts the charges each address makes from a payment link. */
+  rateLimiter: RateLimiter;
 }
 
 const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
@@ -164,6 +170,64 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     });
   });
 
+  // Invoices and payment links: pages without script whose Pay makes a charge and goes to its page.
+  app.register(async (scope) => {
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, _body, done) => done(null, {}));
+    scope.addHook("onSend", async (_req, reply) => {
+      reply.header("Content-Security-Policy", claimCsp).header("X-Frame-Options", "DENY").header("X-Content-Type-Options", "nosniff");
+      reply.header("Referrer-Policy", "no-referrer");
+    });
+    const open = { config: { group: "read", auth: "public" } } as const;
+    const acting = { config: { group: "create", auth: "public" } } as const;
+
+    scope.get<IdParams>(`${basePath}/invoices/:id`, open, async (req, reply) => {
+      try {
+        return html(reply, 200, renderInvoicePage(await publicInvoiceView(deps.prisma, req.params.id), deps.charges, basePath));
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+
+    scope.get<IdParams>(`${basePath}/invoices/:id/pdf`, open, async (req, reply) => {
+      try {
+        const view = await publicInvoiceView(deps.prisma, req.params.id);
+        return sendPdf(reply, view.invoice, await invoicePdf(view, deps.charges));
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+
+    scope.post<IdParams>(`${basePath}/invoices/:id/pay`, acting, async (req, reply) => {
+      try {
+        return backToPage(reply, (await payInvoice(deps.prisma, req.params.id, deps.charges)).id);
+      } catch (e) {
+        // Paid or voided meanwhile: the invoice as it now is, saying why.
+        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(reply, e);
+        const view = await publicInvoiceView(deps.prisma, req.params.id);
+        return html(reply, 409, renderInvoicePage(view, deps.charges, basePath, e.message));
+      }
+    });
+
+    scope.get<IdParams>(`${basePath}/l/:id`, open, async (req, reply) => {
+      try {
+        const { link, merchantName } = await publicPaymentLink(deps.prisma, req.params.id);
+        if (!link.active) throw linkInactive(link.id);
+        return html(reply, 200, renderPaymentLinkPage(link, merchantName, basePath));
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+
+    scope.post<IdParams>(`${basePath}/l/:id`, acting, async (req, reply) => {
+      try {
+        await deps.rateLimiter.consume(`${req.clientAddress}:${req.params.id}`, "linkCharges");
+        return backToPage(reply, (await chargeFromPaymentLink(deps.prisma, req.params.id, deps.charges)).id);
+      } catch (e) {
+        return failure(reply, e);
+      }
+    });
+  });
+
   /** After a form post: the page, showing the charge as it now is (303, so a reload does not post again). */
   function backToPage(reply: FastifyReply, id: string) {
     return reply
@@ -176,6 +240,8 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     if (!(e instanceof AppError)) throw e;
     const status = statusOf(e);
     if (status === 404) return html(reply, 404, renderNotFound(basePath));
+    if (e.code === "payment_link_inactive") return html(reply, 410, renderLinkInactive(basePath));
+    for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
     return reply.code(status).header("Cache-Control", "no-store").type("text/plain; charset=utf-8").send(e.message);
   }
 }

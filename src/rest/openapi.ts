@@ -20,6 +20,8 @@ export interface RouteDoc {
   query?: z.ZodType;
   /** The success answers by status. */
   ok: Partial<Record<200 | 201 | 202, z.ZodType>>;
+  /** The media type of a success answer that is a file, not JSON (its `ok` schema is then unused). */
+  file?: string;
   /** Error codes of this route beyond those every route of its kind may answer. */
   errors?: readonly ErrorCode[];
 }
@@ -142,7 +144,7 @@ export class ApiDocument {
       responses[status] = {
         description: ({ "201": "Created", "202": "Accepted" } as Record<string, string>)[status] ?? "OK",
         headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS },
-        content: { "application/json": { schema: jsonSchema(schema, "output") } },
+        content: doc.file ? { [doc.file]: { schema: { type: "string", format: "binary" } } } : { "application/json": { schema: jsonSchema(schema, "output") } },
       };
     }
     const byStatus = new Map<number, ErrorCode[]>();

@@ -6,7 +6,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 
 interface Operation {
   requestBody?: { content: { "application/json": { schema: object } } };
-  responses: Record<string, { content?: { "application/json": { schema: object } } }>;
+  responses: Record<string, { content?: Record<string, { schema: object }> }>;
 }
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object> } };
 
@@ -34,7 +34,8 @@ export class Contract {
     if (!operation) return status < 400 ? `${method} ${path} answered ${status} but is not in the document` : null;
     const response = operation.responses[String(status)];
     if (!response) return `${method} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses)})`;
-    const schema = response.content?.["application/json"].schema;
+    // A file's answer (a PDF) has no JSON schema to hold it to.
+    const schema = response.content?.["application/json"]?.schema;
     if (schema && !this.validate(schema, responseBody)) return `${method} ${template} ${status} answer: ${this.ajv.errorsText(this.lastErrors)}`;
     if (status < 300 && requestBody !== undefined) {
       const refused = this.requestBodyProblem(method, path, requestBody);

@@ -22,6 +22,8 @@ import { selectSchema } from "../../src/domain/chain-selection.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
+import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
+import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
 import { authorizationSchema as refundAuthorizationSchema } from "../../src/domain/refund-authorizations.js";
 import {
@@ -47,6 +49,9 @@ const customer = (await app.call("POST", "/v1/customers", { body: { email: "fixt
 const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "fixture-order", amount: "1.00", customerId: customer.id } })).body;
 const event = (await app.call("GET", "/v1/events?limit=1")).body.data[0];
 const endpoint = (await app.call("POST", "/v1/webhook_endpoints", { body: { url: "http://127.0.0.1:9/fixture" } })).body;
+const lineItems = [{ description: "Fixture line", quantity: 1, unitAmount: "1.00" }];
+const invoice = (await app.call("POST", "/v1/invoices", { body: { customerId: customer.id, lineItems } })).body;
+const link = (await app.call("POST", "/v1/payment_links", { body: { name: "Fixture link", amount: "1.00" } })).body;
 
 /** Signs a customer JWT with the merchant's test secret. */
 async function customerJwt(claims: Record<string, unknown>): Promise<string> {
@@ -59,15 +64,26 @@ const authorization = `Bearer ${await customerJwt({ email: "jwt-fixture@example.
 /** Rows a write would add or change: none may move when a request is refused. */
 async function rows() {
   const p = app.db.prisma;
-  const [customers, charges, events, updated, endpoints, endpointUpdated] = await Promise.all([
+  const [customers, charges, events, updated, endpoints, endpointUpdated, invoices, links] = await Promise.all([
     p.customer.count(),
     p.charge.count(),
     p.event.count(),
     p.customer.aggregate({ _max: { updatedAt: true } }),
     p.webhookEndpoint.count(),
     p.webhookEndpoint.aggregate({ _max: { updatedAt: true } }),
+    p.invoice.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
+    p.paymentLink.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
   ]);
-  return { customers, charges, events, lastUpdate: updated._max.updatedAt, endpoints, lastEndpointUpdate: endpointUpdated._max.updatedAt };
+  return {
+    customers,
+    charges,
+    events,
+    lastUpdate: updated._max.updatedAt,
+    endpoints,
+    lastEndpointUpdate: endpointUpdated._max.updatedAt,
+    invoices: [invoices._count._all, invoices._max.updatedAt],
+    links: [links._count._all, links._max.updatedAt],
+  };
 }
 
 /** A param path as the API names it: `address.line1`, `ids[0]`. */
@@ -104,6 +120,9 @@ function zodLeaves(type: z.core.$ZodType, path: string[] = []): { path: string[]
       return Object.entries(def.shape!).flatMap(([key, field]) => zodLeaves(field, [...path, key]));
     case "record":
       return [{ path, record: true }];
+    case "array":
+      // Through the first item: every item has the same fields.
+      return zodLeaves((def as unknown as { element: z.core.$ZodType }).element, [...path, 0] as string[]);
     default:
       // Numbers and enums too: a bad string must be named before its type is judged.
       return [{ path, record: false }];
@@ -158,6 +177,15 @@ describe("REST and the hosted page", () => {
     },
     "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
     "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
+    "POST /v1/invoices": { schema: invoiceCreateSchema, valid: { customerId: customer.id, lineItems } },
+    "PATCH /v1/invoices/:id": { schema: invoiceUpdateSchema, valid: {} },
+    "POST /v1/invoices/:id/finalize": null,
+    "POST /v1/invoices/:id/void": null,
+    "POST /v1/invoices/:id/mark_uncollectible": null,
+    "POST /pay/invoices/:id/pay": null,
+    "POST /v1/payment_links": { schema: linkCreateSchema, valid: { name: "Hostile link", amount: "1.00" } },
+    "PATCH /v1/payment_links/:id": { schema: linkUpdateSchema, valid: {} },
+    "POST /pay/l/:id": null,
   };
 
   const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");
@@ -167,6 +195,8 @@ describe("REST and the hosted page", () => {
       if (name === param) return hostile!;
       if (name === "orderId") return charge.orderId;
       if (url.includes("/webhook_endpoints")) return endpoint.id;
+      if (url.includes("/invoices")) return invoice.id;
+      if (url.includes("/payment_links") || url.includes("/l/")) return link.id;
       return url.includes("/customers") ? customer.id : url.includes("/events") ? event.id : charge.id;
     });
 
@@ -269,6 +299,21 @@ describe("GraphQL", () => {
     return ({ Int: 1, Float: 1, Boolean: true, Metadata: {} } as Record<string, unknown>)[type.name] ?? "x";
   }
 
+  /** `base` with a sample item wherever `path` enters a list, so a hostile field comes with its item's required ones. */
+  function itemsAlong(type: GraphQLInputType, base: unknown, path: readonly (string | number)[]): unknown {
+    if (isNonNullType(type)) return itemsAlong(type.ofType, base, path);
+    if (path.length === 0) return base;
+    const [head, ...rest] = path;
+    if (isListType(type)) {
+      const list = [...((base as unknown[] | undefined) ?? [])];
+      list[head as number] = itemsAlong(type.ofType, list[head as number] ?? sample(type.ofType), rest);
+      return list;
+    }
+    if (!isInputObjectType(type)) return base;
+    const object = (base ?? {}) as Record<string, unknown>;
+    return { ...object, [head!]: itemsAlong(type.getFields()[head as string]!.type, object[head as string], rest) };
+  }
+
   /** `value` as a GraphQL literal of `type`. */
   function literal(type: GraphQLInputType, value: unknown): string {
     if (value === null || value === undefined) return "null";
@@ -309,7 +354,9 @@ describe("GraphQL", () => {
     const out: GraphQLCase[] = [];
     for (const [kind, bad] of Object.entries(HOSTILE)) {
       for (const { at, value, param, what } of hostileInputs(leaves, bad)) {
-        const variables = setIn(required(op), at, value);
+        const arg = op.field.args.find((a) => a.name === at[0])!;
+        const base = { ...required(op), [arg.name]: itemsAlong(arg.type, required(op)[arg.name], at.slice(1)) };
+        const variables = setIn(base, at, value);
         out.push({ name: `${op.root} ${op.field.name}: $${param} ${what} ${kind}`, query: withVariables(op), variables, param });
         // A lone surrogate cannot be written in a GraphQL string (a syntax error), nor NUL in a name (a key).
         if (bad === HOSTILE.NUL && what === "value")

@@ -99,6 +99,8 @@ describe("charge codec", () => {
       payoutBlockedReason: "wallet_blacklisted",
       payoutBlockedAt: new Date("2026-01-01T00:00:00.006Z"),
       expiryExtendedMinutes: 15,
+      invoiceId: null,
+      paymentLinkId: null,
     };
     const wire = JSON.parse(JSON.stringify(encodeCharge(charge)));
     expect(wire.amountReceived).toBe((2n ** 128n + 1n).toString());

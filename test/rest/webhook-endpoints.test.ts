@@ -70,7 +70,7 @@ describe("/v1/webhook_endpoints", () => {
 
   it("refuses bad input with the param named, and changes nothing", async () => {
     const { id } = (await create({ url: "http://127.0.0.1:9/keep" })).body;
-    expectError(await create({ url: "http://127.0.0.1:9/x", events: ["charge.exploded"] }), 400, "parameter_invalid", "events.0");
+    expectError(await create({ url: "http://127.0.0.1:9/x", events: ["charge.exploded"] }), 400, "parameter_invalid", "events[0]");
     expectError(await create({ url: "http://127.0.0.1:9/x", secret: "mine" }), 400, "parameter_unknown", "secret");
     expectError(await create({}), 400, "parameter_missing", "url");
     expectError(await create({ url: "ftp://shop.example/x" }), 400, "parameter_invalid", "url");

@@ -48,6 +48,16 @@ export type Charge = Prisma.ChargeModel
  */
 export type Invoice = Prisma.InvoiceModel
 /**
+ * Model InvoiceNumber
+ * The last invoice number given per merchant and mode (its row lock makes numbering gap-free).
+ */
+export type InvoiceNumber = Prisma.InvoiceNumberModel
+/**
+ * Model PaymentLink
+ * A no-code checkout: a buyer at its URL makes a charge of its amount.
+ */
+export type PaymentLink = Prisma.PaymentLinkModel
+/**
  * Model IdempotencyRecord
  * A stored response for an Idempotency-Key, replayed for 24 h.
  */

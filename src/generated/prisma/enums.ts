@@ -20,6 +20,17 @@ export const ChargeStatus = {
 export type ChargeStatus = (typeof ChargeStatus)[keyof typeof ChargeStatus]
 
 
+export const InvoiceStatus = {
+  DRAFT: 'DRAFT',
+  OPEN: 'OPEN',
+  PAID: 'PAID',
+  VOID: 'VOID',
+  UNCOLLECTIBLE: 'UNCOLLECTIBLE'
+} as const
+
+export type InvoiceStatus = (typeof InvoiceStatus)[keyof typeof InvoiceStatus]
+
+
 export const DeploymentStatus = {
   PENDING: 'PENDING',
   SENT: 'SENT',

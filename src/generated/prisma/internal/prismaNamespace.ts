@@ -403,6 +403,8 @@ export const ModelName = {
   Customer: 'Customer',
   Charge: 'Charge',
   Invoice: 'Invoice',
+  InvoiceNumber: 'InvoiceNumber',
+  PaymentLink: 'PaymentLink',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
   CloneDeployment: 'CloneDeployment',
@@ -433,7 +435,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -878,6 +880,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.InvoiceCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.InvoiceCountAggregateOutputType> | number
+        }
+      }
+    }
+    InvoiceNumber: {
+      payload: Prisma.$InvoiceNumberPayload<ExtArgs>
+      fields: Prisma.InvoiceNumberFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.InvoiceNumberFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.InvoiceNumberFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        findFirst: {
+          args: Prisma.InvoiceNumberFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.InvoiceNumberFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        findMany: {
+          args: Prisma.InvoiceNumberFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>[]
+        }
+        create: {
+          args: Prisma.InvoiceNumberCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        createMany: {
+          args: Prisma.InvoiceNumberCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.InvoiceNumberCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>[]
+        }
+        delete: {
+          args: Prisma.InvoiceNumberDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        update: {
+          args: Prisma.InvoiceNumberUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        deleteMany: {
+          args: Prisma.InvoiceNumberDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.InvoiceNumberUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.InvoiceNumberUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>[]
+        }
+        upsert: {
+          args: Prisma.InvoiceNumberUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$InvoiceNumberPayload>
+        }
+        aggregate: {
+          args: Prisma.InvoiceNumberAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateInvoiceNumber>
+        }
+        groupBy: {
+          args: Prisma.InvoiceNumberGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.InvoiceNumberGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.InvoiceNumberCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.InvoiceNumberCountAggregateOutputType> | number
+        }
+      }
+    }
+    PaymentLink: {
+      payload: Prisma.$PaymentLinkPayload<ExtArgs>
+      fields: Prisma.PaymentLinkFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PaymentLinkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PaymentLinkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        findFirst: {
+          args: Prisma.PaymentLinkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PaymentLinkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        findMany: {
+          args: Prisma.PaymentLinkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>[]
+        }
+        create: {
+          args: Prisma.PaymentLinkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        createMany: {
+          args: Prisma.PaymentLinkCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PaymentLinkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>[]
+        }
+        delete: {
+          args: Prisma.PaymentLinkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        update: {
+          args: Prisma.PaymentLinkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        deleteMany: {
+          args: Prisma.PaymentLinkDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PaymentLinkUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PaymentLinkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>[]
+        }
+        upsert: {
+          args: Prisma.PaymentLinkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentLinkPayload>
+        }
+        aggregate: {
+          args: Prisma.PaymentLinkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePaymentLink>
+        }
+        groupBy: {
+          args: Prisma.PaymentLinkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PaymentLinkGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PaymentLinkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PaymentLinkCountAggregateOutputType> | number
         }
       }
     }
@@ -2128,7 +2278,9 @@ export const ChargeScalarFieldEnum = {
   flushFailures: 'flushFailures',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
-  expiryExtendedMinutes: 'expiryExtendedMinutes'
+  expiryExtendedMinutes: 'expiryExtendedMinutes',
+  invoiceId: 'invoiceId',
+  paymentLinkId: 'paymentLinkId'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -2139,10 +2291,52 @@ export const InvoiceScalarFieldEnum = {
   merchantId: 'merchantId',
   livemode: 'livemode',
   customerId: 'customerId',
-  createdAt: 'createdAt'
+  number: 'number',
+  status: 'status',
+  currency: 'currency',
+  lineItems: 'lineItems',
+  total: 'total',
+  amountPaid: 'amountPaid',
+  customerDetails: 'customerDetails',
+  dueDate: 'dueDate',
+  memo: 'memo',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  finalizedAt: 'finalizedAt',
+  paidAt: 'paidAt',
+  voidedAt: 'voidedAt',
+  markedUncollectibleAt: 'markedUncollectibleAt'
 } as const
 
 export type InvoiceScalarFieldEnum = (typeof InvoiceScalarFieldEnum)[keyof typeof InvoiceScalarFieldEnum]
+
+
+export const InvoiceNumberScalarFieldEnum = {
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  lastNumber: 'lastNumber'
+} as const
+
+export type InvoiceNumberScalarFieldEnum = (typeof InvoiceNumberScalarFieldEnum)[keyof typeof InvoiceNumberScalarFieldEnum]
+
+
+export const PaymentLinkScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  name: 'name',
+  amount: 'amount',
+  description: 'description',
+  active: 'active',
+  successUrl: 'successUrl',
+  cancelUrl: 'cancelUrl',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type PaymentLinkScalarFieldEnum = (typeof PaymentLinkScalarFieldEnum)[keyof typeof PaymentLinkScalarFieldEnum]
 
 
 export const IdempotencyRecordScalarFieldEnum = {
@@ -2539,6 +2733,20 @@ export type ListEnumChargeStatusFieldRefInput<$PrismaModel> = FieldRefInputType<
 
 
 /**
+ * Reference to a field of type 'InvoiceStatus'
+ */
+export type EnumInvoiceStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'InvoiceStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'InvoiceStatus[]'
+ */
+export type ListEnumInvoiceStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'InvoiceStatus[]'>
+    
+
+
+/**
  * Reference to a field of type 'DeploymentStatus'
  */
 export type EnumDeploymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DeploymentStatus'>
@@ -2792,6 +3000,8 @@ export type GlobalOmitConfig = {
   customer?: Prisma.CustomerOmit
   charge?: Prisma.ChargeOmit
   invoice?: Prisma.InvoiceOmit
+  invoiceNumber?: Prisma.InvoiceNumberOmit
+  paymentLink?: Prisma.PaymentLinkOmit
   idempotencyRecord?: Prisma.IdempotencyRecordOmit
   event?: Prisma.EventOmit
   cloneDeployment?: Prisma.CloneDeploymentOmit

@@ -57,6 +57,8 @@ export const ModelName = {
   Customer: 'Customer',
   Charge: 'Charge',
   Invoice: 'Invoice',
+  InvoiceNumber: 'InvoiceNumber',
+  PaymentLink: 'PaymentLink',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
   CloneDeployment: 'CloneDeployment',
@@ -188,7 +190,9 @@ export const ChargeScalarFieldEnum = {
   flushFailures: 'flushFailures',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
-  expiryExtendedMinutes: 'expiryExtendedMinutes'
+  expiryExtendedMinutes: 'expiryExtendedMinutes',
+  invoiceId: 'invoiceId',
+  paymentLinkId: 'paymentLinkId'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -199,10 +203,52 @@ export const InvoiceScalarFieldEnum = {
   merchantId: 'merchantId',
   livemode: 'livemode',
   customerId: 'customerId',
-  createdAt: 'createdAt'
+  number: 'number',
+  status: 'status',
+  currency: 'currency',
+  lineItems: 'lineItems',
+  total: 'total',
+  amountPaid: 'amountPaid',
+  customerDetails: 'customerDetails',
+  dueDate: 'dueDate',
+  memo: 'memo',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  finalizedAt: 'finalizedAt',
+  paidAt: 'paidAt',
+  voidedAt: 'voidedAt',
+  markedUncollectibleAt: 'markedUncollectibleAt'
 } as const
 
 export type InvoiceScalarFieldEnum = (typeof InvoiceScalarFieldEnum)[keyof typeof InvoiceScalarFieldEnum]
+
+
+export const InvoiceNumberScalarFieldEnum = {
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  lastNumber: 'lastNumber'
+} as const
+
+export type InvoiceNumberScalarFieldEnum = (typeof InvoiceNumberScalarFieldEnum)[keyof typeof InvoiceNumberScalarFieldEnum]
+
+
+export const PaymentLinkScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  name: 'name',
+  amount: 'amount',
+  description: 'description',
+  active: 'active',
+  successUrl: 'successUrl',
+  cancelUrl: 'cancelUrl',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type PaymentLinkScalarFieldEnum = (typeof PaymentLinkScalarFieldEnum)[keyof typeof PaymentLinkScalarFieldEnum]
 
 
 export const IdempotencyRecordScalarFieldEnum = {

@@ -91,6 +91,8 @@ export type ChargeMinAggregateOutputType = {
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number | null
+  invoiceId: string | null
+  paymentLinkId: string | null
 }
 
 export type ChargeMaxAggregateOutputType = {
@@ -128,6 +130,8 @@ export type ChargeMaxAggregateOutputType = {
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number | null
+  invoiceId: string | null
+  paymentLinkId: string | null
 }
 
 export type ChargeCountAggregateOutputType = {
@@ -167,6 +171,8 @@ export type ChargeCountAggregateOutputType = {
   payoutBlockedReason: number
   payoutBlockedAt: number
   expiryExtendedMinutes: number
+  invoiceId: number
+  paymentLinkId: number
   _all: number
 }
 
@@ -236,6 +242,8 @@ export type ChargeMinAggregateInputType = {
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  invoiceId?: true
+  paymentLinkId?: true
 }
 
 export type ChargeMaxAggregateInputType = {
@@ -273,6 +281,8 @@ export type ChargeMaxAggregateInputType = {
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  invoiceId?: true
+  paymentLinkId?: true
 }
 
 export type ChargeCountAggregateInputType = {
@@ -312,6 +322,8 @@ export type ChargeCountAggregateInputType = {
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  invoiceId?: true
+  paymentLinkId?: true
   _all?: true
 }
 
@@ -438,6 +450,8 @@ export type ChargeGroupByOutputType = {
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number
+  invoiceId: string | null
+  paymentLinkId: string | null
   _count: ChargeCountAggregateOutputType | null
   _avg: ChargeAvgAggregateOutputType | null
   _sum: ChargeSumAggregateOutputType | null
@@ -500,6 +514,8 @@ export type ChargeWhereInput = {
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
@@ -507,6 +523,8 @@ export type ChargeWhereInput = {
   settlementRecords?: Prisma.SettlementListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
+  paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }
 
 export type ChargeOrderByWithRelationInput = {
@@ -546,6 +564,8 @@ export type ChargeOrderByWithRelationInput = {
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
+  paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
   deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
@@ -553,6 +573,8 @@ export type ChargeOrderByWithRelationInput = {
   settlementRecords?: Prisma.SettlementOrderByRelationAggregateInput
   refunds?: Prisma.RefundOrderByRelationAggregateInput
   flush?: Prisma.RelayerTransactionOrderByWithRelationInput
+  invoice?: Prisma.InvoiceOrderByWithRelationInput
+  paymentLink?: Prisma.PaymentLinkOrderByWithRelationInput
 }
 
 export type ChargeWhereUniqueInput = Prisma.AtLeast<{
@@ -596,6 +618,8 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
@@ -603,6 +627,8 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   settlementRecords?: Prisma.SettlementListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
+  paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }, "id" | "chainId_cloneAddress">
 
 export type ChargeOrderByWithAggregationInput = {
@@ -642,6 +668,8 @@ export type ChargeOrderByWithAggregationInput = {
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
+  paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChargeCountOrderByAggregateInput
   _avg?: Prisma.ChargeAvgOrderByAggregateInput
   _max?: Prisma.ChargeMaxOrderByAggregateInput
@@ -689,6 +717,8 @@ export type ChargeScalarWhereWithAggregatesInput = {
   payoutBlockedReason?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntWithAggregatesFilter<"Charge"> | number
+  invoiceId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  paymentLinkId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
 }
 
 export type ChargeCreateInput = {
@@ -732,6 +762,8 @@ export type ChargeCreateInput = {
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateInput = {
@@ -771,6 +803,8 @@ export type ChargeUncheckedCreateInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
@@ -818,6 +852,8 @@ export type ChargeUpdateInput = {
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateInput = {
@@ -857,6 +893,8 @@ export type ChargeUncheckedUpdateInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
@@ -900,6 +938,8 @@ export type ChargeCreateManyInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
 }
 
 export type ChargeUpdateManyMutationInput = {
@@ -975,6 +1015,8 @@ export type ChargeUncheckedUpdateManyInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeListRelationFilter = {
@@ -1029,6 +1071,8 @@ export type ChargeCountOrderByAggregateInput = {
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  invoiceId?: Prisma.SortOrder
+  paymentLinkId?: Prisma.SortOrder
 }
 
 export type ChargeAvgOrderByAggregateInput = {
@@ -1081,6 +1125,8 @@ export type ChargeMaxOrderByAggregateInput = {
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  invoiceId?: Prisma.SortOrder
+  paymentLinkId?: Prisma.SortOrder
 }
 
 export type ChargeMinOrderByAggregateInput = {
@@ -1118,6 +1164,8 @@ export type ChargeMinOrderByAggregateInput = {
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  invoiceId?: Prisma.SortOrder
+  paymentLinkId?: Prisma.SortOrder
 }
 
 export type ChargeSumOrderByAggregateInput = {
@@ -1260,6 +1308,90 @@ export type DecimalFieldUpdateOperationsInput = {
   divide?: runtime.Decimal | runtime.DecimalJsLike | number | string
 }
 
+export type ChargeCreateNestedManyWithoutInvoiceInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput> | Prisma.ChargeCreateWithoutInvoiceInput[] | Prisma.ChargeUncheckedCreateWithoutInvoiceInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutInvoiceInput | Prisma.ChargeCreateOrConnectWithoutInvoiceInput[]
+  createMany?: Prisma.ChargeCreateManyInvoiceInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUncheckedCreateNestedManyWithoutInvoiceInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput> | Prisma.ChargeCreateWithoutInvoiceInput[] | Prisma.ChargeUncheckedCreateWithoutInvoiceInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutInvoiceInput | Prisma.ChargeCreateOrConnectWithoutInvoiceInput[]
+  createMany?: Prisma.ChargeCreateManyInvoiceInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUpdateManyWithoutInvoiceNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput> | Prisma.ChargeCreateWithoutInvoiceInput[] | Prisma.ChargeUncheckedCreateWithoutInvoiceInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutInvoiceInput | Prisma.ChargeCreateOrConnectWithoutInvoiceInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutInvoiceInput | Prisma.ChargeUpsertWithWhereUniqueWithoutInvoiceInput[]
+  createMany?: Prisma.ChargeCreateManyInvoiceInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutInvoiceInput | Prisma.ChargeUpdateWithWhereUniqueWithoutInvoiceInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutInvoiceInput | Prisma.ChargeUpdateManyWithWhereWithoutInvoiceInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
+export type ChargeUncheckedUpdateManyWithoutInvoiceNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput> | Prisma.ChargeCreateWithoutInvoiceInput[] | Prisma.ChargeUncheckedCreateWithoutInvoiceInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutInvoiceInput | Prisma.ChargeCreateOrConnectWithoutInvoiceInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutInvoiceInput | Prisma.ChargeUpsertWithWhereUniqueWithoutInvoiceInput[]
+  createMany?: Prisma.ChargeCreateManyInvoiceInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutInvoiceInput | Prisma.ChargeUpdateWithWhereUniqueWithoutInvoiceInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutInvoiceInput | Prisma.ChargeUpdateManyWithWhereWithoutInvoiceInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
+export type ChargeCreateNestedManyWithoutPaymentLinkInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput> | Prisma.ChargeCreateWithoutPaymentLinkInput[] | Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput | Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput[]
+  createMany?: Prisma.ChargeCreateManyPaymentLinkInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUncheckedCreateNestedManyWithoutPaymentLinkInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput> | Prisma.ChargeCreateWithoutPaymentLinkInput[] | Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput | Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput[]
+  createMany?: Prisma.ChargeCreateManyPaymentLinkInputEnvelope
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+}
+
+export type ChargeUpdateManyWithoutPaymentLinkNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput> | Prisma.ChargeCreateWithoutPaymentLinkInput[] | Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput | Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutPaymentLinkInput | Prisma.ChargeUpsertWithWhereUniqueWithoutPaymentLinkInput[]
+  createMany?: Prisma.ChargeCreateManyPaymentLinkInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutPaymentLinkInput | Prisma.ChargeUpdateWithWhereUniqueWithoutPaymentLinkInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutPaymentLinkInput | Prisma.ChargeUpdateManyWithWhereWithoutPaymentLinkInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
+export type ChargeUncheckedUpdateManyWithoutPaymentLinkNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput> | Prisma.ChargeCreateWithoutPaymentLinkInput[] | Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput[]
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput | Prisma.ChargeCreateOrConnectWithoutPaymentLinkInput[]
+  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutPaymentLinkInput | Prisma.ChargeUpsertWithWhereUniqueWithoutPaymentLinkInput[]
+  createMany?: Prisma.ChargeCreateManyPaymentLinkInputEnvelope
+  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
+  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutPaymentLinkInput | Prisma.ChargeUpdateWithWhereUniqueWithoutPaymentLinkInput[]
+  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutPaymentLinkInput | Prisma.ChargeUpdateManyWithWhereWithoutPaymentLinkInput[]
+  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+}
+
 export type ChargeCreateNestedOneWithoutDeploymentInput = {
   create?: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
   connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutDeploymentInput
@@ -1398,6 +1530,8 @@ export type ChargeCreateWithoutMerchantInput = {
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutMerchantInput = {
@@ -1436,6 +1570,8 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
@@ -1508,6 +1644,8 @@ export type ChargeScalarWhereInput = {
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
 }
 
 export type ChargeCreateWithoutCustomerInput = {
@@ -1550,6 +1688,8 @@ export type ChargeCreateWithoutCustomerInput = {
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutCustomerInput = {
@@ -1588,6 +1728,8 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
@@ -1618,6 +1760,234 @@ export type ChargeUpdateWithWhereUniqueWithoutCustomerInput = {
 export type ChargeUpdateManyWithWhereWithoutCustomerInput = {
   where: Prisma.ChargeScalarWhereInput
   data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutCustomerInput>
+}
+
+export type ChargeCreateWithoutInvoiceInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutInvoiceInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  paymentLinkId?: string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutInvoiceInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput>
+}
+
+export type ChargeCreateManyInvoiceInputEnvelope = {
+  data: Prisma.ChargeCreateManyInvoiceInput | Prisma.ChargeCreateManyInvoiceInput[]
+  skipDuplicates?: boolean
+}
+
+export type ChargeUpsertWithWhereUniqueWithoutInvoiceInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutInvoiceInput, Prisma.ChargeUncheckedUpdateWithoutInvoiceInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput>
+}
+
+export type ChargeUpdateWithWhereUniqueWithoutInvoiceInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutInvoiceInput, Prisma.ChargeUncheckedUpdateWithoutInvoiceInput>
+}
+
+export type ChargeUpdateManyWithWhereWithoutInvoiceInput = {
+  where: Prisma.ChargeScalarWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutInvoiceInput>
+}
+
+export type ChargeCreateWithoutPaymentLinkInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutPaymentLinkInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput>
+}
+
+export type ChargeCreateManyPaymentLinkInputEnvelope = {
+  data: Prisma.ChargeCreateManyPaymentLinkInput | Prisma.ChargeCreateManyPaymentLinkInput[]
+  skipDuplicates?: boolean
+}
+
+export type ChargeUpsertWithWhereUniqueWithoutPaymentLinkInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentLinkInput, Prisma.ChargeUncheckedUpdateWithoutPaymentLinkInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentLinkInput, Prisma.ChargeUncheckedCreateWithoutPaymentLinkInput>
+}
+
+export type ChargeUpdateWithWhereUniqueWithoutPaymentLinkInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentLinkInput, Prisma.ChargeUncheckedUpdateWithoutPaymentLinkInput>
+}
+
+export type ChargeUpdateManyWithWhereWithoutPaymentLinkInput = {
+  where: Prisma.ChargeScalarWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutPaymentLinkInput>
 }
 
 export type ChargeCreateWithoutDeploymentInput = {
@@ -1660,6 +2030,8 @@ export type ChargeCreateWithoutDeploymentInput = {
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutDeploymentInput = {
@@ -1699,6 +2071,8 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -1760,6 +2134,8 @@ export type ChargeUpdateWithoutDeploymentInput = {
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutDeploymentInput = {
@@ -1799,6 +2175,8 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -1844,6 +2222,8 @@ export type ChargeCreateWithoutPaymentsInput = {
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutPaymentsInput = {
@@ -1883,6 +2263,8 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -1944,6 +2326,8 @@ export type ChargeUpdateWithoutPaymentsInput = {
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutPaymentsInput = {
@@ -1983,6 +2367,8 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -2028,6 +2414,8 @@ export type ChargeCreateWithoutSettlementRecordsInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
@@ -2067,6 +2455,8 @@ export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -2128,6 +2518,8 @@ export type ChargeUpdateWithoutSettlementRecordsInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
@@ -2167,6 +2559,8 @@ export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -2212,6 +2606,8 @@ export type ChargeCreateWithoutFlushInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutFlushInput = {
@@ -2250,6 +2646,8 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
@@ -2322,6 +2720,8 @@ export type ChargeCreateWithoutRefundsInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
 export type ChargeUncheckedCreateWithoutRefundsInput = {
@@ -2361,6 +2761,8 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
@@ -2422,6 +2824,8 @@ export type ChargeUpdateWithoutRefundsInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutRefundsInput = {
@@ -2461,6 +2865,8 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
@@ -2502,6 +2908,8 @@ export type ChargeCreateManyMerchantInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
 }
 
 export type ChargeUpdateWithoutMerchantInput = {
@@ -2544,6 +2952,8 @@ export type ChargeUpdateWithoutMerchantInput = {
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutMerchantInput = {
@@ -2582,6 +2992,8 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
@@ -2624,6 +3036,8 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeCreateManyCustomerInput = {
@@ -2662,6 +3076,8 @@ export type ChargeCreateManyCustomerInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
 }
 
 export type ChargeUpdateWithoutCustomerInput = {
@@ -2704,6 +3120,8 @@ export type ChargeUpdateWithoutCustomerInput = {
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutCustomerInput = {
@@ -2742,6 +3160,8 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
@@ -2784,6 +3204,344 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+}
+
+export type ChargeCreateManyInvoiceInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  paymentLinkId?: string | null
+}
+
+export type ChargeUpdateWithoutInvoiceInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutInvoiceInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+}
+
+export type ChargeCreateManyPaymentLinkInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  invoiceId?: string | null
+}
+
+export type ChargeUpdateWithoutPaymentLinkInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeCreateManyFlushInput = {
@@ -2822,6 +3580,8 @@ export type ChargeCreateManyFlushInput = {
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
 }
 
 export type ChargeUpdateWithoutFlushInput = {
@@ -2864,6 +3624,8 @@ export type ChargeUpdateWithoutFlushInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
 export type ChargeUncheckedUpdateWithoutFlushInput = {
@@ -2902,6 +3664,8 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
@@ -2944,6 +3708,8 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 
@@ -3032,6 +3798,8 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  invoiceId?: boolean
+  paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
@@ -3039,6 +3807,8 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
@@ -3079,9 +3849,13 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  invoiceId?: boolean
+  paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -3121,9 +3895,13 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  invoiceId?: boolean
+  paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
 
 export type ChargeSelectScalar = {
@@ -3163,9 +3941,11 @@ export type ChargeSelectScalar = {
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  invoiceId?: boolean
+  paymentLinkId?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
@@ -3174,17 +3954,23 @@ export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ChargeIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }
 export type ChargeIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
+  paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }
 
 export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -3197,6 +3983,8 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     settlementRecords: Prisma.$SettlementPayload<ExtArgs>[]
     refunds: Prisma.$RefundPayload<ExtArgs>[]
     flush: Prisma.$RelayerTransactionPayload<ExtArgs> | null
+    invoice: Prisma.$InvoicePayload<ExtArgs> | null
+    paymentLink: Prisma.$PaymentLinkPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -3273,6 +4061,14 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * Minutes partial payments have added to expiresAt so far (capped).
      */
     expiryExtendedMinutes: number
+    /**
+     * The invoice this charge pays (its orderId is the invoice's id), if any.
+     */
+    invoiceId: string | null
+    /**
+     * The payment link a buyer made this charge from, if any.
+     */
+    paymentLinkId: string | null
   }, ExtArgs["result"]["charge"]>
   composites: {}
 }
@@ -3674,6 +4470,8 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   settlementRecords<T extends Prisma.Charge$settlementRecordsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$settlementRecordsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettlementPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refunds<T extends Prisma.Charge$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  invoice<T extends Prisma.Charge$invoiceArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$invoiceArgs<ExtArgs>>): Prisma.Prisma__InvoiceClient<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  paymentLink<T extends Prisma.Charge$paymentLinkArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentLinkArgs<ExtArgs>>): Prisma.Prisma__PaymentLinkClient<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3739,6 +4537,8 @@ export interface ChargeFieldRefs {
   readonly payoutBlockedReason: Prisma.FieldRef<"Charge", 'String'>
   readonly payoutBlockedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly expiryExtendedMinutes: Prisma.FieldRef<"Charge", 'Int'>
+  readonly invoiceId: Prisma.FieldRef<"Charge", 'String'>
+  readonly paymentLinkId: Prisma.FieldRef<"Charge", 'String'>
 }
     
 
@@ -4266,6 +5066,44 @@ export type Charge$flushArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    */
   include?: Prisma.RelayerTransactionInclude<ExtArgs> | null
   where?: Prisma.RelayerTransactionWhereInput
+}
+
+/**
+ * Charge.invoice
+ */
+export type Charge$invoiceArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Invoice
+   */
+  select?: Prisma.InvoiceSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Invoice
+   */
+  omit?: Prisma.InvoiceOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.InvoiceInclude<ExtArgs> | null
+  where?: Prisma.InvoiceWhereInput
+}
+
+/**
+ * Charge.paymentLink
+ */
+export type Charge$paymentLinkArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the PaymentLink
+   */
+  select?: Prisma.PaymentLinkSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the PaymentLink
+   */
+  omit?: Prisma.PaymentLinkOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PaymentLinkInclude<ExtArgs> | null
+  where?: Prisma.PaymentLinkWhereInput
 }
 
 /**

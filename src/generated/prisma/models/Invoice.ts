@@ -20,8 +20,20 @@ export type InvoiceModel = runtime.Types.Result.DefaultSelection<Prisma.$Invoice
 
 export type AggregateInvoice = {
   _count: InvoiceCountAggregateOutputType | null
+  _avg: InvoiceAvgAggregateOutputType | null
+  _sum: InvoiceSumAggregateOutputType | null
   _min: InvoiceMinAggregateOutputType | null
   _max: InvoiceMaxAggregateOutputType | null
+}
+
+export type InvoiceAvgAggregateOutputType = {
+  total: number | null
+  amountPaid: runtime.Decimal | null
+}
+
+export type InvoiceSumAggregateOutputType = {
+  total: bigint | null
+  amountPaid: runtime.Decimal | null
 }
 
 export type InvoiceMinAggregateOutputType = {
@@ -29,7 +41,19 @@ export type InvoiceMinAggregateOutputType = {
   merchantId: string | null
   livemode: boolean | null
   customerId: string | null
+  number: string | null
+  status: $Enums.InvoiceStatus | null
+  currency: string | null
+  total: bigint | null
+  amountPaid: runtime.Decimal | null
+  dueDate: Date | null
+  memo: string | null
   createdAt: Date | null
+  updatedAt: Date | null
+  finalizedAt: Date | null
+  paidAt: Date | null
+  voidedAt: Date | null
+  markedUncollectibleAt: Date | null
 }
 
 export type InvoiceMaxAggregateOutputType = {
@@ -37,7 +61,19 @@ export type InvoiceMaxAggregateOutputType = {
   merchantId: string | null
   livemode: boolean | null
   customerId: string | null
+  number: string | null
+  status: $Enums.InvoiceStatus | null
+  currency: string | null
+  total: bigint | null
+  amountPaid: runtime.Decimal | null
+  dueDate: Date | null
+  memo: string | null
   createdAt: Date | null
+  updatedAt: Date | null
+  finalizedAt: Date | null
+  paidAt: Date | null
+  voidedAt: Date | null
+  markedUncollectibleAt: Date | null
 }
 
 export type InvoiceCountAggregateOutputType = {
@@ -45,17 +81,54 @@ export type InvoiceCountAggregateOutputType = {
   merchantId: number
   livemode: number
   customerId: number
+  number: number
+  status: number
+  currency: number
+  lineItems: number
+  total: number
+  amountPaid: number
+  customerDetails: number
+  dueDate: number
+  memo: number
+  metadata: number
   createdAt: number
+  updatedAt: number
+  finalizedAt: number
+  paidAt: number
+  voidedAt: number
+  markedUncollectibleAt: number
   _all: number
 }
 
+
+export type InvoiceAvgAggregateInputType = {
+  total?: true
+  amountPaid?: true
+}
+
+export type InvoiceSumAggregateInputType = {
+  total?: true
+  amountPaid?: true
+}
 
 export type InvoiceMinAggregateInputType = {
   id?: true
   merchantId?: true
   livemode?: true
   customerId?: true
+  number?: true
+  status?: true
+  currency?: true
+  total?: true
+  amountPaid?: true
+  dueDate?: true
+  memo?: true
   createdAt?: true
+  updatedAt?: true
+  finalizedAt?: true
+  paidAt?: true
+  voidedAt?: true
+  markedUncollectibleAt?: true
 }
 
 export type InvoiceMaxAggregateInputType = {
@@ -63,7 +136,19 @@ export type InvoiceMaxAggregateInputType = {
   merchantId?: true
   livemode?: true
   customerId?: true
+  number?: true
+  status?: true
+  currency?: true
+  total?: true
+  amountPaid?: true
+  dueDate?: true
+  memo?: true
   createdAt?: true
+  updatedAt?: true
+  finalizedAt?: true
+  paidAt?: true
+  voidedAt?: true
+  markedUncollectibleAt?: true
 }
 
 export type InvoiceCountAggregateInputType = {
@@ -71,7 +156,22 @@ export type InvoiceCountAggregateInputType = {
   merchantId?: true
   livemode?: true
   customerId?: true
+  number?: true
+  status?: true
+  currency?: true
+  lineItems?: true
+  total?: true
+  amountPaid?: true
+  customerDetails?: true
+  dueDate?: true
+  memo?: true
+  metadata?: true
   createdAt?: true
+  updatedAt?: true
+  finalizedAt?: true
+  paidAt?: true
+  voidedAt?: true
+  markedUncollectibleAt?: true
   _all?: true
 }
 
@@ -113,6 +213,18 @@ export type InvoiceAggregateArgs<ExtArgs extends runtime.Types.Extensions.Intern
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: InvoiceAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: InvoiceSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: InvoiceMinAggregateInputType
@@ -143,6 +255,8 @@ export type InvoiceGroupByArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   _count?: InvoiceCountAggregateInputType | true
+  _avg?: InvoiceAvgAggregateInputType
+  _sum?: InvoiceSumAggregateInputType
   _min?: InvoiceMinAggregateInputType
   _max?: InvoiceMaxAggregateInputType
 }
@@ -152,8 +266,25 @@ export type InvoiceGroupByOutputType = {
   merchantId: string
   livemode: boolean
   customerId: string | null
+  number: string | null
+  status: $Enums.InvoiceStatus
+  currency: string
+  lineItems: runtime.JsonValue
+  total: bigint
+  amountPaid: runtime.Decimal
+  customerDetails: runtime.JsonValue | null
+  dueDate: Date | null
+  memo: string | null
+  metadata: runtime.JsonValue | null
   createdAt: Date
+  updatedAt: Date
+  finalizedAt: Date | null
+  paidAt: Date | null
+  voidedAt: Date | null
+  markedUncollectibleAt: Date | null
   _count: InvoiceCountAggregateOutputType | null
+  _avg: InvoiceAvgAggregateOutputType | null
+  _sum: InvoiceSumAggregateOutputType | null
   _min: InvoiceMinAggregateOutputType | null
   _max: InvoiceMaxAggregateOutputType | null
 }
@@ -181,9 +312,25 @@ export type InvoiceWhereInput = {
   merchantId?: Prisma.StringFilter<"Invoice"> | string
   livemode?: Prisma.BoolFilter<"Invoice"> | boolean
   customerId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  number?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  status?: Prisma.EnumInvoiceStatusFilter<"Invoice"> | $Enums.InvoiceStatus
+  currency?: Prisma.StringFilter<"Invoice"> | string
+  lineItems?: Prisma.JsonFilter<"Invoice">
+  total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
+  amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  metadata?: Prisma.JsonNullableFilter<"Invoice">
   createdAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  updatedAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  finalizedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  charges?: Prisma.ChargeListRelationFilter
 }
 
 export type InvoiceOrderByWithRelationInput = {
@@ -191,9 +338,25 @@ export type InvoiceOrderByWithRelationInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  number?: Prisma.SortOrderInput | Prisma.SortOrder
+  status?: Prisma.SortOrder
+  currency?: Prisma.SortOrder
+  lineItems?: Prisma.SortOrder
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
+  customerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
+  dueDate?: Prisma.SortOrderInput | Prisma.SortOrder
+  memo?: Prisma.SortOrderInput | Prisma.SortOrder
+  metadata?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  updatedAt?: Prisma.SortOrder
+  finalizedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  paidAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  voidedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  markedUncollectibleAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
+  charges?: Prisma.ChargeOrderByRelationAggregateInput
 }
 
 export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
@@ -204,9 +367,25 @@ export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
   merchantId?: Prisma.StringFilter<"Invoice"> | string
   livemode?: Prisma.BoolFilter<"Invoice"> | boolean
   customerId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  number?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  status?: Prisma.EnumInvoiceStatusFilter<"Invoice"> | $Enums.InvoiceStatus
+  currency?: Prisma.StringFilter<"Invoice"> | string
+  lineItems?: Prisma.JsonFilter<"Invoice">
+  total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
+  amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  metadata?: Prisma.JsonNullableFilter<"Invoice">
   createdAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  updatedAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  finalizedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  charges?: Prisma.ChargeListRelationFilter
 }, "id">
 
 export type InvoiceOrderByWithAggregationInput = {
@@ -214,10 +393,27 @@ export type InvoiceOrderByWithAggregationInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  number?: Prisma.SortOrderInput | Prisma.SortOrder
+  status?: Prisma.SortOrder
+  currency?: Prisma.SortOrder
+  lineItems?: Prisma.SortOrder
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
+  customerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
+  dueDate?: Prisma.SortOrderInput | Prisma.SortOrder
+  memo?: Prisma.SortOrderInput | Prisma.SortOrder
+  metadata?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  updatedAt?: Prisma.SortOrder
+  finalizedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  paidAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  voidedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  markedUncollectibleAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.InvoiceCountOrderByAggregateInput
+  _avg?: Prisma.InvoiceAvgOrderByAggregateInput
   _max?: Prisma.InvoiceMaxOrderByAggregateInput
   _min?: Prisma.InvoiceMinOrderByAggregateInput
+  _sum?: Prisma.InvoiceSumOrderByAggregateInput
 }
 
 export type InvoiceScalarWhereWithAggregatesInput = {
@@ -228,15 +424,46 @@ export type InvoiceScalarWhereWithAggregatesInput = {
   merchantId?: Prisma.StringWithAggregatesFilter<"Invoice"> | string
   livemode?: Prisma.BoolWithAggregatesFilter<"Invoice"> | boolean
   customerId?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
+  number?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
+  status?: Prisma.EnumInvoiceStatusWithAggregatesFilter<"Invoice"> | $Enums.InvoiceStatus
+  currency?: Prisma.StringWithAggregatesFilter<"Invoice"> | string
+  lineItems?: Prisma.JsonWithAggregatesFilter<"Invoice">
+  total?: Prisma.BigIntWithAggregatesFilter<"Invoice"> | bigint | number
+  amountPaid?: Prisma.DecimalWithAggregatesFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.JsonNullableWithAggregatesFilter<"Invoice">
+  dueDate?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  memo?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
+  metadata?: Prisma.JsonNullableWithAggregatesFilter<"Invoice">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Invoice"> | Date | string
+  updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Invoice"> | Date | string
+  finalizedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  paidAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  voidedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  markedUncollectibleAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
 }
 
 export type InvoiceCreateInput = {
   id: string
   livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateInput = {
@@ -244,15 +471,47 @@ export type InvoiceUncheckedCreateInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateInput = {
@@ -260,7 +519,23 @@ export type InvoiceUncheckedUpdateInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceCreateManyInput = {
@@ -268,13 +543,43 @@ export type InvoiceCreateManyInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
 }
 
 export type InvoiceUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceUncheckedUpdateManyInput = {
@@ -282,7 +587,22 @@ export type InvoiceUncheckedUpdateManyInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceListRelationFilter = {
@@ -295,12 +615,37 @@ export type InvoiceOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
+export type InvoiceNullableScalarRelationFilter = {
+  is?: Prisma.InvoiceWhereInput | null
+  isNot?: Prisma.InvoiceWhereInput | null
+}
+
 export type InvoiceCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  number?: Prisma.SortOrder
+  status?: Prisma.SortOrder
+  currency?: Prisma.SortOrder
+  lineItems?: Prisma.SortOrder
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
+  customerDetails?: Prisma.SortOrder
+  dueDate?: Prisma.SortOrder
+  memo?: Prisma.SortOrder
+  metadata?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  updatedAt?: Prisma.SortOrder
+  finalizedAt?: Prisma.SortOrder
+  paidAt?: Prisma.SortOrder
+  voidedAt?: Prisma.SortOrder
+  markedUncollectibleAt?: Prisma.SortOrder
+}
+
+export type InvoiceAvgOrderByAggregateInput = {
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
 }
 
 export type InvoiceMaxOrderByAggregateInput = {
@@ -308,7 +653,19 @@ export type InvoiceMaxOrderByAggregateInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  number?: Prisma.SortOrder
+  status?: Prisma.SortOrder
+  currency?: Prisma.SortOrder
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
+  dueDate?: Prisma.SortOrder
+  memo?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  updatedAt?: Prisma.SortOrder
+  finalizedAt?: Prisma.SortOrder
+  paidAt?: Prisma.SortOrder
+  voidedAt?: Prisma.SortOrder
+  markedUncollectibleAt?: Prisma.SortOrder
 }
 
 export type InvoiceMinOrderByAggregateInput = {
@@ -316,7 +673,24 @@ export type InvoiceMinOrderByAggregateInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  number?: Prisma.SortOrder
+  status?: Prisma.SortOrder
+  currency?: Prisma.SortOrder
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
+  dueDate?: Prisma.SortOrder
+  memo?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  updatedAt?: Prisma.SortOrder
+  finalizedAt?: Prisma.SortOrder
+  paidAt?: Prisma.SortOrder
+  voidedAt?: Prisma.SortOrder
+  markedUncollectibleAt?: Prisma.SortOrder
+}
+
+export type InvoiceSumOrderByAggregateInput = {
+  total?: Prisma.SortOrder
+  amountPaid?: Prisma.SortOrder
 }
 
 export type InvoiceCreateNestedManyWithoutMerchantInput = {
@@ -403,18 +777,70 @@ export type InvoiceUncheckedUpdateManyWithoutCustomerNestedInput = {
   deleteMany?: Prisma.InvoiceScalarWhereInput | Prisma.InvoiceScalarWhereInput[]
 }
 
+export type InvoiceCreateNestedOneWithoutChargesInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutChargesInput, Prisma.InvoiceUncheckedCreateWithoutChargesInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutChargesInput
+  connect?: Prisma.InvoiceWhereUniqueInput
+}
+
+export type InvoiceUpdateOneWithoutChargesNestedInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutChargesInput, Prisma.InvoiceUncheckedCreateWithoutChargesInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutChargesInput
+  upsert?: Prisma.InvoiceUpsertWithoutChargesInput
+  disconnect?: Prisma.InvoiceWhereInput | boolean
+  delete?: Prisma.InvoiceWhereInput | boolean
+  connect?: Prisma.InvoiceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.InvoiceUpdateToOneWithWhereWithoutChargesInput, Prisma.InvoiceUpdateWithoutChargesInput>, Prisma.InvoiceUncheckedUpdateWithoutChargesInput>
+}
+
+export type EnumInvoiceStatusFieldUpdateOperationsInput = {
+  set?: $Enums.InvoiceStatus
+}
+
 export type InvoiceCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
   customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceCreateOrConnectWithoutMerchantInput = {
@@ -451,21 +877,68 @@ export type InvoiceScalarWhereInput = {
   merchantId?: Prisma.StringFilter<"Invoice"> | string
   livemode?: Prisma.BoolFilter<"Invoice"> | boolean
   customerId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  number?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  status?: Prisma.EnumInvoiceStatusFilter<"Invoice"> | $Enums.InvoiceStatus
+  currency?: Prisma.StringFilter<"Invoice"> | string
+  lineItems?: Prisma.JsonFilter<"Invoice">
+  total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
+  amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  metadata?: Prisma.JsonNullableFilter<"Invoice">
   createdAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  updatedAt?: Prisma.DateTimeFilter<"Invoice"> | Date | string
+  finalizedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
 }
 
 export type InvoiceCreateWithoutCustomerInput = {
   id: string
   livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateWithoutCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceCreateOrConnectWithoutCustomerInput = {
@@ -494,62 +967,323 @@ export type InvoiceUpdateManyWithWhereWithoutCustomerInput = {
   data: Prisma.XOR<Prisma.InvoiceUpdateManyMutationInput, Prisma.InvoiceUncheckedUpdateManyWithoutCustomerInput>
 }
 
+export type InvoiceCreateWithoutChargesInput = {
+  id: string
+  livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+}
+
+export type InvoiceUncheckedCreateWithoutChargesInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+}
+
+export type InvoiceCreateOrConnectWithoutChargesInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutChargesInput, Prisma.InvoiceUncheckedCreateWithoutChargesInput>
+}
+
+export type InvoiceUpsertWithoutChargesInput = {
+  update: Prisma.XOR<Prisma.InvoiceUpdateWithoutChargesInput, Prisma.InvoiceUncheckedUpdateWithoutChargesInput>
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutChargesInput, Prisma.InvoiceUncheckedCreateWithoutChargesInput>
+  where?: Prisma.InvoiceWhereInput
+}
+
+export type InvoiceUpdateToOneWithWhereWithoutChargesInput = {
+  where?: Prisma.InvoiceWhereInput
+  data: Prisma.XOR<Prisma.InvoiceUpdateWithoutChargesInput, Prisma.InvoiceUncheckedUpdateWithoutChargesInput>
+}
+
+export type InvoiceUpdateWithoutChargesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+}
+
+export type InvoiceUncheckedUpdateWithoutChargesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
 export type InvoiceCreateManyMerchantInput = {
   id: string
   livemode: boolean
   customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
 }
 
 export type InvoiceUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateManyWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceCreateManyCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
 }
 
 export type InvoiceUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
+
+/**
+ * Count Type InvoiceCountOutputType
+ */
+
+export type InvoiceCountOutputType = {
+  charges: number
+}
+
+export type InvoiceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  charges?: boolean | InvoiceCountOutputTypeCountChargesArgs
+}
+
+/**
+ * InvoiceCountOutputType without action
+ */
+export type InvoiceCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the InvoiceCountOutputType
+   */
+  select?: Prisma.InvoiceCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * InvoiceCountOutputType without action
+ */
+export type InvoiceCountOutputTypeCountChargesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ChargeWhereInput
+}
 
 
 export type InvoiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -557,9 +1291,26 @@ export type InvoiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  number?: boolean
+  status?: boolean
+  currency?: boolean
+  lineItems?: boolean
+  total?: boolean
+  amountPaid?: boolean
+  customerDetails?: boolean
+  dueDate?: boolean
+  memo?: boolean
+  metadata?: boolean
   createdAt?: boolean
+  updatedAt?: boolean
+  finalizedAt?: boolean
+  paidAt?: boolean
+  voidedAt?: boolean
+  markedUncollectibleAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
+  _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
 
 export type InvoiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -567,7 +1318,22 @@ export type InvoiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  number?: boolean
+  status?: boolean
+  currency?: boolean
+  lineItems?: boolean
+  total?: boolean
+  amountPaid?: boolean
+  customerDetails?: boolean
+  dueDate?: boolean
+  memo?: boolean
+  metadata?: boolean
   createdAt?: boolean
+  updatedAt?: boolean
+  finalizedAt?: boolean
+  paidAt?: boolean
+  voidedAt?: boolean
+  markedUncollectibleAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
@@ -577,7 +1343,22 @@ export type InvoiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  number?: boolean
+  status?: boolean
+  currency?: boolean
+  lineItems?: boolean
+  total?: boolean
+  amountPaid?: boolean
+  customerDetails?: boolean
+  dueDate?: boolean
+  memo?: boolean
+  metadata?: boolean
   createdAt?: boolean
+  updatedAt?: boolean
+  finalizedAt?: boolean
+  paidAt?: boolean
+  voidedAt?: boolean
+  markedUncollectibleAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
@@ -587,13 +1368,30 @@ export type InvoiceSelectScalar = {
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  number?: boolean
+  status?: boolean
+  currency?: boolean
+  lineItems?: boolean
+  total?: boolean
+  amountPaid?: boolean
+  customerDetails?: boolean
+  dueDate?: boolean
+  memo?: boolean
+  metadata?: boolean
   createdAt?: boolean
+  updatedAt?: boolean
+  finalizedAt?: boolean
+  paidAt?: boolean
+  voidedAt?: boolean
+  markedUncollectibleAt?: boolean
 }
 
-export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "createdAt", ExtArgs["result"]["invoice"]>
+export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "number" | "status" | "currency" | "lineItems" | "total" | "amountPaid" | "customerDetails" | "dueDate" | "memo" | "metadata" | "createdAt" | "updatedAt" | "finalizedAt" | "paidAt" | "voidedAt" | "markedUncollectibleAt", ExtArgs["result"]["invoice"]>
 export type InvoiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
+  _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type InvoiceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -609,13 +1407,44 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
+    charges: Prisma.$ChargePayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
     merchantId: string
     livemode: boolean
     customerId: string | null
+    /**
+     * `INV-000001`, per merchant and mode; given at finalization, never reused.
+     */
+    number: string | null
+    status: $Enums.InvoiceStatus
+    currency: string
+    /**
+     * [{description, quantity, unitAmount, amount}], amounts as decimal strings of base units.
+     */
+    lineItems: runtime.JsonValue
+    /**
+     * Sum of the lines' amounts, in base units.
+     */
+    total: bigint
+    /**
+     * Confirmed money of the charges made to pay it, in base units.
+     */
+    amountPaid: runtime.Decimal
+    /**
+     * The customer's billing details as they were at finalization (an issued invoice does not change).
+     */
+    customerDetails: runtime.JsonValue | null
+    dueDate: Date | null
+    memo: string | null
+    metadata: runtime.JsonValue | null
     createdAt: Date
+    updatedAt: Date
+    finalizedAt: Date | null
+    paidAt: Date | null
+    voidedAt: Date | null
+    markedUncollectibleAt: Date | null
   }, ExtArgs["result"]["invoice"]>
   composites: {}
 }
@@ -1012,6 +1841,7 @@ export interface Prisma__InvoiceClient<T, Null = never, ExtArgs extends runtime.
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Invoice$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  charges<T extends Prisma.Invoice$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1045,7 +1875,22 @@ export interface InvoiceFieldRefs {
   readonly merchantId: Prisma.FieldRef<"Invoice", 'String'>
   readonly livemode: Prisma.FieldRef<"Invoice", 'Boolean'>
   readonly customerId: Prisma.FieldRef<"Invoice", 'String'>
+  readonly number: Prisma.FieldRef<"Invoice", 'String'>
+  readonly status: Prisma.FieldRef<"Invoice", 'InvoiceStatus'>
+  readonly currency: Prisma.FieldRef<"Invoice", 'String'>
+  readonly lineItems: Prisma.FieldRef<"Invoice", 'Json'>
+  readonly total: Prisma.FieldRef<"Invoice", 'BigInt'>
+  readonly amountPaid: Prisma.FieldRef<"Invoice", 'Decimal'>
+  readonly customerDetails: Prisma.FieldRef<"Invoice", 'Json'>
+  readonly dueDate: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly memo: Prisma.FieldRef<"Invoice", 'String'>
+  readonly metadata: Prisma.FieldRef<"Invoice", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly updatedAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly finalizedAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly paidAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly voidedAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly markedUncollectibleAt: Prisma.FieldRef<"Invoice", 'DateTime'>
 }
     
 
@@ -1463,6 +2308,30 @@ export type Invoice$customerArgs<ExtArgs extends runtime.Types.Extensions.Intern
    */
   include?: Prisma.CustomerInclude<ExtArgs> | null
   where?: Prisma.CustomerWhereInput
+}
+
+/**
+ * Invoice.charges
+ */
+export type Invoice$chargesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Charge
+   */
+  select?: Prisma.ChargeSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Charge
+   */
+  omit?: Prisma.ChargeOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ChargeInclude<ExtArgs> | null
+  where?: Prisma.ChargeWhereInput
+  orderBy?: Prisma.ChargeOrderByWithRelationInput | Prisma.ChargeOrderByWithRelationInput[]
+  cursor?: Prisma.ChargeWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ChargeScalarFieldEnum | Prisma.ChargeScalarFieldEnum[]
 }
 
 /**

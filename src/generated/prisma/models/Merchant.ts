@@ -265,6 +265,8 @@ export type MerchantWhereInput = {
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
   users?: Prisma.UserListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
+  invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
+  paymentLinks?: Prisma.PaymentLinkListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -286,6 +288,8 @@ export type MerchantOrderByWithRelationInput = {
   webhookEndpoints?: Prisma.WebhookEndpointOrderByRelationAggregateInput
   users?: Prisma.UserOrderByRelationAggregateInput
   refunds?: Prisma.RefundOrderByRelationAggregateInput
+  invoiceNumbers?: Prisma.InvoiceNumberOrderByRelationAggregateInput
+  paymentLinks?: Prisma.PaymentLinkOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -310,6 +314,8 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   webhookEndpoints?: Prisma.WebhookEndpointListRelationFilter
   users?: Prisma.UserListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
+  invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
+  paymentLinks?: Prisma.PaymentLinkListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -363,6 +369,8 @@ export type MerchantCreateInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -384,6 +392,8 @@ export type MerchantUncheckedCreateInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -405,6 +415,8 @@ export type MerchantUpdateInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -426,6 +438,8 @@ export type MerchantUncheckedUpdateInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -607,6 +621,34 @@ export type MerchantUpdateOneRequiredWithoutInvoicesNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutInvoicesInput, Prisma.MerchantUpdateWithoutInvoicesInput>, Prisma.MerchantUncheckedUpdateWithoutInvoicesInput>
 }
 
+export type MerchantCreateNestedOneWithoutInvoiceNumbersInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedCreateWithoutInvoiceNumbersInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutInvoiceNumbersInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutInvoiceNumbersNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedCreateWithoutInvoiceNumbersInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutInvoiceNumbersInput
+  upsert?: Prisma.MerchantUpsertWithoutInvoiceNumbersInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutInvoiceNumbersInput, Prisma.MerchantUpdateWithoutInvoiceNumbersInput>, Prisma.MerchantUncheckedUpdateWithoutInvoiceNumbersInput>
+}
+
+export type MerchantCreateNestedOneWithoutPaymentLinksInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutPaymentLinksInput, Prisma.MerchantUncheckedCreateWithoutPaymentLinksInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutPaymentLinksInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutPaymentLinksNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutPaymentLinksInput, Prisma.MerchantUncheckedCreateWithoutPaymentLinksInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutPaymentLinksInput
+  upsert?: Prisma.MerchantUpsertWithoutPaymentLinksInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutPaymentLinksInput, Prisma.MerchantUpdateWithoutPaymentLinksInput>, Prisma.MerchantUncheckedUpdateWithoutPaymentLinksInput>
+}
+
 export type MerchantCreateNestedOneWithoutEventsInput = {
   create?: Prisma.XOR<Prisma.MerchantCreateWithoutEventsInput, Prisma.MerchantUncheckedCreateWithoutEventsInput>
   connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEventsInput
@@ -681,6 +723,8 @@ export type MerchantCreateWithoutApiKeysInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -701,6 +745,8 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -737,6 +783,8 @@ export type MerchantUpdateWithoutApiKeysInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -757,6 +805,8 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -777,6 +827,8 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -797,6 +849,8 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -833,6 +887,8 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -853,6 +909,8 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -873,6 +931,8 @@ export type MerchantCreateWithoutCustomersInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -893,6 +953,8 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -929,6 +991,8 @@ export type MerchantUpdateWithoutCustomersInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -949,6 +1013,8 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -969,6 +1035,8 @@ export type MerchantCreateWithoutChargesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -989,6 +1057,8 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1025,6 +1095,8 @@ export type MerchantUpdateWithoutChargesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1045,6 +1117,8 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1065,6 +1139,8 @@ export type MerchantCreateWithoutInvoicesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1085,6 +1161,8 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1121,6 +1199,8 @@ export type MerchantUpdateWithoutInvoicesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1141,6 +1221,216 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutInvoiceNumbersInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedCreateWithoutInvoiceNumbersInput>
+}
+
+export type MerchantUpsertWithoutInvoiceNumbersInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedUpdateWithoutInvoiceNumbersInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedCreateWithoutInvoiceNumbersInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutInvoiceNumbersInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutInvoiceNumbersInput, Prisma.MerchantUncheckedUpdateWithoutInvoiceNumbersInput>
+}
+
+export type MerchantUpdateWithoutInvoiceNumbersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutPaymentLinksInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutPaymentLinksInput, Prisma.MerchantUncheckedCreateWithoutPaymentLinksInput>
+}
+
+export type MerchantUpsertWithoutPaymentLinksInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutPaymentLinksInput, Prisma.MerchantUncheckedUpdateWithoutPaymentLinksInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutPaymentLinksInput, Prisma.MerchantUncheckedCreateWithoutPaymentLinksInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutPaymentLinksInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutPaymentLinksInput, Prisma.MerchantUncheckedUpdateWithoutPaymentLinksInput>
+}
+
+export type MerchantUpdateWithoutPaymentLinksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1161,6 +1451,8 @@ export type MerchantCreateWithoutEventsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1181,6 +1473,8 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1217,6 +1511,8 @@ export type MerchantUpdateWithoutEventsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1237,6 +1533,8 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -1257,6 +1555,8 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -1277,6 +1577,8 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -1313,6 +1615,8 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -1333,6 +1637,8 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -1353,6 +1659,8 @@ export type MerchantCreateWithoutUsersInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -1373,6 +1681,8 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -1409,6 +1719,8 @@ export type MerchantUpdateWithoutUsersInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -1429,6 +1741,8 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -1449,6 +1763,8 @@ export type MerchantCreateWithoutRefundsInput = {
   events?: Prisma.EventCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -1469,6 +1785,8 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -1505,6 +1823,8 @@ export type MerchantUpdateWithoutRefundsInput = {
   events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -1525,6 +1845,8 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -1542,6 +1864,8 @@ export type MerchantCountOutputType = {
   webhookEndpoints: number
   users: number
   refunds: number
+  invoiceNumbers: number
+  paymentLinks: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1554,6 +1878,8 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   webhookEndpoints?: boolean | MerchantCountOutputTypeCountWebhookEndpointsArgs
   users?: boolean | MerchantCountOutputTypeCountUsersArgs
   refunds?: boolean | MerchantCountOutputTypeCountRefundsArgs
+  invoiceNumbers?: boolean | MerchantCountOutputTypeCountInvoiceNumbersArgs
+  paymentLinks?: boolean | MerchantCountOutputTypeCountPaymentLinksArgs
 }
 
 /**
@@ -1629,6 +1955,20 @@ export type MerchantCountOutputTypeCountRefundsArgs<ExtArgs extends runtime.Type
   where?: Prisma.RefundWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountInvoiceNumbersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.InvoiceNumberWhereInput
+}
+
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountPaymentLinksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PaymentLinkWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1649,6 +1989,8 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
   refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
+  invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
+  paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -1699,6 +2041,8 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   webhookEndpoints?: boolean | Prisma.Merchant$webhookEndpointsArgs<ExtArgs>
   users?: boolean | Prisma.Merchant$usersArgs<ExtArgs>
   refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
+  invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
+  paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1716,6 +2060,8 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     webhookEndpoints: Prisma.$WebhookEndpointPayload<ExtArgs>[]
     users: Prisma.$UserPayload<ExtArgs>[]
     refunds: Prisma.$RefundPayload<ExtArgs>[]
+    invoiceNumbers: Prisma.$InvoiceNumberPayload<ExtArgs>[]
+    paymentLinks: Prisma.$PaymentLinkPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2142,6 +2488,8 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   webhookEndpoints<T extends Prisma.Merchant$webhookEndpointsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$webhookEndpointsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookEndpointPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   users<T extends Prisma.Merchant$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refunds<T extends Prisma.Merchant$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  invoiceNumbers<T extends Prisma.Merchant$invoiceNumbersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoiceNumbersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoiceNumberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  paymentLinks<T extends Prisma.Merchant$paymentLinksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$paymentLinksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2786,6 +3134,54 @@ export type Merchant$refundsArgs<ExtArgs extends runtime.Types.Extensions.Intern
   take?: number
   skip?: number
   distinct?: Prisma.RefundScalarFieldEnum | Prisma.RefundScalarFieldEnum[]
+}
+
+/**
+ * Merchant.invoiceNumbers
+ */
+export type Merchant$invoiceNumbersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the InvoiceNumber
+   */
+  select?: Prisma.InvoiceNumberSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the InvoiceNumber
+   */
+  omit?: Prisma.InvoiceNumberOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.InvoiceNumberInclude<ExtArgs> | null
+  where?: Prisma.InvoiceNumberWhereInput
+  orderBy?: Prisma.InvoiceNumberOrderByWithRelationInput | Prisma.InvoiceNumberOrderByWithRelationInput[]
+  cursor?: Prisma.InvoiceNumberWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.InvoiceNumberScalarFieldEnum | Prisma.InvoiceNumberScalarFieldEnum[]
+}
+
+/**
+ * Merchant.paymentLinks
+ */
+export type Merchant$paymentLinksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the PaymentLink
+   */
+  select?: Prisma.PaymentLinkSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the PaymentLink
+   */
+  omit?: Prisma.PaymentLinkOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PaymentLinkInclude<ExtArgs> | null
+  where?: Prisma.PaymentLinkWhereInput
+  orderBy?: Prisma.PaymentLinkOrderByWithRelationInput | Prisma.PaymentLinkOrderByWithRelationInput[]
+  cursor?: Prisma.PaymentLinkWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PaymentLinkScalarFieldEnum | Prisma.PaymentLinkScalarFieldEnum[]
 }
 
 /**

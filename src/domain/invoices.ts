@@ -1,0 +1,500 @@
+// Invoices (API.md "Invoices"): a bill of line items to a customer, paid through charges made from
+// its hosted page. The invoice never holds money either: it counts the confirmed money of its charges.
+//
+//   DRAFT ──finalize──▶ OPEN ──money reaches the total──▶ PAID
+//     │                  │  ╲──mark_uncollectible──▶ UNCOLLECTIBLE ──money reaches the total──▶ PAID
+//   delete               └──void──▶ VOID ◀──void──────────┘
+//
+// Invariants:
+// - only a DRAFT changes its lines, customer, due date or memo, or is deleted;
+// - `number` is given once, at finalization, from a per-merchant-and-mode counter whose row stays
+//   locked until the finalization commits: numbers have no gap and no duplicate;
+// - `amountPaid` is the confirmed money of the invoice's charges (recorded in the transaction that
+//   confirms it), and the invoice is PAID exactly when that reaches the total;
+// - at most one charge pays it at a time: a charge is made (or the open one reused) under the
+//   invoice's row lock, so a void or a second buyer waits for it;
+// - a void cancels the open charge, and is refused once money was paid (mark it uncollectible then).
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { jsonOrNull } from "../db/json.js";
+import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
+import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, insertCharge } from "./charges.js";
+import type { CustomerAddress } from "./customers.js";
+import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
+import { type NewEvent, recordEvents } from "./events.js";
+import { newId } from "./ids.js";
+import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
+import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { integerParam, parseInput } from "./validation.js";
+
+export type { Invoice };
+
+export const INVOICE_STATUSES = ["DRAFT", "OPEN", "PAID", "VOID", "UNCOLLECTIBLE"] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+/** How long the charge made from the hosted page waits for the buyer's money. */
+const CHARGE_MINUTES = 60;
+
+const lineItemInput = z.strictObject(
+  {
+    description: z
+      .string()
+      .max(500)
+      .refine((s) => s.trim().length > 0, "must not be blank"),
+    quantity: integerParam(1, 10_000),
+    unitAmount: z.string({ error: 'must be a decimal string such as "5.00"' }),
+  },
+  { error: "must be an object with description, quantity and unitAmount" },
+);
+
+const lineItemsInput = z
+  .array(lineItemInput, { error: "must be an array of line items" })
+  .min(1, "must have 1 to 100 items")
+  .max(100, "must have 1 to 100 items");
+
+/** A due date: an ISO 8601 date (`2026-12-31`, the end of that day in UTC) or date-time with offset. */
+const dueDateInput = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: "must be an ISO 8601 date (2026-12-31) or date-time with offset" })
+  .transform((s) => new Date(s.length === 10 ? `${s}T23:59:59.999Z` : s))
+  .nullable();
+
+const memoInput = z.string().max(5000).nullable();
+
+/** The body of POST /v1/invoices (and the createInvoice mutation's input). */
+export const createSchema = z.strictObject(
+  {
+    customerId: z.string().min(1).max(100),
+    lineItems: lineItemsInput,
+    dueDate: dueDateInput.optional(),
+    memo: memoInput.optional(),
+    metadata: metadataInput.optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+/** The body of PATCH /v1/invoices/:id: what it names changes; `lineItems` replaces all the lines. */
+export const updateSchema = createSchema.partial();
+
+export const listSchema = z.strictObject({
+  ...pageParams,
+  status: z.enum(INVOICE_STATUSES, { error: `must be one of ${INVOICE_STATUSES.join(", ")}` }).optional(),
+  customerId: z.string().min(1).max(100).optional(),
+});
+
+const LineItem = z.object({
+  description: z.string(),
+  quantity: z.number().int(),
+  unitAmount: z.string().describe('USDC, e.g. "5.00".'),
+  amount: z.string().describe("quantity × unitAmount."),
+});
+
+/** The public JSON form of an invoice; also its events' data. */
+export const InvoiceResource = z.object({
+  id: z.string(),
+  object: z.literal("invoice"),
+  livemode: z.boolean(),
+  number: z.string().nullable().describe("INV-000001, per merchant and mode; given at finalization."),
+  status: z.enum(INVOICE_STATUSES),
+  customerId: z.string().nullable(),
+  currency: z.literal("USDC"),
+  lineItems: z.array(LineItem),
+  subtotal: z.string(),
+  total: z.string(),
+  amountPaid: z.string().describe("Confirmed money of the charges made to pay it."),
+  amountDue: z.string().describe("What is left to pay: the total less amountPaid (the total while DRAFT)."),
+  dueDate: z.string().nullable(),
+  memo: z.string().nullable(),
+  metadata: MetadataShape.nullable(),
+  hostedInvoiceUrl: z.string().nullable().describe("The page where the customer sees and pays it; from finalization on."),
+  createdAt: z.string(),
+  finalizedAt: z.string().nullable(),
+  paidAt: z.string().nullable(),
+  voidedAt: z.string().nullable(),
+  markedUncollectibleAt: z.string().nullable(),
+});
+export type InvoiceResource = z.infer<typeof InvoiceResource>;
+
+/** A line as stored: amounts in base units. */
+interface StoredLine {
+  description: string;
+  quantity: number;
+  unitAmount: string;
+  amount: string;
+}
+
+/** Who is billed, as the invoice shows it. */
+export interface BillingDetails {
+  name: string;
+  email: string;
+  companyName: string | null;
+  taxId: string | null;
+  address: CustomerAddress | null;
+}
+
+/** Where hosted invoices live: `{paymentBaseUrl}/invoices/<id>`. */
+export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl">;
+
+const lines = (i: Pick<Invoice, "lineItems">) => i.lineItems as unknown as StoredLine[];
+
+/** What is left to pay: never below zero (a buyer may send more than asked). */
+export function amountDue(i: Pick<Invoice, "total" | "amountPaid">): bigint {
+  const due = i.total - toUnits(i.amountPaid);
+  return due > 0n ? due : 0n;
+}
+
+/** Shapes a stored invoice as the API shows it. */
+export function invoiceResource(i: Invoice, settings: InvoiceSettings): InvoiceResource {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    id: i.id,
+    object: "invoice",
+    livemode: i.livemode,
+    number: i.number,
+    status: i.status,
+    customerId: i.customerId,
+    currency: "USDC",
+    lineItems: lines(i).map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) })),
+    // No discounts or taxes yet: the subtotal is the total.
+    subtotal: formatAmount(i.total),
+    total: formatAmount(i.total),
+    amountPaid: formatAmount(i.amountPaid),
+    amountDue: formatAmount(amountDue(i)),
+    dueDate: iso(i.dueDate),
+    memo: i.memo,
+    metadata: i.metadata as Metadata | null,
+    hostedInvoiceUrl: i.status === "DRAFT" ? null : hostedInvoiceUrl(i, settings),
+    createdAt: i.createdAt.toISOString(),
+    finalizedAt: iso(i.finalizedAt),
+    paidAt: iso(i.paidAt),
+    voidedAt: iso(i.voidedAt),
+    markedUncollectibleAt: iso(i.markedUncollectibleAt),
+  };
+}
+
+/** The invoice's hosted page. */
+export function hostedInvoiceUrl(i: Pick<Invoice, "id">, settings: InvoiceSettings): string {
+  return `${settings.paymentBaseUrl}/invoices/${i.id}`;
+}
+
+/** The lines as stored and their total; 400 naming the line for a bad amount or a total out of bounds. */
+function priceLines(input: z.output<typeof lineItemsInput>, settings: Pick<ChargeSettings, "amount">): { lines: StoredLine[]; total: bigint } {
+  const priced = input.map((line, index) => {
+    const unit = parseAmount(line.unitAmount);
+    if (unit === null || unit <= 0n) {
+      throw invalidParam(`lineItems[${index}].unitAmount`, 'Invalid unitAmount: must be a positive decimal string with at most 6 decimals, such as "5.00"');
+    }
+    const amount = unit * BigInt(line.quantity);
+    return { description: line.description.trim(), quantity: line.quantity, unitAmount: unit.toString(), amount: amount.toString() };
+  });
+  const total = priced.reduce((sum, l) => sum + BigInt(l.amount), 0n);
+  if (total < settings.amount.min || total > settings.amount.max) {
+    throw invalidParam(
+      "lineItems",
+      `Invalid lineItems: the total ${formatAmount(total)} USDC must be between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`,
+    );
+  }
+  return { lines: priced, total };
+}
+
+async function assertCustomer(db: Prisma | P.TransactionClient, scope: Scope, customerId: string): Promise<void> {
+  const found = await db.customer.findFirst({ where: { id: customerId, ...inScope(scope) }, select: { id: true } });
+  if (!found) throw unknownReference("customer", customerId, "customerId");
+}
+
+const json = (v: unknown) => v as P.InputJsonValue;
+
+/** Creates a DRAFT invoice for a customer of this merchant and mode. */
+export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
+  const data = parseInput(createSchema, input);
+  const { lines, total } = priceLines(data.lineItems, settings);
+  await assertCustomer(prisma, scope, data.customerId);
+  return prisma.$transaction(async (tx) => {
+    const invoice = await tx.invoice.create({
+      data: {
+        id: newId("inv"),
+        ...inScope(scope),
+        customerId: data.customerId,
+        lineItems: json(lines),
+        total,
+        dueDate: data.dueDate ?? null,
+        memo: data.memo ?? null,
+        metadata: jsonOrNull(mergeMetadata(null, data.metadata)),
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    await recordEvents(tx, [invoiceEvent(invoice, "invoice.created", settings)]);
+    return invoice;
+  });
+}
+
+/** An invoice of `scope`, or 404. */
+export async function getInvoice(prisma: Prisma | P.TransactionClient, scope: Scope, id: string): Promise<Invoice> {
+  const invoice = await prisma.invoice.findFirst({ where: { id, ...inScope(scope) } });
+  if (!invoice) throw notFound("invoice", id);
+  return invoice;
+}
+
+/** The invoice's row, locked until the transaction ends; 404 outside `scope` (or anywhere, without one). */
+async function lockInvoice(tx: P.TransactionClient, id: string, scope: Scope | null): Promise<Invoice> {
+  const [row] = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id FROM invoices WHERE id = ${id}
+      AND (${scope === null} OR (merchant_id = ${scope?.merchantId ?? ""} AND livemode = ${scope?.livemode ?? false})) FOR UPDATE`;
+  if (!row) throw notFound("invoice", id);
+  return tx.invoice.findUniqueOrThrow({ where: { id } });
+}
+
+/** What each action needs the invoice to be in (the state machine above, in one place), and its words. */
+const ACTIONS = {
+  update: { from: ["DRAFT"], done: "changed" },
+  delete: { from: ["DRAFT"], done: "deleted" },
+  finalize: { from: ["DRAFT"], done: "finalized" },
+  void: { from: ["OPEN", "UNCOLLECTIBLE"], done: "voided" },
+  mark_uncollectible: { from: ["OPEN"], done: "marked uncollectible" },
+  pay: { from: ["OPEN", "UNCOLLECTIBLE"], done: "paid" },
+} as const satisfies Record<string, { from: readonly InvoiceStatus[]; done: string }>;
+export type InvoiceAction = keyof typeof ACTIONS;
+
+/** Throws the 409 for an action the invoice's status does not allow. */
+export function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: InvoiceAction): void {
+  const { from: allowed, done: verb } = ACTIONS[action];
+  if ((allowed as readonly InvoiceStatus[]).includes(invoice.status)) return;
+  throw new AppError(
+    action === "pay" ? "invoice_not_payable" : "invoice_not_editable",
+    `Invoice ${invoice.id} is ${invoice.status}: only ${allowed.join(" or ")} invoices can be ${verb}.`,
+    "id",
+  );
+}
+
+/** Changes a DRAFT: customer, lines (all replaced), due date, memo, metadata (merged). */
+export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
+  const data = parseInput(updateSchema, input);
+  const priced = data.lineItems === undefined ? null : priceLines(data.lineItems, settings);
+  if (data.customerId !== undefined) await assertCustomer(prisma, scope, data.customerId);
+  return prisma.$transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, id, scope);
+    assertInvoiceAllows(invoice, "update");
+    const updated = await tx.invoice.update({
+      where: { id },
+      data: {
+        ...(data.customerId !== undefined && { customerId: data.customerId }),
+        ...(priced && { lineItems: json(priced.lines), total: priced.total }),
+        ...(data.dueDate !== undefined && { dueDate: data.dueDate }),
+        ...(data.memo !== undefined && { memo: data.memo }),
+        ...(data.metadata !== undefined && { metadata: jsonOrNull(mergeMetadata(invoice.metadata as Metadata | null, data.metadata)) }),
+        updatedAt: now,
+      },
+    });
+    await recordEvents(tx, [invoiceEvent(updated, "invoice.updated", settings)]);
+    return updated;
+  });
+}
+
+/** Deletes a DRAFT for good; `invoice.deleted` carries it as it was. */
+export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings): Promise<Invoice> {
+  return prisma.$transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, id, scope);
+    assertInvoiceAllows(invoice, "delete");
+    await tx.invoice.delete({ where: { id } });
+    await recordEvents(tx, [{ scope: invoice, type: "invoice.deleted", data: { ...invoiceResource(invoice, settings), deleted: true } }]);
+    return invoice;
+  });
+}
+
+/**
+ * Issues a DRAFT: gives it the next number of its merchant and mode, freezes the customer's billing
+ * details onto it, and opens it for payment at `hostedInvoiceUrl`.
+ */
+export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings, now = new Date()): Promise<Invoice> {
+  return prisma.$transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, id, scope);
+    assertInvoiceAllows(invoice, "finalize");
+    const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });
+    if (!customer) {
+      throw new AppError("parameter_missing", `Invoice ${id} has no customer (it was deleted): set customerId before finalizing.`, "customerId");
+    }
+    // The counter's row stays locked until this commits: a concurrent finalize waits, then takes the next.
+    const [{ number }] = (await tx.$queryRaw<{ number: number }[]>`
+      INSERT INTO invoice_numbers (merchant_id, livemode, last_number) VALUES (${scope.merchantId}, ${scope.livemode}, 1)
+      ON CONFLICT (merchant_id, livemode) DO UPDATE SET last_number = invoice_numbers.last_number + 1
+      RETURNING last_number AS number`) as [{ number: number }];
+    const finalized = await tx.invoice.update({
+      where: { id },
+      data: {
+        status: "OPEN",
+        number: `INV-${String(number).padStart(6, "0")}`,
+        customerDetails: json(billingDetailsOf(customer)),
+        finalizedAt: now,
+        updatedAt: now,
+      },
+    });
+    await recordEvents(tx, [invoiceEvent(finalized, "invoice.finalized", settings)]);
+    return finalized;
+  });
+}
+
+/**
+ * Voids an OPEN or UNCOLLECTIBLE invoice: nothing more can be paid on it, and its open charge is
+ * cancelled. Refused once money was paid on it or is on its way (mark it uncollectible, or refund the
+ * buyer); a VOID invoice is returned as is.
+ */
+export async function voidInvoice(prisma: Prisma, scope: Scope, id: string, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
+  const { invoice, charges, events } = await prisma.$transaction(async (tx) => {
+    // Charges first, then the invoice: the order the confirmation of a payment takes them in.
+    const open = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
+      SELECT ${CHARGE_COLUMNS}, EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN') AS confirming
+      FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING' FOR UPDATE`;
+    const invoice = await lockInvoice(tx, id, scope);
+    if (invoice.status === "VOID") return { invoice, charges: [], events: [] };
+    assertInvoiceAllows(invoice, "void");
+    const paid = toUnits(invoice.amountPaid);
+    if (paid > 0n || open.some((c) => c.confirming || (c.amountReceived !== null && toUnits(c.amountReceived) > 0n))) {
+      throw new AppError(
+        "invoice_not_editable",
+        paid > 0n
+          ? `Invoice ${id} cannot be voided: ${formatAmount(paid)} USDC was paid on it. Mark it uncollectible instead, or refund the buyer.`
+          : `Invoice ${id} cannot be voided while a payment for it is waiting for confirmations; try again once it is confirmed.`,
+        "id",
+      );
+    }
+    const cancelled = [];
+    for (const { confirming, ...charge } of open) cancelled.push(await cancelLockedCharge(tx, charge, confirming, settings, now));
+    const voided = await tx.invoice.update({ where: { id }, data: { status: "VOID", voidedAt: now, updatedAt: now } });
+    const recorded = await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
+    return {
+      invoice: voided,
+      charges: cancelled.map((c) => c.charge),
+      events: [...cancelled.flatMap((c) => (c.event ? [c.event] : [])), ...recorded],
+    };
+  });
+  if (charges.length > 0) settings.feed?.changed(charges, events);
+  return invoice;
+}
+
+/** Marks an OPEN invoice uncollectible (it can still be paid, or voided); an UNCOLLECTIBLE one is returned as is. */
+export async function markInvoiceUncollectible(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings, now = new Date()): Promise<Invoice> {
+  return prisma.$transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, id, scope);
+    if (invoice.status === "UNCOLLECTIBLE") return invoice;
+    assertInvoiceAllows(invoice, "mark_uncollectible");
+    const marked = await tx.invoice.update({ where: { id }, data: { status: "UNCOLLECTIBLE", markedUncollectibleAt: now, updatedAt: now } });
+    await recordEvents(tx, [invoiceEvent(marked, "invoice.marked_uncollectible", settings)]);
+    return marked;
+  });
+}
+
+const filterSchema = listSchema.pick({ status: true, customerId: true });
+
+function invoiceFilter(scope: Scope, f: z.output<typeof filterSchema>): P.InvoiceWhereInput {
+  return { ...inScope(scope), ...(f.status && { status: f.status }), ...(f.customerId && { customerId: f.customerId }) };
+}
+
+/** How many invoices match the list's filters (GraphQL's `totalCount`). */
+export function countInvoices(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
+  return prisma.invoice.count({ where: invoiceFilter(scope, parseInput(filterSchema, input)) });
+}
+
+/** One page of invoices, newest first, optionally of one status or customer. */
+export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Invoice>> {
+  const { status, customerId, ...page } = parseInput(listSchema, input);
+  const where = invoiceFilter(scope, { status, customerId });
+  return keysetPage(
+    "invoice",
+    page,
+    (id) => prisma.invoice.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.invoice.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+function billingDetailsOf(c: Customer): BillingDetails {
+  return { name: c.name, email: c.email, companyName: c.companyName, taxId: c.taxId, address: c.address as CustomerAddress | null };
+}
+
+/** What the hosted page and the PDF show: the invoice, who bills and who is billed. */
+export interface InvoiceView {
+  invoice: Invoice;
+  merchantName: string;
+  /** Frozen at finalization; a DRAFT shows its customer as it is now. */
+  billTo: BillingDetails | null;
+}
+
+/** The invoice with what its page and PDF show, of `scope` (any DRAFT included). */
+export async function invoiceView(prisma: Prisma, scope: Scope, id: string): Promise<InvoiceView> {
+  return viewOf(prisma, await getInvoice(prisma, scope, id));
+}
+
+/** The hosted page's invoice: anyone with its id sees it once it is finalized; a DRAFT is 404. */
+export async function publicInvoiceView(prisma: Prisma, id: string): Promise<InvoiceView> {
+  const invoice = await prisma.invoice.findUnique({ where: { id } });
+  if (!invoice || invoice.status === "DRAFT") throw notFound("invoice", id);
+  return viewOf(prisma, invoice);
+}
+
+async function viewOf(prisma: Prisma, invoice: Invoice): Promise<InvoiceView> {
+  const [merchant, customer] = await Promise.all([
+    prisma.merchant.findUniqueOrThrow({ where: { id: invoice.merchantId }, select: { name: true } }),
+    invoice.customerDetails === null && invoice.customerId !== null ? prisma.customer.findUnique({ where: { id: invoice.customerId } }) : null,
+  ]);
+  const billTo = (invoice.customerDetails as BillingDetails | null) ?? (customer ? billingDetailsOf(customer) : null);
+  return { invoice, merchantName: merchant.name, billTo };
+}
+
+/**
+ * The hosted page's Pay: the charge that pays what is due on an OPEN (or UNCOLLECTIBLE) invoice, made
+ * now or the open one reused. 404 for a DRAFT or unknown id, 409 `invoice_not_payable` when nothing
+ * can be paid. The buyer returns to the invoice from the charge's page.
+ */
+export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+  const made = await prisma.$transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, id, null);
+    if (invoice.status === "DRAFT") throw notFound("invoice", id);
+    assertInvoiceAllows(invoice, "pay");
+    const due = amountDue(invoice);
+    if (due === 0n) throw new AppError("invoice_not_payable", `Invoice ${id} has nothing left to pay.`, "id");
+    const [open] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE invoice_id = ${id} AND status = 'PENDING' LIMIT 1`;
+    if (open) return { charge: open, events: null };
+    const back = hostedInvoiceUrl(invoice, settings);
+    // A live charge takes only https pages to go back to (see createCharge); a plain-http test setup shows none.
+    const returnUrl = !invoice.livemode || back.startsWith("https:") ? back : null;
+    return insertCharge(
+      tx,
+      invoice,
+      {
+        orderId: invoice.id,
+        amount: formatAmount(due),
+        description: `Invoice ${invoice.number}`,
+        customerId: invoice.customerId,
+        successUrl: returnUrl,
+        cancelUrl: returnUrl,
+        expiresInMinutes: CHARGE_MINUTES,
+      },
+      settings,
+      now,
+      { invoiceId: invoice.id },
+    );
+  });
+  if (made.events) settings.feed?.changed([made.charge], made.events);
+  return made.charge;
+}
+
+/**
+ * Inside the transaction that confirms `amount` of new money on a charge paying `invoiceId` (the
+ * charge's row locked first): adds it to `amountPaid`, and makes the invoice PAID when nothing is
+ * left due. Returns the event to record: `invoice.paid`, or `invoice.updated` for partial money.
+ */
+export async function invoicePaymentEvent(tx: P.TransactionClient, invoiceId: string, amount: bigint, settings: InvoiceSettings, now: Date): Promise<NewEvent> {
+  const invoice = await lockInvoice(tx, invoiceId, null);
+  const paid = toUnits(invoice.amountPaid) + amount;
+  const settles = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && paid >= invoice.total;
+  const updated = await tx.invoice.update({
+    where: { id: invoiceId },
+    data: { amountPaid: paid.toString(), updatedAt: now, ...(settles && { status: "PAID", paidAt: now }) },
+  });
+  return invoiceEvent(updated, settles ? "invoice.paid" : "invoice.updated", settings);
+}
+
+function invoiceEvent(invoice: Invoice, type: NewEvent["type"], settings: InvoiceSettings): NewEvent {
+  return { scope: invoice, type, data: invoiceResource(invoice, settings) };
+}

@@ -1,0 +1,150 @@
+// The hosted invoice page and the payment link page, on the hosted pages' look: server-rendered, no
+// script, plain forms whose Pay makes (or reuses) a charge and sends the buyer to its payment page.
+import type { FastifyReply } from "fastify";
+import { amountDue, hostedInvoiceUrl, type InvoiceSettings, type InvoiceView } from "../domain/invoices.js";
+import type { PaymentLink } from "../domain/payment-links.js";
+import { formatAmount } from "../domain/money.js";
+import { type InvoiceDocument, renderInvoicePdf } from "./invoice-pdf.js";
+import { document } from "./page.js";
+import { escapeHtml as h } from "./qr.js";
+
+const STATUS_TEXT = {
+  DRAFT: "Draft",
+  OPEN: "Due",
+  PAID: "Paid",
+  VOID: "Void: nothing is due",
+  UNCOLLECTIBLE: "Due",
+} as const;
+
+const testBanner = (livemode: boolean) =>
+  livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`;
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/** What the PDF of an invoice shows. */
+export function invoiceDocument({ invoice, merchantName, billTo }: InvoiceView, settings: InvoiceSettings): InvoiceDocument {
+  const lines = invoice.lineItems as unknown as { description: string; quantity: number; unitAmount: string; amount: string }[];
+  return {
+    number: invoice.number,
+    status: invoice.status,
+    livemode: invoice.livemode,
+    merchantName,
+    customer: billTo,
+    lineItems: lines.map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) })),
+    subtotal: formatAmount(invoice.total),
+    total: formatAmount(invoice.total),
+    amountPaid: formatAmount(invoice.amountPaid),
+    amountDue: formatAmount(amountDue(invoice)),
+    currency: "USDC",
+    createdAt: invoice.createdAt,
+    finalizedAt: invoice.finalizedAt,
+    dueDate: invoice.dueDate,
+    paidAt: invoice.paidAt,
+    memo: invoice.memo,
+    hostedInvoiceUrl: invoice.status === "DRAFT" ? null : hostedInvoiceUrl(invoice, settings),
+  };
+}
+
+/** The invoice as a PDF. */
+export function invoicePdf(view: InvoiceView, settings: InvoiceSettings): Promise<Buffer> {
+  return renderInvoicePdf(invoiceDocument(view, settings));
+}
+
+/** Answers with an invoice's PDF, named after its number. */
+export function sendPdf(reply: FastifyReply, invoice: Pick<InvoiceView["invoice"], "id" | "number">, pdf: Buffer) {
+  return reply
+    .type("application/pdf")
+    .header("Content-Disposition", `inline; filename="${invoice.number ?? invoice.id}.pdf"`)
+    .header("Cache-Control", "no-store")
+    .send(pdf);
+}
+
+/** The hosted invoice page: what is billed, what is due, and Pay while something is. */
+export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, basePath: string, error: string | null = null): string {
+  const doc = invoiceDocument(view, settings);
+  const { invoice } = view;
+  const base = `${h(basePath)}/invoices/${h(invoice.id)}`;
+  const payable = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && amountDue(invoice) > 0n;
+  const billTo = doc.customer;
+  const address = billTo?.address
+    ? [
+        billTo.address.line1,
+        billTo.address.line2,
+        [billTo.address.postalCode, billTo.address.city].filter(Boolean).join(" "),
+        billTo.address.state,
+        billTo.address.country,
+      ]
+    : [];
+  const dates = [
+    ["Issued", doc.finalizedAt ?? doc.createdAt],
+    ["Due", doc.dueDate],
+    ["Paid", doc.paidAt],
+  ].filter((d): d is [string, Date] => d[1] !== null);
+  const body = [
+    testBanner(invoice.livemode),
+    `<header><p class="merchant">${h(view.merchantName)}</p>`,
+    `<h1>Invoice <span class="nowrap">${h(invoice.number ?? "")}</span></h1>`,
+    `<p id="status" class="status" role="status" data-status="${h(invoice.status)}">${h(STATUS_TEXT[invoice.status])}` +
+      (invoice.status === "PAID" ? "" : `: <strong>${h(doc.amountDue)} USDC</strong>`) +
+      `</p></header>`,
+    error ? `<p class="status error" role="alert">${h(error)}</p>` : "",
+    billTo
+      ? `<section aria-labelledby="bill-to"><h2 id="bill-to">Bill to</h2><p class="bill-to">` +
+        [billTo.name, billTo.companyName, ...address, billTo.taxId ? `Tax ID: ${billTo.taxId}` : null, billTo.email]
+          .filter((line): line is string => Boolean(line))
+          .map(h)
+          .join("<br>") +
+        `</p></section>`
+      : "",
+    `<dl>${dates.map(([label, at]) => `<dt>${label}</dt><dd><time datetime="${h(at.toISOString())}">${day(at)}</time></dd>`).join("")}</dl>`,
+    `<table class="lines"><caption class="visually-hidden">Line items</caption>` +
+      `<thead><tr><th scope="col">Description</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Amount</th></tr></thead><tbody>` +
+      doc.lineItems
+        .map(
+          (l) =>
+            `<tr><td>${h(l.description)}</td><td class="num">${l.quantity}</td><td class="num">${h(l.unitAmount)}</td><td class="num">${h(l.amount)}</td></tr>`,
+        )
+        .join("") +
+      `</tbody><tfoot>` +
+      [
+        ["Total", doc.total],
+        ["Amount paid", doc.amountPaid],
+        ["Amount due", doc.amountDue],
+      ]
+        .map(([label, amount]) => `<tr><th scope="row" colspan="3">${label}</th><td class="num">${h(amount!)} USDC</td></tr>`)
+        .join("") +
+      `</tfoot></table>`,
+    invoice.memo ? `<p class="description">${h(invoice.memo)}</p>` : "",
+    payable
+      ? `<form method="post" action="${base}/pay"><p><button type="submit">Pay ${h(doc.amountDue)} USDC</button></p></form>` +
+        `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(view.merchantName)}.</p>`
+      : "",
+    `<p><a href="${base}/pdf" download>Download PDF</a></p>`,
+  ].join("\n");
+  return document(`Invoice ${invoice.number ?? ""} from ${view.merchantName}`, body, null, basePath);
+}
+
+/** The payment link page: what is sold and its Pay. */
+export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string): string {
+  const amount = formatAmount(link.amount);
+  const body = [
+    testBanner(link.livemode),
+    `<header><p class="merchant">${h(merchantName)}</p>`,
+    `<h1>${h(link.name)}</h1>`,
+    link.description ? `<p class="description">${h(link.description)}</p>` : "",
+    `<p class="amount">${h(amount)} USDC</p></header>`,
+    `<form method="post" action="${h(basePath)}/l/${h(link.id)}"><p><button type="submit">Pay ${h(amount)} USDC</button></p></form>`,
+    `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(merchantName)}.</p>`,
+  ].join("\n");
+  return document(`${link.name}: ${amount} USDC to ${merchantName}`, body, null, basePath);
+}
+
+/** The 410 page of a retired payment link. */
+export function renderLinkInactive(basePath: string): string {
+  return document(
+    "Payment link inactive",
+    `<h1>This payment link no longer takes payments</h1><p>The shop has retired it. Ask the shop for a new link.</p>`,
+    null,
+    basePath,
+  );
+}

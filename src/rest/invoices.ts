@@ -1,0 +1,113 @@
+// REST invoices (API.md "Invoices"). Rules live in domain/invoices.ts; the PDF is the hosted page's.
+import type { FastifyInstance } from "fastify";
+import {
+  createInvoice,
+  createSchema,
+  deleteInvoice,
+  finalizeInvoice,
+  getInvoice,
+  InvoiceResource,
+  invoiceResource,
+  invoiceView,
+  listInvoices,
+  listSchema,
+  markInvoiceUncollectible,
+  updateInvoice,
+  updateSchema,
+  voidInvoice,
+} from "../domain/invoices.js";
+import { invoicePdf, sendPdf } from "../pay/invoice-page.js";
+import { deletedOf, listOf } from "./openapi.js";
+import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Invoices";
+
+type IdParams = { Params: { id: string } };
+
+/** Registers the invoice endpoints. */
+export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+  const shape = (i: Parameters<typeof invoiceResource>[0]) => invoiceResource(i, settings);
+
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createInvoice",
+      summary: "Draft an invoice for a customer: line items (1–100), due date, memo",
+      tag,
+      body: createSchema,
+      example: { customerId: "cus_…", lineItems: [{ description: "Consulting, November", quantity: 10, unitAmount: "120.00" }], dueDate: "2026-12-31" },
+      ok: { 201: InvoiceResource },
+    },
+  } as const;
+  app.post("/v1/invoices", { config: create }, async (req, reply) => {
+    return reply.code(201).send(shape(await createInvoice(prisma, scopeOf(req), req.body ?? {}, settings)));
+  });
+
+  const list = {
+    group: "list",
+    doc: {
+      operationId: "listInvoices",
+      summary: "List invoices, newest first (status, customerId)",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(InvoiceResource) },
+    },
+  } as const;
+  app.get("/v1/invoices", { config: list }, async (req) => {
+    const { data, hasMore } = await listInvoices(prisma, scopeOf(req), req.query);
+    return { object: "list", data: data.map(shape), hasMore };
+  });
+
+  const retrieve = { group: "read", doc: { operationId: "getInvoice", summary: "Retrieve an invoice", tag, ok: { 200: InvoiceResource } } } as const;
+  app.get<IdParams>("/v1/invoices/:id", { config: retrieve }, async (req) => shape(await getInvoice(prisma, scopeOf(req), req.params.id)));
+
+  const update = {
+    group: "create",
+    doc: {
+      operationId: "updateInvoice",
+      summary: "Change a DRAFT invoice (lineItems replaces all the lines)",
+      tag,
+      body: updateSchema,
+      example: { memo: "Thank you for your business." },
+      ok: { 200: InvoiceResource },
+      errors: ["invoice_not_editable"],
+    },
+  } as const;
+  app.patch<IdParams>("/v1/invoices/:id", { config: update }, async (req) =>
+    shape(await updateInvoice(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings)),
+  );
+
+  const remove = {
+    group: "create",
+    doc: { operationId: "deleteInvoice", summary: "Delete a DRAFT invoice", tag, ok: { 200: deletedOf("invoice") }, errors: ["invoice_not_editable"] },
+  } as const;
+  app.delete<IdParams>("/v1/invoices/:id", { config: remove }, async (req) => {
+    await deleteInvoice(prisma, scopeOf(req), req.params.id, settings);
+    return { id: req.params.id, object: "invoice", deleted: true };
+  });
+
+  const steps = [
+    ["finalize", "finalizeInvoice", "Finalize a DRAFT: it gets its number and hosted page, and can be paid", finalizeInvoice],
+    ["void", "voidInvoice", "Void an invoice nothing was paid on; its open charge is cancelled", voidInvoice],
+    ["mark_uncollectible", "markInvoiceUncollectible", "Mark an OPEN invoice uncollectible (it can still be paid)", markInvoiceUncollectible],
+  ] as const;
+  for (const [path, operationId, summary, step] of steps) {
+    const config = { group: "create", doc: { operationId, summary, tag, ok: { 200: InvoiceResource }, errors: ["invoice_not_editable"] } } as const;
+    app.post<IdParams>(`/v1/invoices/:id/${path}`, { config }, async (req) => shape(await step(prisma, scopeOf(req), req.params.id, settings)));
+  }
+
+  const pdf = {
+    group: "read",
+    doc: {
+      operationId: "getInvoicePdf",
+      summary: "The invoice as a PDF (the same as its hosted page links)",
+      tag,
+      ok: { 200: InvoiceResource },
+      file: "application/pdf",
+    },
+  } as const;
+  app.get<IdParams>("/v1/invoices/:id/pdf", { config: pdf }, async (req, reply) => {
+    const view = await invoiceView(prisma, scopeOf(req), req.params.id);
+    return sendPdf(reply, view.invoice, await invoicePdf(view, settings));
+  });
+}

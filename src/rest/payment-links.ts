@@ -1,0 +1,77 @@
+// REST payment links (API.md "Payment links"). Rules live in domain/payment-links.ts; the buyer's
+// side is the hosted link page (pay/routes.ts).
+import type { FastifyInstance } from "fastify";
+import {
+  createPaymentLink,
+  createSchema,
+  getPaymentLink,
+  listPaymentLinks,
+  listSchema,
+  type PaymentLink,
+  PaymentLinkResource,
+  paymentLinkResource,
+  updatePaymentLink,
+  updateSchema,
+} from "../domain/payment-links.js";
+import { listOf } from "./openapi.js";
+import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "Payment links";
+
+type IdParams = { Params: { id: string } };
+
+/** Registers the payment link endpoints. */
+export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+  const shape = (l: PaymentLink) => paymentLinkResource(l, settings);
+
+  const create = {
+    group: "create",
+    doc: {
+      operationId: "createPaymentLink",
+      summary: "Create a payment link: each buyer who pays at its url gets a charge of its amount",
+      tag,
+      body: createSchema,
+      example: { name: "Coffee beans, 1 kg", amount: "24.00", description: "Roasted this week" },
+      ok: { 201: PaymentLinkResource },
+    },
+  } as const;
+  app.post("/v1/payment_links", { config: create }, async (req, reply) => {
+    return reply.code(201).send(shape(await createPaymentLink(prisma, scopeOf(req), req.body ?? {}, settings)));
+  });
+
+  const list = {
+    group: "list",
+    doc: {
+      operationId: "listPaymentLinks",
+      summary: "List payment links, newest first (active)",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(PaymentLinkResource) },
+    },
+  } as const;
+  app.get("/v1/payment_links", { config: list }, async (req) => {
+    const { data, hasMore } = await listPaymentLinks(prisma, scopeOf(req), req.query);
+    return { object: "list", data: data.map(shape), hasMore };
+  });
+
+  const retrieve = {
+    group: "read",
+    doc: { operationId: "getPaymentLink", summary: "Retrieve a payment link", tag, ok: { 200: PaymentLinkResource } },
+  } as const;
+  app.get<IdParams>("/v1/payment_links/:id", { config: retrieve }, async (req) => shape(await getPaymentLink(prisma, scopeOf(req), req.params.id)));
+
+  const update = {
+    group: "create",
+    doc: {
+      operationId: "updatePaymentLink",
+      summary: "Change a payment link (all but its amount); active: false retires it",
+      tag,
+      body: updateSchema,
+      example: { active: false },
+      ok: { 200: PaymentLinkResource },
+    },
+  } as const;
+  app.patch<IdParams>("/v1/payment_links/:id", { config: update }, async (req) =>
+    shape(await updatePaymentLink(prisma, scopeOf(req), req.params.id, req.body ?? {})),
+  );
+}
