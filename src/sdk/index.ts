@@ -30,6 +30,9 @@ export type Charge = Answer<"getCharge">;
 export type Event = Answer<"listEvents">["data"][number];
 export type EventWithDeliveries = Answer<"getEvent">;
 export type WebhookEndpoint = Answer<"getWebhookEndpoint">;
+export type Refund = Answer<"getRefund">;
+export type Invoice = Answer<"getInvoice">;
+export type PaymentLink = Answer<"getPaymentLink">;
 /** The API's error codes, and `network_error`; open to codes a newer service may add. */
 export type ErrorCode = ApiErrorCode | "network_error" | (string & {});
 
@@ -121,6 +124,36 @@ export class Stablegate {
     list: (query: Query<"listWebhookEndpoints"> = {}) => this.keysetList<WebhookEndpoint, Answer<"listWebhookEndpoints">>("/v1/webhook_endpoints", query),
   };
 
+  readonly refunds = {
+    /** Refunds a charge with confirmed money (all that is left unless `amount` says less); your settlement wallet pays it. */
+    create: (chargeId: string, body: Body<"createRefund"> = {}, o?: CallOptions) =>
+      this.call<Refund>("POST", `/v1/charges/${seg(chargeId)}/refunds`, { body, ...o }),
+    retrieve: (id: string) => this.call<Refund>("GET", `/v1/refunds/${seg(id)}`),
+    cancel: (id: string, o?: CallOptions) => this.call<Refund>("POST", `/v1/refunds/${seg(id)}/cancel`, o),
+    list: (query: Query<"listRefunds"> = {}) => this.keysetList<Refund, Answer<"listRefunds">>("/v1/refunds", query),
+  };
+
+  readonly invoices = {
+    create: (body: Body<"createInvoice">, o?: CallOptions) => this.call<Invoice>("POST", "/v1/invoices", { body, ...o }),
+    retrieve: (id: string) => this.call<Invoice>("GET", `/v1/invoices/${seg(id)}`),
+    update: (id: string, body: Body<"updateInvoice">, o?: CallOptions) => this.call<Invoice>("PATCH", `/v1/invoices/${seg(id)}`, { body, ...o }),
+    delete: (id: string, o?: CallOptions) => this.call<Answer<"deleteInvoice">>("DELETE", `/v1/invoices/${seg(id)}`, o),
+    finalize: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/finalize`, o),
+    void: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/void`, o),
+    markUncollectible: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/mark_uncollectible`, o),
+    /** The invoice's PDF, as bytes. */
+    pdf: (id: string) => this.call<Uint8Array>("GET", `/v1/invoices/${seg(id)}/pdf`, { bytes: true }),
+    list: (query: Query<"listInvoices"> = {}) => this.keysetList<Invoice, Answer<"listInvoices">>("/v1/invoices", query),
+  };
+
+  readonly paymentLinks = {
+    create: (body: Body<"createPaymentLink">, o?: CallOptions) => this.call<PaymentLink>("POST", "/v1/payment_links", { body, ...o }),
+    retrieve: (id: string) => this.call<PaymentLink>("GET", `/v1/payment_links/${seg(id)}`),
+    /** Everything but the amount; `{ active: false }` retires the link. */
+    update: (id: string, body: Body<"updatePaymentLink">, o?: CallOptions) => this.call<PaymentLink>("PATCH", `/v1/payment_links/${seg(id)}`, { body, ...o }),
+    list: (query: Query<"listPaymentLinks"> = {}) => this.keysetList<PaymentLink, Answer<"listPaymentLinks">>("/v1/payment_links", query),
+  };
+
   readonly webhooks = {
     /**
      * The event a webhook request carries, once its Standard Webhooks signature checks out against
@@ -152,17 +185,21 @@ export class Stablegate {
     });
   }
 
-  private async call<T>(method: string, path: string, o: { body?: unknown; query?: object | undefined; idempotencyKey?: string } = {}): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    o: { body?: unknown; query?: object | undefined; idempotencyKey?: string; bytes?: boolean } = {},
+  ): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = { "X-API-Key": this.options.apiKey, Accept: "application/json" };
+    const headers: Record<string, string> = { "X-API-Key": this.options.apiKey, Accept: o.bytes ? "*/*" : "application/json" };
     // One key for every attempt of this call: a retry of a write that did land is answered, not repeated.
     if (method !== "GET") headers["Idempotency-Key"] = o.idempotencyKey ?? crypto.randomUUID();
     if (o.body !== undefined) headers["Content-Type"] = "application/json";
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     const maxRetries = this.options.maxRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
-      const error = await this.attempt<T>(method, url, headers, body);
+      const error = await this.attempt<T>(method, url, headers, body, o.bytes ?? false);
       if (!(error instanceof StablegateError)) return error;
       const retryable = error.status === 0 || error.status === 429 || error.status >= 500;
       if (!retryable || attempt >= maxRetries) throw error;
@@ -171,14 +208,15 @@ export class Stablegate {
     }
   }
 
-  /** One request: the parsed answer, or the error to throw or retry. */
-  private async attempt<T>(method: string, url: URL, headers: Record<string, string>, body: string | undefined): Promise<T | StablegateError> {
+  /** One request: the parsed answer (or its bytes), or the error to throw or retry. */
+  private async attempt<T>(method: string, url: URL, headers: Record<string, string>, body: string | undefined, bytes: boolean): Promise<T | StablegateError> {
     let res: Response;
     try {
       res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
     } catch (e) {
       return new StablegateError(`could not reach ${url.origin}: ${(e as Error).message}`, 0, "network_error", null, null, null);
     }
+    if (res.ok && bytes) return new Uint8Array(await res.arrayBuffer()) as T;
     const text = await res.text();
     let parsed: Record<string, unknown> | null = null;
     try {

@@ -2,8 +2,8 @@
 // service on an anvil devnet with its chain runner and webhook dispatcher: sign-in (wrong password,
 // lock-out, TOTP), the mode switch, an API key used with curl, a webhook endpoint's test delivery, a
 // charge appearing and completing live, search by transaction hash, a refund through the claim page
-// to COMPLETED, editing a customer, sign out everywhere; accessibility, screenshots and the first
-// load's weight.
+// to COMPLETED, editing a customer, an invoice made, finalized and sent (hosted link, PDF), a payment
+// link made and deactivated, sign out everywhere; accessibility, screenshots and the first load's weight.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -78,6 +78,14 @@ async function signIn(page: Page, who = email, password = PASSWORD): Promise<voi
 const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
 
 const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
+
+/** Checks the page as it is at `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
+async function audit(page: Page, name: string, width: number): Promise<void> {
+  await page.waitForLoadState("networkidle");
+  await page.screenshot({ path: new URL(`dashboard-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
+  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
+}
 
 describe("the dashboard in a browser", () => {
   it("signs in: a wrong password says so, 5 failures lock the email, TOTP asks for a code", async () => {
@@ -247,6 +255,151 @@ describe("the dashboard in a browser", () => {
     await page.context().close();
   });
 
+  it("makes an invoice of two lines, finalizes it (number, hosted link to copy, PDF), makes a payment link and deactivates it; their pages pass axe at 360 and 1280 px", async () => {
+    const buyer = `invoiced-${RUN}@example.com`;
+    const customer = (await app.call("POST", "/v1/customers", { body: { email: buyer, name: "Invoiced Buyer" } })).body;
+    const page = await newPage();
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.url });
+    await signIn(page);
+    await signedIn(page);
+    await go(page, "Invoices");
+    await page.getByRole("link", { name: "New invoice" }).click();
+    await page.getByRole("heading", { level: 1, name: "New invoice" }).waitFor();
+    await page.getByLabel("Find customer").fill(buyer);
+    await page.getByRole("button", { name: "Find", exact: true }).click();
+    await page.getByLabel("Customer", { exact: true }).selectOption(customer.id);
+    const line = (n: number) => page.getByRole("group", { name: `Line ${n}`, exact: true });
+    await line(1).getByLabel("Description").fill("Mug, blue");
+    await line(1).getByLabel("Quantity").fill("3");
+    await line(1).getByLabel("Unit price (USDC)").fill("12.5");
+    await page.getByRole("button", { name: "Add line" }).click();
+    await line(2).getByLabel("Description").fill("Shipping");
+    await line(2).getByLabel("Unit price (USDC)").fill("4.99");
+    // The total as typed, exact (3 × 12.5 + 4.99), before the server has seen it.
+    await expect.poll(() => page.locator("[data-form-total]").textContent()).toBe("42.49 USDC");
+    await page.getByLabel("Due date (optional; the end of that day, UTC)").fill("2030-12-31");
+    await page.getByLabel("Memo (optional; shown on the invoice)").fill("Thank you!");
+    await page.getByRole("button", { name: "Create draft" }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent(), { timeout: 10_000 }).toBe("Draft invoice DRAFT");
+    const invoiceId = new URL(page.url()).pathname.split("/").at(-1)!;
+    expect(invoiceId).toMatch(/^inv_/);
+    expect(await page.locator('[data-total="Total"]').textContent()).toBe("42.49");
+    // A draft changes: two of the second line now.
+    await page.getByRole("button", { name: "Edit" }).click();
+    await line(2).getByLabel("Quantity").fill("2");
+    await expect.poll(() => page.locator("[data-form-total]").textContent()).toBe("47.48 USDC");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await expect.poll(() => page.locator('[data-total="Total"]').textContent(), { timeout: 10_000 }).toBe("47.48");
+
+    await page.getByRole("button", { name: "Finalize" }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent(), { timeout: 10_000 }).toMatch(/^INV-\d{6} OPEN$/);
+    const number = (await page.getByRole("heading", { level: 1 }).textContent())!.split(" ")[0]!;
+    const hosted = (await page.locator("[data-hosted-url]").textContent())!;
+    expect(hosted).toMatch(new RegExp(`/invoices/${invoiceId}$`));
+    await page.getByRole("button", { name: "Copy link" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toBe("Copied.");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(hosted);
+    const pdfUrl = new URL((await page.getByRole("link", { name: "Download PDF" }).getAttribute("href"))!);
+    const pdf = await fetch(`${app.url}${pdfUrl.pathname}`);
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get("content-type")).toMatch(/^application\/pdf/);
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe("%PDF-");
+    expect((await app.call("GET", `/v1/invoices/${invoiceId}`)).body).toMatchObject({
+      number,
+      status: "OPEN",
+      customerId: customer.id,
+      total: "47.48",
+      amountDue: "47.48",
+      dueDate: "2030-12-31T23:59:59.999Z",
+      memo: "Thank you!",
+      lineItems: [
+        { description: "Mug, blue", quantity: 3, unitAmount: "12.50", amount: "37.50" },
+        { description: "Shipping", quantity: 2, unitAmount: "4.99", amount: "9.98" },
+      ],
+    });
+    // The customer presses Pay on the hosted page: the invoice lists the charge, whose page names the invoice.
+    const paying = await fetch(`${app.url}${new URL(hosted).pathname}/pay`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "",
+      redirect: "manual",
+    });
+    expect(paying.status).toBe(303);
+    const invoiceCharge = paying.headers.get("location")!.split("/").at(-1)!;
+    await page.reload();
+    await page.getByRole("region", { name: "Charges" }).getByRole("link").first().click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe(`/dashboard/charges/${invoiceCharge}`);
+    await expect.poll(() => page.locator("[data-pays]").textContent()).toBe(`Pays invoice ${number}`);
+    await page.locator("[data-pays]").getByRole("link", { name: number }).click();
+    // The customer's page lists it.
+    await page.getByRole("link", { name: `Invoiced Buyer · ${buyer}` }).click();
+    await page.getByRole("region", { name: "Invoices" }).getByRole("link", { name: number }).waitFor();
+
+    await go(page, "Payment links");
+    const name = `Poster ${RUN}`;
+    await page.getByLabel("Name", { exact: true }).fill(name);
+    await page.getByLabel("Amount (USDC)").fill("15");
+    await page.getByLabel("Description (optional)").fill("A2, matte");
+    await page.getByLabel("Success URL (optional: where buyers go once paid)").fill("https://shop.example/thanks");
+    await page.getByRole("button", { name: "Create payment link" }).click();
+    const row = page.locator("[data-link]", { hasText: name });
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 10_000 }).toBe("ACTIVE");
+    expect(await row.locator("[data-charges]").textContent()).toBe("0 charges");
+    const linkId = (await row.getAttribute("data-link"))!;
+    const linkPage = `${app.url}${new URL((await row.locator("[data-link-url]").textContent())!).pathname}`;
+    expect((await fetch(linkPage)).status).toBe(200);
+    // A buyer pays there: the link counts the charge, whose page names the link.
+    const bought = await fetch(linkPage, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "", redirect: "manual" });
+    expect(bought.status).toBe(303);
+    await page.reload();
+    await expect.poll(() => row.locator("[data-charges]").textContent(), { timeout: 10_000 }).toBe("1 charge");
+    await row.getByRole("link", { name }).click();
+    await page.getByRole("region", { name: "Charges (1)" }).getByRole("link").click();
+    await expect.poll(() => page.locator("[data-pays]").textContent()).toBe(`From payment link ${name}`);
+    await go(page, "Payment links");
+    await row.getByRole("button", { name: "Deactivate" }).click();
+    await expect.poll(() => row.locator(".status").textContent()).toBe("INACTIVE");
+    expect((await app.call("GET", `/v1/payment_links/${linkId}`)).body).toMatchObject({
+      name,
+      amount: "15.00",
+      active: false,
+      successUrl: "https://shop.example/thanks",
+    });
+    expect((await fetch(linkPage)).status).toBe(410);
+    await page.context().close();
+
+    for (const width of [360, 1280]) {
+      const page = await newPage(width, true);
+      await signIn(page);
+      await signedIn(page);
+      await go(page, "Invoices");
+      const invoiceRow = page.locator(`tr[data-invoice="${invoiceId}"]`);
+      await invoiceRow.waitFor();
+      await audit(page, "invoices", width);
+      await invoiceRow.getByRole("link", { name: number }).click();
+      await page.getByRole("heading", { level: 1, name: number }).waitFor();
+      // With the confirm step open, which acts only when confirmed.
+      await page.getByRole("button", { name: "Void", exact: true }).click();
+      await page.getByRole("button", { name: "Yes, void it" }).waitFor();
+      await audit(page, "invoice", width);
+      await page.getByRole("button", { name: "Keep it" }).click();
+      await page.getByRole("button", { name: "Void", exact: true }).waitFor();
+      expect((await app.call("GET", `/v1/invoices/${invoiceId}`)).body.status).toBe("OPEN");
+      await go(page, "Invoices");
+      await page.getByRole("link", { name: "New invoice" }).click();
+      await page.getByRole("button", { name: "Add line" }).click();
+      await audit(page, "new-invoice", width);
+      await go(page, "Payment links");
+      await page.locator(`[data-link="${linkId}"]`).waitFor();
+      await audit(page, "payment-links", width);
+      await page.context().close();
+    }
+  });
+
   it("signs out everywhere: every open session goes back to sign-in", async () => {
     const first = await newPage();
     const second = await newPage();
@@ -280,10 +433,7 @@ describe("the dashboard in a browser", () => {
       ] as const) {
         await go(page, link);
         await page.getByRole("heading", { level: 1, name: link }).waitFor();
-        await page.waitForLoadState("networkidle");
-        expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-        await page.screenshot({ path: new URL(`dashboard-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-        expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
+        await audit(page, name, width);
       }
       expect(compressed).toBeGreaterThan(10_000);
       expect(compressed).toBeLessThan(150 * 1024);

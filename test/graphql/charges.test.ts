@@ -10,7 +10,7 @@ afterAll(() => app?.stop());
 
 const FIELDS =
   "id livemode orderId amount amountReceived amountRefunded feeAmount netAmount currency status cloneAddress chainId paymentUrl explorerUrl feeBps flushTxHash expiresAt createdAt completedAt deployedAt description metadata successUrl cancelUrl payoutBlockedReason settlements { txHash blockNumber amount netAmount feeAmount confirmedAt }";
-const CREATE = `mutation($input: CreateChargeInput!) { createCharge(input: $input) { ${FIELDS} customer { id } } }`;
+const CREATE = `mutation($input: CreateChargeInput!) { createCharge(input: $input) { ${FIELDS} customer { id } invoice { id } paymentLink { id } } }`;
 const extensionsOf = (r: { errors?: any[] }) => r.errors?.[0]?.extensions;
 
 describe("charges over GraphQL", () => {
@@ -22,10 +22,12 @@ describe("charges over GraphQL", () => {
     expect(c).toMatchObject({ orderId: "g-1", amount: "19.90", status: "PENDING", currency: "USDC", customer: { id: customer.id } });
 
     const rest = (await app.call("GET", `/v1/charges/${c.id}`)).body;
-    const { object, customerId, ...restFields } = rest;
-    const { customer: _, ...gqlFields } = c;
+    // GraphQL links records where REST names their ids.
+    const { object, customerId, invoiceId, paymentLinkId, ...restFields } = rest;
+    const { customer: _, invoice, paymentLink, ...gqlFields } = c;
     expect(gqlFields).toEqual(restFields);
     expect(customerId).toBe(customer.id);
+    expect([invoiceId, paymentLinkId, invoice, paymentLink]).toEqual([null, null, null, null]);
 
     const read = await app.gql(
       `query($id: ID!, $order: String!) { charge(id: $id) { id } chargeByOrderId(orderId: $order) { id } node(id: $id) { id ... on Charge { amount } } }`,

@@ -57,6 +57,8 @@ describe("create and retrieve", () => {
       cancelUrl: null,
       settlements: [],
       payoutBlockedReason: null,
+      invoiceId: null,
+      paymentLinkId: null,
     });
     const lifetime = Date.parse(res.body.expiresAt) - before;
     expect(lifetime).toBeGreaterThanOrEqual(30 * 60_000 - 1000);

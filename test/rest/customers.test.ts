@@ -301,7 +301,11 @@ describe("expand=stats and delete", () => {
         charge(7n, "EXPIRED", null),
       ],
     });
-    await app.db.prisma.invoice.createMany({ data: [1, 2].map(() => ({ id: newId("inv"), merchantId, livemode: false, customerId: c.body.id })) });
+    // Drafts are not counted: two issued invoices and one draft count 2.
+    const statuses = ["OPEN", "PAID", "DRAFT"] as const;
+    await app.db.prisma.invoice.createMany({
+      data: statuses.map((status) => ({ id: newId("inv"), merchantId, livemode: false, customerId: c.body.id, status })),
+    });
 
     const got = await app.call("GET", `/v1/customers/${c.body.id}?expand=stats`);
     expect(got.body).toMatchObject({ invoiceCount: 2, chargeCount: 5, totalSpent: "0.300001" });
@@ -313,7 +317,7 @@ describe("expand=stats and delete", () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ id: c.body.id, object: "customer", deleted: true });
     expect(await app.db.prisma.charge.count({ where: { merchantId, customerId: null, orderId: { startsWith: "inv_" } } })).toBe(5);
-    expect(await app.db.prisma.invoice.count({ where: { merchantId, customerId: null } })).toBe(2);
+    expect(await app.db.prisma.invoice.count({ where: { merchantId, customerId: null } })).toBe(3);
     expectError(await app.call("GET", `/v1/customers/${c.body.id}`), 404, "resource_missing", "id");
     expectError(await app.call("DELETE", `/v1/customers/${c.body.id}`), 404, "resource_missing", "id");
   });

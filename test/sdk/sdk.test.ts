@@ -86,6 +86,28 @@ describe("stablegate/sdk", () => {
     expect(charges).toEqual(["page-6", "page-5", "page-4", "page-3", "page-2", "page-1", "page-0"]);
   });
 
+  it("drafts, finalizes and downloads an invoice, makes and retires a payment link, and lists refunds", async () => {
+    const customer = await sdk.customers.create({ email: "sdk-invoice@example.com", name: "Invoice Buyer" });
+    const draft = await sdk.invoices.create({ customerId: customer.id, lineItems: [{ description: "Plan", quantity: 3, unitAmount: "4.10" }] });
+    expect(draft).toMatchObject({ status: "DRAFT", total: "12.30" });
+    expect(await sdk.invoices.update(draft.id, { memo: "Thanks" })).toMatchObject({ memo: "Thanks" });
+    const open = await sdk.invoices.finalize(draft.id);
+    expect(open).toMatchObject({ status: "OPEN", number: "INV-000001" });
+    const pdf = await sdk.invoices.pdf(draft.id);
+    expect(new TextDecoder().decode(pdf.slice(0, 5))).toBe("%PDF-");
+    const ids: string[] = [];
+    for await (const i of sdk.invoices.list({ status: "OPEN" })) ids.push(i.id);
+    expect(ids).toContain(draft.id);
+    const refused = await sdk.invoices.delete(draft.id).catch((e: StablegateError) => e);
+    expect(refused).toMatchObject({ status: 409, code: "invoice_not_editable" });
+    expect(await sdk.invoices.void(draft.id)).toMatchObject({ status: "VOID" });
+
+    const link = await sdk.paymentLinks.create({ name: "Tip jar", amount: "2.00" });
+    expect(link).toMatchObject({ object: "payment_link", active: true });
+    expect(await sdk.paymentLinks.update(link.id, { active: false })).toMatchObject({ active: false });
+    expect((await sdk.refunds.list()).data).toEqual([]);
+  });
+
   it("throws the API's errors as typed errors with code, param and request id", async () => {
     await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" });
     const dup = await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" }).catch((e: unknown) => e);

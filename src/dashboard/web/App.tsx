@@ -9,6 +9,10 @@ import { CustomerPage } from "./pages/CustomerPage.js";
 import { Customers } from "./pages/Customers.js";
 import { Developers } from "./pages/Developers.js";
 import { Home } from "./pages/Home.js";
+import { NewInvoice } from "./pages/InvoiceForm.js";
+import { InvoicePage } from "./pages/InvoicePage.js";
+import { Invoices } from "./pages/Invoices.js";
+import { PaymentLinkPage, PaymentLinks } from "./pages/PaymentLinks.js";
 import { Settings } from "./pages/Settings.js";
 import { SignIn } from "./pages/SignIn.js";
 import { Link, usePath } from "./router.js";
@@ -32,6 +36,8 @@ const PAGES = [
   ["/", "Home"],
   ["/charges", "Charges"],
   ["/customers", "Customers"],
+  ["/invoices", "Invoices"],
+  ["/payment-links", "Payment links"],
   ["/developers", "Developers"],
   ["/settings", "Settings"],
 ] as const;
@@ -88,6 +94,8 @@ function Page({ path, session, onSignedOut }: { path: string; session: Session; 
   const [, first, id] = path.split("/");
   if (first === "charges") return id ? <ChargePage id={id} /> : <Charges />;
   if (first === "customers") return id ? <CustomerPage id={id} /> : <Customers />;
+  if (first === "invoices") return id === "new" ? <NewInvoice /> : id ? <InvoicePage key={id} id={id} /> : <Invoices />;
+  if (first === "payment-links") return id ? <PaymentLinkPage id={id} /> : <PaymentLinks />;
   if (first === "developers") return <Developers />;
   if (first === "settings") return <Settings session={session} onSignedOut={onSignedOut} />;
   if (!first) return <Home />;

@@ -1,6 +1,7 @@
 // Small pieces every page uses: errors as the API words them, amounts, times, statuses, forms.
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 /** An API error (GraphQL or REST) as one readable line; the API's messages are written to be shown. */
 export function errorText(error: CombinedError | Error | null | undefined): string | null {
@@ -8,6 +9,12 @@ export function errorText(error: CombinedError | Error | null | undefined): stri
   const graphQLErrors = (error as CombinedError).graphQLErrors;
   if (graphQLErrors?.length) return graphQLErrors.map((e) => e.message).join(" ");
   return error.message.replace(/^\[Network\] /, "");
+}
+
+/** The parameter an API error names (`lineItems[1].unitAmount`) as form fields are named: `lineItems.1.unitAmount`. */
+export function errorParam(error: CombinedError | null | undefined): string | null {
+  const param = error?.graphQLErrors?.[0]?.extensions?.param;
+  return typeof param === "string" ? param.replace(/\[(\d+)\]/g, ".$1") : null;
 }
 
 export function ErrorNote({ error }: { error: CombinedError | Error | null | undefined }) {
@@ -26,6 +33,12 @@ export function Amount({ value, currency = "USDC" }: { value: string | null | un
 export function Time({ iso }: { iso: string | null | undefined }) {
   if (!iso) return <span class="muted">—</span>;
   return <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+}
+
+/** A date without its time: due dates are the end of a day in UTC. */
+export function Day({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span class="muted">—</span>;
+  return <time dateTime={iso}>{iso.slice(0, 10)}</time>;
 }
 
 export function Status({ status }: { status: string }) {
@@ -72,6 +85,82 @@ export function Explorer({ base, kind, value }: { base: string | null | undefine
 export function units(amount: string): bigint {
   const [whole = "0", frac = ""] = amount.split(".");
   return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, "0").slice(0, 6));
+}
+
+/** A USDC decimal string ("2.50", at most 6 decimals) in base units; null if it is not one. */
+export function parseUnits(amount: string): bigint | null {
+  return /^\d{1,15}(\.\d{1,6})?$/.test(amount) ? units(amount) : null;
+}
+
+/** Base units as a USDC decimal string with 2 to 6 decimals, as the API writes amounts: 2500000n → "2.50". */
+export function formatUnits(value: bigint): string {
+  const frac = (value % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "").padEnd(2, "0");
+  return `${value / 1_000_000n}.${frac}`;
+}
+
+/** A button that copies `value`, saying whether it could. */
+export function CopyButton({ value, label = "Copy" }: { value: string; label?: string }) {
+  const [said, say] = useState("");
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      say("Copied.");
+    } catch {
+      say("Could not copy: select the text and copy it.");
+    }
+  };
+  return (
+    <>
+      <button type="button" class="link" onClick={() => void copy()}>
+        {label}
+      </button>
+      <span class="muted small" role="status">
+        {said}
+      </span>
+    </>
+  );
+}
+
+/**
+ * A button for something that cannot be undone: the first press asks `question`, and only its
+ * confirming button acts; focus moves to that button and back.
+ */
+export function Confirm(props: { label: string; question: string; confirm: string; disabled?: boolean; onConfirm: () => void }) {
+  const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  const ask = useRef<HTMLButtonElement>(null);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) return void (first.current = false);
+    (asking ? yes : ask).current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <button ref={ask} type="button" class="danger" disabled={props.disabled} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        ref={yes}
+        type="button"
+        class="danger"
+        disabled={props.disabled}
+        onClick={() => {
+          setAsking(false);
+          props.onConfirm();
+        }}
+      >
+        {props.confirm}
+      </button>
+      <button type="button" class="link" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </span>
+  );
 }
 
 /** The form's fields as strings. */

@@ -1,5 +1,6 @@
-// A charge: its state (live through chargeUpdated), payments settled with explorer links, its timeline
-// of events with their webhook deliveries (resend), and cancel.
+// A charge: its state (live through chargeUpdated), the invoice it pays or the payment link it came
+// from, payments settled with explorer links, its timeline of events with their webhook deliveries
+// (resend), and cancel.
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
@@ -36,6 +37,14 @@ const ChargeQuery = graphql(`
       customer {
         id
         email
+        name
+      }
+      invoice {
+        id
+        number
+      }
+      paymentLink {
+        id
         name
       }
       amountRefunded
@@ -152,6 +161,16 @@ export function ChargePage({ id }: { id: string }) {
       <h1>
         {charge.orderId} <Status status={status} />
       </h1>
+      {charge.invoice && (
+        <p data-pays>
+          Pays invoice <Link href={`/invoices/${charge.invoice.id}`}>{charge.invoice.number ?? charge.invoice.id}</Link>
+        </p>
+      )}
+      {charge.paymentLink && (
+        <p data-pays>
+          From payment link <Link href={`/payment-links/${charge.paymentLink.id}`}>{charge.paymentLink.name}</Link>
+        </p>
+      )}
       <ErrorNote error={error ?? cancel.error ?? resend.error} />
       <Section
         title="Charge"

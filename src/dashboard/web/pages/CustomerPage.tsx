@@ -1,8 +1,8 @@
-// A customer: details (editable), stats and charges.
+// A customer: details (editable), stats, charges and invoices (with the way to a new one).
 import { useMutation, useQuery } from "@urql/preact";
 import { graphql } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
 const CustomerQuery = graphql(`
   query Customer($id: ID!) {
@@ -18,6 +18,19 @@ const CustomerQuery = graphql(`
         chargeCount
         invoiceCount
         totalSpent
+      }
+      invoices(first: 10) {
+        totalCount
+        edges {
+          node {
+            id
+            number
+            status
+            total
+            amountDue
+            dueDate
+          }
+        }
       }
       charges(first: 50) {
         edges {
@@ -105,6 +118,43 @@ export function CustomerPage({ id }: { id: string }) {
           </dl>
         </Section>
       </div>
+      <Section
+        title="Invoices"
+        actions={
+          <Link href={`/invoices/new?customer=${encodeURIComponent(customer.id)}`} class="button">
+            New invoice
+          </Link>
+        }
+      >
+        {customer.invoices.totalCount === 0 ? (
+          <p class="muted">No invoice yet.</p>
+        ) : (
+          <ul class="rows">
+            {customer.invoices.edges.map(({ node: i }) => (
+              <li key={i.id}>
+                <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />
+                {i.status !== "DRAFT" && i.status !== "VOID" && i.amountDue !== "0.00" && (
+                  <span class="muted">
+                    {" "}
+                    · due <Amount value={i.amountDue} />
+                    {i.dueDate && (
+                      <>
+                        {" "}
+                        by <Day iso={i.dueDate} />
+                      </>
+                    )}
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        {customer.invoices.totalCount > customer.invoices.edges.length && (
+          <p class="muted small">
+            The newest {customer.invoices.edges.length} of {customer.invoices.totalCount}.
+          </p>
+        )}
+      </Section>
       <Section title="Charges">
         <ul class="rows">
           {customer.charges.edges.map(({ node: c }) => (

@@ -1,0 +1,283 @@
+// Payment links: a no-code checkout whose every buyer gets a charge of their own. The list (with how
+// many charges each made), a form for a new one, deactivate and reactivate; and a link's own page
+// with its charges.
+import { useMutation, useQuery } from "@urql/preact";
+import { useState } from "preact/hooks";
+import { graphql, type VariablesOf } from "../graphql.js";
+import { Link } from "../router.js";
+import { Amount, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+
+const PaymentLinksQuery = graphql(`
+  query PaymentLinks($first: Int!, $active: Boolean) {
+    paymentLinks(first: $first, active: $active) {
+      totalCount
+      pageInfo {
+        hasNextPage
+      }
+      edges {
+        node {
+          id
+          name
+          amount
+          description
+          url
+          active
+          createdAt
+          charges(first: 0) {
+            totalCount
+          }
+        }
+      }
+    }
+  }
+`);
+
+const PaymentLinkQuery = graphql(`
+  query PaymentLink($id: ID!) {
+    paymentLink(id: $id) {
+      id
+      name
+      amount
+      description
+      url
+      active
+      successUrl
+      cancelUrl
+      createdAt
+      charges(first: 50) {
+        totalCount
+        edges {
+          node {
+            id
+            orderId
+            amount
+            status
+            createdAt
+          }
+        }
+      }
+    }
+  }
+`);
+
+const CreatePaymentLink = graphql(`
+  mutation CreatePaymentLink($input: CreatePaymentLinkInput!) {
+    createPaymentLink(input: $input) {
+      id
+      url
+    }
+  }
+`);
+
+const SetPaymentLinkActive = graphql(`
+  mutation SetPaymentLinkActive($id: ID!, $active: Boolean!) {
+    updatePaymentLink(id: $id, input: { active: $active }) {
+      id
+      active
+    }
+  }
+`);
+
+type Filters = VariablesOf<typeof PaymentLinksQuery>;
+
+/** Deactivate or Reactivate: an inactive link's page refuses buyers (410); its charges live on. */
+function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; onChange: () => void }) {
+  const [result, set] = useMutation(SetPaymentLinkActive);
+  return (
+    <>
+      <button
+        type="button"
+        class={active ? "link danger" : "link"}
+        disabled={result.fetching}
+        onClick={() => set({ id, active: !active }).then((r) => !r.error && onChange())}
+      >
+        {active ? "Deactivate" : "Reactivate"}
+      </button>
+      <ErrorNote error={result.error} />
+    </>
+  );
+}
+
+export function PaymentLinks() {
+  const [filters, setFilters] = useState<Filters>({ first: 25 });
+  const [{ data, error, fetching }, refetch] = useQuery({ query: PaymentLinksQuery, variables: filters });
+  const reload = () => refetch({ requestPolicy: "network-only" });
+  const [created, create] = useMutation(CreatePaymentLink);
+  const links = data?.paymentLinks;
+  return (
+    <>
+      <h1>Payment links</h1>
+      <Section title="New payment link">
+        <p class="muted small">Share its URL: every buyer who pays there gets a charge of their own, for the amount set here (fixed for the link's life).</p>
+        <form
+          class="inline"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            const v = formValues(form);
+            // Empty optional fields are left out (undefined is not sent).
+            const optional = (value: string | undefined) => value?.trim() || undefined;
+            const result = await create({
+              input: {
+                name: v.name ?? "",
+                amount: (v.amount ?? "").trim(),
+                description: optional(v.description),
+                successUrl: optional(v.successUrl),
+                cancelUrl: optional(v.cancelUrl),
+              },
+            });
+            if (!result.error) {
+              form.reset();
+              reload();
+            }
+          }}
+        >
+          <label class="grow">
+            Name
+            <input name="name" maxLength={200} required placeholder="Poster, A2" />
+          </label>
+          <label>
+            Amount (USDC)
+            <input
+              name="amount"
+              inputMode="decimal"
+              pattern="\d+(\.\d{1,6})?"
+              title="A decimal amount with at most 6 decimals, such as 25.00"
+              placeholder="25.00"
+              required
+            />
+          </label>
+          <label class="grow">
+            Description (optional)
+            <input name="description" maxLength={1000} />
+          </label>
+          <label class="grow">
+            Success URL (optional: where buyers go once paid)
+            <input name="successUrl" type="url" placeholder="https://shop.example/thanks" />
+          </label>
+          <label class="grow">
+            Cancel URL (optional)
+            <input name="cancelUrl" type="url" placeholder="https://shop.example" />
+          </label>
+          <button type="submit" disabled={created.fetching}>
+            Create payment link
+          </button>
+        </form>
+        <ErrorNote error={created.error} />
+      </Section>
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const active = String(new FormData(e.currentTarget).get("active") ?? "");
+          setFilters({ first: 25, ...(active && { active: active === "true" }) });
+        }}
+      >
+        <label>
+          Show
+          <select name="active">
+            <option value="">All links</option>
+            <option value="true">Active only</option>
+            <option value="false">Inactive only</option>
+          </select>
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={error} />
+      {links && (
+        <>
+          <p class="muted" aria-live="polite">
+            {links.totalCount} {links.totalCount === 1 ? "payment link" : "payment links"}
+          </p>
+          <div class="card">
+            <ul class="rows">
+              {links.edges.map(({ node: l }) => (
+                <li key={l.id} class="link-row" data-link={l.id}>
+                  <span class="link-name">
+                    <Link href={`/payment-links/${l.id}`}>{l.name}</Link>
+                    {l.description && <span class="muted small"> {l.description}</span>}
+                  </span>
+                  <Amount value={l.amount} />
+                  <Status status={l.active ? "ACTIVE" : "INACTIVE"} />
+                  <span class="link-url">
+                    <code data-link-url>{l.url}</code> <CopyButton value={l.url} />
+                  </span>
+                  <span class="muted small">
+                    <span data-charges>
+                      {l.charges.totalCount} {l.charges.totalCount === 1 ? "charge" : "charges"}
+                    </span>{" "}
+                    · created <Time iso={l.createdAt} />
+                  </span>
+                  <div>
+                    <ActiveToggle id={l.id} active={l.active} onChange={reload} />
+                  </div>
+                </li>
+              ))}
+            </ul>
+          </div>
+          {links.pageInfo.hasNextPage && filters.first < 100 && (
+            <button type="button" disabled={fetching} onClick={() => setFilters({ ...filters, first: Math.min(100, filters.first + 25) })}>
+              Show more
+            </button>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+export function PaymentLinkPage({ id }: { id: string }) {
+  const [{ data, error }, refetch] = useQuery({ query: PaymentLinkQuery, variables: { id } });
+  const link = data?.paymentLink;
+  if (!link) return <ErrorNote error={error} />;
+  return (
+    <>
+      <p>
+        <Link href="/payment-links">← Payment links</Link>
+      </p>
+      <h1>
+        {link.name} <Status status={link.active ? "ACTIVE" : "INACTIVE"} />
+      </h1>
+      <Section title="Payment link" actions={<ActiveToggle id={link.id} active={link.active} onChange={() => refetch({ requestPolicy: "network-only" })} />}>
+        <dl class="facts">
+          <dt>Id</dt>
+          <dd>
+            <code>{link.id}</code>
+          </dd>
+          <dt>Amount</dt>
+          <dd>
+            <Amount value={link.amount} />
+          </dd>
+          <dt>URL</dt>
+          <dd>
+            <code data-link-url>{link.url}</code> <CopyButton value={link.url} />
+          </dd>
+          <dt>Description</dt>
+          <dd>{link.description ?? <span class="muted">—</span>}</dd>
+          <dt>Success / cancel URL</dt>
+          <dd>
+            {link.successUrl ?? <span class="muted">—</span>} / {link.cancelUrl ?? <span class="muted">—</span>}
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <Time iso={link.createdAt} />
+          </dd>
+        </dl>
+      </Section>
+      <Section title={`Charges (${link.charges.totalCount})`}>
+        {link.charges.totalCount === 0 ? (
+          <p class="muted">No buyer has paid here yet.</p>
+        ) : (
+          <ul class="rows">
+            {link.charges.edges.map(({ node: c }) => (
+              <li key={c.id}>
+                <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+    </>
+  );
+}
