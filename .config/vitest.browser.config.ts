@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // One file at a time: each drives Chromium against its own service and devnet, and side by side
+    // on a small CI machine their timing-sensitive waits (live updates, confirmations) starve.
+    fileParallelism: false,
   },
 });

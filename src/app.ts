@@ -84,7 +84,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The domain's settings and services.
   const prisma = db.prisma;
   const chains = options.chains ?? ChainSet.configured(config.chains);
-  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live };
+  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live, gasless: { minAmount: config.gaslessMinAmount } };
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
 
   // What every door applies to its callers: budgets, and for callers without a key at most half the

@@ -32,6 +32,7 @@ const schema = z.object({
   RATE_LIMIT_LIST: perMinute.default(60),
   RATE_LIMIT_PUBLIC: perMinute.default(120),
   RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
+  RATE_LIMIT_GASLESS: perMinute.default(10),
   TRUST_PROXY: z
     .string()
     .regex(/^(true|false|10|[0-9])$/, { error: "must be true, false, or the number of proxies in front (0-10)" })
@@ -45,6 +46,7 @@ const schema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
+  GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
   RUN_WORKER: z
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default("true")
@@ -79,6 +81,8 @@ export interface RateLimits {
   public: number;
   /** Failed authentications per client address, after which its requests get 429. */
   authFailures: number;
+  /** Payments without gas handed in per client address (each costs RPC calls, and gas once sent). */
+  gasless: number;
 }
 
 /** Validated service configuration. */
@@ -103,6 +107,8 @@ export interface Config {
   authCacheTtlMs: number;
   /** Bounds of a charge's amount, in USDC base units. */
   chargeAmount: { min: bigint; max: bigint };
+  /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
+  gaslessMinAmount: bigint;
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
   runWorker: boolean;
   /** Chains configured by the operator (CHAIN_<id>_* variables). */
@@ -190,11 +196,13 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
       list: e.RATE_LIMIT_LIST,
       public: e.RATE_LIMIT_PUBLIC,
       authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      gasless: e.RATE_LIMIT_GASLESS,
     },
     trustProxy: e.TRUST_PROXY,
     corsOrigins: e.CORS_ORIGINS?.split(" ") ?? [],
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
+    gaslessMinAmount: e.GASLESS_MIN_AMOUNT,
     runWorker: e.RUN_WORKER,
     chains,
     feeRecipient,

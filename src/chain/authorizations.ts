@@ -3,6 +3,8 @@
 // used, the signer's balance, whether the call would succeed). Read from the token itself: name and
 // version differ between chains.
 import { type Provider, Interface, verifyTypedData } from "ethers";
+import type { ChainSet } from "./chains.js";
+import { ChainRpc } from "./rpc.js";
 
 /** A signed transferWithAuthorization, as the wallet signed it. */
 export interface TransferAuthorization {
@@ -100,8 +102,24 @@ export class UsdcAuthorizations {
     }
   }
 
+  /** The gas sending `a` takes now (throws when it would revert). */
+  async gas(a: TransferAuthorization): Promise<bigint> {
+    return this.provider.estimateGas(transferWithAuthorizationCall(this.usdc, a));
+  }
+
   private async read(name: string, args: unknown[]): Promise<unknown> {
     const data = await this.provider.call({ to: this.usdc, data: token.encodeFunctionData(name, args) });
     return token.decodeFunctionResult(name, data)[0];
   }
+}
+
+/** Each enabled chain's UsdcAuthorizations, made on first use (the token's domain is then read once); null for a chain not enabled. */
+export function authorizationReaders(chains: ChainSet): (chainId: number) => UsdcAuthorizations | null {
+  const readers = new Map<number, UsdcAuthorizations>();
+  return (chainId) => {
+    const chain = chains.get(chainId);
+    if (!chain) return null;
+    if (!readers.has(chainId)) readers.set(chainId, new UsdcAuthorizations(new ChainRpc(chainId, chain.rpcUrls), chain.usdc, chainId));
+    return readers.get(chainId)!;
+  };
 }

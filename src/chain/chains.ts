@@ -17,6 +17,8 @@ export interface EnabledChain extends ChainInfo {
   relayerKey: string;
   /** Below this native balance (wei) the relayer needs funds. */
   relayerMinBalance: bigint;
+  /** Gas the relayer may spend per UTC day on payments without gas (CHAIN_<id>_GASLESS_DAILY_GAS). */
+  gaslessDailyGas?: bigint;
 }
 
 /** Builds an enabled chain from settings; the devnet passes the address of the USDC it deployed. */

@@ -1,6 +1,6 @@
 // Per-chain settings from the environment: CHAIN_<id>_RPC_URL (one or more endpoints, used in
 // order), CHAIN_<id>_FACTORY and optional CHAIN_<id>_CONFIRMATIONS, CHAIN_<id>_RELAYER_KEY and
-// CHAIN_<id>_RELAYER_MIN_BALANCE, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; CHAIN_<id>_USDC only
+// CHAIN_<id>_RELAYER_MIN_BALANCE and CHAIN_<id>_GASLESS_DAILY_GAS, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; CHAIN_<id>_USDC only
 // for a chain the registry has no USDC for (a devnet you run yourself). Pure: config.ts hands it the
 // environment (with *_FILE variables already read) and reports its problems with the rest. A
 // problem never quotes an RPC URL: it carries the provider's key.
@@ -21,9 +21,11 @@ export interface ChainSettings {
   relayerMinBalance: bigint;
   /** The USDC token, where the registry has none (the devnet). */
   usdc?: string;
+  /** Gas the relayer may spend per UTC day on buyers' payments without gas (default: domain/charge-authorizations). */
+  gaslessDailyGas?: bigint;
 }
 
-const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC)$/;
+const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC|GASLESS_DAILY_GAS)$/;
 
 /** Reads the chain settings; returns them with a list of problems (empty when all is well). */
 export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
@@ -74,7 +76,23 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
         problems.push(`${at("USDC")}: required for chain ${chainId}, the address of its USDC token`);
       }
     }
-    if (problems.length === before) chains.push({ chainId, rpcUrls, factory, confirmations, relayerKey, relayerMinBalance, ...(usdc && { usdc }) });
+    let gaslessDailyGas: bigint | undefined;
+    if (v.GASLESS_DAILY_GAS !== undefined) {
+      if (/^\d{1,15}$/.test(v.GASLESS_DAILY_GAS)) gaslessDailyGas = BigInt(v.GASLESS_DAILY_GAS);
+      else problems.push(`${at("GASLESS_DAILY_GAS")}: a whole number of gas units per day, such as 5000000 (0 turns payment without gas off)`);
+    }
+    if (problems.length === before) {
+      chains.push({
+        chainId,
+        rpcUrls,
+        factory,
+        confirmations,
+        relayerKey,
+        relayerMinBalance,
+        ...(usdc && { usdc }),
+        ...(gaslessDailyGas !== undefined && { gaslessDailyGas }),
+      });
+    }
   }
   return { chains, problems };
 }

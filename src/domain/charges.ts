@@ -39,6 +39,8 @@ export interface ChargeSettings {
   paymentBaseUrl: string;
   /** Announces committed changes to live subscribers; none in code that has no subscribers. */
   feed?: ChargeFeed | undefined;
+  /** Payment without gas (GASLESS_MIN_AMOUNT); the default where unset. */
+  gasless?: { minAmount: bigint };
 }
 
 /** What a change to a charge needs: links for its event snapshot and the feed that announces it. */

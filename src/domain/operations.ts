@@ -1,7 +1,7 @@
 // What an operator watches besides payouts and relayers (payouts.ts, chain-status.ts), read from the
 // database so every process reports the same: charges still open per chain, clone deployments not
 // yet mined, the relayer's transactions in flight or failed, the block each chain is indexed to and
-// its head, and the webhook outbox. Each is one grouped query over an index, cheap enough for every
+// its head, the webhook outbox, and the gas spent on payments without gas. Each is one grouped query over an index, cheap enough for every
 // scrape.
 import type { Prisma } from "../db/client.js";
 
@@ -14,11 +14,14 @@ export interface OperatorFigures {
   /** Per chain: the block indexed to and the node's head when it was read (null before the first move). */
   indexedBlocks: { chainId: number; block: bigint; head: bigint | null }[];
   outbox: { pending: number; oldestDueSeconds: number };
+  /** Per chain: gas the relayer spent on buyers' payments without gas, all time, and counted against today's budget. */
+  gaslessGas: { chainId: number; total: bigint; today: bigint }[];
 }
 
 /** Reads every figure at once. */
 export async function operatorFigures(prisma: Prisma, now = new Date()): Promise<OperatorFigures> {
-  const [open, deployments, relayerTransactions, cursors, outbox] = await Promise.all([
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const [open, deployments, relayerTransactions, cursors, outbox, gasless] = await Promise.all([
     prisma.$queryRaw<{ chainId: number | null; status: string; count: bigint }[]>`
       SELECT chain_id AS "chainId", status::text AS status, count(*) AS count FROM charges
       WHERE status IN ('PENDING', 'RECEIVED') GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -32,6 +35,11 @@ export async function operatorFigures(prisma: Prisma, now = new Date()): Promise
     prisma.$queryRaw<{ pending: bigint; oldestDue: Date | null }[]>`
       SELECT count(*) AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}) AS "oldestDue"
       FROM webhook_deliveries WHERE status = 'PENDING'`,
+    // Payments without gas are few (each chain's daily budget bounds them): a sum over them all is cheap.
+    prisma.$queryRaw<{ chainId: number; total: string; today: string }[]>`
+      SELECT chain_id AS "chainId", coalesce(sum(gas_used), 0)::text AS total,
+        coalesce(sum(coalesce(gas_used, gas_estimate)) FILTER (WHERE created_at >= ${dayStart} AND (status <> 'FAILED' OR gas_used IS NOT NULL)), 0)::text AS today
+      FROM charge_authorizations GROUP BY 1 ORDER BY 1`,
   ]);
   const oldestDue = outbox[0]?.oldestDue;
   return {
@@ -40,5 +48,6 @@ export async function operatorFigures(prisma: Prisma, now = new Date()): Promise
     relayerTransactions: relayerTransactions.map((r) => ({ ...r, count: Number(r.count) })),
     indexedBlocks: cursors.map((c) => ({ chainId: c.chainId, block: c.blockNumber, head: c.headBlock })),
     outbox: { pending: Number(outbox[0]?.pending ?? 0), oldestDueSeconds: oldestDue ? Math.max(0, (now.getTime() - oldestDue.getTime()) / 1000) : 0 },
+    gaslessGas: gasless.map((g) => ({ chainId: g.chainId, total: BigInt(g.total), today: BigInt(g.today) })),
   };
 }

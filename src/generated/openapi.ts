@@ -263,6 +263,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/public/charges/{id}/authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas) */
+        post: operations["payChargeWithAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/charges/{id}/refunds": {
         parameters: {
             query?: never;
@@ -4501,6 +4518,166 @@ export interface operations {
             };
         };
     };
+    payChargeWithAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    from: string;
+                    /** @description Base units (6 decimals). */
+                    value: string | number;
+                    /** @description Unix seconds. */
+                    validAfter: string | number;
+                    /** @description Unix seconds; at least 60 s from now. */
+                    validBefore: string | number;
+                    nonce: string;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "charge_authorization";
+                        chargeId: string;
+                        /**
+                         * @description RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error.
+                         * @enum {string}
+                         */
+                        status: "RELAYING" | "SENT" | "MINED" | "FAILED";
+                        /** @description The relayer's transaction; the payment then shows on the charge like any transfer. */
+                        txHash: string | null;
+                        /** @description USDC, e.g. "25.00". */
+                        value: string;
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, authorization_invalid, body_invalid_json, resource_missing */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: charge_not_payable */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createRefund: {
         parameters: {
             query?: never;
@@ -5198,7 +5375,7 @@ export interface operations {
             content: {
                 "application/json": {
                     from: string;
-                    /** @description Base units (6 decimals): exactly the refund's amount. */
+                    /** @description Base units (6 decimals). */
                     value: string | number;
                     /** @description Unix seconds. */
                     validAfter: string | number;

@@ -24,6 +24,8 @@ export interface GraphQLContext {
   principal: Principal | null;
   /** The client's address: the budget of an anonymous caller. */
   address: string;
+  /** Budgets beyond the request's own (payments without gas per address). */
+  rateLimiter: RateLimiter;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
   /**
@@ -84,6 +86,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     authenticator: deps.authenticator,
     principal,
     address: caller.address,
+    rateLimiter: deps.rateLimiter,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;

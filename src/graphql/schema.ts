@@ -13,6 +13,7 @@ import "./types/Invoice.js";
 import "./types/PaymentLink.js";
 import "./types/ChargeStats.js";
 import "./types/PaymentSession.js";
+import "./types/ChargeAuthorization.js";
 import "./types/Event.js";
 import "./types/WebhookEndpoint.js";
 import "./types/Mode.js";

@@ -94,6 +94,16 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
       "How many blocks the indexer was behind the head it last read (payments are seen this late).",
       headed.map((b) => [{ chain_id: b.chainId }, b.head! > b.block ? b.head! - b.block : 0n]),
     );
+    gauge(
+      "stablegate_gasless_gas_used",
+      "Gas the relayer spent on buyers' payments without gas (all time: rate() it for spend).",
+      figures.gaslessGas.map((g) => [{ chain_id: g.chainId }, g.total]),
+    );
+    gauge(
+      "stablegate_gasless_gas_today",
+      "Gas counted against today's (UTC) budget for payments without gas, CHAIN_<id>_GASLESS_DAILY_GAS: at the budget the page offers only normal transfers.",
+      figures.gaslessGas.map((g) => [{ chain_id: g.chainId }, g.today]),
+    );
     gauge("stablegate_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", [[{}, figures.outbox.pending]]);
     gauge("stablegate_webhook_outbox_oldest_due_seconds", "How long the oldest due delivery has waited (0: none due).", [
       [{}, figures.outbox.oldestDueSeconds],

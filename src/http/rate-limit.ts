@@ -9,7 +9,8 @@ import { AppError } from "../domain/errors.js";
 
 /**
  * A budget: a key's route groups, a client address's public requests, its failed authentications,
- * an email's failed dashboard sign-ins, and the charges an address makes from one payment link.
+ * the payments without gas it hands in, an email's failed dashboard sign-ins, and the charges an
+ * address makes from one payment link.
  */
 export type Budget = keyof RateLimits | "signInFailures" | "linkCharges";
 export type RouteGroup = "create" | "read" | "list";
@@ -22,7 +23,7 @@ export interface RateLimitState {
   reset: number;
 }
 
-const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "signInFailures", "linkCharges"];
+const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "gasless", "signInFailures", "linkCharges"];
 
 /** Failed sign-ins an email may have per window before it is locked out (API.md "Merchant dashboard"). */
 const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
@@ -35,6 +36,7 @@ function subject(budget: Budget): string {
   if (budget === "authFailures") return "failed authentications from this address";
   if (budget === "signInFailures") return "failed sign-ins for this email";
   if (budget === "linkCharges") return "payments started from this link by this address";
+  if (budget === "gasless") return "payments without gas from this address";
   return `${budget} requests for this API key`;
 }
 

@@ -16,7 +16,9 @@ import { confirmRefunds } from "../domain/refunds.js";
 import { deploymentHandlers, runDeployments } from "./deployments.js";
 import { flushHandlers, runPayouts } from "./flushes.js";
 import { every, type Periodic } from "../lib/periodic.js";
-import { authorizationHandlers, runRefundAuthorizations } from "./refund-authorizations.js";
+import { authorizationHandlers } from "./authorizations.js";
+import { runChargeAuthorizations } from "./charge-authorizations.js";
+import { runRefundAuthorizations } from "./refund-authorizations.js";
 import { resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
 import type { RelayerTxKind } from "../generated/prisma/client.js";
 
@@ -78,6 +80,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       await runDeployments(db.prisma, relayer, log, now());
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs });
       await runRefundAuthorizations(db.prisma, relayer, log);
+      await runChargeAuthorizations(db.prisma, relayer, log);
       if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
         balanceCheckedAt = Date.now();
         await checkRelayerBalance(db.prisma, relayer, log, now()).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));

@@ -9,8 +9,8 @@ import { transferWithAuthorizationCall } from "../chain/authorizations.js";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import { storedAuthorization } from "../domain/refund-authorizations.js";
-import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
+import { storedAuthorization } from "../domain/authorizations.js";
+import { sendRelayerTx } from "./relayer-txs.js";
 
 /** Sends the authorizations stored for refunds on the relayer's chain. */
 export async function runRefundAuthorizations(prisma: Prisma, relayer: Relayer, logger: Logger): Promise<void> {
@@ -49,17 +49,4 @@ export async function runRefundAuthorizations(prisma: Prisma, relayer: Relayer, 
     });
     if (sent) logger.info({ refundId: refund.id, relayerTx: sent }, "refund authorization relayed");
   }
-}
-
-/** What an authorization's transaction does when it ends: only a failure needs anything (a success shows as a transfer). */
-export function authorizationHandlers(prisma: Prisma, logger: Logger): TxHandlers {
-  return {
-    async mined() {},
-    async confirmed() {},
-    async failed(tx, receipt) {
-      const why = receipt ? "its transaction reverted" : "its transaction was dropped";
-      await prisma.refund.updateMany({ where: { authorizationTxId: tx.id }, data: { authorizationError: why } });
-      logger.warn({ relayerTx: tx.id, why }, "refund authorization failed");
-    },
-  };
 }

@@ -2,6 +2,7 @@
 // address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
 // (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
 import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
+import type { GaslessOffer } from "../domain/charge-authorizations.js";
 import type { PublicChain, PublicCharge } from "../domain/payment-session.js";
 import { parseAmount } from "../domain/money.js";
 import { usdcTransferUri } from "./eip681.js";
@@ -17,8 +18,8 @@ export interface PageLinks {
   testWallet: boolean;
 }
 
-/** The page of one charge. */
-export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
+/** The page of one charge; `gasless` when the buyer may pay without gas (the script offers it to wallets that sign typed data). */
+export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: GaslessOffer | null = null): string {
   const chain = s.chainId === null ? null : (s.chains.find((c) => c.chainId === s.chainId) ?? null);
   const config = {
     chargeId: s.id,
@@ -27,6 +28,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks): string {
     completedUrl: s.successUrl ? successLink({ ...s, status: "COMPLETED" }) : null,
     chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
     cloneAddress: s.cloneAddress,
+    gasless,
     // What this page was drawn for: when the live view differs, the script reloads it.
     shown: { chainId: s.chainId, amountRemaining: s.amountRemaining, waiting: s.amountPending !== "0.00" },
   };
@@ -98,7 +100,7 @@ function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string
 </dl>
 <figure class="qr">${qrSvg(uri, `QR code: pay ${remaining} USDC to ${s.cloneAddress} on ${chain.name}`)}<figcaption>Scan with a wallet app</figcaption></figure>
 <p class="waiting-note">A payment is being confirmed. Please wait before sending anything more: this page updates by itself.</p>
-<p class="wallet"><button type="button" id="pay-wallet" hidden>Pay with wallet</button></p>
+<p class="wallet"><button type="button" id="pay-gasless" hidden>Pay with wallet (no gas needed)</button><button type="button" id="pay-wallet" hidden>Pay with wallet</button></p>
 <p id="wallet-message" class="wallet-message" role="alert"></p>
 ${testWallet}
 </section>`;

@@ -6,7 +6,9 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ChainSet } from "../chain/chains.js";
 import { type DevnetInfo, payFromTestWallet } from "../chain/devnet.js";
 import type { Prisma } from "../db/client.js";
+import { authorizationReaders } from "../chain/authorizations.js";
 import { selectChain } from "../domain/chain-selection.js";
+import { gaslessOffer } from "../domain/charge-authorizations.js";
 import { getPublicCharge } from "../domain/payment-session.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
@@ -59,6 +61,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
   const claimCsp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
   const script = readFileSync(new URL("pay.js", ASSETS));
   const paying = new Set<string>();
+  const readers = authorizationReaders(deps.chains);
   const style = readFileSync(new URL("pay.css", ASSETS));
 
   app.register(async (scope) => {
@@ -86,7 +89,8 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     scope.get<IdParams>(`${basePath}/:id`, open, async (req, reply) => {
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
-        return html(reply, 200, renderPaymentPage(session, links));
+        const gasless = await gaslessOffer(deps.prisma, deps.chains, readers, deps.charges, session);
+        return html(reply, 200, renderPaymentPage(session, links, gasless));
       } catch (e) {
         return failure(reply, e);
       }

@@ -1,6 +1,9 @@
 // REST /v1/public: what the hosted payment page calls. No API key; the charge id is the capability.
 import type { FastifyInstance } from "fastify";
+import { authorizationReaders } from "../chain/authorizations.js";
+import { authorizationSchema } from "../domain/authorizations.js";
 import { selectChain, selectSchema } from "../domain/chain-selection.js";
+import { ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../domain/charge-authorizations.js";
 import { getPublicCharge, PublicCharge } from "../domain/payment-session.js";
 import type { RestDeps } from "./plumbing.js";
 
@@ -9,7 +12,8 @@ const tag = "Hosted page";
 type IdParams = { Params: { id: string } };
 
 /** Registers the hosted-page endpoints. */
-export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: settings }: RestDeps): void {
+export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: settings, rateLimiter }: RestDeps): void {
+  const readers = authorizationReaders(chains);
   const view = {
     group: "read",
     auth: "public",
@@ -36,5 +40,26 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   app.post<IdParams>("/v1/public/charges/:id/chain", { config: select }, async (req, reply) => {
     reply.header("Cache-Control", "no-store");
     return selectChain(prisma, chains, settings, req.params.id, req.body ?? {});
+  });
+
+  const authorize = {
+    group: "create",
+    auth: "public",
+    doc: {
+      operationId: "payChargeWithAuthorization",
+      summary: "Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)",
+      tag,
+      body: authorizationSchema,
+      ok: { 202: ChargeAuthorizationResource },
+      errors: ["authorization_invalid", "charge_not_payable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/public/charges/:id/authorizations", { config: authorize }, async (req, reply) => {
+    await rateLimiter.consume(req.clientAddress, "gasless");
+    const accepted = await submitChargeAuthorization(prisma, chains, readers, settings, req.params.id, req.body ?? {});
+    return reply
+      .code(202)
+      .header("Cache-Control", "no-store")
+      .send(await relayedAnswer(prisma, accepted));
   });
 }

@@ -1,9 +1,9 @@
 // REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
 // (API.md "Refunds"). Rules live in domain/refunds.ts.
 import type { FastifyInstance } from "fastify";
-import { UsdcAuthorizations } from "../chain/authorizations.js";
-import { ChainRpc } from "../chain/rpc.js";
-import { authorizationSchema, submitRefundAuthorization } from "../domain/refund-authorizations.js";
+import { authorizationReaders } from "../chain/authorizations.js";
+import { authorizationSchema } from "../domain/authorizations.js";
+import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
 import { cancelRefund, createRefund, createSchema, getRefund, listRefunds, listSchema, RefundResource, refundResource } from "../domain/refunds.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
@@ -14,14 +14,7 @@ type IdParams = { Params: { id: string } };
 
 /** Registers the refund endpoints. */
 export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, chains }: RestDeps): void {
-  // One reader per chain, made on first use: the token's domain is read once.
-  const readers = new Map<number, UsdcAuthorizations>();
-  const readerOf = (chainId: number) => {
-    const chain = chains.get(chainId);
-    if (!chain) return null;
-    if (!readers.has(chainId)) readers.set(chainId, new UsdcAuthorizations(new ChainRpc(chainId, chain.rpcUrls), chain.usdc, chainId));
-    return readers.get(chainId)!;
-  };
+  const readerOf = authorizationReaders(chains);
 
   const create = {
     group: "create",

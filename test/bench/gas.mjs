@@ -1,7 +1,9 @@
 // `npm run bench` (part 2): gas of the charge contracts on anvil with Circle's USDC (FiatToken v2.2
 // behind its proxy, as on every real chain), as whole transactions. Prints one JSON line. Anchors:
-// OpenZeppelin CREATE2 clone 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer.
-import { Contract, ContractFactory, id, JsonRpcProvider, Wallet } from "ethers";
+// OpenZeppelin CREATE2 clone 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer. A
+// buyer's payment to a clone both ways: a transfer the buyer sends, and a payment without gas (the
+// buyer's EIP-3009 transferWithAuthorization, which the relayer sends and pays for).
+import { Contract, ContractFactory, hexlify, id, JsonRpcProvider, parseEther, randomBytes, Wallet } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
 import { ChargeCloneArtifact, ChargeFactoryArtifact } from "../../dist/chain/artifacts.js";
 import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
@@ -73,6 +75,33 @@ try {
     flushMany[count] = Math.round((await gas(factory.flushMany(token, clones))) / count);
   }
 
+  // A buyer's payment of 25 USDC to a fresh clone address: sent by the buyer, or relayed without gas.
+  const buyer = new Wallet(hexlify(randomBytes(32)), provider);
+  await gas(deployer.sendTransaction({ to: buyer.address, value: parseEther("1") }));
+  await gas(usdc.mint(buyer.address, 100_000_000n));
+  const buyerTransfer = await gas(usdc.connect(buyer).transfer((await deployClone()).address, 25_000_000n));
+  const eip712 = new Contract(token, ["function name() view returns (string)", "function version() view returns (string)"], provider);
+  const domain = { name: await eip712.name(), version: await eip712.version(), chainId: anvil.chainId, verifyingContract: token };
+  const types = {
+    TransferWithAuthorization: ["from:address", "to:address", "value:uint256", "validAfter:uint256", "validBefore:uint256", "nonce:bytes32"].map((f) => {
+      const [name, type] = f.split(":");
+      return { name, type };
+    }),
+  };
+  const message = {
+    from: buyer.address,
+    to: (await deployClone()).address,
+    value: 25_000_000n,
+    validAfter: 0n,
+    validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
+    nonce: hexlify(randomBytes(32)),
+  };
+  const signature = await buyer.signTypedData(domain, types, message);
+  const withAuthorization = new Contract(token, ["function transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"], deployer);
+  const gasless = await gas(
+    withAuthorization.transferWithAuthorization(message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, signature),
+  );
+
   console.log(
     JSON.stringify({
       bench: "gas",
@@ -82,6 +111,7 @@ try {
       deployAndFlush,
       flushManyPerClone: flushMany,
       deployManyPerClone: deployMany,
+      payment: { buyerTransfer, gasless, gaslessOverTransfer: Number((gasless / buyerTransfer).toFixed(2)) },
       token: "Circle FiatToken v2.2 (proxy)",
       baseline: { usdcTransfer: transfer },
       goals: { deploy: 70_000, flush: 70_000, flushManyPerCloneAt50: 45_000 },

@@ -25,7 +25,7 @@ import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
 import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
 import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
-import { authorizationSchema as refundAuthorizationSchema } from "../../src/domain/refund-authorizations.js";
+import { authorizationSchema } from "../../src/domain/authorizations.js";
 import {
   createSchema as endpointCreateSchema,
   rotateSchema as endpointRotateSchema,
@@ -160,7 +160,18 @@ describe("REST and the hosted page", () => {
     "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },
     "POST /v1/refunds/:id/cancel": null,
     "POST /v1/refunds/:id/authorization": {
-      schema: refundAuthorizationSchema,
+      schema: authorizationSchema,
+      valid: {
+        from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        value: "1",
+        validAfter: "0",
+        validBefore: "1",
+        nonce: `0x${"00".repeat(32)}`,
+        signature: `0x${"00".repeat(65)}`,
+      },
+    },
+    "POST /v1/public/charges/:id/authorizations": {
+      schema: authorizationSchema,
       valid: {
         from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
         value: "1",

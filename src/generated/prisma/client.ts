@@ -158,3 +158,8 @@ export type DashboardSession = Prisma.DashboardSessionModel
  * Money the merchant's settlement wallet sends back to a buyer: prepared and followed here, never held.
  */
 export type Refund = Prisma.RefundModel
+/**
+ * Model ChargeAuthorization
+ * A buyer's EIP-3009 authorization paying a charge's clone, relayed with the service's gas.
+ */
+export type ChargeAuthorization = Prisma.ChargeAuthorizationModel

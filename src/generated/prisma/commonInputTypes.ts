@@ -548,6 +548,23 @@ export type EnumRefundStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumRefundStatusFilter<$PrismaModel>
 }
 
+export type EnumChargeAuthorizationStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+}
+
+export type EnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
+}
+
 export type NestedStringFilter<$PrismaModel = never> = {
   equals?: string | Prisma.StringFieldRefInput<$PrismaModel>
   in?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
@@ -1039,6 +1056,23 @@ export type NestedEnumRefundStatusWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumRefundStatusFilter<$PrismaModel>
   _max?: Prisma.NestedEnumRefundStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumChargeAuthorizationStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+}
+
+export type NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
 }
 
 

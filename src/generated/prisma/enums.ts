@@ -84,3 +84,13 @@ export const RefundStatus = {
 } as const
 
 export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus]
+
+
+export const ChargeAuthorizationStatus = {
+  RELAYING: 'RELAYING',
+  SENT: 'SENT',
+  MINED: 'MINED',
+  FAILED: 'FAILED'
+} as const
+
+export type ChargeAuthorizationStatus = (typeof ChargeAuthorizationStatus)[keyof typeof ChargeAuthorizationStatus]

@@ -1,5 +1,6 @@
 // The hosted payment page's script: copy buttons, the countdown, live status over SSE
-// (paymentSessionUpdated), and "Pay with wallet" (EIP-6963 discovery, EIP-1193 fallback).
+// (paymentSessionUpdated), and "Pay with wallet" (EIP-6963 discovery, EIP-1193 fallback), without
+// gas (a signed EIP-3009 authorization the service relays) when the service offers it.
 // Without it the page still shows everything needed to pay.
 "use strict";
 
@@ -111,53 +112,178 @@
     return a;
   }
 
-  // Pay with wallet.
+  // Pay with wallet: a normal USDC transfer (the buyer pays the gas) or, when the service offers it
+  // (config.gasless), an EIP-3009 transferWithAuthorization the wallet signs and the service relays.
   const payButton = $("pay-wallet");
+  const gaslessButton = $("pay-gasless");
   const message = $("wallet-message");
   if (!payButton || !config.chain) return;
+  const gasless = gaslessButton && config.gasless ? config.gasless : null;
   const providers = [];
+  const offer = () => {
+    payButton.hidden = false;
+    if (gasless) {
+      // Without gas first; the normal transfer stays as the fallback.
+      gaslessButton.hidden = false;
+      payButton.classList.add("secondary");
+    }
+  };
   window.addEventListener("eip6963:announceProvider", (e) => {
     providers.push(e.detail.provider);
-    payButton.hidden = false;
+    offer();
   });
   window.dispatchEvent(new Event("eip6963:requestProvider"));
   setTimeout(() => {
     if (providers.length === 0 && window.ethereum) {
       providers.push(window.ethereum);
-      payButton.hidden = false;
+      offer();
     }
   }, 300);
+  const buttons = [payButton, gaslessButton].filter(Boolean);
+  const busy = (on) => buttons.forEach((b) => (b.disabled = on));
+  const chainHex = `0x${config.chain.chainId.toString(16)}`;
 
   payButton.addEventListener("click", async () => {
     const wallet = providers[0];
-    const chainHex = `0x${config.chain.chainId.toString(16)}`;
-    const units = toUnits($("remaining").textContent);
-    payButton.disabled = true;
+    busy(true);
     message.textContent = "Confirm in your wallet…";
     try {
-      const [from] = await wallet.request({ method: "eth_requestAccounts" });
-      if ((await wallet.request({ method: "eth_chainId" })) !== chainHex) {
-        await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] });
-      }
-      const balance = BigInt(await wallet.request({ method: "eth_call", params: [{ to: config.chain.usdc, data: `0x70a08231${word(from)}` }, "latest"] }));
-      if (balance < units) {
-        throw new Error(
-          `Your wallet has ${fromUnits(balance)} USDC on ${config.chain.name}; this payment needs ${fromUnits(units)}. Top it up or pay from another wallet.`,
-        );
-      }
-      const hash = await wallet.request({
-        method: "eth_sendTransaction",
-        params: [{ from, to: config.chain.usdc, data: `0xa9059cbb${word(config.cloneAddress)}${units.toString(16).padStart(64, "0")}` }],
-      });
-      message.replaceChildren(
-        "Sent. ",
-        config.chain.explorerUrl ? link(`${config.chain.explorerUrl}/tx/${hash}`, `Transaction ${hash.slice(0, 10)}…`) : `Transaction ${hash}`,
-      );
+      await transfer(wallet, await account(wallet));
     } catch (e) {
       message.textContent = explain(e);
-      payButton.disabled = false;
+      busy(false);
     }
   });
+
+  /** The wallet's account, on the charge's chain. */
+  async function account(wallet) {
+    const [from] = await wallet.request({ method: "eth_requestAccounts" });
+    if ((await wallet.request({ method: "eth_chainId" })) !== chainHex) {
+      await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] });
+    }
+    return from;
+  }
+
+  async function checkBalance(wallet, from, units) {
+    const balance = BigInt(await wallet.request({ method: "eth_call", params: [{ to: config.chain.usdc, data: `0x70a08231${word(from)}` }, "latest"] }));
+    if (balance < units) {
+      throw new Error(
+        `Your wallet has ${fromUnits(balance)} USDC on ${config.chain.name}; this payment needs ${fromUnits(units)}. Top it up or pay from another wallet.`,
+      );
+    }
+  }
+
+  /** The normal payment: an ERC-20 transfer to the charge's address, sent (and paid for) by the wallet. */
+  async function transfer(wallet, from) {
+    const units = toUnits($("remaining").textContent);
+    await checkBalance(wallet, from, units);
+    const hash = await wallet.request({
+      method: "eth_sendTransaction",
+      params: [{ from, to: config.chain.usdc, data: `0xa9059cbb${word(config.cloneAddress)}${units.toString(16).padStart(64, "0")}` }],
+    });
+    message.replaceChildren("Sent. ", txLink(hash));
+  }
+
+  // Pay without gas: the wallet signs, the service sends it.
+  if (gasless) {
+    const api = `${config.graphqlUrl.replace(/\/graphql$/, "")}/v1/public/charges/${encodeURIComponent(config.chargeId)}/authorizations`;
+    gaslessButton.addEventListener("click", async () => {
+      const wallet = providers[0];
+      busy(true);
+      message.textContent = "Confirm in your wallet…";
+      let fallback = false;
+      try {
+        const from = await account(wallet);
+        await checkBalance(wallet, from, BigInt(gasless.maxValue));
+        const typed = typedData(from);
+        message.textContent = "Sign the payment in your wallet. No gas is needed: the service sends it.";
+        let signature;
+        try {
+          signature = await wallet.request({ method: "eth_signTypedData_v4", params: [from, JSON.stringify(typed)] });
+        } catch (e) {
+          if (!unsupported(e)) throw e;
+          // This wallet cannot sign it: pay the normal way, from now on.
+          fallback = true;
+          gaslessButton.hidden = true;
+          payButton.classList.remove("secondary");
+          message.textContent = "Your wallet cannot sign a payment without gas, so this is a normal transfer (it needs gas). Confirm in your wallet…";
+          return await transfer(wallet, from);
+        }
+        message.textContent = "Sending your payment…";
+        const { from: signer, value, validAfter, validBefore, nonce } = typed.message;
+        const body = await submit({ from: signer, value, validAfter, validBefore, nonce, signature });
+        if (body.status === "FAILED")
+          throw new Error(`The payment without gas failed: ${body.error ?? "unknown reason"}. Nothing was taken; you can try again.`);
+        if (body.txHash) {
+          const hash = body.txHash;
+          message.replaceChildren(
+            "Payment sent without gas: ",
+            config.chain.explorerUrl ? link(`${config.chain.explorerUrl}/tx/${hash}`, `${hash.slice(0, 10)}…`) : hash,
+          );
+        } else message.textContent = "Payment accepted: the service is sending it without gas. This page updates by itself.";
+      } catch (e) {
+        message.textContent = fallback ? `Your wallet cannot sign a payment without gas. ${explain(e)}` : explain(e);
+        busy(false);
+      }
+    });
+
+    /** EIP-712 typed data of a transferWithAuthorization paying what is due to the charge's address, valid for an hour. */
+    function typedData(from) {
+      const nonce = `0x${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+      return {
+        types: {
+          EIP712Domain: [
+            { name: "name", type: "string" },
+            { name: "version", type: "string" },
+            { name: "chainId", type: "uint256" },
+            { name: "verifyingContract", type: "address" },
+          ],
+          TransferWithAuthorization: [
+            { name: "from", type: "address" },
+            { name: "to", type: "address" },
+            { name: "value", type: "uint256" },
+            { name: "validAfter", type: "uint256" },
+            { name: "validBefore", type: "uint256" },
+            { name: "nonce", type: "bytes32" },
+          ],
+        },
+        primaryType: "TransferWithAuthorization",
+        domain: gasless.domain,
+        message: {
+          from,
+          to: config.cloneAddress,
+          value: gasless.maxValue,
+          validAfter: "0",
+          validBefore: String(Math.floor(Date.now() / 1000) + 3600),
+          nonce,
+        },
+      };
+    }
+
+    /** Hands the signed authorization to the service; its answer, or an Error with the service's reason. */
+    async function submit(authorization) {
+      let res;
+      try {
+        res = await fetch(api, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(authorization) });
+      } catch {
+        throw new Error("The payment could not reach the service. Check your connection and try again; nothing was taken.");
+      }
+      const body = await res.json().catch(() => null);
+      if (res.ok && body) return body;
+      if (res.status >= 400 && res.status < 500 && body?.message) throw new Error(body.message);
+      throw new Error(`The service could not take the payment right now (HTTP ${res.status}). Try again, or pay with a normal transfer.`);
+    }
+  }
+
+  /** Whether the wallet said it has no such method (EIP-1193 4200, JSON-RPC -32601, or in words). */
+  function unsupported(e) {
+    if (e?.code === 4200 || e?.code === -32601) return true;
+    return /method not found|not supported|unsupported method|does not support|not implemented|unknown method/i.test(e?.message ?? "");
+  }
+
+  function txLink(hash) {
+    return config.chain.explorerUrl ? link(`${config.chain.explorerUrl}/tx/${hash}`, `Transaction ${hash.slice(0, 10)}…`) : `Transaction ${hash}`;
+  }
 
   function explain(e) {
     if (e?.code === 4001) return "You rejected the request in your wallet. Nothing was sent.";

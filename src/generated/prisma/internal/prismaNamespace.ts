@@ -419,7 +419,8 @@ export const ModelName = {
   WebhookAttempt: 'WebhookAttempt',
   User: 'User',
   DashboardSession: 'DashboardSession',
-  Refund: 'Refund'
+  Refund: 'Refund',
+  ChargeAuthorization: 'ChargeAuthorization'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -435,7 +436,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund" | "chargeAuthorization"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2141,6 +2142,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChargeAuthorization: {
+      payload: Prisma.$ChargeAuthorizationPayload<ExtArgs>
+      fields: Prisma.ChargeAuthorizationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChargeAuthorizationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChargeAuthorizationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        findFirst: {
+          args: Prisma.ChargeAuthorizationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChargeAuthorizationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        findMany: {
+          args: Prisma.ChargeAuthorizationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+        }
+        create: {
+          args: Prisma.ChargeAuthorizationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        createMany: {
+          args: Prisma.ChargeAuthorizationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChargeAuthorizationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+        }
+        delete: {
+          args: Prisma.ChargeAuthorizationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        update: {
+          args: Prisma.ChargeAuthorizationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChargeAuthorizationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChargeAuthorizationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChargeAuthorizationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChargeAuthorizationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+        }
+        aggregate: {
+          args: Prisma.ChargeAuthorizationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChargeAuthorization>
+        }
+        groupBy: {
+          args: Prisma.ChargeAuthorizationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChargeAuthorizationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChargeAuthorizationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChargeAuthorizationCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2573,6 +2648,28 @@ export const RefundScalarFieldEnum = {
 export type RefundScalarFieldEnum = (typeof RefundScalarFieldEnum)[keyof typeof RefundScalarFieldEnum]
 
 
+export const ChargeAuthorizationScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  fromAddress: 'fromAddress',
+  value: 'value',
+  validAfter: 'validAfter',
+  validBefore: 'validBefore',
+  nonce: 'nonce',
+  signature: 'signature',
+  status: 'status',
+  txId: 'txId',
+  gasEstimate: 'gasEstimate',
+  gasUsed: 'gasUsed',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChargeAuthorizationScalarFieldEnum = (typeof ChargeAuthorizationScalarFieldEnum)[keyof typeof ChargeAuthorizationScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2831,6 +2928,20 @@ export type ListEnumRefundStatusFieldRefInput<$PrismaModel> = FieldRefInputType<
 
 
 /**
+ * Reference to a field of type 'ChargeAuthorizationStatus'
+ */
+export type EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ChargeAuthorizationStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'ChargeAuthorizationStatus[]'
+ */
+export type ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ChargeAuthorizationStatus[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -3017,6 +3128,7 @@ export type GlobalOmitConfig = {
   user?: Prisma.UserOmit
   dashboardSession?: Prisma.DashboardSessionOmit
   refund?: Prisma.RefundOmit
+  chargeAuthorization?: Prisma.ChargeAuthorizationOmit
 }
 
 /* Types for Logging */

@@ -73,7 +73,8 @@ export const ModelName = {
   WebhookAttempt: 'WebhookAttempt',
   User: 'User',
   DashboardSession: 'DashboardSession',
-  Refund: 'Refund'
+  Refund: 'Refund',
+  ChargeAuthorization: 'ChargeAuthorization'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -483,6 +484,28 @@ export const RefundScalarFieldEnum = {
 } as const
 
 export type RefundScalarFieldEnum = (typeof RefundScalarFieldEnum)[keyof typeof RefundScalarFieldEnum]
+
+
+export const ChargeAuthorizationScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  fromAddress: 'fromAddress',
+  value: 'value',
+  validAfter: 'validAfter',
+  validBefore: 'validBefore',
+  nonce: 'nonce',
+  signature: 'signature',
+  status: 'status',
+  txId: 'txId',
+  gasEstimate: 'gasEstimate',
+  gasUsed: 'gasUsed',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChargeAuthorizationScalarFieldEnum = (typeof ChargeAuthorizationScalarFieldEnum)[keyof typeof ChargeAuthorizationScalarFieldEnum]
 
 
 export const SortOrder = {

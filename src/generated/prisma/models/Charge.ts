@@ -522,6 +522,7 @@ export type ChargeWhereInput = {
   payments?: Prisma.PaymentListRelationFilter
   settlementRecords?: Prisma.SettlementListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
+  authorizations?: Prisma.ChargeAuthorizationListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
@@ -572,6 +573,7 @@ export type ChargeOrderByWithRelationInput = {
   payments?: Prisma.PaymentOrderByRelationAggregateInput
   settlementRecords?: Prisma.SettlementOrderByRelationAggregateInput
   refunds?: Prisma.RefundOrderByRelationAggregateInput
+  authorizations?: Prisma.ChargeAuthorizationOrderByRelationAggregateInput
   flush?: Prisma.RelayerTransactionOrderByWithRelationInput
   invoice?: Prisma.InvoiceOrderByWithRelationInput
   paymentLink?: Prisma.PaymentLinkOrderByWithRelationInput
@@ -626,6 +628,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   payments?: Prisma.PaymentListRelationFilter
   settlementRecords?: Prisma.SettlementListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
+  authorizations?: Prisma.ChargeAuthorizationListRelationFilter
   flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
@@ -761,6 +764,7 @@ export type ChargeCreateInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -809,6 +813,7 @@ export type ChargeUncheckedCreateInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -851,6 +856,7 @@ export type ChargeUpdateInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -899,6 +905,7 @@ export type ChargeUncheckedUpdateInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -1490,6 +1497,20 @@ export type ChargeUpdateOneRequiredWithoutRefundsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutRefundsInput, Prisma.ChargeUpdateWithoutRefundsInput>, Prisma.ChargeUncheckedUpdateWithoutRefundsInput>
 }
 
+export type ChargeCreateNestedOneWithoutAuthorizationsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutAuthorizationsInput, Prisma.ChargeUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutAuthorizationsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutAuthorizationsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutAuthorizationsInput, Prisma.ChargeUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutAuthorizationsInput
+  upsert?: Prisma.ChargeUpsertWithoutAuthorizationsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutAuthorizationsInput, Prisma.ChargeUpdateWithoutAuthorizationsInput>, Prisma.ChargeUncheckedUpdateWithoutAuthorizationsInput>
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -1529,6 +1550,7 @@ export type ChargeCreateWithoutMerchantInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -1576,6 +1598,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1687,6 +1710,7 @@ export type ChargeCreateWithoutCustomerInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -1734,6 +1758,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1802,6 +1827,7 @@ export type ChargeCreateWithoutInvoiceInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1848,6 +1874,7 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutInvoiceInput = {
@@ -1916,6 +1943,7 @@ export type ChargeCreateWithoutPaymentLinkInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
 }
@@ -1962,6 +1990,7 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentLinkInput = {
@@ -2029,6 +2058,7 @@ export type ChargeCreateWithoutDeploymentInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -2076,6 +2106,7 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutDeploymentInput = {
@@ -2133,6 +2164,7 @@ export type ChargeUpdateWithoutDeploymentInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -2180,6 +2212,7 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutPaymentsInput = {
@@ -2221,6 +2254,7 @@ export type ChargeCreateWithoutPaymentsInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -2268,6 +2302,7 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentsInput = {
@@ -2325,6 +2360,7 @@ export type ChargeUpdateWithoutPaymentsInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -2372,6 +2408,7 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutSettlementRecordsInput = {
@@ -2413,6 +2450,7 @@ export type ChargeCreateWithoutSettlementRecordsInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -2460,6 +2498,7 @@ export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutSettlementRecordsInput = {
@@ -2517,6 +2556,7 @@ export type ChargeUpdateWithoutSettlementRecordsInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -2564,6 +2604,7 @@ export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutFlushInput = {
@@ -2606,6 +2647,7 @@ export type ChargeCreateWithoutFlushInput = {
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2652,6 +2694,7 @@ export type ChargeUncheckedCreateWithoutFlushInput = {
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutFlushInput = {
@@ -2719,6 +2762,7 @@ export type ChargeCreateWithoutRefundsInput = {
   deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
   flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
@@ -2766,6 +2810,7 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
   payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
   settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutRefundsInput = {
@@ -2823,6 +2868,7 @@ export type ChargeUpdateWithoutRefundsInput = {
   deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -2870,6 +2916,203 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutAuthorizationsInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: string | null
+  flushRetryAt?: Date | string | null
+  flushFailures?: number
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  invoiceId?: string | null
+  paymentLinkId?: string | null
+  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
+  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
+  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutAuthorizationsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutAuthorizationsInput, Prisma.ChargeUncheckedCreateWithoutAuthorizationsInput>
+}
+
+export type ChargeUpsertWithoutAuthorizationsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutAuthorizationsInput, Prisma.ChargeUncheckedUpdateWithoutAuthorizationsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutAuthorizationsInput, Prisma.ChargeUncheckedCreateWithoutAuthorizationsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutAuthorizationsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutAuthorizationsInput, Prisma.ChargeUncheckedUpdateWithoutAuthorizationsInput>
+}
+
+export type ChargeUpdateWithoutAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
+  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
+  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyMerchantInput = {
@@ -2951,6 +3194,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -2998,6 +3242,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -3119,6 +3364,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
@@ -3166,6 +3412,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -3288,6 +3535,7 @@ export type ChargeUpdateWithoutInvoiceInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3334,6 +3582,7 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
@@ -3456,6 +3705,7 @@ export type ChargeUpdateWithoutPaymentLinkInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
 }
@@ -3502,6 +3752,7 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
@@ -3624,6 +3875,7 @@ export type ChargeUpdateWithoutFlushInput = {
   payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3670,6 +3922,7 @@ export type ChargeUncheckedUpdateWithoutFlushInput = {
   payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
   settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutFlushInput = {
@@ -3721,12 +3974,14 @@ export type ChargeCountOutputType = {
   payments: number
   settlementRecords: number
   refunds: number
+  authorizations: number
 }
 
 export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   payments?: boolean | ChargeCountOutputTypeCountPaymentsArgs
   settlementRecords?: boolean | ChargeCountOutputTypeCountSettlementRecordsArgs
   refunds?: boolean | ChargeCountOutputTypeCountRefundsArgs
+  authorizations?: boolean | ChargeCountOutputTypeCountAuthorizationsArgs
 }
 
 /**
@@ -3758,6 +4013,13 @@ export type ChargeCountOutputTypeCountSettlementRecordsArgs<ExtArgs extends runt
  */
 export type ChargeCountOutputTypeCountRefundsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.RefundWhereInput
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ChargeAuthorizationWhereInput
 }
 
 
@@ -3806,6 +4068,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
+  authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
@@ -3953,6 +4216,7 @@ export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
   settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
+  authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
   flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
@@ -3982,6 +4246,7 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     payments: Prisma.$PaymentPayload<ExtArgs>[]
     settlementRecords: Prisma.$SettlementPayload<ExtArgs>[]
     refunds: Prisma.$RefundPayload<ExtArgs>[]
+    authorizations: Prisma.$ChargeAuthorizationPayload<ExtArgs>[]
     flush: Prisma.$RelayerTransactionPayload<ExtArgs> | null
     invoice: Prisma.$InvoicePayload<ExtArgs> | null
     paymentLink: Prisma.$PaymentLinkPayload<ExtArgs> | null
@@ -4469,6 +4734,7 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   payments<T extends Prisma.Charge$paymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   settlementRecords<T extends Prisma.Charge$settlementRecordsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$settlementRecordsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettlementPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refunds<T extends Prisma.Charge$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  authorizations<T extends Prisma.Charge$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargeAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   invoice<T extends Prisma.Charge$invoiceArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$invoiceArgs<ExtArgs>>): Prisma.Prisma__InvoiceClient<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   paymentLink<T extends Prisma.Charge$paymentLinkArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentLinkArgs<ExtArgs>>): Prisma.Prisma__PaymentLinkClient<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
@@ -5047,6 +5313,30 @@ export type Charge$refundsArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   distinct?: Prisma.RefundScalarFieldEnum | Prisma.RefundScalarFieldEnum[]
+}
+
+/**
+ * Charge.authorizations
+ */
+export type Charge$authorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ChargeAuthorization
+   */
+  select?: Prisma.ChargeAuthorizationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ChargeAuthorization
+   */
+  omit?: Prisma.ChargeAuthorizationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ChargeAuthorizationInclude<ExtArgs> | null
+  where?: Prisma.ChargeAuthorizationWhereInput
+  orderBy?: Prisma.ChargeAuthorizationOrderByWithRelationInput | Prisma.ChargeAuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.ChargeAuthorizationWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ChargeAuthorizationScalarFieldEnum | Prisma.ChargeAuthorizationScalarFieldEnum[]
 }
 
 /**

@@ -306,6 +306,7 @@ export type RelayerTransactionWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
   charges?: Prisma.ChargeListRelationFilter
   deployments?: Prisma.CloneDeploymentListRelationFilter
+  chargeAuthorizations?: Prisma.ChargeAuthorizationListRelationFilter
 }
 
 export type RelayerTransactionOrderByWithRelationInput = {
@@ -326,6 +327,7 @@ export type RelayerTransactionOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   charges?: Prisma.ChargeOrderByRelationAggregateInput
   deployments?: Prisma.CloneDeploymentOrderByRelationAggregateInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationOrderByRelationAggregateInput
 }
 
 export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
@@ -349,6 +351,7 @@ export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
   charges?: Prisma.ChargeListRelationFilter
   deployments?: Prisma.CloneDeploymentListRelationFilter
+  chargeAuthorizations?: Prisma.ChargeAuthorizationListRelationFilter
 }, "id">
 
 export type RelayerTransactionOrderByWithAggregationInput = {
@@ -413,6 +416,7 @@ export type RelayerTransactionCreateInput = {
   updatedAt?: Date | string
   charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
   deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateInput = {
@@ -433,6 +437,7 @@ export type RelayerTransactionUncheckedCreateInput = {
   updatedAt?: Date | string
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
   deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUpdateInput = {
@@ -453,6 +458,7 @@ export type RelayerTransactionUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
   deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateInput = {
@@ -473,6 +479,7 @@ export type RelayerTransactionUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
   deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateManyInput = {
@@ -649,6 +656,22 @@ export type RelayerTransactionUpdatetxHashesInput = {
   push?: string | string[]
 }
 
+export type RelayerTransactionCreateNestedOneWithoutChargeAuthorizationsInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+}
+
+export type RelayerTransactionUpdateOneWithoutChargeAuthorizationsNestedInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput
+  upsert?: Prisma.RelayerTransactionUpsertWithoutChargeAuthorizationsInput
+  disconnect?: Prisma.RelayerTransactionWhereInput | boolean
+  delete?: Prisma.RelayerTransactionWhereInput | boolean
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
+}
+
 export type RelayerTransactionCreateWithoutChargesInput = {
   id: string
   chainId: number
@@ -666,6 +689,7 @@ export type RelayerTransactionCreateWithoutChargesInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateWithoutChargesInput = {
@@ -685,6 +709,7 @@ export type RelayerTransactionUncheckedCreateWithoutChargesInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionCreateOrConnectWithoutChargesInput = {
@@ -720,6 +745,7 @@ export type RelayerTransactionUpdateWithoutChargesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateWithoutChargesInput = {
@@ -739,6 +765,7 @@ export type RelayerTransactionUncheckedUpdateWithoutChargesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateWithoutDeploymentsInput = {
@@ -758,6 +785,7 @@ export type RelayerTransactionCreateWithoutDeploymentsInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateWithoutDeploymentsInput = {
@@ -777,6 +805,7 @@ export type RelayerTransactionUncheckedCreateWithoutDeploymentsInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionCreateOrConnectWithoutDeploymentsInput = {
@@ -812,6 +841,7 @@ export type RelayerTransactionUpdateWithoutDeploymentsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateWithoutDeploymentsInput = {
@@ -831,6 +861,103 @@ export type RelayerTransactionUncheckedUpdateWithoutDeploymentsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
+  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
+}
+
+export type RelayerTransactionCreateWithoutChargeAuthorizationsInput = {
+  id: string
+  chainId: number
+  kind: $Enums.RelayerTxKind
+  status?: $Enums.RelayerTxStatus
+  nonce: number
+  rawTx: string
+  txHashes?: Prisma.RelayerTransactionCreatetxHashesInput | string[]
+  txHash?: string | null
+  blockNumber?: bigint | number | null
+  blockHash?: string | null
+  bumps?: number
+  sentAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
+  deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
+}
+
+export type RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput = {
+  id: string
+  chainId: number
+  kind: $Enums.RelayerTxKind
+  status?: $Enums.RelayerTxStatus
+  nonce: number
+  rawTx: string
+  txHashes?: Prisma.RelayerTransactionCreatetxHashesInput | string[]
+  txHash?: string | null
+  blockNumber?: bigint | number | null
+  blockHash?: string | null
+  bumps?: number
+  sentAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
+  deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
+}
+
+export type RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput = {
+  where: Prisma.RelayerTransactionWhereUniqueInput
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+}
+
+export type RelayerTransactionUpsertWithoutChargeAuthorizationsInput = {
+  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+  where?: Prisma.RelayerTransactionWhereInput
+}
+
+export type RelayerTransactionUpdateToOneWithWhereWithoutChargeAuthorizationsInput = {
+  where?: Prisma.RelayerTransactionWhereInput
+  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
+}
+
+export type RelayerTransactionUpdateWithoutChargeAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
+  status?: Prisma.EnumRelayerTxStatusFieldUpdateOperationsInput | $Enums.RelayerTxStatus
+  nonce?: Prisma.IntFieldUpdateOperationsInput | number
+  rawTx?: Prisma.StringFieldUpdateOperationsInput | string
+  txHashes?: Prisma.RelayerTransactionUpdatetxHashesInput | string[]
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  bumps?: Prisma.IntFieldUpdateOperationsInput | number
+  sentAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
+  deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
+}
+
+export type RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
+  status?: Prisma.EnumRelayerTxStatusFieldUpdateOperationsInput | $Enums.RelayerTxStatus
+  nonce?: Prisma.IntFieldUpdateOperationsInput | number
+  rawTx?: Prisma.StringFieldUpdateOperationsInput | string
+  txHashes?: Prisma.RelayerTransactionUpdatetxHashesInput | string[]
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  bumps?: Prisma.IntFieldUpdateOperationsInput | number
+  sentAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
+  deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
 }
 
 
@@ -841,11 +968,13 @@ export type RelayerTransactionUncheckedUpdateWithoutDeploymentsInput = {
 export type RelayerTransactionCountOutputType = {
   charges: number
   deployments: number
+  chargeAuthorizations: number
 }
 
 export type RelayerTransactionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charges?: boolean | RelayerTransactionCountOutputTypeCountChargesArgs
   deployments?: boolean | RelayerTransactionCountOutputTypeCountDeploymentsArgs
+  chargeAuthorizations?: boolean | RelayerTransactionCountOutputTypeCountChargeAuthorizationsArgs
 }
 
 /**
@@ -872,6 +1001,13 @@ export type RelayerTransactionCountOutputTypeCountDeploymentsArgs<ExtArgs extend
   where?: Prisma.CloneDeploymentWhereInput
 }
 
+/**
+ * RelayerTransactionCountOutputType without action
+ */
+export type RelayerTransactionCountOutputTypeCountChargeAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ChargeAuthorizationWhereInput
+}
+
 
 export type RelayerTransactionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -891,6 +1027,7 @@ export type RelayerTransactionSelect<ExtArgs extends runtime.Types.Extensions.In
   updatedAt?: boolean
   charges?: boolean | Prisma.RelayerTransaction$chargesArgs<ExtArgs>
   deployments?: boolean | Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>
+  chargeAuthorizations?: boolean | Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["relayerTransaction"]>
 
@@ -952,6 +1089,7 @@ export type RelayerTransactionOmit<ExtArgs extends runtime.Types.Extensions.Inte
 export type RelayerTransactionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charges?: boolean | Prisma.RelayerTransaction$chargesArgs<ExtArgs>
   deployments?: boolean | Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>
+  chargeAuthorizations?: boolean | Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type RelayerTransactionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -962,6 +1100,7 @@ export type $RelayerTransactionPayload<ExtArgs extends runtime.Types.Extensions.
   objects: {
     charges: Prisma.$ChargePayload<ExtArgs>[]
     deployments: Prisma.$CloneDeploymentPayload<ExtArgs>[]
+    chargeAuthorizations: Prisma.$ChargeAuthorizationPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1387,6 +1526,7 @@ export interface Prisma__RelayerTransactionClient<T, Null = never, ExtArgs exten
   readonly [Symbol.toStringTag]: "PrismaPromise"
   charges<T extends Prisma.RelayerTransaction$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   deployments<T extends Prisma.RelayerTransaction$deploymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  chargeAuthorizations<T extends Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargeAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1869,6 +2009,30 @@ export type RelayerTransaction$deploymentsArgs<ExtArgs extends runtime.Types.Ext
   take?: number
   skip?: number
   distinct?: Prisma.CloneDeploymentScalarFieldEnum | Prisma.CloneDeploymentScalarFieldEnum[]
+}
+
+/**
+ * RelayerTransaction.chargeAuthorizations
+ */
+export type RelayerTransaction$chargeAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ChargeAuthorization
+   */
+  select?: Prisma.ChargeAuthorizationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ChargeAuthorization
+   */
+  omit?: Prisma.ChargeAuthorizationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ChargeAuthorizationInclude<ExtArgs> | null
+  where?: Prisma.ChargeAuthorizationWhereInput
+  orderBy?: Prisma.ChargeAuthorizationOrderByWithRelationInput | Prisma.ChargeAuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.ChargeAuthorizationWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ChargeAuthorizationScalarFieldEnum | Prisma.ChargeAuthorizationScalarFieldEnum[]
 }
 
 /**

@@ -1,0 +1,227 @@
+// Gasless payment (API.md "Gasless payment"): a buyer with USDC but none of the chain's gas token signs
+// an EIP-3009 `transferWithAuthorization(from = the buyer, to = the charge's clone, value, …)` in the
+// wallet, and the service relays it, paying the gas. The money then arrives like any payment: a
+// transfer to the clone that the indexer sees and confirms.
+//
+// Invariants:
+// - the relayer only spends gas on what the token would accept now (checked here, and again by the
+//   worker just before it sends) and that pays this charge: `to` is its clone, the value at most what
+//   is still due (less money already seen on its way);
+// - one authorization is on its way per charge (a partial unique index), and a signed nonce is stored
+//   once (a unique index): two submissions of the same authorization give one transaction;
+// - a chain's gasless gas per UTC day stays within its budget (CHAIN_<id>_GASLESS_DAILY_GAS), counting
+//   each authorization's simulated gas until its transaction's real gas is known.
+import { getAddress } from "ethers";
+import { z } from "zod";
+import type { TokenDomain, TransferAuthorization } from "../chain/authorizations.js";
+import type { ChainSet } from "../chain/chains.js";
+import type { Prisma } from "../db/client.js";
+import { isUniqueViolation } from "../db/errors.js";
+import type { ChargeAuthorization } from "../generated/prisma/client.js";
+import type { ChargeSettings } from "./charges.js";
+import { type AuthorizationReaders, authorizationSchema, checkAuthorization, invalidAuthorization } from "./authorizations.js";
+import { AppError, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { parseInput } from "./validation.js";
+
+export type { ChargeAuthorization };
+
+/** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 60 payments. */
+export const DEFAULT_GASLESS_DAILY_GAS = 5_000_000n;
+
+/** Below this amount still due the page offers only a normal transfer, unless GASLESS_MIN_AMOUNT says otherwise: 1 USDC. */
+const DEFAULT_MIN_AMOUNT = 1_000_000n;
+
+/** What gasless payment is bound by: the charges' settings, whose `gasless` holds GASLESS_MIN_AMOUNT. */
+export type GaslessSettings = Pick<ChargeSettings, "gasless">;
+
+/** The answer to a submitted authorization. */
+export const ChargeAuthorizationResource = z.object({
+  id: z.string(),
+  object: z.literal("charge_authorization"),
+  chargeId: z.string(),
+  status: z.enum(["RELAYING", "SENT", "MINED", "FAILED"]).describe("RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error."),
+  txHash: z.string().nullable().describe("The relayer's transaction; the payment then shows on the charge like any transfer."),
+  value: z.string().describe('USDC, e.g. "25.00".'),
+  error: z.string().nullable(),
+});
+export type ChargeAuthorizationResource = z.infer<typeof ChargeAuthorizationResource>;
+
+/** Shapes an authorization, with its transaction's current hash. */
+export function chargeAuthorizationResource(a: ChargeAuthorization, txHash: string | null): ChargeAuthorizationResource {
+  return { id: a.id, object: "charge_authorization", chargeId: a.chargeId, status: a.status, txHash, value: formatAmount(a.value), error: a.error };
+}
+
+/** What the charge must be for a gasless payment, and how much it still takes. */
+interface Payable {
+  chainId: number;
+  cloneAddress: string;
+  /** What is due less money confirmed or seen on its way. */
+  open: bigint;
+}
+
+async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promise<Payable> {
+  const [row] = await prisma.$queryRaw<{ status: string; chainId: number | null; cloneAddress: string | null; expiresAt: Date; open: string }[]>`
+    SELECT status::text AS status, chain_id AS "chainId", clone_address AS "cloneAddress", expires_at AS "expiresAt",
+      (amount - coalesce(amount_received, 0) - coalesce((SELECT sum(amount) FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN'), 0))::text AS open
+    FROM charges c WHERE id = ${chargeId}`;
+  if (!row) throw notFound("charge", chargeId);
+  if (row.status !== "PENDING" || row.expiresAt <= now)
+    throw new AppError("charge_not_payable", `Charge ${chargeId} is ${row.status} and takes no payment.`, "id");
+  if (row.chainId === null || row.cloneAddress === null) throw new AppError("charge_not_payable", `Charge ${chargeId} has no chain yet: pick one first.`, "id");
+  return { chainId: row.chainId, cloneAddress: row.cloneAddress, open: BigInt(row.open) };
+}
+
+/** Gas spent on gasless payments on `chainId` since the start of the UTC day: real where known, simulated until then. */
+export async function gaslessGasToday(prisma: Prisma, chainId: number, now = new Date()): Promise<bigint> {
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const [row] = await prisma.$queryRaw<{ gas: string }[]>`
+    SELECT coalesce(sum(coalesce(gas_used, gas_estimate)), 0)::text AS gas FROM charge_authorizations
+    WHERE chain_id = ${chainId} AND created_at >= ${dayStart} AND (status <> 'FAILED' OR gas_used IS NOT NULL)`;
+  return BigInt(row!.gas);
+}
+
+/**
+ * Why this charge cannot be paid without gas right now (too little due, the day's budget spent, the
+ * chain not ours), or null when it can: what the page asks before it offers the gasless button.
+ */
+export async function gaslessRefusal(prisma: Prisma, chains: ChainSet, settings: GaslessSettings, c: { chainId: number; open: bigint }, now = new Date()) {
+  const chain = chains.get(c.chainId);
+  if (!chain) return `chain ${c.chainId} is not enabled on this service`;
+  const min = settings.gasless?.minAmount ?? DEFAULT_MIN_AMOUNT;
+  if (c.open < min) return `paying without gas takes at least ${formatAmount(min)} USDC still due; send a normal transfer`;
+  const budget = chain.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
+  if ((await gaslessGasToday(prisma, c.chainId, now)) >= budget) return "the service's gas for payments without gas is spent for today; send a normal transfer";
+  return null;
+}
+
+/** What the hosted page needs to offer payment without gas: the token's EIP-712 domain and the most it may authorize. */
+export interface GaslessOffer {
+  domain: TokenDomain;
+  /** Base units: what is still due less money on its way. */
+  maxValue: string;
+}
+
+/**
+ * The offer for a charge the page shows, or null where payment without gas is not available now
+ * (no chain yet, too little due, the day's budget spent, the token unreachable).
+ */
+export async function gaslessOffer(
+  prisma: Prisma,
+  chains: ChainSet,
+  readers: AuthorizationReaders,
+  settings: GaslessSettings,
+  s: { status: string; chainId: number | null; cloneAddress: string | null; amountRemaining: string; amountPending: string },
+  now = new Date(),
+): Promise<GaslessOffer | null> {
+  if (s.status !== "PENDING" || s.chainId === null || s.cloneAddress === null) return null;
+  const open = (parseAmount(s.amountRemaining) ?? 0n) - (parseAmount(s.amountPending) ?? 0n);
+  const reader = readers(s.chainId);
+  if (!reader || open <= 0n || (await gaslessRefusal(prisma, chains, settings, { chainId: s.chainId, open }, now))) return null;
+  const domain = await reader.domain().catch(() => null);
+  return domain && { domain, maxValue: open.toString() };
+}
+
+/**
+ * Checks a buyer's signed authorization for charge `chargeId` and stores it for the worker to relay.
+ * 400 `authorization_invalid` with the reason for anything the token would refuse or that would not
+ * pay this charge (or exceed the gasless limits); 409 `charge_not_payable` for a charge that takes no
+ * payment now or has an authorization on its way. The same authorization handed in again while on its
+ * way is answered with the one stored.
+ */
+export async function submitChargeAuthorization(
+  prisma: Prisma,
+  chains: ChainSet,
+  readers: AuthorizationReaders,
+  settings: GaslessSettings,
+  chargeId: string,
+  input: unknown,
+  now = new Date(),
+): Promise<ChargeAuthorization> {
+  const data = parseInput(authorizationSchema, input);
+  const charge = await payableCharge(prisma, chargeId, now);
+  const reader = readers(charge.chainId);
+  const a: TransferAuthorization = { ...data, to: charge.cloneAddress };
+  const repeat = await prisma.chargeAuthorization.findUnique({
+    where: { chainId_fromAddress_nonce: { chainId: charge.chainId, fromAddress: a.from, nonce: a.nonce } },
+  });
+  if (repeat) return sameOrRefused(repeat, chargeId, a);
+  if (!reader) throw new AppError("charge_not_payable", `Chain ${charge.chainId} is not enabled on this service.`, "id");
+  if (a.value <= 0n) throw invalidAuthorization("value must be more than 0", "value");
+  if (a.value > charge.open)
+    throw invalidAuthorization(`value must be at most what is still due, ${charge.open} base units (${formatAmount(charge.open)} USDC)`, "value");
+  const refusal = await gaslessRefusal(prisma, chains, settings, charge, now);
+  if (refusal) throw invalidAuthorization(refusal);
+  await checkAuthorization(reader, a, "the payer", now);
+  const gasEstimate = await reader.gas(a);
+  try {
+    return await prisma.chargeAuthorization.create({
+      data: {
+        id: newId("cauth"),
+        chargeId,
+        chainId: charge.chainId,
+        fromAddress: a.from,
+        value: a.value.toString(),
+        validAfter: a.validAfter.toString(),
+        validBefore: a.validBefore.toString(),
+        nonce: a.nonce,
+        signature: a.signature,
+        gasEstimate,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    // A racing twin stored first, or another authorization for this charge is on its way.
+    const twin = await prisma.chargeAuthorization.findUnique({
+      where: { chainId_fromAddress_nonce: { chainId: charge.chainId, fromAddress: a.from, nonce: a.nonce } },
+    });
+    if (twin) return sameOrRefused(twin, chargeId, a);
+    throw new AppError("charge_not_payable", `Charge ${chargeId} already has a payment without gas on its way; wait for it.`, "id");
+  }
+}
+
+/**
+ * A nonce already handed in: the same authorization again while it is on its way (a double click, a
+ * retry) is answered with it; anything else, or once its transaction ended, is a replay.
+ */
+function sameOrRefused(stored: ChargeAuthorization, chargeId: string, a: TransferAuthorization): ChargeAuthorization {
+  const same = stored.chargeId === chargeId && stored.signature.toLowerCase() === a.signature.toLowerCase() && toUnits(stored.value) === a.value;
+  if (same && (stored.status === "RELAYING" || stored.status === "SENT")) return stored;
+  throw invalidAuthorization("this nonce has already been used or cancelled", "nonce");
+}
+
+/** How long an answer waits for the worker to send an accepted authorization (without it, txHash is null: follow the charge). */
+const RELAY_WAIT_MS = 10_000;
+
+/**
+ * The answer to an accepted authorization: as it is once the worker has sent it (its transaction's
+ * current hash), or after `waitMs` still RELAYING.
+ */
+export async function relayedAnswer(prisma: Prisma, accepted: ChargeAuthorization, waitMs = RELAY_WAIT_MS, pollMs = 100): Promise<ChargeAuthorizationResource> {
+  const until = Date.now() + waitMs;
+  let current = accepted;
+  while (current.status === "RELAYING" && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, pollMs));
+    current = (await prisma.chargeAuthorization.findUnique({ where: { id: accepted.id } })) ?? current;
+  }
+  // Mined: its hash; still on its way: the latest it was sent as (a fee bump replaces it).
+  const tx =
+    current.txId === null ? null : await prisma.relayerTransaction.findUnique({ where: { id: current.txId }, select: { txHash: true, txHashes: true } });
+  return chargeAuthorizationResource(current, tx ? (tx.txHash ?? tx.txHashes.at(-1) ?? null) : null);
+}
+
+/** The authorization as the worker sends it. */
+export function transferOf(a: ChargeAuthorization, cloneAddress: string): TransferAuthorization {
+  return {
+    from: getAddress(a.fromAddress),
+    to: cloneAddress,
+    value: toUnits(a.value),
+    validAfter: toUnits(a.validAfter),
+    validBefore: toUnits(a.validBefore),
+    nonce: a.nonce,
+    signature: a.signature,
+  };
+}

@@ -1,0 +1,47 @@
+// `ChargeAuthorization`: a buyer's payment without gas, for the hosted page, like REST's
+// POST /v1/public/charges/:id/authorizations. Rules live in domain/charge-authorizations.ts.
+import { authorizationReaders } from "../../chain/authorizations.js";
+import { type ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../../domain/charge-authorizations.js";
+import type { ChainSet } from "../../chain/chains.js";
+import { builder } from "../builder.js";
+
+const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("ChargeAuthorization").implement({
+  description: "A payment without gas the service relays: the buyer's signed EIP-3009 transferWithAuthorization.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    chargeId: t.exposeID("chargeId"),
+    status: t.exposeString("status", { description: "RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error." }),
+    txHash: t.exposeString("txHash", { nullable: true, description: "The relayer's transaction; the payment then shows on the charge like any transfer." }),
+    value: t.exposeString("value"),
+    error: t.exposeString("error", { nullable: true }),
+  }),
+});
+
+const AuthorizationInput = builder.inputType("TransferAuthorizationInput", {
+  description: "The signed fields of a transferWithAuthorization to the charge's clone; integers as decimal strings.",
+  fields: (t) => ({
+    from: t.string({ required: true }),
+    value: t.string({ required: true, description: "USDC base units (6 decimals)." }),
+    validAfter: t.string({ required: true, description: "Unix seconds." }),
+    validBefore: t.string({ required: true, description: "Unix seconds; at least 60 s from now." }),
+    nonce: t.string({ required: true, description: "32 bytes, hex." }),
+    signature: t.string({ required: true, description: "65 bytes, hex." }),
+  }),
+});
+
+// One reader per chain set (the token's domain is read once per chain).
+const readers = new WeakMap<ChainSet, ReturnType<typeof authorizationReaders>>();
+
+builder.mutationFields((t) => ({
+  payChargeWithAuthorization: t.field({
+    type: ChargeAuthorization,
+    description: "Public: pays a charge without gas; the service checks the authorization, relays it and pays the gas.",
+    args: { chargeId: t.arg.id({ required: true }), input: t.arg({ type: AuthorizationInput, required: true }) },
+    resolve: async (_root, { chargeId, input }, ctx) => {
+      await ctx.rateLimiter.consume(ctx.address, "gasless");
+      if (!readers.has(ctx.chains)) readers.set(ctx.chains, authorizationReaders(ctx.chains));
+      const accepted = await submitChargeAuthorization(ctx.prisma, ctx.chains, readers.get(ctx.chains)!, ctx.charges, chargeId, { ...input });
+      return relayedAnswer(ctx.prisma, accepted);
+    },
+  }),
+}));
