@@ -2,6 +2,7 @@
 // (REST, the hosted page, GraphQL) on one HTTP server. The background jobs are wired by main.ts and
 // worker.ts (jobs/index.ts).
 import { type Logger, pino } from "pino";
+import { authorizationReaders } from "./chain/authorizations.js";
 import { ChainSet } from "./chain/chains.js";
 import type { DevnetInfo } from "./chain/devnet.js";
 import type { Config } from "./config.js";
@@ -86,6 +87,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const chains = options.chains ?? ChainSet.configured(config.chains);
   const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live, gasless: { minAmount: config.gaslessMinAmount } };
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
+  // What each chain's USDC says about EIP-3009 authorizations (refunds, payments without gas).
+  const authorizations = authorizationReaders(chains);
 
   // What every door applies to its callers: budgets, and for callers without a key at most half the
   // database connections (keyed requests always find one) and none of the CPU while saturated.
@@ -103,12 +106,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const metrics = options.metrics ?? new ProcessMetrics();
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
   metricsRoute(server, prisma, config.metricsToken, metrics);
-  const rest = mountRest(server, { ...callers, charges, chains, publicUrl: config.publicUrl });
+  const rest = mountRest(server, { ...callers, charges, chains, authorizations, publicUrl: config.publicUrl });
   payRoutes(server, {
     prisma,
     chains,
     charges,
     rateLimiter,
+    authorizations,
     publicUrl: config.publicUrl,
     devnet: options.devnet ?? null,
     frameAncestors: config.paymentFrameAncestors,
@@ -119,6 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...callers,
     charges,
     chains,
+    authorizations,
     live,
     connections,
     anonymousStreams,

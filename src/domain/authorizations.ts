@@ -8,7 +8,7 @@ import { AppError } from "./errors.js";
 import { evmAddress } from "./validation.js";
 
 /** The least time an authorization must still be valid for: enough to relay it and have it mined. */
-export const MIN_VALIDITY_SECONDS = 60n;
+const MIN_VALIDITY_SECONDS = 60n;
 
 const uint = z.union([z.string().regex(/^\d{1,78}$/, "must be a non-negative integer"), z.number().int().nonnegative()]).transform((v) => BigInt(v));
 

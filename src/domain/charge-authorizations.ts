@@ -17,7 +17,7 @@ import type { TokenDomain, TransferAuthorization } from "../chain/authorizations
 import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
-import type { ChargeAuthorization } from "../generated/prisma/client.js";
+import type { ChargeAuthorization, Prisma as P } from "../generated/prisma/client.js";
 import type { ChargeSettings } from "./charges.js";
 import { type AuthorizationReaders, authorizationSchema, checkAuthorization, invalidAuthorization } from "./authorizations.js";
 import { AppError, notFound } from "./errors.js";
@@ -27,8 +27,13 @@ import { parseInput } from "./validation.js";
 
 export type { ChargeAuthorization };
 
-/** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 60 payments. */
+/** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 50 payments. */
 export const DEFAULT_GASLESS_DAILY_GAS = 5_000_000n;
+
+/** Advisory-lock keys for a chain's gasless budget: a fixed base plus the chain id (apart from the chain runner's). */
+const GASLESS_LOCK_BASE = 7_400_000_000;
+
+const BUDGET_SPENT = "the service's gas for payments without gas is spent for today; send a normal transfer";
 
 /** Below this amount still due the page offers only a normal transfer, unless GASLESS_MIN_AMOUNT says otherwise: 1 USDC. */
 const DEFAULT_MIN_AMOUNT = 1_000_000n;
@@ -64,7 +69,12 @@ interface Payable {
 async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promise<Payable> {
   const [row] = await prisma.$queryRaw<{ status: string; chainId: number | null; cloneAddress: string | null; expiresAt: Date; open: string }[]>`
     SELECT status::text AS status, chain_id AS "chainId", clone_address AS "cloneAddress", expires_at AS "expiresAt",
-      (amount - coalesce(amount_received, 0) - coalesce((SELECT sum(amount) FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN'), 0))::text AS open
+      (amount - coalesce(amount_received, 0)
+        - coalesce((SELECT sum(amount) FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN'), 0)
+        -- Relayed for it but not yet read from the chain as a payment: on its way too.
+        - coalesce((SELECT sum(a.value) FROM charge_authorizations a LEFT JOIN relayer_transactions rt ON rt.id = a.tx_id
+            WHERE a.charge_id = c.id AND (a.status IN ('RELAYING', 'SENT')
+              OR (a.status = 'MINED' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.tx_hash = rt.tx_hash)))), 0))::text AS open
     FROM charges c WHERE id = ${chargeId}`;
   if (!row) throw notFound("charge", chargeId);
   if (row.status !== "PENDING" || row.expiresAt <= now)
@@ -74,7 +84,7 @@ async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promi
 }
 
 /** Gas spent on gasless payments on `chainId` since the start of the UTC day: real where known, simulated until then. */
-export async function gaslessGasToday(prisma: Prisma, chainId: number, now = new Date()): Promise<bigint> {
+export async function gaslessGasToday(prisma: Prisma | P.TransactionClient, chainId: number, now = new Date()): Promise<bigint> {
   const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   const [row] = await prisma.$queryRaw<{ gas: string }[]>`
     SELECT coalesce(sum(coalesce(gas_used, gas_estimate)), 0)::text AS gas FROM charge_authorizations
@@ -92,7 +102,7 @@ export async function gaslessRefusal(prisma: Prisma, chains: ChainSet, settings:
   const min = settings.gasless?.minAmount ?? DEFAULT_MIN_AMOUNT;
   if (c.open < min) return `paying without gas takes at least ${formatAmount(min)} USDC still due; send a normal transfer`;
   const budget = chain.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
-  if ((await gaslessGasToday(prisma, c.chainId, now)) >= budget) return "the service's gas for payments without gas is spent for today; send a normal transfer";
+  if ((await gaslessGasToday(prisma, c.chainId, now)) >= budget) return BUDGET_SPENT;
   return null;
 }
 
@@ -155,31 +165,39 @@ export async function submitChargeAuthorization(
   if (refusal) throw invalidAuthorization(refusal);
   await checkAuthorization(reader, a, "the payer", now);
   const gasEstimate = await reader.gas(a);
+  const budget = chains.get(charge.chainId)?.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
   try {
-    return await prisma.chargeAuthorization.create({
-      data: {
-        id: newId("cauth"),
-        chargeId,
-        chainId: charge.chainId,
-        fromAddress: a.from,
-        value: a.value.toString(),
-        validAfter: a.validAfter.toString(),
-        validBefore: a.validBefore.toString(),
-        nonce: a.nonce,
-        signature: a.signature,
-        gasEstimate,
-        createdAt: now,
-        updatedAt: now,
-      },
+    return await prisma.$transaction(async (tx) => {
+      // One submission per chain at a time between reading the day's gas and adding to it.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BigInt(GASLESS_LOCK_BASE + charge.chainId)})`;
+      if ((await gaslessGasToday(tx, charge.chainId, now)) + gasEstimate > budget) throw invalidAuthorization(BUDGET_SPENT);
+      return tx.chargeAuthorization.create({
+        data: {
+          id: newId("cauth"),
+          chargeId,
+          chainId: charge.chainId,
+          fromAddress: a.from,
+          value: a.value.toString(),
+          validAfter: a.validAfter.toString(),
+          validBefore: a.validBefore.toString(),
+          nonce: a.nonce,
+          signature: a.signature,
+          gasEstimate,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
     });
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
-    // A racing twin stored first, or another authorization for this charge is on its way.
+    // A racing twin stored first, or another authorization for this charge or from this payer is on its way.
     const twin = await prisma.chargeAuthorization.findUnique({
       where: { chainId_fromAddress_nonce: { chainId: charge.chainId, fromAddress: a.from, nonce: a.nonce } },
     });
     if (twin) return sameOrRefused(twin, chargeId, a);
-    throw new AppError("charge_not_payable", `Charge ${chargeId} already has a payment without gas on its way; wait for it.`, "id");
+    const forCharge = await prisma.chargeAuthorization.count({ where: { chargeId, status: { in: ["RELAYING", "SENT"] } } });
+    if (forCharge > 0) throw new AppError("charge_not_payable", `Charge ${chargeId} already has a payment without gas on its way; wait for it.`, "id");
+    throw invalidAuthorization("another payment without gas from this wallet is on its way; wait for it to be sent", "from");
   }
 }
 

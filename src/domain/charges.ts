@@ -263,6 +263,13 @@ export async function insertCharge(
   }
 }
 
+/**
+ * Whether money is on its way to the charge `charges` (as the query names its row): a payment seen but
+ * not yet confirmed, or a buyer's payment without gas being relayed. A cancel or an expiry waits for it.
+ */
+export const MONEY_ON_ITS_WAY = P.sql`(EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN')
+  OR EXISTS (SELECT 1 FROM charge_authorizations a WHERE a.charge_id = charges.id AND a.status IN ('RELAYING', 'SENT')))`;
+
 /** The Charge model's amount columns (int8 and numeric, which the drivers parse differently). */
 const AMOUNT_COLUMNS = {
   amount: "amount",
@@ -411,7 +418,7 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
   const { charge, event } = await prisma.$transaction(async (tx) => {
     // The row lock orders this against a payment being confirmed for the same charge.
     const rows = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
-      SELECT ${CHARGE_COLUMNS}, EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN') AS confirming
+      SELECT ${CHARGE_COLUMNS}, ${MONEY_ON_ITS_WAY} AS confirming
       FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     const found = rows[0];
     if (!found) throw notFound("charge", id);
@@ -451,9 +458,8 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
   const { expired, events } = await prisma.$transaction(async (tx) => {
     // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
     const due = await tx.$queryRaw<Charge[]>`
-      SELECT ${CHARGE_COLUMNS} FROM charges c WHERE status = 'PENDING' AND expires_at <= ${now}
-        AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN')
-        ${only === undefined ? P.empty : P.sql`AND c.id = ${only}`}
+      SELECT ${CHARGE_COLUMNS} FROM charges WHERE status = 'PENDING' AND expires_at <= ${now} AND NOT ${MONEY_ON_ITS_WAY}
+        ${only === undefined ? P.empty : P.sql`AND charges.id = ${only}`}
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (due.length === 0) return { expired: [], events: [] };
     // The query chose them, but the state machine has the last word (it throws on a disagreement).

@@ -12,13 +12,14 @@
 // - `amountPaid` is the confirmed money of the invoice's charges (recorded in the transaction that
 //   confirms it), and the invoice is PAID exactly when that reaches the total;
 // - at most one charge pays it at a time: a charge is made (or the open one reused) under the
-//   invoice's row lock, so a void or a second buyer waits for it;
-// - a void cancels the open charge, and is refused once money was paid (mark it uncollectible then).
+//   invoice's row lock, so a second buyer waits for it, and a void that raced it starts over;
+// - a void cancels the open charge, and is refused once money was paid or is on its way (mark it
+//   uncollectible then).
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
-import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, insertCharge } from "./charges.js";
+import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, MONEY_ON_ITS_WAY } from "./charges.js";
 import type { CustomerAddress } from "./customers.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -138,6 +139,11 @@ export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl">;
 
 const lines = (i: Pick<Invoice, "lineItems">) => i.lineItems as unknown as StoredLine[];
 
+/** An invoice's lines as the API shows them: amounts as USDC decimal strings. */
+export function invoiceLines(i: Pick<Invoice, "lineItems">): InvoiceResource["lineItems"] {
+  return lines(i).map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) }));
+}
+
 /** What is left to pay: never below zero (a buyer may send more than asked). */
 export function amountDue(i: Pick<Invoice, "total" | "amountPaid">): bigint {
   const due = i.total - toUnits(i.amountPaid);
@@ -155,7 +161,7 @@ export function invoiceResource(i: Invoice, settings: InvoiceSettings): InvoiceR
     status: i.status,
     customerId: i.customerId,
     currency: "USDC",
-    lineItems: lines(i).map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) })),
+    lineItems: invoiceLines(i),
     // No discounts or taxes yet: the subtotal is the total.
     subtotal: formatAmount(i.total),
     total: formatAmount(i.total),
@@ -255,10 +261,10 @@ const ACTIONS = {
   mark_uncollectible: { from: ["OPEN"], done: "marked uncollectible" },
   pay: { from: ["OPEN", "UNCOLLECTIBLE"], done: "paid" },
 } as const satisfies Record<string, { from: readonly InvoiceStatus[]; done: string }>;
-export type InvoiceAction = keyof typeof ACTIONS;
+type InvoiceAction = keyof typeof ACTIONS;
 
 /** Throws the 409 for an action the invoice's status does not allow. */
-export function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: InvoiceAction): void {
+function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: InvoiceAction): void {
   const { from: allowed, done: verb } = ACTIONS[action];
   if ((allowed as readonly InvoiceStatus[]).includes(invoice.status)) return;
   throw new AppError(
@@ -341,36 +347,54 @@ export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, 
  * buyer); a VOID invoice is returned as is.
  */
 export async function voidInvoice(prisma: Prisma, scope: Scope, id: string, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
-  const { invoice, charges, events } = await prisma.$transaction(async (tx) => {
-    // Charges first, then the invoice: the order the confirmation of a payment takes them in.
-    const open = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
-      SELECT ${CHARGE_COLUMNS}, EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN') AS confirming
-      FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING' FOR UPDATE`;
-    const invoice = await lockInvoice(tx, id, scope);
-    if (invoice.status === "VOID") return { invoice, charges: [], events: [] };
-    assertInvoiceAllows(invoice, "void");
-    const paid = toUnits(invoice.amountPaid);
-    if (paid > 0n || open.some((c) => c.confirming || (c.amountReceived !== null && toUnits(c.amountReceived) > 0n))) {
-      throw new AppError(
-        "invoice_not_editable",
-        paid > 0n
-          ? `Invoice ${id} cannot be voided: ${formatAmount(paid)} USDC was paid on it. Mark it uncollectible instead, or refund the buyer.`
-          : `Invoice ${id} cannot be voided while a payment for it is waiting for confirmations; try again once it is confirmed.`,
-        "id",
-      );
-    }
-    const cancelled = [];
-    for (const { confirming, ...charge } of open) cancelled.push(await cancelLockedCharge(tx, charge, confirming, settings, now));
-    const voided = await tx.invoice.update({ where: { id }, data: { status: "VOID", voidedAt: now, updatedAt: now } });
-    const recorded = await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
-    return {
-      invoice: voided,
-      charges: cancelled.map((c) => c.charge),
-      events: [...cancelled.flatMap((c) => (c.event ? [c.event] : [])), ...recorded],
-    };
-  });
-  if (charges.length > 0) settings.feed?.changed(charges, events);
-  return invoice;
+  // A Pay committing between the two locks below adds a charge the first read missed: start over,
+  // so that every open charge is locked (charges before the invoice) before anything is decided.
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await prisma.$transaction(async (tx) => voidLocked(tx, scope, id, settings, now));
+    if (outcome === "retry" && attempt < VOID_ATTEMPTS) continue;
+    if (outcome === "retry") throw new AppError("invoice_not_editable", `Invoice ${id} is being paid right now; try again in a moment.`, "id");
+    if (outcome.charges.length > 0) settings.feed?.changed(outcome.charges, outcome.events);
+    return outcome.invoice;
+  }
+}
+
+const VOID_ATTEMPTS = 3;
+
+async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, settings: ChargeSettings, now: Date) {
+  // Charges first, then the invoice: the order the confirmation of a payment takes them in.
+  const open = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
+    SELECT ${CHARGE_COLUMNS}, ${MONEY_ON_ITS_WAY} AS confirming
+    FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING' FOR UPDATE`;
+  const invoice = await lockInvoice(tx, id, scope);
+  const [{ count }] = (await tx.$queryRaw<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM charges WHERE invoice_id = ${id} AND status = 'PENDING'`) as [{ count: number }];
+  if (count !== open.length) return "retry" as const;
+  if (invoice.status === "VOID") return { invoice, charges: [], events: [] };
+  assertInvoiceAllows(invoice, "void");
+  const paid = toUnits(invoice.amountPaid);
+  if (open.some((c) => c.confirming)) {
+    throw new AppError(
+      "charge_payment_confirming",
+      `Invoice ${id} cannot be voided while a payment for it is on its way; try again once it is confirmed.`,
+      "id",
+    );
+  }
+  if (paid > 0n || open.some((c) => c.amountReceived !== null && toUnits(c.amountReceived) > 0n)) {
+    throw new AppError(
+      "invoice_not_editable",
+      `Invoice ${id} cannot be voided: ${formatAmount(paid)} USDC was paid on it. Mark it uncollectible instead, or refund the buyer.`,
+      "id",
+    );
+  }
+  const cancelled = [];
+  for (const { confirming, ...charge } of open) cancelled.push(await cancelLockedCharge(tx, charge, confirming, settings, now));
+  const voided = await tx.invoice.update({ where: { id }, data: { status: "VOID", voidedAt: now, updatedAt: now } });
+  const recorded = await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
+  return {
+    invoice: voided,
+    charges: cancelled.map((c) => c.charge),
+    events: [...cancelled.flatMap((c) => (c.event ? [c.event] : [])), ...recorded],
+  };
 }
 
 /** Marks an OPEN invoice uncollectible (it can still be paid, or voided); an UNCOLLECTIBLE one is returned as is. */
@@ -447,6 +471,9 @@ async function viewOf(prisma: Prisma, invoice: Invoice): Promise<InvoiceView> {
  * can be paid. The buyer returns to the invoice from the charge's page.
  */
 export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+  // An open charge past its time that the sweep has not reached yet is expired now, not reused.
+  const stale = await prisma.charge.findMany({ where: { invoiceId: id, status: "PENDING", expiresAt: { lte: now } }, select: { id: true } });
+  for (const { id: chargeId } of stale) await expireDueCharges(prisma, settings, now, 1, chargeId);
   const made = await prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, null);
     if (invoice.status === "DRAFT") throw notFound("invoice", id);
@@ -454,6 +481,8 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
     const due = amountDue(invoice);
     if (due === 0n) throw new AppError("invoice_not_payable", `Invoice ${id} has nothing left to pay.`, "id");
     const [open] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE invoice_id = ${id} AND status = 'PENDING' LIMIT 1`;
+    // A remainder below the smallest charge is charged at that minimum: a little over, rather than never payable.
+    const amount = due < settings.amount.min ? settings.amount.min : due;
     if (open) return { charge: open, events: null };
     const back = hostedInvoiceUrl(invoice, settings);
     // A live charge takes only https pages to go back to (see createCharge); a plain-http test setup shows none.
@@ -463,7 +492,7 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
       invoice,
       {
         orderId: invoice.id,
-        amount: formatAmount(due),
+        amount: formatAmount(amount),
         description: `Invoice ${invoice.number}`,
         customerId: invoice.customerId,
         successUrl: returnUrl,

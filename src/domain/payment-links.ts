@@ -128,19 +128,24 @@ export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string): 
 export async function updatePaymentLink(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<PaymentLink> {
   const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
-  const link = await getPaymentLink(prisma, scope, id);
-  const metadata = data.metadata === undefined ? undefined : mergeMetadata(link.metadata as Metadata | null, data.metadata);
-  return prisma.paymentLink.update({
-    where: { id },
-    data: {
-      ...(data.name !== undefined && { name: data.name.trim() }),
-      ...(data.active !== undefined && { active: data.active }),
-      ...(data.description !== undefined && { description: data.description }),
-      ...(data.successUrl !== undefined && { successUrl: data.successUrl }),
-      ...(data.cancelUrl !== undefined && { cancelUrl: data.cancelUrl }),
-      ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }),
-      updatedAt: now,
-    },
+  return prisma.$transaction(async (tx) => {
+    // The row lock keeps two concurrent metadata merges from losing each other's keys.
+    const [row] = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
+      SELECT metadata FROM payment_links WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    if (!row) throw notFound("payment link", id);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(row.metadata, data.metadata);
+    return tx.paymentLink.update({
+      where: { id },
+      data: {
+        ...(data.name !== undefined && { name: data.name.trim() }),
+        ...(data.active !== undefined && { active: data.active }),
+        ...(data.description !== undefined && { description: data.description }),
+        ...(data.successUrl !== undefined && { successUrl: data.successUrl }),
+        ...(data.cancelUrl !== undefined && { cancelUrl: data.cancelUrl }),
+        ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }),
+        updatedAt: now,
+      },
+    });
   });
 }
 

@@ -2,6 +2,7 @@
 // X-API-Key or the dashboard's session cookie over HTTP and SSE, from the connection's credential
 // over WebSocket).
 
+import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
@@ -26,6 +27,8 @@ export interface GraphQLContext {
   address: string;
   /** Budgets beyond the request's own (payments without gas per address). */
   rateLimiter: RateLimiter;
+  /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
+  authorizations: AuthorizationReaders;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
   /**
@@ -47,6 +50,7 @@ export interface ContextDeps {
   chains: ChainSet;
   live: LiveCharges;
   rateLimiter: RateLimiter;
+  authorizations: AuthorizationReaders;
 }
 
 /**
@@ -87,6 +91,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     principal,
     address: caller.address,
     rateLimiter: deps.rateLimiter,
+    authorizations: deps.authorizations,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;

@@ -4,6 +4,7 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { type DocumentNode, GraphQLError, getOperationAST } from "graphql";
 import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
+import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
@@ -26,6 +27,8 @@ export interface GraphQLDeps {
   rateLimiter: RateLimiter;
   charges: ChargeSettings;
   chains: ChainSet;
+  /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
+  authorizations: AuthorizationReaders;
   live: LiveCharges;
   connections: LiveConnections;
   /** Live streams of callers without a key, per client address. */

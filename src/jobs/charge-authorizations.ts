@@ -40,6 +40,9 @@ export async function runChargeAuthorizations(prisma: Prisma, relayer: Relayer, 
       continue;
     }
     const sent = await sendRelayerTx(prisma, relayer, "AUTHORIZATION", call, async (tx, txId) => {
+      // Cancelled or expired since it was read: held until this commits, then nothing is sent (the next tick marks it failed).
+      const [still] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${authorization.chargeId} AND status = 'PENDING' FOR SHARE`;
+      if (!still) return false;
       const { count } = await tx.chargeAuthorization.updateMany({ where: { id: authorization.id, status: "RELAYING" }, data: { status: "SENT", txId } });
       return count === 1;
     });

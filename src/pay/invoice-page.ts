@@ -1,7 +1,7 @@
 // The hosted invoice page and the payment link page, on the hosted pages' look: server-rendered, no
 // script, plain forms whose Pay makes (or reuses) a charge and sends the buyer to its payment page.
 import type { FastifyReply } from "fastify";
-import { amountDue, hostedInvoiceUrl, type InvoiceSettings, type InvoiceView } from "../domain/invoices.js";
+import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView } from "../domain/invoices.js";
 import type { PaymentLink } from "../domain/payment-links.js";
 import { formatAmount } from "../domain/money.js";
 import { type InvoiceDocument, renderInvoicePdf } from "./invoice-pdf.js";
@@ -23,14 +23,13 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** What the PDF of an invoice shows. */
 export function invoiceDocument({ invoice, merchantName, billTo }: InvoiceView, settings: InvoiceSettings): InvoiceDocument {
-  const lines = invoice.lineItems as unknown as { description: string; quantity: number; unitAmount: string; amount: string }[];
   return {
     number: invoice.number,
     status: invoice.status,
     livemode: invoice.livemode,
     merchantName,
     customer: billTo,
-    lineItems: lines.map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) })),
+    lineItems: invoiceLines(invoice),
     subtotal: formatAmount(invoice.total),
     total: formatAmount(invoice.total),
     amountPaid: formatAmount(invoice.amountPaid),
@@ -41,8 +40,14 @@ export function invoiceDocument({ invoice, merchantName, billTo }: InvoiceView, 
     dueDate: invoice.dueDate,
     paidAt: invoice.paidAt,
     memo: invoice.memo,
-    hostedInvoiceUrl: invoice.status === "DRAFT" ? null : hostedInvoiceUrl(invoice, settings),
+    // "Pay online" only while there is something to pay.
+    hostedInvoiceUrl: payable(invoice) ? hostedInvoiceUrl(invoice, settings) : null,
   };
+}
+
+/** Whether the invoice takes a payment now. */
+function payable(invoice: InvoiceView["invoice"]): boolean {
+  return (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && amountDue(invoice) > 0n;
 }
 
 /** The invoice as a PDF. */
@@ -64,7 +69,7 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
   const doc = invoiceDocument(view, settings);
   const { invoice } = view;
   const base = `${h(basePath)}/invoices/${h(invoice.id)}`;
-  const payable = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && amountDue(invoice) > 0n;
+  const open = payable(invoice);
   const billTo = doc.customer;
   const address = billTo?.address
     ? [
@@ -85,7 +90,7 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
     `<header><p class="merchant">${h(view.merchantName)}</p>`,
     `<h1>Invoice <span class="nowrap">${h(invoice.number ?? "")}</span></h1>`,
     `<p id="status" class="status" role="status" data-status="${h(invoice.status)}">${h(STATUS_TEXT[invoice.status])}` +
-      (invoice.status === "PAID" ? "" : `: <strong>${h(doc.amountDue)} USDC</strong>`) +
+      (open ? `: <strong>${h(doc.amountDue)} USDC</strong>` : "") +
       `</p></header>`,
     error ? `<p class="status error" role="alert">${h(error)}</p>` : "",
     billTo
@@ -115,7 +120,7 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
         .join("") +
       `</tfoot></table>`,
     invoice.memo ? `<p class="description">${h(invoice.memo)}</p>` : "",
-    payable
+    open
       ? `<form method="post" action="${base}/pay"><p><button type="submit">Pay ${h(doc.amountDue)} USDC</button></p></form>` +
         `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(view.merchantName)}.</p>`
       : "",

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ChainSet } from "../chain/chains.js";
 import { type DevnetInfo, payFromTestWallet } from "../chain/devnet.js";
 import type { Prisma } from "../db/client.js";
-import { authorizationReaders } from "../chain/authorizations.js";
+import type { AuthorizationReaders } from "../domain/authorizations.js";
 import { selectChain } from "../domain/chain-selection.js";
 import { gaslessOffer } from "../domain/charge-authorizations.js";
 import { getPublicCharge } from "../domain/payment-session.js";
@@ -34,6 +34,8 @@ export interface PayDeps {
   frameAncestors: string[];
   /** Counts the charges each address makes from a payment link. */
   rateLimiter: RateLimiter;
+  /** Each chain's USDC: its EIP-712 domain, for the page's payment without gas. */
+  authorizations: AuthorizationReaders;
 }
 
 const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
@@ -61,7 +63,6 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
   const claimCsp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
   const script = readFileSync(new URL("pay.js", ASSETS));
   const paying = new Set<string>();
-  const readers = authorizationReaders(deps.chains);
   const style = readFileSync(new URL("pay.css", ASSETS));
 
   app.register(async (scope) => {
@@ -89,7 +90,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     scope.get<IdParams>(`${basePath}/:id`, open, async (req, reply) => {
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, req.params.id);
-        const gasless = await gaslessOffer(deps.prisma, deps.chains, readers, deps.charges, session);
+        const gasless = await gaslessOffer(deps.prisma, deps.chains, deps.authorizations, deps.charges, session);
         return html(reply, 200, renderPaymentPage(session, links, gasless));
       } catch (e) {
         return failure(reply, e);

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
+import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
@@ -42,6 +43,8 @@ export interface RestDeps {
   idempotency: IdempotencyStore;
   charges: ChargeSettings;
   chains: ChainSet;
+  /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
+  authorizations: AuthorizationReaders;
   /** Proxies in front that append to X-Forwarded-For (TRUST_PROXY). */
   trustProxy: number;
   /** The share of the database that requests without an API key may use. */

@@ -1,6 +1,5 @@
 // REST /v1/public: what the hosted payment page calls. No API key; the charge id is the capability.
 import type { FastifyInstance } from "fastify";
-import { authorizationReaders } from "../chain/authorizations.js";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { selectChain, selectSchema } from "../domain/chain-selection.js";
 import { ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../domain/charge-authorizations.js";
@@ -12,8 +11,7 @@ const tag = "Hosted page";
 type IdParams = { Params: { id: string } };
 
 /** Registers the hosted-page endpoints. */
-export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: settings, rateLimiter }: RestDeps): void {
-  const readers = authorizationReaders(chains);
+export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: settings, rateLimiter, authorizations }: RestDeps): void {
   const view = {
     group: "read",
     auth: "public",
@@ -56,7 +54,7 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   } as const;
   app.post<IdParams>("/v1/public/charges/:id/authorizations", { config: authorize }, async (req, reply) => {
     await rateLimiter.consume(req.clientAddress, "gasless");
-    const accepted = await submitChargeAuthorization(prisma, chains, readers, settings, req.params.id, req.body ?? {});
+    const accepted = await submitChargeAuthorization(prisma, chains, authorizations, settings, req.params.id, req.body ?? {});
     return reply
       .code(202)
       .header("Cache-Control", "no-store")

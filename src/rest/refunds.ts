@@ -1,7 +1,6 @@
 // REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
 // (API.md "Refunds"). Rules live in domain/refunds.ts.
 import type { FastifyInstance } from "fastify";
-import { authorizationReaders } from "../chain/authorizations.js";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
 import { cancelRefund, createRefund, createSchema, getRefund, listRefunds, listSchema, RefundResource, refundResource } from "../domain/refunds.js";
@@ -13,9 +12,7 @@ const tag = "Refunds";
 type IdParams = { Params: { id: string } };
 
 /** Registers the refund endpoints. */
-export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, chains }: RestDeps): void {
-  const readerOf = authorizationReaders(chains);
-
+export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, authorizations }: RestDeps): void {
   const create = {
     group: "create",
     doc: {
@@ -73,7 +70,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     },
   } as const;
   app.post<IdParams>("/v1/refunds/:id/authorization", { config: authorize }, async (req, reply) => {
-    const refund = await submitRefundAuthorization(prisma, scopeOf(req), req.params.id, req.body ?? {}, readerOf);
+    const refund = await submitRefundAuthorization(prisma, scopeOf(req), req.params.id, req.body ?? {}, authorizations);
     return reply.code(202).send(refundResource(refund, settings));
   });
 }

@@ -162,8 +162,12 @@ describe("payment without gas", () => {
       expect([a.status, b.status]).toEqual([202, 202]);
       expect(a.body.id).toBe(b.body.id);
       expect(a.body).toMatchObject({ status: "RELAYING", txHash: null });
-      // While it is on its way, another authorization for the charge waits.
+      // While it is on its way, another authorization for the charge waits, and so does another from the same payer.
       pendingRefusal = await submit(c.id, await sign(payer, c.clone, usdc("1")));
+      const elsewhere = await charge("5");
+      const samePayer = await submit(elsewhere.id, await sign(payer, elsewhere.clone, usdc("5")));
+      expectError(samePayer, 400, "authorization_invalid", "from");
+      expect(samePayer.body.message).toMatch(/from this wallet is on its way/);
     } finally {
       runner = startChainRunner(app.db, devnet, pino({ level: "silent" }), { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
     }

@@ -23,6 +23,9 @@ CREATE TABLE "charge_authorizations" (
     CONSTRAINT "charge_authorizations_pkey" PRIMARY KEY ("id")
 );
 CREATE UNIQUE INDEX "charge_authorizations_pending_key" ON "charge_authorizations"("charge_id") WHERE "status" IN ('RELAYING', 'SENT');
+-- One on its way per payer too: each is checked against the payer's balance alone, so two at once
+-- could spend the same USDC twice and the second would revert on the relayer's gas.
+CREATE UNIQUE INDEX "charge_authorizations_payer_pending_key" ON "charge_authorizations"("chain_id", "from_address") WHERE "status" IN ('RELAYING', 'SENT');
 CREATE UNIQUE INDEX "charge_authorizations_chain_id_from_address_nonce_key" ON "charge_authorizations"("chain_id", "from_address", "nonce");
 -- The day's gas per chain (the budget), and the worker's queue.
 CREATE INDEX "charge_authorizations_chain_id_created_at_idx" ON "charge_authorizations"("chain_id", "created_at");

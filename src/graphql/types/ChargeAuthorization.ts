@@ -1,8 +1,6 @@
 // `ChargeAuthorization`: a buyer's payment without gas, for the hosted page, like REST's
 // POST /v1/public/charges/:id/authorizations. Rules live in domain/charge-authorizations.ts.
-import { authorizationReaders } from "../../chain/authorizations.js";
 import { type ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../../domain/charge-authorizations.js";
-import type { ChainSet } from "../../chain/chains.js";
 import { builder } from "../builder.js";
 
 const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("ChargeAuthorization").implement({
@@ -29,9 +27,6 @@ const AuthorizationInput = builder.inputType("TransferAuthorizationInput", {
   }),
 });
 
-// One reader per chain set (the token's domain is read once per chain).
-const readers = new WeakMap<ChainSet, ReturnType<typeof authorizationReaders>>();
-
 builder.mutationFields((t) => ({
   payChargeWithAuthorization: t.field({
     type: ChargeAuthorization,
@@ -39,8 +34,7 @@ builder.mutationFields((t) => ({
     args: { chargeId: t.arg.id({ required: true }), input: t.arg({ type: AuthorizationInput, required: true }) },
     resolve: async (_root, { chargeId, input }, ctx) => {
       await ctx.rateLimiter.consume(ctx.address, "gasless");
-      if (!readers.has(ctx.chains)) readers.set(ctx.chains, authorizationReaders(ctx.chains));
-      const accepted = await submitChargeAuthorization(ctx.prisma, ctx.chains, readers.get(ctx.chains)!, ctx.charges, chargeId, { ...input });
+      const accepted = await submitChargeAuthorization(ctx.prisma, ctx.chains, ctx.authorizations, ctx.charges, chargeId, { ...input });
       return relayedAnswer(ctx.prisma, accepted);
     },
   }),

@@ -9,6 +9,7 @@ import {
   getInvoice,
   hostedInvoiceUrl,
   INVOICE_STATUSES,
+  invoiceLines,
   listInvoices,
   markInvoiceUncollectible,
   updateInvoice,
@@ -25,19 +26,14 @@ const InvoiceStatus = builder.enumType("InvoiceStatus", {
   values: INVOICE_STATUSES,
 });
 
-interface StoredLine {
-  description: string;
-  quantity: number;
-  unitAmount: string;
-  amount: string;
-}
+type Line = ReturnType<typeof invoiceLines>[number];
 
-const InvoiceLineItem = builder.objectRef<StoredLine>("InvoiceLineItem").implement({
+const InvoiceLineItem = builder.objectRef<Line>("InvoiceLineItem").implement({
   fields: (t) => ({
     description: t.exposeString("description"),
     quantity: t.exposeInt("quantity"),
-    unitAmount: t.string({ description: "USDC.", resolve: (l) => formatAmount(BigInt(l.unitAmount)) }),
-    amount: t.string({ description: "quantity × unitAmount.", resolve: (l) => formatAmount(BigInt(l.amount)) }),
+    unitAmount: t.exposeString("unitAmount", { description: "USDC." }),
+    amount: t.exposeString("amount", { description: "quantity × unitAmount." }),
   }),
 });
 
@@ -52,7 +48,7 @@ const Invoice = builder.prismaNode("Invoice", {
     status: t.field({ type: InvoiceStatus, resolve: (i) => i.status }),
     customer: t.relation("customer", { nullable: true }),
     currency: t.exposeString("currency"),
-    lineItems: t.field({ type: [InvoiceLineItem], resolve: (i) => i.lineItems as unknown as StoredLine[] }),
+    lineItems: t.field({ type: [InvoiceLineItem], resolve: (i) => invoiceLines(i) }),
     subtotal: t.string({ resolve: (i) => formatAmount(i.total) }),
     total: t.string({ resolve: (i) => formatAmount(i.total) }),
     amountPaid: t.string({ description: "Confirmed money of the charges made to pay it.", resolve: (i) => formatAmount(i.amountPaid) }),
