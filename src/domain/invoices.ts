@@ -170,13 +170,18 @@ export function invoiceResource(i: Invoice, settings: InvoiceSettings): InvoiceR
     dueDate: iso(i.dueDate),
     memo: i.memo,
     metadata: i.metadata as Metadata | null,
-    hostedInvoiceUrl: i.status === "DRAFT" ? null : hostedInvoiceUrl(i, settings),
+    hostedInvoiceUrl: publishedUrl(i, settings),
     createdAt: i.createdAt.toISOString(),
     finalizedAt: iso(i.finalizedAt),
     paidAt: iso(i.paidAt),
     voidedAt: iso(i.voidedAt),
     markedUncollectibleAt: iso(i.markedUncollectibleAt),
   };
+}
+
+/** The hosted page of an invoice that has one: from finalization on (a DRAFT has none). */
+export function publishedUrl(i: Pick<Invoice, "id" | "status">, settings: InvoiceSettings): string | null {
+  return i.status === "DRAFT" ? null : hostedInvoiceUrl(i, settings);
 }
 
 /** The invoice's hosted page. */
@@ -262,6 +267,11 @@ const ACTIONS = {
   pay: { from: ["OPEN", "UNCOLLECTIBLE"], done: "paid" },
 } as const satisfies Record<string, { from: readonly InvoiceStatus[]; done: string }>;
 type InvoiceAction = keyof typeof ACTIONS;
+
+/** Whether the invoice takes a payment now: its status allows one and something is due. */
+export function takesPayment(i: Pick<Invoice, "status" | "total" | "amountPaid">): boolean {
+  return (ACTIONS.pay.from as readonly InvoiceStatus[]).includes(i.status) && amountDue(i) > 0n;
+}
 
 /** Throws the 409 for an action the invoice's status does not allow. */
 function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: InvoiceAction): void {

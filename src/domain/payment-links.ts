@@ -172,17 +172,19 @@ export async function listPaymentLinks(prisma: Prisma, scope: Scope, input: unkn
   );
 }
 
-/** What the link's page shows: the link and who sells. 404 for an unknown id. */
-export async function publicPaymentLink(prisma: Prisma, id: string): Promise<{ link: PaymentLink; merchantName: string }> {
+/** A link and who sells, whether or not it is active; 404 for an unknown id. */
+async function publicPaymentLink(prisma: Prisma, id: string): Promise<{ link: PaymentLink; merchantName: string }> {
   const link = await prisma.paymentLink.findUnique({ where: { id }, include: { merchant: { select: { name: true } } } });
   if (!link) throw notFound("payment link", id);
   const { merchant, ...rest } = link;
   return { link: rest, merchantName: merchant.name };
 }
 
-/** The 410 of a retired link. */
-export function linkInactive(id: string): AppError {
-  return new AppError("payment_link_inactive", `Payment link ${id} no longer takes payments.`, "id");
+/** What the link's page shows while the link takes payments: 404 for an unknown id, 410 `payment_link_inactive` once retired. */
+export async function activePaymentLink(prisma: Prisma, id: string): Promise<{ link: PaymentLink; merchantName: string }> {
+  const found = await publicPaymentLink(prisma, id);
+  if (!found.link.active) throw new AppError("payment_link_inactive", `Payment link ${id} no longer takes payments.`, "id");
+  return found;
 }
 
 /**
@@ -190,8 +192,7 @@ export function linkInactive(id: string): AppError {
  * metadata, and `paymentLinkId`. 404 for an unknown link, 410 `payment_link_inactive` for a retired one.
  */
 export async function chargeFromPaymentLink(prisma: Prisma, id: string, settings: ChargeSettings, now = new Date()): Promise<Charge> {
-  const { link } = await publicPaymentLink(prisma, id);
-  if (!link.active) throw linkInactive(id);
+  const { link } = await activePaymentLink(prisma, id);
   const { charge, events } = await insertCharge(
     prisma,
     link,

@@ -1,7 +1,7 @@
 // The hosted invoice page and the payment link page, on the hosted pages' look: server-rendered, no
 // script, plain forms whose Pay makes (or reuses) a charge and sends the buyer to its payment page.
 import type { FastifyReply } from "fastify";
-import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView } from "../domain/invoices.js";
+import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView, takesPayment } from "../domain/invoices.js";
 import type { PaymentLink } from "../domain/payment-links.js";
 import { formatAmount } from "../domain/money.js";
 import { type InvoiceDocument, renderInvoicePdf } from "./invoice-pdf.js";
@@ -41,13 +41,8 @@ export function invoiceDocument({ invoice, merchantName, billTo }: InvoiceView, 
     paidAt: invoice.paidAt,
     memo: invoice.memo,
     // "Pay online" only while there is something to pay.
-    hostedInvoiceUrl: payable(invoice) ? hostedInvoiceUrl(invoice, settings) : null,
+    hostedInvoiceUrl: takesPayment(invoice) ? hostedInvoiceUrl(invoice, settings) : null,
   };
-}
-
-/** Whether the invoice takes a payment now. */
-function payable(invoice: InvoiceView["invoice"]): boolean {
-  return (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && amountDue(invoice) > 0n;
 }
 
 /** The invoice as a PDF. */
@@ -69,7 +64,7 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
   const doc = invoiceDocument(view, settings);
   const { invoice } = view;
   const base = `${h(basePath)}/invoices/${h(invoice.id)}`;
-  const open = payable(invoice);
+  const open = takesPayment(invoice);
   const billTo = doc.customer;
   const address = billTo?.address
     ? [

@@ -14,7 +14,7 @@ import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
 import { publicInvoiceView, payInvoice } from "../domain/invoices.js";
-import { chargeFromPaymentLink, linkInactive, publicPaymentLink } from "../domain/payment-links.js";
+import { activePaymentLink, chargeFromPaymentLink } from "../domain/payment-links.js";
 import { claimRefund, claimView } from "../domain/refunds.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { invoicePdf, renderInvoicePage, sendPdf, renderLinkInactive, renderPaymentLinkPage } from "./invoice-page.js";
@@ -215,8 +215,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
 
     scope.get<IdParams>(`${basePath}/l/:id`, open, async (req, reply) => {
       try {
-        const { link, merchantName } = await publicPaymentLink(deps.prisma, req.params.id);
-        if (!link.active) throw linkInactive(link.id);
+        const { link, merchantName } = await activePaymentLink(deps.prisma, req.params.id);
         return html(reply, 200, renderPaymentLinkPage(link, merchantName, basePath));
       } catch (e) {
         return failure(reply, e);

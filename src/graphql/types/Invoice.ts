@@ -7,7 +7,7 @@ import {
   deleteInvoice,
   finalizeInvoice,
   getInvoice,
-  hostedInvoiceUrl,
+  publishedUrl,
   INVOICE_STATUSES,
   invoiceLines,
   listInvoices,
@@ -59,12 +59,15 @@ const Invoice = builder.prismaNode("Invoice", {
     hostedInvoiceUrl: t.string({
       nullable: true,
       description: "Where the customer sees and pays it; from finalization on.",
-      resolve: (i, _args, ctx) => (i.status === "DRAFT" ? null : hostedInvoiceUrl(i, ctx.charges)),
+      resolve: (i, _args, ctx) => publishedUrl(i, ctx.charges),
     }),
     pdfUrl: t.string({
       nullable: true,
       description: "The PDF the hosted page links; from finalization on.",
-      resolve: (i, _args, ctx) => (i.status === "DRAFT" ? null : `${hostedInvoiceUrl(i, ctx.charges)}/pdf`),
+      resolve: (i, _args, ctx) => {
+        const url = publishedUrl(i, ctx.charges);
+        return url && `${url}/pdf`;
+      },
     }),
     charges: t.relation("charges", { description: "The charges made to pay it, newest first.", query: { orderBy: CHARGE_ORDER } }),
     createdAt: t.string({ resolve: (i) => i.createdAt.toISOString() }),
