@@ -85,7 +85,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The domain's settings and services.
   const prisma = db.prisma;
   const chains = options.chains ?? ChainSet.configured(config.chains);
-  const charges = { amount: config.chargeAmount, paymentBaseUrl: config.paymentBaseUrl, feed: live, gasless: { minAmount: config.gaslessMinAmount } };
+  const charges = {
+    amount: config.chargeAmount,
+    paymentBaseUrl: config.paymentBaseUrl,
+    feed: live,
+    gasless: { minAmount: config.gaslessMinAmount },
+    factory: chains.factory(),
+    payoutMinAmount: config.payoutMinAmount,
+  };
   const authenticator = new ApiKeyAuthenticator(prisma, config.authCacheTtlMs);
   // What each chain's USDC says about EIP-3009 authorizations (refunds, payments without gas).
   const authorizations = authorizationReaders(chains);
@@ -105,7 +112,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installCors(server, config.corsOrigins);
   const metrics = options.metrics ?? new ProcessMetrics();
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
-  metricsRoute(server, prisma, config.metricsToken, metrics);
+  metricsRoute(server, prisma, config.metricsToken, metrics, chains.all());
   const rest = mountRest(server, { ...callers, charges, chains, authorizations, publicUrl: config.publicUrl });
   payRoutes(server, {
     prisma,

@@ -47,6 +47,8 @@ const schema = z.object({
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
   GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
+  PAYOUT_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   RUN_WORKER: z
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default("true")
@@ -109,6 +111,10 @@ export interface Config {
   chargeAmount: { min: bigint; max: bigint };
   /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
   gaslessMinAmount: bigint;
+  /** Confirmed money in a clone below this waits for more before it is paid out (base units). */
+  payoutMinAmount: bigint;
+  /** How often the worker compares the ledger with each chain. */
+  reconcileIntervalMs: number;
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
   runWorker: boolean;
   /** Chains configured by the operator (CHAIN_<id>_* variables). */
@@ -203,6 +209,8 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
     gaslessMinAmount: e.GASLESS_MIN_AMOUNT,
+    payoutMinAmount: e.PAYOUT_MIN_AMOUNT,
+    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
     runWorker: e.RUN_WORKER,
     chains,
     feeRecipient,

@@ -5,7 +5,6 @@ import { ChainSet } from "./chain/chains.js";
 import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./demo.js";
 import { loadConfig } from "./config.js";
-import { requeueVanishedClones } from "./jobs/deployments.js";
 import { startJobs } from "./jobs/index.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
 import { logMode, runUntilSignal } from "./process.js";
@@ -15,10 +14,6 @@ const logger = createLogger(config, "stablegate");
 logMode(logger, config);
 const db = await openMigratedDatabase(config, logger);
 const devnet = config.devnet ? await startDevnet(config.dataDir, logger, config.feeRecipient) : null;
-if (devnet) {
-  const requeued = await requeueVanishedClones(db.prisma, devnet.chain);
-  if (requeued > 0) logger.info({ requeued }, "devnet lost clones deployed before its last save; deploying them again");
-}
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
 // One set of counters for the API and the jobs this process runs: its /metrics shows both.
 const metrics = new ProcessMetrics();

@@ -21,7 +21,7 @@ if (!config.redisUrl) logger.warn("REDIS_URL is not set: changes made by this wo
 const realtime = openRealtime(config, logger, { subscribe: false });
 const metrics = new ProcessMetrics();
 const server = createServer(logger, db, realtime.pubsub, () => relayerProblems(db.prisma, chains.all()));
-metricsRoute(server, db.prisma, config.metricsToken, metrics);
+metricsRoute(server, db.prisma, config.metricsToken, metrics, chains.all());
 // Before the jobs: a port in use (two workers on one host) stops this one before it takes any work.
 const url = await listen(server, config.workerPort, config.host).catch((err: NodeJS.ErrnoException) => {
   const hint = err.code === "EADDRINUSE" ? ": give each worker on this host its own WORKER_PORT (0 picks a free one)" : "";

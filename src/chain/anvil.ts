@@ -21,6 +21,8 @@ export interface AnvilOptions {
   stateIntervalSeconds?: number;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** The chain id anvil reports (default: the devnet's, 31337); tests stand in for a testnet with it. */
+  chainId?: number;
 }
 
 export const DEVNET_CHAIN_ID = 31337;
@@ -54,7 +56,8 @@ setInterval(() => { if (process.ppid !== parent) anvil.kill("SIGTERM"); }, 250);
 
 /** Starts anvil on 127.0.0.1 and resolves once it accepts requests; it stops when this process ends, however it ends. */
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
-  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(DEVNET_CHAIN_ID)];
+  const chainId = options.chainId ?? DEVNET_CHAIN_ID;
+  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(chainId)];
   if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(options.stateIntervalSeconds ?? 1));
   // Its own process group, so a last-resort SIGKILL reaches anvil as well as its guard.
   const child = spawn(process.execPath, ["-e", GUARD, "--", anvilBinary(), ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -73,7 +76,7 @@ export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
       child.stdout!.off("data", onData);
       child.stdout!.resume();
       child.stderr!.resume();
-      resolve({ url: `http://127.0.0.1:${m[1]}`, chainId: DEVNET_CHAIN_ID, stop: () => stopChild(child) });
+      resolve({ url: `http://127.0.0.1:${m[1]}`, chainId, stop: () => stopChild(child) });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", (d: Buffer) => (output += d));

@@ -5,20 +5,11 @@ import type { ChainSettings } from "./config.js";
 import { type ChainInfo, knownChain } from "./registry.js";
 
 /** An enabled chain: registry facts plus where our contracts and the RPC node are. */
-export interface EnabledChain extends ChainInfo {
-  /** JSON-RPC endpoints, in the order they are used (they may carry provider keys: never log them). */
-  rpcUrls: string[];
-  factory: string;
-  /** The ChargeClone every clone delegates to (the factory's first creation). */
-  implementation: string;
+export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "factoryV1"> {
   /** The USDC contract payments must use on this chain. */
   usdc: string;
-  confirmations: number;
-  relayerKey: string;
-  /** Below this native balance (wei) the relayer needs funds. */
-  relayerMinBalance: bigint;
-  /** Gas the relayer may spend per UTC day on payments without gas (CHAIN_<id>_GASLESS_DAILY_GAS). */
-  gaslessDailyGas?: bigint;
+  /** ChargeFactoryV1 and its ChargeCloneV1, where clones made before version 2 live. */
+  v1?: { factory: string; implementation: string };
 }
 
 /** Builds an enabled chain from settings; the devnet passes the address of the USDC it deployed. */
@@ -26,12 +17,13 @@ export function enableChain(settings: ChainSettings, usdcOverride?: string): Ena
   const info = knownChain(settings.chainId);
   const usdc = usdcOverride ?? settings.usdc ?? info?.usdc;
   if (!info || !usdc) throw new Error(`chain ${settings.chainId} has no USDC address`);
+  const { factoryV1, usdc: _usdc, ...rest } = settings;
   return {
     ...info,
-    ...settings,
+    ...rest,
     usdc,
-    // The factory deploys the implementation in its constructor: contract nonces start at 1.
-    implementation: getCreateAddress({ from: settings.factory, nonce: 1 }),
+    // ChargeFactoryV1 deploys its implementation in its constructor: contract nonces start at 1.
+    ...(factoryV1 && { v1: { factory: factoryV1, implementation: getCreateAddress({ from: factoryV1, nonce: 1 }) } }),
   };
 }
 
@@ -61,5 +53,16 @@ export class ChainSet {
   /** Every enabled chain. */
   all(): EnabledChain[] {
     return [...this.byId.values()];
+  }
+
+  /**
+   * The ChargeFactoryV2 every enabled chain shares (its address follows from the fee recipient alone),
+   * so a charge's address is known at creation; null without chains.
+   */
+  factory(): string | null {
+    const factories = new Set(this.all().map((c) => c.factory));
+    if (factories.size > 1)
+      throw new Error(`the enabled chains disagree on ChargeFactoryV2 (${[...factories].join(", ")}): one FEE_RECIPIENT makes one factory`);
+    return [...factories][0] ?? null;
   }
 }

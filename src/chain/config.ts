@@ -1,10 +1,12 @@
 // Per-chain settings from the environment: CHAIN_<id>_RPC_URL (one or more endpoints, used in
-// order), CHAIN_<id>_FACTORY and optional CHAIN_<id>_CONFIRMATIONS, CHAIN_<id>_RELAYER_KEY and
-// CHAIN_<id>_RELAYER_MIN_BALANCE and CHAIN_<id>_GASLESS_DAILY_GAS, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; CHAIN_<id>_USDC only
-// for a chain the registry has no USDC for (a devnet you run yourself). Pure: config.ts hands it the
-// environment (with *_FILE variables already read) and reports its problems with the rest. A
-// problem never quotes an RPC URL: it carries the provider's key.
-import { getAddress, isHexString, parseEther, Wallet } from "ethers";
+// order) and CHAIN_<id>_FACTORY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; optional per chain:
+// CHAIN_<id>_CONFIRMATIONS, _RELAYER_KEY, _RELAYER_MIN_BALANCE, _GASLESS_DAILY_GAS, _MAX_FEE_PER_GAS,
+// _RELAYER_STUCK_AFTER, _WATCH_TOKENS, _FACTORY_V1 (clones made before version 2), and _USDC only for
+// a chain the registry has no USDC for (a devnet you run yourself). Pure: config.ts hands it the
+// environment (with *_FILE variables already read) and reports its problems with the rest. A problem
+// never quotes an RPC URL: it carries the provider's key.
+import { getAddress, isHexString, parseEther, parseUnits, Wallet } from "ethers";
+import { factoryV2Address } from "./clones.js";
 import { knownChain } from "./registry.js";
 
 /** A chain the operator configured. */
@@ -12,8 +14,18 @@ export interface ChainSettings {
   chainId: number;
   /** JSON-RPC endpoints (http or https), in the order they are used; the next takes over when one fails. */
   rpcUrls: string[];
-  /** The deployed ChargeFactory. */
+  /** ChargeFactoryV2: the deterministic address for the fee recipient, the same on every chain. */
   factory: string;
+  /** ChargeFactoryV1, where clones made before version 2 were deployed (they still settle). */
+  factoryV1?: string;
+  /** Receives the protocol fee (fixed in the factory). */
+  feeRecipient: string;
+  /** The most a fee bump raises maxFeePerGas to (wei). */
+  maxFeePerGas: bigint;
+  /** A relayer transaction unmined this long is stuck (seconds). */
+  stuckAfterSeconds: number;
+  /** ERC-20s besides USDC whose balance in a clone is reported. */
+  watchTokens: string[];
   confirmations: number;
   /** Private key of the account that pays gas (never holds merchants' money). */
   relayerKey: string;
@@ -25,7 +37,8 @@ export interface ChainSettings {
   gaslessDailyGas?: bigint;
 }
 
-const VAR = /^CHAIN_(\d+)_(RPC_URL|FACTORY|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC|GASLESS_DAILY_GAS)$/;
+const VAR =
+  /^CHAIN_(\d+)_(RPC_URL|FACTORY|FACTORY_V1|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC|GASLESS_DAILY_GAS|MAX_FEE_PER_GAS|RELAYER_STUCK_AFTER|WATCH_TOKENS)$/;
 
 /** Reads the chain settings; returns them with a list of problems (empty when all is well). */
 export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
@@ -38,6 +51,7 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
     raw.set(chainId, { ...raw.get(chainId), [m[2]!]: value });
   }
   const chains: ChainSettings[] = [];
+  const feeRecipient = addressOrNull(env.FEE_RECIPIENT);
   for (const [chainId, v] of [...raw].sort(([a], [b]) => a - b)) {
     const at = (key: string) => `CHAIN_${chainId}_${key}`;
     const info = knownChain(chainId);
@@ -58,12 +72,34 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
         problems.push(`${at("RELAYER_MIN_BALANCE")}: a decimal amount of ${info.nativeSymbol}, such as 0.01 (got ${JSON.stringify(v.RELAYER_MIN_BALANCE)})`);
       }
     }
-    let factory = "";
-    try {
-      factory = getAddress(v.FACTORY ?? "");
-    } catch {
-      problems.push(`${at("FACTORY")}: required, the ChargeFactory address (deploy it with npm run contracts:deploy -- --chain ${chainId})`);
+    const deploy = `npm run contracts:deploy -- --chain ${chainId}`;
+    const factory = addressOrNull(v.FACTORY);
+    const expected = feeRecipient && factoryV2Address(feeRecipient);
+    if (!factory) {
+      problems.push(`${at("FACTORY")}: required, the ChargeFactoryV2 address${expected ? ` ${expected}` : ""} (deploy it with ${deploy})`);
+    } else if (expected && factory !== expected) {
+      problems.push(
+        `${at("FACTORY")}: ${factory} is not ChargeFactoryV2 for FEE_RECIPIENT (expected ${expected}, the same on every chain: deploy it with ${deploy}); ` +
+          `a factory of version 1 belongs in ${at("FACTORY_V1")}, so its clones still settle`,
+      );
     }
+    const factoryV1 = v.FACTORY_V1 === undefined ? undefined : addressOrNull(v.FACTORY_V1);
+    if (factoryV1 === null) problems.push(`${at("FACTORY_V1")}: the address of the ChargeFactory of version 1 used before the upgrade`);
+    let maxFeePerGas = info.maxFeePerGas;
+    if (v.MAX_FEE_PER_GAS !== undefined) {
+      try {
+        maxFeePerGas = parseUnits(v.MAX_FEE_PER_GAS, "gwei");
+        if (maxFeePerGas <= 0n) throw new RangeError("not positive");
+      } catch {
+        problems.push(`${at("MAX_FEE_PER_GAS")}: a positive amount in gwei, such as 50 or 0.5 (got ${JSON.stringify(v.MAX_FEE_PER_GAS)})`);
+      }
+    }
+    const stuckAfterSeconds = v.RELAYER_STUCK_AFTER === undefined ? info.stuckAfterSeconds : Number(v.RELAYER_STUCK_AFTER);
+    if (!Number.isInteger(stuckAfterSeconds) || stuckAfterSeconds < 30 || stuckAfterSeconds > 86_400) {
+      problems.push(`${at("RELAYER_STUCK_AFTER")}: seconds from 30 to 86400 a relayer transaction may stay unmined before it counts as stuck`);
+    }
+    const watchTokens = v.WATCH_TOKENS === undefined ? info.watchTokens : splitUrls(v.WATCH_TOKENS).map(addressOrNull);
+    if (watchTokens.some((t) => t === null)) problems.push(`${at("WATCH_TOKENS")}: token addresses separated by commas`);
     const confirmations = v.CONFIRMATIONS === undefined ? info.confirmations : Number(v.CONFIRMATIONS);
     if (!Number.isInteger(confirmations) || confirmations < 1 || confirmations > 1000) problems.push(`${at("CONFIRMATIONS")}: an integer from 1 to 1000`);
     let usdc: string | undefined;
@@ -81,11 +117,16 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
       if (/^\d{1,15}$/.test(v.GASLESS_DAILY_GAS)) gaslessDailyGas = BigInt(v.GASLESS_DAILY_GAS);
       else problems.push(`${at("GASLESS_DAILY_GAS")}: a whole number of gas units per day, such as 5000000 (0 turns payment without gas off)`);
     }
-    if (problems.length === before) {
+    if (problems.length === before && factory && feeRecipient) {
       chains.push({
         chainId,
         rpcUrls,
         factory,
+        ...(factoryV1 && { factoryV1 }),
+        feeRecipient,
+        maxFeePerGas,
+        stuckAfterSeconds,
+        watchTokens: watchTokens as string[],
         confirmations,
         relayerKey,
         relayerMinBalance,
@@ -119,6 +160,14 @@ export function rpcUrlProblem(chainId: number, urls: readonly string[]): string 
 /** What is wrong with a chain's relayer key, or null. */
 export function relayerKeyProblem(chainId: number, key: string): string | null {
   return isPrivateKey(key) ? null : `CHAIN_${chainId}_RELAYER_KEY or RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key (pays the gas)`;
+}
+
+function addressOrNull(value: string | undefined): string | null {
+  try {
+    return value ? getAddress(value) : null;
+  } catch {
+    return null;
+  }
 }
 
 function isPrivateKey(key: string): boolean {

@@ -2,7 +2,7 @@
 // confirmations a payment needs by default and the gas money a relayer should keep. A chain is
 // *enabled* only once it has an RPC URL and deployed contracts (see ./config.ts); this table never
 // changes at run time.
-import { parseEther } from "ethers";
+import { parseEther, parseUnits } from "ethers";
 
 /** A chain in the registry. */
 export interface ChainInfo {
@@ -20,10 +20,20 @@ export interface ChainInfo {
   nativeSymbol: string;
   /**
    * Below this relayer balance (wei) the service says it needs funds: enough for a day or so of
-   * deployments and payouts at busy gas prices on that chain.
+   * payouts at busy gas prices on that chain.
    */
   minRelayerBalance: bigint;
+  /** The most a fee bump may raise maxFeePerGas to (wei): a stuck transaction waits rather than pay more. */
+  maxFeePerGas: bigint;
+  /** A relayer transaction unmined this long (seconds) is stuck: /readyz says degraded. */
+  stuckAfterSeconds: number;
+  /** Whether Multicall3 is deployed (balances are then read 500 at a time in one call). */
+  multicall3: boolean;
+  /** Other ERC-20s that people send by mistake: the reconciliation reports them on a charge (they can be swept). */
+  watchTokens: string[];
 }
+
+const gwei = (n: string) => parseUnits(n, "gwei");
 
 const chains: ChainInfo[] = [
   {
@@ -35,6 +45,10 @@ const chains: ChainInfo[] = [
     confirmations: 12,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.05"),
+    maxFeePerGas: gwei("300"),
+    stuckAfterSeconds: 900,
+    multicall3: true,
+    watchTokens: ["0xdAC17F958D2ee523a2206206994597C13D831ec7", "0x6B175474E89094C44Da98b954EedeAC495271d0F", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"],
   },
   {
     chainId: 8453,
@@ -45,6 +59,10 @@ const chains: ChainInfo[] = [
     confirmations: 20,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("10"),
+    stuckAfterSeconds: 300,
+    multicall3: true,
+    watchTokens: ["0x4200000000000000000000000000000000000006", "0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb"],
   },
   {
     chainId: 10,
@@ -55,6 +73,10 @@ const chains: ChainInfo[] = [
     confirmations: 20,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("10"),
+    stuckAfterSeconds: 300,
+    multicall3: true,
+    watchTokens: ["0x94b008aA00579c1307B0EF2c499aD98a8ce58e58", "0x4200000000000000000000000000000000000006", "0x7F5c764cBc14f9669B88837ca1490cCa17c31607"],
   },
   {
     chainId: 42161,
@@ -65,6 +87,10 @@ const chains: ChainInfo[] = [
     confirmations: 20,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("10"),
+    stuckAfterSeconds: 300,
+    multicall3: true,
+    watchTokens: ["0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9", "0x82aF49447D8a07e3bd95BD0d56f35241523fBab1", "0xFF970A61A04b1cA14834A43f5dE4533eBDDB5CC8"],
   },
   {
     chainId: 137,
@@ -75,6 +101,10 @@ const chains: ChainInfo[] = [
     confirmations: 64,
     nativeSymbol: "POL",
     minRelayerBalance: parseEther("10"),
+    maxFeePerGas: gwei("3000"),
+    stuckAfterSeconds: 300,
+    multicall3: true,
+    watchTokens: ["0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174", "0x7ceB23fD6bC0adD59E62ac25578270cFf1b9f619"],
   },
   {
     chainId: 43114,
@@ -85,6 +115,10 @@ const chains: ChainInfo[] = [
     confirmations: 12,
     nativeSymbol: "AVAX",
     minRelayerBalance: parseEther("0.5"),
+    maxFeePerGas: gwei("500"),
+    stuckAfterSeconds: 300,
+    multicall3: true,
+    watchTokens: ["0x9702230A8Ea53601f5cD2dc00fDBc13d4dF4A8c7", "0xA7D7079b0FEaD91F3e65f86E8915Cb59c1a4C664"],
   },
   {
     chainId: 11155111,
@@ -95,6 +129,10 @@ const chains: ChainInfo[] = [
     confirmations: 3,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.05"),
+    maxFeePerGas: gwei("500"),
+    stuckAfterSeconds: 900,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 84532,
@@ -105,6 +143,10 @@ const chains: ChainInfo[] = [
     confirmations: 3,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("50"),
+    stuckAfterSeconds: 600,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 11155420,
@@ -115,6 +157,10 @@ const chains: ChainInfo[] = [
     confirmations: 3,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("50"),
+    stuckAfterSeconds: 600,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 421614,
@@ -125,6 +171,10 @@ const chains: ChainInfo[] = [
     confirmations: 3,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("0.005"),
+    maxFeePerGas: gwei("50"),
+    stuckAfterSeconds: 600,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 80002,
@@ -135,6 +185,10 @@ const chains: ChainInfo[] = [
     confirmations: 5,
     nativeSymbol: "POL",
     minRelayerBalance: parseEther("1"),
+    maxFeePerGas: gwei("3000"),
+    stuckAfterSeconds: 600,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 43113,
@@ -145,6 +199,10 @@ const chains: ChainInfo[] = [
     confirmations: 3,
     nativeSymbol: "AVAX",
     minRelayerBalance: parseEther("0.5"),
+    maxFeePerGas: gwei("500"),
+    stuckAfterSeconds: 600,
+    multicall3: true,
+    watchTokens: [],
   },
   {
     chainId: 31337,
@@ -155,6 +213,10 @@ const chains: ChainInfo[] = [
     confirmations: 1,
     nativeSymbol: "ETH",
     minRelayerBalance: parseEther("1"),
+    maxFeePerGas: gwei("100"),
+    stuckAfterSeconds: 120,
+    multicall3: true,
+    watchTokens: [],
   },
 ];
 

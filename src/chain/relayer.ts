@@ -2,8 +2,11 @@
 // merchants' money and no contract lets it move any). Transactions are signed here and handed back
 // before they are broadcast, so the caller can store them first and, after a crash, send the very
 // same transaction again instead of a second one.
-import { Contract, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
-import { ChargeCloneArtifact } from "./artifacts.js";
+//
+// Invariants: nonces are handed out one at a time, in order, from the node's count of the relayer's
+// transactions (re-read whenever one was thrown away, refused as used, or a reorg happened); no
+// transaction, first or bump, offers more than the chain's maxFeePerGas ceiling.
+import { type AccessList, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
 import type { EnabledChain } from "./chains.js";
 import { ChainRpc, type ChainRpcOptions, withRpcRetry } from "./rpc.js";
 
@@ -18,6 +21,7 @@ export interface SignedTx {
 const FEE_BUMP_PERCENT = 125n;
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** Signs and sends transactions from a chain's relayer key, assigning nonces in order. */
 export class Relayer {
@@ -25,7 +29,6 @@ export class Relayer {
   private readonly wallet: Wallet;
   private nextNonce: number | null = null;
   private queue: Promise<unknown> = Promise.resolve();
-  private feeRecipientAddress: Promise<string> | null = null;
 
   constructor(
     readonly chain: EnabledChain,
@@ -40,13 +43,16 @@ export class Relayer {
     return this.wallet.address;
   }
 
-  /** Signs `tx` with the next nonce and current fees; nothing is sent. */
-  sign(tx: Pick<TransactionRequest, "to" | "data">): Promise<SignedTx> {
+  /**
+   * Signs `tx` with the next nonce and current fees (capped at the chain's ceiling); nothing is sent.
+   * An access list pre-warms what the call touches (a payout saves about 800 gas with one).
+   */
+  sign(tx: Pick<TransactionRequest, "to" | "data" | "accessList">): Promise<SignedTx> {
     // One signature at a time: two concurrent calls must never get the same nonce.
     const signed = this.queue.then(async () => {
       this.nextNonce ??= await withRpcRetry(() => this.provider.getTransactionCount(this.wallet.address, "pending"));
       const populated = await withRpcRetry(() => this.wallet.populateTransaction({ ...tx, nonce: this.nextNonce!, chainId: this.chain.chainId }));
-      const raw = await this.wallet.signTransaction(populated);
+      const raw = await this.wallet.signTransaction(this.capped(populated));
       const nonce = this.nextNonce!;
       this.nextNonce = nonce + 1;
       return { raw, hash: Transaction.from(raw).hash!, nonce };
@@ -56,18 +62,59 @@ export class Relayer {
   }
 
   /**
-   * Signs a replacement for a stuck transaction: the same nonce, call and gas limit, with fees of
-   * at least 125 % of the old ones (nodes refuse a replacement under +10 %) or the current
-   * network fees if those are higher. Whichever version is mined, only one can be.
+   * Signs a transaction that does nothing (no value, to the relayer itself) at `nonce`: it fills a
+   * gap below our open transactions, which the chain would otherwise never mine.
    */
-  async replace(raw: string): Promise<SignedTx> {
+  async fill(nonce: number): Promise<SignedTx> {
+    const populated = await withRpcRetry(() => this.wallet.populateTransaction({ to: this.wallet.address, value: 0n, nonce, chainId: this.chain.chainId }));
+    const raw = await this.wallet.signTransaction(this.capped(populated));
+    return { raw, hash: Transaction.from(raw).hash!, nonce };
+  }
+
+  /**
+   * The access list of `call` as the node computes it, without what it already makes warm (the
+   * called contract, and `created`: addresses the call creates); null when the node cannot say.
+   */
+  async accessList(call: Pick<TransactionRequest, "to" | "data">, created: readonly string[] = []): Promise<AccessList | null> {
+    const skip = new Set([String(call.to), ...created].map((a) => a.toLowerCase()));
+    try {
+      const result = (await withRpcRetry(() =>
+        this.provider.send("eth_createAccessList", [{ from: this.wallet.address, to: call.to, data: call.data }, "latest"]),
+      )) as {
+        accessList?: AccessList;
+        error?: string;
+      };
+      if (!result?.accessList || result.error) return null;
+      return result.accessList.filter((e) => !skip.has(e.address.toLowerCase()));
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Signs a replacement for a stuck transaction: the same nonce, call, access list and gas limit,
+   * with fees of at least 125 % of the old ones (nodes refuse a replacement under +10 %) or the
+   * current network fees if those are higher, never above the chain's ceiling. Whichever version is
+   * mined, only one can be. Null when the old one already offers the ceiling: it waits as it is.
+   */
+  async replace(raw: string): Promise<SignedTx | null> {
     const old = Transaction.from(raw);
+    const ceiling = this.chain.maxFeePerGas;
+    if ((old.type === 2 ? old.maxFeePerGas : old.gasPrice)! >= ceiling) return null;
     const fees = await withRpcRetry(() => this.provider.getFeeData());
-    const bump = (was: bigint | null, now: bigint | null) => max(((was ?? 0n) * FEE_BUMP_PERCENT) / 100n, now ?? 0n);
-    const replacement: TransactionRequest = { to: old.to, data: old.data, nonce: old.nonce, gasLimit: old.gasLimit, chainId: old.chainId, type: old.type };
+    const bump = (was: bigint | null, now: bigint | null) => min(max(((was ?? 0n) * FEE_BUMP_PERCENT) / 100n, now ?? 0n), ceiling);
+    const replacement: TransactionRequest = {
+      to: old.to,
+      data: old.data,
+      nonce: old.nonce,
+      gasLimit: old.gasLimit,
+      chainId: old.chainId,
+      type: old.type,
+      ...(old.accessList && { accessList: old.accessList }),
+    };
     if (old.type === 2) {
-      replacement.maxPriorityFeePerGas = bump(old.maxPriorityFeePerGas, fees.maxPriorityFeePerGas);
-      replacement.maxFeePerGas = max(bump(old.maxFeePerGas, fees.maxFeePerGas), replacement.maxPriorityFeePerGas);
+      replacement.maxFeePerGas = bump(old.maxFeePerGas, fees.maxFeePerGas);
+      replacement.maxPriorityFeePerGas = min(bump(old.maxPriorityFeePerGas, fees.maxPriorityFeePerGas), replacement.maxFeePerGas);
     } else {
       replacement.gasPrice = bump(old.gasPrice, fees.gasPrice);
     }
@@ -75,7 +122,17 @@ export class Relayer {
     return { raw: signed, hash: Transaction.from(signed).hash!, nonce: old.nonce };
   }
 
-  /** How many of the relayer's transactions are mined: every nonce below it is used for good. */
+  /** `tx` with its fees held at the chain's ceiling. */
+  private capped(tx: TransactionRequest): TransactionRequest {
+    const ceiling = this.chain.maxFeePerGas;
+    if (tx.maxFeePerGas != null) {
+      const maxFee = min(BigInt(tx.maxFeePerGas), ceiling);
+      return { ...tx, maxFeePerGas: maxFee, maxPriorityFeePerGas: min(BigInt(tx.maxPriorityFeePerGas ?? 0n), maxFee) };
+    }
+    return tx.gasPrice == null ? tx : { ...tx, gasPrice: min(BigInt(tx.gasPrice), ceiling) };
+  }
+
+  /** How many of the relayer's transactions are mined: every nonce below it is used (until a reorg). */
   minedNonce(): Promise<number> {
     return withRpcRetry(() => this.provider.getTransactionCount(this.wallet.address, "latest"));
   }
@@ -90,18 +147,12 @@ export class Relayer {
     return withRpcRetry(() => this.provider.getBalance(this.wallet.address));
   }
 
-  /** Where every clone of this chain pays the fee (fixed in the implementation when the factory was deployed). */
-  feeRecipient(): Promise<string> {
-    this.feeRecipientAddress ??= withRpcRetry(
-      () => new Contract(this.chain.implementation, ChargeCloneArtifact.abi, this.provider).getFunction("feeRecipient")() as Promise<string>,
-    ).catch((e: unknown) => {
-      this.feeRecipientAddress = null;
-      throw e;
-    });
-    return this.feeRecipientAddress;
+  /** The next nonce this relayer would sign with, or null when it will ask the node first. */
+  get cachedNonce(): number | null {
+    return this.nextNonce;
   }
 
-  /** Forgets the next nonce (after a signature was thrown away unsent), so the next `sign` asks the node. */
+  /** Forgets the next nonce (a signature thrown away unsent, a gap, a reorg), so the next `sign` asks the node. */
   resetNonce(): void {
     this.nextNonce = null;
   }

@@ -1,9 +1,10 @@
 // `npm run contracts`: compile the Solidity sources into the committed artifacts.
-// `npm run contracts:deploy -- --chain <id>`: deploy the ChargeFactory (and with it the ChargeClone
-// implementation) to a real network and print the setting to add.
+// `npm run contracts:deploy -- --chain <id>`: deploy ChargeFactoryV2 for FEE_RECIPIENT through the
+// deterministic deployment proxy, so that it has the same address on every chain, and print the
+// setting to add. Deploying it again, or on another chain, gives the same address.
 import { parseArgs } from "node:util";
-import { ContractFactory, Wallet } from "ethers";
-import { ChargeFactoryArtifact } from "../chain/artifacts.js";
+import { Wallet } from "ethers";
+import { DETERMINISTIC_DEPLOYER, factoryV2Address, factoryV2Deployment } from "../chain/clones.js";
 import { knownChain } from "../chain/registry.js";
 import { ChainRpc } from "../chain/rpc.js";
 import { ConfigError, loadDeploySettings } from "../config.js";
@@ -14,12 +15,23 @@ async function deploy(chainId: number): Promise<void> {
   const { rpcUrls, relayerKey, feeRecipient } = loadDeploySettings(chainId);
   const provider = new ChainRpc(chainId, rpcUrls);
   try {
-    const wallet = new Wallet(relayerKey, provider);
-    process.stdout.write(`Deploying ChargeFactory on ${info.name} (${chainId}) from ${wallet.address}; fee recipient ${feeRecipient} (fixed forever)…\n`);
-    const factory = await new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, wallet).deploy(feeRecipient);
-    await factory.waitForDeployment();
-    const address = await factory.getAddress();
-    process.stdout.write(`Deployed in ${factory.deploymentTransaction()?.hash}.\nAdd to the service's environment:\n  CHAIN_${chainId}_FACTORY=${address}\n`);
+    const address = factoryV2Address(feeRecipient);
+    if ((await provider.getCode(DETERMINISTIC_DEPLOYER)) === "0x") {
+      throw new ConfigError(
+        `${info.name} has no deterministic deployment proxy at ${DETERMINISTIC_DEPLOYER}; it must be deployed there first (see its repository).`,
+      );
+    }
+    if ((await provider.getCode(address)) !== "0x") {
+      process.stdout.write(`ChargeFactoryV2 for fee recipient ${feeRecipient} is already on ${info.name} (${chainId}).\n`);
+    } else {
+      const wallet = new Wallet(relayerKey, provider);
+      process.stdout.write(`Deploying ChargeFactoryV2 on ${info.name} (${chainId}) from ${wallet.address}; fee recipient ${feeRecipient} (fixed forever)…\n`);
+      const tx = await wallet.sendTransaction(factoryV2Deployment(feeRecipient));
+      await tx.wait();
+      if ((await provider.getCode(address)) === "0x") throw new Error(`the deployment ${tx.hash} left no code at ${address}`);
+      process.stdout.write(`Deployed in ${tx.hash}.\n`);
+    }
+    process.stdout.write(`Add to the service's environment (the same address on every chain):\n  CHAIN_${chainId}_FACTORY=${address}\n`);
   } finally {
     provider.destroy();
   }

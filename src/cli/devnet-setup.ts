@@ -22,6 +22,7 @@ export async function setUpDevnetAt(config: Config, rpcUrl: string, out: string,
   const settings = {
     [`CHAIN_${DEVNET_CHAIN_ID}_RPC_URL`]: rpcUrl,
     [`CHAIN_${DEVNET_CHAIN_ID}_FACTORY`]: info.factory,
+    ...(info.factoryV1 && { [`CHAIN_${DEVNET_CHAIN_ID}_FACTORY_V1`]: info.factoryV1 }),
     [`CHAIN_${DEVNET_CHAIN_ID}_USDC`]: info.usdc,
     [`CHAIN_${DEVNET_CHAIN_ID}_CONFIRMATIONS`]: "1",
     // Anvil's public development key: worthless anywhere but this devnet.

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `stablegate`: the settings area. Manages merchants, API keys, JWT secrets, webhook endpoints and
-// dashboard users directly in the database (never over the API), and applies migrations.
+// dashboard users directly in the database (never over the API), applies migrations, and lets an
+// operator reconcile the ledger with the chains, sweep stray assets and mark charges reviewed.
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
 import { backupEmbedded, restoreEmbedded } from "../db/backup.js";
@@ -23,6 +24,12 @@ import {
   webhookEndpointScope,
 } from "../domain/webhook-endpoints.js";
 import { retryPayout } from "../domain/payouts.js";
+import { markChargeReviewed } from "../domain/review.js";
+import { getSweep, requestSweep, sweepResource } from "../domain/sweeps.js";
+import { ChainSet } from "../chain/chains.js";
+import { devnetChain, readDevnetInfo } from "../chain/devnet.js";
+import { ChainRpc } from "../chain/rpc.js";
+import { reconcileChain } from "../jobs/reconcile.js";
 import { modeName } from "../domain/scope.js";
 import { createUser, deleteUser, findUser, listUsers, resetPassword, type UserView } from "../domain/users.js";
 
@@ -63,6 +70,13 @@ Commands:
   webhooks delete WHEP_ID
   payouts retry CHARGE_ID                                Tries a stopped payout again (a charge whose
                                                          payoutBlockedReason is flush_failing).
+  reconcile [--chain ID] [--json]                        Compares the ledger with each chain (clone balances,
+                                                         recent transfers); exit 1 when they differ. Read-only:
+                                                         safe while the service runs.
+  sweep CHARGE_ID --token 0x…|eth [--chain ID] [--detach]
+      Pays another token (or the chain's native coin) out of the charge's address to its merchant's
+      wallet; the worker sends it. Waits for the transaction unless --detach.
+  charges reviewed CHARGE_ID                             Marks a charge that needs review as reviewed.
   migrate                                                Applies pending database migrations.
   backup --out FILE                                      Copies the embedded database to FILE (stop the
                                                          service first; PostgreSQL: use pg_dump).
@@ -98,6 +112,9 @@ const options = {
   wait: { type: "string" },
   "if-present": { type: "boolean", default: false },
   key: { type: "string" },
+  chain: { type: "string" },
+  token: { type: "string" },
+  detach: { type: "boolean", default: false },
   force: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -168,7 +185,8 @@ async function main(argv: string[]): Promise<void> {
     // --overlap-hours as the domain parses it (absent: its default).
     const overlap = () => (values["overlap-hours"] === undefined ? {} : { overlapHours: values["overlap-hours"] });
 
-    switch (`${group} ${action ?? ""}`.trim()) {
+    // `sweep` takes its charge where other commands take their action.
+    switch (group === "sweep" ? group : `${group} ${action ?? ""}`.trim()) {
       case "migrate":
         return print("Database is up to date.", { ok: true });
       case "merchant create": {
@@ -297,11 +315,68 @@ async function main(argv: string[]): Promise<void> {
         return print(`Deleted ${target}.`, { id: target, deleted: true });
       }
       case "payouts retry": {
-        const charge = await retryPayout(prisma, need("CHARGE_ID"));
+        const charge = await retryPayout(prisma, { paymentBaseUrl: config.paymentBaseUrl }, need("CHARGE_ID"));
         const state = charge.payoutBlockedReason
           ? `still blocked (${charge.payoutBlockedReason}); checked again on the next round`
           : "the worker tries it on its next round";
         return print(`Payout of ${charge.id}: ${state}.`, { id: charge.id, payoutBlockedReason: charge.payoutBlockedReason });
+      }
+      case "reconcile": {
+        const chainId = values.chain === undefined ? undefined : Number(values.chain);
+        const all = enabledChains(config).all();
+        const chosen = chainId === undefined ? all : all.filter((c) => c.chainId === chainId);
+        if (chosen.length === 0) throw new UsageError(chainId === undefined ? "No chain is enabled." : `Chain ${values.chain} is not enabled.`);
+        const results = [];
+        for (const chain of chosen) {
+          const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
+          try {
+            results.push(await reconcileChain(prisma, rpc, chain));
+          } finally {
+            rpc.destroy();
+          }
+        }
+        const differences = results.flatMap((r) => r.differences);
+        if (values.json) console.log(JSON.stringify({ differences }, null, 2));
+        else {
+          for (const r of results) {
+            const at = r.block === null ? "not indexed yet" : `block ${r.block}`;
+            console.log(
+              `Chain ${r.chainId} (${at}): ${r.checked} addresses and ${r.transfersChecked} recent transfers checked, ${r.differences.length} differences.`,
+            );
+          }
+          for (const d of differences) console.log(`  ${d.chargeId}: ${d.message}`);
+        }
+        if (differences.length > 0) process.exitCode = 1;
+        return;
+      }
+      case "sweep": {
+        const chargeId = action;
+        if (!chargeId || !values.token) throw new UsageError("Usage: stablegate sweep CHARGE_ID --token 0x…|eth [--chain ID] [--detach]");
+        const input = { token: values.token, ...(values.chain !== undefined && { chainId: Number(values.chain) }) };
+        const sweep = await requestSweep(prisma, enabledChains(config), null, chargeId, input);
+        // No worker can run on the embedded database while we hold it: waiting could only time out.
+        if (values.detach || db.kind === "embedded") {
+          const when = db.kind === "embedded" ? " once the service runs again" : "";
+          return print(`Sweep ${sweep.id} asked for; the worker sends it${when}.`, sweepResource(sweep));
+        }
+        const until = Date.now() + 5 * 60_000;
+        for (;;) {
+          const now = await getSweep(prisma, null, sweep.id);
+          if (now.status === "DONE" || now.status === "FAILED") {
+            const shown = sweepResource(now);
+            if (now.status === "FAILED") throw new CommandError(`Sweep ${sweep.id} failed: ${now.error}`);
+            return print(`Swept ${sweep.token} of ${chargeId} on chain ${sweep.chainId} in ${shown.txHash}.`, shown);
+          }
+          if (Date.now() > until)
+            throw new CommandError(`Sweep ${sweep.id} is still ${now.status} after 5 minutes: is a worker running for chain ${sweep.chainId}?`);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+      case "charges reviewed": {
+        const charge = await prisma.charge.findUnique({ where: { id: need("CHARGE_ID") }, select: { merchantId: true, livemode: true } });
+        if (!charge) throw new CommandError(`No charge ${target}.`);
+        const reviewed = await markChargeReviewed(prisma, charge, target!, { paymentBaseUrl: config.paymentBaseUrl });
+        return print(`${reviewed.id} marked reviewed.`, { id: reviewed.id, needsReview: reviewed.reviewReason !== null });
       }
       default:
         throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
@@ -309,6 +384,11 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await db.close();
   }
+}
+
+/** The chains this service takes payments on, as its configuration (and a running devnet) say. */
+function enabledChains(config: ReturnType<typeof loadConfig>): ChainSet {
+  return ChainSet.configured(config.chains, config.devnet ? [devnetChain(readDevnetInfo(config.dataDir))] : []);
 }
 
 /** One line of `merchant show` per key: never the secret, its last four characters. */
@@ -383,6 +463,8 @@ const FLAG_OF_PARAM: Record<string, string> = {
   ipAllowlist: "--ip-allowlist",
   email: "--email",
   password: "the password on standard input",
+  token: "--token",
+  chainId: "--chain",
 };
 
 main(process.argv.slice(2)).catch((e: unknown) => {

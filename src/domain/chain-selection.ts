@@ -1,8 +1,11 @@
-// The buyer picks the chain a charge is paid on, which fixes the clone address and queues its
-// deployment. The charge id is the capability: no merchant scope.
+// The buyer picks the chain a charge is paid on. Nothing is sent on chain: the charge's address was
+// fixed when it was made (the same on every chain, chain/clones.ts), and its clone is deployed by the
+// payout that first needs it, so an abandoned charge costs no gas. The worker compares the address's
+// balance there with the ledger at once (money sent before the pick is counted). The charge id is the
+// capability: no merchant scope.
 import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
-import { predictCloneAddress } from "../chain/clones.js";
+import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../chain/clones.js";
 import type { Prisma } from "../db/client.js";
 import { notPayableReason } from "./charge-lifecycle.js";
 import { type ChangeSettings, chargeResource } from "./charges.js";
@@ -17,9 +20,11 @@ const MINUTE_MS = 60_000;
 export const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
 
 /**
- * Picks the chain a charge will be paid on, once. Fixes the clone address (CREATE2, computed
- * locally), the confirmations and a new expiry (the merchant's payment window), queues the clone's
- * deployment and records `charge.chain_selected`, all in one transaction. Returns the public view.
+ * Picks the chain a charge will be paid on, once. Shows its address (CREATE2, computed locally; for a
+ * charge made before version 2, computed now), fixes the confirmations and a new expiry (the
+ * merchant's payment window), makes the clone's row for that chain (the worker then compares its
+ * balance with the ledger) and records `charge.chain_selected`, all in one transaction. Returns the
+ * public view.
  */
 export async function selectChain(
   prisma: Prisma,
@@ -47,23 +52,22 @@ export async function selectChain(
     const refusal = notPayableReason(charge, now);
     if (refusal) throw new AppError("charge_not_payable", `This charge cannot be paid: ${refusal}`, null);
 
-    const cloneAddress = predictCloneAddress({
-      factory: chain.factory,
-      implementation: chain.implementation,
-      chargeId,
-      wallet: charge.settlementWallet,
-      feeBps: charge.feeBps,
-    });
+    const cloneAddress = charge.depositAddress ?? predictCloneV2({ factory: chain.factory, chargeId, wallet: charge.settlementWallet, feeBps: charge.feeBps });
     const updated = await tx.charge.update({
       where: { id: chargeId },
       data: {
         chainId,
         confirmations: chain.confirmations,
         cloneAddress,
+        depositAddress: cloneAddress,
         expiresAt: new Date(now.getTime() + charge.merchant.paymentWindowMinutes * MINUTE_MS),
       },
     });
-    await tx.cloneDeployment.create({ data: { chargeId, chainId } });
+    await tx.clone.upsert({
+      where: { chargeId_chainId: { chargeId, chainId } },
+      create: { chargeId, chainId, address: cloneAddress, version: charge.contractVersion ?? CURRENT_CONTRACT_VERSION },
+      update: { balanceCheckedAt: null },
+    });
     const event = await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
     return { updated, event, view: publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode), []) };
   });

@@ -1,6 +1,7 @@
 // What the worker last saw of each chain's relayer: its gas balance against the minimum it should
-// keep (CHAIN_<id>_RELAYER_MIN_BALANCE). Written by the chain runner, read by /readyz and /metrics in
-// any process, so an operator hears about a relayer running dry before payouts stop.
+// keep (CHAIN_<id>_RELAYER_MIN_BALANCE), and its transactions stuck unmined past the chain's limit
+// (CHAIN_<id>_RELAYER_STUCK_AFTER). Read by /readyz and /metrics in any process, so an operator hears
+// about a relayer running dry or stuck before payouts stop.
 import { formatEther } from "ethers";
 import type { Prisma } from "../db/client.js";
 import { toUnits } from "./money.js";
@@ -37,13 +38,47 @@ export async function relayerBalances(prisma: Prisma): Promise<RelayerBalance[]>
   }));
 }
 
-/** Why the relayers of `chainIds` need attention, in words for /readyz (none when all are funded). */
-export async function relayerProblems(prisma: Prisma, chains: readonly { chainId: number; nativeSymbol: string }[]): Promise<string[]> {
+/** A relayer transaction waiting to be mined for longer than its chain allows. */
+export interface StuckRelayerTx {
+  chainId: number;
+  id: string;
+  nonce: number;
+  createdAt: Date;
+}
+
+/** The relayer transactions of `chains` unmined past each chain's limit, oldest first per chain. */
+export async function stuckRelayerTxs(
+  prisma: Prisma,
+  chains: readonly { chainId: number; stuckAfterSeconds: number }[],
+  now = new Date(),
+): Promise<StuckRelayerTx[]> {
+  if (chains.length === 0) return [];
+  return prisma.relayerTransaction.findMany({
+    where: { status: "SENT", OR: chains.map((c) => ({ chainId: c.chainId, createdAt: { lte: new Date(now.getTime() - c.stuckAfterSeconds * 1000) } })) },
+    orderBy: [{ chainId: "asc" }, { nonce: "asc" }],
+    select: { chainId: true, id: true, nonce: true, createdAt: true },
+  });
+}
+
+/** Why the relayers of `chains` need attention, in words for /readyz (none when all are funded and moving). */
+export async function relayerProblems(
+  prisma: Prisma,
+  chains: readonly { chainId: number; nativeSymbol: string; stuckAfterSeconds: number }[],
+  now = new Date(),
+): Promise<string[]> {
   const symbol = new Map(chains.map((c) => [c.chainId, c.nativeSymbol]));
-  return (await relayerBalances(prisma))
+  const [balances, stuck] = await Promise.all([relayerBalances(prisma), stuckRelayerTxs(prisma, chains, now)]);
+  const low = balances
     .filter((b) => symbol.has(b.chainId) && b.balance < b.minBalance)
     .map((b) => {
       const unit = symbol.get(b.chainId)!;
-      return `chain ${b.chainId}: relayer ${b.relayerAddress} has ${formatEther(b.balance)} ${unit}, below the minimum ${formatEther(b.minBalance)} ${unit}; fund it or deployments and payouts will stop`;
+      return `chain ${b.chainId}: relayer ${b.relayerAddress} has ${formatEther(b.balance)} ${unit}, below the minimum ${formatEther(b.minBalance)} ${unit}; fund it or payouts will stop`;
     });
+  const first = new Map<number, StuckRelayerTx>();
+  for (const t of stuck) if (!first.has(t.chainId)) first.set(t.chainId, t);
+  const late = [...first.values()].map((t) => {
+    const minutes = Math.floor((now.getTime() - t.createdAt.getTime()) / 60_000);
+    return `chain ${t.chainId}: relayer transaction ${t.id} (nonce ${t.nonce}) unmined for ${minutes} min; later payouts wait behind it (check the node and the chain's fee ceiling)`;
+  });
+  return [...low, ...late];
 }

@@ -5,27 +5,26 @@
 //
 // Invariants:
 // - the relayer only spends gas on what the token would accept now (checked here, and again by the
-//   worker just before it sends) and that pays this charge: `to` is its clone, the value at most what
-//   is still due (less money already seen on its way);
-// - one authorization is on its way per charge (a partial unique index), and a signed nonce is stored
-//   once (a unique index): two submissions of the same authorization give one transaction;
+//   worker just before it sends) and that pays this charge: `to` is its address, the value at most
+//   what is still due (less money already seen on its way) and at least GASLESS_MIN_AMOUNT unless it is
+//   exactly what is due, so nobody relays dust on the service's gas;
+// - one authorization is money on its way per charge (a partial unique index) from acceptance until
+//   the chain spends its nonce or its validBefore passes, whatever became of the relay; a signed nonce
+//   is stored once (a unique index): two submissions of the same authorization give one transaction;
 // - a chain's gasless gas per UTC day stays within its budget (CHAIN_<id>_GASLESS_DAILY_GAS), counting
 //   each authorization's simulated gas until its transaction's real gas is known.
-import { getAddress } from "ethers";
 import { z } from "zod";
 import type { TokenDomain, TransferAuthorization } from "../chain/authorizations.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
-import type { ChargeAuthorization, Prisma as P } from "../generated/prisma/client.js";
+import type { Authorization, Prisma as P } from "../generated/prisma/client.js";
 import type { ChargeSettings } from "./charges.js";
-import { type AuthorizationReaders, authorizationSchema, checkAuthorization, invalidAuthorization } from "./authorizations.js";
+import { type AuthorizationReaders, authorizationRow, authorizationSchema, checkAuthorization, invalidAuthorization, validUntil } from "./authorizations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { parseInput } from "./validation.js";
-
-export type { ChargeAuthorization };
 
 /** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 50 payments. */
 export const DEFAULT_GASLESS_DAILY_GAS = 5_000_000n;
@@ -35,7 +34,7 @@ const GASLESS_LOCK_BASE = 7_400_000_000;
 
 const BUDGET_SPENT = "the service's gas for payments without gas is spent for today; send a normal transfer";
 
-/** Below this amount still due the page offers only a normal transfer, unless GASLESS_MIN_AMOUNT says otherwise: 1 USDC. */
+/** The least an authorization may carry (unless exactly what is due), unless GASLESS_MIN_AMOUNT says otherwise: 1 USDC. */
 const DEFAULT_MIN_AMOUNT = 1_000_000n;
 
 /** What gasless payment is bound by: the charges' settings, whose `gasless` holds GASLESS_MIN_AMOUNT. */
@@ -54,7 +53,7 @@ export const ChargeAuthorizationResource = z.object({
 export type ChargeAuthorizationResource = z.infer<typeof ChargeAuthorizationResource>;
 
 /** Shapes an authorization, with its transaction's current hash. */
-export function chargeAuthorizationResource(a: ChargeAuthorization, txHash: string | null): ChargeAuthorizationResource {
+export function chargeAuthorizationResource(a: Authorization, txHash: string | null): ChargeAuthorizationResource {
   return { id: a.id, object: "charge_authorization", chargeId: a.chargeId, status: a.status, txHash, value: formatAmount(a.value), error: a.error };
 }
 
@@ -70,11 +69,11 @@ async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promi
   const [row] = await prisma.$queryRaw<{ status: string; chainId: number | null; cloneAddress: string | null; expiresAt: Date; open: string }[]>`
     SELECT status::text AS status, chain_id AS "chainId", clone_address AS "cloneAddress", expires_at AS "expiresAt",
       (amount - coalesce(amount_received, 0)
-        - coalesce((SELECT sum(amount) FROM payments p WHERE p.charge_id = c.id AND p.status = 'SEEN'), 0)
-        -- Relayed for it but not yet read from the chain as a payment: on its way too.
-        - coalesce((SELECT sum(a.value) FROM charge_authorizations a LEFT JOIN relayer_transactions rt ON rt.id = a.tx_id
-            WHERE a.charge_id = c.id AND (a.status IN ('RELAYING', 'SENT')
-              OR (a.status = 'MINED' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = c.id AND p.tx_hash = rt.tx_hash)))), 0))::text AS open
+        - coalesce((SELECT sum(amount) FROM chain_transfers t WHERE t.charge_id = c.id AND t.kind = 'PAYMENT' AND t.status = 'SEEN'), 0)
+        -- Accepted and not spent on chain yet (or spent, and its payment not read from the chain yet): on its way too.
+        - coalesce((SELECT sum(a.value) FROM authorizations a
+            WHERE a.charge_id = c.id AND a.purpose = 'PAYMENT' AND (a.ended_at IS NULL OR a.end_reason = 'used')
+              AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = c.id AND t.kind = 'PAYMENT' AND t.tx_hash = a.used_tx_hash)), 0))::text AS open
     FROM charges c WHERE id = ${chargeId}`;
   if (!row) throw notFound("charge", chargeId);
   if (row.status !== "PENDING" || row.expiresAt <= now)
@@ -87,8 +86,8 @@ async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promi
 export async function gaslessGasToday(prisma: Prisma | P.TransactionClient, chainId: number, now = new Date()): Promise<bigint> {
   const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   const [row] = await prisma.$queryRaw<{ gas: string }[]>`
-    SELECT coalesce(sum(coalesce(gas_used, gas_estimate)), 0)::text AS gas FROM charge_authorizations
-    WHERE chain_id = ${chainId} AND created_at >= ${dayStart} AND (status <> 'FAILED' OR gas_used IS NOT NULL)`;
+    SELECT coalesce(sum(coalesce(gas_used, gas_estimate)), 0)::text AS gas FROM authorizations
+    WHERE chain_id = ${chainId} AND purpose = 'PAYMENT' AND created_at >= ${dayStart} AND (status <> 'FAILED' OR gas_used IS NOT NULL)`;
   return BigInt(row!.gas);
 }
 
@@ -99,11 +98,14 @@ export async function gaslessGasToday(prisma: Prisma | P.TransactionClient, chai
 export async function gaslessRefusal(prisma: Prisma, chains: ChainSet, settings: GaslessSettings, c: { chainId: number; open: bigint }, now = new Date()) {
   const chain = chains.get(c.chainId);
   if (!chain) return `chain ${c.chainId} is not enabled on this service`;
-  const min = settings.gasless?.minAmount ?? DEFAULT_MIN_AMOUNT;
-  if (c.open < min) return `paying without gas takes at least ${formatAmount(min)} USDC still due; send a normal transfer`;
   const budget = chain.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
   if ((await gaslessGasToday(prisma, c.chainId, now)) >= budget) return BUDGET_SPENT;
   return null;
+}
+
+/** GASLESS_MIN_AMOUNT: the least a gasless authorization carries, unless it is exactly what is due. */
+function gaslessMinimum(settings: GaslessSettings): bigint {
+  return settings.gasless?.minAmount ?? DEFAULT_MIN_AMOUNT;
 }
 
 /** What the hosted page needs to offer payment without gas: the token's EIP-712 domain and the most it may authorize. */
@@ -148,12 +150,12 @@ export async function submitChargeAuthorization(
   chargeId: string,
   input: unknown,
   now = new Date(),
-): Promise<ChargeAuthorization> {
+): Promise<Authorization> {
   const data = parseInput(authorizationSchema, input);
   const charge = await payableCharge(prisma, chargeId, now);
   const reader = readers(charge.chainId);
   const a: TransferAuthorization = { ...data, to: charge.cloneAddress };
-  const repeat = await prisma.chargeAuthorization.findUnique({
+  const repeat = await prisma.authorization.findUnique({
     where: { chainId_fromAddress_nonce: { chainId: charge.chainId, fromAddress: a.from, nonce: a.nonce } },
   });
   if (repeat) return sameOrRefused(repeat, chargeId, a);
@@ -161,6 +163,10 @@ export async function submitChargeAuthorization(
   if (a.value <= 0n) throw invalidAuthorization("value must be more than 0", "value");
   if (a.value > charge.open)
     throw invalidAuthorization(`value must be at most what is still due, ${charge.open} base units (${formatAmount(charge.open)} USDC)`, "value");
+  const minimum = gaslessMinimum(settings);
+  if (a.value < minimum && a.value !== charge.open) {
+    throw invalidAuthorization(`value must be at least ${formatAmount(minimum)} USDC, or exactly what is due (${formatAmount(charge.open)} USDC)`, "value");
+  }
   const refusal = await gaslessRefusal(prisma, chains, settings, charge, now);
   if (refusal) throw invalidAuthorization(refusal);
   await checkAuthorization(reader, a, "the payer", now);
@@ -171,32 +177,25 @@ export async function submitChargeAuthorization(
       // One submission per chain at a time between reading the day's gas and adding to it.
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BigInt(GASLESS_LOCK_BASE + charge.chainId)})`;
       if ((await gaslessGasToday(tx, charge.chainId, now)) + gasEstimate > budget) throw invalidAuthorization(BUDGET_SPENT);
-      return tx.chargeAuthorization.create({
-        data: {
-          id: newId("cauth"),
-          chargeId,
-          chainId: charge.chainId,
-          fromAddress: a.from,
-          value: a.value.toString(),
-          validAfter: a.validAfter.toString(),
-          validBefore: a.validBefore.toString(),
-          nonce: a.nonce,
-          signature: a.signature,
-          gasEstimate,
-          createdAt: now,
-          updatedAt: now,
-        },
+      return tx.authorization.create({
+        data: { id: newId("cauth"), purpose: "PAYMENT", chargeId, chainId: charge.chainId, gasEstimate, ...authorizationRow(a, now) },
       });
     });
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     // A racing twin stored first, or another authorization for this charge or from this payer is on its way.
-    const twin = await prisma.chargeAuthorization.findUnique({
+    const twin = await prisma.authorization.findUnique({
       where: { chainId_fromAddress_nonce: { chainId: charge.chainId, fromAddress: a.from, nonce: a.nonce } },
     });
     if (twin) return sameOrRefused(twin, chargeId, a);
-    const forCharge = await prisma.chargeAuthorization.count({ where: { chargeId, status: { in: ["RELAYING", "SENT"] } } });
-    if (forCharge > 0) throw new AppError("charge_not_payable", `Charge ${chargeId} already has a payment without gas on its way; wait for it.`, "id");
+    const forCharge = await prisma.authorization.findFirst({ where: { chargeId, purpose: "PAYMENT", endedAt: null } });
+    if (forCharge) {
+      throw new AppError(
+        "charge_not_payable",
+        `Charge ${chargeId} already has a payment without gas on its way (until the chain spends it, or ${validUntil(forCharge)}); wait for it.`,
+        "id",
+      );
+    }
     throw invalidAuthorization("another payment without gas from this wallet is on its way; wait for it to be sent", "from");
   }
 }
@@ -205,7 +204,7 @@ export async function submitChargeAuthorization(
  * A nonce already handed in: the same authorization again while it is on its way (a double click, a
  * retry) is answered with it; anything else, or once its transaction ended, is a replay.
  */
-function sameOrRefused(stored: ChargeAuthorization, chargeId: string, a: TransferAuthorization): ChargeAuthorization {
+function sameOrRefused(stored: Authorization, chargeId: string, a: TransferAuthorization): Authorization {
   const same = stored.chargeId === chargeId && stored.signature.toLowerCase() === a.signature.toLowerCase() && toUnits(stored.value) === a.value;
   if (same && (stored.status === "RELAYING" || stored.status === "SENT")) return stored;
   throw invalidAuthorization("this nonce has already been used or cancelled", "nonce");
@@ -218,28 +217,15 @@ const RELAY_WAIT_MS = 10_000;
  * The answer to an accepted authorization: as it is once the worker has sent it (its transaction's
  * current hash), or after `waitMs` still RELAYING.
  */
-export async function relayedAnswer(prisma: Prisma, accepted: ChargeAuthorization, waitMs = RELAY_WAIT_MS, pollMs = 100): Promise<ChargeAuthorizationResource> {
+export async function relayedAnswer(prisma: Prisma, accepted: Authorization, waitMs = RELAY_WAIT_MS, pollMs = 100): Promise<ChargeAuthorizationResource> {
   const until = Date.now() + waitMs;
   let current = accepted;
   while (current.status === "RELAYING" && Date.now() < until) {
     await new Promise((r) => setTimeout(r, pollMs));
-    current = (await prisma.chargeAuthorization.findUnique({ where: { id: accepted.id } })) ?? current;
+    current = (await prisma.authorization.findUnique({ where: { id: accepted.id } })) ?? current;
   }
   // Mined: its hash; still on its way: the latest it was sent as (a fee bump replaces it).
   const tx =
     current.txId === null ? null : await prisma.relayerTransaction.findUnique({ where: { id: current.txId }, select: { txHash: true, txHashes: true } });
   return chargeAuthorizationResource(current, tx ? (tx.txHash ?? tx.txHashes.at(-1) ?? null) : null);
-}
-
-/** The authorization as the worker sends it. */
-export function transferOf(a: ChargeAuthorization, cloneAddress: string): TransferAuthorization {
-  return {
-    from: getAddress(a.fromAddress),
-    to: cloneAddress,
-    value: toUnits(a.value),
-    validAfter: toUnits(a.validAfter),
-    validBefore: toUnits(a.validBefore),
-    nonce: a.nonce,
-    signature: a.signature,
-  };
 }

@@ -7,9 +7,11 @@
 //      └────cancel────▶ CANCELLED
 //
 // EXPIRED, CANCELLED and COMPLETED are final. Money that arrives after a final status is still
-// flushed to the merchant; it is reported, it does not move the status. A charge completes only
-// when everything it received has been paid out (settled), by our flush or anyone's. "Received"
-// means the amount, or at most the charge's underpayment tolerance less (acceptedAmount).
+// paid out to the merchant; it is reported, it does not move the status. A charge completes only
+// when everything it received has been paid out (settled), by our payout or anyone's, but for dust
+// below the payout minimum, which waits for more money. "Received" means the amount, or at most the
+// charge's underpayment tolerance less (acceptedAmount). A charge expires by the chain's clock: once
+// the confirmed chain has passed `expiresAt` (the state machine is given that time as `now`).
 import { AppError } from "./errors.js";
 import { toUnits, type Units } from "./money.js";
 
@@ -30,6 +32,8 @@ export interface ChargeFacts {
   /** Confirmed USDC paid out of the clone so far, in base units. */
   settledAmount: Units;
   expiresAt: Date;
+  /** PAYOUT_MIN_AMOUNT: less than this left in the clones does not hold up completion (it waits for more money). */
+  payoutMinAmount?: bigint;
 }
 
 interface Rule {
@@ -70,7 +74,10 @@ const RULES: Record<ChargeTrigger, Rule> = {
   complete: {
     from: "RECEIVED",
     to: "COMPLETED",
-    guard: (c) => (toUnits(c.settledAmount) < received(c) ? "not all the money received has been paid out yet" : null),
+    guard: (c) =>
+      received(c) - toUnits(c.settledAmount) >= (c.payoutMinAmount && c.payoutMinAmount > 1n ? c.payoutMinAmount : 1n)
+        ? "not all the money received has been paid out yet"
+        : null,
   },
 };
 

@@ -1,6 +1,7 @@
 // Charges: a merchant's request to be paid an amount of USDC for one order. Status changes go
 // through ./charge-lifecycle.ts; this module reads, writes and shapes charges.
 import { z } from "zod";
+import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../chain/clones.js";
 import { explorerAddressUrl } from "../chain/registry.js";
 import { type Prisma, selectRows } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
@@ -41,10 +42,17 @@ export interface ChargeSettings {
   feed?: ChargeFeed | undefined;
   /** Payment without gas (GASLESS_MIN_AMOUNT); the default where unset. */
   gasless?: { minAmount: bigint };
+  /** The ChargeFactoryV2 of the enabled chains: a charge's address is fixed at creation (none: at the pick). */
+  factory?: string | null;
+  /** PAYOUT_MIN_AMOUNT: confirmed money below it waits for more; seen below it, it holds nothing up. */
+  payoutMinAmount?: bigint;
 }
 
-/** What a change to a charge needs: links for its event snapshot and the feed that announces it. */
-export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed">;
+/** What a change to a charge needs: links for its event snapshot, the feed that announces it, the payout minimum. */
+export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "payoutMinAmount">;
+
+/** PAYOUT_MIN_AMOUNT's default: 0.01 USDC. */
+export const DEFAULT_PAYOUT_MIN_AMOUNT = 10_000n;
 
 const MINUTE_MS = 60_000;
 
@@ -101,6 +109,11 @@ export const ChargeResource = z.object({
   cancelUrl: z.string().nullable(),
   settlements: z.array(SettlementResource).describe("Every confirmed payout from the clone, oldest first, whoever sent it."),
   payoutBlockedReason: z.string().nullable().describe("Why money in the clone cannot be paid out right now, or null."),
+  needsReview: z.boolean().describe("True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final."),
+  reviewReason: z.string().nullable().describe("What the reconciliation or a deep reorg found, until the charge is marked reviewed."),
+  strayAssets: z
+    .array(z.object({ chainId: z.number().int(), token: z.string().describe('A token address, or "native".'), amount: z.string().describe("Base units.") }))
+    .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
 });
@@ -136,6 +149,9 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     cancelUrl: c.cancelUrl,
     settlements: storedSettlements(c).map(settlementResource),
     payoutBlockedReason: c.payoutBlockedReason,
+    needsReview: c.reviewReason !== null,
+    reviewReason: c.reviewReason,
+    strayAssets: Array.isArray(c.strayAssets) ? (c.strayAssets as ChargeResource["strayAssets"]) : [],
     invoiceId: c.invoiceId,
     paymentLinkId: c.paymentLinkId,
   };
@@ -201,9 +217,13 @@ export async function insertCharge(
       `No ${mode}-mode settlement wallet is set, so a charge would have nowhere to pay out. Set one with: npx stablegate merchant update ${scope.merchantId} --${mode}-wallet 0x…`,
     );
   }
+  const id = newId("chrg");
+  const feeBps = merchant.feeBps;
+  // Known now and the same on every chain: money sent there before the pick is counted too.
+  const depositAddress = settings.factory ? predictCloneV2({ factory: settings.factory, chargeId: id, wallet, feeBps }) : null;
   // Built here, so the row and its `charge.pending` event go in one statement (the create path is hot).
   const charge: Charge = {
-    id: newId("chrg"),
+    id,
     ...inScope(scope),
     customerId: data.customerId ?? null,
     orderId: data.orderId,
@@ -213,9 +233,11 @@ export async function insertCharge(
     netAmount: null,
     currency: "USDC",
     status: "PENDING",
-    feeBps: merchant.feeBps,
+    feeBps,
     underpaymentToleranceBps: origin && "invoiceId" in origin ? 0 : merchant.underpaymentToleranceBps,
     settlementWallet: wallet,
+    contractVersion: CURRENT_CONTRACT_VERSION,
+    depositAddress,
     chainId: null,
     confirmations: null,
     cloneAddress: null,
@@ -232,12 +254,13 @@ export async function insertCharge(
     settledAmount: new P.Decimal(0),
     amountRefunded: new P.Decimal(0),
     settlements: [],
-    flushId: null,
-    flushRetryAt: null,
-    flushFailures: 0,
     payoutBlockedReason: null,
     payoutBlockedAt: null,
     expiryExtendedMinutes: 0,
+    reviewReason: null,
+    reviewAt: null,
+    reviewedReason: null,
+    strayAssets: [],
     invoiceId: origin && "invoiceId" in origin ? origin.invoiceId : null,
     paymentLinkId: origin && "paymentLinkId" in origin ? origin.paymentLinkId : null,
   };
@@ -246,10 +269,12 @@ export async function insertCharge(
     const [created] = await db.$queryRaw<Charge[]>`
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
-                             description, metadata, success_url, cancel_url, expires_at, created_at, updated_at, invoice_id, payment_link_id)
+                             contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
+                             invoice_id, payment_link_id)
         VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
-                ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.description}, ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb,
-                ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt}, ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId})
+                ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.contractVersion}, ${depositAddress}, ${charge.description},
+                ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb, ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt},
+                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
@@ -264,11 +289,17 @@ export async function insertCharge(
 }
 
 /**
- * Whether money is on its way to the charge `charges` (as the query names its row): a payment seen but
- * not yet confirmed, or a buyer's payment without gas being relayed. A cancel or an expiry waits for it.
+ * Whether money is on its way to the charge `charges` (as the query names its row): a payment seen in
+ * a block before its expiry and not yet confirmed, or a buyer's authorization accepted and not yet
+ * spent or expired on chain (whatever became of our relay). A cancel or an expiry waits for it. Dust
+ * (below the payout minimum) holds nothing up: 1 base unit a block must not keep a charge open.
  */
-export const MONEY_ON_ITS_WAY = P.sql`(EXISTS (SELECT 1 FROM payments p WHERE p.charge_id = charges.id AND p.status = 'SEEN')
-  OR EXISTS (SELECT 1 FROM charge_authorizations a WHERE a.charge_id = charges.id AND a.status IN ('RELAYING', 'SENT')))`;
+export function moneyOnItsWay(settings: Pick<ChangeSettings, "payoutMinAmount">): P.Sql {
+  const dust = settings.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT;
+  return P.sql`(EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = charges.id AND t.kind = 'PAYMENT' AND t.status = 'SEEN'
+      AND t.amount >= ${dust} AND (t.block_time IS NULL OR t.block_time < charges.expires_at))
+    OR EXISTS (SELECT 1 FROM authorizations a WHERE a.charge_id = charges.id AND a.purpose = 'PAYMENT' AND a.ended_at IS NULL))`;
+}
 
 /** The Charge model's amount columns (int8 and numeric, which the drivers parse differently). */
 const AMOUNT_COLUMNS = {
@@ -284,10 +315,11 @@ export const AMOUNT_FIELDS = Object.keys(AMOUNT_COLUMNS) as (keyof typeof AMOUNT
 const OTHER_COLUMNS = [
   `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
   `fee_bps AS "feeBps", underpayment_tolerance_bps AS "underpaymentToleranceBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
+  `contract_version AS "contractVersion", deposit_address AS "depositAddress"`,
   `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
-  `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt"`,
-  `settlements, flush_id AS "flushId", flush_retry_at AS "flushRetryAt", flush_failures AS "flushFailures"`,
+  `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt", settlements`,
   `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
+  `review_reason AS "reviewReason", review_at AS "reviewAt", reviewed_reason AS "reviewedReason", stray_assets AS "strayAssets"`,
   `invoice_id AS "invoiceId", payment_link_id AS "paymentLinkId"`,
 ];
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
@@ -336,6 +368,10 @@ export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: 
 
 const filterSchema = {
   status: z.enum(CHARGE_STATUSES, { error: `must be one of ${CHARGE_STATUSES.join(", ")}` }).optional(),
+  needsReview: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .optional()
+    .describe("Only charges that need review (true) or that do not (false)."),
   customerId: z.string().min(1).max(100).optional(),
   search: z
     .string()
@@ -343,7 +379,7 @@ const filterSchema = {
     .min(1)
     .max(100)
     .optional()
-    .describe("Exactly a charge id, an order id, a clone address or a transaction hash (a payment's or the payout's)."),
+    .describe("Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)."),
 };
 
 export const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
@@ -358,6 +394,7 @@ export function chargeFilter(scope: Scope, input: unknown): P.ChargeWhereInput {
     ...inScope(scope),
     ...(f.status && { status: f.status }),
     ...(f.customerId && { customerId: f.customerId }),
+    ...(f.needsReview && { reviewReason: f.needsReview === "true" ? { not: null } : null }),
     ...(f.search && { OR: searchTerms(f.search) }),
   };
 }
@@ -365,7 +402,7 @@ export function chargeFilter(scope: Scope, input: unknown): P.ChargeWhereInput {
 /** What a search matches: exact ids and hashes, addresses and hashes whatever their case. */
 function searchTerms(search: string): P.ChargeWhereInput[] {
   const anyCase = { equals: search, mode: "insensitive" } as const;
-  return [{ id: search }, { orderId: search }, { cloneAddress: anyCase }, { flushTxHash: anyCase }, { payments: { some: { txHash: anyCase } } }];
+  return [{ id: search }, { orderId: search }, { cloneAddress: anyCase }, { flushTxHash: anyCase }, { transfers: { some: { txHash: anyCase } } }];
 }
 
 /** Newest first, ties broken by id so pages never overlap or skip. */
@@ -418,7 +455,7 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
   const { charge, event } = await prisma.$transaction(async (tx) => {
     // The row lock orders this against a payment being confirmed for the same charge.
     const rows = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
-      SELECT ${CHARGE_COLUMNS}, ${MONEY_ON_ITS_WAY} AS confirming
+      SELECT ${CHARGE_COLUMNS}, ${moneyOnItsWay(settings)} AS confirming
       FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     const found = rows[0];
     if (!found) throw notFound("charge", id);
@@ -446,24 +483,42 @@ export async function cancelLockedCharge(
   return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
 }
 
+/** Which charges `expireDueCharges` looks at. */
+export interface ExpiryOptions {
+  limit?: number;
+  /** Only this charge. */
+  only?: string;
+  /** Expire by `now` alone, without waiting for the chain's clock (the test helper). */
+  force?: boolean;
+}
+
 /**
- * Moves up to `limit` PENDING charges whose `expiresAt` has passed to EXPIRED, records
- * `charge.expired` (nothing received) or `charge.underpaid` (a partial amount, which the settlement
- * then flushes to the merchant) for each, and returns them. A charge with a payment still waiting
- * for confirmations is left until it is confirmed or gone: a buyer who paid in time is not expired.
- * Safe to run in any number of processes at once: rows another sweep holds are skipped, and each
- * charge is written only while still PENDING, so none expires twice.
+ * Moves up to `limit` PENDING charges whose time is up to EXPIRED, records `charge.expired` (nothing
+ * received) or `charge.underpaid` (a partial amount, which is then paid out to the merchant) for
+ * each, and returns them. Time is up by the chain's clock once a chain is picked: the confirmed
+ * chain (chain_cursors.confirmed_time) has passed `expiresAt`, so every payment in an earlier block
+ * is already counted, whatever the wall clock said while the worker was down; before a pick, by the
+ * wall clock. A charge with money still on its way is left until it arrives or is gone. Safe to run
+ * in any number of processes at once: rows another sweep holds are skipped, and each charge is
+ * written only while still PENDING, so none expires twice.
  */
-export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, limit = 500, only?: string): Promise<Charge[]> {
+export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, options: ExpiryOptions = {}): Promise<Charge[]> {
+  const { limit = 500, only, force = false } = options;
   const { expired, events } = await prisma.$transaction(async (tx) => {
     // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
-    const due = await tx.$queryRaw<Charge[]>`
-      SELECT ${CHARGE_COLUMNS} FROM charges WHERE status = 'PENDING' AND expires_at <= ${now} AND NOT ${MONEY_ON_ITS_WAY}
-        ${only === undefined ? P.empty : P.sql`AND charges.id = ${only}`}
+    const due = await tx.$queryRaw<(Charge & { clock: Date | null })[]>`
+      SELECT ${CHARGE_COLUMNS}, (SELECT confirmed_time FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS clock
+      FROM charges WHERE status = 'PENDING' AND expires_at <= ${
+        force
+          ? P.sql`${now}`
+          : P.sql`CASE WHEN chain_id IS NULL THEN ${now}::timestamptz
+          ELSE (SELECT confirmed_time FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) END`
+      }
+        AND NOT ${moneyOnItsWay(settings)} ${only === undefined ? P.empty : P.sql`AND charges.id = ${only}`}
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (due.length === 0) return { expired: [], events: [] };
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
-    for (const c of due) nextStatus(c, "expire", now);
+    for (const { clock, ...c } of due) nextStatus(c, "expire", force || c.chainId === null || clock === null ? now : clock);
     const ids = due.map((c) => c.id);
     const expired = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;
@@ -483,27 +538,30 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
 
 /**
  * Test helper (API.md "Refunds"): expires a test-mode PENDING charge now, as the sweep would when its
- * time is up (charge.expired, or charge.underpaid with confirmed partial money). 400 `test_mode_only`
- * for a live key, 409 `charge_not_payable` for a charge no longer PENDING, 409
- * `charge_payment_confirming` while a payment to it waits for confirmations.
+ * time is up (charge.expired, or charge.underpaid with confirmed partial money), without waiting for
+ * the chain's clock. 400 `test_mode_only` for a live key, 409 `charge_not_payable` for a charge no
+ * longer PENDING, 409 `charge_payment_confirming` while money to it is on its way.
  */
 export async function expireChargeNow(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {
   if (scope.livemode)
     throw new AppError("test_mode_only", "Test helpers work in test mode only: use a test key (sk_test_…). A live charge expires when its time is up.");
   const charge = await getCharge(prisma, scope, id);
   if (charge.status !== "PENDING") throw new AppError("charge_not_payable", `Only a PENDING charge can expire; this one is ${charge.status}.`, "id");
-  if ((await prisma.payment.count({ where: { chargeId: id, status: "SEEN" } })) > 0) {
-    throw new AppError("charge_payment_confirming", "A payment to this charge is waiting for its confirmations: try again once it is confirmed.", "id");
-  }
+  const confirming = () =>
+    new AppError(
+      "charge_payment_confirming",
+      "Money to this charge is on its way (a payment waiting for confirmations, or one without gas being relayed): try again once it arrives.",
+      "id",
+    );
+  const [onItsWay] = await prisma.$queryRaw<{ yes: boolean }[]>`SELECT ${moneyOnItsWay(settings)} AS yes FROM charges WHERE id = ${id}`;
+  if (onItsWay?.yes) throw confirming();
   await prisma.charge.updateMany({ where: { id, ...inScope(scope), status: "PENDING", expiresAt: { gt: now } }, data: { expiresAt: now } });
-  const [expired] = await expireDueCharges(prisma, settings, now, 1, id);
+  const [expired] = await expireDueCharges(prisma, settings, now, { limit: 1, only: id, force: true });
   if (expired) return expired;
-  // Not expired: another writer got there first (a cancel, a confirmed payment), or a payment was
-  // seen meanwhile, which the sweep waits for too.
+  // Not expired: another writer got there first (a cancel, a confirmed payment), or money was seen
+  // on its way meanwhile, which the sweep waits for too.
   const current = await getCharge(prisma, scope, id);
-  if (current.status === "PENDING") {
-    throw new AppError("charge_payment_confirming", "A payment to this charge is waiting for its confirmations: try again once it is confirmed.", "id");
-  }
+  if (current.status === "PENDING") throw confirming();
   return current;
 }
 

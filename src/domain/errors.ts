@@ -30,6 +30,8 @@ export type ErrorCode =
   | "refund_exceeds_refundable"
   | "refund_not_cancellable"
   | "refund_not_payable"
+  | "refund_payment_on_its_way"
+  | "sweep_not_possible"
   | "authorization_invalid"
   | "invoice_not_editable"
   | "invoice_not_payable"

@@ -27,6 +27,8 @@ export const EVENT_TYPES = [
   "charge.late_payment",
   "charge.payout_confirmed",
   "charge.payout_blocked",
+  "charge.needs_review",
+  "charge.reviewed",
   "customer.created",
   "customer.updated",
   "customer.deleted",

@@ -28,7 +28,25 @@ export function randomBase62(length: number): string {
 }
 
 export type IdPrefix =
-  "mer" | "usr" | "ses" | "ref" | "cus" | "chrg" | "evt" | "inv" | "key" | "jwk_test" | "jwk_live" | "whep" | "pay" | "stl" | "rtx" | "plink" | "cauth";
+  | "mer"
+  | "usr"
+  | "ses"
+  | "ref"
+  | "cus"
+  | "chrg"
+  | "evt"
+  | "inv"
+  | "key"
+  | "jwk_test"
+  | "jwk_live"
+  | "whep"
+  | "rtx"
+  | "plink"
+  | "cauth"
+  | "auth"
+  | "xfer"
+  | "btx"
+  | "swp";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

@@ -9,8 +9,10 @@
 // - only a DRAFT changes its lines, customer, due date or memo, or is deleted;
 // - `number` is given once, at finalization, from a per-merchant-and-mode counter whose row stays
 //   locked until the finalization commits: numbers have no gap and no duplicate;
-// - `amountPaid` is the confirmed money of the invoice's charges (recorded in the transaction that
-//   confirms it), and the invoice is PAID exactly when that reaches the total;
+// - `amountPaid` is the ledger's payments for it (domain/ledger.ts): money its charges received on
+//   time, while it was not void, derived in the transaction that confirms it; money that reaches a
+//   charge after the charge ended (cancelled by a void, expired, completed) is that charge's late
+//   money, refundable, never the invoice's. The invoice is PAID exactly when amountPaid reaches the total;
 // - at most one charge pays it at a time: a charge is made (or the open one reused) under the
 //   invoice's row lock, so a second buyer waits for it, and a void that raced it starts over;
 // - a void cancels the open charge, and is refused once money was paid or is on its way (mark it
@@ -19,7 +21,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
-import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, MONEY_ON_ITS_WAY } from "./charges.js";
+import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, moneyOnItsWay } from "./charges.js";
 import type { CustomerAddress } from "./customers.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -103,7 +105,7 @@ export const InvoiceResource = z.object({
   lineItems: z.array(LineItem),
   subtotal: z.string(),
   total: z.string(),
-  amountPaid: z.string().describe("Confirmed money of the charges made to pay it."),
+  amountPaid: z.string().describe("What its charges received on time, confirmed on chain (the ledger's payments for it)."),
   amountDue: z.string().describe("What is left to pay: the total less amountPaid (the total while DRAFT)."),
   dueDate: z.string().nullable(),
   memo: z.string().nullable(),
@@ -373,7 +375,7 @@ const VOID_ATTEMPTS = 3;
 async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, settings: ChargeSettings, now: Date) {
   // Charges first, then the invoice: the order the confirmation of a payment takes them in.
   const open = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
-    SELECT ${CHARGE_COLUMNS}, ${MONEY_ON_ITS_WAY} AS confirming
+    SELECT ${CHARGE_COLUMNS}, ${moneyOnItsWay(settings)} AS confirming
     FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING' FOR UPDATE`;
   const invoice = await lockInvoice(tx, id, scope);
   const [{ count }] = (await tx.$queryRaw<{ count: number }[]>`
@@ -483,7 +485,17 @@ async function viewOf(prisma: Prisma, invoice: Invoice): Promise<InvoiceView> {
 export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSettings, now = new Date()): Promise<Charge> {
   // An open charge past its time that the sweep has not reached yet is expired now, not reused.
   const stale = await prisma.charge.findMany({ where: { invoiceId: id, status: "PENDING", expiresAt: { lte: now } }, select: { id: true } });
-  for (const { id: chargeId } of stale) await expireDueCharges(prisma, settings, now, 1, chargeId);
+  for (const { id: chargeId } of stale) {
+    const [expired] = await expireDueCharges(prisma, settings, now, { limit: 1, only: chargeId });
+    // Money in blocks before its expiry still counts: until the chain's clock has passed it, wait.
+    if (!expired && (await prisma.charge.count({ where: { id: chargeId, status: "PENDING" } })) > 0) {
+      throw new AppError(
+        "invoice_not_payable",
+        `The last payment window of invoice ${id} is closing (the chain is confirming its last blocks); try again in a minute.`,
+        "id",
+      );
+    }
+  }
   const made = await prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, null);
     if (invoice.status === "DRAFT") throw notFound("invoice", id);
@@ -518,19 +530,19 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
   return made.charge;
 }
 
+/** Locks the invoice a charge pays before money is posted for it (the invoice's row after the charge's). */
+export async function lockPaidInvoice(tx: P.TransactionClient, invoiceId: string): Promise<Invoice> {
+  return lockInvoice(tx, invoiceId, null);
+}
+
 /**
- * Inside the transaction that confirms `amount` of new money on a charge paying `invoiceId` (the
- * charge's row locked first): adds it to `amountPaid`, and makes the invoice PAID when nothing is
- * left due. Returns the event to record: `invoice.paid`, or `invoice.updated` for partial money.
+ * Once the ledger's payments for the invoice are posted and its amountPaid derived (domain/ledger.ts):
+ * PAID when nothing is due any more. Returns the event to record (invoice.paid, else invoice.updated).
  */
-export async function invoicePaymentEvent(tx: P.TransactionClient, invoiceId: string, amount: bigint, settings: InvoiceSettings, now: Date): Promise<NewEvent> {
-  const invoice = await lockInvoice(tx, invoiceId, null);
-  const paid = toUnits(invoice.amountPaid) + amount;
-  const settles = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && paid >= invoice.total;
-  const updated = await tx.invoice.update({
-    where: { id: invoiceId },
-    data: { amountPaid: paid.toString(), updatedAt: now, ...(settles && { status: "PAID", paidAt: now }) },
-  });
+export async function invoicePaymentEvent(tx: P.TransactionClient, invoiceId: string, settings: InvoiceSettings, now: Date): Promise<NewEvent> {
+  const invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId } });
+  const settles = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && toUnits(invoice.amountPaid) >= invoice.total;
+  const updated = settles ? await tx.invoice.update({ where: { id: invoiceId }, data: { status: "PAID", paidAt: now, updatedAt: now } }) : invoice;
   return invoiceEvent(updated, settles ? "invoice.paid" : "invoice.updated", settings);
 }
 

@@ -44,7 +44,7 @@ export const PublicCharge = z.object({
 });
 export type PublicCharge = z.infer<typeof PublicCharge>;
 
-/** The public view's row: the charge, its merchant's name, its chain's cursor and its payments. */
+/** The public view's row: the charge, its merchant's name, its chain's cursor and its payments (on the picked chain; others count by the ledger). */
 type PublicRow = Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] };
 
 /**
@@ -66,7 +66,8 @@ export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId
       txHash: p.txHash,
       amount: BigInt(p.amount),
       status: paymentStatus(p.status),
-      confirmations: cursorBlock !== null && cursorBlock >= block ? Number(cursorBlock - block) + 1 : 0,
+      // Counted on the picked chain, whose cursor the row carries (money on another chain shows as it stands).
+      confirmations: p.chainId !== charge.chainId ? 0 : cursorBlock !== null && cursorBlock >= block ? Number(cursorBlock - block) + 1 : 0,
     };
   });
   return publicCharge(charge, merchantName, chains.forMode(charge.livemode), payments);
@@ -79,8 +80,9 @@ async function readPublicRow(prisma: Prisma, chargeId: string): Promise<PublicRo
     `SELECT ${CHARGE_COLUMNS_TEXT},
       (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
       (SELECT block_number::text FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
-      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text)
-        ORDER BY p.block_number, p.log_index) FROM payments p WHERE p.charge_id = charges.id), '[]'::json) AS "paymentRows"
+      coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text,
+          'chainId', p.chain_id) ORDER BY p.block_number, p.log_index)
+        FROM chain_transfers p WHERE p.charge_id = charges.id AND p.kind = 'PAYMENT' AND p.status <> 'REVERSED'), '[]'::json) AS "paymentRows"
     FROM charges WHERE id = $1`,
     [chargeId],
   );
@@ -95,6 +97,7 @@ interface PaymentRow {
   amount: string;
   status: "SEEN" | "CONFIRMED";
   blockNumber: string;
+  chainId: number;
 }
 
 /** The public view of a charge, its payments and the chains offered for its mode. */

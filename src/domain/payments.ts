@@ -1,30 +1,34 @@
-// Money from the chain: payments (USDC transfers into a charge's clone) and settlements (the clone's
-// Flushed events, paying out), as the indexer records them, whoever sent them. Both are SEEN once
-// their block is read and CONFIRMED once it has the charge's confirmations; only confirmed money
-// counts. Confirming is where money changes a charge (API.md "Charge lifecycle", "Money from the
-// chain, not from our own transactions"):
+// Confirmed chain money, applied to charges: a chain transfer (domain/chain-transfers.ts) that has its
+// confirmations becomes a ledger row (domain/ledger.ts), and what it means for its charge is decided
+// here, under the charge's row lock, in the same transaction (API.md "Charge lifecycle", "Money from
+// the chain, not from our own transactions", "Ledger"):
 //
-//   payments, PENDING, total < amount   stays PENDING, charge.partial (expiry pushed back, not for dust)
-//   payments, PENDING, total ≥ amount   RECEIVED, charge.received; the clone is then paid out
-//   payments, RECEIVED                  counted; the next payout takes it
-//   payments, EXPIRED/CANCELLED/COMPLETED  late: counted, charge.late_payment, paid out all the same
-//   settlements, RECEIVED, all paid out COMPLETED, charge.completed (feeAmount, netAmount, flushTxHash)
-//   settlements, otherwise              charge.payout_confirmed
+//   payment, PENDING, in a block before expiresAt   counted; RECEIVED once the total is enough
+//                                                    (charge.received), else charge.partial (expiry
+//                                                    pushed back, not for dust)
+//   payment, PENDING, in a block at/after expiresAt the charge expired first (by the chain's clock:
+//                                                    charge.expired or charge.underpaid), then late
+//   payment, RECEIVED                               counted (overpaid); the next payout takes it
+//   payment, EXPIRED/CANCELLED/COMPLETED            late: counted, charge.late_payment, paid out too;
+//                                                    never the invoice's
+//   payout/fee, RECEIVED, all paid out but dust     COMPLETED, charge.completed
+//   payout/fee, otherwise                           charge.payout_confirmed
+//   refund                                          the refund COMPLETED (refund.completed)
 //
-// Invariants: a payment or settlement is confirmed once (status predicate under the charge's row
-// lock), so money is never counted twice; payments are applied before settlements of the same
-// block, so money paid in and out in one block completes the charge; a reorg deletes only SEEN
-// rows, so nothing counted is taken back.
+// Invariants: a transfer is confirmed once (its status, under the charge's row lock), so it is posted
+// once; transfers are applied in chain order; the money fields are derived from the ledger in the same
+// transaction; an invoice counts only the payments its charges received on time while it was not void.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import { invoicePaymentEvent } from "./invoices.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
-import type { ChargeRef } from "./live.js";
-import { formatAmount, type Numeric, toUnits, type Units } from "./money.js";
+import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
+import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
+import { formatAmount, toUnits } from "./money.js";
+import { summarizeBlocks } from "./payouts.js";
+import { refundCompletedEvents } from "./refunds.js";
 import { inScope, type Scope } from "./scope.js";
-import { type StoredSettlement, storedSettlements } from "./settlements.js";
 
 const MINUTE_MS = 60_000;
 
@@ -32,6 +36,15 @@ const MINUTE_MS = 60_000;
 export interface PaymentSettings extends ChangeSettings {
   /** How far a partial payment pushes the charge's expiry back, in minutes. */
   partialExtensionMinutes: number;
+  /** PAYOUT_MIN_AMOUNT: confirmed money below it waits in the clone for more (base units). */
+  payoutMinAmount: bigint;
+}
+
+/** A chain as confirming needs it. */
+export interface ConfirmingChain {
+  chainId: number;
+  /** The chain's confirmations, for charges that picked another chain (a picked chain's are the charge's). */
+  confirmations: number;
 }
 
 /** A payment as events and the hosted page show it. */
@@ -39,6 +52,7 @@ export interface PaymentResource {
   txHash: string;
   logIndex: number;
   blockNumber: number;
+  chainId: number;
   from: string;
   amount: string;
   status: "pending" | "confirmed";
@@ -48,21 +62,14 @@ interface PaymentRow {
   txHash: string;
   logIndex: number;
   blockNumber: bigint;
+  chainId: number;
   fromAddress: string;
-  amount: Units;
-  status: "SEEN" | "CONFIRMED";
+  amount: P.Decimal | bigint;
+  status: string;
 }
 
-interface SettlementRow {
-  txHash: string;
-  logIndex: number;
-  blockNumber: bigint;
-  netAmount: Numeric;
-  feeAmount: Numeric;
-}
-
-/** How buyers and merchants name a payment's status. */
-export function paymentStatus(status: "SEEN" | "CONFIRMED"): "pending" | "confirmed" {
+/** How buyers and merchants name a transfer's status (a reversed one is not shown). */
+export function paymentStatus(status: string): "pending" | "confirmed" {
   return status === "SEEN" ? "pending" : "confirmed";
 }
 
@@ -72,6 +79,7 @@ export function paymentResource(p: PaymentRow): PaymentResource {
     txHash: p.txHash,
     logIndex: p.logIndex,
     blockNumber: Number(p.blockNumber),
+    chainId: p.chainId,
     from: p.fromAddress,
     amount: formatAmount(p.amount),
     status: paymentStatus(p.status),
@@ -79,188 +87,284 @@ export function paymentResource(p: PaymentRow): PaymentResource {
 }
 
 /**
- * The USDC transfers into a charge's clone, in chain order, as its merchant sees them (`from` is a
- * hint only: often an exchange's hot wallet, not the buyer's own).
+ * The USDC payments to a charge's address that stand, in chain order, as its merchant sees them (`from`
+ * is a hint only: often an exchange's hot wallet, not the buyer's own).
  */
 export async function paymentsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<PaymentResource[]> {
-  const rows = await prisma.payment.findMany({
-    where: { chargeId, charge: inScope(scope) },
+  const rows = await prisma.chainTransfer.findMany({
+    where: { chargeId, kind: "PAYMENT", status: { not: "REVERSED" }, charge: inScope(scope) },
     orderBy: [{ blockNumber: "asc" }, { logIndex: "asc" }],
-    select: { txHash: true, logIndex: true, blockNumber: true, fromAddress: true, amount: true, status: true },
+    select: { txHash: true, logIndex: true, blockNumber: true, chainId: true, fromAddress: true, amount: true, status: true },
   });
   return rows.map(paymentResource);
 }
 
 const FINAL: readonly ChargeStatus[] = ["EXPIRED", "CANCELLED", "COMPLETED"];
-const byPosition = (a: { blockNumber: bigint; logIndex: number }, b: { blockNumber: bigint; logIndex: number }) =>
-  Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex;
+
+/** A transfer being confirmed, as the UPDATE returns it. */
+interface Confirming {
+  id: string;
+  kind: ConfirmedTransfer["kind"];
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  blockTime: Date | null;
+  fromAddress: string;
+  amount: P.Decimal;
+  refundId: string | null;
+}
 
 /**
- * Confirms every SEEN payment and settlement on `chainId` that has its charge's confirmations at
- * block `tip`, and applies them to their charges. Returns the charges that changed.
+ * Confirms every SEEN transfer on `chain` that has its confirmations at block `tip` and applies it
+ * to its charge; then records how far the chain's money is confirmed (the clock charges expire and
+ * authorizations end by). Returns the charges that changed.
  */
-export async function confirmChainMoney(prisma: Prisma, settings: PaymentSettings, chainId: number, tip: bigint, now = new Date()): Promise<Charge[]> {
+export async function confirmChainMoney(prisma: Prisma, settings: PaymentSettings, chain: ConfirmingChain, tip: bigint, now = new Date()): Promise<Charge[]> {
   const due = await prisma.$queryRaw<{ chargeId: string }[]>`
-    SELECT p.charge_id AS "chargeId" FROM payments p JOIN charges c ON c.id = p.charge_id
-    WHERE p.chain_id = ${chainId} AND p.status = 'SEEN' AND p.block_number + c.confirmations - 1 <= ${tip}
-    UNION
-    SELECT s.charge_id FROM settlements s JOIN charges c ON c.id = s.charge_id
-    WHERE s.chain_id = ${chainId} AND s.status = 'SEEN' AND s.block_number + c.confirmations - 1 <= ${tip}`;
+    SELECT DISTINCT t.charge_id AS "chargeId" FROM chain_transfers t JOIN charges c ON c.id = t.charge_id
+    WHERE t.chain_id = ${chain.chainId} AND t.status = 'SEEN'
+      AND t.block_number + (CASE WHEN c.chain_id = t.chain_id THEN coalesce(c.confirmations, ${chain.confirmations}) ELSE ${chain.confirmations} END) - 1 <= ${tip}`;
   const changed: Charge[] = [];
   for (const { chargeId } of due) {
-    const charge = await confirmChargeMoney(prisma, settings, chargeId, tip, now);
+    const charge = await confirmChargeMoney(prisma, settings, chain, chargeId, tip, now);
     if (charge) changed.push(charge);
   }
+  await recordConfirmedClock(prisma, chain, tip);
   return changed;
 }
 
-async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, chargeId: string, tip: bigint, now: Date): Promise<Charge | null> {
-  const confirmed = await prisma.$transaction(async (tx) => {
-    // The row lock orders this against cancel, expiry and the payout of the same charge.
+/**
+ * Stores the newest block whose money is confirmed (tip - confirmations + 1) and its time, as the
+ * newest stored block at or below it says. Charges expire and authorizations end by this clock.
+ */
+async function recordConfirmedClock(prisma: Prisma, chain: ConfirmingChain, tip: bigint): Promise<void> {
+  const confirmed = tip - BigInt(chain.confirmations) + 1n;
+  await prisma.$executeRaw`
+    UPDATE chain_cursors cc SET confirmed_block = b.number, confirmed_time = b.timestamp
+    FROM (SELECT number, timestamp FROM chain_blocks WHERE chain_id = ${chain.chainId} AND number <= ${confirmed} AND timestamp IS NOT NULL
+          ORDER BY number DESC LIMIT 1) b
+    WHERE cc.chain_id = ${chain.chainId} AND (cc.confirmed_block IS NULL OR cc.confirmed_block < b.number)`;
+}
+
+async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, chain: ConfirmingChain, chargeId: string, tip: bigint, now: Date) {
+  const done = await prisma.$transaction(async (tx) => {
+    // The row lock orders this against cancel, expiry, refunds and the payouts of the same charge.
     const [charge] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${chargeId} FOR UPDATE`;
     if (!charge) return null;
-    const depth = charge.confirmations ?? 1;
-    const payments = await tx.$queryRaw<PaymentRow[]>`
-      UPDATE payments SET status = 'CONFIRMED', confirmed_at = ${now}, late = ${FINAL.includes(charge.status)}
-      WHERE charge_id = ${chargeId} AND status = 'SEEN' AND block_number + ${depth} - 1 <= ${tip}
-      RETURNING tx_hash AS "txHash", log_index AS "logIndex", block_number AS "blockNumber", from_address AS "fromAddress", amount, status::text AS status`;
-    const settlements = await tx.$queryRaw<SettlementRow[]>`
-      UPDATE settlements SET status = 'CONFIRMED', confirmed_at = ${now}
-      WHERE charge_id = ${chargeId} AND status = 'SEEN' AND block_number + ${depth} - 1 <= ${tip}
-      RETURNING tx_hash AS "txHash", log_index AS "logIndex", block_number AS "blockNumber", net_amount AS "netAmount", fee_amount AS "feeAmount"`;
-    if (payments.length === 0 && settlements.length === 0) return null;
-    const change = applyChainMoney(charge, payments.sort(byPosition), settlements.sort(byPosition), settings, now);
-    const updated = await tx.charge.update({ where: { id: chargeId }, data: change.data });
-    // The invoice it pays counts the money in the same transaction (its row after the charge's).
-    if (updated.invoiceId !== null && payments.length > 0) {
-      const amount = payments.reduce((sum, p) => sum + toUnits(p.amount), 0n);
-      change.events.push(await invoicePaymentEvent(tx, updated.invoiceId, amount, settings, now));
-    }
-    return { updated, events: await recordEvents(tx, change.events) };
+    const depth = charge.chainId === chain.chainId ? (charge.confirmations ?? chain.confirmations) : chain.confirmations;
+    const confirmed = await tx.$queryRaw<Confirming[]>`
+      UPDATE chain_transfers SET status = 'CONFIRMED', confirmed_at = ${now}
+      WHERE charge_id = ${chargeId} AND chain_id = ${chain.chainId} AND status = 'SEEN' AND block_number + ${depth} - 1 <= ${tip}
+      RETURNING id, kind::text AS kind, chain_id AS "chainId", tx_hash AS "txHash", log_index AS "logIndex", block_number AS "blockNumber",
+        block_time AS "blockTime", from_address AS "fromAddress", amount, refund_id AS "refundId"`;
+    if (confirmed.length === 0) return null;
+    confirmed.sort((a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex);
+    const before = await reversedTwins(tx, confirmed);
+    const invoice = charge.invoiceId === null ? null : await lockPaidInvoice(tx, charge.invoiceId);
+    const plan = applyConfirmed(charge, confirmed, before, invoice !== null && invoice.status !== "VOID", settings, now);
+    const transfers = confirmed.map((t) => ({ ...t, amount: toUnits(t.amount), chargeId }));
+    await postTransfers(tx, charge, transfers, (t) => (plan.paysInvoice.has(t.id) ? charge.invoiceId : null), now);
+    if (plan.late.length > 0) await tx.chainTransfer.updateMany({ where: { id: { in: plan.late } }, data: { late: true } });
+    await deriveMoney(tx, [chargeId]);
+    const paidOut = confirmed.filter((t) => t.kind === "PAYOUT" || t.kind === "FEE");
+    if (paidOut.length > 0) await afterPayout(tx, settings, chargeId, chain.chainId, now);
+    const [derived] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${chargeId}`;
+    const written = Object.keys(plan.data).length > 0 ? await tx.charge.update({ where: { id: chargeId }, data: plan.data }) : derived!;
+    const events = [...plan.events];
+    // The payout's event shows the charge as the ledger now has it (its settlements included).
+    if (plan.payout) events.push({ scope: written, type: plan.payout.type, data: { ...chargeResource(written, settings), ...plan.payout.extra } });
+    if (invoice && plan.paysInvoice.size > 0) events.push(await invoicePaymentEvent(tx, invoice.id, settings, now));
+    events.push(
+      ...(await refundCompletedEvents(
+        tx,
+        confirmed.filter((t) => t.kind === "REFUND").map((t) => t.refundId!),
+        settings,
+        now,
+      )),
+    );
+    return { updated: written, events: await recordEvents(tx, events) };
   });
-  if (!confirmed) return null;
-  settings.feed?.changed([confirmed.updated], confirmed.events);
-  return confirmed.updated;
+  if (!done) return null;
+  settings.feed?.changed([done.updated], done.events);
+  return done.updated;
 }
 
 /**
- * The charge after newly confirmed `payments` then `settlements` (each in chain order): the update
- * to write and the events to record, each carrying the charge as it was right after its step.
+ * After payouts of `chargeId`'s clone on `chainId` were posted: the clone has code (a payout deploys
+ * it), and a clone whose money is all out has nothing blocking it any more; the charge shows its
+ * picked chain's deployment and its clones' first blocked reason.
  */
-function applyChainMoney(
+async function afterPayout(tx: P.TransactionClient, settings: PaymentSettings, chargeId: string, chainId: number, now: Date): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE clones SET deployed_at = coalesce(deployed_at, ${now}),
+      payout_blocked_reason = CASE WHEN held <= 0 THEN NULL ELSE payout_blocked_reason END,
+      payout_blocked_at = CASE WHEN held <= 0 THEN NULL ELSE payout_blocked_at END,
+      flush_failures = CASE WHEN held <= 0 THEN 0 ELSE flush_failures END,
+      flush_retry_at = CASE WHEN held <= 0 THEN NULL ELSE flush_retry_at END
+    WHERE charge_id = ${chargeId} AND chain_id = ${chainId}`;
+  await tx.$executeRaw`
+    UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
+    WHERE c.id = ${chargeId} AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
+  await summarizeBlocks(tx, [chargeId], settings);
+}
+
+/** How a payment was counted when a deep reorg reversed it: late or not, and the invoice it paid. */
+interface Reversed {
+  late: boolean;
+  invoiceId: string | null;
+}
+
+/**
+ * The payments among `confirmed` that a deep reorg reversed before and the chain has re-included
+ * (the same fact): each is counted again as it was counted then, not as new money.
+ */
+async function reversedTwins(tx: P.TransactionClient, confirmed: readonly Confirming[]): Promise<Map<string, Reversed>> {
+  const ids = confirmed.filter((t) => t.kind === "PAYMENT").map((t) => t.id);
+  if (ids.length === 0) return new Map();
+  const rows = await tx.$queryRaw<({ id: string } & Reversed)[]>`
+    SELECT DISTINCT ON (t.id) t.id, r.late, b.invoice_id AS "invoiceId"
+    FROM chain_transfers t
+    JOIN chain_transfers r ON r.chain_id = t.chain_id AND r.kind = t.kind AND r.fact_key = t.fact_key AND r.status = 'REVERSED'
+    LEFT JOIN balance_transactions b ON b.transfer_id = r.id AND b.type <> 'reversal'
+    WHERE t.id = ANY(${ids})
+    ORDER BY t.id, r.reversed_at DESC`;
+  return new Map(rows.map((r) => [r.id, { late: r.late, invoiceId: r.invoiceId }]));
+}
+
+/**
+ * What confirming a charge's transfers does to it: the fields to write besides money, the payments'
+ * events, which payments are late and which pay its invoice, and the payouts' event (made once the
+ * ledger has the charge's new settlements).
+ */
+interface Plan {
+  data: P.ChargeUpdateInput;
+  events: NewEvent[];
+  late: string[];
+  paysInvoice: Set<string>;
+  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: object } | null;
+}
+
+/**
+ * The charge after newly confirmed `transfers` (in chain order): payments first, each against the
+ * chain's clock, then payouts and fees. Each event carries the charge as it was right after its step.
+ * A payment in `reincluded` restores money a reorg took away: it counts as it counted before (late or
+ * not, paying the invoice it paid), with no event of its own.
+ */
+function applyConfirmed(
   charge: Charge,
-  payments: PaymentRow[],
-  settlements: SettlementRow[],
+  transfers: readonly Confirming[],
+  reincluded: ReadonlyMap<string, Reversed>,
+  invoiceOpen: boolean,
   settings: PaymentSettings,
   now: Date,
-): { data: P.ChargeUpdateInput; events: NewEvent[] } {
-  const c: ChargeView = { ...charge };
-  const data: P.ChargeUpdateInput = {};
-  const events: NewEvent[] = [];
-  const event = (type: NewEvent["type"], extra: object = {}) => events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
+): Plan {
+  type Money = "amountReceived" | "feeAmount" | "netAmount" | "settledAmount" | "amountRefunded";
+  const c: Omit<ChargeView, Money> & {
+    amountReceived: bigint | null;
+    feeAmount: bigint | null;
+    netAmount: bigint | null;
+    settledAmount: bigint;
+    amountRefunded: bigint;
+    payoutMinAmount: bigint;
+  } = {
+    ...charge,
+    amountReceived: charge.amountReceived === null ? null : toUnits(charge.amountReceived),
+    feeAmount: charge.feeAmount === null ? null : toUnits(charge.feeAmount),
+    netAmount: charge.netAmount === null ? null : toUnits(charge.netAmount),
+    settledAmount: toUnits(charge.settledAmount),
+    amountRefunded: toUnits(charge.amountRefunded),
+    payoutMinAmount: settings.payoutMinAmount,
+  };
+  const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null };
+  const event = (type: NewEvent["type"], extra: object = {}) => plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
+  const listed = (ps: readonly Confirming[]) => ({ payments: ps.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) });
+  const received = () => c.amountReceived ?? 0n;
 
-  if (payments.length > 0) {
-    const amounts = payments.map((p) => toUnits(p.amount));
-    const received = (c.amountReceived === null ? 0n : toUnits(c.amountReceived)) + amounts.reduce((a, b) => a + b, 0n);
-    c.amountReceived = received;
-    data.amountReceived = received.toString();
-    const paid = { payments: payments.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) };
-    if (FINAL.includes(c.status)) {
-      event("charge.late_payment", paid);
-    } else if (c.status === "PENDING" && received >= acceptedAmount(c)) {
-      c.status = data.status = nextStatus(c, "receive", now);
-      event("charge.received", { ...paid, ...underpaid(c, received) });
+  // Payments, in runs: those on time, until the chain's clock passes the expiry; then the late ones.
+  let run: Confirming[] = [];
+  const closeRun = () => {
+    if (run.length === 0) return;
+    if (c.status === "PENDING" && received() >= acceptedAmount(c)) {
+      c.status = plan.data.status = nextStatus(c, "receive", now);
+      event("charge.received", { ...listed(run), ...underpaid(c, received()) });
     } else if (c.status === "PENDING") {
-      // The buyer is mid-payment: give them time to send the rest, unless this is dust.
-      const minutes = partialExtensionMinutes(c, amounts, settings.partialExtensionMinutes);
-      if (minutes > 0) {
-        c.expiresAt = data.expiresAt = new Date(Math.max(c.expiresAt.getTime(), now.getTime()) + minutes * MINUTE_MS);
-        c.expiryExtendedMinutes = data.expiryExtendedMinutes = c.expiryExtendedMinutes + minutes;
-      }
-      event("charge.partial", paid);
+      event("charge.partial", listed(run));
     }
+    run = [];
+  };
+  const late: Confirming[] = [];
+  for (const p of transfers.filter((t) => t.kind === "PAYMENT")) {
+    const was = reincluded.get(p.id);
+    if (was && (was.late || FINAL.includes(c.status))) {
+      c.amountReceived = received() + toUnits(p.amount);
+      if (was.late) plan.late.push(p.id);
+      if (was.invoiceId !== null && was.invoiceId === charge.invoiceId) plan.paysInvoice.add(p.id);
+      continue;
+    }
+    if (c.status === "PENDING" && p.blockTime !== null && p.blockTime.getTime() >= c.expiresAt.getTime()) {
+      // The chain passed the expiry before this payment: the charge expired then.
+      closeRun();
+      c.status = plan.data.status = nextStatus(c, "expire", p.blockTime);
+      event(received() > 0n ? "charge.underpaid" : "charge.expired");
+    }
+    const amount = toUnits(p.amount);
+    c.amountReceived = received() + amount;
+    if (FINAL.includes(c.status)) {
+      late.push(p);
+      continue;
+    }
+    run.push(p);
+    if (invoiceOpen) plan.paysInvoice.add(p.id);
+    if (c.status === "PENDING" && received() < acceptedAmount(c)) {
+      // The buyer is mid-payment: give them time to send the rest, unless this is dust.
+      const minutes = partialExtensionMinutes(c, [amount], settings.partialExtensionMinutes);
+      if (minutes > 0) {
+        c.expiresAt = plan.data.expiresAt = new Date(Math.max(c.expiresAt.getTime(), now.getTime()) + minutes * MINUTE_MS);
+        c.expiryExtendedMinutes = plan.data.expiryExtendedMinutes = c.expiryExtendedMinutes + minutes;
+      }
+    }
+  }
+  closeRun();
+  if (late.length > 0) {
+    plan.late.push(...late.map((p) => p.id));
+    event("charge.late_payment", listed(late));
   }
 
-  if (settlements.length > 0) {
-    const net = settlements.reduce((sum, s) => sum + toUnits(s.netAmount), 0n);
-    const fee = settlements.reduce((sum, s) => sum + toUnits(s.feeAmount), 0n);
-    const settled = toUnits(c.settledAmount) + net + fee;
-    c.settledAmount = settled;
-    c.netAmount = (c.netAmount === null ? 0n : toUnits(c.netAmount)) + net;
-    c.feeAmount = (c.feeAmount === null ? 0n : toUnits(c.feeAmount)) + fee;
-    const list: StoredSettlement[] = [
-      ...storedSettlements(c),
-      ...settlements.map((s) => ({
-        txHash: s.txHash,
-        logIndex: s.logIndex,
-        blockNumber: Number(s.blockNumber),
-        netAmount: toUnits(s.netAmount).toString(),
-        feeAmount: toUnits(s.feeAmount).toString(),
-        confirmedAt: now.toISOString(),
-      })),
-    ];
-    c.settlements = list as unknown as P.JsonValue;
-    Object.assign(data, { settledAmount: settled.toString(), netAmount: c.netAmount.toString(), feeAmount: c.feeAmount.toString(), settlements: list });
-    const received = c.amountReceived === null ? 0n : toUnits(c.amountReceived);
-    if (settled >= received) {
-      // Everything is out of the clone: whatever held the payout up is over.
-      c.payoutBlockedReason = data.payoutBlockedReason = null;
-      c.payoutBlockedAt = data.payoutBlockedAt = null;
-      c.flushFailures = data.flushFailures = 0;
-      c.flushRetryAt = data.flushRetryAt = null;
+  // Payouts and fees: money out of the clones.
+  const out = transfers.filter((t) => t.kind === "PAYOUT" || t.kind === "FEE");
+  if (out.length > 0) {
+    const net = out.filter((t) => t.kind === "PAYOUT").reduce((sum, t) => sum + toUnits(t.amount), 0n);
+    const fee = out.filter((t) => t.kind === "FEE").reduce((sum, t) => sum + toUnits(t.amount), 0n);
+    c.netAmount = (c.netAmount ?? 0n) + net;
+    c.feeAmount = (c.feeAmount ?? 0n) + fee;
+    c.settledAmount = c.settledAmount + net + fee;
+    const last = out[out.length - 1]!;
+    let completes = false;
+    if (c.status === "RECEIVED") {
+      try {
+        c.status = nextStatus(c, "complete", now);
+        completes = true;
+      } catch {
+        // Not all of it out yet: the next payout takes the rest.
+      }
     }
-    const last = settlements[settlements.length - 1]!;
-    if (c.status === "RECEIVED" && settled >= received) {
-      c.status = data.status = nextStatus(c, "complete", now);
-      c.completedAt = data.completedAt = now;
-      c.flushTxHash = data.flushTxHash = last.txHash;
-      const overpaid = received - c.amount;
-      event("charge.completed", { overpaidAmount: formatAmount(overpaid > 0n ? overpaid : 0n), ...underpaid(c, received) });
+    if (completes) {
+      plan.data.status = c.status;
+      plan.data.completedAt = now;
+      plan.data.flushTxHash = last.txHash;
+      const overpaid = received() - c.amount;
+      plan.payout = { type: "charge.completed", extra: { overpaidAmount: formatAmount(overpaid > 0n ? overpaid : 0n), ...underpaid(c, received()) } };
     } else {
-      // A completed charge keeps the settlement that completed it; any other keeps its first.
-      if (c.flushTxHash === null) c.flushTxHash = data.flushTxHash = settlements[0]!.txHash;
-      event("charge.payout_confirmed");
+      // A completed charge keeps the payout that completed it; any other keeps its first.
+      if (c.flushTxHash === null) plan.data.flushTxHash = out[0]!.txHash;
+      plan.payout = { type: "charge.payout_confirmed", extra: {} };
     }
   }
-  return { data, events };
+  return plan;
 }
 
 /** `underpaidAmount` for a charge paid within its underpayment tolerance (and nothing when paid in full). */
 function underpaid(c: { amount: bigint }, received: bigint): { underpaidAmount?: string } {
   return received < c.amount ? { underpaidAmount: formatAmount(c.amount - received) } : {};
-}
-
-/** Money the indexer saw move into (a payment) or out of (a settlement) a charge's clone, not yet confirmed. */
-export interface SeenChainMoney {
-  payments: P.PaymentCreateManyInput[];
-  settlements: P.SettlementCreateManyInput[];
-}
-
-/** Records money seen on chain, inside the indexer's transaction for its range (a log seen twice is recorded once). */
-export async function recordSeenChainMoney(tx: P.TransactionClient, seen: SeenChainMoney): Promise<void> {
-  await tx.payment.createMany({ data: seen.payments, skipDuplicates: true });
-  await tx.settlement.createMany({ data: seen.settlements, skipDuplicates: true });
-}
-
-/**
- * Forgets the unconfirmed money seen above `blockNumber` on `chainId` (a reorg replaced those
- * blocks), inside the indexer's rollback. Returns how many confirmed records lie above it: a reorg
- * deeper than the confirmations, which nothing can undo safely.
- */
-export async function forgetSeenChainMoneyAbove(tx: P.TransactionClient, chainId: number, blockNumber: bigint): Promise<number> {
-  const above = { chainId, blockNumber: { gt: blockNumber } };
-  await tx.payment.deleteMany({ where: { ...above, status: "SEEN" } });
-  await tx.settlement.deleteMany({ where: { ...above, status: "SEEN" } });
-  const [payments, settlements] = await Promise.all([
-    tx.payment.count({ where: { ...above, status: "CONFIRMED" } }),
-    tx.settlement.count({ where: { ...above, status: "CONFIRMED" } }),
-  ]);
-  return payments + settlements;
-}
-
-/** The charges on `chainId` with a payment waiting for confirmations: their progress moves with every block. */
-export async function chargesAwaitingConfirmations(prisma: Prisma, chainId: number): Promise<ChargeRef[]> {
-  return prisma.$queryRaw`
-    SELECT DISTINCT c.id, c.merchant_id AS "merchantId", c.livemode FROM payments p JOIN charges c ON c.id = p.charge_id
-    WHERE p.chain_id = ${chainId} AND p.status = 'SEEN'`;
 }

@@ -1,23 +1,26 @@
-// Payouts, the database side: which clones hold confirmed money that is not paid out yet, claiming
-// them for one of our flushes, and what happens when a payout cannot go through. The chain side
-// (simulating, signing, sending, tracking) is jobs/flushes.ts; the money itself is only ever counted
-// from the chain's Flushed events (domain/payments.ts), whoever sent the flush.
+// Payouts, the database side: which clones hold confirmed money to pay out, claiming them for one of
+// our payout transactions, and what happens when a payout cannot go through. The chain side
+// (simulating, signing, sending, tracking) is jobs/payouts.ts; the money itself is only ever counted
+// from the chain's transfers out of the clones (domain/chain-transfers.ts), whoever sent the payout.
 //
-// A clone is due when its charge is past PENDING (RECEIVED, an underpaid EXPIRED or CANCELLED, or
-// late money on a final charge), its confirmed `amountReceived` exceeds `settledAmount`, it is
-// deployed, no flush of ours is in flight for it, no settlement of it is waiting for confirmations
-// (someone else's flush is already paying it out), and its payout has not been stopped.
+// A clone (one charge's address on one chain) is due when its charge is past PENDING (RECEIVED, an
+// underpaid EXPIRED or CANCELLED, or late money on a final charge), the ledger says it holds at least
+// the payout minimum (less waits for more money: paying out dust costs more gas than it is worth), no
+// payout of ours is in flight for it, none of anyone's is waiting for confirmations, and its payout
+// has not been stopped.
 //
-// Invariants: a clone is in at most one flush of ours at a time (`flushId`); a flush that does not
-// pay a clone is counted against it only when nothing else paid it (a race with another flusher is
-// no failure), and after MAX_FLUSH_FAILURES the payout stops (`flush_failing`) instead of paying gas
-// forever; `charge.payout_blocked` is recorded once each time a payout becomes blocked.
+// Invariants: a clone is in at most one payout of ours at a time (`flushId`); a payout that does not
+// pay a clone counts against it only when nothing else paid it (a race with another payer is no
+// failure), and after MAX_FLUSH_FAILURES its payout stops (`flush_failing`) instead of paying gas
+// forever; `charge.payout_blocked` is recorded once each time a charge's payout becomes blocked; a
+// charge shows the first blocked reason among its clones.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
 import { notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
+import { toUnits } from "./money.js";
 
 /** Why money in a clone cannot be paid out now, as a charge shows it. */
 export const PAYOUT_BLOCK_REASONS = [
@@ -25,62 +28,83 @@ export const PAYOUT_BLOCK_REASONS = [
   "wallet_blacklisted",
   /** The clone itself is blacklisted: it can send nothing. */
   "clone_blacklisted",
-  /** The fee recipient is blacklisted. */
+  /** The fee recipient is blacklisted (version 1 clones only: version 2 pays the merchant regardless). */
   "fee_recipient_blacklisted",
   /** The token is paused: no transfer moves until it is unpaused. */
   "token_paused",
-  /** The token refuses the flush for another reason (checked without sending anything). */
+  /** The token refuses the payout for another reason (checked without sending anything). */
   "flush_reverting",
-  /** Our flushes kept failing on chain; payouts of this clone stopped until an operator retries. */
+  /** Our payouts kept failing on chain; payouts of this clone stopped until an operator retries. */
   "flush_failing",
+  /** A version 1 clone that was never deployed, on a chain without CHAIN_<id>_FACTORY_V1. */
+  "contract_unavailable",
 ] as const;
 
 export type PayoutBlockReason = (typeof PAYOUT_BLOCK_REASONS)[number];
 
-/** Flushes of ours in a row that may fail to pay a clone before its payout stops and alerts. */
+/** Payouts of ours in a row that may fail to pay a clone before its payout stops and alerts. */
 export const MAX_FLUSH_FAILURES = 5;
-/** A failed flush is tried again after this, doubled with each failure in a row. */
+/** A failed payout is tried again after this, doubled with each failure in a row. */
 const FAILURE_RETRY_MS = 60_000;
 
-/** A clone that holds confirmed money not paid out yet. */
+/** A clone that holds confirmed money to pay out. */
 export interface DueClone {
-  id: string;
-  cloneAddress: string;
-  /** Where the clone pays the merchant (fixed in its code). */
-  settlementWallet: string;
+  chargeId: string;
+  address: string;
+  /** 1 or 2: which contracts pay it out. */
+  version: number;
+  /** What the ledger says it holds (base units): what the payout moves. */
+  held: bigint;
+  /** Whether a payout already moved money out of it (so it has code). */
+  deployed: boolean;
+  /** Where the clone pays the merchant, and the fee it takes (fixed in its address). */
+  wallet: string;
+  feeBps: number;
   payoutBlockedReason: string | null;
 }
 
 /** Up to `limit` clones of `chainId` due for a payout, oldest charge first. */
-export async function dueClones(prisma: Prisma, chainId: number, limit: number, now = new Date()): Promise<DueClone[]> {
-  // The predicate matches the partial index over charges with unflushed money.
-  return prisma.$queryRaw`
-    SELECT id, clone_address AS "cloneAddress", settlement_wallet AS "settlementWallet", payout_blocked_reason AS "payoutBlockedReason" FROM charges c
-    WHERE chain_id = ${chainId} AND amount_received > settled_amount AND status <> 'PENDING'
-      AND flush_id IS NULL AND deployed_at IS NOT NULL AND (flush_retry_at IS NULL OR flush_retry_at <= ${now})
-      AND flush_failures < ${MAX_FLUSH_FAILURES}
-      AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.charge_id = c.id AND s.status = 'SEEN')
-    ORDER BY created_at LIMIT ${limit}`;
+export async function dueClones(prisma: Prisma, chainId: number, limit: number, payoutMinAmount: bigint, now = new Date()): Promise<DueClone[]> {
+  // The predicate matches the partial index over clones holding money.
+  const rows = await prisma.$queryRaw<(Omit<DueClone, "held"> & { held: P.Decimal })[]>`
+    SELECT k.charge_id AS "chargeId", k.address, k.version, k.held, k.deployed_at IS NOT NULL AS deployed,
+      c.settlement_wallet AS wallet, c.fee_bps AS "feeBps", k.payout_blocked_reason AS "payoutBlockedReason"
+    FROM clones k JOIN charges c ON c.id = k.charge_id
+    WHERE k.chain_id = ${chainId} AND k.held > 0 AND k.held >= ${payoutMinAmount} AND c.status <> 'PENDING'
+      AND k.flush_id IS NULL AND (k.flush_retry_at IS NULL OR k.flush_retry_at <= ${now}) AND k.flush_failures < ${MAX_FLUSH_FAILURES}
+      AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')
+    ORDER BY c.created_at LIMIT ${limit}`;
+  return rows.map((r) => ({ ...r, held: toUnits(r.held) }));
 }
 
-/** Claims `chargeIds` for our flush transaction `txId` (inside its recording); false if one is already in a flush. */
-export async function claimForFlush(tx: P.TransactionClient, txId: string, chargeIds: string[]): Promise<boolean> {
-  const claimed = await tx.charge.updateMany({ where: { id: { in: chargeIds }, flushId: null }, data: { flushId: txId } });
+/** Claims the clones of `chargeIds` on `chainId` for our payout `txId` (inside its recording); false if one is already in a payout. */
+export async function claimForFlush(tx: P.TransactionClient, txId: string, chainId: number, chargeIds: string[]): Promise<boolean> {
+  const claimed = await tx.clone.updateMany({ where: { chainId, chargeId: { in: chargeIds }, flushId: null }, data: { flushId: txId } });
   return claimed.count === chargeIds.length;
 }
 
-/** How one of our flush transactions ended. */
+/** How one of our payout transactions ended. */
 export type FlushOutcome =
-  /** Mined with success and confirmed: these clones' Flushed events are in it. */
+  /** Mined with success and confirmed: these clones (addresses) sent money in it. */
   | { kind: "confirmed"; paid: ReadonlySet<string> }
   /** Mined and reverted: it paid no clone. */
   | { kind: "reverted" }
   /** Never mined (its nonce went to another transaction): nothing happened on chain. */
   | { kind: "dropped" };
 
+interface ClaimedClone {
+  chargeId: string;
+  chainId: number;
+  address: string;
+  flushFailures: number;
+  payoutBlockedAt: Date | null;
+  /** Someone else's payout of it is waiting for confirmations, or the ledger says it is empty already. */
+  settlingElsewhere: boolean;
+}
+
 /**
- * Releases the charges of our flush `txId` after `outcome`. A clone it did not pay counts a failure,
- * unless money already left it by someone else's flush; at MAX_FLUSH_FAILURES its payout stops
+ * Releases the clones of our payout `txId` after `outcome`. A clone it did not pay counts a failure,
+ * unless money already left it by someone else's payout; at MAX_FLUSH_FAILURES its payout stops
  * (`flush_failing`, logged at error, `charge.payout_blocked`). Returns the charges whose payout stopped.
  */
 export async function releaseFlush(
@@ -92,52 +116,56 @@ export async function releaseFlush(
   now = new Date(),
 ): Promise<Charge[]> {
   const result = await prisma.$transaction(async (tx) => {
-    const charges = await tx.$queryRaw<(Charge & { settlingElsewhere: boolean })[]>`
-      SELECT ${CHARGE_COLUMNS},
-        amount_received <= settled_amount + (SELECT coalesce(sum(s.net_amount + s.fee_amount), 0) FROM settlements s WHERE s.charge_id = charges.id AND s.status = 'SEEN')
-          AS "settlingElsewhere"
-      FROM charges WHERE flush_id = ${txId} ORDER BY id FOR UPDATE`;
-    const stopped: Charge[] = [];
-    for (const { settlingElsewhere, ...charge } of charges) {
-      const paid = outcome.kind === "confirmed" && charge.cloneAddress !== null && outcome.paid.has(charge.cloneAddress);
-      if (paid || outcome.kind === "dropped" || settlingElsewhere) {
-        await tx.charge.update({ where: { id: charge.id }, data: { flushId: null } });
+    const clones = await tx.$queryRaw<ClaimedClone[]>`
+      SELECT k.charge_id AS "chargeId", k.chain_id AS "chainId", k.address, k.flush_failures AS "flushFailures", k.payout_blocked_at AS "payoutBlockedAt",
+        (k.held <= 0 OR EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id
+          AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')) AS "settlingElsewhere"
+      FROM clones k WHERE k.flush_id = ${txId} ORDER BY k.charge_id FOR UPDATE`;
+    const stopped: string[] = [];
+    for (const clone of clones) {
+      const where = { chargeId_chainId: { chargeId: clone.chargeId, chainId: clone.chainId } };
+      const paid = outcome.kind === "confirmed" && outcome.paid.has(clone.address.toLowerCase());
+      if (paid || outcome.kind === "dropped" || clone.settlingElsewhere) {
+        await tx.clone.update({ where, data: { flushId: null } });
         continue;
       }
-      const failures = charge.flushFailures + 1;
+      const failures = clone.flushFailures + 1;
       if (failures < MAX_FLUSH_FAILURES) {
         const retryAt = new Date(now.getTime() + FAILURE_RETRY_MS * 2 ** (failures - 1));
-        await tx.charge.update({ where: { id: charge.id }, data: { flushId: null, flushFailures: failures, flushRetryAt: retryAt } });
+        await tx.clone.update({ where, data: { flushId: null, flushFailures: failures, flushRetryAt: retryAt } });
         continue;
       }
-      stopped.push(
-        await tx.charge.update({
-          where: { id: charge.id },
-          data: { flushId: null, flushFailures: failures, flushRetryAt: null, ...blockedFields(charge, "flush_failing", now) },
-        }),
+      await tx.clone.update({
+        where,
+        data: {
+          flushId: null,
+          flushFailures: failures,
+          flushRetryAt: null,
+          payoutBlockedReason: "flush_failing",
+          payoutBlockedAt: clone.payoutBlockedAt ?? now,
+        },
+      });
+      stopped.push(clone.chargeId);
+      logger.error(
+        { chargeId: clone.chargeId, chainId: clone.chainId, clone: clone.address, failures },
+        "payout stopped: our payouts of this clone kept failing; the money is safe in the clone (retry with: stablegate payouts retry <chargeId>)",
       );
     }
-    const events = await recordEvents(tx, newlyBlocked(charges, stopped, settings));
-    return { stopped, events };
+    return summarizeBlocks(tx, stopped, settings);
   });
-  for (const c of result.stopped) {
-    logger.error(
-      { chargeId: c.id, chainId: c.chainId, clone: c.cloneAddress, failures: c.flushFailures },
-      "payout stopped: our flushes of this clone kept failing; the money is safe in the clone (retry with: stablegate payouts retry <chargeId>)",
-    );
-  }
-  settings.feed?.changed(result.stopped, result.events);
-  return result.stopped;
+  settings.feed?.changed(result.changed, result.events);
+  return result.changed;
 }
 
 /**
- * Marks the payouts of `chargeIds` blocked for `reason` (the token refuses them now, found without
- * sending anything) and looks again at `retryAt`. A charge that was not blocked yet records
- * `charge.payout_blocked`; one already blocked only has its reason brought up to date.
+ * Marks the payouts of `chargeIds`' clones on `chainId` blocked for `reason` (the token refuses them
+ * now, found without sending anything) and looks again at `retryAt`. A charge that was not blocked yet
+ * records `charge.payout_blocked`. Returns the charges whose shown reason changed.
  */
 export async function blockPayouts(
   prisma: Prisma,
   settings: ChangeSettings,
+  chainId: number,
   chargeIds: string[],
   reason: PayoutBlockReason,
   retryAt: Date,
@@ -145,59 +173,94 @@ export async function blockPayouts(
 ): Promise<Charge[]> {
   if (chargeIds.length === 0) return [];
   const result = await prisma.$transaction(async (tx) => {
-    const charges = await tx.$queryRaw<
-      Charge[]
-    >`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ANY(${chargeIds}) AND flush_id IS NULL ORDER BY id FOR UPDATE`;
-    const updated: Charge[] = [];
-    for (const c of charges) {
-      updated.push(await tx.charge.update({ where: { id: c.id }, data: { flushRetryAt: retryAt, ...blockedFields(c, reason, now) } }));
-    }
-    return { charges, updated, events: await recordEvents(tx, newlyBlocked(charges, updated, settings)) };
+    await tx.$executeRaw`
+      UPDATE clones SET flush_retry_at = ${retryAt}, payout_blocked_reason = ${reason}, payout_blocked_at = coalesce(payout_blocked_at, ${now}), updated_at = ${now}
+      WHERE chain_id = ${chainId} AND charge_id = ANY(${chargeIds}) AND flush_id IS NULL`;
+    return summarizeBlocks(tx, chargeIds, settings);
   });
-  // Only a new or different reason is news to subscribers; the retry time is not.
-  const was = new Map(result.charges.map((c) => [c.id, c.payoutBlockedReason]));
-  settings.feed?.changed(
-    result.updated.filter((c) => was.get(c.id) !== c.payoutBlockedReason),
-    result.events,
-  );
-  return result.updated;
+  settings.feed?.changed(result.changed, result.events);
+  return result.changed;
 }
 
-/** Puts off the payouts of `chargeIds` until `retryAt` (their clone is empty: someone else's flush is on its way). */
-export async function deferPayouts(prisma: Prisma, chargeIds: string[], retryAt: Date): Promise<void> {
+/**
+ * Brings `chargeIds`' shown payout block up to date with their clones (the first clone's reason, by
+ * chain) under their row locks; records `charge.payout_blocked` for each newly blocked. Returns the
+ * charges whose reason changed, and the events.
+ */
+export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readonly string[], settings: ChangeSettings) {
+  if (chargeIds.length === 0) return { changed: [] as Charge[], events: [] };
+  const before = await tx.$queryRaw<{ id: string; reason: string | null; next: string | null; at: Date | null }[]>`
+    SELECT c.id, c.payout_blocked_reason AS reason,
+      (SELECT k.payout_blocked_reason FROM clones k WHERE k.charge_id = c.id AND k.payout_blocked_reason IS NOT NULL ORDER BY k.chain_id LIMIT 1) AS next,
+      (SELECT min(k.payout_blocked_at) FROM clones k WHERE k.charge_id = c.id) AS at
+    FROM charges c WHERE c.id = ANY(${[...chargeIds]}) ORDER BY c.id FOR UPDATE OF c`;
+  const changed: Charge[] = [];
+  for (const b of before.filter((r) => r.reason !== r.next)) {
+    const [updated] = await tx.$queryRaw<Charge[]>`
+      UPDATE charges SET payout_blocked_reason = ${b.next}, payout_blocked_at = ${b.next === null ? null : b.at}, updated_at = now()
+      WHERE id = ${b.id} RETURNING ${CHARGE_COLUMNS}`;
+    changed.push(updated!);
+  }
+  const was = new Map(before.map((b) => [b.id, b.reason]));
+  const events = await recordEvents(
+    tx,
+    changed
+      .filter((c) => c.payoutBlockedReason !== null && was.get(c.id) == null)
+      .map((c) => ({ scope: c, type: "charge.payout_blocked" as const, data: chargeResource(c, settings) })),
+  );
+  return { changed, events };
+}
+
+/** Puts off the payouts of `chargeIds`' clones on `chainId` until `retryAt` (their money is already leaving by someone else's payout). */
+export async function deferPayouts(prisma: Prisma, chainId: number, chargeIds: string[], retryAt: Date): Promise<void> {
   if (chargeIds.length === 0) return;
-  await prisma.charge.updateMany({ where: { id: { in: chargeIds }, flushId: null }, data: { flushRetryAt: retryAt } });
+  await prisma.clone.updateMany({ where: { chainId, chargeId: { in: chargeIds }, flushId: null }, data: { flushRetryAt: retryAt } });
+}
+
+/**
+ * Records that the clone of `chargeId` on `chainId` has code (a sweep of ours deployed it): its next
+ * payout does not try to create it again, which would burn the creation's gas for nothing.
+ */
+export async function markDeployed(prisma: Prisma, chainId: number, chargeId: string, now: Date): Promise<void> {
+  const charge = await prisma.charge.findUniqueOrThrow({ where: { id: chargeId }, select: { depositAddress: true, contractVersion: true } });
+  await prisma.clone.upsert({
+    where: { chargeId_chainId: { chargeId, chainId } },
+    create: { chargeId, chainId, address: charge.depositAddress!, version: charge.contractVersion, deployedAt: now },
+    update: {},
+  });
+  await prisma.clone.updateMany({ where: { chargeId, chainId, deployedAt: null }, data: { deployedAt: now } });
+  await prisma.$executeRaw`
+    UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
+    WHERE c.id = ${chargeId} AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
+}
+
+/**
+ * Forgets the deployment of `chargeIds`' clones on `chainId`, which have no code although recorded
+ * deployed (a reorg took the transaction that deployed them): their next payout deploys them again.
+ */
+export async function forgetDeployments(prisma: Prisma, chainId: number, chargeIds: readonly string[]): Promise<void> {
+  if (chargeIds.length === 0) return;
+  await prisma.clone.updateMany({ where: { chainId, chargeId: { in: [...chargeIds] } }, data: { deployedAt: null } });
+  await prisma.charge.updateMany({ where: { chainId, id: { in: [...chargeIds] } }, data: { deployedAt: null } });
 }
 
 /** Lets a stopped (`flush_failing`) or waiting payout be tried at once: the operator's `stablegate payouts retry`. */
-export async function retryPayout(prisma: Prisma, chargeId: string): Promise<Charge> {
+export async function retryPayout(prisma: Prisma, settings: ChangeSettings, chargeId: string): Promise<Charge> {
   const charge = await prisma.charge.findUnique({ where: { id: chargeId } });
   if (!charge) throw notFound("charge", chargeId);
-  // A token-side block (blacklist, pause) clears itself once a payout goes through; a stop does not.
-  const reason = charge.payoutBlockedReason === "flush_failing" ? null : charge.payoutBlockedReason;
-  return prisma.charge.update({
-    where: { id: chargeId },
-    data: { flushFailures: 0, flushRetryAt: null, payoutBlockedReason: reason, payoutBlockedAt: reason === null ? null : charge.payoutBlockedAt },
+  return prisma.$transaction(async (tx) => {
+    // A token-side block (blacklist, pause) clears itself once a payout goes through; a stop does not.
+    await tx.clone.updateMany({ where: { chargeId }, data: { flushFailures: 0, flushRetryAt: null } });
+    await tx.clone.updateMany({ where: { chargeId, payoutBlockedReason: "flush_failing" }, data: { payoutBlockedReason: null, payoutBlockedAt: null } });
+    await summarizeBlocks(tx, [chargeId], settings);
+    return tx.charge.findUniqueOrThrow({ where: { id: chargeId } });
   });
-}
-
-function blockedFields(charge: Charge, reason: PayoutBlockReason, now: Date): { payoutBlockedReason: PayoutBlockReason; payoutBlockedAt: Date } {
-  return { payoutBlockedReason: reason, payoutBlockedAt: charge.payoutBlockedAt ?? now };
-}
-
-/** `charge.payout_blocked` for each charge of `after` that was not blocked in `before`. */
-function newlyBlocked(before: readonly Charge[], after: readonly Charge[], settings: ChangeSettings) {
-  const was = new Map(before.map((c) => [c.id, c.payoutBlockedReason]));
-  return after
-    .filter((c) => c.payoutBlockedReason !== null && was.get(c.id) == null)
-    .map((c) => ({ scope: c, type: "charge.payout_blocked" as const, data: chargeResource(c, settings) }));
 }
 
 /** Blocked payouts per chain and reason (`flush_failing` ones need an operator): what /metrics reports. */
 export async function blockedPayouts(prisma: Prisma): Promise<{ chainId: number; reason: string; charges: number }[]> {
-  // The predicate matches the partial index over blocked payouts.
   const rows = await prisma.$queryRaw<{ chainId: number; reason: string; charges: bigint }[]>`
-    SELECT chain_id AS "chainId", payout_blocked_reason AS reason, count(*) AS charges FROM charges
+    SELECT chain_id AS "chainId", payout_blocked_reason AS reason, count(*) AS charges FROM clones
     WHERE payout_blocked_reason IS NOT NULL GROUP BY chain_id, payout_blocked_reason ORDER BY 1, 2`;
   return rows.map((r) => ({ ...r, charges: Number(r.charges) }));
 }

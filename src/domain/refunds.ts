@@ -9,17 +9,21 @@
 // - what a charge's refunds ask for never exceeds the confirmed money it received: refunds are made
 //   under the charge's row lock, counting every refund that is not CANCELLED;
 // - a refund is completed only by a USDC transfer of exactly its amount, from the charge's settlement
-//   wallet to its address, on its chain, in a block after the chain's head when it was made; one
-//   transfer completes one refund (a unique index), the oldest waiting refund first;
+//   wallet to its address, on its chain, in a block after the chain's head when it was made: the one in
+//   the transaction that spent its authorization's nonce, else the oldest waiting refund first; one
+//   transfer completes one refund (domain/chain-transfers.ts), and its ledger row is the charge's
+//   amountRefunded;
+// - a refund with money on its way cannot be cancelled (409 refund_payment_on_its_way): its transfer
+//   seen on chain, or an authorization accepted and not yet spent or expired on chain, even one whose
+//   relay failed (anyone may still send it);
 // - a transfer seen but not yet confirmed is forgotten when a reorg removes its block.
 import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { type Prisma, selectRows } from "../db/client.js";
-import type { Prisma as P, Refund } from "../generated/prisma/client.js";
+import type { Prisma } from "../db/client.js";
+import type { Authorization, Prisma as P, Refund } from "../generated/prisma/client.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
-import { type Charge, CHARGE_COLUMNS } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
-import type { ChargeFeed } from "./live.js";
+import { validUntil } from "./authorizations.js";
 import { newId, randomBase62 } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { keysetPage, type Page, pageParams } from "./paging.js";
@@ -27,6 +31,12 @@ import { inScope, type Scope } from "./scope.js";
 import { evmAddress, parseInput } from "./validation.js";
 
 export type { Refund };
+
+/** A refund with its latest authorization (what its resource shows). */
+export type RefundRow = Refund & { authorizations?: Pick<Authorization, "status" | "error" | "endedAt" | "endReason" | "validBefore">[] };
+
+/** Reads a refund with what `refundResource` shows of its authorizations. */
+export const REFUND_INCLUDE = { authorizations: { orderBy: { createdAt: "desc" as const }, take: 1 } };
 
 export const REFUND_STATUSES = ["AWAITING_ADDRESS", "AWAITING_PAYMENT", "COMPLETED", "CANCELLED"] as const;
 
@@ -66,9 +76,18 @@ export const RefundResource = z.object({
   txHash: z.string().nullable().describe("The transfer that pays it, once seen on chain; the refund completes when it is confirmed."),
   claimUrl: z.string().nullable().describe("The page where the buyer gives an address (a capability: share it with the buyer only)."),
   authorization: z
-    .object({ status: z.enum(["relaying", "sent", "failed"]), error: z.string().nullable() })
+    .object({
+      status: z.enum(["relaying", "sent", "mined", "failed"]).describe("Our relay of it: waiting, sent, mined, or failed (see error)."),
+      error: z.string().nullable(),
+      onItsWay: z
+        .boolean()
+        .describe(
+          "Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another.",
+        ),
+      validBefore: z.string().describe("When it stops being valid (ISO 8601)."),
+    })
     .nullable()
-    .describe("An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given)."),
+    .describe("The latest EIP-3009 authorization given for it, if any."),
   createdAt: z.string(),
   completedAt: z.string().nullable(),
   cancelledAt: z.string().nullable(),
@@ -76,7 +95,8 @@ export const RefundResource = z.object({
 export type RefundResource = z.infer<typeof RefundResource>;
 
 /** Shapes a stored refund as the API shows it. */
-export function refundResource(r: Refund, settings: RefundSettings): RefundResource {
+export function refundResource(r: RefundRow, settings: RefundSettings): RefundResource {
+  const a = r.authorizations?.[0];
   return {
     id: r.id,
     object: "refund",
@@ -90,8 +110,9 @@ export function refundResource(r: Refund, settings: RefundSettings): RefundResou
     chainId: r.chainId,
     txHash: r.status === "CANCELLED" ? null : r.txHash,
     claimUrl: r.status === "AWAITING_ADDRESS" && r.claimToken ? claimUrl(r, settings) : null,
-    authorization:
-      r.authorization === null ? null : { status: r.authorizationError ? "failed" : r.authorizationTxId ? "sent" : "relaying", error: r.authorizationError },
+    authorization: a
+      ? { status: a.status.toLowerCase() as "relaying" | "sent" | "mined" | "failed", error: a.error, onItsWay: a.endedAt === null, validBefore: validUntil(a) }
+      : null,
     createdAt: r.createdAt.toISOString(),
     completedAt: r.completedAt?.toISOString() ?? null,
     cancelledAt: r.cancelledAt?.toISOString() ?? null,
@@ -122,7 +143,7 @@ export async function createRefund(
   input: unknown,
   settings: RefundSettings,
   now = new Date(),
-): Promise<Refund> {
+): Promise<RefundRow> {
   const data = parseInput(createSchema, input);
   const asked = data.amount === undefined ? null : parseAmount(data.amount);
   if (data.amount !== undefined && (asked === null || asked <= 0n)) {
@@ -173,8 +194,8 @@ export async function createRefund(
 }
 
 /** A refund of `scope`, or 404. */
-export async function getRefund(prisma: Prisma, scope: Scope, id: string): Promise<Refund> {
-  const refund = await prisma.refund.findFirst({ where: { id, ...inScope(scope) } });
+export async function getRefund(prisma: Prisma, scope: Scope, id: string): Promise<RefundRow> {
+  const refund = await prisma.refund.findFirst({ where: { id, ...inScope(scope) }, include: REFUND_INCLUDE });
   if (!refund) throw notFound("refund", id);
   return refund;
 }
@@ -192,7 +213,7 @@ export function countRefunds(prisma: Prisma, scope: Scope, input: unknown): Prom
 }
 
 /** One page of refunds, newest first, optionally of one charge or status. */
-export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Refund>> {
+export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<RefundRow>> {
   const { chargeId, status, ...page } = parseInput(listSchema, input);
   const where = refundFilter(scope, { chargeId, status });
   if (chargeId && !(await prisma.charge.findFirst({ where: { id: chargeId, ...inScope(scope) }, select: { id: true } }))) {
@@ -202,30 +223,35 @@ export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown):
     "refund",
     page,
     (id) => prisma.refund.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
-    (q) => prisma.refund.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    (q) => prisma.refund.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take, include: REFUND_INCLUDE }),
   );
 }
 
 /**
  * Cancels a waiting refund (a cancelled one is returned as is). 409 `refund_not_cancellable` once
- * COMPLETED, and while its transfer is on chain waiting for confirmations: cancelling then would free
- * the amount for a second refund while the first transfer still completes.
+ * COMPLETED; 409 `refund_payment_on_its_way` while its transfer is on chain waiting for confirmations,
+ * or an authorization given for it may still be spent: cancelling then would free the amount for a
+ * second refund while the first one still pays.
  */
-export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, settings: RefundSettings, now = new Date()): Promise<Refund> {
+export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, settings: RefundSettings, now = new Date()): Promise<RefundRow> {
   return prisma.$transaction(async (tx) => {
-    const [cancelled] = await tx.refund.updateManyAndReturn({
-      where: { id, ...inScope(scope), status: { in: ["AWAITING_ADDRESS", "AWAITING_PAYMENT"] }, txHash: null },
-      data: { status: "CANCELLED", cancelledAt: now, claimToken: null },
-    });
-    if (cancelled) {
-      await recordEvents(tx, [refundEvent(cancelled, "refund.cancelled", settings)]);
-      return cancelled;
-    }
-    const refund = await tx.refund.findFirst({ where: { id, ...inScope(scope) } });
-    if (!refund) throw notFound("refund", id);
+    // The row lock orders this against an authorization being accepted for it.
+    const [locked] = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM refunds WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    if (!locked) throw notFound("refund", id);
+    const refund = await tx.refund.findUniqueOrThrow({ where: { id }, include: REFUND_INCLUDE });
     if (refund.status === "CANCELLED") return refund;
-    const why = refund.status === "COMPLETED" ? "the money has been paid back" : `its transfer ${refund.txHash} is waiting for confirmations`;
-    throw new AppError("refund_not_cancellable", `Refund ${id} cannot be cancelled: ${why}.`, "id");
+    if (refund.status === "COMPLETED") throw new AppError("refund_not_cancellable", `Refund ${id} cannot be cancelled: the money has been paid back.`, "id");
+    const pending = await tx.authorization.findFirst({ where: { refundId: id, endedAt: null } });
+    if (refund.txHash !== null || pending) {
+      const why = refund.txHash
+        ? `its transfer ${refund.txHash} is on chain, waiting for confirmations`
+        : `an authorization given for it can still be spent until ${validUntil(pending!)} (or until the chain spends it)`;
+      throw new AppError("refund_payment_on_its_way", `Refund ${id} cannot be cancelled: ${why}; try again once it has settled.`, "id");
+    }
+    const cancelled = await tx.refund.update({ where: { id }, data: { status: "CANCELLED", cancelledAt: now, claimToken: null }, include: REFUND_INCLUDE });
+    await recordEvents(tx, [refundEvent(cancelled, "refund.cancelled", settings)]);
+    return cancelled;
   });
 }
 
@@ -282,116 +308,26 @@ export async function claimRefund(prisma: Prisma, id: string, token: string, inp
   return { refund, merchantName: await merchantName(prisma, refund.merchantId) };
 }
 
-/** A USDC transfer the indexer read. */
-export interface Transfer {
-  txHash: string;
-  logIndex: number;
-  blockNumber: bigint;
-  from: string;
-  to: string;
-  amount: bigint;
-}
-
 /**
- * Inside the indexer's transaction for a range: marks the refunds that `transfers` pay as seen
- * (waiting for confirmations). A transfer we relayed for a refund's authorization pays that refund;
- * any other pays the oldest matching refund that has none yet; a transfer already recorded on a
- * refund (a range read again after a deep reorg) pays no other.
+ * Inside the transaction that confirmed their transfers: the refunds `refundIds` are COMPLETED (the
+ * ledger already has their rows). Returns their refund.completed events.
  */
-export async function recordRefundTransfers(tx: P.TransactionClient, chainId: number, transfers: readonly Transfer[]): Promise<number> {
-  if (transfers.length === 0) return 0;
-  const waiting = await tx.refund.findMany({
-    where: { chainId, status: "AWAITING_PAYMENT", txHash: null },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, fromAddress: true, address: true, amount: true, afterBlock: true, authorizationTxId: true },
-  });
-  if (waiting.length === 0) return 0;
-  // A transfer we relayed for a refund's own authorization pays that refund, whichever older ones
-  // wait for the same amount to the same address.
-  const relayedFor = new Map<string, string>();
-  const relayed = waiting.filter((r) => r.authorizationTxId !== null);
-  if (relayed.length > 0) {
-    const txs = await tx.relayerTransaction.findMany({ where: { id: { in: relayed.map((r) => r.authorizationTxId!) } }, select: { id: true, txHashes: true } });
-    const refundOf = new Map(relayed.map((r) => [r.authorizationTxId!, r.id]));
-    for (const t of txs) for (const hash of t.txHashes) relayedFor.set(hash.toLowerCase(), refundOf.get(t.id)!);
-  }
-  // Refunds by what pays them, oldest first: one lookup per transfer, however many wait.
-  const key = (from: string, to: string, units: bigint) => `${from.toLowerCase()}|${to.toLowerCase()}|${units}`;
-  const byKey = new Map<string, typeof waiting>();
-  for (const r of waiting) {
-    const k = key(r.fromAddress, r.address!, toUnits(r.amount));
-    byKey.set(k, [...(byKey.get(k) ?? []), r]);
-  }
-  const candidates = transfers.filter((t) => byKey.has(key(t.from, t.to, t.amount)));
-  if (candidates.length === 0) return 0;
-  const used = await tx.refund.findMany({ where: { chainId, txHash: { in: candidates.map((t) => t.txHash) } }, select: { txHash: true, logIndex: true } });
-  const taken = new Set(used.map((u) => `${u.txHash}:${u.logIndex}`));
-  let matched = 0;
-  for (const t of candidates) {
-    if (taken.has(`${t.txHash}:${t.logIndex}`)) continue;
-    const queue = byKey.get(key(t.from, t.to, t.amount))!;
-    const own = relayedFor.get(t.txHash.toLowerCase());
-    const i = own !== undefined ? queue.findIndex((r) => r.id === own) : queue.findIndex((r) => t.blockNumber > r.afterBlock);
-    if (i < 0) continue;
-    const [refund] = queue.splice(i, 1);
-    const { count } = await tx.refund.updateMany({
-      where: { id: refund!.id, txHash: null, status: "AWAITING_PAYMENT" },
-      data: { txHash: t.txHash, logIndex: t.logIndex, blockNumber: t.blockNumber },
-    });
-    matched += count;
-  }
-  return matched;
-}
-
-/** Forgets refund transfers seen above `blockNumber` (a reorg): the refunds wait for a transfer again. */
-export async function forgetRefundTransfersAbove(tx: P.TransactionClient, chainId: number, blockNumber: bigint): Promise<number> {
-  const { count } = await tx.refund.updateMany({
-    where: { chainId, status: "AWAITING_PAYMENT", blockNumber: { gt: blockNumber } },
-    data: { txHash: null, logIndex: null, blockNumber: null },
-  });
-  return count;
-}
-
-/**
- * Completes the refunds on `chainId` whose transfer has its charge's confirmations at block `tip`:
- * COMPLETED, the charge's amountRefunded grows (announced to its live views), refund.completed.
- * Returns the refunds completed.
- */
-export async function confirmRefunds(
-  prisma: Prisma,
-  chainId: number,
-  tip: bigint,
-  settings: RefundSettings & { feed?: ChargeFeed | undefined },
-  now = new Date(),
-): Promise<Refund[]> {
-  const due = await selectRows<{ id: string }>(
-    prisma,
-    `SELECT r.id FROM refunds r JOIN charges c ON c.id = r.charge_id
-      WHERE r.chain_id = $1 AND r.status = 'AWAITING_PAYMENT' AND r.block_number IS NOT NULL
-        AND r.block_number + coalesce(c.confirmations, 1) - 1 <= $2`,
-    [chainId, tip.toString()],
-  );
-  const completed: Refund[] = [];
-  for (const { id } of due) {
-    const done = await prisma.$transaction(async (tx) => {
-      const [refund] = await tx.refund.updateManyAndReturn({
-        where: { id, status: "AWAITING_PAYMENT", txHash: { not: null } },
-        data: { status: "COMPLETED", completedAt: now },
-      });
-      if (!refund) return null;
-      const [charge] = await tx.$queryRaw<Charge[]>`
-        UPDATE charges SET amount_refunded = amount_refunded + ${refund.amount}, updated_at = now() WHERE id = ${refund.chargeId} RETURNING ${CHARGE_COLUMNS}`;
-      await recordEvents(tx, [refundEvent(refund, "refund.completed", settings)]);
-      return { refund, charge: charge! };
-    });
+export async function refundCompletedEvents(tx: P.TransactionClient, refundIds: readonly string[], settings: RefundSettings, now: Date): Promise<NewEvent[]> {
+  const events: NewEvent[] = [];
+  for (const id of refundIds) {
+    const [done] = await tx.refund.updateManyAndReturn({ where: { id, status: "AWAITING_PAYMENT" }, data: { status: "COMPLETED", completedAt: now } });
     if (!done) continue;
-    // The charge's live views show its new amountRefunded; the event goes out as a webhook.
-    settings.feed?.changed([done.charge], []);
-    completed.push(done.refund);
+    events.push(
+      refundEvent(
+        { ...done, authorizations: await tx.authorization.findMany({ where: { refundId: id }, orderBy: { createdAt: "desc" }, take: 1 }) },
+        "refund.completed",
+        settings,
+      ),
+    );
   }
-  return completed;
+  return events;
 }
 
-function refundEvent(r: Refund, type: NewEvent["type"], settings: RefundSettings): NewEvent {
+function refundEvent(r: RefundRow, type: NewEvent["type"], settings: RefundSettings): NewEvent {
   return { scope: { merchantId: r.merchantId, livemode: r.livemode }, type, data: refundResource(r, settings) };
 }

@@ -1,14 +1,14 @@
-// Settlements: the payouts the chain made from a charge's clone. Each is one Flushed event of the
-// clone, whoever called its public `flush` (our relayer, a bot, the merchant): the net amount went
-// to the merchant's wallet and the fee to the fee recipient. A charge keeps its confirmed
-// settlements, oldest first, in its `settlements` column, in the form stored here.
+// Settlements: the payouts the chain made from a charge's clones, whoever sent them (our relayer, a
+// bot, the merchant): one per transaction and chain, the net amount to the merchant's wallet and the
+// fee. They are derived from the ledger's payout and fee rows that stand (domain/ledger.ts), and a
+// charge keeps them, oldest first, in its `settlements` column, in the form stored here.
 import { z } from "zod";
 import { formatAmount } from "./money.js";
 
 /** A confirmed settlement as a charge stores it (amounts as base-unit strings). */
 export interface StoredSettlement {
   txHash: string;
-  logIndex: number | null;
+  chainId: number;
   blockNumber: number;
   netAmount: string;
   feeAmount: string;
@@ -18,6 +18,7 @@ export interface StoredSettlement {
 /** A settlement as the API shows it. */
 export const SettlementResource = z.object({
   txHash: z.string().describe("The transaction that paid out (anyone's)."),
+  chainId: z.number().int().describe("The chain it paid out on."),
   blockNumber: z.number().int(),
   amount: z.string().describe("Everything that left the clone: netAmount + feeAmount."),
   netAmount: z.string().describe("Paid to the merchant's wallet."),
@@ -37,6 +38,7 @@ export function settlementResource(s: StoredSettlement): SettlementResource {
   const fee = BigInt(s.feeAmount);
   return {
     txHash: s.txHash,
+    chainId: s.chainId,
     blockNumber: s.blockNumber,
     amount: formatAmount(net + fee),
     netAmount: formatAmount(net),

@@ -49,6 +49,8 @@ const STATUS_OF: Record<ChargeEventType, Charge["status"]> = {
   "charge.late_payment": "EXPIRED",
   "charge.payout_confirmed": "EXPIRED",
   "charge.payout_blocked": "RECEIVED",
+  "charge.needs_review": "COMPLETED",
+  "charge.reviewed": "COMPLETED",
 };
 
 const SAMPLE_TX = `0x${"ab".repeat(32)}`;
@@ -100,6 +102,8 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     feeBps: 100,
     underpaymentToleranceBps: 0,
     settlementWallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    contractVersion: 2,
+    depositAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
     chainId: onChain ? 31337 : null,
     confirmations: onChain ? 1 : null,
     cloneAddress: onChain ? "0x5FbDB2315678afecb367f032d93F642f64180aa3" : null,
@@ -116,12 +120,16 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     settledAmount: flushed ? received : 0n,
     amountRefunded: 0n,
     settlements,
-    flushId: null,
-    flushRetryAt: null,
-    flushFailures: 0,
     payoutBlockedReason: type === "charge.payout_blocked" ? "wallet_blacklisted" : null,
     payoutBlockedAt: type === "charge.payout_blocked" ? now : null,
     expiryExtendedMinutes: 0,
+    reviewReason:
+      type === "charge.needs_review"
+        ? "chain 31337: 0x5FbDB2315678afecb367f032d93F642f64180aa3 holds 1.00 USDC, the ledger says 0.00 (money the ledger counts that is not there)"
+        : null,
+    reviewAt: type === "charge.needs_review" || type === "charge.reviewed" ? now : null,
+    reviewedReason: null,
+    strayAssets: [],
     invoiceId: null,
     paymentLinkId: null,
   };
@@ -157,15 +165,10 @@ function sampleRefund(scope: Scope, type: EventType, settings: Pick<ChargeSettin
     claimToken: status === "AWAITING_ADDRESS" ? "sample00000000000000000000000000" : null,
     afterBlock: 1n,
     txHash: status === "COMPLETED" ? SAMPLE_TX : null,
-    logIndex: status === "COMPLETED" ? 0 : null,
-    blockNumber: status === "COMPLETED" ? 2n : null,
     createdAt: now,
     updatedAt: now,
     completedAt: status === "COMPLETED" ? now : null,
     cancelledAt: status === "CANCELLED" ? now : null,
-    authorization: null,
-    authorizationTxId: null,
-    authorizationError: null,
   };
   return refundResource(refund, settings);
 }

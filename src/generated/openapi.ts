@@ -107,6 +107,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/charges/{id}/mark_reviewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed) */
+        post: operations["markChargeReviewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -359,6 +376,57 @@ export interface paths {
         put?: never;
         /** Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas) */
         post: operations["payRefundWithAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a balance transaction */
+        get: operations["getBalanceTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your money per chain: held in charges' addresses, on its way, paid out, fees and refunds */
+        get: operations["getBalance"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1664,6 +1732,7 @@ export interface operations {
                 page?: number | string;
                 limit?: number | string;
                 status?: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                needsReview?: "true" | "false";
                 customerId?: string;
                 search?: string;
             };
@@ -1730,6 +1799,8 @@ export interface operations {
                             settlements: {
                                 /** @description The transaction that paid out (anyone's). */
                                 txHash: string;
+                                /** @description The chain it paid out on. */
+                                chainId: number;
                                 blockNumber: number;
                                 /** @description Everything that left the clone: netAmount + feeAmount. */
                                 amount: string;
@@ -1741,6 +1812,18 @@ export interface operations {
                             }[];
                             /** @description Why money in the clone cannot be paid out right now, or null. */
                             payoutBlockedReason: string | null;
+                            /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                            needsReview: boolean;
+                            /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                            reviewReason: string | null;
+                            /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                            strayAssets: {
+                                chainId: number;
+                                /** @description A token address, or "native". */
+                                token: string;
+                                /** @description Base units. */
+                                amount: string;
+                            }[];
                             /** @description The invoice this charge pays (made from its hosted page), or null. */
                             invoiceId: string | null;
                             /** @description The payment link a buyer made this charge from, or null. */
@@ -1937,6 +2020,8 @@ export interface operations {
                         settlements: {
                             /** @description The transaction that paid out (anyone's). */
                             txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
                             blockNumber: number;
                             /** @description Everything that left the clone: netAmount + feeAmount. */
                             amount: string;
@@ -1948,6 +2033,18 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
                         /** @description The invoice this charge pays (made from its hosted page), or null. */
                         invoiceId: string | null;
                         /** @description The payment link a buyer made this charge from, or null. */
@@ -2123,6 +2220,8 @@ export interface operations {
                         settlements: {
                             /** @description The transaction that paid out (anyone's). */
                             txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
                             blockNumber: number;
                             /** @description Everything that left the clone: netAmount + feeAmount. */
                             amount: string;
@@ -2134,6 +2233,18 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
                         /** @description The invoice this charge pays (made from its hosted page), or null. */
                         invoiceId: string | null;
                         /** @description The payment link a buyer made this charge from, or null. */
@@ -2312,6 +2423,8 @@ export interface operations {
                         settlements: {
                             /** @description The transaction that paid out (anyone's). */
                             txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
                             blockNumber: number;
                             /** @description Everything that left the clone: netAmount + feeAmount. */
                             amount: string;
@@ -2323,6 +2436,18 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
                         /** @description The invoice this charge pays (made from its hosted page), or null. */
                         invoiceId: string | null;
                         /** @description The payment link a buyer made this charge from, or null. */
@@ -2509,6 +2634,8 @@ export interface operations {
                         settlements: {
                             /** @description The transaction that paid out (anyone's). */
                             txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
                             blockNumber: number;
                             /** @description Everything that left the clone: netAmount + feeAmount. */
                             amount: string;
@@ -2520,6 +2647,18 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
                         /** @description The invoice this charge pays (made from its hosted page), or null. */
                         invoiceId: string | null;
                         /** @description The payment link a buyer made this charge from, or null. */
@@ -2630,13 +2769,227 @@ export interface operations {
             };
         };
     };
+    markChargeReviewed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "charge";
+                        livemode: boolean;
+                        orderId: string;
+                        /** @description USDC, e.g. "25.00". */
+                        amount: string;
+                        /** @description Confirmed money in the clone. */
+                        amountReceived: string | null;
+                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                        amountRefunded: string;
+                        feeAmount: string | null;
+                        netAmount: string | null;
+                        currency: string;
+                        /** @enum {string} */
+                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                        /** @description Where to pay, once the buyer picked a chain. */
+                        cloneAddress: string | null;
+                        chainId: number | null;
+                        /** @description The hosted payment page. */
+                        paymentUrl: string;
+                        explorerUrl: string | null;
+                        feeBps: number;
+                        flushTxHash: string | null;
+                        expiresAt: string;
+                        createdAt: string;
+                        completedAt: string | null;
+                        deployedAt: string | null;
+                        customerId: string | null;
+                        description: string | null;
+                        metadata: {
+                            [key: string]: string | number | boolean;
+                        } | null;
+                        successUrl: string | null;
+                        cancelUrl: string | null;
+                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                        settlements: {
+                            /** @description The transaction that paid out (anyone's). */
+                            txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
+                            blockNumber: number;
+                            /** @description Everything that left the clone: netAmount + feeAmount. */
+                            amount: string;
+                            /** @description Paid to the merchant's wallet. */
+                            netAmount: string;
+                            /** @description Paid to the fee recipient. */
+                            feeAmount: string;
+                            confirmedAt: string;
+                        }[];
+                        /** @description Why money in the clone cannot be paid out right now, or null. */
+                        payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
+                        /** @description The invoice this charge pays (made from its hosted page), or null. */
+                        invoiceId: string | null;
+                        /** @description The payment link a buyer made this charge from, or null. */
+                        paymentLinkId: string | null;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
                 limit?: number | string;
                 startingAfter?: string;
                 endingBefore?: string;
-                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
+                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
             };
             header?: never;
             path?: never;
@@ -3100,7 +3453,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
+                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
                 };
             };
         };
@@ -3413,7 +3766,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     /** @default [] */
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
                     description?: string | null;
                 };
             };
@@ -3865,7 +4218,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
                     description?: string | null;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
@@ -4535,7 +4888,7 @@ export interface operations {
                     value: string | number;
                     /** @description Unix seconds. */
                     validAfter: string | number;
-                    /** @description Unix seconds; at least 60 s from now. */
+                    /** @description Unix seconds; at least 60 s and at most an hour from now. */
                     validBefore: string | number;
                     nonce: string;
                     signature: string;
@@ -4741,11 +5094,18 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
-                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        /** @description The latest EIP-3009 authorization given for it, if any. */
                         authorization: {
-                            /** @enum {string} */
-                            status: "relaying" | "sent" | "failed";
+                            /**
+                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                             * @enum {string}
+                             */
+                            status: "relaying" | "sent" | "mined" | "failed";
                             error: string | null;
+                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                            onItsWay: boolean;
+                            /** @description When it stops being valid (ISO 8601). */
+                            validBefore: string;
                         } | null;
                         createdAt: string;
                         completedAt: string | null;
@@ -4919,11 +5279,18 @@ export interface operations {
                             txHash: string | null;
                             /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                             claimUrl: string | null;
-                            /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                            /** @description The latest EIP-3009 authorization given for it, if any. */
                             authorization: {
-                                /** @enum {string} */
-                                status: "relaying" | "sent" | "failed";
+                                /**
+                                 * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                                 * @enum {string}
+                                 */
+                                status: "relaying" | "sent" | "mined" | "failed";
                                 error: string | null;
+                                /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                                onItsWay: boolean;
+                                /** @description When it stops being valid (ISO 8601). */
+                                validBefore: string;
                             } | null;
                             createdAt: string;
                             completedAt: string | null;
@@ -5070,11 +5437,18 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
-                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        /** @description The latest EIP-3009 authorization given for it, if any. */
                         authorization: {
-                            /** @enum {string} */
-                            status: "relaying" | "sent" | "failed";
+                            /**
+                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                             * @enum {string}
+                             */
+                            status: "relaying" | "sent" | "mined" | "failed";
                             error: string | null;
+                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                            onItsWay: boolean;
+                            /** @description When it stops being valid (ISO 8601). */
+                            validBefore: string;
                         } | null;
                         createdAt: string;
                         completedAt: string | null;
@@ -5233,11 +5607,18 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
-                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        /** @description The latest EIP-3009 authorization given for it, if any. */
                         authorization: {
-                            /** @enum {string} */
-                            status: "relaying" | "sent" | "failed";
+                            /**
+                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                             * @enum {string}
+                             */
+                            status: "relaying" | "sent" | "mined" | "failed";
                             error: string | null;
+                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                            onItsWay: boolean;
+                            /** @description When it stops being valid (ISO 8601). */
+                            validBefore: string;
                         } | null;
                         createdAt: string;
                         completedAt: string | null;
@@ -5379,7 +5760,7 @@ export interface operations {
                     value: string | number;
                     /** @description Unix seconds. */
                     validAfter: string | number;
-                    /** @description Unix seconds; at least 60 s from now. */
+                    /** @description Unix seconds; at least 60 s and at most an hour from now. */
                     validBefore: string | number;
                     nonce: string;
                     signature: string;
@@ -5421,11 +5802,18 @@ export interface operations {
                         txHash: string | null;
                         /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
                         claimUrl: string | null;
-                        /** @description An EIP-3009 authorization given for it: waiting to be relayed, sent, or failed (then another may be given). */
+                        /** @description The latest EIP-3009 authorization given for it, if any. */
                         authorization: {
-                            /** @enum {string} */
-                            status: "relaying" | "sent" | "failed";
+                            /**
+                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                             * @enum {string}
+                             */
+                            status: "relaying" | "sent" | "mined" | "failed";
                             error: string | null;
+                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                            onItsWay: boolean;
+                            /** @description When it stops being valid (ISO 8601). */
+                            validBefore: string;
                         } | null;
                         createdAt: string;
                         completedAt: string | null;
@@ -5479,6 +5867,464 @@ export interface operations {
             };
             /** @description code: refund_not_payable, idempotency_key_in_use */
             409: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                limit?: number | string;
+                startingAfter?: string;
+                endingBefore?: string;
+                chargeId?: string;
+                refundId?: string;
+                type?: "payment" | "fee" | "payout" | "refund" | "reversal";
+                createdGte?: string;
+                createdLt?: string;
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "balance_transaction";
+                            livemode: boolean;
+                            /**
+                             * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
+                             * @enum {string}
+                             */
+                            type: "payment" | "fee" | "payout" | "refund" | "reversal";
+                            /** @description Signed USDC: "25.00" in, "-24.75" out. */
+                            amount: string;
+                            chargeId: string;
+                            refundId: string | null;
+                            /** @description The invoice a payment pays (money its charge received on time). */
+                            invoiceId: string | null;
+                            chainId: number;
+                            txHash: string;
+                            blockNumber: number;
+                            /** @description The row a reversal undoes. */
+                            reversesId: string | null;
+                            /** @description When the ledger recorded it (the transfer's confirmation). */
+                            createdAt: string;
+                        }[];
+                        hasMore: boolean;
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        object: "balance_transaction";
+                        livemode: boolean;
+                        /**
+                         * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
+                         * @enum {string}
+                         */
+                        type: "payment" | "fee" | "payout" | "refund" | "reversal";
+                        /** @description Signed USDC: "25.00" in, "-24.75" out. */
+                        amount: string;
+                        chargeId: string;
+                        refundId: string | null;
+                        /** @description The invoice a payment pays (money its charge received on time). */
+                        invoiceId: string | null;
+                        chainId: number;
+                        txHash: string;
+                        blockNumber: number;
+                        /** @description The row a reversal undoes. */
+                        reversesId: string | null;
+                        /** @description When the ledger recorded it (the transfer's confirmation). */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute in this route's group. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "balance";
+                        livemode: boolean;
+                        /** @description Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more). */
+                        held: {
+                            chainId: number;
+                            amount: string;
+                        }[];
+                        /** @description Payments seen on chain and not yet confirmed, and payments without gas accepted and not yet on chain. */
+                        onItsWay: {
+                            chainId: number;
+                            amount: string;
+                        }[];
+                        /** @description Paid to your wallet so far (net of fees). */
+                        paidOut: {
+                            chainId: number;
+                            amount: string;
+                        }[];
+                        /** @description Protocol fees taken so far. */
+                        fees: {
+                            chainId: number;
+                            amount: string;
+                        }[];
+                        /** @description Refunds your wallet paid so far. */
+                        refunded: {
+                            chainId: number;
+                            amount: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    /** @description The request's id (also in error bodies and the log). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
                 headers: {
                     /** @description The request's id (also in error bodies and the log). */
                     "X-Request-Id"?: string;
@@ -5601,7 +6447,7 @@ export interface operations {
                             }[];
                             subtotal: string;
                             total: string;
-                            /** @description Confirmed money of the charges made to pay it. */
+                            /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                             amountPaid: string;
                             /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                             amountDue: string;
@@ -5791,7 +6637,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -5960,7 +6806,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -6304,7 +7150,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -6487,7 +7333,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -6670,7 +7516,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -6853,7 +7699,7 @@ export interface operations {
                         }[];
                         subtotal: string;
                         total: string;
-                        /** @description Confirmed money of the charges made to pay it. */
+                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                         amountPaid: string;
                         /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                         amountDue: string;
@@ -7835,6 +8681,8 @@ export interface operations {
                         settlements: {
                             /** @description The transaction that paid out (anyone's). */
                             txHash: string;
+                            /** @description The chain it paid out on. */
+                            chainId: number;
                             blockNumber: number;
                             /** @description Everything that left the clone: netAmount + feeAmount. */
                             amount: string;
@@ -7846,6 +8694,18 @@ export interface operations {
                         }[];
                         /** @description Why money in the clone cannot be paid out right now, or null. */
                         payoutBlockedReason: string | null;
+                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                        needsReview: boolean;
+                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                        reviewReason: string | null;
+                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                        strayAssets: {
+                            chainId: number;
+                            /** @description A token address, or "native". */
+                            token: string;
+                            /** @description Base units. */
+                            amount: string;
+                        }[];
                         /** @description The invoice this charge pays (made from its hosted page), or null. */
                         invoiceId: string | null;
                         /** @description The payment link a buyer made this charge from, or null. */

@@ -9,6 +9,8 @@ import "./types/Customer.js";
 import "./types/Charge.js";
 import "./types/Payment.js";
 import "./types/Refund.js";
+import "./types/BalanceTransaction.js";
+import "./types/Sweep.js";
 import "./types/Invoice.js";
 import "./types/PaymentLink.js";
 import "./types/ChargeStats.js";

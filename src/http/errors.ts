@@ -48,6 +48,8 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   charge_not_refundable: 409,
   refund_not_cancellable: 409,
   refund_not_payable: 409,
+  refund_payment_on_its_way: 409,
+  sweep_not_possible: 409,
   invoice_not_editable: 409,
   invoice_not_payable: 409,
   payment_link_inactive: 410,

@@ -1,7 +1,8 @@
 // GET /metrics: Prometheus text format. What an operator must be alerted to is read from the
 // database, so every process (API or worker side) reports the same truth: payouts that are blocked
-// or stopped (money waiting in clones), each chain's relayer gas against its minimum, open charges,
-// unmined deployments, the indexed block and the webhook outbox. Then this process's own traffic
+// or stopped (money waiting in clones), each chain's relayer gas against its minimum and its stuck
+// transactions, open charges and those needing review, the money in clones, the indexed block and
+// the webhook outbox. Then this process's own traffic
 // (requests by route and status, their latency, live connections: prom-client) and health (memory,
 // and how late its event loop runs: what a flood shows first). Wei amounts are printed as exact
 // integers, which prom-client's float gauges cannot hold. METRICS_TOKEN, when set, must come as
@@ -10,13 +11,19 @@ import { timingSafeEqual } from "node:crypto";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import type { Prisma } from "../db/client.js";
-import { relayerBalances } from "../domain/chain-status.js";
+import { relayerBalances, stuckRelayerTxs } from "../domain/chain-status.js";
 import { operatorFigures } from "../domain/operations.js";
 import { blockedPayouts } from "../domain/payouts.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 
 /** Registers /metrics, and the request counting it reports. */
-export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string | undefined, metrics: ProcessMetrics): void {
+export function metricsRoute(
+  app: FastifyInstance,
+  prisma: Prisma,
+  token: string | undefined,
+  metrics: ProcessMetrics,
+  chains: readonly { chainId: number; stuckAfterSeconds: number }[] = [],
+): void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   app.addHook("onClose", async () => loopDelay.disable());
@@ -32,9 +39,10 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
     if (token && !bearerMatches(req.headers.authorization, token)) {
       return reply.code(401).header("WWW-Authenticate", "Bearer").type("text/plain").send("metrics need Authorization: Bearer <METRICS_TOKEN>\n");
     }
-    const [blocked, relayers, figures, counted] = await Promise.all([
+    const [blocked, relayers, stuck, figures, counted] = await Promise.all([
       blockedPayouts(prisma),
       relayerBalances(prisma),
+      stuckRelayerTxs(prisma, chains),
       operatorFigures(prisma),
       registry.metrics(),
     ]);
@@ -64,18 +72,28 @@ export function metricsRoute(app: FastifyInstance, prisma: Prisma, token: string
       relayers.map((r) => [{ chain_id: r.chainId, relayer: r.relayerAddress }, r.balance < r.minBalance ? 1 : 0]),
     );
     gauge(
+      "stablegate_relayer_stuck_transactions",
+      "The relayer's transactions unmined past the chain's limit (CHAIN_<id>_RELAYER_STUCK_AFTER): later payouts wait behind them; /readyz is degraded.",
+      chains.map((c) => [{ chain_id: c.chainId }, stuck.filter((t) => t.chainId === c.chainId).length]),
+    );
+    gauge(
       "stablegate_charges_open",
       "Charges still PENDING or RECEIVED, by chain (none: no chain picked yet).",
       figures.openCharges.map((c) => [{ chain_id: c.chainId ?? "none", status: c.status }, c.count]),
     );
     gauge(
-      "stablegate_deployments_unmined",
-      "Clone deployments waiting to be sent (PENDING) or mined (SENT).",
-      figures.deployments.map((d) => [{ chain_id: d.chainId, status: d.status }, d.count]),
+      "stablegate_charges_needing_review",
+      "Charges whose ledger and chain disagree (a reconciliation difference, a deep reorg), until marked reviewed.",
+      figures.needingReview.map((r) => [{ livemode: String(r.livemode) }, r.count]),
+    );
+    gauge(
+      "stablegate_clones_held_units",
+      "Confirmed USDC (base units) the ledger says the clones of each chain hold: paid out as charges end (less than PAYOUT_MIN_AMOUNT waits).",
+      figures.held.map((h) => [{ chain_id: h.chainId }, h.amount]),
     );
     gauge(
       "stablegate_relayer_transactions",
-      "The relayer's transactions by kind (DEPLOY batches, FLUSH payouts): in flight (SENT, MINED awaiting confirmations) and FAILED (all time: alert on an increase).",
+      "The relayer's transactions by kind (FLUSH payouts, AUTHORIZATION relays, SWEEP, FILL): in flight (SENT, MINED awaiting confirmations) and FAILED (all time: alert on an increase).",
       figures.relayerTransactions.map((t) => [{ chain_id: t.chainId, kind: t.kind, status: t.status }, t.count]),
     );
     gauge(

@@ -1,25 +1,29 @@
 // One runner per enabled chain and worker process. Only the process holding the chain's advisory
 // lock works on it (one indexer and one relayer nonce sequence per chain); the others keep asking,
 // and take over within a tick when the holder dies and its database session ends. Each tick, in
-// order: the indexer (new blocks, reorgs, catching up), confirming payments and settlements, the
-// relayer's open transactions, new clone deployments, payouts, and now and then the relayer's gas.
+// order: the indexer (new blocks, reorgs, catching up), confirming transfers into the ledger and
+// ending authorizations, the relayer's open transactions (nonce gaps healed, stuck ones reported),
+// payouts, relayed authorizations, sweeps, the first check of just-picked addresses, and now and then
+// the reconciliation and the relayer's gas.
 import { formatEther } from "ethers";
 import type { Logger } from "pino";
+import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { ChainIndexer } from "./indexer.js";
 import { Relayer } from "../chain/relayer.js";
 import type { Database, HeldLock, Prisma } from "../db/client.js";
-import { recordRelayerBalance } from "../domain/chain-status.js";
+import { endAuthorizations } from "../domain/authorizations.js";
+import { chargesAwaitingConfirmations } from "../domain/chain-transfers.js";
+import { recordRelayerBalance, stuckRelayerTxs } from "../domain/chain-status.js";
 import type { ChargeRef } from "../domain/live.js";
-import { chargesAwaitingConfirmations, confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
-import { confirmRefunds } from "../domain/refunds.js";
-import { deploymentHandlers, runDeployments } from "./deployments.js";
-import { flushHandlers, runPayouts } from "./flushes.js";
+import { confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
+import { payoutHandlers, runPayouts } from "./payouts.js";
 import { every, type Periodic } from "../lib/periodic.js";
-import { authorizationHandlers } from "./authorizations.js";
-import { runChargeAuthorizations } from "./charge-authorizations.js";
-import { runRefundAuthorizations } from "./refund-authorizations.js";
-import { resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
+import type { ProcessMetrics } from "../lib/process-metrics.js";
+import { authorizationHandlers, runAuthorizations } from "./authorizations.js";
+import { checkPickedClones, runReconciliation } from "./reconcile.js";
+import { IGNORED, resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
+import { runSweeps, sweepHandlers } from "./sweeps.js";
 import type { RelayerTxKind } from "../generated/prisma/client.js";
 
 /** Advisory-lock keys for chains: a fixed base plus the chain id. */
@@ -36,12 +40,16 @@ export interface ChainRunnerOptions {
   balanceCheckMs?: number;
   /** How long a payout the token refuses waits before it is simulated again (default: a minute). */
   blockedRecheckMs?: number;
+  /** How often the ledger is reconciled with the chain (default: RECONCILE_INTERVAL_MS's, ten minutes). */
+  reconcileMs?: number;
+  /** Where the reconciliation's differences are counted. */
+  metrics?: Pick<ProcessMetrics, "reconcileDifferences">;
   now?: () => Date;
 }
 
 /** Starts the chain's background work every `intervalMs`. */
 export function startChainRunner(db: Database, chain: EnabledChain, logger: Logger, options: ChainRunnerOptions): Periodic {
-  const { now = () => new Date(), settings, balanceCheckMs = 60_000 } = options;
+  const { now = () => new Date(), settings, balanceCheckMs = 60_000, reconcileMs = 600_000 } = options;
   const log = logger.child({ chainId: chain.chainId });
   const relayer = new Relayer(chain, {
     onHealthChange: (h) =>
@@ -49,10 +57,12 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         ? log.info({ endpoint: h.endpoint }, "RPC endpoint answering again")
         : log.warn({ endpoint: h.endpoint, problem: h.lastProblem }, "RPC endpoint failing; using the next one while it cools down"),
   });
-  const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log);
-  const handlers = relayerTxHandlers(db.prisma, settings, log, now);
+  const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log, settings);
+  const handlers = relayerTxHandlers(db.prisma, relayer, settings, log, now);
   let lock: HeldLock | null = null;
   let balanceCheckedAt = 0;
+  let reconciledAt = 0;
+  const stuck = new Set<string>();
   const { feed } = settings;
   const progress = feed ? new PaymentProgress(db.prisma, chain.chainId) : null;
   const periodic = every(
@@ -71,16 +81,30 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         await resendStored(db.prisma, relayer);
       }
       let step = await indexer.step();
+      // After a reorg the chain may have dropped transactions of ours: ask the node for the nonce again,
+      // and hand it those still waiting at once rather than when they would be bumped.
+      if (step.reorged) {
+        relayer.resetNonce();
+        await resendStored(db.prisma, relayer);
+      }
       for (let i = 1; step.behind && i < CATCH_UP_STEPS; i++) step = await indexer.step();
-      await confirmChainMoney(db.prisma, settings, chain.chainId, step.tip, now());
-      await confirmRefunds(db.prisma, chain.chainId, step.tip, settings, now());
+      await confirmChainMoney(db.prisma, settings, chain, step.tip, now());
+      await endAuthorizations(db.prisma, chain, step.tip, now());
       // Announcing progress is best effort: a failure here must not hold back settlement.
       if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
       await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);
-      await runDeployments(db.prisma, relayer, log, now());
-      await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs });
-      await runRefundAuthorizations(db.prisma, relayer, log);
-      await runChargeAuthorizations(db.prisma, relayer, log);
+      await reportStuck(db.prisma, chain, stuck, log, now());
+      await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: settings.payoutMinAmount });
+      await runAuthorizations(db.prisma, relayer, log);
+      await runSweeps(db.prisma, relayer, log);
+      await checkPickedClones(db.prisma, relayer.provider, chain, settings, log, now());
+      if (chain.chainId === DEVNET_CHAIN_ID) await keepDevnetClock(db.prisma, relayer, now());
+      if (Date.now() - reconciledAt >= reconcileMs) {
+        reconciledAt = Date.now();
+        await runReconciliation(db.prisma, relayer.provider, chain, settings, log, { metrics: options.metrics }, now()).catch((err) =>
+          log.error({ err: (err as Error).message }, "reconciliation failed; trying again next interval"),
+        );
+      }
       if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
         balanceCheckedAt = Date.now();
         await checkRelayerBalance(db.prisma, relayer, log, now()).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
@@ -97,6 +121,32 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   };
 }
 
+/** Logs once, at error, each relayer transaction of `chain` unmined past its limit (/readyz and /metrics report them too). */
+async function reportStuck(prisma: Prisma, chain: EnabledChain, reported: Set<string>, log: Logger, at: Date): Promise<void> {
+  const stuck = await stuckRelayerTxs(prisma, [chain], at);
+  for (const t of stuck.filter((s) => !reported.has(s.id))) {
+    reported.add(t.id);
+    log.error(
+      { tx: t.id, nonce: t.nonce, since: t.createdAt, ceiling: chain.maxFeePerGas.toString() },
+      "relayer transaction stuck: unmined past the chain's limit; later payouts wait behind it (is the node up? is the fee ceiling too low?)",
+    );
+  }
+  for (const id of reported) if (!stuck.some((s) => s.id === id)) reported.delete(id);
+}
+
+/**
+ * The local devnet mines only when sent a transaction, so its clock stands still while idle and no
+ * picked charge would expire (they expire by the chain's clock): when one is due by the wall clock
+ * and the chain's clock is behind, an empty block moves it on.
+ */
+async function keepDevnetClock(prisma: Prisma, relayer: Relayer, at: Date): Promise<void> {
+  const [due] = await prisma.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM charges c JOIN chain_cursors cc ON cc.chain_id = c.chain_id
+    WHERE c.status = 'PENDING' AND c.chain_id = ${relayer.chain.chainId} AND c.expires_at <= ${at}
+      AND (cc.confirmed_time IS NULL OR cc.confirmed_time < c.expires_at)`;
+  if (Number(due?.n ?? 0) > 0) await relayer.provider.send("evm_mine", []);
+}
+
 /** Records the relayer's gas balance; below the chain's minimum that is an error for the operator. */
 async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger, at: Date): Promise<void> {
   const { chain } = relayer;
@@ -105,7 +155,7 @@ async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger
   if (balance < chain.relayerMinBalance) {
     log.error(
       { relayer: relayer.address, balance: formatEther(balance), minimum: formatEther(chain.relayerMinBalance), unit: chain.nativeSymbol },
-      "relayer is low on gas money: fund it, or deployments and payouts on this chain will stop",
+      "relayer is low on gas money: fund it, or payouts on this chain will stop",
     );
   }
 }
@@ -135,10 +185,19 @@ class PaymentProgress {
 }
 
 /** What each kind of relayer transaction does when it is mined, confirmed or fails. */
-export function relayerTxHandlers(prisma: Prisma, settings: PaymentSettings, logger: Logger, now: () => Date): Record<RelayerTxKind, TxHandlers> {
+export function relayerTxHandlers(
+  prisma: Prisma,
+  relayer: Pick<Relayer, "provider" | "chain">,
+  settings: PaymentSettings,
+  logger: Logger,
+  now: () => Date,
+): Record<RelayerTxKind, TxHandlers> {
   return {
-    DEPLOY: deploymentHandlers(prisma, logger),
-    FLUSH: flushHandlers(prisma, settings, logger, now),
+    // Version 1's deployment batches, from before clones were deployed by their payout: only followed.
+    DEPLOY: IGNORED,
+    FLUSH: payoutHandlers(prisma, settings, logger, now),
     AUTHORIZATION: authorizationHandlers(prisma, logger),
+    SWEEP: sweepHandlers(prisma, relayer, now),
+    FILL: IGNORED,
   };
 }

@@ -22,7 +22,7 @@ export function startExpirySweep(prisma: Prisma, settings: ChangeSettings, logge
     options.intervalMs,
     async () => {
       for (;;) {
-        const expired = await expireDueCharges(prisma, settings, now(), batchSize);
+        const expired = await expireDueCharges(prisma, settings, now(), { limit: batchSize });
         if (expired.length > 0) {
           logger.info({ count: expired.length }, "charges expired");
           onExpired?.(expired);

@@ -17,21 +17,31 @@ export interface Jobs {
 export interface JobsOptions extends Pick<ExpirySweepOptions, "now" | "onExpired"> {
   /** Announces the changes the jobs commit (expiry, payments, settlement) to live subscribers. */
   feed?: ChargeFeed;
-  /** Where this process counts what the jobs do (webhook delivery results). */
-  metrics?: Pick<ProcessMetrics, "webhookDeliveries">;
+  /** Where this process counts what the jobs do (webhook delivery results, reconciliation differences). */
+  metrics?: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences">;
 }
 
 /** Starts every background job against `db`: the expiry sweep, webhook delivery and one runner per enabled chain. */
 export function startJobs(config: Config, db: Database, chains: ChainSet, logger: Logger, options: JobsOptions = {}): Jobs {
-  const settings = { paymentBaseUrl: config.paymentBaseUrl, partialExtensionMinutes: config.partialExtensionMinutes, feed: options.feed };
+  const settings = {
+    paymentBaseUrl: config.paymentBaseUrl,
+    partialExtensionMinutes: config.partialExtensionMinutes,
+    payoutMinAmount: config.payoutMinAmount,
+    feed: options.feed,
+  };
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
     startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => options.metrics?.webhookDeliveries.inc({ result }) }),
-    ...chains
-      .all()
-      .map((chain) =>
-        startChainRunner(db, chain, logger, { intervalMs: config.chainPollIntervalMs, settings, bumpAfterMs: config.relayerBumpAfterMs, now: options.now }),
-      ),
+    ...chains.all().map((chain) =>
+      startChainRunner(db, chain, logger, {
+        intervalMs: config.chainPollIntervalMs,
+        settings,
+        bumpAfterMs: config.relayerBumpAfterMs,
+        reconcileMs: config.reconcileIntervalMs,
+        metrics: options.metrics,
+        now: options.now,
+      }),
+    ),
   ];
   return {
     async stop() {

@@ -1,43 +1,54 @@
-// The indexer: follows a chain's head and records what the chain did with our clones' money,
-// whoever did it: every USDC Transfer into a clone (a payment), every Flushed event of a clone (a
-// settlement: anyone may call a clone's `flush`), and the transfers that pay refunds (from a
-// settlement wallet to a refund's address: the merchant may send them by any means). Each range of blocks costs two eth_getLogs (USDC's
-// Transfers; Flushed events that name USDC) and the headers it needs, in one batch; addresses are
-// matched against the clones in the database, so the RPC calls per block do not grow with the number
-// of open charges.
+// The indexer: follows a chain's head and records what the chain did with our charges' money,
+// whoever did it: every USDC Transfer into or out of a charge's address (payments; payouts and fees:
+// anyone may call a clone's public functions), the transfers that pay refunds (from a settlement wallet
+// to a refund's address: the merchant may send them by any means), and the EIP-3009 nonces USDC marks
+// used (AuthorizationUsed). Each range of blocks costs one eth_getLogs (USDC's Transfer and
+// AuthorizationUsed events) and the headers it needs, in one batch; addresses are matched against the
+// charges in the database, so the RPC calls per block do not grow with the number of open charges.
 //
 // Two ways of reading, by depth:
 // - near the head (the last `reorgWindow` blocks) every header of a range is read and linked to its
 //   parent, so a reorg shows as a parent that is not our cursor, and is rolled back;
 // - further back (catching up after an outage), ranges of up to MAX_RANGE blocks are read with the
-//   range's last header only: those blocks are beyond any reorg the confirmations absorb.
+//   range's last header only (and the headers of blocks holding our transfers, for their times): those
+//   blocks are beyond any reorg the confirmations absorb.
 // A range a provider refuses is cut to the limit the provider states (and never grown past it), or
 // halved when it states none (too many logs: a denser stretch of chain), growing back after a run
 // of successes.
 //
 // Invariants:
-// - the cursor moves only in a transaction that also stores the range's payments, settlements and
-//   block hashes, one range per transaction (never one across ranges); a crash re-reads a range
-//   (payments and settlements are unique per chain, tx hash and log index) and never skips one;
+// - the cursor moves only in a transaction that also stores the range's transfers and block hashes
+//   and times, one range per transaction (never one across ranges); a crash re-reads a range
+//   (transfers are recorded once per fact) and never skips one;
 // - logs are used only if they come from the blocks read with them (same hashes, same batch, same
 //   endpoint), and the RPC client has already checked every block and log against its request;
 // - a node whose head is behind our cursor is lagging, not reorganised: nothing is rolled back, the
 //   step waits, and the client prefers another endpoint for a while;
-// - the first run starts no later than the first charge that picked the chain, so a payment made
+// - a rollback forgets what was seen above the fork; what was confirmed there (a reorg deeper than
+//   the confirmations) is checked against the node's receipts: re-included, it is the same transfer;
+//   gone, it is reversed in the ledger and its charge needs review (domain/reversals.ts);
+// - the first run starts no later than the oldest open charge of the chain's mode, so a payment made
 //   before any worker ran is still found.
-import { type Block, getAddress, id, Interface, type Log, zeroPadValue } from "ethers";
+import { type Block, getAddress, id, type Log, type TransactionReceipt } from "ethers";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { newId } from "../domain/ids.js";
-import { forgetSeenChainMoneyAbove, recordSeenChainMoney, type SeenChainMoney } from "../domain/payments.js";
-import { forgetRefundTransfersAbove, recordRefundTransfers } from "../domain/refunds.js";
-import { ChargeCloneArtifact } from "../chain/artifacts.js";
+import type { ChangeSettings } from "../domain/charges.js";
+import {
+  factKeys,
+  forgetSeenAbove,
+  matchTransfers,
+  type Observation,
+  recordSeenTransfers,
+  type SeenAuthorizationUse,
+  type SeenTransfer,
+} from "../domain/chain-transfers.js";
+import { type Relocation, relocateTransfers, reverseTransfers } from "../domain/reversals.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
 
-const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
-const cloneAbi = new Interface(ChargeCloneArtifact.abi);
-const FLUSHED_TOPIC = cloneAbi.getEvent("Flushed")!.topicHash;
+/** USDC's Transfer event. */
+export const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
+const AUTHORIZATION_USED_TOPIC = id("AuthorizationUsed(address,bytes32)");
 
 /** Most blocks per eth_getLogs: the tightest common hosted-provider limit (2,000 blocks). */
 export const MAX_RANGE = 2_000;
@@ -52,6 +63,8 @@ export interface IndexStep {
   tip: bigint;
   /** True when the node's head is further than this step reached. */
   behind: boolean;
+  /** True when the step rolled back a reorg (the relayer's nonce must be read again). */
+  reorged?: boolean;
 }
 
 interface Cursor {
@@ -63,8 +76,8 @@ interface Cursor {
 interface RangeRead {
   /** The headers read: every block of the range near the head, the last one only further back. */
   headers: Block[];
-  transfers: Log[];
-  flushes: Log[];
+  /** USDC's Transfer and AuthorizationUsed logs. */
+  logs: Log[];
 }
 
 /** Follows one chain; keep one per chain runner (it remembers how large a range the provider takes). */
@@ -81,11 +94,13 @@ export class ChainIndexer {
     private readonly rpc: ChainRpc,
     private readonly chain: EnabledChain,
     private readonly logger: Logger,
+    /** How a deep reorg's reversals are shaped and announced. */
+    private readonly settings: ChangeSettings & { paymentBaseUrl: string },
   ) {
     this.reorgWindow = Math.max(128, chain.confirmations * 2);
   }
 
-  /** Reads the next range of blocks and records the payments and settlements of clones in it. */
+  /** Reads the next range of blocks and records the transfers of our charges' money in it. */
   async step(): Promise<IndexStep> {
     const { prisma, chain } = this;
     const cursor = await prisma.chainCursor.findUnique({ where: { chainId: chain.chainId } });
@@ -122,44 +137,43 @@ export class ChainIndexer {
     this.grow();
 
     const last = read.headers[read.headers.length - 1]!;
-    const transfers = transfersOf(read.transfers);
-    const found = await this.match(read, transfers);
+    const { transfers, uses } = parseLogs(read.logs);
+    const times = new Map(read.headers.map((h) => [BigInt(h.number), new Date(h.timestamp * 1000)]));
+    const observations = await this.match(transfers, uses, times);
     await prisma.$transaction(async (tx) => {
       // Moves only from where this step started: a second indexer of the chain could never both advance.
       const moved = await tx.chainCursor.updateMany({
         where: { chainId: chain.chainId, blockNumber: cursor.blockNumber, blockHash: cursor.blockHash },
-        data: { blockNumber: BigInt(last.number), blockHash: last.hash!, headBlock: head },
+        data: { blockNumber: BigInt(last.number), blockHash: last.hash!, headBlock: head, blockTime: new Date(last.timestamp * 1000) },
       });
       if (moved.count !== 1) throw new Error("the cursor moved under this indexer (another one is running?)");
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { lt: BigInt(last.number - this.reorgWindow) } } });
-      await recordSeenChainMoney(tx, found);
-      await recordRefundTransfers(
-        tx,
-        chain.chainId,
-        transfers.map((t) => ({
-          txHash: t.log.transactionHash,
-          logIndex: t.log.index,
-          blockNumber: BigInt(t.log.blockNumber),
-          from: t.from,
-          to: t.to,
-          amount: t.amount,
-        })),
-      );
+      await recordSeenTransfers(tx, chain.chainId, observations, uses);
     });
-    if (found.payments.length + found.settlements.length > 0) {
-      this.logger.info({ from, to, payments: found.payments.length, settlements: found.settlements.length }, "chain money seen");
-    }
+    if (observations.length > 0) this.logger.info({ from, to, transfers: observations.length }, "chain money seen");
     if (deep) this.progress(from, to, head);
     return { tip: BigInt(last.number), behind: BigInt(last.number) < head };
+  }
+
+  /**
+   * The range's transfers that move our charges' money, with their blocks' times: known for the
+   * headers read, and read now for the few other blocks that hold one (far from the head).
+   */
+  private async match(transfers: SeenTransfer[], uses: SeenAuthorizationUse[], times: Map<bigint, Date>): Promise<Observation[]> {
+    const observations = await matchTransfers(this.prisma, this.chain, transfers, uses);
+    const missing = [...new Set(observations.map((o) => BigInt(o.blockNumber)).filter((n) => !times.has(n)))];
+    const headers = await withRpcRetry(() => Promise.all(missing.map((n) => this.rpc.getBlock(n))));
+    for (const h of headers) if (h) times.set(BigInt(h.number), new Date(h.timestamp * 1000));
+    return observations.map((o) => ({ ...o, blockTime: times.get(BigInt(o.blockNumber)) ?? null }));
   }
 
   /** Near the head: every header of [from, to] and the range's logs in one batch, linked to the cursor. */
   private async readNear(cursor: Cursor, from: bigint, to: bigint, latest: Block): Promise<RangeRead | "reorg"> {
     const numbers: bigint[] = [];
     for (let n = from; n <= to; n++) numbers.push(n);
-    const [headers, transfers, flushes] = await withRpcRetry(() =>
-      Promise.all([Promise.all(numbers.map((n) => (n === BigInt(latest.number) ? latest : this.rpc.getBlock(n)))), ...this.logs(from, to)]),
+    const [headers, logs] = await withRpcRetry(() =>
+      Promise.all([Promise.all(numbers.map((n) => (n === BigInt(latest.number) ? latest : this.rpc.getBlock(n)))), this.logs(from, to)]),
     );
     for (const [i, h] of headers.entries()) {
       // A block the node cannot give although its head is past it: another endpoint's view, or a
@@ -168,60 +182,23 @@ export class ChainIndexer {
       if (i > 0 && h.parentHash !== headers[i - 1]!.hash) throw new Error(`the chain changed while blocks ${from}–${to} were read; reading again`);
     }
     if (headers[0]!.parentHash !== cursor.blockHash) return "reorg";
-    const read = { headers: headers as Block[], transfers, flushes };
+    const read = { headers: headers as Block[], logs };
     checkLogsAgainst(read, new Map(read.headers.map((h) => [h.number, h.hash!])));
     return read;
   }
 
   /** Deep below the head: the range's logs and its last header, in one batch. */
   private async readDeep(from: bigint, to: bigint): Promise<RangeRead> {
-    const [last, transfers, flushes] = await withRpcRetry(() => Promise.all([this.rpc.getBlock(to), ...this.logs(from, to)]));
+    const [last, logs] = await withRpcRetry(() => Promise.all([this.rpc.getBlock(to), this.logs(from, to)]));
     if (!last) throw new Error(`the node has no block ${to} below its head; reading again`);
-    const read = { headers: [last], transfers, flushes };
+    const read = { headers: [last], logs };
     checkLogsAgainst(read, new Map([[last.number, last.hash!]]));
     return read;
   }
 
-  /** The two eth_getLogs of a range: USDC Transfers, and Flushed events of any contract that name USDC. */
-  private logs(from: bigint, to: bigint): [Promise<Log[]>, Promise<Log[]>] {
-    const range = { fromBlock: from, toBlock: to };
-    return [
-      this.rpc.getLogs({ ...range, address: this.chain.usdc, topics: [TRANSFER_TOPIC] }),
-      this.rpc.getLogs({ ...range, topics: [FLUSHED_TOPIC, zeroPadValue(this.chain.usdc, 32)] }),
-    ];
-  }
-
-  /** The payments (transfers into clones) and settlements (clones' Flushed events) among a range's logs. */
-  private async match(read: RangeRead, transfers: ParsedTransfer[]): Promise<SeenChainMoney> {
-    const chainId = this.chain.chainId;
-    const flushes = read.flushes.flatMap((l) => {
-      try {
-        const parsed = cloneAbi.parseLog(l);
-        return parsed ? [{ log: l, net: parsed.args.getValue("net") as bigint, fee: parsed.args.getValue("fee") as bigint }] : [];
-      } catch {
-        return []; // Someone else's contract with an event of the same name and a different shape.
-      }
-    });
-    const addresses = [...new Set([...transfers.map((t) => t.to), ...flushes.map((f) => getAddress(f.log.address))])];
-    if (addresses.length === 0) return { payments: [], settlements: [] };
-    const clones = await this.prisma.$queryRaw<{ id: string; cloneAddress: string }[]>`
-      SELECT id, clone_address AS "cloneAddress" FROM charges WHERE chain_id = ${chainId} AND clone_address = ANY(${addresses})`;
-    const chargeOf = new Map(clones.map((c) => [c.cloneAddress, c.id]));
-    const position = (l: Log) => ({ chainId, txHash: l.transactionHash, logIndex: l.index, blockNumber: BigInt(l.blockNumber), blockHash: l.blockHash });
-    return {
-      payments: transfers
-        .filter((t) => chargeOf.has(t.to))
-        .map((t) => ({ id: newId("pay"), chargeId: chargeOf.get(t.to)!, ...position(t.log), fromAddress: t.from, amount: t.amount.toString() })),
-      settlements: flushes
-        .filter((f) => chargeOf.has(getAddress(f.log.address)))
-        .map((f) => ({
-          id: newId("stl"),
-          chargeId: chargeOf.get(getAddress(f.log.address))!,
-          ...position(f.log),
-          netAmount: f.net.toString(),
-          feeAmount: f.fee.toString(),
-        })),
-    };
+  /** The one eth_getLogs of a range: USDC's Transfer and AuthorizationUsed events. */
+  private logs(from: bigint, to: bigint): Promise<Log[]> {
+    return this.rpc.getLogs({ fromBlock: from, toBlock: to, address: this.chain.usdc, topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]] });
   }
 
   /** A refused range: take the provider's stated limit (kept as a ceiling), or half; the next step tries again at once. */
@@ -250,10 +227,16 @@ export class ChainIndexer {
   /** A chain's first indexing: start where no payment can be missed (see startBlock). */
   private async begin(latest: Block): Promise<IndexStep> {
     const { prisma, chain } = this;
-    const start = await startBlock(prisma, this.rpc, chain.chainId, latest);
+    const start = await startBlock(prisma, this.rpc, chain, latest);
     await prisma.$transaction([
       prisma.chainCursor.create({
-        data: { chainId: chain.chainId, blockNumber: BigInt(start.number), blockHash: start.hash!, headBlock: BigInt(latest.number) },
+        data: {
+          chainId: chain.chainId,
+          blockNumber: BigInt(start.number),
+          blockHash: start.hash!,
+          headBlock: BigInt(latest.number),
+          blockTime: new Date(start.timestamp * 1000),
+        },
       }),
       prisma.chainBlock.create({ data: blockRow(chain.chainId, start) }),
     ]);
@@ -262,14 +245,14 @@ export class ChainIndexer {
   }
 
   /**
-   * Walks back from the cursor to the newest stored block the node still has, then deletes what was
-   * recorded above it: block hashes, and SEEN payments and settlements (confirmed ones are beyond the
-   * chain's confirmations and are kept).
+   * Walks back from the cursor to the newest stored block the node still has, then forgets what was
+   * recorded above it: block hashes, and what was seen but not confirmed. What was confirmed above it
+   * (a reorg deeper than the confirmations) is checked against the node's receipts.
    */
   private async rollBack(cursor: Cursor): Promise<IndexStep> {
     const { prisma, chain, logger } = this;
     const stored = await prisma.chainBlock.findMany({ where: { chainId: chain.chainId }, orderBy: { number: "desc" } });
-    let ancestor: { number: bigint; hash: string } | null = null;
+    let ancestor: { number: bigint; hash: string; timestamp: Date | null } | null = null;
     for (const block of stored) {
       const canonical = await withRpcRetry(() => this.rpc.getBlock(block.number));
       if (canonical?.hash === block.hash) {
@@ -279,39 +262,91 @@ export class ChainIndexer {
     }
     if (!ancestor) {
       // Deeper than every block we kept: trust the node below them and read the whole window again
-      // (payments are unique per log, so nothing is recorded twice). If the node has no such block
-      // (a devnet started over), resume at its head.
+      // (transfers are recorded once per fact, so nothing is recorded twice). If the node has no such
+      // block (a devnet started over), resume at its head.
       const below = stored.length > 0 ? stored[stored.length - 1]!.number - 1n : cursor.blockNumber;
       const base = (below >= 0n && (await withRpcRetry(() => this.rpc.getBlock(below)))) || (await withRpcRetry(() => this.rpc.getBlock("latest")));
-      ancestor = { number: BigInt(base!.number), hash: base!.hash! };
+      ancestor = { number: BigInt(base!.number), hash: base!.hash!, timestamp: new Date(base!.timestamp * 1000) };
       logger.error({ kept: stored.length, resumeAt: base!.number }, "reorg deeper than the stored blocks; indexing again from below them");
     }
-    const confirmedLost = await prisma.$transaction(async (tx) => {
-      await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { gt: ancestor.number } } });
-      await tx.chainCursor.update({ where: { chainId: chain.chainId }, data: { blockNumber: ancestor.number, blockHash: ancestor.hash } });
-      await forgetRefundTransfersAbove(tx, chain.chainId, ancestor.number);
-      return forgetSeenChainMoneyAbove(tx, chain.chainId, ancestor.number);
+    const at = ancestor;
+    const confirmedAbove = await prisma.$transaction(async (tx) => {
+      await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { gt: at.number } } });
+      await tx.chainCursor.update({ where: { chainId: chain.chainId }, data: { blockNumber: at.number, blockHash: at.hash, blockTime: at.timestamp } });
+      // The confirmed clock cannot stand above the fork either.
+      await tx.chainCursor.updateMany({
+        where: { chainId: chain.chainId, confirmedBlock: { gt: at.number } },
+        data: { confirmedBlock: at.number, confirmedTime: at.timestamp },
+      });
+      return forgetSeenAbove(tx, chain.chainId, at.number);
     });
-    const depth = Number(cursor.blockNumber - ancestor.number);
-    logger.warn({ from: cursor.blockNumber, to: ancestor.number, depth }, "chain reorganised; unconfirmed payments and settlements above the fork rolled back");
-    // Deeper than the confirmations: nothing to undo safely (the money may already be paid out).
-    if (confirmedLost > 0) logger.error({ records: confirmedLost }, "a reorg removed confirmed payments or settlements; raise this chain's confirmations");
-    return { tip: ancestor.number, behind: true };
+    const depth = Number(cursor.blockNumber - at.number);
+    logger.warn({ from: cursor.blockNumber, to: at.number, depth }, "chain reorganised; what was seen above the fork and not confirmed is forgotten");
+    if (confirmedAbove.length > 0) await this.recheck(confirmedAbove, depth);
+    return { tip: at.number, behind: true, reorged: true };
   }
+
+  /**
+   * After a reorg deeper than the confirmations: each confirmed transfer above the fork is looked for
+   * in its transaction's receipt on the new chain. Re-included (at whatever log index), it is the
+   * same transfer, moved; gone, it is reversed and its charge needs review.
+   */
+  private async recheck(confirmed: { id: string; txHash: string; factKey: string }[], depth: number): Promise<void> {
+    const receipts = new Map<string, TransactionReceipt | null>();
+    for (const hash of new Set(confirmed.map((t) => t.txHash))) receipts.set(hash, await withRpcRetry(() => this.rpc.getTransactionReceipt(hash)));
+    const moved: Relocation[] = [];
+    const gone: string[] = [];
+    for (const t of confirmed) {
+      const receipt = receipts.get(t.txHash);
+      const found = receipt && receipt.status === 1 ? factsOf(receipt, this.chain.usdc).get(t.factKey) : undefined;
+      if (found) moved.push(found.at(t.id));
+      else gone.push(t.id);
+    }
+    await relocateTransfers(this.prisma, moved);
+    const charges = await reverseTransfers(
+      this.prisma,
+      this.settings,
+      gone,
+      `a reorg ${depth} blocks deep (deeper than the confirmations) on chain ${this.chain.chainId}`,
+    );
+    this.logger.error(
+      { depth, rechecked: confirmed.length, reincluded: moved.length, reversed: gone.length, charges: charges.map((c) => c.id) },
+      "a reorg deeper than the confirmations removed confirmed transfers; re-included ones are kept, the others reversed (the charges need review); raise this chain's confirmations",
+    );
+  }
+}
+
+/** The USDC transfers of a receipt by fact key, with where each sits now. */
+export function factsOf(receipt: TransactionReceipt, usdc: string): Map<string, { at: (id: string) => Relocation }> {
+  const logs = receipt.logs.filter((l) => l.address.toLowerCase() === usdc.toLowerCase());
+  const { transfers } = parseLogs(logs as unknown as Log[]);
+  const keys = factKeys(transfers);
+  return new Map(
+    transfers.map((t, i) => [keys[i]!, { at: (id: string) => ({ id, blockNumber: t.blockNumber, blockHash: t.blockHash, logIndex: t.logIndex }) }]),
+  );
 }
 
 /** Margin for the clocks of the database and the chain disagreeing. */
 const CLOCK_SKEW_SECONDS = 300;
 
 /**
- * Where a chain's first indexing starts: the head, or, when charges picked this chain before any
- * worker indexed it (an API ran without one), the last block before the first of them, found by
- * binary search on block timestamps (about log2(head) calls, once), so no payment is missed.
+ * Where a chain's first indexing starts: the head, or, when charges of the chain's mode are open
+ * (their addresses may be paid on this chain, picked or not), the last block before the oldest of
+ * them, found by binary search on block timestamps (about log2(head) calls, once), so no payment is
+ * missed.
  */
-async function startBlock(prisma: Prisma, rpc: ChainRpc, chainId: number, latest: Block): Promise<Block> {
-  const [row] = await prisma.$queryRaw<{ first: Date | null }[]>`SELECT min(created_at) AS first FROM clone_deployments WHERE chain_id = ${chainId}`;
-  if (!row?.first) return latest;
-  const before = Math.floor(row.first.getTime() / 1000) - CLOCK_SKEW_SECONDS;
+async function startBlock(prisma: Prisma, rpc: ChainRpc, chain: EnabledChain, latest: Block): Promise<Block> {
+  const [row] = await prisma.$queryRaw<{ first: Date | null }[]>`
+    SELECT min(created_at) AS first FROM charges WHERE status = 'PENDING' AND livemode = ${!chain.testnet}`;
+  return row?.first ? blockBefore(rpc, row.first, latest) : latest;
+}
+
+/**
+ * The last block before `time` (less a margin for the database's and the chain's clocks), or
+ * `latest` when the chain has not reached it: a binary search on block timestamps, about log2(head) calls.
+ */
+export async function blockBefore(rpc: ChainRpc, time: Date, latest: Block): Promise<Block> {
+  const before = Math.floor(time.getTime() / 1000) - CLOCK_SKEW_SECONDS;
   if (latest.timestamp < before) return latest;
   const block = async (n: number) => {
     const b = await withRpcRetry(() => rpc.getBlock(n));
@@ -346,29 +381,38 @@ export function statedRangeLimit(e: unknown): number | null {
 
 /** Every log of a block whose header was read must carry that header's hash: one consistent view. */
 function checkLogsAgainst(read: RangeRead, hashes: Map<number, string>): void {
-  for (const log of [...read.transfers, ...read.flushes]) {
+  for (const log of read.logs) {
     const hash = hashes.get(log.blockNumber);
     if (hash !== undefined && hash !== log.blockHash) throw new Error(`logs of block ${log.blockNumber} are from another fork; reading again`);
   }
 }
 
 function blockRow(chainId: number, b: Block) {
-  return { chainId, number: BigInt(b.number), hash: b.hash!, parentHash: b.parentHash };
+  return { chainId, number: BigInt(b.number), hash: b.hash!, parentHash: b.parentHash, timestamp: new Date(b.timestamp * 1000) };
 }
 
-/** A USDC Transfer log with its parties and amount. */
-interface ParsedTransfer {
-  log: Log;
-  from: string;
-  to: string;
-  amount: bigint;
-}
-
-/** The well-formed, non-zero Transfers among a range's USDC logs. */
-function transfersOf(logs: Log[]): ParsedTransfer[] {
-  return logs
-    .filter((l) => l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
-    .map((l) => ({ log: l, from: topicAddress(l.topics[1]!), to: topicAddress(l.topics[2]!), amount: BigInt(l.data) }));
+/**
+ * A range's well-formed USDC logs, in log order: the non-zero Transfers (parties checksummed), and the
+ * AuthorizationUsed events (whose nonce was spent). Block times are filled in by the caller.
+ */
+export function parseLogs(logs: readonly Log[]): { transfers: SeenTransfer[]; uses: SeenAuthorizationUse[] } {
+  const ordered = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
+  const transfers = ordered
+    .filter((l) => l.topics[0] === TRANSFER_TOPIC && l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
+    .map((l) => ({
+      txHash: l.transactionHash,
+      logIndex: l.index,
+      blockNumber: BigInt(l.blockNumber),
+      blockHash: l.blockHash,
+      blockTime: null,
+      from: topicAddress(l.topics[1]!),
+      to: topicAddress(l.topics[2]!),
+      amount: BigInt(l.data),
+    }));
+  const uses = ordered
+    .filter((l) => l.topics[0] === AUTHORIZATION_USED_TOPIC && l.topics.length === 3)
+    .map((l) => ({ txHash: l.transactionHash, blockNumber: BigInt(l.blockNumber), authorizer: topicAddress(l.topics[1]!), nonce: l.topics[2]!.toLowerCase() }));
+  return { transfers, uses };
 }
 
 function topicAddress(topic: string): string {

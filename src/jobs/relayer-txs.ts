@@ -10,6 +10,9 @@
 //   none of its versions has a receipt;
 // - it is confirmed only when its block has the chain's confirmations and is still the block the
 //   node has for it; a reorg sends it back to SENT and it is broadcast again;
+// - no nonce of ours stays unused below an open transaction: a gap (a transaction a deep reorg took
+//   away, a cached nonce ahead of the chain) is filled with the transaction stored for that nonce,
+//   or with one that does nothing;
 // - a handler runs before the status it reacts to is stored, and handlers are idempotent: a crash
 //   in between runs the handler again, never skips it.
 import type { TransactionReceipt } from "ethers";
@@ -49,6 +52,9 @@ export interface TrackOptions {
   bumpAfterMs: number;
   now: () => Date;
 }
+
+/** Handlers for transactions that only keep the relayer's nonces in order (a gap's filler, an old kind). */
+export const IGNORED: TxHandlers = { async mined() {}, async confirmed() {}, async failed() {} };
 
 /**
  * Signs `call`, stores it as a `kind` transaction with `claim` (what it is for, marked in the same
@@ -100,6 +106,7 @@ export async function trackRelayerTxs(
     where: { chainId: relayer.chain.chainId, status: { in: ["SENT", "MINED"] } },
     orderBy: { nonce: "asc" },
   })) as OpenTx[];
+  await healNonceGap(prisma, relayer, open, options, logger);
   for (const tx of open) {
     const handler = handlers[tx.kind];
     const mined = tx.status === "SENT" ? await trackSent(prisma, relayer, tx, handler, options, logger) : { tx, receipt: null };
@@ -164,6 +171,16 @@ async function trackSent(
     return null;
   }
   const replacement = await relayer.replace(tx.rawTx);
+  if (!replacement) {
+    // At the chain's fee ceiling: it waits as it is (and counts as stuck past the chain's limit).
+    await broadcast(prisma, relayer, tx.id, tx.rawTx);
+    await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { sentAt: o.now() } });
+    log.warn(
+      { waitedMs: age, ceiling: relayer.chain.maxFeePerGas.toString() },
+      "relayer transaction not mined in time, but its fees are at the chain's ceiling; waiting",
+    );
+    return null;
+  }
   await prisma.relayerTransaction.update({
     where: { id: tx.id },
     data: { rawTx: replacement.raw, txHashes: { push: replacement.hash }, bumps: { increment: 1 }, sentAt: o.now() },
@@ -196,6 +213,49 @@ async function confirmMined(
   }
   await handler.confirmed(tx, receipt);
   await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { status: "CONFIRMED" } });
+}
+
+/**
+ * Fills the nonces below our lowest waiting transaction that the chain has not used: the chain would
+ * never mine that transaction, nor any after it. Each gap nonce gets the transaction stored for it
+ * (one a deep reorg took away is broadcast again and followed anew), or one that does nothing. With
+ * nothing waiting, the cached nonce is forgotten.
+ */
+async function healNonceGap(prisma: Prisma, relayer: Relayer, open: OpenTx[], o: TrackOptions, logger: Logger): Promise<void> {
+  const waiting = open.filter((t) => t.status === "SENT");
+  if (waiting.length === 0) {
+    // Nothing waits: the next signature asks the node for the nonce (one call then, none per idle round),
+    // so a cached nonce a reorg left ahead of the chain can open no gap.
+    relayer.resetNonce();
+    return;
+  }
+  const lowest = waiting[0]!.nonce;
+  const mined = await relayer.minedNonce();
+  if (mined >= lowest) return;
+  // A transaction just sent may not be in the node's count yet: only a gap that lasts is one.
+  if (o.now().getTime() - waiting[0]!.sentAt.getTime() < o.bumpAfterMs) return;
+  logger.warn({ from: mined, to: lowest - 1 }, "nonce gap below the relayer's waiting transactions; filling it");
+  for (let nonce = mined; nonce < lowest; nonce++) {
+    const stored = await prisma.relayerTransaction.findFirst({
+      where: { chainId: relayer.chain.chainId, nonce, status: { in: ["MINED", "CONFIRMED"] } },
+      orderBy: { createdAt: "desc" },
+    });
+    if (stored) {
+      // Taken away by a reorg deeper than its confirmations: the very same transaction again.
+      await prisma.relayerTransaction.update({
+        where: { id: stored.id },
+        data: { status: "SENT", txHash: null, blockNumber: null, blockHash: null, sentAt: o.now() },
+      });
+      await broadcast(prisma, relayer, stored.id, stored.rawTx);
+      continue;
+    }
+    const filler = await relayer.fill(nonce);
+    const id = newId("rtx");
+    await prisma.relayerTransaction.create({
+      data: { id, chainId: relayer.chain.chainId, kind: "FILL", nonce, rawTx: filler.raw, txHashes: [filler.hash] },
+    });
+    await broadcast(prisma, relayer, id, filler.raw);
+  }
 }
 
 /** The receipt of whichever version of a transaction was mined, or null. */

@@ -32,6 +32,12 @@ export class ProcessMetrics {
     labelNames: ["result"] as const,
     registers: [this.registry],
   });
+  readonly reconcileDifferences = new Gauge({
+    name: "stablegate_reconcile_differences",
+    help: "Differences between the ledger and the chain the last reconciliation of each chain found (this worker's runs): each charge involved needs review.",
+    labelNames: ["chain_id"] as const,
+    registers: [this.registry],
+  });
   readonly graphqlOperations = new Counter({
     name: "stablegate_graphql_operations_total",
     help: "GraphQL operations this process ran (a subscription counts when it starts), by type and outcome.",

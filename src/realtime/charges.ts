@@ -40,7 +40,7 @@ const BACKFILL_MARGIN_MS = 10_000;
 /** Ids of events sent, remembered to skip them in a backfill. */
 const SENT_IDS_KEPT = 10_000;
 
-const DATE_FIELDS = ["expiresAt", "createdAt", "updatedAt", "completedAt", "deployedAt", "flushRetryAt", "payoutBlockedAt"] as const;
+const DATE_FIELDS = ["expiresAt", "createdAt", "updatedAt", "completedAt", "deployedAt", "payoutBlockedAt", "reviewAt"] as const;
 
 /** The channel of one charge's changes. */
 export function chargeChannel(chargeId: string): Channel<ChargeMessage> {

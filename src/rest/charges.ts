@@ -12,6 +12,7 @@ import {
   listCharges,
   listSchema,
 } from "../domain/charges.js";
+import { markChargeReviewed } from "../domain/review.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -74,5 +75,18 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
   } as const;
   app.delete<IdParams>("/v1/charges/:id", { config: cancel }, async (req) => {
     return chargeResource(await cancelCharge(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+
+  const reviewed = {
+    group: "create",
+    doc: {
+      operationId: "markChargeReviewed",
+      summary: "Mark a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed)",
+      tag,
+      ok: { 200: ChargeResource },
+    },
+  } as const;
+  app.post<IdParams>("/v1/charges/:id/mark_reviewed", { config: reviewed }, async (req) => {
+    return chargeResource(await markChargeReviewed(prisma, scopeOf(req), req.params.id, settings), settings);
   });
 }

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { every, type Periodic } from "../lib/periodic.js";
+import { balanceRoutes } from "./balance.js";
 import { chargeRoutes } from "./charges.js";
 import { customerRoutes } from "./customers.js";
 import { eventRoutes } from "./events.js";
@@ -34,6 +35,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   webhookEndpointRoutes(server, rest);
   publicRoutes(server, rest);
   refundRoutes(server, rest);
+  balanceRoutes(server, rest);
   invoiceRoutes(server, rest);
   paymentLinkRoutes(server, rest);
   testHelperRoutes(server, rest);

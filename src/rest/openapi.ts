@@ -22,6 +22,8 @@ export interface RouteDoc {
   ok: Partial<Record<200 | 201 | 202, z.ZodType>>;
   /** The media type of a success answer that is a file, not JSON (its `ok` schema is then unused). */
   file?: string;
+  /** Another media type the JSON answer is also given in (`?format=…`), as text. */
+  alsoAs?: string;
   /** Error codes of this route beyond those every route of its kind may answer. */
   errors?: readonly ErrorCode[];
 }
@@ -144,7 +146,9 @@ export class ApiDocument {
       responses[status] = {
         description: ({ "201": "Created", "202": "Accepted" } as Record<string, string>)[status] ?? "OK",
         headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS },
-        content: doc.file ? { [doc.file]: { schema: { type: "string", format: "binary" } } } : { "application/json": { schema: jsonSchema(schema, "output") } },
+        content: doc.file
+          ? { [doc.file]: { schema: { type: "string", format: "binary" } } }
+          : { "application/json": { schema: jsonSchema(schema, "output") }, ...(doc.alsoAs && { [doc.alsoAs]: { schema: { type: "string" } } }) },
       };
     }
     const byStatus = new Map<number, ErrorCode[]>();

@@ -5,7 +5,7 @@
 import { Contract, formatUnits, parseUnits, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ChargeCloneArtifact } from "../../src/chain/artifacts.js";
+import { payoutWords } from "../../src/chain/clones.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -49,13 +49,13 @@ afterAll(async () => {
 const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
 let seq = 0;
-/** A charge with its chain picked and its clone deployed. */
-async function payableCharge(amount: string, key = app.testKey): Promise<{ id: string; clone: string }> {
+/** A charge with its chain picked (its address gets code with its first payout). */
+async function payableCharge(amount: string, key = app.testKey): Promise<{ id: string; clone: string; wallet: string }> {
   const charge = (await app.call("POST", "/v1/charges", { body: { orderId: `truth-${++seq}`, amount }, key })).body;
   const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
   expect(picked.status, JSON.stringify(picked.body)).toBe(200);
-  await waitFor("the clone's deployment", async () => (await getCharge(charge.id, key)).deployedAt !== null);
-  return { id: charge.id, clone: picked.body.cloneAddress };
+  const { settlementWallet } = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: charge.id } });
+  return { id: charge.id, clone: picked.body.cloneAddress, wallet: settlementWallet };
 }
 const getCharge = async (id: string, key = app.testKey) => (await app.call("GET", `/v1/charges/${id}`, { key })).body;
 const until = (what: string, id: string, check: (c: any) => boolean, key = app.testKey, timeoutMs = 30_000) =>
@@ -73,13 +73,20 @@ const eventsOf = async (id: string) =>
     data: e.data as any,
   }));
 const relayerNonce = () => chain.provider.getTransactionCount(chain.deployer.address, "latest");
-const flushOf = (clone: string, runner: Wallet) => new Contract(clone, ChargeCloneArtifact.abi, runner).getFunction("flush");
+/** A stranger's payout of a charge's whole balance through the factory (anyone may: deploying the clone if need be). */
+const strangerPayout = (charge: { id: string; wallet: string }, runner: Wallet, overrides: object = {}) =>
+  (chain.factory.connect(runner) as Contract).getFunction("payout")(
+    chain.usdc.target,
+    payoutWords({ chargeId: charge.id, wallet: charge.wallet, feeBps: 100, amount: 0n, deployed: false }),
+    overrides,
+  );
 const usdcAddress = () => chain.usdc.getAddress();
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("settlements by anyone", () => {
   it("a stranger's flush right after the payment completes the charge exactly as ours would, and the relayer sends nothing", async () => {
-    const { id, clone } = await payableCharge("5");
+    const charge = await payableCharge("5");
+    const { id, clone } = charge;
     const stranger = chain.wallet(5);
     const before = await chain.balance(WALLET);
     const nonce = await relayerNonce();
@@ -91,7 +98,7 @@ describe("settlements by anyone", () => {
     await chain.automine(false);
     await chain.pay(chain.wallet(3), clone, usdc("5"));
     await chain.mine();
-    const flush = await flushOf(clone, stranger)(await usdcAddress(), { gasLimit: 200_000 });
+    const flush = await strangerPayout(charge, stranger, { gasLimit: 300_000 });
     await chain.mine();
     await flush.wait();
     await chain.automine(true);
@@ -101,7 +108,15 @@ describe("settlements by anyone", () => {
     expect(done).toMatchObject({ amountReceived: "5.00", feeAmount: "0.05", netAmount: "4.95", flushTxHash: flush.hash, payoutBlockedReason: null });
     expect(done.completedAt).not.toBeNull();
     expect(done.settlements).toEqual([
-      { txHash: flush.hash, blockNumber: expect.any(Number), amount: "5.00", netAmount: "4.95", feeAmount: "0.05", confirmedAt: expect.stringMatching(/Z$/) },
+      {
+        txHash: flush.hash,
+        chainId: devnet.chainId,
+        blockNumber: expect.any(Number),
+        amount: "5.00",
+        netAmount: "4.95",
+        feeAmount: "0.05",
+        confirmedAt: expect.stringMatching(/Z$/),
+      },
     ]);
     const events = await eventsOf(id);
     expect(events.map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.received", "charge.completed"]);
@@ -116,11 +131,12 @@ describe("settlements by anyone", () => {
   });
 
   it("a stranger's partial flush, then the rest paid and flushed by us: both settlements, COMPLETED once", async () => {
-    const { id, clone } = await payableCharge("25");
+    const charge = await payableCharge("25");
+    const { id, clone } = charge;
     const before = await chain.balance(WALLET);
     await chain.pay(chain.wallet(3), clone, usdc("10"));
     await until("the partial payment", id, (c) => c.amountReceived === "10.00");
-    const theirs = await flushOf(clone, chain.wallet(5))(await usdcAddress());
+    const theirs = await strangerPayout(charge, chain.wallet(5));
     await theirs.wait();
     const partial = await until("the partial payout", id, (c) => c.settlements.length === 1);
     expect(partial).toMatchObject({ status: "PENDING", amountReceived: "10.00", feeAmount: "0.10", netAmount: "9.90", flushTxHash: theirs.hash });
@@ -147,19 +163,20 @@ describe("settlements by anyone", () => {
   });
 
   it("a stranger's flush raced into the same block as ours: one settlement, ours a harmless no-op, no failure counted", async () => {
-    const { id, clone } = await payableCharge("7");
+    const charge = await payableCharge("7");
+    const { id, clone } = charge;
     stopProducer();
     await chain.automine(false);
     await chain.pay(chain.wallet(3), clone, usdc("7"));
     await chain.mine(CONFIRMATIONS + 1);
     // Confirmed and RECEIVED: our flush is signed, stored and broadcast into the mempool.
     const ours = await waitFor("our flush in the mempool", async () => {
-      const tx = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", charges: { some: { id } } } });
+      const tx = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", clones: { some: { chargeId: id } } } });
       return tx && (await chain.provider.getTransaction(tx.txHashes[0]!)) ? tx : undefined;
     });
     // A stranger outbids it into the same block.
-    const theirs = await flushOf(clone, chain.wallet(5))(await usdcAddress(), {
-      gasLimit: 200_000,
+    const theirs = await strangerPayout(charge, chain.wallet(5), {
+      gasLimit: 300_000,
       maxPriorityFeePerGas: parseUnits("50", "gwei"),
       maxFeePerGas: parseUnits("100", "gwei"),
     });
@@ -168,7 +185,7 @@ describe("settlements by anyone", () => {
     expect(a!.blockNumber).toBe(b!.blockNumber);
     expect(a!.index).toBeLessThan(b!.index);
     // Theirs paid out; ours found the clone empty and did nothing, successfully.
-    expect([a!.status, a!.logs.length, b!.status, b!.logs.length]).toEqual([1, 3, 1, 0]);
+    expect([a!.status, a!.logs.length, b!.status, b!.logs.length]).toEqual([1, 2, 1, 0]);
     await chain.automine(true);
     startProducer();
 
@@ -179,8 +196,9 @@ describe("settlements by anyone", () => {
       "our flush confirmed",
       async () => (await app.db.prisma.relayerTransaction.findUniqueOrThrow({ where: { id: ours.id } })).status === "CONFIRMED",
     );
-    const row = await app.db.prisma.charge.findUniqueOrThrow({ where: { id } });
-    expect(row).toMatchObject({ flushFailures: 0, flushId: null, payoutBlockedReason: null });
+    const row = await app.db.prisma.clone.findUniqueOrThrow({ where: { chargeId_chainId: { chargeId: id, chainId: devnet.chainId } } });
+    expect(row).toMatchObject({ flushFailures: 0, flushId: null, payoutBlockedReason: null, held: expect.anything() });
+    expect(row.held.toFixed()).toBe("0");
     expect(await chain.flushCount(clone)).toBe(1);
     expect((await eventsOf(id)).filter((e) => e.type === "charge.completed")).toHaveLength(1);
   });
@@ -225,6 +243,42 @@ describe("dust and cancel", () => {
   });
 });
 
+describe("dust below PAYOUT_MIN_AMOUNT (0.01)", () => {
+  it("seen and unconfirmed, it does not hold off a cancel; confirmed, it waits in the clone (no gas spent on it)", async () => {
+    const { id, clone } = await payableCharge("25");
+    stopProducer();
+    await chain.pay(chain.wallet(3), clone, 1n);
+    await waitFor("the dust seen", async () => (await app.call("GET", `/v1/public/charges/${id}`, { key: null })).body.payments.length === 1);
+    const cancelled = await app.call("DELETE", `/v1/charges/${id}`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.status).toBe("CANCELLED");
+    const nonce = await relayerNonce();
+    startProducer();
+    await until("the dust confirmed", id, (c) => c.amountReceived === "0.000001" && c.status === "CANCELLED");
+    await settle(1_000);
+    expect(await relayerNonce()).toBe(nonce);
+    expect(await chain.provider.getCode(clone)).toBe("0x");
+    expect(await chain.balance(clone)).toBe(1n);
+  });
+
+  it("after COMPLETED, it waits for more: paid out only once the clone holds the minimum", async () => {
+    const { id, clone } = await payableCharge("2");
+    await chain.pay(chain.wallet(3), clone, usdc("2"));
+    await until("the charge completed", id, (c) => c.status === "COMPLETED" && c.flushTxHash !== null);
+    const nonce = await relayerNonce();
+    await chain.pay(chain.wallet(3), clone, usdc("0.005"));
+    await waitFor("the late dust counted", async () => (await eventsOf(id)).some((e) => e.type === "charge.late_payment"));
+    await settle(1_000);
+    expect(await relayerNonce()).toBe(nonce);
+    expect(await chain.balance(clone)).toBe(usdc("0.005"));
+    await chain.pay(chain.wallet(3), clone, usdc("0.005"));
+    const paid = await until("the late money paid out", id, (c) => c.netAmount === "1.9899");
+    expect(paid).toMatchObject({ amountReceived: "2.01", feeAmount: "0.0201" });
+    expect(await chain.balance(clone)).toBe(0n);
+    expect(await relayerNonce()).toBe(nonce + 1);
+  });
+});
+
 describe("Circle's USDC", () => {
   it("2^128 base units: counted, completed and paid out to the unit", async () => {
     const { id, clone } = await payableCharge("25");
@@ -240,6 +294,28 @@ describe("Circle's USDC", () => {
     expect((await chain.balance(chain.feeRecipient)) - before.fee).toBe(fee);
     const completed = (await eventsOf(id)).find((e) => e.type === "charge.completed")!;
     expect(completed.data.overpaidAmount).toBe(decimal(amount - usdc("25")));
+  });
+
+  it("a blacklisted fee recipient never holds the merchant up: the charge completes, the fee waits in the factory until withdrawn", async () => {
+    const { id, clone } = await payableCharge("10");
+    const factory = await chain.factory.getAddress();
+    const before = { merchant: await chain.balance(WALLET), factory: await chain.balance(factory), fee: await chain.balance(chain.feeRecipient) };
+    await (await chain.usdc.getFunction("blacklist")(chain.feeRecipient)).wait();
+    try {
+      await chain.pay(chain.wallet(3), clone, usdc("10"));
+      const done = await until("COMPLETED", id, (c) => c.status === "COMPLETED");
+      expect(done).toMatchObject({ netAmount: "9.90", feeAmount: "0.10", payoutBlockedReason: null });
+      expect((await chain.balance(WALLET)) - before.merchant).toBe(usdc("9.9"));
+      expect((await chain.balance(factory)) - before.factory).toBe(usdc("0.1"));
+      expect(await chain.balance(chain.feeRecipient)).toBe(before.fee);
+      expect((await eventsOf(id)).map((e) => e.type)).not.toContain("charge.payout_blocked");
+    } finally {
+      await (await chain.usdc.getFunction("unBlacklist")(chain.feeRecipient)).wait();
+    }
+    // Anyone may send the fees the factory holds on to the fee recipient, once it can receive.
+    await (await (chain.factory.connect(chain.wallet(7)) as Contract).getFunction("withdrawFees")(await usdcAddress())).wait();
+    expect((await chain.balance(chain.feeRecipient)) - before.fee).toBeGreaterThanOrEqual(usdc("0.1"));
+    expect(await chain.balance(factory)).toBe(0n);
   });
 
   it("a blacklisted merchant wallet: blocked once, nothing sent, the money waits in the clone and is paid out when unblacklisted", async () => {
@@ -295,7 +371,7 @@ describe("Circle's USDC", () => {
       await expect((chain.usdc.connect(payer) as Contract).getFunction("transfer")(clone, usdc("3"))).rejects.toThrow(/blacklisted/);
       await settle(500);
       expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: null });
-      expect(await app.db.prisma.payment.count({ where: { chargeId: id } })).toBe(0);
+      expect(await app.db.prisma.chainTransfer.count({ where: { chargeId: id } })).toBe(0);
     } finally {
       await (await chain.usdc.getFunction("unBlacklist")(payer.address)).wait();
     }

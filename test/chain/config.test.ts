@@ -1,15 +1,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getCreateAddress, parseEther } from "ethers";
+import { getCreateAddress, parseEther, parseUnits } from "ethers";
 import { afterAll, describe, expect, it } from "vitest";
 import { enableChain } from "../../src/chain/chains.js";
+import { factoryV2Address } from "../../src/chain/clones.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
-const FACTORY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const FEE_RECIPIENT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+/** The ChargeFactoryV2 address follows from the fee recipient alone. */
+const FACTORY = factoryV2Address(FEE_RECIPIENT);
+const V1_FACTORY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
-it("reads chains from CHAIN_<id>_* with registry defaults, and derives the implementation address", () => {
+it("reads chains from CHAIN_<id>_* with registry defaults, and derives the version 1 implementation address", () => {
   const config = loadConfig({
     NODE_ENV: "development",
     CHAIN_8453_RPC_URL: "https://base.example",
@@ -17,8 +21,9 @@ it("reads chains from CHAIN_<id>_* with registry defaults, and derives the imple
     CHAIN_84532_RPC_URL: "https://base-sepolia.example",
     CHAIN_84532_FACTORY: FACTORY,
     CHAIN_84532_CONFIRMATIONS: "7",
+    CHAIN_84532_FACTORY_V1: V1_FACTORY,
     RELAYER_PRIVATE_KEY: KEY,
-    FEE_RECIPIENT: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+    FEE_RECIPIENT: FEE_RECIPIENT.toLowerCase(),
   });
   expect(config.chains.map((c) => [c.chainId, c.confirmations, c.factory])).toEqual([
     [8453, 20, FACTORY],
@@ -27,12 +32,44 @@ it("reads chains from CHAIN_<id>_* with registry defaults, and derives the imple
   expect(config.feeRecipient).toBe("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
   expect(config.devnet).toBe(false);
   const base = enableChain(config.chains[0]!);
-  expect(base).toMatchObject({
-    name: "Base",
-    testnet: false,
-    usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-    implementation: getCreateAddress({ from: FACTORY, nonce: 1 }),
-  });
+  expect(base).toMatchObject({ name: "Base", testnet: false, usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", feeRecipient: FEE_RECIPIENT });
+  expect(base.v1).toBeUndefined();
+  expect(enableChain(config.chains[1]!).v1).toEqual({ factory: V1_FACTORY, implementation: getCreateAddress({ from: V1_FACTORY, nonce: 1 }) });
+});
+
+it("refuses a factory that is not ChargeFactoryV2 for FEE_RECIPIENT, pointing a version 1 factory to CHAIN_<id>_FACTORY_V1", () => {
+  const attempt = () => loadConfig({ CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: V1_FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT });
+  expect(attempt).toThrow(`CHAIN_8453_FACTORY: ${V1_FACTORY} is not ChargeFactoryV2 for FEE_RECIPIENT (expected ${FACTORY}`);
+  expect(attempt).toThrow(/belongs in CHAIN_8453_FACTORY_V1/);
+  expect(() => loadConfig({ CHAIN_8453_RPC_URL: "https://base.example", RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT })).toThrow(
+    `CHAIN_8453_FACTORY: required, the ChargeFactoryV2 address ${FACTORY}`,
+  );
+});
+
+it("reads the relayer's fee ceiling, stuck limit and watched tokens per chain, with registry defaults", () => {
+  const common = { CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT };
+  const defaults = loadConfig(common).chains[0]!;
+  expect(defaults.maxFeePerGas).toBeGreaterThan(0n);
+  expect(defaults.stuckAfterSeconds).toBeGreaterThanOrEqual(30);
+  const token = "0xfde4C96c8593536E31F229EA8f37b2ADa2699bb2";
+  const own = loadConfig({
+    ...common,
+    CHAIN_8453_MAX_FEE_PER_GAS: "2.5",
+    CHAIN_8453_RELAYER_STUCK_AFTER: "120",
+    CHAIN_8453_WATCH_TOKENS: token.toLowerCase(),
+  }).chains[0]!;
+  expect(own).toMatchObject({ maxFeePerGas: parseUnits("2.5", "gwei"), stuckAfterSeconds: 120, watchTokens: [token] });
+  const bad = () =>
+    loadConfig({
+      ...common,
+      CHAIN_8453_MAX_FEE_PER_GAS: "-1",
+      CHAIN_8453_RELAYER_STUCK_AFTER: "5",
+      CHAIN_8453_WATCH_TOKENS: "0x12",
+      CHAIN_8453_FACTORY_V1: "nope",
+    });
+  for (const name of ["CHAIN_8453_MAX_FEE_PER_GAS", "CHAIN_8453_RELAYER_STUCK_AFTER", "CHAIN_8453_WATCH_TOKENS", "CHAIN_8453_FACTORY_V1"]) {
+    expect(bad).toThrow(name);
+  }
 });
 
 it("names every bad chain setting at once", () => {
@@ -66,12 +103,18 @@ it("runs the devnet only in development with no chains configured, unless told",
 });
 
 it("takes CHAIN_<id>_USDC only for a chain the registry has no USDC for", () => {
-  const common = { CHAIN_31337_RPC_URL: "http://127.0.0.1:8545", CHAIN_31337_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
-  const own = loadConfig({ ...common, CHAIN_31337_USDC: FACTORY.toLowerCase() });
-  expect(enableChain(own.chains[0]!).usdc).toBe(FACTORY);
+  const common = { CHAIN_31337_RPC_URL: "http://127.0.0.1:8545", CHAIN_31337_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT };
+  const own = loadConfig({ ...common, CHAIN_31337_USDC: V1_FACTORY.toLowerCase() });
+  expect(enableChain(own.chains[0]!).usdc).toBe(V1_FACTORY);
   expect(() => loadConfig(common)).toThrow(/CHAIN_31337_USDC: required for chain 31337/);
   expect(() =>
-    loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, CHAIN_8453_USDC: FACTORY, CHAIN_31337_USDC: FACTORY }),
+    loadConfig({
+      ...common,
+      CHAIN_8453_RPC_URL: "https://base.example",
+      CHAIN_8453_FACTORY: FACTORY,
+      CHAIN_8453_USDC: V1_FACTORY,
+      CHAIN_31337_USDC: V1_FACTORY,
+    }),
   ).toThrow(/CHAIN_8453_USDC: chain 8453 always uses native USDC/);
 });
 
@@ -82,7 +125,7 @@ it("reads the worker's settings", () => {
 });
 
 it("takes several RPC URLs per chain, in order, and never repeats one in an error (they carry provider keys)", () => {
-  const common = { CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
+  const common = { CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT };
   const config = loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://a.example/v2/key-a, https://b.example/key-b\nhttps://c.example" });
   expect(config.chains[0]!.rpcUrls).toEqual(["https://a.example/v2/key-a", "https://b.example/key-b", "https://c.example"]);
   const bad = () => loadConfig({ ...common, CHAIN_8453_RPC_URL: "https://a.example/v2/key-a wss://b.example/ws/sekret" });
@@ -91,7 +134,7 @@ it("takes several RPC URLs per chain, in order, and never repeats one in an erro
 });
 
 it("reads CHAIN_<id>_RELAYER_MIN_BALANCE in the chain's native unit, with a registry default", () => {
-  const common = { CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY };
+  const common = { CHAIN_8453_RPC_URL: "https://base.example", CHAIN_8453_FACTORY: FACTORY, RELAYER_PRIVATE_KEY: KEY, FEE_RECIPIENT };
   expect(loadConfig(common).chains[0]!.relayerMinBalance).toBe(parseEther("0.005"));
   expect(loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "0.25" }).chains[0]!.relayerMinBalance).toBe(parseEther("0.25"));
   expect(() => loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "-1" })).toThrow(/CHAIN_8453_RELAYER_MIN_BALANCE: a decimal amount of ETH/);
@@ -111,7 +154,7 @@ describe("relayer keys from files (RELAYER_PRIVATE_KEY_FILE, CHAIN_<id>_RELAYER_
     CHAIN_8453_FACTORY: FACTORY,
     CHAIN_10_RPC_URL: "https://op.example",
     CHAIN_10_FACTORY: FACTORY,
-    FEE_RECIPIENT: FACTORY,
+    FEE_RECIPIENT,
   };
 
   it("reads the key from the file (trimmed); a chain's own file wins for that chain", () => {

@@ -1,7 +1,10 @@
-import { Contract, type ContractRunner, parseUnits, Wallet } from "ethers";
+// The charge contracts on Circle's real USDC (FiatToken v2.2 behind its proxy): ChargeFactoryV2, whose
+// clones are counterfactual (deployed by the payout that first needs them), every path of it; and
+// ChargeFactoryV1, whose clones in the field must still settle.
+import { Contract, ContractFactory, type ContractRunner, getCreateAddress, Interface, parseEther, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChargeCloneArtifact } from "../../src/chain/artifacts.js";
-import { cloneSalt, predictCloneAddress } from "../../src/chain/clones.js";
+import { ChargeCloneV1Artifact, ChargeFactoryV2Artifact, MockUSDCArtifact } from "../../src/chain/artifacts.js";
+import { chargeKey, factoryV2Address, type PayoutEntry, payoutWords, predictCloneV1, predictCloneV2 } from "../../src/chain/clones.js";
 import { ANVIL_KEYS, type TestChain, startTestChain } from "../helpers/chain.js";
 
 let chain: TestChain;
@@ -14,184 +17,272 @@ let n = 0;
 const merchant = () => Wallet.createRandom().address;
 const newChargeId = () => `chrg_test${++n}`;
 const balance = async (who: string, token = chain.usdc) => (await token.getFunction("balanceOf")(who)) as bigint;
-const clone = (address: string, runner: ContractRunner = chain.deployer) => new Contract(address, ChargeCloneArtifact.abi, runner);
-
-/** Deploys a charge's clone through the factory and returns its address (as predicted). */
-async function deployClone(chargeId: string, wallet: string, feeBps: number, runner: ContractRunner = chain.deployer): Promise<string> {
-  const factory = chain.factory.connect(runner) as Contract;
-  const predicted = await factory.getFunction("predict")(cloneSalt(chargeId), wallet, feeBps);
-  await (await factory.getFunction("deploy")(cloneSalt(chargeId), wallet, feeBps)).wait();
-  return predicted;
-}
+const usdcAddress = () => chain.usdc.getAddress();
+const FAILED = 2n ** 256n - 1n;
+const factoryAbi = new Interface(ChargeFactoryV2Artifact.abi);
+/** A clone: the factory's code, reached through the clone's proxy. */
+const clone = (address: string, runner: ContractRunner = chain.deployer) => new Contract(address, ChargeFactoryV2Artifact.abi, runner);
 
 async function pay(to: string, amount: bigint, token = chain.usdc) {
   await (await token.getFunction("mint")(to, amount)).wait();
 }
 
-describe("ChargeClone and ChargeFactory", () => {
-  it("predicts the deployed address, locally and on chain, before anything is deployed", async () => {
-    const chargeId = newChargeId();
-    const wallet = merchant();
-    const implementation = await chain.factory.getFunction("implementation")();
-    const local = predictCloneAddress({ factory: await chain.factory.getAddress(), implementation, chargeId, wallet, feeBps: 100 });
-    expect(await chain.provider.getCode(local)).toBe("0x");
-    expect(await deployClone(chargeId, wallet, 100)).toBe(local);
-    expect(await chain.provider.getCode(local)).not.toBe("0x");
-    expect(await clone(local).getFunction("merchant")()).toBe(wallet);
-    expect(await clone(local).getFunction("feeBps")()).toBe(100n);
-    expect(await clone(local).getFunction("feeRecipient")()).toBe(chain.feeRecipient);
+/** An entry for `payout`, with the address it pays out of. */
+function entry(amount = 0n, feeBps = 100, wallet = merchant(), deployed = false): PayoutEntry & { address: string } {
+  const e = { chargeId: newChargeId(), wallet, feeBps, amount, deployed };
+  return { ...e, address: predictCloneV2({ factory: chain.factory.target as string, ...e }) };
+}
+
+/** What `payout` reports for `entries` (simulated), then sends it; returns the simulation and the receipt. */
+async function payout(entries: PayoutEntry[], token?: string, runner: ContractRunner = chain.deployer) {
+  const f = chain.factory.connect(runner) as Contract;
+  const words = entries.flatMap(payoutWords);
+  const t = token ?? (await usdcAddress());
+  const paid = (await f.getFunction("payout").staticCall(t, words)) as bigint[];
+  const receipt = await (await f.getFunction("payout")(t, words)).wait();
+  return { paid: [...paid], receipt };
+}
+
+describe("ChargeFactoryV2: addresses", () => {
+  it("is at the deterministic address for its fee recipient, and predicts clones locally, on chain, before anything exists", async () => {
+    expect(chain.factory.target).toBe(factoryV2Address(chain.feeRecipient));
+    expect(await chain.factory.getFunction("feeRecipient")()).toBe(chain.feeRecipient);
+    const e = entry();
+    expect(await chain.factory.getFunction("predict")(chargeKey(e.chargeId), e.wallet, e.feeBps)).toBe(e.address);
+    // The fee and the wallet are part of the address: a change of either is another address.
+    expect(predictCloneV2({ factory: chain.factory.target as string, chargeId: e.chargeId, wallet: e.wallet, feeBps: 101 })).not.toBe(e.address);
+    expect(predictCloneV2({ factory: chain.factory.target as string, chargeId: e.chargeId, wallet: merchant(), feeBps: 100 })).not.toBe(e.address);
+    expect(await chain.provider.getCode(e.address)).toBe("0x");
   });
 
-  it("splits exactly: fee = floor(amount * bps / 10000) to the fee recipient, the rest to the merchant", async () => {
+  it("deploy() makes the 44-byte proxy of the factory once; asked again, it returns the same clone", async () => {
+    const e = entry();
+    await (await chain.factory.getFunction("deploy")(chargeKey(e.chargeId), e.wallet, e.feeBps)).wait();
+    const code = await chain.provider.getCode(e.address);
+    expect(code.length).toBe(2 + 44 * 2);
+    expect(code.toLowerCase()).toContain((chain.factory.target as string).slice(2).toLowerCase());
+    expect(await chain.factory.getFunction("deploy").staticCall(chargeKey(e.chargeId), e.wallet, e.feeBps)).toBe(e.address);
+    await expect(chain.factory.getFunction("deploy").staticCall(chargeKey(newChargeId()), merchant(), 10_001)).rejects.toThrow();
+  });
+});
+
+describe("ChargeFactoryV2: payouts", () => {
+  it("deploys the clone in the payout that first needs it and splits to the base unit: fee = floor(amount * bps / 10000)", async () => {
     const cases: [bigint, number][] = [
       [1n, 100],
       [99n, 100],
       [100n, 100],
       [1n, 10_000],
-      [parseUnits("25", 6), 100],
-      [parseUnits("25", 6), 0],
-      [parseUnits("25", 6), 10_000],
-      [parseUnits("0.999999", 6), 250],
-      [parseUnits("1000000", 6), 1],
+      [25_000_000n, 100],
+      [25_000_000n, 0],
+      [25_000_000n, 10_000],
+      [999_999n, 250],
+      [1_000_000_000_000n, 1],
       [123_456_789n, 9_999],
       [2n ** 128n, 333],
     ];
-    for (const [amount, bps] of cases) {
-      const wallet = merchant();
-      const address = await deployClone(newChargeId(), wallet, bps);
-      await pay(address, amount);
-      const feeBefore = await balance(chain.feeRecipient);
-      const receipt = await (await clone(address, chain.wallet(4)).getFunction("flush")(await chain.usdc.getAddress())).wait();
+    const entries = cases.map(([amount, bps]) => entry(0n, bps));
+    for (const [i, [amount]] of cases.entries()) await pay(entries[i]!.address, amount);
+    const feeBefore = await balance(chain.feeRecipient);
+    const { paid } = await payout(entries);
+    expect(paid).toEqual(cases.map(([amount]) => amount));
+    let fees = 0n;
+    for (const [i, [amount, bps]] of cases.entries()) {
       const fee = (amount * BigInt(bps)) / 10_000n;
-      expect(await balance(wallet), `${amount} @ ${bps}`).toBe(amount - fee);
-      expect((await balance(chain.feeRecipient)) - feeBefore).toBe(fee);
-      expect(await balance(address)).toBe(0n);
-      const event = receipt.logs.map((l: any) => clone(address).interface.parseLog(l)).find((e: any) => e?.name === "Flushed");
-      expect([event.args.net, event.args.fee, event.args.merchant]).toEqual([amount - fee, fee, wallet]);
+      fees += fee;
+      expect(await balance(entries[i]!.wallet), `${amount} @ ${bps}`).toBe(amount - fee);
+      expect(await balance(entries[i]!.address)).toBe(0n);
+      expect(await chain.provider.getCode(entries[i]!.address)).not.toBe("0x");
     }
+    expect((await balance(chain.feeRecipient)) - feeBefore).toBe(fees);
   });
 
-  it("treats a zero balance as a no-op", async () => {
-    const address = await deployClone(newChargeId(), merchant(), 100);
-    const receipt = await (await clone(address).getFunction("flush")(await chain.usdc.getAddress())).wait();
-    expect(receipt.status).toBe(1);
+  it("pays exactly the amount asked and leaves the rest; asks for more than there is: FAILED, nothing moves", async () => {
+    const e = entry(7_000_000n);
+    await pay(e.address, 10_000_000n);
+    expect((await payout([e])).paid).toEqual([7_000_000n]);
+    expect(await balance(e.wallet)).toBe(6_930_000n);
+    expect(await balance(e.address)).toBe(3_000_000n);
+    const again = { ...e, amount: 3_000_001n, deployed: true };
+    expect((await payout([again])).paid).toEqual([FAILED]);
+    expect(await balance(e.address)).toBe(3_000_000n);
+    // Amount 0: all of it.
+    expect((await payout([{ ...e, amount: 0n, deployed: true }])).paid).toEqual([3_000_000n]);
+    expect(await balance(e.address)).toBe(0n);
+    // Empty: 0, no transfer.
+    const { paid, receipt } = await payout([{ ...e, amount: 0n, deployed: true }]);
+    expect(paid).toEqual([0n]);
     expect(receipt.logs).toHaveLength(0);
   });
 
-  it("flushes funds that arrived before deployment, once deployed (deployAndFlush)", async () => {
-    const chargeId = newChargeId();
-    const wallet = merchant();
-    const address = await chain.factory.getFunction("predict")(cloneSalt(chargeId), wallet, 100);
-    await pay(address, 10_000_000n);
-    await (await chain.factory.getFunction("deployAndFlush")(cloneSalt(chargeId), wallet, 100, await chain.usdc.getAddress())).wait();
-    expect(await balance(wallet)).toBe(9_900_000n);
-    // Already deployed: deployAndFlush only flushes.
-    await pay(address, 1_000_000n);
-    await (await chain.factory.getFunction("deployAndFlush")(cloneSalt(chargeId), wallet, 100, await chain.usdc.getAddress())).wait();
-    expect(await balance(wallet)).toBe(10_890_000n);
+  it("takes a wrong `deployed` flag in its stride: flagged and absent pays nothing; unflagged and present still pays", async () => {
+    const absent = entry(1_000_000n, 100, merchant(), true);
+    await pay(absent.address, 1_000_000n);
+    expect((await payout([absent])).paid).toEqual([FAILED]);
+    expect(await balance(absent.address)).toBe(1_000_000n);
+    expect(await chain.provider.getCode(absent.address)).toBe("0x");
+    const present = entry(1_000_000n);
+    await (await chain.factory.getFunction("deploy")(chargeKey(present.chargeId), present.wallet, present.feeBps)).wait();
+    await pay(present.address, 1_000_000n);
+    expect((await payout([{ ...present, deployed: false }])).paid).toEqual([1_000_000n]);
+    expect(await balance(present.wallet)).toBe(990_000n);
   });
 
-  it("refuses a second deploy of the same charge", async () => {
-    const chargeId = newChargeId();
+  it("pays 50 clones in one transaction; one the token refuses (a blacklisted wallet) is skipped whole, the others paid", async () => {
     const wallet = merchant();
-    await deployClone(chargeId, wallet, 100);
-    await expect(chain.factory.getFunction("deploy").staticCall(cloneSalt(chargeId), wallet, 100)).rejects.toThrow();
-  });
-
-  it("deploys many clones in one deployMany, skipping any that exist already, at the predicted addresses", async () => {
-    const factory = chain.factory;
-    const entries = Array.from({ length: 20 }, (_, i) => ({ chargeId: newChargeId(), wallet: merchant(), feeBps: i * 10 }));
-    const predicted = await Promise.all(entries.map((e) => factory.getFunction("predict")(cloneSalt(e.chargeId), e.wallet, e.feeBps)));
-    // Someone deployed two of them first (anyone may).
-    await deployClone(entries[3]!.chargeId, entries[3]!.wallet, entries[3]!.feeBps, chain.wallet(4));
-    await deployClone(entries[17]!.chargeId, entries[17]!.wallet, entries[17]!.feeBps, chain.wallet(4));
-    const args = [entries.map((e) => cloneSalt(e.chargeId)), entries.map((e) => e.wallet), entries.map((e) => e.feeBps)];
-    const receipt = await (await factory.getFunction("deployMany")(...args)).wait();
-    expect(receipt.status).toBe(1);
-    for (const [i, address] of predicted.entries()) {
-      expect(await chain.provider.getCode(address)).not.toBe("0x");
-      expect(await clone(address).getFunction("merchant")()).toBe(entries[i]!.wallet);
-      expect(await clone(address).getFunction("feeBps")()).toBe(BigInt(entries[i]!.feeBps));
+    const entries = Array.from({ length: 50 }, (_, i) => entry(1_000_000n + BigInt(i), 100, wallet));
+    const bad = entry(2_000_000n);
+    for (const e of [...entries, bad]) await pay(e.address, e.amount);
+    await (await chain.usdc.getFunction("blacklist")(bad.wallet)).wait();
+    try {
+      const all = [...entries.slice(0, 25), bad, ...entries.slice(25)];
+      const { paid } = await payout(all);
+      expect(paid[25]).toBe(FAILED);
+      expect(paid.filter((p) => p !== FAILED)).toHaveLength(50);
+      const total = entries.reduce((s, e) => s + e.amount, 0n);
+      const fees = entries.reduce((s, e) => s + (e.amount * 100n) / 10_000n, 0n);
+      expect(await balance(wallet)).toBe(total - fees);
+      // Skipped whole: nothing left the refused clone, not even its fee.
+      expect(await balance(bad.address)).toBe(2_000_000n);
+    } finally {
+      await (await chain.usdc.getFunction("unBlacklist")(bad.wallet)).wait();
     }
-    // Sent again (a crash, a race): nothing to do, and it still succeeds.
-    expect((await (await factory.getFunction("deployMany")(...args)).wait()).status).toBe(1);
-    // Malformed batches are refused whole.
-    await expect(factory.getFunction("deployMany").staticCall(args[0], args[1]!.slice(1), args[2])).rejects.toThrow();
-    await expect(factory.getFunction("deployMany").staticCall([cloneSalt(newChargeId())], [merchant()], [10_001])).rejects.toThrow();
+    // A fee over 100% is refused whole.
+    await expect(
+      chain.factory.getFunction("payout").staticCall(
+        await usdcAddress(),
+        payoutWords({ ...entry(), feeBps: 10_000 }).map((w, i) => (i === 1 ? BigInt(w) + (1n << 160n) : w)),
+      ),
+    ).rejects.toThrow();
   });
 
-  it("flushes 50 clones in one flushMany, skipping addresses that cannot pay", async () => {
-    const wallet = merchant();
-    const clones: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      const address = await deployClone(newChargeId(), wallet, 100);
-      await pay(address, 1_000_000n + BigInt(i));
-      clones.push(address);
+  it("never waits for the fee: with the fee recipient blacklisted the merchant is paid and the fee waits in the factory for it", async () => {
+    const e = entry();
+    await pay(e.address, 10_000_000n);
+    const factory = chain.factory.target as string;
+    const heldBefore = await balance(factory);
+    await (await chain.usdc.getFunction("blacklist")(chain.feeRecipient)).wait();
+    try {
+      expect((await payout([e])).paid).toEqual([10_000_000n]);
+      expect(await balance(e.wallet)).toBe(9_900_000n);
+      expect((await balance(factory)) - heldBefore).toBe(100_000n);
+      // The fee recipient cannot be paid while blacklisted: the fees wait.
+      await expect(chain.factory.getFunction("withdrawFees").staticCall(await usdcAddress())).rejects.toThrow();
+    } finally {
+      await (await chain.usdc.getFunction("unBlacklist")(chain.feeRecipient)).wait();
     }
     const feeBefore = await balance(chain.feeRecipient);
-    const withJunk = [...clones.slice(0, 25), Wallet.createRandom().address, await chain.usdc.getAddress(), ...clones.slice(25)];
-    await (await chain.factory.getFunction("flushMany")(await chain.usdc.getAddress(), withJunk)).wait();
-    const total = clones.reduce((sum, _, i) => sum + 1_000_000n + BigInt(i), 0n);
-    const fees = clones.reduce((sum, _, i) => sum + ((1_000_000n + BigInt(i)) * 100n) / 10_000n, 0n);
-    expect(await balance(wallet)).toBe(total - fees);
-    expect((await balance(chain.feeRecipient)) - feeBefore).toBe(fees);
-    for (const c of clones) expect(await balance(c)).toBe(0n);
+    await (await (chain.factory.connect(chain.wallet(5)) as Contract).getFunction("withdrawFees")(await usdcAddress())).wait();
+    expect((await balance(chain.feeRecipient)) - feeBefore).toBe(heldBefore + 100_000n);
+    expect(await balance(factory)).toBe(0n);
   });
 
-  it("flushes any ERC-20, not only USDC", async () => {
-    const { ContractFactory } = await import("ethers");
-    const { MockUSDCArtifact } = await import("../../src/chain/artifacts.js");
-    const other = (await new ContractFactory(MockUSDCArtifact.abi, MockUSDCArtifact.bytecode, chain.deployer).deploy()) as Contract;
-    await other.waitForDeployment();
-    const wallet = merchant();
-    const address = await deployClone(newChargeId(), wallet, 500);
-    await pay(address, 1_000n, other);
-    await (await clone(address).getFunction("flush")(await other.getAddress())).wait();
-    expect(await balance(wallet, other)).toBe(950n);
-    expect(await balance(chain.feeRecipient, other)).toBe(50n);
+  it("pays nothing while the token is paused (FAILED), and pays once it is not", async () => {
+    const e = entry();
+    await pay(e.address, 1_000_000n);
+    await (await chain.usdc.getFunction("pause")()).wait();
+    try {
+      expect((await payout([e])).paid).toEqual([FAILED]);
+    } finally {
+      await (await chain.usdc.getFunction("unpause")()).wait();
+    }
+    expect((await payout([e])).paid).toEqual([1_000_000n]);
   });
 });
 
-describe("non-custodial, tested adversarially", () => {
+describe("ChargeFactoryV2: sweeps", () => {
+  it("pays another ERC-20 out to the merchant, fee and all", async () => {
+    const other = (await new ContractFactory(MockUSDCArtifact.abi, MockUSDCArtifact.bytecode, chain.deployer).deploy()) as Contract;
+    await other.waitForDeployment();
+    const e = entry();
+    await pay(e.address, 1_000n, other);
+    expect((await payout([e], await other.getAddress())).paid).toEqual([1_000n]);
+    expect(await balance(e.wallet, other)).toBe(990n);
+    expect(await balance(chain.feeRecipient, other)).toBe(10n);
+  });
+
+  it("pays out the native coin sent before the clone existed, and sent to it after", async () => {
+    const e = entry(0n, 250);
+    await (await chain.wallet(6).sendTransaction({ to: e.address, value: parseEther("1") })).wait();
+    const feeBefore = await chain.provider.getBalance(chain.feeRecipient);
+    const words = payoutWords(e);
+    expect(await chain.factory.getFunction("payoutNative").staticCall(words)).toEqual([parseEther("1")]);
+    await (await chain.factory.getFunction("payoutNative")(words)).wait();
+    expect(await chain.provider.getBalance(e.wallet)).toBe(parseEther("0.975"));
+    expect((await chain.provider.getBalance(chain.feeRecipient)) - feeBefore).toBe(parseEther("0.025"));
+    expect(await chain.provider.getBalance(e.address)).toBe(0n);
+    // Deployed now: a plain transfer still lands, and is paid out the same way.
+    await (await chain.wallet(6).sendTransaction({ to: e.address, value: parseEther("0.5") })).wait();
+    await (await chain.factory.getFunction("payoutNative")(payoutWords({ ...e, deployed: true }))).wait();
+    expect(await chain.provider.getBalance(e.wallet)).toBe(parseEther("1.4625"));
+  });
+});
+
+describe("ChargeFactoryV2: non-custodial, tested adversarially", () => {
   it("lets a stranger call anything, yet money only ever reaches the merchant and the fee recipient", async () => {
     const stranger = chain.wallet(4);
     const strangerAddress = await stranger.getAddress();
-    const usdc = await chain.usdc.getAddress();
-    const chargeId = newChargeId();
-    const wallet = merchant();
-    const ours = await deployClone(chargeId, wallet, 100);
-    await pay(ours, 5_000_000n);
+    const usdc = await usdcAddress();
+    const ours = entry(0n, 100);
+    await pay(ours.address, 5_000_000n);
     const asStranger = chain.factory.connect(stranger) as Contract;
 
-    // The same salt with the stranger's wallet is a different clone: ours is untouched.
-    const theirs = await asStranger.getFunction("predict")(cloneSalt(chargeId), strangerAddress, 0);
-    expect(theirs).not.toBe(ours);
-    await (await asStranger.getFunction("deployAndFlush")(cloneSalt(chargeId), strangerAddress, 0, usdc)).wait();
-    expect(await balance(ours)).toBe(5_000_000n);
+    // The same charge with the stranger's wallet, or a fee of 0, is another address: ours is untouched.
+    await (await asStranger.getFunction("payout")(usdc, payoutWords({ ...ours, wallet: strangerAddress, feeBps: 0 }))).wait();
+    expect(await balance(ours.address)).toBe(5_000_000n);
     expect(await balance(strangerAddress)).toBe(0n);
 
-    // The implementation itself refuses to flush (its "arguments" would be its own code).
-    const implementation = await chain.factory.getFunction("implementation")();
-    await pay(implementation, 1n);
-    await expect(clone(implementation, stranger).getFunction("flush").staticCall(usdc)).rejects.toThrow(/NotAClone|revert/);
-
-    // Random calldata, ETH, unknown selectors: all refused.
-    for (const data of ["0x", "0xdeadbeef", `0xa9059cbb${strangerAddress.slice(2).padStart(64, "0")}${"ff".repeat(32)}`]) {
-      await expect(stranger.call({ to: ours, data })).rejects.toThrow();
+    await (await asStranger.getFunction("deploy")(chargeKey(ours.chargeId), ours.wallet, ours.feeBps)).wait();
+    const theClone = clone(ours.address, stranger);
+    // A clone checks what it is told against its own address.
+    await expect(theClone.getFunction("flush").staticCall(usdc, chargeKey(ours.chargeId), strangerAddress, 100)).rejects.toThrow();
+    await expect(theClone.getFunction("flushAmount").staticCall(usdc, chargeKey(ours.chargeId), ours.wallet, 0, 5_000_000n)).rejects.toThrow();
+    await expect(theClone.getFunction("flushNative").staticCall(chargeKey(newChargeId()), ours.wallet, 100)).rejects.toThrow();
+    // The factory's own functions refuse to run through a clone, and the clone's on the factory (which holds fees).
+    await expect(theClone.getFunction("payout").staticCall(usdc, payoutWords(ours))).rejects.toThrow();
+    await expect(theClone.getFunction("withdrawFees").staticCall(usdc)).rejects.toThrow();
+    await pay(chain.factory.target as string, 1n);
+    await expect(asStranger.getFunction("flush").staticCall(usdc, chargeKey(ours.chargeId), strangerAddress, 0)).rejects.toThrow();
+    await expect(asStranger.getFunction("create").staticCall(chargeKey(newChargeId()))).rejects.toThrow();
+    // Unknown calls: refused.
+    for (const data of ["0xdeadbeef", `0xa9059cbb${strangerAddress.slice(2).padStart(64, "0")}${"ff".repeat(32)}`]) {
+      await expect(stranger.call({ to: ours.address, data })).rejects.toThrow();
     }
-    await expect(stranger.sendTransaction({ to: ours, value: 1n })).rejects.toThrow();
-    expect(await chain.provider.getBalance(ours)).toBe(0n);
 
-    // A fee over 100% cannot be deployed.
-    await expect(asStranger.getFunction("deploy").staticCall(cloneSalt(newChargeId()), strangerAddress, 10_001)).rejects.toThrow();
-
-    // Anyone may flush our clone: it pays the merchant and the fee recipient, never the caller.
+    // Anyone may pay it out, with the right arguments: to the merchant and the fee recipient, never the caller.
     const feeBefore = await balance(chain.feeRecipient);
-    await (await clone(ours, stranger).getFunction("flush")(usdc)).wait();
-    await (await asStranger.getFunction("flushMany")(usdc, [ours, ours])).wait();
-    expect(await balance(wallet)).toBe(4_950_000n);
+    await (await theClone.getFunction("flush")(usdc, chargeKey(ours.chargeId), ours.wallet, ours.feeBps)).wait();
+    await (await asStranger.getFunction("payout")(usdc, [...payoutWords({ ...ours, deployed: true }), ...payoutWords({ ...ours, deployed: true })])).wait();
+    expect(await balance(ours.wallet)).toBe(4_950_000n);
     expect((await balance(chain.feeRecipient)) - feeBefore).toBe(50_000n);
     expect(await balance(strangerAddress)).toBe(0n);
+  });
+
+  it("burns at most CREATE_GAS when someone deployed a clone first and the payout was told it was not there", async () => {
+    const e = entry(1_000_000n);
+    await pay(e.address, 1_000_000n);
+    await (await (chain.factory.connect(chain.wallet(4)) as Contract).getFunction("deploy")(chargeKey(e.chargeId), e.wallet, e.feeBps)).wait();
+    const { paid, receipt } = await payout([e]);
+    expect(paid).toEqual([1_000_000n]);
+    expect(receipt.gasUsed).toBeLessThan(200_000n);
+  });
+});
+
+describe("ChargeFactoryV1: clones made before version 2 still settle", () => {
+  it("predicts, deploys and flushes as before (deployAndFlush for one never deployed), fee to its fee recipient", async () => {
+    const v1 = await chain.deployV1();
+    const implementation = getCreateAddress({ from: v1.target as string, nonce: 1 });
+    const chargeId = newChargeId();
+    const wallet = merchant();
+    const address = predictCloneV1({ factory: v1.target as string, implementation, chargeId, wallet, feeBps: 100 });
+    expect(await v1.getFunction("predict")(chargeKey(chargeId), wallet, 100)).toBe(address);
+    await pay(address, 10_000_000n);
+    await (await v1.getFunction("deployAndFlush")(chargeKey(chargeId), wallet, 100, await usdcAddress())).wait();
+    expect(await balance(wallet)).toBe(9_900_000n);
+    await pay(address, 1_000_000n);
+    await (await new Contract(address, ChargeCloneV1Artifact.abi, chain.deployer).getFunction("flush")(await usdcAddress())).wait();
+    expect(await balance(wallet)).toBe(10_890_000n);
+    expect(await new Contract(address, ChargeCloneV1Artifact.abi, chain.provider).getFunction("merchant")()).toBe(wallet);
   });
 });
 
@@ -251,19 +342,20 @@ describe("Circle's USDC, as the devnet and these tests run it", () => {
 });
 
 describe("npm run contracts:deploy", () => {
-  it("deploys a working factory to a chain given its RPC URL, a funded key and the fee recipient", async () => {
+  it("deploys ChargeFactoryV2 through the deterministic deployer at the fee recipient's address; again, it is already there", async () => {
     const { execFile } = await import("node:child_process");
     const { promisify } = await import("node:util");
-    const env = { ...process.env, CHAIN_31337_RPC_URL: chain.anvil.url, RELAYER_PRIVATE_KEY: ANVIL_KEYS[4], FEE_RECIPIENT: chain.feeRecipient };
-    const { stdout } = await promisify(execFile)(process.execPath, ["dist/cli/contracts.js", "deploy", "--chain", "31337"], { env });
-    const factory = /CHAIN_31337_FACTORY=(0x[0-9a-fA-F]{40})/.exec(stdout)?.[1];
-    expect(factory).toBeDefined();
-    const deployed = new Contract(factory!, chain.factory.interface, chain.provider);
-    expect(await clone(await deployed.getFunction("implementation")()).getFunction("feeRecipient")()).toBe(chain.feeRecipient);
+    const run = (env: Record<string, string | undefined>) =>
+      promisify(execFile)(process.execPath, ["dist/cli/contracts.js", "deploy", "--chain", "31337"], { env });
+    const feeRecipient = Wallet.createRandom().address;
+    const env = { ...process.env, CHAIN_31337_RPC_URL: chain.anvil.url, RELAYER_PRIVATE_KEY: ANVIL_KEYS[4], FEE_RECIPIENT: feeRecipient };
+    const { stdout } = await run(env);
+    expect(stdout).toMatch(/Deployed in 0x/);
+    expect(/CHAIN_31337_FACTORY=(0x[0-9a-fA-F]{40})/.exec(stdout)?.[1]).toBe(factoryV2Address(feeRecipient));
+    expect(await new Contract(factoryV2Address(feeRecipient), factoryAbi, chain.provider).getFunction("feeRecipient")()).toBe(feeRecipient);
+    expect((await run(env)).stdout).toMatch(/already on Local devnet/);
 
-    const missing = await promisify(execFile)(process.execPath, ["dist/cli/contracts.js", "deploy", "--chain", "31337"], {
-      env: { PATH: process.env.PATH },
-    }).catch((e) => e);
+    const missing = await run({ PATH: process.env.PATH }).catch((e) => e);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/CHAIN_31337_RPC_URL.*\n.*RELAYER_PRIVATE_KEY.*\n.*FEE_RECIPIENT/);
   });

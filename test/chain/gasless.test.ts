@@ -104,7 +104,7 @@ describe("payment without gas", () => {
     expect(await chain.usdc.getFunction("balanceOf")(payer.address)).toBe(usdc("15"));
     const stored = await waitFor(
       "the gas used",
-      async () => (await app.db.prisma.chargeAuthorization.findFirst({ where: { chargeId: c.id, status: "MINED" } })) ?? undefined,
+      async () => (await app.db.prisma.authorization.findFirst({ where: { chargeId: c.id, status: "MINED" } })) ?? undefined,
     );
     expect(stored.gasUsed).toBeGreaterThan(30_000n);
     expect(stored.gasUsed).toBeLessThan(200_000n);
@@ -119,9 +119,9 @@ describe("payment without gas", () => {
     const payer = await buyer("3");
     const rich = await buyer("50");
     const now = Math.floor(Date.now() / 1000);
-    const before = { relayed: await relayed(), stored: await app.db.prisma.chargeAuthorization.count() };
-    const refused = async (body: object, reason: RegExp, param?: string) => {
-      const res = await submit(c.id, body);
+    const before = { relayed: await relayed(), stored: await app.db.prisma.authorization.count() };
+    const refused = async (body: object, reason: RegExp, param?: string, chargeId = c.id) => {
+      const res = await submit(chargeId, body);
       expectError(res, 400, "authorization_invalid", param);
       expect(res.body.message).toMatch(reason);
     };
@@ -135,11 +135,11 @@ describe("payment without gas", () => {
     await refused(await sign(rich, c.clone, usdc("5"), { domain: { ...domain, chainId: 8453 } }), /not the payer's/, "signature");
     await refused(await sign(rich, c.clone, usdc("5"), { domain: { ...domain, name: "Fake Coin" } }), /not the payer's/, "signature");
     await refused(await sign(payer, c.clone, usdc("5")), /holds less USDC/, "value");
+    // Less than GASLESS_MIN_AMOUNT (1.00) only as exactly what is due: dust would cost the relayer ~100k gas a time.
+    await refused(await sign(rich, c.clone, 1n), /at least 1\.00 USDC, or exactly what is due \(5\.00 USDC\)/, "value");
     const small = await charge("0.50");
-    const tooLittle = await submit(small.id, await sign(rich, small.clone, usdc("0.5")));
-    expectError(tooLittle, 400, "authorization_invalid");
-    expect(tooLittle.body.message).toMatch(/at least 1\.00 USDC/);
-    expect({ relayed: await relayed(), stored: await app.db.prisma.chargeAuthorization.count() }).toEqual(before);
+    await refused(await sign(rich, small.clone, usdc("0.2")), /at least 1\.00 USDC, or exactly what is due \(0\.50 USDC\)/, "value", small.id);
+    expect({ relayed: await relayed(), stored: await app.db.prisma.authorization.count() }).toEqual(before);
 
     // A charge without a chain, or no longer pending, is not payable.
     const fresh = (await app.call("POST", "/v1/charges", { body: { orderId: `gasless-${++seq}`, amount: "5" } })).body;
@@ -147,6 +147,12 @@ describe("payment without gas", () => {
     await app.call("DELETE", `/v1/charges/${small.id}`);
     expectError(await submit(small.id, await sign(rich, small.clone, usdc("0.5"))), 409, "charge_not_payable");
     expectError(await submit("chrg_nothere", await sign(rich, c.clone, usdc("5"))), 404, "resource_missing");
+
+    // Exactly what is due, however little: relayed, and it completes the charge.
+    const tiny = await charge("0.50");
+    const exact = await submit(tiny.id, await sign(rich, tiny.clone, usdc("0.5")));
+    expect(exact.status, exact.text).toBe(202);
+    await waitFor("the small charge to complete", async () => (await getCharge(tiny.id)).status === "COMPLETED");
   });
 
   it("relays an authorization handed in twice at once as one transaction, refuses its replay, and holds one per charge", async () => {
@@ -173,7 +179,7 @@ describe("payment without gas", () => {
     }
     expectError(pendingRefusal, 409, "charge_not_payable");
     await waitFor("the partial payment", async () => (await getCharge(c.id)).amountReceived === "2.00");
-    await waitFor("its transaction to end", async () => (await app.db.prisma.chargeAuthorization.count({ where: { chargeId: c.id, status: "MINED" } })) === 1);
+    await waitFor("its transaction to end", async () => (await app.db.prisma.authorization.count({ where: { chargeId: c.id, status: "MINED" } })) === 1);
     expect(await relayed()).toBe(before + 1);
     // The same signed authorization again, once used: a replay.
     expectError(await submit(c.id, body), 400, "authorization_invalid", "nonce");

@@ -51,7 +51,7 @@ const eventTypes = async (id: string) =>
   (await app.db.prisma.event.findMany({ where: { data: { path: ["id"], equals: id } }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
 
 describe("paying an invoice", () => {
-  it("in two charges, partial then the rest, to PAID; a late payment is reported and counted", async () => {
+  it("in two charges, partial then the rest, to PAID; a late payment is the charge's (reported, paid out, refundable), not the invoice's", async () => {
     const customer = (await app.call("POST", "/v1/customers", { body: { email: "payer@example.com", name: "Payer" } })).body;
     const invoice = (
       await app.call("POST", "/v1/invoices", {
@@ -90,13 +90,43 @@ describe("paying an invoice", () => {
     expect(page).toContain('data-status="PAID"');
     expect(page).not.toContain('/pay"');
 
-    // Money sent to a paid invoice's charge afterwards: a late payment, paid out as ever, and counted.
+    // Money sent to a paid invoice's charge afterwards: a late payment of the charge, paid out as ever,
+    // refundable; the invoice's total was paid, and its amountPaid stays what paid it.
     await chain.pay(buyer, second.cloneAddress, usdc("1"));
     await waitFor("the late payment", async () => (await eventTypes(second.id)).includes("charge.late_payment"));
-    await waitFor("the invoice to count it", async () => (await getInvoice(invoice.id)).amountPaid === "31.00");
-    expect(await getInvoice(invoice.id)).toMatchObject({ status: "PAID", amountDue: "0.00" });
+    await waitFor("the charge to count it", async () => (await getCharge(second.id)).amountReceived === "21.00");
+    expect(await getInvoice(invoice.id)).toMatchObject({ status: "PAID", amountPaid: "30.00", amountDue: "0.00" });
+    const rows = await app.db.prisma.balanceTransaction.findMany({ where: { chargeId: second.id, type: "payment" }, orderBy: { createdAt: "asc" } });
+    expect(rows.map((r) => [r.amount.toFixed(), r.invoiceId])).toEqual([
+      ["20000000", invoice.id],
+      ["1000000", null],
+    ]);
     const fresh = await fetch(`${app.url}/pay/invoices/${invoice.id}/pay`, { method: "POST", redirect: "manual" });
     expect(fresh.status).toBe(409);
+  });
+
+  it("money that reaches a voided invoice's charge is the charge's (late, paid out, refundable), never the invoice's", async () => {
+    const customer = (await app.call("POST", "/v1/customers", { body: { email: "late-void@example.com", name: "Late" } })).body;
+    const invoice = (
+      await app.call("POST", "/v1/invoices", { body: { customerId: customer.id, lineItems: [{ description: "Thing", quantity: 1, unitAmount: "7" }] } })
+    ).body;
+    await app.call("POST", `/v1/invoices/${invoice.id}/finalize`);
+    const charge = await payPress(invoice.id);
+    const voided = await app.call("POST", `/v1/invoices/${invoice.id}/void`);
+    expect(voided.body.status).toBe("VOID");
+    expect((await getCharge(charge.id)).status).toBe("CANCELLED");
+    await chain.pay(chain.wallet(3), charge.cloneAddress, usdc("7"));
+    await waitFor("the late payment", async () => (await eventTypes(charge.id)).includes("charge.late_payment"));
+    const paid = await waitFor("its payout", async () => {
+      const c = await getCharge(charge.id);
+      return c.netAmount === "6.93" ? c : undefined;
+    });
+    expect(paid).toMatchObject({ status: "CANCELLED", amountReceived: "7.00" });
+    expect(await getInvoice(invoice.id)).toMatchObject({ status: "VOID", amountPaid: "0.00" });
+    expect(await eventTypes(invoice.id)).not.toContain("invoice.paid");
+    const refund = await app.call("POST", `/v1/charges/${charge.id}/refunds`, { body: { address: chain.wallet(3).address } });
+    expect(refund.status, refund.text).toBe(201);
+    expect(refund.body.amount).toBe("7.00");
   });
 
   it("a void waits for a payment still being confirmed", async () => {
@@ -109,7 +139,7 @@ describe("paying an invoice", () => {
     stopProducer();
     try {
       await chain.pay(chain.wallet(3), charge.cloneAddress, usdc("5"));
-      await waitFor("the payment to be seen", async () => (await app.db.prisma.payment.count({ where: { chargeId: charge.id } })) === 1);
+      await waitFor("the payment to be seen", async () => (await app.db.prisma.chainTransfer.count({ where: { kind: "PAYMENT", chargeId: charge.id } })) === 1);
       const refused = await app.call("POST", `/v1/invoices/${invoice.id}/void`);
       expect(refused.status).toBe(409);
       expect(refused.body).toMatchObject({ code: "charge_payment_confirming", message: expect.stringContaining("on its way") });

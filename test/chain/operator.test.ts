@@ -90,28 +90,30 @@ describe("payouts whose flushes keep failing", () => {
       where: { id: created.id },
       data: { chainId: 31337, cloneAddress: clone, status: "RECEIVED", amountReceived: "5000000", deployedAt: new Date(), confirmations: 2 },
     });
+    await app.db.prisma.clone.create({ data: { chargeId: created.id, chainId: 31337, address: clone, version: 2, held: "5000000", deployedAt: new Date() } });
+    const due = async (at: Date) => (await dueClones(app.db.prisma, 31337, 10, SETTINGS.payoutMinAmount, at)).map((c) => c.chargeId);
     let now = new Date();
     for (let attempt = 1; attempt <= MAX_FLUSH_FAILURES; attempt++) {
-      expect((await dueClones(app.db.prisma, 31337, 10, now)).map((c) => c.id)).toEqual([created.id]);
+      expect(await due(now)).toEqual([created.id]);
       const txId = newId("rtx");
       await app.db.prisma.$transaction(async (tx) => {
         await tx.relayerTransaction.create({
           data: { id: txId, chainId: 31337, kind: "FLUSH", nonce: attempt, rawTx: "0x", txHashes: [`0x${"ab".repeat(32)}`] },
         });
-        expect(await claimForFlush(tx, txId, [created.id])).toBe(true);
+        expect(await claimForFlush(tx, txId, 31337, [created.id])).toBe(true);
       });
       // Not due while our flush is in flight.
-      expect(await dueClones(app.db.prisma, 31337, 10, now)).toEqual([]);
+      expect(await due(now)).toEqual([]);
       const stopped = await releaseFlush(app.db.prisma, SETTINGS, txId, { kind: "reverted" }, logger, now);
       expect(stopped.map((c) => c.id)).toEqual(attempt === MAX_FLUSH_FAILURES ? [created.id] : []);
       // Each failure waits longer before the next try (1, 2, 4, 8 minutes).
       if (attempt < MAX_FLUSH_FAILURES) {
-        expect(await dueClones(app.db.prisma, 31337, 10, new Date(now.getTime() + 60_000 * 2 ** (attempt - 1) - 1))).toEqual([]);
+        expect(await due(new Date(now.getTime() + 60_000 * 2 ** (attempt - 1) - 1))).toEqual([]);
       }
       now = new Date(now.getTime() + 60_000 * 2 ** (attempt - 1));
     }
     // Stopped: never due again, however long we wait, until an operator says so.
-    expect(await dueClones(app.db.prisma, 31337, 10, new Date(now.getTime() + 365 * 86_400_000))).toEqual([]);
+    expect(await due(new Date(now.getTime() + 365 * 86_400_000))).toEqual([]);
     const charge = (await app.call("GET", `/v1/charges/${created.id}`)).body;
     expect(charge).toMatchObject({ status: "RECEIVED", payoutBlockedReason: "flush_failing" });
     const blocked = await app.db.prisma.event.findMany({ where: { type: "charge.payout_blocked" } });
@@ -122,18 +124,20 @@ describe("payouts whose flushes keep failing", () => {
     expect(errors[0]!.msg).toContain("stablegate payouts retry");
     expect(await metrics()).toContain(`stablegate_payouts_blocked{chain_id="31337",reason="flush_failing"} 1`);
 
-    await retryPayout(app.db.prisma, created.id);
-    expect((await dueClones(app.db.prisma, 31337, 10, now)).map((c) => c.id)).toEqual([created.id]);
+    await retryPayout(app.db.prisma, SETTINGS, created.id);
+    expect(await due(now)).toEqual([created.id]);
     expect((await app.call("GET", `/v1/charges/${created.id}`)).body.payoutBlockedReason).toBeNull();
     expect(await metrics()).not.toContain(`reason="flush_failing"`);
     // A flush that never made it on chain (dropped) is not a failure of the clone.
     const txId = newId("rtx");
     await app.db.prisma.$transaction(async (tx) => {
       await tx.relayerTransaction.create({ data: { id: txId, chainId: 31337, kind: "FLUSH", nonce: 99, rawTx: "0x", txHashes: [`0x${"cd".repeat(32)}`] } });
-      await claimForFlush(tx, txId, [created.id]);
+      await claimForFlush(tx, txId, 31337, [created.id]);
     });
     await releaseFlush(app.db.prisma, SETTINGS, txId, { kind: "dropped" }, logger, now);
-    expect(await app.db.prisma.charge.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ flushFailures: 0, flushId: null });
+    const where = { chargeId_chainId: { chargeId: created.id, chainId: 31337 } };
+    expect(await app.db.prisma.clone.findUniqueOrThrow({ where })).toMatchObject({ flushFailures: 0, flushId: null });
+    await app.db.prisma.clone.update({ where, data: { held: 0 } });
     await app.db.prisma.charge.update({ where: { id: created.id }, data: { status: "EXPIRED", amountReceived: null } });
   });
 });

@@ -1,7 +1,7 @@
 // Refunds on a real anvil with Circle's USDC: the merchant's settlement wallet pays by any means (here
 // a plain transfer), and the indexer completes the refund when a confirmed transfer of exactly its
 // amount from that wallet to its address appears; the claim page; cancel; isolation.
-import { Contract, hexlify, parseUnits, randomBytes, type Wallet } from "ethers";
+import { Contract, hexlify, parseUnits, randomBytes, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
@@ -61,6 +61,38 @@ const getRefund = async (id: string) => (await app.call("GET", `/v1/refunds/${id
 const refund = (chargeId: string, body: Record<string, unknown> = {}) => app.call("POST", `/v1/charges/${chargeId}/refunds`, { body });
 /** The merchant's wallet (anvil account 1) pays `amount` to `to`. */
 const payBack = (to: string, amount: string) => chain.pay(chain.wallet(1), to, usdc(amount));
+type AuthorizationFields = Partial<Record<"from" | "to" | "value" | "validAfter" | "validBefore" | "nonce", string | number | bigint>>;
+/**
+ * An EIP-3009 transferWithAuthorization from the merchant's wallet to BUYER signed by `signer`, as the
+ * body of POST /v1/refunds/:id/authorization.
+ */
+async function signAuthorization(signer: Wallet, over: AuthorizationFields) {
+  const token = new Contract(
+    await chain.usdc.getAddress(),
+    ["function name() view returns (string)", "function version() view returns (string)"],
+    chain.provider,
+  );
+  const domain = {
+    name: await token.getFunction("name")(),
+    version: await token.getFunction("version")(),
+    chainId: devnet.chainId,
+    verifyingContract: await chain.usdc.getAddress(),
+  };
+  const message = {
+    from: chain.wallet(1).address,
+    to: BUYER,
+    value: 0n,
+    validAfter: 0,
+    validBefore: Math.floor(Date.now() / 1000) + 3600,
+    nonce: hexlify(randomBytes(32)),
+    ...over,
+  };
+  const signature = await signer.signTypedData(domain, EIP3009_TYPES, message);
+  // The body names no `to`: the service puts the refund's address there, so a signature for any other fails.
+  const { to: _, ...body } = message;
+  return { ...body, value: String(message.value), validAfter: String(message.validAfter), validBefore: String(message.validBefore), signature };
+}
+const submitAuthorization = (id: string, body: object) => app.call("POST", `/v1/refunds/${id}/authorization`, { body });
 const eventTypes = async (refundId: string) =>
   (await app.db.prisma.event.findMany({ where: { data: { path: ["id"], equals: refundId } }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
 
@@ -179,27 +211,10 @@ describe("refunds", () => {
     const made = (await refund(chargeId, { amount: "4", address: BUYER })).body;
     const merchant = chain.wallet(1);
     await chain.mint(merchant.address, usdc("20"));
-    const token = new Contract(
-      await chain.usdc.getAddress(),
-      ["function name() view returns (string)", "function version() view returns (string)"],
-      chain.provider,
-    );
-    const domain = {
-      name: await token.getFunction("name")(),
-      version: await token.getFunction("version")(),
-      chainId: devnet.chainId,
-      verifyingContract: await chain.usdc.getAddress(),
-    };
     const now = Math.floor(Date.now() / 1000);
-    const sign = async (signer: Wallet, over: Partial<Record<"to" | "value" | "validAfter" | "validBefore" | "nonce", string | number | bigint>> = {}) => {
-      const message = { from: merchant.address, to: BUYER, value: usdc("4"), validAfter: 0, validBefore: now + 3600, nonce: hexlify(randomBytes(32)), ...over };
-      const signature = await signer.signTypedData(domain, EIP3009_TYPES, message);
-      // The body names no `to`: the service puts the refund's address there, so a signature for any other fails.
-      const { to: _, ...body } = message;
-      return { ...body, value: String(message.value), validAfter: String(message.validAfter), validBefore: String(message.validBefore), signature };
-    };
-    const submit = (id: string, body: object) => app.call("POST", `/v1/refunds/${id}/authorization`, { body });
+    const sign = (signer: Wallet, over: AuthorizationFields = {}) => signAuthorization(signer, { value: usdc("4"), validBefore: now + 3600, ...over });
 
+    const submit = submitAuthorization;
     const reason = async (body: object) => {
       const res = await submit(made.id, body);
       expect(res.status, res.text).toBe(400);
@@ -212,6 +227,8 @@ describe("refunds", () => {
     expect(await reason(await sign(merchant, { to: OTHER }))).toMatch(/not the settlement wallet's/);
     expect(await reason(await sign(merchant, { validBefore: now + 30 }))).toMatch(/at least 60 s/);
     expect(await reason(await sign(merchant, { validAfter: now + 600 }))).toMatch(/not valid yet/);
+    // Money on its way until validBefore: an hour at most, so that a lock ends.
+    expect(await reason(await sign(merchant, { validBefore: now + 7200 }))).toMatch(/at most 3600 s/);
     expect(await reason({ ...(await sign(merchant)), from: chain.wallet(5).address })).toMatch(/settlement wallet/);
     expect((await getRefund(made.id)).authorization).toBeNull();
 
@@ -220,9 +237,14 @@ describe("refunds", () => {
     const [first, second] = await Promise.all([submit(made.id, good), submit(made.id, good)]);
     expect([first.status, second.status].sort()).toEqual([202, 409]);
     const accepted = first.status === 202 ? first : second;
-    expect(accepted.body).toMatchObject({ id: made.id, status: "AWAITING_PAYMENT", authorization: { status: "relaying", error: null } });
+    expect(accepted.body).toMatchObject({ id: made.id, status: "AWAITING_PAYMENT", authorization: { status: "relaying", error: null, onItsWay: true } });
     await waitFor("the relayed refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
-    expect((await getRefund(made.id)).authorization).toEqual({ status: "sent", error: null });
+    // Spent on chain (its nonce used, confirmed): no longer money on its way.
+    const done = await waitFor("the authorization spent", async () => {
+      const a = (await getRefund(made.id)).authorization;
+      return a.onItsWay === false && a.status === "mined" ? a : undefined;
+    });
+    expect(done).toEqual({ status: "mined", error: null, onItsWay: false, validBefore: new Date((now + 3600) * 1000).toISOString() });
     // The relayer paid the gas: the merchant's wallet spent USDC only.
     expect(await chain.provider.getBalance(merchant.address)).toBe(gasBefore);
     expect(await app.db.prisma.relayerTransaction.count({ where: { kind: "AUTHORIZATION" } })).toBe(1);
@@ -232,6 +254,95 @@ describe("refunds", () => {
     const again = (await refund(chargeId, { amount: "4", address: BUYER })).body;
     const replayed = await submit(again.id, good);
     expectError(replayed, 400, "authorization_invalid", "nonce");
+  });
+
+  it("relayed and waiting in the mempool: the refund cannot be cancelled, nothing more is refundable, no other authorization is taken; paid once", async () => {
+    const chargeId = await paidCharge("10");
+    const buyer = Wallet.createRandom().address;
+    const made = (await refund(chargeId, { address: buyer })).body;
+    await chain.mint(WALLET, usdc("10"));
+    stopProducer();
+    await chain.automine(false);
+    try {
+      expect((await submitAuthorization(made.id, await signAuthorization(chain.wallet(1), { to: buyer, value: usdc("10") }))).status).toBe(202);
+      await waitFor("the relayed transaction in the mempool", async () => (await getRefund(made.id)).authorization.status === "sent");
+      const cancel = await app.call("POST", `/v1/refunds/${made.id}/cancel`);
+      expectError(cancel, 409, "refund_payment_on_its_way", "id");
+      expect(cancel.body.message).toMatch(/authorization/);
+      expectError(await refund(chargeId, { address: buyer }), 409, "charge_not_refundable", "id");
+      const twin = await submitAuthorization(made.id, await signAuthorization(chain.wallet(1), { to: buyer, value: usdc("10") }));
+      expectError(twin, 409, "refund_not_payable", "id");
+      expect(await getRefund(made.id)).toMatchObject({ status: "AWAITING_PAYMENT", authorization: { status: "sent", onItsWay: true } });
+    } finally {
+      await chain.automine(true);
+      startProducer();
+    }
+    await waitFor("the refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
+    expect(await chain.balance(buyer)).toBe(usdc("10"));
+    expect((await getCharge(chargeId)).amountRefunded).toBe("10.00");
+    expect(await app.db.prisma.refund.count({ where: { chargeId } })).toBe(1);
+  });
+
+  it("a reverted relay keeps the refund locked until validBefore; the same authorization replayed by anyone completes it, matched by its nonce", async () => {
+    const charge = await paidCharge("5", "5");
+    // The charge's payout is done: nothing else moves the merchant wallet's USDC during the test.
+    await waitFor("the payout", async () => (await getCharge(charge)).flushTxHash !== null);
+    const buyer = Wallet.createRandom().address;
+    const made = (await refund(charge, { address: buyer })).body;
+    const merchant = chain.wallet(1);
+    await chain.mint(merchant.address, usdc("5"));
+    const signed = await signAuthorization(merchant, { to: buyer, value: usdc("5") });
+    stopProducer();
+    await chain.automine(false);
+    try {
+      expect((await submitAuthorization(made.id, signed)).status).toBe(202);
+      await waitFor("the relayed transaction in the mempool", async () => (await getRefund(made.id)).authorization.status === "sent");
+      // The wallet moves all its USDC away in the same block, ahead of the relay: the relay reverts.
+      const all = await chain.balance(merchant.address);
+      await (chain.usdc.connect(merchant) as Contract).getFunction("transfer")(OTHER, all, {
+        gasLimit: 100_000,
+        maxPriorityFeePerGas: 50n * 10n ** 9n,
+        maxFeePerGas: 100n * 10n ** 9n,
+      });
+      await chain.mine(1);
+    } finally {
+      await chain.automine(true);
+      startProducer();
+    }
+    const failed = await waitFor("the relay's failure", async () => {
+      const a = (await getRefund(made.id)).authorization;
+      return a.status === "failed" ? a : undefined;
+    });
+    // Its nonce was never used: whoever holds the signature can still spend it, so it stays on its way.
+    expect(failed).toMatchObject({ error: "its transaction reverted", onItsWay: true });
+    expectError(await app.call("POST", `/v1/refunds/${made.id}/cancel`), 409, "refund_payment_on_its_way", "id");
+    expectError(await submitAuthorization(made.id, await signAuthorization(merchant, { to: buyer, value: usdc("5") })), 409, "refund_not_payable", "id");
+    expect(await chain.balance(buyer)).toBe(0n);
+
+    // Later the wallet has USDC again and a stranger replays the first authorization from its public calldata.
+    await chain.mint(merchant.address, usdc("5"));
+    const token = new Contract(
+      await chain.usdc.getAddress(),
+      ["function transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"],
+      chain.wallet(6),
+    );
+    const replay = await token.getFunction("transferWithAuthorization")(
+      merchant.address,
+      buyer,
+      usdc("5"),
+      signed.validAfter,
+      signed.validBefore,
+      signed.nonce,
+      signed.signature,
+    );
+    const done = await waitFor("the refund's completion by the replay", async () => {
+      const r = await getRefund(made.id);
+      return r.status === "COMPLETED" ? r : undefined;
+    });
+    expect(done).toMatchObject({ txHash: replay.hash, authorization: { onItsWay: false } });
+    expect(await chain.balance(buyer)).toBe(usdc("5"));
+    expect((await getCharge(charge)).amountRefunded).toBe("5.00");
+    expectError(await refund(charge, { address: buyer }), 409, "charge_not_refundable", "id");
   });
 
   it("a refund's transfer removed by a reorg before its confirmations does not complete it; the next one does", async () => {
@@ -244,7 +355,7 @@ describe("refunds", () => {
     expect(await getRefund(made.id)).toMatchObject({ status: "AWAITING_PAYMENT", txHash: orphan });
     // Its transfer is on chain: cancelling now would free the amount for a second payment.
     const refused = await app.call("POST", `/v1/refunds/${made.id}/cancel`);
-    expectError(refused, 409, "refund_not_cancellable", "id");
+    expectError(refused, 409, "refund_payment_on_its_way", "id");
     expect(refused.body.message).toMatch(/waiting for confirmations/);
     expect(await chain.provider.send("evm_revert", [snapshot])).toBe(true);
     await chain.mine(CONFIRMATIONS + 2);

@@ -1,11 +1,14 @@
-// Settlement when things go wrong around it: a flaky RPC endpoint, and a flush that is not mined.
-import { parseUnits } from "ethers";
+// Settlement when things go wrong around it: a flaky RPC endpoint, and a payout that is not mined
+// (replaced with higher fees, up to the chain's ceiling; past the chain's limit, reported as stuck).
+import { parseUnits, Transaction } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { seeded } from "../helpers/seeded.js";
+import { recordingLogger } from "../helpers/logs.js";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.mjs";
 
 const usdc = (s: string) => parseUnits(s, 6);
@@ -30,17 +33,6 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-/** A repeatable stand-in for Math.random (mulberry32): the same faults in the same order on every run. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const mineEvery = (ms: number) => {
   clearInterval(producer);
   producer = setInterval(() => void chain.mine().catch(() => {}), ms);
@@ -60,11 +52,6 @@ describe("a flaky RPC endpoint", () => {
     mineEvery(150);
     try {
       const charges = await Promise.all(Array.from({ length: 8 }, () => payableCharge("5")));
-      await waitFor(
-        "every clone deployed",
-        async () => (await app.db.prisma.charge.count({ where: { id: { in: charges.map((c) => c.id) }, deployedAt: null } })) === 0,
-        60_000,
-      );
       for (const [i, c] of charges.entries()) await chain.pay(chain.wallet(3 + (i % 2)), c.clone, usdc("5"));
       for (const c of charges) {
         const done = await waitFor(
@@ -80,7 +67,7 @@ describe("a flaky RPC endpoint", () => {
         expect(await chain.balance(c.clone)).toBe(0n);
       }
       const ids = charges.map((c) => c.id);
-      expect(await app.db.prisma.payment.count({ where: { chargeId: { in: ids } } })).toBe(8);
+      expect(await app.db.prisma.chainTransfer.count({ where: { chargeId: { in: ids }, kind: "PAYMENT" } })).toBe(8);
       const completed = await app.db.prisma.event.findMany({ where: { type: "charge.completed" } });
       expect(completed.filter((e) => ids.includes((e.data as { id: string }).id))).toHaveLength(8);
       // The proxy really did fail requests, and the runner went through them.
@@ -91,32 +78,48 @@ describe("a flaky RPC endpoint", () => {
   }, 180_000);
 });
 
-describe("a stuck deployment", () => {
-  it("is replaced with higher fees at the same nonce; the clone is deployed once", async () => {
-    const direct = await chain.enabled(2);
+describe("a payout not mined", () => {
+  it("is bumped up to the chain's fee ceiling and no further; past the chain's limit it is stuck: /readyz degraded, /metrics, one error line", async () => {
+    const { logger, lines } = recordingLogger();
+    const ceiling = (await chain.provider.getFeeData()).maxFeePerGas! + 1n;
+    const tight = { ...(await chain.enabled(2)), maxFeePerGas: ceiling, stuckAfterSeconds: 1 };
+    // The API's view of the chain (its /readyz) takes the same limit for this test.
+    devnet.stuckAfterSeconds = 1;
     clearInterval(producer);
     await chain.automine(false);
-    const runner = startChainRunner(app.db, direct, logger, { intervalMs: 50, settings: SETTINGS, bumpAfterMs: 500 });
+    const runner = startChainRunner(app.db, tight, logger, { intervalMs: 50, settings: SETTINGS, bumpAfterMs: 300 });
     try {
-      const before = await chain.provider.getTransactionCount(chain.deployer.address, "latest");
-      const { id, clone } = await payableCharge("3");
-      const batch = async () => app.db.prisma.relayerTransaction.findFirst({ where: { kind: "DEPLOY", deployments: { some: { chargeId: id } } } });
-      const first = await waitFor("the deployment sent", async () => (await batch())?.txHashes[0]);
-      const second = await waitFor("the deployment replaced", async () => {
-        const tx = await batch();
-        // The replacement is stored before it is broadcast: wait for the node to have it too.
-        return tx && tx.txHashes.length > 1 && (await chain.provider.getTransaction(tx.txHashes[1]!)) ? tx.txHashes[1] : undefined;
+      const { id, clone } = await payableCharge("2");
+      await chain.pay(chain.wallet(3), clone, usdc("2"));
+      await chain.mine(2);
+      const payout = await waitFor("the payout sent and bumped", async () => {
+        const f = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", clones: { some: { chargeId: id } } } });
+        return f && f.bumps >= 1 ? f : undefined;
       });
-      // The node dropped the first version for the replacement: same nonce, higher fees.
-      const [old, replacement] = await Promise.all([chain.provider.getTransaction(first!), chain.provider.getTransaction(second!)]);
-      expect(old).toBeNull();
-      expect(replacement!.nonce).toBe(before);
+      // Several bump intervals later: at the ceiling, it waits as it is.
+      await new Promise((r) => setTimeout(r, 1_500));
+      const now = await app.db.prisma.relayerTransaction.findUniqueOrThrow({ where: { id: payout.id } });
+      expect(now.bumps).toBe(1);
+      expect(Transaction.from(now.rawTx).maxFeePerGas).toBe(ceiling);
+      expect(lines().some((l) => l.msg.includes("fees are at the chain's ceiling"))).toBe(true);
+      // Unmined past the chain's limit (1 s here): reported.
+      const degraded = await waitFor("/readyz degraded", async () => {
+        const body = (await app.call("GET", "/readyz", { key: null })).body;
+        return body.status === "degraded" ? body : undefined;
+      });
+      expect(degraded.reasons).toEqual([
+        expect.stringMatching(new RegExp(`^chain 31337: relayer transaction ${payout.id} \\(nonce ${payout.nonce}\\) unmined for`)),
+      ]);
+      expect((await app.call("GET", "/metrics", { key: null })).text).toContain('stablegate_relayer_stuck_transactions{chain_id="31337"} 1');
+      await waitFor("the error line", async () => lines().some((l) => l.level === 50 && l.msg.startsWith("relayer transaction stuck")));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(lines().filter((l) => l.level === 50 && l.msg.startsWith("relayer transaction stuck"))).toHaveLength(1);
       await chain.automine(true);
       mineEvery(100);
-      await waitFor("the clone deployed", async () => (await getCharge(id)).deployedAt !== null);
-      expect(await chain.provider.getCode(clone)).not.toBe("0x");
-      expect(await chain.provider.getTransactionCount(chain.deployer.address, "latest")).toBe(before + 1);
+      await waitFor("the charge completed", async () => (await getCharge(id)).status === "COMPLETED");
+      await waitFor("/readyz ok", async () => (await app.call("GET", "/readyz", { key: null })).body.status === "ok");
     } finally {
+      devnet.stuckAfterSeconds = 120;
       await chain.automine(true);
       await runner.stop();
     }
@@ -130,7 +133,6 @@ describe("a stuck flush", () => {
     try {
       mineEvery(100);
       const { id, clone } = await payableCharge("9");
-      await waitFor("the clone deployed", async () => (await getCharge(id)).deployedAt !== null);
       clearInterval(producer);
       await chain.automine(false);
       await chain.pay(chain.wallet(3), clone, usdc("9"));
@@ -138,7 +140,7 @@ describe("a stuck flush", () => {
       // Confirmed, flushed, and then nothing is mined for a while. The replacement is stored before
       // it is broadcast, so wait for the node to have it too.
       const flush = await waitFor("a replaced flush", async () => {
-        const f = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", charges: { some: { id } } } });
+        const f = await app.db.prisma.relayerTransaction.findFirst({ where: { kind: "FLUSH", clones: { some: { chargeId: id } } } });
         return f && f.bumps >= 1 && (await chain.provider.getTransaction(f.txHashes[1]!)) !== null ? f : undefined;
       });
       // The node dropped the first version for the replacement: same nonce, higher fees.

@@ -1,5 +1,6 @@
-// The indexer and settlement on a real anvil: payments are seen, confirmed, flushed to the merchant
-// and the fee recipient, and the charge completes, whatever the shape of the payment.
+// The indexer and settlement on a real anvil: payments are seen, confirmed, paid out to the merchant
+// and the fee recipient (the clone deployed by that payout), and the charge completes, whatever the
+// shape of the payment.
 import { parseUnits } from "ethers";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -41,14 +42,16 @@ function startRunner() {
 const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
 let seq = 0;
-/** A charge with its chain picked and its clone deployed. */
-async function payableCharge(amount = "25", deployed = true): Promise<{ id: string; clone: string }> {
+/** A charge with its chain picked (its address has no code until its first payout). */
+async function payableCharge(amount = "25"): Promise<{ id: string; clone: string }> {
   const charge = (await app.call("POST", "/v1/charges", { body: { orderId: `settle-${++seq}`, amount } })).body;
   const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
   expect(picked.status, JSON.stringify(picked.body)).toBe(200);
-  if (deployed) await waitFor("the clone's deployment", async () => (await getCharge(charge.id)).deployedAt !== null);
   return { id: charge.id, clone: picked.body.cloneAddress };
 }
+const paymentsOf = (chargeId: string) => app.db.prisma.chainTransfer.findMany({ where: { chargeId, kind: "PAYMENT", status: { not: "REVERSED" } } });
+/** Expires `id` now, whatever the chain's clock says (as the test helper does). */
+const expireNow = (id: string) => expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000), { only: id, force: true });
 const getCharge = async (id: string) => (await app.call("GET", `/v1/charges/${id}`)).body;
 const publicView = async (id: string) => (await app.call("GET", `/v1/public/charges/${id}`, { key: null })).body;
 const untilStatus = (id: string, status: string) =>
@@ -195,38 +198,45 @@ describe("settlement", () => {
     startProducer();
     const done = await untilStatus(id, "COMPLETED");
     expect(done).toMatchObject({ amountReceived: "20.00", feeAmount: "0.20", netAmount: "19.80" });
-    expect(await app.db.prisma.payment.count({ where: { chargeId: id } })).toBe(2);
+    expect(await paymentsOf(id)).toHaveLength(2);
     expect(await chain.flushCount(clone)).toBe(1);
   });
 
-  it("money sent before the clone exists is flushed once it is deployed", async () => {
-    await runner!.stop();
-    const { id, clone } = await payableCharge("25", false);
-    await chain.pay(chain.wallet(3), clone, usdc("25"));
+  it("a pick sends nothing: the address has no code until the payout deploys it, in the payout's own transaction", async () => {
+    const nonce = await chain.provider.getTransactionCount(chain.deployer.address);
+    const { id, clone } = await payableCharge("25");
+    await chain.mine(5);
     expect(await chain.provider.getCode(clone)).toBe("0x");
-    startRunner();
+    expect(await chain.provider.getTransactionCount(chain.deployer.address)).toBe(nonce);
+    expect((await getCharge(id)).deployedAt).toBeNull();
+    await chain.pay(chain.wallet(3), clone, usdc("25"));
     const done = await untilStatus(id, "COMPLETED");
     expect(done.deployedAt).not.toBeNull();
     expect(done).toMatchObject({ amountReceived: "25.00", netAmount: "24.75" });
     expect(await chain.balance(clone)).toBe(0n);
+    // One relayer transaction: the payout, which created the clone (its code appears in that block).
+    expect(await chain.provider.getTransactionCount(chain.deployer.address)).toBe(nonce + 1);
+    const receipt = (await chain.provider.getTransactionReceipt(done.flushTxHash))!;
+    expect(await chain.provider.getCode(clone, receipt.blockNumber - 1)).toBe("0x");
+    expect(await chain.provider.getCode(clone, receipt.blockNumber)).not.toBe("0x");
   });
 
   it("a payment made before any worker indexed the chain is found when the first one starts", async () => {
     await runner!.stop();
     // As on a fresh install whose API took the charge and the payment before a worker ever ran.
     await app.db.prisma.$transaction([app.db.prisma.chainBlock.deleteMany(), app.db.prisma.chainCursor.deleteMany()]);
-    const { id, clone } = await payableCharge("25", false);
+    const { id, clone } = await payableCharge("25");
     await chain.pay(chain.wallet(3), clone, usdc("25"));
     await chain.mine(5);
     startRunner();
     const done = await untilStatus(id, "COMPLETED");
     expect(done).toMatchObject({ amountReceived: "25.00", netAmount: "24.75" });
-    expect(await app.db.prisma.payment.count({ where: { chargeId: id } })).toBe(1);
+    expect(await paymentsOf(id)).toHaveLength(1);
   });
 
   it("a payment after expiry is flushed to the merchant and reported as late", async () => {
     const { id, clone } = await payableCharge("25");
-    await expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000));
+    await expireNow(id);
     expect((await getCharge(id)).status).toBe("EXPIRED");
     const before = await balances();
     await chain.pay(chain.wallet(3), clone, usdc("25"));
@@ -264,7 +274,7 @@ describe("settlement", () => {
     const { id, clone } = await payableCharge("25");
     await chain.pay(chain.wallet(3), clone, usdc("10"));
     await waitFor("the partial payment", async () => (await getCharge(id)).amountReceived === "10.00");
-    await expireDueCharges(app.db.prisma, SETTINGS, new Date(Date.now() + 3_600_000));
+    await expireNow(id);
     const settled = await waitFor("the underpaid flush", async () => {
       const c = await getCharge(id);
       return c.flushTxHash ? c : undefined;
@@ -308,7 +318,7 @@ describe("reorgs", () => {
     const replacement = await chain.pay(chain.wallet(3), clone, usdc("25"));
     const done = await untilStatus(id, "COMPLETED");
     expect(done.amountReceived).toBe("25.00");
-    const payments = await app.db.prisma.payment.findMany({ where: { chargeId: id } });
+    const payments = await paymentsOf(id);
     expect(payments.map((p) => p.txHash)).toEqual([replacement]);
     expect(await chain.flushCount(clone)).toBe(1);
   });

@@ -118,7 +118,7 @@ describe("reads", () => {
         amountReceived: (2n ** 128n).toString(),
         feeAmount: "2",
         netAmount: "3",
-        settlements: [{ txHash: "0xab", logIndex: 0, blockNumber: 7, netAmount: "3", feeAmount: "2", confirmedAt: new Date(0).toISOString() }],
+        settlements: [{ txHash: "0xab", chainId: 31337, blockNumber: 7, netAmount: "3", feeAmount: "2", confirmedAt: new Date(0).toISOString() }],
         payoutBlockedReason: "token_paused",
         payoutBlockedAt: new Date(),
         chainId: 31337,

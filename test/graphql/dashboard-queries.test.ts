@@ -1,7 +1,26 @@
 // What the dashboard reads besides the API's resources: charge search (id, order id, clone address,
-// transaction hash), the home page's stats, and a charge's timeline of events.
+// transaction hash), the home page's stats, and a charge's timeline of events; and every GraphQL
+// document of the dashboard (graphql(`…`) in src/dashboard/web) is valid against the served schema.
+import { readdirSync, readFileSync } from "node:fs";
+import { parse, validate } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { schema } from "../../src/graphql/schema.js";
+import { POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
+
+const WEB = new URL("../../src/dashboard/web/", import.meta.url);
+const documents = readdirSync(WEB, { recursive: true, encoding: "utf8" })
+  .filter((file) => /\.tsx?$/.test(file))
+  .flatMap((file) => [...readFileSync(new URL(file, WEB), "utf8").matchAll(/graphql\(`([\s\S]*?)`\)/g)].map((m) => [file, m[1]!] as const));
+
+describe("the dashboard's GraphQL documents", () => {
+  it("are found", () => {
+    expect(documents.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it.each(documents.map(([file, d]) => [file, d.trim().split("\n")[0]!, d]))("%s: %s … is valid against the schema", (_file, _first, document) => {
+    expect(validate(schema, parse(document)).map((e) => e.message)).toEqual([]);
+  });
+});
 
 describe("dashboard queries", () => {
   let app: TestApp;
@@ -36,19 +55,7 @@ describe("dashboard queries", () => {
       where: { id: ids[2] },
       data: { status: "COMPLETED", completedAt: new Date(now.getTime() - 2 * 86_400_000), amountReceived: "7250000", feeAmount: "72500" },
     });
-    await prisma.payment.create({
-      data: {
-        id: "pay_dash",
-        chargeId: ids[0]!,
-        chainId: 31337,
-        txHash: PAY_TX,
-        logIndex: 0,
-        blockNumber: 1n,
-        blockHash: FLUSH_TX,
-        fromAddress: CLONE,
-        amount: "10500000",
-      },
-    });
+    await recordPayment(prisma, { chargeId: ids[0]!, txHash: PAY_TX, fromAddress: CLONE, amount: "10500000" });
     // A live-mode charge with the same order id must never show up in test mode.
     await app.call("POST", "/v1/charges", { key: app.liveKey, body: { orderId: "dash-1", amount: "1" } });
   }, 60_000);

@@ -1,10 +1,11 @@
 // A fresh anvil per test file, with Circle's real USDC (FiatToken v2.2 behind its proxy, deployed by
-// anvil account 9, issued by account 8) and the charge contracts deployed from account 0.
-import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet } from "ethers";
+// anvil account 9, issued by account 8), ChargeFactoryV2 deployed through the deterministic deployer
+// (so it has the same address on every test chain with the same fee recipient), and Multicall3.
+import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet, zeroPadValue } from "ethers";
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
-import { ChargeFactoryArtifact } from "../../src/chain/artifacts.js";
+import { ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../src/chain/artifacts.js";
 import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
-import type { DevnetInfo } from "../../src/chain/devnet.js";
+import { deployFactoryV2, type DevnetInfo, placeMulticall3 } from "../../src/chain/devnet.js";
 import { knownChain } from "../../src/chain/registry.js";
 import { circleUsdc, deployCircleUsdc } from "../../src/chain/usdc.js";
 
@@ -31,12 +32,15 @@ export interface TestChain {
   usdc: Contract;
   /** USDC's owner, minter, pauser and blacklister (anvil account 8). */
   issuer: Wallet;
+  /** ChargeFactoryV2, connected to the deployer. */
   factory: Contract;
   feeRecipient: string;
+  /** Deploys a ChargeFactoryV1 (clones made before version 2) from account 7. */
+  deployV1(): Promise<Contract>;
   /** A funded wallet (anvil account `i`). */
   wallet(i: number): Wallet;
-  /** The chain as the service enables it, relaying from account 0 (`url`: anvil's by default, or several endpoints). */
-  enabled(confirmations: number, url?: string | string[]): Promise<EnabledChain>;
+  /** The chain as the service enables it, relaying from account 0 (`url`: anvil's by default, or several endpoints; `factoryV1` for version 1 clones). */
+  enabled(confirmations: number, url?: string | string[], extra?: { factoryV1?: string }): Promise<EnabledChain>;
   /** Mines `n` blocks (with whatever is in the mempool). */
   mine(n?: number): Promise<void>;
   /** Turns mining on every transaction on or off. */
@@ -47,14 +51,17 @@ export interface TestChain {
   pay(from: Wallet, to: string, amount: bigint): Promise<string>;
   /** USDC balance in base units. */
   balance(address: string): Promise<bigint>;
-  /** How many Flushed events `clone` has emitted. */
+  /** How many payouts (transactions that moved USDC out of it) `clone` has made. */
   flushCount(clone: string): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** Starts anvil and deploys Circle's USDC and ChargeFactory (fee recipient: anvil account 2). */
-export async function startTestChain(): Promise<TestChain> {
-  const anvil = await startAnvil();
+/**
+ * Starts anvil and deploys Circle's USDC and ChargeFactoryV2 (fee recipient: anvil account 2); `chainId`
+ * makes it stand in for another chain of the registry (a second test-mode chain: 84532).
+ */
+export async function startTestChain(options: { chainId?: number } = {}): Promise<TestChain> {
+  const anvil = await startAnvil(options);
   const provider = new JsonRpcProvider(anvil.url, anvil.chainId, { staticNetwork: true, cacheTimeout: -1 });
   provider.pollingInterval = 50;
   const wallets = ANVIL_KEYS.map((k) => new Wallet(k, provider));
@@ -62,7 +69,8 @@ export async function startTestChain(): Promise<TestChain> {
   const issuer = wallets[8]!;
   const feeRecipient = new Wallet(ANVIL_KEYS[2]).address;
   const usdc = circleUsdc(await deployCircleUsdc({ admin: wallets[9]!, issuer }), issuer);
-  const factory = await deploy(new ContractFactory(ChargeFactoryArtifact.abi, ChargeFactoryArtifact.bytecode, deployer), feeRecipient);
+  const factory = new Contract(await deployFactoryV2(deployer, feeRecipient), ChargeFactoryV2Artifact.abi, deployer);
+  await placeMulticall3(provider);
   const mint = async (to: string, amount: bigint) => {
     await (await usdc.getFunction("mint")(to, amount)).wait(0);
   };
@@ -74,19 +82,27 @@ export async function startTestChain(): Promise<TestChain> {
     issuer,
     factory,
     feeRecipient,
+    deployV1: () => deploy(new ContractFactory(ChargeFactoryV1Artifact.abi, ChargeFactoryV1Artifact.bytecode, wallets[7]!), feeRecipient),
     wallet: (i) => wallets[i]!,
-    enabled: async (confirmations, url = anvil.url) =>
-      enableChain(
+    enabled: async (confirmations, url = anvil.url, extra = {}) => {
+      const registry = knownChain(anvil.chainId)!;
+      return enableChain(
         {
           chainId: anvil.chainId,
           rpcUrls: Array.isArray(url) ? url : [url],
           factory: await factory.getAddress(),
+          ...extra,
+          feeRecipient,
           confirmations,
           relayerKey: ANVIL_KEYS[0],
-          relayerMinBalance: knownChain(anvil.chainId)!.minRelayerBalance,
+          relayerMinBalance: registry.minRelayerBalance,
+          maxFeePerGas: registry.maxFeePerGas,
+          stuckAfterSeconds: registry.stuckAfterSeconds,
+          watchTokens: [],
         },
         await usdc.getAddress(),
-      ),
+      );
+    },
     async mine(n = 1) {
       await provider.send("anvil_mine", [toQuantity(n)]);
     },
@@ -101,8 +117,9 @@ export async function startTestChain(): Promise<TestChain> {
     },
     balance: async (address) => (await usdc.getFunction("balanceOf")(address)) as bigint,
     async flushCount(clone) {
-      const logs = await provider.getLogs({ address: clone, topics: [FLUSHED], fromBlock: 0, toBlock: "latest" });
-      return logs.length;
+      // Each payout of a clone starts with its transfer to the merchant (the fee follows).
+      const logs = await provider.getLogs({ address: await usdc.getAddress(), topics: [TRANSFER, zeroPadValue(clone, 32)], fromBlock: 0, toBlock: "latest" });
+      return new Set(logs.map((l) => l.transactionHash)).size;
     },
     async stop() {
       provider.destroy();
@@ -111,7 +128,7 @@ export async function startTestChain(): Promise<TestChain> {
   };
 }
 
-const FLUSHED = id("Flushed(address,address,uint256,uint256)");
+const TRANSFER = id("Transfer(address,address,uint256)");
 
 /** Mines a block every `everyMs` while started, so confirmations come; `start()` twice runs one timer. */
 export function blockProducer(mine: () => Promise<void>, everyMs = 100): { start(): void; stop(): void } {
@@ -151,6 +168,7 @@ export async function testWalletDevnet(chain: TestChain): Promise<DevnetInfo> {
     chainId: 31337,
     usdc: await chain.usdc.getAddress(),
     factory: await chain.factory.getAddress(),
+    feeRecipient: chain.feeRecipient,
     payerKey,
     usdcIssuerKey: ANVIL_KEYS[8],
   };

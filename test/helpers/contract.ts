@@ -25,7 +25,7 @@ export class Contract {
   }
 
   /** What is wrong with this exchange by the document, or null. */
-  problem(method: string, url: string, requestBody: unknown, status: number, responseBody: unknown): string | null {
+  problem(method: string, url: string, requestBody: unknown, status: number, responseBody: unknown, contentType = "application/json"): string | null {
     const path = url.split("?")[0]!;
     const template = this.templates.find((t) => t.pattern.test(path))?.template;
     const operation = template ? this.doc.paths[template]![method.toLowerCase()] : undefined;
@@ -34,7 +34,11 @@ export class Contract {
     if (!operation) return status < 400 ? `${method} ${path} answered ${status} but is not in the document` : null;
     const response = operation.responses[String(status)];
     if (!response) return `${method} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses)})`;
-    // A file's answer (a PDF) has no JSON schema to hold it to.
+    // Another kind of answer (a PDF, a CSV export) must be one the document lists; it has no JSON schema.
+    const media = contentType.split(";")[0]!.trim();
+    if (media !== "application/json") {
+      return response.content && !response.content[media] ? `${method} ${template} ${status} answered ${media}, which the document does not list` : null;
+    }
     const schema = response.content?.["application/json"]?.schema;
     if (schema && !this.validate(schema, responseBody)) return `${method} ${template} ${status} answer: ${this.ajv.errorsText(this.lastErrors)}`;
     if (status < 300 && requestBody !== undefined) {

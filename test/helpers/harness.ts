@@ -7,7 +7,7 @@ import { type BuildOptions, buildApp } from "../../src/app.js";
 import type { ChainSet } from "../../src/chain/chains.js";
 import { loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
-import { migrate } from "../../src/db/migrate.js";
+import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.js";
 import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
@@ -16,17 +16,28 @@ import { Contract } from "./contract.js";
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 /** The charge and payment settings of a service started with test defaults. */
-export const SETTINGS = { amount: { min: 10_000n, max: 1_000_000_000_000n }, paymentBaseUrl: "http://localhost:4000/pay", partialExtensionMinutes: 15 };
+export const SETTINGS = {
+  amount: { min: 10_000n, max: 1_000_000_000_000n },
+  paymentBaseUrl: "http://localhost:4000/pay",
+  partialExtensionMinutes: 15,
+  payoutMinAmount: 10_000n,
+};
 
 /** Settings for tests that poll the API every few milliseconds: a read budget they cannot run out of. */
 export const POLLING = { RATE_LIMIT_READ: "1000000" };
 
-/** A fresh, migrated database and the way to throw it away. */
-export async function freshDatabase(onQuery?: (sql: string) => void): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
+/**
+ * A fresh database and the way to throw it away: migrated with the migrations in `migrations` (the
+ * project's by default; false: none, an empty database).
+ */
+export async function freshDatabase(
+  onQuery?: (sql: string) => void,
+  migrations: string | false = MIGRATIONS_DIR,
+): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   const base = process.env.DATABASE_URL;
   if (!base) {
     const db = await openDatabase({ dataDir: null, onQuery });
-    await migrate(db);
+    if (migrations) await migrate(db, migrations);
     return { db, drop: () => db.close() };
   }
   const name = `sg_test_${randomBase62(12).toLowerCase()}`;
@@ -37,7 +48,7 @@ export async function freshDatabase(onQuery?: (sql: string) => void): Promise<{ 
   const url = new URL(base);
   url.pathname = `/${name}`;
   const db = await openDatabase({ url: url.toString(), onQuery, poolSize: 20 });
-  await migrate(db);
+  if (migrations) await migrate(db, migrations);
   return {
     db,
     url: url.toString(),
@@ -61,6 +72,8 @@ export interface Call {
 export interface TestApp {
   url: string;
   db: Database;
+  /** The PostgreSQL database's URL (for a CLI run against it); undefined on the in-memory embedded one. */
+  databaseUrl?: string;
   merchant: MerchantCreated;
   testKey: string;
   liveKey: string;
@@ -93,7 +106,7 @@ export const UNLIMITED_ADDRESS = {
  */
 export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
   const queries: string[] = [];
-  const { db, drop } = await freshDatabase((sql) => queries.push(sql));
+  const { db, drop, url: databaseUrl } = await freshDatabase((sql) => queries.push(sql));
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const app = await buildApp(config, { db, ...options });
   const url = await app.start(0);
@@ -127,7 +140,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
       try {
         sent = body === undefined ? undefined : JSON.parse(body);
       } catch {}
-      const problem = (await contract).problem(method, path, sent, res.status, parsed);
+      const problem = (await contract).problem(method, path, sent, res.status, parsed, res.headers.get("content-type") ?? undefined);
       if (problem) throw new Error(`contract (GET /v1/openapi.json): ${problem}\n${text.slice(0, 500)}`);
     }
     return { status: res.status, headers: res.headers, body: parsed, text };
@@ -137,6 +150,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
   return {
     url,
     db,
+    databaseUrl,
     merchant,
     testKey,
     liveKey: merchant.apiKeys.live.secret,
@@ -175,4 +189,42 @@ export async function startSecondInstance(app: TestApp, env: Record<string, stri
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const second = await buildApp(config, { db: app.db });
   return { url: await second.start(0), stop: () => second.stop() };
+}
+
+/** A USDC payment into a charge's address as the indexer records it: SEEN (waiting for confirmations) unless said. */
+export function recordPayment(
+  prisma: Database["prisma"],
+  p: {
+    chargeId: string;
+    amount: string;
+    id?: string;
+    chainId?: number;
+    txHash?: string;
+    logIndex?: number;
+    blockNumber?: bigint;
+    fromAddress?: string;
+    toAddress?: string;
+    status?: "SEEN" | "CONFIRMED";
+  },
+) {
+  const txHash = p.txHash ?? `0x${"12".repeat(32)}`;
+  const from = p.fromAddress ?? "0x3333333333333333333333333333333333333333";
+  const to = p.toAddress ?? "0x2222222222222222222222222222222222222222";
+  return prisma.chainTransfer.create({
+    data: {
+      id: p.id ?? `xfer_${randomBytes(12).toString("hex")}`,
+      chargeId: p.chargeId,
+      chainId: p.chainId ?? 31337,
+      txHash,
+      logIndex: p.logIndex ?? 0,
+      blockNumber: p.blockNumber ?? 1n,
+      blockHash: `0x${"34".repeat(32)}`,
+      fromAddress: from,
+      toAddress: to,
+      amount: p.amount,
+      factKey: `${txHash}:${from.toLowerCase()}:${to.toLowerCase()}:${p.amount}:${p.logIndex ?? 0}`,
+      kind: "PAYMENT",
+      status: p.status ?? "SEEN",
+    },
+  });
 }

@@ -36,7 +36,12 @@ it("counts requests by route pattern and status, never by raw URL", async () => 
   expect(sample(families, "stablegate_charges_open", { chain_id: "none", status: "PENDING" })?.value).toBe("3");
   expect(sample(families, "stablegate_webhook_outbox_pending", {})?.value).toBe("0");
   // Every database figure is there, with no samples where there is nothing to report.
-  for (const name of ["stablegate_relayer_transactions", "stablegate_deployments_unmined", "stablegate_chain_lag_blocks"]) {
+  for (const name of [
+    "stablegate_relayer_transactions",
+    "stablegate_charges_needing_review",
+    "stablegate_relayer_stuck_transactions",
+    "stablegate_chain_lag_blocks",
+  ]) {
     expect(families.find((f) => f.name === name)?.type, name).toBe("GAUGE");
   }
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { newId } from "../../src/domain/ids.js";
 import { parseAmount } from "../../src/domain/money.js";
-import { expectError, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, recordPayment, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -57,6 +57,9 @@ describe("create and retrieve", () => {
       cancelUrl: null,
       settlements: [],
       payoutBlockedReason: null,
+      needsReview: false,
+      reviewReason: null,
+      strayAssets: [],
       invoiceId: null,
       paymentLinkId: null,
     });
@@ -285,19 +288,7 @@ describe("cancel with money on the way", () => {
   it("refuses with 409 charge_payment_confirming while a payment is seen but not confirmed, and changes nothing", async () => {
     const c = (await create({})).body;
     await app.db.prisma.charge.update({ where: { id: c.id }, data: { chainId: 31337, confirmations: 3, cloneAddress: WALLET } });
-    await app.db.prisma.payment.create({
-      data: {
-        id: newId("pay"),
-        chargeId: c.id,
-        chainId: 31337,
-        txHash: `0x${"12".repeat(32)}`,
-        logIndex: 0,
-        blockNumber: 10n,
-        blockHash: `0x${"34".repeat(32)}`,
-        fromAddress: WALLET,
-        amount: "25000000",
-      },
-    });
+    await recordPayment(app.db.prisma, { chargeId: c.id, blockNumber: 10n, fromAddress: WALLET, toAddress: WALLET, amount: "25000000" });
     const before = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: c.id } });
     expectError(await app.call("DELETE", `/v1/charges/${c.id}`), 409, "charge_payment_confirming", "id");
     expect(await app.db.prisma.charge.findUniqueOrThrow({ where: { id: c.id } })).toEqual(before);

@@ -1,6 +1,6 @@
 // POST /v1/test_helpers/charges/:id/expire: a test-mode charge expires now, as the sweep would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
 
 describe("test helpers", () => {
   let app: TestApp;
@@ -38,19 +38,7 @@ describe("test helpers", () => {
 
     const confirming = await newCharge();
     await app.db.prisma.charge.update({ where: { id: confirming.id }, data: { chainId: 31337, cloneAddress: "0x2222222222222222222222222222222222222222" } });
-    await app.db.prisma.payment.create({
-      data: {
-        id: "pay_helper",
-        chargeId: confirming.id,
-        chainId: 31337,
-        txHash: `0x${"12".repeat(32)}`,
-        logIndex: 0,
-        blockNumber: 1n,
-        blockHash: `0x${"34".repeat(32)}`,
-        fromAddress: "0x3333333333333333333333333333333333333333",
-        amount: "10000000",
-      },
-    });
+    await recordPayment(app.db.prisma, { chargeId: confirming.id, amount: "10000000" });
     expectError(await expire(confirming.id), 409, "charge_payment_confirming", "id");
 
     const other = await app.newMerchant();

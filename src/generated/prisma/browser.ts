@@ -43,6 +43,12 @@ export type Customer = Prisma.CustomerModel
  */
 export type Charge = Prisma.ChargeModel
 /**
+ * Model Clone
+ * A charge's address on one chain, once money reached it there: what it holds by the ledger, and its
+ * payouts (the relayer's flush in flight, failures, a token that refuses). One per charge and chain.
+ */
+export type Clone = Prisma.CloneModel
+/**
  * Model Invoice
  * 
  */
@@ -68,12 +74,6 @@ export type IdempotencyRecord = Prisma.IdempotencyRecordModel
  */
 export type Event = Prisma.EventModel
 /**
- * Model CloneDeployment
- * The durable job that deploys a charge's clone once a chain is picked (one per charge). Clones
- * are deployed in batches: many jobs share one relayer transaction (the factory's deployMany).
- */
-export type CloneDeployment = Prisma.CloneDeploymentModel
-/**
  * Model ChainCursor
  * Where a chain's indexer has got to: the last block whose logs are recorded, and the chain's tip.
  */
@@ -84,16 +84,19 @@ export type ChainCursor = Prisma.ChainCursorModel
  */
 export type ChainBlock = Prisma.ChainBlockModel
 /**
- * Model Payment
- * One USDC Transfer to a charge's clone, recorded once per log whatever the indexer re-reads.
+ * Model ChainTransfer
+ * One USDC Transfer that moved a charge's money, as the indexer read it, whoever sent it. Recorded
+ * once per fact: a transfer is what it is (chain, transaction, parties, amount, and its place among
+ * identical ones in that transaction), so a transfer re-included at another log index is the same one.
  */
-export type Payment = Prisma.PaymentModel
+export type ChainTransfer = Prisma.ChainTransferModel
 /**
- * Model Settlement
- * One Flushed event of a clone: money paid out to the merchant and the fee recipient, by whoever
- * called the clone's public `flush` (our relayer or anyone else), recorded once per log.
+ * Model BalanceTransaction
+ * The ledger: one immutable row per movement of a charge's money, derived from a confirmed chain
+ * transfer (or from its undoing by a reorg: a `reversal` of the opposite sign). Every money field of a
+ * charge, a refund and an invoice is a sum of these rows, written in the same transaction as them.
  */
-export type Settlement = Prisma.SettlementModel
+export type BalanceTransaction = Prisma.BalanceTransactionModel
 /**
  * Model RelayerTransaction
  * One transaction of the relayer (deployments or payouts), tracked from signature to confirmation.
@@ -135,7 +138,15 @@ export type DashboardSession = Prisma.DashboardSessionModel
  */
 export type Refund = Prisma.RefundModel
 /**
- * Model ChargeAuthorization
- * A buyer's EIP-3009 authorization paying a charge's clone, relayed with the service's gas.
+ * Model Authorization
+ * A signed EIP-3009 transferWithAuthorization the service relays with its own gas: a buyer's payment
+ * to a charge's address, or a refund the settlement wallet signed. Money on its way from acceptance
+ * until the chain shows its nonce used or its validBefore has passed (endedAt), whatever became of
+ * our relay: anyone holding the signature can still send it until then.
  */
-export type ChargeAuthorization = Prisma.ChargeAuthorizationModel
+export type Authorization = Prisma.AuthorizationModel
+/**
+ * Model Sweep
+ * A request to pay another token, or the native coin, out of a charge's clone to its merchant.
+ */
+export type Sweep = Prisma.SweepModel

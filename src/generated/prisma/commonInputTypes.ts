@@ -419,23 +419,6 @@ export type EnumInvoiceStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumInvoiceStatusFilter<$PrismaModel>
 }
 
-export type EnumDeploymentStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.DeploymentStatus | Prisma.EnumDeploymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel> | $Enums.DeploymentStatus
-}
-
-export type EnumDeploymentStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.DeploymentStatus | Prisma.EnumDeploymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumDeploymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.DeploymentStatus
-  _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
-}
-
 export type BigIntNullableFilter<$PrismaModel = never> = {
   equals?: bigint | number | Prisma.BigIntFieldRefInput<$PrismaModel> | null
   in?: bigint[] | number[] | Prisma.ListBigIntFieldRefInput<$PrismaModel> | null
@@ -463,21 +446,55 @@ export type BigIntNullableWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedBigIntNullableFilter<$PrismaModel>
 }
 
-export type EnumPaymentStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel> | $Enums.PaymentStatus
+export type EnumTransferKindFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferKind | Prisma.EnumTransferKindFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferKindFilter<$PrismaModel> | $Enums.TransferKind
 }
 
-export type EnumPaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.PaymentStatus
+export type EnumTransferStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferStatus | Prisma.EnumTransferStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel> | $Enums.TransferStatus
+}
+
+export type EnumTransferKindWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferKind | Prisma.EnumTransferKindFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferKindWithAggregatesFilter<$PrismaModel> | $Enums.TransferKind
   _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTransferKindFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTransferKindFilter<$PrismaModel>
+}
+
+export type EnumTransferStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferStatus | Prisma.EnumTransferStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferStatusWithAggregatesFilter<$PrismaModel> | $Enums.TransferStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel>
+}
+
+export type EnumBalanceTransactionTypeFilter<$PrismaModel = never> = {
+  equals?: $Enums.BalanceTransactionType | Prisma.EnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel> | $Enums.BalanceTransactionType
+}
+
+export type EnumBalanceTransactionTypeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.BalanceTransactionType | Prisma.EnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumBalanceTransactionTypeWithAggregatesFilter<$PrismaModel> | $Enums.BalanceTransactionType
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel>
 }
 
 export type EnumRelayerTxKindFilter<$PrismaModel = never> = {
@@ -548,21 +565,55 @@ export type EnumRefundStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumRefundStatusFilter<$PrismaModel>
 }
 
-export type EnumChargeAuthorizationStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+export type EnumAuthorizationPurposeFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationPurpose | Prisma.EnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel> | $Enums.AuthorizationPurpose
 }
 
-export type EnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+export type EnumAuthorizationStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationStatus | Prisma.EnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel> | $Enums.AuthorizationStatus
+}
+
+export type EnumAuthorizationPurposeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationPurpose | Prisma.EnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationPurposeWithAggregatesFilter<$PrismaModel> | $Enums.AuthorizationPurpose
   _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel>
+}
+
+export type EnumAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationStatus | Prisma.EnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.AuthorizationStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel>
+}
+
+export type EnumSweepStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.SweepStatus | Prisma.EnumSweepStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel> | $Enums.SweepStatus
+}
+
+export type EnumSweepStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.SweepStatus | Prisma.EnumSweepStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSweepStatusWithAggregatesFilter<$PrismaModel> | $Enums.SweepStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel>
 }
 
 export type NestedStringFilter<$PrismaModel = never> = {
@@ -929,23 +980,6 @@ export type NestedEnumInvoiceStatusWithAggregatesFilter<$PrismaModel = never> = 
   _max?: Prisma.NestedEnumInvoiceStatusFilter<$PrismaModel>
 }
 
-export type NestedEnumDeploymentStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.DeploymentStatus | Prisma.EnumDeploymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel> | $Enums.DeploymentStatus
-}
-
-export type NestedEnumDeploymentStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.DeploymentStatus | Prisma.EnumDeploymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.DeploymentStatus[] | Prisma.ListEnumDeploymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumDeploymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.DeploymentStatus
-  _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumDeploymentStatusFilter<$PrismaModel>
-}
-
 export type NestedBigIntNullableFilter<$PrismaModel = never> = {
   equals?: bigint | number | Prisma.BigIntFieldRefInput<$PrismaModel> | null
   in?: bigint[] | number[] | Prisma.ListBigIntFieldRefInput<$PrismaModel> | null
@@ -973,21 +1007,55 @@ export type NestedBigIntNullableWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedBigIntNullableFilter<$PrismaModel>
 }
 
-export type NestedEnumPaymentStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel> | $Enums.PaymentStatus
+export type NestedEnumTransferKindFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferKind | Prisma.EnumTransferKindFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferKindFilter<$PrismaModel> | $Enums.TransferKind
 }
 
-export type NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.PaymentStatus | Prisma.EnumPaymentStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.PaymentStatus[] | Prisma.ListEnumPaymentStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumPaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.PaymentStatus
+export type NestedEnumTransferStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferStatus | Prisma.EnumTransferStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel> | $Enums.TransferStatus
+}
+
+export type NestedEnumTransferKindWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferKind | Prisma.EnumTransferKindFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferKind[] | Prisma.ListEnumTransferKindFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferKindWithAggregatesFilter<$PrismaModel> | $Enums.TransferKind
   _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumPaymentStatusFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTransferKindFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTransferKindFilter<$PrismaModel>
+}
+
+export type NestedEnumTransferStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TransferStatus | Prisma.EnumTransferStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TransferStatus[] | Prisma.ListEnumTransferStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTransferStatusWithAggregatesFilter<$PrismaModel> | $Enums.TransferStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTransferStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumBalanceTransactionTypeFilter<$PrismaModel = never> = {
+  equals?: $Enums.BalanceTransactionType | Prisma.EnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel> | $Enums.BalanceTransactionType
+}
+
+export type NestedEnumBalanceTransactionTypeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.BalanceTransactionType | Prisma.EnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.BalanceTransactionType[] | Prisma.ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumBalanceTransactionTypeWithAggregatesFilter<$PrismaModel> | $Enums.BalanceTransactionType
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumBalanceTransactionTypeFilter<$PrismaModel>
 }
 
 export type NestedEnumRelayerTxKindFilter<$PrismaModel = never> = {
@@ -1058,21 +1126,55 @@ export type NestedEnumRefundStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumRefundStatusFilter<$PrismaModel>
 }
 
-export type NestedEnumChargeAuthorizationStatusFilter<$PrismaModel = never> = {
-  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+export type NestedEnumAuthorizationPurposeFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationPurpose | Prisma.EnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel> | $Enums.AuthorizationPurpose
 }
 
-export type NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: $Enums.ChargeAuthorizationStatus | Prisma.EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  in?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  notIn?: $Enums.ChargeAuthorizationStatus[] | Prisma.ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedEnumChargeAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.ChargeAuthorizationStatus
+export type NestedEnumAuthorizationStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationStatus | Prisma.EnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel> | $Enums.AuthorizationStatus
+}
+
+export type NestedEnumAuthorizationPurposeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationPurpose | Prisma.EnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationPurpose[] | Prisma.ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationPurposeWithAggregatesFilter<$PrismaModel> | $Enums.AuthorizationPurpose
   _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _min?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
-  _max?: Prisma.NestedEnumChargeAuthorizationStatusFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAuthorizationPurposeFilter<$PrismaModel>
+}
+
+export type NestedEnumAuthorizationStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AuthorizationStatus | Prisma.EnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AuthorizationStatus[] | Prisma.ListEnumAuthorizationStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAuthorizationStatusWithAggregatesFilter<$PrismaModel> | $Enums.AuthorizationStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAuthorizationStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumSweepStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.SweepStatus | Prisma.EnumSweepStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel> | $Enums.SweepStatus
+}
+
+export type NestedEnumSweepStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.SweepStatus | Prisma.EnumSweepStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SweepStatus[] | Prisma.ListEnumSweepStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSweepStatusWithAggregatesFilter<$PrismaModel> | $Enums.SweepStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumSweepStatusFilter<$PrismaModel>
 }
 
 

@@ -31,27 +31,42 @@ export const InvoiceStatus = {
 export type InvoiceStatus = (typeof InvoiceStatus)[keyof typeof InvoiceStatus]
 
 
-export const DeploymentStatus = {
-  PENDING: 'PENDING',
-  SENT: 'SENT',
-  MINED: 'MINED'
+export const TransferKind = {
+  PAYMENT: 'PAYMENT',
+  PAYOUT: 'PAYOUT',
+  FEE: 'FEE',
+  REFUND: 'REFUND'
 } as const
 
-export type DeploymentStatus = (typeof DeploymentStatus)[keyof typeof DeploymentStatus]
+export type TransferKind = (typeof TransferKind)[keyof typeof TransferKind]
 
 
-export const PaymentStatus = {
+export const TransferStatus = {
   SEEN: 'SEEN',
-  CONFIRMED: 'CONFIRMED'
+  CONFIRMED: 'CONFIRMED',
+  REVERSED: 'REVERSED'
 } as const
 
-export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus]
+export type TransferStatus = (typeof TransferStatus)[keyof typeof TransferStatus]
+
+
+export const BalanceTransactionType = {
+  payment: 'payment',
+  fee: 'fee',
+  payout: 'payout',
+  refund: 'refund',
+  reversal: 'reversal'
+} as const
+
+export type BalanceTransactionType = (typeof BalanceTransactionType)[keyof typeof BalanceTransactionType]
 
 
 export const RelayerTxKind = {
   DEPLOY: 'DEPLOY',
   FLUSH: 'FLUSH',
-  AUTHORIZATION: 'AUTHORIZATION'
+  AUTHORIZATION: 'AUTHORIZATION',
+  SWEEP: 'SWEEP',
+  FILL: 'FILL'
 } as const
 
 export type RelayerTxKind = (typeof RelayerTxKind)[keyof typeof RelayerTxKind]
@@ -86,11 +101,29 @@ export const RefundStatus = {
 export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus]
 
 
-export const ChargeAuthorizationStatus = {
+export const AuthorizationPurpose = {
+  PAYMENT: 'PAYMENT',
+  REFUND: 'REFUND'
+} as const
+
+export type AuthorizationPurpose = (typeof AuthorizationPurpose)[keyof typeof AuthorizationPurpose]
+
+
+export const AuthorizationStatus = {
   RELAYING: 'RELAYING',
   SENT: 'SENT',
   MINED: 'MINED',
   FAILED: 'FAILED'
 } as const
 
-export type ChargeAuthorizationStatus = (typeof ChargeAuthorizationStatus)[keyof typeof ChargeAuthorizationStatus]
+export type AuthorizationStatus = (typeof AuthorizationStatus)[keyof typeof AuthorizationStatus]
+
+
+export const SweepStatus = {
+  PENDING: 'PENDING',
+  SENT: 'SENT',
+  DONE: 'DONE',
+  FAILED: 'FAILED'
+} as const
+
+export type SweepStatus = (typeof SweepStatus)[keyof typeof SweepStatus]

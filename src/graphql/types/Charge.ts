@@ -1,11 +1,13 @@
 // `Charge`: the type, its queries (`charge`, `chargeByOrderId`, `charges`) and mutations
-// (`createCharge`, `cancelCharge`). Rules live in domain/charges and domain/charge-lifecycle.
+// (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges,
+// domain/charge-lifecycle and domain/review.
 import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
+import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -19,6 +21,15 @@ export const ChargeStatus = builder.enumType("ChargeStatus", {
 });
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+const StrayAsset = builder.objectRef<{ chainId: number; token: string; amount: string }>("StrayAsset").implement({
+  description: "Another token, or the native coin, found at a charge's address: sweep it to your wallet with sweepCharge.",
+  fields: (t) => ({
+    chainId: t.exposeInt("chainId"),
+    token: t.exposeString("token", { description: 'The token\'s address, or "native".' }),
+    amount: t.exposeString("amount", { description: "Base units of that token." }),
+  }),
+});
 
 export const Charge = builder.prismaNode("Charge", {
   id: { field: "id" },
@@ -60,6 +71,16 @@ export const Charge = builder.prismaNode("Charge", {
       nullable: true,
       description: `Why money in the payment contract cannot be paid out right now (it stays safe there): ${PAYOUT_BLOCK_REASONS.join(", ")}; null when nothing blocks it.`,
     }),
+    needsReview: t.boolean({
+      description: "True when the ledger and the chain disagree about this charge (reviewReason says how); mark it reviewed once you have looked.",
+      resolve: (c) => c.reviewReason !== null,
+    }),
+    reviewReason: t.exposeString("reviewReason", { nullable: true }),
+    strayAssets: t.field({
+      type: [StrayAsset],
+      description: "Other tokens and the native coin found at the charge's address by the last reconciliation.",
+      resolve: (c) => (Array.isArray(c.strayAssets) ? (c.strayAssets as { chainId: number; token: string; amount: string }[]) : []),
+    }),
     customer: t.relation("customer", { nullable: true }),
   }),
 });
@@ -96,7 +117,8 @@ builder.queryFields((t) => ({
       args: {
         status: t.arg({ type: ChargeStatus }),
         customerId: t.arg.id(),
-        search: t.arg.string({ description: "Exactly a charge id, an order id, a clone address or a transaction hash (a payment's or the payout's)." }),
+        search: t.arg.string({ description: "Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)." }),
+        needsReview: t.arg.boolean({ description: "Only charges that need review (true) or that do not (false)." }),
       },
       resolve: async (_root, args, ctx, info) => {
         const scope = ctx.scope();
@@ -110,8 +132,13 @@ builder.queryFields((t) => ({
   ),
 }));
 
-function filters(args: { status?: string | null; customerId?: string | null; search?: string | null }) {
-  return { status: args.status ?? undefined, customerId: args.customerId ?? undefined, search: args.search ?? undefined };
+function filters(args: { status?: string | null; customerId?: string | null; search?: string | null; needsReview?: boolean | null }) {
+  return {
+    status: args.status ?? undefined,
+    customerId: args.customerId ?? undefined,
+    search: args.search ?? undefined,
+    needsReview: args.needsReview == null ? undefined : String(args.needsReview),
+  };
 }
 
 builder.mutationFields((t) => ({
@@ -126,6 +153,12 @@ builder.mutationFields((t) => ({
       "Cancels a PENDING charge (confirmed partial money is paid out to you); a cancelled one is returned unchanged. A payment still waiting for confirmations: charge_payment_confirming.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id, ctx.charges),
+  }),
+  markChargeReviewed: t.prismaField({
+    type: "Charge",
+    description: "Marks a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed).",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_query, _root, { id }, ctx) => markChargeReviewed(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
 }));
 

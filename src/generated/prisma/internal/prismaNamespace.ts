@@ -402,16 +402,16 @@ export const ModelName = {
   JwtSecret: 'JwtSecret',
   Customer: 'Customer',
   Charge: 'Charge',
+  Clone: 'Clone',
   Invoice: 'Invoice',
   InvoiceNumber: 'InvoiceNumber',
   PaymentLink: 'PaymentLink',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
-  CloneDeployment: 'CloneDeployment',
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
-  Payment: 'Payment',
-  Settlement: 'Settlement',
+  ChainTransfer: 'ChainTransfer',
+  BalanceTransaction: 'BalanceTransaction',
   RelayerTransaction: 'RelayerTransaction',
   ChainStatus: 'ChainStatus',
   WebhookEndpoint: 'WebhookEndpoint',
@@ -420,7 +420,8 @@ export const ModelName = {
   User: 'User',
   DashboardSession: 'DashboardSession',
   Refund: 'Refund',
-  ChargeAuthorization: 'ChargeAuthorization'
+  Authorization: 'Authorization',
+  Sweep: 'Sweep'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -436,7 +437,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "cloneDeployment" | "chainCursor" | "chainBlock" | "payment" | "settlement" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund" | "chargeAuthorization"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "refund" | "authorization" | "sweep"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -810,6 +811,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Clone: {
+      payload: Prisma.$ClonePayload<ExtArgs>
+      fields: Prisma.CloneFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.CloneFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.CloneFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        findFirst: {
+          args: Prisma.CloneFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.CloneFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        findMany: {
+          args: Prisma.CloneFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>[]
+        }
+        create: {
+          args: Prisma.CloneCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        createMany: {
+          args: Prisma.CloneCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.CloneCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>[]
+        }
+        delete: {
+          args: Prisma.CloneDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        update: {
+          args: Prisma.CloneUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        deleteMany: {
+          args: Prisma.CloneDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.CloneUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.CloneUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>[]
+        }
+        upsert: {
+          args: Prisma.CloneUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ClonePayload>
+        }
+        aggregate: {
+          args: Prisma.CloneAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateClone>
+        }
+        groupBy: {
+          args: Prisma.CloneGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.CloneGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.CloneCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.CloneCountAggregateOutputType> | number
+        }
+      }
+    }
     Invoice: {
       payload: Prisma.$InvoicePayload<ExtArgs>
       fields: Prisma.InvoiceFieldRefs
@@ -1180,80 +1255,6 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    CloneDeployment: {
-      payload: Prisma.$CloneDeploymentPayload<ExtArgs>
-      fields: Prisma.CloneDeploymentFieldRefs
-      operations: {
-        findUnique: {
-          args: Prisma.CloneDeploymentFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload> | null
-        }
-        findUniqueOrThrow: {
-          args: Prisma.CloneDeploymentFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        findFirst: {
-          args: Prisma.CloneDeploymentFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload> | null
-        }
-        findFirstOrThrow: {
-          args: Prisma.CloneDeploymentFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        findMany: {
-          args: Prisma.CloneDeploymentFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>[]
-        }
-        create: {
-          args: Prisma.CloneDeploymentCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        createMany: {
-          args: Prisma.CloneDeploymentCreateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        createManyAndReturn: {
-          args: Prisma.CloneDeploymentCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>[]
-        }
-        delete: {
-          args: Prisma.CloneDeploymentDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        update: {
-          args: Prisma.CloneDeploymentUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        deleteMany: {
-          args: Prisma.CloneDeploymentDeleteManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateMany: {
-          args: Prisma.CloneDeploymentUpdateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateManyAndReturn: {
-          args: Prisma.CloneDeploymentUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>[]
-        }
-        upsert: {
-          args: Prisma.CloneDeploymentUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$CloneDeploymentPayload>
-        }
-        aggregate: {
-          args: Prisma.CloneDeploymentAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateCloneDeployment>
-        }
-        groupBy: {
-          args: Prisma.CloneDeploymentGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.CloneDeploymentGroupByOutputType>[]
-        }
-        count: {
-          args: Prisma.CloneDeploymentCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.CloneDeploymentCountAggregateOutputType> | number
-        }
-      }
-    }
     ChainCursor: {
       payload: Prisma.$ChainCursorPayload<ExtArgs>
       fields: Prisma.ChainCursorFieldRefs
@@ -1402,151 +1403,151 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    Payment: {
-      payload: Prisma.$PaymentPayload<ExtArgs>
-      fields: Prisma.PaymentFieldRefs
+    ChainTransfer: {
+      payload: Prisma.$ChainTransferPayload<ExtArgs>
+      fields: Prisma.ChainTransferFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.PaymentFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload> | null
+          args: Prisma.ChainTransferFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.PaymentFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         findFirst: {
-          args: Prisma.PaymentFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload> | null
+          args: Prisma.ChainTransferFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.PaymentFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         findMany: {
-          args: Prisma.PaymentFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+          args: Prisma.ChainTransferFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>[]
         }
         create: {
-          args: Prisma.PaymentCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         createMany: {
-          args: Prisma.PaymentCreateManyArgs<ExtArgs>
+          args: Prisma.ChainTransferCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.PaymentCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+          args: Prisma.ChainTransferCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>[]
         }
         delete: {
-          args: Prisma.PaymentDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         update: {
-          args: Prisma.PaymentUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         deleteMany: {
-          args: Prisma.PaymentDeleteManyArgs<ExtArgs>
+          args: Prisma.ChainTransferDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.PaymentUpdateManyArgs<ExtArgs>
+          args: Prisma.ChainTransferUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.PaymentUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>[]
+          args: Prisma.ChainTransferUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>[]
         }
         upsert: {
-          args: Prisma.PaymentUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$PaymentPayload>
+          args: Prisma.ChainTransferUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChainTransferPayload>
         }
         aggregate: {
-          args: Prisma.PaymentAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregatePayment>
+          args: Prisma.ChainTransferAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChainTransfer>
         }
         groupBy: {
-          args: Prisma.PaymentGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.PaymentGroupByOutputType>[]
+          args: Prisma.ChainTransferGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainTransferGroupByOutputType>[]
         }
         count: {
-          args: Prisma.PaymentCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.PaymentCountAggregateOutputType> | number
+          args: Prisma.ChainTransferCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChainTransferCountAggregateOutputType> | number
         }
       }
     }
-    Settlement: {
-      payload: Prisma.$SettlementPayload<ExtArgs>
-      fields: Prisma.SettlementFieldRefs
+    BalanceTransaction: {
+      payload: Prisma.$BalanceTransactionPayload<ExtArgs>
+      fields: Prisma.BalanceTransactionFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.SettlementFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload> | null
+          args: Prisma.BalanceTransactionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.SettlementFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         findFirst: {
-          args: Prisma.SettlementFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload> | null
+          args: Prisma.BalanceTransactionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.SettlementFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         findMany: {
-          args: Prisma.SettlementFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
+          args: Prisma.BalanceTransactionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>[]
         }
         create: {
-          args: Prisma.SettlementCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         createMany: {
-          args: Prisma.SettlementCreateManyArgs<ExtArgs>
+          args: Prisma.BalanceTransactionCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.SettlementCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
+          args: Prisma.BalanceTransactionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>[]
         }
         delete: {
-          args: Prisma.SettlementDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         update: {
-          args: Prisma.SettlementUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         deleteMany: {
-          args: Prisma.SettlementDeleteManyArgs<ExtArgs>
+          args: Prisma.BalanceTransactionDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.SettlementUpdateManyArgs<ExtArgs>
+          args: Prisma.BalanceTransactionUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.SettlementUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>[]
+          args: Prisma.BalanceTransactionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>[]
         }
         upsert: {
-          args: Prisma.SettlementUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettlementPayload>
+          args: Prisma.BalanceTransactionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BalanceTransactionPayload>
         }
         aggregate: {
-          args: Prisma.SettlementAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateSettlement>
+          args: Prisma.BalanceTransactionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBalanceTransaction>
         }
         groupBy: {
-          args: Prisma.SettlementGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.SettlementGroupByOutputType>[]
+          args: Prisma.BalanceTransactionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BalanceTransactionGroupByOutputType>[]
         }
         count: {
-          args: Prisma.SettlementCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.SettlementCountAggregateOutputType> | number
+          args: Prisma.BalanceTransactionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BalanceTransactionCountAggregateOutputType> | number
         }
       }
     }
@@ -2142,77 +2143,151 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    ChargeAuthorization: {
-      payload: Prisma.$ChargeAuthorizationPayload<ExtArgs>
-      fields: Prisma.ChargeAuthorizationFieldRefs
+    Authorization: {
+      payload: Prisma.$AuthorizationPayload<ExtArgs>
+      fields: Prisma.AuthorizationFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.ChargeAuthorizationFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload> | null
+          args: Prisma.AuthorizationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.ChargeAuthorizationFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         findFirst: {
-          args: Prisma.ChargeAuthorizationFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload> | null
+          args: Prisma.AuthorizationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.ChargeAuthorizationFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         findMany: {
-          args: Prisma.ChargeAuthorizationFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+          args: Prisma.AuthorizationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>[]
         }
         create: {
-          args: Prisma.ChargeAuthorizationCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         createMany: {
-          args: Prisma.ChargeAuthorizationCreateManyArgs<ExtArgs>
+          args: Prisma.AuthorizationCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.ChargeAuthorizationCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+          args: Prisma.AuthorizationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>[]
         }
         delete: {
-          args: Prisma.ChargeAuthorizationDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         update: {
-          args: Prisma.ChargeAuthorizationUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         deleteMany: {
-          args: Prisma.ChargeAuthorizationDeleteManyArgs<ExtArgs>
+          args: Prisma.AuthorizationDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.ChargeAuthorizationUpdateManyArgs<ExtArgs>
+          args: Prisma.AuthorizationUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.ChargeAuthorizationUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>[]
+          args: Prisma.AuthorizationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>[]
         }
         upsert: {
-          args: Prisma.ChargeAuthorizationUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAuthorizationPayload>
+          args: Prisma.AuthorizationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthorizationPayload>
         }
         aggregate: {
-          args: Prisma.ChargeAuthorizationAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateChargeAuthorization>
+          args: Prisma.AuthorizationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAuthorization>
         }
         groupBy: {
-          args: Prisma.ChargeAuthorizationGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChargeAuthorizationGroupByOutputType>[]
+          args: Prisma.AuthorizationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AuthorizationGroupByOutputType>[]
         }
         count: {
-          args: Prisma.ChargeAuthorizationCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.ChargeAuthorizationCountAggregateOutputType> | number
+          args: Prisma.AuthorizationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AuthorizationCountAggregateOutputType> | number
+        }
+      }
+    }
+    Sweep: {
+      payload: Prisma.$SweepPayload<ExtArgs>
+      fields: Prisma.SweepFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SweepFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SweepFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        findFirst: {
+          args: Prisma.SweepFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SweepFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        findMany: {
+          args: Prisma.SweepFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>[]
+        }
+        create: {
+          args: Prisma.SweepCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        createMany: {
+          args: Prisma.SweepCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SweepCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>[]
+        }
+        delete: {
+          args: Prisma.SweepDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        update: {
+          args: Prisma.SweepUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        deleteMany: {
+          args: Prisma.SweepDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SweepUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SweepUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>[]
+        }
+        upsert: {
+          args: Prisma.SweepUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SweepPayload>
+        }
+        aggregate: {
+          args: Prisma.SweepAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSweep>
+        }
+        groupBy: {
+          args: Prisma.SweepGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SweepGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SweepCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SweepCountAggregateOutputType> | number
         }
       }
     }
@@ -2332,6 +2407,8 @@ export const ChargeScalarFieldEnum = {
   feeBps: 'feeBps',
   underpaymentToleranceBps: 'underpaymentToleranceBps',
   settlementWallet: 'settlementWallet',
+  contractVersion: 'contractVersion',
+  depositAddress: 'depositAddress',
   chainId: 'chainId',
   confirmations: 'confirmations',
   cloneAddress: 'cloneAddress',
@@ -2348,17 +2425,38 @@ export const ChargeScalarFieldEnum = {
   settledAmount: 'settledAmount',
   amountRefunded: 'amountRefunded',
   settlements: 'settlements',
-  flushId: 'flushId',
-  flushRetryAt: 'flushRetryAt',
-  flushFailures: 'flushFailures',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
   expiryExtendedMinutes: 'expiryExtendedMinutes',
+  reviewReason: 'reviewReason',
+  reviewAt: 'reviewAt',
+  reviewedReason: 'reviewedReason',
+  strayAssets: 'strayAssets',
   invoiceId: 'invoiceId',
   paymentLinkId: 'paymentLinkId'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
+
+
+export const CloneScalarFieldEnum = {
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  address: 'address',
+  version: 'version',
+  held: 'held',
+  deployedAt: 'deployedAt',
+  flushId: 'flushId',
+  flushRetryAt: 'flushRetryAt',
+  flushFailures: 'flushFailures',
+  payoutBlockedReason: 'payoutBlockedReason',
+  payoutBlockedAt: 'payoutBlockedAt',
+  balanceCheckedAt: 'balanceCheckedAt',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type CloneScalarFieldEnum = (typeof CloneScalarFieldEnum)[keyof typeof CloneScalarFieldEnum]
 
 
 export const InvoiceScalarFieldEnum = {
@@ -2440,26 +2538,14 @@ export const EventScalarFieldEnum = {
 export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
 
 
-export const CloneDeploymentScalarFieldEnum = {
-  chargeId: 'chargeId',
-  chainId: 'chainId',
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'nextAttemptAt',
-  txId: 'txId',
-  lastError: 'lastError',
-  createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
-} as const
-
-export type CloneDeploymentScalarFieldEnum = (typeof CloneDeploymentScalarFieldEnum)[keyof typeof CloneDeploymentScalarFieldEnum]
-
-
 export const ChainCursorScalarFieldEnum = {
   chainId: 'chainId',
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
   headBlock: 'headBlock',
+  blockTime: 'blockTime',
+  confirmedBlock: 'confirmedBlock',
+  confirmedTime: 'confirmedTime',
   updatedAt: 'updatedAt'
 } as const
 
@@ -2470,47 +2556,56 @@ export const ChainBlockScalarFieldEnum = {
   chainId: 'chainId',
   number: 'number',
   hash: 'hash',
-  parentHash: 'parentHash'
+  parentHash: 'parentHash',
+  timestamp: 'timestamp'
 } as const
 
 export type ChainBlockScalarFieldEnum = (typeof ChainBlockScalarFieldEnum)[keyof typeof ChainBlockScalarFieldEnum]
 
 
-export const PaymentScalarFieldEnum = {
+export const ChainTransferScalarFieldEnum = {
   id: 'id',
-  chargeId: 'chargeId',
   chainId: 'chainId',
   txHash: 'txHash',
   logIndex: 'logIndex',
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
+  blockTime: 'blockTime',
   fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
   amount: 'amount',
+  factKey: 'factKey',
+  kind: 'kind',
+  chargeId: 'chargeId',
+  refundId: 'refundId',
   status: 'status',
   late: 'late',
   createdAt: 'createdAt',
-  confirmedAt: 'confirmedAt'
+  confirmedAt: 'confirmedAt',
+  reversedAt: 'reversedAt'
 } as const
 
-export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
+export type ChainTransferScalarFieldEnum = (typeof ChainTransferScalarFieldEnum)[keyof typeof ChainTransferScalarFieldEnum]
 
 
-export const SettlementScalarFieldEnum = {
+export const BalanceTransactionScalarFieldEnum = {
   id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  type: 'type',
+  amount: 'amount',
   chargeId: 'chargeId',
+  refundId: 'refundId',
+  invoiceId: 'invoiceId',
   chainId: 'chainId',
   txHash: 'txHash',
-  logIndex: 'logIndex',
   blockNumber: 'blockNumber',
-  blockHash: 'blockHash',
-  netAmount: 'netAmount',
-  feeAmount: 'feeAmount',
-  status: 'status',
-  createdAt: 'createdAt',
-  confirmedAt: 'confirmedAt'
+  transferId: 'transferId',
+  reversesId: 'reversesId',
+  createdAt: 'createdAt'
 } as const
 
-export type SettlementScalarFieldEnum = (typeof SettlementScalarFieldEnum)[keyof typeof SettlementScalarFieldEnum]
+export type BalanceTransactionScalarFieldEnum = (typeof BalanceTransactionScalarFieldEnum)[keyof typeof BalanceTransactionScalarFieldEnum]
 
 
 export const RelayerTransactionScalarFieldEnum = {
@@ -2634,11 +2729,6 @@ export const RefundScalarFieldEnum = {
   claimToken: 'claimToken',
   afterBlock: 'afterBlock',
   txHash: 'txHash',
-  logIndex: 'logIndex',
-  blockNumber: 'blockNumber',
-  authorization: 'authorization',
-  authorizationTxId: 'authorizationTxId',
-  authorizationError: 'authorizationError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   completedAt: 'completedAt',
@@ -2648,11 +2738,14 @@ export const RefundScalarFieldEnum = {
 export type RefundScalarFieldEnum = (typeof RefundScalarFieldEnum)[keyof typeof RefundScalarFieldEnum]
 
 
-export const ChargeAuthorizationScalarFieldEnum = {
+export const AuthorizationScalarFieldEnum = {
   id: 'id',
+  purpose: 'purpose',
   chargeId: 'chargeId',
+  refundId: 'refundId',
   chainId: 'chainId',
   fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
   value: 'value',
   validAfter: 'validAfter',
   validBefore: 'validBefore',
@@ -2663,11 +2756,30 @@ export const ChargeAuthorizationScalarFieldEnum = {
   gasEstimate: 'gasEstimate',
   gasUsed: 'gasUsed',
   error: 'error',
+  usedTxHash: 'usedTxHash',
+  usedBlock: 'usedBlock',
+  endedAt: 'endedAt',
+  endReason: 'endReason',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
-export type ChargeAuthorizationScalarFieldEnum = (typeof ChargeAuthorizationScalarFieldEnum)[keyof typeof ChargeAuthorizationScalarFieldEnum]
+export type AuthorizationScalarFieldEnum = (typeof AuthorizationScalarFieldEnum)[keyof typeof AuthorizationScalarFieldEnum]
+
+
+export const SweepScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  token: 'token',
+  status: 'status',
+  txId: 'txId',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SweepScalarFieldEnum = (typeof SweepScalarFieldEnum)[keyof typeof SweepScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2844,30 +2956,44 @@ export type ListEnumInvoiceStatusFieldRefInput<$PrismaModel> = FieldRefInputType
 
 
 /**
- * Reference to a field of type 'DeploymentStatus'
+ * Reference to a field of type 'TransferKind'
  */
-export type EnumDeploymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DeploymentStatus'>
+export type EnumTransferKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TransferKind'>
     
 
 
 /**
- * Reference to a field of type 'DeploymentStatus[]'
+ * Reference to a field of type 'TransferKind[]'
  */
-export type ListEnumDeploymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'DeploymentStatus[]'>
+export type ListEnumTransferKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TransferKind[]'>
     
 
 
 /**
- * Reference to a field of type 'PaymentStatus'
+ * Reference to a field of type 'TransferStatus'
  */
-export type EnumPaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PaymentStatus'>
+export type EnumTransferStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TransferStatus'>
     
 
 
 /**
- * Reference to a field of type 'PaymentStatus[]'
+ * Reference to a field of type 'TransferStatus[]'
  */
-export type ListEnumPaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PaymentStatus[]'>
+export type ListEnumTransferStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TransferStatus[]'>
+    
+
+
+/**
+ * Reference to a field of type 'BalanceTransactionType'
+ */
+export type EnumBalanceTransactionTypeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BalanceTransactionType'>
+    
+
+
+/**
+ * Reference to a field of type 'BalanceTransactionType[]'
+ */
+export type ListEnumBalanceTransactionTypeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BalanceTransactionType[]'>
     
 
 
@@ -2928,16 +3054,44 @@ export type ListEnumRefundStatusFieldRefInput<$PrismaModel> = FieldRefInputType<
 
 
 /**
- * Reference to a field of type 'ChargeAuthorizationStatus'
+ * Reference to a field of type 'AuthorizationPurpose'
  */
-export type EnumChargeAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ChargeAuthorizationStatus'>
+export type EnumAuthorizationPurposeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AuthorizationPurpose'>
     
 
 
 /**
- * Reference to a field of type 'ChargeAuthorizationStatus[]'
+ * Reference to a field of type 'AuthorizationPurpose[]'
  */
-export type ListEnumChargeAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ChargeAuthorizationStatus[]'>
+export type ListEnumAuthorizationPurposeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AuthorizationPurpose[]'>
+    
+
+
+/**
+ * Reference to a field of type 'AuthorizationStatus'
+ */
+export type EnumAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AuthorizationStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'AuthorizationStatus[]'
+ */
+export type ListEnumAuthorizationStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AuthorizationStatus[]'>
+    
+
+
+/**
+ * Reference to a field of type 'SweepStatus'
+ */
+export type EnumSweepStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'SweepStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'SweepStatus[]'
+ */
+export type ListEnumSweepStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'SweepStatus[]'>
     
 
 
@@ -3110,16 +3264,16 @@ export type GlobalOmitConfig = {
   jwtSecret?: Prisma.JwtSecretOmit
   customer?: Prisma.CustomerOmit
   charge?: Prisma.ChargeOmit
+  clone?: Prisma.CloneOmit
   invoice?: Prisma.InvoiceOmit
   invoiceNumber?: Prisma.InvoiceNumberOmit
   paymentLink?: Prisma.PaymentLinkOmit
   idempotencyRecord?: Prisma.IdempotencyRecordOmit
   event?: Prisma.EventOmit
-  cloneDeployment?: Prisma.CloneDeploymentOmit
   chainCursor?: Prisma.ChainCursorOmit
   chainBlock?: Prisma.ChainBlockOmit
-  payment?: Prisma.PaymentOmit
-  settlement?: Prisma.SettlementOmit
+  chainTransfer?: Prisma.ChainTransferOmit
+  balanceTransaction?: Prisma.BalanceTransactionOmit
   relayerTransaction?: Prisma.RelayerTransactionOmit
   chainStatus?: Prisma.ChainStatusOmit
   webhookEndpoint?: Prisma.WebhookEndpointOmit
@@ -3128,7 +3282,8 @@ export type GlobalOmitConfig = {
   user?: Prisma.UserOmit
   dashboardSession?: Prisma.DashboardSessionOmit
   refund?: Prisma.RefundOmit
-  chargeAuthorization?: Prisma.ChargeAuthorizationOmit
+  authorization?: Prisma.AuthorizationOmit
+  sweep?: Prisma.SweepOmit
 }
 
 /* Types for Logging */

@@ -56,16 +56,16 @@ export const ModelName = {
   JwtSecret: 'JwtSecret',
   Customer: 'Customer',
   Charge: 'Charge',
+  Clone: 'Clone',
   Invoice: 'Invoice',
   InvoiceNumber: 'InvoiceNumber',
   PaymentLink: 'PaymentLink',
   IdempotencyRecord: 'IdempotencyRecord',
   Event: 'Event',
-  CloneDeployment: 'CloneDeployment',
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
-  Payment: 'Payment',
-  Settlement: 'Settlement',
+  ChainTransfer: 'ChainTransfer',
+  BalanceTransaction: 'BalanceTransaction',
   RelayerTransaction: 'RelayerTransaction',
   ChainStatus: 'ChainStatus',
   WebhookEndpoint: 'WebhookEndpoint',
@@ -74,7 +74,8 @@ export const ModelName = {
   User: 'User',
   DashboardSession: 'DashboardSession',
   Refund: 'Refund',
-  ChargeAuthorization: 'ChargeAuthorization'
+  Authorization: 'Authorization',
+  Sweep: 'Sweep'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -170,6 +171,8 @@ export const ChargeScalarFieldEnum = {
   feeBps: 'feeBps',
   underpaymentToleranceBps: 'underpaymentToleranceBps',
   settlementWallet: 'settlementWallet',
+  contractVersion: 'contractVersion',
+  depositAddress: 'depositAddress',
   chainId: 'chainId',
   confirmations: 'confirmations',
   cloneAddress: 'cloneAddress',
@@ -186,17 +189,38 @@ export const ChargeScalarFieldEnum = {
   settledAmount: 'settledAmount',
   amountRefunded: 'amountRefunded',
   settlements: 'settlements',
-  flushId: 'flushId',
-  flushRetryAt: 'flushRetryAt',
-  flushFailures: 'flushFailures',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
   expiryExtendedMinutes: 'expiryExtendedMinutes',
+  reviewReason: 'reviewReason',
+  reviewAt: 'reviewAt',
+  reviewedReason: 'reviewedReason',
+  strayAssets: 'strayAssets',
   invoiceId: 'invoiceId',
   paymentLinkId: 'paymentLinkId'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
+
+
+export const CloneScalarFieldEnum = {
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  address: 'address',
+  version: 'version',
+  held: 'held',
+  deployedAt: 'deployedAt',
+  flushId: 'flushId',
+  flushRetryAt: 'flushRetryAt',
+  flushFailures: 'flushFailures',
+  payoutBlockedReason: 'payoutBlockedReason',
+  payoutBlockedAt: 'payoutBlockedAt',
+  balanceCheckedAt: 'balanceCheckedAt',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type CloneScalarFieldEnum = (typeof CloneScalarFieldEnum)[keyof typeof CloneScalarFieldEnum]
 
 
 export const InvoiceScalarFieldEnum = {
@@ -278,26 +302,14 @@ export const EventScalarFieldEnum = {
 export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
 
 
-export const CloneDeploymentScalarFieldEnum = {
-  chargeId: 'chargeId',
-  chainId: 'chainId',
-  status: 'status',
-  attempts: 'attempts',
-  nextAttemptAt: 'nextAttemptAt',
-  txId: 'txId',
-  lastError: 'lastError',
-  createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
-} as const
-
-export type CloneDeploymentScalarFieldEnum = (typeof CloneDeploymentScalarFieldEnum)[keyof typeof CloneDeploymentScalarFieldEnum]
-
-
 export const ChainCursorScalarFieldEnum = {
   chainId: 'chainId',
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
   headBlock: 'headBlock',
+  blockTime: 'blockTime',
+  confirmedBlock: 'confirmedBlock',
+  confirmedTime: 'confirmedTime',
   updatedAt: 'updatedAt'
 } as const
 
@@ -308,47 +320,56 @@ export const ChainBlockScalarFieldEnum = {
   chainId: 'chainId',
   number: 'number',
   hash: 'hash',
-  parentHash: 'parentHash'
+  parentHash: 'parentHash',
+  timestamp: 'timestamp'
 } as const
 
 export type ChainBlockScalarFieldEnum = (typeof ChainBlockScalarFieldEnum)[keyof typeof ChainBlockScalarFieldEnum]
 
 
-export const PaymentScalarFieldEnum = {
+export const ChainTransferScalarFieldEnum = {
   id: 'id',
-  chargeId: 'chargeId',
   chainId: 'chainId',
   txHash: 'txHash',
   logIndex: 'logIndex',
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
+  blockTime: 'blockTime',
   fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
   amount: 'amount',
+  factKey: 'factKey',
+  kind: 'kind',
+  chargeId: 'chargeId',
+  refundId: 'refundId',
   status: 'status',
   late: 'late',
   createdAt: 'createdAt',
-  confirmedAt: 'confirmedAt'
+  confirmedAt: 'confirmedAt',
+  reversedAt: 'reversedAt'
 } as const
 
-export type PaymentScalarFieldEnum = (typeof PaymentScalarFieldEnum)[keyof typeof PaymentScalarFieldEnum]
+export type ChainTransferScalarFieldEnum = (typeof ChainTransferScalarFieldEnum)[keyof typeof ChainTransferScalarFieldEnum]
 
 
-export const SettlementScalarFieldEnum = {
+export const BalanceTransactionScalarFieldEnum = {
   id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  type: 'type',
+  amount: 'amount',
   chargeId: 'chargeId',
+  refundId: 'refundId',
+  invoiceId: 'invoiceId',
   chainId: 'chainId',
   txHash: 'txHash',
-  logIndex: 'logIndex',
   blockNumber: 'blockNumber',
-  blockHash: 'blockHash',
-  netAmount: 'netAmount',
-  feeAmount: 'feeAmount',
-  status: 'status',
-  createdAt: 'createdAt',
-  confirmedAt: 'confirmedAt'
+  transferId: 'transferId',
+  reversesId: 'reversesId',
+  createdAt: 'createdAt'
 } as const
 
-export type SettlementScalarFieldEnum = (typeof SettlementScalarFieldEnum)[keyof typeof SettlementScalarFieldEnum]
+export type BalanceTransactionScalarFieldEnum = (typeof BalanceTransactionScalarFieldEnum)[keyof typeof BalanceTransactionScalarFieldEnum]
 
 
 export const RelayerTransactionScalarFieldEnum = {
@@ -472,11 +493,6 @@ export const RefundScalarFieldEnum = {
   claimToken: 'claimToken',
   afterBlock: 'afterBlock',
   txHash: 'txHash',
-  logIndex: 'logIndex',
-  blockNumber: 'blockNumber',
-  authorization: 'authorization',
-  authorizationTxId: 'authorizationTxId',
-  authorizationError: 'authorizationError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   completedAt: 'completedAt',
@@ -486,11 +502,14 @@ export const RefundScalarFieldEnum = {
 export type RefundScalarFieldEnum = (typeof RefundScalarFieldEnum)[keyof typeof RefundScalarFieldEnum]
 
 
-export const ChargeAuthorizationScalarFieldEnum = {
+export const AuthorizationScalarFieldEnum = {
   id: 'id',
+  purpose: 'purpose',
   chargeId: 'chargeId',
+  refundId: 'refundId',
   chainId: 'chainId',
   fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
   value: 'value',
   validAfter: 'validAfter',
   validBefore: 'validBefore',
@@ -501,11 +520,30 @@ export const ChargeAuthorizationScalarFieldEnum = {
   gasEstimate: 'gasEstimate',
   gasUsed: 'gasUsed',
   error: 'error',
+  usedTxHash: 'usedTxHash',
+  usedBlock: 'usedBlock',
+  endedAt: 'endedAt',
+  endReason: 'endReason',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
-export type ChargeAuthorizationScalarFieldEnum = (typeof ChargeAuthorizationScalarFieldEnum)[keyof typeof ChargeAuthorizationScalarFieldEnum]
+export type AuthorizationScalarFieldEnum = (typeof AuthorizationScalarFieldEnum)[keyof typeof AuthorizationScalarFieldEnum]
+
+
+export const SweepScalarFieldEnum = {
+  id: 'id',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  token: 'token',
+  status: 'status',
+  txId: 'txId',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SweepScalarFieldEnum = (typeof SweepScalarFieldEnum)[keyof typeof SweepScalarFieldEnum]
 
 
 export const SortOrder = {

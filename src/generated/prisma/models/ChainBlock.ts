@@ -41,6 +41,7 @@ export type ChainBlockMinAggregateOutputType = {
   number: bigint | null
   hash: string | null
   parentHash: string | null
+  timestamp: Date | null
 }
 
 export type ChainBlockMaxAggregateOutputType = {
@@ -48,6 +49,7 @@ export type ChainBlockMaxAggregateOutputType = {
   number: bigint | null
   hash: string | null
   parentHash: string | null
+  timestamp: Date | null
 }
 
 export type ChainBlockCountAggregateOutputType = {
@@ -55,6 +57,7 @@ export type ChainBlockCountAggregateOutputType = {
   number: number
   hash: number
   parentHash: number
+  timestamp: number
   _all: number
 }
 
@@ -74,6 +77,7 @@ export type ChainBlockMinAggregateInputType = {
   number?: true
   hash?: true
   parentHash?: true
+  timestamp?: true
 }
 
 export type ChainBlockMaxAggregateInputType = {
@@ -81,6 +85,7 @@ export type ChainBlockMaxAggregateInputType = {
   number?: true
   hash?: true
   parentHash?: true
+  timestamp?: true
 }
 
 export type ChainBlockCountAggregateInputType = {
@@ -88,6 +93,7 @@ export type ChainBlockCountAggregateInputType = {
   number?: true
   hash?: true
   parentHash?: true
+  timestamp?: true
   _all?: true
 }
 
@@ -182,6 +188,7 @@ export type ChainBlockGroupByOutputType = {
   number: bigint
   hash: string
   parentHash: string
+  timestamp: Date | null
   _count: ChainBlockCountAggregateOutputType | null
   _avg: ChainBlockAvgAggregateOutputType | null
   _sum: ChainBlockSumAggregateOutputType | null
@@ -212,6 +219,7 @@ export type ChainBlockWhereInput = {
   number?: Prisma.BigIntFilter<"ChainBlock"> | bigint | number
   hash?: Prisma.StringFilter<"ChainBlock"> | string
   parentHash?: Prisma.StringFilter<"ChainBlock"> | string
+  timestamp?: Prisma.DateTimeNullableFilter<"ChainBlock"> | Date | string | null
 }
 
 export type ChainBlockOrderByWithRelationInput = {
@@ -219,6 +227,7 @@ export type ChainBlockOrderByWithRelationInput = {
   number?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   parentHash?: Prisma.SortOrder
+  timestamp?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type ChainBlockWhereUniqueInput = Prisma.AtLeast<{
@@ -230,6 +239,7 @@ export type ChainBlockWhereUniqueInput = Prisma.AtLeast<{
   number?: Prisma.BigIntFilter<"ChainBlock"> | bigint | number
   hash?: Prisma.StringFilter<"ChainBlock"> | string
   parentHash?: Prisma.StringFilter<"ChainBlock"> | string
+  timestamp?: Prisma.DateTimeNullableFilter<"ChainBlock"> | Date | string | null
 }, "chainId_number">
 
 export type ChainBlockOrderByWithAggregationInput = {
@@ -237,6 +247,7 @@ export type ChainBlockOrderByWithAggregationInput = {
   number?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   parentHash?: Prisma.SortOrder
+  timestamp?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChainBlockCountOrderByAggregateInput
   _avg?: Prisma.ChainBlockAvgOrderByAggregateInput
   _max?: Prisma.ChainBlockMaxOrderByAggregateInput
@@ -252,6 +263,7 @@ export type ChainBlockScalarWhereWithAggregatesInput = {
   number?: Prisma.BigIntWithAggregatesFilter<"ChainBlock"> | bigint | number
   hash?: Prisma.StringWithAggregatesFilter<"ChainBlock"> | string
   parentHash?: Prisma.StringWithAggregatesFilter<"ChainBlock"> | string
+  timestamp?: Prisma.DateTimeNullableWithAggregatesFilter<"ChainBlock"> | Date | string | null
 }
 
 export type ChainBlockCreateInput = {
@@ -259,6 +271,7 @@ export type ChainBlockCreateInput = {
   number: bigint | number
   hash: string
   parentHash: string
+  timestamp?: Date | string | null
 }
 
 export type ChainBlockUncheckedCreateInput = {
@@ -266,6 +279,7 @@ export type ChainBlockUncheckedCreateInput = {
   number: bigint | number
   hash: string
   parentHash: string
+  timestamp?: Date | string | null
 }
 
 export type ChainBlockUpdateInput = {
@@ -273,6 +287,7 @@ export type ChainBlockUpdateInput = {
   number?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   parentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  timestamp?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChainBlockUncheckedUpdateInput = {
@@ -280,6 +295,7 @@ export type ChainBlockUncheckedUpdateInput = {
   number?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   parentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  timestamp?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChainBlockCreateManyInput = {
@@ -287,6 +303,7 @@ export type ChainBlockCreateManyInput = {
   number: bigint | number
   hash: string
   parentHash: string
+  timestamp?: Date | string | null
 }
 
 export type ChainBlockUpdateManyMutationInput = {
@@ -294,6 +311,7 @@ export type ChainBlockUpdateManyMutationInput = {
   number?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   parentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  timestamp?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChainBlockUncheckedUpdateManyInput = {
@@ -301,6 +319,7 @@ export type ChainBlockUncheckedUpdateManyInput = {
   number?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   hash?: Prisma.StringFieldUpdateOperationsInput | string
   parentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  timestamp?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ChainBlockChainIdNumberCompoundUniqueInput = {
@@ -313,6 +332,7 @@ export type ChainBlockCountOrderByAggregateInput = {
   number?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   parentHash?: Prisma.SortOrder
+  timestamp?: Prisma.SortOrder
 }
 
 export type ChainBlockAvgOrderByAggregateInput = {
@@ -325,6 +345,7 @@ export type ChainBlockMaxOrderByAggregateInput = {
   number?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   parentHash?: Prisma.SortOrder
+  timestamp?: Prisma.SortOrder
 }
 
 export type ChainBlockMinOrderByAggregateInput = {
@@ -332,6 +353,7 @@ export type ChainBlockMinOrderByAggregateInput = {
   number?: Prisma.SortOrder
   hash?: Prisma.SortOrder
   parentHash?: Prisma.SortOrder
+  timestamp?: Prisma.SortOrder
 }
 
 export type ChainBlockSumOrderByAggregateInput = {
@@ -346,6 +368,7 @@ export type ChainBlockSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   number?: boolean
   hash?: boolean
   parentHash?: boolean
+  timestamp?: boolean
 }, ExtArgs["result"]["chainBlock"]>
 
 export type ChainBlockSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -353,6 +376,7 @@ export type ChainBlockSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   number?: boolean
   hash?: boolean
   parentHash?: boolean
+  timestamp?: boolean
 }, ExtArgs["result"]["chainBlock"]>
 
 export type ChainBlockSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -360,6 +384,7 @@ export type ChainBlockSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   number?: boolean
   hash?: boolean
   parentHash?: boolean
+  timestamp?: boolean
 }, ExtArgs["result"]["chainBlock"]>
 
 export type ChainBlockSelectScalar = {
@@ -367,9 +392,10 @@ export type ChainBlockSelectScalar = {
   number?: boolean
   hash?: boolean
   parentHash?: boolean
+  timestamp?: boolean
 }
 
-export type ChainBlockOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "number" | "hash" | "parentHash", ExtArgs["result"]["chainBlock"]>
+export type ChainBlockOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "number" | "hash" | "parentHash" | "timestamp", ExtArgs["result"]["chainBlock"]>
 
 export type $ChainBlockPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ChainBlock"
@@ -379,6 +405,7 @@ export type $ChainBlockPayload<ExtArgs extends runtime.Types.Extensions.Internal
     number: bigint
     hash: string
     parentHash: string
+    timestamp: Date | null
   }, ExtArgs["result"]["chainBlock"]>
   composites: {}
 }
@@ -806,6 +833,7 @@ export interface ChainBlockFieldRefs {
   readonly number: Prisma.FieldRef<"ChainBlock", 'BigInt'>
   readonly hash: Prisma.FieldRef<"ChainBlock", 'String'>
   readonly parentHash: Prisma.FieldRef<"ChainBlock", 'String'>
+  readonly timestamp: Prisma.FieldRef<"ChainBlock", 'DateTime'>
 }
     
 

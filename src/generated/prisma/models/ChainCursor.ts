@@ -30,12 +30,14 @@ export type ChainCursorAvgAggregateOutputType = {
   chainId: number | null
   blockNumber: number | null
   headBlock: number | null
+  confirmedBlock: number | null
 }
 
 export type ChainCursorSumAggregateOutputType = {
   chainId: number | null
   blockNumber: bigint | null
   headBlock: bigint | null
+  confirmedBlock: bigint | null
 }
 
 export type ChainCursorMinAggregateOutputType = {
@@ -43,6 +45,9 @@ export type ChainCursorMinAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   headBlock: bigint | null
+  blockTime: Date | null
+  confirmedBlock: bigint | null
+  confirmedTime: Date | null
   updatedAt: Date | null
 }
 
@@ -51,6 +56,9 @@ export type ChainCursorMaxAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   headBlock: bigint | null
+  blockTime: Date | null
+  confirmedBlock: bigint | null
+  confirmedTime: Date | null
   updatedAt: Date | null
 }
 
@@ -59,6 +67,9 @@ export type ChainCursorCountAggregateOutputType = {
   blockNumber: number
   blockHash: number
   headBlock: number
+  blockTime: number
+  confirmedBlock: number
+  confirmedTime: number
   updatedAt: number
   _all: number
 }
@@ -68,12 +79,14 @@ export type ChainCursorAvgAggregateInputType = {
   chainId?: true
   blockNumber?: true
   headBlock?: true
+  confirmedBlock?: true
 }
 
 export type ChainCursorSumAggregateInputType = {
   chainId?: true
   blockNumber?: true
   headBlock?: true
+  confirmedBlock?: true
 }
 
 export type ChainCursorMinAggregateInputType = {
@@ -81,6 +94,9 @@ export type ChainCursorMinAggregateInputType = {
   blockNumber?: true
   blockHash?: true
   headBlock?: true
+  blockTime?: true
+  confirmedBlock?: true
+  confirmedTime?: true
   updatedAt?: true
 }
 
@@ -89,6 +105,9 @@ export type ChainCursorMaxAggregateInputType = {
   blockNumber?: true
   blockHash?: true
   headBlock?: true
+  blockTime?: true
+  confirmedBlock?: true
+  confirmedTime?: true
   updatedAt?: true
 }
 
@@ -97,6 +116,9 @@ export type ChainCursorCountAggregateInputType = {
   blockNumber?: true
   blockHash?: true
   headBlock?: true
+  blockTime?: true
+  confirmedBlock?: true
+  confirmedTime?: true
   updatedAt?: true
   _all?: true
 }
@@ -192,6 +214,9 @@ export type ChainCursorGroupByOutputType = {
   blockNumber: bigint
   blockHash: string
   headBlock: bigint | null
+  blockTime: Date | null
+  confirmedBlock: bigint | null
+  confirmedTime: Date | null
   updatedAt: Date
   _count: ChainCursorCountAggregateOutputType | null
   _avg: ChainCursorAvgAggregateOutputType | null
@@ -223,6 +248,9 @@ export type ChainCursorWhereInput = {
   blockNumber?: Prisma.BigIntFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringFilter<"ChainCursor"> | string
   headBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
+  blockTime?: Prisma.DateTimeNullableFilter<"ChainCursor"> | Date | string | null
+  confirmedBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
+  confirmedTime?: Prisma.DateTimeNullableFilter<"ChainCursor"> | Date | string | null
   updatedAt?: Prisma.DateTimeFilter<"ChainCursor"> | Date | string
 }
 
@@ -231,6 +259,9 @@ export type ChainCursorOrderByWithRelationInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   headBlock?: Prisma.SortOrderInput | Prisma.SortOrder
+  blockTime?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmedTime?: Prisma.SortOrderInput | Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -242,6 +273,9 @@ export type ChainCursorWhereUniqueInput = Prisma.AtLeast<{
   blockNumber?: Prisma.BigIntFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringFilter<"ChainCursor"> | string
   headBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
+  blockTime?: Prisma.DateTimeNullableFilter<"ChainCursor"> | Date | string | null
+  confirmedBlock?: Prisma.BigIntNullableFilter<"ChainCursor"> | bigint | number | null
+  confirmedTime?: Prisma.DateTimeNullableFilter<"ChainCursor"> | Date | string | null
   updatedAt?: Prisma.DateTimeFilter<"ChainCursor"> | Date | string
 }, "chainId">
 
@@ -250,6 +284,9 @@ export type ChainCursorOrderByWithAggregationInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   headBlock?: Prisma.SortOrderInput | Prisma.SortOrder
+  blockTime?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrderInput | Prisma.SortOrder
+  confirmedTime?: Prisma.SortOrderInput | Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.ChainCursorCountOrderByAggregateInput
   _avg?: Prisma.ChainCursorAvgOrderByAggregateInput
@@ -266,6 +303,9 @@ export type ChainCursorScalarWhereWithAggregatesInput = {
   blockNumber?: Prisma.BigIntWithAggregatesFilter<"ChainCursor"> | bigint | number
   blockHash?: Prisma.StringWithAggregatesFilter<"ChainCursor"> | string
   headBlock?: Prisma.BigIntNullableWithAggregatesFilter<"ChainCursor"> | bigint | number | null
+  blockTime?: Prisma.DateTimeNullableWithAggregatesFilter<"ChainCursor"> | Date | string | null
+  confirmedBlock?: Prisma.BigIntNullableWithAggregatesFilter<"ChainCursor"> | bigint | number | null
+  confirmedTime?: Prisma.DateTimeNullableWithAggregatesFilter<"ChainCursor"> | Date | string | null
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"ChainCursor"> | Date | string
 }
 
@@ -274,6 +314,9 @@ export type ChainCursorCreateInput = {
   blockNumber: bigint | number
   blockHash: string
   headBlock?: bigint | number | null
+  blockTime?: Date | string | null
+  confirmedBlock?: bigint | number | null
+  confirmedTime?: Date | string | null
   updatedAt?: Date | string
 }
 
@@ -282,6 +325,9 @@ export type ChainCursorUncheckedCreateInput = {
   blockNumber: bigint | number
   blockHash: string
   headBlock?: bigint | number | null
+  blockTime?: Date | string | null
+  confirmedBlock?: bigint | number | null
+  confirmedTime?: Date | string | null
   updatedAt?: Date | string
 }
 
@@ -290,6 +336,9 @@ export type ChainCursorUpdateInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  confirmedBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  confirmedTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -298,6 +347,9 @@ export type ChainCursorUncheckedUpdateInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  confirmedBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  confirmedTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -306,6 +358,9 @@ export type ChainCursorCreateManyInput = {
   blockNumber: bigint | number
   blockHash: string
   headBlock?: bigint | number | null
+  blockTime?: Date | string | null
+  confirmedBlock?: bigint | number | null
+  confirmedTime?: Date | string | null
   updatedAt?: Date | string
 }
 
@@ -314,6 +369,9 @@ export type ChainCursorUpdateManyMutationInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  confirmedBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  confirmedTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -322,6 +380,9 @@ export type ChainCursorUncheckedUpdateManyInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   headBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  confirmedBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  confirmedTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -330,6 +391,9 @@ export type ChainCursorCountOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
+  blockTime?: Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrder
+  confirmedTime?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -337,6 +401,7 @@ export type ChainCursorAvgOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrder
 }
 
 export type ChainCursorMaxOrderByAggregateInput = {
@@ -344,6 +409,9 @@ export type ChainCursorMaxOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
+  blockTime?: Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrder
+  confirmedTime?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -352,6 +420,9 @@ export type ChainCursorMinOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
+  blockTime?: Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrder
+  confirmedTime?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
@@ -359,6 +430,7 @@ export type ChainCursorSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   blockNumber?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
+  confirmedBlock?: Prisma.SortOrder
 }
 
 export type NullableBigIntFieldUpdateOperationsInput = {
@@ -376,6 +448,9 @@ export type ChainCursorSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   blockNumber?: boolean
   blockHash?: boolean
   headBlock?: boolean
+  blockTime?: boolean
+  confirmedBlock?: boolean
+  confirmedTime?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -384,6 +459,9 @@ export type ChainCursorSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   blockNumber?: boolean
   blockHash?: boolean
   headBlock?: boolean
+  blockTime?: boolean
+  confirmedBlock?: boolean
+  confirmedTime?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -392,6 +470,9 @@ export type ChainCursorSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   blockNumber?: boolean
   blockHash?: boolean
   headBlock?: boolean
+  blockTime?: boolean
+  confirmedBlock?: boolean
+  confirmedTime?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["chainCursor"]>
 
@@ -400,10 +481,13 @@ export type ChainCursorSelectScalar = {
   blockNumber?: boolean
   blockHash?: boolean
   headBlock?: boolean
+  blockTime?: boolean
+  confirmedBlock?: boolean
+  confirmedTime?: boolean
   updatedAt?: boolean
 }
 
-export type ChainCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "blockNumber" | "blockHash" | "headBlock" | "updatedAt", ExtArgs["result"]["chainCursor"]>
+export type ChainCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "blockNumber" | "blockHash" | "headBlock" | "blockTime" | "confirmedBlock" | "confirmedTime" | "updatedAt", ExtArgs["result"]["chainCursor"]>
 
 export type $ChainCursorPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ChainCursor"
@@ -416,6 +500,16 @@ export type $ChainCursorPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * The node's head when the cursor last moved: head - cursor is how far the indexer is behind.
      */
     headBlock: bigint | null
+    /**
+     * The cursor block's timestamp: the chain's clock as far as the indexer has read it.
+     */
+    blockTime: Date | null
+    /**
+     * The newest block whose money is confirmed and counted (tip - confirmations + 1), and its
+     * timestamp: charges expire, and authorizations end, by this clock.
+     */
+    confirmedBlock: bigint | null
+    confirmedTime: Date | null
     updatedAt: Date
   }, ExtArgs["result"]["chainCursor"]>
   composites: {}
@@ -844,6 +938,9 @@ export interface ChainCursorFieldRefs {
   readonly blockNumber: Prisma.FieldRef<"ChainCursor", 'BigInt'>
   readonly blockHash: Prisma.FieldRef<"ChainCursor", 'String'>
   readonly headBlock: Prisma.FieldRef<"ChainCursor", 'BigInt'>
+  readonly blockTime: Prisma.FieldRef<"ChainCursor", 'DateTime'>
+  readonly confirmedBlock: Prisma.FieldRef<"ChainCursor", 'BigInt'>
+  readonly confirmedTime: Prisma.FieldRef<"ChainCursor", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"ChainCursor", 'DateTime'>
 }
     

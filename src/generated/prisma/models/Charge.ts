@@ -33,11 +33,11 @@ export type ChargeAvgAggregateOutputType = {
   netAmount: runtime.Decimal | null
   feeBps: number | null
   underpaymentToleranceBps: number | null
+  contractVersion: number | null
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
   amountRefunded: runtime.Decimal | null
-  flushFailures: number | null
   expiryExtendedMinutes: number | null
 }
 
@@ -48,11 +48,11 @@ export type ChargeSumAggregateOutputType = {
   netAmount: runtime.Decimal | null
   feeBps: number | null
   underpaymentToleranceBps: number | null
+  contractVersion: number | null
   chainId: number | null
   confirmations: number | null
   settledAmount: runtime.Decimal | null
   amountRefunded: runtime.Decimal | null
-  flushFailures: number | null
   expiryExtendedMinutes: number | null
 }
 
@@ -71,6 +71,8 @@ export type ChargeMinAggregateOutputType = {
   feeBps: number | null
   underpaymentToleranceBps: number | null
   settlementWallet: string | null
+  contractVersion: number | null
+  depositAddress: string | null
   chainId: number | null
   confirmations: number | null
   cloneAddress: string | null
@@ -85,12 +87,12 @@ export type ChargeMinAggregateOutputType = {
   deployedAt: Date | null
   settledAmount: runtime.Decimal | null
   amountRefunded: runtime.Decimal | null
-  flushId: string | null
-  flushRetryAt: Date | null
-  flushFailures: number | null
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number | null
+  reviewReason: string | null
+  reviewAt: Date | null
+  reviewedReason: string | null
   invoiceId: string | null
   paymentLinkId: string | null
 }
@@ -110,6 +112,8 @@ export type ChargeMaxAggregateOutputType = {
   feeBps: number | null
   underpaymentToleranceBps: number | null
   settlementWallet: string | null
+  contractVersion: number | null
+  depositAddress: string | null
   chainId: number | null
   confirmations: number | null
   cloneAddress: string | null
@@ -124,12 +128,12 @@ export type ChargeMaxAggregateOutputType = {
   deployedAt: Date | null
   settledAmount: runtime.Decimal | null
   amountRefunded: runtime.Decimal | null
-  flushId: string | null
-  flushRetryAt: Date | null
-  flushFailures: number | null
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number | null
+  reviewReason: string | null
+  reviewAt: Date | null
+  reviewedReason: string | null
   invoiceId: string | null
   paymentLinkId: string | null
 }
@@ -149,6 +153,8 @@ export type ChargeCountAggregateOutputType = {
   feeBps: number
   underpaymentToleranceBps: number
   settlementWallet: number
+  contractVersion: number
+  depositAddress: number
   chainId: number
   confirmations: number
   cloneAddress: number
@@ -165,12 +171,13 @@ export type ChargeCountAggregateOutputType = {
   settledAmount: number
   amountRefunded: number
   settlements: number
-  flushId: number
-  flushRetryAt: number
-  flushFailures: number
   payoutBlockedReason: number
   payoutBlockedAt: number
   expiryExtendedMinutes: number
+  reviewReason: number
+  reviewAt: number
+  reviewedReason: number
+  strayAssets: number
   invoiceId: number
   paymentLinkId: number
   _all: number
@@ -184,11 +191,11 @@ export type ChargeAvgAggregateInputType = {
   netAmount?: true
   feeBps?: true
   underpaymentToleranceBps?: true
+  contractVersion?: true
   chainId?: true
   confirmations?: true
   settledAmount?: true
   amountRefunded?: true
-  flushFailures?: true
   expiryExtendedMinutes?: true
 }
 
@@ -199,11 +206,11 @@ export type ChargeSumAggregateInputType = {
   netAmount?: true
   feeBps?: true
   underpaymentToleranceBps?: true
+  contractVersion?: true
   chainId?: true
   confirmations?: true
   settledAmount?: true
   amountRefunded?: true
-  flushFailures?: true
   expiryExtendedMinutes?: true
 }
 
@@ -222,6 +229,8 @@ export type ChargeMinAggregateInputType = {
   feeBps?: true
   underpaymentToleranceBps?: true
   settlementWallet?: true
+  contractVersion?: true
+  depositAddress?: true
   chainId?: true
   confirmations?: true
   cloneAddress?: true
@@ -236,12 +245,12 @@ export type ChargeMinAggregateInputType = {
   deployedAt?: true
   settledAmount?: true
   amountRefunded?: true
-  flushId?: true
-  flushRetryAt?: true
-  flushFailures?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  reviewReason?: true
+  reviewAt?: true
+  reviewedReason?: true
   invoiceId?: true
   paymentLinkId?: true
 }
@@ -261,6 +270,8 @@ export type ChargeMaxAggregateInputType = {
   feeBps?: true
   underpaymentToleranceBps?: true
   settlementWallet?: true
+  contractVersion?: true
+  depositAddress?: true
   chainId?: true
   confirmations?: true
   cloneAddress?: true
@@ -275,12 +286,12 @@ export type ChargeMaxAggregateInputType = {
   deployedAt?: true
   settledAmount?: true
   amountRefunded?: true
-  flushId?: true
-  flushRetryAt?: true
-  flushFailures?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  reviewReason?: true
+  reviewAt?: true
+  reviewedReason?: true
   invoiceId?: true
   paymentLinkId?: true
 }
@@ -300,6 +311,8 @@ export type ChargeCountAggregateInputType = {
   feeBps?: true
   underpaymentToleranceBps?: true
   settlementWallet?: true
+  contractVersion?: true
+  depositAddress?: true
   chainId?: true
   confirmations?: true
   cloneAddress?: true
@@ -316,12 +329,13 @@ export type ChargeCountAggregateInputType = {
   settledAmount?: true
   amountRefunded?: true
   settlements?: true
-  flushId?: true
-  flushRetryAt?: true
-  flushFailures?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   expiryExtendedMinutes?: true
+  reviewReason?: true
+  reviewAt?: true
+  reviewedReason?: true
+  strayAssets?: true
   invoiceId?: true
   paymentLinkId?: true
   _all?: true
@@ -428,6 +442,8 @@ export type ChargeGroupByOutputType = {
   feeBps: number
   underpaymentToleranceBps: number
   settlementWallet: string
+  contractVersion: number
+  depositAddress: string | null
   chainId: number | null
   confirmations: number | null
   cloneAddress: string | null
@@ -444,12 +460,13 @@ export type ChargeGroupByOutputType = {
   settledAmount: runtime.Decimal
   amountRefunded: runtime.Decimal
   settlements: runtime.JsonValue
-  flushId: string | null
-  flushRetryAt: Date | null
-  flushFailures: number
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   expiryExtendedMinutes: number
+  reviewReason: string | null
+  reviewAt: Date | null
+  reviewedReason: string | null
+  strayAssets: runtime.JsonValue
   invoiceId: string | null
   paymentLinkId: string | null
   _count: ChargeCountAggregateOutputType | null
@@ -492,6 +509,8 @@ export type ChargeWhereInput = {
   feeBps?: Prisma.IntFilter<"Charge"> | number
   underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
+  contractVersion?: Prisma.IntFilter<"Charge"> | number
+  depositAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -508,22 +527,23 @@ export type ChargeWhereInput = {
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
-  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
-  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  flushFailures?: Prisma.IntFilter<"Charge"> | number
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  reviewReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  reviewAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  reviewedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
-  deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
-  payments?: Prisma.PaymentListRelationFilter
-  settlementRecords?: Prisma.SettlementListRelationFilter
+  clones?: Prisma.CloneListRelationFilter
+  transfers?: Prisma.ChainTransferListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
-  authorizations?: Prisma.ChargeAuthorizationListRelationFilter
-  flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  authorizations?: Prisma.AuthorizationListRelationFilter
+  sweeps?: Prisma.SweepListRelationFilter
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }
@@ -543,6 +563,8 @@ export type ChargeOrderByWithRelationInput = {
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
+  depositAddress?: Prisma.SortOrderInput | Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
   confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
   cloneAddress?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -559,22 +581,23 @@ export type ChargeOrderByWithRelationInput = {
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
-  flushId?: Prisma.SortOrderInput | Prisma.SortOrder
-  flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  reviewReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewedReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
-  deployment?: Prisma.CloneDeploymentOrderByWithRelationInput
-  payments?: Prisma.PaymentOrderByRelationAggregateInput
-  settlementRecords?: Prisma.SettlementOrderByRelationAggregateInput
+  clones?: Prisma.CloneOrderByRelationAggregateInput
+  transfers?: Prisma.ChainTransferOrderByRelationAggregateInput
+  balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
   refunds?: Prisma.RefundOrderByRelationAggregateInput
-  authorizations?: Prisma.ChargeAuthorizationOrderByRelationAggregateInput
-  flush?: Prisma.RelayerTransactionOrderByWithRelationInput
+  authorizations?: Prisma.AuthorizationOrderByRelationAggregateInput
+  sweeps?: Prisma.SweepOrderByRelationAggregateInput
   invoice?: Prisma.InvoiceOrderByWithRelationInput
   paymentLink?: Prisma.PaymentLinkOrderByWithRelationInput
 }
@@ -598,6 +621,8 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   feeBps?: Prisma.IntFilter<"Charge"> | number
   underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
+  contractVersion?: Prisma.IntFilter<"Charge"> | number
+  depositAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -614,22 +639,23 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
-  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
-  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  flushFailures?: Prisma.IntFilter<"Charge"> | number
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  reviewReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  reviewAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  reviewedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
-  deployment?: Prisma.XOR<Prisma.CloneDeploymentNullableScalarRelationFilter, Prisma.CloneDeploymentWhereInput> | null
-  payments?: Prisma.PaymentListRelationFilter
-  settlementRecords?: Prisma.SettlementListRelationFilter
+  clones?: Prisma.CloneListRelationFilter
+  transfers?: Prisma.ChainTransferListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
   refunds?: Prisma.RefundListRelationFilter
-  authorizations?: Prisma.ChargeAuthorizationListRelationFilter
-  flush?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  authorizations?: Prisma.AuthorizationListRelationFilter
+  sweeps?: Prisma.SweepListRelationFilter
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }, "id" | "chainId_cloneAddress">
@@ -649,6 +675,8 @@ export type ChargeOrderByWithAggregationInput = {
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
+  depositAddress?: Prisma.SortOrderInput | Prisma.SortOrder
   chainId?: Prisma.SortOrderInput | Prisma.SortOrder
   confirmations?: Prisma.SortOrderInput | Prisma.SortOrder
   cloneAddress?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -665,12 +693,13 @@ export type ChargeOrderByWithAggregationInput = {
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
-  flushId?: Prisma.SortOrderInput | Prisma.SortOrder
-  flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  reviewReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewedReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChargeCountOrderByAggregateInput
@@ -698,6 +727,8 @@ export type ChargeScalarWhereWithAggregatesInput = {
   feeBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
   underpaymentToleranceBps?: Prisma.IntWithAggregatesFilter<"Charge"> | number
   settlementWallet?: Prisma.StringWithAggregatesFilter<"Charge"> | string
+  contractVersion?: Prisma.IntWithAggregatesFilter<"Charge"> | number
+  depositAddress?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   chainId?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableWithAggregatesFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
@@ -714,12 +745,13 @@ export type ChargeScalarWhereWithAggregatesInput = {
   settledAmount?: Prisma.DecimalWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonWithAggregatesFilter<"Charge">
-  flushId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
-  flushRetryAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
-  flushFailures?: Prisma.IntWithAggregatesFilter<"Charge"> | number
   payoutBlockedReason?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntWithAggregatesFilter<"Charge"> | number
+  reviewReason?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  reviewAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Charge"> | Date | string | null
+  reviewedReason?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  strayAssets?: Prisma.JsonWithAggregatesFilter<"Charge">
   invoiceId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
 }
@@ -737,6 +769,8 @@ export type ChargeCreateInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -753,19 +787,21 @@ export type ChargeCreateInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -785,6 +821,8 @@ export type ChargeUncheckedCreateInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -801,19 +839,21 @@ export type ChargeUncheckedCreateInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
@@ -829,6 +869,8 @@ export type ChargeUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -845,19 +887,21 @@ export type ChargeUpdateInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -877,6 +921,8 @@ export type ChargeUncheckedUpdateInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -893,19 +939,21 @@ export type ChargeUncheckedUpdateInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
@@ -923,6 +971,8 @@ export type ChargeCreateManyInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -939,12 +989,13 @@ export type ChargeCreateManyInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
 }
@@ -962,6 +1013,8 @@ export type ChargeUpdateManyMutationInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -978,11 +1031,13 @@ export type ChargeUpdateManyMutationInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
 }
 
 export type ChargeUncheckedUpdateManyInput = {
@@ -1000,6 +1055,8 @@ export type ChargeUncheckedUpdateManyInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1016,12 +1073,13 @@ export type ChargeUncheckedUpdateManyInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -1056,6 +1114,8 @@ export type ChargeCountOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
+  depositAddress?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
@@ -1072,12 +1132,13 @@ export type ChargeCountOrderByAggregateInput = {
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
   settlements?: Prisma.SortOrder
-  flushId?: Prisma.SortOrder
-  flushRetryAt?: Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  reviewReason?: Prisma.SortOrder
+  reviewAt?: Prisma.SortOrder
+  reviewedReason?: Prisma.SortOrder
+  strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
 }
@@ -1089,11 +1150,11 @@ export type ChargeAvgOrderByAggregateInput = {
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
 }
 
@@ -1112,6 +1173,8 @@ export type ChargeMaxOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
+  depositAddress?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
@@ -1126,12 +1189,12 @@ export type ChargeMaxOrderByAggregateInput = {
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
-  flushId?: Prisma.SortOrder
-  flushRetryAt?: Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  reviewReason?: Prisma.SortOrder
+  reviewAt?: Prisma.SortOrder
+  reviewedReason?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
 }
@@ -1151,6 +1214,8 @@ export type ChargeMinOrderByAggregateInput = {
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
   settlementWallet?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
+  depositAddress?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   cloneAddress?: Prisma.SortOrder
@@ -1165,12 +1230,12 @@ export type ChargeMinOrderByAggregateInput = {
   deployedAt?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
-  flushId?: Prisma.SortOrder
-  flushRetryAt?: Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
+  reviewReason?: Prisma.SortOrder
+  reviewAt?: Prisma.SortOrder
+  reviewedReason?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
 }
@@ -1182,11 +1247,11 @@ export type ChargeSumOrderByAggregateInput = {
   netAmount?: Prisma.SortOrder
   feeBps?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  contractVersion?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   confirmations?: Prisma.SortOrder
   settledAmount?: Prisma.SortOrder
   amountRefunded?: Prisma.SortOrder
-  flushFailures?: Prisma.SortOrder
   expiryExtendedMinutes?: Prisma.SortOrder
 }
 
@@ -1315,6 +1380,20 @@ export type DecimalFieldUpdateOperationsInput = {
   divide?: runtime.Decimal | runtime.DecimalJsLike | number | string
 }
 
+export type ChargeCreateNestedOneWithoutClonesInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutClonesInput, Prisma.ChargeUncheckedCreateWithoutClonesInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutClonesInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutClonesNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutClonesInput, Prisma.ChargeUncheckedCreateWithoutClonesInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutClonesInput
+  upsert?: Prisma.ChargeUpsertWithoutClonesInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutClonesInput, Prisma.ChargeUpdateWithoutClonesInput>, Prisma.ChargeUncheckedUpdateWithoutClonesInput>
+}
+
 export type ChargeCreateNestedManyWithoutInvoiceInput = {
   create?: Prisma.XOR<Prisma.ChargeCreateWithoutInvoiceInput, Prisma.ChargeUncheckedCreateWithoutInvoiceInput> | Prisma.ChargeCreateWithoutInvoiceInput[] | Prisma.ChargeUncheckedCreateWithoutInvoiceInput[]
   connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutInvoiceInput | Prisma.ChargeCreateOrConnectWithoutInvoiceInput[]
@@ -1399,88 +1478,32 @@ export type ChargeUncheckedUpdateManyWithoutPaymentLinkNestedInput = {
   deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
 }
 
-export type ChargeCreateNestedOneWithoutDeploymentInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutDeploymentInput
+export type ChargeCreateNestedOneWithoutTransfersInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutTransfersInput, Prisma.ChargeUncheckedCreateWithoutTransfersInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutTransfersInput
   connect?: Prisma.ChargeWhereUniqueInput
 }
 
-export type ChargeUpdateOneRequiredWithoutDeploymentNestedInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutDeploymentInput
-  upsert?: Prisma.ChargeUpsertWithoutDeploymentInput
+export type ChargeUpdateOneRequiredWithoutTransfersNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutTransfersInput, Prisma.ChargeUncheckedCreateWithoutTransfersInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutTransfersInput
+  upsert?: Prisma.ChargeUpsertWithoutTransfersInput
   connect?: Prisma.ChargeWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutDeploymentInput, Prisma.ChargeUpdateWithoutDeploymentInput>, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutTransfersInput, Prisma.ChargeUpdateWithoutTransfersInput>, Prisma.ChargeUncheckedUpdateWithoutTransfersInput>
 }
 
-export type ChargeCreateNestedOneWithoutPaymentsInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentsInput
-  connect?: Prisma.ChargeWhereUniqueInput
-}
-
-export type ChargeUpdateOneRequiredWithoutPaymentsNestedInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutPaymentsInput
-  upsert?: Prisma.ChargeUpsertWithoutPaymentsInput
-  connect?: Prisma.ChargeWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutPaymentsInput, Prisma.ChargeUpdateWithoutPaymentsInput>, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
-}
-
-export type ChargeCreateNestedOneWithoutSettlementRecordsInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSettlementRecordsInput
+export type ChargeCreateNestedOneWithoutBalanceTransactionsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutBalanceTransactionsInput
   connect?: Prisma.ChargeWhereUniqueInput
 }
 
-export type ChargeUpdateOneRequiredWithoutSettlementRecordsNestedInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSettlementRecordsInput
-  upsert?: Prisma.ChargeUpsertWithoutSettlementRecordsInput
+export type ChargeUpdateOneRequiredWithoutBalanceTransactionsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutBalanceTransactionsInput
+  upsert?: Prisma.ChargeUpsertWithoutBalanceTransactionsInput
   connect?: Prisma.ChargeWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutSettlementRecordsInput, Prisma.ChargeUpdateWithoutSettlementRecordsInput>, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
-}
-
-export type ChargeCreateNestedManyWithoutFlushInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
-  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
-  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-}
-
-export type ChargeUncheckedCreateNestedManyWithoutFlushInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
-  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
-  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-}
-
-export type ChargeUpdateManyWithoutFlushNestedInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
-  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput[]
-  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
-  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput[]
-  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutFlushInput | Prisma.ChargeUpdateManyWithWhereWithoutFlushInput[]
-  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
-}
-
-export type ChargeUncheckedUpdateManyWithoutFlushNestedInput = {
-  create?: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput> | Prisma.ChargeCreateWithoutFlushInput[] | Prisma.ChargeUncheckedCreateWithoutFlushInput[]
-  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutFlushInput | Prisma.ChargeCreateOrConnectWithoutFlushInput[]
-  upsert?: Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpsertWithWhereUniqueWithoutFlushInput[]
-  createMany?: Prisma.ChargeCreateManyFlushInputEnvelope
-  set?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  disconnect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  delete?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  connect?: Prisma.ChargeWhereUniqueInput | Prisma.ChargeWhereUniqueInput[]
-  update?: Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput | Prisma.ChargeUpdateWithWhereUniqueWithoutFlushInput[]
-  updateMany?: Prisma.ChargeUpdateManyWithWhereWithoutFlushInput | Prisma.ChargeUpdateManyWithWhereWithoutFlushInput[]
-  deleteMany?: Prisma.ChargeScalarWhereInput | Prisma.ChargeScalarWhereInput[]
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutBalanceTransactionsInput, Prisma.ChargeUpdateWithoutBalanceTransactionsInput>, Prisma.ChargeUncheckedUpdateWithoutBalanceTransactionsInput>
 }
 
 export type ChargeCreateNestedOneWithoutRefundsInput = {
@@ -1511,6 +1534,20 @@ export type ChargeUpdateOneRequiredWithoutAuthorizationsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutAuthorizationsInput, Prisma.ChargeUpdateWithoutAuthorizationsInput>, Prisma.ChargeUncheckedUpdateWithoutAuthorizationsInput>
 }
 
+export type ChargeCreateNestedOneWithoutSweepsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSweepsInput, Prisma.ChargeUncheckedCreateWithoutSweepsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSweepsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutSweepsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutSweepsInput, Prisma.ChargeUncheckedCreateWithoutSweepsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutSweepsInput
+  upsert?: Prisma.ChargeUpsertWithoutSweepsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutSweepsInput, Prisma.ChargeUpdateWithoutSweepsInput>, Prisma.ChargeUncheckedUpdateWithoutSweepsInput>
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -1524,6 +1561,8 @@ export type ChargeCreateWithoutMerchantInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1540,18 +1579,20 @@ export type ChargeCreateWithoutMerchantInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1570,6 +1611,8 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1586,19 +1629,21 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1645,6 +1690,8 @@ export type ChargeScalarWhereInput = {
   feeBps?: Prisma.IntFilter<"Charge"> | number
   underpaymentToleranceBps?: Prisma.IntFilter<"Charge"> | number
   settlementWallet?: Prisma.StringFilter<"Charge"> | string
+  contractVersion?: Prisma.IntFilter<"Charge"> | number
+  depositAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
   chainId?: Prisma.IntNullableFilter<"Charge"> | number | null
   confirmations?: Prisma.IntNullableFilter<"Charge"> | number | null
   cloneAddress?: Prisma.StringNullableFilter<"Charge"> | string | null
@@ -1661,12 +1708,13 @@ export type ChargeScalarWhereInput = {
   settledAmount?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonFilter<"Charge">
-  flushId?: Prisma.StringNullableFilter<"Charge"> | string | null
-  flushRetryAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
-  flushFailures?: Prisma.IntFilter<"Charge"> | number
   payoutBlockedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFilter<"Charge"> | number
+  reviewReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  reviewAt?: Prisma.DateTimeNullableFilter<"Charge"> | Date | string | null
+  reviewedReason?: Prisma.StringNullableFilter<"Charge"> | string | null
+  strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
 }
@@ -1684,6 +1732,8 @@ export type ChargeCreateWithoutCustomerInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1700,18 +1750,20 @@ export type ChargeCreateWithoutCustomerInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1730,6 +1782,8 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1746,19 +1800,21 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1787,7 +1843,7 @@ export type ChargeUpdateManyWithWhereWithoutCustomerInput = {
   data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutCustomerInput>
 }
 
-export type ChargeCreateWithoutInvoiceInput = {
+export type ChargeCreateWithoutClonesInput = {
   id: string
   livemode: boolean
   orderId: string
@@ -1800,6 +1856,8 @@ export type ChargeCreateWithoutInvoiceInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1816,19 +1874,233 @@ export type ChargeCreateWithoutInvoiceInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutClonesInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: string | null
+  paymentLinkId?: string | null
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutClonesInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutClonesInput, Prisma.ChargeUncheckedCreateWithoutClonesInput>
+}
+
+export type ChargeUpsertWithoutClonesInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutClonesInput, Prisma.ChargeUncheckedUpdateWithoutClonesInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutClonesInput, Prisma.ChargeUncheckedCreateWithoutClonesInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutClonesInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutClonesInput, Prisma.ChargeUncheckedUpdateWithoutClonesInput>
+}
+
+export type ChargeUpdateWithoutClonesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutClonesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutInvoiceInput = {
+  id: string
+  livemode: boolean
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
@@ -1847,6 +2119,8 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1863,18 +2137,20 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutInvoiceInput = {
@@ -1916,6 +2192,8 @@ export type ChargeCreateWithoutPaymentLinkInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1932,19 +2210,21 @@ export type ChargeCreateWithoutPaymentLinkInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
 }
 
@@ -1963,6 +2243,8 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -1979,18 +2261,20 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentLinkInput = {
@@ -2019,7 +2303,7 @@ export type ChargeUpdateManyWithWhereWithoutPaymentLinkInput = {
   data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutPaymentLinkInput>
 }
 
-export type ChargeCreateWithoutDeploymentInput = {
+export type ChargeCreateWithoutTransfersInput = {
   id: string
   livemode: boolean
   orderId: string
@@ -2032,6 +2316,8 @@ export type ChargeCreateWithoutDeploymentInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2048,23 +2334,25 @@ export type ChargeCreateWithoutDeploymentInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
-export type ChargeUncheckedCreateWithoutDeploymentInput = {
+export type ChargeUncheckedCreateWithoutTransfersInput = {
   id: string
   merchantId: string
   livemode: boolean
@@ -2079,6 +2367,8 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2095,37 +2385,39 @@ export type ChargeUncheckedCreateWithoutDeploymentInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
-export type ChargeCreateOrConnectWithoutDeploymentInput = {
+export type ChargeCreateOrConnectWithoutTransfersInput = {
   where: Prisma.ChargeWhereUniqueInput
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutTransfersInput, Prisma.ChargeUncheckedCreateWithoutTransfersInput>
 }
 
-export type ChargeUpsertWithoutDeploymentInput = {
-  update: Prisma.XOR<Prisma.ChargeUpdateWithoutDeploymentInput, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutDeploymentInput, Prisma.ChargeUncheckedCreateWithoutDeploymentInput>
+export type ChargeUpsertWithoutTransfersInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutTransfersInput, Prisma.ChargeUncheckedUpdateWithoutTransfersInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutTransfersInput, Prisma.ChargeUncheckedCreateWithoutTransfersInput>
   where?: Prisma.ChargeWhereInput
 }
 
-export type ChargeUpdateToOneWithWhereWithoutDeploymentInput = {
+export type ChargeUpdateToOneWithWhereWithoutTransfersInput = {
   where?: Prisma.ChargeWhereInput
-  data: Prisma.XOR<Prisma.ChargeUpdateWithoutDeploymentInput, Prisma.ChargeUncheckedUpdateWithoutDeploymentInput>
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutTransfersInput, Prisma.ChargeUncheckedUpdateWithoutTransfersInput>
 }
 
-export type ChargeUpdateWithoutDeploymentInput = {
+export type ChargeUpdateWithoutTransfersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2138,6 +2430,8 @@ export type ChargeUpdateWithoutDeploymentInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2154,23 +2448,25 @@ export type ChargeUpdateWithoutDeploymentInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
-export type ChargeUncheckedUpdateWithoutDeploymentInput = {
+export type ChargeUncheckedUpdateWithoutTransfersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -2185,6 +2481,8 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2201,21 +2499,23 @@ export type ChargeUncheckedUpdateWithoutDeploymentInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
-export type ChargeCreateWithoutPaymentsInput = {
+export type ChargeCreateWithoutBalanceTransactionsInput = {
   id: string
   livemode: boolean
   orderId: string
@@ -2228,6 +2528,8 @@ export type ChargeCreateWithoutPaymentsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2244,23 +2546,25 @@ export type ChargeCreateWithoutPaymentsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
-export type ChargeUncheckedCreateWithoutPaymentsInput = {
+export type ChargeUncheckedCreateWithoutBalanceTransactionsInput = {
   id: string
   merchantId: string
   livemode: boolean
@@ -2275,6 +2579,8 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2291,37 +2597,39 @@ export type ChargeUncheckedCreateWithoutPaymentsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
-export type ChargeCreateOrConnectWithoutPaymentsInput = {
+export type ChargeCreateOrConnectWithoutBalanceTransactionsInput = {
   where: Prisma.ChargeWhereUniqueInput
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedCreateWithoutBalanceTransactionsInput>
 }
 
-export type ChargeUpsertWithoutPaymentsInput = {
-  update: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentsInput, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutPaymentsInput, Prisma.ChargeUncheckedCreateWithoutPaymentsInput>
+export type ChargeUpsertWithoutBalanceTransactionsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedUpdateWithoutBalanceTransactionsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedCreateWithoutBalanceTransactionsInput>
   where?: Prisma.ChargeWhereInput
 }
 
-export type ChargeUpdateToOneWithWhereWithoutPaymentsInput = {
+export type ChargeUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
   where?: Prisma.ChargeWhereInput
-  data: Prisma.XOR<Prisma.ChargeUpdateWithoutPaymentsInput, Prisma.ChargeUncheckedUpdateWithoutPaymentsInput>
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutBalanceTransactionsInput, Prisma.ChargeUncheckedUpdateWithoutBalanceTransactionsInput>
 }
 
-export type ChargeUpdateWithoutPaymentsInput = {
+export type ChargeUpdateWithoutBalanceTransactionsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2334,6 +2642,8 @@ export type ChargeUpdateWithoutPaymentsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2350,23 +2660,25 @@ export type ChargeUpdateWithoutPaymentsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
-export type ChargeUncheckedUpdateWithoutPaymentsInput = {
+export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
@@ -2381,6 +2693,8 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2397,330 +2711,20 @@ export type ChargeUncheckedUpdateWithoutPaymentsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
-}
-
-export type ChargeCreateWithoutSettlementRecordsInput = {
-  id: string
-  livemode: boolean
-  orderId: string
-  amount: bigint | number
-  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: string
-  status?: $Enums.ChargeStatus
-  feeBps: number
-  underpaymentToleranceBps?: number
-  settlementWallet: string
-  chainId?: number | null
-  confirmations?: number | null
-  cloneAddress?: string | null
-  flushTxHash?: string | null
-  description?: string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: string | null
-  cancelUrl?: string | null
-  expiresAt: Date | string
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  completedAt?: Date | string | null
-  deployedAt?: Date | string | null
-  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
-  payoutBlockedReason?: string | null
-  payoutBlockedAt?: Date | string | null
-  expiryExtendedMinutes?: number
-  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
-  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
-  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
-  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
-}
-
-export type ChargeUncheckedCreateWithoutSettlementRecordsInput = {
-  id: string
-  merchantId: string
-  livemode: boolean
-  customerId?: string | null
-  orderId: string
-  amount: bigint | number
-  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: string
-  status?: $Enums.ChargeStatus
-  feeBps: number
-  underpaymentToleranceBps?: number
-  settlementWallet: string
-  chainId?: number | null
-  confirmations?: number | null
-  cloneAddress?: string | null
-  flushTxHash?: string | null
-  description?: string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: string | null
-  cancelUrl?: string | null
-  expiresAt: Date | string
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  completedAt?: Date | string | null
-  deployedAt?: Date | string | null
-  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
-  payoutBlockedReason?: string | null
-  payoutBlockedAt?: Date | string | null
-  expiryExtendedMinutes?: number
-  invoiceId?: string | null
-  paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
-}
-
-export type ChargeCreateOrConnectWithoutSettlementRecordsInput = {
-  where: Prisma.ChargeWhereUniqueInput
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
-}
-
-export type ChargeUpsertWithoutSettlementRecordsInput = {
-  update: Prisma.XOR<Prisma.ChargeUpdateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedCreateWithoutSettlementRecordsInput>
-  where?: Prisma.ChargeWhereInput
-}
-
-export type ChargeUpdateToOneWithWhereWithoutSettlementRecordsInput = {
-  where?: Prisma.ChargeWhereInput
-  data: Prisma.XOR<Prisma.ChargeUpdateWithoutSettlementRecordsInput, Prisma.ChargeUncheckedUpdateWithoutSettlementRecordsInput>
-}
-
-export type ChargeUpdateWithoutSettlementRecordsInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  orderId?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: Prisma.StringFieldUpdateOperationsInput | string
-  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
-  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
-  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
-  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
-  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
-  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
-  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
-  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
-  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
-  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
-}
-
-export type ChargeUncheckedUpdateWithoutSettlementRecordsInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
-  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  orderId?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: Prisma.StringFieldUpdateOperationsInput | string
-  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
-  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
-  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
-  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
-  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
-  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
-  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
-}
-
-export type ChargeCreateWithoutFlushInput = {
-  id: string
-  livemode: boolean
-  orderId: string
-  amount: bigint | number
-  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: string
-  status?: $Enums.ChargeStatus
-  feeBps: number
-  underpaymentToleranceBps?: number
-  settlementWallet: string
-  chainId?: number | null
-  confirmations?: number | null
-  cloneAddress?: string | null
-  flushTxHash?: string | null
-  description?: string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: string | null
-  cancelUrl?: string | null
-  expiresAt: Date | string
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  completedAt?: Date | string | null
-  deployedAt?: Date | string | null
-  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
-  payoutBlockedReason?: string | null
-  payoutBlockedAt?: Date | string | null
-  expiryExtendedMinutes?: number
-  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
-  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
-  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
-  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
-}
-
-export type ChargeUncheckedCreateWithoutFlushInput = {
-  id: string
-  merchantId: string
-  livemode: boolean
-  customerId?: string | null
-  orderId: string
-  amount: bigint | number
-  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: string
-  status?: $Enums.ChargeStatus
-  feeBps: number
-  underpaymentToleranceBps?: number
-  settlementWallet: string
-  chainId?: number | null
-  confirmations?: number | null
-  cloneAddress?: string | null
-  flushTxHash?: string | null
-  description?: string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: string | null
-  cancelUrl?: string | null
-  expiresAt: Date | string
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  completedAt?: Date | string | null
-  deployedAt?: Date | string | null
-  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
-  payoutBlockedReason?: string | null
-  payoutBlockedAt?: Date | string | null
-  expiryExtendedMinutes?: number
-  invoiceId?: string | null
-  paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
-  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
-}
-
-export type ChargeCreateOrConnectWithoutFlushInput = {
-  where: Prisma.ChargeWhereUniqueInput
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput>
-}
-
-export type ChargeCreateManyFlushInputEnvelope = {
-  data: Prisma.ChargeCreateManyFlushInput | Prisma.ChargeCreateManyFlushInput[]
-  skipDuplicates?: boolean
-}
-
-export type ChargeUpsertWithWhereUniqueWithoutFlushInput = {
-  where: Prisma.ChargeWhereUniqueInput
-  update: Prisma.XOR<Prisma.ChargeUpdateWithoutFlushInput, Prisma.ChargeUncheckedUpdateWithoutFlushInput>
-  create: Prisma.XOR<Prisma.ChargeCreateWithoutFlushInput, Prisma.ChargeUncheckedCreateWithoutFlushInput>
-}
-
-export type ChargeUpdateWithWhereUniqueWithoutFlushInput = {
-  where: Prisma.ChargeWhereUniqueInput
-  data: Prisma.XOR<Prisma.ChargeUpdateWithoutFlushInput, Prisma.ChargeUncheckedUpdateWithoutFlushInput>
-}
-
-export type ChargeUpdateManyWithWhereWithoutFlushInput = {
-  where: Prisma.ChargeScalarWhereInput
-  data: Prisma.XOR<Prisma.ChargeUpdateManyMutationInput, Prisma.ChargeUncheckedUpdateManyWithoutFlushInput>
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutRefundsInput = {
@@ -2736,6 +2740,8 @@ export type ChargeCreateWithoutRefundsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2752,18 +2758,20 @@ export type ChargeCreateWithoutRefundsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2783,6 +2791,8 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2799,18 +2809,20 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutRefundsInput = {
@@ -2842,6 +2854,8 @@ export type ChargeUpdateWithoutRefundsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2858,18 +2872,20 @@ export type ChargeUpdateWithoutRefundsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -2889,6 +2905,8 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2905,18 +2923,20 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutAuthorizationsInput = {
@@ -2932,6 +2952,8 @@ export type ChargeCreateWithoutAuthorizationsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2948,18 +2970,20 @@ export type ChargeCreateWithoutAuthorizationsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
-  deployment?: Prisma.CloneDeploymentCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
-  flush?: Prisma.RelayerTransactionCreateNestedOneWithoutChargesInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2979,6 +3003,8 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -2995,18 +3021,20 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
-  deployment?: Prisma.CloneDeploymentUncheckedCreateNestedOneWithoutChargeInput
-  payments?: Prisma.PaymentUncheckedCreateNestedManyWithoutChargeInput
-  settlementRecords?: Prisma.SettlementUncheckedCreateNestedManyWithoutChargeInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutAuthorizationsInput = {
@@ -3038,6 +3066,8 @@ export type ChargeUpdateWithoutAuthorizationsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3054,18 +3084,20 @@ export type ChargeUpdateWithoutAuthorizationsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3085,6 +3117,8 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3101,24 +3135,25 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
-export type ChargeCreateManyMerchantInput = {
+export type ChargeCreateWithoutSweepsInput = {
   id: string
   livemode: boolean
-  customerId?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3129,6 +3164,8 @@ export type ChargeCreateManyMerchantInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -3145,12 +3182,226 @@ export type ChargeCreateManyMerchantInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutSweepsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: string | null
+  paymentLinkId?: string | null
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutSweepsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutSweepsInput, Prisma.ChargeUncheckedCreateWithoutSweepsInput>
+}
+
+export type ChargeUpsertWithoutSweepsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutSweepsInput, Prisma.ChargeUncheckedUpdateWithoutSweepsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutSweepsInput, Prisma.ChargeUncheckedCreateWithoutSweepsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutSweepsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutSweepsInput, Prisma.ChargeUncheckedUpdateWithoutSweepsInput>
+}
+
+export type ChargeUpdateWithoutSweepsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutSweepsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateManyMerchantInput = {
+  id: string
+  livemode: boolean
+  customerId?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
 }
@@ -3168,6 +3419,8 @@ export type ChargeUpdateWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3184,18 +3437,20 @@ export type ChargeUpdateWithoutMerchantInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3214,6 +3469,8 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3230,19 +3487,21 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
@@ -3259,6 +3518,8 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3275,12 +3536,13 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -3299,6 +3561,8 @@ export type ChargeCreateManyCustomerInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -3315,12 +3579,13 @@ export type ChargeCreateManyCustomerInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
 }
@@ -3338,6 +3603,8 @@ export type ChargeUpdateWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3354,18 +3621,20 @@ export type ChargeUpdateWithoutCustomerInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3384,6 +3653,8 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3400,19 +3671,21 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
@@ -3429,6 +3702,8 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3445,12 +3720,13 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -3470,6 +3746,8 @@ export type ChargeCreateManyInvoiceInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -3486,12 +3764,13 @@ export type ChargeCreateManyInvoiceInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: string | null
 }
 
@@ -3508,6 +3787,8 @@ export type ChargeUpdateWithoutInvoiceInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3524,19 +3805,21 @@ export type ChargeUpdateWithoutInvoiceInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
@@ -3555,6 +3838,8 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3571,18 +3856,20 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
@@ -3600,6 +3887,8 @@ export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3616,12 +3905,13 @@ export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -3640,6 +3930,8 @@ export type ChargeCreateManyPaymentLinkInput = {
   feeBps: number
   underpaymentToleranceBps?: number
   settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
   chainId?: number | null
   confirmations?: number | null
   cloneAddress?: string | null
@@ -3656,12 +3948,13 @@ export type ChargeCreateManyPaymentLinkInput = {
   settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: string | null
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
 }
 
@@ -3678,6 +3971,8 @@ export type ChargeUpdateWithoutPaymentLinkInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3694,19 +3989,21 @@ export type ChargeUpdateWithoutPaymentLinkInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  flush?: Prisma.RelayerTransactionUpdateOneWithoutChargesNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
 }
 
@@ -3725,6 +4022,8 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3741,18 +4040,20 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
@@ -3770,6 +4071,8 @@ export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
   feeBps?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
   settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3786,183 +4089,14 @@ export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
   settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-}
-
-export type ChargeCreateManyFlushInput = {
-  id: string
-  merchantId: string
-  livemode: boolean
-  customerId?: string | null
-  orderId: string
-  amount: bigint | number
-  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: string
-  status?: $Enums.ChargeStatus
-  feeBps: number
-  underpaymentToleranceBps?: number
-  settlementWallet: string
-  chainId?: number | null
-  confirmations?: number | null
-  cloneAddress?: string | null
-  flushTxHash?: string | null
-  description?: string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: string | null
-  cancelUrl?: string | null
-  expiresAt: Date | string
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  completedAt?: Date | string | null
-  deployedAt?: Date | string | null
-  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Date | string | null
-  flushFailures?: number
-  payoutBlockedReason?: string | null
-  payoutBlockedAt?: Date | string | null
-  expiryExtendedMinutes?: number
-  invoiceId?: string | null
-  paymentLinkId?: string | null
-}
-
-export type ChargeUpdateWithoutFlushInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  orderId?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: Prisma.StringFieldUpdateOperationsInput | string
-  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
-  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
-  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
-  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
-  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
-  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
-  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
-  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
-  deployment?: Prisma.CloneDeploymentUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUpdateManyWithoutChargeNestedInput
-  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutChargeNestedInput
-  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
-  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
-}
-
-export type ChargeUncheckedUpdateWithoutFlushInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
-  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  orderId?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: Prisma.StringFieldUpdateOperationsInput | string
-  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
-  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
-  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
-  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
-  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
-  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
-  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  deployment?: Prisma.CloneDeploymentUncheckedUpdateOneWithoutChargeNestedInput
-  payments?: Prisma.PaymentUncheckedUpdateManyWithoutChargeNestedInput
-  settlementRecords?: Prisma.SettlementUncheckedUpdateManyWithoutChargeNestedInput
-  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
-  authorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutChargeNestedInput
-}
-
-export type ChargeUncheckedUpdateManyWithoutFlushInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
-  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  orderId?: Prisma.StringFieldUpdateOperationsInput | string
-  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
-  currency?: Prisma.StringFieldUpdateOperationsInput | string
-  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
-  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
-  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
-  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
-  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
-  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
-  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
-  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 
@@ -3971,17 +4105,21 @@ export type ChargeUncheckedUpdateManyWithoutFlushInput = {
  */
 
 export type ChargeCountOutputType = {
-  payments: number
-  settlementRecords: number
+  clones: number
+  transfers: number
+  balanceTransactions: number
   refunds: number
   authorizations: number
+  sweeps: number
 }
 
 export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  payments?: boolean | ChargeCountOutputTypeCountPaymentsArgs
-  settlementRecords?: boolean | ChargeCountOutputTypeCountSettlementRecordsArgs
+  clones?: boolean | ChargeCountOutputTypeCountClonesArgs
+  transfers?: boolean | ChargeCountOutputTypeCountTransfersArgs
+  balanceTransactions?: boolean | ChargeCountOutputTypeCountBalanceTransactionsArgs
   refunds?: boolean | ChargeCountOutputTypeCountRefundsArgs
   authorizations?: boolean | ChargeCountOutputTypeCountAuthorizationsArgs
+  sweeps?: boolean | ChargeCountOutputTypeCountSweepsArgs
 }
 
 /**
@@ -3997,15 +4135,22 @@ export type ChargeCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Exten
 /**
  * ChargeCountOutputType without action
  */
-export type ChargeCountOutputTypeCountPaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.PaymentWhereInput
+export type ChargeCountOutputTypeCountClonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.CloneWhereInput
 }
 
 /**
  * ChargeCountOutputType without action
  */
-export type ChargeCountOutputTypeCountSettlementRecordsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.SettlementWhereInput
+export type ChargeCountOutputTypeCountTransfersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ChainTransferWhereInput
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountBalanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.BalanceTransactionWhereInput
 }
 
 /**
@@ -4019,7 +4164,14 @@ export type ChargeCountOutputTypeCountRefundsArgs<ExtArgs extends runtime.Types.
  * ChargeCountOutputType without action
  */
 export type ChargeCountOutputTypeCountAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.ChargeAuthorizationWhereInput
+  where?: Prisma.AuthorizationWhereInput
+}
+
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountSweepsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SweepWhereInput
 }
 
 
@@ -4038,6 +4190,8 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   feeBps?: boolean
   underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
+  contractVersion?: boolean
+  depositAddress?: boolean
   chainId?: boolean
   confirmations?: boolean
   cloneAddress?: boolean
@@ -4054,22 +4208,23 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   settledAmount?: boolean
   amountRefunded?: boolean
   settlements?: boolean
-  flushId?: boolean
-  flushRetryAt?: boolean
-  flushFailures?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  reviewReason?: boolean
+  reviewAt?: boolean
+  reviewedReason?: boolean
+  strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
-  payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
-  settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
+  clones?: boolean | Prisma.Charge$clonesArgs<ExtArgs>
+  transfers?: boolean | Prisma.Charge$transfersArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Charge$balanceTransactionsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  sweeps?: boolean | Prisma.Charge$sweepsArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
@@ -4090,6 +4245,8 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   feeBps?: boolean
   underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
+  contractVersion?: boolean
+  depositAddress?: boolean
   chainId?: boolean
   confirmations?: boolean
   cloneAddress?: boolean
@@ -4106,17 +4263,17 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   settledAmount?: boolean
   amountRefunded?: boolean
   settlements?: boolean
-  flushId?: boolean
-  flushRetryAt?: boolean
-  flushFailures?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  reviewReason?: boolean
+  reviewAt?: boolean
+  reviewedReason?: boolean
+  strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
@@ -4136,6 +4293,8 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   feeBps?: boolean
   underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
+  contractVersion?: boolean
+  depositAddress?: boolean
   chainId?: boolean
   confirmations?: boolean
   cloneAddress?: boolean
@@ -4152,17 +4311,17 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   settledAmount?: boolean
   amountRefunded?: boolean
   settlements?: boolean
-  flushId?: boolean
-  flushRetryAt?: boolean
-  flushFailures?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  reviewReason?: boolean
+  reviewAt?: boolean
+  reviewedReason?: boolean
+  strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }, ExtArgs["result"]["charge"]>
@@ -4182,6 +4341,8 @@ export type ChargeSelectScalar = {
   feeBps?: boolean
   underpaymentToleranceBps?: boolean
   settlementWallet?: boolean
+  contractVersion?: boolean
+  depositAddress?: boolean
   chainId?: boolean
   confirmations?: boolean
   cloneAddress?: boolean
@@ -4198,26 +4359,27 @@ export type ChargeSelectScalar = {
   settledAmount?: boolean
   amountRefunded?: boolean
   settlements?: boolean
-  flushId?: boolean
-  flushRetryAt?: boolean
-  flushFailures?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   expiryExtendedMinutes?: boolean
+  reviewReason?: boolean
+  reviewAt?: boolean
+  reviewedReason?: boolean
+  strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  deployment?: boolean | Prisma.Charge$deploymentArgs<ExtArgs>
-  payments?: boolean | Prisma.Charge$paymentsArgs<ExtArgs>
-  settlementRecords?: boolean | Prisma.Charge$settlementRecordsArgs<ExtArgs>
+  clones?: boolean | Prisma.Charge$clonesArgs<ExtArgs>
+  transfers?: boolean | Prisma.Charge$transfersArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Charge$balanceTransactionsArgs<ExtArgs>
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
+  sweeps?: boolean | Prisma.Charge$sweepsArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
@@ -4225,14 +4387,12 @@ export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs 
 export type ChargeIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }
 export type ChargeIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
-  flush?: boolean | Prisma.Charge$flushArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
 }
@@ -4242,12 +4402,12 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
-    deployment: Prisma.$CloneDeploymentPayload<ExtArgs> | null
-    payments: Prisma.$PaymentPayload<ExtArgs>[]
-    settlementRecords: Prisma.$SettlementPayload<ExtArgs>[]
+    clones: Prisma.$ClonePayload<ExtArgs>[]
+    transfers: Prisma.$ChainTransferPayload<ExtArgs>[]
+    balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
     refunds: Prisma.$RefundPayload<ExtArgs>[]
-    authorizations: Prisma.$ChargeAuthorizationPayload<ExtArgs>[]
-    flush: Prisma.$RelayerTransactionPayload<ExtArgs> | null
+    authorizations: Prisma.$AuthorizationPayload<ExtArgs>[]
+    sweeps: Prisma.$SweepPayload<ExtArgs>[]
     invoice: Prisma.$InvoicePayload<ExtArgs> | null
     paymentLink: Prisma.$PaymentLinkPayload<ExtArgs> | null
   }
@@ -4258,11 +4418,19 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     customerId: string | null
     orderId: string
     /**
-     * Amounts are USDC base units (6 decimals). What arrives from the chain is any uint256, so the
-     * money the chain moved is numeric(78,0); read it with domain/money `toUnits`, never compute on it.
+     * Amounts are USDC base units (6 decimals). The money fields below are derived from the charge's
+     * balance transactions (the ledger) in the transaction that writes them, never written on their
+     * own; what the chain moves is any uint256, so they are numeric(78,0): read them with domain/money
+     * `toUnits`, never compute on them.
      */
     amount: bigint
+    /**
+     * Confirmed money received, on every chain: the ledger's payments less their reversals (null until the first).
+     */
     amountReceived: runtime.Decimal | null
+    /**
+     * Fees and net amounts paid out of the charge's clones (null until the first payout).
+     */
     feeAmount: runtime.Decimal | null
     netAmount: runtime.Decimal | null
     currency: string
@@ -4276,11 +4444,23 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * The merchant's wallet for the mode at creation; later settings changes never redirect funds.
      */
     settlementWallet: string
+    /**
+     * The charge contracts it was made with (chain/clones.ts): 2 now; 1 for charges from before.
+     */
+    contractVersion: number
+    /**
+     * Where the charge is paid: version 2, the same address on every chain, fixed at creation; version 1,
+     * the clone on the picked chain. The indexer watches it on every chain of the charge's mode.
+     */
+    depositAddress: string | null
     chainId: number | null
     /**
      * Confirmations a payment needs on the chosen chain, fixed when the chain is picked.
      */
     confirmations: number | null
+    /**
+     * The deposit address, shown once a chain is picked.
+     */
     cloneAddress: string | null
     flushTxHash: string | null
     description: string | null
@@ -4291,34 +4471,24 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     createdAt: Date
     updatedAt: Date
     completedAt: Date | null
+    /**
+     * When the clone on the picked chain was deployed (by the payout that first paid it out).
+     */
     deployedAt: Date | null
     /**
-     * USDC paid out of the clone so far: net + fee of its confirmed settlements (Flushed events), whoever sent them.
+     * USDC paid out of the charge's clones: feeAmount + netAmount.
      */
     settledAmount: runtime.Decimal
     /**
-     * USDC of the charge's completed refunds (paid back by the merchant's wallet).
+     * USDC of the charge's refunds paid on chain (by the merchant's wallet).
      */
     amountRefunded: runtime.Decimal
     /**
-     * The confirmed settlements, oldest first, as the API shows them (domain/settlements.ts); the
-     * settlements table holds them with their confirmation state.
+     * The payouts, oldest first, as the API shows them (domain/settlements.ts): derived from the ledger.
      */
     settlements: runtime.JsonValue
     /**
-     * The relayer's flush transaction in flight for this clone; a clone is in at most one at a time.
-     */
-    flushId: string | null
-    /**
-     * When the payout may next be tried (after a failed flush, an empty clone or a block).
-     */
-    flushRetryAt: Date | null
-    /**
-     * Consecutive flushes of ours that did not pay this clone; at the limit the payout stops and alerts.
-     */
-    flushFailures: number
-    /**
-     * Why the money in the clone cannot be paid out now (the token refuses), or null.
+     * Why money in one of the clones cannot be paid out now (the token refuses), or null.
      */
     payoutBlockedReason: string | null
     payoutBlockedAt: Date | null
@@ -4326,6 +4496,20 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * Minutes partial payments have added to expiresAt so far (capped).
      */
     expiryExtendedMinutes: number
+    /**
+     * Why the ledger and the chain disagree about this charge (a reconciliation difference, a deep reorg), until reviewed.
+     */
+    reviewReason: string | null
+    reviewAt: Date | null
+    /**
+     * The finding last marked reviewed: the same finding again does not flag the charge again.
+     */
+    reviewedReason: string | null
+    /**
+     * Other tokens and the native coin the reconciliation last found at its addresses:
+     * [{chainId, token, amount}] (base units; token "native"). They can be swept to the merchant.
+     */
+    strayAssets: runtime.JsonValue
     /**
      * The invoice this charge pays (its orderId is the invoice's id), if any.
      */
@@ -4730,12 +4914,12 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Charge$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
-  deployment<T extends Prisma.Charge$deploymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$deploymentArgs<ExtArgs>>): Prisma.Prisma__CloneDeploymentClient<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
-  payments<T extends Prisma.Charge$paymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  settlementRecords<T extends Prisma.Charge$settlementRecordsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$settlementRecordsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettlementPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  clones<T extends Prisma.Charge$clonesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$clonesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ClonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  transfers<T extends Prisma.Charge$transfersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$transfersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChainTransferPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  balanceTransactions<T extends Prisma.Charge$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refunds<T extends Prisma.Charge$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  authorizations<T extends Prisma.Charge$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargeAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  flush<T extends Prisma.Charge$flushArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$flushArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  authorizations<T extends Prisma.Charge$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  sweeps<T extends Prisma.Charge$sweepsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$sweepsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SweepPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invoice<T extends Prisma.Charge$invoiceArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$invoiceArgs<ExtArgs>>): Prisma.Prisma__InvoiceClient<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   paymentLink<T extends Prisma.Charge$paymentLinkArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentLinkArgs<ExtArgs>>): Prisma.Prisma__PaymentLinkClient<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
@@ -4781,6 +4965,8 @@ export interface ChargeFieldRefs {
   readonly feeBps: Prisma.FieldRef<"Charge", 'Int'>
   readonly underpaymentToleranceBps: Prisma.FieldRef<"Charge", 'Int'>
   readonly settlementWallet: Prisma.FieldRef<"Charge", 'String'>
+  readonly contractVersion: Prisma.FieldRef<"Charge", 'Int'>
+  readonly depositAddress: Prisma.FieldRef<"Charge", 'String'>
   readonly chainId: Prisma.FieldRef<"Charge", 'Int'>
   readonly confirmations: Prisma.FieldRef<"Charge", 'Int'>
   readonly cloneAddress: Prisma.FieldRef<"Charge", 'String'>
@@ -4797,12 +4983,13 @@ export interface ChargeFieldRefs {
   readonly settledAmount: Prisma.FieldRef<"Charge", 'Decimal'>
   readonly amountRefunded: Prisma.FieldRef<"Charge", 'Decimal'>
   readonly settlements: Prisma.FieldRef<"Charge", 'Json'>
-  readonly flushId: Prisma.FieldRef<"Charge", 'String'>
-  readonly flushRetryAt: Prisma.FieldRef<"Charge", 'DateTime'>
-  readonly flushFailures: Prisma.FieldRef<"Charge", 'Int'>
   readonly payoutBlockedReason: Prisma.FieldRef<"Charge", 'String'>
   readonly payoutBlockedAt: Prisma.FieldRef<"Charge", 'DateTime'>
   readonly expiryExtendedMinutes: Prisma.FieldRef<"Charge", 'Int'>
+  readonly reviewReason: Prisma.FieldRef<"Charge", 'String'>
+  readonly reviewAt: Prisma.FieldRef<"Charge", 'DateTime'>
+  readonly reviewedReason: Prisma.FieldRef<"Charge", 'String'>
+  readonly strayAssets: Prisma.FieldRef<"Charge", 'Json'>
   readonly invoiceId: Prisma.FieldRef<"Charge", 'String'>
   readonly paymentLinkId: Prisma.FieldRef<"Charge", 'String'>
 }
@@ -5225,70 +5412,75 @@ export type Charge$customerArgs<ExtArgs extends runtime.Types.Extensions.Interna
 }
 
 /**
- * Charge.deployment
+ * Charge.clones
  */
-export type Charge$deploymentArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type Charge$clonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the CloneDeployment
+   * Select specific fields to fetch from the Clone
    */
-  select?: Prisma.CloneDeploymentSelect<ExtArgs> | null
+  select?: Prisma.CloneSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the CloneDeployment
+   * Omit specific fields from the Clone
    */
-  omit?: Prisma.CloneDeploymentOmit<ExtArgs> | null
+  omit?: Prisma.CloneOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.CloneDeploymentInclude<ExtArgs> | null
-  where?: Prisma.CloneDeploymentWhereInput
+  include?: Prisma.CloneInclude<ExtArgs> | null
+  where?: Prisma.CloneWhereInput
+  orderBy?: Prisma.CloneOrderByWithRelationInput | Prisma.CloneOrderByWithRelationInput[]
+  cursor?: Prisma.CloneWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.CloneScalarFieldEnum | Prisma.CloneScalarFieldEnum[]
 }
 
 /**
- * Charge.payments
+ * Charge.transfers
  */
-export type Charge$paymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type Charge$transfersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the Payment
+   * Select specific fields to fetch from the ChainTransfer
    */
-  select?: Prisma.PaymentSelect<ExtArgs> | null
+  select?: Prisma.ChainTransferSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the Payment
+   * Omit specific fields from the ChainTransfer
    */
-  omit?: Prisma.PaymentOmit<ExtArgs> | null
+  omit?: Prisma.ChainTransferOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.PaymentInclude<ExtArgs> | null
-  where?: Prisma.PaymentWhereInput
-  orderBy?: Prisma.PaymentOrderByWithRelationInput | Prisma.PaymentOrderByWithRelationInput[]
-  cursor?: Prisma.PaymentWhereUniqueInput
+  include?: Prisma.ChainTransferInclude<ExtArgs> | null
+  where?: Prisma.ChainTransferWhereInput
+  orderBy?: Prisma.ChainTransferOrderByWithRelationInput | Prisma.ChainTransferOrderByWithRelationInput[]
+  cursor?: Prisma.ChainTransferWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.PaymentScalarFieldEnum | Prisma.PaymentScalarFieldEnum[]
+  distinct?: Prisma.ChainTransferScalarFieldEnum | Prisma.ChainTransferScalarFieldEnum[]
 }
 
 /**
- * Charge.settlementRecords
+ * Charge.balanceTransactions
  */
-export type Charge$settlementRecordsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type Charge$balanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the Settlement
+   * Select specific fields to fetch from the BalanceTransaction
    */
-  select?: Prisma.SettlementSelect<ExtArgs> | null
+  select?: Prisma.BalanceTransactionSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the Settlement
+   * Omit specific fields from the BalanceTransaction
    */
-  omit?: Prisma.SettlementOmit<ExtArgs> | null
+  omit?: Prisma.BalanceTransactionOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.SettlementInclude<ExtArgs> | null
-  where?: Prisma.SettlementWhereInput
-  orderBy?: Prisma.SettlementOrderByWithRelationInput | Prisma.SettlementOrderByWithRelationInput[]
-  cursor?: Prisma.SettlementWhereUniqueInput
+  include?: Prisma.BalanceTransactionInclude<ExtArgs> | null
+  where?: Prisma.BalanceTransactionWhereInput
+  orderBy?: Prisma.BalanceTransactionOrderByWithRelationInput | Prisma.BalanceTransactionOrderByWithRelationInput[]
+  cursor?: Prisma.BalanceTransactionWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.SettlementScalarFieldEnum | Prisma.SettlementScalarFieldEnum[]
+  distinct?: Prisma.BalanceTransactionScalarFieldEnum | Prisma.BalanceTransactionScalarFieldEnum[]
 }
 
 /**
@@ -5320,42 +5512,47 @@ export type Charge$refundsArgs<ExtArgs extends runtime.Types.Extensions.Internal
  */
 export type Charge$authorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the ChargeAuthorization
+   * Select specific fields to fetch from the Authorization
    */
-  select?: Prisma.ChargeAuthorizationSelect<ExtArgs> | null
+  select?: Prisma.AuthorizationSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the ChargeAuthorization
+   * Omit specific fields from the Authorization
    */
-  omit?: Prisma.ChargeAuthorizationOmit<ExtArgs> | null
+  omit?: Prisma.AuthorizationOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.ChargeAuthorizationInclude<ExtArgs> | null
-  where?: Prisma.ChargeAuthorizationWhereInput
-  orderBy?: Prisma.ChargeAuthorizationOrderByWithRelationInput | Prisma.ChargeAuthorizationOrderByWithRelationInput[]
-  cursor?: Prisma.ChargeAuthorizationWhereUniqueInput
+  include?: Prisma.AuthorizationInclude<ExtArgs> | null
+  where?: Prisma.AuthorizationWhereInput
+  orderBy?: Prisma.AuthorizationOrderByWithRelationInput | Prisma.AuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.AuthorizationWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.ChargeAuthorizationScalarFieldEnum | Prisma.ChargeAuthorizationScalarFieldEnum[]
+  distinct?: Prisma.AuthorizationScalarFieldEnum | Prisma.AuthorizationScalarFieldEnum[]
 }
 
 /**
- * Charge.flush
+ * Charge.sweeps
  */
-export type Charge$flushArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type Charge$sweepsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the RelayerTransaction
+   * Select specific fields to fetch from the Sweep
    */
-  select?: Prisma.RelayerTransactionSelect<ExtArgs> | null
+  select?: Prisma.SweepSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the RelayerTransaction
+   * Omit specific fields from the Sweep
    */
-  omit?: Prisma.RelayerTransactionOmit<ExtArgs> | null
+  omit?: Prisma.SweepOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.RelayerTransactionInclude<ExtArgs> | null
-  where?: Prisma.RelayerTransactionWhereInput
+  include?: Prisma.SweepInclude<ExtArgs> | null
+  where?: Prisma.SweepWhereInput
+  orderBy?: Prisma.SweepOrderByWithRelationInput | Prisma.SweepOrderByWithRelationInput[]
+  cursor?: Prisma.SweepWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SweepScalarFieldEnum | Prisma.SweepScalarFieldEnum[]
 }
 
 /**

@@ -331,6 +331,7 @@ export type InvoiceWhereInput = {
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   charges?: Prisma.ChargeListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }
 
 export type InvoiceOrderByWithRelationInput = {
@@ -357,6 +358,7 @@ export type InvoiceOrderByWithRelationInput = {
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
   charges?: Prisma.ChargeOrderByRelationAggregateInput
+  balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
 }
 
 export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
@@ -386,6 +388,7 @@ export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   charges?: Prisma.ChargeListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }, "id">
 
 export type InvoiceOrderByWithAggregationInput = {
@@ -464,6 +467,7 @@ export type InvoiceCreateInput = {
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateInput = {
@@ -488,6 +492,7 @@ export type InvoiceUncheckedCreateInput = {
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUpdateInput = {
@@ -512,6 +517,7 @@ export type InvoiceUpdateInput = {
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateInput = {
@@ -536,6 +542,7 @@ export type InvoiceUncheckedUpdateInput = {
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceCreateManyInput = {
@@ -797,6 +804,22 @@ export type EnumInvoiceStatusFieldUpdateOperationsInput = {
   set?: $Enums.InvoiceStatus
 }
 
+export type InvoiceCreateNestedOneWithoutBalanceTransactionsInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutBalanceTransactionsInput
+  connect?: Prisma.InvoiceWhereUniqueInput
+}
+
+export type InvoiceUpdateOneWithoutBalanceTransactionsNestedInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutBalanceTransactionsInput
+  upsert?: Prisma.InvoiceUpsertWithoutBalanceTransactionsInput
+  disconnect?: Prisma.InvoiceWhereInput | boolean
+  delete?: Prisma.InvoiceWhereInput | boolean
+  connect?: Prisma.InvoiceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.InvoiceUpdateToOneWithWhereWithoutBalanceTransactionsInput, Prisma.InvoiceUpdateWithoutBalanceTransactionsInput>, Prisma.InvoiceUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
 export type InvoiceCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -818,6 +841,7 @@ export type InvoiceCreateWithoutMerchantInput = {
   markedUncollectibleAt?: Date | string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateWithoutMerchantInput = {
@@ -841,6 +865,7 @@ export type InvoiceUncheckedCreateWithoutMerchantInput = {
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceCreateOrConnectWithoutMerchantInput = {
@@ -916,6 +941,7 @@ export type InvoiceCreateWithoutCustomerInput = {
   markedUncollectibleAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateWithoutCustomerInput = {
@@ -939,6 +965,7 @@ export type InvoiceUncheckedCreateWithoutCustomerInput = {
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceCreateOrConnectWithoutCustomerInput = {
@@ -988,6 +1015,7 @@ export type InvoiceCreateWithoutChargesInput = {
   markedUncollectibleAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceUncheckedCreateWithoutChargesInput = {
@@ -1011,6 +1039,7 @@ export type InvoiceUncheckedCreateWithoutChargesInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
 export type InvoiceCreateOrConnectWithoutChargesInput = {
@@ -1050,6 +1079,7 @@ export type InvoiceUpdateWithoutChargesInput = {
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateWithoutChargesInput = {
@@ -1073,6 +1103,119 @@ export type InvoiceUncheckedUpdateWithoutChargesInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceCreateWithoutBalanceTransactionsInput = {
+  id: string
+  livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceUncheckedCreateWithoutBalanceTransactionsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceCreateOrConnectWithoutBalanceTransactionsInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedCreateWithoutBalanceTransactionsInput>
+}
+
+export type InvoiceUpsertWithoutBalanceTransactionsInput = {
+  update: Prisma.XOR<Prisma.InvoiceUpdateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedUpdateWithoutBalanceTransactionsInput>
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedCreateWithoutBalanceTransactionsInput>
+  where?: Prisma.InvoiceWhereInput
+}
+
+export type InvoiceUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
+  where?: Prisma.InvoiceWhereInput
+  data: Prisma.XOR<Prisma.InvoiceUpdateWithoutBalanceTransactionsInput, Prisma.InvoiceUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
+export type InvoiceUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceUncheckedUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceCreateManyMerchantInput = {
@@ -1118,6 +1261,7 @@ export type InvoiceUpdateWithoutMerchantInput = {
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateWithoutMerchantInput = {
@@ -1141,6 +1285,7 @@ export type InvoiceUncheckedUpdateWithoutMerchantInput = {
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateManyWithoutMerchantInput = {
@@ -1208,6 +1353,7 @@ export type InvoiceUpdateWithoutCustomerInput = {
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateWithoutCustomerInput = {
@@ -1231,6 +1377,7 @@ export type InvoiceUncheckedUpdateWithoutCustomerInput = {
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
@@ -1262,10 +1409,12 @@ export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
 
 export type InvoiceCountOutputType = {
   charges: number
+  balanceTransactions: number
 }
 
 export type InvoiceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charges?: boolean | InvoiceCountOutputTypeCountChargesArgs
+  balanceTransactions?: boolean | InvoiceCountOutputTypeCountBalanceTransactionsArgs
 }
 
 /**
@@ -1283,6 +1432,13 @@ export type InvoiceCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Exte
  */
 export type InvoiceCountOutputTypeCountChargesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.ChargeWhereInput
+}
+
+/**
+ * InvoiceCountOutputType without action
+ */
+export type InvoiceCountOutputTypeCountBalanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.BalanceTransactionWhereInput
 }
 
 
@@ -1310,6 +1466,7 @@ export type InvoiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
   charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Invoice$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
 
@@ -1391,6 +1548,7 @@ export type InvoiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
   charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Invoice$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type InvoiceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1408,6 +1566,7 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
     charges: Prisma.$ChargePayload<ExtArgs>[]
+    balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1429,7 +1588,7 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      */
     total: bigint
     /**
-     * Confirmed money of the charges made to pay it, in base units.
+     * The ledger's payments for it (money its charges received on time, less reversals), in base units.
      */
     amountPaid: runtime.Decimal
     /**
@@ -1842,6 +2001,7 @@ export interface Prisma__InvoiceClient<T, Null = never, ExtArgs extends runtime.
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Invoice$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   charges<T extends Prisma.Invoice$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  balanceTransactions<T extends Prisma.Invoice$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2332,6 +2492,30 @@ export type Invoice$chargesArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.ChargeScalarFieldEnum | Prisma.ChargeScalarFieldEnum[]
+}
+
+/**
+ * Invoice.balanceTransactions
+ */
+export type Invoice$balanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the BalanceTransaction
+   */
+  select?: Prisma.BalanceTransactionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the BalanceTransaction
+   */
+  omit?: Prisma.BalanceTransactionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BalanceTransactionInclude<ExtArgs> | null
+  where?: Prisma.BalanceTransactionWhereInput
+  orderBy?: Prisma.BalanceTransactionOrderByWithRelationInput | Prisma.BalanceTransactionOrderByWithRelationInput[]
+  cursor?: Prisma.BalanceTransactionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.BalanceTransactionScalarFieldEnum | Prisma.BalanceTransactionScalarFieldEnum[]
 }
 
 /**

@@ -267,6 +267,7 @@ export type MerchantWhereInput = {
   refunds?: Prisma.RefundListRelationFilter
   invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -290,6 +291,7 @@ export type MerchantOrderByWithRelationInput = {
   refunds?: Prisma.RefundOrderByRelationAggregateInput
   invoiceNumbers?: Prisma.InvoiceNumberOrderByRelationAggregateInput
   paymentLinks?: Prisma.PaymentLinkOrderByRelationAggregateInput
+  balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -316,6 +318,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   refunds?: Prisma.RefundListRelationFilter
   invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -371,6 +374,7 @@ export type MerchantCreateInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -394,6 +398,7 @@ export type MerchantUncheckedCreateInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -417,6 +422,7 @@ export type MerchantUpdateInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -440,6 +446,7 @@ export type MerchantUncheckedUpdateInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -663,6 +670,20 @@ export type MerchantUpdateOneRequiredWithoutEventsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEventsInput, Prisma.MerchantUpdateWithoutEventsInput>, Prisma.MerchantUncheckedUpdateWithoutEventsInput>
 }
 
+export type MerchantCreateNestedOneWithoutBalanceTransactionsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutBalanceTransactionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutBalanceTransactionsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutBalanceTransactionsInput
+  upsert?: Prisma.MerchantUpsertWithoutBalanceTransactionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutBalanceTransactionsInput, Prisma.MerchantUpdateWithoutBalanceTransactionsInput>, Prisma.MerchantUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
 export type MerchantCreateNestedOneWithoutWebhookEndpointsInput = {
   create?: Prisma.XOR<Prisma.MerchantCreateWithoutWebhookEndpointsInput, Prisma.MerchantUncheckedCreateWithoutWebhookEndpointsInput>
   connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutWebhookEndpointsInput
@@ -725,6 +746,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -747,6 +769,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -785,6 +808,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -807,6 +831,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -829,6 +854,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -851,6 +877,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -889,6 +916,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -911,6 +939,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -933,6 +962,7 @@ export type MerchantCreateWithoutCustomersInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -955,6 +985,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -993,6 +1024,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1015,6 +1047,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1037,6 +1070,7 @@ export type MerchantCreateWithoutChargesInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1059,6 +1093,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1097,6 +1132,7 @@ export type MerchantUpdateWithoutChargesInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1119,6 +1155,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1141,6 +1178,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1163,6 +1201,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1201,6 +1240,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1223,6 +1263,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -1245,6 +1286,7 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -1267,6 +1309,7 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -1305,6 +1348,7 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -1327,6 +1371,7 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -1349,6 +1394,7 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -1371,6 +1417,7 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -1409,6 +1456,7 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -1431,6 +1479,7 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1453,6 +1502,7 @@ export type MerchantCreateWithoutEventsInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1475,6 +1525,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1513,6 +1564,7 @@ export type MerchantUpdateWithoutEventsInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1530,6 +1582,115 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
   invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutBalanceTransactionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedCreateWithoutBalanceTransactionsInput>
+}
+
+export type MerchantUpsertWithoutBalanceTransactionsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedUpdateWithoutBalanceTransactionsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedCreateWithoutBalanceTransactionsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutBalanceTransactionsInput, Prisma.MerchantUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
+export type MerchantUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
   webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1557,6 +1718,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -1579,6 +1741,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -1617,6 +1780,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -1639,6 +1803,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -1661,6 +1826,7 @@ export type MerchantCreateWithoutUsersInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -1683,6 +1849,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -1721,6 +1888,7 @@ export type MerchantUpdateWithoutUsersInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -1743,6 +1911,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -1765,6 +1934,7 @@ export type MerchantCreateWithoutRefundsInput = {
   users?: Prisma.UserCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -1787,6 +1957,7 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -1825,6 +1996,7 @@ export type MerchantUpdateWithoutRefundsInput = {
   users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -1847,6 +2019,7 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -1866,6 +2039,7 @@ export type MerchantCountOutputType = {
   refunds: number
   invoiceNumbers: number
   paymentLinks: number
+  balanceTransactions: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1880,6 +2054,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   refunds?: boolean | MerchantCountOutputTypeCountRefundsArgs
   invoiceNumbers?: boolean | MerchantCountOutputTypeCountInvoiceNumbersArgs
   paymentLinks?: boolean | MerchantCountOutputTypeCountPaymentLinksArgs
+  balanceTransactions?: boolean | MerchantCountOutputTypeCountBalanceTransactionsArgs
 }
 
 /**
@@ -1969,6 +2144,13 @@ export type MerchantCountOutputTypeCountPaymentLinksArgs<ExtArgs extends runtime
   where?: Prisma.PaymentLinkWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountBalanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.BalanceTransactionWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1991,6 +2173,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
   invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -2043,6 +2226,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   refunds?: boolean | Prisma.Merchant$refundsArgs<ExtArgs>
   invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -2062,6 +2246,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     refunds: Prisma.$RefundPayload<ExtArgs>[]
     invoiceNumbers: Prisma.$InvoiceNumberPayload<ExtArgs>[]
     paymentLinks: Prisma.$PaymentLinkPayload<ExtArgs>[]
+    balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2490,6 +2675,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   refunds<T extends Prisma.Merchant$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invoiceNumbers<T extends Prisma.Merchant$invoiceNumbersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoiceNumbersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoiceNumberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   paymentLinks<T extends Prisma.Merchant$paymentLinksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$paymentLinksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  balanceTransactions<T extends Prisma.Merchant$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3182,6 +3368,30 @@ export type Merchant$paymentLinksArgs<ExtArgs extends runtime.Types.Extensions.I
   take?: number
   skip?: number
   distinct?: Prisma.PaymentLinkScalarFieldEnum | Prisma.PaymentLinkScalarFieldEnum[]
+}
+
+/**
+ * Merchant.balanceTransactions
+ */
+export type Merchant$balanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the BalanceTransaction
+   */
+  select?: Prisma.BalanceTransactionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the BalanceTransaction
+   */
+  omit?: Prisma.BalanceTransactionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BalanceTransactionInclude<ExtArgs> | null
+  where?: Prisma.BalanceTransactionWhereInput
+  orderBy?: Prisma.BalanceTransactionOrderByWithRelationInput | Prisma.BalanceTransactionOrderByWithRelationInput[]
+  cursor?: Prisma.BalanceTransactionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.BalanceTransactionScalarFieldEnum | Prisma.BalanceTransactionScalarFieldEnum[]
 }
 
 /**

@@ -30,16 +30,12 @@ export type RefundAvgAggregateOutputType = {
   amount: runtime.Decimal | null
   chainId: number | null
   afterBlock: number | null
-  logIndex: number | null
-  blockNumber: number | null
 }
 
 export type RefundSumAggregateOutputType = {
   amount: runtime.Decimal | null
   chainId: number | null
   afterBlock: bigint | null
-  logIndex: number | null
-  blockNumber: bigint | null
 }
 
 export type RefundMinAggregateOutputType = {
@@ -56,10 +52,6 @@ export type RefundMinAggregateOutputType = {
   claimToken: string | null
   afterBlock: bigint | null
   txHash: string | null
-  logIndex: number | null
-  blockNumber: bigint | null
-  authorizationTxId: string | null
-  authorizationError: string | null
   createdAt: Date | null
   updatedAt: Date | null
   completedAt: Date | null
@@ -80,10 +72,6 @@ export type RefundMaxAggregateOutputType = {
   claimToken: string | null
   afterBlock: bigint | null
   txHash: string | null
-  logIndex: number | null
-  blockNumber: bigint | null
-  authorizationTxId: string | null
-  authorizationError: string | null
   createdAt: Date | null
   updatedAt: Date | null
   completedAt: Date | null
@@ -104,11 +92,6 @@ export type RefundCountAggregateOutputType = {
   claimToken: number
   afterBlock: number
   txHash: number
-  logIndex: number
-  blockNumber: number
-  authorization: number
-  authorizationTxId: number
-  authorizationError: number
   createdAt: number
   updatedAt: number
   completedAt: number
@@ -121,16 +104,12 @@ export type RefundAvgAggregateInputType = {
   amount?: true
   chainId?: true
   afterBlock?: true
-  logIndex?: true
-  blockNumber?: true
 }
 
 export type RefundSumAggregateInputType = {
   amount?: true
   chainId?: true
   afterBlock?: true
-  logIndex?: true
-  blockNumber?: true
 }
 
 export type RefundMinAggregateInputType = {
@@ -147,10 +126,6 @@ export type RefundMinAggregateInputType = {
   claimToken?: true
   afterBlock?: true
   txHash?: true
-  logIndex?: true
-  blockNumber?: true
-  authorizationTxId?: true
-  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -171,10 +146,6 @@ export type RefundMaxAggregateInputType = {
   claimToken?: true
   afterBlock?: true
   txHash?: true
-  logIndex?: true
-  blockNumber?: true
-  authorizationTxId?: true
-  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -195,11 +166,6 @@ export type RefundCountAggregateInputType = {
   claimToken?: true
   afterBlock?: true
   txHash?: true
-  logIndex?: true
-  blockNumber?: true
-  authorization?: true
-  authorizationTxId?: true
-  authorizationError?: true
   createdAt?: true
   updatedAt?: true
   completedAt?: true
@@ -307,11 +273,6 @@ export type RefundGroupByOutputType = {
   claimToken: string | null
   afterBlock: bigint
   txHash: string | null
-  logIndex: number | null
-  blockNumber: bigint | null
-  authorization: runtime.JsonValue | null
-  authorizationTxId: string | null
-  authorizationError: string | null
   createdAt: Date
   updatedAt: Date
   completedAt: Date | null
@@ -355,17 +316,14 @@ export type RefundWhereInput = {
   claimToken?: Prisma.StringNullableFilter<"Refund"> | string | null
   afterBlock?: Prisma.BigIntFilter<"Refund"> | bigint | number
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
-  logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
-  blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
-  authorization?: Prisma.JsonNullableFilter<"Refund">
-  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
-  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
   cancelledAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
+  transfers?: Prisma.ChainTransferListRelationFilter
+  authorizations?: Prisma.AuthorizationListRelationFilter
 }
 
 export type RefundOrderByWithRelationInput = {
@@ -382,17 +340,14 @@ export type RefundOrderByWithRelationInput = {
   claimToken?: Prisma.SortOrderInput | Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  logIndex?: Prisma.SortOrderInput | Prisma.SortOrder
-  blockNumber?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorization?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorizationTxId?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorizationError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   cancelledAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   charge?: Prisma.ChargeOrderByWithRelationInput
+  transfers?: Prisma.ChainTransferOrderByRelationAggregateInput
+  authorizations?: Prisma.AuthorizationOrderByRelationAggregateInput
 }
 
 export type RefundWhereUniqueInput = Prisma.AtLeast<{
@@ -412,17 +367,14 @@ export type RefundWhereUniqueInput = Prisma.AtLeast<{
   claimToken?: Prisma.StringNullableFilter<"Refund"> | string | null
   afterBlock?: Prisma.BigIntFilter<"Refund"> | bigint | number
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
-  logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
-  blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
-  authorization?: Prisma.JsonNullableFilter<"Refund">
-  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
-  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
   cancelledAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
+  transfers?: Prisma.ChainTransferListRelationFilter
+  authorizations?: Prisma.AuthorizationListRelationFilter
 }, "id">
 
 export type RefundOrderByWithAggregationInput = {
@@ -439,11 +391,6 @@ export type RefundOrderByWithAggregationInput = {
   claimToken?: Prisma.SortOrderInput | Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
   txHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  logIndex?: Prisma.SortOrderInput | Prisma.SortOrder
-  blockNumber?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorization?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorizationTxId?: Prisma.SortOrderInput | Prisma.SortOrder
-  authorizationError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -472,11 +419,6 @@ export type RefundScalarWhereWithAggregatesInput = {
   claimToken?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
   afterBlock?: Prisma.BigIntWithAggregatesFilter<"Refund"> | bigint | number
   txHash?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
-  logIndex?: Prisma.IntNullableWithAggregatesFilter<"Refund"> | number | null
-  blockNumber?: Prisma.BigIntNullableWithAggregatesFilter<"Refund"> | bigint | number | null
-  authorization?: Prisma.JsonNullableWithAggregatesFilter<"Refund">
-  authorizationTxId?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
-  authorizationError?: Prisma.StringNullableWithAggregatesFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Refund"> | Date | string | null
@@ -495,17 +437,14 @@ export type RefundCreateInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutRefundsInput
   charge: Prisma.ChargeCreateNestedOneWithoutRefundsInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutRefundInput
 }
 
 export type RefundUncheckedCreateInput = {
@@ -522,15 +461,12 @@ export type RefundUncheckedCreateInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutRefundInput
 }
 
 export type RefundUpdateInput = {
@@ -545,17 +481,14 @@ export type RefundUpdateInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutRefundsNestedInput
   charge?: Prisma.ChargeUpdateOneRequiredWithoutRefundsNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundUncheckedUpdateInput = {
@@ -572,15 +505,12 @@ export type RefundUncheckedUpdateInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundCreateManyInput = {
@@ -597,11 +527,6 @@ export type RefundCreateManyInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -620,11 +545,6 @@ export type RefundUpdateManyMutationInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -645,11 +565,6 @@ export type RefundUncheckedUpdateManyInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -666,6 +581,11 @@ export type RefundOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
+export type RefundNullableScalarRelationFilter = {
+  is?: Prisma.RefundWhereInput | null
+  isNot?: Prisma.RefundWhereInput | null
+}
+
 export type RefundCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
@@ -680,11 +600,6 @@ export type RefundCountOrderByAggregateInput = {
   claimToken?: Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
-  logIndex?: Prisma.SortOrder
-  blockNumber?: Prisma.SortOrder
-  authorization?: Prisma.SortOrder
-  authorizationTxId?: Prisma.SortOrder
-  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -695,8 +610,6 @@ export type RefundAvgOrderByAggregateInput = {
   amount?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
-  logIndex?: Prisma.SortOrder
-  blockNumber?: Prisma.SortOrder
 }
 
 export type RefundMaxOrderByAggregateInput = {
@@ -713,10 +626,6 @@ export type RefundMaxOrderByAggregateInput = {
   claimToken?: Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
-  logIndex?: Prisma.SortOrder
-  blockNumber?: Prisma.SortOrder
-  authorizationTxId?: Prisma.SortOrder
-  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -737,10 +646,6 @@ export type RefundMinOrderByAggregateInput = {
   claimToken?: Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
   txHash?: Prisma.SortOrder
-  logIndex?: Prisma.SortOrder
-  blockNumber?: Prisma.SortOrder
-  authorizationTxId?: Prisma.SortOrder
-  authorizationError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
@@ -751,8 +656,6 @@ export type RefundSumOrderByAggregateInput = {
   amount?: Prisma.SortOrder
   chainId?: Prisma.SortOrder
   afterBlock?: Prisma.SortOrder
-  logIndex?: Prisma.SortOrder
-  blockNumber?: Prisma.SortOrder
 }
 
 export type RefundCreateNestedManyWithoutMerchantInput = {
@@ -839,8 +742,40 @@ export type RefundUncheckedUpdateManyWithoutChargeNestedInput = {
   deleteMany?: Prisma.RefundScalarWhereInput | Prisma.RefundScalarWhereInput[]
 }
 
+export type RefundCreateNestedOneWithoutTransfersInput = {
+  create?: Prisma.XOR<Prisma.RefundCreateWithoutTransfersInput, Prisma.RefundUncheckedCreateWithoutTransfersInput>
+  connectOrCreate?: Prisma.RefundCreateOrConnectWithoutTransfersInput
+  connect?: Prisma.RefundWhereUniqueInput
+}
+
+export type RefundUpdateOneWithoutTransfersNestedInput = {
+  create?: Prisma.XOR<Prisma.RefundCreateWithoutTransfersInput, Prisma.RefundUncheckedCreateWithoutTransfersInput>
+  connectOrCreate?: Prisma.RefundCreateOrConnectWithoutTransfersInput
+  upsert?: Prisma.RefundUpsertWithoutTransfersInput
+  disconnect?: Prisma.RefundWhereInput | boolean
+  delete?: Prisma.RefundWhereInput | boolean
+  connect?: Prisma.RefundWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RefundUpdateToOneWithWhereWithoutTransfersInput, Prisma.RefundUpdateWithoutTransfersInput>, Prisma.RefundUncheckedUpdateWithoutTransfersInput>
+}
+
 export type EnumRefundStatusFieldUpdateOperationsInput = {
   set?: $Enums.RefundStatus
+}
+
+export type RefundCreateNestedOneWithoutAuthorizationsInput = {
+  create?: Prisma.XOR<Prisma.RefundCreateWithoutAuthorizationsInput, Prisma.RefundUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.RefundCreateOrConnectWithoutAuthorizationsInput
+  connect?: Prisma.RefundWhereUniqueInput
+}
+
+export type RefundUpdateOneWithoutAuthorizationsNestedInput = {
+  create?: Prisma.XOR<Prisma.RefundCreateWithoutAuthorizationsInput, Prisma.RefundUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.RefundCreateOrConnectWithoutAuthorizationsInput
+  upsert?: Prisma.RefundUpsertWithoutAuthorizationsInput
+  disconnect?: Prisma.RefundWhereInput | boolean
+  delete?: Prisma.RefundWhereInput | boolean
+  connect?: Prisma.RefundWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RefundUpdateToOneWithWhereWithoutAuthorizationsInput, Prisma.RefundUpdateWithoutAuthorizationsInput>, Prisma.RefundUncheckedUpdateWithoutAuthorizationsInput>
 }
 
 export type RefundCreateWithoutMerchantInput = {
@@ -855,16 +790,13 @@ export type RefundCreateWithoutMerchantInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
   charge: Prisma.ChargeCreateNestedOneWithoutRefundsInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutRefundInput
 }
 
 export type RefundUncheckedCreateWithoutMerchantInput = {
@@ -880,15 +812,12 @@ export type RefundUncheckedCreateWithoutMerchantInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutRefundInput
 }
 
 export type RefundCreateOrConnectWithoutMerchantInput = {
@@ -934,11 +863,6 @@ export type RefundScalarWhereInput = {
   claimToken?: Prisma.StringNullableFilter<"Refund"> | string | null
   afterBlock?: Prisma.BigIntFilter<"Refund"> | bigint | number
   txHash?: Prisma.StringNullableFilter<"Refund"> | string | null
-  logIndex?: Prisma.IntNullableFilter<"Refund"> | number | null
-  blockNumber?: Prisma.BigIntNullableFilter<"Refund"> | bigint | number | null
-  authorization?: Prisma.JsonNullableFilter<"Refund">
-  authorizationTxId?: Prisma.StringNullableFilter<"Refund"> | string | null
-  authorizationError?: Prisma.StringNullableFilter<"Refund"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Refund"> | Date | string
   completedAt?: Prisma.DateTimeNullableFilter<"Refund"> | Date | string | null
@@ -957,16 +881,13 @@ export type RefundCreateWithoutChargeInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutRefundsInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutRefundInput
 }
 
 export type RefundUncheckedCreateWithoutChargeInput = {
@@ -982,15 +903,12 @@ export type RefundUncheckedCreateWithoutChargeInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
   cancelledAt?: Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutRefundInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutRefundInput
 }
 
 export type RefundCreateOrConnectWithoutChargeInput = {
@@ -1019,6 +937,206 @@ export type RefundUpdateManyWithWhereWithoutChargeInput = {
   data: Prisma.XOR<Prisma.RefundUpdateManyMutationInput, Prisma.RefundUncheckedUpdateManyWithoutChargeInput>
 }
 
+export type RefundCreateWithoutTransfersInput = {
+  id: string
+  livemode: boolean
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: string | null
+  status: $Enums.RefundStatus
+  chainId: number
+  fromAddress: string
+  address?: string | null
+  claimToken?: string | null
+  afterBlock: bigint | number
+  txHash?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  cancelledAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutRefundsInput
+  charge: Prisma.ChargeCreateNestedOneWithoutRefundsInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutRefundInput
+}
+
+export type RefundUncheckedCreateWithoutTransfersInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  chargeId: string
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: string | null
+  status: $Enums.RefundStatus
+  chainId: number
+  fromAddress: string
+  address?: string | null
+  claimToken?: string | null
+  afterBlock: bigint | number
+  txHash?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  cancelledAt?: Date | string | null
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutRefundInput
+}
+
+export type RefundCreateOrConnectWithoutTransfersInput = {
+  where: Prisma.RefundWhereUniqueInput
+  create: Prisma.XOR<Prisma.RefundCreateWithoutTransfersInput, Prisma.RefundUncheckedCreateWithoutTransfersInput>
+}
+
+export type RefundUpsertWithoutTransfersInput = {
+  update: Prisma.XOR<Prisma.RefundUpdateWithoutTransfersInput, Prisma.RefundUncheckedUpdateWithoutTransfersInput>
+  create: Prisma.XOR<Prisma.RefundCreateWithoutTransfersInput, Prisma.RefundUncheckedCreateWithoutTransfersInput>
+  where?: Prisma.RefundWhereInput
+}
+
+export type RefundUpdateToOneWithWhereWithoutTransfersInput = {
+  where?: Prisma.RefundWhereInput
+  data: Prisma.XOR<Prisma.RefundUpdateWithoutTransfersInput, Prisma.RefundUncheckedUpdateWithoutTransfersInput>
+}
+
+export type RefundUpdateWithoutTransfersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumRefundStatusFieldUpdateOperationsInput | $Enums.RefundStatus
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  address?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutRefundsNestedInput
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutRefundsNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutRefundNestedInput
+}
+
+export type RefundUncheckedUpdateWithoutTransfersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumRefundStatusFieldUpdateOperationsInput | $Enums.RefundStatus
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  address?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutRefundNestedInput
+}
+
+export type RefundCreateWithoutAuthorizationsInput = {
+  id: string
+  livemode: boolean
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: string | null
+  status: $Enums.RefundStatus
+  chainId: number
+  fromAddress: string
+  address?: string | null
+  claimToken?: string | null
+  afterBlock: bigint | number
+  txHash?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  cancelledAt?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutRefundsInput
+  charge: Prisma.ChargeCreateNestedOneWithoutRefundsInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutRefundInput
+}
+
+export type RefundUncheckedCreateWithoutAuthorizationsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  chargeId: string
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: string | null
+  status: $Enums.RefundStatus
+  chainId: number
+  fromAddress: string
+  address?: string | null
+  claimToken?: string | null
+  afterBlock: bigint | number
+  txHash?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  cancelledAt?: Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutRefundInput
+}
+
+export type RefundCreateOrConnectWithoutAuthorizationsInput = {
+  where: Prisma.RefundWhereUniqueInput
+  create: Prisma.XOR<Prisma.RefundCreateWithoutAuthorizationsInput, Prisma.RefundUncheckedCreateWithoutAuthorizationsInput>
+}
+
+export type RefundUpsertWithoutAuthorizationsInput = {
+  update: Prisma.XOR<Prisma.RefundUpdateWithoutAuthorizationsInput, Prisma.RefundUncheckedUpdateWithoutAuthorizationsInput>
+  create: Prisma.XOR<Prisma.RefundCreateWithoutAuthorizationsInput, Prisma.RefundUncheckedCreateWithoutAuthorizationsInput>
+  where?: Prisma.RefundWhereInput
+}
+
+export type RefundUpdateToOneWithWhereWithoutAuthorizationsInput = {
+  where?: Prisma.RefundWhereInput
+  data: Prisma.XOR<Prisma.RefundUpdateWithoutAuthorizationsInput, Prisma.RefundUncheckedUpdateWithoutAuthorizationsInput>
+}
+
+export type RefundUpdateWithoutAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumRefundStatusFieldUpdateOperationsInput | $Enums.RefundStatus
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  address?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutRefundsNestedInput
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutRefundsNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutRefundNestedInput
+}
+
+export type RefundUncheckedUpdateWithoutAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumRefundStatusFieldUpdateOperationsInput | $Enums.RefundStatus
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  address?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutRefundNestedInput
+}
+
 export type RefundCreateManyMerchantInput = {
   id: string
   livemode: boolean
@@ -1032,11 +1150,6 @@ export type RefundCreateManyMerchantInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -1055,16 +1168,13 @@ export type RefundUpdateWithoutMerchantInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charge?: Prisma.ChargeUpdateOneRequiredWithoutRefundsNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundUncheckedUpdateWithoutMerchantInput = {
@@ -1080,15 +1190,12 @@ export type RefundUncheckedUpdateWithoutMerchantInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundUncheckedUpdateManyWithoutMerchantInput = {
@@ -1104,11 +1211,6 @@ export type RefundUncheckedUpdateManyWithoutMerchantInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1128,11 +1230,6 @@ export type RefundCreateManyChargeInput = {
   claimToken?: string | null
   afterBlock: bigint | number
   txHash?: string | null
-  logIndex?: number | null
-  blockNumber?: bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: string | null
-  authorizationError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   completedAt?: Date | string | null
@@ -1151,16 +1248,13 @@ export type RefundUpdateWithoutChargeInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutRefundsNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundUncheckedUpdateWithoutChargeInput = {
@@ -1176,15 +1270,12 @@ export type RefundUncheckedUpdateWithoutChargeInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutRefundNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutRefundNestedInput
 }
 
 export type RefundUncheckedUpdateManyWithoutChargeInput = {
@@ -1200,17 +1291,50 @@ export type RefundUncheckedUpdateManyWithoutChargeInput = {
   claimToken?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   afterBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  logIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
-  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
-  authorization?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  authorizationTxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  authorizationError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   cancelledAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
+
+/**
+ * Count Type RefundCountOutputType
+ */
+
+export type RefundCountOutputType = {
+  transfers: number
+  authorizations: number
+}
+
+export type RefundCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  transfers?: boolean | RefundCountOutputTypeCountTransfersArgs
+  authorizations?: boolean | RefundCountOutputTypeCountAuthorizationsArgs
+}
+
+/**
+ * RefundCountOutputType without action
+ */
+export type RefundCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the RefundCountOutputType
+   */
+  select?: Prisma.RefundCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * RefundCountOutputType without action
+ */
+export type RefundCountOutputTypeCountTransfersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ChainTransferWhereInput
+}
+
+/**
+ * RefundCountOutputType without action
+ */
+export type RefundCountOutputTypeCountAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AuthorizationWhereInput
+}
 
 
 export type RefundSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1227,17 +1351,15 @@ export type RefundSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   claimToken?: boolean
   afterBlock?: boolean
   txHash?: boolean
-  logIndex?: boolean
-  blockNumber?: boolean
-  authorization?: boolean
-  authorizationTxId?: boolean
-  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
   cancelledAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  transfers?: boolean | Prisma.Refund$transfersArgs<ExtArgs>
+  authorizations?: boolean | Prisma.Refund$authorizationsArgs<ExtArgs>
+  _count?: boolean | Prisma.RefundCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["refund"]>
 
 export type RefundSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1254,11 +1376,6 @@ export type RefundSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   claimToken?: boolean
   afterBlock?: boolean
   txHash?: boolean
-  logIndex?: boolean
-  blockNumber?: boolean
-  authorization?: boolean
-  authorizationTxId?: boolean
-  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
@@ -1281,11 +1398,6 @@ export type RefundSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   claimToken?: boolean
   afterBlock?: boolean
   txHash?: boolean
-  logIndex?: boolean
-  blockNumber?: boolean
-  authorization?: boolean
-  authorizationTxId?: boolean
-  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
@@ -1308,21 +1420,19 @@ export type RefundSelectScalar = {
   claimToken?: boolean
   afterBlock?: boolean
   txHash?: boolean
-  logIndex?: boolean
-  blockNumber?: boolean
-  authorization?: boolean
-  authorizationTxId?: boolean
-  authorizationError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   completedAt?: boolean
   cancelledAt?: boolean
 }
 
-export type RefundOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "amount" | "reason" | "status" | "chainId" | "fromAddress" | "address" | "claimToken" | "afterBlock" | "txHash" | "logIndex" | "blockNumber" | "authorization" | "authorizationTxId" | "authorizationError" | "createdAt" | "updatedAt" | "completedAt" | "cancelledAt", ExtArgs["result"]["refund"]>
+export type RefundOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "amount" | "reason" | "status" | "chainId" | "fromAddress" | "address" | "claimToken" | "afterBlock" | "txHash" | "createdAt" | "updatedAt" | "completedAt" | "cancelledAt", ExtArgs["result"]["refund"]>
 export type RefundInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
+  transfers?: boolean | Prisma.Refund$transfersArgs<ExtArgs>
+  authorizations?: boolean | Prisma.Refund$authorizationsArgs<ExtArgs>
+  _count?: boolean | Prisma.RefundCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type RefundIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1338,6 +1448,8 @@ export type $RefundPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
     charge: Prisma.$ChargePayload<ExtArgs>
+    transfers: Prisma.$ChainTransferPayload<ExtArgs>[]
+    authorizations: Prisma.$AuthorizationPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1365,23 +1477,9 @@ export type $RefundPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      */
     afterBlock: bigint
     /**
-     * The transfer that pays it, once seen (confirmed when the refund is COMPLETED).
+     * The transaction of the transfer that pays it, once seen (its chain transfer; confirmed when COMPLETED).
      */
     txHash: string | null
-    logIndex: number | null
-    blockNumber: bigint | null
-    /**
-     * An EIP-3009 authorization the merchant signed for it ({from, value, validAfter, validBefore, nonce, signature}).
-     */
-    authorization: runtime.JsonValue | null
-    /**
-     * The relayer transaction that carries it, once sent.
-     */
-    authorizationTxId: string | null
-    /**
-     * Why it could not be relayed (another may be sent).
-     */
-    authorizationError: string | null
     createdAt: Date
     updatedAt: Date
     completedAt: Date | null
@@ -1782,6 +1880,8 @@ export interface Prisma__RefundClient<T, Null = never, ExtArgs extends runtime.T
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   charge<T extends Prisma.ChargeDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChargeDefaultArgs<ExtArgs>>): Prisma.Prisma__ChargeClient<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
+  transfers<T extends Prisma.Refund$transfersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Refund$transfersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChainTransferPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  authorizations<T extends Prisma.Refund$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Refund$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1824,11 +1924,6 @@ export interface RefundFieldRefs {
   readonly claimToken: Prisma.FieldRef<"Refund", 'String'>
   readonly afterBlock: Prisma.FieldRef<"Refund", 'BigInt'>
   readonly txHash: Prisma.FieldRef<"Refund", 'String'>
-  readonly logIndex: Prisma.FieldRef<"Refund", 'Int'>
-  readonly blockNumber: Prisma.FieldRef<"Refund", 'BigInt'>
-  readonly authorization: Prisma.FieldRef<"Refund", 'Json'>
-  readonly authorizationTxId: Prisma.FieldRef<"Refund", 'String'>
-  readonly authorizationError: Prisma.FieldRef<"Refund", 'String'>
   readonly createdAt: Prisma.FieldRef<"Refund", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Refund", 'DateTime'>
   readonly completedAt: Prisma.FieldRef<"Refund", 'DateTime'>
@@ -2231,6 +2326,54 @@ export type RefundDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Limit how many Refunds to delete.
    */
   limit?: number
+}
+
+/**
+ * Refund.transfers
+ */
+export type Refund$transfersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ChainTransfer
+   */
+  select?: Prisma.ChainTransferSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ChainTransfer
+   */
+  omit?: Prisma.ChainTransferOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ChainTransferInclude<ExtArgs> | null
+  where?: Prisma.ChainTransferWhereInput
+  orderBy?: Prisma.ChainTransferOrderByWithRelationInput | Prisma.ChainTransferOrderByWithRelationInput[]
+  cursor?: Prisma.ChainTransferWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ChainTransferScalarFieldEnum | Prisma.ChainTransferScalarFieldEnum[]
+}
+
+/**
+ * Refund.authorizations
+ */
+export type Refund$authorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Authorization
+   */
+  select?: Prisma.AuthorizationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Authorization
+   */
+  omit?: Prisma.AuthorizationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AuthorizationInclude<ExtArgs> | null
+  where?: Prisma.AuthorizationWhereInput
+  orderBy?: Prisma.AuthorizationOrderByWithRelationInput | Prisma.AuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.AuthorizationWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AuthorizationScalarFieldEnum | Prisma.AuthorizationScalarFieldEnum[]
 }
 
 /**

@@ -304,9 +304,9 @@ export type RelayerTransactionWhereInput = {
   lastError?: Prisma.StringNullableFilter<"RelayerTransaction"> | string | null
   createdAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
-  charges?: Prisma.ChargeListRelationFilter
-  deployments?: Prisma.CloneDeploymentListRelationFilter
-  chargeAuthorizations?: Prisma.ChargeAuthorizationListRelationFilter
+  clones?: Prisma.CloneListRelationFilter
+  authorizations?: Prisma.AuthorizationListRelationFilter
+  sweeps?: Prisma.SweepListRelationFilter
 }
 
 export type RelayerTransactionOrderByWithRelationInput = {
@@ -325,9 +325,9 @@ export type RelayerTransactionOrderByWithRelationInput = {
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
-  charges?: Prisma.ChargeOrderByRelationAggregateInput
-  deployments?: Prisma.CloneDeploymentOrderByRelationAggregateInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationOrderByRelationAggregateInput
+  clones?: Prisma.CloneOrderByRelationAggregateInput
+  authorizations?: Prisma.AuthorizationOrderByRelationAggregateInput
+  sweeps?: Prisma.SweepOrderByRelationAggregateInput
 }
 
 export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
@@ -349,9 +349,9 @@ export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
   lastError?: Prisma.StringNullableFilter<"RelayerTransaction"> | string | null
   createdAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"RelayerTransaction"> | Date | string
-  charges?: Prisma.ChargeListRelationFilter
-  deployments?: Prisma.CloneDeploymentListRelationFilter
-  chargeAuthorizations?: Prisma.ChargeAuthorizationListRelationFilter
+  clones?: Prisma.CloneListRelationFilter
+  authorizations?: Prisma.AuthorizationListRelationFilter
+  sweeps?: Prisma.SweepListRelationFilter
 }, "id">
 
 export type RelayerTransactionOrderByWithAggregationInput = {
@@ -414,9 +414,9 @@ export type RelayerTransactionCreateInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
-  deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateInput = {
@@ -435,9 +435,9 @@ export type RelayerTransactionUncheckedCreateInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
-  deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUpdateInput = {
@@ -456,9 +456,9 @@ export type RelayerTransactionUpdateInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
-  deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateInput = {
@@ -477,9 +477,9 @@ export type RelayerTransactionUncheckedUpdateInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
-  deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateManyInput = {
@@ -607,36 +607,20 @@ export type RelayerTransactionSumOrderByAggregateInput = {
   bumps?: Prisma.SortOrder
 }
 
-export type RelayerTransactionCreateNestedOneWithoutChargesInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargesInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargesInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargesInput
+export type RelayerTransactionCreateNestedOneWithoutClonesInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutClonesInput, Prisma.RelayerTransactionUncheckedCreateWithoutClonesInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutClonesInput
   connect?: Prisma.RelayerTransactionWhereUniqueInput
 }
 
-export type RelayerTransactionUpdateOneWithoutChargesNestedInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargesInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargesInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargesInput
-  upsert?: Prisma.RelayerTransactionUpsertWithoutChargesInput
+export type RelayerTransactionUpdateOneWithoutClonesNestedInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutClonesInput, Prisma.RelayerTransactionUncheckedCreateWithoutClonesInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutClonesInput
+  upsert?: Prisma.RelayerTransactionUpsertWithoutClonesInput
   disconnect?: Prisma.RelayerTransactionWhereInput | boolean
   delete?: Prisma.RelayerTransactionWhereInput | boolean
   connect?: Prisma.RelayerTransactionWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutChargesInput, Prisma.RelayerTransactionUpdateWithoutChargesInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutChargesInput>
-}
-
-export type RelayerTransactionCreateNestedOneWithoutDeploymentsInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutDeploymentsInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutDeploymentsInput
-  connect?: Prisma.RelayerTransactionWhereUniqueInput
-}
-
-export type RelayerTransactionUpdateOneWithoutDeploymentsNestedInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutDeploymentsInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutDeploymentsInput
-  upsert?: Prisma.RelayerTransactionUpsertWithoutDeploymentsInput
-  disconnect?: Prisma.RelayerTransactionWhereInput | boolean
-  delete?: Prisma.RelayerTransactionWhereInput | boolean
-  connect?: Prisma.RelayerTransactionWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutDeploymentsInput, Prisma.RelayerTransactionUpdateWithoutDeploymentsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutDeploymentsInput>
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutClonesInput, Prisma.RelayerTransactionUpdateWithoutClonesInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutClonesInput>
 }
 
 export type RelayerTransactionCreatetxHashesInput = {
@@ -656,23 +640,39 @@ export type RelayerTransactionUpdatetxHashesInput = {
   push?: string | string[]
 }
 
-export type RelayerTransactionCreateNestedOneWithoutChargeAuthorizationsInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput
+export type RelayerTransactionCreateNestedOneWithoutAuthorizationsInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutAuthorizationsInput
   connect?: Prisma.RelayerTransactionWhereUniqueInput
 }
 
-export type RelayerTransactionUpdateOneWithoutChargeAuthorizationsNestedInput = {
-  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
-  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput
-  upsert?: Prisma.RelayerTransactionUpsertWithoutChargeAuthorizationsInput
+export type RelayerTransactionUpdateOneWithoutAuthorizationsNestedInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutAuthorizationsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutAuthorizationsInput
+  upsert?: Prisma.RelayerTransactionUpsertWithoutAuthorizationsInput
   disconnect?: Prisma.RelayerTransactionWhereInput | boolean
   delete?: Prisma.RelayerTransactionWhereInput | boolean
   connect?: Prisma.RelayerTransactionWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutAuthorizationsInput, Prisma.RelayerTransactionUpdateWithoutAuthorizationsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput>
 }
 
-export type RelayerTransactionCreateWithoutChargesInput = {
+export type RelayerTransactionCreateNestedOneWithoutSweepsInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedCreateWithoutSweepsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutSweepsInput
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+}
+
+export type RelayerTransactionUpdateOneWithoutSweepsNestedInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedCreateWithoutSweepsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutSweepsInput
+  upsert?: Prisma.RelayerTransactionUpsertWithoutSweepsInput
+  disconnect?: Prisma.RelayerTransactionWhereInput | boolean
+  delete?: Prisma.RelayerTransactionWhereInput | boolean
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutSweepsInput, Prisma.RelayerTransactionUpdateWithoutSweepsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutSweepsInput>
+}
+
+export type RelayerTransactionCreateWithoutClonesInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -688,11 +688,11 @@ export type RelayerTransactionCreateWithoutChargesInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionUncheckedCreateWithoutChargesInput = {
+export type RelayerTransactionUncheckedCreateWithoutClonesInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -708,27 +708,27 @@ export type RelayerTransactionUncheckedCreateWithoutChargesInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionCreateOrConnectWithoutChargesInput = {
+export type RelayerTransactionCreateOrConnectWithoutClonesInput = {
   where: Prisma.RelayerTransactionWhereUniqueInput
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargesInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargesInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutClonesInput, Prisma.RelayerTransactionUncheckedCreateWithoutClonesInput>
 }
 
-export type RelayerTransactionUpsertWithoutChargesInput = {
-  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargesInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargesInput>
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargesInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargesInput>
+export type RelayerTransactionUpsertWithoutClonesInput = {
+  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutClonesInput, Prisma.RelayerTransactionUncheckedUpdateWithoutClonesInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutClonesInput, Prisma.RelayerTransactionUncheckedCreateWithoutClonesInput>
   where?: Prisma.RelayerTransactionWhereInput
 }
 
-export type RelayerTransactionUpdateToOneWithWhereWithoutChargesInput = {
+export type RelayerTransactionUpdateToOneWithWhereWithoutClonesInput = {
   where?: Prisma.RelayerTransactionWhereInput
-  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargesInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargesInput>
+  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutClonesInput, Prisma.RelayerTransactionUncheckedUpdateWithoutClonesInput>
 }
 
-export type RelayerTransactionUpdateWithoutChargesInput = {
+export type RelayerTransactionUpdateWithoutClonesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -744,11 +744,11 @@ export type RelayerTransactionUpdateWithoutChargesInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
 }
 
-export type RelayerTransactionUncheckedUpdateWithoutChargesInput = {
+export type RelayerTransactionUncheckedUpdateWithoutClonesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -764,11 +764,11 @@ export type RelayerTransactionUncheckedUpdateWithoutChargesInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
 }
 
-export type RelayerTransactionCreateWithoutDeploymentsInput = {
+export type RelayerTransactionCreateWithoutAuthorizationsInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -784,11 +784,11 @@ export type RelayerTransactionCreateWithoutDeploymentsInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionUncheckedCreateWithoutDeploymentsInput = {
+export type RelayerTransactionUncheckedCreateWithoutAuthorizationsInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -804,27 +804,27 @@ export type RelayerTransactionUncheckedCreateWithoutDeploymentsInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionCreateOrConnectWithoutDeploymentsInput = {
+export type RelayerTransactionCreateOrConnectWithoutAuthorizationsInput = {
   where: Prisma.RelayerTransactionWhereUniqueInput
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutDeploymentsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutAuthorizationsInput>
 }
 
-export type RelayerTransactionUpsertWithoutDeploymentsInput = {
-  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutDeploymentsInput>
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutDeploymentsInput>
+export type RelayerTransactionUpsertWithoutAuthorizationsInput = {
+  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutAuthorizationsInput>
   where?: Prisma.RelayerTransactionWhereInput
 }
 
-export type RelayerTransactionUpdateToOneWithWhereWithoutDeploymentsInput = {
+export type RelayerTransactionUpdateToOneWithWhereWithoutAuthorizationsInput = {
   where?: Prisma.RelayerTransactionWhereInput
-  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutDeploymentsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutDeploymentsInput>
+  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput>
 }
 
-export type RelayerTransactionUpdateWithoutDeploymentsInput = {
+export type RelayerTransactionUpdateWithoutAuthorizationsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -840,11 +840,11 @@ export type RelayerTransactionUpdateWithoutDeploymentsInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
 }
 
-export type RelayerTransactionUncheckedUpdateWithoutDeploymentsInput = {
+export type RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -860,11 +860,11 @@ export type RelayerTransactionUncheckedUpdateWithoutDeploymentsInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
-  chargeAuthorizations?: Prisma.ChargeAuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
 }
 
-export type RelayerTransactionCreateWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionCreateWithoutSweepsInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -880,11 +880,11 @@ export type RelayerTransactionCreateWithoutChargeAuthorizationsInput = {
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeCreateNestedManyWithoutFlushInput
-  deployments?: Prisma.CloneDeploymentCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionUncheckedCreateWithoutSweepsInput = {
   id: string
   chainId: number
   kind: $Enums.RelayerTxKind
@@ -900,27 +900,27 @@ export type RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput = 
   lastError?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
-  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutFlushInput
-  deployments?: Prisma.CloneDeploymentUncheckedCreateNestedManyWithoutTxInput
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
 }
 
-export type RelayerTransactionCreateOrConnectWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionCreateOrConnectWithoutSweepsInput = {
   where: Prisma.RelayerTransactionWhereUniqueInput
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedCreateWithoutSweepsInput>
 }
 
-export type RelayerTransactionUpsertWithoutChargeAuthorizationsInput = {
-  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
-  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedCreateWithoutChargeAuthorizationsInput>
+export type RelayerTransactionUpsertWithoutSweepsInput = {
+  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutSweepsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedCreateWithoutSweepsInput>
   where?: Prisma.RelayerTransactionWhereInput
 }
 
-export type RelayerTransactionUpdateToOneWithWhereWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionUpdateToOneWithWhereWithoutSweepsInput = {
   where?: Prisma.RelayerTransactionWhereInput
-  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutChargeAuthorizationsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput>
+  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutSweepsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutSweepsInput>
 }
 
-export type RelayerTransactionUpdateWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionUpdateWithoutSweepsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -936,11 +936,11 @@ export type RelayerTransactionUpdateWithoutChargeAuthorizationsInput = {
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUpdateManyWithoutFlushNestedInput
-  deployments?: Prisma.CloneDeploymentUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
 }
 
-export type RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput = {
+export type RelayerTransactionUncheckedUpdateWithoutSweepsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
@@ -956,8 +956,8 @@ export type RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput = 
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  charges?: Prisma.ChargeUncheckedUpdateManyWithoutFlushNestedInput
-  deployments?: Prisma.CloneDeploymentUncheckedUpdateManyWithoutTxNestedInput
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
 }
 
 
@@ -966,15 +966,15 @@ export type RelayerTransactionUncheckedUpdateWithoutChargeAuthorizationsInput = 
  */
 
 export type RelayerTransactionCountOutputType = {
-  charges: number
-  deployments: number
-  chargeAuthorizations: number
+  clones: number
+  authorizations: number
+  sweeps: number
 }
 
 export type RelayerTransactionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  charges?: boolean | RelayerTransactionCountOutputTypeCountChargesArgs
-  deployments?: boolean | RelayerTransactionCountOutputTypeCountDeploymentsArgs
-  chargeAuthorizations?: boolean | RelayerTransactionCountOutputTypeCountChargeAuthorizationsArgs
+  clones?: boolean | RelayerTransactionCountOutputTypeCountClonesArgs
+  authorizations?: boolean | RelayerTransactionCountOutputTypeCountAuthorizationsArgs
+  sweeps?: boolean | RelayerTransactionCountOutputTypeCountSweepsArgs
 }
 
 /**
@@ -990,22 +990,22 @@ export type RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs extends runtime
 /**
  * RelayerTransactionCountOutputType without action
  */
-export type RelayerTransactionCountOutputTypeCountChargesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.ChargeWhereInput
+export type RelayerTransactionCountOutputTypeCountClonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.CloneWhereInput
 }
 
 /**
  * RelayerTransactionCountOutputType without action
  */
-export type RelayerTransactionCountOutputTypeCountDeploymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.CloneDeploymentWhereInput
+export type RelayerTransactionCountOutputTypeCountAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AuthorizationWhereInput
 }
 
 /**
  * RelayerTransactionCountOutputType without action
  */
-export type RelayerTransactionCountOutputTypeCountChargeAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.ChargeAuthorizationWhereInput
+export type RelayerTransactionCountOutputTypeCountSweepsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SweepWhereInput
 }
 
 
@@ -1025,9 +1025,9 @@ export type RelayerTransactionSelect<ExtArgs extends runtime.Types.Extensions.In
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
-  charges?: boolean | Prisma.RelayerTransaction$chargesArgs<ExtArgs>
-  deployments?: boolean | Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>
-  chargeAuthorizations?: boolean | Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>
+  clones?: boolean | Prisma.RelayerTransaction$clonesArgs<ExtArgs>
+  authorizations?: boolean | Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>
+  sweeps?: boolean | Prisma.RelayerTransaction$sweepsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["relayerTransaction"]>
 
@@ -1087,9 +1087,9 @@ export type RelayerTransactionSelectScalar = {
 
 export type RelayerTransactionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "chainId" | "kind" | "status" | "nonce" | "rawTx" | "txHashes" | "txHash" | "blockNumber" | "blockHash" | "bumps" | "sentAt" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["relayerTransaction"]>
 export type RelayerTransactionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  charges?: boolean | Prisma.RelayerTransaction$chargesArgs<ExtArgs>
-  deployments?: boolean | Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>
-  chargeAuthorizations?: boolean | Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>
+  clones?: boolean | Prisma.RelayerTransaction$clonesArgs<ExtArgs>
+  authorizations?: boolean | Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>
+  sweeps?: boolean | Prisma.RelayerTransaction$sweepsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type RelayerTransactionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1098,9 +1098,9 @@ export type RelayerTransactionIncludeUpdateManyAndReturn<ExtArgs extends runtime
 export type $RelayerTransactionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "RelayerTransaction"
   objects: {
-    charges: Prisma.$ChargePayload<ExtArgs>[]
-    deployments: Prisma.$CloneDeploymentPayload<ExtArgs>[]
-    chargeAuthorizations: Prisma.$ChargeAuthorizationPayload<ExtArgs>[]
+    clones: Prisma.$ClonePayload<ExtArgs>[]
+    authorizations: Prisma.$AuthorizationPayload<ExtArgs>[]
+    sweeps: Prisma.$SweepPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1524,9 +1524,9 @@ readonly fields: RelayerTransactionFieldRefs;
  */
 export interface Prisma__RelayerTransactionClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
-  charges<T extends Prisma.RelayerTransaction$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  deployments<T extends Prisma.RelayerTransaction$deploymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$deploymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$CloneDeploymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  chargeAuthorizations<T extends Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$chargeAuthorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargeAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  clones<T extends Prisma.RelayerTransaction$clonesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$clonesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ClonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  authorizations<T extends Prisma.RelayerTransaction$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  sweeps<T extends Prisma.RelayerTransaction$sweepsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$sweepsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SweepPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1964,75 +1964,75 @@ export type RelayerTransactionDeleteManyArgs<ExtArgs extends runtime.Types.Exten
 }
 
 /**
- * RelayerTransaction.charges
+ * RelayerTransaction.clones
  */
-export type RelayerTransaction$chargesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type RelayerTransaction$clonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the Charge
+   * Select specific fields to fetch from the Clone
    */
-  select?: Prisma.ChargeSelect<ExtArgs> | null
+  select?: Prisma.CloneSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the Charge
+   * Omit specific fields from the Clone
    */
-  omit?: Prisma.ChargeOmit<ExtArgs> | null
+  omit?: Prisma.CloneOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.ChargeInclude<ExtArgs> | null
-  where?: Prisma.ChargeWhereInput
-  orderBy?: Prisma.ChargeOrderByWithRelationInput | Prisma.ChargeOrderByWithRelationInput[]
-  cursor?: Prisma.ChargeWhereUniqueInput
+  include?: Prisma.CloneInclude<ExtArgs> | null
+  where?: Prisma.CloneWhereInput
+  orderBy?: Prisma.CloneOrderByWithRelationInput | Prisma.CloneOrderByWithRelationInput[]
+  cursor?: Prisma.CloneWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.ChargeScalarFieldEnum | Prisma.ChargeScalarFieldEnum[]
+  distinct?: Prisma.CloneScalarFieldEnum | Prisma.CloneScalarFieldEnum[]
 }
 
 /**
- * RelayerTransaction.deployments
+ * RelayerTransaction.authorizations
  */
-export type RelayerTransaction$deploymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type RelayerTransaction$authorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the CloneDeployment
+   * Select specific fields to fetch from the Authorization
    */
-  select?: Prisma.CloneDeploymentSelect<ExtArgs> | null
+  select?: Prisma.AuthorizationSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the CloneDeployment
+   * Omit specific fields from the Authorization
    */
-  omit?: Prisma.CloneDeploymentOmit<ExtArgs> | null
+  omit?: Prisma.AuthorizationOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.CloneDeploymentInclude<ExtArgs> | null
-  where?: Prisma.CloneDeploymentWhereInput
-  orderBy?: Prisma.CloneDeploymentOrderByWithRelationInput | Prisma.CloneDeploymentOrderByWithRelationInput[]
-  cursor?: Prisma.CloneDeploymentWhereUniqueInput
+  include?: Prisma.AuthorizationInclude<ExtArgs> | null
+  where?: Prisma.AuthorizationWhereInput
+  orderBy?: Prisma.AuthorizationOrderByWithRelationInput | Prisma.AuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.AuthorizationWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.CloneDeploymentScalarFieldEnum | Prisma.CloneDeploymentScalarFieldEnum[]
+  distinct?: Prisma.AuthorizationScalarFieldEnum | Prisma.AuthorizationScalarFieldEnum[]
 }
 
 /**
- * RelayerTransaction.chargeAuthorizations
+ * RelayerTransaction.sweeps
  */
-export type RelayerTransaction$chargeAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type RelayerTransaction$sweepsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the ChargeAuthorization
+   * Select specific fields to fetch from the Sweep
    */
-  select?: Prisma.ChargeAuthorizationSelect<ExtArgs> | null
+  select?: Prisma.SweepSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the ChargeAuthorization
+   * Omit specific fields from the Sweep
    */
-  omit?: Prisma.ChargeAuthorizationOmit<ExtArgs> | null
+  omit?: Prisma.SweepOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.ChargeAuthorizationInclude<ExtArgs> | null
-  where?: Prisma.ChargeAuthorizationWhereInput
-  orderBy?: Prisma.ChargeAuthorizationOrderByWithRelationInput | Prisma.ChargeAuthorizationOrderByWithRelationInput[]
-  cursor?: Prisma.ChargeAuthorizationWhereUniqueInput
+  include?: Prisma.SweepInclude<ExtArgs> | null
+  where?: Prisma.SweepWhereInput
+  orderBy?: Prisma.SweepOrderByWithRelationInput | Prisma.SweepOrderByWithRelationInput[]
+  cursor?: Prisma.SweepWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.ChargeAuthorizationScalarFieldEnum | Prisma.ChargeAuthorizationScalarFieldEnum[]
+  distinct?: Prisma.SweepScalarFieldEnum | Prisma.SweepScalarFieldEnum[]
 }
 
 /**

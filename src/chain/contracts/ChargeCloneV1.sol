@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-/// @title ChargeClone
-/// @notice The code behind every charge's payment address. Each charge gets an EIP-1167 clone of
+/// @title ChargeCloneV1
+/// @notice Version 1, kept so that clones made before version 2 still settle (ChargeCloneV2 is the
+/// current one). The code behind every charge's payment address. Each charge gets an EIP-1167 clone of
 /// this contract whose bytecode carries two immutable arguments: the merchant's wallet (20 bytes)
 /// and the fee in basis points (2 bytes). The protocol's fee recipient is fixed in this
 /// implementation when it is deployed. The only thing a clone can do with money is `flush`: pay all
 /// of a token to the merchant, minus the fee to the fee recipient. There is no owner, no admin path,
 /// no upgrade and no selfdestruct, and anyone may call `flush`: whoever calls it, funds can only ever
 /// reach those two addresses. Native ETH sent to a clone is refused (there is no receive function).
-contract ChargeClone {
+contract ChargeCloneV1 {
     /// @notice Receives floor(balance * feeBps / 10000) of every flush.
     address public immutable feeRecipient;
     address private immutable implementation;

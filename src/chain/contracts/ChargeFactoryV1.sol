@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-import {ChargeClone} from "./ChargeClone.sol";
+import {ChargeCloneV1} from "./ChargeCloneV1.sol";
 
-/// @title ChargeFactory
-/// @notice Deploys one EIP-1167 clone of ChargeClone per charge with CREATE2, the merchant's wallet and
+/// @title ChargeFactoryV1
+/// @notice Version 1, kept so that clones made before version 2 still settle (ChargeFactoryV2 is the
+/// current one). Deploys one EIP-1167 clone of ChargeCloneV1 per charge with CREATE2, the merchant's wallet and
 /// fee appended to the clone's code as immutable arguments (OpenZeppelin Clones v5.2 layout). The clone's
 /// address follows from (factory, salt, wallet, fee), so it is known before deployment and money sent
 /// to it early is flushed once it is deployed. Anyone may call every function; none can redirect funds.
-contract ChargeFactory {
-    /// @notice The ChargeClone every clone delegates to (it holds the fee recipient).
+contract ChargeFactoryV1 {
+    /// @notice The ChargeCloneV1 every clone delegates to (it holds the fee recipient).
     address public immutable implementation;
 
     error FeeTooHigh(uint256 feeBps);
@@ -24,7 +25,7 @@ contract ChargeFactory {
     uint256 private constant DEPLOY_GAS = 80_000;
 
     constructor(address feeRecipient) {
-        implementation = address(new ChargeClone(feeRecipient));
+        implementation = address(new ChargeCloneV1(feeRecipient));
     }
 
     /// @notice The address `deploy(salt, wallet, feeBps)` creates.
@@ -69,13 +70,13 @@ contract ChargeFactory {
     function deployAndFlush(bytes32 salt, address wallet, uint16 feeBps, address token) external returns (address clone, uint256 net, uint256 fee) {
         clone = predict(salt, wallet, feeBps);
         if (clone.code.length == 0) deploy(salt, wallet, feeBps);
-        (net, fee) = ChargeClone(clone).flush(token);
+        (net, fee) = ChargeCloneV1(clone).flush(token);
     }
 
     /// @notice Flushes `token` from many clones in one transaction. A clone that cannot pay (no code,
     /// a token that refuses) is skipped so it cannot hold up the others; each success emits `Flushed`.
     function flushMany(address token, address[] calldata clones) external {
-        bytes memory call = abi.encodeCall(ChargeClone.flush, (token));
+        bytes memory call = abi.encodeCall(ChargeCloneV1.flush, (token));
         for (uint256 i; i < clones.length; ++i) {
             // Each flush starts with more gas than any flush needs, so a failure is the clone's own
             // and never a gas limit cut short (gas estimation would otherwise find a limit that

@@ -1,0 +1,234 @@
+// The ledger as merchants and accountants read it (API.md "Ledger"): balance transactions, newest
+// first, filtered by charge, refund, type and creation time, as JSON pages or as one CSV of every
+// page; and the balance: per chain, what the clones hold, what is on its way, what was paid out, the
+// fees and the refunds. The rows themselves are written by domain/ledger.ts only.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { BalanceTransaction, Prisma as P } from "../generated/prisma/client.js";
+import { invalidParam, notFound } from "./errors.js";
+import { formatAmount } from "./money.js";
+import { keysetPage, type Page, pageParams } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+export type { BalanceTransaction };
+
+export const BALANCE_TRANSACTION_TYPES = ["payment", "fee", "payout", "refund", "reversal"] as const;
+
+/** The public JSON form of a balance transaction. */
+export const BalanceTransactionResource = z.object({
+  id: z.string(),
+  object: z.literal("balance_transaction"),
+  livemode: z.boolean(),
+  type: z
+    .enum(BALANCE_TRANSACTION_TYPES)
+    .describe("payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed."),
+  amount: z.string().describe('Signed USDC: "25.00" in, "-24.75" out.'),
+  chargeId: z.string(),
+  refundId: z.string().nullable(),
+  invoiceId: z.string().nullable().describe("The invoice a payment pays (money its charge received on time)."),
+  chainId: z.number().int(),
+  txHash: z.string(),
+  blockNumber: z.number().int(),
+  reversesId: z.string().nullable().describe("The row a reversal undoes."),
+  createdAt: z.string().describe("When the ledger recorded it (the transfer's confirmation)."),
+});
+export type BalanceTransactionResource = z.infer<typeof BalanceTransactionResource>;
+
+/** Shapes a ledger row. */
+export function balanceTransactionResource(b: BalanceTransaction): BalanceTransactionResource {
+  return {
+    id: b.id,
+    object: "balance_transaction",
+    livemode: b.livemode,
+    type: b.type,
+    amount: formatAmount(b.amount),
+    chargeId: b.chargeId,
+    refundId: b.refundId,
+    invoiceId: b.invoiceId,
+    chainId: b.chainId,
+    txHash: b.txHash,
+    blockNumber: Number(b.blockNumber),
+    reversesId: b.reversesId,
+    createdAt: b.createdAt.toISOString(),
+  };
+}
+
+const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z" }).transform((s) => new Date(s));
+
+const filterShape = {
+  chargeId: z.string().min(1).max(100).optional(),
+  refundId: z.string().min(1).max(100).optional(),
+  type: z.enum(BALANCE_TRANSACTION_TYPES, { error: `must be one of ${BALANCE_TRANSACTION_TYPES.join(", ")}` }).optional(),
+  createdGte: instant.optional().describe("Only rows recorded at or after this instant."),
+  createdLt: instant.optional().describe("Only rows recorded before this instant."),
+};
+
+/** The query of GET /v1/balance_transactions. */
+export const listSchema = z.strictObject({
+  ...pageParams,
+  ...filterShape,
+  format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json").describe("csv: every matching row, as text/csv with a header row."),
+});
+const filterSchema = z.strictObject(filterShape);
+export type BalanceTransactionFilters = z.input<typeof filterSchema>;
+
+/** The where-clause of a ledger list: this merchant and mode, and the filters. */
+function ledgerFilter(scope: Scope, f: z.output<typeof filterSchema>): P.BalanceTransactionWhereInput {
+  return {
+    ...inScope(scope),
+    ...(f.chargeId && { chargeId: f.chargeId }),
+    ...(f.refundId && { refundId: f.refundId }),
+    ...(f.type && { type: f.type }),
+    ...((f.createdGte || f.createdLt) && { createdAt: { ...(f.createdGte && { gte: f.createdGte }), ...(f.createdLt && { lt: f.createdLt }) } }),
+  };
+}
+
+/** One page of balance transactions, newest first (the query's `format` is the door's business). */
+export async function listBalanceTransactions(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<BalanceTransaction>> {
+  const { limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
+  const where = ledgerFilter(scope, filters);
+  return keysetPage(
+    "balance_transaction",
+    { limit, startingAfter, endingBefore },
+    (id) => prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.balanceTransaction.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+  );
+}
+
+/** How many balance transactions match the filters (GraphQL's `totalCount`). */
+export function countBalanceTransactions(prisma: Prisma, scope: Scope, filters: unknown): Promise<number> {
+  return prisma.balanceTransaction.count({ where: ledgerFilter(scope, parseInput(filterSchema, filters)) });
+}
+
+/** A charge's balance transactions, oldest first (the charge's own ledger). */
+export async function balanceTransactionsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<BalanceTransaction[]> {
+  return prisma.balanceTransaction.findMany({ where: { chargeId, ...inScope(scope) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
+/** The columns of the CSV export, in order (its header row). */
+export const CSV_COLUMNS = [
+  "id",
+  "type",
+  "amount",
+  "chargeId",
+  "refundId",
+  "invoiceId",
+  "chainId",
+  "txHash",
+  "blockNumber",
+  "reversesId",
+  "createdAt",
+  "livemode",
+] as const;
+
+/** Rows per read of the CSV export. */
+const CSV_BATCH = 1_000;
+
+/**
+ * Every balance transaction matching the query, newest first, as CSV lines: the header, then one line
+ * per row, read a batch at a time so that an export of any size takes little memory. A bad query
+ * throws here, before the first line.
+ */
+export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
+  const { limit: _limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
+  // An export is every matching row: a cursor would silently be ignored.
+  if (startingAfter !== undefined || endingBefore !== undefined) {
+    throw invalidParam(
+      startingAfter !== undefined ? "startingAfter" : "endingBefore",
+      "a CSV export has every matching row: narrow it with createdGte and createdLt, not a cursor",
+    );
+  }
+  return csvLines(prisma, ledgerFilter(scope, filters));
+}
+
+async function* csvLines(prisma: Prisma, where: P.BalanceTransactionWhereInput): AsyncGenerator<string> {
+  yield `${CSV_COLUMNS.join(",")}\r\n`;
+  let last: { createdAt: Date; id: string } | null = null;
+  for (;;) {
+    const rows: BalanceTransaction[] = await prisma.balanceTransaction.findMany({
+      where: last ? { AND: [where, { OR: [{ createdAt: { lt: last.createdAt } }, { createdAt: last.createdAt, id: { lt: last.id } }] }] } : where,
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: CSV_BATCH,
+    });
+    if (rows.length === 0) return;
+    yield rows.map((r) => `${csvLine(balanceTransactionResource(r))}\r\n`).join("");
+    last = rows[rows.length - 1]!;
+    if (rows.length < CSV_BATCH) return;
+  }
+}
+
+/** One CSV line of a row. */
+function csvLine(r: BalanceTransactionResource): string {
+  return CSV_COLUMNS.map((c) => csvField(r[c])).join(",");
+}
+
+/**
+ * One CSV field (RFC 4180: a field with a comma, quote or line break is quoted). The export is meant
+ * for spreadsheets, which run a cell that starts with = + - @ (or a tab or carriage return) as a
+ * formula: such a field is written as text, with a leading apostrophe, so that no value that ever
+ * reaches a column can become one (OWASP "CSV injection"). Plain numbers, the negative amounts
+ * included, stay numbers.
+ */
+export function csvField(value: string | number | boolean | null): string {
+  let text = value === null ? "" : String(value);
+  if (/^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** An amount per chain. */
+const PerChain = z.array(z.object({ chainId: z.number().int(), amount: z.string() }));
+
+/** GET /v1/balance: the merchant's money in one mode, per chain. */
+export const BalanceResource = z.object({
+  object: z.literal("balance"),
+  livemode: z.boolean(),
+  held: PerChain.describe("Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more)."),
+  onItsWay: PerChain.describe("Payments seen on chain and not yet confirmed, and payments without gas accepted and not yet on chain."),
+  paidOut: PerChain.describe("Paid to your wallet so far (net of fees)."),
+  fees: PerChain.describe("Protocol fees taken so far."),
+  refunded: PerChain.describe("Refunds your wallet paid so far."),
+});
+export type BalanceResource = z.infer<typeof BalanceResource>;
+
+/** The balance of `scope` (API.md "Ledger"): sums of the ledger per chain, and what is on its way. */
+export async function getBalance(prisma: Prisma, scope: Scope): Promise<BalanceResource> {
+  const [ledger, held, onItsWay] = await Promise.all([
+    prisma.$queryRaw<{ chainId: number; kind: string; amount: string }[]>`
+      SELECT b.chain_id AS "chainId", coalesce(o.type, b.type)::text AS kind, sum(b.amount)::text AS amount
+      FROM balance_transactions b LEFT JOIN balance_transactions o ON o.id = b.reverses_id
+      WHERE b.merchant_id = ${scope.merchantId} AND b.livemode = ${scope.livemode} AND coalesce(o.type, b.type) IN ('payout', 'fee', 'refund')
+      GROUP BY 1, 2 ORDER BY 1`,
+    prisma.$queryRaw<{ chainId: number; amount: string }[]>`
+      SELECT k.chain_id AS "chainId", sum(k.held)::text AS amount FROM clones k JOIN charges c ON c.id = k.charge_id
+      WHERE c.merchant_id = ${scope.merchantId} AND c.livemode = ${scope.livemode} AND k.held <> 0 GROUP BY 1 ORDER BY 1`,
+    prisma.$queryRaw<{ chainId: number; amount: string }[]>`
+      SELECT chain_id AS "chainId", sum(amount)::text AS amount FROM (
+        SELECT t.chain_id, t.amount FROM chain_transfers t JOIN charges c ON c.id = t.charge_id
+        WHERE c.merchant_id = ${scope.merchantId} AND c.livemode = ${scope.livemode} AND t.kind = 'PAYMENT' AND t.status = 'SEEN'
+        UNION ALL
+        SELECT a.chain_id, a.value FROM authorizations a JOIN charges c ON c.id = a.charge_id
+        WHERE c.merchant_id = ${scope.merchantId} AND c.livemode = ${scope.livemode} AND a.purpose = 'PAYMENT' AND a.ended_at IS NULL AND a.used_tx_hash IS NULL
+      ) x GROUP BY 1 ORDER BY 1`,
+  ]);
+  // A chain whose sum is nothing (a payout a reorg reversed) is left out, as a clone holding nothing is.
+  const perChain = (rows: { chainId: number; amount: string }[], sign = 1n) =>
+    rows.filter((r) => BigInt(r.amount) !== 0n).map((r) => ({ chainId: r.chainId, amount: formatAmount(sign * BigInt(r.amount)) }));
+  const of = (kind: string) => ledger.filter((r) => r.kind === kind);
+  return {
+    object: "balance",
+    livemode: scope.livemode,
+    held: perChain(held),
+    onItsWay: perChain(onItsWay),
+    paidOut: perChain(of("payout"), -1n),
+    fees: perChain(of("fee"), -1n),
+    refunded: perChain(of("refund"), -1n),
+  };
+}
+
+/** A balance transaction of `scope`, or 404. */
+export async function getBalanceTransaction(prisma: Prisma, scope: Scope, id: string): Promise<BalanceTransaction> {
+  const row = await prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) } });
+  if (!row) throw notFound("balance_transaction", id);
+  return row;
+}

@@ -1,0 +1,104 @@
+// Sweeps (API.md "Clone contracts v2"): another token, or the native coin, that reached a charge's
+// address is paid out to the merchant's wallet (less the fee, as the clone pays everything it pays).
+// Asked for by the merchant (GraphQL `sweepCharge`) or an operator (`stablegate sweep`); the worker
+// that holds the chain's relayer sends it (jobs/sweeps.ts). USDC is never swept: the service pays it
+// out itself, by the charge's rules.
+import { getAddress } from "ethers";
+import { z } from "zod";
+import type { ChainSet } from "../chain/chains.js";
+import type { Prisma } from "../db/client.js";
+import type { Sweep } from "../generated/prisma/client.js";
+import { AppError, invalidParam, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { inScope, type Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+export type { Sweep };
+
+/** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
+export const sweepSchema = z.strictObject(
+  {
+    token: z.string().min(1).max(100).describe('A token address, or "native" (also "eth") for the chain\'s own coin.'),
+    chainId: z.number().int().positive().optional().describe("The chain to sweep on; the charge's picked chain by default."),
+  },
+  { error: "must be a JSON object" },
+);
+
+/** A sweep as the API shows it. */
+export const SweepResource = z.object({
+  id: z.string(),
+  object: z.literal("sweep"),
+  chargeId: z.string(),
+  chainId: z.number().int(),
+  token: z.string(),
+  status: z.enum(["PENDING", "SENT", "DONE", "FAILED"]),
+  txHash: z.string().nullable(),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type SweepResource = z.infer<typeof SweepResource>;
+
+/** Shapes a sweep (with its transaction's hash, once sent). */
+export function sweepResource(s: Sweep & { tx?: { txHash: string | null; txHashes: string[] } | null }): SweepResource {
+  return {
+    id: s.id,
+    object: "sweep",
+    chargeId: s.chargeId,
+    chainId: s.chainId,
+    token: s.token,
+    status: s.status,
+    txHash: s.tx ? (s.tx.txHash ?? s.tx.txHashes.at(-1) ?? null) : null,
+    error: s.error,
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Asks for `input.token` at charge `chargeId`'s address to be paid out to its merchant (`scope`: the
+ * merchant's; null: an operator's). The same sweep asked again while one waits is that one. 400 for
+ * a bad token or chain, 409 `sweep_not_possible` for USDC or what the charge's contracts cannot move.
+ */
+export async function requestSweep(prisma: Prisma, chains: ChainSet, scope: Scope | null, chargeId: string, input: unknown, now = new Date()): Promise<Sweep> {
+  const data = parseInput(sweepSchema, input);
+  const charge = await prisma.charge.findFirst({ where: { id: chargeId, ...(scope && inScope(scope)) } });
+  if (!charge) throw notFound("charge", chargeId);
+  const chainId = data.chainId ?? charge.chainId;
+  if (chainId === null) throw invalidParam("chainId", "Invalid chainId: the charge has no chain yet; name the chain to sweep on");
+  const chain = chains.get(chainId);
+  if (!chain || chain.testnet === charge.livemode) throw invalidParam("chainId", `Invalid chainId: chain ${chainId} is not enabled for this charge's mode`);
+  const native = /^(native|eth)$/i.test(data.token);
+  let token = "native";
+  if (!native) {
+    try {
+      token = getAddress(data.token);
+    } catch {
+      throw invalidParam("token", `Invalid token: ${data.token} is neither a token address nor "native"`);
+    }
+  }
+  if (token === getAddress(chain.usdc)) {
+    throw new AppError(
+      "sweep_not_possible",
+      "USDC is not swept: the service pays it out itself as the charge's rules say (see the charge's settlements).",
+      "token",
+    );
+  }
+  const version = charge.chainId === chainId || charge.contractVersion === 2 ? charge.contractVersion : null;
+  if (version === null || charge.depositAddress === null)
+    throw new AppError("sweep_not_possible", `Charge ${chargeId} has no address on chain ${chainId}.`, "chainId");
+  if (version === 1 && native) throw new AppError("sweep_not_possible", "Clones made before version 2 cannot move the native coin.", "token");
+  if (version === 1 && !chain.v1)
+    throw new AppError("sweep_not_possible", `Chain ${chainId} has no CHAIN_${chainId}_FACTORY_V1 for this charge's clone.`, "chainId");
+  const waiting = await prisma.sweep.findFirst({ where: { chargeId, chainId, token, status: { in: ["PENDING", "SENT"] } } });
+  if (waiting) return waiting;
+  return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
+}
+
+/** A sweep of charge `chargeId` (any merchant's when `scope` is null), or 404. */
+export async function getSweep(prisma: Prisma, scope: Scope | null, id: string) {
+  const sweep = await prisma.sweep.findFirst({
+    where: { id, ...(scope && { charge: inScope(scope) }) },
+    include: { tx: { select: { txHash: true, txHashes: true } } },
+  });
+  if (!sweep) throw notFound("sweep", id);
+  return sweep;
+}

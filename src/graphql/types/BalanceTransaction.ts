@@ -1,0 +1,96 @@
+// `BalanceTransaction` and `Balance`: the ledger, like REST's /v1/balance_transactions and /v1/balance,
+// with `balanceTransactions` (a connection with the same filters), `balance`, and each charge's own
+// rows. Rules live in domain/balance-transactions.ts.
+import {
+  BALANCE_TRANSACTION_TYPES,
+  type BalanceResource,
+  type BalanceTransactionResource,
+  balanceTransactionResource,
+  balanceTransactionsOfCharge,
+  countBalanceTransactions,
+  getBalance,
+  listBalanceTransactions,
+} from "../../domain/balance-transactions.js";
+import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+
+const BalanceTransactionType = builder.enumType("BalanceTransactionType", {
+  values: BALANCE_TRANSACTION_TYPES.map((t) => t.toUpperCase()),
+  description: "PAYMENT into a charge's address; PAYOUT and FEE out of it; REFUND from your wallet to a buyer; REVERSAL undoes a row a reorg removed.",
+});
+
+export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>("BalanceTransaction").implement({
+  description: "One immutable movement of a charge's money, from a confirmed chain transfer (or its undoing).",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    livemode: t.exposeBoolean("livemode"),
+    type: t.field({ type: BalanceTransactionType, resolve: (b) => b.type.toUpperCase() }),
+    amount: t.exposeString("amount", { description: 'Signed USDC: "25.00" in, "-24.75" out.' }),
+    chargeId: t.exposeID("chargeId"),
+    refundId: t.exposeID("refundId", { nullable: true }),
+    invoiceId: t.exposeID("invoiceId", { nullable: true, description: "The invoice a payment pays." }),
+    chainId: t.exposeInt("chainId"),
+    txHash: t.exposeString("txHash"),
+    blockNumber: t.exposeInt("blockNumber"),
+    reversesId: t.exposeID("reversesId", { nullable: true, description: "The row a reversal undoes." }),
+    createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it." }),
+  }),
+});
+
+const ChainAmount = builder.objectRef<{ chainId: number; amount: string }>("ChainAmount").implement({
+  fields: (t) => ({ chainId: t.exposeInt("chainId"), amount: t.exposeString("amount", { description: "USDC." }) }),
+});
+
+const Balance = builder.objectRef<BalanceResource>("Balance").implement({
+  description: "Your money in this mode, per chain.",
+  fields: (t) => ({
+    livemode: t.exposeBoolean("livemode"),
+    held: t.field({ type: [ChainAmount], description: "Confirmed, in your charges' addresses, waiting to be paid out.", resolve: (b) => b.held }),
+    onItsWay: t.field({
+      type: [ChainAmount],
+      description: "Seen on chain and not confirmed yet, or accepted without gas and not on chain yet.",
+      resolve: (b) => b.onItsWay,
+    }),
+    paidOut: t.field({ type: [ChainAmount], description: "Paid to your wallet (net of fees).", resolve: (b) => b.paidOut }),
+    fees: t.field({ type: [ChainAmount], resolve: (b) => b.fees }),
+    refunded: t.field({ type: [ChainAmount], description: "Refunds your wallet paid.", resolve: (b) => b.refunded }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  balanceTransactions: t.connection(
+    {
+      type: BalanceTransaction,
+      description: "The ledger, newest first.",
+      args: {
+        chargeId: t.arg.id(),
+        refundId: t.arg.id(),
+        type: t.arg({ type: BalanceTransactionType }),
+        createdGte: t.arg.string({ description: "ISO 8601: rows recorded at or after this instant." }),
+        createdLt: t.arg.string({ description: "ISO 8601: rows recorded before this instant." }),
+      },
+      resolve: async (_root, args, ctx) => {
+        const scope = ctx.scope();
+        const filters = {
+          chargeId: args.chargeId ?? undefined,
+          refundId: args.refundId ?? undefined,
+          type: args.type?.toLowerCase(),
+          createdGte: args.createdGte ?? undefined,
+          createdLt: args.createdLt ?? undefined,
+        };
+        const page = await listBalanceTransactions(ctx.prisma, scope, { ...pageRequest(args), ...filters });
+        return connectionOf({ ...page, data: page.data.map(balanceTransactionResource) }, args, () => countBalanceTransactions(ctx.prisma, scope, filters));
+      },
+    },
+    countedConnection("Balance transactions matching the filters."),
+  ),
+  balance: t.field({ type: Balance, resolve: (_root, _args, ctx) => getBalance(ctx.prisma, ctx.scope()) }),
+}));
+
+builder.prismaObjectField("Charge", "balanceTransactions", (t) =>
+  t.field({
+    type: [BalanceTransaction],
+    description: "The charge's ledger rows, oldest first: what its money fields add up.",
+    resolve: async (c, _args, ctx) => (await balanceTransactionsOfCharge(ctx.prisma, ctx.scope(), c.id)).map(balanceTransactionResource),
+  }),
+);
