@@ -1,8 +1,9 @@
 // The merchant dashboard in a real browser (Debian's chromium through playwright-core) against the
 // service on an anvil devnet with its chain runner and webhook dispatcher: sign-in (wrong password,
 // lock-out, TOTP), the mode switch, an API key used with curl, a webhook endpoint's test delivery, a
-// charge appearing and completing live, search by transaction hash, a refund through the claim page
-// to COMPLETED, editing a customer, an invoice made, finalized and sent (hosted link, PDF), a payment
+// charge appearing and completing live, search by transaction hash, its ledger rows, a refund through
+// the claim page to COMPLETED, editing a customer, a charge flagged for review (badge, filter, reason,
+// mark reviewed) with another token at its address swept, an invoice made, finalized and sent (hosted link, PDF), a payment
 // link made and deactivated, sign out everywhere; accessibility, screenshots and the first load's weight.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -12,6 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
+import { balanceDifferences, recordReconciliation } from "../../src/domain/reconcile.js";
 import { totpCode } from "../../src/domain/totp.js";
 import { createUser, startTotpEnrollment } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -173,6 +175,9 @@ describe("the dashboard in a browser", () => {
     await row.getByRole("link", { name: "dash-live-1" }).click();
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("dash-live-1 COMPLETED");
     await expect.poll(() => page.locator(".timeline li").count()).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(() => page.locator('[data-ledger="PAYMENT"]').first().textContent(), { timeout: 10_000 })
+      .toMatch(/^PAYMENT \+12\.50 USDC · Local devnet · 0x/);
 
     // A refund with a claim link: the buyer gives an address on the claim page, the merchant's wallet
     // pays, and the charge's page shows it COMPLETED without reload.
@@ -252,6 +257,65 @@ describe("the dashboard in a browser", () => {
     expect(sent).toHaveLength(1);
     await expect.poll(() => row.locator(".status").textContent(), { timeout: 30_000 }).toBe("COMPLETED");
     expect((await app.call("GET", `/v1/refunds/${refund.id}`)).body).toMatchObject({ status: "COMPLETED", txHash: sent[0] });
+    await page.context().close();
+  });
+
+  it("flags a charge for review: the list marks and filters it, its page says why and marks it reviewed; another token at its address is swept", async () => {
+    const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "dash-review-1", amount: "3" } })).body;
+    const selected = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { key: null, body: { chainId: 31337 } });
+    // The worker first compares a just-picked address with the chain (finding nothing at it): the
+    // reconciliation below comes after that, as the worker's next one would.
+    await expect
+      .poll(async () => (await app.db.prisma.clone.findFirst({ where: { chargeId: charge.id } }))?.balanceCheckedAt, { timeout: 30_000 })
+      .toBeInstanceOf(Date);
+    // A reorg took away money the ledger counts, and another token sits at the address.
+    const differences = balanceDifferences(31337, [{ chargeId: charge.id, address: selected.body.cloneAddress, expected: 1_000_000n }], [0n]);
+    const token = "0x7777777777777777777777777777777777777777";
+    const strays = [{ chargeId: charge.id, token, amount: 2n * 10n ** 18n }];
+    expect(await recordReconciliation(app.db.prisma, 31337, [charge.id], differences, strays, { ...SETTINGS, feed: app.live })).toEqual([charge.id]);
+
+    const page = await newPage(1280, true);
+    await signIn(page);
+    await signedIn(page);
+    await go(page, "Charges");
+    const row = page.locator(`tr[data-charge="${charge.id}"]`);
+    await expect.poll(() => row.locator(".status-review").textContent(), { timeout: 10_000 }).toBe("Needs review");
+    await page.getByRole("button", { name: "Needs review (1)" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Needs review (1)" }).getAttribute("aria-pressed")).toBe("true");
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(1);
+    await row.getByRole("link", { name: "dash-review-1" }).click();
+
+    const review = page.getByRole("region", { name: "Needs review" });
+    await expect.poll(() => review.locator("[data-review-reason]").textContent(), { timeout: 10_000 }).toBe(differences[0]!.message);
+    expect(await page.getByRole("region", { name: "Ledger" }).textContent()).toContain("No confirmed money movement yet.");
+    const stray = page.locator(`[data-stray="${token}"]`);
+    expect(await stray.textContent()).toContain("2000000000000000000 base units · Local devnet");
+    await audit(page, "charge-review", 1280);
+    const narrow = await newPage(360, true);
+    await signIn(narrow);
+    await signedIn(narrow);
+    await narrow.goto(`${app.url}/dashboard/charges/${charge.id}`);
+    await narrow.getByRole("region", { name: "Needs review" }).waitFor();
+    await audit(narrow, "charge-review", 360);
+    await narrow.context().close();
+
+    // A sweep is asked for; the worker sends it (here the token is no contract, so it may fail).
+    await stray.getByRole("button", { name: "Sweep to wallet" }).click();
+    await expect.poll(() => stray.locator("[data-sweep] .status").textContent(), { timeout: 10_000 }).toMatch(/^(PENDING|SENT|DONE|FAILED)$/);
+    const sweepId = (await stray.locator("[data-sweep]").getAttribute("data-sweep"))!;
+    expect(await app.db.prisma.sweep.findUnique({ where: { id: sweepId } })).toMatchObject({ chargeId: charge.id, chainId: 31337, token });
+
+    await review.getByRole("button", { name: "Mark reviewed" }).click();
+    await page.getByRole("status").filter({ hasText: "Marked reviewed." }).waitFor();
+    expect(await review.count()).toBe(0);
+    expect(await app.db.prisma.charge.findUnique({ where: { id: charge.id } })).toMatchObject({ reviewReason: null });
+    await expect.poll(() => page.locator(".timeline li strong").allTextContents()).toContain("charge.reviewed");
+    await go(page, "Charges");
+    await page.getByRole("button", { name: "Needs review (0)" }).click();
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(0);
+    await page.getByRole("button", { name: "All charges" }).click();
+    await row.waitFor();
+    expect(await row.locator(".status-review").count()).toBe(0);
     await page.context().close();
   });
 

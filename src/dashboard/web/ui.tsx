@@ -45,9 +45,14 @@ export function Status({ status }: { status: string }) {
   return <span class={`status status-${status.toLowerCase()}`}>{status}</span>;
 }
 
-export function Section(props: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+/** Marks a charge whose ledger and chain disagree (see the charge's page). */
+export function ReviewBadge() {
+  return <span class="status status-review">Needs review</span>;
+}
+
+export function Section(props: { title: string; children: ComponentChildren; actions?: ComponentChildren; class?: string }) {
   return (
-    <section class="card" aria-label={props.title}>
+    <section class={props.class ? `card ${props.class}` : "card"} aria-label={props.title}>
       <header class="card-head">
         <h2>{props.title}</h2>
         {props.actions}

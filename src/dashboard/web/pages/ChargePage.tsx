@@ -1,11 +1,11 @@
 // A charge: its state (live through chargeUpdated), the invoice it pays or the payment link it came
-// from, payments settled with explorer links, its timeline of events with their webhook deliveries
-// (resend), and cancel.
+// from, payments settled with explorer links, its ledger rows, what needs review (mark reviewed), other
+// assets at its address (sweep), its timeline of events with their webhook deliveries (resend), and cancel.
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Explorer, formValues, Section, Status, Time, units } from "../ui.js";
+import { Amount, ErrorNote, Explorer, formValues, ReviewBadge, Section, Status, Time, units } from "../ui.js";
 import { browserWallet, sendFromWallet } from "../wallet.js";
 
 const ChargeQuery = graphql(`
@@ -34,6 +34,22 @@ const ChargeQuery = graphql(`
       createdAt
       flushTxHash
       payoutBlockedReason
+      needsReview
+      reviewReason
+      strayAssets {
+        chainId
+        token
+        amount
+      }
+      balanceTransactions {
+        id
+        type
+        amount
+        chainId
+        txHash
+        reversesId
+        createdAt
+      }
       customer {
         id
         email
@@ -132,6 +148,38 @@ const CancelRefund = graphql(`
   }
 `);
 
+const MarkChargeReviewed = graphql(`
+  mutation MarkChargeReviewed($id: ID!) {
+    markChargeReviewed(id: $id) {
+      id
+      needsReview
+      reviewReason
+    }
+  }
+`);
+
+const SweepCharge = graphql(`
+  mutation SweepCharge($id: ID!, $token: String!, $chainId: Int) {
+    sweepCharge(id: $id, token: $token, chainId: $chainId) {
+      id
+      status
+      txHash
+      error
+    }
+  }
+`);
+
+const SweepQuery = graphql(`
+  query Sweep($id: ID!) {
+    sweep(id: $id) {
+      id
+      status
+      txHash
+      error
+    }
+  }
+`);
+
 const ResendEvent = graphql(`
   mutation ResendEvent($id: ID!) {
     resendEvent(id: $id) {
@@ -149,6 +197,7 @@ export function ChargePage({ id }: { id: string }) {
   });
   const [cancel, runCancel] = useMutation(CancelCharge);
   const [resend, runResend] = useMutation(ResendEvent);
+  const [reviewed, runReviewed] = useMutation(MarkChargeReviewed);
   const charge = data?.charge;
   if (!charge) return <ErrorNote error={error} />;
   const status = live?.chargeUpdated.status ?? charge.status;
@@ -160,6 +209,7 @@ export function ChargePage({ id }: { id: string }) {
       </p>
       <h1>
         {charge.orderId} <Status status={status} />
+        {charge.needsReview && <ReviewBadge />}
       </h1>
       {charge.invoice && (
         <p data-pays>
@@ -172,6 +222,31 @@ export function ChargePage({ id }: { id: string }) {
         </p>
       )}
       <ErrorNote error={error ?? cancel.error ?? resend.error} />
+      {charge.needsReview ? (
+        <Section
+          title="Needs review"
+          class="review"
+          actions={
+            <button
+              type="button"
+              disabled={reviewed.fetching}
+              onClick={() => runReviewed({ id }).then((r) => !r.error && refetch({ requestPolicy: "network-only" }))}
+            >
+              Mark reviewed
+            </button>
+          }
+        >
+          <p data-review-reason>{charge.reviewReason}</p>
+          <p>
+            The ledger and the chain disagree about this charge, so its amounts may not be final; nothing is corrected by itself. Compare its ledger rows below
+            with its address and transactions in the explorer, settle any difference with your buyer (a refund, or asking for the rest), then mark it reviewed.
+            A difference still there at a later check flags it again.
+          </p>
+          <ErrorNote error={reviewed.error} />
+        </Section>
+      ) : (
+        reviewed.data && <p role="status">Marked reviewed.</p>
+      )}
       <Section
         title="Charge"
         actions={
@@ -252,6 +327,8 @@ export function ChargePage({ id }: { id: string }) {
           </ul>
         )}
       </Section>
+      <Ledger rows={charge.balanceTransactions} chains={data.chains} />
+      <StrayAssets charge={charge} chains={data.chains} />
       <Section title="Timeline">
         <ol class="timeline">
           {charge.events.map((e) => (
@@ -286,6 +363,96 @@ export function ChargePage({ id }: { id: string }) {
 
 type ChargeWithRefunds = NonNullable<ResultOf<typeof ChargeQuery>["charge"]>;
 type ChainInfo = ResultOf<typeof ChargeQuery>["chains"][number];
+
+/** The charge's ledger rows, oldest first: every confirmed movement of its money, signed. */
+function Ledger({ rows, chains }: { rows: ChargeWithRefunds["balanceTransactions"]; chains: ChainInfo[] }) {
+  return (
+    <Section title="Ledger">
+      {rows.length === 0 ? (
+        <p class="muted">No confirmed money movement yet.</p>
+      ) : (
+        <ul class="rows">
+          {rows.map((b) => {
+            const on = chains.find((c) => c.chainId === b.chainId);
+            return (
+              <li key={b.id} data-ledger={b.type}>
+                <strong>{b.type}</strong> <Amount value={b.amount.startsWith("-") ? b.amount : `+${b.amount}`} /> · {on?.name ?? `chain ${b.chainId}`} ·{" "}
+                <Explorer base={on?.explorerUrl} kind="tx" value={b.txHash} /> · <Time iso={b.createdAt} />
+                {b.reversesId && <span class="muted"> · undoes {b.reversesId}</span>}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
+/** How often a sweep under way is read again. */
+const SWEEP_POLL_MS = 3000;
+
+/** Other tokens, or the native coin, found at the charge's address, each with a way to sweep it to the merchant's wallet. */
+function StrayAssets({ charge, chains }: { charge: ChargeWithRefunds; chains: ChainInfo[] }) {
+  if (charge.strayAssets.length === 0) return null;
+  return (
+    <Section title="Other assets at this address">
+      <p class="muted">
+        Found at this charge's address besides USDC: not part of the charge. A sweep pays them to your wallet, less the fee, once the service sends it.
+      </p>
+      <ul class="rows">
+        {charge.strayAssets.map((a) => (
+          <StrayAsset key={`${a.chainId}:${a.token}`} chargeId={charge.id} asset={a} chain={chains.find((c) => c.chainId === a.chainId)} />
+        ))}
+      </ul>
+    </Section>
+  );
+}
+
+function StrayAsset({ chargeId, asset, chain }: { chargeId: string; asset: ChargeWithRefunds["strayAssets"][number]; chain: ChainInfo | undefined }) {
+  const [swept, sweep] = useMutation(SweepCharge);
+  const id = swept.data?.sweepCharge.id;
+  const [{ data, error }, refetch] = useQuery({ query: SweepQuery, variables: { id: id ?? "" }, pause: !id });
+  const state = data?.sweep.id === id ? data?.sweep : swept.data?.sweepCharge;
+  const over = state?.status === "DONE" || state?.status === "FAILED";
+  // A sweep under way is read again until it is done or has failed.
+  useEffect(() => {
+    if (!id || over) return;
+    const timer = setInterval(() => refetch({ requestPolicy: "network-only" }), SWEEP_POLL_MS);
+    return () => clearInterval(timer);
+  }, [id, over]);
+  const native = asset.token === "native";
+  return (
+    <li data-stray={asset.token}>
+      {native ? "Native coin" : <Explorer base={chain?.explorerUrl} kind="address" value={asset.token} />} ·{" "}
+      {native ? decimal(asset.amount, 18) : `${asset.amount} base units`} · {chain?.name ?? `chain ${asset.chainId}`}{" "}
+      {state && (
+        <span role="status" data-sweep={state.id}>
+          Sweep <Status status={state.status} />
+          {state.txHash && (
+            <>
+              {" "}
+              · <Explorer base={chain?.explorerUrl} kind="tx" value={state.txHash} />
+            </>
+          )}
+          {state.error && <span class="error"> {state.error}</span>}
+        </span>
+      )}
+      {(!state || state.status === "FAILED") && (
+        <button type="button" class="link" disabled={swept.fetching} onClick={() => void sweep({ id: chargeId, token: asset.token, chainId: asset.chainId })}>
+          {state ? "Sweep again" : "Sweep to wallet"}
+        </button>
+      )}
+      <ErrorNote error={swept.error ?? error} />
+    </li>
+  );
+}
+
+/** Base units of a token with `decimals` decimals as a decimal string: ("1500000000000000000", 18) → "1.5". */
+function decimal(amount: string, decimals: number): string {
+  const digits = amount.padStart(decimals + 1, "0");
+  const frac = digits.slice(-decimals).replace(/0+$/, "");
+  return frac ? `${digits.slice(0, -decimals)}.${frac}` : digits.slice(0, -decimals);
+}
 
 /**
  * The charge's refunds and a form for a new one. The service never sends money: the merchant's

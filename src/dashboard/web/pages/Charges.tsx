@@ -1,14 +1,15 @@
 // Charges: a list with a status filter and search (id, order id, clone address, transaction hash),
-// kept current by the chargeEvents subscription: a new charge appears and a status changes without reload.
+// and a view of the charges that need review (with their count), kept current by the chargeEvents
+// subscription: a new charge appears, a status changes and a charge is flagged without reload.
 import { useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql, type VariablesOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Status, Time } from "../ui.js";
+import { Amount, ErrorNote, ReviewBadge, Status, Time } from "../ui.js";
 
 const ChargesQuery = graphql(`
-  query Charges($first: Int!, $after: String, $status: ChargeStatus, $search: String) {
-    charges(first: $first, after: $after, status: $status, search: $search) {
+  query Charges($first: Int!, $after: String, $status: ChargeStatus, $search: String, $needsReview: Boolean) {
+    charges(first: $first, after: $after, status: $status, search: $search, needsReview: $needsReview) {
       totalCount
       pageInfo {
         hasNextPage
@@ -23,6 +24,7 @@ const ChargesQuery = graphql(`
           currency
           status
           chainId
+          needsReview
           createdAt
           customer {
             id
@@ -30,6 +32,14 @@ const ChargesQuery = graphql(`
           }
         }
       }
+    }
+  }
+`);
+
+const ReviewCount = graphql(`
+  query ChargesToReview {
+    charges(first: 1, needsReview: true) {
+      totalCount
     }
   }
 `);
@@ -46,6 +56,8 @@ const ChargeEvents = graphql(`
 /** The longest a change waits before the list shows it. */
 const REFRESH_MS = 2000;
 const STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"] as const;
+/** The events after which the count of charges to review is read again. */
+const REVIEW_EVENTS = new Set(["charge.needs_review", "charge.reviewed"]);
 type Filters = VariablesOf<typeof ChargesQuery>;
 
 export function Charges() {
@@ -54,19 +66,42 @@ export function Charges() {
   // Every committed change to a charge of this mode reads the list again, at most every 2 s: a
   // busy shop's stream of events must not spend the session's list budget (60 a minute).
   const [{ data: event }] = useSubscription({ query: ChargeEvents });
+  // The count of charges to review is read once, and again only when a charge is flagged or reviewed.
+  const [{ data: toReview }, recount] = useQuery({ query: ReviewCount });
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const review = useRef(false);
   useEffect(() => {
-    if (!event || pending.current) return;
+    if (!event) return;
+    review.current ||= REVIEW_EVENTS.has(event.chargeEvents.type);
+    if (pending.current) return;
     pending.current = setTimeout(() => {
       pending.current = null;
       refetch({ requestPolicy: "network-only" });
+      if (review.current) recount({ requestPolicy: "network-only" });
+      review.current = false;
     }, REFRESH_MS);
   }, [event?.chargeEvents.id]);
   useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
   const charges = data?.charges;
+  const count = toReview?.charges.totalCount;
+  const show = (needsReview: boolean) =>
+    setFilters({
+      first: 25,
+      ...(filters.status && { status: filters.status }),
+      ...(filters.search && { search: filters.search }),
+      ...(needsReview && { needsReview }),
+    });
   return (
     <>
       <h1>Charges</h1>
+      <div class="views" role="group" aria-label="Show">
+        <button type="button" aria-pressed={!filters.needsReview} onClick={() => show(false)}>
+          All charges
+        </button>
+        <button type="button" aria-pressed={!!filters.needsReview} onClick={() => show(true)}>
+          Needs review{count !== undefined && ` (${count})`}
+        </button>
+      </div>
       <form
         class="filters"
         role="search"
@@ -75,7 +110,12 @@ export function Charges() {
           const form = new FormData(e.currentTarget);
           const status = String(form.get("status") ?? "");
           const search = String(form.get("search") ?? "").trim();
-          setFilters({ first: 25, ...(status && { status: status as (typeof STATUSES)[number] }), ...(search && { search }) });
+          setFilters({
+            first: 25,
+            ...(status && { status: status as (typeof STATUSES)[number] }),
+            ...(search && { search }),
+            ...(filters.needsReview && { needsReview: true }),
+          });
         }}
       >
         <label>
@@ -123,7 +163,7 @@ export function Charges() {
                       <Amount value={c.amount} currency={c.currency} />
                     </td>
                     <td>
-                      <Status status={c.status} />
+                      <Status status={c.status} /> {c.needsReview && <ReviewBadge />}
                     </td>
                     <td>{c.customer ? <Link href={`/customers/${c.customer.id}`}>{c.customer.email}</Link> : <span class="muted">—</span>}</td>
                     <td>
