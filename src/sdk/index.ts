@@ -33,6 +33,8 @@ export type WebhookEndpoint = Answer<"getWebhookEndpoint">;
 export type Refund = Answer<"getRefund">;
 export type Invoice = Answer<"getInvoice">;
 export type PaymentLink = Answer<"getPaymentLink">;
+export type BalanceTransaction = Answer<"getBalanceTransaction">;
+export type Balance = Answer<"getBalance">;
 /** The API's error codes, and `network_error`; open to codes a newer service may add. */
 export type ErrorCode = ApiErrorCode | "network_error" | (string & {});
 
@@ -152,6 +154,20 @@ export class Stablegate {
     /** Everything but the amount; `{ active: false }` retires the link. */
     update: (id: string, body: Body<"updatePaymentLink">, o?: CallOptions) => this.call<PaymentLink>("PATCH", `/v1/payment_links/${seg(id)}`, { body, ...o }),
     list: (query: Query<"listPaymentLinks"> = {}) => this.keysetList<PaymentLink, Answer<"listPaymentLinks">>("/v1/payment_links", query),
+  };
+
+  readonly balanceTransactions = {
+    retrieve: (id: string) => this.call<BalanceTransaction>("GET", `/v1/balance_transactions/${seg(id)}`),
+    list: (query: Omit<Query<"listBalanceTransactions">, "format"> = {}) =>
+      this.keysetList<BalanceTransaction, Answer<"listBalanceTransactions">>("/v1/balance_transactions", query),
+    /** Every row the filters match (not one page), as CSV text with a header row, for a spreadsheet. */
+    csv: async (query: Omit<Query<"listBalanceTransactions">, "format" | "limit" | "startingAfter" | "endingBefore"> = {}) =>
+      new TextDecoder().decode(await this.call<Uint8Array>("GET", "/v1/balance_transactions", { query: { ...query, format: "csv" }, bytes: true })),
+  };
+
+  readonly balance = {
+    /** Your money in the key's mode, per chain: held in charges' addresses, on its way, paid out, fees and refunds. */
+    retrieve: () => this.call<Balance>("GET", "/v1/balance"),
   };
 
   readonly webhooks = {

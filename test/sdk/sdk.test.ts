@@ -15,7 +15,7 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { type Charge, Stablegate, StablegateError, WebhookVerificationError } from "../../src/sdk/index.js";
+import { type Balance, type BalanceTransaction, type Charge, Stablegate, StablegateError, WebhookVerificationError } from "../../src/sdk/index.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { startReceiver } from "../helpers/receiver.js";
@@ -51,9 +51,8 @@ describe("stablegate/sdk", () => {
     expect(charge).toMatchObject({ status: "PENDING", amount: "12.50", customerId: customer.id });
     expect(await sdk.charges.retrieveByOrderId("sdk-1")).toEqual(charge);
 
-    // The buyer's side (the hosted page): pick the chain, then pay the clone.
+    // The buyer's side (the hosted page): pick the chain, then pay the address (deployed by its payout).
     const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
-    await waitFor("the clone", async () => (await sdk.charges.retrieve(charge.id)).deployedAt !== null);
     const buyer = chain.wallet(3);
     await chain.mint(buyer.address, parseUnits("12.50", 6));
     await chain.pay(buyer, picked.body.cloneAddress, parseUnits("12.50", 6));
@@ -63,6 +62,7 @@ describe("stablegate/sdk", () => {
     });
     expect(done).toMatchObject({ amountReceived: "12.50", netAmount: "12.375", feeAmount: "0.125" });
     expect(done.settlements).toHaveLength(1);
+    expect(done.deployedAt).not.toBeNull();
     const stats = await sdk.customers.retrieve(customer.id, { expand: "stats" });
     expect(stats).toMatchObject({ chargeCount: 1, totalSpent: "12.50" });
   });
@@ -106,6 +106,59 @@ describe("stablegate/sdk", () => {
     expect(link).toMatchObject({ object: "payment_link", active: true });
     expect(await sdk.paymentLinks.update(link.id, { active: false })).toMatchObject({ active: false });
     expect((await sdk.refunds.list()).data).toEqual([]);
+  });
+
+  it("reads the ledger: balance transactions page by page, one by id, as CSV, and the balance", async () => {
+    const merchant = await app.newMerchant();
+    const own = new Stablegate({ apiKey: merchant.apiKeys.test.secret, baseUrl: app.url });
+    const charge = await own.charges.create({ orderId: "sdk-ledger", amount: "8.00" });
+    const picked = await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { body: { chainId: devnet.chainId }, key: null });
+    const buyer = chain.wallet(4);
+    await chain.mint(buyer.address, parseUnits("8.00", 6));
+    await chain.pay(buyer, picked.body.cloneAddress, parseUnits("8.00", 6));
+    await waitFor("COMPLETED", async () => (await own.charges.retrieve(charge.id)).status === "COMPLETED");
+
+    const first: BalanceTransaction[] = [];
+    for await (const b of own.balanceTransactions.list({ limit: 1 })) first.push(b);
+    expect(first.map((b) => [b.type, b.amount]).sort()).toEqual([
+      ["fee", "-0.08"],
+      ["payment", "8.00"],
+      ["payout", "-7.92"],
+    ]);
+    const rest = await app.call("GET", "/v1/balance_transactions", { key: merchant.apiKeys.test.secret });
+    expect(first).toEqual(rest.body.data);
+    const page = await own.balanceTransactions.list({ limit: 2 });
+    expect(page).toMatchObject({ object: "list", hasMore: true });
+    expect(page.data).toEqual(first.slice(0, 2));
+    const fees = await own.balanceTransactions.list({ type: "fee", chargeId: charge.id });
+    expect(fees.data).toEqual(first.filter((b) => b.type === "fee"));
+    expect(await own.balanceTransactions.retrieve(first[0]!.id)).toEqual(first[0]);
+    const missing = await own.balanceTransactions.retrieve(`btx_${"0".repeat(24)}`).catch((e: StablegateError) => e);
+    expect(missing).toMatchObject({ status: 404, code: "resource_missing" });
+    const bad = await own.balanceTransactions.list({ createdGte: "yesterday" }).then(
+      () => null,
+      (e: StablegateError) => e,
+    );
+    expect(bad).toMatchObject({ status: 400, code: "parameter_invalid", param: "createdGte" });
+
+    const csv = (await own.balanceTransactions.csv({ chargeId: charge.id })).split("\r\n");
+    expect(csv[0]).toMatch(/^id,type,amount,/);
+    expect(csv.slice(1, -1).map((line) => line.split(",")[0])).toEqual(first.map((b) => b.id));
+    expect(csv.at(-1)).toBe("");
+    const payoutsCsv = await own.balanceTransactions.csv({ type: "payout" });
+    expect(payoutsCsv.trim().split("\r\n")).toHaveLength(2);
+
+    const balance: Balance = await own.balance.retrieve();
+    expect(balance).toEqual((await app.call("GET", "/v1/balance", { key: merchant.apiKeys.test.secret })).body);
+    expect(balance).toMatchObject({
+      object: "balance",
+      livemode: false,
+      held: [],
+      onItsWay: [],
+      paidOut: [{ chainId: devnet.chainId, amount: "7.92" }],
+      fees: [{ chainId: devnet.chainId, amount: "0.08" }],
+      refunded: [],
+    });
   });
 
   it("throws the API's errors as typed errors with code, param and request id", async () => {
@@ -214,6 +267,12 @@ export async function run(): Promise<string> {
   // @ts-expect-error no such status
   if (charge.status === "PAID") return "";
   for await (const c of sg.customers.list({ limit: 10 })) void c.email;
+  for await (const b of sg.balanceTransactions.list({ type: "fee", createdGte: "2026-01-01T00:00:00Z" })) void b.amount.startsWith("-");
+  // @ts-expect-error no such ledger type
+  await sg.balanceTransactions.list({ type: "chargeback" });
+  const held: string | undefined = (await sg.balance.retrieve()).held[0]?.amount;
+  void held;
+  void (await sg.balanceTransactions.csv({ chargeId: charge.id })).length;
   try { await sg.charges.cancel(charge.id); } catch (e) { if (e instanceof StablegateError) return e.code; }
   return charge.paymentUrl;
 }
