@@ -1,5 +1,6 @@
 // Baseline for the benchmark: raw node:http + pg running the same SQL the service runs for the
-// benchmarked customer and charge endpoints, with no framework, auth or validation. A create writes
+// benchmarked customer and charge endpoints, answering the same resources, with no framework, auth or
+// validation. A create writes
 // its record, its event and the event's webhook deliveries in one statement, as the service must
 // (the outbox: a change commits with its event or not at all).
 import { randomBytes } from "node:crypto";
@@ -43,6 +44,7 @@ const charge = (r) => ({
   orderId: r.order_id,
   amount: units(r.amount),
   amountReceived: units(r.amount_received),
+  amountRefunded: units(r.amount_refunded ?? 0),
   feeAmount: units(r.fee_amount),
   netAmount: units(r.net_amount),
   currency: r.currency,
@@ -62,6 +64,13 @@ const charge = (r) => ({
   metadata: r.metadata,
   successUrl: r.success_url,
   cancelUrl: r.cancel_url,
+  settlements: (r.settlements ?? []).map((x) => ({ ...x, amount: units(BigInt(x.netAmount) + BigInt(x.feeAmount)) })),
+  payoutBlockedReason: r.payout_blocked_reason ?? null,
+  needsReview: (r.review_reason ?? null) !== null,
+  reviewReason: r.review_reason ?? null,
+  strayAssets: r.stray_assets ?? [],
+  invoiceId: r.invoice_id ?? null,
+  paymentLinkId: r.payment_link_id ?? null,
 });
 
 /** The WITH-clause parts that append one event and its deliveries, as the service writes them. */

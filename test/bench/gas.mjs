@@ -1,85 +1,150 @@
 // `npm run bench` (part 2): gas of the charge contracts on anvil with Circle's USDC (FiatToken v2.2
-// behind its proxy, as on every real chain), as whole transactions. Prints one JSON line. Anchors:
-// OpenZeppelin CREATE2 clone 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer. A
-// buyer's payment to a clone both ways: a transfer the buyer sends, and a payment without gas (the
-// buyer's EIP-3009 transferWithAuthorization, which the relayer sends and pays for).
+// behind its proxy, as on every real chain), as whole transactions. Prints one JSON line.
+//
+// ChargeFactoryV2, as the service uses it: a pick sends nothing, and the payout that first pays a
+// charge out deploys its clone in the same transaction, batched. Each payout is signed and sent by
+// the service's own Relayer (with the access list it adds). `paidChargePerClone` is the gas per paid
+// charge including its deployment, alone and in batches of 10 and 50; `abandonedCharge` is what the
+// relayer spent on a charge that was picked and never paid. Version 1's contracts (deployAndFlush,
+// deployMany + flushMany) run in the same process as the baseline. Anchors: OpenZeppelin CREATE2 clone
+// 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer. A buyer's payment to a clone both
+// ways: a transfer the buyer sends, and a payment without gas (EIP-3009, sent by the relayer).
 import { Contract, ContractFactory, hexlify, id, JsonRpcProvider, parseEther, randomBytes, Wallet } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
-import { ChargeCloneArtifact, ChargeFactoryArtifact } from "../../dist/chain/artifacts.js";
+import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../dist/chain/artifacts.js";
+import { chargeKey, payoutWords, predictCloneV2 } from "../../dist/chain/clones.js";
+import { deployFactoryV2 } from "../../dist/chain/devnet.js";
+import { Relayer } from "../../dist/chain/relayer.js";
 import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
+import { benchChain } from "./kit.mjs";
 
 const KEYS = {
   relayer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   issuer: "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
   admin: "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
+  v1: "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356",
 };
+const FEE_BPS = 100;
+const PAID = 25_000_000n;
 
 const anvil = await startAnvil();
+let relayer;
 try {
   const provider = new JsonRpcProvider(anvil.url, anvil.chainId, { staticNetwork: true, cacheTimeout: -1 });
   provider.pollingInterval = 20;
   const deployer = new Wallet(KEYS.relayer, provider);
   const issuer = new Wallet(KEYS.issuer, provider);
   const feeRecipient = Wallet.createRandom().address;
-  const deploy = async (a, ...args) => {
-    const c = await new ContractFactory(a.abi, a.bytecode, deployer).deploy(...args);
-    await c.waitForDeployment();
-    return c;
-  };
   const usdc = circleUsdc(await deployCircleUsdc({ admin: new Wallet(KEYS.admin, provider), issuer }), issuer);
-  const factory = await deploy(ChargeFactoryArtifact, feeRecipient);
   const token = await usdc.getAddress();
+  const factory = new Contract(await deployFactoryV2(deployer, feeRecipient), ChargeFactoryV2Artifact.abi, deployer);
+  const chain = benchChain({
+    chainId: anvil.chainId,
+    rpcUrl: anvil.url,
+    factory: await factory.getAddress(),
+    feeRecipient,
+    relayerKey: KEYS.relayer,
+    usdc: token,
+  });
+  relayer = new Relayer(chain);
   const gas = async (tx) => Number((await (await tx).wait()).gasUsed);
   let n = 0;
-  const salt = () => id(`chrg_gas_${n++}`);
+  const chargeId = () => `chrg_gas_${n++}`;
 
-  // A merchant and fee recipient that already hold USDC (the steady state), and fresh ones.
+  // A merchant and fee recipient that already hold USDC (the steady state).
   const merchant = Wallet.createRandom().address;
   await gas(usdc.mint(merchant, 1n));
   await gas(usdc.mint(feeRecipient, 1n));
-
-  const deployClone = async (wallet = merchant) => {
-    const s = salt();
-    const address = await factory.predict(s, wallet, 100);
-    return { address, gas: await gas(factory.deploy(s, wallet, 100)), salt: s };
-  };
   await gas(usdc.mint(deployer.address, 10n ** 12n));
   const transfer = await gas(usdc.connect(deployer).transfer(merchant, 1_000_000n));
 
-  const a = await deployClone();
-  await gas(usdc.mint(a.address, 25_000_000n));
-  const flush = await gas(new Contract(a.address, ChargeCloneArtifact.abi, deployer).flush(token));
+  /** A picked charge: only its address is computed, nothing is sent. */
+  const pick = (wallet = merchant) => {
+    const id = chargeId();
+    return { id, wallet, address: predictCloneV2({ factory: chain.factory, chargeId: id, wallet, feeBps: FEE_BPS }) };
+  };
+  /** The relayer's payout of `charges` (each holding PAID), as the service sends it; gas per charge. */
+  const payout = async (charges, deployed = false) => {
+    const entries = charges.flatMap((c) => payoutWords({ chargeId: c.id, wallet: c.wallet, feeBps: FEE_BPS, amount: PAID, deployed }));
+    const call = { to: chain.factory, data: factory.interface.encodeFunctionData("payout", [token, entries]) };
+    const accessList = await relayer.accessList(
+      call,
+      charges.map((c) => c.address),
+    );
+    const signed = await relayer.sign({ ...call, ...(accessList && { accessList }) });
+    await relayer.broadcast(signed.raw);
+    const receipt = await provider.waitForTransaction(signed.hash);
+    if (receipt.status !== 1) throw new Error("payout reverted");
+    for (const c of charges) if ((await usdc.balanceOf(c.address)) !== 0n) throw new Error(`${c.address} was not paid out`);
+    return Math.round(Number(receipt.gasUsed) / charges.length);
+  };
+  const paidCharges = async (count, wallet) => {
+    const charges = Array.from({ length: count }, () => pick(wallet));
+    for (const c of charges) await gas(usdc.mint(c.address, PAID));
+    return charges;
+  };
 
-  const fresh = await deployClone(Wallet.createRandom().address);
-  await gas(usdc.mint(fresh.address, 25_000_000n));
-  const flushFirstPayout = await gas(new Contract(fresh.address, ChargeCloneArtifact.abi, deployer).flush(token));
+  // Abandoned: picked (its address handed to a buyer) and never paid. The relayer sends nothing.
+  const relayerBefore = await provider.getBalance(deployer.address);
+  const nonceBefore = await provider.getTransactionCount(deployer.address);
+  for (let i = 0; i < 10; i++) pick();
+  const abandonedCharge = Number(relayerBefore - (await provider.getBalance(deployer.address)));
+  if ((await provider.getTransactionCount(deployer.address)) !== nonceBefore) throw new Error("a pick sent a transaction");
 
-  const s = salt();
-  await gas(usdc.mint(await factory.predict(s, merchant, 100), 25_000_000n));
-  const deployAndFlush = await gas(factory.deployAndFlush(s, merchant, 100, token));
+  const paidChargePerClone = {};
+  for (const count of [1, 10, 50]) paidChargePerClone[count] = await payout(await paidCharges(count));
+  const freshMerchant = await payout(await paidCharges(1, Wallet.createRandom().address));
 
-  const deployMany = {};
-  for (const count of [10, 50]) {
-    const salts = Array.from({ length: count }, salt);
-    deployMany[count] = Math.round((await gas(factory.deployMany(salts, Array(count).fill(merchant), Array(count).fill(100)))) / count);
-  }
-
-  const flushMany = {};
+  // Steady state: more money into clones already deployed (a late payment, a second chain's top-up).
+  const deployedPayout = {};
   for (const count of [1, 10, 50]) {
-    const clones = [];
-    for (let i = 0; i < count; i++) {
-      const c = await deployClone();
-      await gas(usdc.mint(c.address, 25_000_000n));
-      clones.push(c.address);
-    }
-    flushMany[count] = Math.round((await gas(factory.flushMany(token, clones))) / count);
+    const charges = await paidCharges(count);
+    await payout(charges);
+    for (const c of charges) await gas(usdc.mint(c.address, PAID));
+    deployedPayout[count] = await payout(charges, true);
   }
+  // A deployed clone's own flush (anyone may call it), and a deployment alone.
+  const [flushed] = await paidCharges(1);
+  await payout([flushed]);
+  await gas(usdc.mint(flushed.address, PAID));
+  const clone = new Contract(flushed.address, ChargeFactoryV2Artifact.abi, deployer);
+  const flush = await gas(clone.flush(token, chargeKey(flushed.id), flushed.wallet, FEE_BPS));
+  const lone = pick();
+  const deploy = await gas(factory.deploy(chargeKey(lone.id), lone.wallet, FEE_BPS));
 
-  // A buyer's payment of 25 USDC to a fresh clone address: sent by the buyer, or relayed without gas.
+  // Version 1, the baseline (clones made before version 2 still settle this way).
+  const v1 = await new ContractFactory(ChargeFactoryV1Artifact.abi, ChargeFactoryV1Artifact.bytecode, new Wallet(KEYS.v1, provider)).deploy(feeRecipient);
+  await v1.waitForDeployment();
+  const v1Factory = v1.connect(deployer);
+  const salt = () => id(chargeId());
+  const v1Clone = async () => {
+    const s = salt();
+    const address = await v1Factory.predict(s, merchant, FEE_BPS);
+    await gas(v1Factory.deploy(s, merchant, FEE_BPS));
+    return address;
+  };
+  const s1 = salt();
+  await gas(usdc.mint(await v1Factory.predict(s1, merchant, FEE_BPS), PAID));
+  const v1DeployAndFlush = await gas(v1Factory.deployAndFlush(s1, merchant, FEE_BPS, token));
+  const v1Flush = await (async () => {
+    const address = await v1Clone();
+    await gas(usdc.mint(address, PAID));
+    return gas(new Contract(address, ChargeCloneV1Artifact.abi, deployer).flush(token));
+  })();
+  const v1PerPaidChargeAt50 = await (async () => {
+    const salts = Array.from({ length: 50 }, salt);
+    const addresses = await Promise.all(salts.map((s) => v1Factory.predict(s, merchant, FEE_BPS)));
+    const deployed = await gas(v1Factory.deployMany(salts, Array(50).fill(merchant), Array(50).fill(FEE_BPS)));
+    for (const a of addresses) await gas(usdc.mint(a, PAID));
+    const flushed = await gas(v1Factory.flushMany(token, addresses));
+    return Math.round((deployed + flushed) / 50);
+  })();
+
+  // A buyer's payment of 25 USDC to a charge's address: sent by the buyer, or relayed without gas.
   const buyer = new Wallet(hexlify(randomBytes(32)), provider);
   await gas(deployer.sendTransaction({ to: buyer.address, value: parseEther("1") }));
   await gas(usdc.mint(buyer.address, 100_000_000n));
-  const buyerTransfer = await gas(usdc.connect(buyer).transfer((await deployClone()).address, 25_000_000n));
+  const buyerTransfer = await gas(usdc.connect(buyer).transfer(pick().address, PAID));
   const eip712 = new Contract(token, ["function name() view returns (string)", "function version() view returns (string)"], provider);
   const domain = { name: await eip712.name(), version: await eip712.version(), chainId: anvil.chainId, verifyingContract: token };
   const types = {
@@ -90,8 +155,8 @@ try {
   };
   const message = {
     from: buyer.address,
-    to: (await deployClone()).address,
-    value: 25_000_000n,
+    to: pick().address,
+    value: PAID,
     validAfter: 0n,
     validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
     nonce: hexlify(randomBytes(32)),
@@ -105,19 +170,28 @@ try {
   console.log(
     JSON.stringify({
       bench: "gas",
-      deploy: a.gas,
+      paidChargePerClone,
+      abandonedCharge,
+      paidChargeFreshMerchant: freshMerchant,
+      payoutDeployedPerClone: deployedPayout,
+      deploy,
       flush,
-      flushFirstPayout,
-      deployAndFlush,
-      flushManyPerClone: flushMany,
-      deployManyPerClone: deployMany,
+      deployAndFlush: paidChargePerClone[1],
       payment: { buyerTransfer, gasless, gaslessOverTransfer: Number((gasless / buyerTransfer).toFixed(2)) },
       token: "Circle FiatToken v2.2 (proxy)",
-      baseline: { usdcTransfer: transfer },
-      goals: { deploy: 70_000, flush: 70_000, flushManyPerCloneAt50: 45_000 },
+      baseline: {
+        usdcTransfer: transfer,
+        v1: { deployAndFlush: v1DeployAndFlush, flush: v1Flush, perPaidChargeAt50: v1PerPaidChargeAt50 },
+        ratios: {
+          aloneOverV1: Number((paidChargePerClone[1] / v1DeployAndFlush).toFixed(3)),
+          at50OverV1: Number((paidChargePerClone[50] / v1PerPaidChargeAt50).toFixed(3)),
+        },
+      },
+      goals: { paidChargePerCloneAt50: 65_000, paidChargeAlone: 100_000, abandonedCharge: 0 },
     }),
   );
   provider.destroy();
 } finally {
+  relayer?.provider.destroy();
   await anvil.stop();
 }
