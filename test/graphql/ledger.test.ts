@@ -40,7 +40,7 @@ beforeAll(async () => {
   ids.a = a.id;
   await devnet.sees({ from: BUYER, to: a.address, amount: "20.00" });
   await devnet.confirm(at(0));
-  await devnet.sees({ from: a.address, to: WALLET, amount: "19.80" }, { from: a.address, to: FEE_WALLET, amount: "0.20" });
+  await devnet.paysOut(a.address, "20.00", FEE_WALLET);
   await devnet.confirm(at(10));
   const refund = await app.call("POST", `/v1/charges/${a.id}/refunds`, { body: { amount: "2.50", address: BUYER } });
   expect(refund.status, refund.text).toBe(201);
@@ -52,7 +52,7 @@ beforeAll(async () => {
   ids.c = c.id;
   await sepolia.sees({ from: BUYER, to: c.address, amount: "6.00" });
   await sepolia.confirm(at(30));
-  await sepolia.sees({ from: c.address, to: WALLET, amount: "5.94" }, { from: c.address, to: FEE_WALLET, amount: "0.06" });
+  await sepolia.paysOut(c.address, "6.00", FEE_WALLET);
   await sepolia.confirm(at(40));
   const payout = await app.db.prisma.chainTransfer.findFirstOrThrow({ where: { chargeId: c.id, kind: "PAYOUT" } });
   await reverseTransfers(app.db.prisma, SETTINGS, [payout.id], "test reorg", at(50));

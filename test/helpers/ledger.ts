@@ -1,11 +1,11 @@
 // Ledger rows without a node: transfers in made-up blocks, matched and recorded by the indexer's own
 // code (domain/chain-transfers.ts) and confirmed by confirmChainMoney, so every row is one the real
 // posting code wrote.
-import { getAddress, parseUnits } from "ethers";
+import { formatUnits, getAddress, parseUnits } from "ethers";
 import { expect } from "vitest";
 import { matchTransfers, recordSeenTransfers, type SeenTransfer } from "../../src/domain/chain-transfers.js";
 import { confirmChainMoney } from "../../src/domain/payments.js";
-import { SETTINGS, type TestApp } from "./harness.js";
+import { SETTINGS, type TestApp, WALLET } from "./harness.js";
 
 /** A chain's history as the indexer would read it: transactions of USDC transfers, one per new block. */
 export class ChainHistory {
@@ -41,6 +41,13 @@ export class ChainHistory {
       await recordSeenTransfers(tx, this.chainId, observations, []);
     });
     return txHash;
+  }
+
+  /** The clone at `address` pays `amount` out in one transaction: 1% to `feeRecipient`, the rest to the merchant's wallet. */
+  paysOut(address: string, amount: string, feeRecipient: string): Promise<string> {
+    const total = parseUnits(amount, 6);
+    const fee = total / 100n;
+    return this.sees({ from: address, to: WALLET, amount: formatUnits(total - fee, 6) }, { from: address, to: feeRecipient, amount: formatUnits(fee, 6) });
   }
 
   /** Confirms everything seen so far on this chain, at `now` (the rows' createdAt). */

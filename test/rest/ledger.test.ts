@@ -55,7 +55,7 @@ beforeAll(async () => {
   ids.a = a.id;
   await devnet.sees({ from: BUYER, to: a.address, amount: "25.00" });
   await devnet.confirm(at(0));
-  await devnet.sees({ from: a.address, to: WALLET, amount: "24.75" }, { from: a.address, to: FEE_WALLET, amount: "0.25" });
+  await devnet.paysOut(a.address, "25.00", FEE_WALLET);
   await devnet.confirm(at(10));
   const refund = await app.call("POST", `/v1/charges/${a.id}/refunds`, { body: { amount: "5.00", address: BUYER } });
   expect(refund.status, refund.text).toBe(201);
@@ -74,7 +74,7 @@ beforeAll(async () => {
   ids.c = c.id;
   await sepolia.sees({ from: BUYER, to: c.address, amount: "3.00" });
   await sepolia.confirm(at(40));
-  await sepolia.sees({ from: c.address, to: WALLET, amount: "2.97" }, { from: c.address, to: FEE_WALLET, amount: "0.03" });
+  await sepolia.paysOut(c.address, "3.00", FEE_WALLET);
   await sepolia.confirm(at(50));
   const payout = await app.db.prisma.chainTransfer.findFirstOrThrow({ where: { chargeId: c.id, kind: "PAYOUT" } });
   expect(await reverseTransfers(app.db.prisma, SETTINGS, [payout.id], "test reorg", at(60))).toHaveLength(1);
