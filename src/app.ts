@@ -6,8 +6,9 @@ import { authorizationReaders } from "./chain/authorizations.js";
 import { ChainSet } from "./chain/chains.js";
 import type { DevnetInfo } from "./chain/devnet.js";
 import type { Config } from "./config.js";
-import { type Database, openDatabase } from "./db/client.js";
-import { migrate } from "./db/migrate.js";
+import type { Database } from "./db/client.js";
+import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
+import { ensureMigrated } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
 import { dashboardPages } from "./dashboard/pages.js";
@@ -17,7 +18,7 @@ import { Bulkhead } from "./http/bulkhead.js";
 import { installCors } from "./http/cors.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { metricsRoute } from "./http/metrics.js";
-import { createServer, listen } from "./http/server.js";
+import { createServer, leaveRotation, listen } from "./http/server.js";
 import { installInputGuard } from "./http/input-guard.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
@@ -39,6 +40,8 @@ export interface App {
   readonly live: LiveCharges;
   /** Listens on `port` (default from config; 0 picks a free one) and returns the base URL. */
   start(port?: number): Promise<string>;
+  /** Fails /readyz from now on while still serving: the first step of a graceful stop. */
+  leaveRotation(): void;
   /** Stops taking requests, waits for those in flight, then closes connections. */
   stop(): Promise<void>;
 }
@@ -60,23 +63,34 @@ const ANONYMOUS_QUEUE = 200;
 /** The largest message a WebSocket client may send (a subscribe message with its query). */
 const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
 
-/** The JSON logger every entry point uses. */
-export function createLogger(config: Config, service: string): Logger {
-  return pino({ level: config.logLevel, base: { service } });
+/** The JSON logger every entry point uses: each line names the service and this process (INSTANCE_ID). */
+export function createLogger(config: Pick<Config, "logLevel" | "instanceId">, service: string): Logger {
+  return pino({ level: config.logLevel, base: { service, instance: config.instanceId } });
 }
 
-/** Opens the configured database and applies pending migrations: every entry point starts here. */
-export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
-  const applied = await migrate(db);
-  if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+/**
+ * Opens the configured database as `service` (its connections' application_name) and applies pending
+ * migrations, or with AUTO_MIGRATE off refuses a database that lacks some: every entry point starts here.
+ */
+export async function openMigratedDatabase(config: Config, logger: Logger, service: string): Promise<Database> {
+  const target = { url: config.databaseUrl, dataDir: config.dataDir };
+  // Refuses a database the marker in DATA_DIR says held data but is now empty, before migrating it.
+  const db = await openGuardedDatabase(target, { poolSize: config.databasePoolSize, applicationName: `${service} ${config.instanceId}` });
+  try {
+    const applied = await ensureMigrated(db, config.autoMigrate);
+    if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+    await recordDatabase(target, db);
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
   return db;
 }
 
 /** Builds the API service from `config` on `options.db` (already migrated), or on a database it opens and migrates. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config, "stablegate-api");
-  const db = options.db ?? (await openMigratedDatabase(config, logger));
+  const db = options.db ?? (await openMigratedDatabase(config, logger, "stablegate-api"));
 
   // Pub/sub: one command connection (rate limits, publishing) and one subscriber connection per process.
   const redis = config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
@@ -107,12 +121,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const callers = { prisma, authenticator, rateLimiter, anonymous, trustProxy: config.trustProxy, logger };
 
   // The doors.
-  const server = createServer(logger, db, pubsub, () => relayerProblems(prisma, chains.all()));
+  const server = createServer(logger, db, pubsub, { problems: () => relayerProblems(prisma, chains.all()), trustRequestIds: config.trustProxy > 0 });
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
   const metrics = options.metrics ?? new ProcessMetrics();
   metrics.watch({ keyed: connections, anonymous: anonymousStreams, pubsub });
-  metricsRoute(server, prisma, config.metricsToken, metrics, chains.all());
+  // main.ts runs the jobs in this process exactly when RUN_WORKER: then its /metrics has the database's figures.
+  metricsRoute(server, { config, metrics, db, pubsub, chains: chains.all(), runsJobs: config.runWorker });
   const rest = mountRest(server, { ...callers, charges, chains, authorizations, publicUrl: config.publicUrl });
   payRoutes(server, {
     prisma,
@@ -149,6 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     chains,
     live,
     start: (port = config.port) => listen(server, port, config.host),
+    leaveRotation: () => leaveRotation(server),
     async stop() {
       lag?.stop();
       await rest.stop();

@@ -1,14 +1,16 @@
 // The only reader of process.env. Every setting, its default and its validation live here.
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { config as loadDotenv } from "dotenv";
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { type ChainSettings, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
+import { type ChainSettings, missingRelayerKeys, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
 const url = z.url({ protocol: /^https?$/ });
+const flag = z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).transform((v) => v === "true" || v === "1");
 const amount = z
   .string()
   .refine((s) => (parseAmount(s) ?? 0n) > 0n, "must be a positive USDC amount such as 0.01")
@@ -23,6 +25,7 @@ const schema = z.object({
   PAYMENT_BASE_URL: url.optional(),
   DATA_DIR: z.string().min(1).default("./.data"),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_PASSWORD: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(100),
@@ -49,10 +52,13 @@ const schema = z.object({
   GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
   PAYOUT_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
-  RUN_WORKER: z
-    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
-    .default("true")
-    .transform((v) => v === "true" || v === "1"),
+  RUN_WORKER: flag.default(true),
+  AUTO_MIGRATE: flag.default(true),
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
+  INSTANCE_ID: z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, "must be 1-64 letters, digits, dots, colons, dashes or underscores")
+    .optional(),
   FEE_RECIPIENT: z.string().optional(),
   DEVNET: z.enum(["auto", "true", "false"], { error: "must be auto, true or false" }).default("auto"),
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
@@ -96,8 +102,15 @@ export interface Config {
   paymentBaseUrl: string;
   /** Directory of the embedded database; unused when `databaseUrl` is set. */
   dataDir: string;
+  /** PostgreSQL URL (DATABASE_PASSWORD, when set, is its password); the embedded database when unset. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Whether a process applies pending migrations as it starts; off, it refuses to start on a database behind its release. */
+  autoMigrate: boolean;
+  /** After SIGTERM, how long /readyz fails before the server stops taking requests (a load balancer's time to notice). */
+  shutdownDelayMs: number;
+  /** Names this process on every log line and on its database connections. */
+  instanceId: string;
   redisUrl: string | undefined;
   feeBps: number;
   logLevel: string;
@@ -169,16 +182,16 @@ export function configVariables(): string[] {
 export function loadConfig(env: Record<string, string | undefined> = readProcessEnv()): Config {
   const { env: cleaned, problems: fileProblems } = readSecretFiles(Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1])));
   const parsed = schema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`));
-  }
+  // A problem names the variable and what is wrong, never the value: it may be a secret.
+  if (!parsed.success) throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   const e = parsed.data;
   const { chains, problems } = parseChainSettings(cleaned);
   problems.unshift(...fileProblems);
+  if (e.DATABASE_PASSWORD && !e.DATABASE_URL) problems.push("DATABASE_PASSWORD: set DATABASE_URL too (the password goes into it)");
   if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
   const feeRecipient = checksummed(e.FEE_RECIPIENT) ?? undefined;
   if (e.FEE_RECIPIENT && !feeRecipient) {
-    problems.push(`FEE_RECIPIENT: not a valid (checksummed) EVM address (got ${JSON.stringify(e.FEE_RECIPIENT)})`);
+    problems.push("FEE_RECIPIENT: not a valid (checksummed) EVM address");
   } else if (!e.FEE_RECIPIENT && Object.keys(cleaned).some((k) => /^CHAIN_\d+_/.test(k))) {
     problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
   }
@@ -191,8 +204,11 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     publicUrl,
     paymentBaseUrl: stripSlash(e.PAYMENT_BASE_URL ?? `${publicUrl}/pay`),
     dataDir: e.DATA_DIR,
-    databaseUrl: e.DATABASE_URL,
+    databaseUrl: e.DATABASE_URL && withPassword(e.DATABASE_URL, e.DATABASE_PASSWORD),
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    autoMigrate: e.AUTO_MIGRATE,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS ?? (e.NODE_ENV === "production" ? 5_000 : 0),
+    instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     redisUrl: e.REDIS_URL,
     feeBps: e.FEE_BPS,
     logLevel: e.LOG_LEVEL,
@@ -236,8 +252,36 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
   };
 }
 
-/** Secrets that may come from a file instead (a mounted secret): NAME_FILE holds the path of NAME's value. */
-const SECRET_FILE = /^(RELAYER_PRIVATE_KEY|CHAIN_\d+_RELAYER_KEY)_FILE$/;
+/** The names of the settings that may come from a file (NAME_FILE): the secrets. */
+export const SECRET_SETTINGS = [
+  "RELAYER_PRIVATE_KEY",
+  "CHAIN_<id>_RELAYER_KEY",
+  "CHAIN_<id>_RPC_URL",
+  "DATABASE_URL",
+  "DATABASE_PASSWORD",
+  "REDIS_URL",
+  "METRICS_TOKEN",
+];
+
+/** NAME_FILE for each secret NAME: the variable holding the path of its value (a mounted secret). */
+const SECRET_FILE = new RegExp(`^(${SECRET_SETTINGS.map((n) => n.replace("<id>", "\\d+")).join("|")})_FILE$`);
+
+/**
+ * Throws unless every configured chain has a relayer key: only processes that send transactions
+ * (the worker, `npm start` with RUN_WORKER) hold one; the API and `migrate` start without it.
+ */
+export function requireRelayerKeys(config: Pick<Config, "chains">): void {
+  const problems = missingRelayerKeys(config.chains);
+  if (problems.length > 0) throw invalidConfig(problems);
+}
+
+/** `url` with `password` as its password (percent-encoded), or unchanged without one. */
+function withPassword(url: string, password: string | undefined): string {
+  if (!password) return url;
+  const u = new URL(url);
+  u.password = encodeURIComponent(password);
+  return u.toString();
+}
 
 /** `env` with each secret *_FILE variable replaced by its file's contents (trimmed); problems name the variable and path, never a value. */
 function readSecretFiles(env: Record<string, string>): { env: Record<string, string>; problems: string[] } {

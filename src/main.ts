@@ -4,15 +4,14 @@ import { buildApp, createLogger, openMigratedDatabase } from "./app.js";
 import { ChainSet } from "./chain/chains.js";
 import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./demo.js";
-import { loadConfig } from "./config.js";
 import { startJobs } from "./jobs/index.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
-import { logMode, runUntilSignal } from "./process.js";
+import { configOrExit, logMode, runUntilSignal, startOrExit } from "./process.js";
 
-const config = loadConfig();
+const config = configOrExit((c) => c.runWorker);
 const logger = createLogger(config, "stablegate");
 logMode(logger, config);
-const db = await openMigratedDatabase(config, logger);
+const db = await startOrExit(logger, openMigratedDatabase(config, logger, "stablegate"));
 const devnet = config.devnet ? await startDevnet(config.dataDir, logger, config.feeRecipient) : null;
 const chains = ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
 // One set of counters for the API and the jobs this process runs: its /metrics shows both.
@@ -26,9 +25,13 @@ logger.info(
   "stablegate listening",
 );
 if (demo) process.stdout.write(demoBanner(demo, config.publicUrl, devnet !== null));
-runUntilSignal(logger, async () => {
-  await jobs?.stop();
-  await app.stop();
-  await devnet?.stop();
-  await db.close();
+runUntilSignal(logger, {
+  leaveRotation: app.leaveRotation,
+  delayMs: config.shutdownDelayMs,
+  async stop() {
+    await jobs?.stop();
+    await app.stop();
+    await devnet?.stop();
+    await db.close();
+  },
 });

@@ -27,7 +27,7 @@ export interface ChainSettings {
   /** ERC-20s besides USDC whose balance in a clone is reported. */
   watchTokens: string[];
   confirmations: number;
-  /** Private key of the account that pays gas (never holds merchants' money). */
+  /** Private key of the account that pays gas (never holds merchants' money); "" in a process that sends nothing (the API). */
   relayerKey: string;
   /** Below this native balance (wei) the relayer is reported as needing funds. */
   relayerMinBalance: bigint;
@@ -62,14 +62,15 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
     const before = problems.length;
     const rpcUrls = splitUrls(v.RPC_URL ?? "");
     const relayerKey = relayerKeyOf(env, chainId);
-    problems.push(...[rpcUrlProblem(chainId, rpcUrls), relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
+    // A missing key is the caller's to require (requireRelayerKeys): only a worker holds one.
+    problems.push(...[rpcUrlProblem(chainId, rpcUrls), relayerKey === "" ? null : relayerKeyProblem(chainId, relayerKey)].filter((p) => p !== null));
     let relayerMinBalance = info.minRelayerBalance;
     if (v.RELAYER_MIN_BALANCE !== undefined) {
       try {
         relayerMinBalance = parseEther(v.RELAYER_MIN_BALANCE);
         if (relayerMinBalance < 0n) throw new RangeError("negative");
       } catch {
-        problems.push(`${at("RELAYER_MIN_BALANCE")}: a decimal amount of ${info.nativeSymbol}, such as 0.01 (got ${JSON.stringify(v.RELAYER_MIN_BALANCE)})`);
+        problems.push(`${at("RELAYER_MIN_BALANCE")}: a decimal amount of ${info.nativeSymbol}, such as 0.01`);
       }
     }
     const deploy = `npm run contracts:deploy -- --chain ${chainId}`;
@@ -91,7 +92,7 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
         maxFeePerGas = parseUnits(v.MAX_FEE_PER_GAS, "gwei");
         if (maxFeePerGas <= 0n) throw new RangeError("not positive");
       } catch {
-        problems.push(`${at("MAX_FEE_PER_GAS")}: a positive amount in gwei, such as 50 or 0.5 (got ${JSON.stringify(v.MAX_FEE_PER_GAS)})`);
+        problems.push(`${at("MAX_FEE_PER_GAS")}: a positive amount in gwei, such as 50 or 0.5`);
       }
     }
     const stuckAfterSeconds = v.RELAYER_STUCK_AFTER === undefined ? info.stuckAfterSeconds : Number(v.RELAYER_STUCK_AFTER);
@@ -155,6 +156,11 @@ export function rpcUrlProblem(chainId: number, urls: readonly string[]): string 
   const bad = urls.findIndex((u) => !URL.canParse(u) || !/^https?:$/.test(new URL(u).protocol));
   if (bad === -1) return null;
   return `${name}: endpoint ${bad + 1} of ${urls.length} is not an http(s) URL (its value is not shown: it may hold a provider key)`;
+}
+
+/** A problem for each chain without a relayer key. */
+export function missingRelayerKeys(chains: readonly Pick<ChainSettings, "chainId" | "relayerKey">[]): string[] {
+  return chains.filter((c) => c.relayerKey === "").map((c) => relayerKeyProblem(c.chainId, "")!);
 }
 
 /** What is wrong with a chain's relayer key, or null. */

@@ -5,9 +5,9 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
 import { backupEmbedded, restoreEmbedded } from "../db/backup.js";
-import { openDatabase } from "../db/client.js";
 import { DatabaseLockedError } from "../db/embedded-lock.js";
-import { MigrationError, migrate } from "../db/migrate.js";
+import { DatabaseMarkerError, openGuardedDatabase, recordDatabase } from "../db/marker.js";
+import { ensureMigrated, MigrationError } from "../db/migrate.js";
 import { createApiKey, revokeApiKey, rollApiKey } from "../domain/api-keys.js";
 import { payFromDevnet } from "./devnet-pay.js";
 import { payRefundFromDevnet } from "./devnet-refund.js";
@@ -81,7 +81,8 @@ Commands:
   backup --out FILE                                      Copies the embedded database to FILE (stop the
                                                          service first; PostgreSQL: use pg_dump).
   restore FILE [--force]                                 Makes FILE the embedded database in DATA_DIR
-                                                         (--force replaces the one there).
+                                                         (--force replaces the one there) once all of
+                                                         it reads back; a bad file changes nothing.
   devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
                                                          (default: the amount still due; needs npm start).
   devnet refund REFUND_ID --key sk_test_…                Pays a test refund from the merchant's settlement
@@ -169,9 +170,12 @@ async function main(argv: string[]): Promise<void> {
     });
     return void console.log(done);
   }
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const database = { url: config.databaseUrl, dataDir: config.dataDir };
+  const db = await openGuardedDatabase(database, { poolSize: 2, applicationName: `stablegate-cli ${config.instanceId}` });
   try {
-    await migrate(db);
+    // `migrate` always migrates; other commands too unless AUTO_MIGRATE is off (then `migrate` is the only migrator).
+    const applied = await ensureMigrated(db, group === "migrate" || config.autoMigrate);
+    await recordDatabase(database, db);
     const prisma = db.prisma;
     const print = (human: string, data: unknown) => console.log(values.json ? JSON.stringify(data, null, 2) : human);
     const need = (what: string) => {
@@ -188,7 +192,12 @@ async function main(argv: string[]): Promise<void> {
     // `sweep` takes its charge where other commands take their action.
     switch (group === "sweep" ? group : `${group} ${action ?? ""}`.trim()) {
       case "migrate":
-        return print("Database is up to date.", { ok: true });
+        return print(
+          applied.length === 0
+            ? "Database is up to date: no migration to apply."
+            : `Applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}`).join("\n")}`,
+          { ok: true, applied },
+        );
       case "merchant create": {
         if (!values.name) throw new UsageError("--name is required.");
         const created = await createMerchant(prisma, merchantInput(values), { feeBps: config.feeBps });
@@ -477,6 +486,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     e instanceof CommandError ||
     e instanceof ConfigError ||
     e instanceof DatabaseLockedError ||
+    e instanceof DatabaseMarkerError ||
     e instanceof MigrationError
   ) {
     console.error(`Error: ${e.message}`);

@@ -66,7 +66,20 @@ export interface Database {
   readonly sql: SqlRunner;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * The connection pool now; null on the embedded database, which is one connection inside this
+   * process with its own queue that it does not expose (no pool to size, no waiters to count).
+   */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
+}
+
+/** A PostgreSQL connection pool: connections open (`size`, of at most `max`), idle, and requests waiting for one. */
+export interface PoolStats {
+  size: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface DatabaseOptions {
@@ -75,6 +88,8 @@ export interface DatabaseOptions {
   /** Embedded database directory; `null` keeps it in memory (tests). */
   dataDir?: string | null;
   poolSize?: number;
+  /** PostgreSQL's application_name for this pool's connections: pg_stat_activity and server logs name the process. */
+  applicationName?: string;
   /** Called with each SQL statement Prisma sends (query counting in tests). */
   onQuery?: (sql: string) => void;
 }
@@ -94,7 +109,8 @@ function createClient(adapter: AdapterFactory, onQuery?: (sql: string) => void):
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const max = options.poolSize ?? 10;
+  const pool = new pg.Pool({ connectionString: url, max, application_name: options.applicationName });
   // An idle client that loses its server must not take the process down.
   pool.on("error", () => {});
   const prisma = createClient(new PrismaPg(pool), options.onQuery);
@@ -145,6 +161,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       },
     },
     ping: async () => void (await pool.query("SELECT 1")),
+    poolStats: () => ({ size: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async close() {
       await prisma.$disconnect();
       await pool.end();
@@ -181,6 +198,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     // One process, one connection: nothing else can race, so the lock is a no-op.
     sql: { withLock: (_key, fn) => fn(conn), tryLock: async () => ({ alive: async () => true, release: async () => {} }) },
     ping: async () => void (await pglite.query("SELECT 1")),
+    poolStats: () => null,
     async close() {
       await prisma.$disconnect();
       await pglite.close();

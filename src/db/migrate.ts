@@ -1,11 +1,15 @@
 // Applies the committed SQL migrations in prisma/migrations, recording them in Prisma's own
 // `_prisma_migrations` table so `prisma migrate status` agrees with what the service did.
-// Invariant: a migration and its record commit together, so a failure leaves no trace.
+// Invariant: a migration and its record commit together, so a failure leaves no trace. The one
+// exception is a migration that starts with NO_TRANSACTION: statements that cannot run in a
+// transaction (CREATE INDEX CONCURRENTLY, which builds an index on a large table without blocking
+// its writes), each run on its own, one per line ending in a semicolon; each must be safe to run
+// again (IF NOT EXISTS), since a failure part-way leaves the ones before it done.
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Database } from "./client.js";
+import type { Database, SqlConnection } from "./client.js";
 
 /** prisma/migrations, found the same way from src/ (tests) and dist/ (built). */
 export const MIGRATIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../prisma/migrations");
@@ -29,6 +33,9 @@ export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
+/** The first line of a migration whose statements run one by one, outside a transaction. */
+export const NO_TRANSACTION = "-- stablegate: no-transaction";
+
 interface Migration {
   name: string;
   sql: string;
@@ -47,38 +54,95 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+/** Raised at start when AUTO_MIGRATE is off and the database lacks migrations this release needs. */
+export class PendingMigrationsError extends MigrationError {
+  override name = "PendingMigrationsError";
+  constructor(readonly pending: string[]) {
+    super(
+      `The database lacks ${pending.length} migration(s) this release needs (${pending.join(", ")}) and AUTO_MIGRATE is off: ` +
+        "run `stablegate migrate` (docker compose run --rm migrate) first.",
+    );
+  }
+}
+
+/** The migrations not applied yet, after checking that the applied ones are the committed files. */
+async function unapplied(conn: SqlConnection, migrations: Migration[]): Promise<Migration[]> {
+  await conn.exec(TABLE);
+  const rows = await conn.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
+    `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
+  );
+  const applied = new Map(rows.map((r) => [r.migration_name, r]));
+  return migrations.filter((m) => {
+    const row = applied.get(m.name);
+    if (!row) return true;
+    if (!row.finished_at) throw new MigrationError(`Migration ${m.name} was started but never finished; inspect the database, then mark it rolled back.`);
+    if (row.checksum !== m.checksum) throw new MigrationError(`Migration ${m.name} was changed after it was applied; restore the original file.`);
+    return false;
+  });
+}
+
+/** The names of the migrations not applied yet (checked as `migrate` checks them, nothing applied). */
+export async function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = readMigrations(dir);
+  return db.sql.withLock(MIGRATION_LOCK, async (conn) => (await unapplied(conn, migrations)).map((m) => m.name));
+}
+
+/**
+ * Makes sure the database has every migration: applies the pending ones when `apply` (returning
+ * their names), otherwise refuses with PendingMigrationsError when any is missing.
+ */
+export async function ensureMigrated(db: Database, apply: boolean, dir = MIGRATIONS_DIR): Promise<string[]> {
+  if (apply) return migrate(db, dir);
+  const pending = await pendingMigrations(db, dir);
+  if (pending.length > 0) throw new PendingMigrationsError(pending);
+  return [];
+}
+
 /** Applies every pending migration; returns the names applied now. Safe to run from many processes at once. */
 export async function migrate(db: Database, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = readMigrations(dir);
   return db.sql.withLock(MIGRATION_LOCK, async (conn) => {
-    await conn.exec(TABLE);
-    const rows = await conn.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
-      `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
-    );
-    const applied = new Map(rows.map((r) => [r.migration_name, r]));
     const done: string[] = [];
-    for (const m of migrations) {
-      const row = applied.get(m.name);
-      if (row) {
-        if (!row.finished_at) throw new MigrationError(`Migration ${m.name} was started but never finished; inspect the database, then mark it rolled back.`);
-        if (row.checksum !== m.checksum) throw new MigrationError(`Migration ${m.name} was changed after it was applied; restore the original file.`);
-        continue;
-      }
-      await conn.exec("BEGIN");
-      try {
-        await conn.exec(m.sql);
-        await conn.query(
+    for (const m of await unapplied(conn, migrations)) {
+      const record = () =>
+        conn.query(
           `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
            VALUES ($1, $2, now(), $3, now(), 1)`,
           [randomUUID(), m.checksum, m.name],
         );
-        await conn.exec("COMMIT");
-      } catch (e) {
-        await conn.exec("ROLLBACK");
-        throw new MigrationError(`Migration ${m.name} failed: ${(e as Error).message}`);
+      if (m.sql.startsWith(NO_TRANSACTION)) {
+        for (const statement of statements(m.sql)) {
+          await conn.exec(statement).catch((e: Error) => {
+            throw new MigrationError(
+              `Migration ${m.name} failed at "${statement.slice(0, 80)}": ${e.message}. An index it left INVALID must be dropped (DROP INDEX CONCURRENTLY) before it is run again.`,
+            );
+          });
+        }
+        await record();
+      } else {
+        await conn.exec("BEGIN");
+        try {
+          await conn.exec(m.sql);
+          await record();
+          await conn.exec("COMMIT");
+        } catch (e) {
+          await conn.exec("ROLLBACK");
+          throw new MigrationError(`Migration ${m.name} failed: ${(e as Error).message}`);
+        }
       }
       done.push(m.name);
     }
     return done;
   });
+}
+
+/** The statements of a NO_TRANSACTION migration: comment lines dropped, one statement per line ending in ";". */
+function statements(sql: string): string[] {
+  return sql
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("--"))
+    .join("\n")
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }

@@ -18,11 +18,30 @@ import { BODY_LIMIT_BYTES, errorBody, HttpError, toAppError } from "./errors.js"
  */
 const MAX_PATH_PARAM_LENGTH = ORDER_ID_MAX_LENGTH;
 
+/** A request id a proxy in front may hand on: short, and nothing a log line could be forged with. */
+const FORWARDED_REQUEST_ID = /^[\w.:@-]{1,128}$/;
+
+/** Servers told to stop: their /readyz fails while they still answer everything else. */
+const leaving = new WeakSet<FastifyInstance>();
+
+/** Makes `app`'s /readyz answer 503 from now on, so a load balancer takes it out of rotation before it stops listening. */
+export function leaveRotation(app: FastifyInstance): void {
+  leaving.add(app);
+}
+
+export interface ServerOptions {
+  /** What else /readyz reports as degraded (a relayer low on gas). */
+  problems?: () => Promise<string[]>;
+  /** Whether an incoming X-Request-Id is kept: only behind a trusted proxy (TRUST_PROXY), which sets it. */
+  trustRequestIds?: boolean;
+}
+
 /**
  * Creates the Fastify instance with the behaviour every route shares. /readyz reports the database,
- * `pubsub` and whatever `problems` finds wrong (a relayer low on gas) as degraded.
+ * `pubsub` and `options.problems` (degraded), and fails once the server leaves rotation.
  */
-export function createServer(logger: Logger, db: Database, pubsub: PubSub, problems: () => Promise<string[]> = async () => []): FastifyInstance {
+export function createServer(logger: Logger, db: Database, pubsub: PubSub, options: ServerOptions = {}): FastifyInstance {
+  const { problems = async () => [], trustRequestIds = false } = options;
   // Requests whose Expect is not 100-continue: the checkExpectation listener below routes them here.
   const unmetExpectations = new WeakSet<IncomingMessage>();
   let closing = false;
@@ -31,7 +50,10 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by our onResponse hook, keeps logs small.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "requestId" }),
-    genReqId: newRequestId,
+    genReqId: (req) => {
+      const forwarded = req.headers["x-request-id"];
+      return trustRequestIds && typeof forwarded === "string" && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : newRequestId();
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
@@ -93,6 +115,7 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, probl
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
+    if (leaving.has(app)) return reply.code(503).send({ status: "shutting_down" });
     // Without Redis the API still serves every request, but live updates pause: degraded, not down.
     const redis = pubsub.distributed ? { redis: pubsub.connected ? "ok" : "unreachable" } : {};
     try {
@@ -138,11 +161,15 @@ function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply):
     .send(body);
 }
 
-/** The one log line per request. */
+/** Health probes: every few seconds from each orchestrator and proxy, they would drown the request log. */
+const PROBES = new Set(["/healthz", "/readyz"]);
+
+/** The one log line per request (health probes at debug). */
 function logRequest(req: FastifyRequest, reply: FastifyReply): void {
-  // Skip building the log object on the hot path when info lines are off (LOG_LEVEL=warn).
-  if (!(req.log as unknown as Logger).isLevelEnabled("info")) return;
-  req.log.info({ method: req.method, path: pathOf(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+  const level = PROBES.has(req.routeOptions?.url ?? "") ? "debug" : "info";
+  // Skip building the log object on the hot path when the level is off (LOG_LEVEL=warn).
+  if (!(req.log as unknown as Logger).isLevelEnabled(level)) return;
+  req.log[level]({ method: req.method, path: pathOf(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
 }
 
 /**

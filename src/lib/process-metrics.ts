@@ -1,7 +1,31 @@
-// This process's own counters (prom-client): requests and latency by route, GraphQL operations,
-// webhook delivery results and live connections. The composition root makes one and hands it to the
-// parts that count (the HTTP server, the GraphQL door, the webhook dispatcher) and to /metrics.
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+// This process's own metrics (prom-client): requests and latency by route, GraphQL operations,
+// webhook delivery results, live connections, its database pool and Redis connections, prom-client's
+// process and Node.js defaults (CPU, memory, heap, GC, handles) and the build it runs. The
+// composition root makes one and hands it to the parts that count (the HTTP server, the GraphQL door,
+// the webhook dispatcher) and to /metrics.
+import { readFileSync } from "node:fs";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** The version in package.json (dist/lib/ and src/lib/ both sit two levels below it). */
+const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/**
+ * prom-client defaults that are gauges with a counter's `_total` suffix, which promtool refuses; the
+ * same figures by type stay (`sum(nodejs_active_handles)` is the total).
+ */
+const MISNAMED_DEFAULTS = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
+
+/** A database connection pool's figures now; null where there is no pool to report. */
+export interface PoolSource {
+  poolStats(): PoolStats | null;
+}
+
+type PoolStats = { size: number; idle: number; waiting: number; max: number };
+
+/** This process's Redis connections by role, and whether each is ready now; none without Redis. */
+export interface RedisSource {
+  readonly redisConnections: readonly { role: string; ready: boolean }[];
+}
 
 /** What this process has open: WebSockets and SSE streams (with and without a key), subscriptions. */
 export interface LiveCounts {
@@ -44,6 +68,66 @@ export class ProcessMetrics {
     labelNames: ["type", "outcome"] as const,
     registers: [this.registry],
   });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
+    new Gauge({
+      name: "stablegate_build_info",
+      help: "The build this process runs: package version, Node.js version and git commit (GIT_COMMIT), always 1.",
+      labelNames: ["version", "node", "commit"] as const,
+      registers: [this.registry],
+    }).set({ version: VERSION, node: process.version, commit: process.env.GIT_COMMIT || "unknown" }, 1);
+  }
+
+  /**
+   * Adds, read at each scrape, the database pool (only where there is one: PostgreSQL) and the Redis
+   * connections (only where there are any: REDIS_URL).
+   */
+  watchConnections(db: PoolSource, redis: RedisSource): void {
+    const pool = () => db.poolStats();
+    if (pool()) {
+      new Gauge({
+        name: "stablegate_db_pool_connections",
+        help: "This process's PostgreSQL connections, in use or idle.",
+        labelNames: ["state"] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = pool();
+          if (!stats) return;
+          this.set({ state: "in_use" }, stats.size - stats.idle);
+          this.set({ state: "idle" }, stats.idle);
+        },
+      });
+      const poolGauge = (name: string, help: string, value: (stats: PoolStats) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers: [this.registry],
+          collect() {
+            const stats = pool();
+            if (stats) this.set(value(stats));
+          },
+        });
+      poolGauge("stablegate_db_pool_max_connections", "The most PostgreSQL connections this process opens (DATABASE_POOL_SIZE).", (s) => s.max);
+      poolGauge(
+        "stablegate_db_pool_waiting_requests",
+        "Queries and transactions of this process waiting for a connection because all are in use.",
+        (s) => s.waiting,
+      );
+    }
+    if (redis.redisConnections.length > 0) {
+      new Gauge({
+        name: "stablegate_redis_connected",
+        help: "1 while this process's Redis connection is ready, 0 while it is not (it reconnects by itself), by role: command (publishing, rate limits) or subscriber (live updates).",
+        labelNames: ["role"] as const,
+        registers: [this.registry],
+        collect() {
+          for (const c of redis.redisConnections) this.set({ role: c.role }, c.ready ? 1 : 0);
+        },
+      });
+    }
+  }
 
   /** Adds the figures read from `live` at each scrape. */
   watch(live: LiveCounts): void {

@@ -143,6 +143,17 @@ export class PubSub {
     return this.redis.publisher.status === "ready" && (this.redis.subscriber?.status ?? "ready") === "ready";
   }
 
+  /**
+   * Each Redis connection of this process and whether it is ready now: `command` (publishing, and in
+   * an API process the rate limits) and, where subscriptions are served, `subscriber`. None in-process.
+   */
+  get redisConnections(): { role: "command" | "subscriber"; ready: boolean }[] {
+    if (!this.redis) return [];
+    const { publisher, subscriber } = this.redis;
+    const command = { role: "command" as const, ready: publisher.status === "ready" };
+    return subscriber ? [command, { role: "subscriber", ready: subscriber.status === "ready" }] : [command];
+  }
+
   /** Whether messages travel through Redis. */
   get distributed(): boolean {
     return this.redis !== null;

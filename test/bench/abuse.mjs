@@ -65,7 +65,7 @@ try {
     const text = await (await fetch(`${service}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     const value = (re) => Number(re.exec(text)?.[1] ?? NaN);
     return {
-      rssMb: Math.round(value(/^stablegate_process_resident_memory_bytes (\S+)$/m) / 1e6),
+      rssMb: Math.round(value(/^process_resident_memory_bytes (\S+)$/m) / 1e6),
       heapMb: Math.round(value(/^stablegate_process_heap_used_bytes (\S+)$/m) / 1e6),
       loopDelayP99Ms: Math.round(value(/^stablegate_event_loop_delay_seconds\{quantile="0.99"\} (\S+)$/m) * 1e4) / 10,
       loopDelayMaxMs: Math.round(value(/^stablegate_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m) * 1e4) / 10,

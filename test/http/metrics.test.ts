@@ -1,11 +1,17 @@
 // /metrics as Prometheus reads it (a text-format parser, not a regexp): this process's requests by
-// route pattern and status with their latency, its live connections, and what the database says an
-// operator watches (open charges, the webhook outbox).
+// route pattern and status with their latency, its live connections, its build, process defaults,
+// database pool and Redis connections, and, only where the process runs the jobs, what the database
+// says an operator watches (open charges, the webhook outbox). In production it needs METRICS_TOKEN.
+// `promtool check metrics` runs on the built processes' output in CI (.ci/promtool-check.mjs).
+import { readFileSync } from "node:fs";
 import parsePrometheus from "parse-prometheus-text-format";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
 import { waitFor } from "../helpers/chain.js";
-import { startApp, type TestApp } from "../helpers/harness.js";
+import { startApp, startSecondInstance, type TestApp, UNLIMITED_ADDRESS } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
+import { recordingLogger } from "../helpers/logs.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -67,4 +73,131 @@ it("reports this process's open live connections and subscriptions", async () =>
   expect(sample(open, "stablegate_pubsub_resyncs_total", {})?.value).toBe("0");
   await client.dispose();
   await waitFor("the connection to close", async () => sample(await scrape(), "stablegate_live_connections", { caller: "key" })?.value === "0");
+});
+
+/** The families the database's figures give: only a process that runs the jobs reports them. */
+const FROM_DATABASE = [
+  "stablegate_payouts_blocked",
+  "stablegate_relayer_balance_wei",
+  "stablegate_relayer_stuck_transactions",
+  "stablegate_charges_open",
+  "stablegate_charges_needing_review",
+  "stablegate_clones_held_units",
+  "stablegate_chain_indexed_block",
+  "stablegate_webhook_outbox_pending",
+];
+
+it("follows the naming rules promtool lints: counters and only counters end in _total, every family has help", async () => {
+  const families = await scrape();
+  expect(families.length).toBeGreaterThan(20);
+  for (const f of families) {
+    expect(f.name.endsWith("_total"), `${f.name} (${f.type})`).toBe(f.type === "COUNTER");
+    expect(f.help.length, f.name).toBeGreaterThan(5);
+  }
+  // prom-client's gauges named like counters are left out; the same figures by type stay.
+  expect(families.find((f) => f.name === "nodejs_active_handles_total")).toBeUndefined();
+  expect(families.find((f) => f.name === "nodejs_active_handles")?.type).toBe("GAUGE");
+});
+
+it("reports the build and prom-client's process defaults", async () => {
+  const families = await scrape();
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  expect(families.find((f) => f.name === "stablegate_build_info")?.metrics).toEqual([
+    { labels: { version, node: process.version, commit: process.env.GIT_COMMIT || "unknown" }, value: "1" },
+  ]);
+  expect(families.find((f) => f.name === "process_cpu_seconds_total")?.type).toBe("COUNTER");
+  expect(Number(sample(families, "process_resident_memory_bytes", {})?.value)).toBeGreaterThan(0);
+  expect(families.find((f) => f.name === "nodejs_heap_size_used_bytes")?.type).toBe("GAUGE");
+});
+
+it("reports how late the event loop runs as a summary: quantiles per scrape, sum and count since start", async () => {
+  type Summary = { quantiles: Record<string, string>; count: string; sum: string };
+  const delay = async () => {
+    const family = (await scrape()).find((f) => f.name === "stablegate_event_loop_delay_seconds");
+    expect(family?.type).toBe("SUMMARY");
+    expect(family?.metrics).toHaveLength(1);
+    return family!.metrics[0] as unknown as Summary;
+  };
+  const first = await delay();
+  await new Promise((r) => setTimeout(r, 100));
+  const second = await delay();
+  expect(Object.keys(second.quantiles).sort()).toEqual(["0.5", "0.99", "1"]);
+  for (const q of Object.values(second.quantiles)) expect(Number(q)).toBeGreaterThanOrEqual(0);
+  // The count keeps growing across scrapes (a counter's behaviour), unlike the quantiles' window.
+  expect(Number(second.count)).toBeGreaterThan(Number(first.count));
+  expect(Number(second.sum)).toBeGreaterThanOrEqual(Number(first.sum));
+});
+
+it("reports its PostgreSQL pool on PostgreSQL and its Redis connections with Redis; neither on the embedded database alone", async () => {
+  const families = await scrape();
+  const pool = families.find((f) => f.name === "stablegate_db_pool_connections");
+  if (process.env.DATABASE_URL) {
+    expect(pool?.type).toBe("GAUGE");
+    expect(Number(sample(families, "stablegate_db_pool_connections", { state: "in_use" })?.value)).toBeGreaterThanOrEqual(0);
+    expect(Number(sample(families, "stablegate_db_pool_connections", { state: "idle" })?.value)).toBeGreaterThanOrEqual(0);
+    // The harness opens PostgreSQL with a pool of 20.
+    expect(sample(families, "stablegate_db_pool_max_connections", {})?.value).toBe("20");
+    expect(sample(families, "stablegate_db_pool_waiting_requests", {})?.value).toBe("0");
+  } else {
+    // The embedded database is one connection inside the process: there is no pool to report.
+    expect(pool).toBeUndefined();
+    expect(families.find((f) => f.name === "stablegate_db_pool_waiting_requests")).toBeUndefined();
+  }
+  if (process.env.REDIS_URL) {
+    // An API process publishes (command) and serves subscriptions (subscriber).
+    expect(sample(families, "stablegate_redis_connected", { role: "command" })?.value).toBe("1");
+    expect(sample(families, "stablegate_redis_connected", { role: "subscriber" })?.value).toBe("1");
+  } else {
+    expect(families.find((f) => f.name === "stablegate_redis_connected")).toBeUndefined();
+  }
+});
+
+it("leaves the database's figures to the processes that run the jobs: an API with RUN_WORKER=false has none", async () => {
+  const withJobs = await scrape();
+  for (const name of FROM_DATABASE) expect(withJobs.find((f) => f.name === name)?.type, name).toBe("GAUGE");
+  const api = await startSecondInstance(app, { RUN_WORKER: "false" });
+  try {
+    const res = await fetch(`${api.url}/metrics`);
+    expect(res.status).toBe(200);
+    const families = parsePrometheus(await res.text());
+    for (const name of FROM_DATABASE)
+      expect(
+        families.find((f) => f.name === name),
+        name,
+      ).toBeUndefined();
+    // Its own figures are all there.
+    for (const name of ["stablegate_build_info", "stablegate_http_requests_total", "stablegate_event_loop_delay_seconds", "process_cpu_seconds_total"]) {
+      expect(
+        families.find((f) => f.name === name),
+        name,
+      ).toBeDefined();
+    }
+  } finally {
+    await api.stop();
+  }
+});
+
+it("in production, needs METRICS_TOKEN: without it /metrics is 404 and a warning says so; with it, the token is required", async () => {
+  const env = { NODE_ENV: "production", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS };
+  const { logger, lines } = recordingLogger();
+  const off = await buildApp(loadConfig(env), { db: app.db, logger });
+  try {
+    const url = await off.start(0);
+    const res = await fetch(`${url}/metrics`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toMatch(/METRICS_TOKEN/);
+    expect(lines().filter((l) => l.level === 40 && /METRICS_TOKEN is not set/.test(l.msg))).toHaveLength(1);
+  } finally {
+    await off.stop();
+  }
+  const token = "a-production-metrics-token";
+  const on = await startSecondInstance(app, { NODE_ENV: "production", METRICS_TOKEN: token });
+  try {
+    expect((await fetch(`${on.url}/metrics`)).status).toBe(401);
+    const res = await fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(parsePrometheus(await res.text()).find((f) => f.name === "stablegate_build_info")).toBeDefined();
+  } finally {
+    await on.stop();
+  }
 });

@@ -1,8 +1,10 @@
 // The per-request log line names the path, never the query string: queries carry customer emails
-// and searches, and neither errors before routing nor unparsable requests bring them back.
+// and searches, and neither errors before routing nor unparsable requests bring them back. It
+// carries the request id a trusted proxy sent (only a trusted one: anyone could forge it), health
+// probes log at debug, and every line names its process.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type App, buildApp } from "../../src/app.js";
+import { type App, buildApp, createLogger } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
@@ -12,6 +14,9 @@ const SECRET = "secret@example.com";
 const log = recordingLogger();
 let app: App;
 let url: string;
+/** The same service behind one trusted proxy (TRUST_PROXY=1). */
+let proxied: App;
+let proxiedUrl: string;
 let key: string;
 let drop: () => Promise<void>;
 
@@ -21,11 +26,14 @@ beforeAll(async () => {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "info", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS });
   app = await buildApp(config, { db: fresh.db, logger: log.logger });
   url = await app.start(0);
+  proxied = await buildApp({ ...config, trustProxy: 1 }, { db: fresh.db, logger: log.logger });
+  proxiedUrl = await proxied.start(0);
   const merchant = await createMerchant(fresh.db.prisma, { name: "Log Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
   key = merchant.apiKeys.test.secret;
 });
 afterAll(async () => {
   await app?.stop();
+  await proxied?.stop();
   await drop?.();
 });
 
@@ -53,5 +61,45 @@ describe("the request log line", () => {
     const requestId = /X-Request-Id: (\S+)/.exec(answer)?.[1];
     expect(log.lines().find((l) => l.requestId === requestId)).toMatchObject({ msg: "unparsable request", status: 400, reason: "HPE_INVALID_CONTENT_LENGTH" });
     expect(log.text()).not.toContain("secret");
+  });
+});
+
+describe("request ids, probes and the process on each line", () => {
+  const withId = (base: string, id: string) => fetch(`${base}/v1/customers`, { headers: { "x-api-key": key, "x-request-id": id } });
+
+  it("keeps the X-Request-Id a trusted proxy sent, in the answer and the log line", async () => {
+    const res = await withId(proxiedUrl, "caddy-3f2a.9b:1@edge");
+    expect(res.headers.get("x-request-id")).toBe("caddy-3f2a.9b:1@edge");
+    await vi.waitFor(() => expect(requestLines().find((l) => l.requestId === "caddy-3f2a.9b:1@edge")).toMatchObject({ path: "/v1/customers", status: 200 }));
+  });
+
+  it.each([
+    ["without a trusted proxy", () => url, "client-chosen-id"],
+    ["when it could forge a log line or flood one", () => proxiedUrl, `${"x".repeat(129)}`],
+    ["when it holds characters a log reader would trip on", () => proxiedUrl, 'a"b{c}'],
+  ])("makes its own request id %s", async (_label, base, sent) => {
+    const res = await withId(base(), sent);
+    const id = res.headers.get("x-request-id");
+    expect(id).toBeTruthy();
+    expect(id).not.toBe(sent);
+    await vi.waitFor(() => expect(requestLines().find((l) => l.requestId === id)).toBeDefined());
+  });
+
+  it("logs health probes at debug only", async () => {
+    for (const path of ["/healthz", "/readyz"]) expect((await fetch(`${url}${path}?probe=1`)).status).toBe(200);
+    await fetch(`${url}/v1/customers`, { headers: { "x-api-key": key } });
+    await vi.waitFor(() => expect(requestLines().some((l) => l.path === "/v1/customers")).toBe(true));
+    const probes = requestLines().filter((l) => l.path === "/healthz" || l.path === "/readyz");
+    expect(probes.map((l) => [l.path, l.level])).toEqual([
+      ["/healthz", 20],
+      ["/readyz", 20],
+    ]);
+  });
+
+  it("names the service and the process (INSTANCE_ID, else host and pid) on every line", () => {
+    const named = createLogger(loadConfig({ NODE_ENV: "test", INSTANCE_ID: "api-7" }), "stablegate-api");
+    expect(named.bindings()).toEqual({ service: "stablegate-api", instance: "api-7" });
+    const unnamed = createLogger(loadConfig({ NODE_ENV: "test" }), "stablegate-worker");
+    expect(unnamed.bindings().instance).toMatch(new RegExp(`-${process.pid}$`));
   });
 });

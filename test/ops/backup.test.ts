@@ -1,12 +1,15 @@
 // `stablegate backup` and `restore` for the embedded database: a backup taken with the service
 // stopped restores into another DATA_DIR with everything in it; a running service's database is
-// not copied underneath it; an existing database is replaced only with --force; PostgreSQL users are
-// sent to pg_dump.
+// not copied underneath it; an existing database is replaced only with --force, and only by a file
+// read back in full (a truncated one changes nothing); PostgreSQL users are sent to pg_dump. And the
+// marker: a start that finds a database it recorded empty or gone refuses instead of making a new one.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { gunzipSync, gzipSync } from "node:zlib";
+import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
@@ -24,9 +27,13 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 /** Runs the CLI on DATA_DIR `dataDir`; resolves with its exit code and output. */
 async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; out: string }> {
-  const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "silent" };
+  return node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: "" }, ...args);
+}
+
+/** Runs a built entry point with `env` over this process's; resolves with its exit code and output. */
+async function node(script: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ["dist/cli/main.js", ...args], { env });
+    const { stdout, stderr } = await run(process.execPath, [script, ...args], { env: { ...process.env, REDIS_URL: "", LOG_LEVEL: "silent", ...env } });
     return { code: 0, out: stdout + stderr };
   } catch (e) {
     const failed = e as { code: number; stdout: string; stderr: string };
@@ -69,3 +76,88 @@ it("refuses a file that is not a backup, and sends PostgreSQL users to pg_dump",
   expect(pg.code).toBe(1);
   expect(pg.stderr).toMatch(/pg_dump/);
 }, 60_000);
+
+it("restores only a file read back in full: a truncated or damaged one leaves the live database as it was", async () => {
+  const source = dir();
+  const db = await openDatabase({ dataDir: source });
+  await migrate(db);
+  const created = await createMerchant(db.prisma, { name: "Kept", testWallet: WALLET }, { feeBps: 100 });
+  await db.close();
+  const file = join(dir(), "good.tgz");
+  expect((await cli(source, "backup", "--out", file)).code).toBe(0);
+
+  const gzipped = readFileSync(file);
+  const truncated = join(dir(), "truncated.tgz");
+  writeFileSync(truncated, gzipped.subarray(0, Math.floor(gzipped.length / 2)));
+  // A whole gzip stream around half an archive: only reading the archive to its end finds it.
+  const halfArchive = join(dir(), "half-archive.tgz");
+  const tar = gunzipSync(gzipped);
+  writeFileSync(halfArchive, gzipSync(tar.subarray(0, Math.floor(tar.length / 1024) * 512)));
+
+  for (const [bad, why] of [
+    [truncated, /truncated or not a gzip archive.*nothing was changed/s],
+    [halfArchive, /truncated\).*nothing was changed/s],
+  ] as const) {
+    const refused = await cli(source, "restore", bad, "--force");
+    expect(refused.code, refused.out).toBe(1);
+    expect(refused.out).toMatch(why);
+    const shown = await cli(source, "merchant", "show", created.merchant.id, "--json");
+    expect(shown.code, shown.out).toBe(0);
+    expect(JSON.parse(shown.out).merchant.name).toBe("Kept");
+  }
+  // Nothing of the attempts is left beside the database.
+  expect(readdirSync(source).filter((f) => f.startsWith("pglite."))).toEqual([]);
+}, 180_000);
+
+it("refuses to start on an embedded database that is gone instead of making an empty one", async () => {
+  const dataDir = dir();
+  const made = await cli(dataDir, "merchant", "create", "--name", "Recorded", "--test-wallet", WALLET);
+  expect(made.code, made.out).toBe(0);
+  expect(JSON.parse(readFileSync(join(dataDir, "stablegate-database.json"), "utf8")).databases).toHaveProperty("embedded");
+  rmSync(join(dataDir, "pglite"), { recursive: true, force: true });
+
+  const listed = await cli(dataDir, "merchant", "list");
+  expect(listed.code).toBe(1);
+  expect(listed.out).toMatch(/embedded database in .*pglite.* is empty\. Nothing was created in it\. Restore a backup/);
+  const served = await node("dist/main.js", { DATA_DIR: dataDir, DATABASE_URL: "", PORT: "0", DEVNET: "false", LOG_LEVEL: "info" });
+  expect(served.code).toBe(1);
+  expect(served.out).toMatch(/"level":60.*is empty\. Nothing was created in it/);
+  expect(existsSync(join(dataDir, "pglite"))).toBe(false);
+}, 120_000);
+
+it.runIf(process.env.DATABASE_URL)(
+  "refuses to start on a PostgreSQL database that was emptied, naming it without its password",
+  async () => {
+    const base = new URL(process.env.DATABASE_URL!);
+    const name = `sg_marker_${Date.now().toString(36)}`;
+    const admin = async (sql: string) => {
+      const c = new pg.Client({ connectionString: base.toString() });
+      await c.connect();
+      await c.query(sql).finally(() => c.end());
+    };
+    await admin(`CREATE DATABASE ${name}`);
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    // trust auth ignores it; it must appear in no message or marker.
+    url.password = "S3cretPassw0rd";
+    const dataDir = dir();
+    try {
+      const env = { DATA_DIR: dataDir, DATABASE_URL: url.toString() };
+      expect((await node("dist/cli/main.js", env, "migrate")).code).toBe(0);
+      // The volume lost: an empty database of the same name.
+      await admin(`DROP DATABASE ${name}`);
+      await admin(`CREATE DATABASE ${name}`);
+      const refused = await node("dist/cli/main.js", env, "merchant", "list");
+      expect(refused.code).toBe(1);
+      expect(refused.out).toMatch(new RegExp(`PostgreSQL database postgresql://${base.hostname}:${base.port || 5432}/${name} .* is empty`));
+      expect(refused.out + readFileSync(join(dataDir, "stablegate-database.json"), "utf8")).not.toContain("S3cret");
+      const worker = await node("dist/worker.js", { ...env, RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`, WORKER_PORT: "0", LOG_LEVEL: "info" });
+      expect(worker.code).toBe(1);
+      expect(worker.out).toMatch(/is empty\. Nothing was created in it/);
+      expect(worker.out).not.toContain("S3cret");
+    } finally {
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+  },
+  120_000,
+);
