@@ -1,10 +1,13 @@
 // The image without a Docker daemon: runs .docker/Dockerfile's instructions here, in order, one
 // folder per stage standing for its /app (COPY, RUN, ENV, WORKDIR; apt-get packages must be on this
-// machine; USER and chown are the only parts left to Docker), then what the image runs: its
-// ENTRYPOINT with `migrate`, then with its CMD (the API) until the HEALTHCHECK passes, then SIGTERM,
-// which must end it with code 0 within 10 s. Usage: node .ci/image-check.mjs <postgres-url> <redis-url>
+// machine; USER and chown are the only parts left to Docker; a stage FROM another starts as a copy),
+// on whatever `node` is first on PATH (CI runs it on this machine's Node and on Node 24). Then:
+// the runtime stage holds production dependencies only (no Prisma CLI, TypeScript or anvil) and its
+// size is reported, the devnet stage runs anvil, and what the runtime image runs: its ENTRYPOINT with
+// `migrate`, then with its CMD (the API) until the HEALTHCHECK passes, then SIGTERM, which must end
+// it with code 0 within 10 s. Usage: node .ci/image-check.mjs <postgres-url> <redis-url>
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
@@ -30,9 +33,6 @@ const stages = new Map();
 let stage = null;
 // Its own npm cache: the image's `npm cache clean` must not empty this machine's.
 const env = { PATH: `${join(root, "bin")}:${process.env.PATH}`, HOME: process.env.HOME, npm_config_cache: join(root, "npm-cache") };
-let entrypoint = [];
-let cmd = [];
-let healthcheck = null;
 mkdirSync(join(root, "bin"));
 mkdirSync(join(root, "shared"));
 /** An absolute image path as a path here: /app is the stage's folder, /usr/local/bin the shared bin/, / the root. */
@@ -48,8 +48,11 @@ for (const { op, args } of instructions) {
   switch (op) {
     case "FROM": {
       const name = /\bAS\s+(\S+)/i.exec(args)?.[1] ?? `stage${stages.size}`;
-      stage = { dir: join(root, name), cwd: join(root, name) };
+      const base = stages.get(args.split(/\s+/)[0]);
+      stage = { dir: join(root, name), cwd: join(root, name), image: base ? { ...base.image } : { entrypoint: [], cmd: [], healthcheck: null } };
+      if (base) cpSync(base.dir, stage.dir, { recursive: true, verbatimSymlinks: true });
       mkdirSync(stage.dir, { recursive: true });
+      if (base) stage.cwd = join(stage.dir, base.cwd.slice(base.dir.length));
       stages.set(name, stage);
       say(`stage ${name} (${args.split(/\s+/)[0]})`);
       break;
@@ -87,19 +90,20 @@ for (const { op, args } of instructions) {
       const script = args
         .replace(/&&\s*chown\s+[^&]+/g, "")
         .replace(/\/app\b/g, stage.dir)
-        .replace(/\/shared\b/g, join(root, "shared"));
+        .replace(/\/shared\b/g, join(root, "shared"))
+        .replace(/(^|\s)\/data\b/g, `$1${join(root, "data")}`);
       say(`RUN ${args}`);
       execFileSync("sh", ["-c", script], { cwd: stage.cwd, env, stdio: "inherit" });
       break;
     }
     case "ENTRYPOINT":
-      entrypoint = json(args).map((a) => (a.startsWith("/") ? here(a) : a));
+      stage.image.entrypoint = json(args).map((a) => (a.startsWith("/") ? here(a) : a));
       break;
     case "CMD":
-      cmd = json(args);
+      stage.image.cmd = json(args);
       break;
     case "HEALTHCHECK":
-      healthcheck = /CMD\s+(.*)$/.exec(args)[1];
+      stage.image.healthcheck = /CMD\s+(.*)$/.exec(args)[1];
       break;
     case "USER":
     case "EXPOSE":
@@ -109,13 +113,24 @@ for (const { op, args } of instructions) {
   }
 }
 
-// The devnet profile runs anvil from the image: the binary must be in its production dependencies.
-const anvil = /entrypoint:\s*\["([^"]+anvil)"\]/.exec(readFileSync(join(repo, "docker-compose.yml"), "utf8"))?.[1];
-if (!anvil || spawnSync(join(stage.cwd, anvil), ["--version"]).status !== 0)
-  throw new Error(`docker-compose.yml's anvil (${anvil}) does not run from the image`);
-say(`anvil from the image: ${anvil}`);
+// docker-compose.devnet.yml runs anvil from the devnet image; the runtime image has none of the tooling.
+const runtime = stages.get("runtime");
+const devnet = stages.get("devnet");
+if (!runtime || !devnet) throw new Error("the Dockerfile needs a runtime and a devnet stage");
+const anvil = /entrypoint:\s*\["([^"]+anvil)"\]/.exec(readFileSync(join(repo, "docker-compose.devnet.yml"), "utf8"))?.[1];
+if (!anvil || spawnSync(join(devnet.cwd, anvil), ["--version"]).status !== 0)
+  throw new Error(`docker-compose.devnet.yml's anvil (${anvil}) does not run from the devnet image`);
+say(`anvil from the devnet image: ${anvil}`);
+for (const tool of ["@foundry-rs", "prisma", "typescript", "vitest", "solc", "@prisma/studio-core"]) {
+  if (existsSync(join(runtime.cwd, "node_modules", tool)))
+    throw new Error(`the runtime image holds ${tool}: it belongs in devDependencies or the devnet stage`);
+}
+const size = (path) => execFileSync("du", ["-sm", path]).toString().split("\t")[0];
+say(`runtime image: node_modules ${size(join(runtime.cwd, "node_modules"))} MB, the app ${size(runtime.dir)} MB, on Node ${process.version}`);
 
-// What the image runs, from its last stage's /app.
+// What the runtime image runs, from its /app.
+stage = runtime;
+const { entrypoint, cmd, healthcheck } = runtime.image;
 const admin = new pg.Client({ connectionString: databaseBase });
 await admin.connect();
 const dbName = `sg_image_${process.pid}`;
@@ -138,11 +153,10 @@ try {
   }
   if (!healthy) throw new Error("the HEALTHCHECK never passed");
   say("HEALTHCHECK passes");
-  const created = JSON.parse(
-    execFileSync(program, [...programArgs, "merchant", "create", "--name", "Image", "--json"], { cwd: stage.cwd, env: runEnv }).toString(),
-  );
-  if (!created.merchant?.id) throw new Error("the CLI through the entrypoint did not create a merchant");
-  say(`CLI through the entrypoint: created ${created.merchant.id}`);
+  // As `docker compose exec api-1 stablegate …` runs it: the entrypoint is also the image's command.
+  const created = JSON.parse(execFileSync("stablegate", ["merchant", "create", "--name", "Image", "--json"], { cwd: stage.cwd, env: runEnv }).toString());
+  if (!created.merchant?.id) throw new Error("`stablegate merchant create` in the image did not create a merchant");
+  say(`stablegate merchant create: ${created.merchant.id}`);
   const stopping = Date.now();
   api.kill("SIGTERM");
   const code = await exited;
