@@ -32,7 +32,14 @@ const instructions = readFileSync(join(repo, ".docker/Dockerfile"), "utf8")
 const stages = new Map();
 let stage = null;
 // Its own npm cache: the image's `npm cache clean` must not empty this machine's.
-const env = { PATH: `${join(root, "bin")}:${process.env.PATH}`, HOME: process.env.HOME, npm_config_cache: join(root, "npm-cache") };
+// The machine's extra certificate authorities go along: behind a TLS-inspecting proxy npm on Node 24
+// trusts the registry only through them (Node 20 also takes npm's cafile).
+const env = {
+  PATH: `${join(root, "bin")}:${process.env.PATH}`,
+  HOME: process.env.HOME,
+  npm_config_cache: join(root, "npm-cache"),
+  ...(process.env.NODE_EXTRA_CA_CERTS && { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }),
+};
 mkdirSync(join(root, "bin"));
 mkdirSync(join(root, "shared"));
 /** An absolute image path as a path here: /app is the stage's folder, /usr/local/bin the shared bin/, / the root. */
