@@ -32,7 +32,10 @@ export interface ReconcileResult {
   chainId: number;
   /** The confirmed block compared at (null: the chain is not indexed yet). */
   block: bigint | null;
-  /** Why nothing was compared although the chain is indexed (a reorg under the confirmed block, not caught up with yet). */
+  /**
+   * Why nothing was compared although the chain is indexed: a reorg under the confirmed block not
+   * caught up with yet, or a node that has not reached that block (a lagging endpoint).
+   */
   skipped: string | null;
   /** Addresses compared, and confirmed transfers whose block was checked. */
   checked: number;
@@ -91,20 +94,25 @@ async function compare(
   if (block === null || (targets.length === 0 && recent.length === 0)) return done();
   // The ledger is comparable only with the block it was confirmed at: after a reorg the node's block
   // of that number is another one until the indexer has rolled back (checked again after reading).
-  const stands = async () => {
-    if (blockHash === null) return true;
+  // A node without the block at all is behind (one endpoint lagging the others), not reorganised:
+  // nothing read from it can be compared, and the next pass will.
+  const stands = async (): Promise<string | null> => {
+    if (blockHash === null) return null;
     count.requests++;
-    return (await withRpcRetry(() => rpc.getBlock(block)))?.hash === blockHash;
+    const found = await withRpcRetry(() => rpc.getBlock(block));
+    if (!found) return `the node has not reached block ${block} yet (a lagging endpoint)`;
+    return found.hash === blockHash ? null : `block ${block} is no longer the chain's: a reorg the indexer has not caught up with yet`;
   };
-  const reorganised = () => {
-    result.skipped = `block ${block} is no longer the chain's: a reorg the indexer has not caught up with yet`;
+  const skip = (reason: string) => {
+    result.skipped = reason;
     result.differences = [];
     result.strays = [];
     result.chargeIds = [];
     more.length = 0;
     return done();
   };
-  if (!(await stands())) return reorganised();
+  const before = await stands();
+  if (before) return skip(before);
   if (targets.length > 0) {
     const tokens = [chain.usdc, ...chain.watchTokens, "native"];
     const queries: BalanceQuery[] = targets.flatMap((t) => tokens.map((token) => ({ token, holder: t.address })));
@@ -131,8 +139,8 @@ async function compare(
       if (!(receipt && receipt.status === 1 && factsOf(receipt, chain.usdc).has(t.factKey))) result.differences.push(missingTransfer(chain.chainId, t));
     }
   }
-  if (!(await stands())) return reorganised();
-  return done();
+  const after = await stands();
+  return after ? skip(after) : done();
 }
 
 /**
@@ -152,7 +160,8 @@ export async function runReconciliation(
   now = new Date(),
 ): Promise<ReconcileResult> {
   const { result, more } = await compare(prisma, rpc, chain, now, options.only);
-  if (result.skipped) logger.warn({ block: result.block }, `reconciliation skipped: ${result.skipped}`);
+  // Info, not a warning: both reasons pass by themselves (the indexer rolls back; the node catches up) and the next pass compares.
+  if (result.skipped) logger.info({ block: result.block }, `reconciliation skipped: ${result.skipped}`);
   if (result.block === null || result.skipped) return result;
   const explained = new Set<string>();
   for (const target of more) {

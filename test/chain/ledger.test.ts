@@ -14,7 +14,7 @@ import { ChainRpc } from "../../src/chain/rpc.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { formatAmount, parseAmount } from "../../src/domain/money.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import { reconcileChain } from "../../src/jobs/reconcile.js";
+import { reconcileChain, runReconciliation } from "../../src/jobs/reconcile.js";
 import { ProcessMetrics } from "../../src/lib/process-metrics.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
@@ -369,6 +369,25 @@ describe("reconciliation", () => {
       await setBalance(address, 0n);
     },
   );
+  it("a node that has not reached the confirmed block (a lagging endpoint) is not taken for a reorg: the pass is skipped quietly, nothing flagged", async () => {
+    const { id, address } = await charge("1");
+    await a.pay(a.wallet(3), address, usdc("0.40"));
+    await until("the partial payment confirmed", id, (c) => c.amountReceived === "0.40");
+    const logged = logs.lines().length;
+    const lagging = new ChainRpc(chainA.chainId, [a.anvil.url]);
+    lagging.getBlock = async () => null;
+    try {
+      const result = await runReconciliation(app.db.prisma, lagging, chainA, { ...SETTINGS, feed: app.live }, logs.logger);
+      expect(result.skipped).toMatch(/the node has not reached block \d+ yet/);
+      expect(result.differences).toEqual([]);
+    } finally {
+      lagging.destroy();
+    }
+    const lines = logs.lines().slice(logged);
+    expect(lines.some((l) => l.level === 30 && /reconciliation skipped: the node has not reached/.test(String(l.msg)))).toBe(true);
+    expect(lines.filter((l) => l.level >= 40 && /reconciliation/.test(String(l.msg)))).toEqual([]);
+    expect((await getCharge(id)).needsReview).toBe(false);
+  });
 });
 
 // Last: it moves the first chain's clock half an hour ahead of the wall clock.
