@@ -121,7 +121,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const callers = { prisma, authenticator, rateLimiter, anonymous, trustProxy: config.trustProxy, logger };
 
   // The doors.
-  const server = createServer(logger, db, pubsub, { problems: () => relayerProblems(prisma, chains.all()), trustRequestIds: config.trustProxy > 0 });
+  const server = createServer(logger, db, pubsub, {
+    problems: () => relayerProblems(prisma, chains.all()),
+    trustRequestIds: config.trustProxy > 0,
+    publicUrl: config.publicUrl,
+  });
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
   const metrics = options.metrics ?? new ProcessMetrics();

@@ -19,7 +19,7 @@ const chains = ChainSet.configured(config.chains);
 if (!config.redisUrl) logger.warn("REDIS_URL is not set: changes made by this worker will not reach live subscribers of API processes");
 const realtime = openRealtime(config, logger, { subscribe: false });
 const metrics = new ProcessMetrics();
-const server = createServer(logger, db, realtime.pubsub, { problems: () => relayerProblems(db.prisma, chains.all()) });
+const server = createServer(logger, db, realtime.pubsub, { problems: () => relayerProblems(db.prisma, chains.all()), publicUrl: config.publicUrl });
 metricsRoute(server, { config, metrics, db, pubsub: realtime.pubsub, chains: chains.all(), runsJobs: true });
 // Before the jobs: a port in use (two workers on one host) stops this one before it takes any work.
 const url = await listen(server, config.workerPort, config.host).catch((err: NodeJS.ErrnoException) => {

@@ -7,7 +7,7 @@ import type { Prisma } from "../db/client.js";
 import type { BalanceTransaction, Prisma as P } from "../generated/prisma/client.js";
 import { invalidParam, notFound } from "./errors.js";
 import { formatAmount } from "./money.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -85,7 +85,7 @@ function ledgerFilter(scope: Scope, f: z.output<typeof filterSchema>): P.Balance
 }
 
 /** One page of balance transactions, newest first (the query's `format` is the door's business). */
-export async function listBalanceTransactions(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<BalanceTransaction>> {
+export async function listBalanceTransactions(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<BalanceTransaction>> {
   const { limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
   const where = ledgerFilter(scope, filters);
   return keysetPage(
@@ -93,6 +93,7 @@ export async function listBalanceTransactions(prisma: Prisma, scope: Scope, inpu
     { limit, startingAfter, endingBefore },
     (id) => prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.balanceTransaction.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

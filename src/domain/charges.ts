@@ -8,7 +8,8 @@ import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { PaymentResource } from "./payment-schema.js";
 import { eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
@@ -116,6 +117,17 @@ export const ChargeResource = z.object({
     .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
+  // What some events add to the charge they carry (API.md "Charge lifecycle", "Refunds"), declared
+  // here so that the object and its events have one schema: never in an API answer.
+  payments: z
+    .array(PaymentResource)
+    .optional()
+    .describe("Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order."),
+  underpaidAmount: z
+    .string()
+    .optional()
+    .describe("Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted."),
+  overpaidAmount: z.string().optional().describe('charge.completed only: what was paid beyond amount ("0.00" when nothing).'),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
 
@@ -382,7 +394,12 @@ const filterSchema = {
     .describe("Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)."),
 };
 
-export const listSchema = z.strictObject({ page: integerParam(1, 100_000).default(1), limit: integerParam(1, 100).default(10), ...filterSchema });
+/** The query of GET /v1/charges: numbered pages (`page`, the contract's) or cursors (`startingAfter`/`endingBefore`), not both. */
+export const listSchema = z.strictObject({
+  page: integerParam(1, 100_000).optional().describe("Numbered paging: 1 (the default) is the newest page. Not with startingAfter or endingBefore."),
+  ...pageParams,
+  ...filterSchema,
+});
 const filtersOnly = z.strictObject(filterSchema);
 
 export type ChargeFilters = z.input<typeof filtersOnly>;
@@ -408,29 +425,41 @@ function searchTerms(search: string): P.ChargeWhereInput[] {
 /** Newest first, ties broken by id so pages never overlap or skip. */
 export const CHARGE_ORDER: P.ChargeOrderByWithRelationInput[] = [{ createdAt: "desc" }, { id: "desc" }];
 
-/** One numbered page of charges with the total count (REST's `page`/`limit`). */
-export async function listCharges(
-  prisma: Prisma,
-  scope: Scope,
-  input: unknown,
-): Promise<{ data: Charge[]; page: number; limit: number; total: number; hasMore: boolean }> {
-  const { page, limit, ...filters } = parseInput(listSchema, input);
+/** A numbered page of charges: its place and the total count besides the keyset page's fields. */
+export interface NumberedPage extends Page<Charge> {
+  page: number;
+  limit: number;
+  total: number;
+}
+
+/**
+ * One page of charges for REST: by cursor when `startingAfter` or `endingBefore` is given (as every
+ * other list), else by number with the total count (`page`, default 1, as the contract keeps it).
+ */
+export async function listCharges(prisma: Prisma, scope: Scope, input: unknown): Promise<NumberedPage | Page<Charge>> {
+  const { page, ...params } = parseInput(listSchema, input);
+  const cursor = params.startingAfter !== undefined ? "startingAfter" : params.endingBefore !== undefined ? "endingBefore" : null;
+  if (cursor !== null && page !== undefined) throw invalidParam(cursor, `Page by number (page) or by cursor (${cursor}), not both`);
+  if (cursor !== null) return pageCharges(prisma, scope, params);
+  // No cursor was given, so the rest are the filters.
+  const { limit, ...filters } = params;
   const where = chargeFilter(scope, filters);
-  const offset = (page - 1) * limit;
+  const number = page ?? 1;
+  const offset = (number - 1) * limit;
   const [data, total] = await Promise.all([
     prisma.charge.findMany({ where, orderBy: CHARGE_ORDER, skip: offset, take: limit }),
     prisma.charge.count({ where }),
   ]);
-  return { data, page, limit, total, hasMore: offset + data.length < total };
+  return { data, page: number, limit, total, hasMore: offset + data.length < total };
 }
 
 const pageSchema = z.strictObject({ ...pageParams, ...filterSchema });
 
 /**
- * One keyset page of charges, newest first (GraphQL's connections; REST keeps numbered pages).
+ * One keyset page of charges, newest first (GraphQL's connections, and REST's list given a cursor).
  * `include` loads relations in the same read (what a GraphQL selection asks for).
  */
-export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, include?: P.ChargeInclude): Promise<Page<Charge>> {
+export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, include?: P.ChargeInclude, end: PageEnd = "newest"): Promise<Page<Charge>> {
   const { limit, startingAfter, endingBefore, ...filters } = parseInput(pageSchema, input);
   const where = chargeFilter(scope, filters);
   return keysetPage(
@@ -438,6 +467,7 @@ export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, 
     { limit, startingAfter, endingBefore },
     (id) => prisma.charge.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

@@ -11,7 +11,7 @@ import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { parseInput } from "./validation.js";
 
 export type { Customer };
@@ -83,8 +83,11 @@ export const CustomerResource = z.object({
   taxId: z.string().nullable(),
   description: z.string().nullable(),
   metadata: MetadataShape.nullable(),
-  created: z.number().int().describe("Unix timestamp (seconds)."),
-  updated: z.number().int().describe("Unix timestamp (seconds)."),
+  created: z.number().int().describe("Unix timestamp (seconds); createdAt is the same instant as every other resource gives it."),
+  updated: z.number().int().describe("Unix timestamp (seconds); updatedAt is the same instant in ISO 8601."),
+  createdAt: z.string().describe("ISO 8601 UTC, like every other resource's createdAt."),
+  updatedAt: z.string().describe("ISO 8601 UTC."),
+  deleted: z.literal(true).optional().describe("Only in the customer.deleted event's data."),
 });
 export type CustomerResource = z.infer<typeof CustomerResource>;
 
@@ -119,6 +122,8 @@ export function customerResource(c: Customer): CustomerResource {
     metadata: c.metadata as Metadata | null,
     created: unixSeconds(c.createdAt),
     updated: unixSeconds(c.updatedAt),
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
   };
 }
 
@@ -197,7 +202,7 @@ export const listSchema = z.strictObject({
 export type ListCustomersParams = z.input<typeof listSchema>;
 
 /** One page of customers, newest first, with cursor pagination and filters. */
-export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Customer>> {
+export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Customer>> {
   const params = parseInput(listSchema, input);
   const where = filterWhere(scope, params);
   return keysetPage(
@@ -205,6 +210,7 @@ export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown
     params,
     (id) => prisma.customer.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.customer.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

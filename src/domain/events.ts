@@ -8,7 +8,7 @@ import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { beyond, keysetPage, type Page, pageParams } from "./paging.js";
+import { beyond, keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -150,7 +150,7 @@ export async function countEvents(prisma: Prisma, scope: Scope, input: { type?: 
 }
 
 /** One page of events, newest first, with cursor pagination and a type filter. */
-export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Event>> {
+export async function listEvents(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Event>> {
   const params = parseInput(listSchema, input);
   const where = eventFilter(scope, { type: params.type });
   return keysetPage(
@@ -158,6 +158,7 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown): 
     params,
     (id) => prisma.event.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.event.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 
@@ -229,9 +230,6 @@ export const DeliveryResource = z.object({
   ),
 });
 export type DeliveryResource = z.infer<typeof DeliveryResource>;
-
-/** An event with where it was sent (GET /v1/events/:id; the webhook body has no deliveries). */
-export const EventWithDeliveries = EventResource.extend({ deliveries: z.array(DeliveryResource) });
 
 /** The deliveries of each of `eventIds` with their attempts (oldest first), in two queries. */
 export async function eventDeliveries(prisma: Prisma, eventIds: readonly string[]): Promise<Map<string, DeliveryResource[]>> {

@@ -28,7 +28,7 @@ import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { integerParam, parseInput } from "./validation.js";
 
@@ -116,6 +116,7 @@ export const InvoiceResource = z.object({
   paidAt: z.string().nullable(),
   voidedAt: z.string().nullable(),
   markedUncollectibleAt: z.string().nullable(),
+  deleted: z.literal(true).optional().describe("Only in the invoice.deleted event's data."),
 });
 export type InvoiceResource = z.infer<typeof InvoiceResource>;
 
@@ -433,7 +434,7 @@ export function countInvoices(prisma: Prisma, scope: Scope, input: unknown): Pro
 }
 
 /** One page of invoices, newest first, optionally of one status or customer. */
-export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<Invoice>> {
+export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Invoice>> {
   const { status, customerId, ...page } = parseInput(listSchema, input);
   const where = invoiceFilter(scope, { status, customerId });
   return keysetPage(
@@ -441,6 +442,7 @@ export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown)
     page,
     (id) => prisma.invoice.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.invoice.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

@@ -1,8 +1,8 @@
 // One way to list: pages of records newest first, by the keyset (createdAt, id). A cursor is a
 // record's id; the page after it holds older records, the page before it newer ones, and as the
 // order is total (ties broken by id) pages never overlap or skip, whatever is written meanwhile.
-// REST's `startingAfter`/`endingBefore` and GraphQL's `after`/`before` are both this. (The number
-// paging of `GET /v1/charges` is the one exception the contract keeps.)
+// REST's `startingAfter`/`endingBefore` and GraphQL's `after`/`before` are both this. (`GET
+// /v1/charges` also keeps the number paging the contract gives it, when no cursor is passed.)
 import { z } from "zod";
 import { AppError, unknownReference } from "./errors.js";
 import { integerParam } from "./validation.js";
@@ -52,27 +52,37 @@ export interface PageQuery {
 }
 
 /**
+ * Which end of the rows a page is read from when no endingBefore says: the newest (REST, GraphQL's
+ * `first`) or the oldest (GraphQL's `last` without `before`, which no REST parameter asks for).
+ */
+export type PageEnd = "newest" | "oldest";
+
+/**
  * Reads one page. `locate` finds the cursor's record among those the caller may list (null: a 400
- * naming the cursor parameter); `read` runs the query on the model, adding its own filters.
+ * naming the cursor parameter); `read` runs the query on the model, adding its own filters. The page
+ * holds the rows past the cursor (newer than endingBefore, older than startingAfter, or all rows)
+ * nearest the cursor, or from `end` without endingBefore.
  */
 export async function keysetPage<T extends Position>(
   kind: string,
   request: PageRequest,
   locate: (id: string) => Promise<Position | null>,
   read: (query: PageQuery) => Promise<T[]>,
+  end: PageEnd = "newest",
 ): Promise<Page<T>> {
   if (request.startingAfter && request.endingBefore) {
     throw new AppError("parameter_invalid", "Pass at most one of startingAfter and endingBefore", "endingBefore");
   }
-  const backwards = request.endingBefore !== undefined;
+  const before = request.endingBefore !== undefined;
   const cursorId = request.endingBefore ?? request.startingAfter;
   let where: KeysetWhere = {};
   if (cursorId !== undefined) {
     const at = await locate(cursorId);
-    if (!at) throw unknownReference(kind, cursorId, backwards ? "endingBefore" : "startingAfter");
-    where = beyond(at, backwards ? "newer" : "older");
+    if (!at) throw unknownReference(kind, cursorId, before ? "endingBefore" : "startingAfter");
+    where = beyond(at, before ? "newer" : "older");
   }
-  // Backwards, the rows nearest the cursor are the oldest of the newer ones: read them oldest first.
+  // Backwards, the rows wanted are the oldest of the window: read them oldest first.
+  const backwards = before || end === "oldest";
   const dir: Direction = backwards ? "asc" : "desc";
   const rows = await read({ where, orderBy: [{ createdAt: dir }, { id: dir }], take: request.limit + 1 });
   const page = rows.slice(0, request.limit);

@@ -14,7 +14,7 @@ import { AppError, invalidParam, notFound } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -161,7 +161,7 @@ export function countPaymentLinks(prisma: Prisma, scope: Scope, input: unknown):
 }
 
 /** One page of payment links, newest first, optionally only active or inactive ones. */
-export async function listPaymentLinks(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<PaymentLink>> {
+export async function listPaymentLinks(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<PaymentLink>> {
   const { active, ...page } = parseInput(listSchema, input);
   const where = linkFilter(scope, { active });
   return keysetPage(
@@ -169,6 +169,7 @@ export async function listPaymentLinks(prisma: Prisma, scope: Scope, input: unkn
     page,
     (id) => prisma.paymentLink.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.paymentLink.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

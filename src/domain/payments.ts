@@ -21,16 +21,19 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeView, chargeResource } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeResource, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
 import { formatAmount, toUnits } from "./money.js";
+import type { PaymentResource } from "./payment-schema.js";
 import { summarizeBlocks } from "./payouts.js";
 import { refundCompletedEvents } from "./refunds.js";
 import { inScope, type Scope } from "./scope.js";
 
 const MINUTE_MS = 60_000;
+
+export type { PaymentResource };
 
 /** What confirming chain money needs from the service settings. */
 export interface PaymentSettings extends ChangeSettings {
@@ -45,17 +48,6 @@ export interface ConfirmingChain {
   chainId: number;
   /** The chain's confirmations, for charges that picked another chain (a picked chain's are the charge's). */
   confirmations: number;
-}
-
-/** A payment as events and the hosted page show it. */
-export interface PaymentResource {
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  chainId: number;
-  from: string;
-  amount: string;
-  status: "pending" | "confirmed";
 }
 
 interface PaymentRow {
@@ -232,6 +224,9 @@ async function reversedTwins(tx: P.TransactionClient, confirmed: readonly Confir
   return new Map(rows.map((r) => [r.id, { late: r.late, invoiceId: r.invoiceId }]));
 }
 
+/** What a charge event adds to the charge (declared by its schema, as receivers type it). */
+type EventExtras = Pick<ChargeResource, "payments" | "underpaidAmount" | "overpaidAmount">;
+
 /**
  * What confirming a charge's transfers does to it: the fields to write besides money, the payments'
  * events, which payments are late and which pay its invoice, and the payouts' event (made once the
@@ -242,7 +237,7 @@ interface Plan {
   events: NewEvent[];
   late: string[];
   paysInvoice: Set<string>;
-  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: object } | null;
+  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: EventExtras } | null;
 }
 
 /**
@@ -277,7 +272,7 @@ function applyConfirmed(
     payoutMinAmount: settings.payoutMinAmount,
   };
   const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null };
-  const event = (type: NewEvent["type"], extra: object = {}) => plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
+  const event = (type: NewEvent["type"], extra: EventExtras = {}) => plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
   const listed = (ps: readonly Confirming[]) => ({ payments: ps.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) });
   const received = () => c.amountReceived ?? 0n;
 

@@ -26,7 +26,7 @@ import { type NewEvent, recordEvents } from "./events.js";
 import { validUntil } from "./authorizations.js";
 import { newId, randomBase62 } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { evmAddress, parseInput } from "./validation.js";
 
@@ -213,7 +213,7 @@ export function countRefunds(prisma: Prisma, scope: Scope, input: unknown): Prom
 }
 
 /** One page of refunds, newest first, optionally of one charge or status. */
-export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<RefundRow>> {
+export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<RefundRow>> {
   const { chargeId, status, ...page } = parseInput(listSchema, input);
   const where = refundFilter(scope, { chargeId, status });
   if (chargeId && !(await prisma.charge.findFirst({ where: { id: chargeId, ...inScope(scope) }, select: { id: true } }))) {
@@ -224,6 +224,7 @@ export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown):
     page,
     (id) => prisma.refund.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.refund.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take, include: REFUND_INCLUDE }),
+    end,
   );
 }
 

@@ -10,7 +10,9 @@ import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { invoiceResource } from "./invoices.js";
+import { formatAmount } from "./money.js";
 import { refundResource } from "./refunds.js";
+import type { StoredSettlement } from "./settlements.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -85,7 +87,16 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
   const status = STATUS_OF[type as ChargeEventType];
   const onChain = type !== "charge.pending";
   const settlements = flushed
-    ? [{ txHash: SAMPLE_TX, logIndex: 1, blockNumber: 3, netAmount: String(received - fee), feeAmount: String(fee), confirmedAt: now.toISOString() }]
+    ? [
+        {
+          txHash: SAMPLE_TX,
+          chainId: 31337,
+          blockNumber: 3,
+          netAmount: String(received - fee),
+          feeAmount: String(fee),
+          confirmedAt: now.toISOString(),
+        } satisfies StoredSettlement,
+      ]
     : [];
   const charge: ChargeView = {
     id: newId("chrg"),
@@ -133,10 +144,19 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     invoiceId: null,
     paymentLinkId: null,
   };
-  const data: Record<string, unknown> = { ...chargeResource(charge, settings) };
+  // Typed as the resource, so a sample cannot carry what the charge's schema does not declare.
+  const data = chargeResource(charge, settings);
   if (paid)
     data.payments = [
-      { txHash: SAMPLE_TX, logIndex: 0, blockNumber: 1, from: "0x90F79bf6EB2c4f870365E785982E1f101E93b906", amount: data.amountReceived, status: "confirmed" },
+      {
+        txHash: SAMPLE_TX,
+        logIndex: 0,
+        blockNumber: 1,
+        chainId: 31337,
+        from: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+        amount: formatAmount(received),
+        status: "confirmed",
+      },
     ];
   if (type === "charge.completed") data.overpaidAmount = "0.00";
   return data;

@@ -13,9 +13,12 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
 /** An integer in [min, max], given as a JSON number or as a query-string numeral ("20"). */
 export function integerParam(min: number, max: number) {
   const message = `must be an integer between ${min} and ${max}`;
-  return z
-    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
-    .pipe(z.number().int(message).min(min, message).max(max, message));
+  // A numeral is read before the check rather than as a union's other branch, so that the schema's
+  // input (what /v1/openapi.json shows) is the integer with its bounds, not "a number or digits".
+  return z.preprocess(
+    (v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
+    z.number({ error: message }).int(message).min(min, message).max(max, message),
+  );
 }
 
 /** A checksummed EVM address, not the zero address; all-lowercase input is checksummed, a wrong checksum is refused. */

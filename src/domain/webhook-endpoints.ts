@@ -10,7 +10,7 @@ import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError }
 import { AppError, notFound } from "./errors.js";
 import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
-import { keysetPage, type Page, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { integerParam, overlapHoursParam, parseInput } from "./validation.js";
 
@@ -86,13 +86,14 @@ export async function createWebhookEndpoint(prisma: Prisma, scope: Scope, input:
 }
 
 /** One page of `scope`'s endpoints, newest first. */
-export async function listWebhookEndpoints(prisma: Prisma, scope: Scope, input: unknown): Promise<Page<WebhookEndpoint>> {
+export async function listWebhookEndpoints(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<WebhookEndpoint>> {
   const params = parseInput(listSchema, input);
   return keysetPage(
     "webhook endpoint",
     params,
     (id) => prisma.webhookEndpoint.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.webhookEndpoint.findMany({ where: { AND: [inScope(scope), q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
 }
 

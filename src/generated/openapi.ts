@@ -7,10 +7,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List customers, newest first */
+        /**
+         * List customers, newest first
+         * @description Newest first, paged by cursor; `email` finds one exactly (case-insensitively), `query` searches email, name and companyName.
+         */
         get: operations["listCustomers"];
         put?: never;
-        /** Create a customer */
+        /**
+         * Create a customer
+         * @description Creates a customer in the key's mode. `email` is unique per mode, compared case-insensitively (409 `customer_email_exists`). Sends `customer.created`.
+         */
         post: operations["createCustomer"];
         delete?: never;
         options?: never;
@@ -27,7 +33,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Find or create the customer a customer JWT names (200 found, 201 created) */
+        /**
+         * Find or create the customer a customer JWT names (200 found, 201 created)
+         * @description For a browser holding a customer JWT (`Authorization: Bearer`, HS256, signed with one of your JWT secrets, whose `kid` names the merchant and mode): the customer of the token's email, created with the body's fields if new (201), else returned as it is (200).
+         */
         post: operations["findOrCreateCustomerByJwt"];
         delete?: never;
         options?: never;
@@ -42,15 +51,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a customer (expand=stats adds its aggregates) */
+        /**
+         * Retrieve a customer (expand=stats adds its aggregates)
+         * @description The customer; `expand=stats` adds invoiceCount, chargeCount and totalSpent.
+         */
         get: operations["getCustomer"];
         put?: never;
         post?: never;
-        /** Delete a customer */
+        /**
+         * Delete a customer
+         * @description Deletes the customer; its charges and invoices stay, with `customerId: null`. Sends `customer.deleted`.
+         */
         delete: operations["deleteCustomer"];
         options?: never;
         head?: never;
-        /** Update a customer */
+        /**
+         * Update a customer
+         * @description Changes the fields given: `null` clears an optional one, `address` replaces the whole address, metadata keys merge (a key set to null is removed). Sends `customer.updated`.
+         */
         patch: operations["updateCustomer"];
         trace?: never;
     };
@@ -61,10 +79,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List charges, newest first, by page number */
+        /**
+         * List charges, newest first, by page number
+         * @description Newest first, filtered by `status`, `customerId`, `needsReview` or `search`. Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both.
+         */
         get: operations["listCharges"];
         put?: never;
-        /** Create a charge (a payment request) and its hosted payment page */
+        /**
+         * Create a charge (a payment request) and its hosted payment page
+         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC; an `orderId` is unique among your open charges (409 `duplicate_order_id`). The charge keeps your fee and settlement wallet as they are now, and gives the buyer `expiresInMinutes` (default 30) to pick a chain. Sends `charge.pending`.
+         */
         post: operations["createCharge"];
         delete?: never;
         options?: never;
@@ -79,11 +103,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a charge */
+        /**
+         * Retrieve a charge
+         * @description The charge as it is now: its status, the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded) and its payouts (settlements).
+         */
         get: operations["getCharge"];
         put?: never;
         post?: never;
-        /** Cancel a charge that has no money yet */
+        /**
+         * Cancel a charge that has no money yet
+         * @description A PENDING charge with no money on its way becomes CANCELLED (`charge.cancelled`); confirmed partial money is paid out to your wallet. Cancelling a CANCELLED charge returns it unchanged; any other status is 409 `charge_not_cancellable`, and money still confirming is 409 `charge_payment_confirming`.
+         */
         delete: operations["cancelCharge"];
         options?: never;
         head?: never;
@@ -97,7 +127,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a charge by your order id */
+        /**
+         * Retrieve a charge by your order id
+         * @description The newest charge made for this order id, whatever its status: find a charge by your own order number.
+         */
         get: operations["getChargeByOrderId"];
         put?: never;
         post?: never;
@@ -116,7 +149,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed) */
+        /**
+         * Mark a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed)
+         * @description Clears `needsReview` on a charge the reconciliation flagged, once you have checked what it found (`reviewReason`). Sends `charge.reviewed`.
+         */
         post: operations["markChargeReviewed"];
         delete?: never;
         options?: never;
@@ -131,7 +167,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List events, newest first */
+        /**
+         * List events, newest first
+         * @description Every event of the key's mode, newest first, paged by cursor; `type` keeps one type. Each is the body its webhooks carry.
+         */
         get: operations["listEvents"];
         put?: never;
         post?: never;
@@ -148,7 +187,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an event with its webhook deliveries */
+        /**
+         * Retrieve an event with its webhook deliveries
+         * @description The event with its webhook deliveries: each endpoint's status and every attempt (status code, latency, error).
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -167,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver an event again now to every enabled endpoint that wants it */
+        /**
+         * Deliver an event again now to every enabled endpoint that wants it
+         * @description Delivers the event again now to every enabled endpoint that wants its type (endpoints added since included), on a fresh retry schedule; 400 `webhook_endpoint_missing` when there is none.
+         */
         post: operations["resendEvent"];
         delete?: never;
         options?: never;
@@ -184,7 +229,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test mode: record a mock event with sample data and deliver it like a real one */
+        /**
+         * Test mode: record a mock event with sample data and deliver it like a real one
+         * @description Test mode: records an event of the given type with sample data, shaped exactly like a real one, and delivers it, signed, to the endpoints that want it: build and check a receiver before taking a payment.
+         */
         post: operations["sendTestWebhook"];
         delete?: never;
         options?: never;
@@ -199,10 +247,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first */
+        /**
+         * List webhook endpoints, newest first
+         * @description Newest first, paged by cursor. Secrets are never shown again.
+         */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add a webhook endpoint; its signing secret is shown this once */
+        /**
+         * Add a webhook endpoint; its signing secret is shown this once
+         * @description Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs of public addresses.
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -217,15 +271,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a webhook endpoint */
+        /**
+         * Retrieve a webhook endpoint
+         * @description The endpoint, without its secret.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its pending deliveries */
+        /**
+         * Delete a webhook endpoint and its pending deliveries
+         * @description Deletes the endpoint and its pending deliveries.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Change url, events, description, or pause and resume (status) */
+        /**
+         * Change url, events, description, or pause and resume (status)
+         * @description Changes `url`, `events` or `description`; `status` pauses (disabled) or resumes (enabled) its deliveries.
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -238,7 +301,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret (shown this once); the old one also signs for overlapHours */
+        /**
+         * A new signing secret (shown this once); the old one also signs for overlapHours
+         * @description Makes a new signing secret, shown this once. The old one keeps signing too for `overlapHours` (0–168, default 24), so that the new one can be deployed first.
+         */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
@@ -253,7 +319,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The buyer's view of a charge (no key: the charge id is the capability) */
+        /**
+         * The buyer's view of a charge (no key: the charge id is the capability)
+         * @description What the hosted page shows the buyer: the amount, the status in the buyer's words, the payments and their confirmations, and the chains the charge can be paid on. No key: the charge id is the capability.
+         */
         get: operations["getPublicCharge"];
         put?: never;
         post?: never;
@@ -272,7 +341,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The buyer picks a chain: the charge's contract is deployed there */
+        /**
+         * The buyer picks a chain: the charge's contract is deployed there
+         * @description The buyer picks the chain to pay on, once: the answer has the charge's `cloneAddress` (where to pay) and a new `expiresAt` (the payment window).
+         */
         post: operations["selectChargeChain"];
         delete?: never;
         options?: never;
@@ -289,7 +361,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas) */
+        /**
+         * Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)
+         * @description Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due. The service checks it (signature, recipient, amount, validity, balance, a simulation) and relays it, paying the gas; the payment then shows like any other.
+         */
         post: operations["payChargeWithAuthorization"];
         delete?: never;
         options?: never;
@@ -306,7 +381,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it */
+        /**
+         * Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it
+         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund. Without `address`, the buyer gives one at `claimUrl`. Your settlement wallet pays it, by any means; it completes when the chain shows the transfer. Sends `refund.created`.
+         */
         post: operations["createRefund"];
         delete?: never;
         options?: never;
@@ -321,7 +399,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List refunds, newest first (chargeId, status) */
+        /**
+         * List refunds, newest first (chargeId, status)
+         * @description Newest first, paged by cursor; filtered by `chargeId` or `status`.
+         */
         get: operations["listRefunds"];
         put?: never;
         post?: never;
@@ -338,7 +419,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a refund */
+        /**
+         * Retrieve a refund
+         * @description The refund and where it stands: its address, the transfer that pays it, the latest authorization.
+         */
         get: operations["getRefund"];
         put?: never;
         post?: never;
@@ -357,7 +441,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a refund still waiting for its address or payment */
+        /**
+         * Cancel a refund still waiting for its address or payment
+         * @description Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Sends `refund.cancelled`.
+         */
         post: operations["cancelRefund"];
         delete?: never;
         options?: never;
@@ -374,7 +461,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas) */
+        /**
+         * Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)
+         * @description Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked, then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer.
+         */
         post: operations["payRefundWithAuthorization"];
         delete?: never;
         options?: never;
@@ -389,7 +479,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page */
+        /**
+         * List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page
+         * @description The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. `format=csv` answers every matching row as one CSV file.
+         */
         get: operations["listBalanceTransactions"];
         put?: never;
         post?: never;
@@ -406,7 +499,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a balance transaction */
+        /**
+         * Retrieve a balance transaction
+         * @description One row of the ledger.
+         */
         get: operations["getBalanceTransaction"];
         put?: never;
         post?: never;
@@ -423,7 +519,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your money per chain: held in charges' addresses, on its way, paid out, fees and refunds */
+        /**
+         * Your money per chain: held in charges' addresses, on its way, paid out, fees and refunds
+         * @description The ledger summed per chain: money held in your charges' addresses, on its way, paid out to your wallet, taken in fees, and refunded.
+         */
         get: operations["getBalance"];
         put?: never;
         post?: never;
@@ -440,10 +539,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List invoices, newest first (status, customerId) */
+        /**
+         * List invoices, newest first (status, customerId)
+         * @description Newest first, paged by cursor; filtered by `status` or `customerId`.
+         */
         get: operations["listInvoices"];
         put?: never;
-        /** Draft an invoice for a customer: line items (1–100), due date, memo */
+        /**
+         * Draft an invoice for a customer: line items (1–100), due date, memo
+         * @description Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. Sends `invoice.created`.
+         */
         post: operations["createInvoice"];
         delete?: never;
         options?: never;
@@ -458,15 +563,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an invoice */
+        /**
+         * Retrieve an invoice
+         * @description The invoice with its totals: `amountPaid` and `amountDue` follow the chain.
+         */
         get: operations["getInvoice"];
         put?: never;
         post?: never;
-        /** Delete a DRAFT invoice */
+        /**
+         * Delete a DRAFT invoice
+         * @description Deletes a DRAFT. Sends `invoice.deleted`.
+         */
         delete: operations["deleteInvoice"];
         options?: never;
         head?: never;
-        /** Change a DRAFT invoice (lineItems replaces all the lines) */
+        /**
+         * Change a DRAFT invoice (lineItems replaces all the lines)
+         * @description Changes a DRAFT; `lineItems` replaces every line. Sends `invoice.updated`.
+         */
         patch: operations["updateInvoice"];
         trace?: never;
     };
@@ -479,7 +593,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Finalize a DRAFT: it gets its number and hosted page, and can be paid */
+        /**
+         * Finalize a DRAFT: it gets its number and hosted page, and can be paid
+         * @description Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. Sends `invoice.finalized`.
+         */
         post: operations["finalizeInvoice"];
         delete?: never;
         options?: never;
@@ -496,7 +613,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Void an invoice nothing was paid on; its open charge is cancelled */
+        /**
+         * Void an invoice nothing was paid on; its open charge is cancelled
+         * @description An invoice nothing was paid on becomes VOID, and its open charge is cancelled. Sends `invoice.voided`.
+         */
         post: operations["voidInvoice"];
         delete?: never;
         options?: never;
@@ -513,7 +633,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark an OPEN invoice uncollectible (it can still be paid) */
+        /**
+         * Mark an OPEN invoice uncollectible (it can still be paid)
+         * @description For an OPEN invoice you no longer expect to be paid: UNCOLLECTIBLE, though a payment still settles it. Sends `invoice.marked_uncollectible`.
+         */
         post: operations["markInvoiceUncollectible"];
         delete?: never;
         options?: never;
@@ -528,7 +651,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The invoice as a PDF (the same as its hosted page links) */
+        /**
+         * The invoice as a PDF (the same as its hosted page links)
+         * @description The invoice as a PDF: the same file its hosted page links.
+         */
         get: operations["getInvoicePdf"];
         put?: never;
         post?: never;
@@ -545,10 +671,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List payment links, newest first (active) */
+        /**
+         * List payment links, newest first (active)
+         * @description Newest first, paged by cursor; `active` keeps the active or the retired ones.
+         */
         get: operations["listPaymentLinks"];
         put?: never;
-        /** Create a payment link: each buyer who pays at its url gets a charge of its amount */
+        /**
+         * Create a payment link: each buyer who pays at its url gets a charge of its amount
+         * @description Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page.
+         */
         post: operations["createPaymentLink"];
         delete?: never;
         options?: never;
@@ -563,14 +695,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a payment link */
+        /**
+         * Retrieve a payment link
+         * @description The payment link.
+         */
         get: operations["getPaymentLink"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change a payment link (all but its amount); active: false retires it */
+        /**
+         * Change a payment link (all but its amount); active: false retires it
+         * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410).
+         */
         patch: operations["updatePaymentLink"];
         trace?: never;
     };
@@ -583,7 +721,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test mode: expire a PENDING charge now, as the expiry sweep would (charge.expired, or charge.underpaid with partial money) */
+        /**
+         * Test mode: expire a PENDING charge now, as the expiry sweep would (charge.expired, or charge.underpaid with partial money)
+         * @description Test mode: expires a PENDING charge now, as the expiry sweep would: `charge.expired`, or `charge.underpaid` with partial money. Money still confirming is 409 `charge_payment_confirming`.
+         */
         post: operations["expireTestCharge"];
         delete?: never;
         options?: never;
@@ -592,24 +733,1543 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "charge.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.pending
+         * @description A charge was created (PENDING): its hosted page waits for the buyer.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.pending (or are empty), signed with its secret.
+         */
+        post: operations["onChargePending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.chain_selected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.chain_selected
+         * @description The buyer picked a chain on the hosted page: the charge has its cloneAddress and a new expiresAt.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.chain_selected (or are empty), signed with its secret.
+         */
+        post: operations["onChargeChainSelected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.partial": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.partial
+         * @description Confirmed money arrived that does not cover the amount yet: the charge stays PENDING (its expiry pushed back, unless the money is dust). `payments` lists what arrived.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.partial (or are empty), signed with its secret.
+         */
+        post: operations["onChargePartial"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.received
+         * @description Confirmed money covers the amount (or falls short within the underpayment tolerance: `underpaidAmount`): RECEIVED, and the payout to your wallet follows. `payments` lists what arrived.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.received (or are empty), signed with its secret.
+         */
+        post: operations["onChargeReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.completed
+         * @description The payout to your wallet is confirmed: COMPLETED, with feeAmount, netAmount, flushTxHash and completedAt. `overpaidAmount` is what was paid beyond the amount.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.completed (or are empty), signed with its secret.
+         */
+        post: operations["onChargeCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.underpaid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.underpaid
+         * @description The charge expired with partial money: EXPIRED, and what arrived is paid out to your wallet.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.underpaid (or are empty), signed with its secret.
+         */
+        post: operations["onChargeUnderpaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.expired
+         * @description The charge expired with nothing received: EXPIRED.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.expired (or are empty), signed with its secret.
+         */
+        post: operations["onChargeExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.cancelled
+         * @description The charge was cancelled: CANCELLED; confirmed partial money (amountReceived) is paid out to your wallet.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.cancelled (or are empty), signed with its secret.
+         */
+        post: operations["onChargeCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.late_payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.late_payment
+         * @description Money arrived after the charge was EXPIRED, CANCELLED or COMPLETED: it is paid out to your wallet too. `payments` lists what arrived.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.late_payment (or are empty), signed with its secret.
+         */
+        post: operations["onChargeLatePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.payout_confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.payout_confirmed
+         * @description A later payout (of underpaid or late money) is confirmed: the charge's money fields changed.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.payout_confirmed (or are empty), signed with its secret.
+         */
+        post: operations["onChargePayoutConfirmed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.payout_blocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.payout_blocked
+         * @description Money in the charge's address cannot be paid out now: payoutBlockedReason says why.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.payout_blocked (or are empty), signed with its secret.
+         */
+        post: operations["onChargePayoutBlocked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.needs_review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.needs_review
+         * @description The reconciliation found that the ledger and the chain disagree about the charge: needsReview is true and reviewReason says what.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.needs_review (or are empty), signed with its secret.
+         */
+        post: operations["onChargeNeedsReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.reviewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * charge.reviewed
+         * @description A charge that needed review was marked reviewed.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include charge.reviewed (or are empty), signed with its secret.
+         */
+        post: operations["onChargeReviewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.created
+         * @description A customer was created.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include customer.created (or are empty), signed with its secret.
+         */
+        post: operations["onCustomerCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.updated
+         * @description A customer was changed.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include customer.updated (or are empty), signed with its secret.
+         */
+        post: operations["onCustomerUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.deleted
+         * @description A customer was deleted: `data` is the customer as it was, with `deleted: true`.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include customer.deleted (or are empty), signed with its secret.
+         */
+        post: operations["onCustomerDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description A refund was created: AWAITING_ADDRESS until the buyer gives an address, else AWAITING_PAYMENT.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include refund.created (or are empty), signed with its secret.
+         */
+        post: operations["onRefundCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.updated
+         * @description A refund changed: the buyer gave an address, or its payment changed on chain.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include refund.updated (or are empty), signed with its secret.
+         */
+        post: operations["onRefundUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.completed
+         * @description The transfer paying the refund from your settlement wallet is confirmed: COMPLETED.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include refund.completed (or are empty), signed with its secret.
+         */
+        post: operations["onRefundCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.cancelled
+         * @description A refund was cancelled.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include refund.cancelled (or are empty), signed with its secret.
+         */
+        post: operations["onRefundCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.created
+         * @description An invoice was drafted (DRAFT).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.created (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.updated
+         * @description An invoice changed: a DRAFT was edited, or a payment counted towards it without settling it.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.updated (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.finalized
+         * @description An invoice was finalized: OPEN, with its number and hostedInvoiceUrl.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.finalized (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceFinalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.paid
+         * @description Payments settled the invoice: PAID.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.paid (or are empty), signed with its secret.
+         */
+        post: operations["onInvoicePaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.voided
+         * @description An invoice was voided: VOID.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.voided (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.marked_uncollectible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.marked_uncollectible
+         * @description An invoice was marked uncollectible: UNCOLLECTIBLE (it can still be paid).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.marked_uncollectible (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceMarkedUncollectible"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.deleted
+         * @description A DRAFT invoice was deleted: `data` is the invoice as it was, with `deleted: true`.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.deleted (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        Balance: {
+            /** @constant */
+            object: "balance";
+            livemode: boolean;
+            /** @description Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more). */
+            held: {
+                chainId: number;
+                amount: string;
+            }[];
+            /** @description Payments seen on chain and not yet confirmed, and payments without gas accepted and not yet on chain. */
+            onItsWay: {
+                chainId: number;
+                amount: string;
+            }[];
+            /** @description Paid to your wallet so far (net of fees). */
+            paidOut: {
+                chainId: number;
+                amount: string;
+            }[];
+            /** @description Protocol fees taken so far. */
+            fees: {
+                chainId: number;
+                amount: string;
+            }[];
+            /** @description Refunds your wallet paid so far. */
+            refunded: {
+                chainId: number;
+                amount: string;
+            }[];
+        };
+        BalanceTransaction: {
+            id: string;
+            /** @constant */
+            object: "balance_transaction";
+            livemode: boolean;
+            /**
+             * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
+             * @enum {string}
+             */
+            type: "payment" | "fee" | "payout" | "refund" | "reversal";
+            /** @description Signed USDC: "25.00" in, "-24.75" out. */
+            amount: string;
+            chargeId: string;
+            refundId: string | null;
+            /** @description The invoice a payment pays (money its charge received on time). */
+            invoiceId: string | null;
+            chainId: number;
+            txHash: string;
+            blockNumber: number;
+            /** @description The row a reversal undoes. */
+            reversesId: string | null;
+            /** @description When the ledger recorded it (the transfer's confirmation). */
+            createdAt: string;
+        };
+        Charge: {
+            id: string;
+            /** @constant */
+            object: "charge";
+            livemode: boolean;
+            orderId: string;
+            /** @description USDC, e.g. "25.00". */
+            amount: string;
+            /** @description Confirmed money in the clone. */
+            amountReceived: string | null;
+            /** @description Paid back to the buyer by your wallet: the completed refunds. */
+            amountRefunded: string;
+            feeAmount: string | null;
+            netAmount: string | null;
+            currency: string;
+            /** @enum {string} */
+            status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+            /** @description Where to pay, once the buyer picked a chain. */
+            cloneAddress: string | null;
+            chainId: number | null;
+            /** @description The hosted payment page. */
+            paymentUrl: string;
+            explorerUrl: string | null;
+            feeBps: number;
+            flushTxHash: string | null;
+            expiresAt: string;
+            createdAt: string;
+            completedAt: string | null;
+            deployedAt: string | null;
+            customerId: string | null;
+            description: string | null;
+            metadata: components["schemas"]["Metadata"] | null;
+            successUrl: string | null;
+            cancelUrl: string | null;
+            /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+            settlements: components["schemas"]["Settlement"][];
+            /** @description Why money in the clone cannot be paid out right now, or null. */
+            payoutBlockedReason: string | null;
+            /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+            needsReview: boolean;
+            /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+            reviewReason: string | null;
+            /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+            strayAssets: {
+                chainId: number;
+                /** @description A token address, or "native". */
+                token: string;
+                /** @description Base units. */
+                amount: string;
+            }[];
+            /** @description The invoice this charge pays (made from its hosted page), or null. */
+            invoiceId: string | null;
+            /** @description The payment link a buyer made this charge from, or null. */
+            paymentLinkId: string | null;
+            /** @description Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order. */
+            payments?: components["schemas"]["Payment"][];
+            /** @description Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted. */
+            underpaidAmount?: string;
+            /** @description charge.completed only: what was paid beyond amount ("0.00" when nothing). */
+            overpaidAmount?: string;
+        };
+        ChargeAuthorization: {
+            id: string;
+            /** @constant */
+            object: "charge_authorization";
+            chargeId: string;
+            /**
+             * @description RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error.
+             * @enum {string}
+             */
+            status: "RELAYING" | "SENT" | "MINED" | "FAILED";
+            /** @description The relayer's transaction; the payment then shows on the charge like any transfer. */
+            txHash: string | null;
+            /** @description USDC, e.g. "25.00". */
+            value: string;
+            error: string | null;
+        };
+        /** @description The charge was cancelled: CANCELLED; confirmed partial money (amountReceived) is paid out to your wallet. */
+        ChargeCancelledEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.cancelled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description The buyer picked a chain on the hosted page: the charge has its cloneAddress and a new expiresAt. */
+        ChargeChainSelectedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.chain_selected";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description The payout to your wallet is confirmed: COMPLETED, with feeAmount, netAmount, flushTxHash and completedAt. `overpaidAmount` is what was paid beyond the amount. */
+        ChargeCompletedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.completed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description The charge expired with nothing received: EXPIRED. */
+        ChargeExpiredEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.expired";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description Money arrived after the charge was EXPIRED, CANCELLED or COMPLETED: it is paid out to your wallet too. `payments` lists what arrived. */
+        ChargeLatePaymentEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.late_payment";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description The reconciliation found that the ledger and the chain disagree about the charge: needsReview is true and reviewReason says what. */
+        ChargeNeedsReviewEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.needs_review";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description Confirmed money arrived that does not cover the amount yet: the charge stays PENDING (its expiry pushed back, unless the money is dust). `payments` lists what arrived. */
+        ChargePartialEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.partial";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description Money in the charge's address cannot be paid out now: payoutBlockedReason says why. */
+        ChargePayoutBlockedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.payout_blocked";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description A later payout (of underpaid or late money) is confirmed: the charge's money fields changed. */
+        ChargePayoutConfirmedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.payout_confirmed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description A charge was created (PENDING): its hosted page waits for the buyer. */
+        ChargePendingEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.pending";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description Confirmed money covers the amount (or falls short within the underpayment tolerance: `underpaidAmount`): RECEIVED, and the payout to your wallet follows. `payments` lists what arrived. */
+        ChargeReceivedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.received";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description A charge that needed review was marked reviewed. */
+        ChargeReviewedEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.reviewed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        /** @description The charge expired with partial money: EXPIRED, and what arrived is paid out to your wallet. */
+        ChargeUnderpaidEvent: {
+            id: string;
+            /** @constant */
+            type: "charge.underpaid";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+        };
+        Customer: {
+            id: string;
+            /** @constant */
+            object: "customer";
+            livemode: boolean;
+            email: string;
+            name: string;
+            phone: string | null;
+            address: {
+                line1: string | null;
+                line2: string | null;
+                city: string | null;
+                state: string | null;
+                postalCode: string | null;
+                /** @description ISO 3166-1 alpha-2, upper case. */
+                country: string | null;
+            } | null;
+            companyName: string | null;
+            taxId: string | null;
+            description: string | null;
+            metadata: components["schemas"]["Metadata"] | null;
+            /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+            created: number;
+            /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+            updated: number;
+            /** @description ISO 8601 UTC, like every other resource's createdAt. */
+            createdAt: string;
+            /** @description ISO 8601 UTC. */
+            updatedAt: string;
+            /**
+             * @description Only in the customer.deleted event's data.
+             * @constant
+             */
+            deleted?: true;
+        };
+        /** @description A customer was created. */
+        CustomerCreatedEvent: {
+            id: string;
+            /** @constant */
+            type: "customer.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+        };
+        /** @description A customer was deleted: `data` is the customer as it was, with `deleted: true`. */
+        CustomerDeletedEvent: {
+            id: string;
+            /** @constant */
+            type: "customer.deleted";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+        };
+        /** @description A customer was changed. */
+        CustomerUpdatedEvent: {
+            id: string;
+            /** @constant */
+            type: "customer.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+        };
+        CustomerWithStats: {
+            id: string;
+            /** @constant */
+            object: "customer";
+            livemode: boolean;
+            email: string;
+            name: string;
+            phone: string | null;
+            address: {
+                line1: string | null;
+                line2: string | null;
+                city: string | null;
+                state: string | null;
+                postalCode: string | null;
+                /** @description ISO 3166-1 alpha-2, upper case. */
+                country: string | null;
+            } | null;
+            companyName: string | null;
+            taxId: string | null;
+            description: string | null;
+            metadata: components["schemas"]["Metadata"] | null;
+            /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+            created: number;
+            /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+            updated: number;
+            /** @description ISO 8601 UTC, like every other resource's createdAt. */
+            createdAt: string;
+            /** @description ISO 8601 UTC. */
+            updatedAt: string;
+            /**
+             * @description Only in the customer.deleted event's data.
+             * @constant
+             */
+            deleted?: true;
+            invoiceCount: number;
+            chargeCount: number;
+            /** @description USDC of COMPLETED charges. */
+            totalSpent: string;
+        };
+        DeletedCustomer: {
+            id: string;
+            /** @constant */
+            object: "customer";
+            /** @constant */
+            deleted: true;
+        };
+        DeletedInvoice: {
+            id: string;
+            /** @constant */
+            object: "invoice";
+            /** @constant */
+            deleted: true;
+        };
+        DeletedWebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @constant */
+            deleted: true;
+        };
         Error: {
             statusCode: number;
             error: string;
-            /** @description Stable and machine-readable: act on this, not on the message. */
-            code: string;
+            /**
+             * @description Stable and machine-readable: act on this, not on the message.
+             * @enum {string}
+             */
+            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "resource_missing" | "customer_email_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "invoice_not_editable" | "invoice_not_payable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
             message: string;
             /** @description The parameter at fault (a body path such as address.line1), if one is. */
             param: string | null;
             requestId: string;
+            /** @description The code's entry in the API reference on /docs. */
+            docUrl: string;
+        };
+        Event: components["schemas"]["ChargePendingEvent"] | components["schemas"]["ChargeChainSelectedEvent"] | components["schemas"]["ChargePartialEvent"] | components["schemas"]["ChargeReceivedEvent"] | components["schemas"]["ChargeCompletedEvent"] | components["schemas"]["ChargeUnderpaidEvent"] | components["schemas"]["ChargeExpiredEvent"] | components["schemas"]["ChargeCancelledEvent"] | components["schemas"]["ChargeLatePaymentEvent"] | components["schemas"]["ChargePayoutConfirmedEvent"] | components["schemas"]["ChargePayoutBlockedEvent"] | components["schemas"]["ChargeNeedsReviewEvent"] | components["schemas"]["ChargeReviewedEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundUpdatedEvent"] | components["schemas"]["RefundCompletedEvent"] | components["schemas"]["RefundCancelledEvent"] | components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceFinalizedEvent"] | components["schemas"]["InvoicePaidEvent"] | components["schemas"]["InvoiceVoidedEvent"] | components["schemas"]["InvoiceMarkedUncollectibleEvent"] | components["schemas"]["InvoiceDeletedEvent"];
+        EventWithDeliveries: {
+            id: string;
+            /** @constant */
+            type: "charge.pending";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.chain_selected";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.partial";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.received";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.completed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.underpaid";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.expired";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.cancelled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.late_payment";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.payout_confirmed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.payout_blocked";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.needs_review";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "charge.reviewed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Charge"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "customer.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "customer.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "customer.deleted";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Customer"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "refund.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "refund.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "refund.completed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "refund.cancelled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.finalized";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.paid";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.voided";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.marked_uncollectible";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.deleted";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        Invoice: {
+            id: string;
+            /** @constant */
+            object: "invoice";
+            livemode: boolean;
+            /** @description INV-000001, per merchant and mode; given at finalization. */
+            number: string | null;
+            /** @enum {string} */
+            status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+            customerId: string | null;
+            /** @constant */
+            currency: "USDC";
+            lineItems: {
+                description: string;
+                quantity: number;
+                /** @description USDC, e.g. "5.00". */
+                unitAmount: string;
+                /** @description quantity × unitAmount. */
+                amount: string;
+            }[];
+            subtotal: string;
+            total: string;
+            /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
+            amountPaid: string;
+            /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+            amountDue: string;
+            dueDate: string | null;
+            memo: string | null;
+            metadata: components["schemas"]["Metadata"] | null;
+            /** @description The page where the customer sees and pays it; from finalization on. */
+            hostedInvoiceUrl: string | null;
+            createdAt: string;
+            finalizedAt: string | null;
+            paidAt: string | null;
+            voidedAt: string | null;
+            markedUncollectibleAt: string | null;
+            /**
+             * @description Only in the invoice.deleted event's data.
+             * @constant
+             */
+            deleted?: true;
+        };
+        /** @description An invoice was drafted (DRAFT). */
+        InvoiceCreatedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description A DRAFT invoice was deleted: `data` is the invoice as it was, with `deleted: true`. */
+        InvoiceDeletedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.deleted";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description An invoice was finalized: OPEN, with its number and hostedInvoiceUrl. */
+        InvoiceFinalizedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.finalized";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description An invoice was marked uncollectible: UNCOLLECTIBLE (it can still be paid). */
+        InvoiceMarkedUncollectibleEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.marked_uncollectible";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description Payments settled the invoice: PAID. */
+        InvoicePaidEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.paid";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description An invoice changed: a DRAFT was edited, or a payment counted towards it without settling it. */
+        InvoiceUpdatedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description An invoice was voided: VOID. */
+        InvoiceVoidedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.voided";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        Metadata: {
+            [key: string]: string | number | boolean;
+        };
+        Payment: {
+            txHash: string;
+            logIndex: number;
+            blockNumber: number;
+            chainId: number;
+            /** @description The sender: a hint only, often an exchange's hot wallet rather than the buyer's own. */
+            from: string;
+            /** @description USDC, e.g. "25.00". */
+            amount: string;
+            /** @enum {string} */
+            status: "pending" | "confirmed";
+        };
+        PaymentLink: {
+            id: string;
+            /** @constant */
+            object: "payment_link";
+            livemode: boolean;
+            name: string;
+            /** @description USDC, e.g. "25.00". */
+            amount: string;
+            description: string | null;
+            /** @description Share it: each buyer who pays there gets a charge of their own. */
+            url: string;
+            active: boolean;
+            successUrl: string | null;
+            cancelUrl: string | null;
+            /** @description Copied onto every charge the link makes. */
+            metadata: components["schemas"]["Metadata"] | null;
+            createdAt: string;
+        };
+        PublicCharge: {
+            id: string;
+            /** @description The merchant's order id: the hosted page hands it back to `successUrl`. */
+            orderId: string;
+            amount: string;
+            currency: string;
+            status: string;
+            amountReceived: string | null;
+            amountRemaining: string;
+            /** @description Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
+            amountPending: string;
+            /** @description Confirmations each payment needs on the picked chain. */
+            confirmationsRequired: number | null;
+            /** @description Payments to the clone, oldest first, each with its confirmations so far. */
+            payments: {
+                txHash: string;
+                amount: string;
+                /** @enum {string} */
+                status: "pending" | "confirmed";
+                confirmations: number;
+            }[];
+            chainId: number | null;
+            cloneAddress: string | null;
+            /** @description The settlement transaction, once the money was paid out to the merchant. */
+            flushTxHash: string | null;
+            expiresAt: string;
+            description: string | null;
+            merchantName: string;
+            successUrl: string | null;
+            cancelUrl: string | null;
+            livemode: boolean;
+            chains: {
+                chainId: number;
+                name: string;
+                usdcAddress: string;
+                explorerUrl: string | null;
+            }[];
+            /** @description The status in the buyer's words, as the hosted page shows it. */
+            statusMessage: string;
+        };
+        Refund: {
+            id: string;
+            /** @constant */
+            object: "refund";
+            livemode: boolean;
+            chargeId: string;
+            /** @description USDC, e.g. "5.00". */
+            amount: string;
+            reason: string | null;
+            /** @enum {string} */
+            status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
+            /** @description Where the money goes; null until the buyer gives one at claimUrl. */
+            address: string | null;
+            /** @description The settlement wallet that must send it. */
+            fromAddress: string;
+            chainId: number;
+            /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
+            txHash: string | null;
+            /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
+            claimUrl: string | null;
+            /** @description The latest EIP-3009 authorization given for it, if any. */
+            authorization: {
+                /**
+                 * @description Our relay of it: waiting, sent, mined, or failed (see error).
+                 * @enum {string}
+                 */
+                status: "relaying" | "sent" | "mined" | "failed";
+                error: string | null;
+                /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
+                onItsWay: boolean;
+                /** @description When it stops being valid (ISO 8601). */
+                validBefore: string;
+            } | null;
+            createdAt: string;
+            completedAt: string | null;
+            cancelledAt: string | null;
+        };
+        /** @description A refund was cancelled. */
+        RefundCancelledEvent: {
+            id: string;
+            /** @constant */
+            type: "refund.cancelled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description The transfer paying the refund from your settlement wallet is confirmed: COMPLETED. */
+        RefundCompletedEvent: {
+            id: string;
+            /** @constant */
+            type: "refund.completed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description A refund was created: AWAITING_ADDRESS until the buyer gives an address, else AWAITING_PAYMENT. */
+        RefundCreatedEvent: {
+            id: string;
+            /** @constant */
+            type: "refund.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description A refund changed: the buyer gave an address, or its payment changed on chain. */
+        RefundUpdatedEvent: {
+            id: string;
+            /** @constant */
+            type: "refund.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Refund"];
+        };
+        Settlement: {
+            /** @description The transaction that paid out (anyone's). */
+            txHash: string;
+            /** @description The chain it paid out on. */
+            chainId: number;
+            blockNumber: number;
+            /** @description Everything that left the clone: netAmount + feeAmount. */
+            amount: string;
+            /** @description Paid to the merchant's wallet. */
+            netAmount: string;
+            /** @description Paid to the fee recipient. */
+            feeAmount: string;
+            confirmedAt: string;
+        };
+        WebhookDelivery: {
+            endpointId: string;
+            url: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            nextAttemptAt: string | null;
+            attempts: {
+                attemptedAt: string;
+                statusCode: number | null;
+                latencyMs: number;
+                error: string | null;
+                succeeded: boolean;
+            }[];
+        };
+        WebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            livemode: boolean;
+            url: string;
+            /** @description The event types sent here; empty means every type. */
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            createdAt: string;
+        };
+        WebhookEndpointWithSecret: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            livemode: boolean;
+            url: string;
+            /** @description The event types sent here; empty means every type. */
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description whsec_…: only in the answers that create or rotate it. */
+            secret: string;
+            createdAt: string;
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+        IdempotencyKey: string;
+        /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+        Version: string;
+        /** @description The event's id, the same on every attempt: dedupe on it. */
+        WebhookId: string;
+        /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+        WebhookTimestamp: string;
+        /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+        WebhookSignature: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id (also in error bodies and the log). */
+        "X-Request-Id": string;
+        /** @description The API version this answer follows. */
+        "Stablegate-Version": string;
+        /** @description Requests allowed per minute in this route's group. */
+        "RateLimit-Limit": number;
+        /** @description Requests left in the current minute. */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the budget refills. */
+        "RateLimit-Reset": number;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -617,13 +2277,16 @@ export interface operations {
     listCustomers: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 email?: string;
                 query?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -632,48 +2295,52 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *           "object": "customer",
+                     *           "livemode": false,
+                     *           "email": "jane@example.com",
+                     *           "name": "Jane Doe",
+                     *           "phone": null,
+                     *           "address": {
+                     *             "line1": "1 Main St",
+                     *             "line2": null,
+                     *             "city": "Berlin",
+                     *             "state": null,
+                     *             "postalCode": "10115",
+                     *             "country": "DE"
+                     *           },
+                     *           "companyName": null,
+                     *           "taxId": null,
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "crmId": "A-17"
+                     *           },
+                     *           "created": 1795514400,
+                     *           "updated": 1795514400,
+                     *           "createdAt": "2026-11-24T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-24T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "customer";
-                            livemode: boolean;
-                            email: string;
-                            name: string;
-                            phone: string | null;
-                            address: {
-                                line1: string | null;
-                                line2: string | null;
-                                city: string | null;
-                                state: string | null;
-                                postalCode: string | null;
-                                /** @description ISO 3166-1 alpha-2, upper case. */
-                                country: string | null;
-                            } | null;
-                            companyName: string | null;
-                            taxId: string | null;
-                            description: string | null;
-                            metadata: {
-                                [key: string]: string | number | boolean;
-                            } | null;
-                            /** @description Unix timestamp (seconds). */
-                            created: number;
-                            /** @description Unix timestamp (seconds). */
-                            updated: number;
-                        }[];
+                        data: components["schemas"]["Customer"][];
                         hasMore: boolean;
                     };
                 };
@@ -681,8 +2348,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -692,8 +2359,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -703,8 +2370,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -714,8 +2381,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -725,9 +2392,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -737,8 +2404,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -748,8 +2415,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -759,9 +2426,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -774,8 +2441,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -822,52 +2491,50 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "livemode": false,
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": null,
+                     *       "address": {
+                     *         "line1": "1 Main St",
+                     *         "line2": null,
+                     *         "city": "Berlin",
+                     *         "state": null,
+                     *         "postalCode": "10115",
+                     *         "country": "DE"
+                     *       },
+                     *       "companyName": null,
+                     *       "taxId": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "crmId": "A-17"
+                     *       },
+                     *       "created": 1795514400,
+                     *       "updated": 1795514400,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -877,8 +2544,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -888,8 +2555,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -899,8 +2566,8 @@ export interface operations {
             /** @description code: customer_email_exists, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -910,8 +2577,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -921,9 +2588,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -933,8 +2600,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -944,8 +2611,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -955,9 +2622,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -970,8 +2637,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -1001,96 +2670,92 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "livemode": false,
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": null,
+                     *       "address": {
+                     *         "line1": "1 Main St",
+                     *         "line2": null,
+                     *         "city": "Berlin",
+                     *         "state": null,
+                     *         "postalCode": "10115",
+                     *         "country": "DE"
+                     *       },
+                     *       "companyName": null,
+                     *       "taxId": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "crmId": "A-17"
+                     *       },
+                     *       "created": 1795514400,
+                     *       "updated": 1795514400,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "livemode": false,
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": null,
+                     *       "address": {
+                     *         "line1": "1 Main St",
+                     *         "line2": null,
+                     *         "city": "Berlin",
+                     *         "state": null,
+                     *         "postalCode": "10115",
+                     *         "country": "DE"
+                     *       },
+                     *       "companyName": null,
+                     *       "taxId": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "crmId": "A-17"
+                     *       },
+                     *       "created": 1795514400,
+                     *       "updated": 1795514400,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1100,8 +2765,8 @@ export interface operations {
             /** @description code: jwt_invalid */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1111,8 +2776,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1122,8 +2787,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1133,8 +2798,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1144,9 +2809,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1156,8 +2821,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1167,8 +2832,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1178,9 +2843,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1194,7 +2859,10 @@ export interface operations {
             query?: {
                 expand?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -1205,83 +2873,53 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                        invoiceCount: number;
-                        chargeCount: number;
-                        /** @description USDC of COMPLETED charges. */
-                        totalSpent: string;
-                    } | {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "livemode": false,
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": null,
+                     *       "address": {
+                     *         "line1": "1 Main St",
+                     *         "line2": null,
+                     *         "city": "Berlin",
+                     *         "state": null,
+                     *         "postalCode": "10115",
+                     *         "country": "DE"
+                     *       },
+                     *       "companyName": null,
+                     *       "taxId": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "crmId": "A-17"
+                     *       },
+                     *       "created": 1795514400,
+                     *       "updated": 1795514400,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z",
+                     *       "invoiceCount": 1,
+                     *       "chargeCount": 3,
+                     *       "totalSpent": "75.00"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerWithStats"] | components["schemas"]["Customer"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1291,8 +2929,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1302,8 +2940,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1313,8 +2951,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1324,8 +2962,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1335,9 +2973,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1347,8 +2985,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1358,8 +2996,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1369,9 +3007,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1384,8 +3022,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -1397,31 +3037,29 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedCustomer"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1431,8 +3069,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1442,8 +3080,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1453,8 +3091,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1464,8 +3102,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,8 +3113,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1486,9 +3124,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1498,8 +3136,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1509,8 +3147,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1520,9 +3158,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1535,8 +3173,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -1571,52 +3211,50 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "customer";
-                        livemode: boolean;
-                        email: string;
-                        name: string;
-                        phone: string | null;
-                        address: {
-                            line1: string | null;
-                            line2: string | null;
-                            city: string | null;
-                            state: string | null;
-                            postalCode: string | null;
-                            /** @description ISO 3166-1 alpha-2, upper case. */
-                            country: string | null;
-                        } | null;
-                        companyName: string | null;
-                        taxId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description Unix timestamp (seconds). */
-                        created: number;
-                        /** @description Unix timestamp (seconds). */
-                        updated: number;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "object": "customer",
+                     *       "livemode": false,
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": null,
+                     *       "address": {
+                     *         "line1": "1 Main St",
+                     *         "line2": null,
+                     *         "city": "Berlin",
+                     *         "state": null,
+                     *         "postalCode": "10115",
+                     *         "country": "DE"
+                     *       },
+                     *       "companyName": null,
+                     *       "taxId": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "crmId": "A-17"
+                     *       },
+                     *       "created": 1795514400,
+                     *       "updated": 1795514400,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1626,8 +3264,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1637,8 +3275,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1648,8 +3286,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1659,8 +3297,8 @@ export interface operations {
             /** @description code: customer_email_exists, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,8 +3308,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1681,9 +3319,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1693,8 +3331,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1704,8 +3342,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1715,9 +3353,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1729,14 +3367,22 @@ export interface operations {
     listCharges: {
         parameters: {
             query?: {
-                page?: number | string;
-                limit?: number | string;
+                /** @description Numbered paging: 1 (the default) is the newest page. Not with startingAfter or endingBefore. */
+                page?: number;
+                limit?: number;
+                startingAfter?: string;
+                endingBefore?: string;
                 status?: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Only charges that need review (true) or that do not (false). */
                 needsReview?: "true" | "false";
                 customerId?: string;
+                /** @description Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund). */
                 search?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1745,102 +3391,88 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *           "object": "charge",
+                     *           "livemode": false,
+                     *           "orderId": "order-1001",
+                     *           "amount": "25.00",
+                     *           "amountReceived": "25.00",
+                     *           "amountRefunded": "0.00",
+                     *           "feeAmount": "0.25",
+                     *           "netAmount": "24.75",
+                     *           "currency": "USDC",
+                     *           "status": "COMPLETED",
+                     *           "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *           "chainId": 84532,
+                     *           "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *           "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *           "feeBps": 100,
+                     *           "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *           "createdAt": "2026-11-24T10:00:00.000Z",
+                     *           "completedAt": "2026-11-24T10:04:40.000Z",
+                     *           "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *           "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *           "description": "Two mugs",
+                     *           "metadata": {
+                     *             "sku": "mug-2"
+                     *           },
+                     *           "successUrl": "https://shop.example/thanks",
+                     *           "cancelUrl": null,
+                     *           "settlements": [
+                     *             {
+                     *               "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *               "chainId": 84532,
+                     *               "blockNumber": 18204377,
+                     *               "amount": "25.00",
+                     *               "netAmount": "24.75",
+                     *               "feeAmount": "0.25",
+                     *               "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *             }
+                     *           ],
+                     *           "payoutBlockedReason": null,
+                     *           "needsReview": false,
+                     *           "reviewReason": null,
+                     *           "strayAssets": [],
+                     *           "invoiceId": null,
+                     *           "paymentLinkId": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "charge";
-                            livemode: boolean;
-                            orderId: string;
-                            /** @description USDC, e.g. "25.00". */
-                            amount: string;
-                            /** @description Confirmed money in the clone. */
-                            amountReceived: string | null;
-                            /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                            amountRefunded: string;
-                            feeAmount: string | null;
-                            netAmount: string | null;
-                            currency: string;
-                            /** @enum {string} */
-                            status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                            /** @description Where to pay, once the buyer picked a chain. */
-                            cloneAddress: string | null;
-                            chainId: number | null;
-                            /** @description The hosted payment page. */
-                            paymentUrl: string;
-                            explorerUrl: string | null;
-                            feeBps: number;
-                            flushTxHash: string | null;
-                            expiresAt: string;
-                            createdAt: string;
-                            completedAt: string | null;
-                            deployedAt: string | null;
-                            customerId: string | null;
-                            description: string | null;
-                            metadata: {
-                                [key: string]: string | number | boolean;
-                            } | null;
-                            successUrl: string | null;
-                            cancelUrl: string | null;
-                            /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                            settlements: {
-                                /** @description The transaction that paid out (anyone's). */
-                                txHash: string;
-                                /** @description The chain it paid out on. */
-                                chainId: number;
-                                blockNumber: number;
-                                /** @description Everything that left the clone: netAmount + feeAmount. */
-                                amount: string;
-                                /** @description Paid to the merchant's wallet. */
-                                netAmount: string;
-                                /** @description Paid to the fee recipient. */
-                                feeAmount: string;
-                                confirmedAt: string;
-                            }[];
-                            /** @description Why money in the clone cannot be paid out right now, or null. */
-                            payoutBlockedReason: string | null;
-                            /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                            needsReview: boolean;
-                            /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                            reviewReason: string | null;
-                            /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                            strayAssets: {
-                                chainId: number;
-                                /** @description A token address, or "native". */
-                                token: string;
-                                /** @description Base units. */
-                                amount: string;
-                            }[];
-                            /** @description The invoice this charge pays (made from its hosted page), or null. */
-                            invoiceId: string | null;
-                            /** @description The payment link a buyer made this charge from, or null. */
-                            paymentLinkId: string | null;
-                        }[];
+                        data: components["schemas"]["Charge"][];
                         hasMore: boolean;
-                        page: number;
-                        limit: number;
-                        total: number;
+                        /** @description Numbered paging only. */
+                        page?: number;
+                        /** @description Numbered paging only. */
+                        limit?: number;
+                        /** @description Numbered paging only: how many charges match. */
+                        total?: number;
                     };
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1850,8 +3482,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1861,8 +3493,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1872,8 +3504,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,9 +3515,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1895,8 +3527,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1906,8 +3538,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1917,9 +3549,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1932,8 +3564,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -1961,7 +3595,8 @@ export interface operations {
                     } | null;
                     successUrl?: string | null;
                     cancelUrl?: string | null;
-                    expiresInMinutes?: number | string;
+                    /** @default 30 */
+                    expiresInMinutes?: number;
                 };
             };
         };
@@ -1969,94 +3604,71 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2066,8 +3678,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2077,8 +3689,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2088,8 +3700,8 @@ export interface operations {
             /** @description code: duplicate_order_id, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2099,8 +3711,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2110,9 +3722,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2122,8 +3734,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,8 +3745,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2144,9 +3756,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2158,7 +3770,10 @@ export interface operations {
     getCharge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -2169,94 +3784,71 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2266,8 +3858,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2277,8 +3869,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2288,8 +3880,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2299,8 +3891,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,9 +3902,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,8 +3914,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2333,8 +3925,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2344,9 +3936,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,8 +3951,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -2372,94 +3966,71 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2469,8 +4040,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2480,8 +4051,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2491,8 +4062,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2502,8 +4073,8 @@ export interface operations {
             /** @description code: charge_not_cancellable, charge_payment_confirming, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2513,8 +4084,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,9 +4095,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2536,8 +4107,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2547,8 +4118,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2558,9 +4129,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2572,7 +4143,10 @@ export interface operations {
     getChargeByOrderId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 orderId: string;
             };
@@ -2583,94 +4157,71 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,8 +4231,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,8 +4242,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2702,8 +4253,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,8 +4264,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2724,9 +4275,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2736,8 +4287,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2747,8 +4298,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,9 +4309,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2773,8 +4324,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -2786,94 +4339,71 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2883,8 +4413,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2894,8 +4424,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2905,8 +4435,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,8 +4446,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2927,8 +4457,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2938,9 +4468,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2950,8 +4480,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2961,8 +4491,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2972,9 +4502,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2986,12 +4516,15 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3000,29 +4533,80 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_2Wm8cR5tYb1Kq7Nx3Jd9Lf4S",
+                     *           "type": "charge.completed",
+                     *           "timestamp": "2026-11-24T10:04:40.000Z",
+                     *           "livemode": false,
+                     *           "data": {
+                     *             "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *             "object": "charge",
+                     *             "livemode": false,
+                     *             "orderId": "order-1001",
+                     *             "amount": "25.00",
+                     *             "amountReceived": "25.00",
+                     *             "amountRefunded": "0.00",
+                     *             "feeAmount": "0.25",
+                     *             "netAmount": "24.75",
+                     *             "currency": "USDC",
+                     *             "status": "COMPLETED",
+                     *             "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *             "chainId": 84532,
+                     *             "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *             "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *             "feeBps": 100,
+                     *             "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *             "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *             "createdAt": "2026-11-24T10:00:00.000Z",
+                     *             "completedAt": "2026-11-24T10:04:40.000Z",
+                     *             "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *             "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *             "description": "Two mugs",
+                     *             "metadata": {
+                     *               "sku": "mug-2"
+                     *             },
+                     *             "successUrl": "https://shop.example/thanks",
+                     *             "cancelUrl": null,
+                     *             "settlements": [
+                     *               {
+                     *                 "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *                 "chainId": 84532,
+                     *                 "blockNumber": 18204377,
+                     *                 "amount": "25.00",
+                     *                 "netAmount": "24.75",
+                     *                 "feeAmount": "0.25",
+                     *                 "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *               }
+                     *             ],
+                     *             "payoutBlockedReason": null,
+                     *             "needsReview": false,
+                     *             "reviewReason": null,
+                     *             "strayAssets": [],
+                     *             "invoiceId": null,
+                     *             "paymentLinkId": null,
+                     *             "overpaidAmount": "0.00"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @description e.g. charge.completed */
-                            type: string;
-                            timestamp: string;
-                            livemode: boolean;
-                            /** @description The object as it was right after the change. */
-                            data: unknown;
-                        }[];
+                        data: components["schemas"]["Event"][];
                         hasMore: boolean;
                     };
                 };
@@ -3030,8 +4614,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3041,8 +4625,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3052,8 +4636,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3063,8 +4647,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3074,9 +4658,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3086,8 +4670,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3097,8 +4681,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,9 +4692,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,7 +4706,10 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -3133,47 +4720,95 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @description e.g. charge.completed */
-                        type: string;
-                        timestamp: string;
-                        livemode: boolean;
-                        /** @description The object as it was right after the change. */
-                        data: unknown;
-                        deliveries: {
-                            endpointId: string;
-                            url: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            nextAttemptAt: string | null;
-                            attempts: {
-                                attemptedAt: string;
-                                statusCode: number | null;
-                                latencyMs: number;
-                                error: string | null;
-                                succeeded: boolean;
-                            }[];
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "evt_2Wm8cR5tYb1Kq7Nx3Jd9Lf4S",
+                     *       "type": "charge.completed",
+                     *       "timestamp": "2026-11-24T10:04:40.000Z",
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "object": "charge",
+                     *         "livemode": false,
+                     *         "orderId": "order-1001",
+                     *         "amount": "25.00",
+                     *         "amountReceived": "25.00",
+                     *         "amountRefunded": "0.00",
+                     *         "feeAmount": "0.25",
+                     *         "netAmount": "24.75",
+                     *         "currency": "USDC",
+                     *         "status": "COMPLETED",
+                     *         "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "chainId": 84532,
+                     *         "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "feeBps": 100,
+                     *         "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *         "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *         "createdAt": "2026-11-24T10:00:00.000Z",
+                     *         "completedAt": "2026-11-24T10:04:40.000Z",
+                     *         "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *         "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *         "description": "Two mugs",
+                     *         "metadata": {
+                     *           "sku": "mug-2"
+                     *         },
+                     *         "successUrl": "https://shop.example/thanks",
+                     *         "cancelUrl": null,
+                     *         "settlements": [
+                     *           {
+                     *             "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *             "chainId": 84532,
+                     *             "blockNumber": 18204377,
+                     *             "amount": "25.00",
+                     *             "netAmount": "24.75",
+                     *             "feeAmount": "0.25",
+                     *             "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *           }
+                     *         ],
+                     *         "payoutBlockedReason": null,
+                     *         "needsReview": false,
+                     *         "reviewReason": null,
+                     *         "strayAssets": [],
+                     *         "invoiceId": null,
+                     *         "paymentLinkId": null,
+                     *         "overpaidAmount": "0.00"
+                     *       },
+                     *       "deliveries": [
+                     *         {
+                     *           "endpointId": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *           "url": "https://shop.example/hooks",
+                     *           "status": "succeeded",
+                     *           "nextAttemptAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attemptedAt": "2026-11-24T10:04:41.000Z",
+                     *               "statusCode": 200,
+                     *               "latencyMs": 84,
+                     *               "error": null,
+                     *               "succeeded": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventWithDeliveries"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3183,8 +4818,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,8 +4829,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,8 +4840,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3216,8 +4851,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3227,9 +4862,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,8 +4874,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3250,8 +4885,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3261,9 +4896,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3276,8 +4911,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -3289,47 +4926,95 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @description e.g. charge.completed */
-                        type: string;
-                        timestamp: string;
-                        livemode: boolean;
-                        /** @description The object as it was right after the change. */
-                        data: unknown;
-                        deliveries: {
-                            endpointId: string;
-                            url: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            nextAttemptAt: string | null;
-                            attempts: {
-                                attemptedAt: string;
-                                statusCode: number | null;
-                                latencyMs: number;
-                                error: string | null;
-                                succeeded: boolean;
-                            }[];
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "evt_2Wm8cR5tYb1Kq7Nx3Jd9Lf4S",
+                     *       "type": "charge.completed",
+                     *       "timestamp": "2026-11-24T10:04:40.000Z",
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "object": "charge",
+                     *         "livemode": false,
+                     *         "orderId": "order-1001",
+                     *         "amount": "25.00",
+                     *         "amountReceived": "25.00",
+                     *         "amountRefunded": "0.00",
+                     *         "feeAmount": "0.25",
+                     *         "netAmount": "24.75",
+                     *         "currency": "USDC",
+                     *         "status": "COMPLETED",
+                     *         "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "chainId": 84532,
+                     *         "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "feeBps": 100,
+                     *         "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *         "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *         "createdAt": "2026-11-24T10:00:00.000Z",
+                     *         "completedAt": "2026-11-24T10:04:40.000Z",
+                     *         "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *         "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *         "description": "Two mugs",
+                     *         "metadata": {
+                     *           "sku": "mug-2"
+                     *         },
+                     *         "successUrl": "https://shop.example/thanks",
+                     *         "cancelUrl": null,
+                     *         "settlements": [
+                     *           {
+                     *             "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *             "chainId": 84532,
+                     *             "blockNumber": 18204377,
+                     *             "amount": "25.00",
+                     *             "netAmount": "24.75",
+                     *             "feeAmount": "0.25",
+                     *             "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *           }
+                     *         ],
+                     *         "payoutBlockedReason": null,
+                     *         "needsReview": false,
+                     *         "reviewReason": null,
+                     *         "strayAssets": [],
+                     *         "invoiceId": null,
+                     *         "paymentLinkId": null,
+                     *         "overpaidAmount": "0.00"
+                     *       },
+                     *       "deliveries": [
+                     *         {
+                     *           "endpointId": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *           "url": "https://shop.example/hooks",
+                     *           "status": "succeeded",
+                     *           "nextAttemptAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attemptedAt": "2026-11-24T10:04:41.000Z",
+                     *               "statusCode": 200,
+                     *               "latencyMs": 84,
+                     *               "error": null,
+                     *               "succeeded": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventWithDeliveries"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, webhook_endpoint_missing, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3339,8 +5024,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,8 +5035,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3361,8 +5046,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,8 +5057,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3383,8 +5068,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3394,9 +5079,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3406,8 +5091,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3417,8 +5102,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3428,9 +5113,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3443,8 +5128,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3461,47 +5148,95 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @description e.g. charge.completed */
-                        type: string;
-                        timestamp: string;
-                        livemode: boolean;
-                        /** @description The object as it was right after the change. */
-                        data: unknown;
-                        deliveries: {
-                            endpointId: string;
-                            url: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            nextAttemptAt: string | null;
-                            attempts: {
-                                attemptedAt: string;
-                                statusCode: number | null;
-                                latencyMs: number;
-                                error: string | null;
-                                succeeded: boolean;
-                            }[];
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "evt_2Wm8cR5tYb1Kq7Nx3Jd9Lf4S",
+                     *       "type": "charge.completed",
+                     *       "timestamp": "2026-11-24T10:04:40.000Z",
+                     *       "livemode": false,
+                     *       "data": {
+                     *         "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "object": "charge",
+                     *         "livemode": false,
+                     *         "orderId": "order-1001",
+                     *         "amount": "25.00",
+                     *         "amountReceived": "25.00",
+                     *         "amountRefunded": "0.00",
+                     *         "feeAmount": "0.25",
+                     *         "netAmount": "24.75",
+                     *         "currency": "USDC",
+                     *         "status": "COMPLETED",
+                     *         "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "chainId": 84532,
+                     *         "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *         "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *         "feeBps": 100,
+                     *         "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *         "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *         "createdAt": "2026-11-24T10:00:00.000Z",
+                     *         "completedAt": "2026-11-24T10:04:40.000Z",
+                     *         "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *         "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *         "description": "Two mugs",
+                     *         "metadata": {
+                     *           "sku": "mug-2"
+                     *         },
+                     *         "successUrl": "https://shop.example/thanks",
+                     *         "cancelUrl": null,
+                     *         "settlements": [
+                     *           {
+                     *             "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *             "chainId": 84532,
+                     *             "blockNumber": 18204377,
+                     *             "amount": "25.00",
+                     *             "netAmount": "24.75",
+                     *             "feeAmount": "0.25",
+                     *             "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *           }
+                     *         ],
+                     *         "payoutBlockedReason": null,
+                     *         "needsReview": false,
+                     *         "reviewReason": null,
+                     *         "strayAssets": [],
+                     *         "invoiceId": null,
+                     *         "paymentLinkId": null,
+                     *         "overpaidAmount": "0.00"
+                     *       },
+                     *       "deliveries": [
+                     *         {
+                     *           "endpointId": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *           "url": "https://shop.example/hooks",
+                     *           "status": "succeeded",
+                     *           "nextAttemptAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attemptedAt": "2026-11-24T10:04:41.000Z",
+                     *               "statusCode": 200,
+                     *               "latencyMs": 84,
+                     *               "error": null,
+                     *               "succeeded": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventWithDeliveries"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, webhook_endpoint_missing, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3511,8 +5246,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3522,8 +5257,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3533,8 +5268,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3544,8 +5279,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3555,9 +5290,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3567,8 +5302,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3578,8 +5313,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3589,9 +5324,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,11 +5338,14 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3616,35 +5354,39 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *           "object": "webhook_endpoint",
+                     *           "livemode": false,
+                     *           "url": "https://shop.example/hooks",
+                     *           "events": [
+                     *             "charge.completed",
+                     *             "charge.underpaid"
+                     *           ],
+                     *           "description": "order fulfilment",
+                     *           "status": "enabled",
+                     *           "createdAt": "2026-11-24T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "webhook_endpoint";
-                            livemode: boolean;
-                            url: string;
-                            /** @description The event types sent here; empty means every type. */
-                            events: string[];
-                            description: string | null;
-                            /** @enum {string} */
-                            status: "enabled" | "disabled";
-                            /** @description whsec_…: only in the answers that create or rotate it. */
-                            secret?: string;
-                            createdAt: string;
-                        }[];
+                        data: components["schemas"]["WebhookEndpoint"][];
                         hasMore: boolean;
                     };
                 };
@@ -3652,8 +5394,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,8 +5405,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3674,8 +5416,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3685,8 +5427,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,9 +5438,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3708,8 +5450,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3719,8 +5461,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3730,9 +5472,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3745,8 +5487,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3775,39 +5519,38 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        livemode: boolean;
-                        url: string;
-                        /** @description The event types sent here; empty means every type. */
-                        events: string[];
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "enabled" | "disabled";
-                        /** @description whsec_…: only in the answers that create or rotate it. */
-                        secret?: string;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *       "object": "webhook_endpoint",
+                     *       "livemode": false,
+                     *       "url": "https://shop.example/hooks",
+                     *       "events": [
+                     *         "charge.completed",
+                     *         "charge.underpaid"
+                     *       ],
+                     *       "description": "order fulfilment",
+                     *       "status": "enabled",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "secret": "whsec_ppO519yLgAhGOYS6LXoIEeTouVhENa1Aln45u5uicGI="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3817,8 +5560,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3828,8 +5571,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3839,8 +5582,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,8 +5593,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3861,9 +5604,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3873,8 +5616,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3884,8 +5627,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,9 +5638,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3909,7 +5652,10 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -3920,39 +5666,37 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        livemode: boolean;
-                        url: string;
-                        /** @description The event types sent here; empty means every type. */
-                        events: string[];
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "enabled" | "disabled";
-                        /** @description whsec_…: only in the answers that create or rotate it. */
-                        secret?: string;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *       "object": "webhook_endpoint",
+                     *       "livemode": false,
+                     *       "url": "https://shop.example/hooks",
+                     *       "events": [
+                     *         "charge.completed",
+                     *         "charge.underpaid"
+                     *       ],
+                     *       "description": "order fulfilment",
+                     *       "status": "enabled",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3962,8 +5706,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3973,8 +5717,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3984,8 +5728,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,8 +5739,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4006,9 +5750,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4018,8 +5762,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4029,8 +5773,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4040,9 +5784,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4055,8 +5799,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -4068,31 +5814,29 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *       "object": "webhook_endpoint",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4102,8 +5846,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4113,8 +5857,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4124,8 +5868,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4135,8 +5879,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4146,8 +5890,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4157,9 +5901,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,8 +5913,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,8 +5924,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4191,9 +5935,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,8 +5950,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -4229,39 +5975,37 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        livemode: boolean;
-                        url: string;
-                        /** @description The event types sent here; empty means every type. */
-                        events: string[];
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "enabled" | "disabled";
-                        /** @description whsec_…: only in the answers that create or rotate it. */
-                        secret?: string;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *       "object": "webhook_endpoint",
+                     *       "livemode": false,
+                     *       "url": "https://shop.example/hooks",
+                     *       "events": [
+                     *         "charge.completed",
+                     *         "charge.underpaid"
+                     *       ],
+                     *       "description": "order fulfilment",
+                     *       "status": "enabled",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4271,8 +6015,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4282,8 +6026,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4293,8 +6037,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4304,8 +6048,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4315,8 +6059,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4326,9 +6070,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4338,8 +6082,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4349,8 +6093,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4360,9 +6104,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4375,8 +6119,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -4386,7 +6132,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    overlapHours?: number | string;
+                    /** @default 24 */
+                    overlapHours?: number;
                 };
             };
         };
@@ -4394,39 +6141,38 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        livemode: boolean;
-                        url: string;
-                        /** @description The event types sent here; empty means every type. */
-                        events: string[];
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "enabled" | "disabled";
-                        /** @description whsec_…: only in the answers that create or rotate it. */
-                        secret?: string;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "whep_9Tb3Nc6Vx1Zq8Lm4Kd7Rw2Hs",
+                     *       "object": "webhook_endpoint",
+                     *       "livemode": false,
+                     *       "url": "https://shop.example/hooks",
+                     *       "events": [
+                     *         "charge.completed",
+                     *         "charge.underpaid"
+                     *       ],
+                     *       "description": "order fulfilment",
+                     *       "status": "enabled",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "secret": "whsec_ppO519yLgAhGOYS6LXoIEeTouVhENa1Aln45u5uicGI="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,8 +6182,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4447,8 +6193,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4458,8 +6204,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4469,8 +6215,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4480,8 +6226,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,9 +6237,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4503,8 +6249,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4514,8 +6260,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4525,9 +6271,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4539,7 +6285,10 @@ export interface operations {
     getPublicCharge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -4550,64 +6299,61 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @description The merchant's order id: the hosted page hands it back to `successUrl`. */
-                        orderId: string;
-                        amount: string;
-                        currency: string;
-                        status: string;
-                        amountReceived: string | null;
-                        amountRemaining: string;
-                        /** @description Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
-                        amountPending: string;
-                        /** @description Confirmations each payment needs on the picked chain. */
-                        confirmationsRequired: number | null;
-                        /** @description Payments to the clone, oldest first, each with its confirmations so far. */
-                        payments: {
-                            txHash: string;
-                            amount: string;
-                            /** @enum {string} */
-                            status: "pending" | "confirmed";
-                            confirmations: number;
-                        }[];
-                        chainId: number | null;
-                        cloneAddress: string | null;
-                        /** @description The settlement transaction, once the money was paid out to the merchant. */
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        description: string | null;
-                        merchantName: string;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        livemode: boolean;
-                        chains: {
-                            chainId: number;
-                            name: string;
-                            usdcAddress: string;
-                            explorerUrl: string | null;
-                        }[];
-                        /** @description The status in the buyer's words, as the hosted page shows it. */
-                        statusMessage: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "amountReceived": "25.00",
+                     *       "amountRemaining": "0.00",
+                     *       "amountPending": "0.00",
+                     *       "confirmationsRequired": 3,
+                     *       "payments": [
+                     *         {
+                     *           "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
+                     *           "amount": "25.00",
+                     *           "status": "confirmed",
+                     *           "confirmations": 3
+                     *         }
+                     *       ],
+                     *       "chainId": 84532,
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "description": "Two mugs",
+                     *       "merchantName": "Mug Shop",
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "livemode": false,
+                     *       "chains": [
+                     *         {
+                     *           "chainId": 84532,
+                     *           "name": "Base Sepolia",
+                     *           "usdcAddress": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+                     *           "explorerUrl": "https://sepolia.basescan.org"
+                     *         }
+                     *       ],
+                     *       "statusMessage": "Payment complete. Thank you!"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublicCharge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4617,8 +6363,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4628,8 +6374,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4639,8 +6385,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4650,9 +6396,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4662,8 +6408,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4673,8 +6419,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4684,9 +6430,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4698,7 +6444,10 @@ export interface operations {
     selectChargeChain: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -4715,64 +6464,61 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @description The merchant's order id: the hosted page hands it back to `successUrl`. */
-                        orderId: string;
-                        amount: string;
-                        currency: string;
-                        status: string;
-                        amountReceived: string | null;
-                        amountRemaining: string;
-                        /** @description Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
-                        amountPending: string;
-                        /** @description Confirmations each payment needs on the picked chain. */
-                        confirmationsRequired: number | null;
-                        /** @description Payments to the clone, oldest first, each with its confirmations so far. */
-                        payments: {
-                            txHash: string;
-                            amount: string;
-                            /** @enum {string} */
-                            status: "pending" | "confirmed";
-                            confirmations: number;
-                        }[];
-                        chainId: number | null;
-                        cloneAddress: string | null;
-                        /** @description The settlement transaction, once the money was paid out to the merchant. */
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        description: string | null;
-                        merchantName: string;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        livemode: boolean;
-                        chains: {
-                            chainId: number;
-                            name: string;
-                            usdcAddress: string;
-                            explorerUrl: string | null;
-                        }[];
-                        /** @description The status in the buyer's words, as the hosted page shows it. */
-                        statusMessage: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "amountReceived": "25.00",
+                     *       "amountRemaining": "0.00",
+                     *       "amountPending": "0.00",
+                     *       "confirmationsRequired": 3,
+                     *       "payments": [
+                     *         {
+                     *           "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
+                     *           "amount": "25.00",
+                     *           "status": "confirmed",
+                     *           "confirmations": 3
+                     *         }
+                     *       ],
+                     *       "chainId": 84532,
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "description": "Two mugs",
+                     *       "merchantName": "Mug Shop",
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "livemode": false,
+                     *       "chains": [
+                     *         {
+                     *           "chainId": 84532,
+                     *           "name": "Base Sepolia",
+                     *           "usdcAddress": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+                     *           "explorerUrl": "https://sepolia.basescan.org"
+                     *         }
+                     *       ],
+                     *       "statusMessage": "Payment complete. Thank you!"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublicCharge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, chain_unsupported, body_invalid_json, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4782,8 +6528,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4793,8 +6539,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4804,8 +6550,8 @@ export interface operations {
             /** @description code: chain_already_selected, charge_not_payable */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4815,8 +6561,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4826,9 +6572,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4838,8 +6584,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4849,8 +6595,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4860,9 +6606,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4874,7 +6620,10 @@ export interface operations {
     payChargeWithAuthorization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -4899,40 +6648,33 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge_authorization";
-                        chargeId: string;
-                        /**
-                         * @description RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error.
-                         * @enum {string}
-                         */
-                        status: "RELAYING" | "SENT" | "MINED" | "FAILED";
-                        /** @description The relayer's transaction; the payment then shows on the charge like any transfer. */
-                        txHash: string | null;
-                        /** @description USDC, e.g. "25.00". */
-                        value: string;
-                        error: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "cauth_6Pq1Rs8Tu3Vw5Xy7Za2Bc4De",
+                     *       "object": "charge_authorization",
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "status": "RELAYING",
+                     *       "txHash": null,
+                     *       "value": "25.00",
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChargeAuthorization"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, authorization_invalid, body_invalid_json, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4942,8 +6684,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4953,8 +6695,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4964,8 +6706,8 @@ export interface operations {
             /** @description code: charge_not_payable */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4975,8 +6717,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4986,9 +6728,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4998,8 +6740,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,8 +6751,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5020,9 +6762,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5035,8 +6777,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -5063,61 +6807,42 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "refund";
-                        livemode: boolean;
-                        chargeId: string;
-                        /** @description USDC, e.g. "5.00". */
-                        amount: string;
-                        reason: string | null;
-                        /** @enum {string} */
-                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
-                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
-                        address: string | null;
-                        /** @description The settlement wallet that must send it. */
-                        fromAddress: string;
-                        chainId: number;
-                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
-                        txHash: string | null;
-                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
-                        claimUrl: string | null;
-                        /** @description The latest EIP-3009 authorization given for it, if any. */
-                        authorization: {
-                            /**
-                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
-                             * @enum {string}
-                             */
-                            status: "relaying" | "sent" | "mined" | "failed";
-                            error: string | null;
-                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
-                            onItsWay: boolean;
-                            /** @description When it stops being valid (ISO 8601). */
-                            validBefore: string;
-                        } | null;
-                        createdAt: string;
-                        completedAt: string | null;
-                        cancelledAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *       "object": "refund",
+                     *       "livemode": false,
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "amount": "5.00",
+                     *       "reason": "returned item",
+                     *       "status": "AWAITING_PAYMENT",
+                     *       "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "chainId": 84532,
+                     *       "txHash": null,
+                     *       "claimUrl": null,
+                     *       "authorization": null,
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "completedAt": null,
+                     *       "cancelledAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Refund"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, refund_exceeds_refundable, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5127,8 +6852,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5138,8 +6863,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5149,8 +6874,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5160,8 +6885,8 @@ export interface operations {
             /** @description code: charge_not_refundable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5171,8 +6896,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5182,9 +6907,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5194,8 +6919,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5205,8 +6930,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5216,9 +6941,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5230,13 +6955,16 @@ export interface operations {
     listRefunds: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 chargeId?: string;
                 status?: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5245,57 +6973,44 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *           "object": "refund",
+                     *           "livemode": false,
+                     *           "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *           "amount": "5.00",
+                     *           "reason": "returned item",
+                     *           "status": "AWAITING_PAYMENT",
+                     *           "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *           "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *           "chainId": 84532,
+                     *           "txHash": null,
+                     *           "claimUrl": null,
+                     *           "authorization": null,
+                     *           "createdAt": "2026-11-25T09:30:00.000Z",
+                     *           "completedAt": null,
+                     *           "cancelledAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "refund";
-                            livemode: boolean;
-                            chargeId: string;
-                            /** @description USDC, e.g. "5.00". */
-                            amount: string;
-                            reason: string | null;
-                            /** @enum {string} */
-                            status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
-                            /** @description Where the money goes; null until the buyer gives one at claimUrl. */
-                            address: string | null;
-                            /** @description The settlement wallet that must send it. */
-                            fromAddress: string;
-                            chainId: number;
-                            /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
-                            txHash: string | null;
-                            /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
-                            claimUrl: string | null;
-                            /** @description The latest EIP-3009 authorization given for it, if any. */
-                            authorization: {
-                                /**
-                                 * @description Our relay of it: waiting, sent, mined, or failed (see error).
-                                 * @enum {string}
-                                 */
-                                status: "relaying" | "sent" | "mined" | "failed";
-                                error: string | null;
-                                /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
-                                onItsWay: boolean;
-                                /** @description When it stops being valid (ISO 8601). */
-                                validBefore: string;
-                            } | null;
-                            createdAt: string;
-                            completedAt: string | null;
-                            cancelledAt: string | null;
-                        }[];
+                        data: components["schemas"]["Refund"][];
                         hasMore: boolean;
                     };
                 };
@@ -5303,8 +7018,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5314,8 +7029,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5325,8 +7040,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5336,8 +7051,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,9 +7062,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5359,8 +7074,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5370,8 +7085,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5381,9 +7096,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,7 +7110,10 @@ export interface operations {
     getRefund: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -5406,61 +7124,42 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "refund";
-                        livemode: boolean;
-                        chargeId: string;
-                        /** @description USDC, e.g. "5.00". */
-                        amount: string;
-                        reason: string | null;
-                        /** @enum {string} */
-                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
-                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
-                        address: string | null;
-                        /** @description The settlement wallet that must send it. */
-                        fromAddress: string;
-                        chainId: number;
-                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
-                        txHash: string | null;
-                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
-                        claimUrl: string | null;
-                        /** @description The latest EIP-3009 authorization given for it, if any. */
-                        authorization: {
-                            /**
-                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
-                             * @enum {string}
-                             */
-                            status: "relaying" | "sent" | "mined" | "failed";
-                            error: string | null;
-                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
-                            onItsWay: boolean;
-                            /** @description When it stops being valid (ISO 8601). */
-                            validBefore: string;
-                        } | null;
-                        createdAt: string;
-                        completedAt: string | null;
-                        cancelledAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *       "object": "refund",
+                     *       "livemode": false,
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "amount": "5.00",
+                     *       "reason": "returned item",
+                     *       "status": "AWAITING_PAYMENT",
+                     *       "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "chainId": 84532,
+                     *       "txHash": null,
+                     *       "claimUrl": null,
+                     *       "authorization": null,
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "completedAt": null,
+                     *       "cancelledAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Refund"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5470,8 +7169,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5481,8 +7180,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5492,8 +7191,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5503,8 +7202,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5514,9 +7213,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5526,8 +7225,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5537,8 +7236,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5548,9 +7247,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5563,8 +7262,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -5576,61 +7277,42 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "refund";
-                        livemode: boolean;
-                        chargeId: string;
-                        /** @description USDC, e.g. "5.00". */
-                        amount: string;
-                        reason: string | null;
-                        /** @enum {string} */
-                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
-                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
-                        address: string | null;
-                        /** @description The settlement wallet that must send it. */
-                        fromAddress: string;
-                        chainId: number;
-                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
-                        txHash: string | null;
-                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
-                        claimUrl: string | null;
-                        /** @description The latest EIP-3009 authorization given for it, if any. */
-                        authorization: {
-                            /**
-                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
-                             * @enum {string}
-                             */
-                            status: "relaying" | "sent" | "mined" | "failed";
-                            error: string | null;
-                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
-                            onItsWay: boolean;
-                            /** @description When it stops being valid (ISO 8601). */
-                            validBefore: string;
-                        } | null;
-                        createdAt: string;
-                        completedAt: string | null;
-                        cancelledAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *       "object": "refund",
+                     *       "livemode": false,
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "amount": "5.00",
+                     *       "reason": "returned item",
+                     *       "status": "AWAITING_PAYMENT",
+                     *       "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "chainId": 84532,
+                     *       "txHash": null,
+                     *       "claimUrl": null,
+                     *       "authorization": null,
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "completedAt": null,
+                     *       "cancelledAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Refund"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5640,8 +7322,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5651,8 +7333,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,8 +7344,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5673,8 +7355,8 @@ export interface operations {
             /** @description code: refund_not_cancellable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5684,8 +7366,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5695,9 +7377,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5707,8 +7389,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5718,8 +7400,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5729,9 +7411,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5744,8 +7426,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -5771,61 +7455,42 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "refund";
-                        livemode: boolean;
-                        chargeId: string;
-                        /** @description USDC, e.g. "5.00". */
-                        amount: string;
-                        reason: string | null;
-                        /** @enum {string} */
-                        status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
-                        /** @description Where the money goes; null until the buyer gives one at claimUrl. */
-                        address: string | null;
-                        /** @description The settlement wallet that must send it. */
-                        fromAddress: string;
-                        chainId: number;
-                        /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
-                        txHash: string | null;
-                        /** @description The page where the buyer gives an address (a capability: share it with the buyer only). */
-                        claimUrl: string | null;
-                        /** @description The latest EIP-3009 authorization given for it, if any. */
-                        authorization: {
-                            /**
-                             * @description Our relay of it: waiting, sent, mined, or failed (see error).
-                             * @enum {string}
-                             */
-                            status: "relaying" | "sent" | "mined" | "failed";
-                            error: string | null;
-                            /** @description Money on its way: until the chain spends its nonce or validBefore passes, it may still pay (anyone may send it). Meanwhile the refund cannot be cancelled or given another. */
-                            onItsWay: boolean;
-                            /** @description When it stops being valid (ISO 8601). */
-                            validBefore: string;
-                        } | null;
-                        createdAt: string;
-                        completedAt: string | null;
-                        cancelledAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *       "object": "refund",
+                     *       "livemode": false,
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "amount": "5.00",
+                     *       "reason": "returned item",
+                     *       "status": "AWAITING_PAYMENT",
+                     *       "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "chainId": 84532,
+                     *       "txHash": null,
+                     *       "claimUrl": null,
+                     *       "authorization": null,
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "completedAt": null,
+                     *       "cancelledAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Refund"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, authorization_invalid, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5835,8 +7500,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5846,8 +7511,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5857,8 +7522,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5868,8 +7533,8 @@ export interface operations {
             /** @description code: refund_not_payable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5879,8 +7544,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5890,9 +7555,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5902,8 +7567,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5913,8 +7578,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5924,9 +7589,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5938,17 +7603,23 @@ export interface operations {
     listBalanceTransactions: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 chargeId?: string;
                 refundId?: string;
                 type?: "payment" | "fee" | "payout" | "refund" | "reversal";
+                /** @description Only rows recorded at or after this instant. */
                 createdGte?: string;
+                /** @description Only rows recorded before this instant. */
                 createdLt?: string;
+                /** @description csv: every matching row, as text/csv with a header row. */
                 format?: "json" | "csv";
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5957,44 +7628,41 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "btx_1Qa3Ws5Ed7Rf9Tg2Yh4Uj6Ik",
+                     *           "object": "balance_transaction",
+                     *           "livemode": false,
+                     *           "type": "payment",
+                     *           "amount": "25.00",
+                     *           "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *           "refundId": null,
+                     *           "invoiceId": null,
+                     *           "chainId": 84532,
+                     *           "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
+                     *           "blockNumber": 18204361,
+                     *           "reversesId": null,
+                     *           "createdAt": "2026-11-24T10:04:12.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "balance_transaction";
-                            livemode: boolean;
-                            /**
-                             * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
-                             * @enum {string}
-                             */
-                            type: "payment" | "fee" | "payout" | "refund" | "reversal";
-                            /** @description Signed USDC: "25.00" in, "-24.75" out. */
-                            amount: string;
-                            chargeId: string;
-                            refundId: string | null;
-                            /** @description The invoice a payment pays (money its charge received on time). */
-                            invoiceId: string | null;
-                            chainId: number;
-                            txHash: string;
-                            blockNumber: number;
-                            /** @description The row a reversal undoes. */
-                            reversesId: string | null;
-                            /** @description When the ledger recorded it (the transfer's confirmation). */
-                            createdAt: string;
-                        }[];
+                        data: components["schemas"]["BalanceTransaction"][];
                         hasMore: boolean;
                     };
                     "text/csv": string;
@@ -6003,8 +7671,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,8 +7682,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6025,8 +7693,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6036,8 +7704,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6047,9 +7715,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6059,8 +7727,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6070,8 +7738,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6081,9 +7749,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6095,7 +7763,10 @@ export interface operations {
     getBalanceTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -6106,48 +7777,39 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "balance_transaction";
-                        livemode: boolean;
-                        /**
-                         * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
-                         * @enum {string}
-                         */
-                        type: "payment" | "fee" | "payout" | "refund" | "reversal";
-                        /** @description Signed USDC: "25.00" in, "-24.75" out. */
-                        amount: string;
-                        chargeId: string;
-                        refundId: string | null;
-                        /** @description The invoice a payment pays (money its charge received on time). */
-                        invoiceId: string | null;
-                        chainId: number;
-                        txHash: string;
-                        blockNumber: number;
-                        /** @description The row a reversal undoes. */
-                        reversesId: string | null;
-                        /** @description When the ledger recorded it (the transfer's confirmation). */
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "btx_1Qa3Ws5Ed7Rf9Tg2Yh4Uj6Ik",
+                     *       "object": "balance_transaction",
+                     *       "livemode": false,
+                     *       "type": "payment",
+                     *       "amount": "25.00",
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "refundId": null,
+                     *       "invoiceId": null,
+                     *       "chainId": 84532,
+                     *       "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
+                     *       "blockNumber": 18204361,
+                     *       "reversesId": null,
+                     *       "createdAt": "2026-11-24T10:04:12.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BalanceTransaction"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6157,8 +7819,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6168,8 +7830,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6179,8 +7841,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6190,8 +7852,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6201,9 +7863,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6213,8 +7875,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6224,8 +7886,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,9 +7897,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6249,7 +7911,10 @@ export interface operations {
     getBalance: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6258,54 +7923,48 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "balance";
-                        livemode: boolean;
-                        /** @description Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more). */
-                        held: {
-                            chainId: number;
-                            amount: string;
-                        }[];
-                        /** @description Payments seen on chain and not yet confirmed, and payments without gas accepted and not yet on chain. */
-                        onItsWay: {
-                            chainId: number;
-                            amount: string;
-                        }[];
-                        /** @description Paid to your wallet so far (net of fees). */
-                        paidOut: {
-                            chainId: number;
-                            amount: string;
-                        }[];
-                        /** @description Protocol fees taken so far. */
-                        fees: {
-                            chainId: number;
-                            amount: string;
-                        }[];
-                        /** @description Refunds your wallet paid so far. */
-                        refunded: {
-                            chainId: number;
-                            amount: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "livemode": false,
+                     *       "held": [
+                     *         {
+                     *           "chainId": 84532,
+                     *           "amount": "0.00"
+                     *         }
+                     *       ],
+                     *       "onItsWay": [],
+                     *       "paidOut": [
+                     *         {
+                     *           "chainId": 84532,
+                     *           "amount": "24.75"
+                     *         }
+                     *       ],
+                     *       "fees": [
+                     *         {
+                     *           "chainId": 84532,
+                     *           "amount": "0.25"
+                     *         }
+                     *       ],
+                     *       "refunded": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Balance"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6315,8 +7974,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,8 +7985,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6337,8 +7996,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6348,9 +8007,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6360,8 +8019,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6371,8 +8030,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6382,9 +8041,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6396,13 +8055,16 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 status?: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
                 customerId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6411,59 +8073,56 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *           "object": "invoice",
+                     *           "livemode": false,
+                     *           "number": "INV-000001",
+                     *           "status": "OPEN",
+                     *           "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *           "currency": "USDC",
+                     *           "lineItems": [
+                     *             {
+                     *               "description": "Consulting, November",
+                     *               "quantity": 10,
+                     *               "unitAmount": "120.00",
+                     *               "amount": "1200.00"
+                     *             }
+                     *           ],
+                     *           "subtotal": "1200.00",
+                     *           "total": "1200.00",
+                     *           "amountPaid": "0.00",
+                     *           "amountDue": "1200.00",
+                     *           "dueDate": "2026-12-31",
+                     *           "memo": "Thank you for your business.",
+                     *           "metadata": null,
+                     *           "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *           "createdAt": "2026-11-24T10:00:00.000Z",
+                     *           "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *           "paidAt": null,
+                     *           "voidedAt": null,
+                     *           "markedUncollectibleAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "invoice";
-                            livemode: boolean;
-                            /** @description INV-000001, per merchant and mode; given at finalization. */
-                            number: string | null;
-                            /** @enum {string} */
-                            status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                            customerId: string | null;
-                            /** @constant */
-                            currency: "USDC";
-                            lineItems: {
-                                description: string;
-                                quantity: number;
-                                /** @description USDC, e.g. "5.00". */
-                                unitAmount: string;
-                                /** @description quantity × unitAmount. */
-                                amount: string;
-                            }[];
-                            subtotal: string;
-                            total: string;
-                            /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                            amountPaid: string;
-                            /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                            amountDue: string;
-                            dueDate: string | null;
-                            memo: string | null;
-                            metadata: {
-                                [key: string]: string | number | boolean;
-                            } | null;
-                            /** @description The page where the customer sees and pays it; from finalization on. */
-                            hostedInvoiceUrl: string | null;
-                            createdAt: string;
-                            finalizedAt: string | null;
-                            paidAt: string | null;
-                            voidedAt: string | null;
-                            markedUncollectibleAt: string | null;
-                        }[];
+                        data: components["schemas"]["Invoice"][];
                         hasMore: boolean;
                     };
                 };
@@ -6471,8 +8130,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6482,8 +8141,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6493,8 +8152,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6504,8 +8163,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,9 +8174,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6527,8 +8186,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6538,8 +8197,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6549,9 +8208,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6564,8 +8223,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -6589,7 +8250,7 @@ export interface operations {
                     customerId: string;
                     lineItems: {
                         description: string;
-                        quantity: number | string;
+                        quantity: number;
                         unitAmount: string;
                     }[];
                     dueDate?: (string) | null;
@@ -6604,63 +8265,54 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6670,8 +8322,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6681,8 +8333,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6692,8 +8344,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6703,8 +8355,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6714,9 +8366,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6726,8 +8378,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6737,8 +8389,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6748,9 +8400,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6762,7 +8414,10 @@ export interface operations {
     getInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -6773,63 +8428,54 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6839,8 +8485,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6850,8 +8496,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6861,8 +8507,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6872,8 +8518,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6883,9 +8529,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,8 +8541,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6906,8 +8552,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6917,9 +8563,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6932,8 +8578,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -6945,31 +8593,29 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedInvoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6979,8 +8625,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6990,8 +8636,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7001,8 +8647,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7012,8 +8658,8 @@ export interface operations {
             /** @description code: invoice_not_editable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7023,8 +8669,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7034,9 +8680,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7046,8 +8692,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7057,8 +8703,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,9 +8714,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7083,8 +8729,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -7102,7 +8750,7 @@ export interface operations {
                     customerId?: string;
                     lineItems?: {
                         description: string;
-                        quantity: number | string;
+                        quantity: number;
                         unitAmount: string;
                     }[];
                     dueDate?: (string) | null;
@@ -7117,63 +8765,54 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7183,8 +8822,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7194,8 +8833,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7205,8 +8844,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7216,8 +8855,8 @@ export interface operations {
             /** @description code: invoice_not_editable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7227,8 +8866,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7238,9 +8877,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7250,8 +8889,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7261,8 +8900,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7272,9 +8911,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7287,8 +8926,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -7300,63 +8941,54 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7366,8 +8998,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7377,8 +9009,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7388,8 +9020,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7399,8 +9031,8 @@ export interface operations {
             /** @description code: invoice_not_editable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7410,8 +9042,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7421,9 +9053,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7433,8 +9065,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7444,8 +9076,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7455,9 +9087,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7470,8 +9102,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -7483,63 +9117,54 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7549,8 +9174,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7560,8 +9185,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7571,8 +9196,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7582,8 +9207,8 @@ export interface operations {
             /** @description code: invoice_not_editable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7593,8 +9218,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7604,9 +9229,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7616,8 +9241,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7627,8 +9252,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7638,9 +9263,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7653,8 +9278,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -7666,63 +9293,54 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "invoice";
-                        livemode: boolean;
-                        /** @description INV-000001, per merchant and mode; given at finalization. */
-                        number: string | null;
-                        /** @enum {string} */
-                        status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
-                        customerId: string | null;
-                        /** @constant */
-                        currency: "USDC";
-                        lineItems: {
-                            description: string;
-                            quantity: number;
-                            /** @description USDC, e.g. "5.00". */
-                            unitAmount: string;
-                            /** @description quantity × unitAmount. */
-                            amount: string;
-                        }[];
-                        subtotal: string;
-                        total: string;
-                        /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
-                        amountPaid: string;
-                        /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
-                        amountDue: string;
-                        dueDate: string | null;
-                        memo: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        /** @description The page where the customer sees and pays it; from finalization on. */
-                        hostedInvoiceUrl: string | null;
-                        createdAt: string;
-                        finalizedAt: string | null;
-                        paidAt: string | null;
-                        voidedAt: string | null;
-                        markedUncollectibleAt: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7732,8 +9350,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7743,8 +9361,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7754,8 +9372,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7765,8 +9383,8 @@ export interface operations {
             /** @description code: invoice_not_editable, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7776,8 +9394,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7787,9 +9405,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7799,8 +9417,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7810,8 +9428,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7821,9 +9439,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7835,7 +9453,10 @@ export interface operations {
     getInvoicePdf: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -7846,25 +9467,23 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example %PDF-1.7 … */
                     "application/pdf": string;
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7874,8 +9493,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7885,8 +9504,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7896,8 +9515,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7907,8 +9526,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7918,9 +9537,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7930,8 +9549,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7941,8 +9560,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7952,9 +9571,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7966,12 +9585,15 @@ export interface operations {
     listPaymentLinks: {
         parameters: {
             query?: {
-                limit?: number | string;
+                limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
                 active?: boolean | ("true" | "false");
             };
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7980,40 +9602,40 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *           "object": "payment_link",
+                     *           "livemode": false,
+                     *           "name": "Coffee beans, 1 kg",
+                     *           "amount": "24.00",
+                     *           "description": "Roasted this week",
+                     *           "url": "https://stablegate.shop.example/pay/l/plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *           "active": true,
+                     *           "successUrl": null,
+                     *           "cancelUrl": null,
+                     *           "metadata": null,
+                     *           "createdAt": "2026-11-24T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         object: "list";
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "payment_link";
-                            livemode: boolean;
-                            name: string;
-                            /** @description USDC, e.g. "25.00". */
-                            amount: string;
-                            description: string | null;
-                            /** @description Share it: each buyer who pays there gets a charge of their own. */
-                            url: string;
-                            active: boolean;
-                            successUrl: string | null;
-                            cancelUrl: string | null;
-                            /** @description Copied onto every charge the link makes. */
-                            metadata: {
-                                [key: string]: string | number | boolean;
-                            } | null;
-                            createdAt: string;
-                        }[];
+                        data: components["schemas"]["PaymentLink"][];
                         hasMore: boolean;
                     };
                 };
@@ -8021,8 +9643,8 @@ export interface operations {
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8032,8 +9654,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8043,8 +9665,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8054,8 +9676,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8065,9 +9687,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8077,8 +9699,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8088,8 +9710,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8099,9 +9721,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8114,8 +9736,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -8145,44 +9769,38 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "payment_link";
-                        livemode: boolean;
-                        name: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        description: string | null;
-                        /** @description Share it: each buyer who pays there gets a charge of their own. */
-                        url: string;
-                        active: boolean;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Copied onto every charge the link makes. */
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "object": "payment_link",
+                     *       "livemode": false,
+                     *       "name": "Coffee beans, 1 kg",
+                     *       "amount": "24.00",
+                     *       "description": "Roasted this week",
+                     *       "url": "https://stablegate.shop.example/pay/l/plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "active": true,
+                     *       "successUrl": null,
+                     *       "cancelUrl": null,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8192,8 +9810,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8203,8 +9821,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8214,8 +9832,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8225,8 +9843,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8236,9 +9854,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8248,8 +9866,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8259,8 +9877,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8270,9 +9888,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8284,7 +9902,10 @@ export interface operations {
     getPaymentLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
             path: {
                 id: string;
             };
@@ -8295,44 +9916,38 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "payment_link";
-                        livemode: boolean;
-                        name: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        description: string | null;
-                        /** @description Share it: each buyer who pays there gets a charge of their own. */
-                        url: string;
-                        active: boolean;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Copied onto every charge the link makes. */
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "object": "payment_link",
+                     *       "livemode": false,
+                     *       "name": "Coffee beans, 1 kg",
+                     *       "amount": "24.00",
+                     *       "description": "Roasted this week",
+                     *       "url": "https://stablegate.shop.example/pay/l/plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "active": true,
+                     *       "successUrl": null,
+                     *       "cancelUrl": null,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8342,8 +9957,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8353,8 +9968,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8364,8 +9979,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8375,8 +9990,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8386,9 +10001,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8398,8 +10013,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8409,8 +10024,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8420,9 +10035,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8435,8 +10050,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -8466,44 +10083,38 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "payment_link";
-                        livemode: boolean;
-                        name: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        description: string | null;
-                        /** @description Share it: each buyer who pays there gets a charge of their own. */
-                        url: string;
-                        active: boolean;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Copied onto every charge the link makes. */
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        createdAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "object": "payment_link",
+                     *       "livemode": false,
+                     *       "name": "Coffee beans, 1 kg",
+                     *       "amount": "24.00",
+                     *       "description": "Roasted this week",
+                     *       "url": "https://stablegate.shop.example/pay/l/plink_5Gh8Jk2Lz4Xc6Vb1Nm3Qw9Er",
+                     *       "active": true,
+                     *       "successUrl": null,
+                     *       "cancelUrl": null,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8513,8 +10124,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8524,8 +10135,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8535,8 +10146,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8546,8 +10157,8 @@ export interface operations {
             /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8557,8 +10168,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8568,9 +10179,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8580,8 +10191,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8591,8 +10202,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8602,9 +10213,9 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8617,8 +10228,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
                 /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 id: string;
@@ -8630,94 +10243,71 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per minute in this route's group. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "charge";
-                        livemode: boolean;
-                        orderId: string;
-                        /** @description USDC, e.g. "25.00". */
-                        amount: string;
-                        /** @description Confirmed money in the clone. */
-                        amountReceived: string | null;
-                        /** @description Paid back to the buyer by your wallet: the completed refunds. */
-                        amountRefunded: string;
-                        feeAmount: string | null;
-                        netAmount: string | null;
-                        currency: string;
-                        /** @enum {string} */
-                        status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                        /** @description Where to pay, once the buyer picked a chain. */
-                        cloneAddress: string | null;
-                        chainId: number | null;
-                        /** @description The hosted payment page. */
-                        paymentUrl: string;
-                        explorerUrl: string | null;
-                        feeBps: number;
-                        flushTxHash: string | null;
-                        expiresAt: string;
-                        createdAt: string;
-                        completedAt: string | null;
-                        deployedAt: string | null;
-                        customerId: string | null;
-                        description: string | null;
-                        metadata: {
-                            [key: string]: string | number | boolean;
-                        } | null;
-                        successUrl: string | null;
-                        cancelUrl: string | null;
-                        /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
-                        settlements: {
-                            /** @description The transaction that paid out (anyone's). */
-                            txHash: string;
-                            /** @description The chain it paid out on. */
-                            chainId: number;
-                            blockNumber: number;
-                            /** @description Everything that left the clone: netAmount + feeAmount. */
-                            amount: string;
-                            /** @description Paid to the merchant's wallet. */
-                            netAmount: string;
-                            /** @description Paid to the fee recipient. */
-                            feeAmount: string;
-                            confirmedAt: string;
-                        }[];
-                        /** @description Why money in the clone cannot be paid out right now, or null. */
-                        payoutBlockedReason: string | null;
-                        /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
-                        needsReview: boolean;
-                        /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
-                        reviewReason: string | null;
-                        /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
-                        strayAssets: {
-                            chainId: number;
-                            /** @description A token address, or "native". */
-                            token: string;
-                            /** @description Base units. */
-                            amount: string;
-                        }[];
-                        /** @description The invoice this charge pays (made from its hosted page), or null. */
-                        invoiceId: string | null;
-                        /** @description The payment link a buyer made this charge from, or null. */
-                        paymentLinkId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, idempotency_key_reused */
             400: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8727,8 +10317,8 @@ export interface operations {
             /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
             401: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8738,8 +10328,8 @@ export interface operations {
             /** @description code: resource_missing */
             404: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8749,8 +10339,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             408: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8760,8 +10350,8 @@ export interface operations {
             /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
             409: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8771,8 +10361,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             417: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8782,9 +10372,9 @@ export interface operations {
             /** @description code: rate_limited */
             429: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8794,8 +10384,8 @@ export interface operations {
             /** @description code: parameter_invalid */
             431: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8805,8 +10395,8 @@ export interface operations {
             /** @description code: internal_error */
             500: {
                 headers: {
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8816,14 +10406,1175 @@ export interface operations {
             /** @description code: internal_error */
             503: {
                 headers: {
-                    "Retry-After"?: number;
-                    /** @description The request's id (also in error bodies and the log). */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    onChargePending: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargePendingEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeChainSelected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeChainSelectedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargePartial: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargePartialEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeReceived: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeReceivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeUnderpaid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeUnderpaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeLatePayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeLatePaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargePayoutConfirmed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargePayoutConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargePayoutBlocked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargePayoutBlockedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeNeedsReview: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeNeedsReviewEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onChargeReviewed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeReviewedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCustomerCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCustomerUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCustomerDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceFinalized: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceFinalizedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoicePaid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoicePaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceVoided: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceMarkedUncollectible: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceMarkedUncollectibleEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -35,13 +35,36 @@ export const builder = new SchemaBuilder<{
     encodeGlobalID: (_typename, id) => String(id),
     // An id with no node type's shape decodes to the empty type name, which names no node.
     decodeGlobalID: (globalID) => ({ typename: typenameOfId(globalID) ?? "", id: globalID }),
-    nodeQueryOptions: { resolve: (_root, { id }, ctx, info) => loadNodes(ctx, info, [id])[0] },
+    nodeTypeOptions: { description: "An object with an id of its own (cus_…, chrg_…): any of them can be read again with node(id:)." },
+    idFieldOptions: { description: "The object's id, prefixed with its type (cus_, chrg_, inv_…); the same id as in REST." },
+    nodeQueryOptions: {
+      description: "The object an id names, whatever its type; null when the key's merchant and mode have no such object.",
+      args: { id: { description: "Any object's id (cus_…, chrg_…, inv_…)." } },
+      resolve: (_root, { id }, ctx, info) => loadNodes(ctx, info, [id])[0],
+    },
     nodesQueryOptions: {
+      description: `The objects ids name, in the same order, each null when the key's merchant and mode have no such object (at most ${MAX_NODE_IDS} ids).`,
+      args: { ids: { description: "Any objects' ids, of any types." } },
       resolve: (_root, { ids }, ctx, info) => {
         if (ids.length > MAX_NODE_IDS) throw new AppError("parameter_invalid", `Ask for at most ${MAX_NODE_IDS} ids at once.`, "ids");
         return loadNodes(ctx, info, ids);
       },
     },
+    pageInfoTypeOptions: { description: "Where a page sits in its list: cursors to page on from, and whether more lies either way." },
+    startCursorFieldOptions: { description: "The first edge's cursor: pass it as `before` for the page before this one; null on an empty page." },
+    endCursorFieldOptions: { description: "The last edge's cursor: pass it as `after` for the page after this one; null on an empty page." },
+    hasNextPageFieldOptions: { description: "Whether records lie after this page (older ones: lists are newest first)." },
+    hasPreviousPageFieldOptions: { description: "Whether records lie before this page (newer ones)." },
+    defaultConnectionTypeOptions: { description: "One page of a list (a Relay connection): its records as edges, and where the page sits." },
+    defaultEdgeTypeOptions: { description: "A record of the page, with its cursor." },
+    edgesFieldOptions: { description: "The page's records, in list order." },
+    pageInfoFieldOptions: { description: "Cursors and whether more records lie either way." },
+    cursorFieldOptions: { description: "The record's cursor (its id): page on from it with `after` or `before`." },
+    nodeFieldOptions: { description: "The record." },
+    firstArgOptions: { description: "Page forward: at most this many records (1–100, default 10) after `after`, or from the start." },
+    afterArgOptions: { description: "A cursor (an edge's cursor, or pageInfo.endCursor): the page starts after that record." },
+    lastArgOptions: { description: "Page backward: at most this many records (1–100) before `before`, or, without it, the last ones of the list." },
+    beforeArgOptions: { description: "A cursor (an edge's cursor, or pageInfo.startCursor): the page ends before that record." },
   },
 });
 
@@ -67,6 +90,8 @@ function loadNodes(ctx: GraphQLContext, info: GraphQLResolveInfo, ids: { typenam
   });
 }
 
-builder.queryType({});
-builder.mutationType({});
-builder.subscriptionType({});
+builder.queryType({ description: "Reads: the key's merchant and mode (or a dashboard session's), and the public hosted-page views." });
+builder.mutationType({
+  description: "Changes to the key's merchant and mode (or a dashboard session's), and the public payment steps; one that fails changes nothing.",
+});
+builder.subscriptionType({ description: "Live updates, over WebSocket (graphql-transport-ws) or server-sent events." });

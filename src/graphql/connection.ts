@@ -2,7 +2,7 @@
 // REST lists are the same reads: a cursor is the record's id, `after` is `startingAfter` and
 // `before` is `endingBefore`. `totalCount` is counted only when asked for.
 import { invalidParam } from "../domain/errors.js";
-import type { Page, PageRequest } from "../domain/paging.js";
+import type { Page, PageEnd, PageRequest } from "../domain/paging.js";
 import { builder } from "./builder.js";
 
 const DEFAULT_SIZE = 10;
@@ -23,28 +23,34 @@ export interface Connection<T> {
   totalCount: () => Promise<number>;
 }
 
-/** The page request Relay arguments ask for: forward with first/after, backward with last/before. */
+/** The page request Relay arguments ask for: forward with first/after, backward with last/before, the list's end with last alone. */
 export function pageRequest(args: ConnectionArgs): PageRequest {
-  if (args.last != null && args.before == null) throw invalidParam("last", "last needs a before cursor; page forward with first and after");
   for (const name of ["first", "last"] as const) {
     const size = args[name];
     if (size != null && (size < 1 || size > MAX_SIZE)) throw invalidParam(name, `${name} must be between 1 and ${MAX_SIZE}`);
   }
   if (args.before != null) return { limit: args.last ?? args.first ?? DEFAULT_SIZE, endingBefore: args.before };
-  return { limit: args.first ?? DEFAULT_SIZE, startingAfter: args.after ?? undefined };
+  return { limit: args.last ?? args.first ?? DEFAULT_SIZE, startingAfter: args.after ?? undefined };
+}
+
+/** The end a page without `before` is read from: `last` alone reads the list's last records (its oldest). */
+export function pageEnd(args: ConnectionArgs): PageEnd {
+  return args.last != null && args.before == null ? "oldest" : "newest";
 }
 
 /** `page` (read for `args`) as a Relay connection. */
 export function connectionOf<T extends { id: string }>(page: Page<T>, args: ConnectionArgs, totalCount: () => Promise<number>): Connection<T> {
-  const backwards = args.before != null;
+  const before = args.before != null;
+  const backwards = before || pageEnd(args) === "oldest";
   return {
     edges: page.data.map((node) => ({ cursor: node.id, node })),
     pageInfo: {
       startCursor: page.data[0]?.id ?? null,
       endCursor: page.data.at(-1)?.id ?? null,
-      // Reading one way tells whether more lie that way; the other way, a cursor means there was a page.
-      hasNextPage: backwards ? true : page.hasMore,
-      hasPreviousPage: backwards ? page.hasMore : args.after != null,
+      // Reading one way tells whether more lie that way; the other way, a cursor means there was a
+      // page (and a page read from the list's end has nothing after it).
+      hasNextPage: backwards ? before : page.hasMore,
+      hasPreviousPage: backwards ? page.hasMore || args.after != null : args.after != null,
     },
     totalCount,
   };
@@ -57,6 +63,16 @@ export function countedConnection(description: string) {
   return {
     fields: (t: PothosSchemaTypes.ObjectFieldBuilder<Types, object>) => ({
       totalCount: t.int({ description, resolve: (conn) => (conn as Connection<unknown>).totalCount() }),
+    }),
+  };
+}
+
+/** A relation connection's options (Pothos' relatedConnection with `totalCount: true`): its `totalCount` field, described. */
+export function relatedCount(description: string) {
+  return {
+    fields: (t: PothosSchemaTypes.ObjectFieldBuilder<Types, object>) => ({
+      // Pothos reads the count with the page, when the field is selected, and sets it on the connection.
+      totalCount: t.int({ description, resolve: (conn) => (conn as { totalCount: number }).totalCount }),
     }),
   };
 }

@@ -1,4 +1,5 @@
-// Maps object ids to GraphQL node type names by their prefix.
+// Maps object ids to GraphQL node type names by their prefix: every type that implements Node has
+// its prefix here (test/graphql/nodes.test.ts fetches one of each implementer through node/nodes).
 import { type IdPrefix, looksLikeId } from "../domain/ids.js";
 
 const NODE_TYPES: [IdPrefix, string][] = [
@@ -7,6 +8,8 @@ const NODE_TYPES: [IdPrefix, string][] = [
   ["evt", "Event"],
   ["whep", "WebhookEndpoint"],
   ["ref", "Refund"],
+  ["inv", "Invoice"],
+  ["plink", "PaymentLink"],
 ];
 
 /** The GraphQL type of an id such as `cus_…`, or null when `id` lacks a node type's id shape (so garbage never reaches the database). */

@@ -2,6 +2,7 @@
 // one yoga instance and schema for both. The domain does the work; the types read, call and shape.
 import type { FastifyInstance } from "fastify";
 import { sessionCredentials } from "../dashboard/session-cookie.js";
+import { loadPersistedOperations } from "./persisted.js";
 import { type WebSocketLimits, serveGraphQLOverWebSocket } from "./ws.js";
 import { createGraphQL, type GraphQLDeps } from "./yoga.js";
 
@@ -10,7 +11,8 @@ export function mountGraphQL(
   server: FastifyInstance,
   deps: GraphQLDeps & { trustProxy: number; limits: WebSocketLimits; publicUrl: string },
 ): () => Promise<void> {
-  const yoga = createGraphQL(deps);
+  const persisted = loadPersistedOperations();
+  const yoga = createGraphQL({ ...deps, persisted });
   server.route({
     url: "/graphql",
     method: ["GET", "POST", "OPTIONS"],
@@ -25,5 +27,5 @@ export function mountGraphQL(
       return reply.send(response.body);
     },
   });
-  return serveGraphQLOverWebSocket(server.server, yoga, deps);
+  return serveGraphQLOverWebSocket(server.server, yoga, { ...deps, persisted });
 }

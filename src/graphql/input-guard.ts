@@ -38,7 +38,7 @@ function invalidLiteralPath(document: DocumentNode): string | null {
 }
 
 /** Names a literal by the argument, input fields and list indexes that lead to it; `chain[i]` is reached through `path[i]`. */
-function argumentPath(chain: readonly (ASTNode | readonly ASTNode[])[], path: readonly (string | number)[]): string {
+export function argumentPath(chain: readonly (ASTNode | readonly ASTNode[])[], path: readonly (string | number)[]): string {
   let param = "";
   chain.forEach((node, i) => {
     if (!("kind" in node)) return;

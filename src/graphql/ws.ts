@@ -4,7 +4,7 @@
 // { "X-CSRF-Token": "…" }; a connection without either may use public operations only, and counts
 // against its address's live streams.
 import type { Server } from "node:http";
-import { GraphQLError, type ExecutionArgs } from "graphql";
+import { GraphQLError, type ExecutionArgs, type GraphQLFormattedError } from "graphql";
 import { CloseCode, type Context, type OperationResult, type SubscribePayload } from "graphql-ws";
 import { type Extra as SocketExtra, useServer } from "graphql-ws/use/ws";
 import type { Logger } from "pino";
@@ -18,6 +18,7 @@ import { authenticateFrom, clientAddress } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveConnection, LiveConnections } from "../realtime/connections.js";
+import { maySendText, operationText, type PersistedOperations } from "./persisted.js";
 import { type createGraphQL, graphqlError, maskError } from "./yoga.js";
 
 /** Close codes a client sees, besides the protocol's own (4400 bad request, 4403 forbidden…). */
@@ -56,6 +57,7 @@ export function serveGraphQLOverWebSocket(
     publicUrl: string;
     production: boolean;
     logger: Logger;
+    persisted: PersistedOperations;
   },
 ): () => Promise<void> {
   const { authenticator, connections, anonymousStreams, limits } = deps;
@@ -108,7 +110,8 @@ export function serveGraphQLOverWebSocket(
         ctx.extra.connection?.release();
       },
       // Errors of one operation (a stream failing midway included) are masked as over HTTP.
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => maskError(e, deps.logger)),
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatted(maskError(e, deps.logger))),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map(formatted) } : undefined),
       async onSubscribe(ctx, _id, payload) {
         try {
           return await startOperation(ctx, payload);
@@ -146,14 +149,11 @@ export function serveGraphQLOverWebSocket(
       deps.anonymous.refuseWhenSaturated();
       await deps.rateLimiter.check(`ip:${ctx.extra.address}`, "public");
     }
-    const enveloped = yoga.getEnveloped({
-      ...ctx,
-      req: ctx.extra.request,
-      socket: ctx.extra.socket,
-      params: payload,
-      caller: { connection: ctx.extra.principal ?? null, address: ctx.extra.address ?? "unknown" },
-    });
-    const document = enveloped.parse(payload.query);
+    const caller = { connection: ctx.extra.principal ?? null, address: ctx.extra.address ?? "unknown" };
+    const text = operationText(deps.persisted, payload, maySendText(caller, deps.production));
+    if (typeof text !== "string") return [text];
+    const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: { ...payload, query: text }, caller });
+    const document = enveloped.parse(text);
     const errors = enveloped.validate(enveloped.schema, document);
     if (errors.length > 0) return errors;
     return {
@@ -165,6 +165,13 @@ export function serveGraphQLOverWebSocket(
       rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } as Enveloped,
     };
   }
+}
+
+/** An error as the socket sends it: without extensions.http, which says how yoga makes an HTTP answer. */
+function formatted(error: GraphQLError): GraphQLFormattedError {
+  const { extensions, ...rest } = error.toJSON();
+  const { http: _http, ...shown } = extensions ?? {};
+  return Object.keys(shown).length > 0 ? { ...rest, extensions: shown } : rest;
 }
 
 /** The enveloped execute and subscribe, carried to graphql-ws as the operation's root value. */

@@ -1,7 +1,7 @@
 // The GraphQL door: graphql-yoga over the Pothos schema, with the same auth, limits and error
 // codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { type DocumentNode, GraphQLError, getOperationAST } from "graphql";
+import { type DocumentNode, GraphQLError, getOperationAST, Kind } from "graphql";
 import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
@@ -18,6 +18,9 @@ import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
 import { type Caller, createContext, type GraphQLContext } from "./context.js";
 import { inputGuardPlugin } from "./input-guard.js";
+import { introspectionDepthPlugin } from "./introspection.js";
+import { parameterError, parameterValidationPlugin, variablesPlugin } from "./parameters.js";
+import { type PersistedOperations, persistedOperationsPlugins } from "./persisted.js";
 import { admissionPlugin } from "./rate-limit.js";
 import { schema } from "./schema.js";
 
@@ -103,13 +106,24 @@ function sseConnectionsPlugin(connections: LiveConnections, anonymousStreams: Li
 export function maskError(error: unknown, logger: Logger): GraphQLError {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof AppError) return graphqlError(original, error as GraphQLError);
-  if (error instanceof GraphQLError && !original) return error;
+  if (error instanceof GraphQLError) {
+    // The executor's own check of a variable (coded BAD_USER_INPUT when subscribing), whose cause (a
+    // scalar's TypeError) is not ours either: variablesPlugin refuses such variables first, naming the
+    // path inside them too.
+    const variable = error.nodes?.[0];
+    const code = error.extensions.code;
+    if (variable?.kind === Kind.VARIABLE_DEFINITION && !error.path && (code === undefined || code === "BAD_USER_INPUT")) {
+      return parameterError(error.message, variable.variable.name.value, error);
+    }
+    // graphql-armor's limits and a syntax error over WebSocket come without a code: the document is at fault.
+    if (!original) return error.extensions.code || error.path ? error : parameterError(error.message, "query", error);
+  }
   logger.error({ err: original ?? error }, "graphql resolver failed");
   return new GraphQLError("An internal error occurred.", { extensions: { code: "internal_error", statusCode: 500 } });
 }
 
 /** Creates the yoga handler for /graphql (HTTP and SSE; ws.ts serves WebSockets through it too). */
-export function createGraphQL(deps: GraphQLDeps) {
+export function createGraphQL(deps: GraphQLDeps & { persisted: PersistedOperations }) {
   return createYoga<{ caller: Caller }>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -120,15 +134,20 @@ export function createGraphQL(deps: GraphQLDeps) {
     logging: false,
     context: ({ caller }) => createContext(deps, caller),
     plugins: [
+      ...persistedOperationsPlugins(deps.persisted, deps.production),
       EnvelopArmorPlugin({
-        // Introspection counts too: GraphiQL's own query stays well under the limit.
-        maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: false },
+        // The standard introspection query is deeper than operations may go: its depth has a limit
+        // of its own (introspection.ts). This one leaves out __schema only; __type still counts.
+        maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: true },
         costLimit: { maxCost: QUERY_LIMITS.maxCost, ignoreIntrospection: true },
         maxAliases: { n: QUERY_LIMITS.maxAliases },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
         maxDirectives: { n: QUERY_LIMITS.maxDirectives },
         blockFieldSuggestion: { enabled: deps.production },
       }),
+      introspectionDepthPlugin(),
+      parameterValidationPlugin(),
+      variablesPlugin(),
       inputGuardPlugin(),
       admissionPlugin(deps.rateLimiter, deps.anonymous),
       sseConnectionsPlugin(deps.connections, deps.anonymousStreams),

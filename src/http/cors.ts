@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 const METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
-const KEYED_HEADERS = "Content-Type, X-API-Key, Idempotency-Key, Authorization";
-const PUBLIC_HEADERS = "Content-Type, Authorization";
-const EXPOSED = "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed";
+const KEYED_HEADERS = "Content-Type, X-API-Key, Idempotency-Key, Authorization, Stablegate-Version";
+const PUBLIC_HEADERS = "Content-Type, Authorization, Stablegate-Version";
+const EXPOSED = "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, Stablegate-Version";
 /** How long a browser may reuse a preflight's answer. */
 const MAX_AGE_SECONDS = 600;
 

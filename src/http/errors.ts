@@ -12,6 +12,7 @@ export const ErrorBody = z.object({
   message: z.string(),
   param: z.string().nullable().describe("The parameter at fault (a body path such as address.line1), if one is."),
   requestId: z.string(),
+  docUrl: z.string().describe("The code's entry in the API reference on /docs."),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
@@ -113,10 +114,16 @@ export function toAppError(err: unknown): AppError {
   return new AppError("internal_error", "An internal error occurred. It has been logged; retry later or contact the operator with the request id.");
 }
 
-/** The body for `err` on the request `requestId`. */
-export function errorBody(err: AppError, requestId: string): ErrorBody {
+/** The id of `code`'s entry on /docs, which error bodies' docUrl points to. */
+export function errorAnchor(code: ErrorCode): string {
+  return `error-${code}`;
+}
+
+/** The body for `err` on the request `requestId`; `publicUrl` is where /docs is served ("": this server). */
+export function errorBody(err: AppError, requestId: string, publicUrl: string): ErrorBody {
   const statusCode = statusOf(err);
-  return { statusCode, error: STATUS_CODES[statusCode] ?? "Error", code: err.code, message: err.message, param: err.param, requestId };
+  const docUrl = `${publicUrl}/docs#${errorAnchor(err.code)}`;
+  return { statusCode, error: STATUS_CODES[statusCode] ?? "Error", code: err.code, message: err.message, param: err.param, requestId, docUrl };
 }
 
 export const BODY_LIMIT_BYTES = BODY_LIMIT_KB * 1024;

@@ -34,6 +34,8 @@ export interface ServerOptions {
   problems?: () => Promise<string[]>;
   /** Whether an incoming X-Request-Id is kept: only behind a trusted proxy (TRUST_PROXY), which sets it. */
   trustRequestIds?: boolean;
+  /** PUBLIC_URL, where /docs is served: error bodies' docUrl points there (absent: a URL relative to this server). */
+  publicUrl?: string;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface ServerOptions {
  * `pubsub` and `options.problems` (degraded), and fails once the server leaves rotation.
  */
 export function createServer(logger: Logger, db: Database, pubsub: PubSub, options: ServerOptions = {}): FastifyInstance {
-  const { problems = async () => [], trustRequestIds = false } = options;
+  const { problems = async () => [], trustRequestIds = false, publicUrl = "" } = options;
   // Requests whose Expect is not 100-continue: the checkExpectation listener below routes them here.
   const unmetExpectations = new WeakSet<IncomingMessage>();
   let closing = false;
@@ -68,10 +70,10 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, optio
     http: { requireHostHeader: false },
     // A URL the router cannot decode fails before any hook or the error handler runs.
     frameworkErrors: (err, req, reply) => {
-      replyWithError(err, req, reply);
+      replyWithError(err, req, reply, publicUrl);
       logRequest(req, reply);
     },
-    clientErrorHandler: (err, socket) => answerUnparsedRequest(logger, err, socket),
+    clientErrorHandler: (err, socket) => answerUnparsedRequest(logger, err, socket, publicUrl),
   });
 
   // JSON is the only body the API takes; anything else is refused by the error mapping.
@@ -108,9 +110,9 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, optio
   });
   app.addHook("onResponse", async (req, reply) => logRequest(req, reply));
 
-  app.setErrorHandler(async (err, req, reply) => replyWithError(err, req, reply));
+  app.setErrorHandler(async (err, req, reply) => replyWithError(err, req, reply, publicUrl));
   app.setNotFoundHandler(async (req, reply) =>
-    replyWithError(new AppError("resource_missing", `Unrecognized request URL (${req.method} ${pathOf(req.url)})`), req, reply),
+    replyWithError(new AppError("resource_missing", `Unrecognized request URL (${req.method} ${pathOf(req.url)})`), req, reply, publicUrl),
   );
 
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -149,10 +151,10 @@ function pathOf(url: string): string {
 }
 
 /** Sends `err` as the flat error body (API.md "Errors"). */
-function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply, publicUrl: string): FastifyReply {
   const e = toAppError(err);
   // Only unexpected failures need an operator; a 503 while shutting down is expected.
-  const body = errorBody(e, req.id);
+  const body = errorBody(e, req.id, publicUrl);
   if (body.statusCode === 500) req.log.error({ err }, "request failed");
   // Set here too: framework errors are answered without the onRequest hook having run.
   return reply
@@ -176,13 +178,13 @@ function logRequest(req: FastifyRequest, reply: FastifyReply): void {
  * Answers a request Node could not parse (broken framing, an unknown method, oversized headers, too
  * slow to arrive). Fastify never sees it, so its request id and error body are made here.
  */
-function answerUnparsedRequest(logger: Logger, err: ConnectionError, socket: Socket): void {
+function answerUnparsedRequest(logger: Logger, err: ConnectionError, socket: Socket, publicUrl: string): void {
   // A reset connection has nobody left to answer.
   if (err.code === "ECONNRESET" || socket.destroyed) return;
   const requestId = newRequestId();
   const e = toAppError(err);
   // Only the parser's code: the error also holds the raw bytes, query strings included.
-  const answer = errorBody(e, requestId);
+  const answer = errorBody(e, requestId, publicUrl);
   logger.info({ requestId, status: answer.statusCode, reason: err.code }, "unparsable request");
   if (socket.writable) {
     const body = JSON.stringify(answer);

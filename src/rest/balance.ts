@@ -25,6 +25,8 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
     doc: {
       operationId: "listBalanceTransactions",
       summary: "List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page",
+      description:
+        "The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. `format=csv` answers every matching row as one CSV file.",
       tag,
       query: listSchema,
       ok: { 200: listOf(BalanceTransactionResource) },
@@ -47,7 +49,13 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
 
   const retrieve = {
     group: "read",
-    doc: { operationId: "getBalanceTransaction", summary: "Retrieve a balance transaction", tag, ok: { 200: BalanceTransactionResource } },
+    doc: {
+      operationId: "getBalanceTransaction",
+      summary: "Retrieve a balance transaction",
+      description: "One row of the ledger.",
+      tag,
+      ok: { 200: BalanceTransactionResource },
+    },
   } as const;
   app.get<{ Params: { id: string } }>("/v1/balance_transactions/:id", { config: retrieve }, async (req) => {
     return balanceTransactionResource(await getBalanceTransaction(prisma, scopeOf(req), req.params.id));
@@ -58,6 +66,7 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
     doc: {
       operationId: "getBalance",
       summary: "Your money per chain: held in charges' addresses, on its way, paid out, fees and refunds",
+      description: "The ledger summed per chain: money held in your charges' addresses, on its way, paid out to your wallet, taken in fees, and refunded.",
       tag,
       ok: { 200: BalanceResource },
     },

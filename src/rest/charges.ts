@@ -17,8 +17,12 @@ import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "Charges";
-/** GET /v1/charges pages by number (the contract keeps it), so its list adds the page's place. */
-const ChargeList = listOf(ChargeResource).extend({ page: z.number().int(), limit: z.number().int(), total: z.number().int() });
+/** GET /v1/charges also pages by number (the contract keeps it): such a page adds its place; a cursor page is a plain list. */
+const ChargeList = listOf(ChargeResource).extend({
+  page: z.number().int().optional().describe("Numbered paging only."),
+  limit: z.number().int().optional().describe("Numbered paging only."),
+  total: z.number().int().optional().describe("Numbered paging only: how many charges match."),
+});
 
 type IdParams = { Params: { id: string } };
 
@@ -29,6 +33,8 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     doc: {
       operationId: "createCharge",
       summary: "Create a charge (a payment request) and its hosted payment page",
+      description:
+        "Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC; an `orderId` is unique among your open charges (409 `duplicate_order_id`). The charge keeps your fee and settlement wallet as they are now, and gives the buyer `expiresInMinutes` (default 30) to pick a chain. Sends `charge.pending`.",
       tag,
       body: createSchema,
       example: { orderId: "order-1001", amount: "25.00", description: "Two mugs", metadata: { sku: "mug-2" }, successUrl: "https://shop.example/thanks" },
@@ -41,14 +47,30 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     return reply.code(201).send(chargeResource(charge, settings));
   });
 
-  const retrieve = { group: "read", doc: { operationId: "getCharge", summary: "Retrieve a charge", tag, ok: { 200: ChargeResource } } } as const;
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getCharge",
+      summary: "Retrieve a charge",
+      description:
+        "The charge as it is now: its status, the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded) and its payouts (settlements).",
+      tag,
+      ok: { 200: ChargeResource },
+    },
+  } as const;
   app.get<IdParams>("/v1/charges/:id", { config: retrieve }, async (req) => {
     return chargeResource(await getCharge(prisma, scopeOf(req), req.params.id), settings);
   });
 
   const byOrder = {
     group: "read",
-    doc: { operationId: "getChargeByOrderId", summary: "Retrieve a charge by your order id", tag, ok: { 200: ChargeResource } },
+    doc: {
+      operationId: "getChargeByOrderId",
+      summary: "Retrieve a charge by your order id",
+      description: "The newest charge made for this order id, whatever its status: find a charge by your own order number.",
+      tag,
+      ok: { 200: ChargeResource },
+    },
   } as const;
   app.get<{ Params: { orderId: string } }>("/v1/charges/order/:orderId", { config: byOrder }, async (req) => {
     return chargeResource(await getChargeByOrderId(prisma, scopeOf(req), req.params.orderId), settings);
@@ -56,7 +78,15 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
 
   const list = {
     group: "list",
-    doc: { operationId: "listCharges", summary: "List charges, newest first, by page number", tag, query: listSchema, ok: { 200: ChargeList } },
+    doc: {
+      operationId: "listCharges",
+      summary: "List charges, newest first, by page number",
+      description:
+        "Newest first, filtered by `status`, `customerId`, `needsReview` or `search`. Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both.",
+      tag,
+      query: listSchema,
+      ok: { 200: ChargeList },
+    },
   } as const;
   app.get("/v1/charges", { config: list }, async (req) => {
     const { data, ...page } = await listCharges(prisma, scopeOf(req), req.query);
@@ -68,6 +98,8 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     doc: {
       operationId: "cancelCharge",
       summary: "Cancel a charge that has no money yet",
+      description:
+        "A PENDING charge with no money on its way becomes CANCELLED (`charge.cancelled`); confirmed partial money is paid out to your wallet. Cancelling a CANCELLED charge returns it unchanged; any other status is 409 `charge_not_cancellable`, and money still confirming is 409 `charge_payment_confirming`.",
       tag,
       ok: { 200: ChargeResource },
       errors: ["charge_not_cancellable", "charge_payment_confirming"],
@@ -82,6 +114,8 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     doc: {
       operationId: "markChargeReviewed",
       summary: "Mark a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed)",
+      description:
+        "Clears `needsReview` on a charge the reconciliation flagged, once you have checked what it found (`reviewReason`). Sends `charge.reviewed`.",
       tag,
       ok: { 200: ChargeResource },
     },

@@ -19,7 +19,8 @@ import {
   updateSchema,
 } from "../domain/customers.js";
 import { parseInput } from "../domain/validation.js";
-import { deletedOf, listOf } from "./openapi.js";
+import { listOf } from "./openapi.js";
+import { DeletedCustomer } from "./schemas/components.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 type IdParams = { Params: { id: string } };
@@ -39,6 +40,8 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     doc: {
       operationId: "createCustomer",
       summary: "Create a customer",
+      description:
+        "Creates a customer in the key's mode. `email` is unique per mode, compared case-insensitively (409 `customer_email_exists`). Sends `customer.created`.",
       tag,
       body: createSchema,
       example: { email: "jane@example.com", name: "Jane Doe", address: { line1: "1 Main St", city: "Berlin", country: "DE" }, metadata: { crmId: "A-17" } },
@@ -57,6 +60,8 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     doc: {
       operationId: "findOrCreateCustomerByJwt",
       summary: "Find or create the customer a customer JWT names (200 found, 201 created)",
+      description:
+        "For a browser holding a customer JWT (`Authorization: Bearer`, HS256, signed with one of your JWT secrets, whose `kid` names the merchant and mode): the customer of the token's email, created with the body's fields if new (201), else returned as it is (200).",
       tag,
       body: jwtBodySchema,
       ok: { 200: CustomerResource, 201: CustomerResource },
@@ -72,6 +77,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     doc: {
       operationId: "getCustomer",
       summary: "Retrieve a customer (expand=stats adds its aggregates)",
+      description: "The customer; `expand=stats` adds invoiceCount, chargeCount and totalSpent.",
       tag,
       query: retrieveQuery,
       ok: { 200: z.union([CustomerWithStats, CustomerResource]) },
@@ -87,7 +93,14 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
 
   const list = {
     group: "list",
-    doc: { operationId: "listCustomers", summary: "List customers, newest first", tag, query: listSchema, ok: { 200: listOf(CustomerResource) } },
+    doc: {
+      operationId: "listCustomers",
+      summary: "List customers, newest first",
+      description: "Newest first, paged by cursor; `email` finds one exactly (case-insensitively), `query` searches email, name and companyName.",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(CustomerResource) },
+    },
   } as const;
   app.get("/v1/customers", { config: list }, async (req) => {
     const page = await listCustomers(prisma, scopeOf(req), req.query);
@@ -99,6 +112,8 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     doc: {
       operationId: "updateCustomer",
       summary: "Update a customer",
+      description:
+        "Changes the fields given: `null` clears an optional one, `address` replaces the whole address, metadata keys merge (a key set to null is removed). Sends `customer.updated`.",
       tag,
       body: updateSchema,
       ok: { 200: CustomerResource },
@@ -109,7 +124,16 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     return customerResource(await updateCustomer(prisma, scopeOf(req), req.params.id, req.body ?? {}));
   });
 
-  const remove = { group: "create", doc: { operationId: "deleteCustomer", summary: "Delete a customer", tag, ok: { 200: deletedOf("customer") } } } as const;
+  const remove = {
+    group: "create",
+    doc: {
+      operationId: "deleteCustomer",
+      summary: "Delete a customer",
+      description: "Deletes the customer; its charges and invoices stay, with `customerId: null`. Sends `customer.deleted`.",
+      tag,
+      ok: { 200: DeletedCustomer },
+    },
+  } as const;
   app.delete<IdParams>("/v1/customers/:id", { config: remove }, async (req) => {
     await deleteCustomer(prisma, scopeOf(req), req.params.id);
     return { id: req.params.id, object: "customer", deleted: true };

@@ -23,7 +23,17 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: "/v1/openapi.json", dom_id: "#docs", deepLinking: true, tryItOutEnabled: false });\n`;
+// An error body's docUrl names its code's entry in the introduction (#error-…), which Swagger UI
+// would read as an operation's deep link: for such a hash it only goes there once it is drawn.
+const INIT = `const entry = location.hash.startsWith("#error-") ? decodeURIComponent(location.hash.slice(1)) : null;
+window.ui = SwaggerUIBundle({
+  url: "/v1/openapi.json",
+  dom_id: "#docs",
+  deepLinking: entry === null,
+  tryItOutEnabled: false,
+  onComplete: () => entry && document.getElementById(entry)?.scrollIntoView(),
+});
+`;
 
 /** A static answer, gzipped once when first asked for. */
 class Asset {

@@ -2,19 +2,10 @@
 // and mock webhooks for test mode.
 import type { FastifyInstance } from "fastify";
 import type { Prisma } from "../db/client.js";
-import {
-  type Event,
-  EventResource,
-  EventWithDeliveries,
-  eventDeliveries,
-  eventResource,
-  getEvent,
-  listEvents,
-  listSchema,
-  resendEvent,
-} from "../domain/events.js";
+import { type Event, eventDeliveries, eventResource, getEvent, listEvents, listSchema, resendEvent } from "../domain/events.js";
 import { sendTestWebhook, testWebhookSchema } from "../domain/test-webhooks.js";
 import { listOf } from "./openapi.js";
+import { Event as AnyEvent, EventWithDeliveries } from "./schemas/events.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "Events";
@@ -25,7 +16,14 @@ type IdParams = { Params: { id: string } };
 export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
   const list = {
     group: "list",
-    doc: { operationId: "listEvents", summary: "List events, newest first", tag, query: listSchema, ok: { 200: listOf(EventResource) } },
+    doc: {
+      operationId: "listEvents",
+      summary: "List events, newest first",
+      description: "Every event of the key's mode, newest first, paged by cursor; `type` keeps one type. Each is the body its webhooks carry.",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(AnyEvent) },
+    },
   } as const;
   app.get("/v1/events", { config: list }, async (req) => {
     const { data, hasMore } = await listEvents(prisma, scopeOf(req), req.query);
@@ -34,7 +32,13 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
 
   const retrieve = {
     group: "read",
-    doc: { operationId: "getEvent", summary: "Retrieve an event with its webhook deliveries", tag, ok: { 200: EventWithDeliveries } },
+    doc: {
+      operationId: "getEvent",
+      summary: "Retrieve an event with its webhook deliveries",
+      description: "The event with its webhook deliveries: each endpoint's status and every attempt (status code, latency, error).",
+      tag,
+      ok: { 200: EventWithDeliveries },
+    },
   } as const;
   app.get<IdParams>("/v1/events/:id", { config: retrieve }, async (req) => {
     return withDeliveries(prisma, await getEvent(prisma, scopeOf(req), req.params.id));
@@ -45,6 +49,8 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
     doc: {
       operationId: "resendEvent",
       summary: "Deliver an event again now to every enabled endpoint that wants it",
+      description:
+        "Delivers the event again now to every enabled endpoint that wants its type (endpoints added since included), on a fresh retry schedule; 400 `webhook_endpoint_missing` when there is none.",
       tag,
       ok: { 200: EventWithDeliveries },
       errors: ["webhook_endpoint_missing"],
@@ -59,6 +65,8 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
     doc: {
       operationId: "sendTestWebhook",
       summary: "Test mode: record a mock event with sample data and deliver it like a real one",
+      description:
+        "Test mode: records an event of the given type with sample data, shaped exactly like a real one, and delivers it, signed, to the endpoints that want it: build and check a receiver before taking a payment.",
       tag,
       body: testWebhookSchema,
       ok: { 201: EventWithDeliveries },

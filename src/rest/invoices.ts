@@ -17,7 +17,8 @@ import {
   voidInvoice,
 } from "../domain/invoices.js";
 import { invoicePdf, sendPdf } from "../pay/invoice-page.js";
-import { deletedOf, listOf } from "./openapi.js";
+import { listOf } from "./openapi.js";
+import { DeletedInvoice } from "./schemas/components.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "Invoices";
@@ -33,6 +34,7 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     doc: {
       operationId: "createInvoice",
       summary: "Draft an invoice for a customer: line items (1–100), due date, memo",
+      description: "Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. Sends `invoice.created`.",
       tag,
       body: createSchema,
       example: { customerId: "cus_…", lineItems: [{ description: "Consulting, November", quantity: 10, unitAmount: "120.00" }], dueDate: "2026-12-31" },
@@ -48,6 +50,7 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     doc: {
       operationId: "listInvoices",
       summary: "List invoices, newest first (status, customerId)",
+      description: "Newest first, paged by cursor; filtered by `status` or `customerId`.",
       tag,
       query: listSchema,
       ok: { 200: listOf(InvoiceResource) },
@@ -58,7 +61,16 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     return { object: "list", data: data.map(shape), hasMore };
   });
 
-  const retrieve = { group: "read", doc: { operationId: "getInvoice", summary: "Retrieve an invoice", tag, ok: { 200: InvoiceResource } } } as const;
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getInvoice",
+      summary: "Retrieve an invoice",
+      description: "The invoice with its totals: `amountPaid` and `amountDue` follow the chain.",
+      tag,
+      ok: { 200: InvoiceResource },
+    },
+  } as const;
   app.get<IdParams>("/v1/invoices/:id", { config: retrieve }, async (req) => shape(await getInvoice(prisma, scopeOf(req), req.params.id)));
 
   const update = {
@@ -66,6 +78,7 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     doc: {
       operationId: "updateInvoice",
       summary: "Change a DRAFT invoice (lineItems replaces all the lines)",
+      description: "Changes a DRAFT; `lineItems` replaces every line. Sends `invoice.updated`.",
       tag,
       body: updateSchema,
       example: { memo: "Thank you for your business." },
@@ -79,7 +92,14 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
 
   const remove = {
     group: "create",
-    doc: { operationId: "deleteInvoice", summary: "Delete a DRAFT invoice", tag, ok: { 200: deletedOf("invoice") }, errors: ["invoice_not_editable"] },
+    doc: {
+      operationId: "deleteInvoice",
+      summary: "Delete a DRAFT invoice",
+      description: "Deletes a DRAFT. Sends `invoice.deleted`.",
+      tag,
+      ok: { 200: DeletedInvoice },
+      errors: ["invoice_not_editable"],
+    },
   } as const;
   app.delete<IdParams>("/v1/invoices/:id", { config: remove }, async (req) => {
     await deleteInvoice(prisma, scopeOf(req), req.params.id, settings);
@@ -87,12 +107,33 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
   });
 
   const steps = [
-    ["finalize", "finalizeInvoice", "Finalize a DRAFT: it gets its number and hosted page, and can be paid", finalizeInvoice],
-    ["void", "voidInvoice", "Void an invoice nothing was paid on; its open charge is cancelled", voidInvoice],
-    ["mark_uncollectible", "markInvoiceUncollectible", "Mark an OPEN invoice uncollectible (it can still be paid)", markInvoiceUncollectible],
+    [
+      "finalize",
+      "finalizeInvoice",
+      "Finalize a DRAFT: it gets its number and hosted page, and can be paid",
+      "Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. Sends `invoice.finalized`.",
+      finalizeInvoice,
+    ],
+    [
+      "void",
+      "voidInvoice",
+      "Void an invoice nothing was paid on; its open charge is cancelled",
+      "An invoice nothing was paid on becomes VOID, and its open charge is cancelled. Sends `invoice.voided`.",
+      voidInvoice,
+    ],
+    [
+      "mark_uncollectible",
+      "markInvoiceUncollectible",
+      "Mark an OPEN invoice uncollectible (it can still be paid)",
+      "For an OPEN invoice you no longer expect to be paid: UNCOLLECTIBLE, though a payment still settles it. Sends `invoice.marked_uncollectible`.",
+      markInvoiceUncollectible,
+    ],
   ] as const;
-  for (const [path, operationId, summary, step] of steps) {
-    const config = { group: "create", doc: { operationId, summary, tag, ok: { 200: InvoiceResource }, errors: ["invoice_not_editable"] } } as const;
+  for (const [path, operationId, summary, description, step] of steps) {
+    const config = {
+      group: "create",
+      doc: { operationId, summary, description, tag, ok: { 200: InvoiceResource }, errors: ["invoice_not_editable"] },
+    } as const;
     app.post<IdParams>(`/v1/invoices/:id/${path}`, { config }, async (req) => shape(await step(prisma, scopeOf(req), req.params.id, settings)));
   }
 
@@ -101,9 +142,10 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     doc: {
       operationId: "getInvoicePdf",
       summary: "The invoice as a PDF (the same as its hosted page links)",
+      description: "The invoice as a PDF: the same file its hosted page links.",
       tag,
       ok: { 200: InvoiceResource },
-      file: "application/pdf",
+      file: { type: "application/pdf", example: "%PDF-1.7 …" },
     },
   } as const;
   app.get<IdParams>("/v1/invoices/:id/pdf", { config: pdf }, async (req, reply) => {

@@ -29,6 +29,8 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     doc: {
       operationId: "createPaymentLink",
       summary: "Create a payment link: each buyer who pays at its url gets a charge of its amount",
+      description:
+        "Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page.",
       tag,
       body: createSchema,
       example: { name: "Coffee beans, 1 kg", amount: "24.00", description: "Roasted this week" },
@@ -44,6 +46,7 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     doc: {
       operationId: "listPaymentLinks",
       summary: "List payment links, newest first (active)",
+      description: "Newest first, paged by cursor; `active` keeps the active or the retired ones.",
       tag,
       query: listSchema,
       ok: { 200: listOf(PaymentLinkResource) },
@@ -56,7 +59,7 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
 
   const retrieve = {
     group: "read",
-    doc: { operationId: "getPaymentLink", summary: "Retrieve a payment link", tag, ok: { 200: PaymentLinkResource } },
+    doc: { operationId: "getPaymentLink", summary: "Retrieve a payment link", description: "The payment link.", tag, ok: { 200: PaymentLinkResource } },
   } as const;
   app.get<IdParams>("/v1/payment_links/:id", { config: retrieve }, async (req) => shape(await getPaymentLink(prisma, scopeOf(req), req.params.id)));
 
@@ -65,6 +68,7 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     doc: {
       operationId: "updatePaymentLink",
       summary: "Change a payment link (all but its amount); active: false retires it",
+      description: "Changes the link, all but its amount; `active: false` retires it (its page then answers 410).",
       tag,
       body: updateSchema,
       example: { active: false },

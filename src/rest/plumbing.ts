@@ -2,6 +2,7 @@
 // nobody), the rate limit, and Idempotency-Key handling. Handlers then only parse, call the domain
 // and shape the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
@@ -9,12 +10,15 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
+import { AppError } from "../domain/errors.js";
 import { inScope, type Scope } from "../domain/scope.js";
+import { parseInput } from "../domain/validation.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import { authenticateFrom, clientAddress } from "../http/callers.js";
 import { hasSessionCookie } from "../dashboard/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
+import { API_VERSION, checkVersion, VERSION_HEADER } from "./version.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -52,6 +56,8 @@ export interface RestDeps {
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
+/** The query of a route whose doc declares none. */
+const NO_QUERY = z.strictObject({});
 
 /** The authenticated scope of a /v1 request (set by the preHandler). */
 export function scopeOf(req: FastifyRequest): Scope {
@@ -80,6 +86,16 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     await deps.rateLimiter.check(`ip:${req.clientAddress}`, "public");
   });
 
+  // After the budget check, and before the body is read: a version this build does not speak is refused outright.
+  app.addHook("onRequest", async (req) => {
+    if (isApiPath(req.url)) checkVersion(header(req, VERSION_HEADER.toLowerCase()));
+  });
+  // onSend sees every answer, errors and idempotent replays included.
+  app.addHook("onSend", async (req, reply, payload) => {
+    if (isApiPath(req.url)) reply.header(VERSION_HEADER, API_VERSION);
+    return payload;
+  });
+
   app.addHook("preHandler", async (req, reply) => {
     const { group, auth = "apiKey" } = req.routeOptions.config;
     if (!group) return;
@@ -100,11 +116,15 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
       limit = await limiter.consume(`jwt:${merchantId}:${livemode}:${verified.claims.email.toLowerCase()}`, group);
       req.leaveBulkhead = await deps.anonymous.enter();
     } else {
-      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(header(req, "x-api-key"), address));
+      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(apiKeyOf(req), address));
       req.scope = inScope(principal);
       limit = await limiter.consume(principal.credentialId, group);
     }
     reply.header("RateLimit-Limit", limit.limit).header("RateLimit-Remaining", limit.remaining).header("RateLimit-Reset", limit.reset);
+    // A /v1 route takes the query its doc declares (parsed strictly by the handler) or none: an
+    // unknown parameter is a 400 parameter_unknown everywhere, as on lists, never silently ignored.
+    const { doc } = req.routeOptions.config;
+    if (doc && !doc.query) parseInput(NO_QUERY, req.query);
 
     const key = header(req, "idempotency-key");
     // Idempotency records belong to a merchant: public routes have none (and are safe to repeat).
@@ -126,6 +146,28 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
 
 function replay(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).header("content-type", "application/json; charset=utf-8").header("Idempotent-Replayed", "true").send(body);
+}
+
+/** Whether `url` is a REST /v1 address (whose answers carry the version header). */
+function isApiPath(url: string): boolean {
+  return url.startsWith("/v1/");
+}
+
+/**
+ * The API key a request sends: in X-API-Key, or as `Authorization: Bearer <key>` as Stripe takes it.
+ * Another Authorization scheme (a proxy's Basic credentials) is not ours and is left alone; a Bearer
+ * that is not a key (a customer JWT) fails like any wrong key. Both headers naming different keys
+ * is a 400: which one was meant cannot be guessed.
+ */
+function apiKeyOf(req: FastifyRequest): string | undefined {
+  const key = header(req, "x-api-key");
+  const authorization = header(req, "authorization");
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return key;
+  const bearer = authorization.slice("Bearer".length).trim();
+  if (key !== undefined && key !== bearer) {
+    throw new AppError("parameter_invalid", "X-API-Key and Authorization: Bearer name different API keys: send the key in one of them", "Authorization");
+  }
+  return bearer;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

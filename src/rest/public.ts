@@ -15,7 +15,14 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   const view = {
     group: "read",
     auth: "public",
-    doc: { operationId: "getPublicCharge", summary: "The buyer's view of a charge (no key: the charge id is the capability)", tag, ok: { 200: PublicCharge } },
+    doc: {
+      operationId: "getPublicCharge",
+      summary: "The buyer's view of a charge (no key: the charge id is the capability)",
+      description:
+        "What the hosted page shows the buyer: the amount, the status in the buyer's words, the payments and their confirmations, and the chains the charge can be paid on. No key: the charge id is the capability.",
+      tag,
+      ok: { 200: PublicCharge },
+    },
   } as const;
   app.get<IdParams>("/v1/public/charges/:id", { config: view }, async (req, reply) => {
     // Status changes by the second: never let a cache serve an old view.
@@ -29,6 +36,8 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
     doc: {
       operationId: "selectChargeChain",
       summary: "The buyer picks a chain: the charge's contract is deployed there",
+      description:
+        "The buyer picks the chain to pay on, once: the answer has the charge's `cloneAddress` (where to pay) and a new `expiresAt` (the payment window).",
       tag,
       body: selectSchema,
       ok: { 200: PublicCharge },
@@ -46,6 +55,8 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
     doc: {
       operationId: "payChargeWithAuthorization",
       summary: "Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)",
+      description:
+        "Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due. The service checks it (signature, recipient, amount, validity, balance, a simulation) and relays it, paying the gas; the payment then shows like any other.",
       tag,
       body: authorizationSchema,
       ok: { 202: ChargeAuthorizationResource },

@@ -18,6 +18,8 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     doc: {
       operationId: "createRefund",
       summary: "Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it",
+      description:
+        "Refunds a charge with confirmed money; `amount` defaults to all that is left to refund. Without `address`, the buyer gives one at `claimUrl`. Your settlement wallet pays it, by any means; it completes when the chain shows the transfer. Sends `refund.created`.",
       tag,
       body: createSchema,
       example: { amount: "5.00", reason: "returned item", address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" },
@@ -32,14 +34,30 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
 
   const list = {
     group: "list",
-    doc: { operationId: "listRefunds", summary: "List refunds, newest first (chargeId, status)", tag, query: listSchema, ok: { 200: listOf(RefundResource) } },
+    doc: {
+      operationId: "listRefunds",
+      summary: "List refunds, newest first (chargeId, status)",
+      description: "Newest first, paged by cursor; filtered by `chargeId` or `status`.",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(RefundResource) },
+    },
   } as const;
   app.get("/v1/refunds", { config: list }, async (req) => {
     const { data, hasMore } = await listRefunds(prisma, scopeOf(req), req.query);
     return { object: "list", data: data.map((r) => refundResource(r, settings)), hasMore };
   });
 
-  const retrieve = { group: "read", doc: { operationId: "getRefund", summary: "Retrieve a refund", tag, ok: { 200: RefundResource } } } as const;
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getRefund",
+      summary: "Retrieve a refund",
+      description: "The refund and where it stands: its address, the transfer that pays it, the latest authorization.",
+      tag,
+      ok: { 200: RefundResource },
+    },
+  } as const;
   app.get<IdParams>("/v1/refunds/:id", { config: retrieve }, async (req) => {
     return refundResource(await getRefund(prisma, scopeOf(req), req.params.id), settings);
   });
@@ -49,6 +67,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     doc: {
       operationId: "cancelRefund",
       summary: "Cancel a refund still waiting for its address or payment",
+      description: "Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Sends `refund.cancelled`.",
       tag,
       ok: { 200: RefundResource },
       errors: ["refund_not_cancellable"],
@@ -63,6 +82,8 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     doc: {
       operationId: "payRefundWithAuthorization",
       summary: "Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)",
+      description:
+        "Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked, then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer.",
       tag,
       body: authorizationSchema,
       ok: { 202: RefundResource },

@@ -13,6 +13,8 @@ export function testHelperRoutes(app: FastifyInstance, { prisma, charges: settin
     doc: {
       operationId: "expireTestCharge",
       summary: "Test mode: expire a PENDING charge now, as the expiry sweep would (charge.expired, or charge.underpaid with partial money)",
+      description:
+        "Test mode: expires a PENDING charge now, as the expiry sweep would: `charge.expired`, or `charge.underpaid` with partial money. Money still confirming is 409 `charge_payment_confirming`.",
       tag: "Test helpers",
       ok: { 200: ChargeResource },
       errors: ["test_mode_only", "charge_not_payable", "charge_payment_confirming"],

@@ -11,14 +11,13 @@ import {
   rotateWebhookSecret,
   updateSchema,
   updateWebhookEndpoint,
-  WebhookEndpointResource,
   webhookEndpointResource,
 } from "../domain/webhook-endpoints.js";
-import { deletedOf, listOf } from "./openapi.js";
+import { listOf } from "./openapi.js";
+import { DeletedWebhookEndpoint, WebhookEndpoint as Endpoint, WebhookEndpointWithSecret } from "./schemas/components.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "Webhook endpoints";
-const Endpoint = WebhookEndpointResource;
 
 type IdParams = { Params: { id: string } };
 
@@ -29,10 +28,12 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     doc: {
       operationId: "createWebhookEndpoint",
       summary: "Add a webhook endpoint; its signing secret is shown this once",
+      description:
+        "Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs of public addresses.",
       tag,
       body: createSchema,
       example: { url: "https://shop.example/hooks", events: ["charge.completed", "charge.underpaid"], description: "order fulfilment" },
-      ok: { 201: Endpoint },
+      ok: { 201: WebhookEndpointWithSecret },
     },
   } as const;
   app.post("/v1/webhook_endpoints", { config: create }, async (req, reply) => {
@@ -42,14 +43,30 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
 
   const list = {
     group: "list",
-    doc: { operationId: "listWebhookEndpoints", summary: "List webhook endpoints, newest first", tag, query: listSchema, ok: { 200: listOf(Endpoint) } },
+    doc: {
+      operationId: "listWebhookEndpoints",
+      summary: "List webhook endpoints, newest first",
+      description: "Newest first, paged by cursor. Secrets are never shown again.",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(Endpoint) },
+    },
   } as const;
   app.get("/v1/webhook_endpoints", { config: list }, async (req) => {
     const { data, hasMore } = await listWebhookEndpoints(prisma, scopeOf(req), req.query);
     return { object: "list", data: data.map((e) => webhookEndpointResource(e)), hasMore };
   });
 
-  const retrieve = { group: "read", doc: { operationId: "getWebhookEndpoint", summary: "Retrieve a webhook endpoint", tag, ok: { 200: Endpoint } } } as const;
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getWebhookEndpoint",
+      summary: "Retrieve a webhook endpoint",
+      description: "The endpoint, without its secret.",
+      tag,
+      ok: { 200: Endpoint },
+    },
+  } as const;
   app.get<IdParams>("/v1/webhook_endpoints/:id", { config: retrieve }, async (req) => {
     return webhookEndpointResource(await getWebhookEndpoint(prisma, scopeOf(req), req.params.id));
   });
@@ -59,6 +76,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     doc: {
       operationId: "updateWebhookEndpoint",
       summary: "Change url, events, description, or pause and resume (status)",
+      description: "Changes `url`, `events` or `description`; `status` pauses (disabled) or resumes (enabled) its deliveries.",
       tag,
       body: updateSchema,
       ok: { 200: Endpoint },
@@ -73,8 +91,9 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     doc: {
       operationId: "deleteWebhookEndpoint",
       summary: "Delete a webhook endpoint and its pending deliveries",
+      description: "Deletes the endpoint and its pending deliveries.",
       tag,
-      ok: { 200: deletedOf("webhook_endpoint") },
+      ok: { 200: DeletedWebhookEndpoint },
     },
   } as const;
   app.delete<IdParams>("/v1/webhook_endpoints/:id", { config: remove }, async (req) => {
@@ -87,9 +106,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     doc: {
       operationId: "rotateWebhookEndpointSecret",
       summary: "A new signing secret (shown this once); the old one also signs for overlapHours",
+      description:
+        "Makes a new signing secret, shown this once. The old one keeps signing too for `overlapHours` (0–168, default 24), so that the new one can be deployed first.",
       tag,
       body: rotateSchema,
-      ok: { 200: Endpoint },
+      ok: { 200: WebhookEndpointWithSecret },
     },
   } as const;
   app.post<IdParams>("/v1/webhook_endpoints/:id/rotate_secret", { config: rotate }, async (req) => {

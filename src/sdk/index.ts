@@ -1,14 +1,18 @@
-// `stablegate/sdk`: a typed client of the REST API for merchants' backends. Its types are generated
-// from GET /v1/openapi.json (src/generated/openapi.ts), so they follow the API. It adds what every
-// integration otherwise writes by hand: an Idempotency-Key on every write, kept across retries;
-// retries of 429 and 5xx answers and network failures, waiting as Retry-After says; errors that
-// carry the API's code, param and requestId; lists that iterate over every page; and webhook
-// verification that returns the typed event.
-import type { ErrorCode as ApiErrorCode } from "../domain/errors.js";
-import type { operations } from "../generated/openapi.js";
-import { verifyWebhook } from "../webhooks/signature.js";
+// `@stablegate/sdk` (also `stablegate/sdk` from the repository's package): a typed client of the
+// REST API for merchants' backends. Its types are generated from GET /v1/openapi.json
+// (src/generated/openapi.ts), so they follow the API. It adds what every integration otherwise
+// writes by hand: an Idempotency-Key on every write, kept across retries; retries of 429 and 5xx
+// answers and network failures, waiting as Retry-After says; errors that carry the API's code, param
+// and requestId; lists that iterate over every page; and webhook verification that returns the
+// typed event. It imports nothing of the server: its package (src/sdk/package.json) ships only
+// these files and the generated types, and depends on nothing but Node.
+import type { components, operations, webhooks } from "../generated/openapi.js";
+import { verifySignature } from "./webhook-signature.js";
 
-export { WebhookVerificationError } from "../webhooks/signature.js";
+export { WebhookVerificationError } from "./webhook-signature.js";
+
+/** The API version these types describe, sent as Stablegate-Version: a newer service answers this one's shapes. */
+export const API_VERSION = "2026-11-24";
 
 type Json<R> = R extends { content: { "application/json": infer B } } ? B : never;
 /** The success answer of an operation. */
@@ -30,11 +34,21 @@ export type Charge = Answer<"getCharge">;
 export type Event = Answer<"listEvents">["data"][number];
 export type EventWithDeliveries = Answer<"getEvent">;
 export type WebhookEndpoint = Answer<"getWebhookEndpoint">;
+/** An endpoint as created or rotated: with its `whsec_…` signing secret, shown this once. */
+export type WebhookEndpointWithSecret = Answer<"createWebhookEndpoint">;
 export type Refund = Answer<"getRefund">;
 export type Invoice = Answer<"getInvoice">;
 export type PaymentLink = Answer<"getPaymentLink">;
 export type BalanceTransaction = Answer<"getBalanceTransaction">;
 export type Balance = Answer<"getBalance">;
+/** The body of a webhook of the OpenAPI document's `webhooks` section. */
+type Delivered<W> = W extends { post: { requestBody?: { content: { "application/json": infer B } } } } ? B : never;
+/** Every event a webhook can carry, one member per type: narrow it on `type` to read its `data`. */
+export type WebhookEvent = { [K in keyof webhooks]: Delivered<webhooks[K]> }[keyof webhooks];
+export type WebhookEventType = WebhookEvent["type"];
+
+/** The codes of the API's error answers. */
+export type ApiErrorCode = components["schemas"]["Error"]["code"];
 /** The API's error codes, and `network_error`; open to codes a newer service may add. */
 export type ErrorCode = ApiErrorCode | "network_error" | (string & {});
 
@@ -54,6 +68,8 @@ export class StablegateError extends Error {
     readonly requestId: string | null,
     /** Seconds the API asked to wait before trying again (429, 503). */
     readonly retryAfter: number | null,
+    /** The code's entry in the API reference. */
+    readonly docUrl: string | null = null,
   ) {
     super(message);
   }
@@ -70,6 +86,8 @@ export interface StablegateOptions {
   timeoutMs?: number;
   /** Longest wait between attempts, whatever Retry-After says (default 60 s). */
   maxRetryDelayMs?: number;
+  /** The Stablegate-Version to ask for (default API_VERSION, the one these types describe). */
+  apiVersion?: string;
   fetch?: typeof fetch;
 }
 
@@ -105,8 +123,12 @@ export class Stablegate {
     retrieve: (id: string) => this.call<Charge>("GET", `/v1/charges/${seg(id)}`),
     retrieveByOrderId: (orderId: string) => this.call<Charge>("GET", `/v1/charges/order/${seg(orderId)}`),
     cancel: (id: string, o?: CallOptions) => this.call<Charge>("DELETE", `/v1/charges/${seg(id)}`, o),
-    /** Numbered pages (the API keeps them for charges): iterating walks page 1, 2, … */
-    list: (query: Query<"listCharges"> = {}) => this.numberedList(query),
+    /**
+     * Awaited: the page asked for, by number (`page`, which the API keeps for charges) or by cursor.
+     * Iterated: from that page on by cursor, so a charge created meanwhile neither repeats nor hides one.
+     */
+    list: ({ page, ...query }: Query<"listCharges"> = {}) =>
+      this.keysetList<Charge, Answer<"listCharges">>("/v1/charges", query, page === undefined ? {} : { page }),
   };
 
   readonly events = {
@@ -116,13 +138,13 @@ export class Stablegate {
   };
 
   readonly webhookEndpoints = {
-    create: (body: Body<"createWebhookEndpoint">, o?: CallOptions) => this.call<WebhookEndpoint>("POST", "/v1/webhook_endpoints", { body, ...o }),
+    create: (body: Body<"createWebhookEndpoint">, o?: CallOptions) => this.call<WebhookEndpointWithSecret>("POST", "/v1/webhook_endpoints", { body, ...o }),
     retrieve: (id: string) => this.call<WebhookEndpoint>("GET", `/v1/webhook_endpoints/${seg(id)}`),
     update: (id: string, body: Body<"updateWebhookEndpoint">, o?: CallOptions) =>
       this.call<WebhookEndpoint>("PATCH", `/v1/webhook_endpoints/${seg(id)}`, { body, ...o }),
     delete: (id: string, o?: CallOptions) => this.call<Answer<"deleteWebhookEndpoint">>("DELETE", `/v1/webhook_endpoints/${seg(id)}`, o),
     rotateSecret: (id: string, body: Body<"rotateWebhookEndpointSecret"> = {}, o?: CallOptions) =>
-      this.call<WebhookEndpoint>("POST", `/v1/webhook_endpoints/${seg(id)}/rotate_secret`, { body, ...o }),
+      this.call<WebhookEndpointWithSecret>("POST", `/v1/webhook_endpoints/${seg(id)}/rotate_secret`, { body, ...o }),
     list: (query: Query<"listWebhookEndpoints"> = {}) => this.keysetList<WebhookEndpoint, Answer<"listWebhookEndpoints">>("/v1/webhook_endpoints", query),
   };
 
@@ -175,28 +197,21 @@ export class Stablegate {
      * The event a webhook request carries, once its Standard Webhooks signature checks out against
      * the endpoint's `whsec_…` secret; throws WebhookVerificationError otherwise. Pass the raw body.
      */
-    verify(body: string, headers: Record<string, string | string[] | undefined>, secret: string): Event {
-      verifyWebhook(body, headers, secret);
-      return JSON.parse(body) as Event;
+    verify(body: string, headers: Record<string, string | string[] | undefined>, secret: string): WebhookEvent {
+      verifySignature(body, headers, secret);
+      return JSON.parse(body) as WebhookEvent;
     },
+    /** Test mode: records a mock event of `type` with sample data and delivers it to your endpoints like a real one. */
+    sendTest: (body: Body<"sendTestWebhook">, o?: CallOptions) => this.call<Answer<"sendTestWebhook">>("POST", "/v1/webhooks/test", { body, ...o }),
   };
 
-  private keysetList<T extends { id: string }, P extends { data: T[]; hasMore: boolean }>(path: string, query: object): List<T, P> {
-    const page = (startingAfter?: string) => this.call<P>("GET", path, { query: { ...query, ...(startingAfter && { startingAfter }) } });
-    return listOf(page(), async function* (first) {
-      for (let p = first; ; p = await page(p.data.at(-1)!.id)) {
+  /** A list by cursor; `first` is what only the first page is asked with (a charges page number). */
+  private keysetList<T extends { id: string }, P extends { data: T[]; hasMore: boolean }>(path: string, query: object, first: object = {}): List<T, P> {
+    const page = (startingAfter?: string) => this.call<P>("GET", path, { query: { ...query, ...(startingAfter ? { startingAfter } : first) } });
+    return listOf(page(), async function* (firstPage) {
+      for (let p = firstPage; ; p = await page(p.data.at(-1)!.id)) {
         yield* p.data;
         if (!p.hasMore || p.data.length === 0) return;
-      }
-    });
-  }
-
-  private numberedList(query: Query<"listCharges">): List<Charge, Answer<"listCharges">> {
-    const page = (n: number) => this.call<Answer<"listCharges">>("GET", "/v1/charges", { query: { ...query, page: n } });
-    return listOf(page(Number(query.page ?? 1)), async function* (first) {
-      for (let p = first; ; p = await page(p.page + 1)) {
-        yield* p.data;
-        if (!p.hasMore) return;
       }
     });
   }
@@ -208,7 +223,11 @@ export class Stablegate {
   ): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = { "X-API-Key": this.options.apiKey, Accept: o.bytes ? "*/*" : "application/json" };
+    const headers: Record<string, string> = {
+      "X-API-Key": this.options.apiKey,
+      "Stablegate-Version": this.options.apiVersion ?? API_VERSION,
+      Accept: o.bytes ? "*/*" : "application/json",
+    };
     // One key for every attempt of this call: a retry of a write that did land is answered, not repeated.
     if (method !== "GET") headers["Idempotency-Key"] = o.idempotencyKey ?? crypto.randomUUID();
     if (o.body !== undefined) headers["Content-Type"] = "application/json";
@@ -247,6 +266,7 @@ export class Stablegate {
       typeof parsed?.param === "string" ? parsed.param : null,
       typeof parsed?.requestId === "string" ? parsed.requestId : res.headers.get("x-request-id"),
       retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null,
+      typeof parsed?.docUrl === "string" ? parsed.docUrl : null,
     );
   }
 }

@@ -123,7 +123,7 @@ describe("balanceTransactions", () => {
     }
   });
 
-  it("pages with first/after and last/before, pageInfo saying what lies beyond", async () => {
+  it("pages with first/after, last/before and last alone from the end, pageInfo saying what lies beyond", async () => {
     const all = nodes(await connection({ first: 100 })).map((n) => n.id);
     expect(all).toHaveLength(8);
     const p1 = await connection({ first: 3 });
@@ -140,6 +140,12 @@ describe("balanceTransactions", () => {
     const backAll = await connection({ last: 3, before: p2.pageInfo.startCursor });
     expect(nodes(backAll).map((n) => n.id)).toEqual(all.slice(0, 3));
     expect(backAll.pageInfo.hasPreviousPage).toBe(false);
+    const end = await connection({ last: 3 });
+    expect(nodes(end).map((n) => n.id)).toEqual(all.slice(5));
+    expect(end.pageInfo).toEqual({ startCursor: all[5], endCursor: all[7], hasNextPage: false, hasPreviousPage: true });
+    const beforeEnd = await connection({ last: 3, before: end.pageInfo.startCursor });
+    expect(nodes(beforeEnd).map((n) => n.id)).toEqual(all.slice(2, 5));
+    expect((await connection({ last: 100 })).edges.map((e: { cursor: string }) => e.cursor)).toEqual(all);
     // REST pages the same way.
     const rest = await app.call("GET", `/v1/balance_transactions?limit=3&startingAfter=${p1.pageInfo.endCursor}`);
     expect(rest.body.data.map((r: Node) => r.id)).toEqual(nodes(p2).map((n) => n.id));
@@ -176,7 +182,7 @@ describe("balanceTransactions", () => {
       [{ chargeId: "" }, "chargeId"],
       [{ first: 0 }, "first"],
       [{ first: 101 }, "first"],
-      [{ last: 2 }, "last"],
+      [{ last: 0 }, "last"],
     ] as const) {
       const res = await app.gql(CONNECTION, variables);
       expect(res.errors?.[0]?.extensions, JSON.stringify(variables)).toMatchObject({ code: "parameter_invalid", param });

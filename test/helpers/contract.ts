@@ -8,7 +8,16 @@ interface Operation {
   requestBody?: { content: { "application/json": { schema: object } } };
   responses: Record<string, { content?: Record<string, { schema: object }> }>;
 }
-type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, object> } };
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, object> };
+};
+
+/** `schema` with its refs to the document's components (theirs to each other too) pointing at the schema added as "components". */
+function atComponents(schema: object): object {
+  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components#/'));
+}
 
 /** Checks exchanges against one OpenAPI document. */
 export class Contract {
@@ -17,7 +26,7 @@ export class Contract {
   private readonly templates: { template: string; pattern: RegExp }[];
 
   constructor(private readonly doc: Document) {
-    this.ajv.addSchema({ $id: "components", ...doc.components }, "components");
+    this.ajv.addSchema(atComponents({ $id: "components", ...doc.components }), "components");
     // Literal segments first: /v1/customers/jwt is not /v1/customers/{id}.
     this.templates = Object.keys(doc.paths)
       .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}$`) }))
@@ -56,14 +65,24 @@ export class Contract {
     return this.validate(schema, body) ? null : this.ajv.errorsText(this.lastErrors);
   }
 
+  /** Why the document refuses `body` as what an endpoint receives for an event of `type`, or null. */
+  webhookProblem(type: string, body: unknown): string | null {
+    const schema = this.doc.webhooks?.[type]?.post?.requestBody?.content["application/json"].schema;
+    if (!schema) return `the document has no webhook ${type}`;
+    return this.validate(schema, body) ? null : `${type}: ${this.ajv.errorsText(this.lastErrors)}`;
+  }
+
+  /** Why `value` does not match `schema` (one of the document's, its refs to components), or null. */
+  schemaProblem(schema: object, value: unknown): string | null {
+    return this.validate(schema, value) ? null : this.ajv.errorsText(this.lastErrors);
+  }
+
   private lastErrors: ValidateFunction["errors"] = null;
 
   private validate(schema: object, value: unknown): boolean {
     let validate = this.validators.get(schema);
     if (!validate) {
-      // Refs point at the document's components.
-      const resolved = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components#/'));
-      validate = this.ajv.compile(resolved);
+      validate = this.ajv.compile(atComponents(schema));
       this.validators.set(schema, validate);
     }
     const ok = validate(value);

@@ -3,8 +3,8 @@
 import { execFileSync } from "node:child_process";
 
 export default function setup(): void {
-  for (const project of [".", ".config/tsconfig.sdk.json"]) {
-    execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], { stdio: "inherit" });
-  }
+  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "."], { stdio: "inherit" });
+  // Both halves of the SDK (ES modules and CommonJS), as its package builds them.
+  execFileSync(process.execPath, ["src/sdk/build.mjs"], { stdio: "inherit" });
   execFileSync(process.execPath, [".config/build-dashboard.mjs"], { stdio: "inherit" });
 }

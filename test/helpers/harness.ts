@@ -177,7 +177,8 @@ export async function customerCount(app: TestApp): Promise<number> {
 /** Asserts an API error response: status, the flat error body, its code and (optionally) param. */
 export function expectError(res: { status: number; body: any; headers: Headers }, status: number, code: string, param?: string | null) {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(Object.keys(res.body).sort()).toEqual(["code", "error", "message", "param", "requestId", "statusCode"]);
+  expect(Object.keys(res.body).sort()).toEqual(["code", "docUrl", "error", "message", "param", "requestId", "statusCode"]);
+  expect(res.body.docUrl).toMatch(new RegExp(`/docs#error-${code}$`));
   expect(res.body).toMatchObject({ statusCode: status, code });
   if (param !== undefined) expect(res.body.param).toBe(param);
   expect(res.body.requestId).toBe(res.headers.get("x-request-id"));

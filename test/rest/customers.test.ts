@@ -31,6 +31,8 @@ describe("create and retrieve", () => {
       metadata: { tier: "gold", n: 3, vip: true },
       created: expect.any(Number),
       updated: expect.any(Number),
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(Math.abs(res.body.created - Date.now() / 1000)).toBeLessThan(60);
     const got = await app.call("GET", `/v1/customers/${res.body.id}`);

@@ -459,7 +459,8 @@ describe("OpenAPI", () => {
     expect(listOp.operationId).toBe("listBalanceTransactions");
     const listSchema = listOp.responses["200"].content["application/json"].schema;
     expect(Object.keys(listSchema.properties).sort()).toEqual(["data", "hasMore", "object"]);
-    const item = listSchema.properties.data.items;
+    expect(listSchema.properties.data.items).toEqual({ $ref: "#/components/schemas/BalanceTransaction" });
+    const item = doc.components.schemas.BalanceTransaction;
     expect(item.required).toEqual(expect.arrayContaining(["id", "object", "livemode", "type", "amount", "chargeId", "chainId", "txHash", "createdAt"]));
     expect(item.properties.amount.type).toBe("string");
     expect(item.properties.type.enum).toEqual(["payment", "fee", "payout", "refund", "reversal"]);
@@ -471,12 +472,13 @@ describe("OpenAPI", () => {
 
     const getOp = doc.paths["/v1/balance_transactions/{id}"].get;
     expect(getOp.operationId).toBe("getBalanceTransaction");
-    expect(getOp.responses["200"].content["application/json"].schema).toEqual(item);
+    expect(getOp.responses["200"].content["application/json"].schema).toEqual(listSchema.properties.data.items);
     expect(Object.keys(getOp.responses)).toContain("404");
 
     const balanceOp = doc.paths["/v1/balance"].get;
     expect(balanceOp.operationId).toBe("getBalance");
-    const balance = balanceOp.responses["200"].content["application/json"].schema;
+    expect(balanceOp.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Balance" });
+    const balance = doc.components.schemas.Balance;
     expect(balance.required).toEqual(expect.arrayContaining(["object", "livemode", "held", "onItsWay", "paidOut", "fees", "refunded"]));
     expect(balance.properties.held.items.properties.amount.type).toBe("string");
   });

@@ -1,7 +1,7 @@
 // The SDK (`stablegate/sdk`) against the real service on an anvil devnet with its chain runner: a
 // customer and a charge paid to COMPLETED, lists walked page by page, the API's errors as typed
-// errors, retries that wait as Retry-After says and keep one Idempotency-Key, and a received
-// webhook verified into its event.
+// errors, retries that wait as Retry-After says and keep one Idempotency-Key, and received webhooks
+// (a real one and a mock) verified into their typed events.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -15,7 +15,7 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { type Balance, type BalanceTransaction, type Charge, Stablegate, StablegateError, WebhookVerificationError } from "../../src/sdk/index.js";
+import { API_VERSION, type Balance, type BalanceTransaction, type Charge, Stablegate, StablegateError, WebhookVerificationError } from "../../src/sdk/index.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { startReceiver } from "../helpers/receiver.js";
@@ -165,7 +165,13 @@ describe("stablegate/sdk", () => {
     await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" });
     const dup = await sdk.charges.create({ orderId: "sdk-dup", amount: "1.00" }).catch((e: unknown) => e);
     expect(dup).toBeInstanceOf(StablegateError);
-    expect(dup).toMatchObject({ status: 409, code: "duplicate_order_id", param: "orderId", requestId: expect.stringMatching(/^req_/) });
+    expect(dup).toMatchObject({
+      status: 409,
+      code: "duplicate_order_id",
+      param: "orderId",
+      requestId: expect.stringMatching(/^req_/),
+      docUrl: expect.stringMatching(/\/docs#error-duplicate_order_id$/),
+    });
     const bad = await sdk.customers.create({ email: "not an email", name: "X" }).catch((e: StablegateError) => e);
     expect(bad).toMatchObject({ status: 400, code: "parameter_invalid", param: "email" });
     const missing = await sdk.charges.retrieve("chrg_nothere").catch((e: StablegateError) => e);
@@ -186,15 +192,19 @@ describe("stablegate/sdk", () => {
     }
   });
 
-  it("retries 429 and 5xx answers after Retry-After, with the same Idempotency-Key", async () => {
-    const seen: { key: string | undefined; at: number }[] = [];
+  it("retries 429 and 5xx answers after Retry-After, with the same Idempotency-Key and Stablegate-Version", async () => {
+    const seen: { key: string | undefined; version: string | undefined; at: number }[] = [];
     const answers = [
       [429, { "Retry-After": "1" }],
       [503, {}],
       [201, {}],
     ] as const;
     const server = createServer((req, res) => {
-      seen.push({ key: req.headers["idempotency-key"] as string | undefined, at: Date.now() });
+      seen.push({
+        key: req.headers["idempotency-key"] as string | undefined,
+        version: req.headers["stablegate-version"] as string | undefined,
+        at: Date.now(),
+      });
       const [status, headers] = answers[seen.length - 1]!;
       const body =
         status === 201
@@ -211,6 +221,7 @@ describe("stablegate/sdk", () => {
       expect(seen).toHaveLength(3);
       expect(new Set(seen.map((s) => s.key)).size).toBe(1);
       expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+      expect(seen.map((s) => s.version)).toEqual([API_VERSION, API_VERSION, API_VERSION]);
       expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(950);
       // Out of retries: the last error is thrown.
       seen.length = 0;
@@ -221,21 +232,33 @@ describe("stablegate/sdk", () => {
     }
   });
 
-  it("verifies a received webhook into its event, and refuses a changed body or another secret", async () => {
+  it("verifies a received webhook into its typed event, and refuses a changed body or another secret", async () => {
     const merchant = await app.newMerchant();
     const own = new Stablegate({ apiKey: merchant.apiKeys.test.secret, baseUrl: app.url });
     const receiver = await startReceiver();
-    const endpoint = await own.webhookEndpoints.create({ url: receiver.url, events: ["customer.created"] });
+    const endpoint = await own.webhookEndpoints.create({ url: receiver.url, events: ["customer.created", "charge.completed"] });
     const dispatcher = startWebhookDispatcher(app.db.prisma, logger, { intervalMs: 20 });
     try {
       const customer = await own.customers.create({ email: "hooked@example.com", name: "Hooked" });
       const [got] = await receiver.waitForCount(1);
-      const event = own.webhooks.verify(got!.body, got!.headers, endpoint.secret!);
+      const event = own.webhooks.verify(got!.body, got!.headers, endpoint.secret);
       expect(event).toMatchObject({ type: "customer.created", data: { id: customer.id } });
-      expect(() => own.webhooks.verify(got!.body.replace("Hooked", "Hacked"), got!.headers, endpoint.secret!)).toThrow(WebhookVerificationError);
+      // The union narrows on `type`: this branch's `data` is a customer.
+      if (event.type !== "customer.created") throw new Error(event.type);
+      expect(event.data.email).toBe("hooked@example.com");
+
+      // A mock of an event no test-mode payment could produce here, delivered and verified the same way.
+      const mock = await own.webhooks.sendTest({ type: "charge.completed" });
+      const [, completed] = await receiver.waitForCount(2);
+      const paid = own.webhooks.verify(completed!.body, completed!.headers, endpoint.secret);
+      expect(paid).toMatchObject({ id: mock.id, type: "charge.completed" });
+      if (paid.type !== "charge.completed") throw new Error(paid.type);
+      expect(paid.data.status).toBe("COMPLETED");
+
+      expect(() => own.webhooks.verify(got!.body.replace("Hooked", "Hacked"), got!.headers, endpoint.secret)).toThrow(WebhookVerificationError);
       const rotated = await own.webhookEndpoints.rotateSecret(endpoint.id, { overlapHours: 0 });
-      expect(() => own.webhooks.verify(got!.body, got!.headers, rotated.secret!)).toThrow(/no signature matches/);
-      expect(() => own.webhooks.verify(got!.body, { ...got!.headers, "webhook-timestamp": "1000000000" }, endpoint.secret!)).toThrow(/too old/);
+      expect(() => own.webhooks.verify(got!.body, got!.headers, rotated.secret)).toThrow(/no signature matches/);
+      expect(() => own.webhooks.verify(got!.body, { ...got!.headers, "webhook-timestamp": "1000000000" }, endpoint.secret)).toThrow(/too old/);
     } finally {
       await dispatcher.stop();
       await receiver.close();
@@ -256,6 +279,8 @@ describe("stablegate/sdk", () => {
     try {
       mkdirSync(join(dir, "node_modules"));
       symlinkSync(process.cwd(), join(dir, "node_modules", "stablegate"));
+      // An ES module project: it gets the ES module build, which the tests' global setup compiles.
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
       writeFileSync(
         join(dir, "consumer.ts"),
         `import { Stablegate, StablegateError, type Charge } from "stablegate/sdk";
@@ -275,6 +300,13 @@ export async function run(): Promise<string> {
   void (await sg.balanceTransactions.csv({ chargeId: charge.id })).length;
   try { await sg.charges.cancel(charge.id); } catch (e) { if (e instanceof StablegateError) return e.code; }
   return charge.paymentUrl;
+}
+export function onWebhook(body: string, headers: Record<string, string>, secret: string): string | null {
+  const event = sg.webhooks.verify(body, headers, secret);
+  if (event.type === "charge.completed") return event.data.amountReceived;
+  // @ts-expect-error no such event type
+  if (event.type === "charge.paid") return null;
+  return event.type;
 }
 `,
       );

@@ -437,7 +437,7 @@ describe("the events API", () => {
     expect(listed.data.events.edges[0].node).toMatchObject({
       id: sent.data.sendTestWebhook.id,
       livemode: false,
-      deliveries: [{ url: receiver.url, status: "succeeded", attempts: [{ statusCode: 200, succeeded: true }] }],
+      deliveries: [{ url: receiver.url, status: "SUCCEEDED", attempts: [{ statusCode: 200, succeeded: true }] }],
     });
     const bad = await app.gql(`{ events(type: "nope") { totalCount } }`, {}, key);
     expect(bad.errors?.[0].extensions.code).toBe("parameter_invalid");

@@ -1,6 +1,8 @@
 // The urql client: queries and mutations over HTTP, subscriptions over graphql-ws, both carrying the
 // session's CSRF token and the mode this page shows (the cookie goes along by itself, same origin only).
-import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange } from "@urql/core";
+// Operations go by hash alone: in production the server runs a session's operations from the build's
+// manifest only (src/graphql/persisted.ts).
+import { Client, cacheExchange, fetchExchange, makeOperation, mapExchange, type PersistedDocument, subscriptionExchange } from "@urql/core";
 import { createClient as createWsClient } from "graphql-ws";
 import type { Session } from "./session.js";
 
@@ -27,6 +29,15 @@ export function createClient(session: Session, onSessionChanged: () => void): { 
       // in another tab reloads this one in that mode.
       mapExchange({ onError: (error) => error.graphQLErrors.some((e) => SESSION_CHANGED.has(String(e.extensions?.code))) && onSessionChanged() }),
       cacheExchange,
+      // The build made each of the documents a persisted one carrying its hash: send the hash
+      // (extensions.persistedQuery), and urql leaves the text out.
+      mapExchange({
+        onOperation: (operation) => {
+          const hash = (operation.query as PersistedDocument).documentId;
+          if (hash)
+            return makeOperation(operation.kind, { ...operation, extensions: { ...operation.extensions, persistedQuery: { version: 1, sha256Hash: hash } } });
+        },
+      }),
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => ({

@@ -3,23 +3,25 @@ import type { CustomerAddress } from "../../domain/customers.js";
 import { builder } from "../builder.js";
 
 export const Address = builder.objectRef<CustomerAddress>("Address").implement({
+  description: "A postal address; every part is optional.",
   fields: (t) => ({
-    line1: t.exposeString("line1", { nullable: true }),
-    line2: t.exposeString("line2", { nullable: true }),
-    city: t.exposeString("city", { nullable: true }),
-    state: t.exposeString("state", { nullable: true }),
-    postalCode: t.exposeString("postalCode", { nullable: true }),
+    line1: t.exposeString("line1", { nullable: true, description: "Street and number." }),
+    line2: t.exposeString("line2", { nullable: true, description: "Apartment, suite, building." }),
+    city: t.exposeString("city", { nullable: true, description: "City or town." }),
+    state: t.exposeString("state", { nullable: true, description: "State, province or region." }),
+    postalCode: t.exposeString("postalCode", { nullable: true, description: "ZIP or postal code." }),
     country: t.exposeString("country", { nullable: true, description: "ISO 3166-1 alpha-2 code." }),
   }),
 });
 
 export const AddressInput = builder.inputType("AddressInput", {
+  description: "A postal address; every part is optional.",
   fields: (t) => ({
-    line1: t.string(),
-    line2: t.string(),
-    city: t.string(),
-    state: t.string(),
-    postalCode: t.string(),
+    line1: t.string({ description: "Street and number." }),
+    line2: t.string({ description: "Apartment, suite, building." }),
+    city: t.string({ description: "City or town." }),
+    state: t.string({ description: "State, province or region." }),
+    postalCode: t.string({ description: "ZIP or postal code." }),
     country: t.string({ description: "ISO 3166-1 alpha-2 code." }),
   }),
 });

@@ -11,26 +11,30 @@ type KeyRow = Awaited<ReturnType<typeof listApiKeys>>[number];
 const ApiKey = builder.objectRef<KeyRow>("ApiKey").implement({
   description: "A secret API key (sk_test_…/sk_live_…); only its last four characters are kept readable.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    livemode: t.exposeBoolean("livemode"),
-    last4: t.exposeString("last4"),
+    id: t.exposeID("id", { description: "The key's id (key_…), not its secret." }),
+    livemode: t.exposeBoolean("livemode", { description: "True for a live key (sk_live_…), false for a test key (sk_test_…)." }),
+    last4: t.exposeString("last4", { description: "The secret's last four characters, to tell keys apart." }),
     ipAllowlist: t.exposeStringList("ipAllowlist", { description: "IPs and CIDR ranges it may be used from; empty: any." }),
-    createdAt: t.string({ resolve: (k) => k.createdAt.toISOString() }),
-    revokedAt: t.string({ nullable: true, resolve: (k) => k.revokedAt?.toISOString() ?? null }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (k) => k.createdAt.toISOString() }),
+    revokedAt: t.string({
+      nullable: true,
+      description: "ISO 8601: when it was revoked; null while it is not.",
+      resolve: (k) => k.revokedAt?.toISOString() ?? null,
+    }),
     expiresAt: t.string({
       nullable: true,
       description: "Set when the key was rolled: it stops working then.",
       resolve: (k) => k.expiresAt?.toISOString() ?? null,
     }),
-    active: t.boolean({ resolve: (k) => apiKeyActive(k) }),
+    active: t.boolean({ description: "Whether it works now: neither revoked nor past expiresAt.", resolve: (k) => apiKeyActive(k) }),
   }),
 });
 
 const ApiKeyWithSecret = builder.objectRef<{ key: NewApiKey; row: KeyRow }>("ApiKeyWithSecret").implement({
   description: "A new key with its secret, shown this once.",
   fields: (t) => ({
-    apiKey: t.field({ type: ApiKey, resolve: (r) => r.row }),
-    secret: t.string({ resolve: (r) => r.key.secret }),
+    apiKey: t.field({ type: ApiKey, description: "The new key.", resolve: (r) => r.row }),
+    secret: t.string({ description: "The secret (sk_test_…/sk_live_…): store it now, it is never shown again.", resolve: (r) => r.key.secret }),
   }),
 });
 
@@ -46,7 +50,10 @@ builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: ApiKeyWithSecret,
     description: "A new key (dashboard sessions only); `mode` defaults to the session's.",
-    args: { mode: t.arg({ type: Mode }), ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }) },
+    args: {
+      mode: t.arg({ type: Mode, description: "The key's mode; the session's by default." }),
+      ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }),
+    },
     resolve: async (_root, { mode, ipAllowlist }, ctx) => {
       const session = ctx.session();
       const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? []);
@@ -56,7 +63,7 @@ builder.mutationFields((t) => ({
   revokeApiKey: t.field({
     type: ApiKey,
     description: "Revokes a key at once; its live connections close (dashboard sessions only).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The key's id (key_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       const { merchantId } = ctx.session();
       if (!(await revokeApiKey(ctx.prisma, id, merchantId))) throw new AppError("resource_missing", `No active API key '${id}'`, "id");
@@ -67,7 +74,10 @@ builder.mutationFields((t) => ({
   rollApiKey: t.field({
     type: ApiKeyWithSecret,
     description: "Replaces a key; the old one keeps working for `overlapHours` (0–168, default 24) (dashboard sessions only).",
-    args: { id: t.arg.id({ required: true }), overlapHours: t.arg.int() },
+    args: {
+      id: t.arg.id({ required: true, description: "The key's id (key_…)." }),
+      overlapHours: t.arg.int({ description: "Hours the old key keeps working: 0–168, default 24." }),
+    },
     resolve: async (_root, { id, overlapHours }, ctx) => {
       const { merchantId } = ctx.session();
       const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, { merchantId });

@@ -12,39 +12,48 @@ import {
   listBalanceTransactions,
 } from "../../domain/balance-transactions.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
+
+const TYPE_DESCRIPTIONS: Record<(typeof BALANCE_TRANSACTION_TYPES)[number], string> = {
+  payment: "A buyer's confirmed transfer into a charge's address.",
+  fee: "The protocol fee taken out of a charge's address by a payout.",
+  payout: "Money paid out of a charge's address to your wallet (net of the fee).",
+  refund: "Your wallet's confirmed transfer back to a buyer.",
+  reversal: "Undoes a row whose transfer a chain reorganization removed.",
+};
 
 const BalanceTransactionType = builder.enumType("BalanceTransactionType", {
-  values: BALANCE_TRANSACTION_TYPES.map((t) => t.toUpperCase()),
+  values: Object.fromEntries(BALANCE_TRANSACTION_TYPES.map((t) => [t.toUpperCase(), { description: TYPE_DESCRIPTIONS[t] }])),
   description: "PAYMENT into a charge's address; PAYOUT and FEE out of it; REFUND from your wallet to a buyer; REVERSAL undoes a row a reorg removed.",
 });
 
 export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>("BalanceTransaction").implement({
   description: "One immutable movement of a charge's money, from a confirmed chain transfer (or its undoing).",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    livemode: t.exposeBoolean("livemode"),
-    type: t.field({ type: BalanceTransactionType, resolve: (b) => b.type.toUpperCase() }),
+    id: t.exposeID("id", { description: "The row's id (btx_…)." }),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    type: t.field({ type: BalanceTransactionType, description: "What moved the money.", resolve: (b) => b.type.toUpperCase() }),
     amount: t.exposeString("amount", { description: 'Signed USDC: "25.00" in, "-24.75" out.' }),
-    chargeId: t.exposeID("chargeId"),
-    refundId: t.exposeID("refundId", { nullable: true }),
+    chargeId: t.exposeID("chargeId", { description: "The charge whose money moved." }),
+    refundId: t.exposeID("refundId", { nullable: true, description: "The refund a REFUND row pays (and its reversal undoes)." }),
     invoiceId: t.exposeID("invoiceId", { nullable: true, description: "The invoice a payment pays." }),
-    chainId: t.exposeInt("chainId"),
-    txHash: t.exposeString("txHash"),
-    blockNumber: t.exposeInt("blockNumber"),
+    chainId: t.exposeInt("chainId", { description: "The chain the transfer is on." }),
+    txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
+    blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
     reversesId: t.exposeID("reversesId", { nullable: true, description: "The row a reversal undoes." }),
     createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it." }),
   }),
 });
 
 const ChainAmount = builder.objectRef<{ chainId: number; amount: string }>("ChainAmount").implement({
-  fields: (t) => ({ chainId: t.exposeInt("chainId"), amount: t.exposeString("amount", { description: "USDC." }) }),
+  description: "An amount of USDC on one chain.",
+  fields: (t) => ({ chainId: t.exposeInt("chainId", { description: "The chain." }), amount: t.exposeString("amount", { description: "USDC." }) }),
 });
 
 const Balance = builder.objectRef<BalanceResource>("Balance").implement({
   description: "Your money in this mode, per chain.",
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     held: t.field({ type: [ChainAmount], description: "Confirmed, in your charges' addresses, waiting to be paid out.", resolve: (b) => b.held }),
     onItsWay: t.field({
       type: [ChainAmount],
@@ -52,7 +61,7 @@ const Balance = builder.objectRef<BalanceResource>("Balance").implement({
       resolve: (b) => b.onItsWay,
     }),
     paidOut: t.field({ type: [ChainAmount], description: "Paid to your wallet (net of fees).", resolve: (b) => b.paidOut }),
-    fees: t.field({ type: [ChainAmount], resolve: (b) => b.fees }),
+    fees: t.field({ type: [ChainAmount], description: "Protocol fees taken by payouts.", resolve: (b) => b.fees }),
     refunded: t.field({ type: [ChainAmount], description: "Refunds your wallet paid.", resolve: (b) => b.refunded }),
   }),
 });
@@ -63,9 +72,9 @@ builder.queryFields((t) => ({
       type: BalanceTransaction,
       description: "The ledger, newest first.",
       args: {
-        chargeId: t.arg.id(),
-        refundId: t.arg.id(),
-        type: t.arg({ type: BalanceTransactionType }),
+        chargeId: t.arg.id({ description: "Only the rows of this charge." }),
+        refundId: t.arg.id({ description: "Only the rows of this refund." }),
+        type: t.arg({ type: BalanceTransactionType, description: "Only rows of this type." }),
         createdGte: t.arg.string({ description: "ISO 8601: rows recorded at or after this instant." }),
         createdLt: t.arg.string({ description: "ISO 8601: rows recorded before this instant." }),
       },
@@ -78,13 +87,17 @@ builder.queryFields((t) => ({
           createdGte: args.createdGte ?? undefined,
           createdLt: args.createdLt ?? undefined,
         };
-        const page = await listBalanceTransactions(ctx.prisma, scope, { ...pageRequest(args), ...filters });
+        const page = await listBalanceTransactions(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
         return connectionOf({ ...page, data: page.data.map(balanceTransactionResource) }, args, () => countBalanceTransactions(ctx.prisma, scope, filters));
       },
     },
     countedConnection("Balance transactions matching the filters."),
   ),
-  balance: t.field({ type: Balance, resolve: (_root, _args, ctx) => getBalance(ctx.prisma, ctx.scope()) }),
+  balance: t.field({
+    type: Balance,
+    description: "Your money in the key's mode, per chain, from the ledger.",
+    resolve: (_root, _args, ctx) => getBalance(ctx.prisma, ctx.scope()),
+  }),
 }));
 
 builder.prismaObjectField("Charge", "balanceTransactions", (t) =>

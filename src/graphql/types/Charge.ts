@@ -11,12 +11,20 @@ import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
 import { Settlement } from "./Settlement.js";
 
+const STATUS_DESCRIPTIONS: Record<(typeof CHARGE_STATUSES)[number], string> = {
+  PENDING: "Waiting for the buyer's money (confirmed payments below the amount so far).",
+  RECEIVED: "Confirmed payments reach the amount; the payout is on its way.",
+  COMPLETED: "Paid out to your wallet: fulfil the order.",
+  EXPIRED: "Not paid in time; any partial money is paid out to you.",
+  CANCELLED: "You cancelled it.",
+};
+
 export const ChargeStatus = builder.enumType("ChargeStatus", {
-  values: CHARGE_STATUSES,
+  values: Object.fromEntries(CHARGE_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
   description: "PENDING → RECEIVED → COMPLETED; PENDING → EXPIRED; PENDING → CANCELLED.",
 });
 
@@ -25,17 +33,18 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 const StrayAsset = builder.objectRef<{ chainId: number; token: string; amount: string }>("StrayAsset").implement({
   description: "Another token, or the native coin, found at a charge's address: sweep it to your wallet with sweepCharge.",
   fields: (t) => ({
-    chainId: t.exposeInt("chainId"),
+    chainId: t.exposeInt("chainId", { description: "The chain it is on." }),
     token: t.exposeString("token", { description: 'The token\'s address, or "native".' }),
     amount: t.exposeString("amount", { description: "Base units of that token." }),
   }),
 });
 
 export const Charge = builder.prismaNode("Charge", {
+  description: "A request for a USDC payment: the buyer pays into the charge's own payment contract, which pays out to your wallet.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     orderId: t.exposeString("orderId", { description: "The merchant's order identifier." }),
     amount: t.string({ description: "Requested amount, a USDC decimal string.", resolve: (c) => formatAmount(c.amount) }),
     amountReceived: t.string({
@@ -46,22 +55,26 @@ export const Charge = builder.prismaNode("Charge", {
     amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
     feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
     netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
-    currency: t.exposeString("currency"),
-    status: t.field({ type: ChargeStatus, resolve: (c) => c.status }),
+    currency: t.exposeString("currency", { description: 'Always "USDC".' }),
+    status: t.field({ type: ChargeStatus, description: "Where the charge is in its lifecycle.", resolve: (c) => c.status }),
     cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The charge's payment contract; null until a chain is picked." }),
-    chainId: t.exposeInt("chainId", { nullable: true }),
+    chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the buyer picked; null until then." }),
     paymentUrl: t.string({ description: "The hosted payment page to send the buyer to.", resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).paymentUrl }),
-    explorerUrl: t.string({ nullable: true, resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).explorerUrl }),
+    explorerUrl: t.string({
+      nullable: true,
+      description: "The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one.",
+      resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).explorerUrl,
+    }),
     feeBps: t.exposeInt("feeBps", { description: "Protocol fee in basis points (100 = 1%)." }),
     flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction." }),
     expiresAt: t.string({ description: "ISO 8601.", resolve: (c) => c.expiresAt.toISOString() }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (c) => c.createdAt.toISOString() }),
     completedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.completedAt) }),
     deployedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.deployedAt) }),
-    description: t.exposeString("description", { nullable: true }),
-    metadata: t.field({ type: "Metadata", nullable: true, resolve: (c) => c.metadata as Metadata | null }),
-    successUrl: t.exposeString("successUrl", { nullable: true }),
-    cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the hosted page." }),
+    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
+    successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the hosted page sends the buyer once paid." }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where the hosted page sends a buyer who gives up." }),
     settlements: t.field({
       type: [Settlement],
       description: "Every confirmed payout from the payment contract, oldest first, whoever sent it.",
@@ -75,25 +88,26 @@ export const Charge = builder.prismaNode("Charge", {
       description: "True when the ledger and the chain disagree about this charge (reviewReason says how); mark it reviewed once you have looked.",
       resolve: (c) => c.reviewReason !== null,
     }),
-    reviewReason: t.exposeString("reviewReason", { nullable: true }),
+    reviewReason: t.exposeString("reviewReason", { nullable: true, description: "What the reconciliation found; null when nothing needs review." }),
     strayAssets: t.field({
       type: [StrayAsset],
       description: "Other tokens and the native coin found at the charge's address by the last reconciliation.",
       resolve: (c) => (Array.isArray(c.strayAssets) ? (c.strayAssets as { chainId: number; token: string; amount: string }[]) : []),
     }),
-    customer: t.relation("customer", { nullable: true }),
+    customer: t.relation("customer", { nullable: true, description: "The customer the charge is for, if any." }),
   }),
 });
 
 const CreateChargeInput = builder.inputType("CreateChargeInput", {
+  description: "A new charge.",
   fields: (t) => ({
     orderId: t.string({ required: true, description: "Unique among this merchant's open charges." }),
     amount: t.string({ required: true, description: 'USDC decimal string, e.g. "25.00".' }),
-    description: t.string(),
-    customerId: t.id(),
-    metadata: t.field({ type: "Metadata" }),
-    successUrl: t.string(),
-    cancelUrl: t.string(),
+    description: t.string({ description: "Shown to the buyer on the hosted page." }),
+    customerId: t.id({ description: "The customer it is for (cus_…)." }),
+    metadata: t.field({ type: "Metadata", description: "Your key-value pairs." }),
+    successUrl: t.string({ description: "Where the hosted page sends the buyer once paid (absolute https; http too in test mode)." }),
+    cancelUrl: t.string({ description: "Where the hosted page sends a buyer who gives up." }),
     expiresInMinutes: t.int({ description: "Time to pick a chain, 5–10080 minutes (default 30)." }),
   }),
 });
@@ -101,13 +115,14 @@ const CreateChargeInput = builder.inputType("CreateChargeInput", {
 builder.queryFields((t) => ({
   charge: t.prismaField({
     type: "Charge",
-    args: { id: t.arg.id({ required: true }) },
+    description: "A charge by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     resolve: (_query, _root, args, ctx) => getCharge(ctx.prisma, ctx.scope(), args.id),
   }),
   chargeByOrderId: t.prismaField({
     type: "Charge",
     description: "The newest charge for an order, whatever its status.",
-    args: { orderId: t.arg.string({ required: true }) },
+    args: { orderId: t.arg.string({ required: true, description: "The merchant's order identifier." }) },
     resolve: (_query, _root, args, ctx) => getChargeByOrderId(ctx.prisma, ctx.scope(), args.orderId),
   }),
   charges: t.connection(
@@ -115,8 +130,8 @@ builder.queryFields((t) => ({
       type: Charge,
       description: "Charges, newest first.",
       args: {
-        status: t.arg({ type: ChargeStatus }),
-        customerId: t.arg.id(),
+        status: t.arg({ type: ChargeStatus, description: "Only charges with this status." }),
+        customerId: t.arg.id({ description: "Only this customer's charges." }),
         search: t.arg.string({ description: "Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)." }),
         needsReview: t.arg.boolean({ description: "Only charges that need review (true) or that do not (false)." }),
       },
@@ -124,7 +139,7 @@ builder.queryFields((t) => ({
         const scope = ctx.scope();
         // Relations the selection asks for (a charge's customer) come in the same read.
         const { include } = queryFromInfo({ context: ctx, info, typeName: "Charge", path: ["edges", "node"] }) as { include?: P.ChargeInclude };
-        const page = await pageCharges(ctx.prisma, scope, { ...filters(args), ...pageRequest(args) }, include);
+        const page = await pageCharges(ctx.prisma, scope, { ...filters(args), ...pageRequest(args) }, include, pageEnd(args));
         return connectionOf(page, args, () => countCharges(ctx.prisma, scope, filters(args)));
       },
     },
@@ -144,20 +159,21 @@ function filters(args: { status?: string | null; customerId?: string | null; sea
 builder.mutationFields((t) => ({
   createCharge: t.prismaField({
     type: "Charge",
-    args: { input: t.arg({ type: CreateChargeInput, required: true }) },
+    description: "Creates a PENDING charge: send the buyer to its paymentUrl.",
+    args: { input: t.arg({ type: CreateChargeInput, required: true, description: "The charge." }) },
     resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),
   cancelCharge: t.prismaField({
     type: "Charge",
     description:
       "Cancels a PENDING charge (confirmed partial money is paid out to you); a cancelled one is returned unchanged. A payment still waiting for confirmations: charge_payment_confirming.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     resolve: (_query, _root, { id }, ctx) => cancelCharge(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
   markChargeReviewed: t.prismaField({
     type: "Charge",
     description: "Marks a charge that needs review as reviewed, once you have looked at what the reconciliation found (charge.reviewed).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     resolve: (_query, _root, { id }, ctx) => markChargeReviewed(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
 }));
@@ -166,7 +182,7 @@ builder.subscriptionFields((t) => ({
   chargeUpdated: t.field({
     type: Charge,
     description: "One of your charges: its current state first, then every committed change (status, amounts, chain).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     subscribe: (_root, { id }, ctx) => {
       const scope = ctx.scope();
       return ctx.live.chargeUpdates(scope, id, () => getCharge(ctx.prisma, scope, id), ctx.signal);

@@ -6,19 +6,19 @@ import { builder } from "../builder.js";
 const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("ChargeAuthorization").implement({
   description: "A payment without gas the service relays: the buyer's signed EIP-3009 transferWithAuthorization.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    chargeId: t.exposeID("chargeId"),
+    id: t.exposeID("id", { description: "The authorization's id (cauth_…)." }),
+    chargeId: t.exposeID("chargeId", { description: "The charge it pays." }),
     status: t.exposeString("status", { description: "RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error." }),
     txHash: t.exposeString("txHash", { nullable: true, description: "The relayer's transaction; the payment then shows on the charge like any transfer." }),
-    value: t.exposeString("value"),
-    error: t.exposeString("error", { nullable: true }),
+    value: t.exposeString("value", { description: "USDC base units (6 decimals) it transfers." }),
+    error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
   }),
 });
 
 const AuthorizationInput = builder.inputType("TransferAuthorizationInput", {
   description: "The signed fields of a transferWithAuthorization to the charge's clone; integers as decimal strings.",
   fields: (t) => ({
-    from: t.string({ required: true }),
+    from: t.string({ required: true, description: "The buyer's address, which signed it." }),
     value: t.string({ required: true, description: "USDC base units (6 decimals)." }),
     validAfter: t.string({ required: true, description: "Unix seconds." }),
     validBefore: t.string({ required: true, description: "Unix seconds; at least 60 s from now." }),
@@ -31,7 +31,10 @@ builder.mutationFields((t) => ({
   payChargeWithAuthorization: t.field({
     type: ChargeAuthorization,
     description: "Public: pays a charge without gas; the service checks the authorization, relays it and pays the gas.",
-    args: { chargeId: t.arg.id({ required: true }), input: t.arg({ type: AuthorizationInput, required: true }) },
+    args: {
+      chargeId: t.arg.id({ required: true, description: "The charge to pay (chrg_…)." }),
+      input: t.arg({ type: AuthorizationInput, required: true, description: "The signed authorization." }),
+    },
     resolve: async (_root, { chargeId, input }, ctx) => {
       await ctx.rateLimiter.consume(ctx.address, "gasless");
       const accepted = await submitChargeAuthorization(ctx.prisma, ctx.chains, ctx.authorizations, ctx.charges, chargeId, { ...input });

@@ -3,34 +3,41 @@ import { countCustomers, createCustomer, customerStats, deleteCustomer, getCusto
 import { CHARGE_ORDER } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
 import { Address, AddressInput } from "./Address.js";
 import { CustomerStats } from "./CustomerStats.js";
 
 export const Customer = builder.prismaNode("Customer", {
+  description: "Someone you bill: charges and invoices can name them.",
   id: { field: "id" },
   // Node lookups go through the same merchant-and-mode filter as every other read.
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
-    email: t.exposeString("email"),
-    name: t.exposeString("name"),
-    phone: t.exposeString("phone", { nullable: true }),
-    address: t.field({ type: Address, nullable: true, resolve: (c) => c.address as never }),
-    companyName: t.exposeString("companyName", { nullable: true }),
-    taxId: t.exposeString("taxId", { nullable: true }),
-    description: t.exposeString("description", { nullable: true }),
-    metadata: t.field({ type: "Metadata", nullable: true, resolve: (c) => c.metadata as Metadata | null }),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    email: t.exposeString("email", { description: "Unique among the merchant's customers of the mode (compared case-insensitively)." }),
+    name: t.exposeString("name", { description: "The customer's name." }),
+    phone: t.exposeString("phone", { nullable: true, description: "A phone number, as given." }),
+    address: t.field({ type: Address, nullable: true, description: "The postal address, if given.", resolve: (c) => c.address as never }),
+    companyName: t.exposeString("companyName", { nullable: true, description: "The company billed, if any." }),
+    taxId: t.exposeString("taxId", { nullable: true, description: "A tax or VAT number, as given." }),
+    description: t.exposeString("description", { nullable: true, description: "Your note about the customer." }),
+    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
     created: t.int({ description: "Unix timestamp (seconds) of creation.", resolve: (c) => Math.floor(c.createdAt.getTime() / 1000) }),
     updated: t.int({ description: "Unix timestamp (seconds) of the last update.", resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
-    charges: t.relatedConnection("charges", {
-      cursor: "id",
-      totalCount: true,
-      defaultSize: 10,
-      maxSize: 100,
-      description: "The customer's charges, newest first.",
-      query: () => ({ orderBy: CHARGE_ORDER }),
-    }),
+    createdAt: t.string({ description: "ISO 8601: the instant of created, as every other object gives it.", resolve: (c) => c.createdAt.toISOString() }),
+    updatedAt: t.string({ description: "ISO 8601: the instant of updated.", resolve: (c) => c.updatedAt.toISOString() }),
+    charges: t.relatedConnection(
+      "charges",
+      {
+        cursor: "id",
+        totalCount: true,
+        defaultSize: 10,
+        maxSize: 100,
+        description: "The customer's charges, newest first.",
+        query: () => ({ orderBy: CHARGE_ORDER }),
+      },
+      relatedCount("The customer's charges."),
+    ),
     stats: t.loadable({
       type: CustomerStats,
       description: "Counts and total spent; computed only when asked for, batched across a list.",
@@ -44,33 +51,45 @@ export const Customer = builder.prismaNode("Customer", {
 });
 
 const DeletedCustomer = builder.objectRef<{ id: string }>("DeletedCustomer").implement({
+  description: "What is left of a deleted customer: its id.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    deleted: t.boolean({ resolve: () => true }),
+    id: t.exposeID("id", { description: "The deleted customer's id." }),
+    deleted: t.boolean({ description: "Always true.", resolve: () => true }),
   }),
 });
 
 const optionalFields = (t: Parameters<Parameters<typeof builder.inputType>[1]["fields"]>[0]) => ({
-  phone: t.string(),
+  phone: t.string({ description: "A phone number, at most 50 characters." }),
   address: t.field({ type: AddressInput, description: "Replaces the whole address; null clears it." }),
-  companyName: t.string(),
-  taxId: t.string(),
-  description: t.string(),
+  companyName: t.string({ description: "The company billed." }),
+  taxId: t.string({ description: "A tax or VAT number." }),
+  description: t.string({ description: "Your note about the customer." }),
   metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
 });
 
 const CreateCustomerInput = builder.inputType("CreateCustomerInput", {
-  fields: (t) => ({ email: t.string({ required: true }), name: t.string({ required: true }), ...optionalFields(t) }),
+  description: "A new customer.",
+  fields: (t) => ({
+    email: t.string({ required: true, description: "Unique among your customers of the mode." }),
+    name: t.string({ required: true, description: "The customer's name." }),
+    ...optionalFields(t),
+  }),
 });
 
 const UpdateCustomerInput = builder.inputType("UpdateCustomerInput", {
-  fields: (t) => ({ email: t.string(), name: t.string(), ...optionalFields(t) }),
+  description: "The fields to change; an absent one stays as it is.",
+  fields: (t) => ({
+    email: t.string({ description: "Unique among your customers of the mode." }),
+    name: t.string({ description: "The customer's name." }),
+    ...optionalFields(t),
+  }),
 });
 
 builder.queryFields((t) => ({
   customer: t.prismaField({
     type: "Customer",
-    args: { id: t.arg.id({ required: true }) },
+    description: "A customer by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The customer's id (cus_…)." }) },
     resolve: (_query, _root, args, ctx) => getCustomer(ctx.prisma, ctx.scope(), args.id),
   }),
   customers: t.connection(
@@ -84,7 +103,7 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { email: args.email ?? undefined, query: args.query ?? undefined };
-        const page = await listCustomers(ctx.prisma, scope, { ...filters, ...pageRequest(args) });
+        const page = await listCustomers(ctx.prisma, scope, { ...filters, ...pageRequest(args) }, pageEnd(args));
         return connectionOf(page, args, () => countCustomers(ctx.prisma, scope, filters));
       },
     },
@@ -95,19 +114,23 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: "Customer",
-    args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
+    description: "Creates a customer; customer_email_exists when the email is taken.",
+    args: { input: t.arg({ type: CreateCustomerInput, required: true, description: "The customer." }) },
     resolve: (_query, _root, { input }, ctx) => createCustomer(ctx.prisma, ctx.scope(), { ...input }),
   }),
   updateCustomer: t.prismaField({
     type: "Customer",
     description: "Changes the given fields; null clears an optional one.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCustomerInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: "The customer's id (cus_…)." }),
+      input: t.arg({ type: UpdateCustomerInput, required: true, description: "The changes." }),
+    },
     resolve: (_query, _root, { id, input }, ctx) => updateCustomer(ctx.prisma, ctx.scope(), id, { ...input }),
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,
     description: "Deletes permanently; linked charges and invoices keep existing with no customer.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The customer's id (cus_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       await deleteCustomer(ctx.prisma, ctx.scope(), id);
       return { id };

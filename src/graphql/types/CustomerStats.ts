@@ -3,8 +3,9 @@ import { type CustomerStats as Stats, statsResource } from "../../domain/custome
 import { builder } from "../builder.js";
 
 export const CustomerStats = builder.objectRef<Stats>("CustomerStats").implement({
+  description: "Counts and money over a customer's charges and invoices.",
   fields: (t) => ({
-    invoiceCount: t.exposeInt("invoiceCount"),
+    invoiceCount: t.exposeInt("invoiceCount", { description: "The customer's invoices past DRAFT." }),
     chargeCount: t.exposeInt("chargeCount", { description: "All charges linked to the customer." }),
     totalSpent: t.string({
       description: "Sum received on COMPLETED charges, a USDC decimal string.",

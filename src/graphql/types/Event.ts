@@ -2,6 +2,7 @@
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
 import {
   CHARGE_EVENT_TYPES,
+  type ChargeEventType as ChargeEventTypeName,
   chargeEventsSince,
   type DeliveryResource,
   countEvents,
@@ -13,7 +14,7 @@ import {
 } from "../../domain/events.js";
 import { sendTestWebhook } from "../../domain/test-webhooks.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
 
 builder.scalarType("JSON", {
@@ -24,37 +25,46 @@ builder.scalarType("JSON", {
   },
 });
 
-const DeliveryStatus = builder.enumType("WebhookDeliveryStatus", { values: ["pending", "succeeded", "failed"] as const });
+// Upper case like every GraphQL enum; the values stay the domain's (and REST's) lower-case ones.
+const DeliveryStatus = builder.enumType("WebhookDeliveryStatus", {
+  description: "Where an event's delivery to an endpoint is.",
+  values: {
+    PENDING: { value: "pending", description: "Not delivered yet: the next attempt is at nextAttemptAt." },
+    SUCCEEDED: { value: "succeeded", description: "The endpoint answered 2xx." },
+    FAILED: { value: "failed", description: "Every attempt of the retry schedule failed; resendEvent starts a new one." },
+  } as const satisfies Record<string, { value: DeliveryResource["status"]; description: string }>,
+});
 
 const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("WebhookAttempt").implement({
   description: "One HTTP request of a delivery.",
   fields: (t) => ({
-    attemptedAt: t.exposeString("attemptedAt"),
+    attemptedAt: t.exposeString("attemptedAt", { description: "ISO 8601." }),
     statusCode: t.exposeInt("statusCode", { nullable: true, description: "Null when no response came (timeout, connection refused, address not allowed)." }),
-    latencyMs: t.exposeInt("latencyMs"),
-    error: t.exposeString("error", { nullable: true }),
-    succeeded: t.exposeBoolean("succeeded"),
+    latencyMs: t.exposeInt("latencyMs", { description: "How long the endpoint took to answer (or to fail)." }),
+    error: t.exposeString("error", { nullable: true, description: "Why no 2xx came; null when one did." }),
+    succeeded: t.exposeBoolean("succeeded", { description: "Whether the endpoint answered 2xx in time." }),
   }),
 });
 
 const WebhookDelivery = builder.objectRef<DeliveryResource>("WebhookDelivery").implement({
   description: "An event's delivery to one webhook endpoint.",
   fields: (t) => ({
-    endpointId: t.exposeID("endpointId"),
-    url: t.exposeString("url"),
-    status: t.field({ type: DeliveryStatus, resolve: (d) => d.status }),
-    nextAttemptAt: t.exposeString("nextAttemptAt", { nullable: true }),
-    attempts: t.field({ type: [WebhookAttempt], resolve: (d) => d.attempts }),
+    endpointId: t.exposeID("endpointId", { description: "The endpoint (whep_…)." }),
+    url: t.exposeString("url", { description: "The endpoint's URL." }),
+    status: t.field({ type: DeliveryStatus, description: "Where the delivery is.", resolve: (d) => d.status }),
+    nextAttemptAt: t.exposeString("nextAttemptAt", { nullable: true, description: "ISO 8601: the next attempt of a PENDING delivery; null otherwise." }),
+    attempts: t.field({ type: [WebhookAttempt], description: "Every attempt so far, oldest first.", resolve: (d) => d.attempts }),
   }),
 });
 
 const Event = builder.prismaNode("Event", {
+  description: "A change to your records, as it was delivered to your webhook endpoints.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    type: t.exposeString("type", { description: "e.g. charge.completed" }),
-    timestamp: t.string({ resolve: (e) => e.createdAt.toISOString() }),
-    livemode: t.exposeBoolean("livemode"),
+    type: t.exposeString("type", { description: "What happened, e.g. charge.completed." }),
+    timestamp: t.string({ description: "ISO 8601: when the change was committed.", resolve: (e) => e.createdAt.toISOString() }),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     data: t.field({ type: "JSON", description: "The object as it was right after the change.", resolve: (e) => e.data }),
     deliveries: t.loadableList({
       type: WebhookDelivery,
@@ -85,7 +95,7 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filter = { type: args.type ?? undefined };
-        const page = await listEvents(ctx.prisma, scope, { ...filter, ...pageRequest(args) });
+        const page = await listEvents(ctx.prisma, scope, { ...filter, ...pageRequest(args) }, pageEnd(args));
         return connectionOf(page, args, () => countEvents(ctx.prisma, scope, filter));
       },
     },
@@ -93,7 +103,8 @@ builder.queryFields((t) => ({
   ),
   event: t.prismaField({
     type: "Event",
-    args: { id: t.arg.id({ required: true }) },
+    description: "An event by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The event's id (evt_…)." }) },
     resolve: (_query, _root, { id }, ctx) => getEvent(ctx.prisma, ctx.scope(), id),
   }),
 }));
@@ -102,27 +113,45 @@ builder.mutationFields((t) => ({
   sendTestWebhook: t.prismaField({
     type: "Event",
     description: "Test mode only: records a mock event of `type` with sample data and delivers it like a real one.",
-    args: { type: t.arg.string({ required: true }) },
+    args: { type: t.arg.string({ required: true, description: "An event type, e.g. charge.completed." }) },
     resolve: (_query, _root, { type }, ctx) => sendTestWebhook(ctx.prisma, ctx.scope(), { type }, ctx.charges),
   }),
   resendEvent: t.prismaField({
     type: "Event",
     description: "Delivers an event again now to every enabled endpoint that wants it.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The event's id (evt_…)." }) },
     resolve: (_query, _root, { id }, ctx) => resendEvent(ctx.prisma, ctx.scope(), id),
   }),
 }));
 
+const CHARGE_EVENT_DESCRIPTIONS: Record<ChargeEventTypeName, string> = {
+  "charge.pending": "A charge was created.",
+  "charge.chain_selected": "The buyer picked a chain; cloneAddress is where to pay.",
+  "charge.partial": "Confirmed payments are below the amount; the expiry was extended.",
+  "charge.received": "Confirmed payments reach the amount; the payout is on its way.",
+  "charge.completed": "Paid out: fulfil the order.",
+  "charge.underpaid": "Expired with a partial amount, which is paid out to you.",
+  "charge.expired": "Expired with nothing received.",
+  "charge.cancelled": "You cancelled it.",
+  "charge.late_payment": "Money arrived after EXPIRED, CANCELLED or COMPLETED; it is paid out to you too.",
+  "charge.payout_confirmed": "A payout that did not complete the charge was confirmed (underpaid, cancelled, late money).",
+  "charge.payout_blocked": "The token refuses the payout for now (payoutBlockedReason); the money waits in the payment contract.",
+  "charge.needs_review": "The ledger and the chain disagree about the charge (reviewReason).",
+  "charge.reviewed": "Someone marked the charge reviewed.",
+};
+
 const ChargeEventType = builder.enumType("ChargeEventType", {
   description: "A charge event type: COMPLETED is charge.completed, CHAIN_SELECTED is charge.chain_selected, and so on.",
-  values: Object.fromEntries(CHARGE_EVENT_TYPES.map((type) => [type.slice("charge.".length).toUpperCase(), { value: type }])),
+  values: Object.fromEntries(
+    CHARGE_EVENT_TYPES.map((type) => [type.slice("charge.".length).toUpperCase(), { value: type, description: CHARGE_EVENT_DESCRIPTIONS[type] }]),
+  ),
 });
 
 builder.subscriptionFields((t) => ({
   chargeEvents: t.field({
     type: Event,
     description: "Charge events of your key's merchant and mode as they are committed; all charge events when `types` is empty or absent.",
-    args: { types: t.arg({ type: [ChargeEventType] }) },
+    args: { types: t.arg({ type: [ChargeEventType], description: "The types to follow; empty or absent: every charge event." }) },
     subscribe: (_root, { types }, ctx) => {
       const scope = ctx.scope();
       const wanted = types ?? [];

@@ -19,43 +19,53 @@ import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { CHARGE_ORDER } from "../../domain/charges.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
+
+const STATUS_DESCRIPTIONS: Record<(typeof INVOICE_STATUSES)[number], string> = {
+  DRAFT: "Being written: it can be changed or deleted, and no one can pay it yet.",
+  OPEN: "Finalized and numbered: the customer can pay it on its hosted page.",
+  PAID: "Paid in full.",
+  VOID: "Cancelled after finalization: it can no longer be paid.",
+  UNCOLLECTIBLE: "Written off as not expected to be paid; it can still be paid or voided.",
+};
 
 const InvoiceStatus = builder.enumType("InvoiceStatus", {
   description: "DRAFT → OPEN (finalize) → PAID; OPEN → VOID | UNCOLLECTIBLE; an UNCOLLECTIBLE invoice can still be paid or voided.",
-  values: INVOICE_STATUSES,
+  values: Object.fromEntries(INVOICE_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
 });
 
 type Line = ReturnType<typeof invoiceLines>[number];
 
 const InvoiceLineItem = builder.objectRef<Line>("InvoiceLineItem").implement({
+  description: "One line of an invoice.",
   fields: (t) => ({
-    description: t.exposeString("description"),
-    quantity: t.exposeInt("quantity"),
+    description: t.exposeString("description", { description: "What the line bills." }),
+    quantity: t.exposeInt("quantity", { description: "How many units." }),
     unitAmount: t.exposeString("unitAmount", { description: "USDC." }),
-    amount: t.exposeString("amount", { description: "quantity × unitAmount." }),
+    amount: t.exposeString("amount", { description: "The line's total: quantity × unitAmount." }),
   }),
 });
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 const Invoice = builder.prismaNode("Invoice", {
+  description: "A bill of line items to a customer, paid through charges from its hosted page.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     number: t.exposeString("number", { nullable: true, description: "INV-000001, per merchant and mode; given at finalization." }),
-    status: t.field({ type: InvoiceStatus, resolve: (i) => i.status }),
-    customer: t.relation("customer", { nullable: true }),
-    currency: t.exposeString("currency"),
-    lineItems: t.field({ type: [InvoiceLineItem], resolve: (i) => invoiceLines(i) }),
-    subtotal: t.string({ resolve: (i) => formatAmount(i.total) }),
-    total: t.string({ resolve: (i) => formatAmount(i.total) }),
+    status: t.field({ type: InvoiceStatus, description: "Where the invoice is in its lifecycle.", resolve: (i) => i.status }),
+    customer: t.relation("customer", { nullable: true, description: "The customer billed; null once that customer is deleted." }),
+    currency: t.exposeString("currency", { description: 'Always "USDC".' }),
+    lineItems: t.field({ type: [InvoiceLineItem], description: "The lines, in order.", resolve: (i) => invoiceLines(i) }),
+    subtotal: t.string({ description: "The lines' sum, USDC.", resolve: (i) => formatAmount(i.total) }),
+    total: t.string({ description: "What the invoice asks for, USDC (the subtotal: there are no taxes or discounts).", resolve: (i) => formatAmount(i.total) }),
     amountPaid: t.string({ description: "Confirmed money of the charges made to pay it.", resolve: (i) => formatAmount(i.amountPaid) }),
     amountDue: t.string({ description: "The total less amountPaid (the total while DRAFT).", resolve: (i) => formatAmount(amountDue(i)) }),
-    dueDate: t.string({ nullable: true, resolve: (i) => iso(i.dueDate) }),
-    memo: t.exposeString("memo", { nullable: true }),
-    metadata: t.field({ type: "Metadata", nullable: true, resolve: (i) => i.metadata as Metadata | null }),
+    dueDate: t.string({ nullable: true, description: "ISO 8601: when it is due, if you set a date.", resolve: (i) => iso(i.dueDate) }),
+    memo: t.exposeString("memo", { nullable: true, description: "A note shown on the invoice." }),
+    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (i) => i.metadata as Metadata | null }),
     hostedInvoiceUrl: t.string({
       nullable: true,
       description: "Where the customer sees and pays it; from finalization on.",
@@ -70,24 +80,30 @@ const Invoice = builder.prismaNode("Invoice", {
       },
     }),
     charges: t.relation("charges", { description: "The charges made to pay it, newest first.", query: { orderBy: CHARGE_ORDER } }),
-    createdAt: t.string({ resolve: (i) => i.createdAt.toISOString() }),
-    finalizedAt: t.string({ nullable: true, resolve: (i) => iso(i.finalizedAt) }),
-    paidAt: t.string({ nullable: true, resolve: (i) => iso(i.paidAt) }),
-    voidedAt: t.string({ nullable: true, resolve: (i) => iso(i.voidedAt) }),
-    markedUncollectibleAt: t.string({ nullable: true, resolve: (i) => iso(i.markedUncollectibleAt) }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (i) => i.createdAt.toISOString() }),
+    finalizedAt: t.string({ nullable: true, description: "ISO 8601: when it became OPEN.", resolve: (i) => iso(i.finalizedAt) }),
+    paidAt: t.string({ nullable: true, description: "ISO 8601: when it was paid in full.", resolve: (i) => iso(i.paidAt) }),
+    voidedAt: t.string({ nullable: true, description: "ISO 8601: when it was voided.", resolve: (i) => iso(i.voidedAt) }),
+    markedUncollectibleAt: t.string({
+      nullable: true,
+      description: "ISO 8601: when it was marked uncollectible.",
+      resolve: (i) => iso(i.markedUncollectibleAt),
+    }),
   }),
 });
 
 const DeletedInvoice = builder.objectRef<{ id: string }>("DeletedInvoice").implement({
+  description: "What is left of a deleted draft invoice: its id.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    deleted: t.boolean({ resolve: () => true }),
+    id: t.exposeID("id", { description: "The deleted invoice's id." }),
+    deleted: t.boolean({ description: "Always true.", resolve: () => true }),
   }),
 });
 
 const InvoiceLineItemInput = builder.inputType("InvoiceLineItemInput", {
+  description: "One line of an invoice.",
   fields: (t) => ({
-    description: t.string({ required: true }),
+    description: t.string({ required: true, description: "What the line bills." }),
     quantity: t.int({ required: true, description: "1 to 10000." }),
     unitAmount: t.string({ required: true, description: 'USDC, e.g. "5.00".' }),
   }),
@@ -95,21 +111,23 @@ const InvoiceLineItemInput = builder.inputType("InvoiceLineItemInput", {
 
 const invoiceFields = (t: Parameters<Parameters<typeof builder.inputType>[1]["fields"]>[0]) => ({
   dueDate: t.string({ description: "An ISO 8601 date (the end of that day, UTC) or date-time with offset." }),
-  memo: t.string(),
+  memo: t.string({ description: "A note shown on the invoice." }),
   metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
 });
 
 const CreateInvoiceInput = builder.inputType("CreateInvoiceInput", {
+  description: "A new draft invoice.",
   fields: (t) => ({
-    customerId: t.id({ required: true }),
+    customerId: t.id({ required: true, description: "The customer billed (cus_…)." }),
     lineItems: t.field({ type: [InvoiceLineItemInput], required: true, description: "1 to 100 lines." }),
     ...invoiceFields(t),
   }),
 });
 
 const UpdateInvoiceInput = builder.inputType("UpdateInvoiceInput", {
+  description: "The fields of a draft invoice to change; an absent one stays as it is.",
   fields: (t) => ({
-    customerId: t.id(),
+    customerId: t.id({ description: "The customer billed (cus_…)." }),
     lineItems: t.field({ type: [InvoiceLineItemInput], description: "Replaces all the lines." }),
     ...invoiceFields(t),
   }),
@@ -120,11 +138,14 @@ builder.queryFields((t) => ({
     {
       type: Invoice,
       description: "Invoices, newest first.",
-      args: { status: t.arg({ type: InvoiceStatus }), customerId: t.arg.id() },
+      args: {
+        status: t.arg({ type: InvoiceStatus, description: "Only invoices with this status." }),
+        customerId: t.arg.id({ description: "Only this customer's invoices." }),
+      },
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { status: args.status ?? undefined, customerId: args.customerId ?? undefined };
-        const page = await listInvoices(ctx.prisma, scope, { ...pageRequest(args), ...filters });
+        const page = await listInvoices(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
         return connectionOf(page, args, () => countInvoices(ctx.prisma, scope, filters));
       },
     },
@@ -132,29 +153,35 @@ builder.queryFields((t) => ({
   ),
   invoice: t.prismaField({
     type: "Invoice",
-    args: { id: t.arg.id({ required: true }) },
+    description: "An invoice by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }) },
     resolve: (_query, _root, { id }, ctx) => getInvoice(ctx.prisma, ctx.scope(), id),
   }),
 }));
 
 builder.prismaObjectField("Customer", "invoices", (t) =>
-  t.relatedConnection("invoices", {
-    cursor: "id",
-    totalCount: true,
-    defaultSize: 10,
-    maxSize: 100,
-    description: "The customer's invoices, newest first.",
-    query: () => ({ orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
-  }),
+  t.relatedConnection(
+    "invoices",
+    {
+      cursor: "id",
+      totalCount: true,
+      defaultSize: 10,
+      maxSize: 100,
+      description: "The customer's invoices, newest first.",
+      query: () => ({ orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+    },
+    relatedCount("The customer's invoices."),
+  ),
 );
 
 builder.prismaObjectField("Charge", "invoice", (t) => t.relation("invoice", { nullable: true, description: "The invoice this charge pays, if any." }));
 
-const step = (name: string, run: typeof voidInvoice) =>
+const step = (name: string, description: string, run: typeof voidInvoice) =>
   builder.mutationField(name, (t) =>
     t.prismaField({
       type: "Invoice",
-      args: { id: t.arg.id({ required: true }) },
+      description,
+      args: { id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }) },
       resolve: (_q, _r, { id }, ctx) => run(ctx.prisma, ctx.scope(), id, ctx.charges),
     }),
   );
@@ -163,21 +190,24 @@ builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
     description: "Drafts an invoice for a customer.",
-    args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
+    args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: "The invoice." }) },
     resolve: (_query, _root, { input }, ctx) =>
       createInvoice(ctx.prisma, ctx.scope(), { ...input, lineItems: input.lineItems.map((l) => ({ ...l })) }, ctx.charges),
   }),
   updateInvoice: t.prismaField({
     type: "Invoice",
     description: "Changes a DRAFT invoice.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateInvoiceInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }),
+      input: t.arg({ type: UpdateInvoiceInput, required: true, description: "The changes." }),
+    },
     resolve: (_query, _root, { id, input }, ctx) =>
       updateInvoice(ctx.prisma, ctx.scope(), id, { ...input, ...(input.lineItems && { lineItems: input.lineItems.map((l) => ({ ...l })) }) }, ctx.charges),
   }),
   deleteInvoice: t.field({
     type: DeletedInvoice,
     description: "Deletes a DRAFT invoice.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       await deleteInvoice(ctx.prisma, ctx.scope(), id, ctx.charges);
       return { id };
@@ -185,6 +215,6 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-step("finalizeInvoice", finalizeInvoice);
-step("voidInvoice", voidInvoice);
-step("markInvoiceUncollectible", markInvoiceUncollectible);
+step("finalizeInvoice", "Finalizes a DRAFT invoice: it gets its number and hosted page, and becomes OPEN.", finalizeInvoice);
+step("voidInvoice", "Voids an OPEN or UNCOLLECTIBLE invoice: it can no longer be paid.", voidInvoice);
+step("markInvoiceUncollectible", "Marks an OPEN invoice as not expected to be paid; it can still be paid or voided.", markInvoiceUncollectible);

@@ -3,7 +3,10 @@ import { builder } from "../builder.js";
 
 export const Mode = builder.enumType("Mode", {
   description: "TEST: the devnet and test chains, no real money. LIVE: real money.",
-  values: { TEST: { value: "test" }, LIVE: { value: "live" } } as const,
+  values: {
+    TEST: { value: "test", description: "Test keys and records: the devnet and test chains." },
+    LIVE: { value: "live", description: "Live keys and records: mainnets, real money." },
+  } as const,
 });
 
 /** The livemode flag a Mode names. */

@@ -6,12 +6,12 @@ import { builder } from "../builder.js";
 const Payment = builder.objectRef<PaymentResource>("Payment").implement({
   description: "A USDC transfer into the charge's payment contract.",
   fields: (t) => ({
-    txHash: t.exposeString("txHash"),
-    logIndex: t.exposeInt("logIndex"),
-    blockNumber: t.exposeInt("blockNumber"),
+    txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
+    logIndex: t.exposeInt("logIndex", { description: "The transfer's log index in its transaction." }),
+    blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
     from: t.exposeString("from", { description: "The sender: a hint only, often an exchange's wallet rather than the buyer's own." }),
-    amount: t.exposeString("amount"),
-    status: t.exposeString("status", { description: "pending (waiting for confirmations) or confirmed (counted)." }),
+    amount: t.exposeString("amount", { description: "USDC." }),
+    status: t.exposeString("status", { description: "Either pending (waiting for confirmations) or confirmed (counted)." }),
   }),
 });
 

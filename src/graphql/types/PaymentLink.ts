@@ -5,49 +5,64 @@ import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { countPaymentLinks, createPaymentLink, getPaymentLink, listPaymentLinks, paymentLinkUrl, updatePaymentLink } from "../../domain/payment-links.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
 
 const PaymentLink = builder.prismaNode("PaymentLink", {
+  description: "A no-code checkout: a page that makes a charge of a fixed amount for each buyer.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
-    name: t.exposeString("name"),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    name: t.exposeString("name", { description: "What the buyer pays for, shown on the page." }),
     amount: t.string({ description: "USDC; fixed for the link's life.", resolve: (l) => formatAmount(l.amount) }),
-    description: t.exposeString("description", { nullable: true }),
+    description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the page." }),
     url: t.string({
       description: "Share it: each buyer who pays there gets a charge of their own.",
       resolve: (l, _args, ctx) => paymentLinkUrl(l, ctx.charges),
     }),
-    active: t.exposeBoolean("active"),
-    successUrl: t.exposeString("successUrl", { nullable: true }),
-    cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    active: t.exposeBoolean("active", { description: "False once retired: its page answers 410." }),
+    successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the buyer goes once paid." }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Copied onto every charge it makes.", resolve: (l) => l.metadata as Metadata | null }),
-    createdAt: t.string({ resolve: (l) => l.createdAt.toISOString() }),
-    charges: t.relatedConnection("charges", {
-      cursor: "id",
-      totalCount: true,
-      defaultSize: 10,
-      maxSize: 100,
-      description: "The charges buyers made from it, newest first.",
-      query: () => ({ orderBy: CHARGE_ORDER }),
-    }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
+    charges: t.relatedConnection(
+      "charges",
+      {
+        cursor: "id",
+        totalCount: true,
+        defaultSize: 10,
+        maxSize: 100,
+        description: "The charges buyers made from it, newest first.",
+        query: () => ({ orderBy: CHARGE_ORDER }),
+      },
+      relatedCount("The charges buyers made from it."),
+    ),
   }),
 });
 
 const linkFields = (t: Parameters<Parameters<typeof builder.inputType>[1]["fields"]>[0]) => ({
-  description: t.string(),
+  description: t.string({ description: "Shown to the buyer on the page." }),
   successUrl: t.string({ description: "Where the buyer goes once paid (absolute https; http too in test mode)." }),
-  cancelUrl: t.string(),
+  cancelUrl: t.string({ description: "Where a buyer who gives up goes." }),
   metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
 });
 
 const CreatePaymentLinkInput = builder.inputType("CreatePaymentLinkInput", {
-  fields: (t) => ({ name: t.string({ required: true }), amount: t.string({ required: true, description: 'USDC, e.g. "25.00".' }), ...linkFields(t) }),
+  description: "A new payment link.",
+  fields: (t) => ({
+    name: t.string({ required: true, description: "What the buyer pays for." }),
+    amount: t.string({ required: true, description: 'USDC, e.g. "25.00".' }),
+    ...linkFields(t),
+  }),
 });
 
 const UpdatePaymentLinkInput = builder.inputType("UpdatePaymentLinkInput", {
-  fields: (t) => ({ name: t.string(), active: t.boolean({ description: "false retires the link: its page answers 410." }), ...linkFields(t) }),
+  description: "The fields to change (all but the amount); an absent one stays as it is.",
+  fields: (t) => ({
+    name: t.string({ description: "What the buyer pays for." }),
+    active: t.boolean({ description: "false retires the link: its page answers 410." }),
+    ...linkFields(t),
+  }),
 });
 
 builder.queryFields((t) => ({
@@ -55,11 +70,11 @@ builder.queryFields((t) => ({
     {
       type: PaymentLink,
       description: "Payment links, newest first.",
-      args: { active: t.arg.boolean() },
+      args: { active: t.arg.boolean({ description: "Only active links (true) or retired ones (false)." }) },
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { active: args.active ?? undefined };
-        const page = await listPaymentLinks(ctx.prisma, scope, { ...pageRequest(args), ...filters });
+        const page = await listPaymentLinks(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
         return connectionOf(page, args, () => countPaymentLinks(ctx.prisma, scope, filters));
       },
     },
@@ -67,7 +82,8 @@ builder.queryFields((t) => ({
   ),
   paymentLink: t.prismaField({
     type: "PaymentLink",
-    args: { id: t.arg.id({ required: true }) },
+    description: "A payment link by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The link's id (plink_…)." }) },
     resolve: (_query, _root, { id }, ctx) => getPaymentLink(ctx.prisma, ctx.scope(), id),
   }),
 }));
@@ -79,13 +95,17 @@ builder.prismaObjectField("Charge", "paymentLink", (t) =>
 builder.mutationFields((t) => ({
   createPaymentLink: t.prismaField({
     type: "PaymentLink",
-    args: { input: t.arg({ type: CreatePaymentLinkInput, required: true }) },
+    description: "Creates an active payment link: share its url.",
+    args: { input: t.arg({ type: CreatePaymentLinkInput, required: true, description: "The link." }) },
     resolve: (_query, _root, { input }, ctx) => createPaymentLink(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),
   updatePaymentLink: t.prismaField({
     type: "PaymentLink",
     description: "Changes all but the amount; active: false retires it.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdatePaymentLinkInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: "The link's id (plink_…)." }),
+      input: t.arg({ type: UpdatePaymentLinkInput, required: true, description: "The changes." }),
+    },
     resolve: (_query, _root, { id, input }, ctx) => updatePaymentLink(ctx.prisma, ctx.scope(), id, { ...input }),
   }),
 }));

@@ -8,19 +8,19 @@ import { liveValue } from "../live.js";
 export const Chain = builder.objectRef<PublicChain>("Chain").implement({
   description: "A chain a charge can be paid on.",
   fields: (t) => ({
-    chainId: t.exposeInt("chainId"),
-    name: t.exposeString("name"),
+    chainId: t.exposeInt("chainId", { description: "The EVM chain id." }),
+    name: t.exposeString("name", { description: "The chain's name, e.g. Base." }),
     usdcAddress: t.exposeString("usdcAddress", { description: "The native USDC contract to pay with." }),
-    explorerUrl: t.exposeString("explorerUrl", { nullable: true }),
+    explorerUrl: t.exposeString("explorerUrl", { nullable: true, description: "The chain's block explorer; null when it has none." }),
   }),
 });
 
 export const SessionPayment = builder.objectRef<PublicPayment>("SessionPayment").implement({
   description: "A USDC transfer to the charge's clone, as the hosted page shows it.",
   fields: (t) => ({
-    txHash: t.exposeString("txHash"),
-    amount: t.exposeString("amount"),
-    status: t.exposeString("status", { description: "pending (waiting for confirmations) or confirmed (counted)." }),
+    txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
+    amount: t.exposeString("amount", { description: "USDC." }),
+    status: t.exposeString("status", { description: "Either pending (waiting for confirmations) or confirmed (counted)." }),
     confirmations: t.exposeInt("confirmations", { description: "Blocks on top of the payment's, counting its own." }),
   }),
 });
@@ -28,26 +28,29 @@ export const SessionPayment = builder.objectRef<PublicPayment>("SessionPayment")
 export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").implement({
   description: "What anyone holding a charge id may see: the hosted payment page's view.",
   fields: (t) => ({
-    id: t.exposeID("id"),
+    id: t.exposeID("id", { description: "The charge's id (chrg_…)." }),
     orderId: t.exposeString("orderId", { description: "The merchant's order id (handed back to successUrl)." }),
-    livemode: t.exposeBoolean("livemode"),
-    amount: t.exposeString("amount"),
-    currency: t.exposeString("currency"),
-    status: t.exposeString("status"),
+    livemode: t.exposeBoolean("livemode", { description: "True for real money, false for test chains." }),
+    amount: t.exposeString("amount", { description: "What the buyer is asked to pay, USDC." }),
+    currency: t.exposeString("currency", { description: 'Always "USDC".' }),
+    status: t.exposeString("status", { description: "The charge's status: PENDING, RECEIVED, COMPLETED, EXPIRED or CANCELLED." }),
     statusMessage: t.exposeString("statusMessage", { description: "The status in the buyer's words, as the hosted page shows it." }),
-    amountReceived: t.exposeString("amountReceived", { nullable: true }),
-    amountRemaining: t.exposeString("amountRemaining"),
+    amountReceived: t.exposeString("amountReceived", { nullable: true, description: "Confirmed money so far, USDC; null before any." }),
+    amountRemaining: t.exposeString("amountRemaining", { description: "What is left to pay, USDC." }),
     amountPending: t.exposeString("amountPending", { description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),
-    confirmationsRequired: t.exposeInt("confirmationsRequired", { nullable: true }),
-    payments: t.field({ type: [SessionPayment], resolve: (s) => s.payments }),
-    chainId: t.exposeInt("chainId", { nullable: true }),
-    cloneAddress: t.exposeString("cloneAddress", { nullable: true }),
+    confirmationsRequired: t.exposeInt("confirmationsRequired", {
+      nullable: true,
+      description: "Blocks a payment needs on the picked chain before it counts; null until a chain is picked.",
+    }),
+    payments: t.field({ type: [SessionPayment], description: "The transfers seen so far, in chain order.", resolve: (s) => s.payments }),
+    chainId: t.exposeInt("chainId", { nullable: true, description: "The chain picked; null until then." }),
+    cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The address to pay to; null until a chain is picked." }),
     flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction, once paid out." }),
-    expiresAt: t.exposeString("expiresAt"),
-    description: t.exposeString("description", { nullable: true }),
-    merchantName: t.exposeString("merchantName"),
-    successUrl: t.exposeString("successUrl", { nullable: true }),
-    cancelUrl: t.exposeString("cancelUrl", { nullable: true }),
+    expiresAt: t.exposeString("expiresAt", { description: "ISO 8601: when the charge expires unless paid." }),
+    description: t.exposeString("description", { nullable: true, description: "The merchant's description of the purchase." }),
+    merchantName: t.exposeString("merchantName", { description: "Who the buyer pays." }),
+    successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the buyer goes once paid." }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
     chains: t.field({ type: [Chain], description: "Chains offered for this charge's mode.", resolve: (s) => s.chains }),
   }),
 });
@@ -56,7 +59,7 @@ builder.queryFields((t) => ({
   paymentSession: t.field({
     type: PaymentSession,
     description: "Public: the hosted page's view of a charge (no API key needed).",
-    args: { chargeId: t.arg.id({ required: true }) },
+    args: { chargeId: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     resolve: (_root, { chargeId }, ctx) => getPublicCharge(ctx.prisma, ctx.chains, chargeId),
   }),
   chains: t.field({
@@ -70,7 +73,10 @@ builder.mutationFields((t) => ({
   selectPaymentChain: t.field({
     type: PaymentSession,
     description: "Public: picks the chain a charge is paid on (once) and returns its payment address.",
-    args: { chargeId: t.arg.id({ required: true }), chainId: t.arg.int({ required: true }) },
+    args: {
+      chargeId: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }),
+      chainId: t.arg.int({ required: true, description: "One of the session's chains." }),
+    },
     resolve: (_root, { chargeId, chainId }, ctx) => selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId }),
   }),
 }));
@@ -79,7 +85,7 @@ builder.subscriptionFields((t) => ({
   paymentSessionUpdated: t.field({
     type: PaymentSession,
     description: "Public: the hosted page's view of a charge, first as it is, then whenever it or its payments change (each new confirmation too).",
-    args: { chargeId: t.arg.id({ required: true }) },
+    args: { chargeId: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }) },
     subscribe: (_root, { chargeId }, ctx) => ctx.live.sessionUpdates(chargeId, () => getPublicCharge(ctx.prisma, ctx.chains, chargeId), ctx.signal),
     resolve: (session) => liveValue(session),
   }),

@@ -4,25 +4,33 @@ import { cancelRefund, countRefunds, createRefund, getRefund, listRefunds, REFUN
 import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
+
+const STATUS_DESCRIPTIONS: Record<(typeof REFUND_STATUSES)[number], string> = {
+  AWAITING_ADDRESS: "The buyer has not given an address yet: share the claimUrl with them.",
+  AWAITING_PAYMENT: "Your settlement wallet has to send it to the address.",
+  COMPLETED: "Your wallet's transfer to the buyer is confirmed.",
+  CANCELLED: "You cancelled it.",
+};
 
 const RefundStatus = builder.enumType("RefundStatus", {
   description: "AWAITING_ADDRESS: the buyer has not given an address yet (claimUrl). AWAITING_PAYMENT: your wallet has to send it.",
-  values: REFUND_STATUSES,
+  values: Object.fromEntries(REFUND_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
 });
 
 const Refund = builder.prismaNode("Refund", {
+  description: "Money your settlement wallet sends back to a buyer: prepared here, completed when the chain shows the transfer.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode"),
-    charge: t.relation("charge"),
-    amount: t.string({ resolve: (r) => formatAmount(r.amount) }),
-    reason: t.exposeString("reason", { nullable: true }),
-    status: t.field({ type: RefundStatus, resolve: (r) => r.status }),
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    charge: t.relation("charge", { description: "The charge refunded." }),
+    amount: t.string({ description: "USDC.", resolve: (r) => formatAmount(r.amount) }),
+    reason: t.exposeString("reason", { nullable: true, description: "Your reason, if given." }),
+    status: t.field({ type: RefundStatus, description: "Where the refund is.", resolve: (r) => r.status }),
     address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
     fromAddress: t.exposeString("fromAddress", { description: "The settlement wallet that must send it." }),
-    chainId: t.exposeInt("chainId"),
+    chainId: t.exposeInt("chainId", { description: "The chain it is paid on: the charge's." }),
     txHash: t.string({
       nullable: true,
       description: "The transfer that pays it, once seen on chain; the refund completes when it is confirmed.",
@@ -33,9 +41,9 @@ const Refund = builder.prismaNode("Refund", {
       description: "The page where the buyer gives an address: share it with the buyer only.",
       resolve: (r, _args, ctx) => resource(r, ctx).claimUrl,
     }),
-    createdAt: t.string({ resolve: (r) => r.createdAt.toISOString() }),
-    completedAt: t.string({ nullable: true, resolve: (r) => r.completedAt?.toISOString() ?? null }),
-    cancelledAt: t.string({ nullable: true, resolve: (r) => r.cancelledAt?.toISOString() ?? null }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (r) => r.createdAt.toISOString() }),
+    completedAt: t.string({ nullable: true, description: "ISO 8601: when the transfer was confirmed.", resolve: (r) => r.completedAt?.toISOString() ?? null }),
+    cancelledAt: t.string({ nullable: true, description: "ISO 8601: when you cancelled it.", resolve: (r) => r.cancelledAt?.toISOString() ?? null }),
   }),
 });
 
@@ -44,9 +52,10 @@ function resource(r: RefundRow, ctx: { charges: { paymentBaseUrl: string } }) {
 }
 
 const CreateRefundInput = builder.inputType("CreateRefundInput", {
+  description: "A new refund; every field is optional.",
   fields: (t) => ({
     amount: t.string({ description: "USDC; by default all that is left to refund." }),
-    reason: t.string(),
+    reason: t.string({ description: "Your reason, kept with the refund." }),
     address: t.string({ description: "The buyer's address; without it the refund gets a claimUrl for the buyer." }),
   }),
 });
@@ -56,11 +65,14 @@ builder.queryFields((t) => ({
     {
       type: Refund,
       description: "Refunds, newest first.",
-      args: { chargeId: t.arg.id(), status: t.arg({ type: RefundStatus }) },
+      args: {
+        chargeId: t.arg.id({ description: "Only this charge's refunds." }),
+        status: t.arg({ type: RefundStatus, description: "Only refunds with this status." }),
+      },
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { chargeId: args.chargeId ?? undefined, status: args.status ?? undefined };
-        const page = await listRefunds(ctx.prisma, scope, { ...pageRequest(args), ...filters });
+        const page = await listRefunds(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
         return connectionOf(page, args, () => countRefunds(ctx.prisma, scope, filters));
       },
     },
@@ -68,7 +80,8 @@ builder.queryFields((t) => ({
   ),
   refund: t.prismaField({
     type: "Refund",
-    args: { id: t.arg.id({ required: true }) },
+    description: "A refund by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The refund's id (ref_…)." }) },
     resolve: (_query, _root, { id }, ctx) => getRefund(ctx.prisma, ctx.scope(), id),
   }),
 }));
@@ -81,12 +94,16 @@ builder.mutationFields((t) => ({
   createRefund: t.prismaField({
     type: "Refund",
     description: "Refunds a charge with confirmed money; your settlement wallet pays it, by any means.",
-    args: { chargeId: t.arg.id({ required: true }), input: t.arg({ type: CreateRefundInput }) },
+    args: {
+      chargeId: t.arg.id({ required: true, description: "The charge to refund (chrg_…)." }),
+      input: t.arg({ type: CreateRefundInput, description: "The amount, reason and address; all optional." }),
+    },
     resolve: (_query, _root, { chargeId, input }, ctx) => createRefund(ctx.prisma, ctx.scope(), chargeId, { ...(input ?? {}) }, ctx.charges),
   }),
   cancelRefund: t.prismaField({
     type: "Refund",
-    args: { id: t.arg.id({ required: true }) },
+    description: "Cancels a refund whose transfer is not on its way yet.",
+    args: { id: t.arg.id({ required: true, description: "The refund's id (ref_…)." }) },
     resolve: (_query, _root, { id }, ctx) => cancelRefund(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
 }));

@@ -7,7 +7,7 @@ export const Settlement = builder.objectRef<SettlementResource>("Settlement").im
   fields: (t) => ({
     txHash: t.exposeString("txHash", { description: "The transaction that paid out." }),
     chainId: t.exposeInt("chainId", { description: "The chain it paid out on." }),
-    blockNumber: t.exposeInt("blockNumber"),
+    blockNumber: t.exposeInt("blockNumber", { description: "The block it is in." }),
     amount: t.exposeString("amount", { description: "Everything that left the contract: netAmount + feeAmount." }),
     netAmount: t.exposeString("netAmount", { description: "Paid to the merchant's settlement wallet." }),
     feeAmount: t.exposeString("feeAmount", { description: "Paid to the fee recipient." }),

@@ -6,13 +6,13 @@ import { builder } from "../builder.js";
 const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
   description: "A payout of another token, or the native coin, from a charge's address to your wallet (less the fee), sent by the worker.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    chargeId: t.exposeID("chargeId"),
-    chainId: t.exposeInt("chainId"),
+    id: t.exposeID("id", { description: "The sweep's id (swp_…)." }),
+    chargeId: t.exposeID("chargeId", { description: "The charge whose address is swept." }),
+    chainId: t.exposeInt("chainId", { description: "The chain it is swept on." }),
     token: t.exposeString("token", { description: 'The token\'s address, or "native".' }),
     status: t.exposeString("status", { description: "PENDING (the worker sends it soon), SENT, DONE, or FAILED (see error)." }),
-    txHash: t.exposeString("txHash", { nullable: true }),
-    error: t.exposeString("error", { nullable: true }),
+    txHash: t.exposeString("txHash", { nullable: true, description: "The worker's transaction, once sent." }),
+    error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
     createdAt: t.exposeString("createdAt", { description: "ISO 8601." }),
   }),
 });
@@ -20,7 +20,8 @@ const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
 builder.queryFields((t) => ({
   sweep: t.field({
     type: Sweep,
-    args: { id: t.arg.id({ required: true }) },
+    description: "A sweep by id, to follow it to DONE or FAILED.",
+    args: { id: t.arg.id({ required: true, description: "The sweep's id (swp_…)." }) },
     resolve: async (_root, { id }, ctx) => sweepResource(await getSweep(ctx.prisma, ctx.scope(), id)),
   }),
 }));
@@ -32,7 +33,7 @@ builder.mutationFields((t) => ({
       'Pays another token (its address), or the native coin ("native"), out of a charge\'s address to your wallet. USDC is paid out by the service itself.',
     args: {
       id: t.arg.id({ required: true, description: "The charge." }),
-      token: t.arg.string({ required: true }),
+      token: t.arg.string({ required: true, description: 'The token\'s address, or "native".' }),
       chainId: t.arg.int({ description: "The chain to sweep on; the charge's picked chain by default." }),
     },
     resolve: async (_root, args, ctx) =>

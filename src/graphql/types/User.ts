@@ -5,17 +5,21 @@ import { confirmTotp, createUser, deleteUser, disableTotp, findUser, listUsers, 
 import { builder } from "../builder.js";
 
 export const User = builder.objectRef<UserView>("User").implement({
+  description: "Someone who signs in to the merchant's dashboard.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    email: t.exposeString("email"),
+    id: t.exposeID("id", { description: "The user's id (usr_…)." }),
+    email: t.exposeString("email", { description: "What they sign in with (lower case)." }),
     totpEnabled: t.exposeBoolean("totpEnabled", { description: "Whether signing in needs a code from an authenticator app." }),
-    createdAt: t.string({ resolve: (u) => u.createdAt.toISOString() }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (u) => u.createdAt.toISOString() }),
   }),
 });
 
 const TotpEnrollment = builder.objectRef<{ secret: string; uri: string }>("TotpEnrollment").implement({
   description: "Put the secret in an authenticator app (or open the otpauth:// URI), then confirm with a code.",
-  fields: (t) => ({ secret: t.exposeString("secret"), uri: t.exposeString("uri") }),
+  fields: (t) => ({
+    secret: t.exposeString("secret", { description: "The shared secret, base32, to type into an authenticator app." }),
+    uri: t.exposeString("uri", { description: "The same as an otpauth:// URI, for a QR code." }),
+  }),
 });
 
 builder.queryFields((t) => ({
@@ -30,13 +34,16 @@ builder.mutationFields((t) => ({
   createUser: t.field({
     type: User,
     description: "Adds a dashboard user to your merchant (dashboard sessions only); the password is at least 10 characters.",
-    args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
+    args: {
+      email: t.arg.string({ required: true, description: "What they will sign in with." }),
+      password: t.arg.string({ required: true, description: "Their first password, at least 10 characters." }),
+    },
     resolve: (_root, { email, password }, ctx) => createUser(ctx.prisma, ctx.session().merchantId, { email, password }),
   }),
   deleteUser: t.field({
     type: "ID",
     description: "Deletes a user and ends its sessions; the merchant's last user cannot be deleted (dashboard sessions only).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The user's id (usr_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       const user = await findUser(ctx.prisma, id, ctx.session().merchantId);
       await deleteUser(ctx.prisma, user, { keepOne: true });
@@ -54,7 +61,8 @@ builder.mutationFields((t) => ({
   }),
   confirmTotp: t.field({
     type: User,
-    args: { code: t.arg.string({ required: true }) },
+    description: "Turns two-factor sign-in on for the signed-in user, with a code from the enrolled app.",
+    args: { code: t.arg.string({ required: true, description: "The app's current six-digit code." }) },
     resolve: async (_root, { code }, ctx) => {
       const { userId } = ctx.session();
       await confirmTotp(ctx.prisma, userId, code);
@@ -64,7 +72,7 @@ builder.mutationFields((t) => ({
   disableTotp: t.field({
     type: User,
     description: "Turns two-factor sign-in off, with a current code as proof.",
-    args: { code: t.arg.string({ required: true }) },
+    args: { code: t.arg.string({ required: true, description: "The app's current six-digit code." }) },
     resolve: async (_root, { code }, ctx) => {
       const { userId } = ctx.session();
       await disableTotp(ctx.prisma, userId, code);

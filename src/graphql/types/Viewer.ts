@@ -9,11 +9,11 @@ import { Mode } from "./Mode.js";
 const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").implement({
   description: "The merchant's settings. Changing a wallet applies to new charges: open ones keep the wallet they were created with.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
+    id: t.exposeID("id", { description: "The merchant's id (mer_…)." }),
+    name: t.exposeString("name", { description: "Shown to buyers on the hosted pages." }),
     feeBps: t.exposeInt("feeBps", { description: "The protocol fee in basis points, set by the operator." }),
-    testWallet: t.exposeString("testWallet", { nullable: true }),
-    liveWallet: t.exposeString("liveWallet", { nullable: true }),
+    testWallet: t.exposeString("testWallet", { nullable: true, description: "Where test-mode charges pay out; null when not set." }),
+    liveWallet: t.exposeString("liveWallet", { nullable: true, description: "Where live-mode charges pay out; null when not set." }),
     paymentWindowMinutes: t.exposeInt("paymentWindowMinutes", { description: "Minutes a buyer has to pay once a chain is picked." }),
     underpaymentToleranceBps: t.exposeInt("underpaymentToleranceBps", {
       description: "Confirmed money at most this many basis points short of the amount completes a charge (new charges).",
@@ -24,15 +24,16 @@ const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").impleme
 const Viewer = builder.objectRef<{ userId: string; merchantId: string; livemode: boolean }>("Viewer").implement({
   description: "The signed-in dashboard user and its session.",
   fields: (t) => ({
-    mode: t.field({ type: Mode, resolve: (v) => (v.livemode ? "live" : "test") }),
-    user: t.field({ type: User, resolve: async (v, _args, ctx) => userView(await findUser(ctx.prisma, v.userId)) }),
-    merchant: t.field({ type: MerchantSettings, resolve: (v, _args, ctx) => getMerchant(ctx.prisma, v.merchantId) }),
+    mode: t.field({ type: Mode, description: "The mode the session works in.", resolve: (v) => (v.livemode ? "live" : "test") }),
+    user: t.field({ type: User, description: "Who is signed in.", resolve: async (v, _args, ctx) => userView(await findUser(ctx.prisma, v.userId)) }),
+    merchant: t.field({ type: MerchantSettings, description: "The merchant's settings.", resolve: (v, _args, ctx) => getMerchant(ctx.prisma, v.merchantId) }),
   }),
 });
 
 const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
+  description: "The settings to change; an absent one stays as it is.",
   fields: (t) => ({
-    name: t.string(),
+    name: t.string({ description: "Shown to buyers on the hosted pages." }),
     testWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
     liveWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
     paymentWindowMinutes: t.int({ description: "5–1440." }),
@@ -52,7 +53,7 @@ builder.mutationFields((t) => ({
   updateMerchantSettings: t.field({
     type: MerchantSettings,
     description: "Changes the merchant's name, settlement wallets, payment window or underpayment tolerance (dashboard sessions only).",
-    args: { input: t.arg({ type: MerchantSettingsInput, required: true }) },
+    args: { input: t.arg({ type: MerchantSettingsInput, required: true, description: "The changes." }) },
     resolve: (_root, { input }, ctx) => updateMerchantSettings(ctx.prisma, ctx.session().merchantId, { ...input }),
   }),
 }));

@@ -338,7 +338,7 @@ export function ChargePage({ id }: { id: string }) {
                 <ul class="deliveries">
                   {e.deliveries.map((d) => (
                     <li key={d.endpointId}>
-                      {d.url}: {d.status}
+                      {d.url}: {d.status.toLowerCase()}
                       {d.attempts.length > 0 &&
                         ` (${d.attempts.length} attempt${d.attempts.length === 1 ? "" : "s"}, last ${d.attempts.at(-1)?.statusCode ?? d.attempts.at(-1)?.error})`}
                     </li>

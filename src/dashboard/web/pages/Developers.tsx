@@ -359,7 +359,7 @@ function DeliveryLog({ endpointId, events }: { endpointId: string; events: reado
         const last = delivery.attempts.at(-1);
         return (
           <li key={event.id} data-delivery={event.id}>
-            {event.type}: <strong>{delivery.status}</strong>
+            {event.type}: <strong>{delivery.status.toLowerCase()}</strong>
             {last && ` · ${last.statusCode ?? last.error} in ${last.latencyMs} ms · `}
             {last && <Time iso={last.attemptedAt} />}
           </li>
