@@ -381,7 +381,10 @@ async function documentOf(api) {
   if (res.status !== 200) fail(`${api.name}: GET /v1/openapi.json answered ${res.status}`);
   const doc = await res.json();
   const ajv = new Ajv2020({ strict: false, allErrors: false });
-  ajv.addSchema({ $id: "components", ...doc.components }, "components");
+  // Components refer to each other as #/components/…: each reference, in them and in an operation's
+  // schema, is pointed at the components added here under their own id.
+  const rebased = (schema) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components#/'));
+  ajv.addSchema({ $id: "components", ...rebased(doc.components) }, "components");
   const templates = Object.keys(doc.paths)
     .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}$`) }))
     .sort((x, y) => (x.template.match(/\{/g)?.length ?? 0) - (y.template.match(/\{/g)?.length ?? 0));
@@ -402,7 +405,7 @@ async function documentOf(api) {
       if (!schema) return null;
       let validate = compiled.get(schema);
       if (!validate) {
-        validate = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components#/')));
+        validate = ajv.compile(rebased(schema));
         compiled.set(schema, validate);
       }
       return validate(body) ? null : ajv.errorsText(validate.errors);
