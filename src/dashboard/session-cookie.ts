@@ -49,9 +49,7 @@ export async function authenticateSessionRequest(
 ): Promise<SessionPrincipal & { view: SessionView }> {
   if (!credentials.sameOrigin) throw crossOrigin();
   const principal = await authenticateSession(prisma, credentials.token);
-  if (changes && credentials.csrfToken !== principal.csrfToken) {
-    throw new AppError("csrf_token_invalid", "Send the session's csrfToken in the X-CSRF-Token header.", "X-CSRF-Token");
-  }
+  if (changes && credentials.csrfToken !== principal.csrfToken) throw missingCsrfToken();
   // A page still showing one mode must not act in the other, which another tab switched to.
   if (credentials.mode !== undefined && credentials.mode !== modeName(principal.livemode)) {
     throw new AppError(
@@ -89,6 +87,11 @@ function cookieValue(header: string | undefined, name: string): string | null {
     if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
   }
   return null;
+}
+
+/** The refusal of a session request without the session's token in X-CSRF-Token. */
+export function missingCsrfToken(): AppError {
+  return new AppError("csrf_token_invalid", "Send the session's csrfToken in the X-CSRF-Token header.", "X-CSRF-Token");
 }
 
 /** The refusal of a session request from another origin. */

@@ -29,6 +29,8 @@ export function pageRequest(args: ConnectionArgs): PageRequest {
     const size = args[name];
     if (size != null && (size < 1 || size > MAX_SIZE)) throw invalidParam(name, `${name} must be between 1 and ${MAX_SIZE}`);
   }
+  // Relay's "first, then last of those" is no keyset page: one size, one direction.
+  if (args.first != null && args.last != null) throw invalidParam("last", "Pass first (with after) or last (with before), not both");
   if (args.before != null) return { limit: args.last ?? args.first ?? DEFAULT_SIZE, endingBefore: args.before };
   return { limit: args.last ?? args.first ?? DEFAULT_SIZE, startingAfter: args.after ?? undefined };
 }

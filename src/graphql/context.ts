@@ -12,7 +12,7 @@ import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
-import { authenticateSessionRequest, type SessionCredentials } from "../dashboard/session-cookie.js";
+import { authenticateSessionRequest, missingCsrfToken, type SessionCredentials } from "../dashboard/session-cookie.js";
 
 export interface GraphQLContext {
   prisma: Prisma;
@@ -69,13 +69,19 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
   } else {
     try {
       const { apiKey, session } = caller;
-      // A cookie request always needs the CSRF header: the dashboard sends it on every operation,
-      // so there is no need to tell reads from writes before parsing.
-      const attempt =
-        apiKey === null && session
-          ? () => authenticateSessionRequest(deps.prisma, session, true)
-          : () => deps.authenticator.authenticate(apiKey ?? undefined, caller.address);
-      principal = await authenticateFrom(deps.rateLimiter, caller.address, attempt);
+      if (apiKey === null && session && session.csrfToken === undefined) {
+        // The cookie rides along on every same-origin request, the hosted payment page's public
+        // subscription included: without the CSRF header it is no attempt to use the session (no
+        // failure counted), and only operations that need a merchant are refused, as the dashboard
+        // sends the header on every operation.
+        failure = missingCsrfToken();
+      } else {
+        const attempt =
+          apiKey === null && session
+            ? () => authenticateSessionRequest(deps.prisma, session, true)
+            : () => deps.authenticator.authenticate(apiKey ?? undefined, caller.address);
+        principal = await authenticateFrom(deps.rateLimiter, caller.address, attempt);
+      }
     } catch (e) {
       // Only operations that need a merchant fail; public ones still run.
       if (!(e instanceof AppError)) throw e;

@@ -2,6 +2,7 @@
 // one yoga instance and schema for both. The domain does the work; the types read, call and shape.
 import type { FastifyInstance } from "fastify";
 import { sessionCredentials } from "../dashboard/session-cookie.js";
+import { apiKeyOf } from "../http/callers.js";
 import { loadPersistedOperations } from "./persisted.js";
 import { type WebSocketLimits, serveGraphQLOverWebSocket } from "./ws.js";
 import { createGraphQL, type GraphQLDeps } from "./yoga.js";
@@ -18,9 +19,8 @@ export function mountGraphQL(
     method: ["GET", "POST", "OPTIONS"],
     config: { graphql: true },
     handler: async (req, reply) => {
-      const apiKey = req.headers["x-api-key"];
       const response = await yoga.handleNodeRequestAndResponse(req, reply, {
-        caller: { apiKey: typeof apiKey === "string" ? apiKey : null, session: sessionCredentials(req.headers, deps.publicUrl), address: req.clientAddress },
+        caller: { apiKey: apiKeyOf(req.headers) ?? null, session: sessionCredentials(req.headers, deps.publicUrl), address: req.clientAddress },
       });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);

@@ -34,8 +34,9 @@ export function loadPersistedOperations(file: URL = MANIFEST): PersistedOperatio
 /** Whether `caller` may send an operation's text rather than a persisted operation's hash: all but a dashboard session in production. */
 export function maySendText(caller: Caller, production: boolean): boolean {
   if (!production) return true;
-  // A key wins over a cookie when a request carries both (context.ts).
-  const session = "connection" in caller ? caller.connection?.userId !== undefined : caller.apiKey === null && caller.session !== null;
+  // A key wins over a cookie when a request carries both, and a cookie without the CSRF header is
+  // no session's request (context.ts): the hosted payment page sends its text with the cookie.
+  const session = "connection" in caller ? caller.connection?.userId !== undefined : caller.apiKey === null && caller.session?.csrfToken !== undefined;
   return !session;
 }
 

@@ -42,3 +42,21 @@ export async function authenticateFrom<T>(limiter: RateLimiter, address: string,
     throw e;
   }
 }
+
+/**
+ * The API key a request sends: in X-API-Key, or as `Authorization: Bearer <key>` as Stripe takes it.
+ * Another Authorization scheme (a proxy's Basic credentials) is not ours and is left alone; a Bearer
+ * that is not a key (a customer JWT) fails like any wrong key. Both headers naming different keys
+ * is a 400: which one was meant cannot be guessed.
+ */
+export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const key = first(headers["x-api-key"]);
+  const authorization = first(headers.authorization);
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return key;
+  const bearer = authorization.slice("Bearer".length).trim();
+  if (key !== undefined && key !== bearer) {
+    throw new AppError("parameter_invalid", "X-API-Key and Authorization: Bearer name different API keys: send the key in one of them", "Authorization");
+  }
+  return bearer;
+}

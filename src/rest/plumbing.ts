@@ -14,7 +14,7 @@ import { AppError } from "../domain/errors.js";
 import { inScope, type Scope } from "../domain/scope.js";
 import { parseInput } from "../domain/validation.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
-import { authenticateFrom, clientAddress } from "../http/callers.js";
+import { apiKeyOf, authenticateFrom, clientAddress } from "../http/callers.js";
 import { hasSessionCookie } from "../dashboard/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
@@ -116,7 +116,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
       limit = await limiter.consume(`jwt:${merchantId}:${livemode}:${verified.claims.email.toLowerCase()}`, group);
       req.leaveBulkhead = await deps.anonymous.enter();
     } else {
-      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(apiKeyOf(req), address));
+      const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(apiKeyOf(req.headers), address));
       req.scope = inScope(principal);
       limit = await limiter.consume(principal.credentialId, group);
     }
@@ -151,23 +151,6 @@ function replay(reply: FastifyReply, status: number, body: string): FastifyReply
 /** Whether `url` is a REST /v1 address (whose answers carry the version header). */
 function isApiPath(url: string): boolean {
   return url.startsWith("/v1/");
-}
-
-/**
- * The API key a request sends: in X-API-Key, or as `Authorization: Bearer <key>` as Stripe takes it.
- * Another Authorization scheme (a proxy's Basic credentials) is not ours and is left alone; a Bearer
- * that is not a key (a customer JWT) fails like any wrong key. Both headers naming different keys
- * is a 400: which one was meant cannot be guessed.
- */
-function apiKeyOf(req: FastifyRequest): string | undefined {
-  const key = header(req, "x-api-key");
-  const authorization = header(req, "authorization");
-  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return key;
-  const bearer = authorization.slice("Bearer".length).trim();
-  if (key !== undefined && key !== bearer) {
-    throw new AppError("parameter_invalid", "X-API-Key and Authorization: Bearer name different API keys: send the key in one of them", "Authorization");
-  }
-  return bearer;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

@@ -205,11 +205,22 @@ export class Stablegate {
     sendTest: (body: Body<"sendTestWebhook">, o?: CallOptions) => this.call<Answer<"sendTestWebhook">>("POST", "/v1/webhooks/test", { body, ...o }),
   };
 
-  /** A list by cursor; `first` is what only the first page is asked with (a charges page number). */
-  private keysetList<T extends { id: string }, P extends { data: T[]; hasMore: boolean }>(path: string, query: object, first: object = {}): List<T, P> {
-    const page = (startingAfter?: string) => this.call<P>("GET", path, { query: { ...query, ...(startingAfter ? { startingAfter } : first) } });
+  /**
+   * A list by cursor; `first` is what only the first page is asked with (a charges page number). A
+   * query with `endingBefore` goes on towards newer records, each page before the last one's first.
+   */
+  private keysetList<T extends { id: string }, P extends { data: T[]; hasMore: boolean }>(
+    path: string,
+    query: { endingBefore?: string | undefined },
+    first: object = {},
+  ): List<T, P> {
+    const towardsNewer = query.endingBefore !== undefined;
+    const page = (cursor?: string) =>
+      this.call<P>("GET", path, {
+        query: { ...query, ...(cursor === undefined ? first : towardsNewer ? { endingBefore: cursor } : { startingAfter: cursor }) },
+      });
     return listOf(page(), async function* (firstPage) {
-      for (let p = firstPage; ; p = await page(p.data.at(-1)!.id)) {
+      for (let p = firstPage; ; p = await page(towardsNewer ? p.data[0]!.id : p.data.at(-1)!.id)) {
         yield* p.data;
         if (!p.hasMore || p.data.length === 0) return;
       }

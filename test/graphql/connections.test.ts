@@ -51,6 +51,11 @@ describe("last without before", () => {
     expect(end.pageInfo.hasPreviousPage).toBe(true);
   });
 
+  it("refuses first and last together (no keyset page is both)", async () => {
+    const res = await app.gql(`{ customers(first: 2, last: 1) { ${PAGE} } }`);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: "parameter_invalid", param: "last" });
+  });
+
   it("is taken by every connection of Query", async () => {
     const fields = Object.values((schema.getQueryType() as GraphQLObjectType).getFields()).filter((f) => getNamedType(f.type).name.endsWith("Connection"));
     expect(fields.length).toBeGreaterThanOrEqual(8);

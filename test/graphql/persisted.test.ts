@@ -145,3 +145,29 @@ describe("in production", () => {
     await client.dispose();
   });
 });
+
+describe("in production, a browser holding a dashboard cookie", () => {
+  let app: TestApp;
+  let session: { cookie: string; csrf: string };
+  beforeAll(async () => {
+    // A small failed-authentication budget on an address of the app's own (TRUST_PROXY), to see that
+    // the hosted page's requests spend none of it.
+    app = await startApp({ NODE_ENV: "production", TRUST_PROXY: "true", RATE_LIMIT_AUTH_FAILURES: "10" });
+    session = await signedIn(app);
+  });
+  afterAll(() => app?.stop());
+
+  it("runs the hosted payment page's text without the CSRF header, counting no failed authentication", async () => {
+    const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "pq-cookie", amount: "5.00" } })).body;
+    const query = `{ paymentSession(chargeId: "${charge.id}") { id } }`;
+    // More times than the address's failed-authentication budget (10) allows.
+    for (let i = 0; i < 15; i++) {
+      const res = await app.call("POST", "/graphql", { key: null, body: { query }, headers: { cookie: session.cookie } });
+      expect(res.body, res.text).toEqual({ data: { paymentSession: { id: charge.id } } });
+    }
+    // The cookie alone still opens nothing of the merchant's.
+    const merchant = await app.call("POST", "/graphql", { key: null, body: { query: STATS }, headers: { cookie: session.cookie } });
+    expect(merchant.body.errors[0].extensions).toMatchObject({ code: "csrf_token_invalid", param: "X-CSRF-Token" });
+    expect((await post(app, persisted(hashOf("HomeStats")), session)).body.data.chargeStats.days).toBe(30);
+  });
+});

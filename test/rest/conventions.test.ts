@@ -101,6 +101,14 @@ describe("Authorization: Bearer", () => {
     expectError(await app.call("GET", "/v1/customers", { headers: { authorization: `Bearer ${app.liveKey}` } }), 400, "parameter_invalid", "Authorization");
   });
 
+  it("works on /graphql too", async () => {
+    const query = 'mutation { createCustomer(input: { email: "gql-bearer@example.com", name: "Bearer" }) { livemode } }';
+    const res = await app.call("POST", "/graphql", { ...bearer(app.liveKey), body: { query } });
+    expect(res.body, res.text).toEqual({ data: { createCustomer: { livemode: true } } });
+    const wrong = await app.call("POST", "/graphql", { ...bearer("sk_test_nope"), body: { query } });
+    expect(wrong.body.errors[0].extensions.code).toBe("api_key_invalid");
+  });
+
   it("leaves another scheme (a proxy's Basic credentials) alone", async () => {
     const basic = { authorization: `Basic ${Buffer.from("proxy:secret").toString("base64")}` };
     expect((await app.call("GET", "/v1/customers", { headers: basic })).status).toBe(200);

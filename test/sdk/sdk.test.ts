@@ -84,6 +84,13 @@ describe("stablegate/sdk", () => {
     const charges: string[] = [];
     for await (const c of own.charges.list({ limit: 3 })) charges.push(c.orderId);
     expect(charges).toEqual(["page-6", "page-5", "page-4", "page-3", "page-2", "page-1", "page-0"]);
+
+    // From a cursor towards newer records: each page is the one before the previous page's first.
+    const oldest = (await own.charges.list({ limit: 100 })).data.at(-1)!;
+    expect(oldest.orderId).toBe("page-0");
+    const newer: string[] = [];
+    for await (const c of own.charges.list({ limit: 2, endingBefore: oldest.id })) newer.push(c.orderId);
+    expect(newer).toEqual(["page-2", "page-1", "page-4", "page-3", "page-6", "page-5"]);
   });
 
   it("drafts, finalizes and downloads an invoice, makes and retires a payment link, and lists refunds", async () => {
