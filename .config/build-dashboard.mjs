@@ -1,5 +1,5 @@
 // Bundles the dashboard (src/dashboard/web) into dist/dashboard/assets: one script and one
-// stylesheet, minified, no CDN. Prints their compressed size; the first load must stay under 150 KB.
+// stylesheet, minified, no CDN. Prints their compressed size; the first load must stay under 60 KB.
 // Every graphql(`…`) document of the dashboard is persisted on the way: its printed text goes into
 // dist/dashboard/persisted-operations.json under its sha256 (what the server runs for a dashboard
 // session, src/graphql/persisted.ts), and the bundle carries the hash, which is all it sends.
@@ -20,12 +20,19 @@ const persistDocuments = {
   name: "persisted-operations",
   setup(bundle) {
     bundle.onLoad({ filter: /\/src\/dashboard\/web\/.*\.tsx?$/ }, ({ path }) => {
-      const contents = readFileSync(path, "utf8").replace(/graphql\(`([\s\S]*?)`\)/g, (call, body) => {
+      const source = readFileSync(path, "utf8");
+      let documents = 0;
+      const contents = source.replace(/graphql\(`([\s\S]*?)`\)/g, (call, body) => {
+        documents++;
         const text = print(parse(body));
         const hash = createHash("sha256").update(text).digest("hex");
         persisted.set(hash, text);
         return `graphql.persisted(${JSON.stringify(hash)}, ${call})`;
       });
+      // Any other shape (a document with fragments, a variable) would reach the server as text,
+      // which production refuses a dashboard session: fail here rather than there.
+      const calls = source.match(/\bgraphql\((?!\))/g)?.length ?? 0;
+      if (calls !== documents) throw new Error(`${path}: every graphql(…) call must be graphql(\`…\`) with one document and no fragments, to be persisted`);
       return { contents, loader: path.endsWith(".tsx") ? "tsx" : "ts" };
     });
   },
@@ -50,4 +57,4 @@ writeFileSync(new URL("dist/dashboard/persisted-operations.json", root), `${JSON
 const size = (name) => gzipSync(readFileSync(new URL(name, out))).length;
 const total = size("app.js") + size("app.css");
 console.log(`dashboard: app.js + app.css = ${(total / 1024).toFixed(1)} KB gzipped, ${persisted.size} persisted operations`);
-if (total > 150 * 1024) throw new Error("the dashboard's first load is over 150 KB compressed");
+if (total > 60 * 1024) throw new Error("the dashboard's first load is over 60 KB compressed");

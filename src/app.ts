@@ -11,6 +11,7 @@ import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
 import { ensureMigrated } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { relayerProblems } from "./domain/chain-status.js";
+import { dashboardExportRoutes } from "./dashboard/exports.js";
 import { dashboardPages } from "./dashboard/pages.js";
 import { dashboardSessionRoutes } from "./dashboard/routes.js";
 import { mountGraphQL } from "./graphql/index.js";
@@ -144,6 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     frameAncestors: config.paymentFrameAncestors,
   });
   dashboardSessionRoutes(server, { prisma, rateLimiter, anonymous, publicUrl: config.publicUrl });
+  dashboardExportRoutes(server, { prisma, rateLimiter, publicUrl: config.publicUrl });
   dashboardPages(server);
   const closeGraphQL = mountGraphQL(server, {
     ...callers,

@@ -177,7 +177,9 @@ async function main(argv: string[]): Promise<void> {
     const applied = await ensureMigrated(db, group === "migrate" || config.autoMigrate);
     await recordDatabase(database, db);
     const prisma = db.prisma;
-    const print = (human: string, data: unknown) => console.log(values.json ? JSON.stringify(data, null, 2) : human);
+    // Bytes (a merchant's logo) as base64, not as an object with a key per byte.
+    const bytes = (_key: string, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v);
+    const print = (human: string, data: unknown) => console.log(values.json ? JSON.stringify(data, bytes, 2) : human);
     const need = (what: string) => {
       if (!target) throw new UsageError(`Missing ${what}.`);
       return target;

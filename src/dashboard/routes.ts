@@ -1,8 +1,9 @@
 // The dashboard's session endpoints: sign in (sets the cookie), read the session (the page's first
-// call: who is signed in, the mode, the CSRF token), switch mode, sign out. Everything else the
-// dashboard does goes through /graphql with the cookie.
+// call: who is signed in, the mode, the CSRF token), switch mode, re-authenticate, sign out.
+// Everything else the dashboard does goes through /graphql with the cookie.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
+import { reauthenticate } from "../domain/reauthentication.js";
 import { signIn, signOut, switchMode } from "../domain/sessions.js";
 import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
@@ -58,6 +59,14 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
     const { view } = await sessionOf(req, true);
     const mode = await switchMode(prisma, view.id, req.body ?? {});
     return noStore(reply).send({ ...view, mode });
+  });
+
+  // Giving the password (and code) again: the dashboard's riskiest changes need it within 5 minutes.
+  // Wrong answers spend the email's sign-in budget, as failed sign-ins do.
+  app.post("/dashboard/session/reauthenticate", async (req, reply) => {
+    const session = await sessionOf(req, true);
+    const until = await reauthenticate(prisma, rateLimiter, { sessionId: session.credentialId, userId: session.userId }, req.body ?? {});
+    return noStore(reply).send({ reauthenticatedUntil: until.toISOString() });
   });
 
   app.delete("/dashboard/session", async (req, reply) => {

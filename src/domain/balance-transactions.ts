@@ -5,11 +5,12 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { BalanceTransaction, Prisma as P } from "../generated/prisma/client.js";
+import { csvLines, olderThan } from "./csv.js";
 import { invalidParam, notFound } from "./errors.js";
 import { formatAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
+import { instantParam, parseInput } from "./validation.js";
 
 export type { BalanceTransaction };
 
@@ -54,14 +55,12 @@ export function balanceTransactionResource(b: BalanceTransaction): BalanceTransa
   };
 }
 
-const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z" }).transform((s) => new Date(s));
-
 const filterShape = {
   chargeId: z.string().min(1).max(100).optional(),
   refundId: z.string().min(1).max(100).optional(),
   type: z.enum(BALANCE_TRANSACTION_TYPES, { error: `must be one of ${BALANCE_TRANSACTION_TYPES.join(", ")}` }).optional(),
-  createdGte: instant.optional().describe("Only rows recorded at or after this instant."),
-  createdLt: instant.optional().describe("Only rows recorded before this instant."),
+  createdGte: instantParam().optional().describe("Only rows recorded at or after this instant."),
+  createdLt: instantParam().optional().describe("Only rows recorded before this instant."),
 };
 
 /** The query of GET /v1/balance_transactions. */
@@ -123,13 +122,9 @@ export const CSV_COLUMNS = [
   "livemode",
 ] as const;
 
-/** Rows per read of the CSV export. */
-const CSV_BATCH = 1_000;
-
 /**
- * Every balance transaction matching the query, newest first, as CSV lines: the header, then one line
- * per row, read a batch at a time so that an export of any size takes little memory. A bad query
- * throws here, before the first line.
+ * Every balance transaction matching the query, newest first, as CSV lines (domain/csv.ts): the
+ * header, then one line per row. A bad query throws here, before the first line.
  */
 export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
   const { limit: _limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
@@ -140,41 +135,13 @@ export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, input: unkn
       "a CSV export has every matching row: narrow it with createdGte and createdLt, not a cursor",
     );
   }
-  return csvLines(prisma, ledgerFilter(scope, filters));
-}
-
-async function* csvLines(prisma: Prisma, where: P.BalanceTransactionWhereInput): AsyncGenerator<string> {
-  yield `${CSV_COLUMNS.join(",")}\r\n`;
-  let last: { createdAt: Date; id: string } | null = null;
-  for (;;) {
-    const rows: BalanceTransaction[] = await prisma.balanceTransaction.findMany({
-      where: last ? { AND: [where, { OR: [{ createdAt: { lt: last.createdAt } }, { createdAt: last.createdAt, id: { lt: last.id } }] }] } : where,
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      take: CSV_BATCH,
-    });
-    if (rows.length === 0) return;
-    yield rows.map((r) => `${csvLine(balanceTransactionResource(r))}\r\n`).join("");
-    last = rows[rows.length - 1]!;
-    if (rows.length < CSV_BATCH) return;
-  }
-}
-
-/** One CSV line of a row. */
-function csvLine(r: BalanceTransactionResource): string {
-  return CSV_COLUMNS.map((c) => csvField(r[c])).join(",");
-}
-
-/**
- * One CSV field (RFC 4180: a field with a comma, quote or line break is quoted). The export is meant
- * for spreadsheets, which run a cell that starts with = + - @ (or a tab or carriage return) as a
- * formula: such a field is written as text, with a leading apostrophe, so that no value that ever
- * reaches a column can become one (OWASP "CSV injection"). Plain numbers, the negative amounts
- * included, stay numbers.
- */
-export function csvField(value: string | number | boolean | null): string {
-  let text = value === null ? "" : String(value);
-  if (/^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const where = ledgerFilter(scope, filters);
+  return csvLines(
+    CSV_COLUMNS,
+    (after, take) =>
+      prisma.balanceTransaction.findMany({ where: after ? { AND: [where, olderThan(after)] } : where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take }),
+    balanceTransactionResource,
+  );
 }
 
 /** An amount per chain. */

@@ -8,16 +8,18 @@ import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
+import { searchCondition, searchFilter } from "./charge-search.js";
 import { PaymentResource } from "./payment-schema.js";
 import { eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount, toUnits, type Units } from "./money.js";
-import { inScope, modeName, type Scope } from "./scope.js";
+import { inScope, type Scope } from "./scope.js";
+import { settlementWalletMissing } from "./settlement-wallets.js";
 import { SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
-import { integerParam, parseInput } from "./validation.js";
+import { instantParam, integerParam, parseInput } from "./validation.js";
 
 export type { Charge };
 
@@ -183,8 +185,8 @@ export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string };
 
 /**
  * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
- * it, so later settings changes never redirect its funds. 409 `duplicate_order_id` while another
- * charge for the same order is open.
+ * it, so later settings changes never redirect its funds: 400 `settlement_wallet_missing` without one.
+ * 409 `duplicate_order_id` while another charge for the same order is open.
  */
 export async function createCharge(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
   const { charge, events } = await insertCharge(prisma, scope, input, settings, now);
@@ -222,13 +224,7 @@ export async function insertCharge(
   ]);
   if (data.customerId && !customer) throw missingCustomer(data.customerId);
   const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
-  if (!wallet) {
-    const mode = modeName(scope.livemode);
-    throw new AppError(
-      "settlement_wallet_missing",
-      `No ${mode}-mode settlement wallet is set, so a charge would have nowhere to pay out. Set one with: npx stablegate merchant update ${scope.merchantId} --${mode}-wallet 0x…`,
-    );
-  }
+  if (!wallet) throw settlementWalletMissing(scope.livemode);
   const id = newId("chrg");
   const feeBps = merchant.feeBps;
   // Known now and the same on every chain: money sent there before the pick is counted too.
@@ -378,6 +374,10 @@ export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: 
   return chargeFromRow(row);
 }
 
+/** What `search` finds (domain/charge-search.ts), as the API documents it. */
+export const SEARCH_DESCRIPTION =
+  'The start of a charge id, an order id, a clone address, a transaction hash (of a payment, a payout or a refund) or a customer\'s email (any case); a hash shortened as "0x1234abcd…89abcdef"; or an exact amount such as "12.50".';
+
 const filterSchema = {
   status: z.enum(CHARGE_STATUSES, { error: `must be one of ${CHARGE_STATUSES.join(", ")}` }).optional(),
   needsReview: z
@@ -385,13 +385,9 @@ const filterSchema = {
     .optional()
     .describe("Only charges that need review (true) or that do not (false)."),
   customerId: z.string().min(1).max(100).optional(),
-  search: z
-    .string()
-    .trim()
-    .min(1)
-    .max(100)
-    .optional()
-    .describe("Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)."),
+  search: z.string().trim().min(1).max(100).optional().describe(SEARCH_DESCRIPTION),
+  createdGte: instantParam().optional().describe("Only charges created at or after this instant (ISO 8601)."),
+  createdLt: instantParam().optional().describe("Only charges created before this instant (ISO 8601)."),
 };
 
 /** The query of GET /v1/charges: numbered pages (`page`, the contract's) or cursors (`startingAfter`/`endingBefore`), not both. */
@@ -399,27 +395,60 @@ export const listSchema = z.strictObject({
   page: integerParam(1, 100_000).optional().describe("Numbered paging: 1 (the default) is the newest page. Not with startingAfter or endingBefore."),
   ...pageParams,
   ...filterSchema,
+  format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json").describe("csv: every matching charge, as text/csv with a header row."),
 });
 const filtersOnly = z.strictObject(filterSchema);
 
 export type ChargeFilters = z.input<typeof filtersOnly>;
+type Filters = z.output<typeof filtersOnly>;
 
-/** The where-clause of a charge list: this merchant and mode, optionally one status, customer or search. */
+/**
+ * The where-clause of a charge list: this merchant and mode, optionally one status, customer, search
+ * or creation range. A search here scans what the rest selects: the lists read it through its indexes (`filterSql`).
+ */
 export function chargeFilter(scope: Scope, input: unknown): P.ChargeWhereInput {
-  const f = parseInput(filtersOnly, input);
+  return filterWhere(scope, parseInput(filtersOnly, input));
+}
+
+/** `chargeFilter` on filters already read. */
+function filterWhere(scope: Scope, f: Filters): P.ChargeWhereInput {
   return {
     ...inScope(scope),
     ...(f.status && { status: f.status }),
     ...(f.customerId && { customerId: f.customerId }),
     ...(f.needsReview && { reviewReason: f.needsReview === "true" ? { not: null } : null }),
-    ...(f.search && { OR: searchTerms(f.search) }),
+    ...(f.search && searchFilter(f.search)),
+    ...((f.createdGte || f.createdLt) && { createdAt: { ...(f.createdGte && { gte: f.createdGte }), ...(f.createdLt && { lt: f.createdLt }) } }),
   };
 }
 
-/** What a search matches: exact ids and hashes, addresses and hashes whatever their case. */
-function searchTerms(search: string): P.ChargeWhereInput[] {
-  const anyCase = { equals: search, mode: "insensitive" } as const;
-  return [{ id: search }, { orderId: search }, { cloneAddress: anyCase }, { flushTxHash: anyCase }, { transfers: { some: { txHash: anyCase } } }];
+/** The filters in SQL over `charges`, for a list with a search: its lookups go through expression indexes, which Prisma cannot write. */
+function filterSql(scope: Scope, f: Filters & { search: string }): P.Sql {
+  return P.join(
+    [
+      P.sql`merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode}`,
+      searchCondition(scope, f.search),
+      ...(f.status ? [P.sql`status = ${f.status}::"ChargeStatus"`] : []),
+      ...(f.customerId ? [P.sql`customer_id = ${f.customerId}`] : []),
+      ...(f.needsReview ? [f.needsReview === "true" ? P.sql`review_reason IS NOT NULL` : P.sql`review_reason IS NULL`] : []),
+      ...(f.createdGte ? [P.sql`created_at >= ${f.createdGte}`] : []),
+      ...(f.createdLt ? [P.sql`created_at < ${f.createdLt}`] : []),
+    ],
+    " AND ",
+  );
+}
+
+/** A search's filters, or null without a search. */
+function searched(f: Filters): (Filters & { search: string }) | null {
+  return f.search ? { ...f, search: f.search } : null;
+}
+
+/** The charges with `ids`, in that order (with the relations `include` asks for). */
+async function chargesInOrder(prisma: Prisma, ids: { id: string }[], include?: P.ChargeInclude): Promise<Charge[]> {
+  if (ids.length === 0) return [];
+  const rows = await prisma.charge.findMany({ include, where: { id: { in: ids.map((r) => r.id) } } });
+  const byId = new Map(rows.map((c) => [c.id, c]));
+  return ids.flatMap((r) => byId.get(r.id) ?? []);
 }
 
 /** Newest first, ties broken by id so pages never overlap or skip. */
@@ -437,18 +466,25 @@ export interface NumberedPage extends Page<Charge> {
  * other list), else by number with the total count (`page`, default 1, as the contract keeps it).
  */
 export async function listCharges(prisma: Prisma, scope: Scope, input: unknown): Promise<NumberedPage | Page<Charge>> {
-  const { page, ...params } = parseInput(listSchema, input);
+  // The format is the door's business (domain/charges-csv.ts writes the CSV).
+  const { page, format: _format, ...params } = parseInput(listSchema, input);
   const cursor = params.startingAfter !== undefined ? "startingAfter" : params.endingBefore !== undefined ? "endingBefore" : null;
   if (cursor !== null && page !== undefined) throw invalidParam(cursor, `Page by number (page) or by cursor (${cursor}), not both`);
   if (cursor !== null) return pageCharges(prisma, scope, params);
   // No cursor was given, so the rest are the filters.
   const { limit, ...filters } = params;
-  const where = chargeFilter(scope, filters);
+  const f = parseInput(filtersOnly, filters);
+  const search = searched(f);
   const number = page ?? 1;
   const offset = (number - 1) * limit;
   const [data, total] = await Promise.all([
-    prisma.charge.findMany({ where, orderBy: CHARGE_ORDER, skip: offset, take: limit }),
-    prisma.charge.count({ where }),
+    search
+      ? prisma.$queryRaw<{ id: string }[]>`
+          SELECT id FROM charges WHERE ${filterSql(scope, search)} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`.then((ids) =>
+          chargesInOrder(prisma, ids),
+        )
+      : prisma.charge.findMany({ where: filterWhere(scope, f), orderBy: CHARGE_ORDER, skip: offset, take: limit }),
+    countCharges(prisma, scope, filters),
   ]);
   return { data, page: number, limit, total, hasMore: offset + data.length < total };
 }
@@ -460,20 +496,32 @@ const pageSchema = z.strictObject({ ...pageParams, ...filterSchema });
  * `include` loads relations in the same read (what a GraphQL selection asks for).
  */
 export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, include?: P.ChargeInclude, end: PageEnd = "newest"): Promise<Page<Charge>> {
-  const { limit, startingAfter, endingBefore, ...filters } = parseInput(pageSchema, input);
-  const where = chargeFilter(scope, filters);
+  const { limit, startingAfter, endingBefore, ...f } = parseInput(pageSchema, input);
+  const search = searched(f);
+  const where = filterWhere(scope, f);
   return keysetPage(
     "charge",
     { limit, startingAfter, endingBefore },
     (id) => prisma.charge.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
-    (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    search
+      ? async (q) => {
+          const keyset = keysetSql(q);
+          const ids = await prisma.$queryRaw<{ id: string }[]>`
+            SELECT id FROM charges WHERE ${filterSql(scope, search)} AND ${keyset.where} ${keyset.orderLimit}`;
+          return chargesInOrder(prisma, ids, include);
+        }
+      : (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
     end,
   );
 }
 
 /** How many charges match the list filters (GraphQL's `totalCount`). */
 export async function countCharges(prisma: Prisma, scope: Scope, filters: unknown): Promise<number> {
-  return prisma.charge.count({ where: chargeFilter(scope, filters) });
+  const f = parseInput(filtersOnly, filters);
+  const search = searched(f);
+  if (!search) return prisma.charge.count({ where: filterWhere(scope, f) });
+  const [row] = await prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM charges WHERE ${filterSql(scope, search)}`;
+  return row!.count;
 }
 
 /**

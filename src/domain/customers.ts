@@ -25,7 +25,8 @@ const name = z
   .max(200)
   .refine((s) => s.trim().length > 0, "must not be blank");
 
-const address = z
+/** A postal address as callers give it (customers' and the seller's): every part optional, the country checked. */
+export const address = z
   .strictObject(
     {
       line1: optionalText(200),
@@ -327,7 +328,7 @@ function columns(d: z.output<typeof updateSchema>) {
 }
 
 /** An address always has all six keys; one with none set is stored as null. */
-function normaliseAddress(a: z.output<typeof address>): CustomerAddress | null {
+export function normaliseAddress(a: z.output<typeof address>): CustomerAddress | null {
   if (!a) return null;
   const full: CustomerAddress = {
     line1: a.line1 ?? null,

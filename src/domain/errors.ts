@@ -17,6 +17,7 @@ export type ErrorCode =
   | "csrf_token_invalid"
   | "session_required"
   | "session_mode_changed"
+  | "reauthentication_required"
   | "resource_missing"
   | "customer_email_exists"
   | "duplicate_order_id"

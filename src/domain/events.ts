@@ -8,7 +8,7 @@ import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { beyond, keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { beyond, keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -49,6 +49,41 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The event types that report a change to a charge. */
 export type ChargeEventType = Extract<EventType, `charge.${string}`>;
+
+/** When each event is sent: the webhooks' descriptions in the OpenAPI document, and the GraphQL enum's. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  "charge.pending": "A charge was created (PENDING): its hosted page waits for the buyer.",
+  "charge.chain_selected": "The buyer picked a chain on the hosted page: the charge has its cloneAddress and a new expiresAt.",
+  "charge.partial":
+    "Confirmed money arrived that does not cover the amount yet: the charge stays PENDING (its expiry pushed back, unless the money is dust). `payments` lists what arrived.",
+  "charge.received":
+    "Confirmed money covers the amount (or falls short within the underpayment tolerance: `underpaidAmount`): RECEIVED, and the payout to your wallet follows. `payments` lists what arrived.",
+  "charge.completed":
+    "The payout to your wallet is confirmed: COMPLETED, with feeAmount, netAmount, flushTxHash and completedAt. `overpaidAmount` is what was paid beyond the amount.",
+  "charge.underpaid": "The charge expired with partial money: EXPIRED, and what arrived is paid out to your wallet.",
+  "charge.expired": "The charge expired with nothing received: EXPIRED.",
+  "charge.cancelled": "The charge was cancelled: CANCELLED; confirmed partial money (amountReceived) is paid out to your wallet.",
+  "charge.late_payment":
+    "Money arrived after the charge was EXPIRED, CANCELLED or COMPLETED: it is paid out to your wallet too. `payments` lists what arrived.",
+  "charge.payout_confirmed": "A later payout (of underpaid or late money) is confirmed: the charge's money fields changed.",
+  "charge.payout_blocked": "Money in the charge's address cannot be paid out now: payoutBlockedReason says why.",
+  "charge.needs_review": "The reconciliation found that the ledger and the chain disagree about the charge: needsReview is true and reviewReason says what.",
+  "charge.reviewed": "A charge that needed review was marked reviewed.",
+  "customer.created": "A customer was created.",
+  "customer.updated": "A customer was changed.",
+  "customer.deleted": "A customer was deleted: `data` is the customer as it was, with `deleted: true`.",
+  "refund.created": "A refund was created: AWAITING_ADDRESS until the buyer gives an address, else AWAITING_PAYMENT.",
+  "refund.updated": "A refund changed: the buyer gave an address, or its payment changed on chain.",
+  "refund.completed": "The transfer paying the refund from your settlement wallet is confirmed: COMPLETED.",
+  "refund.cancelled": "A refund was cancelled.",
+  "invoice.created": "An invoice was drafted (DRAFT).",
+  "invoice.updated": "An invoice changed: a DRAFT was edited, or a payment counted towards it without settling it.",
+  "invoice.finalized": "An invoice was finalized: OPEN, with its number and hostedInvoiceUrl.",
+  "invoice.paid": "Payments settled the invoice: PAID.",
+  "invoice.voided": "An invoice was voided: VOID.",
+  "invoice.marked_uncollectible": "An invoice was marked uncollectible: UNCOLLECTIBLE (it can still be paid).",
+  "invoice.deleted": "A DRAFT invoice was deleted: `data` is the invoice as it was, with `deleted: true`.",
+};
 
 /** Every charge event type, in EVENT_TYPES order. */
 export const CHARGE_EVENT_TYPES = EVENT_TYPES.filter((t): t is ChargeEventType => t.startsWith("charge."));
@@ -131,33 +166,70 @@ export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "live
   return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: e.data };
 }
 
+/** The kinds of object events are about: the part of their type before the dot (charge, customer, …). */
+export const EVENT_OBJECT_TYPES = [...new Set(EVENT_TYPES.map((t) => t.slice(0, t.indexOf("."))))];
+
 export const listSchema = z.strictObject({
   ...pageParams,
   type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
+  objectType: z
+    .enum(EVENT_OBJECT_TYPES as [string, ...string[]], { error: `must be one of ${EVENT_OBJECT_TYPES.join(", ")}` })
+    .optional()
+    .describe(`Only events about this kind of object: ${EVENT_OBJECT_TYPES.join(", ")}.`),
+  objectId: z.string().trim().min(1).max(100).optional().describe("Only events about this object: the id its data carries (chrg_…, cus_…, ref_…, inv_…)."),
 });
 
-const filterSchema = listSchema.pick({ type: true });
+const filterSchema = listSchema.pick({ type: true, objectType: true, objectId: true });
 
-/** The where-clause of an event list: this merchant and mode, optionally one type. */
-export function eventFilter(scope: Scope, input: { type?: string | undefined }): P.EventWhereInput {
-  const { type } = parseInput(filterSchema, input);
-  return { merchantId: scope.merchantId, livemode: scope.livemode, ...(type && { type }) };
+/** An event list's filters, as REST's query and GraphQL's arguments name them (checked here). */
+export type EventFilters = { [K in keyof z.input<typeof filterSchema>]?: string | undefined };
+
+/** The types an event list keeps (null: any): the one asked for, or every type of the object kind asked for. */
+function typesOf(f: z.output<typeof filterSchema>): string[] | null {
+  const types = EVENT_TYPES.filter((t) => (!f.type || t === f.type) && (!f.objectType || t.startsWith(`${f.objectType}.`)));
+  return f.type || f.objectType ? types : null;
 }
 
-/** How many events match the list filter (GraphQL's `totalCount`). */
-export async function countEvents(prisma: Prisma, scope: Scope, input: { type?: string | undefined }): Promise<number> {
-  return prisma.event.count({ where: eventFilter(scope, input) });
+/** The where-clause of an event list without an object id: this merchant and mode, optionally some types. */
+export function eventFilter(scope: Scope, input: EventFilters): P.EventWhereInput {
+  const types = typesOf(parseInput(filterSchema, input));
+  return { merchantId: scope.merchantId, livemode: scope.livemode, ...(types && { type: { in: types } }) };
 }
 
-/** One page of events, newest first, with cursor pagination and a type filter. */
+/** An event list's filters in SQL, for lists by object id: `data->>'id'` has an expression index (migration 20261201010000), which Prisma cannot write. */
+function objectFilterSql(scope: Scope, f: z.output<typeof filterSchema>, objectId: string): P.Sql {
+  const types = typesOf(f);
+  return P.sql`merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND (data->>'id') = ${objectId}
+    ${types ? P.sql`AND type = ANY(${types})` : P.empty}`;
+}
+
+/** How many events match the list filters (GraphQL's `totalCount`). */
+export async function countEvents(prisma: Prisma, scope: Scope, input: EventFilters): Promise<number> {
+  const f = parseInput(filterSchema, input);
+  if (!f.objectId) return prisma.event.count({ where: eventFilter(scope, f) });
+  const [row] = await prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM events WHERE ${objectFilterSql(scope, f, f.objectId)}`;
+  return row!.count;
+}
+
+/** One page of events, newest first, with cursor pagination, filtered by type, object kind or object id. */
 export async function listEvents(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Event>> {
-  const params = parseInput(listSchema, input);
-  const where = eventFilter(scope, { type: params.type });
+  const { type, objectType, objectId, ...params } = parseInput(listSchema, input);
+  const f = { type, objectType, objectId };
+  const where = eventFilter(scope, f);
   return keysetPage(
     "event",
     params,
     (id) => prisma.event.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
-    (q) => prisma.event.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    objectId
+      ? async (q) => {
+          const keyset = keysetSql(q);
+          const ids = await prisma.$queryRaw<{ id: string }[]>`
+            SELECT id FROM events WHERE ${objectFilterSql(scope, f, objectId)} AND ${keyset.where} ${keyset.orderLimit}`;
+          const rows = await prisma.event.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
+          const byId = new Map(rows.map((e) => [e.id, e]));
+          return ids.flatMap((r) => byId.get(r.id) ?? []);
+        }
+      : (q) => prisma.event.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
     end,
   );
 }

@@ -16,12 +16,14 @@
 // - at most one charge pays it at a time: a charge is made (or the open one reused) under the
 //   invoice's row lock, so a second buyer waits for it, and a void that raced it starts over;
 // - a void cancels the open charge, and is refused once money was paid or is on its way (mark it
-//   uncollectible then).
+//   uncollectible then);
+// - a live invoice is made and issued only while the merchant has a live settlement wallet.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
 import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, moneyOnItsWay } from "./charges.js";
+import { type BusinessLogo, businessLogoOf, type SellerDetails, sellerDetailsOf } from "./business-details.js";
 import type { CustomerAddress } from "./customers.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -30,6 +32,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
+import { assertLiveWallet } from "./settlement-wallets.js";
 import { integerParam, parseInput } from "./validation.js";
 
 export type { Invoice };
@@ -219,11 +222,12 @@ async function assertCustomer(db: Prisma | P.TransactionClient, scope: Scope, cu
 
 const json = (v: unknown) => v as P.InputJsonValue;
 
-/** Creates a DRAFT invoice for a customer of this merchant and mode. */
+/** Creates a DRAFT invoice for a customer of this merchant and mode; a live one only with a live settlement wallet. */
 export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   const data = parseInput(createSchema, input);
   const { lines, total } = priceLines(data.lineItems, settings);
   await assertCustomer(prisma, scope, data.customerId);
+  await assertLiveWallet(prisma, scope);
   return prisma.$transaction(async (tx) => {
     const invoice = await tx.invoice.create({
       data: {
@@ -324,16 +328,20 @@ export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, se
 
 /**
  * Issues a DRAFT: gives it the next number of its merchant and mode, freezes the customer's billing
- * details onto it, and opens it for payment at `hostedInvoiceUrl`.
+ * details and the seller's business details onto it, and opens it for payment at `hostedInvoiceUrl`
+ * (live: only with a live settlement wallet).
  */
 export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings, now = new Date()): Promise<Invoice> {
   return prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, scope);
     assertInvoiceAllows(invoice, "finalize");
+    // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
+    await assertLiveWallet(tx, scope);
     const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });
     if (!customer) {
       throw new AppError("parameter_missing", `Invoice ${id} has no customer (it was deleted): set customerId before finalizing.`, "customerId");
     }
+    const seller = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { legalName: true, businessAddress: true, taxId: true } });
     // The counter's row stays locked until this commits: a concurrent finalize waits, then takes the next.
     const [{ number }] = (await tx.$queryRaw<{ number: number }[]>`
       INSERT INTO invoice_numbers (merchant_id, livemode, last_number) VALUES (${scope.merchantId}, ${scope.livemode}, 1)
@@ -345,6 +353,7 @@ export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, 
         status: "OPEN",
         number: `INV-${String(number).padStart(6, "0")}`,
         customerDetails: json(billingDetailsOf(customer)),
+        sellerDetails: json(sellerDetailsOf(seller)),
         finalizedAt: now,
         updatedAt: now,
       },
@@ -353,6 +362,10 @@ export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, 
     return finalized;
   });
 }
+
+/** What voiding does and when it is allowed, as both doors describe it. */
+export const VOID_RULE =
+  "An OPEN or UNCOLLECTIBLE invoice nothing was paid on (and nothing is on its way to) becomes VOID: it can no longer be paid, and its open charge is cancelled.";
 
 /**
  * Voids an OPEN or UNCOLLECTIBLE invoice: nothing more can be paid on it, and its open charge is
@@ -454,6 +467,10 @@ function billingDetailsOf(c: Customer): BillingDetails {
 export interface InvoiceView {
   invoice: Invoice;
   merchantName: string;
+  /** Frozen at finalization; a DRAFT (or an invoice issued before sellers had details) shows them as they are now. */
+  seller: SellerDetails;
+  /** The merchant's current logo. */
+  logo: BusinessLogo | null;
   /** Frozen at finalization; a DRAFT shows its customer as it is now. */
   billTo: BillingDetails | null;
 }
@@ -472,11 +489,15 @@ export async function publicInvoiceView(prisma: Prisma, id: string): Promise<Inv
 
 async function viewOf(prisma: Prisma, invoice: Invoice): Promise<InvoiceView> {
   const [merchant, customer] = await Promise.all([
-    prisma.merchant.findUniqueOrThrow({ where: { id: invoice.merchantId }, select: { name: true } }),
+    prisma.merchant.findUniqueOrThrow({
+      where: { id: invoice.merchantId },
+      select: { name: true, legalName: true, businessAddress: true, taxId: true, logo: true, logoType: true },
+    }),
     invoice.customerDetails === null && invoice.customerId !== null ? prisma.customer.findUnique({ where: { id: invoice.customerId } }) : null,
   ]);
   const billTo = (invoice.customerDetails as BillingDetails | null) ?? (customer ? billingDetailsOf(customer) : null);
-  return { invoice, merchantName: merchant.name, billTo };
+  const seller = (invoice.sellerDetails as SellerDetails | null) ?? sellerDetailsOf(merchant);
+  return { invoice, merchantName: merchant.name, seller, logo: businessLogoOf(merchant), billTo };
 }
 
 /**

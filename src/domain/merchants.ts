@@ -94,9 +94,15 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
 /**
  * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one), payment
  * window and underpayment tolerance. Open charges keep the wallet and tolerance they were created with.
+ * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
+ * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
  */
-export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown): Promise<Merchant> {
-  return updateMerchant(prisma, id, parseInput(settingsSchema, input));
+export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: () => Promise<void>): Promise<Merchant> {
+  const data = parseInput(settingsSchema, input);
+  const current = await getMerchant(prisma, id);
+  const changes = (field: "testWallet" | "liveWallet") => data[field] !== undefined && data[field] !== current[field];
+  if (changes("testWallet") || changes("liveWallet")) await confirmWalletChange();
+  return updateMerchant(prisma, id, data);
 }
 
 /** A merchant or 404. */

@@ -4,6 +4,7 @@
 // REST's `startingAfter`/`endingBefore` and GraphQL's `after`/`before` are both this. (`GET
 // /v1/charges` also keeps the number paging the contract gives it, when no cursor is passed.)
 import { z } from "zod";
+import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, unknownReference } from "./errors.js";
 import { integerParam } from "./validation.js";
 
@@ -49,6 +50,20 @@ export interface PageQuery {
   where: KeysetWhere;
   orderBy: [{ createdAt: Direction }, { id: Direction }];
   take: number;
+  /** The cursor's record and the side of it the page lies on (null: from an end), for readers in SQL. */
+  cursor: { at: Position; side: "older" | "newer" } | null;
+}
+
+/**
+ * `query` in SQL over a table's `created_at` and `id` columns, for lists filtered by what Prisma cannot
+ * write (an expression index): the keyset condition (TRUE without a cursor) and the ORDER BY … LIMIT.
+ */
+export function keysetSql(query: PageQuery): { where: P.Sql; orderLimit: P.Sql } {
+  const dir = P.raw(query.orderBy[0].createdAt === "asc" ? "ASC" : "DESC");
+  const c = query.cursor;
+  // A row comparison: (a, b) < (x, y) is a < x OR (a = x AND b < y), the order a btree index keeps.
+  const where = c === null ? P.sql`TRUE` : P.sql`(created_at, id) ${P.raw(c.side === "newer" ? ">" : "<")} (${c.at.createdAt}, ${c.at.id})`;
+  return { where, orderLimit: P.sql`ORDER BY created_at ${dir}, id ${dir} LIMIT ${query.take}` };
 }
 
 /**
@@ -76,15 +91,17 @@ export async function keysetPage<T extends Position>(
   const before = request.endingBefore !== undefined;
   const cursorId = request.endingBefore ?? request.startingAfter;
   let where: KeysetWhere = {};
+  let cursor: PageQuery["cursor"] = null;
   if (cursorId !== undefined) {
     const at = await locate(cursorId);
     if (!at) throw unknownReference(kind, cursorId, before ? "endingBefore" : "startingAfter");
-    where = beyond(at, before ? "newer" : "older");
+    cursor = { at: { createdAt: at.createdAt, id: at.id }, side: before ? "newer" : "older" };
+    where = beyond(at, cursor.side);
   }
   // Backwards, the rows wanted are the oldest of the window: read them oldest first.
   const backwards = before || end === "oldest";
   const dir: Direction = backwards ? "asc" : "desc";
-  const rows = await read({ where, orderBy: [{ createdAt: dir }, { id: dir }], take: request.limit + 1 });
+  const rows = await read({ where, orderBy: [{ createdAt: dir }, { id: dir }], take: request.limit + 1, cursor });
   const page = rows.slice(0, request.limit);
   return { data: backwards ? page.reverse() : page, hasMore: rows.length > request.limit };
 }

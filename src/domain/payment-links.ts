@@ -4,7 +4,8 @@
 // Invariants:
 // - a link's amount never changes (a buyer who opened the page pays what it showed);
 // - each charge a link makes carries `paymentLinkId` and an orderId no other charge of the link has;
-// - an inactive link makes no charge (410 `payment_link_inactive`); charges it made live on.
+// - an inactive link makes no charge (410 `payment_link_inactive`); charges it made live on;
+// - a live link is made or reactivated only while the merchant has a live settlement wallet.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
@@ -16,6 +17,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
+import { assertLiveWallet } from "./settlement-wallets.js";
 import { parseInput } from "./validation.js";
 
 export type { PaymentLink };
@@ -90,7 +92,7 @@ function checkUrls(data: { successUrl?: string | null | undefined; cancelUrl?: s
   for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, livemode);
 }
 
-/** Creates an active payment link; its amount is bound by the same limits as a charge's. */
+/** Creates an active payment link; its amount is bound by the same limits as a charge's. A live one needs a live settlement wallet. */
 export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<PaymentLink> {
   const data = parseInput(createSchema, input);
   const amount = parseAmount(data.amount);
@@ -101,6 +103,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
     );
   }
   checkUrls(data, scope.livemode);
+  await assertLiveWallet(prisma, scope);
   return prisma.paymentLink.create({
     data: {
       id: newId("plink"),
@@ -124,10 +127,11 @@ export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string): 
   return link;
 }
 
-/** Changes a link's name, description, redirects, metadata (merged) or whether it takes payments. */
+/** Changes a link's name, description, redirects, metadata (merged) or whether it takes payments (live: again only with a live wallet). */
 export async function updatePaymentLink(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<PaymentLink> {
   const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
+  if (data.active === true) await assertLiveWallet(prisma, scope);
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
     const [row] = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
@@ -181,10 +185,15 @@ async function publicPaymentLink(prisma: Prisma, id: string): Promise<{ link: Pa
   return { link: rest, merchantName: merchant.name };
 }
 
-/** What the link's page shows while the link takes payments: 404 for an unknown id, 410 `payment_link_inactive` once retired. */
+/**
+ * What the link's page shows while the link takes payments: 404 for an unknown id, 410
+ * `payment_link_inactive` once retired, 400 `settlement_wallet_missing` for a live link whose merchant
+ * has cleared the live wallet since (no Pay button that cannot work).
+ */
 export async function activePaymentLink(prisma: Prisma, id: string): Promise<{ link: PaymentLink; merchantName: string }> {
   const found = await publicPaymentLink(prisma, id);
   if (!found.link.active) throw new AppError("payment_link_inactive", `Payment link ${id} no longer takes payments.`, "id");
+  await assertLiveWallet(prisma, found.link);
   return found;
 }
 

@@ -155,3 +155,23 @@ export function statusMessage(s: Pick<PublicCharge, "status" | "amountReceived" 
 export function publicChain(chain: EnabledChain): PublicChain {
   return { chainId: chain.chainId, name: chain.name, usdcAddress: chain.usdc, explorerUrl: chain.explorer };
 }
+
+/**
+ * The name buyers know the seller by, for the record a hosted page shows (a charge, invoice, payment
+ * link or refund id): what its error page is signed with. Null when the id names none of them.
+ */
+export async function sellerName(prisma: Prisma, id: string): Promise<string | null> {
+  const where = { where: { id }, select: { merchant: { select: { name: true } } } };
+  const [kind] = id.split("_", 1);
+  const row =
+    kind === "chrg"
+      ? await prisma.charge.findUnique(where)
+      : kind === "inv"
+        ? await prisma.invoice.findUnique(where)
+        : kind === "plink"
+          ? await prisma.paymentLink.findUnique(where)
+          : kind === "ref"
+            ? await prisma.refund.findUnique(where)
+            : null;
+  return row?.merchant.name ?? null;
+}

@@ -250,27 +250,29 @@ export async function cancelRefund(prisma: Prisma, scope: Scope, id: string, set
         : `an authorization given for it can still be spent until ${validUntil(pending!)} (or until the chain spends it)`;
       throw new AppError("refund_payment_on_its_way", `Refund ${id} cannot be cancelled: ${why}; try again once it has settled.`, "id");
     }
-    const cancelled = await tx.refund.update({ where: { id }, data: { status: "CANCELLED", cancelledAt: now, claimToken: null }, include: REFUND_INCLUDE });
+    // The claim link stays: it now tells the buyer the refund was cancelled.
+    const cancelled = await tx.refund.update({ where: { id }, data: { status: "CANCELLED", cancelledAt: now }, include: REFUND_INCLUDE });
     await recordEvents(tx, [refundEvent(cancelled, "refund.cancelled", settings)]);
     return cancelled;
   });
 }
 
 /**
- * The refund a claim page shows, only with its token and while it waits for an address; 404 for
- * anything else, a wrong token the same as no refund (the link is the buyer's only credential).
+ * The refund a claim page shows, only with its token: the form while it waits for an address, its
+ * status after. 404 for anything else, a wrong token the same as no refund (the link is the buyer's
+ * only credential).
  */
-export async function getClaimableRefund(prisma: Prisma, id: string, token: string): Promise<Refund> {
-  const refund = await prisma.refund.findUnique({ where: { id } });
+export async function getClaimableRefund(prisma: Prisma, id: string, token: string): Promise<RefundRow> {
+  const refund = await prisma.refund.findUnique({ where: { id }, include: REFUND_INCLUDE });
   const expected = Buffer.from(refund?.claimToken ?? "");
   const given = Buffer.from(token);
   if (!refund || expected.length === 0 || expected.length !== given.length || !timingSafeEqual(expected, given)) throw notFound("refund claim", id);
   return refund;
 }
 
-/** What a claim page shows: the refund and who pays it. */
+/** What a claim page shows: the refund (with its latest authorization) and who pays it. */
 export interface ClaimView {
-  refund: Refund;
+  refund: RefundRow;
   merchantName: string;
 }
 
@@ -289,7 +291,8 @@ export const claimSchema = z.strictObject({ address: evmAddress(), confirmAddres
 
 /**
  * The buyer gives the address to refund to, typed twice: a mismatch or a bad checksum is 400 and
- * changes nothing. The link works once.
+ * changes nothing. The address is given once: afterwards the link shows the refund's status, and a
+ * second post (a double click, a reload) changes nothing and returns the refund as it is.
  */
 export async function claimRefund(prisma: Prisma, id: string, token: string, input: unknown, settings: RefundSettings, now = new Date()): Promise<ClaimView> {
   const data = parseInput(claimSchema, input);
@@ -297,16 +300,14 @@ export async function claimRefund(prisma: Prisma, id: string, token: string, inp
     throw new AppError("parameter_invalid", "The two addresses differ: type the same address twice.", "confirmAddress");
   }
   await getClaimableRefund(prisma, id, token);
-  const refund = await prisma.$transaction(async (tx) => {
+  await prisma.$transaction(async (tx) => {
     const [claimed] = await tx.refund.updateManyAndReturn({
       where: { id, claimToken: token, status: "AWAITING_ADDRESS" },
-      data: { address: data.address, status: "AWAITING_PAYMENT", claimToken: null, updatedAt: now },
+      data: { address: data.address, status: "AWAITING_PAYMENT", updatedAt: now },
     });
-    if (!claimed) throw notFound("refund claim", id);
-    await recordEvents(tx, [refundEvent(claimed, "refund.updated", settings)]);
-    return claimed;
+    if (claimed) await recordEvents(tx, [refundEvent(claimed, "refund.updated", settings)]);
   });
-  return { refund, merchantName: await merchantName(prisma, refund.merchantId) };
+  return claimView(prisma, id, token);
 }
 
 /**

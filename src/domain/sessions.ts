@@ -1,7 +1,7 @@
 // Dashboard sessions (API.md "Merchant dashboard"): signing in with email, password and, when the
-// user turned it on, a TOTP code gives a random token for an HttpOnly cookie. Only the token's SHA-256
-// is stored, so a database leak opens no session, and signing out (everywhere) deletes rows: a
-// session is checked against the database on every use, and ends at once.
+// user turned it on, a TOTP or recovery code gives a random token for an HttpOnly cookie. Only the
+// token's SHA-256 is stored, so a database leak opens no session, and signing out (everywhere)
+// deletes rows: a session is checked against the database on every use, and ends at once.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { hashApiKey } from "./api-keys.js";
@@ -9,7 +9,7 @@ import { AppError } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
 import type { Principal } from "./scope.js";
-import { verifyTotp } from "./totp.js";
+import { acceptSecondFactor } from "./two-factor.js";
 import { normalizeEmail, type UserView, userView } from "./users.js";
 import { parseInput } from "./validation.js";
 
@@ -20,7 +20,7 @@ const TOUCH_AFTER_MS = 60 * 1000;
 
 const mode = z.enum(["test", "live"], { error: "must be test or live" });
 export const signInSchema = z.strictObject(
-  { email: z.string().max(254), password: z.string().max(200), totpCode: z.string().max(10).optional(), mode: mode.optional() },
+  { email: z.string().max(254), password: z.string().max(200), totpCode: z.string().max(20).optional(), mode: mode.optional() },
   { error: "must be a JSON object" },
 );
 
@@ -30,6 +30,11 @@ export interface SignInAttempts {
   consume(key: string, budget: "signInFailures"): Promise<unknown>;
   /** Gives an attempt back (it did not fail). */
   reward(key: string, budget: "signInFailures"): Promise<void>;
+}
+
+/** The key of an email's sign-in budget, which re-authentication spends too. */
+export function signInBudgetKey(email: string): string {
+  return `email:${normalizeEmail(email)}`;
 }
 
 /** A signed-in session as the dashboard sees it. */
@@ -57,7 +62,7 @@ export interface SessionPrincipal extends Principal {
 export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown, now = new Date()): Promise<{ token: string; session: SessionView }> {
   const data = parseInput(signInSchema, input);
   const email = normalizeEmail(data.email);
-  const budgetKey = `email:${email}`;
+  const budgetKey = signInBudgetKey(email);
   await limiter.consume(budgetKey, "signInFailures");
   const user = await prisma.user.findUnique({ where: { email } });
   const passwordOk = await verifyPassword(data.password, user?.passwordHash ?? (await dummyHash()));
@@ -66,9 +71,15 @@ export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unk
     if (!data.totpCode) {
       // The password was right: asking for the code is no failure.
       await limiter.reward(budgetKey, "signInFailures");
-      throw new AppError("totp_required", "This account has two-factor sign-in: send the code from its authenticator app as totpCode.", "totpCode");
+      throw new AppError(
+        "totp_required",
+        "This account has two-factor sign-in: send the code from its authenticator app (or a recovery code) as totpCode.",
+        "totpCode",
+      );
     }
-    if (!verifyTotp(user.totpSecret, data.totpCode)) throw new AppError("sign_in_failed", "Wrong two-factor code.", "totpCode");
+    // A code is good once: one seen over a shoulder, or sent twice at once, counts as wrong.
+    if (!(await acceptSecondFactor(prisma, user, data.totpCode, now)))
+      throw new AppError("sign_in_failed", "Wrong or already used two-factor code.", "totpCode");
   }
   await limiter.reward(budgetKey, "signInFailures");
   // Sign-ins are rare: a good moment to forget sessions that ended by idling (their rows only).

@@ -218,6 +218,7 @@ function sampleInvoice(scope: Scope, type: EventType, settings: Pick<ChargeSetti
     total: 25_000_000n,
     amountPaid: new P.Decimal(status === "PAID" ? 25_000_000 : 0),
     customerDetails: null,
+    sellerDetails: null,
     dueDate: null,
     memo: "Sample invoice of a test webhook",
     metadata: { test_webhook: true },

@@ -38,13 +38,19 @@ export function totpCode(secret: string, atMs: number): string {
   return String(value).padStart(DIGITS, "0");
 }
 
-/** Whether `code` is `secret`'s code now, a step before or a step after (clocks drift). */
-export function verifyTotp(secret: string, code: string, nowMs = Date.now()): boolean {
+/**
+ * The step (30 s period since the epoch) whose code `code` is, checking now, a step before and a step
+ * after (clocks drift); null when it is none of them. The caller makes it single-use by keeping the
+ * last step accepted.
+ */
+export function totpStep(secret: string, code: string, nowMs = Date.now()): number | null {
   const given = Buffer.from(code.replace(/\s/g, ""));
-  if (given.length !== DIGITS) return false;
-  let ok = false;
-  for (const drift of [-1, 0, 1]) ok = timingSafeEqual(Buffer.from(totpCode(secret, nowMs + drift * STEP_SECONDS * 1000)), given) || ok;
-  return ok;
+  if (given.length !== DIGITS) return null;
+  const now = Math.floor(nowMs / 1000 / STEP_SECONDS);
+  let matched: number | null = null;
+  // Every step is compared, so the time taken does not tell which one matched.
+  for (const step of [now - 1, now, now + 1]) if (timingSafeEqual(Buffer.from(totpCode(secret, step * STEP_SECONDS * 1000)), given)) matched = step;
+  return matched;
 }
 
 /** The otpauth:// URI an authenticator app scans (as a QR code) or takes pasted. */

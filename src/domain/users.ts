@@ -6,7 +6,8 @@ import type { User } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
-import { newTotpSecret, totpUri, verifyTotp } from "./totp.js";
+import { newTotpSecret, totpStep, totpUri } from "./totp.js";
+import { issueRecoveryCodes } from "./two-factor.js";
 import { parseInput } from "./validation.js";
 
 /** What a user looks like outside the domain: never the password hash or TOTP secret. */
@@ -92,23 +93,40 @@ export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "mercha
  */
 export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" | "email" | "totpSecret">): Promise<{ secret: string; uri: string }> {
   if (user.totpSecret)
-    throw new AppError("parameter_invalid", "Two-factor sign-in is already on: turn it off with a current code before setting up another app.");
+    throw new AppError("parameter_invalid", "Two-factor sign-in is already on: turn it off (password and a current code) before setting up another app.");
   const secret = newTotpSecret();
   await prisma.user.update({ where: { id: user.id }, data: { totpPending: secret } });
   return { secret, uri: totpUri(secret, user.email) };
 }
 
-/** Turns two-factor sign-in on with a code from the enrolled app; 400 naming `code` when it is wrong. */
-export async function confirmTotp(prisma: Prisma, userId: string, code: string): Promise<void> {
+/**
+ * Turns two-factor sign-in on with a code from the enrolled app and returns the user's ten recovery
+ * codes, shown this once; 400 naming `code` when it is wrong.
+ */
+export async function confirmTotp(prisma: Prisma, userId: string, code: string, now = new Date()): Promise<string[]> {
   const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
-  if (!user.totpPending) throw new AppError("parameter_invalid", "Start two-factor enrollment first.", "code");
-  if (!verifyTotp(user.totpPending, code)) throw new AppError("parameter_invalid", "That code is not the app's current one.", "code");
-  await prisma.user.update({ where: { id: userId }, data: { totpSecret: user.totpPending, totpPending: null } });
+  const notStarted = new AppError("parameter_invalid", "Start two-factor enrollment first.", "code");
+  if (!user.totpPending) throw notStarted;
+  const step = totpStep(user.totpPending, code, now.getTime());
+  if (step === null) throw new AppError("parameter_invalid", "That code is not the app's current one.", "code");
+  return prisma.$transaction(async (tx) => {
+    // The confirming code is spent: it cannot sign in as well. Another enrollment started meanwhile wins.
+    const { count } = await tx.user.updateMany({
+      where: { id: userId, totpPending: user.totpPending },
+      data: { totpSecret: user.totpPending, totpPending: null, totpLastStep: step },
+    });
+    if (count === 0) throw notStarted;
+    return issueRecoveryCodes(tx, userId);
+  });
 }
 
-/** Turns two-factor sign-in off, with a current code as proof; 400 naming `code` when it is wrong. */
-export async function disableTotp(prisma: Prisma, userId: string, code: string): Promise<void> {
-  const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
-  if (user.totpSecret && !verifyTotp(user.totpSecret, code)) throw new AppError("parameter_invalid", "That code is not the app's current one.", "code");
-  await prisma.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null } });
+/**
+ * Turns two-factor sign-in off and drops its recovery codes. The caller re-authenticated first
+ * (domain/reauthentication.ts), with the password and a current code.
+ */
+export async function disableTotp(prisma: Prisma, userId: string): Promise<void> {
+  await prisma.$transaction([
+    prisma.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null, totpLastStep: null } }),
+    prisma.recoveryCode.deleteMany({ where: { userId } }),
+  ]);
 }

@@ -21,6 +21,16 @@ export function integerParam(min: number, max: number) {
   );
 }
 
+/** An instant as ISO 8601 with its offset ("2026-11-01T00:00:00Z"), read as a Date: the createdGte/createdLt of lists and exports. */
+export function instantParam() {
+  // A Date is taken back as its ISO form, so that filters parsed once can be parsed again (a list
+  // hands its parsed filters on); as with integerParam, the schema's input stays the string alone.
+  return z.preprocess(
+    (v) => (v instanceof Date ? v.toISOString() : v),
+    z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z" }).transform((s) => new Date(s)),
+  );
+}
+
 /** A checksummed EVM address, not the zero address; all-lowercase input is checksummed, a wrong checksum is refused. */
 export function evmAddress() {
   return z.string().transform((value, ctx) => {

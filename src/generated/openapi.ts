@@ -80,8 +80,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List charges, newest first, by page number
-         * @description Newest first, filtered by `status`, `customerId`, `needsReview` or `search`. Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both.
+         * List charges, newest first, by cursor or page number; format=csv exports every matching charge
+         * @description Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. `format=csv` answers every matching charge as one CSV file (a header row: `id,orderId,status,amount,amountReceived,…`), with the same filters and no paging.
          */
         get: operations["listCharges"];
         put?: never;
@@ -169,7 +169,7 @@ export interface paths {
         };
         /**
          * List events, newest first
-         * @description Every event of the key's mode, newest first, paged by cursor; `type` keeps one type. Each is the body its webhooks carry.
+         * @description Every event of the key's mode, newest first, paged by cursor; `type` keeps one type, `objectType` one kind of object (charge, refund…), `objectId` the events about one object. Each is the body its webhooks carry.
          */
         get: operations["listEvents"];
         put?: never;
@@ -547,7 +547,7 @@ export interface paths {
         put?: never;
         /**
          * Draft an invoice for a customer: line items (1–100), due date, memo
-         * @description Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. Sends `invoice.created`.
+         * @description Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.created`.
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize a DRAFT: it gets its number and hosted page, and can be paid
-         * @description Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. Sends `invoice.finalized`.
+         * @description Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
          */
         post: operations["finalizeInvoice"];
         delete?: never;
@@ -615,7 +615,7 @@ export interface paths {
         put?: never;
         /**
          * Void an invoice nothing was paid on; its open charge is cancelled
-         * @description An invoice nothing was paid on becomes VOID, and its open charge is cancelled. Sends `invoice.voided`.
+         * @description An OPEN or UNCOLLECTIBLE invoice nothing was paid on (and nothing is on its way to) becomes VOID: it can no longer be paid, and its open charge is cancelled. Sends `invoice.voided`.
          */
         post: operations["voidInvoice"];
         delete?: never;
@@ -679,7 +679,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment link: each buyer who pays at its url gets a charge of its amount
-         * @description Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page.
+         * @description Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page. A live link needs a live settlement wallet (400 `settlement_wallet_missing`).
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -707,7 +707,7 @@ export interface paths {
         head?: never;
         /**
          * Change a payment link (all but its amount); active: false retires it
-         * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410).
+         * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`).
          */
         patch: operations["updatePaymentLink"];
         trace?: never;
@@ -1708,7 +1708,7 @@ export interface components {
              * @description Stable and machine-readable: act on this, not on the message.
              * @enum {string}
              */
-            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "resource_missing" | "customer_email_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "invoice_not_editable" | "invoice_not_payable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
+            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "resource_missing" | "customer_email_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "invoice_not_editable" | "invoice_not_payable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
             message: string;
             /** @description The parameter at fault (a body path such as address.line1), if one is. */
             param: string | null;
@@ -3376,8 +3376,14 @@ export interface operations {
                 /** @description Only charges that need review (true) or that do not (false). */
                 needsReview?: "true" | "false";
                 customerId?: string;
-                /** @description Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund). */
+                /** @description The start of a charge id, an order id, a clone address, a transaction hash (of a payment, a payout or a refund) or a customer's email (any case); a hash shortened as "0x1234abcd…89abcdef"; or an exact amount such as "12.50". */
                 search?: string;
+                /** @description Only charges created at or after this instant (ISO 8601). */
+                createdGte?: string;
+                /** @description Only charges created before this instant (ISO 8601). */
+                createdLt?: string;
+                /** @description csv: every matching charge, as text/csv with a header row. */
+                format?: "json" | "csv";
             };
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
@@ -3466,6 +3472,7 @@ export interface operations {
                         /** @description Numbered paging only: how many charges match. */
                         total?: number;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
@@ -4520,6 +4527,10 @@ export interface operations {
                 startingAfter?: string;
                 endingBefore?: string;
                 type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
+                /** @description Only events about this kind of object: charge, customer, refund, invoice. */
+                objectType?: "charge" | "customer" | "refund" | "invoice";
+                /** @description Only events about this object: the id its data carries (chrg_…, cus_…, ref_…, inv_…). */
+                objectId?: string;
             };
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
@@ -8308,7 +8319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8984,7 +8995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, idempotency_key_reused */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9796,7 +9807,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10110,7 +10121,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

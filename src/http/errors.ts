@@ -39,6 +39,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   csrf_token_invalid: 403,
   session_required: 403,
   session_mode_changed: 409,
+  reauthentication_required: 403,
   resource_missing: 404,
   customer_email_exists: 409,
   duplicate_order_id: 409,

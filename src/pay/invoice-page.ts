@@ -1,6 +1,7 @@
 // The hosted invoice page and the payment link page, on the hosted pages' look: server-rendered, no
 // script, plain forms whose Pay makes (or reuses) a charge and sends the buyer to its payment page.
 import type { FastifyReply } from "fastify";
+import { logoDataUrl } from "../domain/business-details.js";
 import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView, takesPayment } from "../domain/invoices.js";
 import type { PaymentLink } from "../domain/payment-links.js";
 import { formatAmount } from "../domain/money.js";
@@ -22,12 +23,14 @@ const testBanner = (livemode: boolean) =>
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** What the PDF of an invoice shows. */
-export function invoiceDocument({ invoice, merchantName, billTo }: InvoiceView, settings: InvoiceSettings): InvoiceDocument {
+export function invoiceDocument({ invoice, merchantName, seller, logo, billTo }: InvoiceView, settings: InvoiceSettings): InvoiceDocument {
   return {
     number: invoice.number,
     status: invoice.status,
     livemode: invoice.livemode,
     merchantName,
+    seller,
+    logo,
     customer: billTo,
     lineItems: invoiceLines(invoice),
     subtotal: formatAmount(invoice.total),
@@ -66,15 +69,7 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
   const base = `${h(basePath)}/invoices/${h(invoice.id)}`;
   const open = takesPayment(invoice);
   const billTo = doc.customer;
-  const address = billTo?.address
-    ? [
-        billTo.address.line1,
-        billTo.address.line2,
-        [billTo.address.postalCode, billTo.address.city].filter(Boolean).join(" "),
-        billTo.address.state,
-        billTo.address.country,
-      ]
-    : [];
+  const seller = doc.seller;
   const dates = [
     ["Issued", doc.finalizedAt ?? doc.createdAt],
     ["Due", doc.dueDate],
@@ -82,20 +77,23 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
   ].filter((d): d is [string, Date] => d[1] !== null);
   const body = [
     testBanner(invoice.livemode),
-    `<header><p class="merchant">${h(view.merchantName)}</p>`,
+    // The logo is inline (a data: URL): the page stays one request, and its CSP allows no other origin.
+    `<header>${view.logo ? `<img class="logo" src="${h(logoDataUrl(view.logo))}" alt="">` : ""}<p class="merchant">${h(view.merchantName)}</p>`,
     `<h1>Invoice <span class="nowrap">${h(invoice.number ?? "")}</span></h1>`,
     `<p id="status" class="status" role="status" data-status="${h(invoice.status)}">${h(STATUS_TEXT[invoice.status])}` +
       (open ? `: <strong>${h(doc.amountDue)} USDC</strong>` : "") +
       `</p></header>`,
     error ? `<p class="status error" role="alert">${h(error)}</p>` : "",
+    `<div class="parties">`,
+    `<section aria-labelledby="from"><h2 id="from">From</h2><p class="seller">` +
+      lines([seller.legalName ?? view.merchantName, ...addressLines(seller.address), seller.taxId ? `Tax ID: ${seller.taxId}` : null]) +
+      `</p></section>`,
     billTo
       ? `<section aria-labelledby="bill-to"><h2 id="bill-to">Bill to</h2><p class="bill-to">` +
-        [billTo.name, billTo.companyName, ...address, billTo.taxId ? `Tax ID: ${billTo.taxId}` : null, billTo.email]
-          .filter((line): line is string => Boolean(line))
-          .map(h)
-          .join("<br>") +
+        lines([billTo.name, billTo.companyName, ...addressLines(billTo.address), billTo.taxId ? `Tax ID: ${billTo.taxId}` : null, billTo.email]) +
         `</p></section>`
       : "",
+    `</div>`,
     `<dl>${dates.map(([label, at]) => `<dt>${label}</dt><dd><time datetime="${h(at.toISOString())}">${day(at)}</time></dd>`).join("")}</dl>`,
     `<table class="lines"><caption class="visually-hidden">Line items</caption>` +
       `<thead><tr><th scope="col">Description</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Amount</th></tr></thead><tbody>` +
@@ -124,6 +122,19 @@ export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, 
   return document(`Invoice ${invoice.number ?? ""} from ${view.merchantName}`, body, null, basePath);
 }
 
+function addressLines(address: InvoiceDocument["seller"]["address"]): (string | null)[] {
+  if (!address) return [];
+  return [address.line1, address.line2, [address.postalCode, address.city].filter(Boolean).join(" "), address.state, address.country];
+}
+
+// Escaped, one per line, the empty ones left out.
+function lines(texts: (string | null)[]): string {
+  return texts
+    .filter((line): line is string => Boolean(line))
+    .map(h)
+    .join("<br>");
+}
+
 /** The payment link page: what is sold and its Pay. */
 export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string): string {
   const amount = formatAmount(link.amount);
@@ -137,14 +148,4 @@ export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, b
     `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(merchantName)}.</p>`,
   ].join("\n");
   return document(`${link.name}: ${amount} USDC to ${merchantName}`, body, null, basePath);
-}
-
-/** The 410 page of a retired payment link. */
-export function renderLinkInactive(basePath: string): string {
-  return document(
-    "Payment link inactive",
-    `<h1>This payment link no longer takes payments</h1><p>The shop has retired it. Ask the shop for a new link.</p>`,
-    null,
-    basePath,
-  );
 }

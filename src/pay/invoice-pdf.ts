@@ -3,6 +3,16 @@
 // a page: long strings wrap and flow onto new pages, and so do long tables.
 import PDFDocument from "pdfkit";
 
+/** A postal address as the invoice prints it; every part is optional. */
+interface PostalAddress {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  state: string | null;
+  postalCode: string | null;
+  country: string | null;
+}
+
 /** What an invoice document shows; amounts are already formatted decimal strings such as "12.50". */
 export interface InvoiceDocument {
   /** "INV-000001"; null only for a draft. */
@@ -11,19 +21,16 @@ export interface InvoiceDocument {
   /** False: every page carries a visible "TEST MODE" mark. */
   livemode: boolean;
   merchantName: string;
+  /** The seller's business details, printed under its name. */
+  seller: { legalName: string | null; address: PostalAddress | null; taxId: string | null };
+  /** A PNG or JPEG already in hand (never a URL: nothing is fetched while drawing). */
+  logo: { type: "image/png" | "image/jpeg"; data: Uint8Array } | null;
   customer: {
     name: string;
     email: string;
     companyName: string | null;
     taxId: string | null;
-    address: {
-      line1: string | null;
-      line2: string | null;
-      city: string | null;
-      state: string | null;
-      postalCode: string | null;
-      country: string | null;
-    } | null;
+    address: PostalAddress | null;
   } | null;
   /** 1 to 100 lines. */
   lineItems: { description: string; quantity: number; unitAmount: string; amount: string }[];
@@ -63,6 +70,8 @@ const AMOUNT = { x: 450, width: RIGHT - 450 };
 const DESCRIPTION = { x: MARGIN, width: QTY.x - 5 - MARGIN };
 // Labels of the dates and totals, whose values line up with the amounts.
 const LABEL = { x: 300, width: AMOUNT.x - 5 - 300 };
+// The box a logo is fitted into, above the title.
+const LOGO = { width: 160, height: 48 };
 
 // The 27 characters WinAnsiEncoding has in 0x80–0x9F; with Latin-1 (0x20–0x7E, 0xA0–0xFF) they
 // are everything the standard fonts can draw.
@@ -103,6 +112,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
     pdf.on("error", reject);
   });
 
+  logo(pdf, doc);
   header(pdf, doc, title);
   billTo(pdf, doc);
   lineItems(pdf, doc);
@@ -115,6 +125,17 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
 }
 
 type Pdf = PDFKit.PDFDocument;
+
+function logo(pdf: Pdf, doc: InvoiceDocument): void {
+  if (!doc.logo) return;
+  try {
+    pdf.image(Buffer.from(doc.logo.data), MARGIN, pdf.y, { fit: [LOGO.width, LOGO.height] });
+  } catch {
+    // Checked when uploaded (domain/images.ts); should pdfkit still refuse it, the invoice goes without.
+    return;
+  }
+  pdf.y += LOGO.height + 12;
+}
 
 function header(pdf: Pdf, doc: InvoiceDocument, title: string): void {
   const top = pdf.y;
@@ -144,31 +165,34 @@ function header(pdf: Pdf, doc: InvoiceDocument, title: string): void {
 
   pdf.y = Math.max(left, pdf.y) + 16;
   pdf.font(BOLD).fontSize(12).fillColor(TEXT).text(winAnsiSafe(doc.merchantName), MARGIN, pdf.y, { width: WIDTH });
+  const { seller } = doc;
+  // The legal name only where it says more than the name above it.
+  const legalName = seller.legalName !== doc.merchantName ? seller.legalName : null;
+  pdf.font(REGULAR).fontSize(10);
+  textLines(pdf, [legalName, ...addressLines(seller.address), seller.taxId ? `Tax ID: ${seller.taxId}` : null]);
   pdf.moveDown(1);
 }
 
 function billTo(pdf: Pdf, doc: InvoiceDocument): void {
   const { customer } = doc;
   if (!customer) return;
-  const address = customer.address;
-  const cityLine = address ? [address.city, address.state, address.postalCode].filter(Boolean).join(" ") : "";
-  const lines = [
-    customer.name,
-    customer.companyName,
-    customer.taxId ? `Tax ID: ${customer.taxId}` : null,
-    address?.line1,
-    address?.line2,
-    cityLine,
-    address?.country,
-    customer.email,
-  ];
   pdf.font(BOLD).fontSize(10).fillColor(MUTED).text("Bill to", MARGIN, pdf.y, { width: WIDTH });
   pdf.font(REGULAR).fillColor(TEXT);
+  textLines(pdf, [customer.name, customer.companyName, customer.taxId ? `Tax ID: ${customer.taxId}` : null, ...addressLines(customer.address), customer.email]);
+  pdf.moveDown(1.5);
+}
+
+function addressLines(address: PostalAddress | null): (string | null)[] {
+  if (!address) return [];
+  return [address.line1, address.line2, [address.city, address.state, address.postalCode].filter(Boolean).join(" "), address.country];
+}
+
+// One line each, in the full width; empty ones are left out.
+function textLines(pdf: Pdf, lines: (string | null | undefined)[]): void {
   for (const line of lines) {
     const text = line ? winAnsiSafe(line).trim() : "";
     if (text) pdf.text(text, MARGIN, pdf.y, { width: WIDTH });
   }
-  pdf.moveDown(1.5);
 }
 
 function lineItems(pdf: Pdf, doc: InvoiceDocument): void {

@@ -49,16 +49,6 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
   return document(`Pay ${s.amount} USDC to ${s.merchantName}`, body, config, links.basePath);
 }
 
-/** The page for an id that names no charge. */
-export function renderNotFound(basePath: string): string {
-  return document(
-    "Payment not found",
-    `<h1>Payment not found</h1><p>This payment link is not valid. Check the link you were given, or ask the shop for a new one.</p>`,
-    null,
-    basePath,
-  );
-}
-
 function paySection(s: PublicCharge, chain: PublicChain | null, links: PageLinks): string {
   if (s.chainId === null) return chainPicker(s, links);
   if (!chain) return `<p>This payment's network is not available right now. Please contact the shop before sending anything.</p>`;

@@ -1,15 +1,16 @@
 // The hosted payment page's routes, under PAYMENT_BASE_URL's path: the page, the chain pick and the
 // test-mode payment as plain HTML forms (they work without JavaScript), and the page's two assets.
-// The charge id is the capability; no API key is ever involved or shown.
+// The charge id is the capability; no API key is ever involved or shown. Whatever fails under this
+// path, the buyer gets the one error page of buyer-error.ts, never the API's JSON error body.
 import { readFileSync } from "node:fs";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ChainSet } from "../chain/chains.js";
 import { type DevnetInfo, payFromTestWallet } from "../chain/devnet.js";
 import type { Prisma } from "../db/client.js";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
 import { selectChain } from "../domain/chain-selection.js";
 import { gaslessOffer } from "../domain/charge-authorizations.js";
-import { getPublicCharge } from "../domain/payment-session.js";
+import { getPublicCharge, sellerName } from "../domain/payment-session.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
@@ -17,10 +18,11 @@ import { publicInvoiceView, payInvoice } from "../domain/invoices.js";
 import { activePaymentLink, chargeFromPaymentLink } from "../domain/payment-links.js";
 import { claimRefund, claimView } from "../domain/refunds.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { invoicePdf, renderInvoicePage, sendPdf, renderLinkInactive, renderPaymentLinkPage } from "./invoice-page.js";
-import { statusOf } from "../http/errors.js";
-import { offersTestWallet, renderNotFound, renderPaymentPage } from "./page.js";
-import { renderClaimed, renderClaimPage } from "./refund-page.js";
+import { invoicePdf, renderInvoicePage, sendPdf, renderPaymentLinkPage } from "./invoice-page.js";
+import { statusOf, toAppError } from "../http/errors.js";
+import { type BuyerTopic, buyerErrorPage } from "./buyer-error.js";
+import { offersTestWallet, renderPaymentPage } from "./page.js";
+import { type ClaimChain, renderClaimPage, renderClaimStatus } from "./refund-page.js";
 
 export interface PayDeps {
   prisma: Prisma;
@@ -66,6 +68,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
   const style = readFileSync(new URL("pay.css", ASSETS));
 
   app.register(async (scope) => {
+    scope.setErrorHandler((err, req, reply) => failure(req, reply, err));
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
@@ -86,6 +89,12 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     scope.get(`${basePath}/assets/pay.css`, open, async (_req, reply) =>
       reply.header("Cache-Control", "public, max-age=300").type("text/css; charset=utf-8").send(style),
     );
+    // A mistyped or cut-off link under the hosted pages' path (at the root, the API's own 404 answers).
+    if (basePath !== "") {
+      scope.get(`${basePath}/*`, open, async (req, reply) =>
+        failure(req, reply, new AppError("resource_missing", `No hosted page at ${req.url.split("?", 1)[0]}`)),
+      );
+    }
 
     scope.get<IdParams>(`${basePath}/:id`, open, async (req, reply) => {
       try {
@@ -93,7 +102,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         const gasless = await gaslessOffer(deps.prisma, deps.chains, deps.authorizations, deps.charges, session);
         return html(reply, 200, renderPaymentPage(session, links, gasless));
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
 
@@ -103,7 +112,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         await selectChain(deps.prisma, deps.chains, deps.charges, req.params.id, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId });
       } catch (e) {
         // Already picked or no longer payable: the page itself shows the charge as it now is.
-        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(reply, e);
+        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(req, reply, e);
       }
       return backToPage(reply, req.params.id);
     });
@@ -111,7 +120,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     scope.post<IdParams>(`${basePath}/:id/test-payment`, acting, async (req, reply) => {
       const id = req.params.id;
       // One test payment per charge at a time: a double click must not pay twice.
-      if (paying.has(id)) return failure(reply, new AppError("charge_not_payable", "A test payment for this charge is already being sent."));
+      if (paying.has(id)) return failure(req, reply, new AppError("charge_not_payable", "A test payment for this charge is already being sent."));
       paying.add(id);
       try {
         const session = await getPublicCharge(deps.prisma, deps.chains, id);
@@ -122,7 +131,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         if (session.amountPending !== "0.00") throw new AppError("charge_not_payable", "A payment is still being confirmed; wait for it first.");
         await payFromTestWallet(deps.devnet, session.cloneAddress!, units);
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       } finally {
         paying.delete(id);
       }
@@ -132,6 +141,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
 
   // The refund claim page: the token in the link is the buyer's only credential.
   app.register(async (scope) => {
+    scope.setErrorHandler((err, req, reply) => failure(req, reply, err));
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
@@ -141,35 +151,42 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
     });
     const open = { config: { group: "read", auth: "public" } } as const;
     const acting = { config: { group: "create", auth: "public" } } as const;
-    const chainName = (chainId: number) => deps.chains.get(chainId)?.name ?? `chain ${chainId}`;
+    const chainOf = (chainId: number): ClaimChain => {
+      const chain = deps.chains.get(chainId);
+      return { name: chain?.name ?? `chain ${chainId}`, explorer: chain?.explorer ?? null };
+    };
+    const chainName = (chainId: number) => chainOf(chainId).name;
     type Claim = IdParams & { Querystring: { token?: string }; Body: Record<string, string> | undefined };
 
     scope.get<Claim>(`${basePath}/refunds/:id`, open, async (req, reply) => {
       try {
         const token = String(req.query.token ?? "");
         const view = await claimView(deps.prisma, req.params.id, token);
-        return html(reply, 200, renderClaimPage(view, chainName(view.refund.chainId), token, basePath));
+        // Once the address is given (or the refund cancelled), the same link tells the buyer where the refund stands.
+        const page =
+          view.refund.status === "AWAITING_ADDRESS"
+            ? renderClaimPage(view, chainName(view.refund.chainId), token, basePath)
+            : renderClaimStatus(view, chainOf(view.refund.chainId), basePath);
+        return html(reply, 200, page);
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
 
     scope.post<Claim>(`${basePath}/refunds/:id`, acting, async (req, reply) => {
       const token = String(req.body?.token ?? "");
       try {
-        const claimed = await claimRefund(
-          deps.prisma,
-          req.params.id,
-          token,
-          { address: req.body?.address, confirmAddress: req.body?.confirmAddress },
-          deps.charges,
-        );
-        return html(reply, 200, renderClaimed(claimed, chainName(claimed.refund.chainId), basePath));
+        await claimRefund(deps.prisma, req.params.id, token, { address: req.body?.address, confirmAddress: req.body?.confirmAddress }, deps.charges);
+        // To the link's own page, which now shows the refund's status (303: a reload does not post again).
+        return reply
+          .code(303)
+          .header("Cache-Control", "no-store")
+          .redirect(`${basePath}/refunds/${encodeURIComponent(req.params.id)}?token=${encodeURIComponent(token)}`);
       } catch (e) {
         // A refused address: the form again, saying why (the link still works).
-        if (!(e instanceof AppError) || statusOf(e) !== 400) return failure(reply, e);
+        if (!(e instanceof AppError) || statusOf(e) !== 400) return failure(req, reply, e);
         const view = await claimView(deps.prisma, req.params.id, token).catch(() => null);
-        if (!view) return failure(reply, e);
+        if (!view) return failure(req, reply, e);
         return html(reply, 400, renderClaimPage(view, chainName(view.refund.chainId), token, basePath, e.message));
       }
     });
@@ -177,6 +194,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
 
   // Invoices and payment links: pages without script whose Pay makes a charge and goes to its page.
   app.register(async (scope) => {
+    scope.setErrorHandler((err, req, reply) => failure(req, reply, err));
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, _body, done) => done(null, {}));
     scope.addHook("onSend", async (_req, reply) => {
       reply.header("Content-Security-Policy", claimCsp).header("X-Frame-Options", "DENY").header("X-Content-Type-Options", "nosniff");
@@ -189,7 +207,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       try {
         return html(reply, 200, renderInvoicePage(await publicInvoiceView(deps.prisma, req.params.id), deps.charges, basePath));
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
 
@@ -198,7 +216,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         const view = await publicInvoiceView(deps.prisma, req.params.id);
         return sendPdf(reply, view.invoice, await invoicePdf(view, deps.charges));
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
 
@@ -207,7 +225,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         return backToPage(reply, (await payInvoice(deps.prisma, req.params.id, deps.charges)).id);
       } catch (e) {
         // Paid or voided meanwhile: the invoice as it now is, saying why.
-        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(reply, e);
+        if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(req, reply, e);
         const view = await publicInvoiceView(deps.prisma, req.params.id);
         return html(reply, 409, renderInvoicePage(view, deps.charges, basePath, e.message));
       }
@@ -218,7 +236,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         const { link, merchantName } = await activePaymentLink(deps.prisma, req.params.id);
         return html(reply, 200, renderPaymentLinkPage(link, merchantName, basePath));
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
 
@@ -227,7 +245,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         await deps.rateLimiter.consume(`${req.clientAddress}:${req.params.id}`, "linkCharges");
         return backToPage(reply, (await chargeFromPaymentLink(deps.prisma, req.params.id, deps.charges)).id);
       } catch (e) {
-        return failure(reply, e);
+        return failure(req, reply, e);
       }
     });
   });
@@ -240,14 +258,40 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
       .redirect(`${basePath}/${encodeURIComponent(id)}`);
   }
 
-  function failure(reply: FastifyReply, e: unknown) {
-    if (!(e instanceof AppError)) throw e;
+  /**
+   * Answers a buyer with the one error page (buyer-error.ts), in the seller's name when the record is
+   * known; the operator reads the precise reason in the log.
+   */
+  async function failure(req: FastifyRequest, reply: FastifyReply, err: unknown) {
+    const e = toAppError(err);
     const status = statusOf(e);
-    if (status === 404) return html(reply, 404, renderNotFound(basePath));
-    if (e.code === "payment_link_inactive") return html(reply, 410, renderLinkInactive(basePath));
+    if (status >= 500) req.log.error({ err }, "hosted page failed");
+    // A mistyped link or a busy address is routine; anything else a buyer hit is worth the operator's look.
+    else req.log[status === 404 || status === 429 ? "info" : "warn"]({ code: e.code, param: e.param, reason: e.message }, "hosted page refused a buyer");
+    const id = (req.params as { id?: string } | undefined)?.id;
+    const topic = topicOf(req.routeOptions.url);
+    // Not looked up for an unknown record, a refused flood or a failing database.
+    const named = id !== undefined && status >= 400 && status < 500 && status !== 404 && status !== 429;
+    const merchantName = named ? await sellerName(deps.prisma, id).catch(() => null) : null;
+    const page = buyerErrorPage(e, { topic, merchantName, backUrl: backUrlOf(req, topic, id, e), basePath });
     for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
-    return reply.code(status).header("Cache-Control", "no-store").type("text/plain; charset=utf-8").send(e.message);
+    return html(reply, page.status, page.html);
   }
+
+  /** After a refused form post, the page it came from (there the buyer sees where things stand); none for a seller who cannot take money. */
+  function backUrlOf(req: FastifyRequest, topic: BuyerTopic, id: string | undefined, e: AppError): string | null {
+    if (req.method !== "POST" || id === undefined || e.code === "settlement_wallet_missing" || ![400, 409, 429].includes(statusOf(e))) return null;
+    const path = { payment: "", invoice: "/invoices", "payment link": "/l", refund: null }[topic];
+    return path === null ? null : `${basePath}${path}/${encodeURIComponent(id)}`;
+  }
+}
+
+/** What a hosted page's route shows, as its error page names it. */
+function topicOf(routeUrl: string | undefined): BuyerTopic {
+  if (routeUrl?.includes("/refunds/")) return "refund";
+  if (routeUrl?.includes("/invoices/")) return "invoice";
+  if (routeUrl?.includes("/l/")) return "payment link";
+  return "payment";
 }
 
 function html(reply: FastifyReply, status: number, body: string) {

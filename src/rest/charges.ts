@@ -1,6 +1,8 @@
 // REST /v1/charges: parse, call the domain, shape the response.
+import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { chargesCsv } from "../domain/charges-csv.js";
 import {
   cancelCharge,
   ChargeResource,
@@ -13,6 +15,8 @@ import {
   listSchema,
 } from "../domain/charges.js";
 import { markChargeReviewed } from "../domain/review.js";
+import { modeName } from "../domain/scope.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -80,16 +84,26 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     group: "list",
     doc: {
       operationId: "listCharges",
-      summary: "List charges, newest first, by page number",
+      summary: "List charges, newest first, by cursor or page number; format=csv exports every matching charge",
       description:
-        "Newest first, filtered by `status`, `customerId`, `needsReview` or `search`. Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both.",
+        "Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. `format=csv` answers every matching charge as one CSV file (a header row: `id,orderId,status,amount,amountReceived,…`), with the same filters and no paging.",
       tag,
       query: listSchema,
       ok: { 200: ChargeList },
+      alsoAs: "text/csv",
     },
   } as const;
-  app.get("/v1/charges", { config: list }, async (req) => {
-    const { data, ...page } = await listCharges(prisma, scopeOf(req), req.query);
+  app.get("/v1/charges", { config: list }, async (req, reply) => {
+    const scope = scopeOf(req);
+    if (parseInput(listSchema, req.query).format === "csv") {
+      // The query is checked before the stream starts, so its errors are still JSON bodies.
+      const lines = chargesCsv(prisma, scope, req.query);
+      return reply
+        .type("text/csv; charset=utf-8")
+        .header("Content-Disposition", `attachment; filename="charges_${modeName(scope.livemode)}.csv"`)
+        .send(Readable.from(lines));
+    }
+    const { data, ...page } = await listCharges(prisma, scope, req.query);
     return { object: "list", data: data.map((c) => chargeResource(c, settings)), ...page };
   });
 

@@ -19,7 +19,8 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
     doc: {
       operationId: "listEvents",
       summary: "List events, newest first",
-      description: "Every event of the key's mode, newest first, paged by cursor; `type` keeps one type. Each is the body its webhooks carry.",
+      description:
+        "Every event of the key's mode, newest first, paged by cursor; `type` keeps one type, `objectType` one kind of object (charge, refund…), `objectId` the events about one object. Each is the body its webhooks carry.",
       tag,
       query: listSchema,
       ok: { 200: listOf(AnyEvent) },

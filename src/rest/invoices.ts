@@ -14,6 +14,7 @@ import {
   markInvoiceUncollectible,
   updateInvoice,
   updateSchema,
+  VOID_RULE,
   voidInvoice,
 } from "../domain/invoices.js";
 import { invoicePdf, sendPdf } from "../pay/invoice-page.js";
@@ -34,11 +35,13 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     doc: {
       operationId: "createInvoice",
       summary: "Draft an invoice for a customer: line items (1–100), due date, memo",
-      description: "Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. Sends `invoice.created`.",
+      description:
+        "Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.created`.",
       tag,
       body: createSchema,
       example: { customerId: "cus_…", lineItems: [{ description: "Consulting, November", quantity: 10, unitAmount: "120.00" }], dueDate: "2026-12-31" },
       ok: { 201: InvoiceResource },
+      errors: ["settlement_wallet_missing"],
     },
   } as const;
   app.post("/v1/invoices", { config: create }, async (req, reply) => {
@@ -111,16 +114,10 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
       "finalize",
       "finalizeInvoice",
       "Finalize a DRAFT: it gets its number and hosted page, and can be paid",
-      "Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. Sends `invoice.finalized`.",
+      "Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.",
       finalizeInvoice,
     ],
-    [
-      "void",
-      "voidInvoice",
-      "Void an invoice nothing was paid on; its open charge is cancelled",
-      "An invoice nothing was paid on becomes VOID, and its open charge is cancelled. Sends `invoice.voided`.",
-      voidInvoice,
-    ],
+    ["void", "voidInvoice", "Void an invoice nothing was paid on; its open charge is cancelled", `${VOID_RULE} Sends \`invoice.voided\`.`, voidInvoice],
     [
       "mark_uncollectible",
       "markInvoiceUncollectible",
@@ -132,7 +129,14 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
   for (const [path, operationId, summary, description, step] of steps) {
     const config = {
       group: "create",
-      doc: { operationId, summary, description, tag, ok: { 200: InvoiceResource }, errors: ["invoice_not_editable"] },
+      doc: {
+        operationId,
+        summary,
+        description,
+        tag,
+        ok: { 200: InvoiceResource },
+        errors: path === "finalize" ? (["invoice_not_editable", "settlement_wallet_missing"] as const) : (["invoice_not_editable"] as const),
+      },
     } as const;
     app.post<IdParams>(`/v1/invoices/:id/${path}`, { config }, async (req) => shape(await step(prisma, scopeOf(req), req.params.id, settings)));
   }

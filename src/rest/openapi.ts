@@ -7,12 +7,12 @@
 import { STATUS_CODES } from "node:http";
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { z } from "zod";
-import { EVENT_TYPES, type EventType } from "../domain/events.js";
+import { EVENT_DESCRIPTIONS, EVENT_TYPES, type EventType } from "../domain/events.js";
 import type { ErrorCode } from "../domain/errors.js";
 import { errorAnchor, STATUS_OF_CODE } from "../http/errors.js";
 import { NAMES } from "./schemas/components.js";
 import { ERROR_CODES, ERROR_MEANINGS } from "./schemas/errors.js";
-import { EVENT_DESCRIPTIONS, EVENTS } from "./schemas/events.js";
+import { EVENTS } from "./schemas/events.js";
 import { EXAMPLES } from "./schemas/examples.js";
 import { API_VERSION, VERSION_HEADER } from "./version.js";
 

@@ -120,14 +120,17 @@ describe("the dashboard in a browser", () => {
     await signedIn(page);
     await expect.poll(() => page.getByRole("note").textContent()).toMatch(/^Test mode/);
     await page.getByRole("switch", { name: "Live mode" }).click();
-    await expect.poll(() => page.locator(".mode-switch span").textContent()).toBe("Live");
+    await expect.poll(() => page.getByRole("switch", { name: "Live mode" }).isChecked()).toBe(true);
     expect(await page.getByRole("note").count()).toBe(0);
     await page.getByRole("switch", { name: "Live mode" }).click();
     await expect.poll(() => page.getByRole("note").count()).toBe(1);
 
     await go(page, "Developers");
     await page.getByLabel("IP allowlist (optional)").fill("127.0.0.1, ::1");
+    // Making a key asks the password again (signing in does not count).
     await page.getByRole("button", { name: "Create API key" }).click();
+    await page.getByLabel("Your password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Yes, create it" }).click();
     const secret = (await page.locator("[data-secret]").textContent({ timeout: 10_000 }))!;
     expect(secret).toMatch(/^sk_test_/);
     const { stdout } = await run("curl", ["-s", `${app.url}/v1/customers`, "-H", `X-API-Key: ${secret}`]);
@@ -184,6 +187,11 @@ describe("the dashboard in a browser", () => {
     await page.getByLabel("Amount (empty: all that is left)").fill("2.5");
     await page.getByLabel("Reason").fill("one mug broken");
     await page.getByRole("button", { name: "Refund", exact: true }).click();
+    // It asks first, naming the amount and that a claim link goes to the buyer.
+    await page
+      .getByRole("group", { name: "Refund 2.5 USDC through a claim link the buyer gives an address to? Your settlement wallet pays it." })
+      .getByRole("button", { name: "Yes, refund 2.5 USDC" })
+      .click();
     const claimUrl = new URL((await page.locator("[data-claim-url]").textContent({ timeout: 10_000 }))!);
     const buyer = await newPage(360, true);
     await buyer.goto(`${app.url}${claimUrl.pathname}${claimUrl.search}`);
@@ -204,7 +212,7 @@ describe("the dashboard in a browser", () => {
 
     await page.getByRole("link", { name: "buyer@example.com" }).click();
     await page.getByLabel("Company").fill("Buyer GmbH");
-    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("button", { name: "Save", exact: true }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toBe("Saved.");
     expect((await app.call("GET", `/v1/customers/${customer.id}`)).body.companyName).toBe("Buyer GmbH");
     await page.context().close();

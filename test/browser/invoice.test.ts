@@ -222,7 +222,7 @@ describe("invoices and payment links in a browser", () => {
     await page.goBack();
     expect((await page.reload())?.status()).toBe(410);
     expect(await text(page, "h1")).toBe("This payment link no longer takes payments");
-    expect(await page.locator("main").innerText()).toContain("Ask the shop for a new link.");
+    expect(await page.locator("main").innerText()).toContain("Test Shop has retired it. Ask Test Shop for a new link.");
     const post = await fetch(link.url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "", redirect: "manual" });
     expect(post.status).toBe(410);
     await page.context().close();

@@ -167,7 +167,7 @@ describe("refunds", () => {
     expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([second.id, first.id]);
   });
 
-  it("without an address the buyer gives one at the claim page, typed twice; the link then stops working", async () => {
+  it("without an address the buyer gives one at the claim page, typed twice; the link then shows the refund's status", async () => {
     const chargeId = await paidCharge("8");
     const made = (await refund(chargeId, { amount: "5" })).body;
     expect(made).toMatchObject({ status: "AWAITING_ADDRESS", address: null });
@@ -200,9 +200,17 @@ describe("refunds", () => {
     expect(claimed.status).toBe(200);
     expect(await claimed.text()).toContain(BUYER);
     expect(await getRefund(made.id)).toMatchObject({ status: "AWAITING_PAYMENT", address: BUYER, claimUrl: null });
-    expect((await fetch(`${app.url}${path}`)).status).toBe(404);
+    const after = await fetch(`${app.url}${path}`);
+    expect(after.status).toBe(200);
+    const status = await after.text();
+    expect(status).toContain(`<strong>Claimed</strong>`);
+    expect(status).not.toContain("<form");
     await payBack(BUYER, "5");
     await waitFor("the claimed refund's completion", async () => (await getRefund(made.id)).status === "COMPLETED");
+    const done = await (await fetch(`${app.url}${path}`)).text();
+    expect(done).toContain(`<strong>Completed</strong>: 5.00 USDC arrived at ${BUYER} on Local devnet.`);
+    // The devnet has no explorer: the transaction's hash as text.
+    expect(done).toContain(`<code class="address">${(await getRefund(made.id)).txHash}</code>`);
     expect(await eventTypes(made.id)).toEqual(["refund.created", "refund.updated", "refund.completed"]);
   });
 

@@ -37,6 +37,10 @@ function migrationsBefore(upTo: string): string {
 }
 const BEFORE_CHAIN_TRUTH = migrationsBefore(CHAIN_TRUTH);
 const VERSION_1 = migrationsBefore(LEDGER);
+/** What migrating a version 1 database applies: the ledger migration, then every later one. */
+const FROM_LEDGER = readdirSync(MIGRATIONS_DIR)
+  .filter((name) => /^\d{14}_/.test(name) && name >= LEDGER)
+  .sort();
 
 const addr = (hex: string) => getAddress(`0x${hex.repeat(40 / hex.length)}`);
 const txh = (n: number) => `0x${n.toString(16).padStart(4, "0")}${"ab".repeat(30)}`;
@@ -522,8 +526,9 @@ describe("the ledger migration on a version 1 database", () => {
     await drop?.();
   });
 
-  it("applies the ledger migration alone, on top of the version 1 data", () => {
-    expect(applied).toEqual([LEDGER]);
+  it("applies the ledger migration (then the later ones), on top of the version 1 data", () => {
+    expect(applied).toEqual(FROM_LEDGER);
+    expect(applied[0]).toBe(LEDGER);
     expect(before.size).toBe(charges.length + 1);
   });
 
@@ -933,7 +938,7 @@ describe("the ledger migration on version 1 data that its unique indexes could r
       refunded,
       refunded.map((r, i) => insert("relayer_transactions", relayerTxRow(r.authorization!.txId, "AUTHORIZATION", "CONFIRMED", r.tx!.hash, r.tx!.block, i))),
     );
-    await expect(migrate(database)).resolves.toEqual([LEDGER]);
+    await expect(migrate(database)).resolves.toEqual(FROM_LEDGER);
     const rows = await database.prisma.$queryRawUnsafe<{ refund_id: string; status: string; end_reason: string }[]>(
       `SELECT refund_id, status::text, end_reason FROM authorizations ORDER BY refund_id`,
     );
@@ -958,7 +963,7 @@ describe("the ledger migration on version 1 data that its unique indexes could r
   it("two refund authorizations of one wallet not sent yet: one waits to be sent, the other is refused (to be given again)", async () => {
     const refunded = waitingRefunds(false).map((r) => ({ ...r, authorization: { ...r.authorization!, txId: null as unknown as string } }));
     const database = await version1(refunded);
-    await expect(migrate(database)).resolves.toEqual([LEDGER]);
+    await expect(migrate(database)).resolves.toEqual(FROM_LEDGER);
     const rows = await database.prisma.$queryRawUnsafe<{ status: string; ended: boolean; error: string | null }[]>(
       `SELECT status::text, ended_at IS NOT NULL AS ended, error FROM authorizations ORDER BY status::text DESC`,
     );
@@ -1007,7 +1012,7 @@ describe("the ledger migration on version 1 data that its unique indexes could r
       completedAt: at(25),
     }));
     const database = await version1(refunded);
-    await expect(migrate(database)).resolves.toEqual([LEDGER]);
+    await expect(migrate(database)).resolves.toEqual(FROM_LEDGER);
     const keys = await database.prisma.$queryRawUnsafe<{ refund_id: string; fact_key: string }[]>(
       `SELECT refund_id, fact_key FROM chain_transfers WHERE kind = 'REFUND' ORDER BY refund_id`,
     );

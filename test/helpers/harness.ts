@@ -104,7 +104,7 @@ export const UNLIMITED_ADDRESS = {
  * Starts the service with test settings; `env` overrides configuration variables. Every /v1 call
  * made through `call` is checked against the service's OpenAPI document (helpers/contract.ts).
  */
-export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet"> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet" | "logger"> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop, url: databaseUrl } = await freshDatabase((sql) => queries.push(sql));
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });

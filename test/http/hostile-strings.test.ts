@@ -3,6 +3,7 @@
 // refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
 // checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
+import { reauthenticateSchema } from "../../src/domain/reauthentication.js";
 import { signInSchema, switchModeSchema } from "../../src/domain/sessions.js";
 import {
   getNamedType,
@@ -40,6 +41,13 @@ const HOSTILE = { NUL: "bad\u0000text", "lone surrogate": "bad\ud800text" };
 /** What a URL can carry: a lone surrogate has no UTF-8 form, so it cannot be percent-encoded. */
 const URL_NUL = "%00";
 const MESSAGE = /contains a NUL character or an unpaired surrogate; send valid UTF-8 text$/;
+
+/** The hosted pages refuse a buyer's bad request with their error page (src/pay/buyer-error.ts), never the API's JSON body. */
+function expectBuyerRefusal(res: Call): void {
+  expect(res.status, res.text.slice(0, 200)).toBe(400);
+  expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+  expect(res.text).toContain("<h1>This request could not be handled</h1>");
+}
 
 // Routes are read while the tests are collected, so the service starts here rather than in beforeAll.
 const app = await startApp();
@@ -189,6 +197,7 @@ describe("REST and the hosted page", () => {
     },
     "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
     "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
+    "POST /dashboard/session/reauthenticate": { schema: reauthenticateSchema, valid: { password: "not the password" } },
     "POST /v1/invoices": { schema: invoiceCreateSchema, valid: { customerId: customer.id, lineItems } },
     "PATCH /v1/invoices/:id": { schema: invoiceUpdateSchema, valid: {} },
     "POST /v1/invoices/:id/finalize": null,
@@ -257,8 +266,11 @@ describe("REST and the hosted page", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s → 400 parameter_invalid", async (_name, c) => {
     const before = await rows();
     const res = await send(c);
-    expectError(res, 400, "parameter_invalid", c.param);
-    expect(res.body.message).toMatch(MESSAGE);
+    if (c.path.startsWith("/pay/")) expectBuyerRefusal(res);
+    else {
+      expectError(res, 400, "parameter_invalid", c.param);
+      expect(res.body.message).toMatch(MESSAGE);
+    }
     expect(await rows()).toEqual(before);
   });
 

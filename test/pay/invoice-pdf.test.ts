@@ -1,14 +1,19 @@
-// The invoice PDF, read back as text the way a reader would copy it: what it says, that long
-// invoices flow over pages, and that whatever a buyer typed draws as plain WinAnsi text.
+// The invoice PDF, read back as text the way a reader would copy it: what it says (the seller's
+// business details and logo too), that long invoices flow over pages, and that whatever a buyer typed
+// draws as plain WinAnsi text.
 import { describe, expect, it } from "vitest";
+import { inspectImage } from "../../src/domain/images.js";
 import { type InvoiceDocument, renderInvoicePdf, winAnsiSafe } from "../../src/pay/invoice-pdf.js";
 import { pdfText } from "../helpers/pdf.js";
+import { png } from "../helpers/png.js";
 
 const invoice = (overrides: Partial<InvoiceDocument> = {}): InvoiceDocument => ({
   number: "INV-000042",
   status: "PAID",
   livemode: true,
   merchantName: "Acme Mugs",
+  seller: { legalName: null, address: null, taxId: null },
+  logo: null,
   customer: {
     name: "Jane Doe",
     email: "jane@example.com",
@@ -60,6 +65,51 @@ describe("renderInvoicePdf", () => {
     expect(lines).toContain("Thank you for your order.");
     expect(lines).toContain("Pay online: https://pay.example.com/invoices/inv_1");
     expect(text).not.toContain("TEST MODE");
+  });
+
+  it("prints the seller's legal name, address and tax id under its name, and draws its logo", async () => {
+    const seller = {
+      legalName: "Acme Mugs Ltd",
+      address: { line1: "1 Kiln Lane", line2: null, city: "Stoke", state: null, postalCode: "ST1 1AA", country: "GB" },
+      taxId: "GB999999973",
+    };
+    const plain = await renderInvoicePdf(invoice({ seller }));
+    const lines = (await pdfText(plain)).split("\n");
+    const at = lines.indexOf("Acme Mugs");
+    expect(lines.slice(at, at + 6)).toEqual(["Acme Mugs", "Acme Mugs Ltd", "1 Kiln Lane", "Stoke ST1 1AA", "GB", "Tax ID: GB999999973"]);
+    expect(lines.indexOf("Bill to")).toBe(at + 6);
+    expect(plain.includes("/Subtype /Image")).toBe(false);
+
+    const logo = png({ width: 120, height: 40 });
+    const withLogo = await renderInvoicePdf(invoice({ seller, logo: { type: "image/png", data: logo } }));
+    expect(withLogo.includes("/Subtype /Image")).toBe(true);
+    expect(await pdfText(withLogo)).toContain("Acme Mugs Ltd\n1 Kiln Lane");
+    // The same legal name as the trading name is not said twice.
+    const same = await pdfText(await renderInvoicePdf(invoice({ seller: { ...seller, legalName: "Acme Mugs" } })));
+    expect(same).toContain("Acme Mugs\n1 Kiln Lane");
+  });
+
+  it.each([
+    ["RGBA", { colourType: 6 }],
+    ["RGB", { colourType: 2 }],
+    ["grey", { colourType: 0 }],
+    ["grey with alpha", { colourType: 4 }],
+    ["palette", { colourType: 3 }],
+    ["interlaced RGBA", { colourType: 6, interlaced: true }],
+    ["interlaced palette", { colourType: 3, interlaced: true }],
+  ] as const)("draws a %s PNG logo that the upload check accepted", async (_kind, options) => {
+    const data = png({ width: 37, height: 13, ...options });
+    expect(inspectImage(data)).toMatchObject({ type: "image/png" });
+    const buf = await renderInvoicePdf(invoice({ logo: { type: "image/png", data } }));
+    expect(buf.includes("/Subtype /Image")).toBe(true);
+    expect(await pdfText(buf)).toContain("Amount due 2.50 USDC");
+  });
+
+  it("leaves out a logo it cannot read rather than fail the invoice", async () => {
+    const notReally = Buffer.from([0xff, 0xd8, 0xff, 0xd9]);
+    const buf = await renderInvoicePdf(invoice({ logo: { type: "image/jpeg", data: notReally } }));
+    expect(buf.includes("/Subtype /Image")).toBe(false);
+    expect(await pdfText(buf)).toContain("Invoice INV-000042");
   });
 
   it("marks a test-mode draft as such, without a customer", async () => {

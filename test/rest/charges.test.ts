@@ -175,8 +175,8 @@ describe("create and retrieve", () => {
     const shop = await app.newMerchant();
     await app.db.prisma.merchant.update({ where: { id: shop.merchant.id }, data: { liveWallet: null } });
     const res = await create({}, shop.apiKeys.live.secret);
-    expectError(res, 400, "settlement_wallet_missing", null);
-    expect(res.body.message).toContain("--live-wallet");
+    expectError(res, 400, "settlement_wallet_missing", "liveWallet");
+    expect(res.body.message).toContain("Set a live settlement wallet in the dashboard's Settings");
     expect(await app.db.prisma.charge.count({ where: { merchantId: shop.merchant.id } })).toBe(0);
     expect((await create({}, shop.apiKeys.test.secret)).status).toBe(201);
   });

@@ -4,7 +4,7 @@
 // confirmChainMoney, one reversed by reverseTransfers, a refund made over the API and paid on chain.
 import { getAddress, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { csvField } from "../../src/domain/balance-transactions.js";
+import { csvField } from "../../src/domain/csv.js";
 import { newId } from "../../src/domain/ids.js";
 import { reverseTransfers } from "../../src/domain/reversals.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";

@@ -99,7 +99,7 @@ describe("payment links", () => {
     const refused = await press(a.id);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(refused.text).toContain("the limit is 20 per minute");
+    expect(refused.text).toContain("<h1>Too many attempts</h1>");
     expect(await app.db.prisma.charge.count({ where: { paymentLinkId: a.id } })).toBe(20);
     expect((await press(b.id)).status).toBe(303);
   });

@@ -1,18 +1,22 @@
-// The shell: who is signed in, the test/live switch (test mode always marked), the navigation and the
-// page the path names.
+// The shell: who is signed in, the test/live switch (test mode always marked, live mode noted while it is
+// not ready to take money), the navigation and the page the path names.
 import { Provider } from "@urql/preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { createClient } from "./client.js";
+import { Balance } from "./pages/Balance.js";
 import { ChargePage } from "./pages/ChargePage.js";
 import { Charges } from "./pages/Charges.js";
 import { CustomerPage } from "./pages/CustomerPage.js";
 import { Customers } from "./pages/Customers.js";
 import { Developers } from "./pages/Developers.js";
+import { EventPage, Events } from "./pages/Events.js";
 import { Home } from "./pages/Home.js";
 import { NewInvoice } from "./pages/InvoiceForm.js";
 import { InvoicePage } from "./pages/InvoicePage.js";
 import { Invoices } from "./pages/Invoices.js";
+import { LiveNotReady } from "./pages/LiveChecklist.js";
 import { PaymentLinkPage, PaymentLinks } from "./pages/PaymentLinks.js";
+import { Payouts } from "./pages/Payouts.js";
 import { Settings } from "./pages/Settings.js";
 import { SignIn } from "./pages/SignIn.js";
 import { Link, usePath } from "./router.js";
@@ -35,9 +39,12 @@ export function App() {
 const PAGES = [
   ["/", "Home"],
   ["/charges", "Charges"],
+  ["/balance", "Balance"],
+  ["/payouts", "Payouts"],
   ["/customers", "Customers"],
   ["/invoices", "Invoices"],
   ["/payment-links", "Payment links"],
+  ["/events", "Events"],
   ["/developers", "Developers"],
   ["/settings", "Settings"],
 ] as const;
@@ -68,10 +75,16 @@ function SignedIn({ session, onChange }: { session: Session; onChange: (s: Sessi
           ))}
         </nav>
         <div class="session">
-          <label class="mode-switch">
-            <input type="checkbox" role="switch" checked={live} onChange={toggle} aria-label="Live mode" />
-            <span>{live ? "Live" : "Test"}</span>
-          </label>
+          {/* Both modes named, the current one marked: the switch itself is the "Live mode" toggle. */}
+          <div class="mode-switch" data-mode={session.mode}>
+            <span class="mode-name mode-test" aria-hidden="true">
+              Test mode
+            </span>
+            <label>
+              <input type="checkbox" role="switch" checked={live} onChange={toggle} />
+              <span class="mode-name mode-live">Live mode</span>
+            </label>
+          </div>
           <span class="muted user">{session.user.email}</span>
           <button type="button" class="link" onClick={leave}>
             Sign out
@@ -80,6 +93,8 @@ function SignedIn({ session, onChange }: { session: Session; onChange: (s: Sessi
       </header>
       <main>
         <ErrorNote error={error} />
+        {/* Read again on every page (key), so a fix made in Settings or Developers shows at once; Home shows the checklist itself. */}
+        {live && path !== "/" && <LiveNotReady key={path} />}
         <Page path={path} session={session} onSignedOut={() => onChange(null)} />
       </main>
     </Provider>
@@ -93,9 +108,12 @@ function section(path: string): string {
 function Page({ path, session, onSignedOut }: { path: string; session: Session; onSignedOut: () => void }) {
   const [, first, id] = path.split("/");
   if (first === "charges") return id ? <ChargePage id={id} /> : <Charges />;
+  if (first === "balance") return <Balance mode={session.mode} />;
+  if (first === "payouts") return <Payouts mode={session.mode} />;
   if (first === "customers") return id ? <CustomerPage id={id} /> : <Customers />;
   if (first === "invoices") return id === "new" ? <NewInvoice /> : id ? <InvoicePage key={id} id={id} /> : <Invoices />;
   if (first === "payment-links") return id ? <PaymentLinkPage id={id} /> : <PaymentLinks />;
+  if (first === "events") return id ? <EventPage key={id} id={id} /> : <Events />;
   if (first === "developers") return <Developers />;
   if (first === "settings") return <Settings session={session} onSignedOut={onSignedOut} />;
   if (!first) return <Home />;

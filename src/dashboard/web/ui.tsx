@@ -103,6 +103,31 @@ export function formatUnits(value: bigint): string {
   return `${value / 1_000_000n}.${frac}`;
 }
 
+/**
+ * An amount as money views (Balance, Payouts, Home) show it: always two decimals, rounded to the
+ * nearest cent (half away from zero). Nothing is rounded away silently: when the exact amount has
+ * more decimals ("13.344999"), the text is marked "≈", the title says the exact amount, and
+ * `data-amount` keeps it for whoever reads the page's markup.
+ */
+export function cents(amount: string): { text: string; exact: boolean } {
+  const negative = amount.startsWith("-");
+  const value = units(negative ? amount.slice(1) : amount);
+  const rounded = (value + 5_000n) / 10_000n;
+  const sign = negative && rounded !== 0n ? "-" : "";
+  return { text: `${sign}${rounded / 100n}.${(rounded % 100n).toString().padStart(2, "0")}`, exact: value % 10_000n === 0n };
+}
+
+/** An amount in a money view: two decimals (see `cents`), the exact amount in the title when that rounds. */
+export function Money({ value, currency = "USDC" }: { value: string | null | undefined; currency?: string }) {
+  if (value == null) return <span class="muted">—</span>;
+  const { text, exact } = cents(value);
+  return exact ? (
+    <span class="amount" data-amount={value}>{`${text} ${currency}`}</span>
+  ) : (
+    <span class="amount" data-amount={value} title={`Exactly ${value} ${currency}`}>{`≈ ${text} ${currency}`}</span>
+  );
+}
+
 /** A button that copies `value`, saying whether it could. */
 export function CopyButton({ value, label = "Copy" }: { value: string; label?: string }) {
   const [said, say] = useState("");
@@ -127,45 +152,119 @@ export function CopyButton({ value, label = "Copy" }: { value: string; label?: s
 }
 
 /**
- * A button for something that cannot be undone: the first press asks `question`, and only its
- * confirming button acts; focus moves to that button and back.
+ * A button for something that cannot be undone or that needs the password: the first press asks
+ * `question` (naming what it acts on), with any `fields` the answer needs, and only its confirming
+ * button acts; focus moves to the first field (or that button) and back.
  */
-export function Confirm(props: { label: string; question: string; confirm: string; disabled?: boolean; onConfirm: () => void }) {
+export function Confirm(props: {
+  label: string;
+  question: string;
+  confirm: string;
+  disabled?: boolean;
+  /** Inputs the answer needs (a password): their values, by name, go to onConfirm. */
+  fields?: ComponentChildren;
+  /** A plain button rather than a red one: the action is not destructive. */
+  plain?: boolean;
+  onConfirm: (values: Record<string, string>) => void;
+}) {
   const [asking, setAsking] = useState(false);
-  const yes = useRef<HTMLButtonElement>(null);
   const ask = useRef<HTMLButtonElement>(null);
   const first = useRef(true);
   useEffect(() => {
     if (first.current) return void (first.current = false);
-    (asking ? yes : ask).current?.focus();
+    if (!asking) ask.current?.focus();
   }, [asking]);
   if (!asking) {
     return (
-      <button ref={ask} type="button" class="danger" disabled={props.disabled} onClick={() => setAsking(true)}>
+      <button ref={ask} type="button" class={props.plain ? undefined : "danger"} disabled={props.disabled} onClick={() => setAsking(true)}>
         {props.label}
       </button>
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={props.question}>
+    <ConfirmStep
+      question={props.question}
+      confirm={props.confirm}
+      disabled={props.disabled}
+      fields={props.fields}
+      plain={props.plain}
+      onCancel={() => setAsking(false)}
+      onConfirm={(values) => {
+        setAsking(false);
+        props.onConfirm(values);
+      }}
+    />
+  );
+}
+
+/**
+ * The question of a confirmation, for a step some other control opened (a form's submit): `question`,
+ * the `fields`, the confirming button and "Keep it". Focus starts on the first field or the button;
+ * Enter in a field confirms.
+ */
+export function ConfirmStep(props: {
+  question: string;
+  confirm: string;
+  disabled?: boolean;
+  fields?: ComponentChildren;
+  plain?: boolean;
+  onConfirm: (values: Record<string, string>) => void;
+  onCancel: () => void;
+}) {
+  const group = useRef<HTMLSpanElement>(null);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => (group.current?.querySelector("input") ?? yes.current)?.focus(), []);
+  const answer = () => {
+    const inputs = [...(group.current?.querySelectorAll("input") ?? [])];
+    props.onConfirm(Object.fromEntries(inputs.map((input) => [input.name, input.value])));
+  };
+  return (
+    <span
+      ref={group}
+      class="confirm"
+      role="group"
+      aria-label={props.question}
+      onKeyDown={(e) => {
+        // Not the form around it, if any: Enter answers this question.
+        if (e.key === "Enter" && (e.target as HTMLElement).tagName === "INPUT") {
+          e.preventDefault();
+          answer();
+        }
+      }}
+    >
       <span>{props.question}</span>
-      <button
-        ref={yes}
-        type="button"
-        class="danger"
-        disabled={props.disabled}
-        onClick={() => {
-          setAsking(false);
-          props.onConfirm();
-        }}
-      >
+      {props.fields}
+      <button ref={yes} type="button" class={props.plain ? undefined : "danger"} disabled={props.disabled} onClick={answer}>
         {props.confirm}
       </button>
-      <button type="button" class="link" onClick={() => setAsking(false)}>
+      <button type="button" class="link" onClick={props.onCancel}>
         Keep it
       </button>
     </span>
   );
+}
+
+/** The password (and, with two-factor sign-in on, a code) that a re-authenticated action asks for. */
+export function ReauthenticationFields({ totp }: { totp: boolean }) {
+  return (
+    <>
+      <label>
+        Your password
+        <input name="password" type="password" autoComplete="current-password" required />
+      </label>
+      {totp && (
+        <label>
+          Two-factor code (or a recovery code)
+          <input name="totpCode" autoComplete="one-time-code" spellcheck={false} required />
+        </label>
+      )}
+    </>
+  );
+}
+
+/** What ReauthenticationFields gave, as the mutations take it: the password, and the code when asked. */
+export function reauthentication(values: Record<string, string>): { password?: string; totpCode?: string } {
+  return { ...(values.password && { password: values.password }), ...(values.totpCode && { totpCode: values.totpCode }) };
 }
 
 /** The form's fields as strings. */

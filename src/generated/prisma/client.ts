@@ -157,6 +157,12 @@ export type User = Prisma.UserModel
  */
 export type DashboardSession = Prisma.DashboardSessionModel
 /**
+ * Model RecoveryCode
+ * A one-time recovery code of a user with two-factor sign-in, standing in for a TOTP code once: only
+ * its SHA-256 is stored, and using it deletes the row.
+ */
+export type RecoveryCode = Prisma.RecoveryCodeModel
+/**
  * Model Refund
  * Money the merchant's settlement wallet sends back to a buyer: prepared and followed here, never held.
  */

@@ -1,8 +1,10 @@
 // `ApiKey`: a merchant's secret keys, managed from the dashboard only (session-only fields): create
 // with an optional IP allowlist, revoke, roll with an overlap. The secret is shown once, by the
-// mutation that makes it. Rules live in domain/api-keys.ts.
+// mutation that makes it, which needs a re-authentication. Rules live in domain/api-keys.ts and
+// domain/reauthentication.ts.
 import { apiKeyActive, createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { AppError } from "../../domain/errors.js";
+import { requireRecentAuthentication } from "../../domain/reauthentication.js";
 import { builder } from "../builder.js";
 import { isLive, Mode } from "./Mode.js";
 
@@ -49,13 +51,17 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: ApiKeyWithSecret,
-    description: "A new key (dashboard sessions only); `mode` defaults to the session's.",
+    description:
+      "A new key (dashboard sessions only); `mode` defaults to the session's. Needs your password: as `password`, or a re-authentication in the last 5 minutes.",
     args: {
       mode: t.arg({ type: Mode, description: "The key's mode; the session's by default." }),
       ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }),
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
-    resolve: async (_root, { mode, ipAllowlist }, ctx) => {
+    resolve: async (_root, { mode, ipAllowlist, password, totpCode }, ctx) => {
       const session = ctx.session();
+      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
       const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? []);
       return { key, row: await getApiKey(ctx.prisma, session.merchantId, key.id) };
     },
@@ -73,13 +79,18 @@ builder.mutationFields((t) => ({
   }),
   rollApiKey: t.field({
     type: ApiKeyWithSecret,
-    description: "Replaces a key; the old one keeps working for `overlapHours` (0–168, default 24) (dashboard sessions only).",
+    description:
+      "Replaces a key; the old one keeps working for `overlapHours` (0–168, default 24) and can be revoked sooner (dashboard sessions only). It makes a new secret, so it needs your password as createApiKey does.",
     args: {
       id: t.arg.id({ required: true, description: "The key's id (key_…)." }),
       overlapHours: t.arg.int({ description: "Hours the old key keeps working: 0–168, default 24." }),
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
-    resolve: async (_root, { id, overlapHours }, ctx) => {
-      const { merchantId } = ctx.session();
+    resolve: async (_root, { id, overlapHours, password, totpCode }, ctx) => {
+      const session = ctx.session();
+      const { merchantId } = session;
+      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
       const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, { merchantId });
       ctx.authenticator.clear();
       return { key, row: await getApiKey(ctx.prisma, merchantId, key.id) };

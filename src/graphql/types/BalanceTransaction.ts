@@ -1,6 +1,7 @@
 // `BalanceTransaction` and `Balance`: the ledger, like REST's /v1/balance_transactions and /v1/balance,
 // with `balanceTransactions` (a connection with the same filters), `balance`, and each charge's own
 // rows. Rules live in domain/balance-transactions.ts.
+import { knownChain } from "../../chain/registry.js";
 import {
   BALANCE_TRANSACTION_TYPES,
   type BalanceResource,
@@ -47,7 +48,14 @@ export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>(
 
 const ChainAmount = builder.objectRef<{ chainId: number; amount: string }>("ChainAmount").implement({
   description: "An amount of USDC on one chain.",
-  fields: (t) => ({ chainId: t.exposeInt("chainId", { description: "The chain." }), amount: t.exposeString("amount", { description: "USDC." }) }),
+  fields: (t) => ({
+    chainId: t.exposeInt("chainId", { description: "The chain." }),
+    chainName: t.string({
+      description: "The chain's name from the registry of known chains (e.g. Base), whether or not this service runs it now.",
+      resolve: (a) => knownChain(a.chainId)?.name ?? `Chain ${a.chainId}`,
+    }),
+    amount: t.exposeString("amount", { description: "USDC." }),
+  }),
 });
 
 const Balance = builder.objectRef<BalanceResource>("Balance").implement({

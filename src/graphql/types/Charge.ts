@@ -3,7 +3,8 @@
 // domain/charge-lifecycle and domain/review.
 import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges } from "../../domain/charges.js";
+import { CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
+import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges, SEARCH_DESCRIPTION } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
@@ -26,6 +27,23 @@ const STATUS_DESCRIPTIONS: Record<(typeof CHARGE_STATUSES)[number], string> = {
 export const ChargeStatus = builder.enumType("ChargeStatus", {
   values: Object.fromEntries(CHARGE_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
   description: "PENDING → RECEIVED → COMPLETED; PENDING → EXPIRED; PENDING → CANCELLED.",
+});
+
+const DISPLAY_DESCRIPTIONS: Record<DisplayStatusName, string> = {
+  PENDING: "Waiting for the buyer's money; nothing confirmed yet.",
+  PARTLY_PAID: "PENDING with confirmed money below the amount: waiting for the rest.",
+  RECEIVED: "Confirmed payments reach the amount; the payout is on its way.",
+  COMPLETED: "Paid out to your wallet: fulfil the order.",
+  PARTLY_REFUNDED: "Some of the money received was paid back to the buyer (amountRefunded).",
+  REFUNDED: "All the money received was paid back to the buyer.",
+  UNDERPAID: "EXPIRED with a partial amount, which is paid out to you.",
+  EXPIRED: "Not paid in time; nothing was received.",
+  CANCELLED: "You cancelled it.",
+};
+
+export const ChargeDisplayStatus = builder.enumType("ChargeDisplayStatus", {
+  values: Object.fromEntries(CHARGE_DISPLAY_STATUSES.map((s) => [s, { description: DISPLAY_DESCRIPTIONS[s] }])),
+  description: "The status refined by the money a charge holds, as the dashboard shows it: partly paid, underpaid, partly or fully refunded.",
 });
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -57,6 +75,11 @@ export const Charge = builder.prismaNode("Charge", {
     netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
     currency: t.exposeString("currency", { description: 'Always "USDC".' }),
     status: t.field({ type: ChargeStatus, description: "Where the charge is in its lifecycle.", resolve: (c) => c.status }),
+    displayStatus: t.field({
+      type: ChargeDisplayStatus,
+      description: "The status to show: status refined by the money received and refunded (needsReview is shown beside it).",
+      resolve: (c) => chargeDisplayStatus(c),
+    }),
     cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The charge's payment contract; null until a chain is picked." }),
     chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the buyer picked; null until then." }),
     paymentUrl: t.string({ description: "The hosted payment page to send the buyer to.", resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).paymentUrl }),
@@ -132,7 +155,7 @@ builder.queryFields((t) => ({
       args: {
         status: t.arg({ type: ChargeStatus, description: "Only charges with this status." }),
         customerId: t.arg.id({ description: "Only this customer's charges." }),
-        search: t.arg.string({ description: "Exactly a charge id, an order id, a clone address or a transaction hash (of a payment, a payout or a refund)." }),
+        search: t.arg.string({ description: SEARCH_DESCRIPTION }),
         needsReview: t.arg.boolean({ description: "Only charges that need review (true) or that do not (false)." }),
       },
       resolve: async (_root, args, ctx, info) => {
@@ -159,7 +182,7 @@ function filters(args: { status?: string | null; customerId?: string | null; sea
 builder.mutationFields((t) => ({
   createCharge: t.prismaField({
     type: "Charge",
-    description: "Creates a PENDING charge: send the buyer to its paymentUrl.",
+    description: "Creates a PENDING charge: send the buyer to its paymentUrl. Needs a settlement wallet for the mode (settlement_wallet_missing).",
     args: { input: t.arg({ type: CreateChargeInput, required: true, description: "The charge." }) },
     resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),

@@ -2,10 +2,11 @@
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
 import {
   CHARGE_EVENT_TYPES,
-  type ChargeEventType as ChargeEventTypeName,
   chargeEventsSince,
   type DeliveryResource,
   countEvents,
+  EVENT_DESCRIPTIONS,
+  EVENT_OBJECT_TYPES,
   eventDeliveries,
   eventsOfCharge,
   getEvent,
@@ -86,15 +87,25 @@ builder.prismaObjectField("Charge", "events", (t) =>
   }),
 );
 
+// Upper case like every GraphQL enum; the values stay the domain's (and REST's) lower-case ones.
+const EventObjectType = builder.enumType("EventObjectType", {
+  description: "The kind of object an event is about: the part of its type before the dot.",
+  values: Object.fromEntries(EVENT_OBJECT_TYPES.map((kind) => [kind.toUpperCase(), { value: kind, description: `Events about a ${kind} (${kind}.…).` }])),
+});
+
 builder.queryFields((t) => ({
   events: t.connection(
     {
       type: Event,
       description: "Events, newest first.",
-      args: { type: t.arg.string({ description: "Only this type, e.g. charge.completed." }) },
+      args: {
+        type: t.arg.string({ description: "Only this type, e.g. charge.completed." }),
+        objectType: t.arg({ type: EventObjectType, description: "Only events about this kind of object." }),
+        objectId: t.arg.id({ description: "Only events about this object (chrg_…, cus_…, ref_…, inv_…)." }),
+      },
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
-        const filter = { type: args.type ?? undefined };
+        const filter = { type: args.type ?? undefined, objectType: args.objectType ?? undefined, objectId: args.objectId ?? undefined };
         const page = await listEvents(ctx.prisma, scope, { ...filter, ...pageRequest(args) }, pageEnd(args));
         return connectionOf(page, args, () => countEvents(ctx.prisma, scope, filter));
       },
@@ -124,26 +135,10 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-const CHARGE_EVENT_DESCRIPTIONS: Record<ChargeEventTypeName, string> = {
-  "charge.pending": "A charge was created.",
-  "charge.chain_selected": "The buyer picked a chain; cloneAddress is where to pay.",
-  "charge.partial": "Confirmed payments are below the amount; the expiry was extended.",
-  "charge.received": "Confirmed payments reach the amount; the payout is on its way.",
-  "charge.completed": "Paid out: fulfil the order.",
-  "charge.underpaid": "Expired with a partial amount, which is paid out to you.",
-  "charge.expired": "Expired with nothing received.",
-  "charge.cancelled": "You cancelled it.",
-  "charge.late_payment": "Money arrived after EXPIRED, CANCELLED or COMPLETED; it is paid out to you too.",
-  "charge.payout_confirmed": "A payout that did not complete the charge was confirmed (underpaid, cancelled, late money).",
-  "charge.payout_blocked": "The token refuses the payout for now (payoutBlockedReason); the money waits in the payment contract.",
-  "charge.needs_review": "The ledger and the chain disagree about the charge (reviewReason).",
-  "charge.reviewed": "Someone marked the charge reviewed.",
-};
-
 const ChargeEventType = builder.enumType("ChargeEventType", {
   description: "A charge event type: COMPLETED is charge.completed, CHAIN_SELECTED is charge.chain_selected, and so on.",
   values: Object.fromEntries(
-    CHARGE_EVENT_TYPES.map((type) => [type.slice("charge.".length).toUpperCase(), { value: type, description: CHARGE_EVENT_DESCRIPTIONS[type] }]),
+    CHARGE_EVENT_TYPES.map((type) => [type.slice("charge.".length).toUpperCase(), { value: type, description: EVENT_DESCRIPTIONS[type] }]),
   ),
 });
 

@@ -13,6 +13,7 @@ import {
   listInvoices,
   markInvoiceUncollectible,
   updateInvoice,
+  VOID_RULE,
   voidInvoice,
 } from "../../domain/invoices.js";
 import type { Metadata } from "../../domain/metadata.js";
@@ -189,7 +190,7 @@ const step = (name: string, description: string, run: typeof voidInvoice) =>
 builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
-    description: "Drafts an invoice for a customer.",
+    description: "Drafts an invoice for a customer. A live invoice needs a live settlement wallet (settlement_wallet_missing), also when it is finalized.",
     args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: "The invoice." }) },
     resolve: (_query, _root, { input }, ctx) =>
       createInvoice(ctx.prisma, ctx.scope(), { ...input, lineItems: input.lineItems.map((l) => ({ ...l })) }, ctx.charges),
@@ -216,5 +217,5 @@ builder.mutationFields((t) => ({
 }));
 
 step("finalizeInvoice", "Finalizes a DRAFT invoice: it gets its number and hosted page, and becomes OPEN.", finalizeInvoice);
-step("voidInvoice", "Voids an OPEN or UNCOLLECTIBLE invoice: it can no longer be paid.", voidInvoice);
+step("voidInvoice", VOID_RULE, voidInvoice);
 step("markInvoiceUncollectible", "Marks an OPEN invoice as not expected to be paid; it can still be paid or voided.", markInvoiceUncollectible);

@@ -95,7 +95,7 @@ builder.prismaObjectField("Charge", "paymentLink", (t) =>
 builder.mutationFields((t) => ({
   createPaymentLink: t.prismaField({
     type: "PaymentLink",
-    description: "Creates an active payment link: share its url.",
+    description: "Creates an active payment link: share its url. A live link needs a live settlement wallet (settlement_wallet_missing).",
     args: { input: t.arg({ type: CreatePaymentLinkInput, required: true, description: "The link." }) },
     resolve: (_query, _root, { input }, ctx) => createPaymentLink(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),

@@ -1,7 +1,12 @@
 // `User`: the people who sign in to a merchant's dashboard, managed by the merchant's other users
-// (session-only fields), with optional two-factor sign-in. Rules live in domain/users.ts.
+// (session-only fields), with optional two-factor sign-in and its recovery codes. Adding a user and
+// turning two-factor off need a re-authentication. Rules live in domain/users.ts, domain/two-factor.ts
+// and domain/reauthentication.ts.
+import { requireRecentAuthentication } from "../../domain/reauthentication.js";
 import { signOutEverywhere } from "../../domain/sessions.js";
+import { recoveryCodesRemaining, regenerateRecoveryCodes } from "../../domain/two-factor.js";
 import { confirmTotp, createUser, deleteUser, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
+import { qrSvg } from "../../lib/qr-svg.js";
 import { builder } from "../builder.js";
 
 export const User = builder.objectRef<UserView>("User").implement({
@@ -10,6 +15,10 @@ export const User = builder.objectRef<UserView>("User").implement({
     id: t.exposeID("id", { description: "The user's id (usr_…)." }),
     email: t.exposeString("email", { description: "What they sign in with (lower case)." }),
     totpEnabled: t.exposeBoolean("totpEnabled", { description: "Whether signing in needs a code from an authenticator app." }),
+    recoveryCodesRemaining: t.int({
+      description: "How many of the user's one-time recovery codes are unused (0 while two-factor sign-in is off).",
+      resolve: (u, _args, ctx) => recoveryCodesRemaining(ctx.prisma, u.id),
+    }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (u) => u.createdAt.toISOString() }),
   }),
 });
@@ -19,6 +28,18 @@ const TotpEnrollment = builder.objectRef<{ secret: string; uri: string }>("TotpE
   fields: (t) => ({
     secret: t.exposeString("secret", { description: "The shared secret, base32, to type into an authenticator app." }),
     uri: t.exposeString("uri", { description: "The same as an otpauth:// URI, for a QR code." }),
+    qrSvg: t.string({
+      description: "The otpauth:// URI as a QR code: an SVG document (black modules on white) for an authenticator app to scan.",
+      resolve: (e) => qrSvg(e.uri),
+    }),
+  }),
+});
+
+const RecoveryCodes = builder.objectRef<{ user: UserView; codes: string[] }>("RecoveryCodes").implement({
+  description: "Two-factor sign-in's one-time recovery codes, shown this once: each stands in for an authenticator code once.",
+  fields: (t) => ({
+    user: t.field({ type: User, description: "The user they belong to.", resolve: (r) => r.user }),
+    codes: t.exposeStringList("codes", { description: "Ten codes (xxxxx-xxxxx): store them somewhere safe now, they are never shown again." }),
   }),
 });
 
@@ -33,12 +54,22 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createUser: t.field({
     type: User,
-    description: "Adds a dashboard user to your merchant (dashboard sessions only); the password is at least 10 characters.",
+    description:
+      "Adds a dashboard user to your merchant (dashboard sessions only); the password is at least 10 characters. Needs your own password: as `currentPassword`, or a re-authentication in the last 5 minutes.",
     args: {
       email: t.arg.string({ required: true, description: "What they will sign in with." }),
       password: t.arg.string({ required: true, description: "Their first password, at least 10 characters." }),
+      currentPassword: t.arg.string({ description: "Your own password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `currentPassword`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
-    resolve: (_root, { email, password }, ctx) => createUser(ctx.prisma, ctx.session().merchantId, { email, password }),
+    resolve: async (_root, { email, password, currentPassword, totpCode }, ctx) => {
+      const session = ctx.session();
+      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password: currentPassword, totpCode }, undefined, {
+        password: "currentPassword",
+        totpCode: "totpCode",
+      });
+      return createUser(ctx.prisma, session.merchantId, { email, password });
+    },
   }),
   deleteUser: t.field({
     type: "ID",
@@ -60,23 +91,44 @@ builder.mutationFields((t) => ({
     resolve: async (_root, _args, ctx) => startTotpEnrollment(ctx.prisma, await findUser(ctx.prisma, ctx.session().userId)),
   }),
   confirmTotp: t.field({
-    type: User,
-    description: "Turns two-factor sign-in on for the signed-in user, with a code from the enrolled app.",
+    type: RecoveryCodes,
+    description: "Turns two-factor sign-in on for the signed-in user, with a code from the enrolled app; returns ten recovery codes, shown once.",
     args: { code: t.arg.string({ required: true, description: "The app's current six-digit code." }) },
     resolve: async (_root, { code }, ctx) => {
       const { userId } = ctx.session();
-      await confirmTotp(ctx.prisma, userId, code);
-      return userView(await findUser(ctx.prisma, userId));
+      const codes = await confirmTotp(ctx.prisma, userId, code);
+      return { user: userView(await findUser(ctx.prisma, userId)), codes };
     },
   }),
   disableTotp: t.field({
     type: User,
-    description: "Turns two-factor sign-in off, with a current code as proof.",
-    args: { code: t.arg.string({ required: true, description: "The app's current six-digit code." }) },
-    resolve: async (_root, { code }, ctx) => {
-      const { userId } = ctx.session();
-      await disableTotp(ctx.prisma, userId, code);
-      return userView(await findUser(ctx.prisma, userId));
+    description: "Turns two-factor sign-in off: with `password` and a current `code`, or after a re-authentication in the last 5 minutes.",
+    args: {
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      code: t.arg.string({ description: "With `password`: the app's current six-digit code, or a recovery code." }),
+    },
+    resolve: async (_root, { password, code }, ctx) => {
+      const session = ctx.session();
+      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode: code }, undefined, {
+        password: "password",
+        totpCode: "code",
+      });
+      await disableTotp(ctx.prisma, session.userId);
+      return userView(await findUser(ctx.prisma, session.userId));
+    },
+  }),
+  regenerateRecoveryCodes: t.field({
+    type: RecoveryCodes,
+    description: "Replaces the signed-in user's recovery codes with ten new ones, shown once; the old ones stop working. Needs your password and a code.",
+    args: {
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `password`: a current code or a recovery code." }),
+    },
+    resolve: async (_root, { password, totpCode }, ctx) => {
+      const session = ctx.session();
+      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
+      const codes = await regenerateRecoveryCodes(ctx.prisma, session.userId);
+      return { user: userView(await findUser(ctx.prisma, session.userId)), codes };
     },
   }),
 }));

@@ -1,12 +1,13 @@
 // `viewer`: who is signed in to the dashboard, in which mode, and the merchant's settings, which
 // only a session may change (updateMerchantSettings). Rules live in domain/merchants.ts.
 import { getMerchant, type Merchant, updateMerchantSettings } from "../../domain/merchants.js";
+import { requireRecentAuthentication } from "../../domain/reauthentication.js";
 import { findUser, userView } from "../../domain/users.js";
 import { builder } from "../builder.js";
 import { User } from "./User.js";
 import { Mode } from "./Mode.js";
 
-const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").implement({
+export const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").implement({
   description: "The merchant's settings. Changing a wallet applies to new charges: open ones keep the wallet they were created with.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "The merchant's id (mer_…)." }),
@@ -38,6 +39,8 @@ const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
     liveWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
     paymentWindowMinutes: t.int({ description: "5–1440." }),
     underpaymentToleranceBps: t.int({ description: "0–1000 (10%); applies to charges created from now on." }),
+    password: t.string({ description: "Your password, to change a wallet (unless you re-authenticated in the last 5 minutes)." }),
+    totpCode: t.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
   }),
 });
 
@@ -52,8 +55,15 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   updateMerchantSettings: t.field({
     type: MerchantSettings,
-    description: "Changes the merchant's name, settlement wallets, payment window or underpayment tolerance (dashboard sessions only).",
+    description:
+      "Changes the merchant's name, settlement wallets, payment window or underpayment tolerance (dashboard sessions only). Changing a wallet needs your password: as `input.password`, or a re-authentication in the last 5 minutes.",
     args: { input: t.arg({ type: MerchantSettingsInput, required: true, description: "The changes." }) },
-    resolve: (_root, { input }, ctx) => updateMerchantSettings(ctx.prisma, ctx.session().merchantId, { ...input }),
+    resolve: (_root, { input }, ctx) => {
+      const session = ctx.session();
+      const { password, totpCode, ...changes } = input;
+      return updateMerchantSettings(ctx.prisma, session.merchantId, changes, () =>
+        requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }),
+      );
+    },
   }),
 }));

@@ -18,7 +18,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   parameter_invalid: "A parameter is present but wrong (type, format, range): `param` names it and the message says why.",
   parameter_unknown: "The body or query has a field the route does not take: `param` names it.",
   test_mode_only: "This works in test mode only: use a test key (sk_test_…).",
-  settlement_wallet_missing: "No settlement wallet is set for this mode, so the money would have nowhere to go: set one first.",
+  settlement_wallet_missing:
+    "No settlement wallet is set for this mode (`param` names it: liveWallet or testWallet), so a buyer's payment would have nowhere to go: set one in the dashboard's Settings first. Live charges, invoices and payment links all need one.",
   chain_unsupported: "The chain is not enabled for this mode.",
   idempotency_key_reused: "This Idempotency-Key was used with another request: use a new key for a new request.",
   webhook_endpoint_missing: "No enabled webhook endpoint of this mode wants this event: add one first.",
@@ -32,6 +33,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   csrf_token_invalid: "The dashboard request's CSRF token is missing or wrong.",
   session_required: "Only a dashboard session may do this, not an API key.",
   session_mode_changed: "The dashboard switched mode while the request was made: reload.",
+  reauthentication_required:
+    "Changing a settlement wallet, creating API keys or users and turning two-factor off need your password again (and a two-factor code when it is on): give it as `password` with the action, or re-authenticate with POST /dashboard/session/reauthenticate, which counts for 5 minutes.",
   resource_missing: "No such record for this merchant and mode (404); a 400 when a body or query field names it.",
   customer_email_exists: "Another customer of this mode has this email (compared case-insensitively).",
   duplicate_order_id: "An open charge (neither EXPIRED nor CANCELLED) already has this orderId.",

@@ -1,11 +1,14 @@
-// A charge: its state (live through chargeUpdated), the invoice it pays or the payment link it came
-// from, payments settled with explorer links, its ledger rows, what needs review (mark reviewed), other
-// assets at its address (sweep), its timeline of events with their webhook deliveries (resend), and cancel.
+// A charge: its state (live through chargeUpdated), description and metadata, the invoice it pays or
+// the payment link it came from, payments settled with explorer links, its ledger rows, what needs
+// review (mark reviewed), other assets at its address (sweep), its timeline of events (with their
+// webhook deliveries: resend) and refunds, and cancel. Cancel and refunds ask first, naming what they do.
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, ErrorNote, Explorer, formValues, ReviewBadge, Section, Status, Time, units } from "../ui.js";
+import { Amount, Confirm, ConfirmStep, ErrorNote, Explorer, formatUnits, formValues, Section, Status, Time, units } from "../ui.js";
 import { browserWallet, sendFromWallet } from "../wallet.js";
 
 const ChargeQuery = graphql(`
@@ -20,12 +23,14 @@ const ChargeQuery = graphql(`
       id
       orderId
       description
+      metadata
       amount
       amountReceived
       feeAmount
       netAmount
       currency
       status
+      displayStatus
       chainId
       cloneAddress
       paymentUrl
@@ -74,6 +79,8 @@ const ChargeQuery = graphql(`
         claimUrl
         txHash
         createdAt
+        completedAt
+        cancelledAt
       }
       payments {
         txHash
@@ -114,6 +121,7 @@ const ChargeLive = graphql(`
     chargeUpdated(id: $id) {
       id
       status
+      displayStatus
       amountReceived
       chainId
       cloneAddress
@@ -208,8 +216,7 @@ export function ChargePage({ id }: { id: string }) {
         <Link href="/charges">← Charges</Link>
       </p>
       <h1>
-        {charge.orderId} <Status status={status} />
-        {charge.needsReview && <ReviewBadge />}
+        {charge.orderId} <ChargeBadges displayStatus={live?.chargeUpdated.displayStatus ?? charge.displayStatus} needsReview={charge.needsReview} />
       </h1>
       {charge.invoice && (
         <p data-pays>
@@ -251,9 +258,13 @@ export function ChargePage({ id }: { id: string }) {
         title="Charge"
         actions={
           status === "PENDING" && (
-            <button type="button" class="danger" disabled={cancel.fetching} onClick={() => runCancel({ id })}>
-              Cancel charge
-            </button>
+            <Confirm
+              label="Cancel charge"
+              question={cancelQuestion(charge.orderId, charge.amount, live?.chargeUpdated.amountReceived ?? charge.amountReceived)}
+              confirm="Yes, cancel it"
+              disabled={cancel.fetching}
+              onConfirm={() => void runCancel({ id })}
+            />
           )
         }
       >
@@ -262,6 +273,8 @@ export function ChargePage({ id }: { id: string }) {
           <dd>
             <code>{charge.id}</code>
           </dd>
+          <dt>Description</dt>
+          <dd data-description>{charge.description ?? <span class="muted">—</span>}</dd>
           <dt>Amount</dt>
           <dd>
             <Amount value={charge.amount} currency={charge.currency} />
@@ -297,6 +310,7 @@ export function ChargePage({ id }: { id: string }) {
             </>
           )}
         </dl>
+        <Metadata value={charge.metadata} />
       </Section>
       <Section title="Payments">
         {charge.payments.length === 0 ? (
@@ -329,40 +343,132 @@ export function ChargePage({ id }: { id: string }) {
       </Section>
       <Ledger rows={charge.balanceTransactions} chains={data.chains} />
       <StrayAssets charge={charge} chains={data.chains} />
-      <Section title="Timeline">
-        <ol class="timeline">
-          {charge.events.map((e) => (
-            <li key={e.id}>
-              <strong>{e.type}</strong> <Time iso={e.timestamp} />
-              {e.deliveries.length > 0 && (
-                <ul class="deliveries">
-                  {e.deliveries.map((d) => (
-                    <li key={d.endpointId}>
-                      {d.url}: {d.status.toLowerCase()}
-                      {d.attempts.length > 0 &&
-                        ` (${d.attempts.length} attempt${d.attempts.length === 1 ? "" : "s"}, last ${d.attempts.at(-1)?.statusCode ?? d.attempts.at(-1)?.error})`}
-                    </li>
-                  ))}
-                </ul>
-              )}
-              <button
-                type="button"
-                class="link"
-                disabled={resend.fetching}
-                onClick={() => runResend({ id: e.id }).then(() => refetch({ requestPolicy: "network-only" }))}
-              >
-                Resend webhook
-              </button>
-            </li>
-          ))}
-        </ol>
-      </Section>
+      <Timeline
+        charge={charge}
+        chain={chain}
+        resending={resend.fetching}
+        onResend={(eventId) => runResend({ id: eventId }).then(() => refetch({ requestPolicy: "network-only" }))}
+      />
     </>
   );
 }
 
 type ChargeWithRefunds = NonNullable<ResultOf<typeof ChargeQuery>["charge"]>;
 type ChainInfo = ResultOf<typeof ChargeQuery>["chains"][number];
+
+/** What Cancel charge asks: the order and amount it gives up, and where money already received goes. */
+function cancelQuestion(orderId: string, amount: string, received: string | null): string {
+  const paid = received !== null && units(received) > 0n ? ` The ${received} USDC already received is paid out to your wallet.` : "";
+  return `Cancel the charge for order ${orderId} (${amount} USDC)? The buyer can no longer pay it.${paid}`;
+}
+
+/** The charge's metadata as a key/value table, by key. */
+function Metadata({ value }: { value: Record<string, string> | null }) {
+  const entries = Object.entries(value ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return (
+    <>
+      <h3 class="subhead">Metadata</h3>
+      {entries.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="metadata">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Value</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map(([k, v]) => (
+                <tr key={k} data-metadata={k}>
+                  <td>
+                    <code>{k}</code>
+                  </td>
+                  <td>{v}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+type TimelineEntry = { at: string; key: string; body: ComponentChildren };
+
+/**
+ * The charge's events (with their webhook deliveries and a way to resend) and its refunds (made,
+ * then completed or cancelled), oldest first.
+ */
+function Timeline(props: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; resending: boolean; onResend: (eventId: string) => void }) {
+  const { charge, chain } = props;
+  const entries: TimelineEntry[] = charge.events.map((e) => ({
+    at: e.timestamp,
+    key: e.id,
+    body: (
+      <>
+        <strong>{e.type}</strong> <Time iso={e.timestamp} />
+        {e.deliveries.length > 0 && (
+          <ul class="deliveries">
+            {e.deliveries.map((d) => (
+              <li key={d.endpointId}>
+                {d.url}: {d.status.toLowerCase()}
+                {d.attempts.length > 0 &&
+                  ` (${d.attempts.length} attempt${d.attempts.length === 1 ? "" : "s"}, last ${d.attempts.at(-1)?.statusCode ?? d.attempts.at(-1)?.error})`}
+              </li>
+            ))}
+          </ul>
+        )}
+        <button type="button" class="link" disabled={props.resending} onClick={() => props.onResend(e.id)}>
+          Resend webhook
+        </button>
+      </>
+    ),
+  }));
+  for (const r of charge.refunds) {
+    const to = r.address ? <Explorer base={chain?.explorerUrl} kind="address" value={r.address} /> : "a claim link";
+    entries.push({
+      at: r.createdAt,
+      key: `${r.id}:created`,
+      body: (
+        <span data-timeline-refund={r.id}>
+          <strong>Refund</strong> <Amount value={r.amount} /> to {to} <Status status={r.status} /> <Time iso={r.createdAt} />
+          {r.txHash && (
+            <>
+              {" "}
+              · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
+            </>
+          )}
+        </span>
+      ),
+    });
+    const ended = r.completedAt ?? r.cancelledAt;
+    if (ended) {
+      entries.push({
+        at: ended,
+        key: `${r.id}:ended`,
+        body: (
+          <>
+            <strong>Refund {r.completedAt ? "completed" : "cancelled"}</strong> <Amount value={r.amount} /> <Time iso={ended} />
+          </>
+        ),
+      });
+    }
+  }
+  // ISO 8601 UTC times sort as text.
+  entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return (
+    <Section title="Timeline">
+      <ol class="timeline">
+        {entries.map((e) => (
+          <li key={e.key}>{e.body}</li>
+        ))}
+      </ol>
+    </Section>
+  );
+}
 
 /** The charge's ledger rows, oldest first: every confirmed movement of its money, signed. */
 function Ledger({ rows, chains }: { rows: ChargeWithRefunds["balanceTransactions"]; chains: ChainInfo[] }) {
@@ -462,6 +568,8 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
   const [created, create] = useMutation(CreateRefund);
   const [cancelled, cancel] = useMutation(CancelRefund);
   const [sent, setSent] = useState<{ id: string; hash?: string; error?: Error } | null>(null);
+  // The refund the form asks for, until it is confirmed or kept.
+  const [asking, setAsking] = useState<{ input: { amount?: string; reason?: string; address?: string }; form: HTMLFormElement } | null>(null);
   const pay = async (r: ChargeWithRefunds["refunds"][number]) => {
     if (!chain || !r.address) return;
     setSent({ id: r.id });
@@ -517,9 +625,13 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
             {sent?.id === r.id && sent.hash && <span role="status"> Sent: waiting for confirmations ({sent.hash.slice(0, 10)}…)</span>}
             {sent?.id === r.id && sent.error && <ErrorNote error={sent.error} />}
             {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && !r.txHash && !(sent?.id === r.id && sent.hash) && (
-              <button type="button" class="link danger" onClick={() => cancel({ id: r.id }).then(onChange)}>
-                Cancel refund
-              </button>
+              <Confirm
+                label="Cancel refund"
+                question={`Cancel the refund of ${r.amount} USDC to ${r.address ?? "the buyer's claim link"}? The buyer will not be paid back by it.`}
+                confirm="Yes, cancel the refund"
+                disabled={cancelled.fetching}
+                onConfirm={() => void cancel({ id: r.id }).then(onChange)}
+              />
             )}
           </li>
         ))}
@@ -527,16 +639,16 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
       <ErrorNote error={created.error ?? cancelled.error} />
       <form
         class="inline"
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
           const form = e.currentTarget;
           const v = formValues(form);
-          const input = { ...(v.amount && { amount: v.amount }), ...(v.reason && { reason: v.reason }), ...(v.address && { address: v.address.trim() }) };
-          const result = await create({ chargeId: charge.id, input });
-          if (!result.error) {
-            form.reset();
-            onChange();
-          }
+          const input = {
+            ...(v.amount && { amount: v.amount.trim() }),
+            ...(v.reason && { reason: v.reason }),
+            ...(v.address && { address: v.address.trim() }),
+          };
+          setAsking({ input, form });
         }}
       >
         <label>
@@ -551,10 +663,40 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
           Reason
           <input name="reason" />
         </label>
-        <button type="submit" disabled={created.fetching}>
+        <button type="submit" disabled={created.fetching || asking !== null}>
           Refund
         </button>
       </form>
+      {asking && (
+        <ConfirmStep
+          question={refundQuestion(asking.input, refundableLeft(charge), chain?.name)}
+          confirm={`Yes, refund ${asking.input.amount ?? formatUnits(refundableLeft(charge))} USDC`}
+          disabled={created.fetching}
+          onCancel={() => setAsking(null)}
+          onConfirm={async () => {
+            const { input, form } = asking;
+            setAsking(null);
+            const result = await create({ chargeId: charge.id, input });
+            if (!result.error) {
+              form.reset();
+              onChange();
+            }
+          }}
+        />
+      )}
     </Section>
   );
+}
+
+/** What is still refundable: confirmed money received less every refund not cancelled (the API decides; this only words the question). */
+function refundableLeft(charge: ChargeWithRefunds): bigint {
+  const received = charge.amountReceived === null ? 0n : units(charge.amountReceived);
+  return charge.refunds.filter((r) => r.status !== "CANCELLED").reduce((left, r) => left - units(r.amount), received);
+}
+
+/** What Refund asks: how much, to where, and that the merchant's wallet pays it. */
+function refundQuestion(input: { amount?: string; address?: string }, left: bigint, chainName: string | undefined): string {
+  const amount = input.amount ? `${input.amount} USDC` : `all that is left (${formatUnits(left)} USDC)`;
+  const to = input.address ? `to ${input.address}${chainName ? ` on ${chainName}` : ""}` : "through a claim link the buyer gives an address to";
+  return `Refund ${amount} ${to}? Your settlement wallet pays it.`;
 }

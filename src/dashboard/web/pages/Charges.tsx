@@ -1,11 +1,14 @@
-// Charges: a list with a status filter and search (id, order id, clone address, transaction hash),
-// and a view of the charges that need review (with their count), kept current by the chargeEvents
-// subscription: a new charge appears, a status changes and a charge is flagged without reload.
+// Charges: a list with a status filter and search (the start of an id, an order id, an email, an
+// address or a transaction hash, a hash as the dashboard shortens it, an exact amount), and a view of
+// the charges that need review (with their count), kept current by the chargeEvents subscription: a
+// new charge appears, a status changes and a charge is flagged without reload. The filters, the search
+// and how many rows are shown live in the URL, so a reload and Back (from a charge's page) keep them.
 import { useQuery, useSubscription } from "@urql/preact";
-import { useEffect, useRef, useState } from "preact/hooks";
-import { graphql, type VariablesOf } from "../graphql.js";
-import { Link } from "../router.js";
-import { Amount, ErrorNote, ReviewBadge, Status, Time } from "../ui.js";
+import { useEffect, useRef } from "preact/hooks";
+import { ChargeBadges } from "../charge-status.js";
+import { graphql } from "../graphql.js";
+import { Link, shownRows, useQueryState } from "../router.js";
+import { Amount, ErrorNote, Time } from "../ui.js";
 
 const ChargesQuery = graphql(`
   query Charges($first: Int!, $after: String, $status: ChargeStatus, $search: String, $needsReview: Boolean) {
@@ -23,6 +26,7 @@ const ChargesQuery = graphql(`
           amountReceived
           currency
           status
+          displayStatus
           chainId
           needsReview
           createdAt
@@ -58,10 +62,18 @@ const REFRESH_MS = 2000;
 const STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"] as const;
 /** The events after which the count of charges to review is read again. */
 const REVIEW_EVENTS = new Set(["charge.needs_review", "charge.reviewed"]);
-type Filters = VariablesOf<typeof ChargesQuery>;
+/** Rows per "Show more", and the most the list shows. */
+const STEP = 25;
+const MAX = 100;
 
 export function Charges() {
-  const [filters, setFilters] = useState<Filters>({ first: 25 });
+  // The URL holds the filters: `status`, `review=1` (the charges to review), `q` (the search), `shown`.
+  const [query, setQuery] = useQueryState();
+  const status = STATUSES.find((s) => s === query.get("status"));
+  const search = query.get("q")?.trim() || undefined;
+  const needsReview = query.get("review") === "1";
+  const first = shownRows(query, STEP, MAX);
+  const filters = { first, ...(status && { status }), ...(search && { search }), ...(needsReview && { needsReview }) };
   const [{ data, error, fetching }, refetch] = useQuery({ query: ChargesQuery, variables: filters });
   // Every committed change to a charge of this mode reads the list again, at most every 2 s: a
   // busy shop's stream of events must not spend the session's list budget (60 a minute).
@@ -84,38 +96,28 @@ export function Charges() {
   useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
   const charges = data?.charges;
   const count = toReview?.charges.totalCount;
-  const show = (needsReview: boolean) =>
-    setFilters({
-      first: 25,
-      ...(filters.status && { status: filters.status }),
-      ...(filters.search && { search: filters.search }),
-      ...(needsReview && { needsReview }),
-    });
+  // A new filter starts again from the first rows.
+  const show = (review: boolean) => setQuery({ review: review ? "1" : null, shown: null });
   return (
     <>
       <h1>Charges</h1>
       <div class="views" role="group" aria-label="Show">
-        <button type="button" aria-pressed={!filters.needsReview} onClick={() => show(false)}>
+        <button type="button" aria-pressed={!needsReview} onClick={() => show(false)}>
           All charges
         </button>
-        <button type="button" aria-pressed={!!filters.needsReview} onClick={() => show(true)}>
+        <button type="button" aria-pressed={needsReview} onClick={() => show(true)}>
           Needs review{count !== undefined && ` (${count})`}
         </button>
       </div>
       <form
+        // Read again from the URL when Back changes it.
+        key={`${status}:${search}`}
         class="filters"
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
           const form = new FormData(e.currentTarget);
-          const status = String(form.get("status") ?? "");
-          const search = String(form.get("search") ?? "").trim();
-          setFilters({
-            first: 25,
-            ...(status && { status: status as (typeof STATUSES)[number] }),
-            ...(search && { search }),
-            ...(filters.needsReview && { needsReview: true }),
-          });
+          setQuery({ status: String(form.get("status") ?? ""), q: String(form.get("search") ?? "").trim(), shown: null });
         }}
       >
         <label>
@@ -123,7 +125,7 @@ export function Charges() {
           <select name="status">
             <option value="">Any</option>
             {STATUSES.map((s) => (
-              <option key={s} value={s}>
+              <option key={s} value={s} selected={s === status}>
                 {s}
               </option>
             ))}
@@ -131,7 +133,12 @@ export function Charges() {
         </label>
         <label class="grow">
           Search
-          <input name="search" type="search" placeholder="Charge id, order id, clone address or transaction hash" />
+          <input
+            name="search"
+            type="search"
+            defaultValue={search ?? ""}
+            placeholder="Id, order id, email, amount, address or transaction hash (its start, or 0x1234…abcd)"
+          />
         </label>
         <button type="submit">Filter</button>
       </form>
@@ -163,7 +170,7 @@ export function Charges() {
                       <Amount value={c.amount} currency={c.currency} />
                     </td>
                     <td>
-                      <Status status={c.status} /> {c.needsReview && <ReviewBadge />}
+                      <ChargeBadges displayStatus={c.displayStatus} needsReview={c.needsReview} />
                     </td>
                     <td>{c.customer ? <Link href={`/customers/${c.customer.id}`}>{c.customer.email}</Link> : <span class="muted">—</span>}</td>
                     <td>
@@ -174,8 +181,8 @@ export function Charges() {
               </tbody>
             </table>
           </div>
-          {charges.pageInfo.hasNextPage && filters.first < 100 && (
-            <button type="button" disabled={fetching} onClick={() => setFilters({ ...filters, first: Math.min(100, filters.first + 25) })}>
+          {charges.pageInfo.hasNextPage && first < MAX && (
+            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
               Show more
             </button>
           )}

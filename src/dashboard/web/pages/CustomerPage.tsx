@@ -1,8 +1,11 @@
-// A customer: details (editable), stats, charges and invoices (with the way to a new one).
+// A customer: details and address (editable), stats, charges and invoices (with the way to a new one),
+// and Delete.
 import { useMutation, useQuery } from "@urql/preact";
+import { AddressFields, addressInput } from "../address.js";
+import { ChargeBadges } from "../charge-status.js";
 import { graphql } from "../graphql.js";
-import { Link } from "../router.js";
-import { Amount, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+import { Link, navigate } from "../router.js";
+import { Amount, Confirm, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
 const CustomerQuery = graphql(`
   query Customer($id: ID!) {
@@ -14,6 +17,14 @@ const CustomerQuery = graphql(`
       companyName
       taxId
       description
+      address {
+        line1
+        line2
+        city
+        state
+        postalCode
+        country
+      }
       stats {
         chargeCount
         invoiceCount
@@ -38,7 +49,8 @@ const CustomerQuery = graphql(`
             id
             orderId
             amount
-            status
+            displayStatus
+            needsReview
             createdAt
           }
         }
@@ -57,6 +69,22 @@ const UpdateCustomer = graphql(`
       companyName
       taxId
       description
+      address {
+        line1
+        line2
+        city
+        state
+        postalCode
+        country
+      }
+    }
+  }
+`);
+
+const DeleteCustomer = graphql(`
+  mutation DeleteCustomer($id: ID!) {
+    deleteCustomer(id: $id) {
+      id
     }
   }
 `);
@@ -73,6 +101,8 @@ const EDITABLE = [
 export function CustomerPage({ id }: { id: string }) {
   const [{ data, error }] = useQuery({ query: CustomerQuery, variables: { id } });
   const [update, runUpdate] = useMutation(UpdateCustomer);
+  const [addressUpdate, runAddressUpdate] = useMutation(UpdateCustomer);
+  const [deleted, runDelete] = useMutation(DeleteCustomer);
   const customer = data?.customer;
   if (!customer) return <ErrorNote error={error} />;
   return (
@@ -80,7 +110,17 @@ export function CustomerPage({ id }: { id: string }) {
       <p>
         <Link href="/customers">← Customers</Link>
       </p>
-      <h1>{customer.name}</h1>
+      <div class="page-head">
+        <h1>{customer.name}</h1>
+        <Confirm
+          label="Delete customer"
+          question={`Delete ${customer.name} (${customer.email})? This cannot be undone. Their charges and issued invoices stay, without a customer; their draft invoices lose theirs.`}
+          confirm={`Delete ${customer.name}`}
+          disabled={deleted.fetching}
+          onConfirm={() => void runDelete({ id }).then((r) => !r.error && navigate("/customers"))}
+        />
+      </div>
+      <ErrorNote error={deleted.error} />
       <div class="grid">
         <Section title="Details">
           <form
@@ -102,6 +142,22 @@ export function CustomerPage({ id }: { id: string }) {
             {update.data && !update.error && <p role="status">Saved.</p>}
             <button type="submit" disabled={update.fetching}>
               Save
+            </button>
+          </form>
+        </Section>
+        <Section title="Address">
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              // Every part blank clears the address.
+              void runAddressUpdate({ id, input: { address: addressInput(formValues(e.currentTarget)) } });
+            }}
+          >
+            <AddressFields value={customer.address} legend="Postal address (printed on invoices)" />
+            <ErrorNote error={addressUpdate.error} />
+            {addressUpdate.data && !addressUpdate.error && <p role="status">Address saved.</p>}
+            <button type="submit" disabled={addressUpdate.fetching}>
+              Save address
             </button>
           </form>
         </Section>
@@ -158,8 +214,9 @@ export function CustomerPage({ id }: { id: string }) {
       <Section title="Charges">
         <ul class="rows">
           {customer.charges.edges.map(({ node: c }) => (
-            <li key={c.id}>
-              <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
+            <li key={c.id} data-charge={c.id}>
+              <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} />{" "}
+              <ChargeBadges displayStatus={c.displayStatus} needsReview={c.needsReview} /> <Time iso={c.createdAt} />
             </li>
           ))}
         </ul>

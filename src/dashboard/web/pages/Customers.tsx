@@ -1,14 +1,18 @@
-// Customers: a list searchable by email, name or company.
+// Customers: a list searchable by email, name or company, and the form for a new one (NewCustomer).
+// The search and how many rows are shown live in the URL (a reload and Back keep them).
 import { useQuery } from "@urql/preact";
-import { useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
-import { Link } from "../router.js";
+import { Link, shownRows, useQueryState } from "../router.js";
 import { ErrorNote, Time } from "../ui.js";
+import { NewCustomer } from "./NewCustomer.js";
 
 const CustomersQuery = graphql(`
-  query Customers($query: String) {
-    customers(first: 100, query: $query) {
+  query Customers($first: Int!, $query: String) {
+    customers(first: $first, query: $query) {
       totalCount
+      pageInfo {
+        hasNextPage
+      }
       edges {
         node {
           id
@@ -22,23 +26,32 @@ const CustomersQuery = graphql(`
   }
 `);
 
+/** Rows per "Show more", and the most the list shows. */
+const STEP = 25;
+const MAX = 100;
+
 export function Customers() {
-  const [query, setQuery] = useState<string | undefined>(undefined);
-  const [{ data, error }] = useQuery({ query: CustomersQuery, variables: { query } });
+  const [params, setParams] = useQueryState();
+  const query = params.get("q")?.trim() || undefined;
+  const first = shownRows(params, STEP, MAX);
+  const [{ data, error, fetching }] = useQuery({ query: CustomersQuery, variables: { first, query } });
   return (
     <>
       <h1>Customers</h1>
+      <NewCustomer />
       <form
+        // Read again from the URL when Back changes it.
+        key={query}
         class="filters"
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          setQuery(String(new FormData(e.currentTarget).get("query") ?? "").trim() || undefined);
+          setParams({ q: String(new FormData(e.currentTarget).get("query") ?? "").trim(), shown: null });
         }}
       >
         <label class="grow">
           Search
-          <input name="query" type="search" placeholder="Email, name or company" />
+          <input name="query" type="search" defaultValue={query ?? ""} placeholder="Email, name or company" />
         </label>
         <button type="submit">Search</button>
       </form>
@@ -70,6 +83,11 @@ export function Customers() {
             </tbody>
           </table>
           <p class="muted">{data.customers.totalCount} customers</p>
+          {data.customers.pageInfo.hasNextPage && first < MAX && (
+            <button type="button" disabled={fetching} onClick={() => setParams({ shown: first + STEP }, "replace")}>
+              Show more
+            </button>
+          )}
         </div>
       )}
     </>

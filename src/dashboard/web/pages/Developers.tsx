@@ -1,14 +1,19 @@
 // Developers: API keys (create with an IP allowlist, roll, revoke), JWT secrets, webhook endpoints
 // (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log.
+// Whatever cannot be undone asks first, naming the key or endpoint; making a key asks the password.
 import { useMutation, useQuery } from "@urql/preact";
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
-import { ErrorNote, formValues, Section, ShownOnce, Time } from "../ui.js";
+import { Confirm, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, ShownOnce, Time } from "../ui.js";
 
 const DevelopersQuery = graphql(`
   query Developers {
     viewer {
       mode
+      user {
+        id
+        totpEnabled
+      }
     }
     apiKeys {
       id
@@ -63,8 +68,8 @@ const DevelopersQuery = graphql(`
 `);
 
 const CreateApiKey = graphql(`
-  mutation CreateApiKey($ipAllowlist: [String!]) {
-    createApiKey(ipAllowlist: $ipAllowlist) {
+  mutation CreateApiKey($ipAllowlist: [String!], $password: String, $totpCode: String) {
+    createApiKey(ipAllowlist: $ipAllowlist, password: $password, totpCode: $totpCode) {
       secret
       apiKey {
         id
@@ -73,8 +78,8 @@ const CreateApiKey = graphql(`
   }
 `);
 const RollApiKey = graphql(`
-  mutation RollApiKey($id: ID!, $overlapHours: Int) {
-    rollApiKey(id: $id, overlapHours: $overlapHours) {
+  mutation RollApiKey($id: ID!, $overlapHours: Int, $password: String, $totpCode: String) {
+    rollApiKey(id: $id, overlapHours: $overlapHours, password: $password, totpCode: $totpCode) {
       secret
       apiKey {
         id
@@ -171,8 +176,11 @@ export function Developers() {
   const [, updateEndpoint] = useMutation(UpdateEndpoint);
   const [, deleteEndpoint] = useMutation(DeleteEndpoint);
   const [, sendTest] = useMutation(SendTestWebhook);
+  const keyForm = useRef<HTMLFormElement>(null);
   if (!data) return <ErrorNote error={error} />;
   const live = data.viewer.mode === "LIVE";
+  const modeWord = live ? "live" : "test";
+  const totp = data.viewer.user.totpEnabled;
   const keys = data.apiKeys.filter((k) => k.livemode === live);
   const secrets = data.jwtSecrets.filter((s) => s.livemode === live);
   const events = data.events.edges.map((e) => e.node);
@@ -183,60 +191,73 @@ export function Developers() {
       {shown && <ShownOnce label={shown.label} value={shown.value} />}
       <Section title="API keys">
         <ul class="rows">
-          {keys.map((k) => (
-            <li key={k.id} data-key={k.id}>
-              <code>
-                sk_{live ? "live" : "test"}_…{k.last4}
-              </code>{" "}
-              <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
-              {k.revokedAt ? (
-                <span class="muted">revoked</span>
-              ) : k.expiresAt ? (
-                <span class="muted">
-                  rolled, works until <Time iso={k.expiresAt} />
-                </span>
-              ) : (
-                <>
-                  <button
-                    type="button"
-                    class="link"
-                    onClick={() =>
-                      act(
-                        () => rollKey({ id: k.id, overlapHours: 24 }),
-                        (d) => ({ label: "New API key", value: d.rollApiKey.secret }),
-                      )
-                    }
-                  >
-                    Roll (old key works 24 h more)
-                  </button>
-                  <button type="button" class="link danger" onClick={() => act(() => revokeKey({ id: k.id }))}>
-                    Revoke
-                  </button>
-                </>
-              )}
-            </li>
-          ))}
-        </ul>
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const list = formValues(e.currentTarget).ipAllowlist ?? "";
-            const ipAllowlist = list
-              .split(",")
-              .map((s) => s.trim())
-              .filter(Boolean);
-            void act(
-              () => createKey({ ipAllowlist }),
-              (d) => ({ label: "New API key", value: d.createApiKey.secret }),
+          {keys.map((k) => {
+            const name = `the ${modeWord} key sk_${modeWord}_…${k.last4}`;
+            return (
+              <li key={k.id} data-key={k.id}>
+                <code>
+                  sk_{modeWord}_…{k.last4}
+                </code>{" "}
+                <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
+                {k.revokedAt ? (
+                  <span class="muted">revoked</span>
+                ) : !k.active ? (
+                  <span class="muted">expired</span>
+                ) : (
+                  <>
+                    {k.expiresAt ? (
+                      <span class="muted">
+                        rolled, works until <Time iso={k.expiresAt} />
+                      </span>
+                    ) : (
+                      <Confirm
+                        plain
+                        label="Roll (old key works 24 h more)"
+                        question={`Roll ${name}? A new key replaces it; this one keeps working for 24 hours unless you revoke it.`}
+                        confirm="Yes, roll it"
+                        fields={<ReauthenticationFields totp={totp} />}
+                        onConfirm={(v) =>
+                          act(
+                            () => rollKey({ id: k.id, overlapHours: 24, ...reauthentication(v) }),
+                            (d) => ({ label: "New API key", value: d.rollApiKey.secret }),
+                          )
+                        }
+                      />
+                    )}{" "}
+                    <Confirm
+                      label="Revoke"
+                      question={`Revoke ${name}? Whatever uses it stops working at once.`}
+                      confirm="Yes, revoke it"
+                      onConfirm={() => act(() => revokeKey({ id: k.id }))}
+                    />
+                  </>
+                )}
+              </li>
             );
-          }}
-        >
+          })}
+        </ul>
+        <form ref={keyForm} class="inline" onSubmit={(e) => e.preventDefault()}>
           <label class="grow">
             IP allowlist (optional)
             <input name="ipAllowlist" placeholder="203.0.113.7, 198.51.100.0/24" />
           </label>
-          <button type="submit">Create API key</button>
+          <Confirm
+            plain
+            label="Create API key"
+            question={`Create a new ${modeWord} API key? Its secret is shown once.`}
+            confirm="Yes, create it"
+            fields={<ReauthenticationFields totp={totp} />}
+            onConfirm={(v) => {
+              const ipAllowlist = (keyForm.current ? (formValues(keyForm.current).ipAllowlist ?? "") : "")
+                .split(",")
+                .map((x) => x.trim())
+                .filter(Boolean);
+              void act(
+                () => createKey({ ipAllowlist, ...reauthentication(v) }),
+                (d) => ({ label: "New API key", value: d.createApiKey.secret }),
+              );
+            }}
+          />
         </form>
       </Section>
 
@@ -248,9 +269,12 @@ export function Developers() {
               {s.revokedAt ? (
                 <span class="muted">revoked</span>
               ) : (
-                <button type="button" class="link danger" onClick={() => act(() => revokeJwt({ id: s.id }))}>
-                  Revoke
-                </button>
+                <Confirm
+                  label="Revoke"
+                  question={`Revoke the JWT secret ${s.id}? Customer tokens signed with it stop working at once.`}
+                  confirm="Yes, revoke it"
+                  onConfirm={() => act(() => revokeJwt({ id: s.id }))}
+                />
               )}
             </li>
           ))}
@@ -275,18 +299,18 @@ export function Developers() {
               <strong>{ep.url}</strong> <span class="muted">{ep.id}</span> · {ep.events.length ? ep.events.join(", ") : "all events"} · {ep.status}
             </p>
             <p class="actions">
-              <button
-                type="button"
-                class="link"
-                onClick={() =>
+              <Confirm
+                plain
+                label="Rotate secret"
+                question={`Rotate the signing secret of ${ep.url}? Deliveries are signed with the new one too from now, and with the old one for 24 hours more.`}
+                confirm="Yes, rotate it"
+                onConfirm={() =>
                   act(
                     () => rotateEndpoint({ id: ep.id }),
                     (d) => ({ label: "New signing secret", value: d.rotateWebhookEndpointSecret.secret }),
                   )
                 }
-              >
-                Rotate secret
-              </button>
+              />
               <button
                 type="button"
                 class="link"
@@ -294,9 +318,12 @@ export function Developers() {
               >
                 {ep.status === "ENABLED" ? "Pause" : "Enable"}
               </button>
-              <button type="button" class="link danger" onClick={() => act(() => deleteEndpoint({ id: ep.id }))}>
-                Delete
-              </button>
+              <Confirm
+                label="Delete"
+                question={`Delete the endpoint ${ep.url}? It gets no more events, and its pending deliveries are dropped.`}
+                confirm="Yes, delete it"
+                onConfirm={() => act(() => deleteEndpoint({ id: ep.id }))}
+              />
             </p>
             <DeliveryLog endpointId={ep.id} events={events} />
           </div>

@@ -1,8 +1,8 @@
-// Invoices: a list, newest first, with a status filter, and the way to a new one.
+// Invoices: a list, newest first, with a status filter, and the way to a new one. The filter and how
+// many rows are shown live in the URL (a reload and Back keep them).
 import { useQuery } from "@urql/preact";
-import { useState } from "preact/hooks";
-import { graphql, type VariablesOf } from "../graphql.js";
-import { Link } from "../router.js";
+import { graphql } from "../graphql.js";
+import { Link, shownRows, useQueryState } from "../router.js";
 import { Amount, Day, ErrorNote, Status, Time } from "../ui.js";
 
 const InvoicesQuery = graphql(`
@@ -34,11 +34,15 @@ const InvoicesQuery = graphql(`
 `);
 
 export const INVOICE_STATUSES = ["DRAFT", "OPEN", "PAID", "UNCOLLECTIBLE", "VOID"] as const;
-type Filters = VariablesOf<typeof InvoicesQuery>;
+/** Rows per "Show more", and the most the list shows. */
+const STEP = 25;
+const MAX = 100;
 
 export function Invoices() {
-  const [filters, setFilters] = useState<Filters>({ first: 25 });
-  const [{ data, error, fetching }] = useQuery({ query: InvoicesQuery, variables: filters });
+  const [query, setQuery] = useQueryState();
+  const status = INVOICE_STATUSES.find((s) => s === query.get("status"));
+  const first = shownRows(query, STEP, MAX);
+  const [{ data, error, fetching }] = useQuery({ query: InvoicesQuery, variables: { first, ...(status && { status }) } });
   const invoices = data?.invoices;
   return (
     <>
@@ -49,12 +53,13 @@ export function Invoices() {
         </Link>
       </div>
       <form
+        // Read again from the URL when Back changes it.
+        key={status}
         class="filters"
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          const status = String(new FormData(e.currentTarget).get("status") ?? "");
-          setFilters({ first: 25, ...(status && { status: status as (typeof INVOICE_STATUSES)[number] }) });
+          setQuery({ status: String(new FormData(e.currentTarget).get("status") ?? ""), shown: null });
         }}
       >
         <label>
@@ -62,7 +67,7 @@ export function Invoices() {
           <select name="status">
             <option value="">Any</option>
             {INVOICE_STATUSES.map((s) => (
-              <option key={s} value={s}>
+              <option key={s} value={s} selected={s === status}>
                 {s}
               </option>
             ))}
@@ -117,8 +122,8 @@ export function Invoices() {
               </tbody>
             </table>
           </div>
-          {invoices.pageInfo.hasNextPage && filters.first < 100 && (
-            <button type="button" disabled={fetching} onClick={() => setFilters({ ...filters, first: Math.min(100, filters.first + 25) })}>
+          {invoices.pageInfo.hasNextPage && first < MAX && (
+            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
               Show more
             </button>
           )}

@@ -1,10 +1,9 @@
 // Payment links: a no-code checkout whose every buyer gets a charge of their own. The list (with how
 // many charges each made), a form for a new one, deactivate and reactivate; and a link's own page
-// with its charges.
+// with its charges. The list's filter and how many rows it shows live in the URL.
 import { useMutation, useQuery } from "@urql/preact";
-import { useState } from "preact/hooks";
-import { graphql, type VariablesOf } from "../graphql.js";
-import { Link } from "../router.js";
+import { graphql } from "../graphql.js";
+import { Link, shownRows, useQueryState } from "../router.js";
 import { Amount, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
 const PaymentLinksQuery = graphql(`
@@ -78,7 +77,9 @@ const SetPaymentLinkActive = graphql(`
   }
 `);
 
-type Filters = VariablesOf<typeof PaymentLinksQuery>;
+/** Rows per "Show more", and the most the list shows. */
+const STEP = 25;
+const MAX = 100;
 
 /** Deactivate or Reactivate: an inactive link's page refuses buyers (410); its charges live on. */
 function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; onChange: () => void }) {
@@ -99,7 +100,11 @@ function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; o
 }
 
 export function PaymentLinks() {
-  const [filters, setFilters] = useState<Filters>({ first: 25 });
+  const [query, setQuery] = useQueryState();
+  // `active`: "true" or "false" (absent: every link).
+  const active = query.get("active");
+  const first = shownRows(query, STEP, MAX);
+  const filters = { first, ...((active === "true" || active === "false") && { active: active === "true" }) };
   const [{ data, error, fetching }, refetch] = useQuery({ query: PaymentLinksQuery, variables: filters });
   const reload = () => refetch({ requestPolicy: "network-only" });
   const [created, create] = useMutation(CreatePaymentLink);
@@ -166,20 +171,25 @@ export function PaymentLinks() {
         <ErrorNote error={created.error} />
       </Section>
       <form
+        // Read again from the URL when Back changes it.
+        key={active}
         class="filters"
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          const active = String(new FormData(e.currentTarget).get("active") ?? "");
-          setFilters({ first: 25, ...(active && { active: active === "true" }) });
+          setQuery({ active: String(new FormData(e.currentTarget).get("active") ?? ""), shown: null });
         }}
       >
         <label>
           Show
           <select name="active">
             <option value="">All links</option>
-            <option value="true">Active only</option>
-            <option value="false">Inactive only</option>
+            <option value="true" selected={active === "true"}>
+              Active only
+            </option>
+            <option value="false" selected={active === "false"}>
+              Inactive only
+            </option>
           </select>
         </label>
         <button type="submit">Filter</button>
@@ -216,8 +226,8 @@ export function PaymentLinks() {
               ))}
             </ul>
           </div>
-          {links.pageInfo.hasNextPage && filters.first < 100 && (
-            <button type="button" disabled={fetching} onClick={() => setFilters({ ...filters, first: Math.min(100, filters.first + 25) })}>
+          {links.pageInfo.hasNextPage && first < MAX && (
+            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
               Show more
             </button>
           )}

@@ -1,10 +1,12 @@
 // Settings: business name, settlement wallets per mode, payment window, users, two-factor sign-in
-// and "sign out everywhere".
+// (QR code, recovery codes) and "sign out everywhere". Changing a wallet, adding a user and turning
+// two-factor off ask the password (and code) in the confirmation that names what changes.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
 import type { Session } from "../session.js";
-import { ErrorNote, formValues, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, Time } from "../ui.js";
+import { BusinessDetails } from "./BusinessDetails.js";
 
 const SettingsQuery = graphql(`
   query Settings {
@@ -13,6 +15,7 @@ const SettingsQuery = graphql(`
         id
         email
         totpEnabled
+        recoveryCodesRemaining
       }
       merchant {
         id
@@ -45,8 +48,8 @@ const UpdateSettings = graphql(`
   }
 `);
 const CreateUser = graphql(`
-  mutation CreateUser($email: String!, $password: String!) {
-    createUser(email: $email, password: $password) {
+  mutation CreateUser($email: String!, $password: String!, $currentPassword: String, $totpCode: String) {
+    createUser(email: $email, password: $password, currentPassword: $currentPassword, totpCode: $totpCode) {
       id
       email
     }
@@ -62,22 +65,33 @@ const StartTotp = graphql(`
     startTotpEnrollment {
       secret
       uri
+      qrSvg
     }
   }
 `);
 const ConfirmTotp = graphql(`
   mutation ConfirmTotp($code: String!) {
     confirmTotp(code: $code) {
+      codes
+      user {
+        id
+        totpEnabled
+      }
+    }
+  }
+`);
+const DisableTotp = graphql(`
+  mutation DisableTotp($password: String, $code: String) {
+    disableTotp(password: $password, code: $code) {
       id
       totpEnabled
     }
   }
 `);
-const DisableTotp = graphql(`
-  mutation DisableTotp($code: String!) {
-    disableTotp(code: $code) {
-      id
-      totpEnabled
+const RegenerateRecoveryCodes = graphql(`
+  mutation RegenerateRecoveryCodes($password: String, $totpCode: String) {
+    regenerateRecoveryCodes(password: $password, totpCode: $totpCode) {
+      codes
     }
   }
 `);
@@ -96,10 +110,21 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
   const [enrollment, startTotp] = useMutation(StartTotp);
   const [confirmed, confirmTotp] = useMutation(ConfirmTotp);
   const [disabled, disableTotp] = useMutation(DisableTotp);
+  const [regenerated, regenerateCodes] = useMutation(RegenerateRecoveryCodes);
   const [, signOutEverywhere] = useMutation(SignOutEverywhere);
   const [walletChanged, setWalletChanged] = useState(false);
+  /** Settings whose new wallet waits for the confirmation (with the password). */
+  const [walletChange, setWalletChange] = useState<SettingsInput | null>(null);
+  /** A user to add once the confirmation (with your password) is answered. */
+  const [newUser, setNewUser] = useState<{ email: string; password: string; form: HTMLFormElement } | null>(null);
+  /** Recovery codes just made, shown until the page is left. */
+  const [codes, setCodes] = useState<readonly string[] | null>(null);
   if (!data) return <ErrorNote error={error} />;
   const { merchant, user } = data.viewer;
+  const saveSettings = async (input: SettingsInput, given: Record<string, string> = {}) => {
+    const result = await save({ input: { ...input, ...reauthentication(given) } });
+    setWalletChanged(!result.error && (input.testWallet !== merchant.testWallet || input.liveWallet !== merchant.liveWallet));
+  };
   return (
     <>
       <h1>Settings</h1>
@@ -110,46 +135,63 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
             const v = formValues(e.currentTarget);
             const wallet = (value: string | undefined) => (value?.trim() ? value.trim() : null);
             const input = {
-              name: v.name,
+              name: v.name ?? "",
               testWallet: wallet(v.testWallet),
               liveWallet: wallet(v.liveWallet),
               paymentWindowMinutes: Number(v.paymentWindowMinutes),
               underpaymentToleranceBps: Number(v.underpaymentToleranceBps),
             };
-            const result = await save({ input });
-            setWalletChanged(!result.error && (input.testWallet !== merchant.testWallet || input.liveWallet !== merchant.liveWallet));
+            // A new wallet redirects the money: it is confirmed, with the password, before it is sent.
+            if (walletQuestion(input, merchant)) setWalletChange(input);
+            else await saveSettings(input);
           }}
         >
+          {/* Default values: the form keeps what was typed while a confirmation re-renders the page. */}
           <label>
             Business name
-            <input name="name" value={merchant.name} required />
+            <input name="name" defaultValue={merchant.name} required />
           </label>
           <label>
             Test settlement wallet
-            <input name="testWallet" value={merchant.testWallet ?? ""} placeholder="0x…" spellcheck={false} />
+            <input name="testWallet" defaultValue={merchant.testWallet ?? ""} placeholder="0x…" spellcheck={false} />
           </label>
           <label>
             Live settlement wallet
-            <input name="liveWallet" value={merchant.liveWallet ?? ""} placeholder="0x…" spellcheck={false} />
+            <input name="liveWallet" defaultValue={merchant.liveWallet ?? ""} placeholder="0x…" spellcheck={false} />
           </label>
           <label>
             Payment window (minutes a buyer has once a chain is picked)
-            <input name="paymentWindowMinutes" type="number" min={5} max={1440} value={merchant.paymentWindowMinutes} required />
+            <input name="paymentWindowMinutes" type="number" min={5} max={1440} defaultValue={String(merchant.paymentWindowMinutes)} required />
           </label>
           <label>
             Underpayment tolerance (basis points, 0–1000: 100 = 1%; applies to new charges)
-            <input name="underpaymentToleranceBps" type="number" min={0} max={1000} value={merchant.underpaymentToleranceBps} required />
+            <input name="underpaymentToleranceBps" type="number" min={0} max={1000} defaultValue={String(merchant.underpaymentToleranceBps)} required />
           </label>
           <p class="muted small">Protocol fee: {merchant.feeBps / 100}% (set by the operator).</p>
           <ErrorNote error={settings.error} />
           {settings.data && !settings.error && (
             <p role="status">Saved.{walletChanged && " New charges pay out to the new wallet; open charges keep the wallet they were created with."}</p>
           )}
-          <button type="submit" disabled={settings.fetching}>
-            Save
-          </button>
+          {walletChange ? (
+            <ConfirmStep
+              question={walletQuestion(walletChange, merchant)!}
+              confirm="Yes, change it"
+              fields={<ReauthenticationFields totp={user.totpEnabled} />}
+              onCancel={() => setWalletChange(null)}
+              onConfirm={(v) => {
+                setWalletChange(null);
+                void saveSettings(walletChange, v);
+              }}
+            />
+          ) : (
+            <button type="submit" disabled={settings.fetching}>
+              Save
+            </button>
+          )}
         </form>
       </Section>
+
+      <BusinessDetails />
 
       <Section title="Users">
         <ul class="rows">
@@ -157,9 +199,12 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
             <li key={u.id}>
               {u.email} {u.totpEnabled && <span class="muted">(two-factor)</span>} <span class="muted small">since</span> <Time iso={u.createdAt} />{" "}
               {u.id !== user.id && (
-                <button type="button" class="link danger" onClick={() => deleteUser({ id: u.id }).then(reload)}>
-                  Remove
-                </button>
+                <Confirm
+                  label="Remove"
+                  question={`Remove ${u.email}? They are signed out at once and can no longer sign in.`}
+                  confirm="Yes, remove them"
+                  onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
+                />
               )}
             </li>
           ))}
@@ -167,15 +212,11 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
         <ErrorNote error={deleted.error ?? userResult.error} />
         <form
           class="inline"
-          onSubmit={async (e) => {
+          onSubmit={(e) => {
             e.preventDefault();
             const form = e.currentTarget;
             const v = formValues(form);
-            const result = await createUser({ email: v.email ?? "", password: v.password ?? "" });
-            if (!result.error) {
-              form.reset();
-              reload();
-            }
+            setNewUser({ email: v.email ?? "", password: v.password ?? "", form });
           }}
         >
           <label class="grow">
@@ -186,44 +227,94 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
             Password (10+ characters)
             <input name="password" type="password" minLength={10} autoComplete="new-password" required />
           </label>
-          <button type="submit">Add user</button>
+          {newUser ? (
+            <ConfirmStep
+              plain
+              question={`Add ${newUser.email} as a user? They can do everything you can here, in test and live mode.`}
+              confirm="Yes, add them"
+              fields={<ReauthenticationFields totp={user.totpEnabled} />}
+              onCancel={() => setNewUser(null)}
+              onConfirm={async (v) => {
+                setNewUser(null);
+                const { password: currentPassword, totpCode } = reauthentication(v);
+                const result = await createUser({ email: newUser.email, password: newUser.password, currentPassword, totpCode });
+                if (!result.error) {
+                  newUser.form.reset();
+                  reload();
+                }
+              }}
+            />
+          ) : (
+            <button type="submit">Add user</button>
+          )}
         </form>
       </Section>
 
       <Section title="Two-factor sign-in">
-        {user.totpEnabled || confirmed.data?.confirmTotp.totpEnabled ? (
-          <form
-            class="inline"
-            onSubmit={async (e) => {
-              e.preventDefault();
-              const result = await disableTotp({ code: formValues(e.currentTarget).code ?? "" });
-              if (!result.error) reload();
-            }}
-          >
-            <p>On for {user.email}.</p>
-            <label>
-              Current code
-              <input name="code" inputMode="numeric" pattern="[0-9]{6}" required />
-            </label>
-            <button type="submit">Turn off</button>
-            <ErrorNote error={disabled.error} />
-          </form>
+        {codes && <RecoveryCodeList codes={codes} />}
+        {user.totpEnabled ? (
+          <>
+            <p>
+              On for {user.email}. {user.recoveryCodesRemaining} of 10 recovery codes left.
+            </p>
+            <p class="actions">
+              <Confirm
+                label="Turn off"
+                question={`Turn off two-factor sign-in for ${user.email}? Signing in will need only the password.`}
+                confirm="Yes, turn it off"
+                fields={<ReauthenticationFields totp />}
+                onConfirm={async (v) => {
+                  const { password, totpCode } = reauthentication(v);
+                  const result = await disableTotp({ password, code: totpCode });
+                  if (!result.error) {
+                    setCodes(null);
+                    reload();
+                  }
+                }}
+              />{" "}
+              <Confirm
+                plain
+                label="New recovery codes"
+                question="Replace your recovery codes with ten new ones? The old ones stop working."
+                confirm="Yes, replace them"
+                fields={<ReauthenticationFields totp />}
+                onConfirm={async (v) => {
+                  const result = await regenerateCodes(reauthentication(v));
+                  if (result.data) {
+                    setCodes(result.data.regenerateRecoveryCodes.codes);
+                    reload();
+                  }
+                }}
+              />
+            </p>
+            <ErrorNote error={disabled.error ?? regenerated.error} />
+          </>
         ) : enrollment.data ? (
           <form
             class="inline"
             onSubmit={async (e) => {
               e.preventDefault();
               const result = await confirmTotp({ code: formValues(e.currentTarget).code ?? "" });
-              if (!result.error) reload();
+              if (result.data) {
+                setCodes(result.data.confirmTotp.codes);
+                reload();
+              }
             }}
           >
+            <img
+              class="qr"
+              src={`data:image/svg+xml,${encodeURIComponent(enrollment.data.startTotpEnrollment.qrSvg)}`}
+              width={192}
+              height={192}
+              alt="QR code for your authenticator app: scan it to add this account"
+            />
             <p>
-              Add this key to your authenticator app: <code data-totp-secret>{enrollment.data.startTotpEnrollment.secret}</code> (or open{" "}
-              <a href={enrollment.data.startTotpEnrollment.uri}>this otpauth link</a>), then enter its code.
+              Scan the QR code with your authenticator app, or add this key to it: <code data-totp-secret>{enrollment.data.startTotpEnrollment.secret}</code>{" "}
+              (or open <a href={enrollment.data.startTotpEnrollment.uri}>this otpauth link</a>). Then enter its code.
             </p>
             <label>
               Code
-              <input name="code" inputMode="numeric" pattern="[0-9]{6}" required />
+              <input name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required />
             </label>
             <button type="submit">Turn on</button>
             <ErrorNote error={confirmed.error} />
@@ -242,5 +333,34 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
         </button>
       </Section>
     </>
+  );
+}
+
+type SettingsInput = { name: string; testWallet: string | null; liveWallet: string | null; paymentWindowMinutes: number; underpaymentToleranceBps: number };
+
+/** The confirmation a change of settlement wallet asks, naming the new address; null when no wallet changes. */
+function walletQuestion(input: SettingsInput, current: { testWallet: string | null; liveWallet: string | null }): string | null {
+  const changes = (["test", "live"] as const)
+    .filter((mode) => input[`${mode}Wallet`] !== current[`${mode}Wallet`])
+    .map((mode) => `the ${mode} settlement wallet to ${input[`${mode}Wallet`] ?? "none"}`);
+  if (changes.length === 0) return null;
+  return `Change ${changes.join(" and ")}? New charges pay out there; open charges keep the wallet they were created with.`;
+}
+
+/** Recovery codes just made: shown this once. */
+function RecoveryCodeList({ codes }: { codes: readonly string[] }) {
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>Recovery codes</strong> (shown once: keep them somewhere safe). Each one signs you in once in place of a code from your app.
+      </p>
+      <ul class="recovery-codes" data-recovery-codes>
+        {codes.map((code) => (
+          <li key={code}>
+            <code>{code}</code>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

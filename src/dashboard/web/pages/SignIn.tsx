@@ -1,4 +1,5 @@
-// Sign-in: email and password, then a TOTP code when the account has two-factor sign-in.
+// Sign-in: email and password, then a TOTP code (or a one-time recovery code) when the account has
+// two-factor sign-in.
 import { useState } from "preact/hooks";
 import { ApiError, type Session, signIn } from "../session.js";
 import { ErrorNote, formValues } from "../ui.js";
@@ -36,10 +37,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
           <input name="password" type="password" autoComplete="current-password" required />
         </label>
         {needsCode && (
-          <label>
-            Two-factor code
-            <input name="totpCode" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required autoFocus />
-          </label>
+          <>
+            <label>
+              Two-factor code
+              <input name="totpCode" autoComplete="one-time-code" spellcheck={false} aria-describedby="totp-hint" required autoFocus />
+            </label>
+            <p id="totp-hint" class="muted small">
+              The six digits from your authenticator app, or one of your recovery codes (xxxxx-xxxxx) if you lost the app.
+            </p>
+          </>
         )}
         <label>
           Mode
@@ -49,7 +55,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
           </select>
         </label>
         <ErrorNote error={error} />
-        {needsCode && !error && <p role="status">Enter the code from your authenticator app.</p>}
+        {needsCode && !error && <p role="status">Enter the code from your authenticator app, or a recovery code.</p>}
         <button type="submit" disabled={busy}>
           Sign in
         </button>

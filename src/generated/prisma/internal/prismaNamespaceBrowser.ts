@@ -73,6 +73,7 @@ export const ModelName = {
   WebhookAttempt: 'WebhookAttempt',
   User: 'User',
   DashboardSession: 'DashboardSession',
+  RecoveryCode: 'RecoveryCode',
   Refund: 'Refund',
   Authorization: 'Authorization',
   Sweep: 'Sweep'
@@ -102,6 +103,11 @@ export const MerchantScalarFieldEnum = {
   liveWallet: 'liveWallet',
   paymentWindowMinutes: 'paymentWindowMinutes',
   underpaymentToleranceBps: 'underpaymentToleranceBps',
+  legalName: 'legalName',
+  businessAddress: 'businessAddress',
+  taxId: 'taxId',
+  logo: 'logo',
+  logoType: 'logoType',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -235,6 +241,7 @@ export const InvoiceScalarFieldEnum = {
   total: 'total',
   amountPaid: 'amountPaid',
   customerDetails: 'customerDetails',
+  sellerDetails: 'sellerDetails',
   dueDate: 'dueDate',
   memo: 'memo',
   metadata: 'metadata',
@@ -459,6 +466,7 @@ export const UserScalarFieldEnum = {
   passwordHash: 'passwordHash',
   totpSecret: 'totpSecret',
   totpPending: 'totpPending',
+  totpLastStep: 'totpLastStep',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -473,10 +481,20 @@ export const DashboardSessionScalarFieldEnum = {
   csrfToken: 'csrfToken',
   livemode: 'livemode',
   createdAt: 'createdAt',
-  lastSeenAt: 'lastSeenAt'
+  lastSeenAt: 'lastSeenAt',
+  reauthenticatedAt: 'reauthenticatedAt'
 } as const
 
 export type DashboardSessionScalarFieldEnum = (typeof DashboardSessionScalarFieldEnum)[keyof typeof DashboardSessionScalarFieldEnum]
+
+
+export const RecoveryCodeScalarFieldEnum = {
+  userId: 'userId',
+  codeHash: 'codeHash',
+  createdAt: 'createdAt'
+} as const
+
+export type RecoveryCodeScalarFieldEnum = (typeof RecoveryCodeScalarFieldEnum)[keyof typeof RecoveryCodeScalarFieldEnum]
 
 
 export const RefundScalarFieldEnum = {
@@ -577,14 +595,6 @@ export const QueryMode = {
 export type QueryMode = (typeof QueryMode)[keyof typeof QueryMode]
 
 
-export const NullsOrder = {
-  first: 'first',
-  last: 'last'
-} as const
-
-export type NullsOrder = (typeof NullsOrder)[keyof typeof NullsOrder]
-
-
 export const JsonNullValueFilter = {
   DbNull: DbNull,
   JsonNull: JsonNull,
@@ -592,4 +602,12 @@ export const JsonNullValueFilter = {
 } as const
 
 export type JsonNullValueFilter = (typeof JsonNullValueFilter)[keyof typeof JsonNullValueFilter]
+
+
+export const NullsOrder = {
+  first: 'first',
+  last: 'last'
+} as const
+
+export type NullsOrder = (typeof NullsOrder)[keyof typeof NullsOrder]
 

@@ -32,6 +32,7 @@ export type DashboardSessionMinAggregateOutputType = {
   livemode: boolean | null
   createdAt: Date | null
   lastSeenAt: Date | null
+  reauthenticatedAt: Date | null
 }
 
 export type DashboardSessionMaxAggregateOutputType = {
@@ -42,6 +43,7 @@ export type DashboardSessionMaxAggregateOutputType = {
   livemode: boolean | null
   createdAt: Date | null
   lastSeenAt: Date | null
+  reauthenticatedAt: Date | null
 }
 
 export type DashboardSessionCountAggregateOutputType = {
@@ -52,6 +54,7 @@ export type DashboardSessionCountAggregateOutputType = {
   livemode: number
   createdAt: number
   lastSeenAt: number
+  reauthenticatedAt: number
   _all: number
 }
 
@@ -64,6 +67,7 @@ export type DashboardSessionMinAggregateInputType = {
   livemode?: true
   createdAt?: true
   lastSeenAt?: true
+  reauthenticatedAt?: true
 }
 
 export type DashboardSessionMaxAggregateInputType = {
@@ -74,6 +78,7 @@ export type DashboardSessionMaxAggregateInputType = {
   livemode?: true
   createdAt?: true
   lastSeenAt?: true
+  reauthenticatedAt?: true
 }
 
 export type DashboardSessionCountAggregateInputType = {
@@ -84,6 +89,7 @@ export type DashboardSessionCountAggregateInputType = {
   livemode?: true
   createdAt?: true
   lastSeenAt?: true
+  reauthenticatedAt?: true
   _all?: true
 }
 
@@ -167,6 +173,7 @@ export type DashboardSessionGroupByOutputType = {
   livemode: boolean
   createdAt: Date
   lastSeenAt: Date
+  reauthenticatedAt: Date | null
   _count: DashboardSessionCountAggregateOutputType | null
   _min: DashboardSessionMinAggregateOutputType | null
   _max: DashboardSessionMaxAggregateOutputType | null
@@ -198,6 +205,7 @@ export type DashboardSessionWhereInput = {
   livemode?: Prisma.BoolFilter<"DashboardSession"> | boolean
   createdAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
   lastSeenAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
+  reauthenticatedAt?: Prisma.DateTimeNullableFilter<"DashboardSession"> | Date | string | null
   user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
 }
 
@@ -209,6 +217,7 @@ export type DashboardSessionOrderByWithRelationInput = {
   livemode?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
+  reauthenticatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   user?: Prisma.UserOrderByWithRelationInput
 }
 
@@ -223,6 +232,7 @@ export type DashboardSessionWhereUniqueInput = Prisma.AtLeast<{
   livemode?: Prisma.BoolFilter<"DashboardSession"> | boolean
   createdAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
   lastSeenAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
+  reauthenticatedAt?: Prisma.DateTimeNullableFilter<"DashboardSession"> | Date | string | null
   user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
 }, "id" | "tokenHash">
 
@@ -234,6 +244,7 @@ export type DashboardSessionOrderByWithAggregationInput = {
   livemode?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
+  reauthenticatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.DashboardSessionCountOrderByAggregateInput
   _max?: Prisma.DashboardSessionMaxOrderByAggregateInput
   _min?: Prisma.DashboardSessionMinOrderByAggregateInput
@@ -250,6 +261,7 @@ export type DashboardSessionScalarWhereWithAggregatesInput = {
   livemode?: Prisma.BoolWithAggregatesFilter<"DashboardSession"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"DashboardSession"> | Date | string
   lastSeenAt?: Prisma.DateTimeWithAggregatesFilter<"DashboardSession"> | Date | string
+  reauthenticatedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"DashboardSession"> | Date | string | null
 }
 
 export type DashboardSessionCreateInput = {
@@ -259,6 +271,7 @@ export type DashboardSessionCreateInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
   user: Prisma.UserCreateNestedOneWithoutSessionsInput
 }
 
@@ -270,6 +283,7 @@ export type DashboardSessionUncheckedCreateInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
 }
 
 export type DashboardSessionUpdateInput = {
@@ -279,6 +293,7 @@ export type DashboardSessionUpdateInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   user?: Prisma.UserUpdateOneRequiredWithoutSessionsNestedInput
 }
 
@@ -290,6 +305,7 @@ export type DashboardSessionUncheckedUpdateInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type DashboardSessionCreateManyInput = {
@@ -300,6 +316,7 @@ export type DashboardSessionCreateManyInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
 }
 
 export type DashboardSessionUpdateManyMutationInput = {
@@ -309,6 +326,7 @@ export type DashboardSessionUpdateManyMutationInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type DashboardSessionUncheckedUpdateManyInput = {
@@ -319,6 +337,7 @@ export type DashboardSessionUncheckedUpdateManyInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type DashboardSessionListRelationFilter = {
@@ -339,6 +358,7 @@ export type DashboardSessionCountOrderByAggregateInput = {
   livemode?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
+  reauthenticatedAt?: Prisma.SortOrder
 }
 
 export type DashboardSessionMaxOrderByAggregateInput = {
@@ -349,6 +369,7 @@ export type DashboardSessionMaxOrderByAggregateInput = {
   livemode?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
+  reauthenticatedAt?: Prisma.SortOrder
 }
 
 export type DashboardSessionMinOrderByAggregateInput = {
@@ -359,6 +380,7 @@ export type DashboardSessionMinOrderByAggregateInput = {
   livemode?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
+  reauthenticatedAt?: Prisma.SortOrder
 }
 
 export type DashboardSessionCreateNestedManyWithoutUserInput = {
@@ -410,6 +432,7 @@ export type DashboardSessionCreateWithoutUserInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
 }
 
 export type DashboardSessionUncheckedCreateWithoutUserInput = {
@@ -419,6 +442,7 @@ export type DashboardSessionUncheckedCreateWithoutUserInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
 }
 
 export type DashboardSessionCreateOrConnectWithoutUserInput = {
@@ -458,6 +482,7 @@ export type DashboardSessionScalarWhereInput = {
   livemode?: Prisma.BoolFilter<"DashboardSession"> | boolean
   createdAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
   lastSeenAt?: Prisma.DateTimeFilter<"DashboardSession"> | Date | string
+  reauthenticatedAt?: Prisma.DateTimeNullableFilter<"DashboardSession"> | Date | string | null
 }
 
 export type DashboardSessionCreateManyUserInput = {
@@ -467,6 +492,7 @@ export type DashboardSessionCreateManyUserInput = {
   livemode?: boolean
   createdAt?: Date | string
   lastSeenAt?: Date | string
+  reauthenticatedAt?: Date | string | null
 }
 
 export type DashboardSessionUpdateWithoutUserInput = {
@@ -476,6 +502,7 @@ export type DashboardSessionUpdateWithoutUserInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type DashboardSessionUncheckedUpdateWithoutUserInput = {
@@ -485,6 +512,7 @@ export type DashboardSessionUncheckedUpdateWithoutUserInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type DashboardSessionUncheckedUpdateManyWithoutUserInput = {
@@ -494,6 +522,7 @@ export type DashboardSessionUncheckedUpdateManyWithoutUserInput = {
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reauthenticatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 
@@ -506,6 +535,7 @@ export type DashboardSessionSelect<ExtArgs extends runtime.Types.Extensions.Inte
   livemode?: boolean
   createdAt?: boolean
   lastSeenAt?: boolean
+  reauthenticatedAt?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["dashboardSession"]>
 
@@ -517,6 +547,7 @@ export type DashboardSessionSelectCreateManyAndReturn<ExtArgs extends runtime.Ty
   livemode?: boolean
   createdAt?: boolean
   lastSeenAt?: boolean
+  reauthenticatedAt?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["dashboardSession"]>
 
@@ -528,6 +559,7 @@ export type DashboardSessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Ty
   livemode?: boolean
   createdAt?: boolean
   lastSeenAt?: boolean
+  reauthenticatedAt?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["dashboardSession"]>
 
@@ -539,9 +571,10 @@ export type DashboardSessionSelectScalar = {
   livemode?: boolean
   createdAt?: boolean
   lastSeenAt?: boolean
+  reauthenticatedAt?: boolean
 }
 
-export type DashboardSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userId" | "tokenHash" | "csrfToken" | "livemode" | "createdAt" | "lastSeenAt", ExtArgs["result"]["dashboardSession"]>
+export type DashboardSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userId" | "tokenHash" | "csrfToken" | "livemode" | "createdAt" | "lastSeenAt" | "reauthenticatedAt", ExtArgs["result"]["dashboardSession"]>
 export type DashboardSessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
 }
@@ -574,6 +607,11 @@ export type $DashboardSessionPayload<ExtArgs extends runtime.Types.Extensions.In
      * Refreshed as it is used (at most once a minute); 12 h without use ends it.
      */
     lastSeenAt: Date
+    /**
+     * When the user last gave the password (and code) again in this session: the dashboard's riskiest
+     * changes need it within 5 minutes; signing in does not set it.
+     */
+    reauthenticatedAt: Date | null
   }, ExtArgs["result"]["dashboardSession"]>
   composites: {}
 }
@@ -1005,6 +1043,7 @@ export interface DashboardSessionFieldRefs {
   readonly livemode: Prisma.FieldRef<"DashboardSession", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"DashboardSession", 'DateTime'>
   readonly lastSeenAt: Prisma.FieldRef<"DashboardSession", 'DateTime'>
+  readonly reauthenticatedAt: Prisma.FieldRef<"DashboardSession", 'DateTime'>
 }
     
 

@@ -88,6 +88,7 @@ export type InvoiceCountAggregateOutputType = {
   total: number
   amountPaid: number
   customerDetails: number
+  sellerDetails: number
   dueDate: number
   memo: number
   metadata: number
@@ -163,6 +164,7 @@ export type InvoiceCountAggregateInputType = {
   total?: true
   amountPaid?: true
   customerDetails?: true
+  sellerDetails?: true
   dueDate?: true
   memo?: true
   metadata?: true
@@ -273,6 +275,7 @@ export type InvoiceGroupByOutputType = {
   total: bigint
   amountPaid: runtime.Decimal
   customerDetails: runtime.JsonValue | null
+  sellerDetails: runtime.JsonValue | null
   dueDate: Date | null
   memo: string | null
   metadata: runtime.JsonValue | null
@@ -319,6 +322,7 @@ export type InvoiceWhereInput = {
   total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
   amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  sellerDetails?: Prisma.JsonNullableFilter<"Invoice">
   dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
   metadata?: Prisma.JsonNullableFilter<"Invoice">
@@ -346,6 +350,7 @@ export type InvoiceOrderByWithRelationInput = {
   total?: Prisma.SortOrder
   amountPaid?: Prisma.SortOrder
   customerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
+  sellerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
   dueDate?: Prisma.SortOrderInput | Prisma.SortOrder
   memo?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -376,6 +381,7 @@ export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
   total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
   amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  sellerDetails?: Prisma.JsonNullableFilter<"Invoice">
   dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
   metadata?: Prisma.JsonNullableFilter<"Invoice">
@@ -403,6 +409,7 @@ export type InvoiceOrderByWithAggregationInput = {
   total?: Prisma.SortOrder
   amountPaid?: Prisma.SortOrder
   customerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
+  sellerDetails?: Prisma.SortOrderInput | Prisma.SortOrder
   dueDate?: Prisma.SortOrderInput | Prisma.SortOrder
   memo?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -434,6 +441,7 @@ export type InvoiceScalarWhereWithAggregatesInput = {
   total?: Prisma.BigIntWithAggregatesFilter<"Invoice"> | bigint | number
   amountPaid?: Prisma.DecimalWithAggregatesFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.JsonNullableWithAggregatesFilter<"Invoice">
+  sellerDetails?: Prisma.JsonNullableWithAggregatesFilter<"Invoice">
   dueDate?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
   memo?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
   metadata?: Prisma.JsonNullableWithAggregatesFilter<"Invoice">
@@ -455,6 +463,7 @@ export type InvoiceCreateInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -482,6 +491,7 @@ export type InvoiceUncheckedCreateInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -505,6 +515,7 @@ export type InvoiceUpdateInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -532,6 +543,7 @@ export type InvoiceUncheckedUpdateInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -557,6 +569,7 @@ export type InvoiceCreateManyInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -578,6 +591,7 @@ export type InvoiceUpdateManyMutationInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -601,6 +615,7 @@ export type InvoiceUncheckedUpdateManyInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -639,6 +654,7 @@ export type InvoiceCountOrderByAggregateInput = {
   total?: Prisma.SortOrder
   amountPaid?: Prisma.SortOrder
   customerDetails?: Prisma.SortOrder
+  sellerDetails?: Prisma.SortOrder
   dueDate?: Prisma.SortOrder
   memo?: Prisma.SortOrder
   metadata?: Prisma.SortOrder
@@ -830,6 +846,7 @@ export type InvoiceCreateWithoutMerchantInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -855,6 +872,7 @@ export type InvoiceUncheckedCreateWithoutMerchantInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -909,6 +927,7 @@ export type InvoiceScalarWhereInput = {
   total?: Prisma.BigIntFilter<"Invoice"> | bigint | number
   amountPaid?: Prisma.DecimalFilter<"Invoice"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.JsonNullableFilter<"Invoice">
+  sellerDetails?: Prisma.JsonNullableFilter<"Invoice">
   dueDate?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   memo?: Prisma.StringNullableFilter<"Invoice"> | string | null
   metadata?: Prisma.JsonNullableFilter<"Invoice">
@@ -930,6 +949,7 @@ export type InvoiceCreateWithoutCustomerInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -955,6 +975,7 @@ export type InvoiceUncheckedCreateWithoutCustomerInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1004,6 +1025,7 @@ export type InvoiceCreateWithoutChargesInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1030,6 +1052,7 @@ export type InvoiceUncheckedCreateWithoutChargesInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1068,6 +1091,7 @@ export type InvoiceUpdateWithoutChargesInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1094,6 +1118,7 @@ export type InvoiceUncheckedUpdateWithoutChargesInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1116,6 +1141,7 @@ export type InvoiceCreateWithoutBalanceTransactionsInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1142,6 +1168,7 @@ export type InvoiceUncheckedCreateWithoutBalanceTransactionsInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1180,6 +1207,7 @@ export type InvoiceUpdateWithoutBalanceTransactionsInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1206,6 +1234,7 @@ export type InvoiceUncheckedUpdateWithoutBalanceTransactionsInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1229,6 +1258,7 @@ export type InvoiceCreateManyMerchantInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1250,6 +1280,7 @@ export type InvoiceUpdateWithoutMerchantInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1275,6 +1306,7 @@ export type InvoiceUncheckedUpdateWithoutMerchantInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1299,6 +1331,7 @@ export type InvoiceUncheckedUpdateManyWithoutMerchantInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1321,6 +1354,7 @@ export type InvoiceCreateManyCustomerInput = {
   total?: bigint | number
   amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Date | string | null
   memo?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1342,6 +1376,7 @@ export type InvoiceUpdateWithoutCustomerInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1367,6 +1402,7 @@ export type InvoiceUncheckedUpdateWithoutCustomerInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1391,6 +1427,7 @@ export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
   total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1454,6 +1491,7 @@ export type InvoiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   total?: boolean
   amountPaid?: boolean
   customerDetails?: boolean
+  sellerDetails?: boolean
   dueDate?: boolean
   memo?: boolean
   metadata?: boolean
@@ -1482,6 +1520,7 @@ export type InvoiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   total?: boolean
   amountPaid?: boolean
   customerDetails?: boolean
+  sellerDetails?: boolean
   dueDate?: boolean
   memo?: boolean
   metadata?: boolean
@@ -1507,6 +1546,7 @@ export type InvoiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   total?: boolean
   amountPaid?: boolean
   customerDetails?: boolean
+  sellerDetails?: boolean
   dueDate?: boolean
   memo?: boolean
   metadata?: boolean
@@ -1532,6 +1572,7 @@ export type InvoiceSelectScalar = {
   total?: boolean
   amountPaid?: boolean
   customerDetails?: boolean
+  sellerDetails?: boolean
   dueDate?: boolean
   memo?: boolean
   metadata?: boolean
@@ -1543,7 +1584,7 @@ export type InvoiceSelectScalar = {
   markedUncollectibleAt?: boolean
 }
 
-export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "number" | "status" | "currency" | "lineItems" | "total" | "amountPaid" | "customerDetails" | "dueDate" | "memo" | "metadata" | "createdAt" | "updatedAt" | "finalizedAt" | "paidAt" | "voidedAt" | "markedUncollectibleAt", ExtArgs["result"]["invoice"]>
+export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "number" | "status" | "currency" | "lineItems" | "total" | "amountPaid" | "customerDetails" | "sellerDetails" | "dueDate" | "memo" | "metadata" | "createdAt" | "updatedAt" | "finalizedAt" | "paidAt" | "voidedAt" | "markedUncollectibleAt", ExtArgs["result"]["invoice"]>
 export type InvoiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
@@ -1595,6 +1636,10 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * The customer's billing details as they were at finalization (an issued invoice does not change).
      */
     customerDetails: runtime.JsonValue | null
+    /**
+     * The merchant's business details as they were at finalization (legal name, address, tax id).
+     */
+    sellerDetails: runtime.JsonValue | null
     dueDate: Date | null
     memo: string | null
     metadata: runtime.JsonValue | null
@@ -2042,6 +2087,7 @@ export interface InvoiceFieldRefs {
   readonly total: Prisma.FieldRef<"Invoice", 'BigInt'>
   readonly amountPaid: Prisma.FieldRef<"Invoice", 'Decimal'>
   readonly customerDetails: Prisma.FieldRef<"Invoice", 'Json'>
+  readonly sellerDetails: Prisma.FieldRef<"Invoice", 'Json'>
   readonly dueDate: Prisma.FieldRef<"Invoice", 'DateTime'>
   readonly memo: Prisma.FieldRef<"Invoice", 'String'>
   readonly metadata: Prisma.FieldRef<"Invoice", 'Json'>

@@ -46,6 +46,10 @@ export type MerchantMinAggregateOutputType = {
   liveWallet: string | null
   paymentWindowMinutes: number | null
   underpaymentToleranceBps: number | null
+  legalName: string | null
+  taxId: string | null
+  logo: runtime.Bytes | null
+  logoType: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -58,6 +62,10 @@ export type MerchantMaxAggregateOutputType = {
   liveWallet: string | null
   paymentWindowMinutes: number | null
   underpaymentToleranceBps: number | null
+  legalName: string | null
+  taxId: string | null
+  logo: runtime.Bytes | null
+  logoType: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -70,6 +78,11 @@ export type MerchantCountAggregateOutputType = {
   liveWallet: number
   paymentWindowMinutes: number
   underpaymentToleranceBps: number
+  legalName: number
+  businessAddress: number
+  taxId: number
+  logo: number
+  logoType: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -96,6 +109,10 @@ export type MerchantMinAggregateInputType = {
   liveWallet?: true
   paymentWindowMinutes?: true
   underpaymentToleranceBps?: true
+  legalName?: true
+  taxId?: true
+  logo?: true
+  logoType?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -108,6 +125,10 @@ export type MerchantMaxAggregateInputType = {
   liveWallet?: true
   paymentWindowMinutes?: true
   underpaymentToleranceBps?: true
+  legalName?: true
+  taxId?: true
+  logo?: true
+  logoType?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -120,6 +141,11 @@ export type MerchantCountAggregateInputType = {
   liveWallet?: true
   paymentWindowMinutes?: true
   underpaymentToleranceBps?: true
+  legalName?: true
+  businessAddress?: true
+  taxId?: true
+  logo?: true
+  logoType?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -219,6 +245,11 @@ export type MerchantGroupByOutputType = {
   liveWallet: string | null
   paymentWindowMinutes: number
   underpaymentToleranceBps: number
+  legalName: string | null
+  businessAddress: runtime.JsonValue | null
+  taxId: string | null
+  logo: runtime.Bytes | null
+  logoType: string | null
   createdAt: Date
   updatedAt: Date
   _count: MerchantCountAggregateOutputType | null
@@ -254,6 +285,11 @@ export type MerchantWhereInput = {
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   underpaymentToleranceBps?: Prisma.IntFilter<"Merchant"> | number
+  legalName?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  businessAddress?: Prisma.JsonNullableFilter<"Merchant">
+  taxId?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  logo?: Prisma.BytesNullableFilter<"Merchant"> | runtime.Bytes | null
+  logoType?: Prisma.StringNullableFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -278,6 +314,11 @@ export type MerchantOrderByWithRelationInput = {
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  legalName?: Prisma.SortOrderInput | Prisma.SortOrder
+  businessAddress?: Prisma.SortOrderInput | Prisma.SortOrder
+  taxId?: Prisma.SortOrderInput | Prisma.SortOrder
+  logo?: Prisma.SortOrderInput | Prisma.SortOrder
+  logoType?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
@@ -305,6 +346,11 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   liveWallet?: Prisma.StringNullableFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntFilter<"Merchant"> | number
   underpaymentToleranceBps?: Prisma.IntFilter<"Merchant"> | number
+  legalName?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  businessAddress?: Prisma.JsonNullableFilter<"Merchant">
+  taxId?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  logo?: Prisma.BytesNullableFilter<"Merchant"> | runtime.Bytes | null
+  logoType?: Prisma.StringNullableFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -329,6 +375,11 @@ export type MerchantOrderByWithAggregationInput = {
   liveWallet?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  legalName?: Prisma.SortOrderInput | Prisma.SortOrder
+  businessAddress?: Prisma.SortOrderInput | Prisma.SortOrder
+  taxId?: Prisma.SortOrderInput | Prisma.SortOrder
+  logo?: Prisma.SortOrderInput | Prisma.SortOrder
+  logoType?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MerchantCountOrderByAggregateInput
@@ -349,6 +400,11 @@ export type MerchantScalarWhereWithAggregatesInput = {
   liveWallet?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   paymentWindowMinutes?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
   underpaymentToleranceBps?: Prisma.IntWithAggregatesFilter<"Merchant"> | number
+  legalName?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
+  businessAddress?: Prisma.JsonNullableWithAggregatesFilter<"Merchant">
+  taxId?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
+  logo?: Prisma.BytesNullableWithAggregatesFilter<"Merchant"> | runtime.Bytes | null
+  logoType?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
 }
@@ -361,6 +417,11 @@ export type MerchantCreateInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -385,6 +446,11 @@ export type MerchantUncheckedCreateInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -409,6 +475,11 @@ export type MerchantUpdateInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -433,6 +504,11 @@ export type MerchantUncheckedUpdateInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -457,6 +533,11 @@ export type MerchantCreateManyInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -469,6 +550,11 @@ export type MerchantUpdateManyMutationInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -481,6 +567,11 @@ export type MerchantUncheckedUpdateManyInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -493,6 +584,11 @@ export type MerchantCountOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  legalName?: Prisma.SortOrder
+  businessAddress?: Prisma.SortOrder
+  taxId?: Prisma.SortOrder
+  logo?: Prisma.SortOrder
+  logoType?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -511,6 +607,10 @@ export type MerchantMaxOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  legalName?: Prisma.SortOrder
+  taxId?: Prisma.SortOrder
+  logo?: Prisma.SortOrder
+  logoType?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -523,6 +623,10 @@ export type MerchantMinOrderByAggregateInput = {
   liveWallet?: Prisma.SortOrder
   paymentWindowMinutes?: Prisma.SortOrder
   underpaymentToleranceBps?: Prisma.SortOrder
+  legalName?: Prisma.SortOrder
+  taxId?: Prisma.SortOrder
+  logo?: Prisma.SortOrder
+  logoType?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -552,6 +656,10 @@ export type IntFieldUpdateOperationsInput = {
 
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type NullableBytesFieldUpdateOperationsInput = {
+  set?: runtime.Bytes | null
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -734,6 +842,11 @@ export type MerchantCreateWithoutApiKeysInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
@@ -757,6 +870,11 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
@@ -796,6 +914,11 @@ export type MerchantUpdateWithoutApiKeysInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
@@ -819,6 +942,11 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
@@ -842,6 +970,11 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -865,6 +998,11 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -904,6 +1042,11 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -927,6 +1070,11 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -950,6 +1098,11 @@ export type MerchantCreateWithoutCustomersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -973,6 +1126,11 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1012,6 +1170,11 @@ export type MerchantUpdateWithoutCustomersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1035,6 +1198,11 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1058,6 +1226,11 @@ export type MerchantCreateWithoutChargesInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1081,6 +1254,11 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1120,6 +1298,11 @@ export type MerchantUpdateWithoutChargesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1143,6 +1326,11 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1166,6 +1354,11 @@ export type MerchantCreateWithoutInvoicesInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1189,6 +1382,11 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1228,6 +1426,11 @@ export type MerchantUpdateWithoutInvoicesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1251,6 +1454,11 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1274,6 +1482,11 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1297,6 +1510,11 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1336,6 +1554,11 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1359,6 +1582,11 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1382,6 +1610,11 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1405,6 +1638,11 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1444,6 +1682,11 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1467,6 +1710,11 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1490,6 +1738,11 @@ export type MerchantCreateWithoutEventsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1513,6 +1766,11 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1552,6 +1810,11 @@ export type MerchantUpdateWithoutEventsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1575,6 +1838,11 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1598,6 +1866,11 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1621,6 +1894,11 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1660,6 +1938,11 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1683,6 +1966,11 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1706,6 +1994,11 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1729,6 +2022,11 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1768,6 +2066,11 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1791,6 +2094,11 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1814,6 +2122,11 @@ export type MerchantCreateWithoutUsersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1837,6 +2150,11 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1876,6 +2194,11 @@ export type MerchantUpdateWithoutUsersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1899,6 +2222,11 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1922,6 +2250,11 @@ export type MerchantCreateWithoutRefundsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1945,6 +2278,11 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   liveWallet?: string | null
   paymentWindowMinutes?: number
   underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1984,6 +2322,11 @@ export type MerchantUpdateWithoutRefundsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2007,6 +2350,11 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
   underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2160,6 +2508,11 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
   underpaymentToleranceBps?: boolean
+  legalName?: boolean
+  businessAddress?: boolean
+  taxId?: boolean
+  logo?: boolean
+  logoType?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
@@ -2185,6 +2538,11 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
   underpaymentToleranceBps?: boolean
+  legalName?: boolean
+  businessAddress?: boolean
+  taxId?: boolean
+  logo?: boolean
+  logoType?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -2197,6 +2555,11 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
   underpaymentToleranceBps?: boolean
+  legalName?: boolean
+  businessAddress?: boolean
+  taxId?: boolean
+  logo?: boolean
+  logoType?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -2209,11 +2572,16 @@ export type MerchantSelectScalar = {
   liveWallet?: boolean
   paymentWindowMinutes?: boolean
   underpaymentToleranceBps?: boolean
+  legalName?: boolean
+  businessAddress?: boolean
+  taxId?: boolean
+  logo?: boolean
+  logoType?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "legalName" | "businessAddress" | "taxId" | "logo" | "logoType" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
@@ -2268,6 +2636,23 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * How short of the amount confirmed money may be and still complete a charge (basis points).
      */
     underpaymentToleranceBps: number
+    /**
+     * The seller as invoices name it (the hosted page and the PDF), the same in both modes.
+     */
+    legalName: string | null
+    /**
+     * {line1, line2, city, state, postalCode, country}, as a customer's address.
+     */
+    businessAddress: runtime.JsonValue | null
+    taxId: string | null
+    /**
+     * A PNG or JPEG (checked by its bytes) drawn on invoices from here: nothing is fetched when a PDF is made.
+     */
+    logo: runtime.Bytes | null
+    /**
+     * "image/png" or "image/jpeg", set with `logo`.
+     */
+    logoType: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["merchant"]>
@@ -2712,6 +3097,11 @@ export interface MerchantFieldRefs {
   readonly liveWallet: Prisma.FieldRef<"Merchant", 'String'>
   readonly paymentWindowMinutes: Prisma.FieldRef<"Merchant", 'Int'>
   readonly underpaymentToleranceBps: Prisma.FieldRef<"Merchant", 'Int'>
+  readonly legalName: Prisma.FieldRef<"Merchant", 'String'>
+  readonly businessAddress: Prisma.FieldRef<"Merchant", 'Json'>
+  readonly taxId: Prisma.FieldRef<"Merchant", 'String'>
+  readonly logo: Prisma.FieldRef<"Merchant", 'Bytes'>
+  readonly logoType: Prisma.FieldRef<"Merchant", 'String'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
 }

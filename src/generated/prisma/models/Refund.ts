@@ -1469,7 +1469,7 @@ export type $RefundPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      */
     address: string | null
     /**
-     * The capability in the claim page's URL, while the buyer has not given an address.
+     * The capability in the claim page's URL: the buyer gives the address there, and then sees the refund's status.
      */
     claimToken: string | null
     /**

@@ -1,0 +1,258 @@
+// The event log: every event of this mode, newest first, filtered by type, by kind of object or by one
+// object's id (filters and how many rows are shown live in the URL); and an event's own page with its
+// payload (the exact `data` its webhooks carry, pretty-printed, to copy) and its webhook deliveries.
+import { useMutation, useQuery } from "@urql/preact";
+import { graphql } from "../graphql.js";
+import { Link, shownRows, useQueryState } from "../router.js";
+import { CopyButton, ErrorNote, Section, Status, Time } from "../ui.js";
+
+const EventsQuery = graphql(`
+  query Events($first: Int!, $type: String, $objectType: EventObjectType, $objectId: ID) {
+    events(first: $first, type: $type, objectType: $objectType, objectId: $objectId) {
+      totalCount
+      pageInfo {
+        hasNextPage
+      }
+      edges {
+        node {
+          id
+          type
+          timestamp
+          data
+        }
+      }
+    }
+  }
+`);
+
+const EventQuery = graphql(`
+  query Event($id: ID!) {
+    event(id: $id) {
+      id
+      type
+      timestamp
+      livemode
+      data
+      deliveries {
+        endpointId
+        url
+        status
+        nextAttemptAt
+        attempts {
+          attemptedAt
+          statusCode
+          latencyMs
+          error
+          succeeded
+        }
+      }
+    }
+  }
+`);
+
+const ResendEvent = graphql(`
+  mutation ResendLoggedEvent($id: ID!) {
+    resendEvent(id: $id) {
+      id
+    }
+  }
+`);
+
+/** The kinds of object events are about, as the API's EventObjectType names them. */
+const OBJECT_TYPES = [
+  ["CHARGE", "Charges"],
+  ["REFUND", "Refunds"],
+  ["INVOICE", "Invoices"],
+  ["CUSTOMER", "Customers"],
+] as const;
+/** Rows per "Show more", and the most the list shows. */
+const STEP = 25;
+const MAX = 100;
+
+export function Events() {
+  // The URL holds the filters: `type` (e.g. charge.completed), `object` (a kind), `objectId`, and `shown`.
+  const [query, setQuery] = useQueryState();
+  const type = query.get("type")?.trim() || undefined;
+  const objectType = OBJECT_TYPES.find(([value]) => value === query.get("object"))?.[0];
+  const objectId = query.get("objectId")?.trim() || undefined;
+  const first = shownRows(query, STEP, MAX);
+  const [{ data, error, fetching }] = useQuery({ query: EventsQuery, variables: { first, type, objectType, objectId } });
+  const events = data?.events;
+  return (
+    <>
+      <h1>Events</h1>
+      <form
+        // Read again from the URL when Back changes it.
+        key={`${type}:${objectType}:${objectId}`}
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = new FormData(e.currentTarget);
+          const field = (name: string) => String(form.get(name) ?? "").trim();
+          setQuery({ type: field("type"), object: field("object"), objectId: field("objectId"), shown: null });
+        }}
+      >
+        <label>
+          Kind of object
+          <select name="object">
+            <option value="">Any</option>
+            {OBJECT_TYPES.map(([value, label]) => (
+              <option key={value} value={value} selected={value === objectType}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Type
+          <input name="type" defaultValue={type ?? ""} placeholder="charge.completed" spellcheck={false} />
+        </label>
+        <label class="grow">
+          Object id
+          <input name="objectId" defaultValue={objectId ?? ""} placeholder="chrg_…, ref_…, inv_…, cus_…" spellcheck={false} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={error} />
+      {events && (
+        <>
+          <p class="muted" aria-live="polite">
+            {events.totalCount} {events.totalCount === 1 ? "event" : "events"}
+          </p>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Object</th>
+                  <th scope="col">Time</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.edges.map(({ node: e }) => (
+                  <tr key={e.id} data-event={e.id}>
+                    <td>
+                      <Link href={`/events/${e.id}`}>{e.type}</Link>
+                      <div class="muted small">{e.id}</div>
+                    </td>
+                    <td>
+                      <ObjectLink data={e.data} />
+                    </td>
+                    <td>
+                      <Time iso={e.timestamp} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {events.pageInfo.hasNextPage && first < MAX && (
+            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
+              Show more
+            </button>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+/** The object an event carries, linked to its page in the dashboard (a refund: its charge's). */
+function ObjectLink({ data }: { data: Record<string, unknown> }) {
+  const id = typeof data.id === "string" ? data.id : null;
+  if (!id) return <span class="muted">—</span>;
+  const page =
+    data.object === "charge"
+      ? `/charges/${id}`
+      : data.object === "customer" && data.deleted !== true
+        ? `/customers/${id}`
+        : data.object === "invoice" && data.deleted !== true
+          ? `/invoices/${id}`
+          : data.object === "refund" && typeof data.chargeId === "string"
+            ? `/charges/${data.chargeId}`
+            : null;
+  return page ? <Link href={page}>{id}</Link> : <code>{id}</code>;
+}
+
+/** One event: what it is about, its payload to read and copy, and where it was delivered. */
+export function EventPage({ id }: { id: string }) {
+  const [{ data, error }, refetch] = useQuery({ query: EventQuery, variables: { id } });
+  const [resent, resend] = useMutation(ResendEvent);
+  const event = data?.event;
+  if (!event) return <ErrorNote error={error} />;
+  const payload = JSON.stringify(event.data, null, 2);
+  return (
+    <>
+      <p>
+        <Link href="/events">← Events</Link>
+      </p>
+      <h1>{event.type}</h1>
+      <Section title="Event">
+        <dl class="facts">
+          <dt>Id</dt>
+          <dd>
+            <code>{event.id}</code>
+          </dd>
+          <dt>Time</dt>
+          <dd>
+            <Time iso={event.timestamp} />
+          </dd>
+          <dt>Object</dt>
+          <dd>
+            <ObjectLink data={event.data} />
+          </dd>
+        </dl>
+      </Section>
+      <Section title="Payload" actions={<CopyButton value={payload} label="Copy payload" />}>
+        <p class="muted small">
+          The object as it was right after the change: the <code>data</code> its webhooks carry.
+        </p>
+        {/* Focusable, so its content can be scrolled with the keyboard. */}
+        <pre class="payload" tabIndex={0} aria-label="Event payload" data-payload>
+          {payload}
+        </pre>
+      </Section>
+      <Section
+        title="Webhook deliveries"
+        actions={
+          <button
+            type="button"
+            disabled={resent.fetching}
+            onClick={() => void resend({ id: event.id }).then((r) => !r.error && refetch({ requestPolicy: "network-only" }))}
+          >
+            Resend webhook
+          </button>
+        }
+      >
+        <ErrorNote error={resent.error} />
+        {event.deliveries.length === 0 ? (
+          <p class="muted">Not sent to any endpoint (none wanted it when it happened).</p>
+        ) : (
+          <ul class="rows">
+            {event.deliveries.map((d) => (
+              <li key={d.endpointId} data-delivery={d.endpointId}>
+                <code>{d.url}</code> <Status status={d.status} />
+                {d.nextAttemptAt && (
+                  <span class="muted">
+                    {" "}
+                    · next attempt <Time iso={d.nextAttemptAt} />
+                  </span>
+                )}
+                {d.attempts.length > 0 && (
+                  <ol class="deliveries">
+                    {d.attempts.map((a) => (
+                      <li key={a.attemptedAt}>
+                        <Time iso={a.attemptedAt} />: {a.statusCode ?? "no answer"} in {a.latencyMs} ms{a.error && ` (${a.error})`}
+                      </li>
+                    ))}
+                  </ol>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+    </>
+  );
+}
