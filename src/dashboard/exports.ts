@@ -4,16 +4,14 @@
 // needed (another site cannot read the answer), but it comes from our own origin, and a `mode`
 // naming the mode the page shows must be the session's (a tab left in test mode after another tab
 // switched to live gets 409 `session_mode_changed`, never the other mode's data).
-import { Readable } from "node:stream";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { balanceTransactionsCsv } from "../domain/balance-transactions.js";
 import { chargesCsv } from "../domain/charges-csv.js";
-import { AppError } from "../domain/errors.js";
 import { inScope, modeName, type Scope } from "../domain/scope.js";
-import { authenticateFrom } from "../http/callers.js";
+import { sendCsv } from "../http/csv.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { authenticateSessionRequest, sessionCredentials } from "./session-cookie.js";
+import { requestSession, sessionModeChanged } from "./session-cookie.js";
 
 export interface ExportDeps {
   prisma: Prisma;
@@ -31,16 +29,8 @@ const EXPORTS = {
 export function dashboardExportRoutes(app: FastifyInstance, { prisma, rateLimiter, publicUrl }: ExportDeps): void {
   /** The session's scope; 401 `session_invalid` without a cookie. Each download spends the session's list budget. */
   const scopeOf = async (req: FastifyRequest, mode: string | undefined): Promise<Scope> => {
-    const credentials = sessionCredentials(req.headers, publicUrl);
-    if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
-    const principal = await authenticateFrom(rateLimiter, req.clientAddress, () => authenticateSessionRequest(prisma, credentials, false));
-    if (mode !== undefined && mode !== modeName(principal.livemode)) {
-      throw new AppError(
-        "session_mode_changed",
-        `This session is now in ${modeName(principal.livemode)} mode (switched in another tab): reload the dashboard.`,
-        "mode",
-      );
-    }
+    const principal = await requestSession(req, { prisma, rateLimiter, publicUrl }, false);
+    if (mode !== undefined && mode !== modeName(principal.livemode)) throw sessionModeChanged(principal.livemode, "mode");
     await rateLimiter.consume(principal.credentialId, "list");
     return inScope(principal);
   };
@@ -50,12 +40,7 @@ export function dashboardExportRoutes(app: FastifyInstance, { prisma, rateLimite
       const { mode, ...filters } = req.query ?? {};
       const scope = await scopeOf(req, typeof mode === "string" ? mode : undefined);
       // The query is checked before the stream starts, so its errors are still JSON bodies.
-      const lines = write(prisma, scope, filters);
-      return csvReply(reply, `${name}_${modeName(scope.livemode)}.csv`).send(Readable.from(lines));
+      return sendCsv(reply, name, scope.livemode, write(prisma, scope, filters));
     });
   }
-}
-
-function csvReply(reply: FastifyReply, filename: string): FastifyReply {
-  return reply.type("text/csv; charset=utf-8").header("Content-Disposition", `attachment; filename="${filename}"`).header("Cache-Control", "no-store");
 }

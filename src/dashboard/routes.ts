@@ -5,11 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { reauthenticate } from "../domain/reauthentication.js";
 import { signIn, signOut, switchMode } from "../domain/sessions.js";
-import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { authenticateSessionRequest, clearedSessionCookie, crossOrigin, fromOwnOrigin, sessionCookie, sessionCredentials } from "./session-cookie.js";
+import { clearedSessionCookie, crossOrigin, fromOwnOrigin, requestSession, sessionCookie } from "./session-cookie.js";
 
 export interface DashboardDeps {
   prisma: Prisma;
@@ -24,15 +23,7 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
   const { prisma, rateLimiter, anonymous, publicUrl } = deps;
   const secure = publicUrl.startsWith("https:");
 
-  /**
-   * The request's session; 401 `session_invalid` without a cookie (every visit to the sign-in page),
-   * and a cookie that is refused counts as a failed authentication of the address.
-   */
-  const sessionOf = (req: FastifyRequest, changes: boolean) => {
-    const credentials = sessionCredentials(req.headers, publicUrl);
-    if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
-    return authenticateFrom(rateLimiter, req.clientAddress, () => authenticateSessionRequest(prisma, credentials, changes));
-  };
+  const sessionOf = (req: FastifyRequest, changes: boolean) => requestSession(req, deps, changes);
 
   app.post("/dashboard/session", async (req, reply) => {
     // Anyone may try: each attempt spends the address's public budget, each failure also its
@@ -65,6 +56,8 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
   // Wrong answers spend the email's sign-in budget, as failed sign-ins do.
   app.post("/dashboard/session/reauthenticate", async (req, reply) => {
     const session = await sessionOf(req, true);
+    // Each attempt is a 32 MiB password hash: a session gets as many as it may create things.
+    await rateLimiter.consume(session.credentialId, "create");
     const until = await reauthenticate(prisma, rateLimiter, { sessionId: session.credentialId, userId: session.userId }, req.body ?? {});
     return noStore(reply).send({ reauthenticatedUntil: until.toISOString() });
   });

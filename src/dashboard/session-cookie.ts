@@ -3,10 +3,13 @@
 // own origin, and, when it can change anything, it echoes the session's CSRF token in a header that
 // no other site's page can set without a preflight we refuse.
 import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
 import { modeName } from "../domain/scope.js";
 import { authenticateSession, type SessionPrincipal, type SessionView } from "../domain/sessions.js";
+import { authenticateFrom } from "../http/callers.js";
+import type { RateLimiter } from "../http/rate-limit.js";
 
 export const SESSION_COOKIE = "sg_session";
 /**
@@ -51,14 +54,13 @@ export async function authenticateSessionRequest(
   const principal = await authenticateSession(prisma, credentials.token);
   if (changes && credentials.csrfToken !== principal.csrfToken) throw missingCsrfToken();
   // A page still showing one mode must not act in the other, which another tab switched to.
-  if (credentials.mode !== undefined && credentials.mode !== modeName(principal.livemode)) {
-    throw new AppError(
-      "session_mode_changed",
-      `This session is now in ${modeName(principal.livemode)} mode (switched in another tab): reload the dashboard.`,
-      "X-Dashboard-Mode",
-    );
-  }
+  if (credentials.mode !== undefined && credentials.mode !== modeName(principal.livemode)) throw sessionModeChanged(principal.livemode, "X-Dashboard-Mode");
   return principal;
+}
+
+/** 409 `session_mode_changed`: a page of one mode used a session another tab switched to the other, named by `param`. */
+export function sessionModeChanged(livemode: boolean, param: string): AppError {
+  return new AppError("session_mode_changed", `This session is now in ${modeName(livemode)} mode (switched in another tab): reload the dashboard.`, param);
 }
 
 /**
@@ -87,6 +89,20 @@ function cookieValue(header: string | undefined, name: string): string | null {
     if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
   }
   return null;
+}
+
+/**
+ * The session a /dashboard request opens with its cookie; 401 `session_invalid` without one (every
+ * visit to the sign-in page), and a cookie that is refused counts as a failed authentication of the address.
+ */
+export function requestSession(
+  req: FastifyRequest,
+  deps: { prisma: Prisma; rateLimiter: RateLimiter; publicUrl: string },
+  changes: boolean,
+): Promise<SessionPrincipal & { view: SessionView }> {
+  const credentials = sessionCredentials(req.headers, deps.publicUrl);
+  if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
+  return authenticateFrom(deps.rateLimiter, req.clientAddress, () => authenticateSessionRequest(deps.prisma, credentials, changes));
 }
 
 /** The refusal of a session request without the session's token in X-CSRF-Token. */

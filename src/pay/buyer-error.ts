@@ -74,6 +74,12 @@ function wordingOf(e: AppError, topic: BuyerTopic, seller: string): Wording {
   };
 }
 
+/** What a buyer reads about `e` inside a page that goes on (a refused form, a step refused meanwhile): the same words as the error page. */
+export function buyerNotice(e: AppError, topic: BuyerTopic, merchantName: string | null): string {
+  const wording = wordingOf(e, topic, merchantName ?? "the shop");
+  return `${wording.title}. ${wording.text}`;
+}
+
 /** The page a buyer sees for `e` where `place` says, and the status to answer it with. */
 export function buyerErrorPage(e: AppError, place: BuyerErrorPlace): { status: number; html: string } {
   const wording = wordingOf(e, place.topic, place.merchantName ?? "the shop");

@@ -20,7 +20,7 @@ import { claimRefund, claimView } from "../domain/refunds.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { invoicePdf, renderInvoicePage, sendPdf, renderPaymentLinkPage } from "./invoice-page.js";
 import { statusOf, toAppError } from "../http/errors.js";
-import { type BuyerTopic, buyerErrorPage } from "./buyer-error.js";
+import { type BuyerTopic, buyerErrorPage, buyerNotice } from "./buyer-error.js";
 import { offersTestWallet, renderPaymentPage } from "./page.js";
 import { type ClaimChain, renderClaimPage, renderClaimStatus } from "./refund-page.js";
 
@@ -187,7 +187,9 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         if (!(e instanceof AppError) || statusOf(e) !== 400) return failure(req, reply, e);
         const view = await claimView(deps.prisma, req.params.id, token).catch(() => null);
         if (!view) return failure(req, reply, e);
-        return html(reply, 400, renderClaimPage(view, chainName(view.refund.chainId), token, basePath, e.message));
+        // The address fields' messages are written for the buyer; anything else is said in buyer's words.
+        const said = e.param === "address" || e.param === "confirmAddress" ? e.message : buyerNotice(e, "refund", null);
+        return html(reply, 400, renderClaimPage(view, chainName(view.refund.chainId), token, basePath, said));
       }
     });
   });
@@ -227,7 +229,7 @@ export function payRoutes(app: FastifyInstance, deps: PayDeps): void {
         // Paid or voided meanwhile: the invoice as it now is, saying why.
         if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(req, reply, e);
         const view = await publicInvoiceView(deps.prisma, req.params.id);
-        return html(reply, 409, renderInvoicePage(view, deps.charges, basePath, e.message));
+        return html(reply, 409, renderInvoicePage(view, deps.charges, basePath, buyerNotice(e, "invoice", view.merchantName)));
       }
     });
 

@@ -1,6 +1,5 @@
 // REST ledger (API.md "Ledger"): balance transactions, as JSON pages or one CSV for accountants, and
 // the balance per chain. Rules live in domain/balance-transactions.ts.
-import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import {
   BalanceResource,
@@ -13,6 +12,7 @@ import {
   listSchema,
 } from "../domain/balance-transactions.js";
 import { parseInput } from "../domain/validation.js";
+import { sendCsv } from "../http/csv.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -37,11 +37,7 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
     const scope = scopeOf(req);
     if (parseInput(listSchema, req.query).format === "csv") {
       // The query is checked before the stream starts, so its errors are still JSON bodies.
-      const lines = balanceTransactionsCsv(prisma, scope, req.query);
-      return reply
-        .type("text/csv; charset=utf-8")
-        .header("Content-Disposition", `attachment; filename="balance_transactions_${scope.livemode ? "live" : "test"}.csv"`)
-        .send(Readable.from(lines));
+      return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, req.query));
     }
     const { data, hasMore } = await listBalanceTransactions(prisma, scope, req.query);
     return { object: "list", data: data.map(balanceTransactionResource), hasMore };

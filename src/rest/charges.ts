@@ -1,5 +1,4 @@
 // REST /v1/charges: parse, call the domain, shape the response.
-import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { chargesCsv } from "../domain/charges-csv.js";
@@ -15,8 +14,8 @@ import {
   listSchema,
 } from "../domain/charges.js";
 import { markChargeReviewed } from "../domain/review.js";
-import { modeName } from "../domain/scope.js";
 import { parseInput } from "../domain/validation.js";
+import { sendCsv } from "../http/csv.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -97,11 +96,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     const scope = scopeOf(req);
     if (parseInput(listSchema, req.query).format === "csv") {
       // The query is checked before the stream starts, so its errors are still JSON bodies.
-      const lines = chargesCsv(prisma, scope, req.query);
-      return reply
-        .type("text/csv; charset=utf-8")
-        .header("Content-Disposition", `attachment; filename="charges_${modeName(scope.livemode)}.csv"`)
-        .send(Readable.from(lines));
+      return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, req.query));
     }
     const { data, ...page } = await listCharges(prisma, scope, req.query);
     return { object: "list", data: data.map((c) => chargeResource(c, settings)), ...page };
