@@ -11,7 +11,8 @@ import { chargesCsv } from "../domain/charges-csv.js";
 import { inScope, modeName, type Scope } from "../domain/scope.js";
 import { sendCsv } from "../http/csv.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { requestSession, sessionModeChanged } from "./session-cookie.js";
+import { sessionModeChanged } from "../http/session-cookie.js";
+import { requestSession } from "./session-cookie.js";
 
 export interface ExportDeps {
   prisma: Prisma;

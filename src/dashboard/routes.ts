@@ -8,7 +8,8 @@ import { signIn, signOut, switchMode } from "../domain/sessions.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { clearedSessionCookie, crossOrigin, fromOwnOrigin, requestSession, sessionCookie } from "./session-cookie.js";
+import { crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
+import { clearedSessionCookie, requestSession, sessionCookie } from "./session-cookie.js";
 
 export interface DashboardDeps {
   prisma: Prisma;

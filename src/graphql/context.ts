@@ -12,7 +12,7 @@ import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
-import { authenticateSessionRequest, missingCsrfToken, type SessionCredentials } from "../dashboard/session-cookie.js";
+import { authenticateSessionRequest, missingCsrfToken, type SessionCredentials } from "../http/session-cookie.js";
 
 export interface GraphQLContext {
   prisma: Prisma;

@@ -1,7 +1,7 @@
 // The GraphQL door: /graphql over HTTP (queries, mutations, SSE subscriptions) and over WebSocket,
 // one yoga instance and schema for both. The domain does the work; the types read, call and shape.
 import type { FastifyInstance } from "fastify";
-import { sessionCredentials } from "../dashboard/session-cookie.js";
+import { sessionCredentials } from "../http/session-cookie.js";
 import { apiKeyOf } from "../http/callers.js";
 import { loadPersistedOperations } from "./persisted.js";
 import { type WebSocketLimits, serveGraphQLOverWebSocket } from "./ws.js";

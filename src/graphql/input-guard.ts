@@ -4,7 +4,7 @@
 import { type ASTNode, BREAK, type DocumentNode, type ExecutionArgs, type ExecutionResult, Kind, visit } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { invalidTextError, invalidTextPath } from "../domain/text.js";
-import { graphqlError } from "./yoga.js";
+import { graphqlError } from "./errors.js";
 
 /** Refuses an operation whose variables or string literals hold NUL or an unpaired surrogate, as 400 parameter_invalid. */
 export function inputGuardPlugin(): Plugin {

@@ -19,7 +19,7 @@ import { AppError } from "../domain/errors.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
 import type { GraphQLContext } from "./context.js";
-import { graphqlError } from "./yoga.js";
+import { graphqlError } from "./errors.js";
 
 /** Units per budget that `operation` spends: one per root field (through fragments). */
 export function operationCost(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): Map<RouteGroup, number> {

@@ -10,13 +10,13 @@ import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
-import { statusOf } from "../http/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
 import { type Caller, createContext, type GraphQLContext } from "./context.js";
+import { graphqlError } from "./errors.js";
 import { inputGuardPlugin } from "./input-guard.js";
 import { introspectionDepthPlugin } from "./introspection.js";
 import { parameterError, parameterValidationPlugin, variablesPlugin } from "./parameters.js";
@@ -46,14 +46,6 @@ export interface GraphQLDeps {
 
 /** Limits that keep one query from costing more than a page of work (a 100-charge page with customers and stats fits). */
 export const QUERY_LIMITS = { maxDepth: 15, maxCost: 20_000, maxAliases: 15, maxTokens: 2000, maxDirectives: 10 };
-
-/** Renders an AppError as a GraphQL error whose extensions carry the REST code. */
-export function graphqlError(e: AppError, source?: GraphQLError): GraphQLError {
-  return new GraphQLError(e.message, {
-    ...(source && { nodes: source.nodes, path: source.path, source: source.source, positions: source.positions }),
-    extensions: { code: e.code, param: e.param, statusCode: statusOf(e) },
-  });
-}
 
 /** Counts each operation that runs, by type and whether its result carries errors. */
 function countingPlugin(metrics: Pick<ProcessMetrics, "graphqlOperations">): Plugin<GraphQLContext> {

@@ -15,7 +15,7 @@ import { inScope, type Scope } from "../domain/scope.js";
 import { parseInput } from "../domain/validation.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import { apiKeyOf, authenticateFrom, clientAddress } from "../http/callers.js";
-import { hasSessionCookie } from "../dashboard/session-cookie.js";
+import { hasSessionCookie } from "../http/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
 import { API_VERSION, checkVersion, VERSION_HEADER } from "./version.js";
