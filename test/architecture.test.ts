@@ -168,21 +168,22 @@ describe("writes", () => {
       "await tx.refund.findMany({ where });",
       "await tx.authorization.updateManyAndReturn({ where, data });",
       "await prisma.charge.createManyAndReturn({ data });",
-      "await tx.sweep.upsert({ where, create, update });",
+      "await tx.invoiceNumber.upsert({ where, create, update });",
       "await tx.$executeRaw`update charges",
       "  set status = ${status} where id = ${id}`;",
       'await tx.$queryRawUnsafe("Insert Into \\"refunds\\" (id) values ($1)", id);',
-      "const sql = Prisma.sql`DELETE FROM public.sweeps WHERE id = ${id}`;",
+      "const sql = Prisma.sql`DELETE FROM public.balance_transactions WHERE id = ${id}`;",
       "// update charges set status = 'PAID' (a comment is no write)",
       'const words = "update the webhook endpoints";',
+      "await tx.webhookDelivery.update({ where, data }); // not a guarded table",
     ].join("\n");
     expect(tableWrites("jobs/x.ts", text, guarded)).toEqual([
       "jobs/x.ts:2: authorization.updateManyAndReturn",
       "jobs/x.ts:3: charge.createManyAndReturn",
-      "jobs/x.ts:4: sweep.upsert",
+      "jobs/x.ts:4: invoiceNumber.upsert",
       "jobs/x.ts:5: update charges",
       'jobs/x.ts:7: Insert Into "refunds"',
-      "jobs/x.ts:8: DELETE FROM public.sweeps",
+      "jobs/x.ts:8: DELETE FROM public.balance_transactions",
     ]);
   });
 });
