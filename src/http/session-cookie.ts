@@ -1,8 +1,8 @@
 // The dashboard's session as HTTP carries it: an HttpOnly, SameSite=Strict cookie, plus two checks
-// every door applies before a cookie counts: the request comes from our
-// own origin, and, when it can change anything, it echoes the session's CSRF token in a header that
-// no other site's page can set without a preflight we refuse. On the http/ floor because the
-// dashboard, GraphQL and REST all read it; only the dashboard's routes set the cookie.
+// every door applies before a cookie counts: the request comes from our own origin, and, when it can
+// change anything, it echoes the session's CSRF token in a header that no other site's page can set
+// without a preflight we refuse. On the http/ floor because the dashboard, GraphQL and REST all read
+// it; only the dashboard's routes set it (dashboard/session-cookie.ts).
 import type { IncomingHttpHeaders } from "node:http";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
