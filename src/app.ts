@@ -23,7 +23,7 @@ import { createServer, leaveRotation, listen } from "./http/server.js";
 import { installInputGuard } from "./http/input-guard.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
-import { payRoutes } from "./pay/routes.js";
+import { mountPay } from "./pay/index.js";
 import { mountRest } from "./rest/index.js";
 import type { LiveCharges } from "./realtime/charges.js";
 import { closeRevokedConnections, LiveConnections } from "./realtime/connections.js";
@@ -134,7 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // main.ts runs the jobs in this process exactly when RUN_WORKER: then its /metrics has the database's figures.
   metricsRoute(server, { config, metrics, db, pubsub, chains: chains.all(), runsJobs: config.runWorker });
   const rest = mountRest(server, { ...callers, charges, chains, authorizations, publicUrl: config.publicUrl });
-  payRoutes(server, {
+  mountPay(server, {
     prisma,
     chains,
     charges,

@@ -1,11 +1,11 @@
 // The hosted invoice page and the payment link page, on the hosted pages' look: server-rendered, no
 // script, plain forms whose Pay makes (or reuses) a charge and sends the buyer to its payment page.
-import type { FastifyReply } from "fastify";
 import { logoDataUrl } from "../domain/business-details.js";
-import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView, takesPayment } from "../domain/invoices.js";
+import { invoiceDocument } from "../domain/invoice-document.js";
+import type { InvoiceDocument } from "../domain/invoice-pdf.js";
+import { type InvoiceSettings, type InvoiceView, takesPayment } from "../domain/invoices.js";
 import type { PaymentLink } from "../domain/payment-links.js";
 import { formatAmount } from "../domain/money.js";
-import { type InvoiceDocument, renderInvoicePdf } from "./invoice-pdf.js";
 import { document } from "./page.js";
 import { escapeHtml as h } from "./qr.js";
 
@@ -21,46 +21,6 @@ const testBanner = (livemode: boolean) =>
   livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`;
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
-
-/** What the PDF of an invoice shows. */
-export function invoiceDocument({ invoice, merchantName, seller, logo, billTo }: InvoiceView, settings: InvoiceSettings): InvoiceDocument {
-  return {
-    number: invoice.number,
-    status: invoice.status,
-    livemode: invoice.livemode,
-    merchantName,
-    seller,
-    logo,
-    customer: billTo,
-    lineItems: invoiceLines(invoice),
-    subtotal: formatAmount(invoice.total),
-    total: formatAmount(invoice.total),
-    amountPaid: formatAmount(invoice.amountPaid),
-    amountDue: formatAmount(amountDue(invoice)),
-    currency: "USDC",
-    createdAt: invoice.createdAt,
-    finalizedAt: invoice.finalizedAt,
-    dueDate: invoice.dueDate,
-    paidAt: invoice.paidAt,
-    memo: invoice.memo,
-    // "Pay online" only while there is something to pay.
-    hostedInvoiceUrl: takesPayment(invoice) ? hostedInvoiceUrl(invoice, settings) : null,
-  };
-}
-
-/** The invoice as a PDF. */
-export function invoicePdf(view: InvoiceView, settings: InvoiceSettings): Promise<Buffer> {
-  return renderInvoicePdf(invoiceDocument(view, settings));
-}
-
-/** Answers with an invoice's PDF, named after its number. */
-export function sendPdf(reply: FastifyReply, invoice: Pick<InvoiceView["invoice"], "id" | "number">, pdf: Buffer) {
-  return reply
-    .type("application/pdf")
-    .header("Content-Disposition", `inline; filename="${invoice.number ?? invoice.id}.pdf"`)
-    .header("Cache-Control", "no-store")
-    .send(pdf);
-}
 
 /** The hosted invoice page: what is billed, what is due, and Pay while something is. */
 export function renderInvoicePage(view: InvoiceView, settings: InvoiceSettings, basePath: string, error: string | null = null): string {

@@ -17,7 +17,8 @@ import {
   VOID_RULE,
   voidInvoice,
 } from "../domain/invoices.js";
-import { invoicePdf, sendPdf } from "../pay/invoice-page.js";
+import { invoicePdf } from "../domain/invoice-document.js";
+import { sendPdf } from "../http/pdf.js";
 import { listOf } from "./openapi.js";
 import { DeletedInvoice } from "./schemas/components.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";

@@ -1,5 +1,5 @@
 // REST payment links (API.md "Payment links"). Rules live in domain/payment-links.ts; the buyer's
-// side is the hosted link page (pay/routes.ts).
+// side is the hosted link page (pay/invoice-routes.ts).
 import type { FastifyInstance } from "fastify";
 import {
   createPaymentLink,

@@ -3,7 +3,7 @@
 // draws as plain WinAnsi text.
 import { describe, expect, it } from "vitest";
 import { inspectImage } from "../../src/domain/images.js";
-import { type InvoiceDocument, renderInvoicePdf, winAnsiSafe } from "../../src/pay/invoice-pdf.js";
+import { type InvoiceDocument, renderInvoicePdf, winAnsiSafe } from "../../src/domain/invoice-pdf.js";
 import { pdfText } from "../helpers/pdf.js";
 import { png } from "../helpers/png.js";
 
