@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey } from "../../src/domain/api-keys.js";
 import { REAUTHENTICATION_MS, requireRecentAuthentication } from "../../src/domain/reauthentication.js";
 import { totpCode } from "../../src/domain/totp.js";
@@ -43,7 +44,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
   afterAll(() => app?.stop());
 
   const merchantId = () => app.merchant.merchant.id;
-  const newUser = () => createUser(app.db.prisma, merchantId(), { email: `reauth${++n}-${RUN}@example.com`, password: PASSWORD });
+  const newUser = () => createUser(app.db.prisma, merchantId(), { email: `reauth${++n}-${RUN}@example.com`, password: PASSWORD }, OPERATOR);
   const signIn = (body: Record<string, unknown>) => app.call("POST", "/dashboard/session", { key: null, body });
   const browser = async (): Promise<Browser> => {
     const user = await newUser();
@@ -80,7 +81,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     {
       name: "rollApiKey",
       query: "mutation($id: ID!, $p: String, $c: String) { rollApiKey(id: $id, overlapHours: 1, password: $p, totpCode: $c) { secret } }",
-      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false)).id }),
+      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR)).id }),
       param: "password",
     },
     {
@@ -237,7 +238,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
 
   it("revokes a rolled key at once, during its overlap", async () => {
     const b = await browser();
-    const old = await createApiKey(app.db.prisma, merchantId(), false);
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
     const rolled = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { secret } }", { id: old.id, p: PASSWORD });
     expect(rolled.errors).toBeUndefined();
     expect((await app.call("GET", "/v1/customers", { key: old.secret })).status).toBe(200);
