@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
 import { createApiKey, listApiKeys, type NewApiKey } from "./api-keys.js";
-import { OPERATOR } from "./confirmation.js";
+import { type Confirmation, OPERATOR } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
@@ -98,7 +98,7 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
  * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
  * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
  */
-export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: () => Promise<void>): Promise<Merchant> {
+export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: Confirmation): Promise<Merchant> {
   const data = parseInput(settingsSchema, input);
   const current = await getMerchant(prisma, id);
   const changes = (field: "testWallet" | "liveWallet") => data[field] !== undefined && data[field] !== current[field];
