@@ -1,6 +1,7 @@
 // The demo merchant seeded on a first `npm start`, so a newcomer has a key to try at once.
 import type { Config } from "./config.js";
 import type { Prisma } from "./db/client.js";
+import { OPERATOR } from "./domain/confirmation.js";
 import { randomBase62 } from "./domain/ids.js";
 import { createMerchant, type MerchantCreated } from "./domain/merchants.js";
 import { createUser } from "./domain/users.js";
@@ -21,7 +22,7 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
   if ((await prisma.merchant.count()) > 0) return null;
   const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
   const password = randomBase62(16);
-  await createUser(prisma, created.merchant.id, { email: DEMO_EMAIL, password });
+  await createUser(prisma, created.merchant.id, { email: DEMO_EMAIL, password }, OPERATOR);
   return { ...created, user: { email: DEMO_EMAIL, password } };
 }
 

@@ -9,6 +9,7 @@ import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { DatabaseMarkerError, openGuardedDatabase, recordDatabase } from "../db/marker.js";
 import { ensureMigrated, MigrationError } from "../db/migrate.js";
 import { createApiKey, revokeApiKey, rollApiKey } from "../domain/api-keys.js";
+import { OPERATOR } from "../domain/confirmation.js";
 import { payFromDevnet } from "./devnet-pay.js";
 import { payRefundFromDevnet } from "./devnet-refund.js";
 import { setUpDevnetAt } from "./devnet-setup.js";
@@ -250,12 +251,12 @@ async function main(argv: string[]): Promise<void> {
       }
       case "keys create": {
         const allowlist = values["ip-allowlist"]?.split(",").filter((entry) => entry.trim() !== "") ?? [];
-        const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist);
+        const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR);
         const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
         return print(`${key.secret}   (${key.id}${only}; shown once)`, key);
       }
       case "keys roll": {
-        const rolled = await rollApiKey(prisma, need("KEY_ID"), overlap());
+        const rolled = await rollApiKey(prisma, need("KEY_ID"), overlap(), OPERATOR);
         const until = rolled.previous.expiresAt.toISOString();
         return print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${target} stops working at ${until}.`, rolled);
       }
@@ -265,7 +266,7 @@ async function main(argv: string[]): Promise<void> {
       case "users create": {
         const merchantId = (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id;
         const email = required(values.email, "--email");
-        const user = await createUser(prisma, merchantId, { email, password: await readPassword() });
+        const user = await createUser(prisma, merchantId, { email, password: await readPassword() }, OPERATOR);
         return print(`User ${user.id} <${user.email}> can sign in at the dashboard.`, user);
       }
       case "users list": {

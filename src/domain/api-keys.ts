@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { overlapHoursParam, parseInput } from "./validation.js";
@@ -64,13 +65,23 @@ function allowlistCheck(allowlist: readonly string[]): ((address: string) => boo
   };
 }
 
-/** Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given. */
+/**
+ * Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given.
+ * A new secret is a way in: it awaits `confirm` (a re-authentication from the dashboard) first.
+ */
 export async function createApiKey(
   prisma: Pick<Prisma, "apiKey">,
   merchantId: string,
   livemode: boolean,
-  ipAllowlist: readonly string[] = [],
+  ipAllowlist: readonly string[],
+  confirm: Confirmation,
 ): Promise<NewApiKey> {
+  await confirm();
+  return storeApiKey(prisma, merchantId, livemode, ipAllowlist);
+}
+
+/** Stores a new key; its secret is returned this once. */
+async function storeApiKey(prisma: Pick<Prisma, "apiKey">, merchantId: string, livemode: boolean, ipAllowlist: readonly string[]): Promise<NewApiKey> {
   const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
@@ -90,14 +101,16 @@ const rollSchema = z.strictObject({ overlapHours: overlapHoursParam() });
  * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps
  * working for `overlapHours` (0–168, default 24) so that the new one can be deployed first. A key
  * already rolled or revoked (or, with `merchantId`, another merchant's) cannot be rolled: 400
- * `parameter_invalid` naming `keyId`.
+ * `parameter_invalid` naming `keyId`. It makes a new secret, so it awaits `confirm` first as createApiKey does.
  */
 export async function rollApiKey(
   prisma: Prisma,
   keyId: string,
   input: unknown,
+  confirm: Confirmation,
   { merchantId, now = new Date() }: { merchantId?: string; now?: Date } = {},
 ): Promise<RolledApiKey> {
+  await confirm();
   const { overlapHours } = parseInput(rollSchema, input);
   const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
   return prisma.$transaction(async (tx) => {
@@ -108,7 +121,7 @@ export async function rollApiKey(
       select: { merchantId: true, livemode: true, ipAllowlist: true },
     });
     if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
-    const key = await createApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
+    const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
     return { key, previous: { id: keyId, expiresAt } };
   });
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
 import { createApiKey, listApiKeys, type NewApiKey } from "./api-keys.js";
+import { type Confirmation, OPERATOR } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
@@ -73,8 +74,8 @@ export async function createMerchant(prisma: Prisma, input: MerchantInput, defau
   const endpoint = (url: string | null, livemode: boolean) =>
     url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, resolve);
   const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
-    createApiKey(prisma, merchant.id, false),
-    createApiKey(prisma, merchant.id, true),
+    createApiKey(prisma, merchant.id, false, [], OPERATOR),
+    createApiKey(prisma, merchant.id, true, [], OPERATOR),
     createJwtSecret(prisma, merchant.id, false),
     createJwtSecret(prisma, merchant.id, true),
     endpoint(urls.test, false),
@@ -97,7 +98,7 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
  * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
  * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
  */
-export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: () => Promise<void>): Promise<Merchant> {
+export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: Confirmation): Promise<Merchant> {
   const data = parseInput(settingsSchema, input);
   const current = await getMerchant(prisma, id);
   const changes = (field: "testWallet" | "liveWallet") => data[field] !== undefined && data[field] !== current[field];

@@ -7,6 +7,7 @@
 // guessing here locks the email just the same.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import type { Confirmation } from "./confirmation.js";
 import { AppError } from "./errors.js";
 import { verifyPassword } from "./passwords.js";
 import { type SignInAttempts, signInBudgetKey } from "./sessions.js";
@@ -114,4 +115,12 @@ export async function requireRecentAuthentication(
     `This needs your password again: give it as ${params.password} (with a current two-factor code as ${params.totpCode} when two-factor sign-in is on), or re-authenticate with POST /dashboard/session/reauthenticate, which counts for 5 minutes.`,
     params.password,
   );
+}
+
+/**
+ * The confirmation a dashboard session gives a guarded action: `proof` (password and second factor)
+ * sent with it, or a recent re-authentication; see requireRecentAuthentication.
+ */
+export function confirmedBySession(prisma: Prisma, limiter: SignInAttempts, session: ActingSession, proof: Proof, params: ProofParams = PARAMS): Confirmation {
+  return () => requireRecentAuthentication(prisma, limiter, session, proof, new Date(), params);
 }

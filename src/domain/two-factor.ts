@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P, User } from "../generated/prisma/client.js";
+import type { Confirmation } from "./confirmation.js";
 import { AppError } from "./errors.js";
 import { totpStep } from "./totp.js";
 
@@ -38,10 +39,11 @@ export async function issueRecoveryCodes(db: Prisma | P.TransactionClient, userI
 }
 
 /**
- * Replaces the recovery codes of a user with two-factor sign-in (the old ones stop working); 400 when
- * two-factor sign-in is off. The caller re-authenticated first (domain/reauthentication.ts).
+ * Replaces the recovery codes of a user with two-factor sign-in (the old ones stop working) once
+ * `confirm` passes (a re-authentication from the dashboard); 400 when two-factor sign-in is off.
  */
-export async function regenerateRecoveryCodes(prisma: Prisma, userId: string): Promise<string[]> {
+export async function regenerateRecoveryCodes(prisma: Prisma, userId: string, confirm: Confirmation): Promise<string[]> {
+  await confirm();
   return prisma.$transaction(async (tx) => {
     // The user's row lock orders this after a concurrent disableTotp, which drops the codes.
     const [user] = await tx.$queryRaw<{ totp_secret: string | null }[]>`SELECT totp_secret FROM users WHERE id = ${userId} FOR UPDATE`;

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { User } from "../generated/prisma/client.js";
+import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
@@ -35,8 +36,12 @@ export function normalizeEmail(value: string): string {
   return value.trim().toLowerCase();
 }
 
-/** Creates a user of `merchantId`; 400 `parameter_invalid` naming `email` when that email already has an account. */
-export async function createUser(prisma: Prisma, merchantId: string, input: unknown): Promise<UserView> {
+/**
+ * Creates a user of `merchantId` once `confirm` (a re-authentication from the dashboard) passes; 400
+ * `parameter_invalid` naming `email` when that email already has an account.
+ */
+export async function createUser(prisma: Prisma, merchantId: string, input: unknown, confirm: Confirmation): Promise<UserView> {
+  await confirm();
   const data = parseInput(createSchema, input);
   const merchant = await prisma.merchant.findUnique({ where: { id: merchantId }, select: { id: true } });
   if (!merchant) throw notFound("merchant", merchantId, "merchantId");
@@ -121,10 +126,11 @@ export async function confirmTotp(prisma: Prisma, userId: string, code: string, 
 }
 
 /**
- * Turns two-factor sign-in off and drops its recovery codes. The caller re-authenticated first
- * (domain/reauthentication.ts), with the password and a current code.
+ * Turns two-factor sign-in off and drops its recovery codes, once `confirm` passes (from the
+ * dashboard: the password and a current code, or a recent re-authentication).
  */
-export async function disableTotp(prisma: Prisma, userId: string): Promise<void> {
+export async function disableTotp(prisma: Prisma, userId: string, confirm: Confirmation): Promise<void> {
+  await confirm();
   await prisma.$transaction([
     prisma.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null, totpLastStep: null } }),
     prisma.recoveryCode.deleteMany({ where: { userId } }),

@@ -166,6 +166,14 @@ export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: stri
   return { endpoint: updated, secret };
 }
 
+/** An endpoint that answered 410 Gone on `answeredAt` asks never to be sent anything again: disabled, saying why. */
+export async function disableGoneEndpoint(prisma: Prisma, id: string, answeredAt: Date, now = new Date()): Promise<void> {
+  await prisma.webhookEndpoint.updateMany({
+    where: { id, disabledAt: null },
+    data: { disabledAt: now, disabledReason: `the endpoint answered 410 Gone on ${answeredAt.toISOString()}` },
+  });
+}
+
 /** Removes an endpoint and its pending deliveries (the events stay). */
 export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<void> {
   const { count } = await prisma.webhookEndpoint.deleteMany({ where: { id, ...inScope(scope) } });

@@ -11,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
@@ -39,8 +40,9 @@ beforeAll(async () => {
   app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
   runner = startChainRunner(app.db, devnet, pino({ level: "silent" }), { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
   producer = setInterval(() => void chain.mine().catch(() => {}), 250);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: `money-${randomBytes(4).toString("hex")}@shop.example`, password: PASSWORD }))
-    .email;
+  email = (
+    await createUser(app.db.prisma, app.merchant.merchant.id, { email: `money-${randomBytes(4).toString("hex")}@shop.example`, password: PASSWORD }, OPERATOR)
+  ).email;
   browser = await launchChromium();
 
   // A charge paid on the devnet: its payment is confirmed, then the relayer pays it out (fee and net).

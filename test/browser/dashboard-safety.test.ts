@@ -9,6 +9,7 @@ import { getAddress, hexlify } from "ethers";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { totpCode } from "../../src/domain/totp.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
@@ -25,7 +26,7 @@ let n = 0;
 const cspErrors: string[] = [];
 
 const newUser = async (name: string) =>
-  (await createUser(app.db.prisma, app.merchant.merchant.id, { email: `${name}${++n}-${RUN}@shop.example`, password: PASSWORD })).email;
+  (await createUser(app.db.prisma, app.merchant.merchant.id, { email: `${name}${++n}-${RUN}@shop.example`, password: PASSWORD }, OPERATOR)).email;
 
 beforeAll(async () => {
   mkdirSync(OUTPUT, { recursive: true });

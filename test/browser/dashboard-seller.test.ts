@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
@@ -24,7 +25,7 @@ const consoleErrors: string[] = [];
 beforeAll(async () => {
   mkdirSync(OUTPUT, { recursive: true });
   app = await startApp(POLLING);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("owner"), password: PASSWORD })).email;
+  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("owner"), password: PASSWORD }, OPERATOR)).email;
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {

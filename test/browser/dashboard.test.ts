@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
 import { balanceDifferences, recordReconciliation } from "../../src/domain/reconcile.js";
 import { totpCode } from "../../src/domain/totp.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser, startTotpEnrollment } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
@@ -49,7 +50,7 @@ beforeAll(async () => {
   dispatcher = startWebhookDispatcher(app.db.prisma, pino({ level: "silent" }), { intervalMs: 50 });
   receiver = await startReceiver();
   producer = setInterval(() => void chain.mine().catch(() => {}), 250);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("owner"), password: PASSWORD })).email;
+  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("owner"), password: PASSWORD }, OPERATOR)).email;
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
@@ -95,7 +96,7 @@ describe("the dashboard in a browser", () => {
     await signIn(page, email, "not the password");
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
 
-    const victim = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("locked"), password: PASSWORD })).email;
+    const victim = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("locked"), password: PASSWORD }, OPERATOR)).email;
     for (let i = 0; i < 5; i++) {
       await signIn(page, victim, `wrong password ${i}`);
       await expect.poll(() => page.getByRole("alert").textContent()).toBe("Wrong email or password.");
@@ -103,7 +104,7 @@ describe("the dashboard in a browser", () => {
     await signIn(page, victim, PASSWORD);
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^Too many failed sign-ins for this email: the limit is 5 per 15 minutes/);
 
-    const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("2fa"), password: PASSWORD });
+    const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("2fa"), password: PASSWORD }, OPERATOR);
     const { secret } = await startTotpEnrollment(app.db.prisma, { ...guarded, totpSecret: null });
     await app.db.prisma.user.update({ where: { id: guarded.id }, data: { totpSecret: secret, totpPending: null } });
     await signIn(page, guarded.email);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, enableChain } from "../../src/chain/chains.js";
 import { factoryV2Address } from "../../src/chain/clones.js";
 import { recordRelayerBalance } from "../../src/domain/chain-status.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
@@ -48,7 +49,8 @@ beforeAll(async () => {
   app = await startApp(POLLING, { chains: new ChainSet([base]) });
   shop = await app.newMerchant();
   await app.db.prisma.merchant.update({ where: { id: shop.merchant.id }, data: { name: SELLER, liveWallet: null } });
-  email = (await createUser(app.db.prisma, shop.merchant.id, { email: `live-${randomBytes(4).toString("hex")}@shop.example`, password: PASSWORD })).email;
+  email = (await createUser(app.db.prisma, shop.merchant.id, { email: `live-${randomBytes(4).toString("hex")}@shop.example`, password: PASSWORD }, OPERATOR))
+    .email;
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {

@@ -26,6 +26,7 @@ import { type Database, openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { getSweep, sweepResource } from "../../src/domain/sweeps.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { runSweeps } from "../../src/jobs/sweeps.js";
@@ -75,7 +76,7 @@ beforeAll(async () => {
   testKey = merchant.apiKeys.test.secret;
   // Random: on Redis the sign-in counters outlive the run.
   const email = `sweeps-${randomBytes(4).toString("hex")}@example.com`;
-  await createUser(db.prisma, merchant.merchant.id, { email, password: PASSWORD });
+  await createUser(db.prisma, merchant.merchant.id, { email, password: PASSWORD }, OPERATOR);
   await startService();
   const signedIn = await call("POST", "/dashboard/session", { key: null, body: { email, password: PASSWORD } });
   expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(201);

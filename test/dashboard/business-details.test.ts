@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { pdfText } from "../helpers/pdf.js";
@@ -19,8 +20,9 @@ let app: TestApp;
 let email: string;
 beforeAll(async () => {
   app = await startApp(POLLING);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: `seller-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }))
-    .email;
+  email = (
+    await createUser(app.db.prisma, app.merchant.merchant.id, { email: `seller-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }, OPERATOR)
+  ).email;
 }, 60_000);
 afterAll(() => app?.stop());
 

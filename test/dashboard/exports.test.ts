@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { getAddress } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
@@ -20,8 +21,9 @@ let liveCharge: string;
 
 beforeAll(async () => {
   app = await startApp(POLLING);
-  email = (await createUser(app.db.prisma, app.merchant.merchant.id, { email: `exports-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }))
-    .email;
+  email = (
+    await createUser(app.db.prisma, app.merchant.merchant.id, { email: `exports-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }, OPERATOR)
+  ).email;
   const test = await chargeOn(app, app.testKey, 31337, "6.00");
   testCharge = test.id;
   const devnet = new ChainHistory(app, 31337);

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clearedSessionCookie, sessionCookie } from "../../src/dashboard/session-cookie.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey } from "../../src/domain/api-keys.js";
 import { verifyPassword } from "../../src/domain/passwords.js";
 import { totpCode } from "../../src/domain/totp.js";
@@ -31,7 +32,7 @@ describe("dashboard sessions", () => {
   // Random emails: on Redis the sign-in counters outlive the run, and other runs share them.
   const run = randomBytes(4).toString("hex");
   const newUser = async (merchantId = app.merchant.merchant.id) =>
-    createUser(app.db.prisma, merchantId, { email: `user${++n}-${run}@Example.com`, password: PASSWORD });
+    createUser(app.db.prisma, merchantId, { email: `user${++n}-${run}@Example.com`, password: PASSWORD }, OPERATOR);
   const signIn = (body: Record<string, unknown>, headers: Record<string, string> = {}) => app.call("POST", "/dashboard/session", { key: null, body, headers });
   const browser = async (email: string, mode?: "test" | "live"): Promise<Browser> => {
     const res = await signIn({ email, password: PASSWORD, ...(mode && { mode }) });
@@ -53,15 +54,15 @@ describe("dashboard sessions", () => {
     expect(await verifyPassword(PASSWORD, row.passwordHash)).toBe(true);
     expect(await verifyPassword(`${PASSWORD}!`, row.passwordHash)).toBe(false);
     const merchantId = app.merchant.merchant.id;
-    await expect(createUser(app.db.prisma, merchantId, { email: "x@example.com", password: "short" })).rejects.toMatchObject({
+    await expect(createUser(app.db.prisma, merchantId, { email: "x@example.com", password: "short" }, OPERATOR)).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "password",
     });
-    await expect(createUser(app.db.prisma, merchantId, { email: "not-an-email", password: PASSWORD })).rejects.toMatchObject({
+    await expect(createUser(app.db.prisma, merchantId, { email: "not-an-email", password: PASSWORD }, OPERATOR)).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "email",
     });
-    await expect(createUser(app.db.prisma, merchantId, { email: user.email.toUpperCase(), password: PASSWORD })).rejects.toMatchObject({
+    await expect(createUser(app.db.prisma, merchantId, { email: user.email.toUpperCase(), password: PASSWORD }, OPERATOR)).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "email",
     });
@@ -320,7 +321,7 @@ describe("dashboard sessions", () => {
     expectError(await app.call("GET", "/dashboard/session", { key: null }), 401, "session_invalid");
     expectError(await app.call("GET", "/dashboard/session", { key: null, headers: { cookie: `sg_session=sgs_${"a".repeat(43)}` } }), 401, "session_invalid");
     // A key still works next to a stale cookie: the key wins.
-    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false)).secret;
+    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR)).secret;
     const both = await app.call("POST", "/graphql", { key, body: { query: "{ customers(first: 1) { totalCount } }" }, headers: { cookie: "sg_session=junk" } });
     expect(both.body.errors).toBeUndefined();
   });

@@ -8,6 +8,7 @@ import jsQR from "jsqr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acceptSecondFactor, acceptTotp } from "../../src/domain/two-factor.js";
 import { totpCode, totpStep } from "../../src/domain/totp.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
@@ -50,7 +51,7 @@ describe("two-factor sign-in", () => {
 
   const signIn = (body: Record<string, unknown>) => app.call("POST", "/dashboard/session", { key: null, body });
   const browser = async (): Promise<Browser> => {
-    const user = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `tfa${++n}-${RUN}@example.com`, password: PASSWORD });
+    const user = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `tfa${++n}-${RUN}@example.com`, password: PASSWORD }, OPERATOR);
     const res = await signIn({ email: user.email, password: PASSWORD });
     expect(res.status, res.text).toBe(201);
     return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, csrf: res.body.csrfToken, userId: user.id, email: user.email };

@@ -10,6 +10,7 @@ import { ChainSet, enableChain } from "../../src/chain/chains.js";
 import { factoryV2Address } from "../../src/chain/clones.js";
 import { recordRelayerBalance } from "../../src/domain/chain-status.js";
 import { liveReadiness } from "../../src/domain/live-readiness.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
@@ -130,7 +131,7 @@ describe("liveReadiness", () => {
   it("lists the three checks, each flipping as it is fixed or undone; any key or session of the merchant reads it", async () => {
     const shop = await shopWithout("liveWallet");
     const merchantId = shop.merchant.id;
-    const user = await createUser(app.db.prisma, merchantId, { email: `live-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD });
+    const user = await createUser(app.db.prisma, merchantId, { email: `live-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }, OPERATOR);
     const signIn = await app.call("POST", "/dashboard/session", { key: null, body: { email: user.email, password: PASSWORD, mode: "live" } });
     expect(signIn.status, signIn.text).toBe(201);
     const session = { cookie: signIn.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": signIn.body.csrfToken };

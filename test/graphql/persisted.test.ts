@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { getOperationAST, parse, print } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
@@ -39,7 +40,7 @@ describe("the dashboard build", () => {
 
 /** A signed-in dashboard browser of `app`'s merchant: its cookie and CSRF token. */
 async function signedIn(app: TestApp): Promise<{ cookie: string; csrf: string }> {
-  const user = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `pq-${Date.now()}@example.com`, password: PASSWORD });
+  const user = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `pq-${Date.now()}@example.com`, password: PASSWORD }, OPERATOR);
   const res = await app.call("POST", "/dashboard/session", { key: null, body: { email: user.email, password: PASSWORD } });
   expect(res.status, res.text).toBe(201);
   return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, csrf: res.body.csrfToken };

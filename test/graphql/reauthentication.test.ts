@@ -2,14 +2,17 @@
 // rolling API keys, creating users and turning two-factor off answer 403 `reauthentication_required`
 // without the password; they pass with the password given with the mutation, or after POST
 // /dashboard/session/reauthenticate for 5 minutes (signing in does not count); wrong passwords and
-// codes spend the email's sign-in budget; a rolled key can be revoked at once.
+// codes spend the email's sign-in budget; a rolled key can be revoked at once. The rule is the domain's own:
+// each guarded function awaits its confirmation before it writes.
 import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../src/domain/api-keys.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
+import { createApiKey, rollApiKey } from "../../src/domain/api-keys.js";
 import { REAUTHENTICATION_MS, requireRecentAuthentication } from "../../src/domain/reauthentication.js";
 import { totpCode } from "../../src/domain/totp.js";
-import { createUser, startTotpEnrollment } from "../../src/domain/users.js";
+import { regenerateRecoveryCodes } from "../../src/domain/two-factor.js";
+import { createUser, disableTotp, startTotpEnrollment } from "../../src/domain/users.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
@@ -43,7 +46,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
   afterAll(() => app?.stop());
 
   const merchantId = () => app.merchant.merchant.id;
-  const newUser = () => createUser(app.db.prisma, merchantId(), { email: `reauth${++n}-${RUN}@example.com`, password: PASSWORD });
+  const newUser = () => createUser(app.db.prisma, merchantId(), { email: `reauth${++n}-${RUN}@example.com`, password: PASSWORD }, OPERATOR);
   const signIn = (body: Record<string, unknown>) => app.call("POST", "/dashboard/session", { key: null, body });
   const browser = async (): Promise<Browser> => {
     const user = await newUser();
@@ -80,7 +83,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     {
       name: "rollApiKey",
       query: "mutation($id: ID!, $p: String, $c: String) { rollApiKey(id: $id, overlapHours: 1, password: $p, totpCode: $c) { secret } }",
-      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false)).id }),
+      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR)).id }),
       param: "password",
     },
     {
@@ -165,6 +168,27 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     });
   });
 
+  it("is the domain's own rule: each guarded function awaits its confirmation before it writes anything", async () => {
+    const refused = new Error("not confirmed");
+    const refuse = () => Promise.reject(refused);
+    const b = await browser();
+    await withTotp(b);
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
+    const state = async () => ({
+      keys: await app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } }),
+      users: await app.db.prisma.user.count({ where: { merchantId: merchantId() } }),
+      user: await app.db.prisma.user.findUniqueOrThrow({ where: { id: b.userId }, select: { totpSecret: true } }),
+      codes: await app.db.prisma.recoveryCode.findMany({ where: { userId: b.userId }, select: { codeHash: true } }),
+    });
+    const before = await state();
+    await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse)).rejects.toBe(refused);
+    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse)).rejects.toBe(refused);
+    await expect(createUser(app.db.prisma, merchantId(), { email: `refused-${RUN}@example.com`, password: PASSWORD }, refuse)).rejects.toBe(refused);
+    await expect(disableTotp(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
+    await expect(regenerateRecoveryCodes(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
+    expect(await state()).toEqual(before);
+  });
+
   it("lets settings that move no money change without a password: the name, or a wallet sent as it is", async () => {
     const b = await browser();
     const current = (await app.db.prisma.merchant.findUniqueOrThrow({ where: { id: merchantId() } })).testWallet;
@@ -237,7 +261,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
 
   it("revokes a rolled key at once, during its overlap", async () => {
     const b = await browser();
-    const old = await createApiKey(app.db.prisma, merchantId(), false);
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
     const rolled = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { secret } }", { id: old.id, p: PASSWORD });
     expect(rolled.errors).toBeUndefined();
     expect((await app.call("GET", "/v1/customers", { key: old.secret })).status).toBe(200);

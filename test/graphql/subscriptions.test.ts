@@ -1,6 +1,7 @@
 // Live charge status over graphql-ws and SSE, with real clients. Runs in one process with in-process
 // pub/sub (npm test) and, when REDIS_URL is set, through Redis.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
@@ -207,7 +208,7 @@ describe("connections", () => {
   });
 
   it("closes a revoked key's sockets and SSE streams", async () => {
-    const key = await createApiKey(app.db.prisma, app.merchant.merchant.id, false);
+    const key = await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR);
     const charge = await newCharge("live-revoke");
     const client = wsClient(app.url, key.secret);
     const ws = subscribe(client, CHARGE_UPDATED, { id: charge.id });

@@ -4,7 +4,7 @@
 // domain/reauthentication.ts.
 import { apiKeyActive, createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { AppError } from "../../domain/errors.js";
-import { requireRecentAuthentication } from "../../domain/reauthentication.js";
+import { confirmedBySession } from "../../domain/reauthentication.js";
 import { builder } from "../builder.js";
 import { isLive, Mode } from "./Mode.js";
 
@@ -61,8 +61,8 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, { mode, ipAllowlist, password, totpCode }, ctx) => {
       const session = ctx.session();
-      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? []);
+      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
+      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? [], confirm);
       return { key, row: await getApiKey(ctx.prisma, session.merchantId, key.id) };
     },
   }),
@@ -90,8 +90,8 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { id, overlapHours, password, totpCode }, ctx) => {
       const session = ctx.session();
       const { merchantId } = session;
-      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, { merchantId });
+      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
+      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, confirm, { merchantId });
       ctx.authenticator.clear();
       return { key, row: await getApiKey(ctx.prisma, merchantId, key.id) };
     },

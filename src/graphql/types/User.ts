@@ -2,7 +2,7 @@
 // (session-only fields), with optional two-factor sign-in and its recovery codes. Adding a user and
 // turning two-factor off need a re-authentication. Rules live in domain/users.ts, domain/two-factor.ts
 // and domain/reauthentication.ts.
-import { requireRecentAuthentication } from "../../domain/reauthentication.js";
+import { confirmedBySession } from "../../domain/reauthentication.js";
 import { signOutEverywhere } from "../../domain/sessions.js";
 import { recoveryCodesRemaining, regenerateRecoveryCodes } from "../../domain/two-factor.js";
 import { confirmTotp, createUser, deleteUser, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
@@ -64,11 +64,9 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, { email, password, currentPassword, totpCode }, ctx) => {
       const session = ctx.session();
-      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password: currentPassword, totpCode }, undefined, {
-        password: "currentPassword",
-        totpCode: "totpCode",
-      });
-      return createUser(ctx.prisma, session.merchantId, { email, password });
+      const params = { password: "currentPassword", totpCode: "totpCode" };
+      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password: currentPassword, totpCode }, params);
+      return createUser(ctx.prisma, session.merchantId, { email, password }, confirm);
     },
   }),
   deleteUser: t.field({
@@ -109,11 +107,8 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, { password, code }, ctx) => {
       const session = ctx.session();
-      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode: code }, undefined, {
-        password: "password",
-        totpCode: "code",
-      });
-      await disableTotp(ctx.prisma, session.userId);
+      const params = { password: "password", totpCode: "code" };
+      await disableTotp(ctx.prisma, session.userId, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode: code }, params));
       return userView(await findUser(ctx.prisma, session.userId));
     },
   }),
@@ -126,8 +121,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, { password, totpCode }, ctx) => {
       const session = ctx.session();
-      await requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const codes = await regenerateRecoveryCodes(ctx.prisma, session.userId);
+      const codes = await regenerateRecoveryCodes(ctx.prisma, session.userId, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }));
       return { user: userView(await findUser(ctx.prisma, session.userId)), codes };
     },
   }),

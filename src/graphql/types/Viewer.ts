@@ -1,7 +1,7 @@
 // `viewer`: who is signed in to the dashboard, in which mode, and the merchant's settings, which
 // only a session may change (updateMerchantSettings). Rules live in domain/merchants.ts.
 import { getMerchant, type Merchant, updateMerchantSettings } from "../../domain/merchants.js";
-import { requireRecentAuthentication } from "../../domain/reauthentication.js";
+import { confirmedBySession } from "../../domain/reauthentication.js";
 import { findUser, userView } from "../../domain/users.js";
 import { builder } from "../builder.js";
 import { User } from "./User.js";
@@ -61,9 +61,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => {
       const session = ctx.session();
       const { password, totpCode, ...changes } = input;
-      return updateMerchantSettings(ctx.prisma, session.merchantId, changes, () =>
-        requireRecentAuthentication(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }),
-      );
+      return updateMerchantSettings(ctx.prisma, session.merchantId, changes, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }));
     },
   }),
 }));

@@ -1,0 +1,108 @@
+// The webhook outbox as the dispatcher (jobs/webhook-dispatcher.ts) works it: claiming due deliveries
+// under a lease, keeping the lease alive, and recording each attempt with the delivery's next state.
+// The dispatcher only loops and sends; every write to the outbox is here.
+//
+// Invariants:
+// - a delivery is claimed with FOR UPDATE SKIP LOCKED and a lease (a random token and an expiry the
+//   claimer keeps renewing while the request is in flight), in one statement, so no two dispatchers
+//   ever send the same delivery at once; one that dies stops renewing and the delivery is taken over
+//   when its lease runs out: delivered at least once, never lost;
+// - an outcome is written only while the claimer still holds the lease: a resend that restarted the
+//   delivery meanwhile wins, and the late outcome is kept as an attempt only;
+// - the attempt row and the delivery's new state are one statement: no outcome without its record.
+import type { Prisma } from "../db/client.js";
+import type { JsonValue } from "../generated/prisma/internal/prismaNamespace.js";
+import { nextAttemptAt } from "../webhooks/schedule.js";
+import type { AttemptResult } from "../webhooks/send.js";
+
+/** A claimed delivery with what is needed to send it. */
+export interface ClaimedDelivery {
+  eventId: string;
+  endpointId: string;
+  attempts: number;
+  type: string;
+  livemode: boolean;
+  data: JsonValue;
+  createdAt: Date;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+}
+
+/** What to claim: at most `limit` deliveries, `perEndpoint` per endpoint, none of the `saturated` endpoints'. */
+export interface ClaimRequest {
+  token: string;
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+  perEndpoint: number;
+  saturated: string[];
+}
+
+/** What became of one attempt: delivered, to be tried again, given up, or the endpoint answered 410 (and is to be disabled). */
+export type DeliveryResult = "succeeded" | "retrying" | "failed" | "gone";
+
+/** Claims due deliveries of enabled endpoints, oldest due first, under lease `token`. */
+export function claimDueDeliveries(prisma: Prisma, c: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const { token, now, limit, perEndpoint } = c;
+  // Candidates first (at most `perEndpoint` per endpoint, oldest due first), then locked: rows
+  // another dispatcher holds are skipped, and the conditions are checked again under the lock.
+  return prisma.$queryRaw<ClaimedDelivery[]>`
+    UPDATE webhook_deliveries d SET lease = ${token}, lease_until = ${c.leaseUntil}
+    FROM (
+      SELECT d2.event_id, d2.endpoint_id FROM webhook_deliveries d2
+      WHERE (d2.event_id, d2.endpoint_id) IN (
+        SELECT event_id, endpoint_id FROM (
+          SELECT c.event_id, c.endpoint_id, c.next_attempt_at,
+                 row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS n
+          FROM (
+            -- The oldest due rows only (the partial index), however long the queue is.
+            SELECT q.event_id, q.endpoint_id, q.next_attempt_at FROM webhook_deliveries q
+            WHERE q.status = 'PENDING' AND q.next_attempt_at <= ${now} AND (q.lease_until IS NULL OR q.lease_until < ${now})
+              AND NOT (q.endpoint_id = ANY(${c.saturated}))
+            ORDER BY q.next_attempt_at LIMIT ${limit * perEndpoint}
+          ) c JOIN webhook_endpoints w2 ON w2.id = c.endpoint_id AND w2.disabled_at IS NULL
+        ) candidates
+        WHERE n <= ${perEndpoint} ORDER BY next_attempt_at LIMIT ${limit}
+      )
+      AND d2.status = 'PENDING' AND d2.next_attempt_at <= ${now} AND (d2.lease_until IS NULL OR d2.lease_until < ${now})
+      FOR UPDATE OF d2 SKIP LOCKED
+    ) due, events e, webhook_endpoints w
+    WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id AND e.id = d.event_id AND w.id = d.endpoint_id
+    RETURNING d.event_id AS "eventId", d.endpoint_id AS "endpointId", d.attempts, e.type, e.livemode, e.data, e.created_at AS "createdAt",
+      w.url, w.secret, w.previous_secret AS "previousSecret", w.previous_secret_expires_at AS "previousSecretExpiresAt"`;
+}
+
+/** Extends the leases `tokens` of requests still in flight until `until`. */
+export async function renewDeliveryLeases(prisma: Prisma, tokens: string[], until: Date): Promise<void> {
+  await prisma.$executeRaw`UPDATE webhook_deliveries SET lease_until = ${until} WHERE lease = ANY(${tokens})`;
+}
+
+/**
+ * Records attempt `result` of delivery `d` started at `started` and moves the delivery on (delivered,
+ * due again by the retry schedule, or given up), if lease `token` still holds it. Returns what became of it.
+ */
+export async function recordDeliveryAttempt(
+  prisma: Prisma,
+  d: ClaimedDelivery,
+  token: string,
+  started: Date,
+  result: AttemptResult,
+  now: Date,
+  random: () => number,
+): Promise<{ outcome: DeliveryResult; retryAt: Date | null }> {
+  const failed = d.attempts + 1;
+  const retryAt = result.succeeded || result.gone ? null : nextAttemptAt(failed, now, random);
+  const status = result.succeeded ? "SUCCEEDED" : retryAt ? "PENDING" : "FAILED";
+  await prisma.$executeRaw`
+    WITH attempt AS (
+      INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded)
+      VALUES (${d.eventId}, ${d.endpointId}, ${started}, ${result.statusCode}, ${result.latencyMs}, ${result.error}, ${result.succeeded})
+    )
+    UPDATE webhook_deliveries SET status = ${status}::"DeliveryStatus", attempts = ${failed}, next_attempt_at = ${retryAt ?? started},
+      lease = NULL, lease_until = NULL, updated_at = now()
+    WHERE event_id = ${d.eventId} AND endpoint_id = ${d.endpointId} AND lease = ${token}`;
+  const outcome = result.succeeded ? "succeeded" : result.gone ? "gone" : retryAt ? "retrying" : "failed";
+  return { outcome, retryAt };
+}
