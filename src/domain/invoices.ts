@@ -248,9 +248,9 @@ export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown
   });
 }
 
-/** An invoice of `scope`, or 404. */
-export async function getInvoice(prisma: Prisma | P.TransactionClient, scope: Scope, id: string): Promise<Invoice> {
-  const invoice = await prisma.invoice.findFirst({ where: { id, ...inScope(scope) } });
+/** An invoice of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */
+export async function getInvoice(prisma: Prisma | P.TransactionClient, scope: Scope, id: string, query: { include?: P.InvoiceInclude } = {}): Promise<Invoice> {
+  const invoice = await prisma.invoice.findFirst({ ...query, where: { id, ...inScope(scope) } });
   if (!invoice) throw notFound("invoice", id);
   return invoice;
 }

@@ -158,7 +158,7 @@ builder.queryFields((t) => ({
     type: "Invoice",
     description: "An invoice by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getInvoice(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getInvoice(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 

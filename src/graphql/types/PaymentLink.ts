@@ -85,7 +85,7 @@ builder.queryFields((t) => ({
     type: "PaymentLink",
     description: "A payment link by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The link's id (plink_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getPaymentLink(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getPaymentLink(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 
