@@ -67,7 +67,8 @@ export interface PageQuery {
 
 /**
  * `query` in SQL over a table's `created_at` and `id` columns, for lists filtered by what Prisma cannot
- * write (an expression index): the keyset condition (TRUE without a cursor) and the ORDER BY … LIMIT.
+ * write (an expression index): the keyset condition (TRUE without a cursor), the ORDER BY, and the
+ * ORDER BY … LIMIT (… OFFSET, for a numbered page).
  */
 export function keysetSql(query: PageQuery): { where: P.Sql; order: P.Sql; orderLimit: P.Sql } {
   const dir = P.raw(query.orderBy[0].createdAt === "asc" ? "ASC" : "DESC");
