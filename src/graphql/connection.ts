@@ -61,7 +61,8 @@ export function connectionOf<T extends { id: string }>(page: Page<T>, args: Conn
 }
 
 // Per request (its context), one loader per field and arguments: the parents a list holds are
-// collected while GraphQL resolves it, and read together.
+// collected while GraphQL resolves it, and read together. Nothing is cached: a subscription keeps its
+// context from one event to the next, and each event must read the rows as they are then.
 const loaders = new WeakMap<object, Map<string, DataLoader<string, unknown>>>();
 
 function loaderOf<V>(ctx: object, key: string, batch: (parentIds: readonly string[]) => Promise<V[]>): DataLoader<string, V> {
@@ -69,7 +70,7 @@ function loaderOf<V>(ctx: object, key: string, batch: (parentIds: readonly strin
   loaders.set(ctx, mine);
   let loader = mine.get(key) as DataLoader<string, V> | undefined;
   if (!loader) {
-    loader = new DataLoader(batch);
+    loader = new DataLoader(batch, { cache: false });
     mine.set(key, loader as DataLoader<string, unknown>);
   }
   return loader;

@@ -83,6 +83,8 @@ builder.prismaObjectField("Charge", "events", (t) =>
   t.loadableList({
     type: Event,
     description: "The charge's timeline: its events, oldest first (at most 200), with their webhook deliveries.",
+    // Batched, not cached: a subscription's context outlives the rows it reads.
+    loaderOptions: { cache: false },
     load: async (ids: string[], ctx) => {
       const timelines = await eventsOfCharges(ctx.prisma, ctx.scope(), ids);
       return ids.map((id) => timelines.get(id) ?? []);

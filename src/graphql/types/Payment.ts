@@ -19,6 +19,8 @@ builder.prismaObjectField("Charge", "payments", (t) =>
   t.loadableList({
     type: Payment,
     description: "Transfers into the charge's contract, in chain order.",
+    // Batched, not cached: a subscription's context outlives the rows it reads.
+    loaderOptions: { cache: false },
     load: async (ids: string[], ctx) => {
       const byCharge = await paymentsOfCharges(ctx.prisma, ctx.scope(), ids);
       return ids.map((id) => byCharge.get(id) ?? []);

@@ -18,6 +18,8 @@ export const User = builder.objectRef<UserView>("User").implement({
     recoveryCodesRemaining: t.loadable({
       type: "Int",
       description: "How many of the user's one-time recovery codes are unused (0 while two-factor sign-in is off).",
+      // Batched, not cached: a mutation of the same request may change the codes after a read.
+      loaderOptions: { cache: false },
       load: async (ids: string[], ctx) => {
         const remaining = await recoveryCodesRemaining(ctx.prisma, ids);
         return ids.map((id) => remaining.get(id) ?? 0);
