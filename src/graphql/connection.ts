@@ -25,11 +25,14 @@ export interface Connection<T> {
   totalCount: () => Promise<number>;
 }
 
-/** The page request Relay arguments ask for: forward with first/after, backward with last/before, the list's end with last alone. */
-export function pageRequest(args: ConnectionArgs): PageRequest {
+/**
+ * The page request Relay arguments ask for: forward with first/after, backward with last/before, the
+ * list's end with last alone. `least` is the smallest size taken (0 on a relation: its totalCount alone).
+ */
+export function pageRequest(args: ConnectionArgs, least = 1): PageRequest {
   for (const name of ["first", "last"] as const) {
     const size = args[name];
-    if (size != null && (size < 1 || size > PAGE_SIZE_MAX)) throw invalidParam(name, `${name} must be between 1 and ${PAGE_SIZE_MAX}`);
+    if (size != null && (size < least || size > PAGE_SIZE_MAX)) throw invalidParam(name, `${name} must be between ${least} and ${PAGE_SIZE_MAX}`);
   }
   // Relay's "first, then last of those" is no keyset page: one size, one direction.
   if (args.first != null && args.last != null) throw invalidParam("last", "Pass first (with after) or last (with before), not both");
@@ -93,7 +96,8 @@ export async function relatedConnection<T extends Position & { id: string }, Inc
   typeName: string,
   rowsOf: (include: Include | undefined) => RelatedRows<T>,
 ): Promise<Connection<T>> {
-  const request = pageRequest(args);
+  // A relation's connection has always taken `first: 0`, the dashboard's way to ask for its count.
+  const request = pageRequest(args, 0);
   const include = nodeInclude<Include>(ctx, info, typeName);
   const rows = rowsOf(include);
   const field = `${info.parentType.name}.${info.fieldName}`;

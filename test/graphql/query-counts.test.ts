@@ -81,8 +81,8 @@ const LISTS: [string, string, (rows: number) => number, (data: any) => unknown[]
     (d) => d.customers.edges,
   ],
   [
-    "payment links with their charges",
-    `{ paymentLinks(first: 100) { ${PAGE(`id charges { ${PAGE("id paymentLink { id }")} }`)} } }`,
+    "payment links with their charges (and their count alone, as the dashboard asks with first: 0)",
+    `{ paymentLinks(first: 100) { ${PAGE(`id charges { ${PAGE("id paymentLink { id }")} } sold: charges(first: 0) { totalCount }`)} } }`,
     (rows) => rows,
     (d) => d.paymentLinks.edges,
   ],
