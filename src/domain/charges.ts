@@ -8,7 +8,19 @@ import { type Charge, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
-import { keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
+import {
+  countsByParent,
+  keysetPage,
+  keysetSql,
+  type Page,
+  type PageEnd,
+  pageParams,
+  type PageRequest,
+  pagesByParent,
+  type Position,
+  type RelatedRows,
+  type Relation,
+} from "./paging.js";
 import { searchCondition, searchFilter } from "./charge-search.js";
 import { PaymentResource } from "./payment-schema.js";
 import { eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
@@ -471,22 +483,15 @@ export async function listCharges(prisma: Prisma, scope: Scope, input: unknown):
   const cursor = params.startingAfter !== undefined ? "startingAfter" : params.endingBefore !== undefined ? "endingBefore" : null;
   if (cursor !== null && page !== undefined) throw invalidParam(cursor, `Page by number (page) or by cursor (${cursor}), not both`);
   if (cursor !== null) return pageCharges(prisma, scope, params);
-  // No cursor was given, so the rest are the filters.
+  // No cursor was given, so the rest are the filters: the page is the keyset order from the newest, offset.
   const { limit, ...filters } = params;
   const f = parseInput(filtersOnly, filters);
-  const search = searched(f);
   const number = page ?? 1;
-  const offset = (number - 1) * limit;
   const [data, total] = await Promise.all([
-    search
-      ? prisma.$queryRaw<{ id: string }[]>`
-          SELECT id FROM charges WHERE ${filterSql(scope, search)} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`.then((ids) =>
-          chargesInOrder(prisma, ids),
-        )
-      : prisma.charge.findMany({ where: filterWhere(scope, f), orderBy: CHARGE_ORDER, skip: offset, take: limit }),
+    readPage(prisma, scope, f, { limit, offset: (number - 1) * limit }).then((p) => p.data),
     countCharges(prisma, scope, filters),
   ]);
-  return { data, page: number, limit, total, hasMore: offset + data.length < total };
+  return { data, page: number, limit, total, hasMore: (number - 1) * limit + data.length < total };
 }
 
 const pageSchema = z.strictObject({ ...pageParams, ...filterSchema });
@@ -497,12 +502,17 @@ const pageSchema = z.strictObject({ ...pageParams, ...filterSchema });
  */
 export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, include?: P.ChargeInclude, end: PageEnd = "newest"): Promise<Page<Charge>> {
   const { limit, startingAfter, endingBefore, ...f } = parseInput(pageSchema, input);
+  return readPage(prisma, scope, f, { limit, startingAfter, endingBefore }, include, end);
+}
+
+/** The page `request` asks for among the charges matching `f`; a search reads its ids through the expression indexes first. */
+function readPage(prisma: Prisma, scope: Scope, f: Filters, request: PageRequest, include?: P.ChargeInclude, end: PageEnd = "newest"): Promise<Page<Charge>> {
   const search = searched(f);
   const where = filterWhere(scope, f);
   return keysetPage(
     "charge",
-    { limit, startingAfter, endingBefore },
-    (id) => prisma.charge.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    request,
+    (id) => locateCharge(prisma, scope, id),
     search
       ? async (q) => {
           const keyset = keysetSql(q);
@@ -510,9 +520,25 @@ export async function pageCharges(prisma: Prisma, scope: Scope, input: unknown, 
             SELECT id FROM charges WHERE ${filterSql(scope, search)} AND ${keyset.where} ${keyset.orderLimit}`;
           return chargesInOrder(prisma, ids, include);
         }
-      : (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+      : (q) => prisma.charge.findMany({ include, where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take, skip: q.skip }),
     end,
   );
+}
+
+/** Where a cursor's charge sits in the list, if the scope has it. */
+function locateCharge(prisma: Prisma, scope: Scope, id: string): Promise<Position | null> {
+  return prisma.charge.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } });
+}
+
+/** The charges of customers or payment links (by `parent`), a page of each read for all at once (GraphQL's nested connections). */
+export function relatedCharges(prisma: Prisma, scope: Scope, parent: Relation["parent"], include?: P.ChargeInclude): RelatedRows<Charge> {
+  const relation: Relation = { table: "charges", parent };
+  return {
+    kind: "charge",
+    locate: (id) => locateCharge(prisma, scope, id),
+    pages: (ids, q) => pagesByParent(prisma, scope, relation, ids, q, (chargeIds) => prisma.charge.findMany({ include, where: { id: { in: chargeIds } } })),
+    counts: (ids) => countsByParent(prisma, scope, relation, ids),
+  };
 }
 
 /** How many charges match the list filters (GraphQL's `totalCount`). */

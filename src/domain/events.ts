@@ -237,17 +237,21 @@ export async function listEvents(prisma: Prisma, scope: Scope, input: unknown, e
 /** The most events a charge's timeline shows. */
 const TIMELINE_MAX = 200;
 
-/** The events about one charge, oldest first: its timeline, the latest 200 when it has more. */
-export async function eventsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<Event[]> {
-  // By the indexed expression (migration 20261201010000), which Prisma's JSON path filter would not use.
-  const newestFirst = await selectRows<Event>(
+/** The events about each of `chargeIds`, oldest first: their timelines (the latest 200 of each), in one read. */
+export async function eventsOfCharges(prisma: Prisma, scope: Scope, chargeIds: readonly string[]): Promise<Map<string, Event[]>> {
+  // Each charge's newest events by the indexed expression (migration 20261201010000), which Prisma's
+  // JSON path filter would not use; a lateral join keeps the per-charge limit in one statement.
+  const newestFirst = await selectRows<Event & { chargeId: string }>(
     prisma,
-    `SELECT id, merchant_id AS "merchantId", livemode, type, data, created_at AS "createdAt" FROM events
-      WHERE merchant_id = $1 AND livemode = $2 AND (data->>'id') = $3 AND type LIKE 'charge.%'
-      ORDER BY created_at DESC, id DESC LIMIT ${TIMELINE_MAX}`,
-    [scope.merchantId, scope.livemode, chargeId],
+    `SELECT c.id AS "chargeId", e.id, e.merchant_id AS "merchantId", e.livemode, e.type, e.data, e.created_at AS "createdAt"
+      FROM unnest($3::text[]) AS c(id) CROSS JOIN LATERAL (
+        SELECT * FROM events WHERE merchant_id = $1 AND livemode = $2 AND (data->>'id') = c.id AND type LIKE 'charge.%'
+        ORDER BY created_at DESC, id DESC LIMIT ${TIMELINE_MAX}) e`,
+    [scope.merchantId, scope.livemode, [...chargeIds]],
   );
-  return newestFirst.reverse();
+  const timelines = new Map<string, Event[]>(chargeIds.map((id) => [id, []]));
+  for (const { chargeId, ...event } of newestFirst.reverse()) timelines.get(chargeId)?.push(event);
+  return timelines;
 }
 
 /**
@@ -278,9 +282,9 @@ export async function chargeEventsSince(prisma: Prisma, scope: Scope, types: rea
   return out;
 }
 
-/** An event of this merchant and mode, or 404. */
-export async function getEvent(prisma: Prisma, scope: Scope, id: string): Promise<Event> {
-  const event = await prisma.event.findFirst({ where: { id, merchantId: scope.merchantId, livemode: scope.livemode } });
+/** An event of this merchant and mode, or 404; `query` as a GraphQL selection gives it. */
+export async function getEvent(prisma: Prisma, scope: Scope, id: string, query: { include?: P.EventInclude } = {}): Promise<Event> {
+  const event = await prisma.event.findFirst({ ...query, where: { id, merchantId: scope.merchantId, livemode: scope.livemode } });
   if (!event) throw notFound("event", id);
   return event;
 }

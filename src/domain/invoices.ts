@@ -30,7 +30,7 @@ import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { integerParam, parseInput } from "./validation.js";
@@ -248,9 +248,9 @@ export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown
   });
 }
 
-/** An invoice of `scope`, or 404. */
-export async function getInvoice(prisma: Prisma | P.TransactionClient, scope: Scope, id: string): Promise<Invoice> {
-  const invoice = await prisma.invoice.findFirst({ where: { id, ...inScope(scope) } });
+/** An invoice of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */
+export async function getInvoice(prisma: Prisma | P.TransactionClient, scope: Scope, id: string, query: { include?: P.InvoiceInclude } = {}): Promise<Invoice> {
+  const invoice = await prisma.invoice.findFirst({ ...query, where: { id, ...inScope(scope) } });
   if (!invoice) throw notFound("invoice", id);
   return invoice;
 }
@@ -453,10 +453,26 @@ export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown,
   return keysetPage(
     "invoice",
     page,
-    (id) => prisma.invoice.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (id) => locateInvoice(prisma, scope, id),
     (q) => prisma.invoice.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
     end,
   );
+}
+
+/** Where a cursor's invoice sits in the list, if the scope has it. */
+function locateInvoice(prisma: Prisma, scope: Scope, id: string): Promise<Position | null> {
+  return prisma.invoice.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } });
+}
+
+/** Customers' invoices, a page of each read for all at once (GraphQL's nested connections). */
+export function customersInvoices(prisma: Prisma, scope: Scope, include?: P.InvoiceInclude): RelatedRows<Invoice> {
+  const relation: Relation = { table: "invoices", parent: "customer_id" };
+  return {
+    kind: "invoice",
+    locate: (id) => locateInvoice(prisma, scope, id),
+    pages: (ids, q) => pagesByParent(prisma, scope, relation, ids, q, (invoiceIds) => prisma.invoice.findMany({ include, where: { id: { in: invoiceIds } } })),
+    counts: (ids) => countsByParent(prisma, scope, relation, ids),
+  };
 }
 
 function billingDetailsOf(c: Customer): BillingDetails {

@@ -120,9 +120,9 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
   });
 }
 
-/** A payment link of `scope`, or 404. */
-export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string): Promise<PaymentLink> {
-  const link = await prisma.paymentLink.findFirst({ where: { id, ...inScope(scope) } });
+/** A payment link of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */
+export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string, query: { include?: P.PaymentLinkInclude } = {}): Promise<PaymentLink> {
+  const link = await prisma.paymentLink.findFirst({ ...query, where: { id, ...inScope(scope) } });
   if (!link) throw notFound("payment link", id);
   return link;
 }

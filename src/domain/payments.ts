@@ -79,16 +79,18 @@ export function paymentResource(p: PaymentRow): PaymentResource {
 }
 
 /**
- * The USDC payments to a charge's address that stand, in chain order, as its merchant sees them (`from`
- * is a hint only: often an exchange's hot wallet, not the buyer's own).
+ * The USDC payments to each charge's address that stand, in chain order, as its merchant sees them
+ * (`from` is a hint only: often an exchange's hot wallet, not the buyer's own); one read for all.
  */
-export async function paymentsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<PaymentResource[]> {
+export async function paymentsOfCharges(prisma: Prisma, scope: Scope, chargeIds: readonly string[]): Promise<Map<string, PaymentResource[]>> {
   const rows = await prisma.chainTransfer.findMany({
-    where: { chargeId, kind: "PAYMENT", status: { not: "REVERSED" }, charge: inScope(scope) },
+    where: { chargeId: { in: [...chargeIds] }, kind: "PAYMENT", status: { not: "REVERSED" }, charge: inScope(scope) },
     orderBy: [{ blockNumber: "asc" }, { logIndex: "asc" }],
-    select: { txHash: true, logIndex: true, blockNumber: true, chainId: true, fromAddress: true, amount: true, status: true },
+    select: { chargeId: true, txHash: true, logIndex: true, blockNumber: true, chainId: true, fromAddress: true, amount: true, status: true },
   });
-  return rows.map(paymentResource);
+  const byCharge = new Map<string, PaymentResource[]>(chargeIds.map((id) => [id, []]));
+  for (const row of rows) if (row.chargeId) byCharge.get(row.chargeId)?.push(paymentResource(row));
+  return byCharge;
 }
 
 const FINAL: readonly ChargeStatus[] = ["EXPIRED", "CANCELLED", "COMPLETED"];

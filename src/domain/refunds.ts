@@ -193,9 +193,9 @@ export async function createRefund(
   });
 }
 
-/** A refund of `scope`, or 404. */
-export async function getRefund(prisma: Prisma, scope: Scope, id: string): Promise<RefundRow> {
-  const refund = await prisma.refund.findFirst({ where: { id, ...inScope(scope) }, include: REFUND_INCLUDE });
+/** A refund of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */
+export async function getRefund(prisma: Prisma, scope: Scope, id: string, query: { include?: P.RefundInclude } = {}): Promise<RefundRow> {
+  const refund = await prisma.refund.findFirst({ where: { id, ...inScope(scope) }, include: { ...query.include, ...REFUND_INCLUDE } });
   if (!refund) throw notFound("refund", id);
   return refund;
 }

@@ -52,9 +52,10 @@ export async function regenerateRecoveryCodes(prisma: Prisma, userId: string, co
   });
 }
 
-/** How many unused recovery codes `userId` has. */
-export function recoveryCodesRemaining(prisma: Prisma, userId: string): Promise<number> {
-  return prisma.recoveryCode.count({ where: { userId } });
+/** How many unused recovery codes each of `userIds` has, in one read. */
+export async function recoveryCodesRemaining(prisma: Prisma, userIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await prisma.recoveryCode.groupBy({ by: ["userId"], where: { userId: { in: [...userIds] } }, _count: { _all: true } });
+  return new Map(rows.map((r) => [r.userId, r._count._all]));
 }
 
 /**

@@ -107,9 +107,14 @@ export function merchantWebhookEndpoints(prisma: Prisma, merchantId: string): Pr
   return prisma.webhookEndpoint.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
 }
 
-/** One of `scope`'s endpoints; 404 `resource_missing` for any other. */
-export async function getWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id, ...inScope(scope) } });
+/** One of `scope`'s endpoints; 404 `resource_missing` for any other. `query` as a GraphQL selection gives it. */
+export async function getWebhookEndpoint(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  query: { include?: P.WebhookEndpointInclude } = {},
+): Promise<WebhookEndpoint> {
+  const endpoint = await prisma.webhookEndpoint.findFirst({ ...query, where: { id, ...inScope(scope) } });
   if (!endpoint) throw notFound("webhook endpoint", id);
   return endpoint;
 }

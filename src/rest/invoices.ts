@@ -28,8 +28,18 @@ const tag = "Invoices";
 type IdParams = { Params: { id: string } };
 
 /** Registers the invoice endpoints. */
-export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
-  const shape = (i: Parameters<typeof invoiceResource>[0]) => invoiceResource(i, settings);
+export function invoiceRoutes(app: FastifyInstance, deps: RestDeps): void {
+  recordRoutes(app, deps);
+  stepRoutes(app, deps);
+  pdfRoute(app, deps);
+}
+
+/** The invoice as REST shows it, its links made with `settings`. */
+const shapeWith = (settings: RestDeps["charges"]) => (i: Parameters<typeof invoiceResource>[0]) => invoiceResource(i, settings);
+
+/** Creating, listing, reading, changing and deleting invoices. */
+function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+  const shape = shapeWith(settings);
 
   const create = {
     group: "create",
@@ -109,7 +119,11 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     await deleteInvoice(prisma, scopeOf(req), req.params.id, settings);
     return { id: req.params.id, object: "invoice", deleted: true };
   });
+}
 
+/** The lifecycle steps: finalize, void, mark uncollectible. */
+function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+  const shape = shapeWith(settings);
   const steps = [
     [
       "finalize",
@@ -141,7 +155,10 @@ export function invoiceRoutes(app: FastifyInstance, { prisma, charges: settings 
     } as const;
     app.post<IdParams>(`/v1/invoices/:id/${path}`, { config }, async (req) => shape(await step(prisma, scopeOf(req), req.params.id, settings)));
   }
+}
 
+/** The invoice's PDF, the file its hosted page links. */
+function pdfRoute(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
   const pdf = {
     group: "read",
     doc: {

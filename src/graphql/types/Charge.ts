@@ -2,7 +2,6 @@
 // (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges,
 // domain/charge-lifecycle and domain/review.
 import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
-import { queryFromInfo } from "@pothos/plugin-prisma";
 import { CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
 import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges, SEARCH_DESCRIPTION } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
@@ -12,7 +11,7 @@ import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
+import { connectionOf, countedConnection, nodeInclude, pageEnd, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
 import { Settlement } from "./Settlement.js";
 
@@ -161,7 +160,7 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx, info) => {
         const scope = ctx.scope();
         // Relations the selection asks for (a charge's customer) come in the same read.
-        const { include } = queryFromInfo({ context: ctx, info, typeName: "Charge", path: ["edges", "node"] }) as { include?: P.ChargeInclude };
+        const include = nodeInclude<P.ChargeInclude>(ctx, info, "Charge");
         const page = await pageCharges(ctx.prisma, scope, { ...filters(args), ...pageRequest(args) }, include, pageEnd(args));
         return connectionOf(page, args, () => countCharges(ctx.prisma, scope, filters(args)));
       },

@@ -1,9 +1,11 @@
 // `Customer`: the type, its queries (`customer`, `customers`) and mutations. Rules live in domain/customers.
 import { countCustomers, createCustomer, customerStats, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "../../domain/customers.js";
-import { CHARGE_ORDER } from "../../domain/charges.js";
+import { relatedCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
+import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
+import { Charge } from "./Charge.js";
 import { Address, AddressInput } from "./Address.js";
 import { CustomerStats } from "./CustomerStats.js";
 
@@ -26,17 +28,16 @@ export const Customer = builder.prismaNode("Customer", {
     updated: t.int({ description: "Unix timestamp (seconds) of the last update.", resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
     createdAt: t.string({ description: "ISO 8601: the instant of created, as every other object gives it.", resolve: (c) => c.createdAt.toISOString() }),
     updatedAt: t.string({ description: "ISO 8601: the instant of updated.", resolve: (c) => c.updatedAt.toISOString() }),
-    charges: t.relatedConnection(
-      "charges",
+    charges: t.connection(
       {
-        cursor: "id",
-        totalCount: true,
-        defaultSize: 10,
-        maxSize: 100,
+        type: Charge,
         description: "The customer's charges, newest first.",
-        query: () => ({ orderBy: CHARGE_ORDER }),
+        resolve: (customer, args, ctx, info) =>
+          relatedConnection(ctx, info, customer.id, args, "Charge", (include: P.ChargeInclude | undefined) =>
+            relatedCharges(ctx.prisma, ctx.scope(), "customer_id", include),
+          ),
       },
-      relatedCount("The customer's charges."),
+      countedConnection("The customer's charges."),
     ),
     stats: t.loadable({
       type: CustomerStats,

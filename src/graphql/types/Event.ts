@@ -8,7 +8,7 @@ import {
   EVENT_DESCRIPTIONS,
   EVENT_OBJECT_TYPES,
   eventDeliveries,
-  eventsOfCharge,
+  eventsOfCharges,
   getEvent,
   listEvents,
   resendEvent,
@@ -80,10 +80,16 @@ const Event = builder.prismaNode("Event", {
 });
 
 builder.prismaObjectField("Charge", "events", (t) =>
-  t.field({
-    type: [Event],
+  t.loadableList({
+    type: Event,
     description: "The charge's timeline: its events, oldest first (at most 200), with their webhook deliveries.",
-    resolve: (charge, _args, ctx) => eventsOfCharge(ctx.prisma, ctx.scope(), charge.id),
+    // Batched, not cached: a subscription's context outlives the rows it reads.
+    loaderOptions: { cache: false },
+    load: async (ids: string[], ctx) => {
+      const timelines = await eventsOfCharges(ctx.prisma, ctx.scope(), ids);
+      return ids.map((id) => timelines.get(id) ?? []);
+    },
+    resolve: (charge) => charge.id,
   }),
 );
 
@@ -116,7 +122,7 @@ builder.queryFields((t) => ({
     type: "Event",
     description: "An event by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The event's id (evt_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getEvent(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getEvent(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 

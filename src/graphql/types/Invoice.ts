@@ -4,6 +4,7 @@ import {
   amountDue,
   countInvoices,
   createInvoice,
+  customersInvoices,
   deleteInvoice,
   finalizeInvoice,
   getInvoice,
@@ -19,8 +20,9 @@ import {
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { CHARGE_ORDER } from "../../domain/charges.js";
+import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
 
 const STATUS_DESCRIPTIONS: Record<(typeof INVOICE_STATUSES)[number], string> = {
   DRAFT: "Being written: it can be changed or deleted, and no one can pay it yet.",
@@ -156,22 +158,21 @@ builder.queryFields((t) => ({
     type: "Invoice",
     description: "An invoice by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The invoice's id (inv_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getInvoice(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getInvoice(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 
 builder.prismaObjectField("Customer", "invoices", (t) =>
-  t.relatedConnection(
-    "invoices",
+  t.connection(
     {
-      cursor: "id",
-      totalCount: true,
-      defaultSize: 10,
-      maxSize: 100,
+      type: Invoice,
       description: "The customer's invoices, newest first.",
-      query: () => ({ orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+      resolve: (customer, args, ctx, info) =>
+        relatedConnection(ctx, info, customer.id, args, "Invoice", (include: P.InvoiceInclude | undefined) =>
+          customersInvoices(ctx.prisma, ctx.scope(), include),
+        ),
     },
-    relatedCount("The customer's invoices."),
+    countedConnection("The customer's invoices."),
   ),
 );
 

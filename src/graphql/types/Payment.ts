@@ -1,6 +1,6 @@
 // `Charge.payments`: the USDC transfers into a charge's clone, as its merchant sees them
 // (domain/payments.ts).
-import { type PaymentResource, paymentsOfCharge } from "../../domain/payments.js";
+import { type PaymentResource, paymentsOfCharges } from "../../domain/payments.js";
 import { builder } from "../builder.js";
 
 const Payment = builder.objectRef<PaymentResource>("Payment").implement({
@@ -16,9 +16,15 @@ const Payment = builder.objectRef<PaymentResource>("Payment").implement({
 });
 
 builder.prismaObjectField("Charge", "payments", (t) =>
-  t.field({
-    type: [Payment],
+  t.loadableList({
+    type: Payment,
     description: "Transfers into the charge's contract, in chain order.",
-    resolve: (charge, _args, ctx) => paymentsOfCharge(ctx.prisma, ctx.scope(), charge.id),
+    // Batched, not cached: a subscription's context outlives the rows it reads.
+    loaderOptions: { cache: false },
+    load: async (ids: string[], ctx) => {
+      const byCharge = await paymentsOfCharges(ctx.prisma, ctx.scope(), ids);
+      return ids.map((id) => byCharge.get(id) ?? []);
+    },
+    resolve: (charge) => charge.id,
   }),
 );

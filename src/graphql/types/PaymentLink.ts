@@ -1,11 +1,13 @@
 // `PaymentLink`: a no-code checkout whose page makes a charge for each buyer, like REST's payment
 // links. Rules live in domain/payment-links.ts.
-import { CHARGE_ORDER } from "../../domain/charges.js";
+import { relatedCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { countPaymentLinks, createPaymentLink, getPaymentLink, listPaymentLinks, paymentLinkUrl, updatePaymentLink } from "../../domain/payment-links.js";
+import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
-import { connectionOf, countedConnection, pageEnd, pageRequest, relatedCount } from "../connection.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
+import { Charge } from "./Charge.js";
 
 const PaymentLink = builder.prismaNode("PaymentLink", {
   description: "A no-code checkout: a page that makes a charge of a fixed amount for each buyer.",
@@ -25,17 +27,16 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
     cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Copied onto every charge it makes.", resolve: (l) => l.metadata as Metadata | null }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
-    charges: t.relatedConnection(
-      "charges",
+    charges: t.connection(
       {
-        cursor: "id",
-        totalCount: true,
-        defaultSize: 10,
-        maxSize: 100,
+        type: Charge,
         description: "The charges buyers made from it, newest first.",
-        query: () => ({ orderBy: CHARGE_ORDER }),
+        resolve: (link, args, ctx, info) =>
+          relatedConnection(ctx, info, link.id, args, "Charge", (include: P.ChargeInclude | undefined) =>
+            relatedCharges(ctx.prisma, ctx.scope(), "payment_link_id", include),
+          ),
       },
-      relatedCount("The charges buyers made from it."),
+      countedConnection("The charges buyers made from it."),
     ),
   }),
 });
@@ -84,7 +85,7 @@ builder.queryFields((t) => ({
     type: "PaymentLink",
     description: "A payment link by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The link's id (plink_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getPaymentLink(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getPaymentLink(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 

@@ -82,7 +82,7 @@ builder.queryFields((t) => ({
     type: "Refund",
     description: "A refund by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The refund's id (ref_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getRefund(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getRefund(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 

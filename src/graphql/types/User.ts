@@ -15,9 +15,16 @@ export const User = builder.objectRef<UserView>("User").implement({
     id: t.exposeID("id", { description: "The user's id (usr_…)." }),
     email: t.exposeString("email", { description: "What they sign in with (lower case)." }),
     totpEnabled: t.exposeBoolean("totpEnabled", { description: "Whether signing in needs a code from an authenticator app." }),
-    recoveryCodesRemaining: t.int({
+    recoveryCodesRemaining: t.loadable({
+      type: "Int",
       description: "How many of the user's one-time recovery codes are unused (0 while two-factor sign-in is off).",
-      resolve: (u, _args, ctx) => recoveryCodesRemaining(ctx.prisma, u.id),
+      // Batched, not cached: a mutation of the same request may change the codes after a read.
+      loaderOptions: { cache: false },
+      load: async (ids: string[], ctx) => {
+        const remaining = await recoveryCodesRemaining(ctx.prisma, ids);
+        return ids.map((id) => remaining.get(id) ?? 0);
+      },
+      resolve: (u) => u.id,
     }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (u) => u.createdAt.toISOString() }),
   }),

@@ -89,7 +89,7 @@ builder.queryFields((t) => ({
     type: "WebhookEndpoint",
     description: "A webhook endpoint by id; resource_missing when the key's merchant and mode have none.",
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (whep_…)." }) },
-    resolve: (_query, _root, { id }, ctx) => getWebhookEndpoint(ctx.prisma, ctx.scope(), id),
+    resolve: (query, _root, { id }, ctx) => getWebhookEndpoint(ctx.prisma, ctx.scope(), id, query),
   }),
 }));
 
