@@ -1,5 +1,5 @@
 // The dashboard's session as HTTP carries it: an HttpOnly, SameSite=Strict cookie, plus two checks
-// every door applies before a cookie counts (API.md "Merchant dashboard"): the request comes from our
+// every door applies before a cookie counts (.docs/dashboard.md "Sign-in and sessions"): the request comes from our
 // own origin, and, when it can change anything, it echoes the session's CSRF token in a header that
 // no other site's page can set without a preflight we refuse.
 import type { IncomingHttpHeaders } from "node:http";

@@ -82,7 +82,7 @@ export const createSchema = z.strictObject(
   { error: "must be a JSON object" },
 );
 
-/** The public JSON form of a charge (spec 2.2 plus API.md's additions); also the event snapshot. */
+/** The public JSON form of a charge (spec 2.2 plus the fields the OpenAPI `Charge` schema adds); also the event snapshot. */
 export const ChargeResource = z.object({
   id: z.string(),
   object: z.literal("charge"),
@@ -119,7 +119,7 @@ export const ChargeResource = z.object({
     .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
-  // What some events add to the charge they carry (API.md "Charge lifecycle", "Refunds"), declared
+  // What some events add to the charge they carry (.docs/webhooks.md, .docs/refunds.md), declared
   // here so that the object and its events have one schema: never in an API answer.
   payments: z
     .array(PaymentResource)
@@ -615,7 +615,7 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
 }
 
 /**
- * Test helper (API.md "Refunds"): expires a test-mode PENDING charge now, as the sweep would when its
+ * Test helper (.docs/payments.md "Charges"): expires a test-mode PENDING charge now, as the sweep would when its
  * time is up (charge.expired, or charge.underpaid with confirmed partial money), without waiting for
  * the chain's clock. 400 `test_mode_only` for a live key, 409 `charge_not_payable` for a charge no
  * longer PENDING, 409 `charge_payment_confirming` while money to it is on its way.

@@ -1,7 +1,7 @@
 // One error type for every door: the domain says what went wrong (a code); REST maps the code to a
 // status and body, GraphQL to extensions.code.
 
-/** Every machine-readable error code the API can return (API.md "Errors"). */
+/** Every machine-readable error code the API can return (.docs/api.md "Errors"). */
 export type ErrorCode =
   | "body_invalid_json"
   | "parameter_missing"

@@ -20,7 +20,7 @@ export interface Position {
   id: string;
 }
 
-/** The request parameters of every keyset list (API.md "Lists"). */
+/** The request parameters of every keyset list (.docs/api.md "REST conventions"). */
 export const pageParams = {
   limit: integerParam(1, 100).default(10),
   startingAfter: z.string().min(1).max(100).optional(),

@@ -1,6 +1,6 @@
 // Confirmed chain money, applied to charges: a chain transfer (domain/chain-transfers.ts) that has its
 // confirmations becomes a ledger row (domain/ledger.ts), and what it means for its charge is decided
-// here, under the charge's row lock, in the same transaction (API.md "Charge lifecycle", "Money from
+// here, under the charge's row lock, in the same transaction (.docs/payments.md "Charges", "Money from
 // the chain, not from our own transactions", "Ledger"):
 //
 //   payment, PENDING, in a block before expiresAt   counted; RECEIVED once the total is enough

@@ -1,4 +1,4 @@
-// Charges that need review (API.md "Ledger"): the ledger and the chain disagree about them, found by a
+// Charges that need review (.docs/ledger.md): the ledger and the chain disagree about them, found by a
 // reconciliation (a clone holding more or less than its ledger rows say, a confirmed transfer the chain
 // no longer has) or by a reorg deeper than the confirmations. Nothing is silently corrected: the charge
 // shows `needsReview` with the reason, `charge.needs_review` is recorded once per new finding, and it

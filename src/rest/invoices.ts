@@ -1,4 +1,4 @@
-// REST invoices (API.md "Invoices"). Rules live in domain/invoices.ts; the PDF is the hosted page's.
+// REST invoices (.docs/invoices.md "Invoices"). Rules live in domain/invoices.ts; the PDF is the hosted page's.
 import type { FastifyInstance } from "fastify";
 import {
   createInvoice,

@@ -1,5 +1,5 @@
 // REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
-// (API.md "Refunds"). Rules live in domain/refunds.ts.
+// (.docs/refunds.md). Rules live in domain/refunds.ts.
 import type { FastifyInstance } from "fastify";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
