@@ -119,19 +119,19 @@ export const ChargeResource = z.object({
     .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
-  // What some events add to the charge they carry (.docs/webhooks.md, .docs/refunds.md), declared
-  // here so that the object and its events have one schema: never in an API answer.
-  payments: z
-    .array(PaymentResource)
-    .optional()
-    .describe("Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order."),
-  underpaidAmount: z
-    .string()
-    .optional()
-    .describe("Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted."),
-  overpaidAmount: z.string().optional().describe('charge.completed only: what was paid beyond amount ("0.00" when nothing).'),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
+
+/**
+ * What some charge events add to the charge they carry (.docs/webhooks.md); never in an API answer.
+ * The OpenAPI document gives each event type the fields it may carry (rest/schemas/events.ts).
+ */
+export const ChargeEventExtras = z.object({
+  payments: z.array(PaymentResource).optional().describe("The confirmed payments the event reports, in chain order."),
+  underpaidAmount: z.string().optional().describe("What is missing when money within the underpayment tolerance was accepted."),
+  overpaidAmount: z.string().optional().describe('What was paid beyond amount ("0.00" when nothing).'),
+});
+export type ChargeEventExtras = z.infer<typeof ChargeEventExtras>;
 
 /** Shapes a stored charge as the API shows it. */
 export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {

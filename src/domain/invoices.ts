@@ -119,7 +119,6 @@ export const InvoiceResource = z.object({
   paidAt: z.string().nullable(),
   voidedAt: z.string().nullable(),
   markedUncollectibleAt: z.string().nullable(),
-  deleted: z.literal(true).optional().describe("Only in the invoice.deleted event's data."),
 });
 export type InvoiceResource = z.infer<typeof InvoiceResource>;
 

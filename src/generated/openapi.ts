@@ -1439,12 +1439,6 @@ export interface components {
             invoiceId: string | null;
             /** @description The payment link a buyer made this charge from, or null. */
             paymentLinkId: string | null;
-            /** @description Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order. */
-            payments?: components["schemas"]["Payment"][];
-            /** @description Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted. */
-            underpaidAmount?: string;
-            /** @description charge.completed only: what was paid beyond amount ("0.00" when nothing). */
-            overpaidAmount?: string;
         };
         ChargeAuthorization: {
             id: string;
@@ -1487,7 +1481,65 @@ export interface components {
             type: "charge.completed";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+                /** @description What was paid beyond amount ("0.00" when nothing). */
+                overpaidAmount?: string;
+            };
         };
         /** @description The charge expired with nothing received: EXPIRED. */
         ChargeExpiredEvent: {
@@ -1505,7 +1557,63 @@ export interface components {
             type: "charge.late_payment";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
         };
         /** @description The reconciliation found that the ledger and the chain disagree about the charge: needsReview is true and reviewReason says what. */
         ChargeNeedsReviewEvent: {
@@ -1523,7 +1631,63 @@ export interface components {
             type: "charge.partial";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
         };
         /** @description Money in the charge's address cannot be paid out now: payoutBlockedReason says why. */
         ChargePayoutBlockedEvent: {
@@ -1559,7 +1723,65 @@ export interface components {
             type: "charge.received";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+            };
         };
         /** @description A charge that needed review was marked reviewed. */
         ChargeReviewedEvent: {
@@ -1608,11 +1830,6 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /**
-             * @description Only in the customer.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
         };
         /** @description A customer was created. */
         CustomerCreatedEvent: {
@@ -1630,7 +1847,41 @@ export interface components {
             type: "customer.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Customer"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "customer";
+                livemode: boolean;
+                email: string;
+                name: string;
+                phone: string | null;
+                address: {
+                    line1: string | null;
+                    line2: string | null;
+                    city: string | null;
+                    state: string | null;
+                    postalCode: string | null;
+                    /** @description ISO 3166-1 alpha-2, upper case. */
+                    country: string | null;
+                } | null;
+                companyName: string | null;
+                taxId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                created: number;
+                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                updated: number;
+                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                createdAt: string;
+                /** @description ISO 8601 UTC. */
+                updatedAt: string;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
         };
         /** @description A customer was changed. */
         CustomerUpdatedEvent: {
@@ -1670,11 +1921,6 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /**
-             * @description Only in the customer.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
             invoiceCount: number;
             chargeCount: number;
             /** @description USDC of COMPLETED charges. */
@@ -1739,7 +1985,63 @@ export interface components {
             type: "charge.partial";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1747,7 +2049,65 @@ export interface components {
             type: "charge.received";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1755,7 +2115,65 @@ export interface components {
             type: "charge.completed";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+                /** @description What was paid beyond amount ("0.00" when nothing). */
+                overpaidAmount?: string;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1787,7 +2205,63 @@ export interface components {
             type: "charge.late_payment";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1843,7 +2317,41 @@ export interface components {
             type: "customer.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Customer"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "customer";
+                livemode: boolean;
+                email: string;
+                name: string;
+                phone: string | null;
+                address: {
+                    line1: string | null;
+                    line2: string | null;
+                    city: string | null;
+                    state: string | null;
+                    postalCode: string | null;
+                    /** @description ISO 3166-1 alpha-2, upper case. */
+                    country: string | null;
+                } | null;
+                companyName: string | null;
+                taxId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                created: number;
+                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                updated: number;
+                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                createdAt: string;
+                /** @description ISO 8601 UTC. */
+                updatedAt: string;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1931,7 +2439,48 @@ export interface components {
             type: "invoice.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Invoice"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "invoice";
+                livemode: boolean;
+                /** @description INV-000001, per merchant and mode; given at finalization. */
+                number: string | null;
+                /** @enum {string} */
+                status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                customerId: string | null;
+                /** @constant */
+                currency: "USDC";
+                lineItems: {
+                    description: string;
+                    quantity: number;
+                    /** @description USDC, e.g. "5.00". */
+                    unitAmount: string;
+                    /** @description quantity × unitAmount. */
+                    amount: string;
+                }[];
+                subtotal: string;
+                total: string;
+                /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
+                amountPaid: string;
+                /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                amountDue: string;
+                dueDate: string | null;
+                memo: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description The page where the customer sees and pays it; from finalization on. */
+                hostedInvoiceUrl: string | null;
+                createdAt: string;
+                finalizedAt: string | null;
+                paidAt: string | null;
+                voidedAt: string | null;
+                markedUncollectibleAt: string | null;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         };
         Invoice: {
@@ -1970,11 +2519,6 @@ export interface components {
             paidAt: string | null;
             voidedAt: string | null;
             markedUncollectibleAt: string | null;
-            /**
-             * @description Only in the invoice.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
         };
         /** @description An invoice was drafted (DRAFT). */
         InvoiceCreatedEvent: {
@@ -1992,7 +2536,48 @@ export interface components {
             type: "invoice.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Invoice"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "invoice";
+                livemode: boolean;
+                /** @description INV-000001, per merchant and mode; given at finalization. */
+                number: string | null;
+                /** @enum {string} */
+                status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                customerId: string | null;
+                /** @constant */
+                currency: "USDC";
+                lineItems: {
+                    description: string;
+                    quantity: number;
+                    /** @description USDC, e.g. "5.00". */
+                    unitAmount: string;
+                    /** @description quantity × unitAmount. */
+                    amount: string;
+                }[];
+                subtotal: string;
+                total: string;
+                /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
+                amountPaid: string;
+                /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                amountDue: string;
+                dueDate: string | null;
+                memo: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description The page where the customer sees and pays it; from finalization on. */
+                hostedInvoiceUrl: string | null;
+                createdAt: string;
+                finalizedAt: string | null;
+                paidAt: string | null;
+                voidedAt: string | null;
+                markedUncollectibleAt: string | null;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
         };
         /** @description An invoice was finalized: OPEN, with its number and hostedInvoiceUrl. */
         InvoiceFinalizedEvent: {
