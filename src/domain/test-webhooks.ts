@@ -146,7 +146,8 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
   };
   // Typed as the resource and its events' extras, so a sample cannot carry what the event schemas do not declare.
   const data: ChargeResource & ChargeEventExtras = chargeResource(charge, settings);
-  if (paid)
+  // Only these events list payments (the event schemas in rest/schemas/events.ts say so).
+  if (type === "charge.partial" || type === "charge.received" || type === "charge.late_payment")
     data.payments = [
       {
         txHash: SAMPLE_TX,

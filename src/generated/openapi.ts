@@ -87,7 +87,7 @@ export interface paths {
         put?: never;
         /**
          * Create a charge (a payment request) and its hosted payment page
-         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC; an `orderId` is unique among your open charges (409 `duplicate_order_id`). The charge keeps your fee and settlement wallet as they are now, and gives the buyer `expiresInMinutes` (default 30) to pick a chain. Sends `charge.pending`.
+         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`. Sends `charge.pending`.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -105,7 +105,7 @@ export interface paths {
         };
         /**
          * Retrieve a charge
-         * @description The charge as it is now: its status, the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded) and its payouts (settlements).
+         * @description The charge as it is now: its status (PENDING → RECEIVED → COMPLETED, or EXPIRED, or CANCELLED), the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded: sums of the ledger's rows) and its payouts (settlements, whoever sent them). `payoutBlockedReason` says why confirmed money waits in the clone (the token refuses the payout), `needsReview` that the ledger and the chain disagree.
          */
         get: operations["getCharge"];
         put?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint; its signing secret is shown this once
-         * @description Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs of public addresses.
+         * @description Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs that resolve to public addresses (400 `parameter_invalid`, `param: url`), checked again before every delivery; test mode allows any address, `localhost` included.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -342,8 +342,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The buyer picks a chain: the charge's contract is deployed there
-         * @description The buyer picks the chain to pay on, once: the answer has the charge's `cloneAddress` (where to pay) and a new `expiresAt` (the payment window).
+         * The buyer picks a chain: the answer says where to pay
+         * @description The buyer picks the chain to pay on, once (409 `chain_already_selected`), among the chains of the charge's mode (400 `chain_unsupported`: test mode takes testnets and the devnet, live mode mainnets), while the charge is PENDING and unexpired (409 `charge_not_payable`). Nothing is sent to the chain: the answer has the charge's `cloneAddress` (where to pay, the same on every chain) and a new `expiresAt` (now plus the merchant's payment window). The clone is deployed by the payout that first empties it.
          */
         post: operations["selectChargeChain"];
         delete?: never;
@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)
-         * @description Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due. The service checks it (signature, recipient, amount, validity, balance, a simulation) and relays it, paying the gas; the payment then shows like any other.
+         * @description Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due less money already on its way, and at least `GASLESS_MIN_AMOUNT` (1 USDC) unless exactly what is due. The service checks it before spending any gas (the signature under the token's own EIP-712 domain, the recipient, the amount, 60 s to an hour of validity, an unused nonce, the buyer's balance, a simulation) and relays it, paying the gas; the same authorization handed in twice gives one transaction. One may be on its way per charge, each client address may hand in `RATE_LIMIT_GASLESS` a minute, and none is taken once the chain's daily gas budget is spent. The payment then shows like any other.
          */
         post: operations["payChargeWithAuthorization"];
         delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it
-         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund. Without `address`, the buyer gives one at `claimUrl`. Your settlement wallet pays it, by any means; it completes when the chain shows the transfer. Sends `refund.created`.
+         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund, and may not exceed the confirmed money less earlier refunds (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl`. Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -443,7 +443,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a refund still waiting for its address or payment
-         * @description Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Sends `refund.cancelled`.
+         * @description Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Once a transfer paying it is seen, or an authorization paying it may still be spent, it can no longer be cancelled (409 `refund_payment_on_its_way`). Sends `refund.cancelled`.
          */
         post: operations["cancelRefund"];
         delete?: never;
@@ -463,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)
-         * @description Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked, then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer.
+         * @description Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked (signer, amount, address, at least 60 s of validity, an unused nonce, the balance, a simulation), then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer. An accepted authorization is money on its way until the chain shows its nonce used or `validBefore` has passed (at most an hour): meanwhile the refund cannot be cancelled and no other authorization is taken for it, even after a relay that reverted. Do not pay the refund another way meanwhile.
          */
         post: operations["payRefundWithAuthorization"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize a DRAFT: it gets its number and hosted page, and can be paid
-         * @description Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
+         * @description Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
          */
         post: operations["finalizeInvoice"];
         delete?: never;
