@@ -53,7 +53,7 @@ export async function flagChargesForReview(
 
 /**
  * Marks a charge of `scope` reviewed: someone looked at what the reconciliation found and acted (the
- * README says how); that finding will not flag it again, a different one will. Records
+ * .docs/ledger.md says how); that finding will not flag it again, a different one will. Records
  * `charge.reviewed`; a charge that needs no review is returned as it is.
  */
 export async function markChargeReviewed(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {
