@@ -56,7 +56,7 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
     const at = (key: string) => `CHAIN_${chainId}_${key}`;
     const info = knownChain(chainId);
     if (!info) {
-      problems.push(`${at("RPC_URL")}: chain ${chainId} is not in the registry (see README: Chains)`);
+      problems.push(`${at("RPC_URL")}: chain ${chainId} is not in the registry (see .docs/payments.md: Chains and the payment contract)`);
       continue;
     }
     const before = problems.length;

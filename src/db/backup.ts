@@ -1,6 +1,6 @@
 // Backups of the embedded database (`npm start` on one machine): PGlite's data directory as one
 // gzipped tarball, taken and restored while no Stablegate process holds DATA_DIR (its lock says
-// so, and nothing changes underneath). PostgreSQL is backed up with its own tools (README "Deploy").
+// so, and nothing changes underneath). PostgreSQL is backed up with its own tools (.docs/operations.md "Backups and restore").
 // Invariant of a restore: the live database is replaced only by one that was loaded and read in
 // full beside it first, so a bad file leaves it exactly as it was.
 import { randomBytes } from "node:crypto";

@@ -29,7 +29,7 @@ export class LostDatabaseError extends DatabaseMarkerError {
   ) {
     super(
       `The ${database} that ${markerFile} says has held Stablegate's data since ${since} is empty. ` +
-        `Nothing was created in it. Restore a backup (README "Backups"), or delete ${markerFile} to start afresh on purpose.`,
+        `Nothing was created in it. Restore a backup (.docs/operations.md "Backups and restore"), or delete ${markerFile} to start afresh on purpose.`,
     );
   }
 }
@@ -101,7 +101,7 @@ export async function recordDatabase(target: DatabaseTarget, db: Database): Prom
 export function markDatabase(dataDir: string, database: string, since: string): void {
   const file = markerPath(dataDir);
   const marker: Marker = readMarker(dataDir) ?? {
-    about: 'Databases that have held Stablegate\'s data. A start that finds one of them empty refuses to serve; see README "Backups".',
+    about: 'Databases that have held Stablegate\'s data. A start that finds one of them empty refuses to serve; see .docs/operations.md "Backups and restore".',
     databases: {},
   };
   marker.databases[database] = { since };

@@ -1,4 +1,4 @@
-// The ledger as merchants and accountants read it (API.md "Ledger"): balance transactions, newest
+// The ledger as merchants and accountants read it (.docs/ledger.md): balance transactions, newest
 // first, filtered by charge, refund, type and creation time, as JSON pages or as one CSV of every
 // page; and the balance: per chain, what the clones hold, what is on its way, what was paid out, the
 // fees and the refunds. The rows themselves are written by domain/ledger.ts only.
@@ -159,7 +159,7 @@ export const BalanceResource = z.object({
 });
 export type BalanceResource = z.infer<typeof BalanceResource>;
 
-/** The balance of `scope` (API.md "Ledger"): sums of the ledger per chain, and what is on its way. */
+/** The balance of `scope` (.docs/ledger.md): sums of the ledger per chain, and what is on its way. */
 export async function getBalance(prisma: Prisma, scope: Scope): Promise<BalanceResource> {
   const [ledger, held, onItsWay] = await Promise.all([
     prisma.$queryRaw<{ chainId: number; kind: string; amount: string }[]>`

@@ -1,4 +1,4 @@
-// Gasless payment (API.md "Gasless payment"): a buyer with USDC but none of the chain's gas token signs
+// Gasless payment (.docs/payments.md "The hosted payment page", Paying without gas): a buyer with USDC but none of the chain's gas token signs
 // an EIP-3009 `transferWithAuthorization(from = the buyer, to = the charge's clone, value, …)` in the
 // wallet, and the service relays it, paying the gas. The money then arrives like any payment: a
 // transfer to the clone that the indexer sees and confirms.

@@ -103,7 +103,7 @@ export function nextStatus(charge: ChargeFacts, trigger: ChargeTrigger, now: Dat
 }
 
 /**
- * The merchant's cancel, as API.md defines it: a CANCELLED charge stays as it is (idempotent); a
+ * The merchant's cancel, as .docs/payments.md "Charges" defines it: a CANCELLED charge stays as it is (idempotent); a
  * PENDING one with a payment seen but not yet confirmed is 409 `charge_payment_confirming` (cancel
  * once it counts, or it completes the charge); anything else the machine refuses is 409
  * `charge_not_cancellable`. Returns null for "already cancelled".
@@ -132,7 +132,7 @@ export function notPayableReason(charge: ChargeFacts, now: Date): string | null 
   return null;
 }
 
-/** The most partial payments may push a charge's expiry back, in all (API.md "Money from the chain"). */
+/** The most partial payments may push a charge's expiry back, in all (.docs/payments.md "Charges", Dust). */
 export const PARTIAL_EXTENSION_CAP_MINUTES = 60;
 /** The smallest payment that extends expiry, whatever the amount: 0.01 USDC. */
 const MIN_EXTENDING_PAYMENT = 10_000n;

@@ -94,7 +94,7 @@ export const createSchema = z.strictObject(
   { error: "must be a JSON object" },
 );
 
-/** The public JSON form of a charge (spec 2.2 plus API.md's additions); also the event snapshot. */
+/** The public JSON form of a charge (spec 2.2 plus the fields the OpenAPI `Charge` schema adds); also the event snapshot. */
 export const ChargeResource = z.object({
   id: z.string(),
   object: z.literal("charge"),
@@ -131,19 +131,19 @@ export const ChargeResource = z.object({
     .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
-  // What some events add to the charge they carry (API.md "Charge lifecycle", "Refunds"), declared
-  // here so that the object and its events have one schema: never in an API answer.
-  payments: z
-    .array(PaymentResource)
-    .optional()
-    .describe("Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order."),
-  underpaidAmount: z
-    .string()
-    .optional()
-    .describe("Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted."),
-  overpaidAmount: z.string().optional().describe('charge.completed only: what was paid beyond amount ("0.00" when nothing).'),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
+
+/**
+ * What some charge events add to the charge they carry (.docs/webhooks.md); never in an API answer.
+ * The OpenAPI document gives each event type the fields it may carry (rest/schemas/events.ts).
+ */
+export const ChargeEventExtras = z.object({
+  payments: z.array(PaymentResource).optional().describe("The confirmed payments the event reports, in chain order."),
+  underpaidAmount: z.string().optional().describe("What is missing when money within the underpayment tolerance was accepted."),
+  overpaidAmount: z.string().optional().describe('What was paid beyond amount ("0.00" when nothing).'),
+});
+export type ChargeEventExtras = z.infer<typeof ChargeEventExtras>;
 
 /** Shapes a stored charge as the API shows it. */
 export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "paymentBaseUrl">): ChargeResource {
@@ -641,7 +641,7 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
 }
 
 /**
- * Test helper (API.md "Refunds"): expires a test-mode PENDING charge now, as the sweep would when its
+ * Test helper (.docs/payments.md "Charges"): expires a test-mode PENDING charge now, as the sweep would when its
  * time is up (charge.expired, or charge.underpaid with confirmed partial money), without waiting for
  * the chain's clock. 400 `test_mode_only` for a live key, 409 `charge_not_payable` for a charge no
  * longer PENDING, 409 `charge_payment_confirming` while money to it is on its way.

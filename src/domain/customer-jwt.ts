@@ -1,4 +1,4 @@
-// Verifies the customer JWTs of POST /v1/customers/jwt (API.md "Authentication and modes").
+// Verifies the customer JWTs of POST /v1/customers/jwt (.docs/payments.md "From a browser, with a JWT").
 import { decodeProtectedHeader, jwtVerify } from "jose";
 import type { Prisma } from "../db/client.js";
 import type { CustomerClaims } from "./customers.js";

@@ -88,7 +88,6 @@ export const CustomerResource = z.object({
   updated: z.number().int().describe("Unix timestamp (seconds); updatedAt is the same instant in ISO 8601."),
   createdAt: z.string().describe("ISO 8601 UTC, like every other resource's createdAt."),
   updatedAt: z.string().describe("ISO 8601 UTC."),
-  deleted: z.literal(true).optional().describe("Only in the customer.deleted event's data."),
 });
 export type CustomerResource = z.infer<typeof CustomerResource>;
 

@@ -14,7 +14,7 @@ import { parseInput } from "./validation.js";
 
 export type { Event };
 
-/** Every event type API.md names. */
+/** Every event type .docs/webhooks.md lists. */
 export const EVENT_TYPES = [
   "charge.pending",
   "charge.chain_selected",

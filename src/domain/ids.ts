@@ -1,4 +1,4 @@
-// Object ids: a type prefix plus 24 random base62 characters (API.md "Conventions").
+// Object ids: a type prefix plus 24 random base62 characters (.docs/api.md "REST conventions").
 import { randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

@@ -1,4 +1,4 @@
-// Invoices (API.md "Invoices"): a bill of line items to a customer, paid through charges made from
+// Invoices (.docs/invoices.md "Invoices"): a bill of line items to a customer, paid through charges made from
 // its hosted page. The invoice never holds money either: it counts the confirmed money of its charges.
 //
 //   DRAFT ──finalize──▶ OPEN ──money reaches the total──▶ PAID
@@ -119,7 +119,6 @@ export const InvoiceResource = z.object({
   paidAt: z.string().nullable(),
   voidedAt: z.string().nullable(),
   markedUncollectibleAt: z.string().nullable(),
-  deleted: z.literal(true).optional().describe("Only in the invoice.deleted event's data."),
 });
 export type InvoiceResource = z.infer<typeof InvoiceResource>;
 

@@ -1,4 +1,4 @@
-// The ledger (API.md "Ledger"): one immutable balance transaction per movement of a charge's money,
+// The ledger (.docs/ledger.md): one immutable balance transaction per movement of a charge's money,
 // posted when the chain transfer behind it is confirmed (domain/chain-transfers.ts), and a `reversal`
 // of the opposite sign when a reorg deeper than the confirmations takes that transfer away.
 //

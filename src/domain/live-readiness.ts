@@ -63,8 +63,7 @@ function chainItem(chains: readonly LiveChain[], balances: ReadonlyMap<number, R
     return {
       key: "live_chain",
       done: false,
-      detail:
-        "This service runs no mainnet yet. Its operator enables one (an RPC URL, the payment factory and a funded relayer; README: Going live on a real chain).",
+      detail: "This service runs no mainnet yet. Its operator enables one (an RPC URL, the payment factory and a funded relayer; .docs/going-live.md).",
     };
   }
   const states = chains.map((c) => {

@@ -1,4 +1,4 @@
-// Merchant metadata: a flat object of at most 50 keys (API.md "Conventions").
+// Merchant metadata: a flat object of at most 50 keys (.docs/api.md "REST conventions").
 import { z } from "zod";
 
 /** Stored metadata as the API shows it. */

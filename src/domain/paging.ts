@@ -27,7 +27,7 @@ export const PAGE_SIZE_DEFAULT = 10;
 /** The largest page any list serves: each record is read and serialized in one response. */
 export const PAGE_SIZE_MAX = 100;
 
-/** The request parameters of every keyset list (API.md "Lists"). */
+/** The request parameters of every keyset list (.docs/api.md "REST conventions"). */
 export const pageParams = {
   limit: integerParam(1, PAGE_SIZE_MAX).default(PAGE_SIZE_DEFAULT),
   startingAfter: z.string().min(1).max(100).optional(),

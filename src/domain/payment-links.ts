@@ -1,4 +1,4 @@
-// Payment links (API.md "Payment links"): a no-code checkout. A merchant makes a link with a name and
+// Payment links (.docs/invoices.md "Payment links"): a no-code checkout. A merchant makes a link with a name and
 // an amount once; every buyer who presses Pay at its URL gets a charge of their own.
 //
 // Invariants:

@@ -1,4 +1,4 @@
-// The buyer's view of a charge (API.md "Public charge view"): what the hosted page, the public REST
+// The buyer's view of a charge (.docs/payments.md "The hosted payment page"): what the hosted page, the public REST
 // routes and the paymentSession GraphQL field show, with the status wording for people. The charge
 // id is the capability: these functions take no merchant scope.
 import { z } from "zod";
@@ -18,7 +18,7 @@ export type PublicChain = z.infer<typeof PublicChain>;
 const PublicPayment = z.object({ txHash: z.string(), amount: z.string(), status: z.enum(["pending", "confirmed"]), confirmations: z.number().int() });
 export type PublicPayment = z.infer<typeof PublicPayment>;
 
-/** What anyone holding the charge id may see (API.md "Hosted-page endpoints"). */
+/** What anyone holding the charge id may see (.docs/payments.md "The hosted payment page"). */
 export const PublicCharge = z.object({
   id: z.string(),
   orderId: z.string().describe("The merchant's order id: the hosted page hands it back to `successUrl`."),

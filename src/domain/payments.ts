@@ -1,6 +1,6 @@
 // Confirmed chain money, applied to charges: a chain transfer (domain/chain-transfers.ts) that has its
 // confirmations becomes a ledger row (domain/ledger.ts), and what it means for its charge is decided
-// here, under the charge's row lock, in the same transaction (API.md "Charge lifecycle", "Money from
+// here, under the charge's row lock, in the same transaction (.docs/payments.md "Charges", "Money from
 // the chain, not from our own transactions", "Ledger"):
 //
 //   payment, PENDING, in a block before expiresAt   counted; RECEIVED once the total is enough
@@ -21,7 +21,7 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeResource, type ChargeView, chargeResource } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
@@ -226,9 +226,6 @@ async function reversedTwins(tx: P.TransactionClient, confirmed: readonly Confir
   return new Map(rows.map((r) => [r.id, { late: r.late, invoiceId: r.invoiceId }]));
 }
 
-/** What a charge event adds to the charge (declared by its schema, as receivers type it). */
-type EventExtras = Pick<ChargeResource, "payments" | "underpaidAmount" | "overpaidAmount">;
-
 /**
  * What confirming a charge's transfers does to it: the fields to write besides money, the payments'
  * events, which payments are late and which pay its invoice, and the payouts' event (made once the
@@ -239,7 +236,7 @@ interface Plan {
   events: NewEvent[];
   late: string[];
   paysInvoice: Set<string>;
-  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: EventExtras } | null;
+  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: ChargeEventExtras } | null;
 }
 
 /**
@@ -274,7 +271,8 @@ function applyConfirmed(
     payoutMinAmount: settings.payoutMinAmount,
   };
   const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null };
-  const event = (type: NewEvent["type"], extra: EventExtras = {}) => plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
+  const event = (type: NewEvent["type"], extra: ChargeEventExtras = {}) =>
+    plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
   const listed = (ps: readonly Confirming[]) => ({ payments: ps.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) });
   const received = () => c.amountReceived ?? 0n;
 

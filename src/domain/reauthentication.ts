@@ -1,4 +1,4 @@
-// Re-authentication (API.md "Dashboard safety"): changing a settlement wallet, making API keys or
+// Re-authentication (.docs/dashboard.md "Safety rails"): changing a settlement wallet, making API keys or
 // users, and turning two-factor sign-in off need the user's password again (and a second factor when
 // two-factor sign-in is on), given with the action itself or through POST
 // /dashboard/session/reauthenticate within the last 5 minutes, which the session row remembers.

@@ -1,4 +1,4 @@
-// Reconciliation (API.md "Ledger"): the ledger compared with the chain, at the newest block whose
+// Reconciliation (.docs/ledger.md): the ledger compared with the chain, at the newest block whose
 // money is confirmed (chain_cursors.confirmed_block, B):
 //
 //   every clone in scope   its USDC balance at B = its ledger rows up to B (payments less payouts and

@@ -1,4 +1,4 @@
-// Paying a refund with an EIP-3009 authorization (API.md "Refunds"): the merchant's settlement wallet
+// Paying a refund with an EIP-3009 authorization (.docs/refunds.md): the merchant's settlement wallet
 // signs `transferWithAuthorization(from = the wallet, to = the refund's address, value = its amount,
 // …)` and the service relays it, paying the gas. The API checks everything the token would, and more
 // (the signer, the exact amount and address, a validity window of at most an hour, the nonce, the

@@ -1,4 +1,4 @@
-// Refunds without custody (API.md "Refunds"): money the merchant's settlement wallet sends back to a
+// Refunds without custody (.docs/refunds.md): money the merchant's settlement wallet sends back to a
 // buyer. The service prepares the refund (amount, address, chain), and the indexer completes it when
 // the chain shows the transfer; it never holds or sends the money itself.
 //

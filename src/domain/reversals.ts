@@ -1,4 +1,4 @@
-// What a reorg deeper than the confirmations does to money (API.md "Ledger"): the indexer finds the
+// What a reorg deeper than the confirmations does to money (.docs/ledger.md): the indexer finds the
 // confirmed transfers above the fork and asks the node's receipts which still exist. One the chain
 // re-included (perhaps at another log index, in another block) is the same transfer: only its position
 // changes. One the chain no longer has is REVERSED: a reversal row undoes its ledger row, the money

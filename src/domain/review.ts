@@ -1,4 +1,4 @@
-// Charges that need review (API.md "Ledger"): the ledger and the chain disagree about them, found by a
+// Charges that need review (.docs/ledger.md): the ledger and the chain disagree about them, found by a
 // reconciliation (a clone holding more or less than its ledger rows say, a confirmed transfer the chain
 // no longer has) or by a reorg deeper than the confirmations. Nothing is silently corrected: the charge
 // shows `needsReview` with the reason, `charge.needs_review` is recorded once per new finding, and it
@@ -53,7 +53,7 @@ export async function flagChargesForReview(
 
 /**
  * Marks a charge of `scope` reviewed: someone looked at what the reconciliation found and acted (the
- * README says how); that finding will not flag it again, a different one will. Records
+ * .docs/ledger.md says how); that finding will not flag it again, a different one will. Records
  * `charge.reviewed`; a charge that needs no review is returned as it is.
  */
 export async function markChargeReviewed(prisma: Prisma, scope: Scope, id: string, settings: ChangeSettings, now = new Date()): Promise<Charge> {

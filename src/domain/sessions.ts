@@ -1,4 +1,4 @@
-// Dashboard sessions (API.md "Merchant dashboard"): signing in with email, password and, when the
+// Dashboard sessions (.docs/dashboard.md "Sign-in and sessions"): signing in with email, password and, when the
 // user turned it on, a TOTP or recovery code gives a random token for an HttpOnly cookie. Only the
 // token's SHA-256 is stored, so a database leak opens no session, and signing out (everywhere)
 // deletes rows: a session is checked against the database on every use, and ends at once.

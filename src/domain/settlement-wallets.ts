@@ -1,5 +1,5 @@
 // Where a mode's money goes: nothing a buyer can pay is made without a settlement wallet for its mode
-// (API.md "Dashboard safety"). A charge checks it as it copies the wallet onto itself; a live invoice or
+// (.docs/dashboard.md "Safety rails"). A charge checks it as it copies the wallet onto itself; a live invoice or
 // payment link checks it when it is made or opened for payment, so that a buyer never meets an offer
 // that cannot take the money. Test-mode invoices and links keep being made without one: their Pay is
 // refused at the charge, as before.

@@ -1,4 +1,4 @@
-// Sweeps (API.md "Clone contracts v2"): another token, or the native coin, that reached a charge's
+// Sweeps (.docs/payments.md "Chains and the payment contract"): another token, or the native coin, that reached a charge's
 // address is paid out to the merchant's wallet (less the fee, as the clone pays everything it pays).
 // Asked for by the merchant (GraphQL `sweepCharge`) or an operator (`stablegate sweep`); the worker
 // that holds the chain's relayer sends it (jobs/sweeps.ts). USDC is never swept: the service pays it

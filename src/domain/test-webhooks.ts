@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund } from "../generated/prisma/client.js";
-import { chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
+import { type ChargeEventExtras, type ChargeResource, chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
@@ -144,9 +144,10 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     invoiceId: null,
     paymentLinkId: null,
   };
-  // Typed as the resource, so a sample cannot carry what the charge's schema does not declare.
-  const data = chargeResource(charge, settings);
-  if (paid)
+  // Typed as the resource and its events' extras, so a sample cannot carry what the event schemas do not declare.
+  const data: ChargeResource & ChargeEventExtras = chargeResource(charge, settings);
+  // Only these events list payments (the event schemas in rest/schemas/events.ts say so).
+  if (type === "charge.partial" || type === "charge.received" || type === "charge.late_payment")
     data.payments = [
       {
         txHash: SAMPLE_TX,

@@ -1,4 +1,4 @@
-// Second factors after the password (API.md "Dashboard safety"): a code from the user's authenticator
+// Second factors after the password (.docs/dashboard.md "Safety rails"): a code from the user's authenticator
 // app, or one of its ten one-time recovery codes for when the app is lost. Each is good once: the
 // last accepted TOTP step is kept per user and moved forward by one compare-and-set statement, so a
 // code seen over a shoulder, or sent twice at once, passes once; a recovery code's row is deleted as

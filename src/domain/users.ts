@@ -1,4 +1,4 @@
-// Dashboard users: people who sign in to a merchant's dashboard (API.md "Merchant dashboard").
+// Dashboard users: people who sign in to a merchant's dashboard (.docs/dashboard.md "Sign-in and sessions").
 // Made with `stablegate users create` or by another user of the same merchant from the dashboard.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";

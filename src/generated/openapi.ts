@@ -87,7 +87,7 @@ export interface paths {
         put?: never;
         /**
          * Create a charge (a payment request) and its hosted payment page
-         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC; an `orderId` is unique among your open charges (409 `duplicate_order_id`). The charge keeps your fee and settlement wallet as they are now, and gives the buyer `expiresInMinutes` (default 30) to pick a chain. Sends `charge.pending`.
+         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`. Sends `charge.pending`.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -105,7 +105,7 @@ export interface paths {
         };
         /**
          * Retrieve a charge
-         * @description The charge as it is now: its status, the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded) and its payouts (settlements).
+         * @description The charge as it is now: its status (PENDING → RECEIVED → COMPLETED, or EXPIRED, or CANCELLED), the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded: sums of the ledger's rows) and its payouts (settlements, whoever sent them). `payoutBlockedReason` says why confirmed money waits in the clone (the token refuses the payout), `needsReview` that the ledger and the chain disagree.
          */
         get: operations["getCharge"];
         put?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint; its signing secret is shown this once
-         * @description Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs of public addresses.
+         * @description Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs that resolve to public addresses (400 `parameter_invalid`, `param: url`), checked again before every delivery; test mode allows any address, `localhost` included.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -342,8 +342,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The buyer picks a chain: the charge's contract is deployed there
-         * @description The buyer picks the chain to pay on, once: the answer has the charge's `cloneAddress` (where to pay) and a new `expiresAt` (the payment window).
+         * The buyer picks a chain: the answer says where to pay
+         * @description The buyer picks the chain to pay on, once (409 `chain_already_selected`), among the chains of the charge's mode (400 `chain_unsupported`: test mode takes testnets and the devnet, live mode mainnets), while the charge is PENDING and unexpired (409 `charge_not_payable`). Nothing is sent to the chain: the answer has the charge's `cloneAddress` (where to pay, the same on every chain) and a new `expiresAt` (now plus the merchant's payment window). The clone is deployed by the payout that first empties it.
          */
         post: operations["selectChargeChain"];
         delete?: never;
@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)
-         * @description Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due. The service checks it (signature, recipient, amount, validity, balance, a simulation) and relays it, paying the gas; the payment then shows like any other.
+         * @description Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due less money already on its way, and at least `GASLESS_MIN_AMOUNT` (1 USDC) unless exactly what is due. The service checks it before spending any gas (the signature under the token's own EIP-712 domain, the recipient, the amount, 60 s to an hour of validity, an unused nonce, the buyer's balance, a simulation) and relays it, paying the gas; the same authorization handed in twice gives one transaction. One may be on its way per charge, each client address may hand in `RATE_LIMIT_GASLESS` a minute, and none is taken once the chain's daily gas budget is spent. The payment then shows like any other.
          */
         post: operations["payChargeWithAuthorization"];
         delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it
-         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund. Without `address`, the buyer gives one at `claimUrl`. Your settlement wallet pays it, by any means; it completes when the chain shows the transfer. Sends `refund.created`.
+         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund, and may not exceed the confirmed money less earlier refunds (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl`. Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -443,7 +443,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a refund still waiting for its address or payment
-         * @description Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Sends `refund.cancelled`.
+         * @description Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Once a transfer paying it is seen, or an authorization paying it may still be spent, it can no longer be cancelled (409 `refund_payment_on_its_way`). Sends `refund.cancelled`.
          */
         post: operations["cancelRefund"];
         delete?: never;
@@ -463,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)
-         * @description Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked, then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer.
+         * @description Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked (signer, amount, address, at least 60 s of validity, an unused nonce, the balance, a simulation), then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer. An accepted authorization is money on its way until the chain shows its nonce used or `validBefore` has passed (at most an hour): meanwhile the refund cannot be cancelled and no other authorization is taken for it, even after a relay that reverted. Do not pay the refund another way meanwhile.
          */
         post: operations["payRefundWithAuthorization"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize a DRAFT: it gets its number and hosted page, and can be paid
-         * @description Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
+         * @description Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
          */
         post: operations["finalizeInvoice"];
         delete?: never;
@@ -1439,12 +1439,6 @@ export interface components {
             invoiceId: string | null;
             /** @description The payment link a buyer made this charge from, or null. */
             paymentLinkId: string | null;
-            /** @description Events only (charge.partial, charge.received, charge.late_payment): the confirmed payments the event reports, in chain order. */
-            payments?: components["schemas"]["Payment"][];
-            /** @description Events only (charge.received, charge.completed): what is missing when money within the underpayment tolerance was accepted. */
-            underpaidAmount?: string;
-            /** @description charge.completed only: what was paid beyond amount ("0.00" when nothing). */
-            overpaidAmount?: string;
         };
         ChargeAuthorization: {
             id: string;
@@ -1487,7 +1481,65 @@ export interface components {
             type: "charge.completed";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+                /** @description What was paid beyond amount ("0.00" when nothing). */
+                overpaidAmount?: string;
+            };
         };
         /** @description The charge expired with nothing received: EXPIRED. */
         ChargeExpiredEvent: {
@@ -1505,7 +1557,63 @@ export interface components {
             type: "charge.late_payment";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
         };
         /** @description The reconciliation found that the ledger and the chain disagree about the charge: needsReview is true and reviewReason says what. */
         ChargeNeedsReviewEvent: {
@@ -1523,7 +1631,63 @@ export interface components {
             type: "charge.partial";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
         };
         /** @description Money in the charge's address cannot be paid out now: payoutBlockedReason says why. */
         ChargePayoutBlockedEvent: {
@@ -1559,7 +1723,65 @@ export interface components {
             type: "charge.received";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+            };
         };
         /** @description A charge that needed review was marked reviewed. */
         ChargeReviewedEvent: {
@@ -1608,11 +1830,6 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /**
-             * @description Only in the customer.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
         };
         /** @description A customer was created. */
         CustomerCreatedEvent: {
@@ -1630,7 +1847,41 @@ export interface components {
             type: "customer.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Customer"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "customer";
+                livemode: boolean;
+                email: string;
+                name: string;
+                phone: string | null;
+                address: {
+                    line1: string | null;
+                    line2: string | null;
+                    city: string | null;
+                    state: string | null;
+                    postalCode: string | null;
+                    /** @description ISO 3166-1 alpha-2, upper case. */
+                    country: string | null;
+                } | null;
+                companyName: string | null;
+                taxId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                created: number;
+                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                updated: number;
+                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                createdAt: string;
+                /** @description ISO 8601 UTC. */
+                updatedAt: string;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
         };
         /** @description A customer was changed. */
         CustomerUpdatedEvent: {
@@ -1670,11 +1921,6 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /**
-             * @description Only in the customer.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
             invoiceCount: number;
             chargeCount: number;
             /** @description USDC of COMPLETED charges. */
@@ -1739,7 +1985,63 @@ export interface components {
             type: "charge.partial";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1747,7 +2049,65 @@ export interface components {
             type: "charge.received";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1755,7 +2115,65 @@ export interface components {
             type: "charge.completed";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description What is missing when money within the underpayment tolerance was accepted. */
+                underpaidAmount?: string;
+                /** @description What was paid beyond amount ("0.00" when nothing). */
+                overpaidAmount?: string;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1787,7 +2205,63 @@ export interface components {
             type: "charge.late_payment";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Charge"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "charge";
+                livemode: boolean;
+                orderId: string;
+                /** @description USDC, e.g. "25.00". */
+                amount: string;
+                /** @description Confirmed money in the clone. */
+                amountReceived: string | null;
+                /** @description Paid back to the buyer by your wallet: the completed refunds. */
+                amountRefunded: string;
+                feeAmount: string | null;
+                netAmount: string | null;
+                currency: string;
+                /** @enum {string} */
+                status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Where to pay, once the buyer picked a chain. */
+                cloneAddress: string | null;
+                chainId: number | null;
+                /** @description The hosted payment page. */
+                paymentUrl: string;
+                explorerUrl: string | null;
+                feeBps: number;
+                flushTxHash: string | null;
+                expiresAt: string;
+                createdAt: string;
+                completedAt: string | null;
+                deployedAt: string | null;
+                customerId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                successUrl: string | null;
+                cancelUrl: string | null;
+                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                settlements: components["schemas"]["Settlement"][];
+                /** @description Why money in the clone cannot be paid out right now, or null. */
+                payoutBlockedReason: string | null;
+                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                needsReview: boolean;
+                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                reviewReason: string | null;
+                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                strayAssets: {
+                    chainId: number;
+                    /** @description A token address, or "native". */
+                    token: string;
+                    /** @description Base units. */
+                    amount: string;
+                }[];
+                /** @description The invoice this charge pays (made from its hosted page), or null. */
+                invoiceId: string | null;
+                /** @description The payment link a buyer made this charge from, or null. */
+                paymentLinkId: string | null;
+                /** @description The confirmed payments the event reports, in chain order. */
+                payments?: components["schemas"]["Payment"][];
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1843,7 +2317,41 @@ export interface components {
             type: "customer.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Customer"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "customer";
+                livemode: boolean;
+                email: string;
+                name: string;
+                phone: string | null;
+                address: {
+                    line1: string | null;
+                    line2: string | null;
+                    city: string | null;
+                    state: string | null;
+                    postalCode: string | null;
+                    /** @description ISO 3166-1 alpha-2, upper case. */
+                    country: string | null;
+                } | null;
+                companyName: string | null;
+                taxId: string | null;
+                description: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                created: number;
+                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                updated: number;
+                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                createdAt: string;
+                /** @description ISO 8601 UTC. */
+                updatedAt: string;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         } | {
             id: string;
@@ -1931,7 +2439,48 @@ export interface components {
             type: "invoice.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Invoice"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "invoice";
+                livemode: boolean;
+                /** @description INV-000001, per merchant and mode; given at finalization. */
+                number: string | null;
+                /** @enum {string} */
+                status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                customerId: string | null;
+                /** @constant */
+                currency: "USDC";
+                lineItems: {
+                    description: string;
+                    quantity: number;
+                    /** @description USDC, e.g. "5.00". */
+                    unitAmount: string;
+                    /** @description quantity × unitAmount. */
+                    amount: string;
+                }[];
+                subtotal: string;
+                total: string;
+                /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
+                amountPaid: string;
+                /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                amountDue: string;
+                dueDate: string | null;
+                memo: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description The page where the customer sees and pays it; from finalization on. */
+                hostedInvoiceUrl: string | null;
+                createdAt: string;
+                finalizedAt: string | null;
+                paidAt: string | null;
+                voidedAt: string | null;
+                markedUncollectibleAt: string | null;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
             deliveries: components["schemas"]["WebhookDelivery"][];
         };
         Invoice: {
@@ -1970,11 +2519,6 @@ export interface components {
             paidAt: string | null;
             voidedAt: string | null;
             markedUncollectibleAt: string | null;
-            /**
-             * @description Only in the invoice.deleted event's data.
-             * @constant
-             */
-            deleted?: true;
         };
         /** @description An invoice was drafted (DRAFT). */
         InvoiceCreatedEvent: {
@@ -1992,7 +2536,48 @@ export interface components {
             type: "invoice.deleted";
             timestamp: string;
             livemode: boolean;
-            data: components["schemas"]["Invoice"];
+            data: {
+                id: string;
+                /** @constant */
+                object: "invoice";
+                livemode: boolean;
+                /** @description INV-000001, per merchant and mode; given at finalization. */
+                number: string | null;
+                /** @enum {string} */
+                status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
+                customerId: string | null;
+                /** @constant */
+                currency: "USDC";
+                lineItems: {
+                    description: string;
+                    quantity: number;
+                    /** @description USDC, e.g. "5.00". */
+                    unitAmount: string;
+                    /** @description quantity × unitAmount. */
+                    amount: string;
+                }[];
+                subtotal: string;
+                total: string;
+                /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
+                amountPaid: string;
+                /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
+                amountDue: string;
+                dueDate: string | null;
+                memo: string | null;
+                metadata: components["schemas"]["Metadata"] | null;
+                /** @description The page where the customer sees and pays it; from finalization on. */
+                hostedInvoiceUrl: string | null;
+                createdAt: string;
+                finalizedAt: string | null;
+                paidAt: string | null;
+                voidedAt: string | null;
+                markedUncollectibleAt: string | null;
+                /**
+                 * @description Always true: the object was deleted and is shown as it was.
+                 * @constant
+                 */
+                deleted: true;
+            };
         };
         /** @description An invoice was finalized: OPEN, with its number and hostedInvoiceUrl. */
         InvoiceFinalizedEvent: {

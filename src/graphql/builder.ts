@@ -73,7 +73,7 @@ export const builder = new SchemaBuilder<{
  * Null, not an error, for a malformed id, an unknown one, and another merchant's or the other mode's
  * (the GraphQL convention for node lookups, as in GitHub's API): the answer is the same for all of
  * them, so it tells nothing about objects the key may not see, and one bad id in `nodes` leaves the
- * others standing. (API.md's 400 parameter_invalid for an over-long id is about REST path ids.)
+ * others standing. (.docs/api.md "Errors": 400 parameter_invalid for an over-long id is about REST path ids.)
  */
 function loadNodes(ctx: GraphQLContext, info: GraphQLResolveInfo, ids: { typename: string; id: string }[]): Promise<unknown>[] {
   ctx.scope(); // Without a key every lookup is api_key_missing, whatever the ids.

@@ -1,4 +1,4 @@
-// Wrong or missing arguments and variables are the caller's to fix (API.md "Conventions added"): 400
+// Wrong or missing arguments and variables are the caller's to fix (.docs/api.md "REST conventions"): 400
 // `parameter_invalid` naming the parameter in extensions.param, never a masked internal_error, and
 // nothing is logged above info. A variable is named by its path without the `$` (`i.amount`,
 // `ids[1]`), as the input guard names text in variables; a literal in the document by the argument

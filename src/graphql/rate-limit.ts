@@ -1,4 +1,4 @@
-// Admitting GraphQL operations (API.md "Limits for callers without a key"): one unit per root field
+// Admitting GraphQL operations (.docs/api.md "Idempotency and rate limits"): one unit per root field
 // of the request budgets, so fifteen aliased mutations cost fifteen creates. A key spends the budget
 // of each field's kind (mutations: create; connections and lists: list; other queries and a
 // subscription's start: read); a caller without a key spends its address's public budget and waits

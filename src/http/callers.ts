@@ -1,5 +1,5 @@
 // Who is calling, as every door sees it: the client's address, and authentication that stops
-// answering an address after too many failures (API.md "Limits for callers without a key").
+// answering an address after too many failures (.docs/api.md "Idempotency and rate limits").
 import type { IncomingHttpHeaders } from "node:http";
 import { AppError, type ErrorCode } from "../domain/errors.js";
 import type { RateLimiter } from "./rate-limit.js";

@@ -1,4 +1,4 @@
-// Cross-origin rules (API.md "CORS"). The public endpoints (/v1/public/*, and POST /v1/customers/jwt,
+// Cross-origin rules (.docs/api.md "CORS"). The public endpoints (/v1/public/*, and POST /v1/customers/jwt,
 // which a browser calls with its customer's token) answer any origin, without credentials. The keyed
 // REST routes and /graphql answer only the origins in CORS_ORIGINS: an API key belongs on a
 // merchant's server or its own dashboard, never in someone else's page. Any other origin's preflight

@@ -1,10 +1,10 @@
-// The one mapping from any thrown value to the API's flat error body (API.md "Errors"), and the one
+// The one mapping from any thrown value to the API's flat error body (.docs/api.md "Errors"), and the one
 // table from an error code to its HTTP status.
 import { maxHeaderSize, STATUS_CODES } from "node:http";
 import { z } from "zod";
 import { AppError, type ErrorCode } from "../domain/errors.js";
 
-/** The JSON body of every error response (API.md "Errors"). */
+/** The JSON body of every error response (.docs/api.md "Errors"). */
 export const ErrorBody = z.object({
   statusCode: z.number().int(),
   error: z.string(),

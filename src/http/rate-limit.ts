@@ -1,4 +1,4 @@
-// Request budgets per minute (API.md "Conventions" and "Limits for callers without a key"): per API
+// Request budgets per minute (.docs/api.md "REST conventions" and "Idempotency and rate limits"): per API
 // key and route group; per client address for callers without a key; and failed authentications
 // per client address. Redis-backed when configured so every API process shares one budget; in
 // memory otherwise, and as Redis's fallback.
@@ -25,9 +25,9 @@ export interface RateLimitState {
 
 const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "gasless", "signInFailures", "linkCharges"];
 
-/** Failed sign-ins an email may have per window before it is locked out (API.md "Merchant dashboard"). */
+/** Failed sign-ins an email may have per window before it is locked out (.docs/dashboard.md "Sign-in and sessions"). */
 const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
-/** Charges one address may make from one payment link per minute (API.md "Payment links"). */
+/** Charges one address may make from one payment link per minute (.docs/invoices.md "Payment links"). */
 const LINK_CHARGES = { points: 20, seconds: 60 };
 
 /** What a limit message says was too many. */

@@ -13,7 +13,7 @@ import { BODY_LIMIT_BYTES, errorBody, HttpError, toAppError } from "./errors.js"
 
 /**
  * The longest value a path parameter legitimately carries: an order id. Longer is 400
- * parameter_invalid naming the parameter (API.md "Errors"), not 404: the caller sent something that
+ * parameter_invalid naming the parameter (.docs/api.md "Errors"), not 404: the caller sent something that
  * cannot be an id at all, and saying which parameter helps more than "no such charge".
  */
 const MAX_PATH_PARAM_LENGTH = ORDER_ID_MAX_LENGTH;
@@ -150,7 +150,7 @@ function pathOf(url: string): string {
   return url.split("?", 1)[0]!;
 }
 
-/** Sends `err` as the flat error body (API.md "Errors"). */
+/** Sends `err` as the flat error body (.docs/api.md "Errors"). */
 function replyWithError(err: unknown, req: FastifyRequest, reply: FastifyReply, publicUrl: string): FastifyReply {
   const e = toAppError(err);
   // Only unexpected failures need an operator; a 503 while shutting down is expected.

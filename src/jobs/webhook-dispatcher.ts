@@ -24,7 +24,7 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** Most requests in flight to one endpoint, so one that hangs cannot take every slot. */
   perEndpoint?: number;
-  /** Per-request time limit (API.md: 15 s). */
+  /** Per-request time limit (.docs/webhooks.md "The request your endpoint receives": 15 s). */
   timeoutMs?: number;
   /** How long a claim holds without renewal; a dead dispatcher's deliveries wait this long. */
   leaseMs?: number;

@@ -1,4 +1,4 @@
-// REST ledger (API.md "Ledger"): balance transactions, as JSON pages or one CSV for accountants, and
+// REST ledger (.docs/ledger.md): balance transactions, as JSON pages or one CSV for accountants, and
 // the balance per chain. Rules live in domain/balance-transactions.ts.
 import type { FastifyInstance } from "fastify";
 import {

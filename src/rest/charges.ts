@@ -37,7 +37,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
       operationId: "createCharge",
       summary: "Create a charge (a payment request) and its hosted payment page",
       description:
-        "Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC; an `orderId` is unique among your open charges (409 `duplicate_order_id`). The charge keeps your fee and settlement wallet as they are now, and gives the buyer `expiresInMinutes` (default 30) to pick a chain. Sends `charge.pending`.",
+        "Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`. Sends `charge.pending`.",
       tag,
       body: createSchema,
       example: { orderId: "order-1001", amount: "25.00", description: "Two mugs", metadata: { sku: "mug-2" }, successUrl: "https://shop.example/thanks" },
@@ -56,7 +56,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
       operationId: "getCharge",
       summary: "Retrieve a charge",
       description:
-        "The charge as it is now: its status, the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded) and its payouts (settlements).",
+        "The charge as it is now: its status (PENDING → RECEIVED → COMPLETED, or EXPIRED, or CANCELLED), the money the chain shows (amountReceived, feeAmount, netAmount, amountRefunded: sums of the ledger's rows) and its payouts (settlements, whoever sent them). `payoutBlockedReason` says why confirmed money waits in the clone (the token refuses the payout), `needsReview` that the ledger and the chain disagree.",
       tag,
       ok: { 200: ChargeResource },
     },

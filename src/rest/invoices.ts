@@ -1,4 +1,4 @@
-// REST invoices (API.md "Invoices"). Rules live in domain/invoices.ts; the PDF is the hosted page's.
+// REST invoices (.docs/invoices.md "Invoices"). Rules live in domain/invoices.ts; the PDF is the hosted page's.
 import type { FastifyInstance } from "fastify";
 import {
   createInvoice,
@@ -129,7 +129,7 @@ function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDep
       "finalize",
       "finalizeInvoice",
       "Finalize a DRAFT: it gets its number and hosted page, and can be paid",
-      "Gives the DRAFT its number (INV-000001, per mode) and its hosted page (`hostedInvoiceUrl`), where the customer pays it: OPEN. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.",
+      "Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.",
       finalizeInvoice,
     ],
     ["void", "voidInvoice", "Void an invoice nothing was paid on; its open charge is cancelled", `${VOID_RULE} Sends \`invoice.voided\`.`, voidInvoice],

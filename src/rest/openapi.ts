@@ -8,10 +8,10 @@ import { STATUS_CODES } from "node:http";
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { z } from "zod";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, type EventType } from "../domain/events.js";
-import type { ErrorCode } from "../domain/errors.js";
+import { ERROR_MEANINGS, type ErrorCode } from "../domain/errors.js";
 import { errorAnchor, STATUS_OF_CODE } from "../http/errors.js";
 import { NAMES } from "./schemas/components.js";
-import { ERROR_CODES, ERROR_MEANINGS } from "./schemas/errors.js";
+import { ERROR_CODES } from "./schemas/errors.js";
 import { EVENTS } from "./schemas/events.js";
 import { EXAMPLES } from "./schemas/examples.js";
 import { API_VERSION, VERSION_HEADER } from "./version.js";
@@ -224,7 +224,9 @@ function introduction(): string {
   return [
     "Non-custodial USDC payments: charges and their hosted pages, customers, refunds, invoices, payment links, the ledger, events and webhooks.",
     "",
-    "Authenticate with `X-API-Key: sk_test_…` (test mode) or `sk_live_…` (live mode), or the same key as `Authorization: Bearer sk_…`: the key fixes the merchant and the mode. Amounts are decimal strings of USDC (6 decimals), never numbers. Lists are newest first, `limit` 1–100 (default 10), paged by `startingAfter` / `endingBefore`. Every POST, PATCH and DELETE takes an `Idempotency-Key`.",
+    "Authenticate with `X-API-Key: sk_test_…` (test mode) or `sk_live_…` (live mode), or the same key as `Authorization: Bearer sk_…`: the key fixes the merchant and the mode. Amounts are decimal strings of USDC (6 decimals), never numbers. Lists are newest first, `limit` 1–100 (default 10), paged by `startingAfter` / `endingBefore` (the id of the last or first record you got: pages never overlap or skip, even while records are written). Every POST, PATCH and DELETE takes an `Idempotency-Key`. A query parameter a route does not document is refused (400 `parameter_unknown`), never ignored. Pin the API version with the `Stablegate-Version` header; every answer names the version it followed.",
+    "",
+    "Guides (concepts, webhooks, going live, operations) are in the `.docs/` folder of the Stablegate repository.",
     "",
     "The `webhooks` section describes the POST your endpoints receive for each event type; its body is the event, whose `data` is the resource by the same schema as the API's answers.",
     "",

@@ -1,4 +1,4 @@
-// REST payment links (API.md "Payment links"). Rules live in domain/payment-links.ts; the buyer's
+// REST payment links (.docs/invoices.md "Payment links"). Rules live in domain/payment-links.ts; the buyer's
 // side is the hosted link page (pay/invoice-routes.ts).
 import type { FastifyInstance } from "fastify";
 import {

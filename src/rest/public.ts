@@ -35,9 +35,9 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
     auth: "public",
     doc: {
       operationId: "selectChargeChain",
-      summary: "The buyer picks a chain: the charge's contract is deployed there",
+      summary: "The buyer picks a chain: the answer says where to pay",
       description:
-        "The buyer picks the chain to pay on, once: the answer has the charge's `cloneAddress` (where to pay) and a new `expiresAt` (the payment window).",
+        "The buyer picks the chain to pay on, once (409 `chain_already_selected`), among the chains of the charge's mode (400 `chain_unsupported`: test mode takes testnets and the devnet, live mode mainnets), while the charge is PENDING and unexpired (409 `charge_not_payable`). Nothing is sent to the chain: the answer has the charge's `cloneAddress` (where to pay, the same on every chain) and a new `expiresAt` (now plus the merchant's payment window). The clone is deployed by the payout that first empties it.",
       tag,
       body: selectSchema,
       ok: { 200: PublicCharge },
@@ -56,7 +56,7 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
       operationId: "payChargeWithAuthorization",
       summary: "Pay without gas: the buyer's signed EIP-3009 transferWithAuthorization to the charge's clone, checked and relayed (the service pays the gas)",
       description:
-        "Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due. The service checks it (signature, recipient, amount, validity, balance, a simulation) and relays it, paying the gas; the payment then shows like any other.",
+        "Pays without gas: the buyer's signed EIP-3009 `transferWithAuthorization` to the charge's address, for at most what is still due less money already on its way, and at least `GASLESS_MIN_AMOUNT` (1 USDC) unless exactly what is due. The service checks it before spending any gas (the signature under the token's own EIP-712 domain, the recipient, the amount, 60 s to an hour of validity, an unused nonce, the buyer's balance, a simulation) and relays it, paying the gas; the same authorization handed in twice gives one transaction. One may be on its way per charge, each client address may hand in `RATE_LIMIT_GASLESS` a minute, and none is taken once the chain's daily gas budget is spent. The payment then shows like any other.",
       tag,
       body: authorizationSchema,
       ok: { 202: ChargeAuthorizationResource },

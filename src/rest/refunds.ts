@@ -1,5 +1,5 @@
 // REST refunds: prepared here, paid by the merchant's wallet, completed when the chain shows it
-// (API.md "Refunds"). Rules live in domain/refunds.ts.
+// (.docs/refunds.md). Rules live in domain/refunds.ts.
 import type { FastifyInstance } from "fastify";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
@@ -19,7 +19,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
       operationId: "createRefund",
       summary: "Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it",
       description:
-        "Refunds a charge with confirmed money; `amount` defaults to all that is left to refund. Without `address`, the buyer gives one at `claimUrl`. Your settlement wallet pays it, by any means; it completes when the chain shows the transfer. Sends `refund.created`.",
+        "Refunds a charge with confirmed money; `amount` defaults to all that is left to refund, and may not exceed the confirmed money less earlier refunds (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl`. Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.",
       tag,
       body: createSchema,
       example: { amount: "5.00", reason: "returned item", address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" },
@@ -67,7 +67,8 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     doc: {
       operationId: "cancelRefund",
       summary: "Cancel a refund still waiting for its address or payment",
-      description: "Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Sends `refund.cancelled`.",
+      description:
+        "Cancels a refund still AWAITING_ADDRESS or AWAITING_PAYMENT. Once a transfer paying it is seen, or an authorization paying it may still be spent, it can no longer be cancelled (409 `refund_payment_on_its_way`). Sends `refund.cancelled`.",
       tag,
       ok: { 200: RefundResource },
       errors: ["refund_not_cancellable"],
@@ -83,7 +84,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
       operationId: "payRefundWithAuthorization",
       summary: "Pay a refund with an EIP-3009 transferWithAuthorization your settlement wallet signed: checked, then relayed (the service pays the gas)",
       description:
-        "Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked, then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer.",
+        "Pays the refund with an EIP-3009 `transferWithAuthorization` signed by your settlement wallet: checked (signer, amount, address, at least 60 s of validity, an unused nonce, the balance, a simulation), then relayed by the service, which pays the gas. The refund completes when the chain shows the transfer. An accepted authorization is money on its way until the chain shows its nonce used or `validBefore` has passed (at most an hour): meanwhile the refund cannot be cancelled and no other authorization is taken for it, even after a relay that reverted. Do not pay the refund another way meanwhile.",
       tag,
       body: authorizationSchema,
       ok: { 202: RefundResource },

@@ -1,4 +1,4 @@
-// REST /v1/test_helpers: moves a test-mode object along without waiting (API.md "Refunds"), so that
+// REST /v1/test_helpers: moves a test-mode object along without waiting (.docs/payments.md "Charges"), so that
 // an integration can exercise what normally takes time. A live key gets 400 test_mode_only.
 import type { FastifyInstance } from "fastify";
 import { ChargeResource, chargeResource, expireChargeNow } from "../domain/charges.js";

@@ -1,4 +1,4 @@
-// API versions (API.md "Conventions added"): a caller pins the behaviour it was written against with
+// API versions (.docs/api.md "REST conventions"): a caller pins the behaviour it was written against with
 // a `Stablegate-Version: YYYY-MM-DD` request header, and every /v1 answer names the version it was
 // given in the same header. A version is named by the date its behaviour was fixed. With one version
 // so far, every answer names it; a second one would be kept per request and echoed instead.

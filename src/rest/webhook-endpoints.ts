@@ -29,7 +29,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
       operationId: "createWebhookEndpoint",
       summary: "Add a webhook endpoint; its signing secret is shown this once",
       description:
-        "Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs of public addresses.",
+        "Adds an endpoint in the key's mode: `events` lists the types it gets (empty: all). The answer holds its signing `secret` (whsec_…), shown this once. In live mode, only https URLs that resolve to public addresses (400 `parameter_invalid`, `param: url`), checked again before every delivery; test mode allows any address, `localhost` included.",
       tag,
       body: createSchema,
       example: { url: "https://shop.example/hooks", events: ["charge.completed", "charge.underpaid"], description: "order fulfilment" },

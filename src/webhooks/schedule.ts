@@ -1,4 +1,4 @@
-// When a failed delivery is tried again (API.md "Events and webhooks"): after 5 s, 5 min, 30 min,
+// When a failed delivery is tried again (.docs/webhooks.md "The request your endpoint receives"): after 5 s, 5 min, 30 min,
 // 2 h, 5 h, 10 h and 10 h, each ±10 % so endpoints that failed together are not retried together.
 
 const SECOND = 1000;

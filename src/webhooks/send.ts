@@ -6,7 +6,7 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import type { WebhookTarget } from "./target-guard.js";
 
-/** How long an endpoint has to answer (API.md): headers and body, 15 s in all. */
+/** How long an endpoint has to answer (.docs/webhooks.md "The request your endpoint receives"): headers and body, 15 s in all. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 
 /** Bytes of a response body read before the rest is discarded (receivers should answer briefly). */

@@ -1,4 +1,4 @@
-// Sweeps on anvil with the real service, worker and CLI (API.md "Clone contracts v2"); a clone pays
+// Sweeps on anvil with the real service, worker and CLI (.docs/payments.md "Chains and the payment contract"); a clone pays
 // what it holds to the merchant less the charge's fee, so each sweep below is checked to the wei:
 // - ETH sent to a charge's address before its clone exists is swept by the dashboard's `sweepCharge`:
 //   the payout deploys the clone, the merchant gets the rest after the fee, the relayer only pays gas.

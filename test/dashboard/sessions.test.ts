@@ -1,4 +1,4 @@
-// Dashboard users and sessions (API.md "Merchant dashboard"): sign-in with lock-out and TOTP, the
+// Dashboard users and sessions (.docs/dashboard.md "Sign-in and sessions"): sign-in with lock-out and TOTP, the
 // cookie's attributes, GraphQL with a session (CSRF header, same origin, session-only settings), one
 // merchant's session against another's records, sign-out (everywhere) and the idle limit.
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// Two-factor sign-in (API.md "Dashboard safety"): a TOTP code is good once (sign-in, re-authentication,
+// Two-factor sign-in (.docs/dashboard.md "Safety rails"): a TOTP code is good once (sign-in, re-authentication,
 // turning it off, confirming), parallel uses of one code pass once; confirming gives ten one-time
 // recovery codes (only hashes stored) that stand in for a code anywhere one is asked, and can be
 // replaced after a re-authentication; wrong codes count toward the email's sign-in lock-out; setup

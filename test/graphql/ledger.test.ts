@@ -1,4 +1,4 @@
-// The ledger over GraphQL (API.md "Ledger", "GraphQL"): `balanceTransactions` (a Relay connection with
+// The ledger over GraphQL (.docs/ledger.md, .docs/graphql.md): `balanceTransactions` (a Relay connection with
 // REST's filters), `balance` and `Charge.balanceTransactions`, each agreeing with REST on the same rows.
 // The rows are the real posting code's: chain transfers matched and recorded as the indexer does (no
 // RPC), confirmed by confirmChainMoney, one reversed by reverseTransfers, a refund paid on chain.

@@ -1,4 +1,4 @@
-// A wrong or missing variable or argument (API.md "Conventions added"): 400 parameter_invalid naming
+// A wrong or missing variable or argument (.docs/api.md "REST conventions"): 400 parameter_invalid naming
 // it in extensions.param, never internal_error, over POST, GET, WebSocket and SSE alike, with nothing
 // run or written and nothing logged above info. Variables are named by their path without `$`
 // (`i.lineItems[0].quantity`), literals by the argument path (`input.lineItems[0].quantity`).

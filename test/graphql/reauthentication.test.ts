@@ -1,4 +1,4 @@
-// Re-authentication over GraphQL (API.md "Dashboard safety"): changing a settlement wallet, creating or
+// Re-authentication over GraphQL (.docs/dashboard.md "Safety rails"): changing a settlement wallet, creating or
 // rolling API keys, creating users and turning two-factor off answer 403 `reauthentication_required`
 // without the password; they pass with the password given with the mutation, or after POST
 // /dashboard/session/reauthenticate for 5 minutes (signing in does not count); wrong passwords and

@@ -1,4 +1,4 @@
-// API keys limited to addresses (API.md "Merchant dashboard": an API key with an `ipAllowlist` refuses
+// API keys limited to addresses (.docs/cli.md: an API key with an `ipAllowlist` refuses
 // other addresses with 401 `api_key_ip_not_allowed`), on every door that takes a key; and rolling a
 // key with an overlap.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

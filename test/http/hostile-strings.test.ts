@@ -1,5 +1,5 @@
 // NUL and unpaired surrogates anywhere in a request are 400 parameter_invalid naming the parameter,
-// at every door, and change nothing (API.md "Money from the chain…", last bullet): PostgreSQL would
+// at every door, and change nothing (.docs/api.md "Errors", text must be valid Unicode): PostgreSQL would
 // refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
 // checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.

@@ -1,4 +1,4 @@
-// Callers without a key, as API.md "Limits for callers without a key" and "CORS" set them: per
+// Callers without a key, as .docs/api.md "Idempotency and rate limits" and "CORS" set them: per
 // address budgets (public REST, the hosted page, anonymous GraphQL, live streams), subscribers per
 // charge, failed authentications, the customer JWT route, the key cache, and cross-origin rules.
 // Each test speaks from its own addresses (X-Forwarded-For, believed with TRUST_PROXY) so counters

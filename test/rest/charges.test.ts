@@ -17,7 +17,7 @@ const chargeRows = () => app.db.prisma.charge.count();
 const inAnHour = () => new Date(Date.now() + 3 * 60 * 60_000);
 
 describe("create and retrieve", () => {
-  it("creates a PENDING charge with every field of the spec and API.md", async () => {
+  it("creates a PENDING charge with every field of the spec and the OpenAPI Charge schema", async () => {
     const before = Date.now();
     const res = await create({
       orderId: "A-1",

@@ -1,4 +1,4 @@
-// REST conventions a Stripe user expects (issue 33, API.md "Conventions added (integrators)"):
+// REST conventions a Stripe user expects (issue 33, .docs/api.md "REST conventions"):
 // cursor paging on charges, Authorization: Bearer, unknown query parameters refused everywhere,
 // ISO createdAt on customers, the Stablegate-Version header and docUrl on every error.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The ledger over REST (API.md "Ledger"): GET /v1/balance_transactions (newest first, cursor paging,
+// The ledger over REST (.docs/ledger.md): GET /v1/balance_transactions (newest first, cursor paging,
 // the filters, `format=csv`), GET /v1/balance_transactions/:id and GET /v1/balance, on rows the real
 // posting code wrote: chain transfers matched and recorded as the indexer does (no RPC), confirmed by
 // confirmChainMoney, one reversed by reverseTransfers, a refund made over the API and paid on chain.

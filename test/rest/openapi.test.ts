@@ -178,13 +178,32 @@ describe("a document to generate clients from", () => {
 
 describe("webhooks", () => {
   it("has one entry per event type the service sends, its payload the event with the resource's own schema", () => {
+    // The fields only some events carry, declared on those events' schemas and never on the resource.
+    const extras: Record<string, string[]> = {
+      "charge.partial": ["payments"],
+      "charge.received": ["payments", "underpaidAmount"],
+      "charge.completed": ["underpaidAmount", "overpaidAmount"],
+      "charge.late_payment": ["payments"],
+      "customer.deleted": ["deleted"],
+      "invoice.deleted": ["deleted"],
+    };
     expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     for (const type of EVENT_TYPES) {
       const { $ref } = doc.webhooks[type].post.requestBody.content["application/json"].schema;
       const payload = doc.components.schemas[$ref.split("/").pop()];
       expect(payload.properties.type, type).toEqual({ type: "string", const: type });
       const resource = { charge: "Charge", customer: "Customer", refund: "Refund", invoice: "Invoice" }[type.split(".")[0]!];
-      expect(payload.properties.data, type).toEqual({ $ref: `#/components/schemas/${resource}` });
+      const own = doc.components.schemas[resource!];
+      for (const field of Object.values(extras).flat()) expect(own.properties[field], `${resource}.${field}`).toBeUndefined();
+      const added = extras[type];
+      if (!added) {
+        expect(payload.properties.data, type).toEqual({ $ref: `#/components/schemas/${resource}` });
+        continue;
+      }
+      const { properties, required } = payload.properties.data;
+      expect(Object.keys(properties).sort(), type).toEqual([...Object.keys(own.properties), ...added].sort());
+      for (const [name, schema] of Object.entries(own.properties)) expect(properties[name], `${type} ${name}`).toEqual(schema);
+      expect(required.sort(), type).toEqual([...own.required, ...added.filter((f) => f === "deleted")].sort());
     }
     expect(doc.components.schemas.Event.oneOf).toHaveLength(EVENT_TYPES.length);
   });

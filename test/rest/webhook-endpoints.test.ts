@@ -1,4 +1,4 @@
-// /v1/webhook_endpoints (API.md "Webhook endpoints over the API"): the key's merchant and mode only,
+// /v1/webhook_endpoints (.docs/webhooks.md "Webhook endpoints"): the key's merchant and mode only,
 // the secret shown only when made, live mode's URL rules, and endpoints made here receiving events.
 // URLs are IP literals: saving one resolves its name, and tests send nothing off this machine.
 import { pino } from "pino";

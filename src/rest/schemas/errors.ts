@@ -1,5 +1,5 @@
-// The error body as /v1/openapi.json shows it: its code one of the API's codes, each with what it
-// means, listed in the document's introduction, where an error body's docUrl points.
+// The error body as /v1/openapi.json shows it: its code one of the API's codes. What each code means
+// lives beside the codes (domain/errors.ts ERROR_MEANINGS); the document's introduction lists them.
 import { z } from "zod";
 import type { ErrorCode } from "../../domain/errors.js";
 import { ErrorBody, STATUS_OF_CODE } from "../../http/errors.js";
@@ -10,50 +10,3 @@ export const ERROR_CODES = Object.keys(STATUS_OF_CODE) as [ErrorCode, ...ErrorCo
 
 /** The error body, its code one of ERROR_CODES. */
 export const ApiError = named("Error", ErrorBody.extend({ code: z.enum(ERROR_CODES).meta(ErrorBody.shape.code.meta() ?? {}) }));
-
-/** What each code means and what to do about it. */
-export const ERROR_MEANINGS: Record<ErrorCode, string> = {
-  body_invalid_json: "The body is not a JSON object sent as application/json (or it has a `__proto__` key).",
-  parameter_missing: "A required parameter is missing: `param` names it.",
-  parameter_invalid: "A parameter is present but wrong (type, format, range): `param` names it and the message says why.",
-  parameter_unknown: "The body or query has a field the route does not take: `param` names it.",
-  test_mode_only: "This works in test mode only: use a test key (sk_test_…).",
-  settlement_wallet_missing:
-    "No settlement wallet is set for this mode (`param` names it: liveWallet or testWallet), so a buyer's payment would have nowhere to go: set one in the dashboard's Settings first. Live charges, invoices and payment links all need one.",
-  chain_unsupported: "The chain is not enabled for this mode.",
-  idempotency_key_reused: "This Idempotency-Key was used with another request: use a new key for a new request.",
-  webhook_endpoint_missing: "No enabled webhook endpoint of this mode wants this event: add one first.",
-  api_key_missing: "No API key was sent: send X-API-Key (or Authorization: Bearer sk_…).",
-  api_key_invalid: "The API key is unknown, revoked or malformed.",
-  api_key_ip_not_allowed: "The API key's IP allowlist does not include the caller's address.",
-  jwt_invalid: "The customer JWT is missing, expired, badly signed, names an unknown kid or lacks a required claim.",
-  session_invalid: "The dashboard session is missing or expired: sign in again.",
-  sign_in_failed: "The email or password (or two-factor code) is wrong, or sign-in is locked for a while.",
-  totp_required: "The account has two-factor authentication: send the code too.",
-  csrf_token_invalid: "The dashboard request's CSRF token is missing or wrong.",
-  session_required: "Only a dashboard session may do this, not an API key.",
-  session_mode_changed: "The dashboard switched mode while the request was made: reload.",
-  reauthentication_required:
-    "Changing a settlement wallet, creating API keys or users and turning two-factor off need your password again (and a two-factor code when it is on): give it as `password` with the action, or re-authenticate with POST /dashboard/session/reauthenticate, which counts for 5 minutes.",
-  resource_missing: "No such record for this merchant and mode (404); a 400 when a body or query field names it.",
-  customer_email_exists: "Another customer of this mode has this email (compared case-insensitively).",
-  duplicate_order_id: "An open charge (neither EXPIRED nor CANCELLED) already has this orderId.",
-  charge_not_cancellable: "Only a PENDING charge can be cancelled.",
-  charge_payment_confirming: "Money to this charge is on its way (seen, not yet confirmed, or being relayed): retry once it arrives.",
-  chain_already_selected: "The buyer already picked a chain for this charge.",
-  charge_not_payable: "The charge cannot take this step any more: it is not PENDING, or it expired.",
-  charge_not_refundable: "The charge has no confirmed money left to refund.",
-  refund_not_cancellable: "A COMPLETED refund cannot be cancelled.",
-  refund_not_payable: "The refund is not waiting for a payment.",
-  refund_payment_on_its_way: "An authorization paying this refund may still be spent on chain: wait until it is used or expires.",
-  sweep_not_possible: "Nothing can be swept from this charge's address now.",
-  invoice_not_editable: "The invoice's status does not allow this change (only a DRAFT is edited or deleted).",
-  invoice_not_payable: "The invoice cannot be paid: it is not OPEN or UNCOLLECTIBLE, or nothing is due.",
-  payment_link_inactive: "The payment link was retired (active: false).",
-  authorization_invalid: "The EIP-3009 authorization was refused: the message says which check failed.",
-  refund_exceeds_refundable: "The amount is more than what is left to refund on the charge.",
-  idempotency_key_in_use: "A request with this Idempotency-Key is still being answered: retry later.",
-  rate_limited: "Too many requests in this minute: wait Retry-After seconds.",
-  subscription_overflow: "Too many live subscriptions or streams are open: close some first.",
-  internal_error: "Something failed on the server (logged with the requestId): retry later, or report the requestId.",
-};

@@ -1,8 +1,9 @@
 // Events as /v1/openapi.json shows them: one named schema per event type, whose `type` is that type
-// and whose `data` is the resource it reports, by the same schema as the API's answers. The webhooks
-// section has one entry per type with its schema; GET /v1/events lists the union of them.
+// and whose `data` is the resource it reports, by the same schema as the API's answers, plus the few
+// fields only that event carries (a charge's payments, a deletion's `deleted`). The webhooks section
+// has one entry per type with its schema; GET /v1/events lists the union of them.
 import { z } from "zod";
-import { ChargeResource } from "../../domain/charges.js";
+import { ChargeEventExtras, ChargeResource } from "../../domain/charges.js";
 import { CustomerResource } from "../../domain/customers.js";
 import { DeliveryResource, EVENT_DESCRIPTIONS, EVENT_TYPES, EventResource, type EventType } from "../../domain/events.js";
 import { InvoiceResource } from "../../domain/invoices.js";
@@ -14,6 +15,19 @@ const DATA_OF = { charge: ChargeResource, customer: CustomerResource, refund: Re
 
 type Kind = keyof typeof DATA_OF;
 
+const { payments, underpaidAmount, overpaidAmount } = ChargeEventExtras.shape;
+const deleted = z.literal(true).describe("Always true: the object was deleted and is shown as it was.");
+
+/** The fields an event type adds to its resource, which the API's answers never have. */
+const EXTRAS = {
+  "charge.partial": { payments },
+  "charge.received": { payments, underpaidAmount },
+  "charge.completed": { underpaidAmount, overpaidAmount },
+  "charge.late_payment": { payments },
+  "customer.deleted": { deleted },
+  "invoice.deleted": { deleted },
+} satisfies Partial<Record<EventType, z.ZodRawShape>>;
+
 /** The schema name of an event type's payload: charge.late_payment → ChargeLatePaymentEvent. */
 export function eventSchemaName(type: EventType): string {
   return `${type.replace(/(?:^|[._])(\w)/g, (_, c: string) => c.toUpperCase())}Event`;
@@ -21,8 +35,9 @@ export function eventSchemaName(type: EventType): string {
 
 /** The payload of an event of `type`: the event as GET /v1/events shows it and its webhooks carry it. */
 function eventOf<T extends EventType>(type: T) {
-  const data = DATA_OF[type.slice(0, type.indexOf(".")) as Kind];
-  return EventResource.extend({ type: z.literal(type), data });
+  const resource = DATA_OF[type.slice(0, type.indexOf(".")) as Kind];
+  const extras: z.ZodRawShape | undefined = (EXTRAS as Partial<Record<EventType, z.ZodRawShape>>)[type];
+  return EventResource.extend({ type: z.literal(type), data: extras ? resource.extend(extras) : resource });
 }
 
 /** Each event type's payload schema, named. */
