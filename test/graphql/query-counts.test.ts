@@ -6,6 +6,7 @@ import { createCustomer } from "../../src/domain/customers.js";
 import { createInvoice } from "../../src/domain/invoices.js";
 import { createPaymentLink } from "../../src/domain/payment-links.js";
 import type { Scope } from "../../src/domain/scope.js";
+import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 
@@ -46,7 +47,7 @@ async function shopWith(rows: number) {
       passwordHash: "x",
     })),
   });
-  const user = await createUser(app.db.prisma, shop.merchant.id, { email: `owner-${shop.merchant.id}@example.com`, password: PASSWORD });
+  const user = await createUser(app.db.prisma, shop.merchant.id, { email: `owner-${shop.merchant.id}@example.com`, password: PASSWORD }, OPERATOR);
   const res = await app.call("POST", "/dashboard/session", { key: null, body: { email: user.email, password: PASSWORD } });
   expect(res.status, res.text).toBe(201);
   return { key: shop.apiKeys.test.secret, session: { cookie: res.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": res.body.csrfToken as string } };
