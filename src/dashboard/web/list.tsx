@@ -3,7 +3,7 @@
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
 import { Link, type QueryChange, shownRows, useQueryState } from "./router.js";
-import { ErrorNote } from "./ui.js";
+import { Amount, ErrorNote, Status, Time } from "./ui.js";
 
 /** Rows per "Show more" (and per page of a paged list). */
 export const PAGE_SIZE = 25;
@@ -169,4 +169,17 @@ export function RowLink({ href, id, children }: { href: string; id: string; chil
 /** A link to a customer's page by their email, or a dash without one. */
 export function CustomerLink({ customer }: { customer: { id: string; email: string } | null | undefined }) {
   return customer ? <Link href={`/customers/${customer.id}`}>{customer.email}</Link> : <span class="muted">—</span>;
+}
+
+/** Charges as a short list (an invoice's, a payment link's): order id, amount, status, time. */
+export function ChargeItems({ charges }: { charges: readonly { id: string; orderId: string; amount: string; status: string; createdAt: string }[] }) {
+  return (
+    <ul class="rows">
+      {charges.map((c) => (
+        <li key={c.id}>
+          <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
+        </li>
+      ))}
+    </ul>
+  );
 }

@@ -3,7 +3,7 @@
 import { useMutation, useQuery } from "@urql/preact";
 import { AddressFields, addressInput } from "../address.js";
 import { ChargeBadges } from "../charge-status.js";
-import { graphql } from "../graphql.js";
+import { graphql, type ResultOf } from "../graphql.js";
 import { Link, navigate } from "../router.js";
 import { Amount, Confirm, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
@@ -174,43 +174,7 @@ export function CustomerPage({ id }: { id: string }) {
           </dl>
         </Section>
       </div>
-      <Section
-        title="Invoices"
-        actions={
-          <Link href={`/invoices/new?customer=${encodeURIComponent(customer.id)}`} class="button">
-            New invoice
-          </Link>
-        }
-      >
-        {customer.invoices.totalCount === 0 ? (
-          <p class="muted">No invoice yet.</p>
-        ) : (
-          <ul class="rows">
-            {customer.invoices.edges.map(({ node: i }) => (
-              <li key={i.id}>
-                <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />
-                {i.status !== "DRAFT" && i.status !== "VOID" && i.amountDue !== "0.00" && (
-                  <span class="muted">
-                    {" "}
-                    · due <Amount value={i.amountDue} />
-                    {i.dueDate && (
-                      <>
-                        {" "}
-                        by <Day iso={i.dueDate} />
-                      </>
-                    )}
-                  </span>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-        {customer.invoices.totalCount > customer.invoices.edges.length && (
-          <p class="muted small">
-            The newest {customer.invoices.edges.length} of {customer.invoices.totalCount}.
-          </p>
-        )}
-      </Section>
+      <CustomerInvoices customer={customer} />
       <Section title="Charges">
         <ul class="rows">
           {customer.charges.edges.map(({ node: c }) => (
@@ -222,5 +186,50 @@ export function CustomerPage({ id }: { id: string }) {
         </ul>
       </Section>
     </>
+  );
+}
+
+type Customer = NonNullable<ResultOf<typeof CustomerQuery>["customer"]>;
+
+/** The customer's newest invoices, what each still has due, and the way to a new one. */
+function CustomerInvoices({ customer }: { customer: Customer }) {
+  return (
+    <Section
+      title="Invoices"
+      actions={
+        <Link href={`/invoices/new?customer=${encodeURIComponent(customer.id)}`} class="button">
+          New invoice
+        </Link>
+      }
+    >
+      {customer.invoices.totalCount === 0 ? (
+        <p class="muted">No invoice yet.</p>
+      ) : (
+        <ul class="rows">
+          {customer.invoices.edges.map(({ node: i }) => (
+            <li key={i.id}>
+              <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />
+              {i.status !== "DRAFT" && i.status !== "VOID" && i.amountDue !== "0.00" && (
+                <span class="muted">
+                  {" "}
+                  · due <Amount value={i.amountDue} />
+                  {i.dueDate && (
+                    <>
+                      {" "}
+                      by <Day iso={i.dueDate} />
+                    </>
+                  )}
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {customer.invoices.totalCount > customer.invoices.edges.length && (
+        <p class="muted small">
+          The newest {customer.invoices.edges.length} of {customer.invoices.totalCount}.
+        </p>
+      )}
+    </Section>
   );
 }

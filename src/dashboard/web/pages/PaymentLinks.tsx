@@ -3,7 +3,7 @@
 // with its charges. The list's filter and how many rows it shows live in the URL.
 import { useMutation, useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { FilterForm, ListPage, useListQuery } from "../list.js";
+import { ChargeItems, FilterForm, ListPage, useListQuery } from "../list.js";
 import { Link } from "../router.js";
 import { Amount, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
@@ -273,17 +273,7 @@ export function PaymentLinkPage({ id }: { id: string }) {
         </dl>
       </Section>
       <Section title={`Charges (${link.charges.totalCount})`}>
-        {link.charges.totalCount === 0 ? (
-          <p class="muted">No buyer has paid here yet.</p>
-        ) : (
-          <ul class="rows">
-            {link.charges.edges.map(({ node: c }) => (
-              <li key={c.id}>
-                <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
-              </li>
-            ))}
-          </ul>
-        )}
+        {link.charges.totalCount === 0 ? <p class="muted">No buyer has paid here yet.</p> : <ChargeItems charges={link.charges.edges.map((e) => e.node)} />}
       </Section>
     </>
   );
