@@ -3,12 +3,19 @@
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
 import { Link, type QueryChange, shownRows, useQueryState } from "./router.js";
-import { Amount, ErrorNote, Status, Time } from "./ui.js";
+import { Amount, ErrorNote, Explorer, Status, Time } from "./ui.js";
 
 /** Rows per "Show more" (and per page of a paged list). */
-export const PAGE_SIZE = 25;
+const PAGE_SIZE = 25;
 /** The most rows a "Show more" list shows. */
 const MAX_ROWS = 100;
+
+/** A page of a list paged by cursors (`after`, `before` in the URL): the query's variables. */
+export function cursorPage(params: URLSearchParams): { first: number; after?: string } | { last: number; before: string } {
+  const after = params.get("after");
+  const before = params.get("before");
+  return before ? { last: PAGE_SIZE, before } : { first: PAGE_SIZE, ...(after && { after }) };
+}
 
 /** A list's state in the URL: its parameters, how many rows it shows, and the way to change them. */
 export interface ListQuery {
@@ -38,6 +45,8 @@ export function FilterForm(props: {
   /** The form's fields (trimmed) as URL parameters. */
   toQuery: (values: Record<string, string>) => QueryChange;
   submit?: string;
+  /** The form's accessible name, when the page has more than one. */
+  label?: string;
   children: ComponentChildren;
 }) {
   const filters = new URLSearchParams(props.list.params);
@@ -47,6 +56,7 @@ export function FilterForm(props: {
       key={filters.toString()}
       class="filters"
       role="search"
+      aria-label={props.label}
       onSubmit={(e) => {
         e.preventDefault();
         const values = Object.fromEntries([...new FormData(e.currentTarget).entries()].map(([k, v]) => [k, String(v).trim()]));
@@ -182,4 +192,22 @@ export function ChargeItems({ charges }: { charges: readonly { id: string; order
       ))}
     </ul>
   );
+}
+
+/** A transaction in the chain's explorer, with the chain's name below. */
+export function TxCell({ chains, chainId, txHash }: { chains: readonly Chain[]; chainId: number; txHash: string }) {
+  const chain = chains.find((c) => c.chainId === chainId);
+  return (
+    <>
+      <Explorer base={chain?.explorerUrl} kind="tx" value={txHash} />
+      <div class="muted small">{chain?.name ?? `Chain ${chainId}`}</div>
+    </>
+  );
+}
+
+/** A chain as the lists read it: its id, name and explorer. */
+interface Chain {
+  chainId: number;
+  name: string;
+  explorerUrl: string | null;
 }
