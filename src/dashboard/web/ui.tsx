@@ -26,6 +26,13 @@ export function ErrorNote({ error }: { error: CombinedError | Error | null | und
   ) : null;
 }
 
+/** A form's outcome under it: the mutation's error (or `error`, found before sending), or `saved` once it succeeded. */
+export function Outcome(props: { result: { data?: unknown; error?: CombinedError }; saved: ComponentChildren; error?: Error | null }) {
+  const error = props.error ?? props.result.error;
+  if (error) return <ErrorNote error={error} />;
+  return props.result.data ? <p role="status">{props.saved}</p> : null;
+}
+
 export function Amount({ value, currency = "USDC" }: { value: string | null | undefined; currency?: string }) {
   return value == null ? <span class="muted">—</span> : <span class="amount">{`${value} ${currency}`}</span>;
 }

@@ -5,7 +5,7 @@ import { AddressFields, addressInput } from "../address.js";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link, navigate } from "../router.js";
-import { Amount, Confirm, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, Confirm, Day, ErrorNote, formValues, Outcome, Section, Status, Time } from "../ui.js";
 
 const CustomerQuery = graphql(`
   query Customer($id: ID!) {
@@ -138,8 +138,7 @@ export function CustomerPage({ id }: { id: string }) {
                 {key === "email" ? <input name={key} value={customer[key]} type="email" required /> : <input name={key} value={customer[key] ?? ""} />}
               </label>
             ))}
-            <ErrorNote error={update.error} />
-            {update.data && !update.error && <p role="status">Saved.</p>}
+            <Outcome result={update} saved="Saved." />
             <button type="submit" disabled={update.fetching}>
               Save
             </button>
@@ -154,8 +153,7 @@ export function CustomerPage({ id }: { id: string }) {
             }}
           >
             <AddressFields value={customer.address} legend="Postal address (printed on invoices)" />
-            <ErrorNote error={addressUpdate.error} />
-            {addressUpdate.data && !addressUpdate.error && <p role="status">Address saved.</p>}
+            <Outcome result={addressUpdate} saved="Address saved." />
             <button type="submit" disabled={addressUpdate.fetching}>
               Save address
             </button>

@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import type { Session } from "../session.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, ReauthenticationFields, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 
 const SettingsQuery = graphql(`
@@ -177,10 +177,10 @@ function BusinessSettings({ merchant, totp }: { merchant: SettingsData["viewer"]
           <input name="underpaymentToleranceBps" type="number" min={0} max={1000} defaultValue={String(merchant.underpaymentToleranceBps)} required />
         </label>
         <p class="muted small">Protocol fee: {merchant.feeBps / 100}% (set by the operator).</p>
-        <ErrorNote error={settings.error} />
-        {settings.data && !settings.error && (
-          <p role="status">Saved.{walletChanged && " New charges pay out to the new wallet; open charges keep the wallet they were created with."}</p>
-        )}
+        <Outcome
+          result={settings}
+          saved={`Saved.${walletChanged ? " New charges pay out to the new wallet; open charges keep the wallet they were created with." : ""}`}
+        />
         {walletChange ? (
           <ConfirmStep
             question={walletQuestion(walletChange, merchant)!}
