@@ -1,5 +1,5 @@
 // The scaffolding every list page shares: its state in the URL (filters, search, how many rows are
-// shown), the filter form, the count, the table and "Show more", with the loading, empty and error states.
+// shown), the filter form, the count (which says when there is nothing), the table and "Show more", with the loading and error states.
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
 import { Link, type QueryChange, shownRows, useQueryState } from "./router.js";
@@ -80,7 +80,7 @@ export function ListCount({ count, noun }: { count: number; noun: readonly [one:
 
 /**
  * A list page: its title (and `actions` beside it), what comes before the filters (`intro`), the
- * filters, then the query's error, a loading note, the count, the rows (`children`) or `empty`, and
+ * filters, then the query's error, a loading note, the count, the rows (`children`), and
  * "Show more" (which replaces the history entry: Back leaves the page as it was left).
  */
 export function ListPage<C extends Connection>(props: {
@@ -93,7 +93,6 @@ export function ListPage<C extends Connection>(props: {
   result: { error?: CombinedError; fetching: boolean };
   connection: C | undefined;
   noun: readonly [one: string, many: string];
-  empty?: string;
   children: (connection: C) => ComponentChildren;
 }) {
   const { list, result, connection } = props;
@@ -114,7 +113,7 @@ export function ListPage<C extends Connection>(props: {
       {connection && (
         <>
           <ListCount count={connection.totalCount} noun={props.noun} />
-          {connection.totalCount === 0 && props.empty ? <p class="muted">{props.empty}</p> : props.children(connection)}
+          {props.children(connection)}
           {connection.pageInfo.hasNextPage && list.first < MAX_ROWS && (
             <button type="button" disabled={result.fetching} onClick={() => list.change({ shown: list.first + PAGE_SIZE }, "replace")}>
               Show more
