@@ -6,7 +6,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useRef, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { graphql, type ResultOf } from "../graphql.js";
-import { Confirm, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, ShownOnce, Time } from "../ui.js";
+import { Confirm, ErrorNote, formValues, reauthentication, Section, ShownOnce, Time } from "../ui.js";
 
 const DevelopersQuery = graphql(`
   query Developers {
@@ -232,7 +232,7 @@ function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
                       label="Roll (old key works 24 h more)"
                       question={`Roll ${name}? A new key replaces it; this one keeps working for 24 hours unless you revoke it.`}
                       confirm="Yes, roll it"
-                      fields={<ReauthenticationFields totp={totp} />}
+                      reauthenticate={{ totp }}
                       onConfirm={(v) =>
                         act(
                           () => rollKey({ id: k.id, overlapHours: 24, ...reauthentication(v) }),
@@ -263,7 +263,7 @@ function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
           label="Create API key"
           question={`Create a new ${modeWord} API key? Its secret is shown once.`}
           confirm="Yes, create it"
-          fields={<ReauthenticationFields totp={totp} />}
+          reauthenticate={{ totp }}
           onConfirm={(v) => {
             const ipAllowlist = (keyForm.current ? (formValues(keyForm.current).ipAllowlist ?? "") : "")
               .split(",")

@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import type { Session } from "../session.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, ReauthenticationFields, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 
 const SettingsQuery = graphql(`
@@ -185,7 +185,7 @@ function BusinessSettings({ merchant, totp }: { merchant: SettingsData["viewer"]
           <ConfirmStep
             question={walletQuestion(walletChange, merchant)!}
             confirm="Yes, change it"
-            fields={<ReauthenticationFields totp={totp} />}
+            reauthenticate={{ totp }}
             onCancel={() => setWalletChange(null)}
             onConfirm={(v) => {
               setWalletChange(null);
@@ -249,7 +249,7 @@ function Users(props: { users: SettingsData["users"]; user: SettingsData["viewer
             plain
             question={`Add ${newUser.email} as a user? They can do everything you can here, in test and live mode.`}
             confirm="Yes, add them"
-            fields={<ReauthenticationFields totp={user.totpEnabled} />}
+            reauthenticate={{ totp: user.totpEnabled }}
             onCancel={() => setNewUser(null)}
             onConfirm={async (v) => {
               setNewUser(null);
@@ -290,7 +290,7 @@ function TwoFactor({ user, reload }: { user: SettingsData["viewer"]["user"]; rel
               label="Turn off"
               question={`Turn off two-factor sign-in for ${user.email}? Signing in will need only the password.`}
               confirm="Yes, turn it off"
-              fields={<ReauthenticationFields totp />}
+              reauthenticate={{ totp: true }}
               onConfirm={async (v) => {
                 const { password, totpCode } = reauthentication(v);
                 const result = await disableTotp({ password, code: totpCode });
@@ -305,7 +305,7 @@ function TwoFactor({ user, reload }: { user: SettingsData["viewer"]["user"]; rel
               label="New recovery codes"
               question="Replace your recovery codes with ten new ones? The old ones stop working."
               confirm="Yes, replace them"
-              fields={<ReauthenticationFields totp />}
+              reauthenticate={{ totp: true }}
               onConfirm={async (v) => {
                 const result = await regenerateCodes(reauthentication(v));
                 if (result.data) {
