@@ -16,11 +16,11 @@ import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
-import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { launchChromium } from "../helpers/browser.js";
+import { auditPage, go, openPage, PASSWORD, signInAs } from "./dashboard-helpers.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 // Emails of this run only: on Redis the sign-in counters outlive a run, and CI runs follow each other.
 const RUN = randomBytes(4).toString("hex");
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -91,9 +91,7 @@ async function expectStatus(id: string, field: string, value: string): Promise<v
 const logged = new WeakMap<Page, string[]>();
 
 async function newPage(width = 1280): Promise<Page> {
-  // bypassCSP: axe is added to the page as a script.
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width });
   const errors: string[] = [];
   logged.set(page, errors);
   page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
@@ -101,23 +99,11 @@ async function newPage(width = 1280): Promise<Page> {
   return page;
 }
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${app.url}/dashboard`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-}
+const signIn = (page: Page) => signInAs(page, app.url, email);
 
-/** Opens a page from the navigation. */
-const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
-
-/** Checks the page as it is at `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
+/** Checks the page as it is at `width` (see auditPage), and that it logged no error. */
 async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`dashboard-lists-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
+  await auditPage(page, `dashboard-lists-${name}`, width);
   expect(logged.get(page), `${name} at ${width}`).toEqual([]);
 }
 

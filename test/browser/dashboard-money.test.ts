@@ -15,13 +15,13 @@ import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
-import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { launchChromium } from "../helpers/browser.js";
+import { auditPage, go, openPage, PASSWORD, signInAs } from "./dashboard-helpers.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 const BUYER = getAddress("0x00000000000000000000000000000000000b0b05");
 const BASE_SEPOLIA = 84532;
 let chain: TestChain;
@@ -75,30 +75,15 @@ afterAll(async () => {
 const pageErrors: Error[] = [];
 
 async function newPage(width = 1280): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true, acceptDownloads: true });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width, acceptDownloads: true });
   page.on("pageerror", (e) => pageErrors.push(e));
   return page;
 }
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${app.url}/dashboard`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-}
+const signIn = (page: Page) => signInAs(page, app.url, email);
 
-/** Opens a page from the navigation. */
-const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
-
-/** Checks the page as it is at `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
-async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`dashboard-money-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
-}
+/** Checks the page as it is at `width` (see auditPage). */
+const audit = (page: Page, name: string, width: number) => auditPage(page, `dashboard-money-${name}`, width);
 
 /** A decimal USDC string in base units, and back (as the API writes it: 2 to 6 decimals). */
 const toUnits = (amount: string) => {

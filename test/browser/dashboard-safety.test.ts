@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { totpCode } from "../../src/domain/totp.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
-import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { launchChromium } from "../helpers/browser.js";
+import { auditPage, go, openPage, PASSWORD, signedIn, submitSignIn } from "./dashboard-helpers.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 // Emails of this run only: on Redis the sign-in counters outlive a run.
 const RUN = randomBytes(4).toString("hex");
 let app: TestApp;
@@ -40,38 +40,23 @@ afterAll(async () => {
 });
 
 async function newPage(width = 1280, bypassCSP = false): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width, bypassCSP });
   page.on("pageerror", (e) => console.error("page error:", e));
   page.on("console", (m) => m.type() === "error" && /Content Security Policy/.test(m.text()) && cspErrors.push(m.text()));
   return page;
 }
 
-async function signIn(page: Page, who: string, code?: string): Promise<void> {
-  await page.goto(`${app.url}/dashboard`);
-  await page.getByLabel("Email").fill(who);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  if (code === undefined) return;
-  await page.getByLabel("Two-factor code").fill(code);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
+/** Submits the sign-in form (signedIn waits for the dashboard). */
+const signIn = (page: Page, who: string, code?: string) => submitSignIn(page, app.url, who, { code });
 
-const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
 /** The open confirmation: its question is its accessible name. */
 const question = (page: Page) => page.getByRole("group").filter({ has: page.getByRole("button", { name: "Keep it" }) });
 /** Presses Save in the Business section (where the wallets are). */
 const saveBusiness = (page: Page) => page.getByRole("region", { name: "Business", exact: true }).getByRole("button", { name: "Save" }).click();
 const keyRow = (page: Page, last4: string) => page.locator("[data-key]").filter({ hasText: `…${last4}` });
 
-/** Checks the page as it is at `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
-async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`dashboard-safety-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
-}
+/** Checks the page as it is at `width` (see auditPage). */
+const audit = (page: Page, name: string, width: number) => auditPage(page, `dashboard-safety-${name}`, width);
 
 /** The status of a GET /v1/customers with `key`. */
 const keyWorks = async (key: string) => (await app.call("GET", "/v1/customers", { key })).status;

@@ -9,12 +9,12 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
-import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { launchChromium } from "../helpers/browser.js";
+import { auditPage, go, openPage, PASSWORD, signInAs } from "./dashboard-helpers.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { png } from "../helpers/png.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 const RUN = randomBytes(4).toString("hex");
 const mail = (name: string) => `${name}-${RUN}@shop.example`;
 let app: TestApp;
@@ -34,8 +34,7 @@ afterAll(async () => {
 });
 
 async function newPage(width = 1280, bypassCSP = true): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width, bypassCSP });
   page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
   page.on("console", (m) => {
     // Not errors of the pages: the sign-in page's probe for a session (401 until signed in) and the favicon there is none of.
@@ -45,24 +44,10 @@ async function newPage(width = 1280, bypassCSP = true): Promise<Page> {
   return page;
 }
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${app.url}/dashboard`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-}
+const signIn = (page: Page) => signInAs(page, app.url, email);
 
-const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
-
-/** At `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
-async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.setViewportSize({ width, height: 900 });
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
-}
+/** At `width` (the viewport set to it): see auditPage. */
+const audit = (page: Page, name: string, width: number) => auditPage(page, name, width, { resize: true });
 
 const customer = async (name: string, extra: Record<string, unknown> = {}) =>
   (await app.call("POST", "/v1/customers", { body: { email: mail(name.toLowerCase().replace(/\W+/g, "-")), name, ...extra } })).body;

@@ -22,11 +22,11 @@ import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain } from "../helpers/chain.js";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { auditPage, go, openPage, PASSWORD, signedIn, submitSignIn } from "./dashboard-helpers.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { type Receiver, startReceiver } from "../helpers/receiver.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 // Emails of this run only: on Redis the sign-in counters outlive a run, and CI runs follow each other.
 const RUN = randomBytes(4).toString("hex");
 const mail = (name: string) => `${name}-${RUN}@shop.example`;
@@ -64,31 +64,16 @@ afterAll(async () => {
 });
 
 async function newPage(width = 1280, bypassCSP = false): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width, bypassCSP });
   page.on("pageerror", (e) => console.error("page error:", e));
   return page;
 }
 
-async function signIn(page: Page, who = email, password = PASSWORD): Promise<void> {
-  await page.goto(`${app.url}/dashboard`);
-  await page.getByLabel("Email").fill(who);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
+/** Submits the sign-in form (signedIn waits for the dashboard). */
+const signIn = (page: Page, who = email, password = PASSWORD) => submitSignIn(page, app.url, who, { password });
 
-/** Opens a page from the navigation. */
-const go = (page: Page, name: string) => page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
-
-const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-
-/** Checks the page as it is at `width`: nothing scrolls sideways, a screenshot, no serious axe finding. */
-async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`dashboard-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
-}
+/** Checks the page as it is at `width` (see auditPage). */
+const audit = (page: Page, name: string, width: number) => auditPage(page, `dashboard-${name}`, width);
 
 describe("the dashboard in a browser", () => {
   it("signs in: a wrong password says so, 5 failures lock the email, TOTP asks for a code", async () => {

@@ -14,11 +14,11 @@ import { factoryV2Address } from "../../src/chain/clones.js";
 import { recordRelayerBalance } from "../../src/domain/chain-status.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
-import { launchChromium, seriousViolations } from "../helpers/browser.js";
+import { launchChromium } from "../helpers/browser.js";
 import { POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { auditPage, openPage, PASSWORD, signInAs } from "./dashboard-helpers.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
-const PASSWORD = "a long enough password";
 const SELLER = "Rosa Roastery";
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const FEE_RECIPIENT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
@@ -59,29 +59,16 @@ afterAll(async () => {
 });
 
 async function newPage(width: number): Promise<Page> {
-  // bypassCSP: axe is injected as a script of its own.
-  const context = await browser.newContext({ viewport: { width, height: 800 }, bypassCSP: true });
-  const page = await context.newPage();
+  const page = await openPage(browser, { width, height: 800 });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   return page;
 }
 
-/** The page as it is at its width: nothing scrolls sideways, no serious axe finding, a screenshot. */
-async function audit(page: Page, name: string, width: number): Promise<void> {
-  await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: new URL(`going-live-${name}-${width}.png`, OUTPUT).pathname, fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width}`).toBeLessThanOrEqual(width);
-  expect(await seriousViolations(page), `${name} at ${width}`).toEqual([]);
-}
+/** The page as it is at its width (see auditPage). */
+const audit = (page: Page, name: string, width: number) => auditPage(page, `going-live-${name}`, width);
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${app.url}/dashboard/charges`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 10_000 });
-}
+const signIn = (page: Page) => signInAs(page, app.url, email, { path: "/charges" });
 
 const checklist = (page: Page) => page.getByRole("region", { name: "Going live" });
 const item = (page: Page, key: string) => checklist(page).locator(`[data-check="${key}"]`);

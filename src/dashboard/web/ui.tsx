@@ -26,6 +26,13 @@ export function ErrorNote({ error }: { error: CombinedError | Error | null | und
   ) : null;
 }
 
+/** A form's outcome under it: the mutation's error (or `error`, found before sending), or `saved` once it succeeded. */
+export function Outcome(props: { result: { data?: unknown; error?: CombinedError }; saved: ComponentChildren; error?: Error | null }) {
+  const error = props.error ?? props.result.error;
+  if (error) return <ErrorNote error={error} />;
+  return props.result.data ? <p role="status">{props.saved}</p> : null;
+}
+
 export function Amount({ value, currency = "USDC" }: { value: string | null | undefined; currency?: string }) {
   return value == null ? <span class="muted">—</span> : <span class="amount">{`${value} ${currency}`}</span>;
 }
@@ -161,8 +168,10 @@ export function Confirm(props: {
   question: string;
   confirm: string;
   disabled?: boolean;
-  /** Inputs the answer needs (a password): their values, by name, go to onConfirm. */
+  /** Inputs the answer needs: their values, by name, go to onConfirm. */
   fields?: ComponentChildren;
+  /** The action needs the password (and the two-factor code with `totp`): the answer asks them (see `reauthentication`). */
+  reauthenticate?: { totp: boolean };
   /** A plain button rather than a red one: the action is not destructive. */
   plain?: boolean;
   onConfirm: (values: Record<string, string>) => void;
@@ -187,6 +196,7 @@ export function Confirm(props: {
       confirm={props.confirm}
       disabled={props.disabled}
       fields={props.fields}
+      reauthenticate={props.reauthenticate}
       plain={props.plain}
       onCancel={() => setAsking(false)}
       onConfirm={(values) => {
@@ -207,6 +217,7 @@ export function ConfirmStep(props: {
   confirm: string;
   disabled?: boolean;
   fields?: ComponentChildren;
+  reauthenticate?: { totp: boolean };
   plain?: boolean;
   onConfirm: (values: Record<string, string>) => void;
   onCancel: () => void;
@@ -234,6 +245,7 @@ export function ConfirmStep(props: {
     >
       <span>{props.question}</span>
       {props.fields}
+      {props.reauthenticate && <ReauthenticationFields totp={props.reauthenticate.totp} />}
       <button ref={yes} type="button" class={props.plain ? undefined : "danger"} disabled={props.disabled} onClick={answer}>
         {props.confirm}
       </button>
@@ -245,7 +257,7 @@ export function ConfirmStep(props: {
 }
 
 /** The password (and, with two-factor sign-in on, a code) that a re-authenticated action asks for. */
-export function ReauthenticationFields({ totp }: { totp: boolean }) {
+function ReauthenticationFields({ totp }: { totp: boolean }) {
   return (
     <>
       <label>
@@ -262,7 +274,7 @@ export function ReauthenticationFields({ totp }: { totp: boolean }) {
   );
 }
 
-/** What ReauthenticationFields gave, as the mutations take it: the password, and the code when asked. */
+/** What a reauthenticating confirmation gave, as the mutations take it: the password, and the code when asked. */
 export function reauthentication(values: Record<string, string>): { password?: string; totpCode?: string } {
   return { ...(values.password && { password: values.password }), ...(values.totpCode && { totpCode: values.totpCode }) };
 }

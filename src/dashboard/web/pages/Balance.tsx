@@ -3,8 +3,9 @@
 // period, paged by cursor; filters and page live in the URL, and the period's CSV exports are a click away.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { Link, useQueryState } from "../router.js";
-import { ErrorNote, Explorer, formValues, Money, Section, Time, formatUnits, units } from "../ui.js";
+import { type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
+import { Link } from "../router.js";
+import { ErrorNote, Money, Section, Time, formatUnits, units } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
 
 const BalanceQuery = graphql(`
@@ -69,7 +70,6 @@ const LedgerQuery = graphql(`
   }
 `);
 
-const PAGE_SIZE = 25;
 const TYPES = ["PAYMENT", "FEE", "PAYOUT", "REFUND", "REVERSAL"] as const;
 type BalanceData = NonNullable<ResultOf<typeof BalanceQuery>["balance"]>;
 
@@ -146,33 +146,29 @@ function BalanceTable({ balance }: { balance: BalanceData }) {
   );
 }
 
+type LedgerRow = ResultOf<typeof LedgerQuery>["balanceTransactions"]["edges"][number]["node"];
+type Chains = ResultOf<typeof LedgerQuery>["chains"];
+
+/** The ledger's columns; the transaction's column names its chain. */
+const ledgerColumns = (chains: Chains): Column<LedgerRow>[] => [
+  { header: "Type", cell: (b) => b.type.toLowerCase() },
+  { header: "Amount", num: true, cell: (b) => <Money value={b.amount} /> },
+  { header: "Charge", cell: (b) => <Link href={`/charges/${b.chargeId}`}>{b.chargeId}</Link> },
+  { header: "Transaction", cell: (b) => <TxCell chains={chains} chainId={b.chainId} txHash={b.txHash} /> },
+  { header: "Time", cell: (b) => <Time iso={b.createdAt} /> },
+];
+
+/** The ledger's rows, filtered by type and period and paged (all in the URL), with the period's CSV exports. */
 function Ledger({ mode }: { mode: string }) {
-  const [search, change] = useQueryState();
-  const period = periodOf(search);
-  const type = TYPES.find((t) => t === search.get("type")) ?? null;
-  const after = search.get("after");
-  const before = search.get("before");
-  const variables = {
-    ...(before ? { last: PAGE_SIZE, before } : { first: PAGE_SIZE, ...(after && { after }) }),
-    ...(type && { type }),
-    ...instants(period),
-  };
+  const list = useListQuery();
+  const period = periodOf(list.params);
+  const type = TYPES.find((t) => t === list.params.get("type")) ?? null;
+  const variables = { ...cursorPage(list.params), ...(type && { type }), ...instants(period) };
   const [{ data, error }] = useQuery({ query: LedgerQuery, variables });
   const rows = data?.balanceTransactions;
-  const filters = { type, from: period.from, to: period.to };
   return (
     <Section title="Balance transactions">
-      <form
-        key={search.toString()}
-        class="filters"
-        role="search"
-        aria-label="Filter balance transactions"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = formValues(e.currentTarget);
-          change({ type: form.type, from: form.from, to: form.to, after: null, before: null });
-        }}
-      >
+      <FilterForm list={list} label="Filter balance transactions" toQuery={(v) => ({ type: v.type, from: v.from, to: v.to, after: null, before: null })}>
         <label>
           Type
           <select name="type">
@@ -185,55 +181,15 @@ function Ledger({ mode }: { mode: string }) {
           </select>
         </label>
         <PeriodFields period={period} />
-        <button type="submit">Filter</button>
-      </form>
+      </FilterForm>
       <ExportLinks period={period} mode={mode} />
       <ErrorNote error={error} />
       {rows && (
         <>
-          <p class="muted" aria-live="polite">
-            {rows.totalCount} {rows.totalCount === 1 ? "row" : "rows"}
-          </p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col">Charge</th>
-                  <th scope="col">Transaction</th>
-                  <th scope="col">Time</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.edges.map(({ node: b }) => {
-                  const chain = data.chains.find((c) => c.chainId === b.chainId);
-                  return (
-                    <tr key={b.id} data-btx={b.id} data-type={b.type}>
-                      <td>{b.type.toLowerCase()}</td>
-                      <td class="num">
-                        <Money value={b.amount} />
-                      </td>
-                      <td>
-                        <Link href={`/charges/${b.chargeId}`}>{b.chargeId}</Link>
-                      </td>
-                      <td>
-                        <Explorer base={chain?.explorerUrl} kind="tx" value={b.txHash} />
-                        <div class="muted small">{chain?.name ?? `Chain ${b.chainId}`}</div>
-                      </td>
-                      <td>
-                        <Time iso={b.createdAt} />
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+          <ListCount count={rows.totalCount} noun={["row", "rows"]} />
+          <DataTable columns={ledgerColumns(data.chains)} rows={rows.edges.map((e) => e.node)} rowData={(b) => ({ "data-btx": b.id, "data-type": b.type })} />
           {rows.edges.length === 0 && <p class="muted">No balance transactions match.</p>}
-          <Pager pageInfo={rows.pageInfo} filters={filters} />
+          <Pager pageInfo={rows.pageInfo} filters={{ type, from: period.from, to: period.to }} />
         </>
       )}
     </Section>

@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { AddressFields, addressInput } from "../address.js";
 import { graphql } from "../graphql.js";
-import { ErrorNote, formValues, Section } from "../ui.js";
+import { ErrorNote, formValues, Outcome, Section } from "../ui.js";
 
 /** What the server takes; checked there too, this only spares an upload that would be refused. */
 const LOGO_MAX_BYTES = 64 * 1024;
@@ -118,8 +118,7 @@ export function BusinessDetails() {
             </button>
           </p>
         )}
-        <ErrorNote error={fileError ?? saved.error} />
-        {saved.data && !saved.error && <p role="status">Business details saved.</p>}
+        <Outcome result={saved} error={fileError} saved="Business details saved." />
         <button type="submit" disabled={saved.fetching}>
           Save business details
         </button>

@@ -7,6 +7,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
+import { CustomerLink } from "../list.js";
 import { Link } from "../router.js";
 import { Amount, Confirm, ConfirmStep, ErrorNote, Explorer, formatUnits, formValues, Section, Status, Time, units } from "../ui.js";
 import { browserWallet, sendFromWallet } from "../wallet.js";
@@ -205,7 +206,6 @@ export function ChargePage({ id }: { id: string }) {
   });
   const [cancel, runCancel] = useMutation(CancelCharge);
   const [resend, runResend] = useMutation(ResendEvent);
-  const [reviewed, runReviewed] = useMutation(MarkChargeReviewed);
   const charge = data?.charge;
   if (!charge) return <ErrorNote error={error} />;
   const status = live?.chargeUpdated.status ?? charge.status;
@@ -229,31 +229,7 @@ export function ChargePage({ id }: { id: string }) {
         </p>
       )}
       <ErrorNote error={error ?? cancel.error ?? resend.error} />
-      {charge.needsReview ? (
-        <Section
-          title="Needs review"
-          class="review"
-          actions={
-            <button
-              type="button"
-              disabled={reviewed.fetching}
-              onClick={() => runReviewed({ id }).then((r) => !r.error && refetch({ requestPolicy: "network-only" }))}
-            >
-              Mark reviewed
-            </button>
-          }
-        >
-          <p data-review-reason>{charge.reviewReason}</p>
-          <p>
-            The ledger and the chain disagree about this charge, so its amounts may not be final; nothing is corrected by itself. Compare its ledger rows below
-            with its address and transactions in the explorer, settle any difference with your buyer (a refund, or asking for the rest), then mark it reviewed.
-            A difference still there at a later check flags it again.
-          </p>
-          <ErrorNote error={reviewed.error} />
-        </Section>
-      ) : (
-        reviewed.data && <p role="status">Marked reviewed.</p>
-      )}
+      <ReviewSection charge={charge} onReviewed={() => refetch({ requestPolicy: "network-only" })} />
       <Section
         title="Charge"
         actions={
@@ -268,79 +244,12 @@ export function ChargePage({ id }: { id: string }) {
           )
         }
       >
-        <dl class="facts">
-          <dt>Id</dt>
-          <dd>
-            <code>{charge.id}</code>
-          </dd>
-          <dt>Description</dt>
-          <dd data-description>{charge.description ?? <span class="muted">—</span>}</dd>
-          <dt>Amount</dt>
-          <dd>
-            <Amount value={charge.amount} currency={charge.currency} />
-          </dd>
-          <dt>Received</dt>
-          <dd>
-            <Amount value={live?.chargeUpdated.amountReceived ?? charge.amountReceived} />
-          </dd>
-          <dt>Fee / net</dt>
-          <dd>
-            <Amount value={charge.feeAmount} /> / <Amount value={charge.netAmount} />
-          </dd>
-          <dt>Chain</dt>
-          <dd>{chain?.name ?? <span class="muted">not chosen yet</span>}</dd>
-          <dt>Clone address</dt>
-          <dd>{charge.cloneAddress ? <Explorer base={chain?.explorerUrl} kind="address" value={charge.cloneAddress} /> : <span class="muted">—</span>}</dd>
-          <dt>Customer</dt>
-          <dd>{charge.customer ? <Link href={`/customers/${charge.customer.id}`}>{charge.customer.email}</Link> : <span class="muted">—</span>}</dd>
-          <dt>Payment page</dt>
-          <dd>
-            <a href={charge.paymentUrl} target="_blank" rel="noreferrer noopener">
-              {charge.paymentUrl}
-            </a>
-          </dd>
-          <dt>Created / expires / completed</dt>
-          <dd>
-            <Time iso={charge.createdAt} /> · <Time iso={charge.expiresAt} /> · <Time iso={charge.completedAt} />
-          </dd>
-          {charge.payoutBlockedReason && (
-            <>
-              <dt>Payout</dt>
-              <dd class="error">blocked: {charge.payoutBlockedReason}</dd>
-            </>
-          )}
-        </dl>
+        <ChargeFacts charge={charge} chain={chain} received={live?.chargeUpdated.amountReceived ?? charge.amountReceived} />
         <Metadata value={charge.metadata} />
       </Section>
-      <Section title="Payments">
-        {charge.payments.length === 0 ? (
-          <p class="muted">No payment seen yet.</p>
-        ) : (
-          <ul class="rows">
-            {charge.payments.map((p) => (
-              <li key={`${p.txHash}:${p.logIndex}`}>
-                <Amount value={p.amount} /> {p.status} · <Explorer base={chain?.explorerUrl} kind="tx" value={p.txHash} /> · from{" "}
-                <Explorer base={chain?.explorerUrl} kind="address" value={p.from} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </Section>
+      <Payments charge={charge} chain={chain} />
       <Refunds charge={charge} chain={chain} onChange={() => refetch({ requestPolicy: "network-only" })} />
-      <Section title="Settlements">
-        {charge.settlements.length === 0 ? (
-          <p class="muted">Nothing paid out yet.</p>
-        ) : (
-          <ul class="rows">
-            {charge.settlements.map((s) => (
-              <li key={s.txHash}>
-                <Amount value={s.amount} /> → net <Amount value={s.netAmount} />, fee <Amount value={s.feeAmount} /> ·{" "}
-                <Explorer base={chain?.explorerUrl} kind="tx" value={s.txHash} /> · <Time iso={s.confirmedAt} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </Section>
+      <Settlements charge={charge} chain={chain} />
       <Ledger rows={charge.balanceTransactions} chains={data.chains} />
       <StrayAssets charge={charge} chains={data.chains} />
       <Timeline
@@ -355,6 +264,122 @@ export function ChargePage({ id }: { id: string }) {
 
 type ChargeWithRefunds = NonNullable<ResultOf<typeof ChargeQuery>["charge"]>;
 type ChainInfo = ResultOf<typeof ChargeQuery>["chains"][number];
+
+/** A charge the ledger and chain disagree about: why, what to do, and Mark reviewed (then: "Marked reviewed."). */
+function ReviewSection({ charge, onReviewed }: { charge: ChargeWithRefunds; onReviewed: () => void }) {
+  const [reviewed, runReviewed] = useMutation(MarkChargeReviewed);
+  return charge.needsReview ? (
+    <Section
+      title="Needs review"
+      class="review"
+      actions={
+        <button type="button" disabled={reviewed.fetching} onClick={() => runReviewed({ id: charge.id }).then((r) => !r.error && onReviewed())}>
+          Mark reviewed
+        </button>
+      }
+    >
+      <p data-review-reason>{charge.reviewReason}</p>
+      <p>
+        The ledger and the chain disagree about this charge, so its amounts may not be final; nothing is corrected by itself. Compare its ledger rows below with
+        its address and transactions in the explorer, settle any difference with your buyer (a refund, or asking for the rest), then mark it reviewed. A
+        difference still there at a later check flags it again.
+      </p>
+      <ErrorNote error={reviewed.error} />
+    </Section>
+  ) : reviewed.data ? (
+    <p role="status">Marked reviewed.</p>
+  ) : null;
+}
+
+/** The charge's facts: id, amounts (`received` as the live state says), chain, clone address, customer, page, times, payout. */
+function ChargeFacts({ charge, chain, received }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; received: string | null }) {
+  return (
+    <dl class="facts">
+      <dt>Id</dt>
+      <dd>
+        <code>{charge.id}</code>
+      </dd>
+      <dt>Description</dt>
+      <dd data-description>{charge.description ?? <span class="muted">—</span>}</dd>
+      <dt>Amount</dt>
+      <dd>
+        <Amount value={charge.amount} currency={charge.currency} />
+      </dd>
+      <dt>Received</dt>
+      <dd>
+        <Amount value={received} />
+      </dd>
+      <dt>Fee / net</dt>
+      <dd>
+        <Amount value={charge.feeAmount} /> / <Amount value={charge.netAmount} />
+      </dd>
+      <dt>Chain</dt>
+      <dd>{chain?.name ?? <span class="muted">not chosen yet</span>}</dd>
+      <dt>Clone address</dt>
+      <dd>{charge.cloneAddress ? <Explorer base={chain?.explorerUrl} kind="address" value={charge.cloneAddress} /> : <span class="muted">—</span>}</dd>
+      <dt>Customer</dt>
+      <dd>
+        <CustomerLink customer={charge.customer} />
+      </dd>
+      <dt>Payment page</dt>
+      <dd>
+        <a href={charge.paymentUrl} target="_blank" rel="noreferrer noopener">
+          {charge.paymentUrl}
+        </a>
+      </dd>
+      <dt>Created / expires / completed</dt>
+      <dd>
+        <Time iso={charge.createdAt} /> · <Time iso={charge.expiresAt} /> · <Time iso={charge.completedAt} />
+      </dd>
+      {charge.payoutBlockedReason && (
+        <>
+          <dt>Payout</dt>
+          <dd class="error">blocked: {charge.payoutBlockedReason}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** The payments seen to the charge's address. */
+function Payments({ charge, chain }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined }) {
+  return (
+    <Section title="Payments">
+      {charge.payments.length === 0 ? (
+        <p class="muted">No payment seen yet.</p>
+      ) : (
+        <ul class="rows">
+          {charge.payments.map((p) => (
+            <li key={`${p.txHash}:${p.logIndex}`}>
+              <Amount value={p.amount} /> {p.status} · <Explorer base={chain?.explorerUrl} kind="tx" value={p.txHash} /> · from{" "}
+              <Explorer base={chain?.explorerUrl} kind="address" value={p.from} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
+/** What was paid out of the charge, net and fee. */
+function Settlements({ charge, chain }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined }) {
+  return (
+    <Section title="Settlements">
+      {charge.settlements.length === 0 ? (
+        <p class="muted">Nothing paid out yet.</p>
+      ) : (
+        <ul class="rows">
+          {charge.settlements.map((s) => (
+            <li key={s.txHash}>
+              <Amount value={s.amount} /> → net <Amount value={s.netAmount} />, fee <Amount value={s.feeAmount} /> ·{" "}
+              <Explorer base={chain?.explorerUrl} kind="tx" value={s.txHash} /> · <Time iso={s.confirmedAt} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
 
 /** What Cancel charge asks: the order and amount it gives up, and where money already received goes. */
 function cancelQuestion(orderId: string, amount: string, received: string | null): string {
@@ -565,11 +590,8 @@ function decimal(amount: string, decimals: number): string {
  * settlement wallet pays each refund, and it completes when the chain shows the transfer.
  */
 function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; onChange: () => void }) {
-  const [created, create] = useMutation(CreateRefund);
   const [cancelled, cancel] = useMutation(CancelRefund);
   const [sent, setSent] = useState<{ id: string; hash?: string; error?: Error } | null>(null);
-  // The refund the form asks for, until it is confirmed or kept.
-  const [asking, setAsking] = useState<{ input: { amount?: string; reason?: string; address?: string }; form: HTMLFormElement } | null>(null);
   const pay = async (r: ChargeWithRefunds["refunds"][number]) => {
     if (!chain || !r.address) return;
     setSent({ id: r.id });
@@ -636,7 +658,20 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
           </li>
         ))}
       </ul>
-      <ErrorNote error={created.error ?? cancelled.error} />
+      <ErrorNote error={cancelled.error} />
+      <NewRefund charge={charge} chain={chain} onChange={onChange} />
+    </Section>
+  );
+}
+
+/** The form for a refund (an amount, the buyer's address or a claim link, a reason), confirmed before it is made. */
+function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; onChange: () => void }) {
+  const [created, create] = useMutation(CreateRefund);
+  // The refund the form asks for, until it is confirmed or kept.
+  const [asking, setAsking] = useState<{ input: { amount?: string; reason?: string; address?: string }; form: HTMLFormElement } | null>(null);
+  return (
+    <>
+      <ErrorNote error={created.error} />
       <form
         class="inline"
         onSubmit={(e) => {
@@ -684,7 +719,7 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
           }}
         />
       )}
-    </Section>
+    </>
   );
 }
 

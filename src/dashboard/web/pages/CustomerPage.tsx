@@ -3,9 +3,9 @@
 import { useMutation, useQuery } from "@urql/preact";
 import { AddressFields, addressInput } from "../address.js";
 import { ChargeBadges } from "../charge-status.js";
-import { graphql } from "../graphql.js";
+import { graphql, type ResultOf } from "../graphql.js";
 import { Link, navigate } from "../router.js";
-import { Amount, Confirm, Day, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, Confirm, Day, ErrorNote, formValues, Outcome, Section, Status, Time } from "../ui.js";
 
 const CustomerQuery = graphql(`
   query Customer($id: ID!) {
@@ -138,8 +138,7 @@ export function CustomerPage({ id }: { id: string }) {
                 {key === "email" ? <input name={key} value={customer[key]} type="email" required /> : <input name={key} value={customer[key] ?? ""} />}
               </label>
             ))}
-            <ErrorNote error={update.error} />
-            {update.data && !update.error && <p role="status">Saved.</p>}
+            <Outcome result={update} saved="Saved." />
             <button type="submit" disabled={update.fetching}>
               Save
             </button>
@@ -154,8 +153,7 @@ export function CustomerPage({ id }: { id: string }) {
             }}
           >
             <AddressFields value={customer.address} legend="Postal address (printed on invoices)" />
-            <ErrorNote error={addressUpdate.error} />
-            {addressUpdate.data && !addressUpdate.error && <p role="status">Address saved.</p>}
+            <Outcome result={addressUpdate} saved="Address saved." />
             <button type="submit" disabled={addressUpdate.fetching}>
               Save address
             </button>
@@ -174,43 +172,7 @@ export function CustomerPage({ id }: { id: string }) {
           </dl>
         </Section>
       </div>
-      <Section
-        title="Invoices"
-        actions={
-          <Link href={`/invoices/new?customer=${encodeURIComponent(customer.id)}`} class="button">
-            New invoice
-          </Link>
-        }
-      >
-        {customer.invoices.totalCount === 0 ? (
-          <p class="muted">No invoice yet.</p>
-        ) : (
-          <ul class="rows">
-            {customer.invoices.edges.map(({ node: i }) => (
-              <li key={i.id}>
-                <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />
-                {i.status !== "DRAFT" && i.status !== "VOID" && i.amountDue !== "0.00" && (
-                  <span class="muted">
-                    {" "}
-                    · due <Amount value={i.amountDue} />
-                    {i.dueDate && (
-                      <>
-                        {" "}
-                        by <Day iso={i.dueDate} />
-                      </>
-                    )}
-                  </span>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-        {customer.invoices.totalCount > customer.invoices.edges.length && (
-          <p class="muted small">
-            The newest {customer.invoices.edges.length} of {customer.invoices.totalCount}.
-          </p>
-        )}
-      </Section>
+      <CustomerInvoices customer={customer} />
       <Section title="Charges">
         <ul class="rows">
           {customer.charges.edges.map(({ node: c }) => (
@@ -222,5 +184,50 @@ export function CustomerPage({ id }: { id: string }) {
         </ul>
       </Section>
     </>
+  );
+}
+
+type Customer = NonNullable<ResultOf<typeof CustomerQuery>["customer"]>;
+
+/** The customer's newest invoices, what each still has due, and the way to a new one. */
+function CustomerInvoices({ customer }: { customer: Customer }) {
+  return (
+    <Section
+      title="Invoices"
+      actions={
+        <Link href={`/invoices/new?customer=${encodeURIComponent(customer.id)}`} class="button">
+          New invoice
+        </Link>
+      }
+    >
+      {customer.invoices.totalCount === 0 ? (
+        <p class="muted">No invoice yet.</p>
+      ) : (
+        <ul class="rows">
+          {customer.invoices.edges.map(({ node: i }) => (
+            <li key={i.id}>
+              <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />
+              {i.status !== "DRAFT" && i.status !== "VOID" && i.amountDue !== "0.00" && (
+                <span class="muted">
+                  {" "}
+                  · due <Amount value={i.amountDue} />
+                  {i.dueDate && (
+                    <>
+                      {" "}
+                      by <Day iso={i.dueDate} />
+                    </>
+                  )}
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {customer.invoices.totalCount > customer.invoices.edges.length && (
+        <p class="muted small">
+          The newest {customer.invoices.edges.length} of {customer.invoices.totalCount}.
+        </p>
+      )}
+    </Section>
   );
 }

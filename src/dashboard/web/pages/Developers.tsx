@@ -1,10 +1,12 @@
 // Developers: API keys (create with an IP allowlist, roll, revoke), JWT secrets, webhook endpoints
 // (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log.
 // Whatever cannot be undone asks first, naming the key or endpoint; making a key asks the password.
+import type { OperationResult } from "@urql/core";
 import { useMutation, useQuery } from "@urql/preact";
 import { useRef, useState } from "preact/hooks";
-import { graphql } from "../graphql.js";
-import { Confirm, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, ShownOnce, Time } from "../ui.js";
+import { useAction } from "../action.js";
+import { graphql, type ResultOf } from "../graphql.js";
+import { Confirm, ErrorNote, formValues, reauthentication, Section, ShownOnce, Time } from "../ui.js";
 
 const DevelopersQuery = graphql(`
   query Developers {
@@ -153,205 +155,33 @@ const SendTestWebhook = graphql(`
   }
 `);
 
+type DevelopersData = ResultOf<typeof DevelopersQuery>;
+/** A secret to show once: what it is, and its value. */
+type Secret = { label: string; value: string };
+/** Runs a mutation; on success shows the secret it made, if any, and reads the page again. */
+type Act = <D>(mutation: () => Promise<OperationResult<D, any>>, secret?: (data: D) => Secret) => Promise<void>;
+
 export function Developers() {
   const [{ data, error }, refetch] = useQuery({ query: DevelopersQuery });
-  const reload = () => refetch({ requestPolicy: "network-only" });
-  const [shown, setShown] = useState<{ label: string; value: string } | null>(null);
-  const [failure, setFailure] = useState<Error | null>(null);
-  /** Runs a mutation, shows a new secret if it made one, and reads the page again. */
-  const act = async (run: () => Promise<{ error?: Error; data?: unknown }>, secret?: (data: any) => { label: string; value: string }) => {
-    setFailure(null);
-    const result = await run();
-    if (result.error) return setFailure(result.error);
-    setShown(secret ? secret(result.data) : null);
-    reload();
+  const [shown, setShown] = useState<Secret | null>(null);
+  const action = useAction();
+  const act: Act = async (mutation, secret) => {
+    await action.run(mutation, (d) => {
+      setShown(secret ? secret(d) : null);
+      refetch({ requestPolicy: "network-only" });
+    });
   };
-  const [, createKey] = useMutation(CreateApiKey);
-  const [, rollKey] = useMutation(RollApiKey);
-  const [, revokeKey] = useMutation(RevokeApiKey);
-  const [, createJwt] = useMutation(CreateJwtSecret);
-  const [, revokeJwt] = useMutation(RevokeJwtSecret);
-  const [, createEndpoint] = useMutation(CreateEndpoint);
-  const [, rotateEndpoint] = useMutation(RotateEndpoint);
-  const [, updateEndpoint] = useMutation(UpdateEndpoint);
-  const [, deleteEndpoint] = useMutation(DeleteEndpoint);
-  const [, sendTest] = useMutation(SendTestWebhook);
-  const keyForm = useRef<HTMLFormElement>(null);
   if (!data) return <ErrorNote error={error} />;
   const live = data.viewer.mode === "LIVE";
-  const modeWord = live ? "live" : "test";
-  const totp = data.viewer.user.totpEnabled;
-  const keys = data.apiKeys.filter((k) => k.livemode === live);
-  const secrets = data.jwtSecrets.filter((s) => s.livemode === live);
   const events = data.events.edges.map((e) => e.node);
   return (
     <>
       <h1>Developers</h1>
-      <ErrorNote error={failure} />
+      <ErrorNote error={action.error} />
       {shown && <ShownOnce label={shown.label} value={shown.value} />}
-      <Section title="API keys">
-        <ul class="rows">
-          {keys.map((k) => {
-            const name = `the ${modeWord} key sk_${modeWord}_…${k.last4}`;
-            return (
-              <li key={k.id} data-key={k.id}>
-                <code>
-                  sk_{modeWord}_…{k.last4}
-                </code>{" "}
-                <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
-                {k.revokedAt ? (
-                  <span class="muted">revoked</span>
-                ) : !k.active ? (
-                  <span class="muted">expired</span>
-                ) : (
-                  <>
-                    {k.expiresAt ? (
-                      <span class="muted">
-                        rolled, works until <Time iso={k.expiresAt} />
-                      </span>
-                    ) : (
-                      <Confirm
-                        plain
-                        label="Roll (old key works 24 h more)"
-                        question={`Roll ${name}? A new key replaces it; this one keeps working for 24 hours unless you revoke it.`}
-                        confirm="Yes, roll it"
-                        fields={<ReauthenticationFields totp={totp} />}
-                        onConfirm={(v) =>
-                          act(
-                            () => rollKey({ id: k.id, overlapHours: 24, ...reauthentication(v) }),
-                            (d) => ({ label: "New API key", value: d.rollApiKey.secret }),
-                          )
-                        }
-                      />
-                    )}{" "}
-                    <Confirm
-                      label="Revoke"
-                      question={`Revoke ${name}? Whatever uses it stops working at once.`}
-                      confirm="Yes, revoke it"
-                      onConfirm={() => act(() => revokeKey({ id: k.id }))}
-                    />
-                  </>
-                )}
-              </li>
-            );
-          })}
-        </ul>
-        <form ref={keyForm} class="inline" onSubmit={(e) => e.preventDefault()}>
-          <label class="grow">
-            IP allowlist (optional)
-            <input name="ipAllowlist" placeholder="203.0.113.7, 198.51.100.0/24" />
-          </label>
-          <Confirm
-            plain
-            label="Create API key"
-            question={`Create a new ${modeWord} API key? Its secret is shown once.`}
-            confirm="Yes, create it"
-            fields={<ReauthenticationFields totp={totp} />}
-            onConfirm={(v) => {
-              const ipAllowlist = (keyForm.current ? (formValues(keyForm.current).ipAllowlist ?? "") : "")
-                .split(",")
-                .map((x) => x.trim())
-                .filter(Boolean);
-              void act(
-                () => createKey({ ipAllowlist, ...reauthentication(v) }),
-                (d) => ({ label: "New API key", value: d.createApiKey.secret }),
-              );
-            }}
-          />
-        </form>
-      </Section>
-
-      <Section title="JWT secrets (customer tokens)">
-        <ul class="rows">
-          {secrets.map((s) => (
-            <li key={s.id}>
-              <code>{s.id}</code> <Time iso={s.createdAt} />{" "}
-              {s.revokedAt ? (
-                <span class="muted">revoked</span>
-              ) : (
-                <Confirm
-                  label="Revoke"
-                  question={`Revoke the JWT secret ${s.id}? Customer tokens signed with it stop working at once.`}
-                  confirm="Yes, revoke it"
-                  onConfirm={() => act(() => revokeJwt({ id: s.id }))}
-                />
-              )}
-            </li>
-          ))}
-        </ul>
-        <button
-          type="button"
-          onClick={() =>
-            act(
-              () => createJwt({}),
-              (d) => ({ label: `JWT secret ${d.createJwtSecret.id}`, value: d.createJwtSecret.secret }),
-            )
-          }
-        >
-          Create JWT secret
-        </button>
-      </Section>
-
-      <Section title="Webhook endpoints">
-        {data.webhookEndpoints.edges.map(({ node: ep }) => (
-          <div key={ep.id} class="endpoint" data-endpoint={ep.id}>
-            <p>
-              <strong>{ep.url}</strong> <span class="muted">{ep.id}</span> · {ep.events.length ? ep.events.join(", ") : "all events"} · {ep.status}
-            </p>
-            <p class="actions">
-              <Confirm
-                plain
-                label="Rotate secret"
-                question={`Rotate the signing secret of ${ep.url}? Deliveries are signed with the new one too from now, and with the old one for 24 hours more.`}
-                confirm="Yes, rotate it"
-                onConfirm={() =>
-                  act(
-                    () => rotateEndpoint({ id: ep.id }),
-                    (d) => ({ label: "New signing secret", value: d.rotateWebhookEndpointSecret.secret }),
-                  )
-                }
-              />
-              <button
-                type="button"
-                class="link"
-                onClick={() => act(() => updateEndpoint({ id: ep.id, input: { status: ep.status === "ENABLED" ? "DISABLED" : "ENABLED" } }))}
-              >
-                {ep.status === "ENABLED" ? "Pause" : "Enable"}
-              </button>
-              <Confirm
-                label="Delete"
-                question={`Delete the endpoint ${ep.url}? It gets no more events, and its pending deliveries are dropped.`}
-                confirm="Yes, delete it"
-                onConfirm={() => act(() => deleteEndpoint({ id: ep.id }))}
-              />
-            </p>
-            <DeliveryLog endpointId={ep.id} events={events} />
-          </div>
-        ))}
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const url = formValues(e.currentTarget).url ?? "";
-            void act(
-              () => createEndpoint({ input: { url } }),
-              (d) => ({ label: "Signing secret", value: d.createWebhookEndpoint.secret }),
-            );
-          }}
-        >
-          <label class="grow">
-            Endpoint URL
-            <input name="url" type="url" required placeholder="https://shop.example/hooks" />
-          </label>
-          <button type="submit">Add endpoint</button>
-        </form>
-        {!live && (
-          <button type="button" onClick={() => act(() => sendTest({ type: "charge.completed" }))}>
-            Send test event (charge.completed)
-          </button>
-        )}
-      </Section>
-
+      <ApiKeys data={data} act={act} />
+      <JwtSecrets secrets={data.jwtSecrets.filter((s) => s.livemode === live)} act={act} />
+      <WebhookEndpoints endpoints={data.webhookEndpoints.edges.map((e) => e.node)} events={events} live={live} act={act} />
       <Section title="Event log">
         <ul class="rows">
           {events.map((e) => (
@@ -362,6 +192,205 @@ export function Developers() {
         </ul>
       </Section>
     </>
+  );
+}
+
+/** This mode's API keys: roll (with the password), revoke, and create one with an IP allowlist (with the password). */
+function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
+  const [, createKey] = useMutation(CreateApiKey);
+  const [, rollKey] = useMutation(RollApiKey);
+  const [, revokeKey] = useMutation(RevokeApiKey);
+  const keyForm = useRef<HTMLFormElement>(null);
+  const live = data.viewer.mode === "LIVE";
+  const modeWord = live ? "live" : "test";
+  const totp = data.viewer.user.totpEnabled;
+  const keys = data.apiKeys.filter((k) => k.livemode === live);
+  return (
+    <Section title="API keys">
+      <ul class="rows">
+        {keys.map((k) => {
+          const name = `the ${modeWord} key sk_${modeWord}_…${k.last4}`;
+          return (
+            <li key={k.id} data-key={k.id}>
+              <code>
+                sk_{modeWord}_…{k.last4}
+              </code>{" "}
+              <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
+              {k.revokedAt ? (
+                <span class="muted">revoked</span>
+              ) : !k.active ? (
+                <span class="muted">expired</span>
+              ) : (
+                <>
+                  {k.expiresAt ? (
+                    <span class="muted">
+                      rolled, works until <Time iso={k.expiresAt} />
+                    </span>
+                  ) : (
+                    <Confirm
+                      plain
+                      label="Roll (old key works 24 h more)"
+                      question={`Roll ${name}? A new key replaces it; this one keeps working for 24 hours unless you revoke it.`}
+                      confirm="Yes, roll it"
+                      reauthenticate={{ totp }}
+                      onConfirm={(v) =>
+                        act(
+                          () => rollKey({ id: k.id, overlapHours: 24, ...reauthentication(v) }),
+                          (d) => ({ label: "New API key", value: d.rollApiKey.secret }),
+                        )
+                      }
+                    />
+                  )}{" "}
+                  <Confirm
+                    label="Revoke"
+                    question={`Revoke ${name}? Whatever uses it stops working at once.`}
+                    confirm="Yes, revoke it"
+                    onConfirm={() => act(() => revokeKey({ id: k.id }))}
+                  />
+                </>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <form ref={keyForm} class="inline" onSubmit={(e) => e.preventDefault()}>
+        <label class="grow">
+          IP allowlist (optional)
+          <input name="ipAllowlist" placeholder="203.0.113.7, 198.51.100.0/24" />
+        </label>
+        <Confirm
+          plain
+          label="Create API key"
+          question={`Create a new ${modeWord} API key? Its secret is shown once.`}
+          confirm="Yes, create it"
+          reauthenticate={{ totp }}
+          onConfirm={(v) => {
+            const ipAllowlist = (keyForm.current ? (formValues(keyForm.current).ipAllowlist ?? "") : "")
+              .split(",")
+              .map((x) => x.trim())
+              .filter(Boolean);
+            void act(
+              () => createKey({ ipAllowlist, ...reauthentication(v) }),
+              (d) => ({ label: "New API key", value: d.createApiKey.secret }),
+            );
+          }}
+        />
+      </form>
+    </Section>
+  );
+}
+
+/** This mode's JWT secrets (for customer tokens): revoke one, create one. */
+function JwtSecrets({ secrets, act }: { secrets: DevelopersData["jwtSecrets"]; act: Act }) {
+  const [, createJwt] = useMutation(CreateJwtSecret);
+  const [, revokeJwt] = useMutation(RevokeJwtSecret);
+  return (
+    <Section title="JWT secrets (customer tokens)">
+      <ul class="rows">
+        {secrets.map((s) => (
+          <li key={s.id}>
+            <code>{s.id}</code> <Time iso={s.createdAt} />{" "}
+            {s.revokedAt ? (
+              <span class="muted">revoked</span>
+            ) : (
+              <Confirm
+                label="Revoke"
+                question={`Revoke the JWT secret ${s.id}? Customer tokens signed with it stop working at once.`}
+                confirm="Yes, revoke it"
+                onConfirm={() => act(() => revokeJwt({ id: s.id }))}
+              />
+            )}
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        onClick={() =>
+          act(
+            () => createJwt({}),
+            (d) => ({ label: `JWT secret ${d.createJwtSecret.id}`, value: d.createJwtSecret.secret }),
+          )
+        }
+      >
+        Create JWT secret
+      </button>
+    </Section>
+  );
+}
+
+/** The webhook endpoints with their deliveries: rotate the secret, pause, delete, add one, send a test event (test mode). */
+function WebhookEndpoints(props: {
+  endpoints: readonly DevelopersData["webhookEndpoints"]["edges"][number]["node"][];
+  events: readonly LoggedEvent[];
+  live: boolean;
+  act: Act;
+}) {
+  const { act } = props;
+  const [, createEndpoint] = useMutation(CreateEndpoint);
+  const [, rotateEndpoint] = useMutation(RotateEndpoint);
+  const [, updateEndpoint] = useMutation(UpdateEndpoint);
+  const [, deleteEndpoint] = useMutation(DeleteEndpoint);
+  const [, sendTest] = useMutation(SendTestWebhook);
+  return (
+    <Section title="Webhook endpoints">
+      {props.endpoints.map((ep) => (
+        <div key={ep.id} class="endpoint" data-endpoint={ep.id}>
+          <p>
+            <strong>{ep.url}</strong> <span class="muted">{ep.id}</span> · {ep.events.length ? ep.events.join(", ") : "all events"} · {ep.status}
+          </p>
+          <p class="actions">
+            <Confirm
+              plain
+              label="Rotate secret"
+              question={`Rotate the signing secret of ${ep.url}? Deliveries are signed with the new one too from now, and with the old one for 24 hours more.`}
+              confirm="Yes, rotate it"
+              onConfirm={() =>
+                act(
+                  () => rotateEndpoint({ id: ep.id }),
+                  (d) => ({ label: "New signing secret", value: d.rotateWebhookEndpointSecret.secret }),
+                )
+              }
+            />
+            <button
+              type="button"
+              class="link"
+              onClick={() => act(() => updateEndpoint({ id: ep.id, input: { status: ep.status === "ENABLED" ? "DISABLED" : "ENABLED" } }))}
+            >
+              {ep.status === "ENABLED" ? "Pause" : "Enable"}
+            </button>
+            <Confirm
+              label="Delete"
+              question={`Delete the endpoint ${ep.url}? It gets no more events, and its pending deliveries are dropped.`}
+              confirm="Yes, delete it"
+              onConfirm={() => act(() => deleteEndpoint({ id: ep.id }))}
+            />
+          </p>
+          <DeliveryLog endpointId={ep.id} events={props.events} />
+        </div>
+      ))}
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const url = formValues(e.currentTarget).url ?? "";
+          void act(
+            () => createEndpoint({ input: { url } }),
+            (d) => ({ label: "Signing secret", value: d.createWebhookEndpoint.secret }),
+          );
+        }}
+      >
+        <label class="grow">
+          Endpoint URL
+          <input name="url" type="url" required placeholder="https://shop.example/hooks" />
+        </label>
+        <button type="submit">Add endpoint</button>
+      </form>
+      {!props.live && (
+        <button type="button" onClick={() => act(() => sendTest({ type: "charge.completed" }))}>
+          Send test event (charge.completed)
+        </button>
+      )}
+    </Section>
   );
 }
 

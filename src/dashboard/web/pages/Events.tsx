@@ -2,8 +2,9 @@
 // object's id (filters and how many rows are shown live in the URL); and an event's own page with its
 // payload (the exact `data` its webhooks carry, pretty-printed, to copy) and its webhook deliveries.
 import { useMutation, useQuery } from "@urql/preact";
-import { graphql } from "../graphql.js";
-import { Link, shownRows, useQueryState } from "../router.js";
+import { graphql, type ResultOf } from "../graphql.js";
+import { type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { Link } from "../router.js";
 import { CopyButton, ErrorNote, Section, Status, Time } from "../ui.js";
 
 const EventsQuery = graphql(`
@@ -65,100 +66,64 @@ const OBJECT_TYPES = [
   ["INVOICE", "Invoices"],
   ["CUSTOMER", "Customers"],
 ] as const;
-/** Rows per "Show more", and the most the list shows. */
-const STEP = 25;
-const MAX = 100;
+type EventRow = ResultOf<typeof EventsQuery>["events"]["edges"][number]["node"];
+
+const COLUMNS: Column<EventRow>[] = [
+  {
+    header: "Event",
+    cell: (e) => (
+      <RowLink href={`/events/${e.id}`} id={e.id}>
+        {e.type}
+      </RowLink>
+    ),
+  },
+  { header: "Object", cell: (e) => <ObjectLink data={e.data} /> },
+  { header: "Time", cell: (e) => <Time iso={e.timestamp} /> },
+];
 
 export function Events() {
   // The URL holds the filters: `type` (e.g. charge.completed), `object` (a kind), `objectId`, and `shown`.
-  const [query, setQuery] = useQueryState();
-  const type = query.get("type")?.trim() || undefined;
-  const objectType = OBJECT_TYPES.find(([value]) => value === query.get("object"))?.[0];
-  const objectId = query.get("objectId")?.trim() || undefined;
-  const first = shownRows(query, STEP, MAX);
-  const [{ data, error, fetching }] = useQuery({ query: EventsQuery, variables: { first, type, objectType, objectId } });
-  const events = data?.events;
+  const list = useListQuery();
+  const type = list.params.get("type")?.trim() || undefined;
+  const objectType = OBJECT_TYPES.find(([value]) => value === list.params.get("object"))?.[0];
+  const objectId = list.params.get("objectId")?.trim() || undefined;
+  const [result] = useQuery({ query: EventsQuery, variables: { first: list.first, type, objectType, objectId } });
   return (
-    <>
-      <h1>Events</h1>
-      <form
-        // Read again from the URL when Back changes it.
-        key={`${type}:${objectType}:${objectId}`}
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = new FormData(e.currentTarget);
-          const field = (name: string) => String(form.get(name) ?? "").trim();
-          setQuery({ type: field("type"), object: field("object"), objectId: field("objectId"), shown: null });
-        }}
-      >
-        <label>
-          Kind of object
-          <select name="object">
-            <option value="">Any</option>
-            {OBJECT_TYPES.map(([value, label]) => (
-              <option key={value} value={value} selected={value === objectType}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Type
-          <input name="type" defaultValue={type ?? ""} placeholder="charge.completed" spellcheck={false} />
-        </label>
-        <label class="grow">
-          Object id
-          <input name="objectId" defaultValue={objectId ?? ""} placeholder="chrg_…, ref_…, inv_…, cus_…" spellcheck={false} />
-        </label>
-        <button type="submit">Filter</button>
-      </form>
-      <ErrorNote error={error} />
-      {events && (
-        <>
-          <p class="muted" aria-live="polite">
-            {events.totalCount} {events.totalCount === 1 ? "event" : "events"}
-          </p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Object</th>
-                  <th scope="col">Time</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.edges.map(({ node: e }) => (
-                  <tr key={e.id} data-event={e.id}>
-                    <td>
-                      <Link href={`/events/${e.id}`}>{e.type}</Link>
-                      <div class="muted small">{e.id}</div>
-                    </td>
-                    <td>
-                      <ObjectLink data={e.data} />
-                    </td>
-                    <td>
-                      <Time iso={e.timestamp} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {events.pageInfo.hasNextPage && first < MAX && (
-            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
-              Show more
-            </button>
-          )}
-        </>
-      )}
-    </>
+    <ListPage
+      title="Events"
+      filters={
+        <FilterForm list={list} toQuery={(v) => ({ type: v.type, object: v.object, objectId: v.objectId })}>
+          <label>
+            Kind of object
+            <select name="object">
+              <option value="">Any</option>
+              {OBJECT_TYPES.map(([value, label]) => (
+                <option key={value} value={value} selected={value === objectType}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Type
+            <input name="type" defaultValue={type ?? ""} placeholder="charge.completed" spellcheck={false} />
+          </label>
+          <label class="grow">
+            Object id
+            <input name="objectId" defaultValue={objectId ?? ""} placeholder="chrg_…, ref_…, inv_…, cus_…" spellcheck={false} />
+          </label>
+        </FilterForm>
+      }
+      list={list}
+      result={result}
+      connection={result.data?.events}
+      noun={["event", "events"]}
+    >
+      {(events) => <DataTable columns={COLUMNS} rows={events.edges.map((e) => e.node)} rowData={(e) => ({ "data-event": e.id })} />}
+    </ListPage>
   );
 }
 
-/** The object an event carries, linked to its page in the dashboard (a refund: its charge's). */
 function ObjectLink({ data }: { data: Record<string, unknown> }) {
   const id = typeof data.id === "string" ? data.id : null;
   if (!id) return <span class="muted">—</span>;

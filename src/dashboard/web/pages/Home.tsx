@@ -2,8 +2,8 @@
 // per day as a chart with its axes, both read again when a charge event comes in (the chargeEvents
 // subscription), so a charge completing shows without reload; and the charges of the last 30 days by
 // status. The period (whole UTC days, the last 30 by default) lives in the URL.
-import { useQuery, useSubscription } from "@urql/preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useQuery } from "@urql/preact";
+import { useChargeEventsRefresh } from "../charge-events.js";
 import { graphql } from "../graphql.js";
 import { instants, lastDays, PeriodFields, periodOf } from "../period.js";
 import { Link, useQueryState } from "../router.js";
@@ -37,15 +37,6 @@ const StatsQuery = graphql(`
   }
 `);
 
-const HomeChargeEvents = graphql(`
-  subscription HomeChargeEvents {
-    chargeEvents {
-      id
-      type
-    }
-  }
-`);
-
 /** The longest a charge event waits before the totals show it: a busy shop's stream must not spend the session's read budget. */
 const REFRESH_MS = 1000;
 const DEFAULT_DAYS = 30;
@@ -56,17 +47,10 @@ export function Home() {
   const period = chosen.from || chosen.to ? chosen : lastDays(DEFAULT_DAYS);
   const [{ data, error }, refetch] = useQuery({ query: SummaryQuery, variables: instants(period) });
   const [{ data: stats }, restat] = useQuery({ query: StatsQuery });
-  const [{ data: event }] = useSubscription({ query: HomeChargeEvents });
-  const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
-  useEffect(() => {
-    if (!event || pending.current) return;
-    pending.current = setTimeout(() => {
-      pending.current = null;
-      refetch({ requestPolicy: "network-only" });
-      restat({ requestPolicy: "network-only" });
-    }, REFRESH_MS);
-  }, [event?.chargeEvents.id]);
-  useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
+  useChargeEventsRefresh(REFRESH_MS, () => {
+    refetch({ requestPolicy: "network-only" });
+    restat({ requestPolicy: "network-only" });
+  });
   const summary = data?.ledgerSummary;
   return (
     <>
@@ -112,7 +96,7 @@ export function Home() {
             </p>
           </Section>
           <Section title="Money received per day">
-            <VolumeChart days={summary.daily} />
+            <VolumeChart days={summary.daily} total={summary.grossReceived} />
           </Section>
         </>
       )}
@@ -154,7 +138,7 @@ function yStep(top: bigint): bigint {
 
 /** Cents as the axis writes them: two decimals. */
 function centsText(c: bigint): string {
-  return `${c / 100n}.${(c % 100n).toString().padStart(2, "0")}`;
+  return cents(formatUnits(c * 10_000n)).text;
 }
 
 /** "Nov 24" for the UTC day "2026-11-24". */
@@ -162,7 +146,8 @@ function shortDay(day: string): string {
   return new Date(`${day}T00:00:00Z`).toLocaleDateString("en", { month: "short", day: "numeric", timeZone: "UTC" });
 }
 
-function VolumeChart({ days }: { days: readonly { day: string; grossReceived: string }[] }) {
+/** The days' bars; `total` is the period's gross received, as the ledger sums it. */
+function VolumeChart({ days, total }: { days: readonly { day: string; grossReceived: string }[]; total: string }) {
   // Bars are drawn in cents, rounded up, so that no amount received draws as nothing.
   const inCents = days.map((d) => (units(d.grossReceived) + 9_999n) / 10_000n);
   const max = inCents.reduce((m, c) => (c > m ? c : m), 0n);
@@ -172,7 +157,6 @@ function VolumeChart({ days }: { days: readonly { day: string; grossReceived: st
   const y = (c: bigint) => TOP + PLOT_H - Number((c * BigInt(PLOT_H * 1000)) / top) / 1000;
   const band = PLOT_W / Math.max(days.length, 1);
   const every = Math.ceil(days.length / X_LABELS);
-  const total = days.reduce((sum, d) => sum + units(d.grossReceived), 0n);
   const first = days[0]?.day ?? "";
   const last = days.at(-1)?.day ?? "";
   return (
@@ -212,11 +196,11 @@ function VolumeChart({ days }: { days: readonly { day: string; grossReceived: st
       </svg>
       <figcaption>
         {first} to {last} (UTC days) ·{" "}
-        {total === 0n ? (
+        {units(total) === 0n ? (
           "nothing received yet"
         ) : (
           <>
-            <Money value={formatUnits(total)} /> received
+            <Money value={total} /> received
           </>
         )}
       </figcaption>

@@ -123,62 +123,18 @@ export function InvoiceForm(props: {
         <CustomerPicker initial={props.customer} invalid={invalid === "customerId"} />
       </Section>
       <Section title="Lines">
-        {lines.map((l, i) => {
-          const name = (field: string) => `lineItems.${i}.${field}`;
-          const amount = amounts[i];
-          return (
-            <fieldset key={l.key} class="line">
-              <legend>Line {i + 1}</legend>
-              <label class="grow">
-                Description
-                <input
-                  id={`line-${l.key}-description`}
-                  name={name("description")}
-                  value={l.description}
-                  onInput={(e) => change(l.key, "description", e.currentTarget.value)}
-                  maxLength={500}
-                  required
-                  aria-invalid={invalid === name("description") || undefined}
-                />
-              </label>
-              <label class="qty">
-                Quantity
-                <input
-                  name={name("quantity")}
-                  type="number"
-                  min={1}
-                  max={10000}
-                  step={1}
-                  inputMode="numeric"
-                  value={l.quantity}
-                  onInput={(e) => change(l.key, "quantity", e.currentTarget.value)}
-                  required
-                  aria-invalid={invalid === name("quantity") || undefined}
-                />
-              </label>
-              <label class="price">
-                Unit price (USDC)
-                <input
-                  name={name("unitAmount")}
-                  inputMode="decimal"
-                  pattern="\d+(\.\d{1,6})?"
-                  title="A decimal amount with at most 6 decimals, such as 12.50"
-                  placeholder="12.50"
-                  value={l.unitAmount}
-                  onInput={(e) => change(l.key, "unitAmount", e.currentTarget.value)}
-                  required
-                  aria-invalid={invalid === name("unitAmount") || undefined}
-                />
-              </label>
-              <p class="line-amount">
-                <span class="muted small">Amount</span> {amount == null ? <span class="muted">—</span> : <Amount value={formatUnits(amount)} />}
-              </p>
-              <button type="button" class="link danger" disabled={lines.length === 1} onClick={() => setLines((all) => all.filter((x) => x.key !== l.key))}>
-                Remove line {i + 1}
-              </button>
-            </fieldset>
-          );
-        })}
+        {lines.map((l, i) => (
+          <LineFields
+            key={l.key}
+            line={l}
+            index={i}
+            amount={amounts[i] ?? null}
+            invalid={invalid}
+            removable={lines.length > 1}
+            onChange={(field, value) => change(l.key, field, value)}
+            onRemove={() => setLines((all) => all.filter((x) => x.key !== l.key))}
+          />
+        ))}
         <p class="actions">
           <button
             type="button"
@@ -200,29 +156,7 @@ export function InvoiceForm(props: {
           </span>
         </p>
       </Section>
-      <Section title="Terms">
-        <label>
-          Due date (optional; the end of that day, UTC)
-          <input
-            name="dueDate"
-            type="date"
-            value={dueDate}
-            onInput={(e) => setDueDate(e.currentTarget.value)}
-            aria-invalid={invalid === "dueDate" || undefined}
-          />
-        </label>
-        <label>
-          Memo (optional; shown on the invoice)
-          <textarea
-            name="memo"
-            rows={3}
-            maxLength={5000}
-            value={memo}
-            onInput={(e) => setMemo(e.currentTarget.value)}
-            aria-invalid={invalid === "memo" || undefined}
-          />
-        </label>
-      </Section>
+      <Terms dueDate={dueDate} memo={memo} invalid={invalid} onDueDate={setDueDate} onMemo={setMemo} />
       <ErrorNote error={props.error} />
       <p class="actions">
         <button type="submit" disabled={props.busy}>
@@ -235,6 +169,101 @@ export function InvoiceForm(props: {
         )}
       </p>
     </form>
+  );
+}
+
+/** The due date and the memo. */
+function Terms(props: { dueDate: string; memo: string; invalid: string | null; onDueDate: (value: string) => void; onMemo: (value: string) => void }) {
+  return (
+    <Section title="Terms">
+      <label>
+        Due date (optional; the end of that day, UTC)
+        <input
+          name="dueDate"
+          type="date"
+          value={props.dueDate}
+          onInput={(e) => props.onDueDate(e.currentTarget.value)}
+          aria-invalid={props.invalid === "dueDate" || undefined}
+        />
+      </label>
+      <label>
+        Memo (optional; shown on the invoice)
+        <textarea
+          name="memo"
+          rows={3}
+          maxLength={5000}
+          value={props.memo}
+          onInput={(e) => props.onMemo(e.currentTarget.value)}
+          aria-invalid={props.invalid === "memo" || undefined}
+        />
+      </label>
+    </Section>
+  );
+}
+
+/** One line's fields (named as the API names them, `lineItems.0.description`) and its amount. */
+function LineFields(props: {
+  line: Line;
+  index: number;
+  amount: bigint | null;
+  invalid: string | null;
+  removable: boolean;
+  onChange: (field: "description" | "quantity" | "unitAmount", value: string) => void;
+  onRemove: () => void;
+}) {
+  const { line: l, index: i, amount, invalid } = props;
+  const name = (field: string) => `lineItems.${i}.${field}`;
+  return (
+    <fieldset class="line">
+      <legend>Line {i + 1}</legend>
+      <label class="grow">
+        Description
+        <input
+          id={`line-${l.key}-description`}
+          name={name("description")}
+          value={l.description}
+          onInput={(e) => props.onChange("description", e.currentTarget.value)}
+          maxLength={500}
+          required
+          aria-invalid={invalid === name("description") || undefined}
+        />
+      </label>
+      <label class="qty">
+        Quantity
+        <input
+          name={name("quantity")}
+          type="number"
+          min={1}
+          max={10000}
+          step={1}
+          inputMode="numeric"
+          value={l.quantity}
+          onInput={(e) => props.onChange("quantity", e.currentTarget.value)}
+          required
+          aria-invalid={invalid === name("quantity") || undefined}
+        />
+      </label>
+      <label class="price">
+        Unit price (USDC)
+        <input
+          name={name("unitAmount")}
+          inputMode="decimal"
+          pattern="\d+(\.\d{1,6})?"
+          title="A decimal amount with at most 6 decimals, such as 12.50"
+          placeholder="12.50"
+          value={l.unitAmount}
+          onInput={(e) => props.onChange("unitAmount", e.currentTarget.value)}
+          required
+          aria-invalid={invalid === name("unitAmount") || undefined}
+        />
+      </label>
+      <p class="line-amount">
+        <span class="muted small">Amount</span> {amount == null ? <span class="muted">—</span> : <Amount value={formatUnits(amount)} />}
+      </p>
+      <button type="button" class="link danger" disabled={!props.removable} onClick={props.onRemove}>
+        Remove line {i + 1}
+      </button>
+    </fieldset>
   );
 }
 

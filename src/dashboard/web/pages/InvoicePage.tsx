@@ -1,11 +1,12 @@
 // An invoice: its lines and totals, its status and the steps that status allows (edit, finalize or
 // delete a DRAFT; mark an OPEN one uncollectible; void an OPEN or UNCOLLECTIBLE one), from
 // finalization on the hosted link to send and the PDF, and the charges made to pay it.
-import type { CombinedError } from "@urql/core";
 import { useMutation, useQuery } from "@urql/preact";
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
-import { graphql } from "../graphql.js";
+import { type Action, useAction } from "../action.js";
+import { graphql, type ResultOf } from "../graphql.js";
+import { ChargeItems } from "../list.js";
 import { Link, navigate } from "../router.js";
 import { Amount, Confirm, CopyButton, Day, ErrorNote, Section, Status, Time } from "../ui.js";
 import { InvoiceForm } from "./InvoiceForm.js";
@@ -94,37 +95,25 @@ const MarkUncollectible = graphql(`
   }
 `);
 
+type Invoice = NonNullable<ResultOf<typeof InvoiceQuery>["invoice"]>;
+
 export function InvoicePage({ id }: { id: string }) {
   const [{ data, error }, refetch] = useQuery({ query: InvoiceQuery, variables: { id } });
   const reload = () => refetch({ requestPolicy: "network-only" });
   const [editing, setEditing] = useState(false);
-  const [failure, setFailure] = useState<CombinedError | null>(null);
   const [updated, update] = useMutation(UpdateInvoice);
-  const [deleted, remove] = useMutation(DeleteInvoice);
-  const [finalized, finalize] = useMutation(FinalizeInvoice);
-  const [voided, voidInvoice] = useMutation(VoidInvoice);
-  const [marked, mark] = useMutation(MarkUncollectible);
-  const busy = updated.fetching || deleted.fetching || finalized.fetching || voided.fetching || marked.fetching;
-  /** Runs a step, shows its error or reads the invoice again. */
-  const act = async (run: () => Promise<{ error?: CombinedError }>) => {
-    setFailure(null);
-    const result = await run();
-    if (result.error) setFailure(result.error);
-    else reload();
-  };
+  const action = useAction();
   const invoice = data?.invoice;
   if (!invoice) return <ErrorNote error={error} />;
-  const { status } = invoice;
-  const name = invoice.number ?? "this draft";
   return (
     <>
       <p>
         <Link href="/invoices">← Invoices</Link>
       </p>
       <h1>
-        {invoice.number ?? "Draft invoice"} <Status status={status} />
+        {invoice.number ?? "Draft invoice"} <Status status={invoice.status} />
       </h1>
-      <ErrorNote error={failure} />
+      <ErrorNote error={action.error} />
       {editing ? (
         <InvoiceForm
           customer={invoice.customer}
@@ -151,198 +140,225 @@ export function InvoicePage({ id }: { id: string }) {
         <>
           <Section
             title="Invoice"
-            actions={
-              <div class="actions">
-                {status === "DRAFT" && (
-                  <>
-                    <button type="button" onClick={() => setEditing(true)}>
-                      Edit
-                    </button>
-                    <button type="button" disabled={busy} onClick={() => act(() => finalize({ id }))}>
-                      Finalize
-                    </button>
-                    <Confirm
-                      label="Delete"
-                      question="Delete this draft for good?"
-                      confirm="Yes, delete it"
-                      disabled={busy}
-                      onConfirm={() =>
-                        void remove({ id }).then((result) => {
-                          if (result.error) setFailure(result.error);
-                          else navigate("/invoices");
-                        })
-                      }
-                    />
-                  </>
-                )}
-                {status === "OPEN" && (
-                  <Confirm
-                    label="Mark uncollectible"
-                    question={`Mark ${name} uncollectible? It can still be paid or voided later.`}
-                    confirm="Yes, mark uncollectible"
-                    disabled={busy}
-                    onConfirm={() => act(() => mark({ id }))}
-                  />
-                )}
-                {(status === "OPEN" || status === "UNCOLLECTIBLE") && (
-                  <Confirm
-                    label="Void"
-                    question={`Void ${name}? It can no longer be paid, and a charge waiting for payment is cancelled.`}
-                    confirm="Yes, void it"
-                    disabled={busy}
-                    onConfirm={() => act(() => voidInvoice({ id }))}
-                  />
-                )}
-              </div>
-            }
+            actions={<InvoiceActions invoice={invoice} action={action} busy={updated.fetching} onEdit={() => setEditing(true)} onChange={reload} />}
           >
-            {status === "DRAFT" && (
-              <p class="muted small">
-                A draft is not sent: finalizing gives it a number and a page where the customer pays; its lines can then no longer change.
-              </p>
-            )}
-            <dl class="facts">
-              <dt>Id</dt>
-              <dd>
-                <code>{invoice.id}</code>
-              </dd>
-              <dt>Customer</dt>
-              <dd>
-                {invoice.customer ? (
-                  <Link href={`/customers/${invoice.customer.id}`}>
-                    {invoice.customer.name} · {invoice.customer.email}
-                  </Link>
-                ) : (
-                  <span class="muted">—</span>
-                )}
-              </dd>
-              <dt>Total / due</dt>
-              <dd>
-                <Amount value={invoice.total} currency={invoice.currency} /> / <Amount value={invoice.amountDue} currency={invoice.currency} />
-              </dd>
-              <dt>Due date</dt>
-              <dd>
-                <Day iso={invoice.dueDate} />
-              </dd>
-              {invoice.memo && (
-                <>
-                  <dt>Memo</dt>
-                  <dd class="memo">{invoice.memo}</dd>
-                </>
-              )}
-              <dt>Created</dt>
-              <dd>
-                <Time iso={invoice.createdAt} />
-              </dd>
-              {(
-                [
-                  ["Finalized", invoice.finalizedAt],
-                  ["Paid", invoice.paidAt],
-                  ["Marked uncollectible", invoice.markedUncollectibleAt],
-                  ["Voided", invoice.voidedAt],
-                ] as const
-              ).map(
-                ([label, at]) =>
-                  at && (
-                    <Fragment key={label}>
-                      <dt>{label}</dt>
-                      <dd>
-                        <Time iso={at} />
-                      </dd>
-                    </Fragment>
-                  ),
-              )}
-            </dl>
+            <InvoiceFacts invoice={invoice} />
           </Section>
-          {invoice.hostedInvoiceUrl && (
-            <Section title="Hosted invoice">
-              <p>
-                {status === "PAID"
-                  ? "Paid: the customer's page shows it paid."
-                  : status === "VOID"
-                    ? "Void: the customer's page shows it void, with nothing to pay."
-                    : "Send the customer this link: they see the invoice there and pay it."}
-              </p>
-              <p class="copy">
-                <a href={invoice.hostedInvoiceUrl} target="_blank" rel="noreferrer noopener" data-hosted-url>
-                  {invoice.hostedInvoiceUrl}
-                </a>{" "}
-                <CopyButton value={invoice.hostedInvoiceUrl} label="Copy link" />
-              </p>
-              {invoice.pdfUrl && (
-                <p>
-                  <a href={invoice.pdfUrl} target="_blank" rel="noreferrer noopener" download>
-                    Download PDF
-                  </a>
-                </p>
-              )}
-            </Section>
-          )}
-          <Section title="Lines">
-            {/* Focusable: should a long line make the table scroll sideways, the keyboard reaches all of it. */}
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoice lines">
-              <table class="lines">
-                <thead>
-                  <tr>
-                    <th scope="col">Description</th>
-                    <th scope="col" class="num">
-                      Quantity × unit price
-                    </th>
-                    <th scope="col" class="num">
-                      Amount ({invoice.currency})
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {invoice.lineItems.map((l, i) => (
-                    <tr key={i}>
-                      <td>{l.description}</td>
-                      <td class="num">
-                        {l.quantity} × <span class="amount">{l.unitAmount}</span>
-                      </td>
-                      <td class="num">
-                        <span class="amount">{l.amount}</span>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-                <tfoot>
-                  {(
-                    [
-                      ["Subtotal", invoice.subtotal],
-                      ["Total", invoice.total],
-                      ["Paid", invoice.amountPaid],
-                      ["Amount due", invoice.amountDue],
-                    ] as const
-                  ).map(([label, value]) => (
-                    <tr key={label}>
-                      <th scope="row" colSpan={2} class="num">
-                        {label}
-                      </th>
-                      <td class="num" data-total={label}>
-                        <span class="amount">{value}</span>
-                      </td>
-                    </tr>
-                  ))}
-                </tfoot>
-              </table>
-            </div>
-          </Section>
+          {invoice.hostedInvoiceUrl && <HostedInvoice invoice={invoice} url={invoice.hostedInvoiceUrl} />}
+          <InvoiceLines invoice={invoice} />
           <Section title="Charges">
             {invoice.charges.length === 0 ? (
               <p class="muted">No charge yet: the customer's Pay on the hosted page makes one.</p>
             ) : (
-              <ul class="rows">
-                {invoice.charges.map((c) => (
-                  <li key={c.id}>
-                    <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
-                  </li>
-                ))}
-              </ul>
+              <ChargeItems charges={invoice.charges} />
             )}
           </Section>
         </>
       )}
     </>
+  );
+}
+
+/** What can be done to the invoice in its status: edit, finalize or delete a draft; mark uncollectible or void an open one. */
+function InvoiceActions(props: { invoice: Invoice; action: Action; busy: boolean; onEdit: () => void; onChange: () => void }) {
+  const { invoice, action, onChange } = props;
+  const { id, status } = invoice;
+  const name = invoice.number ?? "this draft";
+  const busy = props.busy || action.running;
+  const [, remove] = useMutation(DeleteInvoice);
+  const [, finalize] = useMutation(FinalizeInvoice);
+  const [, voidInvoice] = useMutation(VoidInvoice);
+  const [, mark] = useMutation(MarkUncollectible);
+  return (
+    <div class="actions">
+      {status === "DRAFT" && (
+        <>
+          <button type="button" onClick={props.onEdit}>
+            Edit
+          </button>
+          <button type="button" disabled={busy} onClick={() => action.run(() => finalize({ id }), onChange)}>
+            Finalize
+          </button>
+          <Confirm
+            label="Delete"
+            question="Delete this draft for good?"
+            confirm="Yes, delete it"
+            disabled={busy}
+            onConfirm={() =>
+              void action.run(
+                () => remove({ id }),
+                () => navigate("/invoices"),
+              )
+            }
+          />
+        </>
+      )}
+      {status === "OPEN" && (
+        <Confirm
+          label="Mark uncollectible"
+          question={`Mark ${name} uncollectible? It can still be paid or voided later.`}
+          confirm="Yes, mark uncollectible"
+          disabled={busy}
+          onConfirm={() => action.run(() => mark({ id }), onChange)}
+        />
+      )}
+      {(status === "OPEN" || status === "UNCOLLECTIBLE") && (
+        <Confirm
+          label="Void"
+          question={`Void ${name}? It can no longer be paid, and a charge waiting for payment is cancelled.`}
+          confirm="Yes, void it"
+          disabled={busy}
+          onConfirm={() => action.run(() => voidInvoice({ id }), onChange)}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The invoice's facts: id, customer, amounts, dates. */
+function InvoiceFacts({ invoice }: { invoice: Invoice }) {
+  return (
+    <>
+      {invoice.status === "DRAFT" && (
+        <p class="muted small">A draft is not sent: finalizing gives it a number and a page where the customer pays; its lines can then no longer change.</p>
+      )}
+      <dl class="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{invoice.id}</code>
+        </dd>
+        <dt>Customer</dt>
+        <dd>
+          {invoice.customer ? (
+            <Link href={`/customers/${invoice.customer.id}`}>
+              {invoice.customer.name} · {invoice.customer.email}
+            </Link>
+          ) : (
+            <span class="muted">—</span>
+          )}
+        </dd>
+        <dt>Total / due</dt>
+        <dd>
+          <Amount value={invoice.total} currency={invoice.currency} /> / <Amount value={invoice.amountDue} currency={invoice.currency} />
+        </dd>
+        <dt>Due date</dt>
+        <dd>
+          <Day iso={invoice.dueDate} />
+        </dd>
+        {invoice.memo && (
+          <>
+            <dt>Memo</dt>
+            <dd class="memo">{invoice.memo}</dd>
+          </>
+        )}
+        <dt>Created</dt>
+        <dd>
+          <Time iso={invoice.createdAt} />
+        </dd>
+        {(
+          [
+            ["Finalized", invoice.finalizedAt],
+            ["Paid", invoice.paidAt],
+            ["Marked uncollectible", invoice.markedUncollectibleAt],
+            ["Voided", invoice.voidedAt],
+          ] as const
+        ).map(
+          ([label, at]) =>
+            at && (
+              <Fragment key={label}>
+                <dt>{label}</dt>
+                <dd>
+                  <Time iso={at} />
+                </dd>
+              </Fragment>
+            ),
+        )}
+      </dl>
+    </>
+  );
+}
+
+/** The customer's page for the invoice, its link to copy, and its PDF. */
+function HostedInvoice({ invoice, url }: { invoice: Invoice; url: string }) {
+  const { status } = invoice;
+  return (
+    <Section title="Hosted invoice">
+      <p>
+        {status === "PAID"
+          ? "Paid: the customer's page shows it paid."
+          : status === "VOID"
+            ? "Void: the customer's page shows it void, with nothing to pay."
+            : "Send the customer this link: they see the invoice there and pay it."}
+      </p>
+      <p class="copy">
+        <a href={url} target="_blank" rel="noreferrer noopener" data-hosted-url>
+          {url}
+        </a>{" "}
+        <CopyButton value={url} label="Copy link" />
+      </p>
+      {invoice.pdfUrl && (
+        <p>
+          <a href={invoice.pdfUrl} target="_blank" rel="noreferrer noopener" download>
+            Download PDF
+          </a>
+        </p>
+      )}
+    </Section>
+  );
+}
+
+/** The invoice's lines and totals. */
+function InvoiceLines({ invoice }: { invoice: Invoice }) {
+  return (
+    <Section title="Lines">
+      {/* Focusable: should a long line make the table scroll sideways, the keyboard reaches all of it. */}
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoice lines">
+        <table class="lines">
+          <thead>
+            <tr>
+              <th scope="col">Description</th>
+              <th scope="col" class="num">
+                Quantity × unit price
+              </th>
+              <th scope="col" class="num">
+                Amount ({invoice.currency})
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {invoice.lineItems.map((l, i) => (
+              <tr key={i}>
+                <td>{l.description}</td>
+                <td class="num">
+                  {l.quantity} × <span class="amount">{l.unitAmount}</span>
+                </td>
+                <td class="num">
+                  <span class="amount">{l.amount}</span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+          <tfoot>
+            {(
+              [
+                ["Subtotal", invoice.subtotal],
+                ["Total", invoice.total],
+                ["Paid", invoice.amountPaid],
+                ["Amount due", invoice.amountDue],
+              ] as const
+            ).map(([label, value]) => (
+              <tr key={label}>
+                <th scope="row" colSpan={2} class="num">
+                  {label}
+                </th>
+                <td class="num" data-total={label}>
+                  <span class="amount">{value}</span>
+                </td>
+              </tr>
+            ))}
+          </tfoot>
+        </table>
+      </div>
+    </Section>
   );
 }

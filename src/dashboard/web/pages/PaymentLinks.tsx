@@ -2,8 +2,9 @@
 // many charges each made), a form for a new one, deactivate and reactivate; and a link's own page
 // with its charges. The list's filter and how many rows it shows live in the URL.
 import { useMutation, useQuery } from "@urql/preact";
-import { graphql } from "../graphql.js";
-import { Link, shownRows, useQueryState } from "../router.js";
+import { graphql, type ResultOf } from "../graphql.js";
+import { ChargeItems, FilterForm, ListPage, useListQuery } from "../list.js";
+import { Link } from "../router.js";
 import { Amount, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 
 const PaymentLinksQuery = graphql(`
@@ -77,10 +78,6 @@ const SetPaymentLinkActive = graphql(`
   }
 `);
 
-/** Rows per "Show more", and the most the list shows. */
-const STEP = 25;
-const MAX = 100;
-
 /** Deactivate or Reactivate: an inactive link's page refuses buyers (410); its charges live on. */
 function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; onChange: () => void }) {
   const [result, set] = useMutation(SetPaymentLinkActive);
@@ -99,141 +96,141 @@ function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; o
   );
 }
 
-export function PaymentLinks() {
-  const [query, setQuery] = useQueryState();
-  // `active`: "true" or "false" (absent: every link).
-  const active = query.get("active");
-  const first = shownRows(query, STEP, MAX);
-  const filters = { first, ...((active === "true" || active === "false") && { active: active === "true" }) };
-  const [{ data, error, fetching }, refetch] = useQuery({ query: PaymentLinksQuery, variables: filters });
-  const reload = () => refetch({ requestPolicy: "network-only" });
+/** The form for a new payment link; `onCreated` reads the list again. */
+function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
   const [created, create] = useMutation(CreatePaymentLink);
-  const links = data?.paymentLinks;
   return (
-    <>
-      <h1>Payment links</h1>
-      <Section title="New payment link">
-        <p class="muted small">Share its URL: every buyer who pays there gets a charge of their own, for the amount set here (fixed for the link's life).</p>
-        <form
-          class="inline"
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            const v = formValues(form);
-            // Empty optional fields are left out (undefined is not sent).
-            const optional = (value: string | undefined) => value?.trim() || undefined;
-            const result = await create({
-              input: {
-                name: v.name ?? "",
-                amount: (v.amount ?? "").trim(),
-                description: optional(v.description),
-                successUrl: optional(v.successUrl),
-                cancelUrl: optional(v.cancelUrl),
-              },
-            });
-            if (!result.error) {
-              form.reset();
-              reload();
-            }
-          }}
-        >
-          <label class="grow">
-            Name
-            <input name="name" maxLength={200} required placeholder="Poster, A2" />
-          </label>
-          <label>
-            Amount (USDC)
-            <input
-              name="amount"
-              inputMode="decimal"
-              pattern="\d+(\.\d{1,6})?"
-              title="A decimal amount with at most 6 decimals, such as 25.00"
-              placeholder="25.00"
-              required
-            />
-          </label>
-          <label class="grow">
-            Description (optional)
-            <input name="description" maxLength={1000} />
-          </label>
-          <label class="grow">
-            Success URL (optional: where buyers go once paid)
-            <input name="successUrl" type="url" placeholder="https://shop.example/thanks" />
-          </label>
-          <label class="grow">
-            Cancel URL (optional)
-            <input name="cancelUrl" type="url" placeholder="https://shop.example" />
-          </label>
-          <button type="submit" disabled={created.fetching}>
-            Create payment link
-          </button>
-        </form>
-        <ErrorNote error={created.error} />
-      </Section>
+    <Section title="New payment link">
+      <p class="muted small">Share its URL: every buyer who pays there gets a charge of their own, for the amount set here (fixed for the link's life).</p>
       <form
-        // Read again from the URL when Back changes it.
-        key={active}
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
+        class="inline"
+        onSubmit={async (e) => {
           e.preventDefault();
-          setQuery({ active: String(new FormData(e.currentTarget).get("active") ?? ""), shown: null });
+          const form = e.currentTarget;
+          const v = formValues(form);
+          // Empty optional fields are left out (undefined is not sent).
+          const optional = (value: string | undefined) => value?.trim() || undefined;
+          const result = await create({
+            input: {
+              name: v.name ?? "",
+              amount: (v.amount ?? "").trim(),
+              description: optional(v.description),
+              successUrl: optional(v.successUrl),
+              cancelUrl: optional(v.cancelUrl),
+            },
+          });
+          if (!result.error) {
+            form.reset();
+            onCreated();
+          }
         }}
       >
-        <label>
-          Show
-          <select name="active">
-            <option value="">All links</option>
-            <option value="true" selected={active === "true"}>
-              Active only
-            </option>
-            <option value="false" selected={active === "false"}>
-              Inactive only
-            </option>
-          </select>
+        <label class="grow">
+          Name
+          <input name="name" maxLength={200} required placeholder="Poster, A2" />
         </label>
-        <button type="submit">Filter</button>
+        <label>
+          Amount (USDC)
+          <input
+            name="amount"
+            inputMode="decimal"
+            pattern="\d+(\.\d{1,6})?"
+            title="A decimal amount with at most 6 decimals, such as 25.00"
+            placeholder="25.00"
+            required
+          />
+        </label>
+        <label class="grow">
+          Description (optional)
+          <input name="description" maxLength={1000} />
+        </label>
+        <label class="grow">
+          Success URL (optional: where buyers go once paid)
+          <input name="successUrl" type="url" placeholder="https://shop.example/thanks" />
+        </label>
+        <label class="grow">
+          Cancel URL (optional)
+          <input name="cancelUrl" type="url" placeholder="https://shop.example" />
+        </label>
+        <button type="submit" disabled={created.fetching}>
+          Create payment link
+        </button>
       </form>
-      <ErrorNote error={error} />
-      {links && (
-        <>
-          <p class="muted" aria-live="polite">
-            {links.totalCount} {links.totalCount === 1 ? "payment link" : "payment links"}
-          </p>
-          <div class="card">
-            <ul class="rows">
-              {links.edges.map(({ node: l }) => (
-                <li key={l.id} class="link-row" data-link={l.id}>
-                  <span class="link-name">
-                    <Link href={`/payment-links/${l.id}`}>{l.name}</Link>
-                    {l.description && <span class="muted small"> {l.description}</span>}
-                  </span>
-                  <Amount value={l.amount} />
-                  <Status status={l.active ? "ACTIVE" : "INACTIVE"} />
-                  <span class="link-url">
-                    <code data-link-url>{l.url}</code> <CopyButton value={l.url} />
-                  </span>
-                  <span class="muted small">
-                    <span data-charges>
-                      {l.charges.totalCount} {l.charges.totalCount === 1 ? "charge" : "charges"}
-                    </span>{" "}
-                    · created <Time iso={l.createdAt} />
-                  </span>
-                  <div>
-                    <ActiveToggle id={l.id} active={l.active} onChange={reload} />
-                  </div>
-                </li>
-              ))}
-            </ul>
-          </div>
-          {links.pageInfo.hasNextPage && first < MAX && (
-            <button type="button" disabled={fetching} onClick={() => setQuery({ shown: first + STEP }, "replace")}>
-              Show more
-            </button>
-          )}
-        </>
+      <ErrorNote error={created.error} />
+    </Section>
+  );
+}
+
+type LinkRow = ResultOf<typeof PaymentLinksQuery>["paymentLinks"]["edges"][number]["node"];
+
+/** A payment link in the list: its name, amount, state, URL to copy, charges, and its toggle. */
+function LinkItem({ link: l, onChange }: { link: LinkRow; onChange: () => void }) {
+  return (
+    <li class="link-row" data-link={l.id}>
+      <span class="link-name">
+        <Link href={`/payment-links/${l.id}`}>{l.name}</Link>
+        {l.description && <span class="muted small"> {l.description}</span>}
+      </span>
+      <Amount value={l.amount} />
+      <Status status={l.active ? "ACTIVE" : "INACTIVE"} />
+      <span class="link-url">
+        <code data-link-url>{l.url}</code> <CopyButton value={l.url} />
+      </span>
+      <span class="muted small">
+        <span data-charges>
+          {l.charges.totalCount} {l.charges.totalCount === 1 ? "charge" : "charges"}
+        </span>{" "}
+        · created <Time iso={l.createdAt} />
+      </span>
+      <div>
+        <ActiveToggle id={l.id} active={l.active} onChange={onChange} />
+      </div>
+    </li>
+  );
+}
+
+export function PaymentLinks() {
+  const list = useListQuery();
+  // `active`: "true" or "false" (absent: every link).
+  const active = list.params.get("active");
+  const filters = { first: list.first, ...((active === "true" || active === "false") && { active: active === "true" }) };
+  const [result, refetch] = useQuery({ query: PaymentLinksQuery, variables: filters });
+  const reload = () => refetch({ requestPolicy: "network-only" });
+  return (
+    <ListPage
+      title="Payment links"
+      intro={<NewPaymentLink onCreated={reload} />}
+      filters={
+        <FilterForm list={list} toQuery={(v) => ({ active: v.active })}>
+          <label>
+            Show
+            <select name="active">
+              <option value="">All links</option>
+              <option value="true" selected={active === "true"}>
+                Active only
+              </option>
+              <option value="false" selected={active === "false"}>
+                Inactive only
+              </option>
+            </select>
+          </label>
+        </FilterForm>
+      }
+      list={list}
+      result={result}
+      connection={result.data?.paymentLinks}
+      noun={["payment link", "payment links"]}
+    >
+      {(links) => (
+        <div class="card">
+          <ul class="rows">
+            {links.edges.map(({ node }) => (
+              <LinkItem key={node.id} link={node} onChange={reload} />
+            ))}
+          </ul>
+        </div>
       )}
-    </>
+    </ListPage>
   );
 }
 
@@ -276,17 +273,7 @@ export function PaymentLinkPage({ id }: { id: string }) {
         </dl>
       </Section>
       <Section title={`Charges (${link.charges.totalCount})`}>
-        {link.charges.totalCount === 0 ? (
-          <p class="muted">No buyer has paid here yet.</p>
-        ) : (
-          <ul class="rows">
-            {link.charges.edges.map(({ node: c }) => (
-              <li key={c.id}>
-                <Link href={`/charges/${c.id}`}>{c.orderId}</Link> <Amount value={c.amount} /> <Status status={c.status} /> <Time iso={c.createdAt} />
-              </li>
-            ))}
-          </ul>
-        )}
+        {link.charges.totalCount === 0 ? <p class="muted">No buyer has paid here yet.</p> : <ChargeItems charges={link.charges.edges.map((e) => e.node)} />}
       </Section>
     </>
   );

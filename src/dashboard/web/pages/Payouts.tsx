@@ -3,9 +3,10 @@
 // paid, when and whether it stands; filtered by period and paged, both in the URL, with the period's
 // CSV exports.
 import { useQuery } from "@urql/preact";
-import { graphql } from "../graphql.js";
-import { Link, useQueryState } from "../router.js";
-import { ErrorNote, Explorer, formValues, Money, Section, Status, Time } from "../ui.js";
+import { graphql, type ResultOf } from "../graphql.js";
+import { type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
+import { Link } from "../router.js";
+import { ErrorNote, Money, Section, Status, Time } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
 
 const PayoutsQuery = graphql(`
@@ -39,96 +40,48 @@ const PayoutsQuery = graphql(`
   }
 `);
 
-const PAGE_SIZE = 25;
+type Payout = ResultOf<typeof PayoutsQuery>["payouts"]["edges"][number]["node"];
+type Chains = ResultOf<typeof PayoutsQuery>["chains"];
+
+/** The table's columns; the transaction's column names its chain. */
+const columns = (chains: Chains): Column<Payout>[] => [
+  { header: "Time", cell: (p) => <Time iso={p.createdAt} /> },
+  { header: "Transaction", cell: (p) => <TxCell chains={chains} chainId={p.chainId} txHash={p.txHash} /> },
+  { header: "Paid to you", num: true, name: "amount", cell: (p) => <Money value={p.amount} /> },
+  { header: "Fee", num: true, name: "fee", cell: (p) => <Money value={p.feeAmount} /> },
+  {
+    header: "Charges",
+    cell: (p) => (
+      <ul class="plain">
+        {p.chargeIds.map((id) => (
+          <li key={id}>
+            <Link href={`/charges/${id}`}>{id}</Link>
+          </li>
+        ))}
+      </ul>
+    ),
+  },
+  { header: "Status", cell: (p) => <Status status={p.status} /> },
+];
 
 export function Payouts({ mode }: { mode: string }) {
-  const [search, change] = useQueryState();
-  const period = periodOf(search);
-  const after = search.get("after");
-  const before = search.get("before");
-  const variables = {
-    ...(before ? { last: PAGE_SIZE, before } : { first: PAGE_SIZE, ...(after && { after }) }),
-    ...instants(period),
-  };
-  const [{ data, error }] = useQuery({ query: PayoutsQuery, variables });
+  const list = useListQuery();
+  const period = periodOf(list.params);
+  const [{ data, error }] = useQuery({ query: PayoutsQuery, variables: { ...cursorPage(list.params), ...instants(period) } });
   const payouts = data?.payouts;
   return (
     <>
       <h1>Payouts</h1>
       <Section title="Payouts to your wallet">
-        <form
-          key={search.toString()}
-          class="filters"
-          role="search"
-          aria-label="Filter payouts"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = formValues(e.currentTarget);
-            change({ from: form.from, to: form.to, after: null, before: null });
-          }}
-        >
+        <FilterForm list={list} label="Filter payouts" toQuery={(v) => ({ from: v.from, to: v.to, after: null, before: null })}>
           <PeriodFields period={period} />
-          <button type="submit">Filter</button>
-        </form>
+        </FilterForm>
         <ExportLinks period={period} mode={mode} />
         <ErrorNote error={error} />
         {payouts && (
           <>
-            <p class="muted" aria-live="polite">
-              {payouts.totalCount} {payouts.totalCount === 1 ? "payout" : "payouts"}
-            </p>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Transaction</th>
-                    <th scope="col" class="num">
-                      Paid to you
-                    </th>
-                    <th scope="col" class="num">
-                      Fee
-                    </th>
-                    <th scope="col">Charges</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {payouts.edges.map(({ node: p }) => {
-                    const chain = data.chains.find((c) => c.chainId === p.chainId);
-                    return (
-                      <tr key={p.id} data-payout={p.txHash}>
-                        <td>
-                          <Time iso={p.createdAt} />
-                        </td>
-                        <td>
-                          <Explorer base={chain?.explorerUrl} kind="tx" value={p.txHash} />
-                          <div class="muted small">{chain?.name ?? `Chain ${p.chainId}`}</div>
-                        </td>
-                        <td class="num" data-column="amount">
-                          <Money value={p.amount} />
-                        </td>
-                        <td class="num" data-column="fee">
-                          <Money value={p.feeAmount} />
-                        </td>
-                        <td>
-                          <ul class="plain">
-                            {p.chargeIds.map((id) => (
-                              <li key={id}>
-                                <Link href={`/charges/${id}`}>{id}</Link>
-                              </li>
-                            ))}
-                          </ul>
-                        </td>
-                        <td>
-                          <Status status={p.status} />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <ListCount count={payouts.totalCount} noun={["payout", "payouts"]} />
+            <DataTable columns={columns(data.chains)} rows={payouts.edges.map((e) => e.node)} rowData={(p) => ({ "data-payout": p.txHash })} />
             {payouts.edges.length === 0 && <p class="muted">No payouts in this period yet: a payout shows here once its transaction is confirmed.</p>}
             <Pager pageInfo={payouts.pageInfo} filters={{ from: period.from, to: period.to }} />
           </>

@@ -3,9 +3,9 @@
 // two-factor off ask the password (and code) in the confirmation that names what changes.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
-import { graphql } from "../graphql.js";
+import { graphql, type ResultOf } from "../graphql.js";
 import type { Session } from "../session.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, reauthentication, ReauthenticationFields, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 
 const SettingsQuery = graphql(`
@@ -101,231 +101,21 @@ const SignOutEverywhere = graphql(`
   }
 `);
 
+type SettingsData = ResultOf<typeof SettingsQuery>;
+
 export function Settings({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const [{ data, error }, refetch] = useQuery({ query: SettingsQuery });
   const reload = () => refetch({ requestPolicy: "network-only" });
-  const [settings, save] = useMutation(UpdateSettings);
-  const [userResult, createUser] = useMutation(CreateUser);
-  const [deleted, deleteUser] = useMutation(DeleteUser);
-  const [enrollment, startTotp] = useMutation(StartTotp);
-  const [confirmed, confirmTotp] = useMutation(ConfirmTotp);
-  const [disabled, disableTotp] = useMutation(DisableTotp);
-  const [regenerated, regenerateCodes] = useMutation(RegenerateRecoveryCodes);
   const [, signOutEverywhere] = useMutation(SignOutEverywhere);
-  const [walletChanged, setWalletChanged] = useState(false);
-  /** Settings whose new wallet waits for the confirmation (with the password). */
-  const [walletChange, setWalletChange] = useState<SettingsInput | null>(null);
-  /** A user to add once the confirmation (with your password) is answered. */
-  const [newUser, setNewUser] = useState<{ email: string; password: string; form: HTMLFormElement } | null>(null);
-  /** Recovery codes just made, shown until the page is left. */
-  const [codes, setCodes] = useState<readonly string[] | null>(null);
   if (!data) return <ErrorNote error={error} />;
   const { merchant, user } = data.viewer;
-  const saveSettings = async (input: SettingsInput, given: Record<string, string> = {}) => {
-    const result = await save({ input: { ...input, ...reauthentication(given) } });
-    setWalletChanged(!result.error && (input.testWallet !== merchant.testWallet || input.liveWallet !== merchant.liveWallet));
-  };
   return (
     <>
       <h1>Settings</h1>
-      <Section title="Business">
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const v = formValues(e.currentTarget);
-            const wallet = (value: string | undefined) => (value?.trim() ? value.trim() : null);
-            const input = {
-              name: v.name ?? "",
-              testWallet: wallet(v.testWallet),
-              liveWallet: wallet(v.liveWallet),
-              paymentWindowMinutes: Number(v.paymentWindowMinutes),
-              underpaymentToleranceBps: Number(v.underpaymentToleranceBps),
-            };
-            // A new wallet redirects the money: it is confirmed, with the password, before it is sent.
-            if (walletQuestion(input, merchant)) setWalletChange(input);
-            else await saveSettings(input);
-          }}
-        >
-          {/* Default values: the form keeps what was typed while a confirmation re-renders the page. */}
-          <label>
-            Business name
-            <input name="name" defaultValue={merchant.name} required />
-          </label>
-          <label>
-            Test settlement wallet
-            <input name="testWallet" defaultValue={merchant.testWallet ?? ""} placeholder="0x…" spellcheck={false} />
-          </label>
-          <label>
-            Live settlement wallet
-            <input name="liveWallet" defaultValue={merchant.liveWallet ?? ""} placeholder="0x…" spellcheck={false} />
-          </label>
-          <label>
-            Payment window (minutes a buyer has once a chain is picked)
-            <input name="paymentWindowMinutes" type="number" min={5} max={1440} defaultValue={String(merchant.paymentWindowMinutes)} required />
-          </label>
-          <label>
-            Underpayment tolerance (basis points, 0–1000: 100 = 1%; applies to new charges)
-            <input name="underpaymentToleranceBps" type="number" min={0} max={1000} defaultValue={String(merchant.underpaymentToleranceBps)} required />
-          </label>
-          <p class="muted small">Protocol fee: {merchant.feeBps / 100}% (set by the operator).</p>
-          <ErrorNote error={settings.error} />
-          {settings.data && !settings.error && (
-            <p role="status">Saved.{walletChanged && " New charges pay out to the new wallet; open charges keep the wallet they were created with."}</p>
-          )}
-          {walletChange ? (
-            <ConfirmStep
-              question={walletQuestion(walletChange, merchant)!}
-              confirm="Yes, change it"
-              fields={<ReauthenticationFields totp={user.totpEnabled} />}
-              onCancel={() => setWalletChange(null)}
-              onConfirm={(v) => {
-                setWalletChange(null);
-                void saveSettings(walletChange, v);
-              }}
-            />
-          ) : (
-            <button type="submit" disabled={settings.fetching}>
-              Save
-            </button>
-          )}
-        </form>
-      </Section>
-
+      <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
       <BusinessDetails />
-
-      <Section title="Users">
-        <ul class="rows">
-          {data.users.map((u) => (
-            <li key={u.id}>
-              {u.email} {u.totpEnabled && <span class="muted">(two-factor)</span>} <span class="muted small">since</span> <Time iso={u.createdAt} />{" "}
-              {u.id !== user.id && (
-                <Confirm
-                  label="Remove"
-                  question={`Remove ${u.email}? They are signed out at once and can no longer sign in.`}
-                  confirm="Yes, remove them"
-                  onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
-                />
-              )}
-            </li>
-          ))}
-        </ul>
-        <ErrorNote error={deleted.error ?? userResult.error} />
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            const v = formValues(form);
-            setNewUser({ email: v.email ?? "", password: v.password ?? "", form });
-          }}
-        >
-          <label class="grow">
-            Email
-            <input name="email" type="email" required />
-          </label>
-          <label class="grow">
-            Password (10+ characters)
-            <input name="password" type="password" minLength={10} autoComplete="new-password" required />
-          </label>
-          {newUser ? (
-            <ConfirmStep
-              plain
-              question={`Add ${newUser.email} as a user? They can do everything you can here, in test and live mode.`}
-              confirm="Yes, add them"
-              fields={<ReauthenticationFields totp={user.totpEnabled} />}
-              onCancel={() => setNewUser(null)}
-              onConfirm={async (v) => {
-                setNewUser(null);
-                const { password: currentPassword, totpCode } = reauthentication(v);
-                const result = await createUser({ email: newUser.email, password: newUser.password, currentPassword, totpCode });
-                if (!result.error) {
-                  newUser.form.reset();
-                  reload();
-                }
-              }}
-            />
-          ) : (
-            <button type="submit">Add user</button>
-          )}
-        </form>
-      </Section>
-
-      <Section title="Two-factor sign-in">
-        {codes && <RecoveryCodeList codes={codes} />}
-        {user.totpEnabled ? (
-          <>
-            <p>
-              On for {user.email}. {user.recoveryCodesRemaining} of 10 recovery codes left.
-            </p>
-            <p class="actions">
-              <Confirm
-                label="Turn off"
-                question={`Turn off two-factor sign-in for ${user.email}? Signing in will need only the password.`}
-                confirm="Yes, turn it off"
-                fields={<ReauthenticationFields totp />}
-                onConfirm={async (v) => {
-                  const { password, totpCode } = reauthentication(v);
-                  const result = await disableTotp({ password, code: totpCode });
-                  if (!result.error) {
-                    setCodes(null);
-                    reload();
-                  }
-                }}
-              />{" "}
-              <Confirm
-                plain
-                label="New recovery codes"
-                question="Replace your recovery codes with ten new ones? The old ones stop working."
-                confirm="Yes, replace them"
-                fields={<ReauthenticationFields totp />}
-                onConfirm={async (v) => {
-                  const result = await regenerateCodes(reauthentication(v));
-                  if (result.data) {
-                    setCodes(result.data.regenerateRecoveryCodes.codes);
-                    reload();
-                  }
-                }}
-              />
-            </p>
-            <ErrorNote error={disabled.error ?? regenerated.error} />
-          </>
-        ) : enrollment.data ? (
-          <form
-            class="inline"
-            onSubmit={async (e) => {
-              e.preventDefault();
-              const result = await confirmTotp({ code: formValues(e.currentTarget).code ?? "" });
-              if (result.data) {
-                setCodes(result.data.confirmTotp.codes);
-                reload();
-              }
-            }}
-          >
-            <img
-              class="qr"
-              src={`data:image/svg+xml,${encodeURIComponent(enrollment.data.startTotpEnrollment.qrSvg)}`}
-              width={192}
-              height={192}
-              alt="QR code for your authenticator app: scan it to add this account"
-            />
-            <p>
-              Scan the QR code with your authenticator app, or add this key to it: <code data-totp-secret>{enrollment.data.startTotpEnrollment.secret}</code>{" "}
-              (or open <a href={enrollment.data.startTotpEnrollment.uri}>this otpauth link</a>). Then enter its code.
-            </p>
-            <label>
-              Code
-              <input name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required />
-            </label>
-            <button type="submit">Turn on</button>
-            <ErrorNote error={confirmed.error} />
-          </form>
-        ) : (
-          <button type="button" onClick={() => startTotp({})}>
-            Set up two-factor sign-in
-          </button>
-        )}
-      </Section>
-
+      <Users users={data.users} user={user} reload={reload} />
+      <TwoFactor user={user} reload={reload} />
       <Section title="Sessions">
         <p class="muted">Signed in as {session.user.email}.</p>
         <button type="button" class="danger" onClick={() => signOutEverywhere({}).then(onSignedOut)}>
@@ -333,6 +123,236 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
         </button>
       </Section>
     </>
+  );
+}
+
+/** The business' name, settlement wallets (a change asks first, with the password), payment window and tolerance. */
+function BusinessSettings({ merchant, totp }: { merchant: SettingsData["viewer"]["merchant"]; totp: boolean }) {
+  const [settings, save] = useMutation(UpdateSettings);
+  const [walletChanged, setWalletChanged] = useState(false);
+  /** Settings whose new wallet waits for the confirmation (with the password). */
+  const [walletChange, setWalletChange] = useState<SettingsInput | null>(null);
+  const saveSettings = async (input: SettingsInput, given: Record<string, string> = {}) => {
+    const result = await save({ input: { ...input, ...reauthentication(given) } });
+    setWalletChanged(!result.error && (input.testWallet !== merchant.testWallet || input.liveWallet !== merchant.liveWallet));
+  };
+  return (
+    <Section title="Business">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const v = formValues(e.currentTarget);
+          const wallet = (value: string | undefined) => (value?.trim() ? value.trim() : null);
+          const input = {
+            name: v.name ?? "",
+            testWallet: wallet(v.testWallet),
+            liveWallet: wallet(v.liveWallet),
+            paymentWindowMinutes: Number(v.paymentWindowMinutes),
+            underpaymentToleranceBps: Number(v.underpaymentToleranceBps),
+          };
+          // A new wallet redirects the money: it is confirmed, with the password, before it is sent.
+          if (walletQuestion(input, merchant)) setWalletChange(input);
+          else await saveSettings(input);
+        }}
+      >
+        {/* Default values: the form keeps what was typed while a confirmation re-renders the page. */}
+        <label>
+          Business name
+          <input name="name" defaultValue={merchant.name} required />
+        </label>
+        <label>
+          Test settlement wallet
+          <input name="testWallet" defaultValue={merchant.testWallet ?? ""} placeholder="0x…" spellcheck={false} />
+        </label>
+        <label>
+          Live settlement wallet
+          <input name="liveWallet" defaultValue={merchant.liveWallet ?? ""} placeholder="0x…" spellcheck={false} />
+        </label>
+        <label>
+          Payment window (minutes a buyer has once a chain is picked)
+          <input name="paymentWindowMinutes" type="number" min={5} max={1440} defaultValue={String(merchant.paymentWindowMinutes)} required />
+        </label>
+        <label>
+          Underpayment tolerance (basis points, 0–1000: 100 = 1%; applies to new charges)
+          <input name="underpaymentToleranceBps" type="number" min={0} max={1000} defaultValue={String(merchant.underpaymentToleranceBps)} required />
+        </label>
+        <p class="muted small">Protocol fee: {merchant.feeBps / 100}% (set by the operator).</p>
+        <Outcome
+          result={settings}
+          saved={`Saved.${walletChanged ? " New charges pay out to the new wallet; open charges keep the wallet they were created with." : ""}`}
+        />
+        {walletChange ? (
+          <ConfirmStep
+            question={walletQuestion(walletChange, merchant)!}
+            confirm="Yes, change it"
+            reauthenticate={{ totp }}
+            onCancel={() => setWalletChange(null)}
+            onConfirm={(v) => {
+              setWalletChange(null);
+              void saveSettings(walletChange, v);
+            }}
+          />
+        ) : (
+          <button type="submit" disabled={settings.fetching}>
+            Save
+          </button>
+        )}
+      </form>
+    </Section>
+  );
+}
+
+/** The users of this business: remove one, add one (asks first, with your password). */
+function Users(props: { users: SettingsData["users"]; user: SettingsData["viewer"]["user"]; reload: () => void }) {
+  const { user, reload } = props;
+  const [userResult, createUser] = useMutation(CreateUser);
+  const [deleted, deleteUser] = useMutation(DeleteUser);
+  /** A user to add once the confirmation (with your password) is answered. */
+  const [newUser, setNewUser] = useState<{ email: string; password: string; form: HTMLFormElement } | null>(null);
+  return (
+    <Section title="Users">
+      <ul class="rows">
+        {props.users.map((u) => (
+          <li key={u.id}>
+            {u.email} {u.totpEnabled && <span class="muted">(two-factor)</span>} <span class="muted small">since</span> <Time iso={u.createdAt} />{" "}
+            {u.id !== user.id && (
+              <Confirm
+                label="Remove"
+                question={`Remove ${u.email}? They are signed out at once and can no longer sign in.`}
+                confirm="Yes, remove them"
+                onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
+              />
+            )}
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={deleted.error ?? userResult.error} />
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = e.currentTarget;
+          const v = formValues(form);
+          setNewUser({ email: v.email ?? "", password: v.password ?? "", form });
+        }}
+      >
+        <label class="grow">
+          Email
+          <input name="email" type="email" required />
+        </label>
+        <label class="grow">
+          Password (10+ characters)
+          <input name="password" type="password" minLength={10} autoComplete="new-password" required />
+        </label>
+        {newUser ? (
+          <ConfirmStep
+            plain
+            question={`Add ${newUser.email} as a user? They can do everything you can here, in test and live mode.`}
+            confirm="Yes, add them"
+            reauthenticate={{ totp: user.totpEnabled }}
+            onCancel={() => setNewUser(null)}
+            onConfirm={async (v) => {
+              setNewUser(null);
+              const { password: currentPassword, totpCode } = reauthentication(v);
+              const result = await createUser({ email: newUser.email, password: newUser.password, currentPassword, totpCode });
+              if (!result.error) {
+                newUser.form.reset();
+                reload();
+              }
+            }}
+          />
+        ) : (
+          <button type="submit">Add user</button>
+        )}
+      </form>
+    </Section>
+  );
+}
+
+/** Two-factor sign-in: set it up (QR code, then a code), turn it off, new recovery codes (both with the password). */
+function TwoFactor({ user, reload }: { user: SettingsData["viewer"]["user"]; reload: () => void }) {
+  const [enrollment, startTotp] = useMutation(StartTotp);
+  const [confirmed, confirmTotp] = useMutation(ConfirmTotp);
+  const [disabled, disableTotp] = useMutation(DisableTotp);
+  const [regenerated, regenerateCodes] = useMutation(RegenerateRecoveryCodes);
+  /** Recovery codes just made, shown until the page is left. */
+  const [codes, setCodes] = useState<readonly string[] | null>(null);
+  return (
+    <Section title="Two-factor sign-in">
+      {codes && <RecoveryCodeList codes={codes} />}
+      {user.totpEnabled ? (
+        <>
+          <p>
+            On for {user.email}. {user.recoveryCodesRemaining} of 10 recovery codes left.
+          </p>
+          <p class="actions">
+            <Confirm
+              label="Turn off"
+              question={`Turn off two-factor sign-in for ${user.email}? Signing in will need only the password.`}
+              confirm="Yes, turn it off"
+              reauthenticate={{ totp: true }}
+              onConfirm={async (v) => {
+                const { password, totpCode } = reauthentication(v);
+                const result = await disableTotp({ password, code: totpCode });
+                if (!result.error) {
+                  setCodes(null);
+                  reload();
+                }
+              }}
+            />{" "}
+            <Confirm
+              plain
+              label="New recovery codes"
+              question="Replace your recovery codes with ten new ones? The old ones stop working."
+              confirm="Yes, replace them"
+              reauthenticate={{ totp: true }}
+              onConfirm={async (v) => {
+                const result = await regenerateCodes(reauthentication(v));
+                if (result.data) {
+                  setCodes(result.data.regenerateRecoveryCodes.codes);
+                  reload();
+                }
+              }}
+            />
+          </p>
+          <ErrorNote error={disabled.error ?? regenerated.error} />
+        </>
+      ) : enrollment.data ? (
+        <form
+          class="inline"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const result = await confirmTotp({ code: formValues(e.currentTarget).code ?? "" });
+            if (result.data) {
+              setCodes(result.data.confirmTotp.codes);
+              reload();
+            }
+          }}
+        >
+          <img
+            class="qr"
+            src={`data:image/svg+xml,${encodeURIComponent(enrollment.data.startTotpEnrollment.qrSvg)}`}
+            width={192}
+            height={192}
+            alt="QR code for your authenticator app: scan it to add this account"
+          />
+          <p>
+            Scan the QR code with your authenticator app, or add this key to it: <code data-totp-secret>{enrollment.data.startTotpEnrollment.secret}</code> (or
+            open <a href={enrollment.data.startTotpEnrollment.uri}>this otpauth link</a>). Then enter its code.
+          </p>
+          <label>
+            Code
+            <input name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required />
+          </label>
+          <button type="submit">Turn on</button>
+          <ErrorNote error={confirmed.error} />
+        </form>
+      ) : (
+        <button type="button" onClick={() => startTotp({})}>
+          Set up two-factor sign-in
+        </button>
+      )}
+    </Section>
   );
 }
 
