@@ -163,7 +163,8 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       payoutMinAmount: config.payoutMinAmount,
       gasless: { minAmount: config.gaslessMinAmount },
       factory: chains.factory(),
-      feed: live,
+      // The CLI's changes reach no subscriber: it has none, and stays off Redis.
+      feed: role === "cli" ? undefined : live,
     },
     async close() {
       lag?.stop();
