@@ -33,8 +33,24 @@ function findCommand(positionals: string[]): { command: Command; name: string; a
     const command = words <= positionals.length ? COMMANDS.find((c) => c.names.includes(name)) : undefined;
     if (command) return { command, name, args: positionals.slice(words) };
   }
-  const group = COMMANDS.flatMap((c) => c.names).filter((n) => n.startsWith(`${positionals[0]} `));
-  throw new UsageError(`Unknown command: ${positionals.join(" ")}${group.length ? ` (${group.join(", ")})` : ""}`);
+  const name = positionals.join(" ");
+  return { command: unknownCommand(name, positionals[0]!), name, args: [] };
+}
+
+/**
+ * An unknown command opens the database first, as the database's commands do: a database refused at
+ * open (locked, lost, behind on migrations) is what it reports, whatever was mistyped after it.
+ */
+function unknownCommand(name: string, group: string): Command {
+  const known = COMMANDS.flatMap((c) => c.names).filter((n) => n.startsWith(`${group} `));
+  return {
+    names: [],
+    usage: "",
+    async run({ open }) {
+      await open();
+      throw new UsageError(`Unknown command: ${name}${known.length ? ` (${known.join(", ")})` : ""}`);
+    },
+  };
 }
 
 async function main(argv: string[]): Promise<void> {
