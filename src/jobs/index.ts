@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { ChainSet } from "../chain/chains.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
-import type { ChargeFeed } from "../domain/live.js";
+import type { PaymentSettings } from "../domain/payments.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { startChainRunner } from "./chain-runner.js";
 import { startWebhookDispatcher } from "./webhook-dispatcher.js";
@@ -14,31 +14,33 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-export interface JobsOptions extends Pick<ExpirySweepOptions, "now" | "onExpired"> {
-  /** Announces the changes the jobs commit (expiry, payments, settlement) to live subscribers. */
-  feed?: ChargeFeed;
+/** What the jobs run on: the process's services (services.ts). */
+export interface JobServices {
+  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs">;
+  db: Database;
+  chains: ChainSet;
+  logger: Logger;
+  /** The domain's settings; its feed announces the changes the jobs commit to live subscribers. */
+  settings: PaymentSettings;
   /** Where this process counts what the jobs do (webhook delivery results, reconciliation differences). */
-  metrics?: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences">;
+  metrics: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences">;
 }
 
-/** Starts every background job against `db`: the expiry sweep, webhook delivery and one runner per enabled chain. */
-export function startJobs(config: Config, db: Database, chains: ChainSet, logger: Logger, options: JobsOptions = {}): Jobs {
-  const settings = {
-    paymentBaseUrl: config.paymentBaseUrl,
-    partialExtensionMinutes: config.partialExtensionMinutes,
-    payoutMinAmount: config.payoutMinAmount,
-    feed: options.feed,
-  };
+export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
+
+/** Starts every background job: the expiry sweep, webhook delivery and one runner per enabled chain. */
+export function startJobs(services: JobServices, options: JobsOptions = {}): Jobs {
+  const { config, db, settings, logger, metrics } = services;
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
-    startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => options.metrics?.webhookDeliveries.inc({ result }) }),
-    ...chains.all().map((chain) =>
+    startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => metrics.webhookDeliveries.inc({ result }) }),
+    ...services.chains.all().map((chain) =>
       startChainRunner(db, chain, logger, {
         intervalMs: config.chainPollIntervalMs,
         settings,
         bumpAfterMs: config.relayerBumpAfterMs,
         reconcileMs: config.reconcileIntervalMs,
-        metrics: options.metrics,
+        metrics,
         now: options.now,
       }),
     ),

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { type Contract, ContractFactory, getAddress, id as keccakId, parseEther, parseUnits } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type App, buildApp } from "../../src/app.js";
+import type { App } from "../../src/app.js";
 import { MockUSDCArtifact } from "../../src/chain/artifacts.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { Relayer } from "../../src/chain/relayer.js";
@@ -32,7 +32,7 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { runSweeps } from "../../src/jobs/sweeps.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
-import { freshDatabase, POLLING, SETTINGS, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
+import { buildTestApp, freshDatabase, POLLING, SETTINGS, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 
 const FEE_BPS = 100n;
 const PASSWORD = "correct horse battery";
@@ -92,7 +92,7 @@ afterAll(async () => {
 
 async function startService(): Promise<void> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...POLLING });
-  const app = await buildApp(config, { db, chains: new ChainSet([devnet]) });
+  const app = await buildTestApp(config, { db, chains: new ChainSet([devnet]) });
   const url = await app.start(0);
   service = { app, url, runner: startRunner() };
 }

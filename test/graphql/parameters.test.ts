@@ -4,16 +4,15 @@
 // (`i.lineItems[0].quantity`), literals by the argument path (`input.lineItems[0].quantity`).
 import { GraphQLError, type OperationDefinitionNode, parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type App, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { maskError } from "../../src/graphql/yoga.js";
-import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
+import { buildTestApp, freshDatabase, type TestService, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 import { recordingLogger } from "../helpers/logs.js";
 
 const log = recordingLogger();
-let app: App;
+let app: TestService;
 let url: string;
 let key: string;
 let drop: () => Promise<void>;
@@ -22,7 +21,7 @@ beforeAll(async () => {
   const fresh = await freshDatabase();
   drop = fresh.drop;
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "debug", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS });
-  app = await buildApp(config, { db: fresh.db, logger: log.logger });
+  app = await buildTestApp(config, { db: fresh.db, logger: log.logger });
   url = await app.start(0);
   key = (await createMerchant(fresh.db.prisma, { name: "Parameter Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 })).apiKeys.test.secret;
 });
@@ -58,7 +57,7 @@ function expectRefused(res: Awaited<ReturnType<typeof send>>, param: string) {
   expect(res.body.data).toBeUndefined();
 }
 
-const customers = () => app.db.prisma.customer.count();
+const customers = () => app.services.prisma.customer.count();
 
 describe("a variable of the wrong type, or missing", () => {
   it.each([

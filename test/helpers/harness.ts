@@ -3,14 +3,15 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { expect } from "vitest";
-import { type BuildOptions, buildApp } from "../../src/app.js";
+import { type App, buildApp } from "../../src/app.js";
 import type { ChainSet } from "../../src/chain/chains.js";
-import { loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.js";
 import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
+import { buildServices, type Services, type ServicesOptions } from "../../src/services.js";
 import { Contract } from "./contract.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -104,11 +105,11 @@ export const UNLIMITED_ADDRESS = {
  * Starts the service with test settings; `env` overrides configuration variables. Every /v1 call
  * made through `call` is checked against the service's OpenAPI document (helpers/contract.ts).
  */
-export async function startApp(env: Record<string, string> = {}, options: Pick<BuildOptions, "chains" | "devnet" | "logger"> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, options: Pick<ServicesOptions, "chains" | "devnet" | "logger"> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop, url: databaseUrl } = await freshDatabase((sql) => queries.push(sql));
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
-  const app = await buildApp(config, { db, ...options });
+  const app = await buildTestApp(config, { db, ...options });
   const url = await app.start(0);
   const newMerchant = () => createMerchant(db.prisma, { name: "Test Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
   const merchant = await newMerchant();
@@ -155,7 +156,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
     testKey,
     liveKey: merchant.apiKeys.live.secret,
     queries,
-    live: app.live,
+    live: app.services.live,
     call,
     async gql(query, variables, key) {
       const res = await call("POST", "/graphql", { key, body: { query, variables } });
@@ -165,6 +166,23 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
     async stop() {
       await app.stop();
       await drop();
+    },
+  };
+}
+
+/** The API with the services it runs on. */
+export type TestService = App & { services: Services };
+
+/** The API on its own services (an API process's worth); stopping it stops both. */
+export async function buildTestApp(config: Config, options: ServicesOptions): Promise<TestService> {
+  const services = await buildServices(config, options);
+  const app = buildApp(services);
+  return {
+    ...app,
+    services,
+    async stop() {
+      await app.stop();
+      await services.close();
     },
   };
 }
@@ -188,7 +206,7 @@ export function expectError(res: { status: number; body: any; headers: Headers }
 /** A second API process's worth of service on `app`'s database (its own HTTP server, pub/sub and connections), as behind a load balancer. */
 export async function startSecondInstance(app: TestApp, env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
-  const second = await buildApp(config, { db: app.db });
+  const second = await buildTestApp(config, { db: app.db });
   return { url: await second.start(0), stop: () => second.stop() };
 }
 

@@ -6,10 +6,9 @@
 import { readFileSync } from "node:fs";
 import parsePrometheus from "parse-prometheus-text-format";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { waitFor } from "../helpers/chain.js";
-import { startApp, startSecondInstance, type TestApp, UNLIMITED_ADDRESS } from "../helpers/harness.js";
+import { buildTestApp, startApp, startSecondInstance, type TestApp, UNLIMITED_ADDRESS } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 import { recordingLogger } from "../helpers/logs.js";
 
@@ -180,7 +179,7 @@ it("leaves the database's figures to the processes that run the jobs: an API wit
 it("in production, needs METRICS_TOKEN: without it /metrics is 404 and a warning says so; with it, the token is required", async () => {
   const env = { NODE_ENV: "production", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS };
   const { logger, lines } = recordingLogger();
-  const off = await buildApp(loadConfig(env), { db: app.db, logger });
+  const off = await buildTestApp(loadConfig(env), { db: app.db, logger });
   try {
     const url = await off.start(0);
     const res = await fetch(`${url}/metrics`);

@@ -4,10 +4,11 @@
 // probes log at debug, and every line names its process.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type App, buildApp, createLogger } from "../../src/app.js";
+import type { App } from "../../src/app.js";
+import { createLogger } from "../../src/services.js";
 import { loadConfig } from "../../src/config.js";
 import { createMerchant } from "../../src/domain/merchants.js";
-import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
+import { buildTestApp, freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { recordingLogger } from "../helpers/logs.js";
 
 const SECRET = "secret@example.com";
@@ -24,9 +25,9 @@ beforeAll(async () => {
   const fresh = await freshDatabase();
   drop = fresh.drop;
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "info", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS });
-  app = await buildApp(config, { db: fresh.db, logger: log.logger });
+  app = await buildTestApp(config, { db: fresh.db, logger: log.logger });
   url = await app.start(0);
-  proxied = await buildApp({ ...config, trustProxy: 1 }, { db: fresh.db, logger: log.logger });
+  proxied = await buildTestApp({ ...config, trustProxy: 1 }, { db: fresh.db, logger: log.logger });
   proxiedUrl = await proxied.start(0);
   const merchant = await createMerchant(fresh.db.prisma, { name: "Log Shop", testWallet: WALLET, liveWallet: WALLET }, { feeBps: 100 });
   key = merchant.apiKeys.test.secret;

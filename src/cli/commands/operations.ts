@@ -1,0 +1,105 @@
+// The operator's commands on charges and chains: `payouts retry`, `reconcile`, `sweep`, `charges reviewed`.
+import { retryPayout } from "../../domain/payouts.js";
+import { markChargeReviewed } from "../../domain/review.js";
+import { getSweep, requestSweep, sweepResource } from "../../domain/sweeps.js";
+import { ChainRpc } from "../../chain/rpc.js";
+import { reconcileChain } from "../../jobs/reconcile.js";
+import { type Command, CommandError, enabledChains, UsageError } from "../command.js";
+
+/** How long `sweep` waits for the worker to send the transaction. */
+const SWEEP_WAIT_MS = 5 * 60_000;
+
+const payoutsRetry: Command = {
+  names: ["payouts retry"],
+  usage: `  payouts retry CHARGE_ID                                Tries a stopped payout again (a charge whose
+                                                         payoutBlockedReason is flush_failing).`,
+  async run({ open, print, need }) {
+    const { prisma, settings } = await open();
+    const charge = await retryPayout(prisma, settings, need("CHARGE_ID"));
+    const state = charge.payoutBlockedReason
+      ? `still blocked (${charge.payoutBlockedReason}); checked again on the next round`
+      : "the worker tries it on its next round";
+    print(`Payout of ${charge.id}: ${state}.`, { id: charge.id, payoutBlockedReason: charge.payoutBlockedReason });
+  },
+};
+
+const reconcile: Command = {
+  names: ["reconcile"],
+  usage: `  reconcile [--chain ID] [--json]                        Compares the ledger with each chain (clone balances,
+                                                         recent transfers); exit 1 when they differ. Read-only:
+                                                         safe while the service runs.`,
+  async run({ config, flags, open }) {
+    const { prisma } = await open();
+    const chainId = flags.chain === undefined ? undefined : Number(flags.chain);
+    const all = enabledChains(config).all();
+    const chosen = chainId === undefined ? all : all.filter((c) => c.chainId === chainId);
+    if (chosen.length === 0) throw new UsageError(chainId === undefined ? "No chain is enabled." : `Chain ${flags.chain} is not enabled.`);
+    const results = [];
+    for (const chain of chosen) {
+      const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
+      try {
+        results.push(await reconcileChain(prisma, rpc, chain));
+      } finally {
+        rpc.destroy();
+      }
+    }
+    const differences = results.flatMap((r) => r.differences);
+    if (flags.json) console.log(JSON.stringify({ differences }, null, 2));
+    else {
+      for (const r of results) {
+        const at = r.block === null ? "not indexed yet" : `block ${r.block}`;
+        console.log(
+          `Chain ${r.chainId} (${at}): ${r.checked} addresses and ${r.transfersChecked} recent transfers checked, ${r.differences.length} differences.`,
+        );
+      }
+      for (const d of differences) console.log(`  ${d.chargeId}: ${d.message}`);
+    }
+    if (differences.length > 0) process.exitCode = 1;
+  },
+};
+
+const sweep: Command = {
+  names: ["sweep"],
+  usage: `  sweep CHARGE_ID --token 0x…|eth [--chain ID] [--detach]
+      Pays another token (or the chain's native coin) out of the charge's address to its merchant's
+      wallet; the worker sends it. Waits for the transaction unless --detach.`,
+  async run({ config, flags, args, open, print }) {
+    const { db, prisma } = await open();
+    const [chargeId] = args;
+    if (!chargeId || !flags.token) throw new UsageError("Usage: stablegate sweep CHARGE_ID --token 0x…|eth [--chain ID] [--detach]");
+    const input = { token: flags.token, ...(flags.chain !== undefined && { chainId: Number(flags.chain) }) };
+    const sweep = await requestSweep(prisma, enabledChains(config), null, chargeId, input);
+    // No worker can run on the embedded database while we hold it: waiting could only time out.
+    if (flags.detach || db.kind === "embedded") {
+      const when = db.kind === "embedded" ? " once the service runs again" : "";
+      return print(`Sweep ${sweep.id} asked for; the worker sends it${when}.`, sweepResource(sweep));
+    }
+    const until = Date.now() + SWEEP_WAIT_MS;
+    for (;;) {
+      const now = await getSweep(prisma, null, sweep.id);
+      if (now.status === "DONE" || now.status === "FAILED") {
+        const shown = sweepResource(now);
+        if (now.status === "FAILED") throw new CommandError(`Sweep ${sweep.id} failed: ${now.error}`);
+        return print(`Swept ${sweep.token} of ${chargeId} on chain ${sweep.chainId} in ${shown.txHash}.`, shown);
+      }
+      if (Date.now() > until)
+        throw new CommandError(`Sweep ${sweep.id} is still ${now.status} after 5 minutes: is a worker running for chain ${sweep.chainId}?`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  },
+};
+
+const chargesReviewed: Command = {
+  names: ["charges reviewed"],
+  usage: "  charges reviewed CHARGE_ID                             Marks a charge that needs review as reviewed.",
+  async run({ open, print, need }) {
+    const { prisma, settings } = await open();
+    const id = need("CHARGE_ID");
+    const charge = await prisma.charge.findUnique({ where: { id }, select: { merchantId: true, livemode: true } });
+    if (!charge) throw new CommandError(`No charge ${id}.`);
+    const reviewed = await markChargeReviewed(prisma, charge, id, settings);
+    print(`${reviewed.id} marked reviewed.`, { id: reviewed.id, needsReview: reviewed.reviewReason !== null });
+  },
+};
+
+export const operationCommands = [payoutsRetry, reconcile, sweep, chargesReviewed];
