@@ -1,4 +1,4 @@
-// The house the README's "Architecture" section describes, measured from the sources: imports only
+// The house .docs/architecture.md describes, measured from the sources: imports only
 // go down a floor, no files import each other in a circle, only domain/ writes money and
 // authorization records, no hand-written function is too long to read. Each rule is also shown to
 // fail on a planted violation, so a checker that silently stops finding things fails here too.
@@ -26,9 +26,10 @@ const SRC = resolve(import.meta.dirname, "../src");
  * 0 generated code and lib/ import nothing of ours; 1 db/, chain/ and webhooks/ are the machinery
  * the domain drives; 2 domain/ holds every rule; 3 config.ts reads the environment into domain and
  * chain settings; 4 realtime/ (live updates) and jobs/ (the loops) run the domain; 5 http/ is the
- * web plumbing every door shares (server, errors, limits, metrics over realtime, the session cookie);
- * 6 the doors, which never import each other; 7 what assembles them (app, the demo seed, process
- * lifetime); 8 the entry points.
+ * web plumbing every door shares (server, errors, limits, metrics over realtime, the session cookie,
+ * security headers); 6 services.ts, the one composition root (buildServices) every process, the CLI
+ * included, starts from; 7 the doors, which never import each other; 8 what assembles them (app, the
+ * demo seed, process lifetime); 9 the entry points.
  */
 const FLOORS: Record<string, number> = {
   generated: 0,
@@ -41,17 +42,18 @@ const FLOORS: Record<string, number> = {
   realtime: 4,
   jobs: 4,
   http: 5,
-  rest: 6,
-  graphql: 6,
-  pay: 6,
-  dashboard: 6,
-  cli: 6,
-  sdk: 6,
-  app: 7,
-  demo: 7,
-  process: 7,
-  main: 8,
-  worker: 8,
+  services: 6,
+  rest: 7,
+  graphql: 7,
+  pay: 7,
+  dashboard: 7,
+  cli: 7,
+  sdk: 7,
+  app: 8,
+  demo: 8,
+  process: 8,
+  main: 9,
+  worker: 9,
 };
 
 /**
@@ -109,8 +111,8 @@ describe("floors", () => {
       }),
     );
     expect(floorViolations(edges, FLOORS)).toEqual([
-      "rest/x.ts -> pay/y.ts: sideways (rest 6 -> pay 6)",
-      "db/client.ts -> rest/x.ts: up (db 1 -> rest 6)",
+      `rest/x.ts -> pay/y.ts: sideways (rest ${FLOORS.rest} -> pay ${FLOORS.pay})`,
+      `db/client.ts -> rest/x.ts: up (db ${FLOORS.db} -> rest ${FLOORS.rest})`,
       "domain/z.ts -> newfolder/q.ts: newfolder has no floor",
     ]);
   });
