@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { securityHeaders } from "../http/security-headers.js";
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -61,19 +62,11 @@ export function docsRoutes(server: FastifyInstance, publicUrl: string): void {
     "/docs/init.js": new Asset("text/javascript; charset=utf-8", () => Buffer.from(INIT)),
     "/docs": new Asset("text/html; charset=utf-8", () => Buffer.from(PAGE)),
   };
-  const csp = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    `connect-src 'self' ${new URL(publicUrl).origin}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  // The page connects to the public address the document names as its server ("Try it out").
+  const headers = securityHeaders({ script: { connectTo: [new URL(publicUrl).origin] }, frameAncestors: [], referrer: "no-referrer" });
   server.register(async (scope) => {
     scope.addHook("onSend", async (_req, reply) => {
-      reply.header("Content-Security-Policy", csp).header("X-Content-Type-Options", "nosniff").header("Referrer-Policy", "no-referrer");
+      reply.headers(headers);
     });
     // Public pages count against the address's budget, like the hosted payment page.
     const open = { config: { group: "read", auth: "public" } } as const;
