@@ -12,6 +12,7 @@ import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
 import { Contract } from "./contract.js";
+import { migratedTemplate } from "./database-template.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -36,7 +37,9 @@ export async function freshDatabase(
 ): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   const base = process.env.DATABASE_URL;
   if (!base) {
-    const db = await openDatabase({ dataDir: null, onQuery });
+    // The project's migrations come from the shared template; `migrate` still checks they all are there.
+    const loadDataDir = migrations === MIGRATIONS_DIR ? await migratedTemplate() : undefined;
+    const db = await openDatabase({ dataDir: null, onQuery, ...(loadDataDir && { loadDataDir }) });
     if (migrations) await migrate(db, migrations);
     return { db, drop: () => db.close() };
   }
