@@ -11,7 +11,7 @@ import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.js";
 import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
-import { Contract } from "./contract.js";
+import { type Contract, contractOf } from "./contract.js";
 import { migratedTemplate } from "./database-template.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -138,7 +138,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<B
       parsed = JSON.parse(text);
     } catch {}
     if (path.startsWith("/v1/") && !path.startsWith("/v1/openapi.json")) {
-      contract ??= fetch(`${url}/v1/openapi.json`, { headers: own }).then(async (r) => new Contract(await r.json()));
+      contract ??= fetch(`${url}/v1/openapi.json`, { headers: own }).then(async (r) => contractOf(await r.text()));
       let sent: unknown;
       try {
         sent = body === undefined ? undefined : JSON.parse(body);
