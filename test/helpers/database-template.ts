@@ -1,6 +1,6 @@
 // The project's migrations applied once to an embedded database and dumped into test/.output/, for
 // every test file to start its fresh databases from: loading the dump takes a fraction of running
-// initdb and every migration again (about a second and a half per database on CI). The file's name
+// initdb and every migration again (a second saved per database on an idle machine, several on a busy one). The file's name
 // carries a hash of the migrations and of PGlite's version, so a changed migration builds a new one.
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
