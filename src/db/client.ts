@@ -87,6 +87,8 @@ export interface DatabaseOptions {
   url?: string | undefined;
   /** Embedded database directory; `null` keeps it in memory (tests). */
   dataDir?: string | null;
+  /** In memory only: starts from this dumped data directory (PGlite's `dumpDataDir`) instead of an empty database. */
+  loadDataDir?: Blob;
   poolSize?: number;
   /** PostgreSQL's application_name for this pool's connections: pg_stat_activity and server logs name the process. */
   applicationName?: string;
@@ -174,7 +176,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   let release = () => {};
   let pglite: PGlite;
   if (dir === null) {
-    pglite = await PGlite.create();
+    pglite = await PGlite.create(options.loadDataDir && { loadDataDir: options.loadDataDir });
   } else {
     const dbDir = resolve(dir, "pglite");
     release = lockDataDir(resolve(dir));

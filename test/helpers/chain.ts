@@ -1,6 +1,11 @@
 // A fresh anvil per test file, with Circle's real USDC (FiatToken v2.2 behind its proxy, deployed by
 // anvil account 9, issued by account 8), ChargeFactoryV2 deployed through the deterministic deployer
-// (so it has the same address on every test chain with the same fee recipient), and Multicall3.
+// (so it has the same address on every test chain with the same fee recipient), and Multicall3; the
+// first chain of a run deploys them, the others load its saved state.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet, zeroPadValue } from "ethers";
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
 import { ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../src/chain/artifacts.js";
@@ -68,9 +73,14 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
   const deployer = wallets[0]!;
   const issuer = wallets[8]!;
   const feeRecipient = new Wallet(ANVIL_KEYS[2]).address;
-  const usdc = circleUsdc(await deployCircleUsdc({ admin: wallets[9]!, issuer }), issuer);
-  const factory = new Contract(await deployFactoryV2(deployer, feeRecipient), ChargeFactoryV2Artifact.abi, deployer);
-  await placeMulticall3(provider);
+  const deployed = await deployOrLoad(anvil.chainId, provider, async () => {
+    const usdc = await deployCircleUsdc({ admin: wallets[9]!, issuer });
+    const factory = await deployFactoryV2(deployer, feeRecipient);
+    await placeMulticall3(provider);
+    return { usdc, factory };
+  });
+  const usdc = circleUsdc(deployed.usdc, issuer);
+  const factory = new Contract(deployed.factory, ChargeFactoryV2Artifact.abi, deployer);
   const mint = async (to: string, amount: bigint) => {
     await (await usdc.getFunction("mint")(to, amount)).wait(0);
   };
@@ -129,6 +139,52 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
 }
 
 const TRANSFER = id("Transfer(address,address,uint256)");
+
+const OUTPUT = fileURLToPath(new URL("../.output/", import.meta.url));
+
+/**
+ * Runs `deploy` on the first test chain with this chain id, then saves anvil's state: the next ones
+ * load it in one call instead of sending every deployment again (a second or so per test file).
+ * The file's name carries a hash of src/chain/, this file and the lockfile (the contracts, how they
+ * are deployed and anvil's version).
+ */
+async function deployOrLoad(
+  chainId: number,
+  provider: JsonRpcProvider,
+  deploy: () => Promise<{ usdc: string; factory: string }>,
+): Promise<{ usdc: string; factory: string }> {
+  const file = join(OUTPUT, `anvil-${chainId}-${chainSourcesKey()}.json`);
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as { usdc: string; factory: string; state: string };
+    await provider.send("anvil_loadState", [saved.state]);
+    // The loaded blocks carry the time of the dump, and anvil would go on from it (an evm_revert
+    // returns to its latest block's time): back to real time, with a block of now on top.
+    await provider.send("evm_setTime", [Math.floor(Date.now() / 1000)]);
+    await provider.send("anvil_mine", ["0x1"]);
+    return { usdc: saved.usdc, factory: saved.factory };
+  }
+  const deployed = await deploy();
+  const state = (await provider.send("anvil_dumpState", [])) as string;
+  // The same block on top as a loaded chain has, so both start at the same height.
+  await provider.send("anvil_mine", ["0x1"]);
+  mkdirSync(OUTPUT, { recursive: true });
+  // Written aside and renamed: another worker starting a chain meanwhile reads a whole file or none.
+  const partial = `${file}.${process.pid}`;
+  writeFileSync(partial, JSON.stringify({ ...deployed, state }));
+  renameSync(partial, file);
+  return deployed;
+}
+
+function chainSourcesKey(): string {
+  const dir = fileURLToPath(new URL("../../src/chain/", import.meta.url));
+  const hash = createHash("sha256");
+  for (const file of [import.meta.url, new URL("../../package-lock.json", import.meta.url)]) hash.update(readFileSync(new URL(file)));
+  for (const name of readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isFile()) hash.update(`${name}\0`).update(readFileSync(path));
+  }
+  return hash.digest("hex").slice(0, 16);
+}
 
 /** Mines a block every `everyMs` while started, so confirmations come; `start()` twice runs one timer. */
 export function blockProducer(mine: () => Promise<void>, everyMs = 100): { start(): void; stop(): void } {

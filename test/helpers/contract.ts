@@ -90,3 +90,18 @@ export class Contract {
     return ok;
   }
 }
+
+const contracts = new Map<string, Contract>();
+
+/**
+ * The contract of the document `text`, one per distinct document in a test file: every app a file
+ * starts serves the same one, and compiling its schemas again costs more than most tests take.
+ */
+export function contractOf(text: string): Contract {
+  let contract = contracts.get(text);
+  if (!contract) {
+    contract = new Contract(JSON.parse(text) as Document);
+    contracts.set(text, contract);
+  }
+  return contract;
+}

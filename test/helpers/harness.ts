@@ -12,7 +12,8 @@ import { randomBase62 } from "../../src/domain/ids.js";
 import { createMerchant, type MerchantCreated } from "../../src/domain/merchants.js";
 import type { LiveCharges } from "../../src/realtime/charges.js";
 import { buildServices, type Services, type ServicesOptions } from "../../src/services.js";
-import { Contract } from "./contract.js";
+import { type Contract, contractOf } from "./contract.js";
+import { migratedTemplate } from "./database-template.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -37,7 +38,9 @@ export async function freshDatabase(
 ): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   const base = process.env.DATABASE_URL;
   if (!base) {
-    const db = await openDatabase({ dataDir: null, onQuery });
+    // The project's migrations come from the shared template; `migrate` still checks they all are there.
+    const loadDataDir = migrations === MIGRATIONS_DIR ? await migratedTemplate() : undefined;
+    const db = await openDatabase({ dataDir: null, onQuery, ...(loadDataDir && { loadDataDir }) });
     if (migrations) await migrate(db, migrations);
     return { db, drop: () => db.close() };
   }
@@ -136,7 +139,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<S
       parsed = JSON.parse(text);
     } catch {}
     if (path.startsWith("/v1/") && !path.startsWith("/v1/openapi.json")) {
-      contract ??= fetch(`${url}/v1/openapi.json`, { headers: own }).then(async (r) => new Contract(await r.json()));
+      contract ??= fetch(`${url}/v1/openapi.json`, { headers: own }).then(async (r) => contractOf(await r.text()));
       let sent: unknown;
       try {
         sent = body === undefined ? undefined : JSON.parse(body);
