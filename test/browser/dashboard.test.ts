@@ -107,7 +107,8 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("note").textContent()).toMatch(/^Test mode/);
     await page.getByRole("switch", { name: "Live mode" }).click();
     await expect.poll(() => page.getByRole("switch", { name: "Live mode" }).isChecked()).toBe(true);
-    expect(await page.getByRole("note").count()).toBe(0);
+    // The checkbox ticks on the click; the banner goes once the server has switched the session.
+    await expect.poll(() => page.getByRole("note").count()).toBe(0);
     await page.getByRole("switch", { name: "Live mode" }).click();
     await expect.poll(() => page.getByRole("note").count()).toBe(1);
 
