@@ -2,16 +2,7 @@
 // extractable), laid out top to bottom so that nothing a buyer typed, however long, can push text off
 // a page: long strings wrap and flow onto new pages, and so do long tables.
 import PDFDocument from "pdfkit";
-
-/** A postal address as the invoice prints it; every part is optional. */
-interface PostalAddress {
-  line1: string | null;
-  line2: string | null;
-  city: string | null;
-  state: string | null;
-  postalCode: string | null;
-  country: string | null;
-}
+import type { CustomerAddress as PostalAddress } from "./customers.js";
 
 /** What an invoice document shows; amounts are already formatted decimal strings such as "12.50". */
 export interface InvoiceDocument {
