@@ -15,7 +15,7 @@
 //   or with one that does nothing;
 // - a handler runs before the status it reacts to is stored, and handlers are idempotent: a crash
 //   in between runs the handler again, never skips it.
-import type { TransactionReceipt } from "ethers";
+import type { AccessList, TransactionReceipt } from "ethers";
 import type { Logger } from "pino";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
@@ -57,7 +57,7 @@ export interface TrackOptions {
 export const IGNORED: TxHandlers = { async mined() {}, async confirmed() {}, async failed() {} };
 
 /**
- * Signs `call`, stores it as a `kind` transaction with `claim` (what it is for, marked in the same
+ * Signs `call` (with `gasNeeded` plus headroom, or the node's estimate plus headroom), stores it as a `kind` transaction with `claim` (what it is for, marked in the same
  * database transaction), then broadcasts it. Returns its id, or null when `claim` found its work
  * taken (nothing is stored or sent, and the nonce is given back).
  */
@@ -65,10 +65,11 @@ export async function sendRelayerTx(
   prisma: Prisma,
   relayer: Relayer,
   kind: RelayerTxKind,
-  call: { to: string; data: string },
+  call: { to: string; data: string; accessList?: AccessList },
   claim: (tx: P.TransactionClient, txId: string) => Promise<boolean>,
+  options: { gasNeeded?: bigint } = {},
 ): Promise<string | null> {
-  const signed = await relayer.sign(call);
+  const signed = await relayer.sign(call, options);
   const id = newId("rtx");
   const stored = await prisma
     .$transaction(async (tx) => {
