@@ -1,7 +1,8 @@
 // How a charge is shown in lists and on its page: its status, refined by the money it holds, so a
 // partly paid charge does not read PENDING and a partly refunded one does not read COMPLETED. Decided
 // here once (GraphQL's `displayStatus`, the dashboard's badges). Pure: no I/O. Whether the charge
-// needs review is not a display status: it is shown beside whichever applies (`needsReview`).
+// needs review is not a display status: it is shown beside whichever applies (`needsReview`), and so
+// is what was paid beyond the amount (`amountOverpaid`, decided here too).
 import type { ChargeStatus } from "./charge-lifecycle.js";
 import { toUnits, type Units } from "./money.js";
 
@@ -39,4 +40,14 @@ export function chargeDisplayStatus(c: DisplayFacts): ChargeDisplayStatus {
   if (received > 0n && c.status === "PENDING") return "PARTLY_PAID";
   if (received > 0n && c.status === "EXPIRED") return "UNDERPAID";
   return c.status;
+}
+
+/**
+ * Confirmed money received beyond `amount` (0 when none), from the ledger-derived `amountReceived`:
+ * what the buyer paid too much, on time or late. Like `amountReceived` it is what arrived, so refunds
+ * (`amountRefunded`) do not lower it.
+ */
+export function amountOverpaid(c: { amount: Units; amountReceived: Units | null }): bigint {
+  const excess = (c.amountReceived === null ? 0n : toUnits(c.amountReceived)) - toUnits(c.amount);
+  return excess > 0n ? excess : 0n;
 }

@@ -4,6 +4,7 @@
 // strings, money fields the ledger's sums as the charge carries them.
 import type { Prisma } from "../db/client.js";
 import type { Charge } from "../generated/prisma/client.js";
+import { amountOverpaid } from "./charge-display.js";
 import { chargeFilter, listSchema } from "./charges.js";
 import { csvLines, olderThan } from "./csv.js";
 import { invalidParam } from "./errors.js";
@@ -21,6 +22,7 @@ export const CHARGE_CSV_COLUMNS = [
   "amountRefunded",
   "feeAmount",
   "netAmount",
+  "amountOverpaid",
   "currency",
   "chainId",
   "customerId",
@@ -47,6 +49,7 @@ function chargeRecord(c: ChargeWithEmail): Record<(typeof CHARGE_CSV_COLUMNS)[nu
     amountRefunded: formatAmount(c.amountRefunded),
     feeAmount: formatAmountOrNull(c.feeAmount),
     netAmount: formatAmountOrNull(c.netAmount),
+    amountOverpaid: formatAmount(amountOverpaid(c)),
     currency: c.currency,
     chainId: c.chainId,
     customerId: c.customerId,

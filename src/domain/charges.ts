@@ -5,6 +5,7 @@ import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../chain/clones.js";
 import { explorerAddressUrl } from "../chain/registry.js";
 import { type Prisma, selectRows } from "../db/client.js";
 import { type Charge, Prisma as P } from "../generated/prisma/client.js";
+import { amountOverpaid } from "./charge-display.js";
 import { CHARGE_STATUSES, cancelStatus, nextStatus } from "./charge-lifecycle.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.js";
@@ -102,6 +103,9 @@ export const ChargeResource = z.object({
   orderId: z.string(),
   amount: z.string().describe('USDC, e.g. "25.00".'),
   amountReceived: z.string().nullable().describe("Confirmed money in the clone."),
+  amountOverpaid: z
+    .string()
+    .describe('Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.'),
   amountRefunded: z.string().describe("Paid back to the buyer by your wallet: the completed refunds."),
   feeAmount: z.string().nullable(),
   netAmount: z.string().nullable(),
@@ -141,7 +145,7 @@ export type ChargeResource = z.infer<typeof ChargeResource>;
 export const ChargeEventExtras = z.object({
   payments: z.array(PaymentResource).optional().describe("The confirmed payments the event reports, in chain order."),
   underpaidAmount: z.string().optional().describe("What is missing when money within the underpayment tolerance was accepted."),
-  overpaidAmount: z.string().optional().describe('What was paid beyond amount ("0.00" when nothing).'),
+  overpaidAmount: z.string().optional().describe('What was paid beyond amount ("0.00" when nothing): the charge\'s amountOverpaid when it completed.'),
 });
 export type ChargeEventExtras = z.infer<typeof ChargeEventExtras>;
 
@@ -154,6 +158,7 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     orderId: c.orderId,
     amount: formatAmount(c.amount),
     amountReceived: formatAmountOrNull(c.amountReceived),
+    amountOverpaid: formatAmount(amountOverpaid(c)),
     amountRefunded: formatAmount(c.amountRefunded),
     feeAmount: formatAmountOrNull(c.feeAmount),
     netAmount: formatAmountOrNull(c.netAmount),

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { ChainSet, EnabledChain } from "../chain/chains.js";
 import { type Prisma, selectRows } from "../db/client.js";
+import { amountOverpaid } from "./charge-display.js";
 import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./charges.js";
 import { notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
@@ -27,6 +28,7 @@ export const PublicCharge = z.object({
   status: z.string(),
   amountReceived: z.string().nullable(),
   amountRemaining: z.string(),
+  amountOverpaid: z.string().describe('Confirmed money beyond amount ("0.00" when none): the hosted page tells the buyer the merchant was told.'),
   amountPending: z.string().describe("Seen on chain, still waiting for confirmations (not counted in amountReceived yet)."),
   confirmationsRequired: z.number().int().nullable().describe("Confirmations each payment needs on the picked chain."),
   payments: z.array(PublicPayment).describe("Payments to the clone, oldest first, each with its confirmations so far."),
@@ -117,6 +119,7 @@ export function publicCharge(
     status: c.status,
     amountReceived: formatAmountOrNull(c.amountReceived),
     amountRemaining: formatAmount(received >= c.amount ? 0n : c.amount - received),
+    amountOverpaid: formatAmount(amountOverpaid(c)),
     amountPending: formatAmount(pending),
     confirmationsRequired: c.confirmations,
     payments: payments.map((p) => ({ ...p, amount: formatAmount(p.amount) })),

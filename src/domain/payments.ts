@@ -20,6 +20,7 @@
 // transaction; an invoice counts only the payments its charges received on time while it was not void.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
+import { amountOverpaid } from "./charge-display.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -348,8 +349,7 @@ function applyConfirmed(
       plan.data.status = c.status;
       plan.data.completedAt = now;
       plan.data.flushTxHash = last.txHash;
-      const overpaid = received() - c.amount;
-      plan.payout = { type: "charge.completed", extra: { overpaidAmount: formatAmount(overpaid > 0n ? overpaid : 0n), ...underpaid(c, received()) } };
+      plan.payout = { type: "charge.completed", extra: { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) } };
     } else {
       // A completed charge keeps the payout that completed it; any other keeps its first.
       if (c.flushTxHash === null) plan.data.flushTxHash = out[0]!.txHash;

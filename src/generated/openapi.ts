@@ -1395,6 +1395,8 @@ export interface components {
             amount: string;
             /** @description Confirmed money in the clone. */
             amountReceived: string | null;
+            /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+            amountOverpaid: string;
             /** @description Paid back to the buyer by your wallet: the completed refunds. */
             amountRefunded: string;
             feeAmount: string | null;
@@ -1491,6 +1493,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -1537,7 +1541,7 @@ export interface components {
                 paymentLinkId: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
-                /** @description What was paid beyond amount ("0.00" when nothing). */
+                /** @description What was paid beyond amount ("0.00" when nothing): the charge's amountOverpaid when it completed. */
                 overpaidAmount?: string;
             };
         };
@@ -1567,6 +1571,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -1641,6 +1647,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -1733,6 +1741,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -1995,6 +2005,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -2059,6 +2071,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -2125,6 +2139,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -2171,7 +2187,7 @@ export interface components {
                 paymentLinkId: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
-                /** @description What was paid beyond amount ("0.00" when nothing). */
+                /** @description What was paid beyond amount ("0.00" when nothing): the charge's amountOverpaid when it completed. */
                 overpaidAmount?: string;
             };
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2215,6 +2231,8 @@ export interface components {
                 amount: string;
                 /** @description Confirmed money in the clone. */
                 amountReceived: string | null;
+                /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
+                amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
                 feeAmount: string | null;
@@ -2666,6 +2684,8 @@ export interface components {
             status: string;
             amountReceived: string | null;
             amountRemaining: string;
+            /** @description Confirmed money beyond amount ("0.00" when none): the hosted page tells the buyer the merchant was told. */
+            amountOverpaid: string;
             /** @description Seen on chain, still waiting for confirmations (not counted in amountReceived yet). */
             amountPending: string;
             /** @description Confirmations each payment needs on the picked chain. */
@@ -4001,6 +4021,7 @@ export interface operations {
                      *           "orderId": "order-1001",
                      *           "amount": "25.00",
                      *           "amountReceived": "25.00",
+                     *           "amountOverpaid": "0.00",
                      *           "amountRefunded": "0.00",
                      *           "feeAmount": "0.25",
                      *           "netAmount": "24.75",
@@ -4212,6 +4233,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",
@@ -4392,6 +4414,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",
@@ -4574,6 +4597,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",
@@ -4765,6 +4789,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",
@@ -4947,6 +4972,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",
@@ -5153,6 +5179,7 @@ export interface operations {
                      *             "orderId": "order-1001",
                      *             "amount": "25.00",
                      *             "amountReceived": "25.00",
+                     *             "amountOverpaid": "0.00",
                      *             "amountRefunded": "0.00",
                      *             "feeAmount": "0.25",
                      *             "netAmount": "24.75",
@@ -5337,6 +5364,7 @@ export interface operations {
                      *         "orderId": "order-1001",
                      *         "amount": "25.00",
                      *         "amountReceived": "25.00",
+                     *         "amountOverpaid": "0.00",
                      *         "amountRefunded": "0.00",
                      *         "feeAmount": "0.25",
                      *         "netAmount": "24.75",
@@ -5543,6 +5571,7 @@ export interface operations {
                      *         "orderId": "order-1001",
                      *         "amount": "25.00",
                      *         "amountReceived": "25.00",
+                     *         "amountOverpaid": "0.00",
                      *         "amountRefunded": "0.00",
                      *         "feeAmount": "0.25",
                      *         "netAmount": "24.75",
@@ -5765,6 +5794,7 @@ export interface operations {
                      *         "orderId": "order-1001",
                      *         "amount": "25.00",
                      *         "amountReceived": "25.00",
+                     *         "amountOverpaid": "0.00",
                      *         "amountRefunded": "0.00",
                      *         "feeAmount": "0.25",
                      *         "netAmount": "24.75",
@@ -6912,6 +6942,7 @@ export interface operations {
                      *       "status": "COMPLETED",
                      *       "amountReceived": "25.00",
                      *       "amountRemaining": "0.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountPending": "0.00",
                      *       "confirmationsRequired": 3,
                      *       "payments": [
@@ -7077,6 +7108,7 @@ export interface operations {
                      *       "status": "COMPLETED",
                      *       "amountReceived": "25.00",
                      *       "amountRemaining": "0.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountPending": "0.00",
                      *       "confirmationsRequired": 3,
                      *       "payments": [
@@ -10855,6 +10887,7 @@ export interface operations {
                      *       "orderId": "order-1001",
                      *       "amount": "25.00",
                      *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
                      *       "amountRefunded": "0.00",
                      *       "feeAmount": "0.25",
                      *       "netAmount": "24.75",

@@ -41,6 +41,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
       ` <span id="time-left" aria-hidden="true"></span></p></header>`,
     `<section aria-labelledby="status-title"><h2 id="status-title" class="visually-hidden">Status</h2>` +
       `<p id="status" class="status" role="status" aria-live="polite" data-status="${h(s.status)}">${h(s.statusMessage)}</p>` +
+      overpaidNote(s.amountOverpaid) +
       `<ul id="payments" class="payments">${s.payments.map((p) => `<li>${h(paymentText(p, s.confirmationsRequired))}</li>`).join("")}</ul>` +
       outcome(s, chain) +
       `</section>`,
@@ -104,6 +105,15 @@ function outcome(s: PublicCharge, chain: PublicChain | null): string {
   }
   if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) return `<p id="outcome"><a href="${h(s.cancelUrl)}">Return to the shop</a></p>`;
   return `<p id="outcome"></p>`;
+}
+
+/**
+ * What the buyer is told about money paid beyond the amount (hidden while there is none; the script
+ * fills it from the live view's amountOverpaid, in the same words).
+ */
+function overpaidNote(amountOverpaid: string): string {
+  const text = amountOverpaid === "0.00" ? "" : `You paid ${h(amountOverpaid)} USDC more than asked. The merchant has been notified and can refund it.`;
+  return `<p id="overpaid" class="overpaid" aria-live="polite"${text ? "" : " hidden"}>${text}</p>`;
 }
 
 /** Whether the test wallet can pay this charge: a test-mode charge on the devnet, when this process runs the devnet. */

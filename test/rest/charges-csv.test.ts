@@ -14,7 +14,7 @@ const FEE_WALLET = getAddress("0x00000000000000000000000000000000000fee02");
 const DAY = 24 * 60 * 60 * 1000;
 const T0 = Date.parse("2026-05-10T12:00:00.000Z");
 const HEADER =
-  "id,orderId,status,amount,amountReceived,amountRefunded,feeAmount,netAmount,currency,chainId,customerId,customerEmail,description,invoiceId,paymentLinkId,needsReview,createdAt,completedAt,livemode";
+  "id,orderId,status,amount,amountReceived,amountRefunded,feeAmount,netAmount,amountOverpaid,currency,chainId,customerId,customerEmail,description,invoiceId,paymentLinkId,needsReview,createdAt,completedAt,livemode";
 
 let app: TestApp;
 /** The test-mode charges of the main merchant, by name, with the day (T0 + n days) each was created. */

@@ -2,7 +2,7 @@
 // (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges,
 // domain/charge-lifecycle and domain/review.
 import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
-import { CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
+import { amountOverpaid, CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
 import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges, SEARCH_DESCRIPTION } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
@@ -68,6 +68,10 @@ export const Charge = builder.prismaNode("Charge", {
       description: "Confirmed amount received; null until a payment is confirmed.",
       nullable: true,
       resolve: (c) => formatAmountOrNull(c.amountReceived),
+    }),
+    amountOverpaid: t.string({
+      description: 'Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.',
+      resolve: (c) => formatAmount(amountOverpaid(c)),
     }),
     amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
     feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),

@@ -37,6 +37,9 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     statusMessage: t.exposeString("statusMessage", { description: "The status in the buyer's words, as the hosted page shows it." }),
     amountReceived: t.exposeString("amountReceived", { nullable: true, description: "Confirmed money so far, USDC; null before any." }),
     amountRemaining: t.exposeString("amountRemaining", { description: "What is left to pay, USDC." }),
+    amountOverpaid: t.exposeString("amountOverpaid", {
+      description: 'Confirmed money beyond amount, USDC ("0.00" when none): the merchant sees it and can refund it.',
+    }),
     amountPending: t.exposeString("amountPending", { description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),
     confirmationsRequired: t.exposeInt("confirmationsRequired", {
       nullable: true,

@@ -41,7 +41,7 @@
 
   // Live status.
   const query =
-    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { status statusMessage amountRemaining amountPending confirmationsRequired chainId expiresAt flushTxHash cancelUrl payments { amount status confirmations } } }";
+    "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { status statusMessage amountRemaining amountOverpaid amountPending confirmationsRequired chainId expiresAt flushTxHash cancelUrl payments { amount status confirmations } } }";
   const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
   const FINAL = ["COMPLETED", "EXPIRED", "CANCELLED"];
   let source = null;
@@ -79,6 +79,11 @@
     // Rewriting the same text would make screen readers announce it again.
     if (statusEl.textContent !== s.statusMessage) statusEl.textContent = s.statusMessage;
     expires.setAttribute("datetime", s.expiresAt);
+    // Money beyond the amount: the buyer learns how much, and that the merchant was told (page.ts's words).
+    const overpaid = $("overpaid");
+    const excess = s.amountOverpaid === "0.00" ? "" : `You paid ${s.amountOverpaid} USDC more than asked. The merchant has been notified and can refund it.`;
+    if (overpaid.textContent !== excess) overpaid.textContent = excess;
+    overpaid.hidden = excess === "";
     $("payments").replaceChildren(
       ...s.payments.map((p) => {
         const li = document.createElement("li");
