@@ -1,10 +1,10 @@
 // How a charge's state reads everywhere in the dashboard: its display status as a badge (the API
-// decides it: Charge.displayStatus, refined from status by the money received and refunded) and
-// "Needs review" beside it.
+// decides it: Charge.displayStatus, refined from status by the money received and refunded), and
+// beside it "Needs review" and "Overpaid 5.00" (Charge.amountOverpaid, when the buyer paid too much).
 import { ReviewBadge } from "./ui.js";
 
-/** A charge's display status (PARTLY_PAID reads "PARTLY PAID") and, when it needs review, that badge. */
-export function ChargeBadges({ displayStatus, needsReview = false }: { displayStatus: string; needsReview?: boolean }) {
+/** A charge's display status (PARTLY_PAID reads "PARTLY PAID") and, when it needs review or was overpaid, those badges. */
+export function ChargeBadges({ displayStatus, needsReview = false, overpaid }: { displayStatus: string; needsReview?: boolean; overpaid?: string }) {
   return (
     <>
       <span class={`status status-${displayStatus.toLowerCase().replace(/_/g, "-")}`} data-display-status={displayStatus}>
@@ -14,6 +14,14 @@ export function ChargeBadges({ displayStatus, needsReview = false }: { displaySt
         <>
           {" "}
           <ReviewBadge />
+        </>
+      )}
+      {overpaid !== undefined && overpaid !== "0.00" && (
+        <>
+          {" "}
+          <span class="status status-overpaid" data-overpaid={overpaid} title={`The buyer paid ${overpaid} USDC more than the amount`}>
+            Overpaid {overpaid}
+          </span>
         </>
       )}
     </>

@@ -27,6 +27,7 @@ const ChargeQuery = graphql(`
       metadata
       amount
       amountReceived
+      amountOverpaid
       feeAmount
       netAmount
       currency
@@ -124,6 +125,7 @@ const ChargeLive = graphql(`
       status
       displayStatus
       amountReceived
+      amountOverpaid
       chainId
       cloneAddress
       completedAt
@@ -216,7 +218,12 @@ export function ChargePage({ id }: { id: string }) {
         <Link href="/charges">← Charges</Link>
       </p>
       <h1>
-        {charge.orderId} <ChargeBadges displayStatus={live?.chargeUpdated.displayStatus ?? charge.displayStatus} needsReview={charge.needsReview} />
+        {charge.orderId}{" "}
+        <ChargeBadges
+          displayStatus={live?.chargeUpdated.displayStatus ?? charge.displayStatus}
+          needsReview={charge.needsReview}
+          overpaid={live?.chargeUpdated.amountOverpaid ?? charge.amountOverpaid}
+        />
       </h1>
       {charge.invoice && (
         <p data-pays>
@@ -659,6 +666,7 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
         ))}
       </ul>
       <ErrorNote error={cancelled.error} />
+      <OverpaidRefund charge={charge} />
       <NewRefund charge={charge} chain={chain} onChange={onChange} />
     </Section>
   );
@@ -673,6 +681,7 @@ function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; cha
     <>
       <ErrorNote error={created.error} />
       <form
+        id="new-refund"
         class="inline"
         onSubmit={(e) => {
           e.preventDefault();
@@ -720,6 +729,32 @@ function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; cha
         />
       )}
     </>
+  );
+}
+
+/**
+ * What the buyer paid beyond the amount and not yet refunded, with a button that fills the refund
+ * form with exactly that (the merchant then names the buyer's address, or leaves it to a claim link).
+ */
+function OverpaidRefund({ charge }: { charge: ChargeWithRefunds }) {
+  const refunding = charge.refunds.filter((r) => r.status !== "CANCELLED").reduce((sum, r) => sum + units(r.amount), 0n);
+  const excess = units(charge.amountOverpaid) - refunding;
+  if (excess <= 0n) return null;
+  const amount = formatUnits(excess);
+  const prefill = () => {
+    const form = document.getElementById("new-refund") as HTMLFormElement | null;
+    const field = (name: string) => form?.elements.namedItem(name) as HTMLInputElement | null;
+    field("amount")!.value = amount;
+    field("reason")!.value ||= "Overpaid";
+    field("address")?.focus();
+  };
+  return (
+    <p data-overpaid-refund>
+      The buyer paid <Amount value={amount} /> more than the amount.{" "}
+      <button type="button" class="link" onClick={prefill}>
+        Refund the excess ({amount} USDC)
+      </button>
+    </p>
   );
 }
 

@@ -24,6 +24,7 @@ const ChargesQuery = graphql(`
           orderId
           amount
           amountReceived
+          amountOverpaid
           currency
           status
           displayStatus
@@ -64,7 +65,7 @@ const COLUMNS: Column<ChargeRow>[] = [
     ),
   },
   { header: "Amount", cell: (c) => <Amount value={c.amount} currency={c.currency} /> },
-  { header: "Status", cell: (c) => <ChargeBadges displayStatus={c.displayStatus} needsReview={c.needsReview} /> },
+  { header: "Status", cell: (c) => <ChargeBadges displayStatus={c.displayStatus} needsReview={c.needsReview} overpaid={c.amountOverpaid} /> },
   { header: "Customer", cell: (c) => <CustomerLink customer={c.customer} /> },
   { header: "Created", cell: (c) => <Time iso={c.createdAt} /> },
 ];
