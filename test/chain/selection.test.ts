@@ -49,6 +49,7 @@ describe("public view", () => {
       status: "PENDING",
       amountReceived: null,
       amountRemaining: "25.00",
+      amountOverpaid: "0.00",
       amountPending: "0.00",
       confirmationsRequired: null,
       payments: [],

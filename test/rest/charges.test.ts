@@ -35,6 +35,7 @@ describe("create and retrieve", () => {
       orderId: "A-1",
       amount: "25.00",
       amountReceived: null,
+      amountOverpaid: "0.00",
       amountRefunded: "0.00",
       feeAmount: null,
       netAmount: null,
