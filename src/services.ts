@@ -163,6 +163,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       payoutMinAmount: config.payoutMinAmount,
       gasless: { minAmount: config.gaslessMinAmount },
       factory: chains.factory(),
+      chains: chains.all().map(({ chainId, testnet }) => ({ chainId, testnet })),
       // The CLI's changes reach no subscriber: it has none, and stays off Redis.
       feed: role === "cli" ? undefined : live,
     },
