@@ -33,7 +33,7 @@ export interface ChargeFacts {
   /** Confirmed USDC paid out of the clone so far, in base units. */
   settledAmount: Units;
   expiresAt: Date;
-  /** PAYOUT_MIN_AMOUNT: less than this left in the clones does not hold up completion (it waits for more money). */
+  /** The dust limit (PAYOUT_MIN_AMOUNT, else 0.01 USDC): less than this left in the clones does not hold up completion. */
   payoutMinAmount?: bigint;
 }
 
