@@ -427,7 +427,7 @@ describe("the chain's clock", () => {
     // The worker restarts; chain B is read first, so its clock passes expiresAt before chain A's does.
     startRunner(chainB);
     await confirmedPast(chainB, at + 100);
-    expect(await expireDueCharges(app.db.prisma, expirySettings(), new Date((at + 200) * 1000))).toEqual([]);
+    expect(await expireDueCharges(app.db.prisma, app.settings, new Date((at + 200) * 1000))).toEqual([]);
     expect((await getCharge(id)).status).toBe("PENDING");
     startRunner(chainA);
     producing = true;
@@ -445,7 +445,7 @@ describe("the chain's clock", () => {
     await payAt(b, address, usdc("10"), at - 90);
     await Promise.all([mineTo(a, at + 100), mineTo(b, at + 100)]);
     await confirmedPast(chainA, at + 100);
-    expect(await expireDueCharges(app.db.prisma, expirySettings(), new Date((at + 200) * 1000))).toEqual([]);
+    expect(await expireDueCharges(app.db.prisma, app.settings, new Date((at + 200) * 1000))).toEqual([]);
     expect((await getCharge(id)).status).toBe("PENDING");
     startRunner(chainB);
     producing = true;
@@ -463,14 +463,11 @@ describe("the chain's clock", () => {
     await Promise.all([confirmedPast(chainA, at + 100), confirmedPast(chainB, at + 100)]);
     // A third enabled chain of the mode that has not been read yet (no cursor) could have been paid too.
     const unread = { chainId: 11155111, testnet: true };
-    expect(await expireDueCharges(app.db.prisma, { ...expirySettings(), chains: [chainA, chainB, unread] }, new Date())).toEqual([]);
-    const [expired] = await expireDueCharges(app.db.prisma, expirySettings(), new Date(), { only: id });
+    expect(await expireDueCharges(app.db.prisma, { ...app.settings, chains: [...app.settings.chains!, unread] }, new Date())).toEqual([]);
+    const [expired] = await expireDueCharges(app.db.prisma, app.settings, new Date(), { only: id });
     expect(expired).toMatchObject({ id, status: "EXPIRED" });
   });
 });
-
-/** The service's settings for the expiry sweep: both chains enabled. */
-const expirySettings = () => ({ ...SETTINGS, feed: app.live, chains: [chainA, chainB] });
 
 /** Moves the charge's expiry 10 minutes past both chains' clocks and the wall clock (earlier tests move the clocks); its time in seconds. */
 async function expiryAhead(id: string): Promise<number> {
