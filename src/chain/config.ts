@@ -3,9 +3,9 @@
 // CHAIN_<id>_CONFIRMATIONS, _RELAYER_KEY, _RELAYER_MIN_BALANCE, _GASLESS_DAILY_GAS, _MAX_FEE_PER_GAS,
 // _RELAYER_STUCK_AFTER, _WATCH_TOKENS, _PAYOUT_MIN_AMOUNT (else PAYOUT_MIN_AMOUNT, else the registry's),
 // _FACTORY_V1 (clones made before version 2), and _USDC only for a chain the registry has no USDC for
-// (a devnet you run yourself). Pure: config.ts hands it the
-// environment (with *_FILE variables already read) and reports its problems with the rest. A problem
-// never quotes an RPC URL: it carries the provider's key.
+// (a devnet you run yourself). Pure: config.ts hands it the environment (with *_FILE variables
+// already read) and reports its problems with the rest. A problem never quotes an RPC URL: it
+// carries the provider's key.
 import { getAddress, isHexString, parseEther, parseUnits, Wallet } from "ethers";
 import { factoryV2Address } from "./clones.js";
 import { knownChain } from "./registry.js";
