@@ -50,7 +50,7 @@ const schema = z.object({
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
   GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
-  PAYOUT_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
+  PAYOUT_MIN_AMOUNT: amount.optional(),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   RUN_WORKER: flag.default(true),
   AUTO_MIGRATE: flag.default(true),
@@ -124,8 +124,11 @@ export interface Config {
   chargeAmount: { min: bigint; max: bigint };
   /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
   gaslessMinAmount: bigint;
-  /** Confirmed money in a clone below this waits for more before it is paid out (base units). */
-  payoutMinAmount: bigint;
+  /**
+   * PAYOUT_MIN_AMOUNT (base units), when set: every chain's payout minimum where CHAIN_<id>_PAYOUT_MIN_AMOUNT sets
+   * none (unset: the registry's, per chain), and the dust limit (unset: 0.01 USDC).
+   */
+  payoutMinAmount: bigint | undefined;
   /** How often the worker compares the ledger with each chain. */
   reconcileIntervalMs: number;
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
@@ -185,7 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
   // A problem names the variable and what is wrong, never the value: it may be a secret.
   if (!parsed.success) throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   const e = parsed.data;
-  const { chains, problems } = parseChainSettings(cleaned);
+  const { chains, problems } = parseChainSettings(cleaned, { payoutMinAmount: e.PAYOUT_MIN_AMOUNT });
   problems.unshift(...fileProblems);
   if (e.DATABASE_PASSWORD && !e.DATABASE_URL) problems.push("DATABASE_PASSWORD: set DATABASE_URL too (the password goes into it)");
   if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");

@@ -12,7 +12,7 @@ import type { Database } from "./db/client.js";
 import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
 import { ensureMigrated } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
-import type { ChargeSettings } from "./domain/charges.js";
+import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";
 import { RateLimiter } from "./http/rate-limit.js";
@@ -130,7 +130,9 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       });
   const { db } = opened;
   const devnet = options.startDevnet ? await options.startDevnet().catch((e: unknown) => closeAndThrow(db, options, e)) : null;
-  const chains = options.chains ?? ChainSet.configured(config.chains, devnet ? [devnet.chain] : []);
+  // PAYOUT_MIN_AMOUNT is the devnet's minimum too (no CHAIN_ variable configures the devnet).
+  const devnetChain = devnet && (config.payoutMinAmount === undefined ? devnet.chain : { ...devnet.chain, payoutMinAmount: config.payoutMinAmount });
+  const chains = options.chains ?? ChainSet.configured(config.chains, devnetChain ? [devnetChain] : []);
 
   // Pub/sub: a serving process has one command connection (rate limits, publishing) and one subscriber
   // connection; the worker only publishes (API processes receive through Redis); the CLI stays in-process.
@@ -160,9 +162,10 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       amount: config.chargeAmount,
       paymentBaseUrl: config.paymentBaseUrl,
       partialExtensionMinutes: config.partialExtensionMinutes,
-      payoutMinAmount: config.payoutMinAmount,
+      payoutMinAmount: config.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT,
       gasless: { minAmount: config.gaslessMinAmount },
       factory: chains.factory(),
+      chains: chains.all().map(({ chainId, testnet }) => ({ chainId, testnet })),
       // The CLI's changes reach no subscriber: it has none, and stays off Redis.
       feed: role === "cli" ? undefined : live,
     },

@@ -5,7 +5,7 @@ import type { ChainSettings } from "./config.js";
 import { type ChainInfo, knownChain } from "./registry.js";
 
 /** An enabled chain: registry facts plus where our contracts and the RPC node are. */
-export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "factoryV1"> {
+export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "factoryV1" | "payoutMinAmount"> {
   /** The USDC contract payments must use on this chain. */
   usdc: string;
   /** ChargeFactoryV1 and its ChargeCloneV1, where clones made before version 2 live. */
@@ -17,11 +17,12 @@ export function enableChain(settings: ChainSettings, usdcOverride?: string): Ena
   const info = knownChain(settings.chainId);
   const usdc = usdcOverride ?? settings.usdc ?? info?.usdc;
   if (!info || !usdc) throw new Error(`chain ${settings.chainId} has no USDC address`);
-  const { factoryV1, usdc: _usdc, ...rest } = settings;
+  const { factoryV1, usdc: _usdc, payoutMinAmount, ...rest } = settings;
   return {
     ...info,
     ...rest,
     usdc,
+    payoutMinAmount: payoutMinAmount ?? info.payoutMinAmount,
     // ChargeFactoryV1 deploys its implementation in its constructor: contract nonces start at 1.
     ...(factoryV1 && { v1: { factory: factoryV1, implementation: getCreateAddress({ from: factoryV1, nonce: 1 }) } }),
   };

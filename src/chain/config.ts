@@ -1,10 +1,11 @@
 // Per-chain settings from the environment: CHAIN_<id>_RPC_URL (one or more endpoints, used in
 // order) and CHAIN_<id>_FACTORY, plus FEE_RECIPIENT and RELAYER_PRIVATE_KEY; optional per chain:
 // CHAIN_<id>_CONFIRMATIONS, _RELAYER_KEY, _RELAYER_MIN_BALANCE, _GASLESS_DAILY_GAS, _MAX_FEE_PER_GAS,
-// _RELAYER_STUCK_AFTER, _WATCH_TOKENS, _FACTORY_V1 (clones made before version 2), and _USDC only for
-// a chain the registry has no USDC for (a devnet you run yourself). Pure: config.ts hands it the
-// environment (with *_FILE variables already read) and reports its problems with the rest. A problem
-// never quotes an RPC URL: it carries the provider's key.
+// _RELAYER_STUCK_AFTER, _WATCH_TOKENS, _PAYOUT_MIN_AMOUNT (else PAYOUT_MIN_AMOUNT, else the registry's),
+// _FACTORY_V1 (clones made before version 2), and _USDC only for a chain the registry has no USDC for
+// (a devnet you run yourself). Pure: config.ts hands it the environment (with *_FILE variables
+// already read) and reports its problems with the rest. A problem never quotes an RPC URL: it
+// carries the provider's key.
 import { getAddress, isHexString, parseEther, parseUnits, Wallet } from "ethers";
 import { factoryV2Address } from "./clones.js";
 import { knownChain } from "./registry.js";
@@ -35,13 +36,27 @@ export interface ChainSettings {
   usdc?: string;
   /** Gas the relayer may spend per UTC day on buyers' payments without gas (default: domain/charge-authorizations). */
   gaslessDailyGas?: bigint;
+  /** USDC base units a clone must hold before money that completes no charge is paid out (default: the registry's). */
+  payoutMinAmount?: bigint;
+}
+
+/** Settings every chain takes unless it has its own. */
+export interface ChainDefaults {
+  /** PAYOUT_MIN_AMOUNT: every chain's payout minimum, where CHAIN_<id>_PAYOUT_MIN_AMOUNT does not set one. */
+  payoutMinAmount?: bigint | undefined;
+}
+
+/** A USDC amount as PAYOUT_MIN_AMOUNT takes it: a positive decimal with at most 6 decimals, in base units; null otherwise. */
+function usdcAmount(value: string): bigint | null {
+  const units = /^\d{1,30}(\.\d{1,6})?$/.test(value) ? parseUnits(value, 6) : 0n;
+  return units > 0n ? units : null;
 }
 
 const VAR =
-  /^CHAIN_(\d+)_(RPC_URL|FACTORY|FACTORY_V1|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC|GASLESS_DAILY_GAS|MAX_FEE_PER_GAS|RELAYER_STUCK_AFTER|WATCH_TOKENS)$/;
+  /^CHAIN_(\d+)_(RPC_URL|FACTORY|FACTORY_V1|CONFIRMATIONS|RELAYER_KEY|RELAYER_MIN_BALANCE|USDC|GASLESS_DAILY_GAS|MAX_FEE_PER_GAS|RELAYER_STUCK_AFTER|WATCH_TOKENS|PAYOUT_MIN_AMOUNT)$/;
 
 /** Reads the chain settings; returns them with a list of problems (empty when all is well). */
-export function parseChainSettings(env: Record<string, string | undefined>): { chains: ChainSettings[]; problems: string[] } {
+export function parseChainSettings(env: Record<string, string | undefined>, defaults: ChainDefaults = {}): { chains: ChainSettings[]; problems: string[] } {
   const problems: string[] = [];
   const raw = new Map<number, Partial<Record<string, string>>>();
   for (const [name, value] of Object.entries(env)) {
@@ -118,6 +133,8 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
       if (/^\d{1,15}$/.test(v.GASLESS_DAILY_GAS)) gaslessDailyGas = BigInt(v.GASLESS_DAILY_GAS);
       else problems.push(`${at("GASLESS_DAILY_GAS")}: a whole number of gas units per day, such as 5000000 (0 turns payment without gas off)`);
     }
+    const payoutMinAmount = v.PAYOUT_MIN_AMOUNT === undefined ? defaults.payoutMinAmount : usdcAmount(v.PAYOUT_MIN_AMOUNT);
+    if (payoutMinAmount === null) problems.push(`${at("PAYOUT_MIN_AMOUNT")}: must be a positive USDC amount such as 0.50`);
     if (problems.length === before && factory && feeRecipient) {
       chains.push({
         chainId,
@@ -133,6 +150,7 @@ export function parseChainSettings(env: Record<string, string | undefined>): { c
         relayerMinBalance,
         ...(usdc && { usdc }),
         ...(gaslessDailyGas !== undefined && { gaslessDailyGas }),
+        ...(payoutMinAmount != null && { payoutMinAmount }),
       });
     }
   }

@@ -1,5 +1,6 @@
 // Every chain Stablegate knows: ids, names, native USDC (never bridged USDC.e), explorers, the
-// confirmations a payment needs by default and the gas money a relayer should keep. A chain is
+// confirmations a payment needs by default, the gas money a relayer should keep and the least USDC
+// worth a payout's gas (.docs/configuration.md "Payout minimums" has the figures). A chain is
 // *enabled* only once it has an RPC URL and deployed contracts (see ./config.ts); this table never
 // changes at run time.
 import { parseEther, parseUnits } from "ethers";
@@ -31,9 +32,16 @@ export interface ChainInfo {
   multicall3: boolean;
   /** Other ERC-20s that people send by mistake: the reconciliation reports them on a charge (they can be swept). */
   watchTokens: string[];
+  /**
+   * USDC base units a clone must hold before money that completes no charge (late money, an expired
+   * or cancelled charge's part) is paid out: a payout costs 57k gas (99k deploying the clone), which on
+   * Ethereum is dollars and on a rollup a cent or two.
+   */
+  payoutMinAmount: bigint;
 }
 
 const gwei = (n: string) => parseUnits(n, "gwei");
+const usdc = (n: string) => parseUnits(n, 6);
 
 const chains: ChainInfo[] = [
   {
@@ -48,6 +56,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("300"),
     stuckAfterSeconds: 900,
     multicall3: true,
+    payoutMinAmount: usdc("5.00"),
     watchTokens: ["0xdAC17F958D2ee523a2206206994597C13D831ec7", "0x6B175474E89094C44Da98b954EedeAC495271d0F", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"],
   },
   {
@@ -62,6 +71,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("10"),
     stuckAfterSeconds: 300,
     multicall3: true,
+    payoutMinAmount: usdc("0.10"),
     watchTokens: ["0x4200000000000000000000000000000000000006", "0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb"],
   },
   {
@@ -76,6 +86,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("10"),
     stuckAfterSeconds: 300,
     multicall3: true,
+    payoutMinAmount: usdc("0.10"),
     watchTokens: ["0x94b008aA00579c1307B0EF2c499aD98a8ce58e58", "0x4200000000000000000000000000000000000006", "0x7F5c764cBc14f9669B88837ca1490cCa17c31607"],
   },
   {
@@ -90,6 +101,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("10"),
     stuckAfterSeconds: 300,
     multicall3: true,
+    payoutMinAmount: usdc("0.10"),
     watchTokens: ["0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9", "0x82aF49447D8a07e3bd95BD0d56f35241523fBab1", "0xFF970A61A04b1cA14834A43f5dE4533eBDDB5CC8"],
   },
   {
@@ -104,6 +116,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("3000"),
     stuckAfterSeconds: 300,
     multicall3: true,
+    payoutMinAmount: usdc("0.10"),
     watchTokens: ["0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174", "0x7ceB23fD6bC0adD59E62ac25578270cFf1b9f619"],
   },
   {
@@ -118,6 +131,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("500"),
     stuckAfterSeconds: 300,
     multicall3: true,
+    payoutMinAmount: usdc("0.25"),
     watchTokens: ["0x9702230A8Ea53601f5cD2dc00fDBc13d4dF4A8c7", "0xA7D7079b0FEaD91F3e65f86E8915Cb59c1a4C664"],
   },
   {
@@ -132,6 +146,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("500"),
     stuckAfterSeconds: 900,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -146,6 +161,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("50"),
     stuckAfterSeconds: 600,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -160,6 +176,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("50"),
     stuckAfterSeconds: 600,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -174,6 +191,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("50"),
     stuckAfterSeconds: 600,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -188,6 +206,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("3000"),
     stuckAfterSeconds: 600,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -202,6 +221,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("500"),
     stuckAfterSeconds: 600,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
   {
@@ -216,6 +236,7 @@ const chains: ChainInfo[] = [
     maxFeePerGas: gwei("100"),
     stuckAfterSeconds: 120,
     multicall3: true,
+    payoutMinAmount: usdc("0.01"),
     watchTokens: [],
   },
 ];

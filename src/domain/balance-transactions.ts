@@ -151,7 +151,9 @@ const PerChain = z.array(z.object({ chainId: z.number().int(), amount: z.string(
 export const BalanceResource = z.object({
   object: z.literal("balance"),
   livemode: z.boolean(),
-  held: PerChain.describe("Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more)."),
+  held: PerChain.describe(
+    "Confirmed money in your charges' addresses, waiting to be paid out (money completing no charge waits until a clone holds its chain's payout minimum).",
+  ),
   onItsWay: PerChain.describe("Payments seen on chain and not yet confirmed, and payments without gas accepted and not yet on chain."),
   paidOut: PerChain.describe("Paid to your wallet so far (net of fees)."),
   fees: PerChain.describe("Protocol fees taken so far."),

@@ -10,8 +10,9 @@
 // paid out to the merchant; it is reported, it does not move the status. A charge completes only
 // when everything it received has been paid out (settled), by our payout or anyone's, but for dust
 // below the payout minimum, which waits for more money. "Received" means the amount, or at most the
-// charge's underpayment tolerance less (acceptedAmount). A charge expires by the chain's clock: once
-// the confirmed chain has passed `expiresAt` (the state machine is given that time as `now`).
+// charge's underpayment tolerance less (acceptedAmount). A charge expires by the chains' clocks: once
+// every chain that could have paid it has confirmed past `expiresAt` (the state machine is given the
+// earliest of those times as `now`).
 import { AppError } from "./errors.js";
 import { toUnits, type Units } from "./money.js";
 
@@ -32,7 +33,7 @@ export interface ChargeFacts {
   /** Confirmed USDC paid out of the clone so far, in base units. */
   settledAmount: Units;
   expiresAt: Date;
-  /** PAYOUT_MIN_AMOUNT: less than this left in the clones does not hold up completion (it waits for more money). */
+  /** The dust limit (PAYOUT_MIN_AMOUNT, else 0.01 USDC): less than this left in the clones does not hold up completion. */
   payoutMinAmount?: bigint;
 }
 

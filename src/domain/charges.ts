@@ -60,14 +60,29 @@ export interface ChargeSettings {
   gasless?: { minAmount: bigint };
   /** The ChargeFactoryV2 of the enabled chains: a charge's address is fixed at creation (none: at the pick). */
   factory?: string | null;
-  /** PAYOUT_MIN_AMOUNT: confirmed money below it waits for more; seen below it, it holds nothing up. */
+  /**
+   * Dust (PAYOUT_MIN_AMOUNT, else 0.01 USDC): confirmed money below it does not hold up completion, and a payment seen
+   * below it holds nothing up. What a clone must hold before it is paid out is its chain's own minimum (EnabledChain).
+   */
   payoutMinAmount?: bigint;
+  /**
+   * The enabled chains: each one's indexer watches every version-2 charge address of its mode, so
+   * each one's clock has a say in when such a charge expires (none: the wall clock decides).
+   */
+  chains?: readonly ExpiryChain[];
 }
 
-/** What a change to a charge needs: links for its event snapshot, the feed that announces it, the payout minimum. */
-export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "payoutMinAmount">;
+/** An enabled chain as expiry needs it: its id and mode. */
+export interface ExpiryChain {
+  chainId: number;
+  /** Testnets and the devnet serve test mode, mainnets live mode. */
+  testnet: boolean;
+}
 
-/** PAYOUT_MIN_AMOUNT's default: 0.01 USDC. */
+/** What a change to a charge needs: links for its event snapshot, the feed that announces it, the dust limit, the chains whose clocks expire it. */
+export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "payoutMinAmount" | "chains">;
+
+/** The dust limit's default (PAYOUT_MIN_AMOUNT unset): 0.01 USDC. */
 export const DEFAULT_PAYOUT_MIN_AMOUNT = 10_000n;
 
 const MINUTE_MS = 60_000;
@@ -592,42 +607,56 @@ export async function cancelLockedCharge(
   return { charge: cancelled, event: await recordEvent(tx, cancelled, "charge.cancelled", chargeResource(cancelled, settings)) };
 }
 
+/**
+ * When time is up for `charges` (as the query names its row): the earliest confirmed clock
+ * (chain_cursors.confirmed_time) among the chains that could have paid it, its picked chain and, for
+ * a version-2 address, every enabled chain of its mode (each one's indexer watches that address);
+ * NULL, never due, while one of them has no confirmed clock yet. A charge no chain watches (no
+ * address, no enabled chain) goes by the wall clock, `now`.
+ */
+function expiryClock(settings: Pick<ChangeSettings, "chains">, now: Date): P.Sql {
+  const chainsOf = (testnet: boolean) => (settings.chains ?? []).filter((c) => c.testnet === testnet).map((c) => c.chainId);
+  return P.sql`(SELECT CASE WHEN count(*) = 0 THEN ${now}::timestamptz WHEN count(cc.confirmed_time) = count(*) THEN min(cc.confirmed_time) END
+    FROM (SELECT unnest(CASE WHEN charges.contract_version = 2 AND charges.deposit_address IS NOT NULL
+                   THEN CASE WHEN charges.livemode THEN ${chainsOf(false)}::int[] ELSE ${chainsOf(true)}::int[] END END) AS chain_id
+          UNION SELECT charges.chain_id WHERE charges.chain_id IS NOT NULL) AS watching
+    LEFT JOIN chain_cursors cc ON cc.chain_id = watching.chain_id)`;
+}
+
 /** Which charges `expireDueCharges` looks at. */
 export interface ExpiryOptions {
   limit?: number;
   /** Only this charge. */
   only?: string;
-  /** Expire by `now` alone, without waiting for the chain's clock (the test helper). */
+  /** Expire by `now` alone, without waiting for the chains' clocks (the test helper). */
   force?: boolean;
 }
 
 /**
  * Moves up to `limit` PENDING charges whose time is up to EXPIRED, records `charge.expired` (nothing
  * received) or `charge.underpaid` (a partial amount, which is then paid out to the merchant) for
- * each, and returns them. Time is up by the chain's clock once a chain is picked: the confirmed
- * chain (chain_cursors.confirmed_time) has passed `expiresAt`, so every payment in an earlier block
- * is already counted, whatever the wall clock said while the worker was down; before a pick, by the
- * wall clock. A charge with money still on its way is left until it arrives or is gone. Safe to run
- * in any number of processes at once: rows another sweep holds are skipped, and each charge is
- * written only while still PENDING, so none expires twice.
+ * each, and returns them. Time is up by the chains' clocks (see expiryClock): every chain that could
+ * have paid the charge has confirmed past `expiresAt`, so every payment in an earlier block is
+ * already counted, whatever the wall clock said while the worker was down or one chain's indexer
+ * lagged. A charge with money still on its way is left until it arrives or is gone. One statement
+ * per batch, safe to run in any number of processes at once: rows another sweep holds are skipped,
+ * and each charge is written only while still PENDING, so none expires twice.
  */
 export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, options: ExpiryOptions = {}): Promise<Charge[]> {
   const { limit = 500, only, force = false } = options;
+  const clock = force ? P.sql`${now}::timestamptz` : expiryClock(settings, now);
   const { expired, events } = await prisma.$transaction(async (tx) => {
-    // The predicate matches the partial index over PENDING charges: the cost is the due rows only.
-    const due = await tx.$queryRaw<(Charge & { clock: Date | null })[]>`
-      SELECT ${CHARGE_COLUMNS}, (SELECT confirmed_time FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS clock
-      FROM charges WHERE status = 'PENDING' AND expires_at <= ${
-        force
-          ? P.sql`${now}`
-          : P.sql`CASE WHEN chain_id IS NULL THEN ${now}::timestamptz
-          ELSE (SELECT confirmed_time FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) END`
-      }
+    // The first bound (no charge's clock is later than the latest clock there is) lets the partial
+    // index over PENDING charges find the candidates: the cost is the due rows only.
+    const due = await tx.$queryRaw<(Charge & { clock: Date })[]>`
+      SELECT ${CHARGE_COLUMNS}, ${clock} AS clock
+      FROM charges WHERE status = 'PENDING' AND expires_at <= GREATEST(${now}::timestamptz, (SELECT max(confirmed_time) FROM chain_cursors))
+        AND expires_at <= ${clock}
         AND NOT ${moneyOnItsWay(settings)} ${only === undefined ? P.empty : P.sql`AND charges.id = ${only}`}
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (due.length === 0) return { expired: [], events: [] };
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
-    for (const { clock, ...c } of due) nextStatus(c, "expire", force || c.chainId === null || clock === null ? now : clock);
+    for (const { clock, ...c } of due) nextStatus(c, "expire", clock);
     const ids = due.map((c) => c.id);
     const expired = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;

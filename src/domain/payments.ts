@@ -40,7 +40,7 @@ export type { PaymentResource };
 export interface PaymentSettings extends ChangeSettings {
   /** How far a partial payment pushes the charge's expiry back, in minutes. */
   partialExtensionMinutes: number;
-  /** PAYOUT_MIN_AMOUNT: confirmed money below it waits in the clone for more (base units). */
+  /** The dust limit (PAYOUT_MIN_AMOUNT, else 0.01 USDC; base units): less left in the clones does not hold up completion. */
   payoutMinAmount: bigint;
 }
 

@@ -17,7 +17,7 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource, DEFAULT_PAYOUT_MIN_AMOUNT } from "./charges.js";
 import { notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { toUnits } from "./money.js";
@@ -63,14 +63,19 @@ export interface DueClone {
   payoutBlockedReason: string | null;
 }
 
-/** Up to `limit` clones of `chainId` due for a payout, oldest charge first. */
+/**
+ * Up to `limit` clones of `chainId` due for a payout, oldest charge first: those holding the chain's
+ * `payoutMinAmount` or more and, below it, those of a RECEIVED charge holding more than dust (its sale
+ * completes only once they are paid out: a minimum above a charge's amount must not strand it).
+ */
 export async function dueClones(prisma: Prisma, chainId: number, limit: number, payoutMinAmount: bigint, now = new Date()): Promise<DueClone[]> {
   // The predicate matches the partial index over clones holding money.
   const rows = await prisma.$queryRaw<(Omit<DueClone, "held"> & { held: P.Decimal })[]>`
     SELECT k.charge_id AS "chargeId", k.address, k.version, k.held, k.deployed_at IS NOT NULL AS deployed,
       c.settlement_wallet AS wallet, c.fee_bps AS "feeBps", k.payout_blocked_reason AS "payoutBlockedReason"
     FROM clones k JOIN charges c ON c.id = k.charge_id
-    WHERE k.chain_id = ${chainId} AND k.held > 0 AND k.held >= ${payoutMinAmount} AND c.status <> 'PENDING'
+    WHERE k.chain_id = ${chainId} AND k.held > 0 AND c.status <> 'PENDING'
+      AND (k.held >= ${payoutMinAmount} OR (c.status = 'RECEIVED' AND k.held >= ${DEFAULT_PAYOUT_MIN_AMOUNT}))
       AND k.flush_id IS NULL AND (k.flush_retry_at IS NULL OR k.flush_retry_at <= ${now}) AND k.flush_failures < ${MAX_FLUSH_FAILURES}
       AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')
     ORDER BY c.created_at LIMIT ${limit}`;

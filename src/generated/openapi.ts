@@ -1335,7 +1335,7 @@ export interface components {
             /** @constant */
             object: "balance";
             livemode: boolean;
-            /** @description Confirmed money in your charges' addresses, waiting to be paid out (less than PAYOUT_MIN_AMOUNT waits for more). */
+            /** @description Confirmed money in your charges' addresses, waiting to be paid out (money completing no charge waits until a clone holds its chain's payout minimum). */
             held: {
                 chainId: number;
                 amount: string;

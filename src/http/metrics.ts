@@ -135,7 +135,7 @@ async function databaseFigures(prisma: Prisma, chains: readonly { chainId: numbe
   );
   gauge(
     "stablegate_clones_held_units",
-    "Confirmed USDC (base units) the ledger says the clones of each chain hold: paid out as charges end (less than PAYOUT_MIN_AMOUNT waits).",
+    "Confirmed USDC (base units) the ledger says the clones of each chain hold: paid out as charges end (money completing no charge waits for the chain's payout minimum, CHAIN_<id>_PAYOUT_MIN_AMOUNT).",
     figures.held.map((h) => [{ chain_id: h.chainId }, h.amount]),
   );
   gauge(

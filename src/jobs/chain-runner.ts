@@ -94,7 +94,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
       await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);
       await reportStuck(db.prisma, chain, stuck, log, now());
-      await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: settings.payoutMinAmount });
+      await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: chain.payoutMinAmount });
       await runAuthorizations(db.prisma, relayer, log);
       await runSweeps(db.prisma, relayer, log);
       await checkPickedClones(db.prisma, relayer.provider, chain, settings, log, now());

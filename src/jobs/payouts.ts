@@ -51,7 +51,7 @@ export interface PayoutOptions {
   batchSize?: number;
   /** How long a payout the token refuses waits before it is simulated again (default a minute). */
   blockedRecheckMs?: number;
-  /** PAYOUT_MIN_AMOUNT: less confirmed money waits in the clone for more. */
+  /** The chain's payout minimum (EnabledChain.payoutMinAmount): less money that completes no charge waits in the clone for more. */
   payoutMinAmount: bigint;
   now: () => Date;
 }

@@ -279,6 +279,42 @@ describe("dust below PAYOUT_MIN_AMOUNT (0.01)", () => {
   });
 });
 
+describe("a chain's payout minimum (the registry's, or CHAIN_<id>_PAYOUT_MIN_AMOUNT)", () => {
+  it("money that completes no charge waits below the chain's minimum and is paid out once the clone holds it; a sale below the minimum is paid out at once", async () => {
+    await runner?.stop();
+    runner = startChainRunner(app.db, { ...devnet, payoutMinAmount: usdc("1") }, logger, {
+      intervalMs: 50,
+      settings: { ...SETTINGS, feed: app.live },
+      bumpAfterMs: 60_000,
+      blockedRecheckMs: 300,
+    });
+    try {
+      const { id, clone } = await payableCharge("0.50");
+      await chain.pay(chain.wallet(3), clone, usdc("0.50"));
+      await until("the sale paid out", id, (c) => c.status === "COMPLETED" && c.netAmount === "0.495");
+      const nonce = await relayerNonce();
+      await chain.pay(chain.wallet(3), clone, usdc("0.60"));
+      await waitFor("the late money counted", async () => (await eventsOf(id)).some((e) => e.type === "charge.late_payment"));
+      await settle(1_000);
+      expect(await relayerNonce()).toBe(nonce);
+      expect(await chain.balance(clone)).toBe(usdc("0.60"));
+      await chain.pay(chain.wallet(3), clone, usdc("0.40"));
+      const paid = await until("the late money paid out", id, (c) => c.netAmount === "1.485");
+      expect(paid).toMatchObject({ amountReceived: "1.50", feeAmount: "0.015" });
+      expect(await chain.balance(clone)).toBe(0n);
+      expect(await relayerNonce()).toBe(nonce + 1);
+    } finally {
+      await runner?.stop();
+      runner = startChainRunner(app.db, devnet, logger, {
+        intervalMs: 50,
+        settings: { ...SETTINGS, feed: app.live },
+        bumpAfterMs: 60_000,
+        blockedRecheckMs: 300,
+      });
+    }
+  });
+});
+
 describe("Circle's USDC", () => {
   it("2^128 base units: counted, completed and paid out to the unit", async () => {
     const { id, clone } = await payableCharge("25");

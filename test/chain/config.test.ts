@@ -5,12 +5,14 @@ import { getCreateAddress, parseEther, parseUnits } from "ethers";
 import { afterAll, describe, expect, it } from "vitest";
 import { enableChain } from "../../src/chain/chains.js";
 import { factoryV2Address } from "../../src/chain/clones.js";
+import { knownChain, knownChains } from "../../src/chain/registry.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const FEE_RECIPIENT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 /** The ChargeFactoryV2 address follows from the fee recipient alone. */
 const FACTORY = factoryV2Address(FEE_RECIPIENT);
+const usdc = (s: string) => parseUnits(s, 6);
 const V1_FACTORY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
 it("reads chains from CHAIN_<id>_* with registry defaults, and derives the version 1 implementation address", () => {
@@ -139,6 +141,51 @@ it("reads CHAIN_<id>_RELAYER_MIN_BALANCE in the chain's native unit, with a regi
   expect(loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "0.25" }).chains[0]!.relayerMinBalance).toBe(parseEther("0.25"));
   expect(() => loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "-1" })).toThrow(/CHAIN_8453_RELAYER_MIN_BALANCE: a decimal amount of ETH/);
   expect(() => loadConfig({ ...common, CHAIN_8453_RELAYER_MIN_BALANCE: "lots" })).toThrow(/CHAIN_8453_RELAYER_MIN_BALANCE/);
+});
+
+it("takes each chain's payout minimum from the registry (Ethereum's above the rollups'), PAYOUT_MIN_AMOUNT over it, and CHAIN_<id>_PAYOUT_MIN_AMOUNT over both", () => {
+  const common = {
+    CHAIN_1_RPC_URL: "https://eth.example",
+    CHAIN_1_FACTORY: FACTORY,
+    CHAIN_8453_RPC_URL: "https://base.example",
+    CHAIN_8453_FACTORY: FACTORY,
+    RELAYER_PRIVATE_KEY: KEY,
+    FEE_RECIPIENT,
+  };
+  const minimums = (env: Record<string, string>) => {
+    const config = loadConfig({ ...common, ...env });
+    return { dust: config.payoutMinAmount, chains: config.chains.map((c) => [c.chainId, enableChain(c).payoutMinAmount]) };
+  };
+  expect(minimums({})).toEqual({
+    dust: undefined,
+    chains: [
+      [1, usdc("5")],
+      [8453, usdc("0.10")],
+    ],
+  });
+  expect(minimums({ PAYOUT_MIN_AMOUNT: "0.02" })).toEqual({
+    dust: usdc("0.02"),
+    chains: [
+      [1, usdc("0.02")],
+      [8453, usdc("0.02")],
+    ],
+  });
+  expect(minimums({ PAYOUT_MIN_AMOUNT: "0.02", CHAIN_1_PAYOUT_MIN_AMOUNT: "12.5" })).toEqual({
+    dust: usdc("0.02"),
+    chains: [
+      [1, usdc("12.5")],
+      [8453, usdc("0.02")],
+    ],
+  });
+  expect(minimums({ CHAIN_8453_PAYOUT_MIN_AMOUNT: "0.000001" }).chains[1]).toEqual([8453, 1n]);
+  for (const bad of ["0", "-1", "1.0000001", "0.5 USDC", "1e3"]) {
+    expect(() => loadConfig({ ...common, CHAIN_8453_PAYOUT_MIN_AMOUNT: bad }), bad).toThrow(/CHAIN_8453_PAYOUT_MIN_AMOUNT: must be a positive USDC amount/);
+  }
+  expect(() => loadConfig({ ...common, PAYOUT_MIN_AMOUNT: "0" })).toThrow(/PAYOUT_MIN_AMOUNT: must be a positive USDC amount/);
+  // Every chain of the registry has one; a payout on Ethereum costs far more gas money than on a rollup.
+  for (const chain of knownChains()) expect(chain.payoutMinAmount, chain.name).toBeGreaterThan(0n);
+  const mainnets = knownChains().filter((c) => !c.testnet && c.chainId !== 1);
+  for (const chain of mainnets) expect(chain.payoutMinAmount, chain.name).toBeLessThan(knownChain(1)!.payoutMinAmount);
 });
 
 describe("relayer keys from files (RELAYER_PRIVATE_KEY_FILE, CHAIN_<id>_RELAYER_KEY_FILE)", () => {

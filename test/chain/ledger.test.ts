@@ -416,4 +416,84 @@ describe("the chain's clock", () => {
     expect((await app.call("GET", `/v1/public/charges/${id}`, { key: null })).body.status).toBe("COMPLETED");
     await expectLedgerAgrees(id);
   });
+
+  it("unpicked, paid to its address on time during a worker outage: neither the wall clock nor one chain's clock expires it; it completes once that chain is read", async () => {
+    const { id, address } = await charge("10", null);
+    const at = await expiryAhead(id);
+    producing = false;
+    await Promise.all([stopRunner(chainA), stopRunner(chainB)]);
+    await payAt(a, address, usdc("10"), at - 90);
+    await Promise.all([mineTo(a, at + 100), mineTo(b, at + 100)]);
+    // The worker restarts; chain B is read first, so its clock passes expiresAt before chain A's does.
+    startRunner(chainB);
+    await confirmedPast(chainB, at + 100);
+    expect(await expireDueCharges(app.db.prisma, app.settings, new Date((at + 200) * 1000))).toEqual([]);
+    expect((await getCharge(id)).status).toBe("PENDING");
+    startRunner(chainA);
+    producing = true;
+    const done = await until("the charge completed", id, (c) => c.status === "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "10.00", netAmount: "9.90", chainId: null });
+    expect(await eventTypes(id)).not.toContain("charge.expired");
+    await expectLedgerAgrees(id);
+  });
+
+  it("picked on chain A, paid on time on chain B while B's indexer lagged: A's clock alone does not expire it; it completes once B is read", async () => {
+    const { id, address } = await charge("10", chainA);
+    const at = await expiryAhead(id);
+    producing = false;
+    await stopRunner(chainB);
+    await payAt(b, address, usdc("10"), at - 90);
+    await Promise.all([mineTo(a, at + 100), mineTo(b, at + 100)]);
+    await confirmedPast(chainA, at + 100);
+    expect(await expireDueCharges(app.db.prisma, app.settings, new Date((at + 200) * 1000))).toEqual([]);
+    expect((await getCharge(id)).status).toBe("PENDING");
+    startRunner(chainB);
+    producing = true;
+    const done = await until("the charge completed", id, (c) => c.status === "COMPLETED");
+    expect(done).toMatchObject({ amountReceived: "10.00", netAmount: "9.90", chainId: chainA.chainId });
+    expect((await rows(id)).filter((r) => r.type === "payment").map((r) => r.chainId)).toEqual([chainB.chainId]);
+    expect(await eventTypes(id)).not.toContain("charge.expired");
+    await expectLedgerAgrees(id);
+  });
+
+  it("expires once every chain that could have paid it has passed expiresAt, and not while one has no clock yet", async () => {
+    const { id } = await charge("10", null);
+    const at = await expiryAhead(id);
+    await Promise.all([mineTo(a, at + 100), mineTo(b, at + 100)]);
+    await Promise.all([confirmedPast(chainA, at + 100), confirmedPast(chainB, at + 100)]);
+    // A third enabled chain of the mode that has not been read yet (no cursor) could have been paid too.
+    const unread = { chainId: 11155111, testnet: true };
+    expect(await expireDueCharges(app.db.prisma, { ...app.settings, chains: [...app.settings.chains!, unread] }, new Date())).toEqual([]);
+    const [expired] = await expireDueCharges(app.db.prisma, app.settings, new Date(), { only: id });
+    expect(expired).toMatchObject({ id, status: "EXPIRED" });
+  });
 });
+
+/** Moves the charge's expiry 10 minutes past both chains' clocks and the wall clock (earlier tests move the clocks); its time in seconds. */
+async function expiryAhead(id: string): Promise<number> {
+  const heads = await Promise.all([a, b].map(async (c) => (await c.provider.getBlock("latest"))!.timestamp));
+  const at = Math.max(...heads, Math.floor(Date.now() / 1000)) + 600;
+  await app.db.prisma.charge.update({ where: { id }, data: { expiresAt: new Date(at * 1000) } });
+  return at;
+}
+
+/** A USDC payment of `amount` to `to` on `test`, mined in a block stamped `time` (seconds). */
+async function payAt(test: TestChain, to: string, amount: bigint, time: number) {
+  await test.mint(test.wallet(3).address, amount);
+  await test.provider.send("evm_setNextBlockTimestamp", [time]);
+  await (await (test.usdc.connect(test.wallet(3)) as Contract).getFunction("transfer")(to, amount)).wait();
+}
+
+/** Mines blocks on `test` from `time` (seconds) on, enough to confirm it. */
+async function mineTo(test: TestChain, time: number) {
+  await test.provider.send("evm_setNextBlockTimestamp", [time]);
+  await test.mine(CONFIRMATIONS + 3);
+}
+
+/** Waits for `chain`'s indexer to confirm a block stamped `time` (seconds) or later. */
+async function confirmedPast(chain: EnabledChain, time: number) {
+  await waitFor(`chain ${chain.chainId} confirmed past ${time}`, async () => {
+    const cursor = await app.db.prisma.chainCursor.findUnique({ where: { chainId: chain.chainId } });
+    return cursor?.confirmedTime && cursor.confirmedTime.getTime() >= time * 1000 ? cursor : undefined;
+  });
+}

@@ -85,6 +85,8 @@ export interface TestApp {
   queries: string[];
   /** The service's live feed (for jobs run by the test that should announce their changes). */
   live: LiveCharges;
+  /** The domain's settings as the service built them (the enabled chains among them): what its worker would run the jobs with. */
+  settings: Services["settings"];
   call(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Call>;
   gql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data: any; errors?: any[] }>;
   newMerchant(): Promise<MerchantCreated>;
@@ -160,6 +162,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<S
     liveKey: merchant.apiKeys.live.secret,
     queries,
     live: app.services.live,
+    settings: app.services.settings,
     call,
     async gql(query, variables, key) {
       const res = await call("POST", "/graphql", { key, body: { query, variables } });
