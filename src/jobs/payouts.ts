@@ -62,7 +62,16 @@ const EMPTY_RECHECK_MS = 15_000;
  * The most a creation in `payout` can cost beyond what the estimate saw, should a stranger deploy the
  * clone first: the call's whole CREATE_GAS (60k) against at least CREATE2's own 32k for a real one.
  */
-export const FRONT_RUN_GAS = 28_000n;
+const FRONT_RUN_GAS = 28_000n;
+
+/**
+ * The gas a version 2 payout batch needs, from its estimate and the clones it creates: enough for every
+ * creation to collide with a stranger's deployment between the estimate and inclusion (the relayer adds
+ * its headroom on top). The relayer pays only for gas used, so this costs nothing unless it is needed.
+ */
+export function payoutGasNeeded(estimate: bigint, creations: number): bigint {
+  return estimate + BigInt(creations) * FRONT_RUN_GAS;
+}
 
 export interface PayoutOptions {
   /** Clones per payout transaction (the block gas limit bounds it; 50 use about 3 M gas). */
@@ -189,7 +198,7 @@ function payoutV1Call(relayer: Relayer, c: DueClone): { to: string; data: string
 
 /**
  * Signs a payout of `clones`, stores it with them claimed, then broadcasts it. A version 2 batch gets
- * gas for each of its creations to collide with a stranger's deployment (see FRONT_RUN_GAS).
+ * gas for each of its creations to collide with a stranger's deployment (payoutGasNeeded).
  */
 async function sendPayout(prisma: Prisma, relayer: Relayer, clones: DueClone[], call: { to: string; data: string }, logger: Logger): Promise<void> {
   // Pre-warmed storage saves gas; clones the call creates are warm anyway.
@@ -198,9 +207,9 @@ async function sendPayout(prisma: Prisma, relayer: Relayer, clones: DueClone[], 
     clones.map((c) => c.address),
   );
   const request = { ...call, ...(accessList && { accessList }) };
-  const creations = BigInt(clones.filter((c) => c.version === 2 && !c.deployed).length);
+  const creations = clones.filter((c) => c.version === 2 && !c.deployed).length;
   const gasNeeded =
-    creations > 0n ? (await withRpcRetry(() => relayer.provider.estimateGas({ ...request, from: relayer.address }))) + creations * FRONT_RUN_GAS : undefined;
+    creations > 0 ? payoutGasNeeded(await withRpcRetry(() => relayer.provider.estimateGas({ ...request, from: relayer.address })), creations) : undefined;
   const ids = clones.map((c) => c.chargeId);
   const txId = await sendRelayerTx(
     prisma,

@@ -7,7 +7,7 @@ import { type Contract, parseUnits, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { payoutWords } from "../../src/chain/clones.js";
+import { chargeKey, payoutWords } from "../../src/chain/clones.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
 import { parseAmount } from "../../src/domain/money.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -151,8 +151,25 @@ describe("random histories", () => {
         sent = [];
       };
 
+      /**
+       * Strangers before our payout: two clones deployed by someone else (our payout must not create
+       * them again; a reorg may take a deployment away), and money paid into one of them paid out at
+       * once through the clone's own public flush.
+       */
+      const strangerDeploys = async (step: number) => {
+        const [a, b] = [charges[step % charges.length]!, charges[(step + 1) % charges.length]!];
+        const factory = await chain.factory.getAddress();
+        for (const c of [a, b]) {
+          await sendSigned(stranger, { to: factory, data: chain.factory.interface.encodeFunctionData("deploy", [chargeKey(c.id), c.wallet, 100]) });
+        }
+        await sendSigned(pick(payers), { to: await token.getAddress(), data: token.interface.encodeFunctionData("transfer", [a.address, usdc("1")]) });
+        const flush = chain.factory.interface.encodeFunctionData("flush", [await token.getAddress(), chargeKey(a.id), a.wallet, 100]);
+        await sendSigned(stranger, { to: a.address, data: flush });
+      };
+
       for (let step = 0; step < STEPS; step++) {
         if (step === STEPS / 2) await deepReorg(pick(charges));
+        if (step === STEPS / 3) await strangerDeploys(step);
         const roll = rand();
         const c = pick(charges);
         if (roll < 0.35) {
@@ -205,6 +222,8 @@ describe("random histories", () => {
       await waitFor("the indexer at the head", quiet, 10_000);
       await new Promise((r) => setTimeout(r, 300));
       await expectInvariants(charges);
+      // No money stranded: no payout stopped (strangers' deployments and flushes stall none).
+      expect(await app.db.prisma.clone.count({ where: { chargeId: { in: charges.map((c) => c.id) }, payoutBlockedReason: { not: null } } })).toBe(0);
       // The history did what it is for: a reorg took confirmed money away.
       expect(await app.db.prisma.balanceTransaction.count({ where: { type: "reversal", chargeId: { in: charges.map((c) => c.id) } } })).toBeGreaterThan(0);
       await runner?.stop();
