@@ -136,11 +136,12 @@ export async function releaseFlush(
     for (const clone of clones) {
       const where = { chargeId_chainId: { chargeId: clone.chargeId, chainId: clone.chainId } };
       const paid = outcome.kind === "confirmed" && outcome.paid.has(clone.address.toLowerCase());
-      if (paid) {
+      if (paid || clone.settlingElsewhere) {
+        // Its money left: whatever reverted a batch with it, this clone was not the one.
         await tx.clone.update({ where, data: { flushId: null, flushBatchMax: null } });
         continue;
       }
-      if (outcome.kind === "dropped" || clone.settlingElsewhere) {
+      if (outcome.kind === "dropped") {
         await tx.clone.update({ where, data: { flushId: null } });
         continue;
       }

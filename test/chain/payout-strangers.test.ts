@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 let seq = 0;
-/** `n` charges picked on the test chain, each paid PAID (mined at once, before automine is turned off). */
+/** `n` charges picked on the test chain, each paid PAID, all in one block (so they are due together). */
 async function paidCharges(n: number): Promise<{ id: string; clone: string }[]> {
   const charges = [];
   for (let i = 0; i < n; i++) {
@@ -46,7 +46,13 @@ async function paidCharges(n: number): Promise<{ id: string; clone: string }[]> 
     expect(picked.status, JSON.stringify(picked.body)).toBe(200);
     charges.push({ id: made.id as string, clone: picked.body.cloneAddress as string });
   }
-  for (const c of charges) await chain.mint(c.clone, PAID);
+  await chain.automine(false);
+  try {
+    for (const c of charges) await chain.mint(c.clone, PAID);
+    await chain.mine();
+  } finally {
+    await chain.automine(true);
+  }
   return charges;
 }
 
