@@ -152,24 +152,27 @@ describe("random histories", () => {
       };
 
       /**
-       * Strangers before our payout: two clones deployed by someone else (our payout must not create
-       * them again; a reorg may take a deployment away), and money paid into one of them paid out at
-       * once through the clone's own public flush.
+       * Strangers before our payout: two clones (without code, if there are) deployed by someone else,
+       * one of them paid in full so that our payout of it finds it deployed (it must not create it
+       * again; a reorg may take the deployment away), the other paid a little that the stranger pays
+       * out at once through the clone's own public flush.
        */
-      const strangerDeploys = async (step: number) => {
-        const [a, b] = [charges[step % charges.length]!, charges[(step + 1) % charges.length]!];
-        const factory = await chain.factory.getAddress();
+      const strangerDeploys = async () => {
+        const bare = [];
+        for (const c of charges) if ((await chain.provider.getCode(c.address)) === "0x") bare.push(c);
+        const [a, b] = [...new Set([...bare, ...charges])] as [Charge, Charge];
+        const [factory, usdcAddress] = [await chain.factory.getAddress(), await token.getAddress()];
         for (const c of [a, b]) {
           await sendSigned(stranger, { to: factory, data: chain.factory.interface.encodeFunctionData("deploy", [chargeKey(c.id), c.wallet, 100]) });
         }
-        await sendSigned(pick(payers), { to: await token.getAddress(), data: token.interface.encodeFunctionData("transfer", [a.address, usdc("1")]) });
-        const flush = chain.factory.interface.encodeFunctionData("flush", [await token.getAddress(), chargeKey(a.id), a.wallet, 100]);
-        await sendSigned(stranger, { to: a.address, data: flush });
+        await sendSigned(pick(payers), { to: usdcAddress, data: token.interface.encodeFunctionData("transfer", [b.address, usdc("20")]) });
+        await sendSigned(pick(payers), { to: usdcAddress, data: token.interface.encodeFunctionData("transfer", [a.address, usdc("1")]) });
+        await sendSigned(stranger, { to: a.address, data: chain.factory.interface.encodeFunctionData("flush", [usdcAddress, chargeKey(a.id), a.wallet, 100]) });
       };
 
       for (let step = 0; step < STEPS; step++) {
         if (step === STEPS / 2) await deepReorg(pick(charges));
-        if (step === STEPS / 3) await strangerDeploys(step);
+        if (step === STEPS / 3) await strangerDeploys();
         const roll = rand();
         const c = pick(charges);
         if (roll < 0.35) {
