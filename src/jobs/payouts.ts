@@ -32,6 +32,7 @@ import type { Logger } from "pino";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../chain/artifacts.js";
 import { chargeKey, payoutWords } from "../chain/clones.js";
 import type { Relayer } from "../chain/relayer.js";
+import { withRpcRetry } from "../chain/rpc.js";
 import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
 import type { ChangeSettings } from "../domain/charges.js";
@@ -46,7 +47,6 @@ import {
   type PayoutBlockReason,
   releaseFlush,
 } from "../domain/payouts.js";
-import { withRpcRetry } from "../chain/rpc.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
