@@ -11,8 +11,10 @@
 //
 // Invariants: a clone is in at most one payout of ours at a time (`flushId`); a payout that does not
 // pay a clone counts against it only when nothing else paid it (a race with another payer is no
-// failure), and after MAX_FLUSH_FAILURES its payout stops (`flush_failing`) instead of paying gas
-// forever; `charge.payout_blocked` is recorded once each time a charge's payout becomes blocked; a
+// failure) and the clone was alone in it or skipped by the contract on its own: a batch that reverts
+// as a whole counts against none of its clones, which are tried again at once in batches of half its
+// size (`flushBatchMax`), until a clone that fails alone is found; after MAX_FLUSH_FAILURES its payout
+// stops (`flush_failing`) instead of paying gas forever; `charge.payout_blocked` is recorded once each time a charge's payout becomes blocked; a
 // charge shows the first blocked reason among its clones.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
@@ -61,6 +63,8 @@ export interface DueClone {
   wallet: string;
   feeBps: number;
   payoutBlockedReason: string | null;
+  /** The most clones its payout may share a transaction with (a batch with it reverted); null: any. */
+  batchMax: number | null;
 }
 
 /**
@@ -72,7 +76,8 @@ export async function dueClones(prisma: Prisma, chainId: number, limit: number, 
   // The predicate matches the partial index over clones holding money.
   const rows = await prisma.$queryRaw<(Omit<DueClone, "held"> & { held: P.Decimal })[]>`
     SELECT k.charge_id AS "chargeId", k.address, k.version, k.held, k.deployed_at IS NOT NULL AS deployed,
-      c.settlement_wallet AS wallet, c.fee_bps AS "feeBps", k.payout_blocked_reason AS "payoutBlockedReason"
+      c.settlement_wallet AS wallet, c.fee_bps AS "feeBps", k.payout_blocked_reason AS "payoutBlockedReason",
+      k.flush_batch_max AS "batchMax"
     FROM clones k JOIN charges c ON c.id = k.charge_id
     WHERE k.chain_id = ${chainId} AND k.held > 0 AND c.status <> 'PENDING'
       AND (k.held >= ${payoutMinAmount} OR (c.status = 'RECEIVED' AND k.held >= ${DEFAULT_PAYOUT_MIN_AMOUNT}))
@@ -92,7 +97,7 @@ export async function claimForFlush(tx: P.TransactionClient, txId: string, chain
 export type FlushOutcome =
   /** Mined with success and confirmed: these clones (addresses) sent money in it. */
   | { kind: "confirmed"; paid: ReadonlySet<string> }
-  /** Mined and reverted: it paid no clone. */
+  /** Mined and reverted as a whole: it paid no clone. */
   | { kind: "reverted" }
   /** Never mined (its nonce went to another transaction): nothing happened on chain. */
   | { kind: "dropped" };
@@ -108,9 +113,11 @@ interface ClaimedClone {
 }
 
 /**
- * Releases the clones of our payout `txId` after `outcome`. A clone it did not pay counts a failure,
- * unless money already left it by someone else's payout; at MAX_FLUSH_FAILURES its payout stops
- * (`flush_failing`, logged at error, `charge.payout_blocked`). Returns the charges whose payout stopped.
+ * Releases the clones of our payout `txId` after `outcome`. A batch that reverted splits: its clones
+ * are due again at once, each in batches of at most half its size, and none counts a failure. A clone
+ * it did not pay otherwise (alone, or skipped by the contract) counts a failure, unless money already
+ * left it by someone else's payout; at MAX_FLUSH_FAILURES its payout stops (`flush_failing`, logged at
+ * error, `charge.payout_blocked`). Returns the charges whose payout stopped.
  */
 export async function releaseFlush(
   prisma: Prisma,
@@ -127,11 +134,24 @@ export async function releaseFlush(
           AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')) AS "settlingElsewhere"
       FROM clones k WHERE k.flush_id = ${txId} ORDER BY k.charge_id FOR UPDATE`;
     const stopped: string[] = [];
+    // One revert for a whole batch says nothing about which clone caused it: halve it and look again.
+    const split = outcome.kind === "reverted" && clones.length > 1 ? Math.ceil(clones.length / 2) : null;
+    if (split !== null)
+      logger.warn({ tx: txId, clones: clones.length, next: split }, "payout batch reverted; its clones are tried again at once in smaller batches");
     for (const clone of clones) {
       const where = { chargeId_chainId: { chargeId: clone.chargeId, chainId: clone.chainId } };
       const paid = outcome.kind === "confirmed" && outcome.paid.has(clone.address.toLowerCase());
-      if (paid || outcome.kind === "dropped" || clone.settlingElsewhere) {
+      if (paid || clone.settlingElsewhere) {
+        // Its money left: whatever reverted a batch with it, this clone was not the one.
+        await tx.clone.update({ where, data: { flushId: null, flushBatchMax: null } });
+        continue;
+      }
+      if (outcome.kind === "dropped") {
         await tx.clone.update({ where, data: { flushId: null } });
+        continue;
+      }
+      if (split !== null) {
+        await tx.clone.update({ where, data: { flushId: null, flushRetryAt: null, flushBatchMax: split } });
         continue;
       }
       const failures = clone.flushFailures + 1;
@@ -237,6 +257,21 @@ export async function markDeployed(prisma: Prisma, chainId: number, chargeId: st
   await prisma.$executeRaw`
     UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
     WHERE c.id = ${chargeId} AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
+}
+
+/**
+ * Records that the clones of `chargeIds` on `chainId` have code (a stranger deployed them; anyone may):
+ * their payout entries carry the DEPLOYED flag, so the payout does not create them again, which would
+ * burn the creation's whole gas allowance for nothing.
+ */
+export async function markClonesDeployed(prisma: Prisma, chainId: number, chargeIds: readonly string[], now: Date): Promise<void> {
+  if (chargeIds.length === 0) return;
+  await prisma.$transaction(async (tx) => {
+    await tx.clone.updateMany({ where: { chainId, chargeId: { in: [...chargeIds] }, deployedAt: null }, data: { deployedAt: now } });
+    await tx.$executeRaw`
+      UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
+      WHERE c.id = ANY(${[...chargeIds]}) AND k.charge_id = c.id AND k.chain_id = c.chain_id AND k.chain_id = ${chainId} AND c.deployed_at IS NULL`;
+  });
 }
 
 /**

@@ -13,6 +13,17 @@
 //   no code, though recorded     a reorg took the deployment (one we did not see go: a sweep's, or
 //   deployed                     beyond the blocks we keep): forgotten, so the next payout deploys it
 //
+// Anyone may deploy a clone (ChargeFactoryV2.deploy), and `payout` creating one onto existing code
+// burns the creation's whole allowance (CREATE_GAS, 60k, against ~41k for a real creation). So no
+// stranger can stall a payout:
+// - before a round is simulated, the due clones not recorded as deployed are asked for their code (one
+//   batched read) and those that have some are recorded deployed: their entries carry DEPLOYED;
+// - a version 2 batch is sent with gas for every creation in it to collide (FRONT_RUN_GAS each, on top
+//   of the estimate) plus the relayer's headroom: a stranger deploying clones between our estimate and
+//   inclusion costs us a little gas, never the transaction;
+// - a batch that reverts anyway splits itself: its clones are due again at once in batches of half its
+//   size (domain/payouts.ts), until a clone that fails alone is found; only that one counts failures.
+//
 // The money is never counted here: the indexer records every transfer out of a clone, ours or anyone's
 // (domain/chain-transfers.ts). When our transaction is confirmed its clones are released; one it did
 // not pay counts a failure (domain/payouts.ts), so a payout that keeps failing stops and alerts.
@@ -21,6 +32,7 @@ import type { Logger } from "pino";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../chain/artifacts.js";
 import { chargeKey, payoutWords } from "../chain/clones.js";
 import type { Relayer } from "../chain/relayer.js";
+import { withRpcRetry } from "../chain/rpc.js";
 import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
 import type { ChangeSettings } from "../domain/charges.js";
@@ -31,6 +43,7 @@ import {
   type DueClone,
   dueClones,
   forgetDeployments,
+  markClonesDeployed,
   type PayoutBlockReason,
   releaseFlush,
 } from "../domain/payouts.js";
@@ -45,6 +58,20 @@ const FAILED = 2n ** 256n - 1n;
 
 /** A clone whose money has left (someone else's payout) is looked at again after this. */
 const EMPTY_RECHECK_MS = 15_000;
+/**
+ * The most a creation in `payout` can cost beyond what the estimate saw, should a stranger deploy the
+ * clone first: the call's whole CREATE_GAS (60k) against at least CREATE2's own 32k for a real one.
+ */
+const FRONT_RUN_GAS = 28_000n;
+
+/**
+ * The gas a version 2 payout batch needs, from its estimate and the clones it creates: enough for every
+ * creation to collide with a stranger's deployment between the estimate and inclusion (the relayer adds
+ * its headroom on top). The relayer pays only for gas used, so this costs nothing unless it is needed.
+ */
+export function payoutGasNeeded(estimate: bigint, creations: number): bigint {
+  return estimate + BigInt(creations) * FRONT_RUN_GAS;
+}
 
 export interface PayoutOptions {
   /** Clones per payout transaction (the block gas limit bounds it; 50 use about 3 M gas). */
@@ -66,6 +93,7 @@ export async function runPayouts(prisma: Prisma, relayer: Relayer, settings: Cha
   for (;;) {
     const due = await dueClones(prisma, chainId, batchSize, options.payoutMinAmount, now());
     if (due.length === 0) return;
+    await recordDeployedByOthers(prisma, relayer, due, logger, now());
     const batch = await simulateBatch(
       relayer,
       due.filter((c) => c.version === 2),
@@ -104,11 +132,55 @@ export async function runPayouts(prisma: Prisma, relayer: Relayer, settings: Cha
       }
     }
     const payable = due.filter((_, i) => verdicts[i]!.kind === "pays");
-    const v2 = payable.filter((c) => c.version === 2);
-    if (v2.length > 0) await sendPayout(prisma, relayer, v2, payoutV2Call(relayer, v2), logger);
+    for (const v2 of batches(
+      payable.filter((c) => c.version === 2),
+      batchSize,
+    )) {
+      await sendPayout(prisma, relayer, v2, payoutV2Call(relayer, v2), logger);
+    }
     for (const c of payable.filter((c) => c.version === 1)) await sendPayout(prisma, relayer, [c], payoutV1Call(relayer, c), logger);
     if (due.length < batchSize) return;
   }
+}
+
+/**
+ * Records the clones of `due` that have code though we never saw them deployed (anyone may deploy a
+ * clone), so their payout entries say so; `due` is updated in place. One batched read: the provider
+ * sends the concurrent eth_getCode calls as one JSON-RPC batch.
+ */
+async function recordDeployedByOthers(prisma: Prisma, relayer: Relayer, due: DueClone[], logger: Logger, at: Date): Promise<void> {
+  const unflagged = due.filter((c) => !c.deployed);
+  if (unflagged.length === 0) return;
+  const codes = await withRpcRetry(() => Promise.all(unflagged.map((c) => relayer.provider.getCode(c.address))));
+  const found = unflagged.filter((_, i) => codes[i] !== "0x");
+  if (found.length === 0) return;
+  await markClonesDeployed(
+    prisma,
+    relayer.chain.chainId,
+    found.map((c) => c.chargeId),
+    at,
+  );
+  for (const c of found) c.deployed = true;
+  logger.info({ charges: found.map((c) => c.chargeId) }, "clones deployed by someone else: their payout does not create them again");
+}
+
+/** `clones` in order, cut into payout batches: none larger than `batchSize` or than any member's `batchMax`. */
+function batches(clones: DueClone[], batchSize: number): DueClone[][] {
+  const out: DueClone[][] = [];
+  let current: DueClone[] = [];
+  let limit = batchSize;
+  for (const c of clones) {
+    const cap = Math.min(batchSize, c.batchMax ?? batchSize);
+    if (current.length > 0 && current.length + 1 > Math.min(limit, cap)) {
+      out.push(current);
+      current = [];
+      limit = batchSize;
+    }
+    current.push(c);
+    limit = Math.min(limit, cap);
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }
 
 /** ChargeFactoryV2's payout of `clones`' USDC: each pays what the ledger says it holds, created if it has no code. */
@@ -124,16 +196,28 @@ function payoutV1Call(relayer: Relayer, c: DueClone): { to: string; data: string
   return { to: relayer.chain.v1!.factory, data: factoryV1.encodeFunctionData("deployAndFlush", [chargeKey(c.chargeId), c.wallet, c.feeBps, usdc]) };
 }
 
-/** Signs a payout of `clones`, stores it with them claimed, then broadcasts it. */
+/**
+ * Signs a payout of `clones`, stores it with them claimed, then broadcasts it. A version 2 batch gets
+ * gas for each of its creations to collide with a stranger's deployment (payoutGasNeeded).
+ */
 async function sendPayout(prisma: Prisma, relayer: Relayer, clones: DueClone[], call: { to: string; data: string }, logger: Logger): Promise<void> {
   // Pre-warmed storage saves gas; clones the call creates are warm anyway.
   const accessList = await relayer.accessList(
     call,
     clones.map((c) => c.address),
   );
+  const request = { ...call, ...(accessList && { accessList }) };
+  const creations = clones.filter((c) => c.version === 2 && !c.deployed).length;
+  const gasNeeded =
+    creations > 0 ? payoutGasNeeded(await withRpcRetry(() => relayer.provider.estimateGas({ ...request, from: relayer.address })), creations) : undefined;
   const ids = clones.map((c) => c.chargeId);
-  const txId = await sendRelayerTx(prisma, relayer, "FLUSH", { ...call, ...(accessList && { accessList }) }, (tx, id) =>
-    claimForFlush(tx, id, relayer.chain.chainId, ids),
+  const txId = await sendRelayerTx(
+    prisma,
+    relayer,
+    "FLUSH",
+    request,
+    (tx, id) => claimForFlush(tx, id, relayer.chain.chainId, ids),
+    gasNeeded === undefined ? {} : { gasNeeded },
   );
   if (txId) logger.info({ tx: txId, clones: clones.length }, "payout sent");
 }
@@ -162,11 +246,12 @@ async function simulateBatch(relayer: Relayer, clones: DueClone[]): Promise<Map<
  */
 async function simulate(relayer: Relayer, c: DueClone, inBatch?: bigint): Promise<Verdict> {
   const { provider, chain } = relayer;
-  if (c.version === 1 && !c.deployed && !chain.v1 && !(await hasCode(relayer, c.address))) return { kind: "refused", reason: "contract_unavailable" };
+  // `deployed` was checked against the chain this round (recordDeployedByOthers).
+  if (c.version === 1 && !c.deployed && !chain.v1) return { kind: "refused", reason: "contract_unavailable" };
   let paid: bigint;
   if (inBatch !== undefined) paid = inBatch;
   else {
-    const call = c.version === 2 ? payoutV2Call(relayer, [c]) : payoutV1Call(relayer, { ...c, deployed: c.deployed || (await hasCode(relayer, c.address)) });
+    const call = c.version === 2 ? payoutV2Call(relayer, [c]) : payoutV1Call(relayer, c);
     try {
       const out = await provider.call({ ...call, from: relayer.address });
       paid = c.version === 2 ? (factoryV2.decodeFunctionResult("payout", out)[0] as bigint[])[0]! : sumOfV1(out, call.to === c.address);

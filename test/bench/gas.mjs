@@ -9,12 +9,18 @@
 // deployMany + flushMany) run in the same process as the baseline. Anchors: OpenZeppelin CREATE2 clone
 // 64.6k, BitGo forwarder 88k (70k batched), a plain USDC transfer. A buyer's payment to a clone both
 // ways: a transfer the buyer sends, and a payment without gas (EIP-3009, sent by the relayer).
+// `frontRunningStranger`: a batch of 50 paid out as the service sends it (gas for every creation to
+// collide, plus the relayer's headroom), with automine off, once alone and once with a stranger who
+// deploys K=2 of its clones into the same block ahead of it (a higher tip) after our estimate: relayer
+// gas per paid charge both ways, in the same run; `bareEstimate` is the same attack on a batch sent at
+// exactly its estimate (what the service did before issue 41): it reverts, and the relayer pays.
 import { Contract, ContractFactory, hexlify, id, JsonRpcProvider, parseEther, randomBytes, Wallet } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../dist/chain/artifacts.js";
 import { chargeKey, payoutWords, predictCloneV2 } from "../../dist/chain/clones.js";
 import { deployFactoryV2 } from "../../dist/chain/devnet.js";
 import { Relayer } from "../../dist/chain/relayer.js";
+import { payoutGasNeeded } from "../../dist/jobs/payouts.js";
 import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
 import { benchChain } from "./kit.mjs";
 
@@ -83,6 +89,65 @@ try {
     for (const c of charges) await gas(usdc.mint(c.address, PAID));
     return charges;
   };
+
+  /**
+   * Our payout of `charges` (none deployed) with automine off; after our estimate and before the block,
+   * a stranger deploys `k` of them with a higher tip. `bare`: sent at exactly the estimate.
+   */
+  const stranger = new Wallet(hexlify(randomBytes(32)), provider);
+  await gas(deployer.sendTransaction({ to: stranger.address, value: parseEther("10") }));
+  const frontRun = async (charges, k, bare = false) => {
+    const entries = charges.flatMap((c) => payoutWords({ chargeId: c.id, wallet: c.wallet, feeBps: FEE_BPS, amount: PAID, deployed: false }));
+    const call = { to: chain.factory, data: factory.interface.encodeFunctionData("payout", [token, entries]) };
+    const accessList = await relayer.accessList(
+      call,
+      charges.map((c) => c.address),
+    );
+    const request = { ...call, ...(accessList && { accessList }) };
+    const estimate = await provider.estimateGas({ ...request, from: deployer.address });
+    await provider.send("evm_setAutomine", [false]);
+    let hash;
+    try {
+      if (bare) {
+        relayer.resetNonce();
+        hash = (await deployer.sendTransaction({ ...request, gasLimit: estimate })).hash;
+      } else {
+        const signed = await relayer.sign(request, { gasNeeded: payoutGasNeeded(estimate, charges.length) });
+        await relayer.broadcast(signed.raw);
+        hash = signed.hash;
+      }
+      const theirs = [];
+      for (const c of charges.slice(0, k)) {
+        const tx = await factory.connect(stranger).deploy(chargeKey(c.id), c.wallet, FEE_BPS, {
+          maxPriorityFeePerGas: parseEther("0.00000005"),
+          maxFeePerGas: parseEther("0.0000002"),
+          gasLimit: 200_000,
+        });
+        theirs.push(tx.hash);
+      }
+      await provider.send("evm_mine", []);
+      const receipt = await provider.getTransactionReceipt(hash);
+      const strangerReceipts = await Promise.all(theirs.map((h) => provider.getTransactionReceipt(h)));
+      if (strangerReceipts.some((r) => r.blockNumber !== receipt.blockNumber || r.index > receipt.index)) throw new Error("the stranger did not get ahead");
+      if (!bare && receipt.status !== 1) throw new Error("payout reverted");
+      return { receipt, strangerGas: strangerReceipts.reduce((s, r) => s + Number(r.gasUsed), 0) };
+    } finally {
+      await provider.send("evm_setAutomine", [true]);
+      relayer.resetNonce();
+    }
+  };
+  const frontRunningStranger = await (async () => {
+    const alone = (await frontRun(await paidCharges(50), 0)).receipt;
+    const attacked = await frontRun(await paidCharges(50), 2);
+    const bare = await frontRun(await paidCharges(50), 2, true);
+    return {
+      batch: 50,
+      k: 2,
+      perPaidCharge: { alone: Math.round(Number(alone.gasUsed) / 50), withStranger: Math.round(Number(attacked.receipt.gasUsed) / 50) },
+      strangerGas: attacked.strangerGas,
+      bareEstimate: { reverted: bare.receipt.status !== 1, relayerGas: Number(bare.receipt.gasUsed), strangerGas: bare.strangerGas },
+    };
+  })();
 
   // Abandoned: picked (its address handed to a buyer) and never paid. The relayer sends nothing.
   const relayerBefore = await provider.getBalance(deployer.address);
@@ -177,6 +242,7 @@ try {
       deploy,
       flush,
       deployAndFlush: paidChargePerClone[1],
+      frontRunningStranger,
       payment: { buyerTransfer, gasless, gaslessOverTransfer: Number((gasless / buyerTransfer).toFixed(2)) },
       token: "Circle FiatToken v2.2 (proxy)",
       baseline: {

@@ -7,7 +7,7 @@ import { type Contract, parseUnits, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { payoutWords } from "../../src/chain/clones.js";
+import { chargeKey, payoutWords } from "../../src/chain/clones.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
 import { parseAmount } from "../../src/domain/money.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -151,8 +151,28 @@ describe("random histories", () => {
         sent = [];
       };
 
+      /**
+       * Strangers before our payout: two clones (without code, if there are) deployed by someone else,
+       * one of them paid in full so that our payout of it finds it deployed (it must not create it
+       * again; a reorg may take the deployment away), the other paid a little that the stranger pays
+       * out at once through the clone's own public flush.
+       */
+      const strangerDeploys = async () => {
+        const bare = [];
+        for (const c of charges) if ((await chain.provider.getCode(c.address)) === "0x") bare.push(c);
+        const [a, b] = [...new Set([...bare, ...charges])] as [Charge, Charge];
+        const [factory, usdcAddress] = [await chain.factory.getAddress(), await token.getAddress()];
+        for (const c of [a, b]) {
+          await sendSigned(stranger, { to: factory, data: chain.factory.interface.encodeFunctionData("deploy", [chargeKey(c.id), c.wallet, 100]) });
+        }
+        await sendSigned(pick(payers), { to: usdcAddress, data: token.interface.encodeFunctionData("transfer", [b.address, usdc("20")]) });
+        await sendSigned(pick(payers), { to: usdcAddress, data: token.interface.encodeFunctionData("transfer", [a.address, usdc("1")]) });
+        await sendSigned(stranger, { to: a.address, data: chain.factory.interface.encodeFunctionData("flush", [usdcAddress, chargeKey(a.id), a.wallet, 100]) });
+      };
+
       for (let step = 0; step < STEPS; step++) {
         if (step === STEPS / 2) await deepReorg(pick(charges));
+        if (step === STEPS / 3) await strangerDeploys();
         const roll = rand();
         const c = pick(charges);
         if (roll < 0.35) {
@@ -205,6 +225,8 @@ describe("random histories", () => {
       await waitFor("the indexer at the head", quiet, 10_000);
       await new Promise((r) => setTimeout(r, 300));
       await expectInvariants(charges);
+      // No money stranded: no payout stopped (strangers' deployments and flushes stall none).
+      expect(await app.db.prisma.clone.count({ where: { chargeId: { in: charges.map((c) => c.id) }, payoutBlockedReason: { not: null } } })).toBe(0);
       // The history did what it is for: a reorg took confirmed money away.
       expect(await app.db.prisma.balanceTransaction.count({ where: { type: "reversal", chargeId: { in: charges.map((c) => c.id) } } })).toBeGreaterThan(0);
       await runner?.stop();

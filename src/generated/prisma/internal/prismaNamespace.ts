@@ -2529,6 +2529,7 @@ export const CloneScalarFieldEnum = {
   flushId: 'flushId',
   flushRetryAt: 'flushRetryAt',
   flushFailures: 'flushFailures',
+  flushBatchMax: 'flushBatchMax',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
   balanceCheckedAt: 'balanceCheckedAt',

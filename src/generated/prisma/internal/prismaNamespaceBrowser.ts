@@ -219,6 +219,7 @@ export const CloneScalarFieldEnum = {
   flushId: 'flushId',
   flushRetryAt: 'flushRetryAt',
   flushFailures: 'flushFailures',
+  flushBatchMax: 'flushBatchMax',
   payoutBlockedReason: 'payoutBlockedReason',
   payoutBlockedAt: 'payoutBlockedAt',
   balanceCheckedAt: 'balanceCheckedAt',

@@ -32,6 +32,7 @@ export type CloneAvgAggregateOutputType = {
   version: number | null
   held: runtime.Decimal | null
   flushFailures: number | null
+  flushBatchMax: number | null
 }
 
 export type CloneSumAggregateOutputType = {
@@ -39,6 +40,7 @@ export type CloneSumAggregateOutputType = {
   version: number | null
   held: runtime.Decimal | null
   flushFailures: number | null
+  flushBatchMax: number | null
 }
 
 export type CloneMinAggregateOutputType = {
@@ -51,6 +53,7 @@ export type CloneMinAggregateOutputType = {
   flushId: string | null
   flushRetryAt: Date | null
   flushFailures: number | null
+  flushBatchMax: number | null
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   balanceCheckedAt: Date | null
@@ -68,6 +71,7 @@ export type CloneMaxAggregateOutputType = {
   flushId: string | null
   flushRetryAt: Date | null
   flushFailures: number | null
+  flushBatchMax: number | null
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   balanceCheckedAt: Date | null
@@ -85,6 +89,7 @@ export type CloneCountAggregateOutputType = {
   flushId: number
   flushRetryAt: number
   flushFailures: number
+  flushBatchMax: number
   payoutBlockedReason: number
   payoutBlockedAt: number
   balanceCheckedAt: number
@@ -99,6 +104,7 @@ export type CloneAvgAggregateInputType = {
   version?: true
   held?: true
   flushFailures?: true
+  flushBatchMax?: true
 }
 
 export type CloneSumAggregateInputType = {
@@ -106,6 +112,7 @@ export type CloneSumAggregateInputType = {
   version?: true
   held?: true
   flushFailures?: true
+  flushBatchMax?: true
 }
 
 export type CloneMinAggregateInputType = {
@@ -118,6 +125,7 @@ export type CloneMinAggregateInputType = {
   flushId?: true
   flushRetryAt?: true
   flushFailures?: true
+  flushBatchMax?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   balanceCheckedAt?: true
@@ -135,6 +143,7 @@ export type CloneMaxAggregateInputType = {
   flushId?: true
   flushRetryAt?: true
   flushFailures?: true
+  flushBatchMax?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   balanceCheckedAt?: true
@@ -152,6 +161,7 @@ export type CloneCountAggregateInputType = {
   flushId?: true
   flushRetryAt?: true
   flushFailures?: true
+  flushBatchMax?: true
   payoutBlockedReason?: true
   payoutBlockedAt?: true
   balanceCheckedAt?: true
@@ -256,6 +266,7 @@ export type CloneGroupByOutputType = {
   flushId: string | null
   flushRetryAt: Date | null
   flushFailures: number
+  flushBatchMax: number | null
   payoutBlockedReason: string | null
   payoutBlockedAt: Date | null
   balanceCheckedAt: Date | null
@@ -296,6 +307,7 @@ export type CloneWhereInput = {
   flushId?: Prisma.StringNullableFilter<"Clone"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   flushFailures?: Prisma.IntFilter<"Clone"> | number
+  flushBatchMax?: Prisma.IntNullableFilter<"Clone"> | number | null
   payoutBlockedReason?: Prisma.StringNullableFilter<"Clone"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   balanceCheckedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
@@ -315,6 +327,7 @@ export type CloneOrderByWithRelationInput = {
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   balanceCheckedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -338,6 +351,7 @@ export type CloneWhereUniqueInput = Prisma.AtLeast<{
   flushId?: Prisma.StringNullableFilter<"Clone"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   flushFailures?: Prisma.IntFilter<"Clone"> | number
+  flushBatchMax?: Prisma.IntNullableFilter<"Clone"> | number | null
   payoutBlockedReason?: Prisma.StringNullableFilter<"Clone"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   balanceCheckedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
@@ -357,6 +371,7 @@ export type CloneOrderByWithAggregationInput = {
   flushId?: Prisma.SortOrderInput | Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrderInput | Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrderInput | Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   balanceCheckedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -382,6 +397,7 @@ export type CloneScalarWhereWithAggregatesInput = {
   flushId?: Prisma.StringNullableWithAggregatesFilter<"Clone"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Clone"> | Date | string | null
   flushFailures?: Prisma.IntWithAggregatesFilter<"Clone"> | number
+  flushBatchMax?: Prisma.IntNullableWithAggregatesFilter<"Clone"> | number | null
   payoutBlockedReason?: Prisma.StringNullableWithAggregatesFilter<"Clone"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Clone"> | Date | string | null
   balanceCheckedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Clone"> | Date | string | null
@@ -397,6 +413,7 @@ export type CloneCreateInput = {
   deployedAt?: Date | string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -416,6 +433,7 @@ export type CloneUncheckedCreateInput = {
   flushId?: string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -431,6 +449,7 @@ export type CloneUpdateInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -450,6 +469,7 @@ export type CloneUncheckedUpdateInput = {
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -467,6 +487,7 @@ export type CloneCreateManyInput = {
   flushId?: string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -482,6 +503,7 @@ export type CloneUpdateManyMutationInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -499,6 +521,7 @@ export type CloneUncheckedUpdateManyInput = {
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -531,6 +554,7 @@ export type CloneCountOrderByAggregateInput = {
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   balanceCheckedAt?: Prisma.SortOrder
@@ -543,6 +567,7 @@ export type CloneAvgOrderByAggregateInput = {
   version?: Prisma.SortOrder
   held?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrder
 }
 
 export type CloneMaxOrderByAggregateInput = {
@@ -555,6 +580,7 @@ export type CloneMaxOrderByAggregateInput = {
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   balanceCheckedAt?: Prisma.SortOrder
@@ -572,6 +598,7 @@ export type CloneMinOrderByAggregateInput = {
   flushId?: Prisma.SortOrder
   flushRetryAt?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrder
   payoutBlockedReason?: Prisma.SortOrder
   payoutBlockedAt?: Prisma.SortOrder
   balanceCheckedAt?: Prisma.SortOrder
@@ -584,6 +611,7 @@ export type CloneSumOrderByAggregateInput = {
   version?: Prisma.SortOrder
   held?: Prisma.SortOrder
   flushFailures?: Prisma.SortOrder
+  flushBatchMax?: Prisma.SortOrder
 }
 
 export type CloneCreateNestedManyWithoutChargeInput = {
@@ -678,6 +706,7 @@ export type CloneCreateWithoutChargeInput = {
   deployedAt?: Date | string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -695,6 +724,7 @@ export type CloneUncheckedCreateWithoutChargeInput = {
   flushId?: string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -741,6 +771,7 @@ export type CloneScalarWhereInput = {
   flushId?: Prisma.StringNullableFilter<"Clone"> | string | null
   flushRetryAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   flushFailures?: Prisma.IntFilter<"Clone"> | number
+  flushBatchMax?: Prisma.IntNullableFilter<"Clone"> | number | null
   payoutBlockedReason?: Prisma.StringNullableFilter<"Clone"> | string | null
   payoutBlockedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
   balanceCheckedAt?: Prisma.DateTimeNullableFilter<"Clone"> | Date | string | null
@@ -756,6 +787,7 @@ export type CloneCreateWithoutFlushInput = {
   deployedAt?: Date | string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -773,6 +805,7 @@ export type CloneUncheckedCreateWithoutFlushInput = {
   deployedAt?: Date | string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -815,6 +848,7 @@ export type CloneCreateManyChargeInput = {
   flushId?: string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -830,6 +864,7 @@ export type CloneUpdateWithoutChargeInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -847,6 +882,7 @@ export type CloneUncheckedUpdateWithoutChargeInput = {
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -863,6 +899,7 @@ export type CloneUncheckedUpdateManyWithoutChargeInput = {
   flushId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -879,6 +916,7 @@ export type CloneCreateManyFlushInput = {
   deployedAt?: Date | string | null
   flushRetryAt?: Date | string | null
   flushFailures?: number
+  flushBatchMax?: number | null
   payoutBlockedReason?: string | null
   payoutBlockedAt?: Date | string | null
   balanceCheckedAt?: Date | string | null
@@ -894,6 +932,7 @@ export type CloneUpdateWithoutFlushInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -911,6 +950,7 @@ export type CloneUncheckedUpdateWithoutFlushInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -927,6 +967,7 @@ export type CloneUncheckedUpdateManyWithoutFlushInput = {
   deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushRetryAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   flushFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  flushBatchMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   balanceCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -946,6 +987,7 @@ export type CloneSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   flushId?: boolean
   flushRetryAt?: boolean
   flushFailures?: boolean
+  flushBatchMax?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   balanceCheckedAt?: boolean
@@ -965,6 +1007,7 @@ export type CloneSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   flushId?: boolean
   flushRetryAt?: boolean
   flushFailures?: boolean
+  flushBatchMax?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   balanceCheckedAt?: boolean
@@ -984,6 +1027,7 @@ export type CloneSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   flushId?: boolean
   flushRetryAt?: boolean
   flushFailures?: boolean
+  flushBatchMax?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   balanceCheckedAt?: boolean
@@ -1003,6 +1047,7 @@ export type CloneSelectScalar = {
   flushId?: boolean
   flushRetryAt?: boolean
   flushFailures?: boolean
+  flushBatchMax?: boolean
   payoutBlockedReason?: boolean
   payoutBlockedAt?: boolean
   balanceCheckedAt?: boolean
@@ -1010,7 +1055,7 @@ export type CloneSelectScalar = {
   updatedAt?: boolean
 }
 
-export type CloneOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "address" | "version" | "held" | "deployedAt" | "flushId" | "flushRetryAt" | "flushFailures" | "payoutBlockedReason" | "payoutBlockedAt" | "balanceCheckedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["clone"]>
+export type CloneOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chargeId" | "chainId" | "address" | "version" | "held" | "deployedAt" | "flushId" | "flushRetryAt" | "flushFailures" | "flushBatchMax" | "payoutBlockedReason" | "payoutBlockedAt" | "balanceCheckedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["clone"]>
 export type CloneInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   flush?: boolean | Prisma.Clone$flushArgs<ExtArgs>
@@ -1058,6 +1103,10 @@ export type $ClonePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
      * Consecutive payouts of ours that did not pay it; at the limit its payout stops and alerts.
      */
     flushFailures: number
+    /**
+     * The most clones its next payout may share a transaction with (halved each time a batch with it reverted); null: any.
+     */
+    flushBatchMax: number | null
     /**
      * Why its money cannot be paid out now (domain/payouts.ts), or null.
      */
@@ -1503,6 +1552,7 @@ export interface CloneFieldRefs {
   readonly flushId: Prisma.FieldRef<"Clone", 'String'>
   readonly flushRetryAt: Prisma.FieldRef<"Clone", 'DateTime'>
   readonly flushFailures: Prisma.FieldRef<"Clone", 'Int'>
+  readonly flushBatchMax: Prisma.FieldRef<"Clone", 'Int'>
   readonly payoutBlockedReason: Prisma.FieldRef<"Clone", 'String'>
   readonly payoutBlockedAt: Prisma.FieldRef<"Clone", 'DateTime'>
   readonly balanceCheckedAt: Prisma.FieldRef<"Clone", 'DateTime'>
