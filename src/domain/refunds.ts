@@ -158,10 +158,10 @@ export async function refundableByChain(db: Prisma | P.TransactionClient, charge
   return rows.map((r) => ({ chainId: r.chainId, received: BigInt(r.received), asked: BigInt(r.asked) }));
 }
 
-const chainName = (chainId: number) => `${knownChain(chainId)?.name ?? "chain"} (${chainId})`;
-/** What is left to refund of a chain's money (never below zero). */
+/** What is left to refund of a chain's money: never below zero (refunds made before they followed the money may ask more of the picked chain than arrived there). */
 export const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
 
+const chainName = (chainId: number) => `${knownChain(chainId)?.name ?? "chain"} (${chainId})`;
 const listed = (money: readonly ChainMoney[]) => money.map((m) => `${chainName(m.chainId)} ${formatAmount(leftToRefund(m))} USDC left`).join(", ");
 
 /**
@@ -200,9 +200,7 @@ function refundChain(chargeId: string, money: readonly ChainMoney[], chainId: nu
       "chainId",
     );
   }
-  if (withLeft.length === 0) {
-    throw new AppError("charge_not_refundable", `Charge ${chargeId} has nothing left to refund: its refunds already ask for all it received.`, "id");
-  }
+  // Money is left in all, so on some chain.
   return bounded(withLeft[0]!);
 }
 
