@@ -1,10 +1,12 @@
 // Merchant accounts and their credentials, managed by the `stablegate` settings command.
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
 import { createApiKey, listApiKeys, type NewApiKey } from "./api-keys.js";
 import { type Confirmation, OPERATOR } from "./confirmation.js";
+import { refuseDestination } from "./destinations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
@@ -61,11 +63,18 @@ export interface MerchantCreated {
 
 /**
  * Creates a merchant with a test and a live API key and JWT secret, and a webhook endpoint per mode
- * whose URL is given. A bad URL creates nothing.
+ * whose URL is given. A bad URL, or a wallet money cannot be spent from (`refuseWallets`), creates
+ * nothing; `defaults.chains` are the enabled chains whose contracts a wallet may not be.
  */
-export async function createMerchant(prisma: Prisma, input: MerchantInput, defaults: { feeBps: number }, resolve?: Resolver): Promise<MerchantCreated> {
+export async function createMerchant(
+  prisma: Prisma,
+  input: MerchantInput,
+  defaults: { feeBps: number; chains?: ChainSet },
+  resolve?: Resolver,
+): Promise<MerchantCreated> {
   const { testWebhookUrl, liveWebhookUrl, ...data } = parseInput(createSchema, input);
-  // URLs first: they are the part that can still be refused.
+  // Wallets and URLs first: they are the part that can still be refused.
+  await refuseWallets(prisma, data, defaults.chains);
   const urls = { test: testWebhookUrl ?? null, live: liveWebhookUrl ?? null };
   for (const [mode, url] of Object.entries(urls)) {
     if (url !== null) await checkWebhookUrl(url, mode === "live", resolve, mode === "live" ? "liveWebhookUrl" : "testWebhookUrl");
@@ -84,9 +93,26 @@ export async function createMerchant(prisma: Prisma, input: MerchantInput, defau
   return { merchant, apiKeys: { test, live }, jwtSecrets: { test: jwtTest, live: jwtLive }, webhookEndpoints: { test: hookTest, live: hookLive } };
 }
 
-/** Changes a merchant's settings; `null` clears a wallet. */
-export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate): Promise<Merchant> {
+/**
+ * 400 `parameter_invalid` naming the field when a settlement wallet given is an address money cannot
+ * be spent from: a charge's deposit address, a factory or token contract of `chains` or the registry,
+ * the zero address (domain/destinations.ts). A payout there would be lost, or paid into a charge again.
+ */
+async function refuseWallets(prisma: Prisma, data: { testWallet?: string | null; liveWallet?: string | null }, chains: ChainSet | undefined): Promise<void> {
+  for (const param of ["testWallet", "liveWallet"] as const) {
+    const wallet = data[param];
+    if (wallet) await refuseDestination(prisma, wallet, { kind: "settlement wallet", param, chains });
+  }
+}
+
+/** Changes a merchant's settings (a refused wallet changes nothing: `refuseWallets`); `null` clears a wallet. */
+export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate, chains: ChainSet | undefined): Promise<Merchant> {
   const data = parseInput(updateSchema, input);
+  await refuseWallets(prisma, data, chains);
+  return writeMerchant(prisma, id, data);
+}
+
+async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof updateSchema>): Promise<Merchant> {
   const { count } = await prisma.merchant.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("merchant", id);
   return getMerchant(prisma, id);
@@ -98,12 +124,24 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
  * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
  * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
  */
-export async function updateMerchantSettings(prisma: Prisma, id: string, input: unknown, confirmWalletChange: Confirmation): Promise<Merchant> {
+export async function updateMerchantSettings(
+  prisma: Prisma,
+  id: string,
+  input: unknown,
+  confirmWalletChange: Confirmation,
+  chains: ChainSet,
+): Promise<Merchant> {
   const data = parseInput(settingsSchema, input);
   const current = await getMerchant(prisma, id);
   const changes = (field: "testWallet" | "liveWallet") => data[field] !== undefined && data[field] !== current[field];
+  // Only a new wallet is checked (a form sends both), and before the password is asked for: a refused one needs no confirming.
+  await refuseWallets(
+    prisma,
+    { testWallet: changes("testWallet") ? data.testWallet : undefined, liveWallet: changes("liveWallet") ? data.liveWallet : undefined },
+    chains,
+  );
   if (changes("testWallet") || changes("liveWallet")) await confirmWalletChange();
-  return updateMerchant(prisma, id, data);
+  return writeMerchant(prisma, id, data);
 }
 
 /** A merchant or 404. */

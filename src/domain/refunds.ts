@@ -6,8 +6,12 @@
 //          └──────────────cancel──────────────┴──────────cancel──────────▶ CANCELLED
 //
 // Invariants:
-// - what a charge's refunds ask for never exceeds the confirmed money it received: refunds are made
-//   under the charge's row lock, counting every refund that is not CANCELLED;
+// - a refund is made on a chain where the charge's confirmed money arrived (the one asked for, or the
+//   only one with money left), whatever chain was picked, or none; what a charge's refunds ask for on
+//   a chain never exceeds the confirmed money it received there, nor in all: refunds are made under
+//   the charge's row lock, counting every refund that is not CANCELLED;
+// - a refund's address is one its buyer can spend from (domain/destinations.ts): never a charge's
+//   deposit address, our contracts, a token, the zero address or the charge's settlement wallet;
 // - a refund is completed only by a USDC transfer of exactly its amount, from the charge's settlement
 //   wallet to its address, on its chain, in a block after the chain's head when it was made: the one in
 //   the transaction that spent its authorization's nonce, else the oldest waiting refund first; one
@@ -19,13 +23,16 @@
 // - a transfer seen but not yet confirmed is forgotten when a reorg removes its block.
 import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import type { ChainSet } from "../chain/chains.js";
+import { knownChain } from "../chain/registry.js";
 import type { Prisma } from "../db/client.js";
 import type { Authorization, Prisma as P, Refund } from "../generated/prisma/client.js";
+import { refuseDestination } from "./destinations.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { validUntil } from "./authorizations.js";
 import { newId, randomBase62 } from "./ids.js";
-import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { evmAddress, parseInput } from "./validation.js";
@@ -51,6 +58,12 @@ export const createSchema = z.strictObject(
     amount: z.string({ error: 'must be a decimal string such as "5.00"' }).optional(),
     reason: z.string().trim().min(1).max(500).optional(),
     address: evmAddress().optional(),
+    chainId: z
+      .number({ error: "must be a chain id (an integer)" })
+      .int("must be a chain id (an integer)")
+      .positive("must be a chain id (an integer)")
+      .optional()
+      .describe("The chain to refund on: one where the charge's money arrived. Needed only when money is left on several."),
   },
   { error: "must be a JSON object" },
 );
@@ -72,7 +85,7 @@ export const RefundResource = z.object({
   status: z.enum(REFUND_STATUSES),
   address: z.string().nullable().describe("Where the money goes; null until the buyer gives one at claimUrl."),
   fromAddress: z.string().describe("The settlement wallet that must send it."),
-  chainId: z.number().int(),
+  chainId: z.number().int().describe("The chain it is paid on: one where the charge's money arrived."),
   txHash: z.string().nullable().describe("The transfer that pays it, once seen on chain; the refund completes when it is confirmed."),
   claimUrl: z.string().nullable().describe("The page where the buyer gives an address (a capability: share it with the buyer only)."),
   authorization: z
@@ -123,18 +136,81 @@ function claimUrl(r: Pick<Refund, "id" | "claimToken">, settings: RefundSettings
   return `${settings.paymentBaseUrl}/refunds/${r.id}?token=${r.claimToken}`;
 }
 
-/** What is still refundable on a charge: confirmed money received less every refund not cancelled. */
-async function refundable(tx: P.TransactionClient, charge: { id: string; amountReceived: unknown }): Promise<bigint> {
-  const received = charge.amountReceived === null ? 0n : toUnits(charge.amountReceived as P.Decimal);
-  const [row] = await tx.$queryRaw<{ asked: string }[]>`
-    SELECT coalesce(sum(amount), 0)::text AS asked FROM refunds WHERE charge_id = ${charge.id} AND status <> 'CANCELLED'`;
-  return received - BigInt(row!.asked);
+/** A charge's confirmed money on one chain: received there, and asked there by its refunds that are not CANCELLED (base units). */
+export interface ChainMoney {
+  chainId: number;
+  received: bigint;
+  asked: bigint;
+}
+
+/** Per chain where a charge received confirmed money or has refunds: what it received there and what its refunds ask. */
+export async function refundableByChain(db: Prisma | P.TransactionClient, chargeId: string): Promise<ChainMoney[]> {
+  // A reversal carries the chain of the row it undoes: a reversed payment counts with it.
+  const rows = await db.$queryRaw<{ chainId: number; received: string; asked: string }[]>`
+    WITH received AS (
+      SELECT b.chain_id, sum(b.amount) AS amount FROM balance_transactions b LEFT JOIN balance_transactions o ON o.id = b.reverses_id
+      WHERE b.charge_id = ${chargeId} AND coalesce(o.type, b.type) = 'payment' GROUP BY b.chain_id
+    ), asked AS (
+      SELECT chain_id, sum(amount) AS amount FROM refunds WHERE charge_id = ${chargeId} AND status <> 'CANCELLED' GROUP BY chain_id
+    )
+    SELECT coalesce(r.chain_id, a.chain_id) AS "chainId", coalesce(r.amount, 0)::text AS received, coalesce(a.amount, 0)::text AS asked
+    FROM received r FULL JOIN asked a ON a.chain_id = r.chain_id ORDER BY 1`;
+  return rows.map((r) => ({ chainId: r.chainId, received: BigInt(r.received), asked: BigInt(r.asked) }));
+}
+
+/** What is left to refund of a chain's money: never below zero (refunds made before they followed the money may ask more of the picked chain than arrived there). */
+export const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
+
+const chainName = (chainId: number) => `${knownChain(chainId)?.name ?? "chain"} (${chainId})`;
+const listed = (money: readonly ChainMoney[]) => money.map((m) => `${chainName(m.chainId)} ${formatAmount(leftToRefund(m))} USDC left`).join(", ");
+
+/**
+ * The chain a refund of `chargeId` is made on, and what is left to refund there (never more than
+ * what is left in all): `chainId` when the charge's money arrived there, else the only chain with
+ * money left. 409 `charge_not_refundable` with nothing left; 400 `parameter_invalid` (`chainId`) for
+ * a chain the money did not arrive on, or none named while money is left on several.
+ */
+function refundChain(chargeId: string, money: readonly ChainMoney[], chainId: number | undefined): { chainId: number; left: bigint } {
+  const paid = money.filter((m) => m.received > 0n);
+  const total = money.reduce((sum, m) => sum + m.received - m.asked, 0n);
+  if (paid.length === 0) throw new AppError("charge_not_refundable", `Charge ${chargeId} has no confirmed money to refund.`, "id");
+  if (total <= 0n) {
+    throw new AppError("charge_not_refundable", `Charge ${chargeId} has nothing left to refund: its refunds already ask for all it received.`, "id");
+  }
+  const bounded = (m: ChainMoney) => ({ chainId: m.chainId, left: leftToRefund(m) < total ? leftToRefund(m) : total });
+  if (chainId !== undefined) {
+    const on = paid.find((m) => m.chainId === chainId);
+    if (!on) {
+      throw new AppError(
+        "parameter_invalid",
+        `Invalid chainId: charge ${chargeId} received no confirmed money on chain ${chainId}; it arrived on ${listed(paid)}.`,
+        "chainId",
+      );
+    }
+    if (leftToRefund(on) <= 0n) {
+      throw new AppError("charge_not_refundable", `Charge ${chargeId} has nothing left to refund on ${chainName(chainId)}: ${listed(paid)}.`, "chainId");
+    }
+    return bounded(on);
+  }
+  const withLeft = paid.filter((m) => leftToRefund(m) > 0n);
+  if (withLeft.length > 1) {
+    throw new AppError(
+      "parameter_invalid",
+      `Missing chainId: charge ${chargeId}'s money arrived on several chains; name the one to refund on: ${listed(withLeft)}.`,
+      "chainId",
+    );
+  }
+  // Money is left in all, so on some chain.
+  return bounded(withLeft[0]!);
 }
 
 /**
- * Creates a refund of a charge with confirmed money: by default all that is still refundable. 409
- * `charge_not_refundable` without confirmed money; 400 `refund_exceeds_refundable` for more than is
- * left. Without an address, the buyer gives one at `claimUrl`.
+ * Creates a refund of a charge with confirmed money, on a chain where it arrived (`chainId`, or the
+ * only one with money left): by default all that is still refundable there. 409
+ * `charge_not_refundable` without confirmed money left; 400 `refund_exceeds_refundable` for more than
+ * is left on that chain; 400 `parameter_invalid` for a chain without the charge's money, or an
+ * address the money could not reach the buyer at (domain/destinations.ts). Without an address, the
+ * buyer gives one at `claimUrl`.
  */
 export async function createRefund(
   prisma: Prisma,
@@ -142,6 +218,7 @@ export async function createRefund(
   chargeId: string,
   input: unknown,
   settings: RefundSettings,
+  chains: ChainSet,
   now = new Date(),
 ): Promise<RefundRow> {
   const data = parseInput(createSchema, input);
@@ -151,25 +228,28 @@ export async function createRefund(
   }
   return prisma.$transaction(async (tx) => {
     // The charge's row lock orders concurrent refunds: their sum never passes what was received.
-    const [charge] = await tx.$queryRaw<{ id: string; amountReceived: P.Decimal | null; chainId: number | null; settlementWallet: string }[]>`
-      SELECT id, amount_received AS "amountReceived", chain_id AS "chainId", settlement_wallet AS "settlementWallet"
+    const [charge] = await tx.$queryRaw<{ id: string; settlementWallet: string }[]>`
+      SELECT id, settlement_wallet AS "settlementWallet"
       FROM charges WHERE id = ${chargeId} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     if (!charge) throw notFound("charge", chargeId);
-    const left = await refundable(tx, charge);
-    if (charge.chainId === null || charge.amountReceived === null || left <= 0n) {
-      throw new AppError(
-        "charge_not_refundable",
-        charge.amountReceived === null || charge.chainId === null
-          ? `Charge ${chargeId} has no confirmed money to refund.`
-          : `Charge ${chargeId} has nothing left to refund: its refunds already ask for all it received.`,
-        "id",
-      );
-    }
+    const { chainId, left } = refundChain(chargeId, await refundableByChain(tx, chargeId), data.chainId);
     const amount = asked ?? left;
     if (amount > left) {
-      throw new AppError("refund_exceeds_refundable", `Invalid amount: at most ${formatAmount(left)} USDC of this charge is left to refund.`, "amount");
+      throw new AppError(
+        "refund_exceeds_refundable",
+        `Invalid amount: at most ${formatAmount(left)} USDC of this charge is left to refund on ${chainName(chainId)}.`,
+        "amount",
+      );
     }
-    const cursor = await tx.chainCursor.findUnique({ where: { chainId: charge.chainId }, select: { blockNumber: true, headBlock: true } });
+    if (data.address) {
+      await refuseDestination(tx, data.address, {
+        kind: "refund address",
+        param: "address",
+        chains,
+        refund: { chargeId, settlementWallet: charge.settlementWallet },
+      });
+    }
+    const cursor = await tx.chainCursor.findUnique({ where: { chainId }, select: { blockNumber: true, headBlock: true } });
     const refund = await tx.refund.create({
       data: {
         id: newId("ref"),
@@ -178,7 +258,7 @@ export async function createRefund(
         amount: amount.toString(),
         reason: data.reason ?? null,
         status: data.address ? "AWAITING_PAYMENT" : "AWAITING_ADDRESS",
-        chainId: charge.chainId,
+        chainId,
         fromAddress: charge.settlementWallet,
         address: data.address ?? null,
         claimToken: data.address ? null : randomBase62(32),
@@ -290,16 +370,30 @@ async function merchantName(prisma: Prisma, merchantId: string): Promise<string>
 export const claimSchema = z.strictObject({ address: evmAddress(), confirmAddress: z.string() }, { error: "must be a JSON object" });
 
 /**
- * The buyer gives the address to refund to, typed twice: a mismatch or a bad checksum is 400 and
- * changes nothing. The address is given once: afterwards the link shows the refund's status, and a
- * second post (a double click, a reload) changes nothing and returns the refund as it is.
+ * The buyer gives the address to refund to, typed twice: a mismatch, a bad checksum or an address the
+ * money could not reach them at (domain/destinations.ts: the address they paid to, the shop's wallet,
+ * a token contract…) is 400 and changes nothing. The address is given once: afterwards the link shows
+ * the refund's status, and a second post (a double click, a reload) changes nothing and returns the
+ * refund as it is.
  */
-export async function claimRefund(prisma: Prisma, id: string, token: string, input: unknown, settings: RefundSettings, now = new Date()): Promise<ClaimView> {
+export async function claimRefund(
+  prisma: Prisma,
+  id: string,
+  token: string,
+  input: unknown,
+  settings: RefundSettings,
+  chains: ChainSet,
+  now = new Date(),
+): Promise<ClaimView> {
   const data = parseInput(claimSchema, input);
   if (data.confirmAddress.trim().toLowerCase() !== data.address.toLowerCase()) {
     throw new AppError("parameter_invalid", "The two addresses differ: type the same address twice.", "confirmAddress");
   }
-  await getClaimableRefund(prisma, id, token);
+  const refund = await getClaimableRefund(prisma, id, token);
+  if (refund.status === "AWAITING_ADDRESS") {
+    const charge = { chargeId: refund.chargeId, settlementWallet: refund.fromAddress };
+    await refuseDestination(prisma, data.address, { kind: "refund address", param: "address", chains, refund: charge });
+  }
   await prisma.$transaction(async (tx) => {
     const [claimed] = await tx.refund.updateManyAndReturn({
       where: { id, claimToken: token, status: "AWAITING_ADDRESS" },

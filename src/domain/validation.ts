@@ -34,14 +34,18 @@ export function instantParam() {
 /** A checksummed EVM address, not the zero address; all-lowercase input is checksummed, a wrong checksum is refused. */
 export function evmAddress() {
   return z.string().transform((value, ctx) => {
+    let address: string;
     try {
-      const address = getAddress(value);
-      if (/^0x0{40}$/.test(address)) throw new Error("zero address");
-      return address;
+      address = getAddress(value);
     } catch {
       ctx.addIssue({ code: "custom", message: `${value} is not a valid checksummed EVM address (0x followed by 40 hex digits)` });
       return z.NEVER;
     }
+    if (/^0x0{40}$/.test(address)) {
+      ctx.addIssue({ code: "custom", message: `${value} is the zero address: nobody holds its key, so money sent there is lost` });
+      return z.NEVER;
+    }
+    return address;
   });
 }
 

@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it
-         * @description Refunds a charge with confirmed money; `amount` defaults to all that is left to refund, and may not exceed the confirmed money less earlier refunds (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl`. Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.
+         * @description Refunds a charge with confirmed money, on a chain where it arrived, whichever chain was picked (or none): `chainId`, needed only when money is left on several chains (400 `parameter_invalid` naming `chainId` and listing them otherwise), else the only one. `amount` defaults to all that is left to refund on that chain, and may not exceed the money confirmed there less earlier refunds there (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). `address` must be a wallet the buyer can spend from: a charge's deposit address (this one's included: money sent there is paid out to you again), a factory or token contract, the zero address and the charge's settlement wallet are refused with 400 `parameter_invalid` and the reason. Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl` (checked the same way). Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -2732,6 +2732,7 @@ export interface components {
             address: string | null;
             /** @description The settlement wallet that must send it. */
             fromAddress: string;
+            /** @description The chain it is paid on: one where the charge's money arrived. */
             chainId: number;
             /** @description The transfer that pays it, once seen on chain; the refund completes when it is confirmed. */
             txHash: string | null;
@@ -7428,6 +7429,8 @@ export interface operations {
                     amount?: string;
                     reason?: string;
                     address?: string;
+                    /** @description The chain to refund on: one where the charge's money arrived. Needed only when money is left on several. */
+                    chainId?: number;
                 };
             };
         };

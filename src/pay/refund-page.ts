@@ -22,7 +22,7 @@ export function renderClaimPage(view: ClaimView, chainName: string, token: strin
     `<header><p class="merchant">${h(merchantName)}</p>`,
     `<h1 class="amount">Refund of ${h(amount)} USDC</h1></header>`,
     `<p>${h(merchantName)} will send ${h(amount)} USDC on <strong>${h(chainName)}</strong> to the address you give here.` +
-      ` Give the address of a wallet that you control and that can receive USDC on ${h(chainName)}: money sent to a wrong address or network cannot be recovered.</p>`,
+      ` Give the address of a wallet that you control and that can receive USDC on ${h(chainName)} (not the address you paid to): money sent to a wrong address or network cannot be recovered.</p>`,
     error ? `<p class="status error" role="alert">${h(error)}</p>` : "",
     `<form method="post" action="${h(basePath)}/refunds/${h(refund.id)}">`,
     `<input type="hidden" name="token" value="${h(token)}">`,

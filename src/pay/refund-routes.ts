@@ -37,7 +37,7 @@ export function refundRoutes(scope: FastifyInstance, { options, basePath, failur
   scope.post<Claim>(`${basePath}/refunds/:id`, ACTING, async (req, reply) => {
     const token = String(req.body?.token ?? "");
     try {
-      await claimRefund(prisma, req.params.id, token, { address: req.body?.address, confirmAddress: req.body?.confirmAddress }, options.charges);
+      await claimRefund(prisma, req.params.id, token, { address: req.body?.address, confirmAddress: req.body?.confirmAddress }, options.charges, chains);
       // To the link's own page, which now shows the refund's status (303: a reload does not post again).
       return reply
         .code(303)

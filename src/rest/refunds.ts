@@ -12,14 +12,14 @@ const tag = "Refunds";
 type IdParams = { Params: { id: string } };
 
 /** Registers the refund endpoints. */
-export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, authorizations }: RestDeps): void {
+export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, chains, authorizations }: RestDeps): void {
   const create = {
     group: "create",
     doc: {
       operationId: "createRefund",
       summary: "Refund a charge with confirmed money: by default all that is left; your settlement wallet pays it",
       description:
-        "Refunds a charge with confirmed money; `amount` defaults to all that is left to refund, and may not exceed the confirmed money less earlier refunds (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl`. Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.",
+        "Refunds a charge with confirmed money, on a chain where it arrived, whichever chain was picked (or none): `chainId`, needed only when money is left on several chains (400 `parameter_invalid` naming `chainId` and listing them otherwise), else the only one. `amount` defaults to all that is left to refund on that chain, and may not exceed the money confirmed there less earlier refunds there (gross: the protocol fee is not returned; 400 `refund_exceeds_refundable`). `address` must be a wallet the buyer can spend from: a charge's deposit address (this one's included: money sent there is paid out to you again), a factory or token contract, the zero address and the charge's settlement wallet are refused with 400 `parameter_invalid` and the reason. Without `address` the refund is AWAITING_ADDRESS and the buyer gives one at `claimUrl` (checked the same way). Then send exactly `amount` USDC from `fromAddress` (the charge's settlement wallet) to `address` on `chainId`, by any means: the refund completes when that transfer has its confirmations (`refund.completed`). Only transfers in blocks after the chain head the worker last saw when the refund was made count, and one transfer completes one refund. Sends `refund.created`.",
       tag,
       body: createSchema,
       example: { amount: "5.00", reason: "returned item", address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" },
@@ -28,7 +28,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     },
   } as const;
   app.post<IdParams>("/v1/charges/:id/refunds", { config: create }, async (req, reply) => {
-    const refund = await createRefund(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings);
+    const refund = await createRefund(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings, chains);
     return reply.code(201).send(refundResource(refund, settings));
   });
 

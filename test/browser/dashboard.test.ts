@@ -169,6 +169,18 @@ describe("the dashboard in a browser", () => {
       .poll(() => page.locator('[data-ledger="PAYMENT"]').first().textContent(), { timeout: 10_000 })
       .toMatch(/^PAYMENT \+12\.50 USDC · Local devnet · 0x/);
 
+    // The address the charge was paid to is refused, with the reason, and no refund is made.
+    const address = page.getByLabel("Buyer's address (empty: a claim link for the buyer)");
+    await address.fill(selected.body.cloneAddress);
+    await page.getByRole("button", { name: "Refund", exact: true }).click();
+    await page
+      .getByRole("group", { name: `Refund all that is left (12.50 USDC) on Local devnet to ${selected.body.cloneAddress}? Your settlement wallet pays it.` })
+      .getByRole("button", { name: "Yes, refund 12.50 USDC" })
+      .click();
+    await expect.poll(() => page.getByRole("alert").textContent(), { timeout: 10_000 }).toContain("address this charge was paid to");
+    expect(await app.db.prisma.refund.count({ where: { chargeId: charge.id } })).toBe(0);
+    await address.fill("");
+
     // A refund with a claim link: the buyer gives an address on the claim page, the merchant's wallet
     // pays, and the charge's page shows it COMPLETED without reload.
     await page.getByLabel("Amount (empty: all that is left)").fill("2.5");
@@ -176,7 +188,7 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("button", { name: "Refund", exact: true }).click();
     // It asks first, naming the amount and that a claim link goes to the buyer.
     await page
-      .getByRole("group", { name: "Refund 2.5 USDC through a claim link the buyer gives an address to? Your settlement wallet pays it." })
+      .getByRole("group", { name: "Refund 2.5 USDC on Local devnet through a claim link the buyer gives an address to? Your settlement wallet pays it." })
       .getByRole("button", { name: "Yes, refund 2.5 USDC" })
       .click();
     const claimUrl = new URL((await page.locator("[data-claim-url]").textContent({ timeout: 10_000 }))!);

@@ -11,8 +11,8 @@ const create: Command = {
       webhook secrets of the URLs given (all shown once).`,
   async run({ config, flags, open, print }) {
     if (!flags.name) throw new UsageError("--name is required.");
-    const { prisma } = await open();
-    const created = await createMerchant(prisma, merchantInput(flags), { feeBps: config.feeBps });
+    const { prisma, chains } = await open();
+    const created = await createMerchant(prisma, merchantInput(flags), { feeBps: config.feeBps, chains });
     const { merchant, apiKeys, jwtSecrets, webhookEndpoints } = created;
     const hook = (mode: "test" | "live") => {
       const e = webhookEndpoints[mode];
@@ -45,8 +45,8 @@ const update: Command = {
     if (flags["test-webhook-url"] !== undefined || flags["live-webhook-url"] !== undefined) {
       throw new UsageError("Webhook URLs are endpoints with their own secrets: use 'stablegate webhooks create|update|delete'.");
     }
-    const { prisma } = await open();
-    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(flags));
+    const { prisma, chains } = await open();
+    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(flags), chains);
     print(`Updated ${merchant.id}.`, merchant);
   },
 };

@@ -1,6 +1,17 @@
 // `Refund`: money your settlement wallet sends back to a buyer, prepared here and completed when the
 // chain shows the transfer, like REST's refunds. Rules live in domain/refunds.ts.
-import { cancelRefund, countRefunds, createRefund, getRefund, listRefunds, REFUND_STATUSES, refundResource } from "../../domain/refunds.js";
+import {
+  cancelRefund,
+  type ChainMoney,
+  countRefunds,
+  createRefund,
+  getRefund,
+  listRefunds,
+  REFUND_STATUSES,
+  leftToRefund,
+  refundableByChain,
+  refundResource,
+} from "../../domain/refunds.js";
 import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -30,7 +41,7 @@ const Refund = builder.prismaNode("Refund", {
     status: t.field({ type: RefundStatus, description: "Where the refund is.", resolve: (r) => r.status }),
     address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
     fromAddress: t.exposeString("fromAddress", { description: "The settlement wallet that must send it." }),
-    chainId: t.exposeInt("chainId", { description: "The chain it is paid on: the charge's." }),
+    chainId: t.exposeInt("chainId", { description: "The chain it is paid on: one where the charge's money arrived." }),
     txHash: t.string({
       nullable: true,
       description: "The transfer that pays it, once seen on chain; the refund completes when it is confirmed.",
@@ -56,7 +67,13 @@ const CreateRefundInput = builder.inputType("CreateRefundInput", {
   fields: (t) => ({
     amount: t.string({ description: "USDC; by default all that is left to refund." }),
     reason: t.string({ description: "Your reason, kept with the refund." }),
-    address: t.string({ description: "The buyer's address; without it the refund gets a claimUrl for the buyer." }),
+    address: t.string({
+      description:
+        "The buyer's address; without it the refund gets a claimUrl for the buyer. A charge's deposit address (this one's included), a factory or token contract, the zero address and the charge's settlement wallet are refused (parameter_invalid).",
+    }),
+    chainId: t.int({
+      description: "The chain to refund on: one where the charge's money arrived (Charge.refundable). Needed only when money is left on several.",
+    }),
   }),
 });
 
@@ -90,6 +107,26 @@ builder.prismaObjectField("Charge", "refunds", (t) =>
   t.relation("refunds", { description: "The charge's refunds, oldest first.", query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] } }),
 );
 
+const RefundableMoney = builder.objectRef<ChainMoney>("RefundableMoney").implement({
+  description: "A charge's confirmed money on one chain, and what is left to refund there.",
+  fields: (t) => ({
+    chainId: t.exposeInt("chainId", { description: "The chain the money arrived on: a refund of it is made there." }),
+    received: t.string({ description: "USDC confirmed on that chain.", resolve: (m) => formatAmount(m.received) }),
+    left: t.string({
+      description: "USDC left to refund on that chain: received less its refunds that are not cancelled.",
+      resolve: (m) => formatAmount(leftToRefund(m)),
+    }),
+  }),
+});
+
+builder.prismaObjectField("Charge", "refundable", (t) =>
+  t.field({
+    type: [RefundableMoney],
+    description: "Per chain where its confirmed money arrived, what is left to refund: a refund is made on one of these chains (createRefund's chainId).",
+    resolve: async (charge, _args, ctx) => (await refundableByChain(ctx.prisma, charge.id)).filter((m) => m.received > 0n),
+  }),
+);
+
 builder.mutationFields((t) => ({
   createRefund: t.prismaField({
     type: "Refund",
@@ -98,7 +135,7 @@ builder.mutationFields((t) => ({
       chargeId: t.arg.id({ required: true, description: "The charge to refund (chrg_…)." }),
       input: t.arg({ type: CreateRefundInput, description: "The amount, reason and address; all optional." }),
     },
-    resolve: (_query, _root, { chargeId, input }, ctx) => createRefund(ctx.prisma, ctx.scope(), chargeId, { ...(input ?? {}) }, ctx.charges),
+    resolve: (_query, _root, { chargeId, input }, ctx) => createRefund(ctx.prisma, ctx.scope(), chargeId, { ...(input ?? {}) }, ctx.charges, ctx.chains),
   }),
   cancelRefund: t.prismaField({
     type: "Refund",

@@ -35,8 +35,14 @@ const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
   description: "The settings to change; an absent one stays as it is.",
   fields: (t) => ({
     name: t.string({ description: "Shown to buyers on the hosted pages." }),
-    testWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
-    liveWallet: t.string({ description: "A checksummed EVM address; null clears it." }),
+    testWallet: t.string({
+      description:
+        "A checksummed EVM address you can spend from; null clears it. A charge's deposit address, a factory or token contract and the zero address are refused (parameter_invalid).",
+    }),
+    liveWallet: t.string({
+      description:
+        "A checksummed EVM address you can spend from; null clears it. A charge's deposit address, a factory or token contract and the zero address are refused (parameter_invalid).",
+    }),
     paymentWindowMinutes: t.int({ description: "5–1440." }),
     underpaymentToleranceBps: t.int({ description: "0–1000 (10%); applies to charges created from now on." }),
     password: t.string({ description: "Your password, to change a wallet (unless you re-authenticated in the last 5 minutes)." }),
@@ -61,7 +67,13 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => {
       const session = ctx.session();
       const { password, totpCode, ...changes } = input;
-      return updateMerchantSettings(ctx.prisma, session.merchantId, changes, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }));
+      return updateMerchantSettings(
+        ctx.prisma,
+        session.merchantId,
+        changes,
+        confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }),
+        ctx.chains,
+      );
     },
   }),
 }));

@@ -71,8 +71,13 @@ const ChargeQuery = graphql(`
         name
       }
       amountRefunded
+      refundable {
+        chainId
+        left
+      }
       refunds {
         id
+        chainId
         fromAddress
         amount
         reason
@@ -255,7 +260,7 @@ export function ChargePage({ id }: { id: string }) {
         <Metadata value={charge.metadata} />
       </Section>
       <Payments charge={charge} chain={chain} />
-      <Refunds charge={charge} chain={chain} onChange={() => refetch({ requestPolicy: "network-only" })} />
+      <Refunds charge={charge} chains={data.chains} onChange={() => refetch({ requestPolicy: "network-only" })} />
       <Settlements charge={charge} chain={chain} />
       <Ledger rows={charge.balanceTransactions} chains={data.chains} />
       <StrayAssets charge={charge} chains={data.chains} />
@@ -594,12 +599,15 @@ function decimal(amount: string, decimals: number): string {
 
 /**
  * The charge's refunds and a form for a new one. The service never sends money: the merchant's
- * settlement wallet pays each refund, and it completes when the chain shows the transfer.
+ * settlement wallet pays each refund, on the refund's chain, and it completes when that chain shows
+ * the transfer.
  */
-function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; onChange: () => void }) {
+function Refunds({ charge, chains, onChange }: { charge: ChargeWithRefunds; chains: ChainInfo[]; onChange: () => void }) {
   const [cancelled, cancel] = useMutation(CancelRefund);
   const [sent, setSent] = useState<{ id: string; hash?: string; error?: Error } | null>(null);
+  const chainOf = (chainId: number) => chains.find((c) => c.chainId === chainId);
   const pay = async (r: ChargeWithRefunds["refunds"][number]) => {
+    const chain = chainOf(r.chainId);
     if (!chain || !r.address) return;
     setSent({ id: r.id });
     try {
@@ -620,63 +628,80 @@ function Refunds({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain
   return (
     <Section title="Refunds">
       <p class="muted">
-        Refunded: <Amount value={charge.amountRefunded} />. Your settlement wallet pays each refund (send exactly the amount to the address, on this charge's
-        chain); it completes once the chain confirms the transfer.
+        Refunded: <Amount value={charge.amountRefunded} />. Your settlement wallet pays each refund (send exactly the amount to the address, on the refund's
+        chain: where the money arrived); it completes once the chain confirms the transfer.
       </p>
       <ul class="rows">
-        {charge.refunds.map((r) => (
-          <li key={r.id} data-refund={r.id}>
-            <Amount value={r.amount} /> <Status status={r.status} /> {r.reason && <span class="muted">{r.reason}</span>}{" "}
-            {r.address ? (
-              <>
-                to <Explorer base={chain?.explorerUrl} kind="address" value={r.address} />
-              </>
-            ) : (
-              r.claimUrl && (
+        {charge.refunds.map((r) => {
+          const chain = chainOf(r.chainId);
+          return (
+            <li key={r.id} data-refund={r.id}>
+              <Amount value={r.amount} /> <Status status={r.status} /> {r.reason && <span class="muted">{r.reason}</span>}{" "}
+              {r.address ? (
                 <>
-                  claim link for the buyer: <code data-claim-url>{r.claimUrl}</code>
+                  to <Explorer base={chain?.explorerUrl} kind="address" value={r.address} />
                 </>
-              )
-            )}
-            {r.txHash && (
-              <>
-                {" "}
-                · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
-              </>
-            )}
-            {r.status === "AWAITING_PAYMENT" && r.txHash && <span class="muted"> · its transfer is on chain, waiting for confirmations</span>}
-            {/* Once a transfer was sent (or is on chain), neither another payment nor a cancel: either would pay twice. */}
-            {r.status === "AWAITING_PAYMENT" && !r.txHash && !(sent?.id === r.id && sent.hash) && r.address && chain && browserWallet() && (
-              <button type="button" class="link" disabled={sent?.id === r.id && !sent.error} onClick={() => void pay(r)}>
-                Pay with wallet
-              </button>
-            )}
-            {sent?.id === r.id && sent.hash && <span role="status"> Sent: waiting for confirmations ({sent.hash.slice(0, 10)}…)</span>}
-            {sent?.id === r.id && sent.error && <ErrorNote error={sent.error} />}
-            {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && !r.txHash && !(sent?.id === r.id && sent.hash) && (
-              <Confirm
-                label="Cancel refund"
-                question={`Cancel the refund of ${r.amount} USDC to ${r.address ?? "the buyer's claim link"}? The buyer will not be paid back by it.`}
-                confirm="Yes, cancel the refund"
-                disabled={cancelled.fetching}
-                onConfirm={() => void cancel({ id: r.id }).then(onChange)}
-              />
-            )}
-          </li>
-        ))}
+              ) : (
+                r.claimUrl && (
+                  <>
+                    claim link for the buyer: <code data-claim-url>{r.claimUrl}</code>
+                  </>
+                )
+              )}{" "}
+              <span class="muted" data-refund-chain={r.chainId}>
+                on {chain?.name ?? `chain ${r.chainId}`}
+              </span>
+              {r.txHash && (
+                <>
+                  {" "}
+                  · <Explorer base={chain?.explorerUrl} kind="tx" value={r.txHash} />
+                </>
+              )}
+              {r.status === "AWAITING_PAYMENT" && r.txHash && <span class="muted"> · its transfer is on chain, waiting for confirmations</span>}
+              {/* Once a transfer was sent (or is on chain), neither another payment nor a cancel: either would pay twice. */}
+              {r.status === "AWAITING_PAYMENT" && !r.txHash && !(sent?.id === r.id && sent.hash) && r.address && chain && browserWallet() && (
+                <button type="button" class="link" disabled={sent?.id === r.id && !sent.error} onClick={() => void pay(r)}>
+                  Pay with wallet
+                </button>
+              )}
+              {sent?.id === r.id && sent.hash && <span role="status"> Sent: waiting for confirmations ({sent.hash.slice(0, 10)}…)</span>}
+              {sent?.id === r.id && sent.error && <ErrorNote error={sent.error} />}
+              {(r.status === "AWAITING_ADDRESS" || r.status === "AWAITING_PAYMENT") && !r.txHash && !(sent?.id === r.id && sent.hash) && (
+                <Confirm
+                  label="Cancel refund"
+                  question={`Cancel the refund of ${r.amount} USDC to ${r.address ?? "the buyer's claim link"}? The buyer will not be paid back by it.`}
+                  confirm="Yes, cancel the refund"
+                  disabled={cancelled.fetching}
+                  onConfirm={() => void cancel({ id: r.id }).then(onChange)}
+                />
+              )}
+            </li>
+          );
+        })}
       </ul>
       <ErrorNote error={cancelled.error} />
       <OverpaidRefund charge={charge} />
-      <NewRefund charge={charge} chain={chain} onChange={onChange} />
+      <NewRefund charge={charge} chains={chains} onChange={onChange} />
     </Section>
   );
 }
 
-/** The form for a refund (an amount, the buyer's address or a claim link, a reason), confirmed before it is made. */
-function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; chain: ChainInfo | undefined; onChange: () => void }) {
+type RefundInput = { amount?: string; reason?: string; address?: string; chainId?: number };
+
+/**
+ * The form for a refund (an amount, the buyer's address or a claim link, a reason, and the chain when
+ * money is left on several), confirmed before it is made. The service refuses an address the money
+ * could not reach the buyer at, and says why.
+ */
+function NewRefund({ charge, chains, onChange }: { charge: ChargeWithRefunds; chains: ChainInfo[]; onChange: () => void }) {
   const [created, create] = useMutation(CreateRefund);
   // The refund the form asks for, until it is confirmed or kept.
-  const [asking, setAsking] = useState<{ input: { amount?: string; reason?: string; address?: string }; form: HTMLFormElement } | null>(null);
+  const [asking, setAsking] = useState<{ input: RefundInput; form: HTMLFormElement } | null>(null);
+  const withLeft = charge.refundable.filter((m) => units(m.left) > 0n);
+  const nameOf = (chainId: number) => chains.find((c) => c.chainId === chainId)?.name ?? `chain ${chainId}`;
+  // The chain the refund is made on (the one chosen, else the only one with money left) and what is left there.
+  const chainId = asking?.input.chainId ?? (withLeft.length === 1 ? withLeft[0]!.chainId : undefined);
+  const left = units(charge.refundable.find((m) => m.chainId === chainId)?.left ?? "0");
   return (
     <>
       <ErrorNote error={created.error} />
@@ -691,10 +716,24 @@ function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; cha
             ...(v.amount && { amount: v.amount.trim() }),
             ...(v.reason && { reason: v.reason }),
             ...(v.address && { address: v.address.trim() }),
+            ...(v.chainId && { chainId: Number(v.chainId) }),
           };
           setAsking({ input, form });
         }}
       >
+        {withLeft.length > 1 && (
+          <label>
+            Chain (where the money arrived)
+            <select name="chainId" required data-refund-chains>
+              <option value="">Choose…</option>
+              {withLeft.map((m) => (
+                <option key={m.chainId} value={m.chainId}>
+                  {nameOf(m.chainId)}: {m.left} USDC left
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <label>
           Amount (empty: all that is left)
           <input name="amount" inputMode="decimal" placeholder="5.00" />
@@ -711,10 +750,11 @@ function NewRefund({ charge, chain, onChange }: { charge: ChargeWithRefunds; cha
           Refund
         </button>
       </form>
+      {withLeft.length === 1 && <p class="muted">Refunded on {nameOf(withLeft[0]!.chainId)}, where the money arrived.</p>}
       {asking && (
         <ConfirmStep
-          question={refundQuestion(asking.input, refundableLeft(charge), chain?.name)}
-          confirm={`Yes, refund ${asking.input.amount ?? formatUnits(refundableLeft(charge))} USDC`}
+          question={refundQuestion(asking.input, left, chainId === undefined ? undefined : nameOf(chainId))}
+          confirm={`Yes, refund ${asking.input.amount ?? formatUnits(left)} USDC`}
           disabled={created.fetching}
           onCancel={() => setAsking(null)}
           onConfirm={async () => {
@@ -758,15 +798,9 @@ function OverpaidRefund({ charge }: { charge: ChargeWithRefunds }) {
   );
 }
 
-/** What is still refundable: confirmed money received less every refund not cancelled (the API decides; this only words the question). */
-function refundableLeft(charge: ChargeWithRefunds): bigint {
-  const received = charge.amountReceived === null ? 0n : units(charge.amountReceived);
-  return charge.refunds.filter((r) => r.status !== "CANCELLED").reduce((left, r) => left - units(r.amount), received);
-}
-
-/** What Refund asks: how much, to where, and that the merchant's wallet pays it. */
+/** What Refund asks: how much, to where, on which chain, and that the merchant's wallet pays it. */
 function refundQuestion(input: { amount?: string; address?: string }, left: bigint, chainName: string | undefined): string {
   const amount = input.amount ? `${input.amount} USDC` : `all that is left (${formatUnits(left)} USDC)`;
-  const to = input.address ? `to ${input.address}${chainName ? ` on ${chainName}` : ""}` : "through a claim link the buyer gives an address to";
-  return `Refund ${amount} ${to}? Your settlement wallet pays it.`;
+  const to = input.address ? `to ${input.address}` : "through a claim link the buyer gives an address to";
+  return `Refund ${amount}${chainName ? ` on ${chainName}` : ""} ${to}? Your settlement wallet pays it.`;
 }
