@@ -162,6 +162,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       partialExtensionMinutes: config.partialExtensionMinutes,
       payoutMinAmount: config.payoutMinAmount,
       gasless: { minAmount: config.gaslessMinAmount },
+      relayerGasBudget: config.relayerGasBudgetPerMerchant,
       factory: chains.factory(),
       // The CLI's changes reach no subscriber: it has none, and stays off Redis.
       feed: role === "cli" ? undefined : live,

@@ -38,7 +38,13 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) =>
       sweepResource(
-        await requestSweep(ctx.prisma, ctx.chains, ctx.scope(), args.id, { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) }),
+        await requestSweep(
+          ctx.prisma,
+          { chains: ctx.chains, readers: ctx.authorizations, relayerGasBudget: ctx.charges.relayerGasBudget },
+          ctx.scope(),
+          args.id,
+          { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) },
+        ),
       ),
   }),
 }));
