@@ -18,6 +18,12 @@ import { parseInput } from "./validation.js";
 
 export type { Sweep };
 
+/**
+ * The least gas a sweep is asked for with: a payout of one clone costs 60–100k gas, more with an
+ * expensive token (the worker checks the gas it really needs before it sends).
+ */
+const SWEEP_MIN_GAS = 100_000n;
+
 /** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
 export const sweepSchema = z.strictObject(
   {
@@ -104,7 +110,7 @@ export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope
   const waiting = await prisma.sweep.findFirst({ where: { chargeId, chainId, token, status: { in: ["PENDING", "SENT"] } } });
   if (waiting) return waiting;
   await refuseUnchanged(prisma, door.readers, { chargeId, chainId, token, address: charge.depositAddress });
-  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, 0n, "id", now);
+  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, SWEEP_MIN_GAS, "id", now);
   return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
 }
 
