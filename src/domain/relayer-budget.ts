@@ -32,7 +32,12 @@ export function budgetDay(now: Date): { start: Date; end: Date } {
  * Relayer gas on `chainId` since the start of the UTC day for `kinds` (a merchant's, or the whole
  * chain's): each action's real gas where its receipt is known, what its simulation needed until then.
  */
-export async function relayerGasToday(db: Db, chainId: number, scope: { kinds: readonly RelayedKind[]; merchantId?: string }, now = new Date()): Promise<bigint> {
+export async function relayerGasToday(
+  db: Db,
+  chainId: number,
+  scope: { kinds: readonly RelayedKind[]; merchantId?: string },
+  now = new Date(),
+): Promise<bigint> {
   const { start } = budgetDay(now);
   const merchant = scope.merchantId ?? null;
   const parts: P.Sql[] = [];

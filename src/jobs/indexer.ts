@@ -417,7 +417,12 @@ export function parseLogs(logs: readonly Log[]): { transfers: SeenTransfer[]; us
   const nonceEvents = (topic: string) =>
     ordered
       .filter((l) => l.topics[0] === topic && l.topics.length === 3)
-      .map((l) => ({ txHash: l.transactionHash, blockNumber: BigInt(l.blockNumber), authorizer: topicAddress(l.topics[1]!), nonce: l.topics[2]!.toLowerCase() }));
+      .map((l) => ({
+        txHash: l.transactionHash,
+        blockNumber: BigInt(l.blockNumber),
+        authorizer: topicAddress(l.topics[1]!),
+        nonce: l.topics[2]!.toLowerCase(),
+      }));
   return { transfers, uses: nonceEvents(AUTHORIZATION_USED_TOPIC), cancels: nonceEvents(AUTHORIZATION_CANCELED_TOPIC) };
 }
 

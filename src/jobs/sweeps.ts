@@ -64,7 +64,10 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
     }
     const gasNeeded = await gasForOutcome(relayer, call, full!, blockGas);
     if (gasNeeded === null) {
-      await fail(`the token needs more gas to move than a transaction can carry on chain ${relayer.chain.chainId}`, await holding(relayer, sweep.token, address));
+      await fail(
+        `the token needs more gas to move than a transaction can carry on chain ${relayer.chain.chainId}`,
+        await holding(relayer, sweep.token, address),
+      );
       continue;
     }
     const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };

@@ -194,7 +194,12 @@ const TYPES = {
     { name: "nonce", type: "bytes32" },
   ],
 };
-const CANCEL_TYPES = { CancelAuthorization: [{ name: "authorizer", type: "address" }, { name: "nonce", type: "bytes32" }] };
+const CANCEL_TYPES = {
+  CancelAuthorization: [
+    { name: "authorizer", type: "address" },
+    { name: "nonce", type: "bytes32" },
+  ],
+};
 
 async function buyer(holds = "20"): Promise<Wallet> {
   const wallet = Wallet.createRandom().connect(chain.provider) as unknown as Wallet;
@@ -213,7 +218,10 @@ describe("the merchant's daily relayer gas", () => {
     const merchant = await app.newMerchant();
     const key = merchant.apiKeys.test.secret;
     const labels = `chain_id="${devnet.chainId}",kind="gasless_payment"`;
-    const [gasBefore, refusalsBefore] = [await metric("stablegate_relayer_gas_used_total", labels), await metric("stablegate_relayer_budget_refusals_total", labels)];
+    const [gasBefore, refusalsBefore] = [
+      await metric("stablegate_relayer_gas_used_total", labels),
+      await metric("stablegate_relayer_budget_refusals_total", labels),
+    ];
     let refused;
     const accepted: string[] = [];
     for (let i = 0; i < 8 && !refused; i++) {
@@ -249,7 +257,9 @@ describe("the merchant's daily relayer gas", () => {
     const other = await charge(app.testKey);
     expect((await submit(other.id, await sign(await buyer(), other.clone, usdc("5")))).status).toBe(202);
 
-    await waitFor("the gas used in /metrics", async () => ((await metric("stablegate_relayer_gas_used_total", labels)) >= gasBefore + spent ? true : undefined));
+    await waitFor("the gas used in /metrics", async () =>
+      (await metric("stablegate_relayer_gas_used_total", labels)) >= gasBefore + spent ? true : undefined,
+    );
     expect(await metric("stablegate_relayer_budget_refusals_total", labels)).toBe(refusalsBefore + 1n);
     expect(await metric("stablegate_relayer_budget_refusals_total", `chain_id="${devnet.chainId}",kind="sweep"`)).toBeGreaterThanOrEqual(1n);
   });
