@@ -110,7 +110,7 @@ export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope
   const waiting = await prisma.sweep.findFirst({ where: { chargeId, chainId, token, status: { in: ["PENDING", "SENT"] } } });
   if (waiting) return waiting;
   await refuseUnchanged(prisma, door.readers, { chargeId, chainId, token, address: charge.depositAddress });
-  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, SWEEP_MIN_GAS, "id", now);
+  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, SWEEP_MIN_GAS, null, now);
   return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
 }
 
