@@ -24,6 +24,9 @@ export type { Sweep };
  */
 const SWEEP_MIN_GAS = 100_000n;
 
+/** The balance kept for a sweep that moved nothing when the token would not tell its balance (its balanceOf reverts). */
+export const UNREADABLE_BALANCE = -1n;
+
 /** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
 export const sweepSchema = z.strictObject(
   {
@@ -129,12 +132,14 @@ async function refuseUnchanged(
   });
   if (last?.status !== "FAILED" || last.balanceSeen === null) return;
   const reader = readers(s.chainId);
-  const holds = reader ? await reader.holding(s.token, s.address) : null;
+  // A token that will not tell its balance stays refused for as long as it will not.
+  const holds = reader ? await reader.holding(s.token, s.address).catch(() => UNREADABLE_BALANCE) : null;
   if (holds !== toUnits(last.balanceSeen)) return;
   throw new AppError(
     "sweep_unchanged",
-    `The last sweep of ${s.token} here (${last.id}) moved nothing, and the address still holds the same ${holds} base units: ` +
-      "it is not sent again until that balance changes.",
+    `The last sweep of ${s.token} here (${last.id}) moved nothing, and ` +
+      (holds === UNREADABLE_BALANCE ? "the token still will not tell the address's balance" : `the address still holds the same ${holds} base units`) +
+      ": it is not sent again until that balance changes.",
     "token",
   );
 }

@@ -21,6 +21,7 @@ import { withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { markDeployed } from "../domain/payouts.js";
 import { fitsRelayerBudget } from "../domain/relayer-budget.js";
+import { UNREADABLE_BALANCE } from "../domain/sweeps.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
@@ -124,11 +125,20 @@ export async function gasForOutcome(relayer: Sim, call: Call, expected: string, 
   }
 }
 
-/** The clone's balance of `token` (at `blockTag`, or now): what a sweep that moved nothing saw. */
+/**
+ * The clone's balance of `token` (at `blockTag`, or now): what a sweep that moved nothing saw.
+ * UNREADABLE_BALANCE for a token that will not tell (its balanceOf reverts), which then stays refused
+ * as long as it will not; transport trouble throws (the round is tried again).
+ */
 async function holding(relayer: Pick<Relayer, "provider">, token: string, address: string, blockTag?: number): Promise<bigint> {
   if (token === "native") return relayer.provider.getBalance(address, blockTag);
-  const out = await relayer.provider.call({ to: token, data: erc20.encodeFunctionData("balanceOf", [address]), ...(blockTag !== undefined && { blockTag }) });
-  return erc20.decodeFunctionResult("balanceOf", out)[0] as bigint;
+  const read = { to: token, data: erc20.encodeFunctionData("balanceOf", [address]), ...(blockTag !== undefined && { blockTag }) };
+  try {
+    return erc20.decodeFunctionResult("balanceOf", await relayer.provider.call(read))[0] as bigint;
+  } catch (e) {
+    if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
+    return UNREADABLE_BALANCE;
+  }
 }
 
 interface SweptClone {
