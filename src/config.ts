@@ -6,6 +6,7 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { type ChainSettings, missingRelayerKeys, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
+import { DEFAULT_RELAYER_GAS_BUDGET } from "./domain/relayer-budget.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
@@ -51,6 +52,13 @@ const schema = z.object({
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
   GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
   PAYOUT_MIN_AMOUNT: amount.optional(),
+  RELAYER_GAS_BUDGET_PER_MERCHANT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .default(Number(DEFAULT_RELAYER_GAS_BUDGET))
+    .transform((n) => BigInt(n)),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   RUN_WORKER: flag.default(true),
   AUTO_MIGRATE: flag.default(true),
@@ -129,6 +137,8 @@ export interface Config {
    * none (unset: the registry's, per chain), and the dust limit (unset: 0.01 USDC).
    */
   payoutMinAmount: bigint | undefined;
+  /** Gas the relayer may spend per merchant, chain and UTC day on its sweeps and its buyers' payments without gas. */
+  relayerGasBudgetPerMerchant: bigint;
   /** How often the worker compares the ledger with each chain. */
   reconcileIntervalMs: number;
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
@@ -229,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
     gaslessMinAmount: e.GASLESS_MIN_AMOUNT,
     payoutMinAmount: e.PAYOUT_MIN_AMOUNT,
+    relayerGasBudgetPerMerchant: e.RELAYER_GAS_BUDGET_PER_MERCHANT,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
     runWorker: e.RUN_WORKER,
     chains,

@@ -164,6 +164,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       partialExtensionMinutes: config.partialExtensionMinutes,
       payoutMinAmount: config.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT,
       gasless: { minAmount: config.gaslessMinAmount },
+      relayerGasBudget: config.relayerGasBudgetPerMerchant,
       factory: chains.factory(),
       chains: chains.all().map(({ chainId, testnet }) => ({ chainId, testnet })),
       // The CLI's changes reach no subscriber: it has none, and stays off Redis.

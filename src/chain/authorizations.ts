@@ -92,6 +92,13 @@ export class UsdcAuthorizations {
     return BigInt((await this.read("balanceOf", [from])) as bigint);
   }
 
+  /** `holder`'s balance of any `asset` (an ERC-20 address, or "native" for the chain's coin): what a sweep of it would move. */
+  async holding(asset: string, holder: string): Promise<bigint> {
+    if (asset === "native") return this.provider.getBalance(holder);
+    const data = await this.provider.call({ to: asset, data: token.encodeFunctionData("balanceOf", [holder]) });
+    return BigInt(token.decodeFunctionResult("balanceOf", data)[0] as bigint);
+  }
+
   /** Why sending `a` now would revert, or null when it would succeed. */
   async refusal(a: TransferAuthorization): Promise<string | null> {
     try {

@@ -19,7 +19,8 @@
 // - a SEEN transfer above a fork is forgotten with the blocks that held it; a CONFIRMED one is only
 //   ever REVERSED (with a reversal in the ledger), after the node's receipts show it gone;
 // - the authorizations a transaction used (AuthorizationUsed) are recorded with it: money on its way
-//   ends once that is confirmed (domain/authorizations.ts).
+//   ends once that is confirmed (domain/authorizations.ts); one its signer cancelled
+//   (AuthorizationCanceled) ends as soon as it is seen, and is never relayed.
 import type { Prisma } from "../db/client.js";
 import { getAddress } from "ethers";
 import type { Prisma as P } from "../generated/prisma/client.js";
@@ -192,15 +193,19 @@ async function matchRefunds(
 }
 
 /**
- * Records a range's observations and authorization uses inside the indexer's transaction for it: a
- * fact already recorded is not recorded again, and a refund shows the transaction that pays it.
+ * Records a range's observations, authorization uses and cancellations inside the indexer's
+ * transaction for it: a fact already recorded is not recorded again, a refund shows the transaction
+ * that pays it, and an authorization its signer cancelled ends at once (see endCancelled).
  */
 export async function recordSeenTransfers(
   tx: P.TransactionClient,
   chainId: number,
   observations: Observation[],
   uses: readonly SeenAuthorizationUse[],
+  cancels: readonly SeenAuthorizationUse[] = [],
+  now = new Date(),
 ): Promise<void> {
+  await endCancelled(tx, chainId, cancels, now);
   if (observations.length > 0) await tx.chainTransfer.createMany({ data: observations, skipDuplicates: true });
   for (const o of observations) {
     if (o.kind === "REFUND") await tx.refund.updateMany({ where: { id: o.refundId!, status: "AWAITING_PAYMENT", txHash: null }, data: { txHash: o.txHash } });
@@ -209,6 +214,27 @@ export async function recordSeenTransfers(
     await tx.authorization.updateMany({
       where: { chainId, fromAddress: getAddress(u.authorizer), nonce: u.nonce.toLowerCase(), endedAt: null },
       data: { usedTxHash: u.txHash, usedBlock: u.blockNumber },
+    });
+  }
+}
+
+/**
+ * The authorizations whose nonce the signer cancelled on chain (USDC's cancelAuthorization): no one can
+ * send them any more, so each ends at once, `cancelled` (its charge takes another payment, its
+ * refund another authorization), and one not sent yet is FAILED: the relayer never spends gas on it.
+ * Not undone by a reorg: if the cancellation vanished, whoever sent the authorization then would pay
+ * the charge's address like any transfer, and the indexer would see it.
+ */
+async function endCancelled(tx: P.TransactionClient, chainId: number, cancels: readonly SeenAuthorizationUse[], now: Date): Promise<void> {
+  for (const c of cancels) {
+    const which = { chainId, fromAddress: getAddress(c.authorizer), nonce: c.nonce.toLowerCase() };
+    await tx.authorization.updateMany({
+      where: { ...which, status: "RELAYING" },
+      data: { status: "FAILED", error: `cancelled on chain by its signer (cancelAuthorization in ${c.txHash})` },
+    });
+    await tx.authorization.updateMany({
+      where: { ...which, endedAt: null },
+      data: { endedAt: now, endReason: "cancelled", usedTxHash: c.txHash, usedBlock: c.blockNumber },
     });
   }
 }

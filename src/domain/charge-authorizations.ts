@@ -11,8 +11,9 @@
 // - one authorization is money on its way per charge (a partial unique index) from acceptance until
 //   the chain spends its nonce or its validBefore passes, whatever became of the relay; a signed nonce
 //   is stored once (a unique index): two submissions of the same authorization give one transaction;
-// - a chain's gasless gas per UTC day stays within its budget (CHAIN_<id>_GASLESS_DAILY_GAS), counting
-//   each authorization's simulated gas until its transaction's real gas is known.
+// - a chain's gasless gas per UTC day stays within its budget (CHAIN_<id>_GASLESS_DAILY_GAS), and a
+//   merchant's (with its sweeps) within RELAYER_GAS_BUDGET_PER_MERCHANT (domain/relayer-budget.ts),
+//   counting each authorization's simulated gas until its transaction's real gas is known.
 import { z } from "zod";
 import type { TokenDomain, TransferAuthorization } from "../chain/authorizations.js";
 import type { ChainSet } from "../chain/chains.js";
@@ -24,6 +25,7 @@ import { type AuthorizationReaders, authorizationRow, authorizationSchema, check
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { budgetExhausted, checkRelayerBudget, merchantGasLeft, relayerGasToday } from "./relayer-budget.js";
 import { parseInput } from "./validation.js";
 
 /** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 50 payments. */
@@ -37,8 +39,8 @@ const BUDGET_SPENT = "the service's gas for payments without gas is spent for to
 /** The least an authorization may carry (unless exactly what is due), unless GASLESS_MIN_AMOUNT says otherwise: 1 USDC. */
 const DEFAULT_MIN_AMOUNT = 1_000_000n;
 
-/** What gasless payment is bound by: the charges' settings, whose `gasless` holds GASLESS_MIN_AMOUNT. */
-export type GaslessSettings = Pick<ChargeSettings, "gasless">;
+/** What gasless payment is bound by: the charges' settings, whose `gasless` holds GASLESS_MIN_AMOUNT, and the merchant's relayer budget. */
+export type GaslessSettings = Pick<ChargeSettings, "gasless" | "relayerGasBudget">;
 
 /** The answer to a submitted authorization. */
 export const ChargeAuthorizationResource = z.object({
@@ -59,6 +61,7 @@ export function chargeAuthorizationResource(a: Authorization, txHash: string | n
 
 /** What the charge must be for a gasless payment, and how much it still takes. */
 interface Payable {
+  merchantId: string;
   chainId: number;
   cloneAddress: string;
   /** What is due less money confirmed or seen on its way. */
@@ -66,8 +69,10 @@ interface Payable {
 }
 
 async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promise<Payable> {
-  const [row] = await prisma.$queryRaw<{ status: string; chainId: number | null; cloneAddress: string | null; expiresAt: Date; open: string }[]>`
-    SELECT status::text AS status, chain_id AS "chainId", clone_address AS "cloneAddress", expires_at AS "expiresAt",
+  const [row] = await prisma.$queryRaw<
+    { merchantId: string; status: string; chainId: number | null; cloneAddress: string | null; expiresAt: Date; open: string }[]
+  >`
+    SELECT merchant_id AS "merchantId", status::text AS status, chain_id AS "chainId", clone_address AS "cloneAddress", expires_at AS "expiresAt",
       (amount - coalesce(amount_received, 0)
         - coalesce((SELECT sum(amount) FROM chain_transfers t WHERE t.charge_id = c.id AND t.kind = 'PAYMENT' AND t.status = 'SEEN'), 0)
         -- Accepted and not spent on chain yet (or spent, and its payment not read from the chain yet): on its way too.
@@ -79,27 +84,31 @@ async function payableCharge(prisma: Prisma, chargeId: string, now: Date): Promi
   if (row.status !== "PENDING" || row.expiresAt <= now)
     throw new AppError("charge_not_payable", `Charge ${chargeId} is ${row.status} and takes no payment.`, "id");
   if (row.chainId === null || row.cloneAddress === null) throw new AppError("charge_not_payable", `Charge ${chargeId} has no chain yet: pick one first.`, "id");
-  return { chainId: row.chainId, cloneAddress: row.cloneAddress, open: BigInt(row.open) };
+  return { merchantId: row.merchantId, chainId: row.chainId, cloneAddress: row.cloneAddress, open: BigInt(row.open) };
 }
 
 /** Gas spent on gasless payments on `chainId` since the start of the UTC day: real where known, simulated until then. */
-export async function gaslessGasToday(prisma: Prisma | P.TransactionClient, chainId: number, now = new Date()): Promise<bigint> {
-  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const [row] = await prisma.$queryRaw<{ gas: string }[]>`
-    SELECT coalesce(sum(coalesce(gas_used, gas_estimate)), 0)::text AS gas FROM authorizations
-    WHERE chain_id = ${chainId} AND purpose = 'PAYMENT' AND created_at >= ${dayStart} AND (status <> 'FAILED' OR gas_used IS NOT NULL)`;
-  return BigInt(row!.gas);
+export function gaslessGasToday(prisma: Prisma | P.TransactionClient, chainId: number, now = new Date()): Promise<bigint> {
+  return relayerGasToday(prisma, chainId, { kinds: ["gasless_payment"] }, now);
 }
 
 /**
  * Why this charge cannot be paid without gas right now (too little due, the day's budget spent, the
  * chain not ours), or null when it can: what the page asks before it offers the gasless button.
  */
-export async function gaslessRefusal(prisma: Prisma, chains: ChainSet, settings: GaslessSettings, c: { chainId: number; open: bigint }, now = new Date()) {
+export async function gaslessRefusal(
+  prisma: Prisma,
+  chains: ChainSet,
+  settings: GaslessSettings,
+  c: { chainId: number; open: bigint; merchantId?: string },
+  now = new Date(),
+) {
   const chain = chains.get(c.chainId);
   if (!chain) return `chain ${c.chainId} is not enabled on this service`;
   const budget = chain.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
   if ((await gaslessGasToday(prisma, c.chainId, now)) >= budget) return BUDGET_SPENT;
+  const merchant = c.merchantId && { merchantId: c.merchantId, chainId: c.chainId, kind: "gasless_payment" as const, budget: settings.relayerGasBudget };
+  if (merchant && (await merchantGasLeft(prisma, merchant, now)) <= 0n) return "the merchant's relayer gas for today is spent; send a normal transfer";
   return null;
 }
 
@@ -124,13 +133,15 @@ export async function gaslessOffer(
   chains: ChainSet,
   readers: AuthorizationReaders,
   settings: GaslessSettings,
-  s: { status: string; chainId: number | null; cloneAddress: string | null; amountRemaining: string; amountPending: string },
+  s: { id: string; status: string; chainId: number | null; cloneAddress: string | null; amountRemaining: string; amountPending: string },
   now = new Date(),
 ): Promise<GaslessOffer | null> {
   if (s.status !== "PENDING" || s.chainId === null || s.cloneAddress === null) return null;
   const open = (parseAmount(s.amountRemaining) ?? 0n) - (parseAmount(s.amountPending) ?? 0n);
   const reader = readers(s.chainId);
-  if (!reader || open <= 0n || (await gaslessRefusal(prisma, chains, settings, { chainId: s.chainId, open }, now))) return null;
+  if (!reader || open <= 0n) return null;
+  const owner = await prisma.charge.findUnique({ where: { id: s.id }, select: { merchantId: true } });
+  if (!owner || (await gaslessRefusal(prisma, chains, settings, { chainId: s.chainId, open, merchantId: owner.merchantId }, now))) return null;
   const domain = await reader.domain().catch(() => null);
   return domain && { domain, maxValue: open.toString() };
 }
@@ -172,11 +183,14 @@ export async function submitChargeAuthorization(
   await checkAuthorization(reader, a, "the payer", now);
   const gasEstimate = await reader.gas(a);
   const budget = chains.get(charge.chainId)?.gaslessDailyGas ?? DEFAULT_GASLESS_DAILY_GAS;
+  const merchant = { merchantId: charge.merchantId, chainId: charge.chainId, kind: "gasless_payment" as const, budget: settings.relayerGasBudget };
+  await checkRelayerBudget(prisma, merchant, gasEstimate, null, now);
   try {
     return await prisma.$transaction(async (tx) => {
-      // One submission per chain at a time between reading the day's gas and adding to it.
+      // One submission per chain at a time between reading the day's gas and adding to it (the merchant's too).
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BigInt(GASLESS_LOCK_BASE + charge.chainId)})`;
       if ((await gaslessGasToday(tx, charge.chainId, now)) + gasEstimate > budget) throw invalidAuthorization(BUDGET_SPENT);
+      if ((await merchantGasLeft(tx, merchant, now)) < gasEstimate) throw budgetExhausted(merchant, gasEstimate, now);
       return tx.authorization.create({
         data: { id: newId("cauth"), purpose: "PAYMENT", chargeId, chainId: charge.chainId, gasEstimate, ...authorizationRow(a, now) },
       });

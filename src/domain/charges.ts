@@ -58,6 +58,8 @@ export interface ChargeSettings {
   feed?: ChargeFeed | undefined;
   /** Payment without gas (GASLESS_MIN_AMOUNT); the default where unset. */
   gasless?: { minAmount: bigint };
+  /** RELAYER_GAS_BUDGET_PER_MERCHANT: a merchant's relayer gas per chain and UTC day for sweeps and payments without gas; the default where unset. */
+  relayerGasBudget?: bigint;
   /** The ChargeFactoryV2 of the enabled chains: a charge's address is fixed at creation (none: at the pick). */
   factory?: string | null;
   /**

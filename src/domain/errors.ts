@@ -33,6 +33,8 @@ export type ErrorCode =
   | "refund_not_payable"
   | "refund_payment_on_its_way"
   | "sweep_not_possible"
+  | "sweep_unchanged"
+  | "relayer_budget_exhausted"
   | "authorization_invalid"
   | "invoice_not_editable"
   | "invoice_not_payable"
@@ -81,6 +83,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   refund_not_payable: "The refund is not waiting for a payment.",
   refund_payment_on_its_way: "An authorization paying this refund may still be spent on chain: wait until it is used or expires.",
   sweep_not_possible: "Nothing can be swept from this charge's address now.",
+  sweep_unchanged:
+    "This token's last sweep from this address moved nothing, and the address holds the same amount of it as then: the same sweep would only cost gas again. Ask again once the balance has changed.",
+  relayer_budget_exhausted:
+    "The relayer gas this merchant may spend today on this chain for sweeps and payments without gas (RELAYER_GAS_BUDGET_PER_MERCHANT) is spent: the message says when it resets (00:00 UTC), and Retry-After how many seconds that is.",
   invoice_not_editable: "The invoice's status does not allow this change (only a DRAFT is edited or deleted).",
   invoice_not_payable: "The invoice cannot be paid: it is not OPEN or UNCOLLECTIBLE, or nothing is due.",
   payment_link_inactive: "The payment link was retired (active: false).",

@@ -8,12 +8,24 @@ import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import type { Sweep } from "../generated/prisma/client.js";
+import type { AuthorizationReaders } from "./authorizations.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
+import { toUnits } from "./money.js";
+import { checkRelayerBudget } from "./relayer-budget.js";
 import { inScope, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
 export type { Sweep };
+
+/**
+ * The least gas a sweep is asked for with: a payout of one clone costs 60–100k gas, more with an
+ * expensive token (the worker checks the gas it really needs before it sends).
+ */
+const SWEEP_MIN_GAS = 100_000n;
+
+/** The balance kept for a sweep that moved nothing when the token would not tell its balance (its balanceOf reverts). */
+export const UNREADABLE_BALANCE = -1n;
 
 /** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
 export const sweepSchema = z.strictObject(
@@ -53,12 +65,22 @@ export function sweepResource(s: Sweep & { tx?: { txHash: string | null; txHashe
   };
 }
 
+/** What a sweep request is checked against: the chains, each chain's view of balances, and RELAYER_GAS_BUDGET_PER_MERCHANT. */
+export interface SweepDoor {
+  chains: ChainSet;
+  readers: AuthorizationReaders;
+  relayerGasBudget?: bigint | undefined;
+}
+
 /**
  * Asks for `input.token` at charge `chargeId`'s address to be paid out to its merchant (`scope`: the
  * merchant's; null: an operator's). The same sweep asked again while one waits is that one. 400 for
- * a bad token or chain, 409 `sweep_not_possible` for USDC or what the charge's contracts cannot move.
+ * a bad token or chain, 409 `sweep_not_possible` for USDC or what the charge's contracts cannot move,
+ * 409 `sweep_unchanged` when the last sweep of it moved nothing and the balance is what it was then,
+ * 429 `relayer_budget_exhausted` when the merchant's relayer gas for the day is spent.
  */
-export async function requestSweep(prisma: Prisma, chains: ChainSet, scope: Scope | null, chargeId: string, input: unknown, now = new Date()): Promise<Sweep> {
+export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope | null, chargeId: string, input: unknown, now = new Date()): Promise<Sweep> {
+  const { chains } = door;
   const data = parseInput(sweepSchema, input);
   const charge = await prisma.charge.findFirst({ where: { id: chargeId, ...(scope && inScope(scope)) } });
   if (!charge) throw notFound("charge", chargeId);
@@ -90,7 +112,36 @@ export async function requestSweep(prisma: Prisma, chains: ChainSet, scope: Scop
     throw new AppError("sweep_not_possible", `Chain ${chainId} has no CHAIN_${chainId}_FACTORY_V1 for this charge's clone.`, "chainId");
   const waiting = await prisma.sweep.findFirst({ where: { chargeId, chainId, token, status: { in: ["PENDING", "SENT"] } } });
   if (waiting) return waiting;
+  await refuseUnchanged(prisma, door.readers, { chargeId, chainId, token, address: charge.depositAddress });
+  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, SWEEP_MIN_GAS, null, now);
   return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
+}
+
+/**
+ * 409 `sweep_unchanged` when the last sweep of this token at this address moved nothing and the
+ * address holds what it held then: sending it again would only spend the relayer's gas again.
+ */
+async function refuseUnchanged(
+  prisma: Prisma,
+  readers: AuthorizationReaders,
+  s: { chargeId: string; chainId: number; token: string; address: string },
+): Promise<void> {
+  const last = await prisma.sweep.findFirst({
+    where: { chargeId: s.chargeId, chainId: s.chainId, token: s.token, status: { in: ["DONE", "FAILED"] } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
+  if (last?.status !== "FAILED" || last.balanceSeen === null) return;
+  const reader = readers(s.chainId);
+  // A token that will not tell its balance stays refused for as long as it will not.
+  const holds = reader ? await reader.holding(s.token, s.address).catch(() => UNREADABLE_BALANCE) : null;
+  if (holds !== toUnits(last.balanceSeen)) return;
+  throw new AppError(
+    "sweep_unchanged",
+    `The last sweep of ${s.token} here (${last.id}) moved nothing, and ` +
+      (holds === UNREADABLE_BALANCE ? "the token still will not tell the address's balance" : `the address still holds the same ${holds} base units`) +
+      ": it is not sent again until that balance changes.",
+    "token",
+  );
 }
 
 /** A sweep of charge `chargeId` (any merchant's when `scope` is null), or 404. */

@@ -52,6 +52,8 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   refund_not_payable: 409,
   refund_payment_on_its_way: 409,
   sweep_not_possible: 409,
+  sweep_unchanged: 409,
+  relayer_budget_exhausted: 429,
   invoice_not_editable: 409,
   invoice_not_payable: 409,
   payment_link_inactive: 410,

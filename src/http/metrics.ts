@@ -3,9 +3,10 @@
 // connections), its database pool and Redis connections, its health (memory, how late its event loop
 // runs: what a flood shows first) and its build. What an operator must be alerted to is read from
 // the database: payouts that are blocked or stopped (money waiting in clones), each chain's relayer
-// gas against its minimum and its stuck transactions, open charges and those needing review, the
-// money in clones, the indexed block and the webhook outbox. Only a process that runs the jobs (the
-// worker, or `npm start` with RUN_WORKER) reports those, so a sum over processes counts them once.
+// gas against its minimum and its stuck transactions, the relayer's gas by kind and the merchants'
+// budget refusals, open charges and those needing review, the money in clones, the indexed block and
+// the webhook outbox. Only a process that runs the jobs (the worker, or `npm start` with RUN_WORKER)
+// reports those, so a sum over processes counts them once.
 // Wei amounts are printed as exact integers, which prom-client's float gauges cannot hold.
 // METRICS_TOKEN, when set, must come as `Authorization: Bearer <token>`; in production /metrics is
 // off without it, as it tells more than a public port should.
@@ -17,6 +18,7 @@ import type { Database, Prisma } from "../db/client.js";
 import { relayerBalances, stuckRelayerTxs } from "../domain/chain-status.js";
 import { operatorFigures } from "../domain/operations.js";
 import { blockedPayouts } from "../domain/payouts.js";
+import { relayerGasFigures } from "../domain/relayer-budget.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import type { PubSub } from "../realtime/pubsub.js";
 
@@ -90,14 +92,26 @@ export function metricsRoute(app: FastifyInstance, options: MetricsOptions): voi
 
 /** What the database says an operator watches, as gauge families. */
 async function databaseFigures(prisma: Prisma, chains: readonly { chainId: number; stuckAfterSeconds: number }[]): Promise<string[]> {
-  const [blocked, relayers, stuck, figures] = await Promise.all([
+  const [blocked, relayers, stuck, figures, relayed] = await Promise.all([
     blockedPayouts(prisma),
     relayerBalances(prisma),
     stuckRelayerTxs(prisma, chains),
     operatorFigures(prisma),
+    relayerGasFigures(prisma),
   ]);
   const lines: string[] = [];
   const gauge = (name: string, help: string, samples: Samples) => lines.push(...family(name, "gauge", help, samples));
+  const counter = (name: string, help: string, samples: Samples) => lines.push(...family(name, "counter", help, samples));
+  counter(
+    "stablegate_relayer_gas_used_total",
+    "Gas the relayer spent (from receipts) by chain and kind: sweep, gasless_payment (buyers' payments without gas), refund_authorization.",
+    relayed.gasUsed.map((g) => [{ chain_id: g.chainId, kind: g.kind }, g.gas]),
+  );
+  counter(
+    "stablegate_relayer_budget_refusals_total",
+    "Sweeps and payments without gas refused (429 relayer_budget_exhausted, or a sweep the worker did not send) because a merchant's relayer gas for the day was spent (RELAYER_GAS_BUDGET_PER_MERCHANT), by chain and kind.",
+    relayed.refusals.map((r) => [{ chain_id: r.chainId, kind: r.kind }, r.count]),
+  );
   gauge(
     "stablegate_payouts_blocked",
     "Charges whose money waits in their clone, by chain and reason (flush_failing needs an operator: stablegate payouts retry).",
@@ -175,7 +189,7 @@ async function databaseFigures(prisma: Prisma, chains: readonly { chainId: numbe
 }
 
 /** One metric family: its HELP and TYPE lines, then a line per sample. */
-function family(name: string, type: "gauge" | "summary", help: string, samples: Samples): string[] {
+function family(name: string, type: "gauge" | "counter" | "summary", help: string, samples: Samples): string[] {
   return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples.map(([labels, value]) => `${name}${labelSet(labels)} ${value}`)];
 }
 

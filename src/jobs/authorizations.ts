@@ -25,18 +25,21 @@ export async function runAuthorizations(prisma: Prisma, relayer: Relayer, logger
 /** The one relay step of every kind: simulate, then send unless the token refuses it now. */
 async function relayAuthorization(prisma: Prisma, relayer: Relayer, logger: Logger, authorization: Authorization): Promise<void> {
   const call = transferWithAuthorizationCall(relayer.chain.usdc, transferOf(authorization));
-  // The relayer never pays for a transaction that would revert (expired, or the nonce used meanwhile).
-  const refusal = await relayer.provider.call({ ...call, from: relayer.address }).then(
-    () => null,
-    (e: Error & { shortMessage?: string }) => e.shortMessage ?? e.message,
+  // The relayer never pays for a transaction that would revert (expired, or the nonce used or cancelled
+  // meanwhile). The token reverts on any failure, swallowing none, so the gas the simulation needed
+  // (the estimate) is what it is sent with, plus headroom.
+  const simulated = await relayer.provider.estimateGas({ ...call, from: relayer.address }).then(
+    (gasNeeded) => ({ gasNeeded, refusal: null }),
+    (e: Error & { shortMessage?: string }) => ({ gasNeeded: 0n, refusal: e.shortMessage ?? e.message }),
   );
+  const { gasNeeded, refusal } = simulated;
   const log = { authorization: authorization.id, purpose: authorization.purpose };
-  if (refusal) {
+  if (refusal !== null) {
     await markFailed(prisma, authorization.id, `the token refuses it now: ${refusal}`);
     logger.warn({ ...log, refusal }, "authorization not relayed");
     return;
   }
-  const sent = await sendRelayerTx(prisma, relayer, "AUTHORIZATION", call, (tx, txId) => markSent(tx, authorization, txId));
+  const sent = await sendRelayerTx(prisma, relayer, "AUTHORIZATION", call, (tx, txId) => markSent(tx, authorization, txId), { gasNeeded });
   if (sent) logger.info({ ...log, relayerTx: sent }, "authorization relayed");
 }
 

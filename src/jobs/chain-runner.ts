@@ -42,6 +42,8 @@ export interface ChainRunnerOptions {
   blockedRecheckMs?: number;
   /** How often the ledger is reconciled with the chain (default: RECONCILE_INTERVAL_MS's, ten minutes). */
   reconcileMs?: number;
+  /** RELAYER_GAS_BUDGET_PER_MERCHANT: a merchant's relayer gas per chain and UTC day for sweeps and payments without gas (default where unset). */
+  relayerGasBudget?: bigint;
   /** Where the reconciliation's differences are counted. */
   metrics?: Pick<ProcessMetrics, "reconcileDifferences">;
   now?: () => Date;
@@ -96,7 +98,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       await reportStuck(db.prisma, chain, stuck, log, now());
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: chain.payoutMinAmount });
       await runAuthorizations(db.prisma, relayer, log);
-      await runSweeps(db.prisma, relayer, log);
+      await runSweeps(db.prisma, relayer, log, { relayerGasBudget: options.relayerGasBudget });
       await checkPickedClones(db.prisma, relayer.provider, chain, settings, log, now());
       if (chain.chainId === DEVNET_CHAIN_ID) await keepDevnetClock(db.prisma, relayer, now());
       if (Date.now() - reconciledAt >= reconcileMs) {

@@ -16,7 +16,7 @@ export interface Jobs {
 
 /** What the jobs run on: the process's services (services.ts). */
 export interface JobServices {
-  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs">;
+  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant">;
   db: Database;
   chains: ChainSet;
   logger: Logger;
@@ -40,6 +40,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         settings,
         bumpAfterMs: config.relayerBumpAfterMs,
         reconcileMs: config.reconcileIntervalMs,
+        relayerGasBudget: config.relayerGasBudgetPerMerchant,
         metrics,
         now: options.now,
       }),

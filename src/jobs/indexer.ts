@@ -2,9 +2,10 @@
 // whoever did it: every USDC Transfer into or out of a charge's address (payments; payouts and fees:
 // anyone may call a clone's public functions), the transfers that pay refunds (from a settlement wallet
 // to a refund's address: the merchant may send them by any means), and the EIP-3009 nonces USDC marks
-// used (AuthorizationUsed). Each range of blocks costs one eth_getLogs (USDC's Transfer and
-// AuthorizationUsed events) and the headers it needs, in one batch; addresses are matched against the
-// charges in the database, so the RPC calls per block do not grow with the number of open charges.
+// used (AuthorizationUsed) or their signers cancelled (AuthorizationCanceled). Each range of blocks
+// costs one eth_getLogs (USDC's Transfer and those two events) and the headers it needs, in one
+// batch; addresses are matched against the charges in the database, so the RPC calls per block do
+// not grow with the number of open charges.
 //
 // Two ways of reading, by depth:
 // - near the head (the last `reorgWindow` blocks) every header of a range is read and linked to its
@@ -49,6 +50,8 @@ import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../ch
 /** USDC's Transfer event. */
 export const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
 const AUTHORIZATION_USED_TOPIC = id("AuthorizationUsed(address,bytes32)");
+/** USDC's AuthorizationCanceled: the signer spent the nonce on nothing (cancelAuthorization). */
+const AUTHORIZATION_CANCELED_TOPIC = id("AuthorizationCanceled(address,bytes32)");
 
 /** Most blocks per eth_getLogs: the tightest common hosted-provider limit (2,000 blocks). */
 export const MAX_RANGE = 2_000;
@@ -137,7 +140,7 @@ export class ChainIndexer {
     this.grow();
 
     const last = read.headers[read.headers.length - 1]!;
-    const { transfers, uses } = parseLogs(read.logs);
+    const { transfers, uses, cancels } = parseLogs(read.logs);
     const times = new Map(read.headers.map((h) => [BigInt(h.number), new Date(h.timestamp * 1000)]));
     const observations = await this.match(transfers, uses, times);
     await prisma.$transaction(async (tx) => {
@@ -149,7 +152,7 @@ export class ChainIndexer {
       if (moved.count !== 1) throw new Error("the cursor moved under this indexer (another one is running?)");
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { lt: BigInt(last.number - this.reorgWindow) } } });
-      await recordSeenTransfers(tx, chain.chainId, observations, uses);
+      await recordSeenTransfers(tx, chain.chainId, observations, uses, cancels);
     });
     if (observations.length > 0) this.logger.info({ from, to, transfers: observations.length }, "chain money seen");
     if (deep) this.progress(from, to, head);
@@ -196,9 +199,10 @@ export class ChainIndexer {
     return read;
   }
 
-  /** The one eth_getLogs of a range: USDC's Transfer and AuthorizationUsed events. */
+  /** The one eth_getLogs of a range: USDC's Transfer, AuthorizationUsed and AuthorizationCanceled events. */
   private logs(from: bigint, to: bigint): Promise<Log[]> {
-    return this.rpc.getLogs({ fromBlock: from, toBlock: to, address: this.chain.usdc, topics: [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC]] });
+    const topics = [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC, AUTHORIZATION_CANCELED_TOPIC]];
+    return this.rpc.getLogs({ fromBlock: from, toBlock: to, address: this.chain.usdc, topics });
   }
 
   /** A refused range: take the provider's stated limit (kept as a ceiling), or half; the next step tries again at once. */
@@ -392,10 +396,11 @@ function blockRow(chainId: number, b: Block) {
 }
 
 /**
- * A range's well-formed USDC logs, in log order: the non-zero Transfers (parties checksummed), and the
- * AuthorizationUsed events (whose nonce was spent). Block times are filled in by the caller.
+ * A range's well-formed USDC logs, in log order: the non-zero Transfers (parties checksummed), the
+ * AuthorizationUsed events (whose nonce was spent) and the AuthorizationCanceled ones (whose nonce
+ * its signer cancelled). Block times are filled in by the caller.
  */
-export function parseLogs(logs: readonly Log[]): { transfers: SeenTransfer[]; uses: SeenAuthorizationUse[] } {
+export function parseLogs(logs: readonly Log[]): { transfers: SeenTransfer[]; uses: SeenAuthorizationUse[]; cancels: SeenAuthorizationUse[] } {
   const ordered = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
   const transfers = ordered
     .filter((l) => l.topics[0] === TRANSFER_TOPIC && l.topics.length === 3 && l.data.length === 66 && BigInt(l.data) > 0n)
@@ -409,10 +414,16 @@ export function parseLogs(logs: readonly Log[]): { transfers: SeenTransfer[]; us
       to: topicAddress(l.topics[2]!),
       amount: BigInt(l.data),
     }));
-  const uses = ordered
-    .filter((l) => l.topics[0] === AUTHORIZATION_USED_TOPIC && l.topics.length === 3)
-    .map((l) => ({ txHash: l.transactionHash, blockNumber: BigInt(l.blockNumber), authorizer: topicAddress(l.topics[1]!), nonce: l.topics[2]!.toLowerCase() }));
-  return { transfers, uses };
+  const nonceEvents = (topic: string) =>
+    ordered
+      .filter((l) => l.topics[0] === topic && l.topics.length === 3)
+      .map((l) => ({
+        txHash: l.transactionHash,
+        blockNumber: BigInt(l.blockNumber),
+        authorizer: topicAddress(l.topics[1]!),
+        nonce: l.topics[2]!.toLowerCase(),
+      }));
+  return { transfers, uses: nonceEvents(AUTHORIZATION_USED_TOPIC), cancels: nonceEvents(AUTHORIZATION_CANCELED_TOPIC) };
 }
 
 function topicAddress(topic: string): string {

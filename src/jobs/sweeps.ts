@@ -2,55 +2,142 @@
 // the token (or `payoutNative`) for the charge's clone, deploying it first if it has no code (money
 // sent before anyone paid it out); a version 1 clone's own flush of the token. Each is simulated first:
 // nothing to sweep, or a token that refuses, fails the sweep without spending gas.
+//
+// Invariants:
+// - a sweep is sent with the gas that gives the same outcome as a simulation with the block's whole
+//   gas, plus headroom: the factory catches a clone that runs out of gas (it reports it FAILED rather
+//   than revert the batch), so the node's estimate (the least gas that does not revert) can be too
+//   little to move anything; the estimate is checked by a simulation at that gas, doubled until the
+//   outcome is the same, and a token that needs more than a block can carry is never sent;
+// - nothing is sent past the merchant's relayer gas for the day (domain/relayer-budget.ts);
+// - a sweep that moves nothing keeps the clone's balance of the token, and the same sweep is refused
+//   until that balance changes (domain/sweeps.ts).
 import { id, Interface, isError, type TransactionReceipt, zeroPadValue } from "ethers";
 import type { Logger } from "pino";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../chain/artifacts.js";
 import { chargeKey, payoutWords } from "../chain/clones.js";
-import type { Relayer } from "../chain/relayer.js";
+import { gasWithHeadroom, type Relayer } from "../chain/relayer.js";
+import { withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { markDeployed } from "../domain/payouts.js";
+import { fitsRelayerBudget } from "../domain/relayer-budget.js";
+import { UNREADABLE_BALANCE } from "../domain/sweeps.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
 const factoryV1 = new Interface(ChargeFactoryV1Artifact.abi);
 const cloneV1 = new Interface(ChargeCloneV1Artifact.abi);
+const erc20 = new Interface(["function balanceOf(address) view returns (uint256)"]);
 const FAILED = 2n ** 256n - 1n;
 const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
 
-/** Sends the sweeps waiting on the relayer's chain. */
-export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger): Promise<void> {
+type Call = { to: string; data: string };
+type Sim = Pick<Relayer, "provider" | "address">;
+
+/** Sends the sweeps waiting on the relayer's chain (`relayerGasBudget`: RELAYER_GAS_BUDGET_PER_MERCHANT, the default where unset). */
+export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger, options: { relayerGasBudget?: bigint | undefined } = {}): Promise<void> {
   const waiting = await prisma.sweep.findMany({
     where: { chainId: relayer.chain.chainId, status: "PENDING" },
-    include: { charge: { select: { depositAddress: true, settlementWallet: true, feeBps: true, contractVersion: true } } },
+    include: { charge: { select: { merchantId: true, depositAddress: true, settlementWallet: true, feeBps: true, contractVersion: true } } },
     orderBy: { createdAt: "asc" },
   });
   for (const { charge, ...sweep } of waiting) {
-    const fail = (error: string) => prisma.sweep.updateMany({ where: { id: sweep.id, status: "PENDING" }, data: { status: "FAILED", error } });
     const address = charge.depositAddress!;
+    const fail = async (error: string, seen: bigint | null = null) => {
+      await prisma.sweep.updateMany({
+        where: { id: sweep.id, status: "PENDING" },
+        data: { status: "FAILED", error, balanceSeen: seen === null ? null : seen.toString() },
+      });
+    };
     const deployed = (await relayer.provider.getCode(address)) !== "0x";
     const call = sweepCall(relayer, sweep.chargeId, sweep.token, { ...charge, address, deployed });
-    let paid: bigint;
-    try {
-      paid = decodePaid(charge.contractVersion, sweep.token, deployed, await relayer.provider.call({ ...call, from: relayer.address }));
-    } catch (e) {
-      // Transport trouble is no verdict on the token: the round fails and the sweep is tried again.
-      if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
-      paid = FAILED;
-      logger.warn({ sweep: sweep.id, err: (e as Error).message }, "sweep would fail");
-    }
+    const blockGas = (await withRpcRetry(() => relayer.provider.getBlock("latest")))!.gasLimit;
+    const full = await outcome(relayer, call, blockGas);
+    const paid = full === null ? FAILED : decodePaid(charge.contractVersion, sweep.token, deployed, full);
+    if (full === null) logger.warn({ sweep: sweep.id }, "sweep would fail");
     if (paid === 0n) {
       await fail(`nothing to sweep: the address holds none of ${sweep.token}`);
       continue;
     }
     if (paid === FAILED) {
-      await fail("the token refuses the transfer (or the merchant's wallet refuses the native coin)");
+      await fail("the token refuses the transfer (or the merchant's wallet refuses the native coin)", await holding(relayer, sweep.token, address));
       continue;
     }
-    const sent = await sendRelayerTx(prisma, relayer, "SWEEP", call, async (tx, txId) => {
-      const { count } = await tx.sweep.updateMany({ where: { id: sweep.id, status: "PENDING" }, data: { status: "SENT", txId } });
-      return count === 1;
-    });
-    if (sent) logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, relayerTx: sent }, "sweep sent");
+    const gasNeeded = await gasForOutcome(relayer, call, full!, blockGas);
+    if (gasNeeded === null) {
+      await fail(
+        `the token needs more gas to move than a transaction can carry on chain ${relayer.chain.chainId}`,
+        await holding(relayer, sweep.token, address),
+      );
+      continue;
+    }
+    const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
+    if (!(await fitsRelayerBudget(prisma, budget, gasNeeded))) {
+      await fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gasNeeded} gas it needs; ask again tomorrow (UTC)`);
+      continue;
+    }
+    const sent = await sendRelayerTx(
+      prisma,
+      relayer,
+      "SWEEP",
+      call,
+      async (tx, txId) => {
+        const { count } = await tx.sweep.updateMany({ where: { id: sweep.id, status: "PENDING" }, data: { status: "SENT", txId, gasNeeded } });
+        return count === 1;
+      },
+      { gasNeeded },
+    );
+    if (sent) logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, gasNeeded, relayerTx: sent }, "sweep sent");
+  }
+}
+
+/**
+ * What `call` returns with `gas` (the block's whole gas when asked for the outcome), or null when it
+ * reverts. Transport trouble is no verdict on the token: it throws, the round fails and the sweep is
+ * tried again.
+ */
+async function outcome(relayer: Sim, call: Call, gas: bigint): Promise<string | null> {
+  try {
+    return await relayer.provider.call({ ...call, from: relayer.address, gasLimit: gas });
+  } catch (e) {
+    if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
+    return null;
+  }
+}
+
+/**
+ * The least gas, from the node's estimate and doubling, with which `call` returns `expected` (its
+ * outcome with the block's gas), so that the gas limit (this plus headroom) still fits a block; null
+ * when no such gas does.
+ */
+export async function gasForOutcome(relayer: Sim, call: Call, expected: string, blockGas: bigint): Promise<bigint | null> {
+  // The most whose headroom still fits in a block (gasWithHeadroom is monotonic).
+  const cap = ((blockGas - 30_000n) * 4n) / 5n;
+  let gas = await relayer.provider.estimateGas({ ...call, from: relayer.address }).catch((e: unknown) => {
+    if (!isError(e, "CALL_EXCEPTION")) throw e;
+    return cap;
+  });
+  for (;;) {
+    if (gas > cap) gas = cap;
+    if ((await outcome(relayer, call, gas)) === expected) return gasWithHeadroom(gas) <= blockGas ? gas : null;
+    if (gas === cap) return null;
+    gas *= 2n;
+  }
+}
+
+/**
+ * The clone's balance of `token` (at `blockTag`, or now): what a sweep that moved nothing saw.
+ * UNREADABLE_BALANCE for a token that will not tell (its balanceOf reverts), which then stays refused
+ * as long as it will not; transport trouble throws (the round is tried again).
+ */
+async function holding(relayer: Pick<Relayer, "provider">, token: string, address: string, blockTag?: number): Promise<bigint> {
+  if (token === "native") return relayer.provider.getBalance(address, blockTag);
+  const read = { to: token, data: erc20.encodeFunctionData("balanceOf", [address]), ...(blockTag !== undefined && { blockTag }) };
+  try {
+    return erc20.decodeFunctionResult("balanceOf", await relayer.provider.call(read))[0] as bigint;
+  } catch (e) {
+    if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
+    return UNREADABLE_BALANCE;
   }
 }
 
@@ -63,7 +150,7 @@ interface SweptClone {
 }
 
 /** The call that pays `token` out of the clone of `chargeId`. */
-function sweepCall(relayer: Relayer, chargeId: string, token: string, c: SweptClone): { to: string; data: string } {
+function sweepCall(relayer: Relayer, chargeId: string, token: string, c: SweptClone): Call {
   if (c.contractVersion === 2) {
     const words = payoutWords({ chargeId, wallet: c.settlementWallet, feeBps: c.feeBps, amount: 0n, deployed: c.deployed });
     const data = token === "native" ? factoryV2.encodeFunctionData("payoutNative", [words]) : factoryV2.encodeFunctionData("payout", [token, words]);
@@ -100,10 +187,15 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
     async mined(tx, receipt) {
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
       if (!sweep) return;
-      const moved = await sweptAnything(relayer, sweep.token, sweep.charge.depositAddress!, receipt);
+      const address = sweep.charge.depositAddress!;
+      const moved = await sweptAnything(relayer, sweep.token, address, receipt);
+      const { gasUsed } = receipt;
+      const seen = moved ? null : (await holding(relayer, sweep.token, address, receipt.blockNumber)).toString();
       await prisma.sweep.updateMany({
         where: { txId: tx.id },
-        data: moved ? { status: "DONE", error: null } : { status: "FAILED", error: "nothing moved: the token refused the transfer when it was mined" },
+        data: moved
+          ? { status: "DONE", error: null, gasUsed }
+          : { status: "FAILED", error: "nothing moved: the token refused the transfer when it was mined", gasUsed, balanceSeen: seen },
       });
     },
     async confirmed(tx) {
@@ -111,9 +203,16 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
       if (sweep) await markDeployed(prisma, sweep.chainId, sweep.chargeId, now());
     },
     async failed(tx, receipt) {
+      if (!receipt) {
+        await prisma.sweep.updateMany({ where: { txId: tx.id }, data: { status: "FAILED", error: "its transaction was dropped" } });
+        return;
+      }
+      // Reverted: it cost gas and moved nothing, so it too waits for the balance to change.
+      const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
+      const seen = sweep && (await holding(relayer, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber)).toString();
       await prisma.sweep.updateMany({
         where: { txId: tx.id },
-        data: { status: "FAILED", error: receipt ? "its transaction reverted" : "its transaction was dropped" },
+        data: { status: "FAILED", error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen },
       });
     },
   };

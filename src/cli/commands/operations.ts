@@ -2,6 +2,7 @@
 import { retryPayout } from "../../domain/payouts.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { getSweep, requestSweep, sweepResource } from "../../domain/sweeps.js";
+import { authorizationReaders } from "../../chain/authorizations.js";
 import { ChainRpc } from "../../chain/rpc.js";
 import { reconcileChain } from "../../jobs/reconcile.js";
 import { type Command, CommandError, enabledChains, UsageError } from "../command.js";
@@ -68,7 +69,9 @@ const sweep: Command = {
     const [chargeId] = args;
     if (!chargeId || !flags.token) throw new UsageError("Usage: stablegate sweep CHARGE_ID --token 0x…|eth [--chain ID] [--detach]");
     const input = { token: flags.token, ...(flags.chain !== undefined && { chainId: Number(flags.chain) }) };
-    const sweep = await requestSweep(prisma, enabledChains(config), null, chargeId, input);
+    const chains = enabledChains(config);
+    const door = { chains, readers: authorizationReaders(chains), relayerGasBudget: config.relayerGasBudgetPerMerchant };
+    const sweep = await requestSweep(prisma, door, null, chargeId, input);
     // No worker can run on the embedded database while we hold it: waiting could only time out.
     if (flags.detach || db.kind === "embedded") {
       const when = db.kind === "embedded" ? " once the service runs again" : "";

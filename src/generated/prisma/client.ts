@@ -180,3 +180,8 @@ export type Authorization = Prisma.AuthorizationModel
  * A request to pay another token, or the native coin, out of a charge's clone to its merchant.
  */
 export type Sweep = Prisma.SweepModel
+/**
+ * Model RelayerBudgetRefusal
+ * How often a merchant's relayed work was refused for the day's relayer gas budget (RELAYER_GAS_BUDGET_PER_MERCHANT), per chain, kind and UTC day.
+ */
+export type RelayerBudgetRefusal = Prisma.RelayerBudgetRefusalModel

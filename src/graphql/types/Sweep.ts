@@ -30,7 +30,8 @@ builder.mutationFields((t) => ({
   sweepCharge: t.field({
     type: Sweep,
     description:
-      'Pays another token (its address), or the native coin ("native"), out of a charge\'s address to your wallet. USDC is paid out by the service itself.',
+      'Pays another token (its address), or the native coin ("native"), out of a charge\'s address to your wallet. USDC is paid out by the service itself. ' +
+      "Refused with sweep_unchanged while the token's last sweep moved nothing and the address holds the same amount, and with relayer_budget_exhausted once your relayer gas for the day on that chain is spent.",
     args: {
       id: t.arg.id({ required: true, description: "The charge." }),
       token: t.arg.string({ required: true, description: 'The token\'s address, or "native".' }),
@@ -38,7 +39,13 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) =>
       sweepResource(
-        await requestSweep(ctx.prisma, ctx.chains, ctx.scope(), args.id, { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) }),
+        await requestSweep(
+          ctx.prisma,
+          { chains: ctx.chains, readers: ctx.authorizations, relayerGasBudget: ctx.charges.relayerGasBudget },
+          ctx.scope(),
+          args.id,
+          { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) },
+        ),
       ),
   }),
 }));

@@ -422,7 +422,8 @@ export const ModelName = {
   RecoveryCode: 'RecoveryCode',
   Refund: 'Refund',
   Authorization: 'Authorization',
-  Sweep: 'Sweep'
+  Sweep: 'Sweep',
+  RelayerBudgetRefusal: 'RelayerBudgetRefusal'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -438,7 +439,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2366,6 +2367,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    RelayerBudgetRefusal: {
+      payload: Prisma.$RelayerBudgetRefusalPayload<ExtArgs>
+      fields: Prisma.RelayerBudgetRefusalFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RelayerBudgetRefusalFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RelayerBudgetRefusalFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        findFirst: {
+          args: Prisma.RelayerBudgetRefusalFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RelayerBudgetRefusalFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        findMany: {
+          args: Prisma.RelayerBudgetRefusalFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>[]
+        }
+        create: {
+          args: Prisma.RelayerBudgetRefusalCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        createMany: {
+          args: Prisma.RelayerBudgetRefusalCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RelayerBudgetRefusalCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>[]
+        }
+        delete: {
+          args: Prisma.RelayerBudgetRefusalDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        update: {
+          args: Prisma.RelayerBudgetRefusalUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        deleteMany: {
+          args: Prisma.RelayerBudgetRefusalDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RelayerBudgetRefusalUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RelayerBudgetRefusalUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>[]
+        }
+        upsert: {
+          args: Prisma.RelayerBudgetRefusalUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RelayerBudgetRefusalPayload>
+        }
+        aggregate: {
+          args: Prisma.RelayerBudgetRefusalAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRelayerBudgetRefusal>
+        }
+        groupBy: {
+          args: Prisma.RelayerBudgetRefusalGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RelayerBudgetRefusalGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RelayerBudgetRefusalCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RelayerBudgetRefusalCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2868,11 +2943,25 @@ export const SweepScalarFieldEnum = {
   status: 'status',
   txId: 'txId',
   error: 'error',
+  gasNeeded: 'gasNeeded',
+  gasUsed: 'gasUsed',
+  balanceSeen: 'balanceSeen',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type SweepScalarFieldEnum = (typeof SweepScalarFieldEnum)[keyof typeof SweepScalarFieldEnum]
+
+
+export const RelayerBudgetRefusalScalarFieldEnum = {
+  merchantId: 'merchantId',
+  chainId: 'chainId',
+  kind: 'kind',
+  day: 'day',
+  count: 'count'
+} as const
+
+export type RelayerBudgetRefusalScalarFieldEnum = (typeof RelayerBudgetRefusalScalarFieldEnum)[keyof typeof RelayerBudgetRefusalScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -3392,6 +3481,7 @@ export type GlobalOmitConfig = {
   refund?: Prisma.RefundOmit
   authorization?: Prisma.AuthorizationOmit
   sweep?: Prisma.SweepOmit
+  relayerBudgetRefusal?: Prisma.RelayerBudgetRefusalOmit
 }
 
 /* Types for Logging */

@@ -76,7 +76,8 @@ export const ModelName = {
   RecoveryCode: 'RecoveryCode',
   Refund: 'Refund',
   Authorization: 'Authorization',
-  Sweep: 'Sweep'
+  Sweep: 'Sweep',
+  RelayerBudgetRefusal: 'RelayerBudgetRefusal'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -558,11 +559,25 @@ export const SweepScalarFieldEnum = {
   status: 'status',
   txId: 'txId',
   error: 'error',
+  gasNeeded: 'gasNeeded',
+  gasUsed: 'gasUsed',
+  balanceSeen: 'balanceSeen',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type SweepScalarFieldEnum = (typeof SweepScalarFieldEnum)[keyof typeof SweepScalarFieldEnum]
+
+
+export const RelayerBudgetRefusalScalarFieldEnum = {
+  merchantId: 'merchantId',
+  chainId: 'chainId',
+  kind: 'kind',
+  day: 'day',
+  count: 'count'
+} as const
+
+export type RelayerBudgetRefusalScalarFieldEnum = (typeof RelayerBudgetRefusalScalarFieldEnum)[keyof typeof RelayerBudgetRefusalScalarFieldEnum]
 
 
 export const SortOrder = {

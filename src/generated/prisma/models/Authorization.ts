@@ -1667,7 +1667,7 @@ export type $AuthorizationPayload<ExtArgs extends runtime.Types.Extensions.Inter
     usedTxHash: string | null
     usedBlock: bigint | null
     /**
-     * When it stopped being money on its way: `used` (the nonce spent, confirmed) or `expired` (validBefore passed on chain).
+     * When it stopped being money on its way: `used` (the nonce spent, confirmed), `cancelled` (its signer cancelled the nonce on chain) or `expired` (validBefore passed on chain).
      */
     endedAt: Date | null
     endReason: string | null

@@ -304,6 +304,7 @@ export type MerchantWhereInput = {
   invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -333,6 +334,7 @@ export type MerchantOrderByWithRelationInput = {
   invoiceNumbers?: Prisma.InvoiceNumberOrderByRelationAggregateInput
   paymentLinks?: Prisma.PaymentLinkOrderByRelationAggregateInput
   balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -365,6 +367,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   invoiceNumbers?: Prisma.InvoiceNumberListRelationFilter
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -436,6 +439,7 @@ export type MerchantCreateInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -465,6 +469,7 @@ export type MerchantUncheckedCreateInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -494,6 +499,7 @@ export type MerchantUpdateInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -523,6 +529,7 @@ export type MerchantUncheckedUpdateInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -834,6 +841,20 @@ export type MerchantUpdateOneRequiredWithoutRefundsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutRefundsInput, Prisma.MerchantUpdateWithoutRefundsInput>, Prisma.MerchantUncheckedUpdateWithoutRefundsInput>
 }
 
+export type MerchantCreateNestedOneWithoutRelayerBudgetRefusalsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutRelayerBudgetRefusalsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput
+  upsert?: Prisma.MerchantUpsertWithoutRelayerBudgetRefusalsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUpdateWithoutRelayerBudgetRefusalsInput>, Prisma.MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -860,6 +881,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -888,6 +910,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -932,6 +955,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -960,6 +984,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -988,6 +1013,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -1016,6 +1042,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -1060,6 +1087,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -1088,6 +1116,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -1116,6 +1145,7 @@ export type MerchantCreateWithoutCustomersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -1144,6 +1174,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -1188,6 +1219,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1216,6 +1248,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1244,6 +1277,7 @@ export type MerchantCreateWithoutChargesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1272,6 +1306,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1316,6 +1351,7 @@ export type MerchantUpdateWithoutChargesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1344,6 +1380,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1372,6 +1409,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1400,6 +1438,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1444,6 +1483,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1472,6 +1512,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -1500,6 +1541,7 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -1528,6 +1570,7 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -1572,6 +1615,7 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -1600,6 +1644,7 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -1628,6 +1673,7 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -1656,6 +1702,7 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -1700,6 +1747,7 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -1728,6 +1776,7 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1756,6 +1805,7 @@ export type MerchantCreateWithoutEventsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1784,6 +1834,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1828,6 +1879,7 @@ export type MerchantUpdateWithoutEventsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1856,6 +1908,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutBalanceTransactionsInput = {
@@ -1884,6 +1937,7 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
@@ -1912,6 +1966,7 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -1956,6 +2011,7 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
@@ -1984,6 +2040,7 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -2012,6 +2069,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -2040,6 +2098,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -2084,6 +2143,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -2112,6 +2172,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -2140,6 +2201,7 @@ export type MerchantCreateWithoutUsersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -2168,6 +2230,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -2212,6 +2275,7 @@ export type MerchantUpdateWithoutUsersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -2240,6 +2304,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -2268,6 +2333,7 @@ export type MerchantCreateWithoutRefundsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -2296,6 +2362,7 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -2340,6 +2407,7 @@ export type MerchantUpdateWithoutRefundsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -2368,6 +2436,139 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput>
+}
+
+export type MerchantUpsertWithoutRelayerBudgetRefusalsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutRelayerBudgetRefusalsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput>
+}
+
+export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -2388,6 +2589,7 @@ export type MerchantCountOutputType = {
   invoiceNumbers: number
   paymentLinks: number
   balanceTransactions: number
+  relayerBudgetRefusals: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2403,6 +2605,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   invoiceNumbers?: boolean | MerchantCountOutputTypeCountInvoiceNumbersArgs
   paymentLinks?: boolean | MerchantCountOutputTypeCountPaymentLinksArgs
   balanceTransactions?: boolean | MerchantCountOutputTypeCountBalanceTransactionsArgs
+  relayerBudgetRefusals?: boolean | MerchantCountOutputTypeCountRelayerBudgetRefusalsArgs
 }
 
 /**
@@ -2499,6 +2702,13 @@ export type MerchantCountOutputTypeCountBalanceTransactionsArgs<ExtArgs extends 
   where?: Prisma.BalanceTransactionWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountRelayerBudgetRefusalsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.RelayerBudgetRefusalWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -2527,6 +2737,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
+  relayerBudgetRefusals?: boolean | Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -2595,6 +2806,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   invoiceNumbers?: boolean | Prisma.Merchant$invoiceNumbersArgs<ExtArgs>
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
+  relayerBudgetRefusals?: boolean | Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -2615,6 +2827,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     invoiceNumbers: Prisma.$InvoiceNumberPayload<ExtArgs>[]
     paymentLinks: Prisma.$PaymentLinkPayload<ExtArgs>[]
     balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
+    relayerBudgetRefusals: Prisma.$RelayerBudgetRefusalPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -3061,6 +3274,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   invoiceNumbers<T extends Prisma.Merchant$invoiceNumbersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invoiceNumbersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvoiceNumberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   paymentLinks<T extends Prisma.Merchant$paymentLinksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$paymentLinksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   balanceTransactions<T extends Prisma.Merchant$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  relayerBudgetRefusals<T extends Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RelayerBudgetRefusalPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3782,6 +3996,30 @@ export type Merchant$balanceTransactionsArgs<ExtArgs extends runtime.Types.Exten
   take?: number
   skip?: number
   distinct?: Prisma.BalanceTransactionScalarFieldEnum | Prisma.BalanceTransactionScalarFieldEnum[]
+}
+
+/**
+ * Merchant.relayerBudgetRefusals
+ */
+export type Merchant$relayerBudgetRefusalsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the RelayerBudgetRefusal
+   */
+  select?: Prisma.RelayerBudgetRefusalSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the RelayerBudgetRefusal
+   */
+  omit?: Prisma.RelayerBudgetRefusalOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RelayerBudgetRefusalInclude<ExtArgs> | null
+  where?: Prisma.RelayerBudgetRefusalWhereInput
+  orderBy?: Prisma.RelayerBudgetRefusalOrderByWithRelationInput | Prisma.RelayerBudgetRefusalOrderByWithRelationInput[]
+  cursor?: Prisma.RelayerBudgetRefusalWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.RelayerBudgetRefusalScalarFieldEnum | Prisma.RelayerBudgetRefusalScalarFieldEnum[]
 }
 
 /**

@@ -28,10 +28,16 @@ export type AggregateSweep = {
 
 export type SweepAvgAggregateOutputType = {
   chainId: number | null
+  gasNeeded: number | null
+  gasUsed: number | null
+  balanceSeen: runtime.Decimal | null
 }
 
 export type SweepSumAggregateOutputType = {
   chainId: number | null
+  gasNeeded: bigint | null
+  gasUsed: bigint | null
+  balanceSeen: runtime.Decimal | null
 }
 
 export type SweepMinAggregateOutputType = {
@@ -42,6 +48,9 @@ export type SweepMinAggregateOutputType = {
   status: $Enums.SweepStatus | null
   txId: string | null
   error: string | null
+  gasNeeded: bigint | null
+  gasUsed: bigint | null
+  balanceSeen: runtime.Decimal | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +63,9 @@ export type SweepMaxAggregateOutputType = {
   status: $Enums.SweepStatus | null
   txId: string | null
   error: string | null
+  gasNeeded: bigint | null
+  gasUsed: bigint | null
+  balanceSeen: runtime.Decimal | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -66,6 +78,9 @@ export type SweepCountAggregateOutputType = {
   status: number
   txId: number
   error: number
+  gasNeeded: number
+  gasUsed: number
+  balanceSeen: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -74,10 +89,16 @@ export type SweepCountAggregateOutputType = {
 
 export type SweepAvgAggregateInputType = {
   chainId?: true
+  gasNeeded?: true
+  gasUsed?: true
+  balanceSeen?: true
 }
 
 export type SweepSumAggregateInputType = {
   chainId?: true
+  gasNeeded?: true
+  gasUsed?: true
+  balanceSeen?: true
 }
 
 export type SweepMinAggregateInputType = {
@@ -88,6 +109,9 @@ export type SweepMinAggregateInputType = {
   status?: true
   txId?: true
   error?: true
+  gasNeeded?: true
+  gasUsed?: true
+  balanceSeen?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -100,6 +124,9 @@ export type SweepMaxAggregateInputType = {
   status?: true
   txId?: true
   error?: true
+  gasNeeded?: true
+  gasUsed?: true
+  balanceSeen?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -112,6 +139,9 @@ export type SweepCountAggregateInputType = {
   status?: true
   txId?: true
   error?: true
+  gasNeeded?: true
+  gasUsed?: true
+  balanceSeen?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -211,6 +241,9 @@ export type SweepGroupByOutputType = {
   status: $Enums.SweepStatus
   txId: string | null
   error: string | null
+  gasNeeded: bigint | null
+  gasUsed: bigint | null
+  balanceSeen: runtime.Decimal | null
   createdAt: Date
   updatedAt: Date
   _count: SweepCountAggregateOutputType | null
@@ -246,6 +279,9 @@ export type SweepWhereInput = {
   status?: Prisma.EnumSweepStatusFilter<"Sweep"> | $Enums.SweepStatus
   txId?: Prisma.StringNullableFilter<"Sweep"> | string | null
   error?: Prisma.StringNullableFilter<"Sweep"> | string | null
+  gasNeeded?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  gasUsed?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  balanceSeen?: Prisma.DecimalNullableFilter<"Sweep"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
@@ -260,6 +296,9 @@ export type SweepOrderByWithRelationInput = {
   status?: Prisma.SortOrder
   txId?: Prisma.SortOrderInput | Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrderInput | Prisma.SortOrder
+  gasUsed?: Prisma.SortOrderInput | Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   charge?: Prisma.ChargeOrderByWithRelationInput
@@ -277,6 +316,9 @@ export type SweepWhereUniqueInput = Prisma.AtLeast<{
   status?: Prisma.EnumSweepStatusFilter<"Sweep"> | $Enums.SweepStatus
   txId?: Prisma.StringNullableFilter<"Sweep"> | string | null
   error?: Prisma.StringNullableFilter<"Sweep"> | string | null
+  gasNeeded?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  gasUsed?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  balanceSeen?: Prisma.DecimalNullableFilter<"Sweep"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
@@ -291,6 +333,9 @@ export type SweepOrderByWithAggregationInput = {
   status?: Prisma.SortOrder
   txId?: Prisma.SortOrderInput | Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrderInput | Prisma.SortOrder
+  gasUsed?: Prisma.SortOrderInput | Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SweepCountOrderByAggregateInput
@@ -311,6 +356,9 @@ export type SweepScalarWhereWithAggregatesInput = {
   status?: Prisma.EnumSweepStatusWithAggregatesFilter<"Sweep"> | $Enums.SweepStatus
   txId?: Prisma.StringNullableWithAggregatesFilter<"Sweep"> | string | null
   error?: Prisma.StringNullableWithAggregatesFilter<"Sweep"> | string | null
+  gasNeeded?: Prisma.BigIntNullableWithAggregatesFilter<"Sweep"> | bigint | number | null
+  gasUsed?: Prisma.BigIntNullableWithAggregatesFilter<"Sweep"> | bigint | number | null
+  balanceSeen?: Prisma.DecimalNullableWithAggregatesFilter<"Sweep"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Sweep"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Sweep"> | Date | string
 }
@@ -321,6 +369,9 @@ export type SweepCreateInput = {
   token: string
   status?: $Enums.SweepStatus
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutSweepsInput
@@ -335,6 +386,9 @@ export type SweepUncheckedCreateInput = {
   status?: $Enums.SweepStatus
   txId?: string | null
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -345,6 +399,9 @@ export type SweepUpdateInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutSweepsNestedInput
@@ -359,6 +416,9 @@ export type SweepUncheckedUpdateInput = {
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -371,6 +431,9 @@ export type SweepCreateManyInput = {
   status?: $Enums.SweepStatus
   txId?: string | null
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -381,6 +444,9 @@ export type SweepUpdateManyMutationInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -393,6 +459,9 @@ export type SweepUncheckedUpdateManyInput = {
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -415,12 +484,18 @@ export type SweepCountOrderByAggregateInput = {
   status?: Prisma.SortOrder
   txId?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrder
+  gasUsed?: Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SweepAvgOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrder
+  gasUsed?: Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrder
 }
 
 export type SweepMaxOrderByAggregateInput = {
@@ -431,6 +506,9 @@ export type SweepMaxOrderByAggregateInput = {
   status?: Prisma.SortOrder
   txId?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrder
+  gasUsed?: Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -443,12 +521,18 @@ export type SweepMinOrderByAggregateInput = {
   status?: Prisma.SortOrder
   txId?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrder
+  gasUsed?: Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SweepSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
+  gasNeeded?: Prisma.SortOrder
+  gasUsed?: Prisma.SortOrder
+  balanceSeen?: Prisma.SortOrder
 }
 
 export type SweepCreateNestedManyWithoutChargeInput = {
@@ -545,6 +629,9 @@ export type SweepCreateWithoutChargeInput = {
   token: string
   status?: $Enums.SweepStatus
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   tx?: Prisma.RelayerTransactionCreateNestedOneWithoutSweepsInput
@@ -557,6 +644,9 @@ export type SweepUncheckedCreateWithoutChargeInput = {
   status?: $Enums.SweepStatus
   txId?: string | null
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -598,6 +688,9 @@ export type SweepScalarWhereInput = {
   status?: Prisma.EnumSweepStatusFilter<"Sweep"> | $Enums.SweepStatus
   txId?: Prisma.StringNullableFilter<"Sweep"> | string | null
   error?: Prisma.StringNullableFilter<"Sweep"> | string | null
+  gasNeeded?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  gasUsed?: Prisma.BigIntNullableFilter<"Sweep"> | bigint | number | null
+  balanceSeen?: Prisma.DecimalNullableFilter<"Sweep"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Sweep"> | Date | string
 }
@@ -608,6 +701,9 @@ export type SweepCreateWithoutTxInput = {
   token: string
   status?: $Enums.SweepStatus
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutSweepsInput
@@ -620,6 +716,9 @@ export type SweepUncheckedCreateWithoutTxInput = {
   token: string
   status?: $Enums.SweepStatus
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -657,6 +756,9 @@ export type SweepCreateManyChargeInput = {
   status?: $Enums.SweepStatus
   txId?: string | null
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -667,6 +769,9 @@ export type SweepUpdateWithoutChargeInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   tx?: Prisma.RelayerTransactionUpdateOneWithoutSweepsNestedInput
@@ -679,6 +784,9 @@ export type SweepUncheckedUpdateWithoutChargeInput = {
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -690,6 +798,9 @@ export type SweepUncheckedUpdateManyWithoutChargeInput = {
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -701,6 +812,9 @@ export type SweepCreateManyTxInput = {
   token: string
   status?: $Enums.SweepStatus
   error?: string | null
+  gasNeeded?: bigint | number | null
+  gasUsed?: bigint | number | null
+  balanceSeen?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -711,6 +825,9 @@ export type SweepUpdateWithoutTxInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutSweepsNestedInput
@@ -723,6 +840,9 @@ export type SweepUncheckedUpdateWithoutTxInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -734,6 +854,9 @@ export type SweepUncheckedUpdateManyWithoutTxInput = {
   token?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.EnumSweepStatusFieldUpdateOperationsInput | $Enums.SweepStatus
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasNeeded?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  balanceSeen?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -748,6 +871,9 @@ export type SweepSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   status?: boolean
   txId?: boolean
   error?: boolean
+  gasNeeded?: boolean
+  gasUsed?: boolean
+  balanceSeen?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -762,6 +888,9 @@ export type SweepSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   status?: boolean
   txId?: boolean
   error?: boolean
+  gasNeeded?: boolean
+  gasUsed?: boolean
+  balanceSeen?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -776,6 +905,9 @@ export type SweepSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   status?: boolean
   txId?: boolean
   error?: boolean
+  gasNeeded?: boolean
+  gasUsed?: boolean
+  balanceSeen?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -790,11 +922,14 @@ export type SweepSelectScalar = {
   status?: boolean
   txId?: boolean
   error?: boolean
+  gasNeeded?: boolean
+  gasUsed?: boolean
+  balanceSeen?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SweepOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "chargeId" | "chainId" | "token" | "status" | "txId" | "error" | "createdAt" | "updatedAt", ExtArgs["result"]["sweep"]>
+export type SweepOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "chargeId" | "chainId" | "token" | "status" | "txId" | "error" | "gasNeeded" | "gasUsed" | "balanceSeen" | "createdAt" | "updatedAt", ExtArgs["result"]["sweep"]>
 export type SweepInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   tx?: boolean | Prisma.Sweep$txArgs<ExtArgs>
@@ -825,6 +960,18 @@ export type $SweepPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
     status: $Enums.SweepStatus
     txId: string | null
     error: string | null
+    /**
+     * The gas it was sent for (without headroom): counted against its merchant's day until gasUsed is known.
+     */
+    gasNeeded: bigint | null
+    /**
+     * Its transaction's gas, from the receipt.
+     */
+    gasUsed: bigint | null
+    /**
+     * Failed having moved nothing: the clone's balance of the token then. The same sweep waits for it to change.
+     */
+    balanceSeen: runtime.Decimal | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["sweep"]>
@@ -1259,6 +1406,9 @@ export interface SweepFieldRefs {
   readonly status: Prisma.FieldRef<"Sweep", 'SweepStatus'>
   readonly txId: Prisma.FieldRef<"Sweep", 'String'>
   readonly error: Prisma.FieldRef<"Sweep", 'String'>
+  readonly gasNeeded: Prisma.FieldRef<"Sweep", 'BigInt'>
+  readonly gasUsed: Prisma.FieldRef<"Sweep", 'BigInt'>
+  readonly balanceSeen: Prisma.FieldRef<"Sweep", 'Decimal'>
   readonly createdAt: Prisma.FieldRef<"Sweep", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Sweep", 'DateTime'>
 }

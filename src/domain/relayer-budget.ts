@@ -1,0 +1,124 @@
+// The relayer's gas, counted per UTC day (.docs/payments.md "What the relayer pays for"): what a chain
+// spends on payments without gas (CHAIN_<id>_GASLESS_DAILY_GAS) and what each merchant's sweeps and
+// buyers' payments without gas spend on a chain (RELAYER_GAS_BUDGET_PER_MERCHANT). Anyone holding a
+// merchant's key, or a buyer on its page, can make the relayer spend; the budget caps what one
+// merchant's doors can cost the operator in a day.
+//
+// Invariants:
+// - one count for every budget (`relayerGasToday`): each relayed action's gas from its receipt once
+//   known, what its simulation needed until then, nothing for one that failed without being mined;
+// - the budget is checked before anything is sent: at the request (a clear 429 saying when it resets)
+//   and again by the worker just before it signs a sweep, against the gas it is about to send for;
+// - each refusal is counted (merchant, chain, kind, UTC day) for /metrics.
+import type { Prisma } from "../db/client.js";
+import { Prisma as P } from "../generated/prisma/client.js";
+import { AppError } from "./errors.js";
+
+type Db = Prisma | P.TransactionClient;
+
+/** RELAYER_GAS_BUDGET_PER_MERCHANT's default: gas per merchant, chain and UTC day (about 20 payments without gas, or 10 sweeps). */
+export const DEFAULT_RELAYER_GAS_BUDGET = 2_000_000n;
+
+/** What the relayer does for a merchant that a budget counts. */
+export type RelayedKind = "sweep" | "gasless_payment";
+
+/** The UTC day `now` falls in: [start, end). */
+export function budgetDay(now: Date): { start: Date; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  return { start, end: new Date(start.getTime() + 86_400_000) };
+}
+
+/**
+ * Relayer gas on `chainId` since the start of the UTC day for `kinds` (a merchant's, or the whole
+ * chain's): each action's real gas where its receipt is known, what its simulation needed until then.
+ */
+export async function relayerGasToday(
+  db: Db,
+  chainId: number,
+  scope: { kinds: readonly RelayedKind[]; merchantId?: string },
+  now = new Date(),
+): Promise<bigint> {
+  const { start } = budgetDay(now);
+  const merchant = scope.merchantId ?? null;
+  const parts: P.Sql[] = [];
+  if (scope.kinds.includes("gasless_payment")) {
+    parts.push(P.sql`SELECT coalesce(a.gas_used, a.gas_estimate) AS gas FROM authorizations a JOIN charges c ON c.id = a.charge_id
+      WHERE a.chain_id = ${chainId} AND a.purpose = 'PAYMENT' AND a.created_at >= ${start} AND (a.status <> 'FAILED' OR a.gas_used IS NOT NULL)
+        AND (${merchant}::text IS NULL OR c.merchant_id = ${merchant})`);
+  }
+  if (scope.kinds.includes("sweep")) {
+    parts.push(P.sql`SELECT coalesce(s.gas_used, s.gas_needed) AS gas FROM sweeps s JOIN charges c ON c.id = s.charge_id
+      WHERE s.chain_id = ${chainId} AND s.created_at >= ${start} AND (s.status <> 'FAILED' OR s.gas_used IS NOT NULL)
+        AND (${merchant}::text IS NULL OR c.merchant_id = ${merchant})`);
+  }
+  if (parts.length === 0) return 0n;
+  const [row] = await db.$queryRaw<{ gas: string }[]>`SELECT coalesce(sum(gas), 0)::text AS gas FROM (${P.join(parts, " UNION ALL ")}) g`;
+  return BigInt(row!.gas);
+}
+
+/** What a merchant's budget check needs: whose, on which chain, for what, and the budget (default where unset). */
+export interface BudgetCheck {
+  merchantId: string;
+  chainId: number;
+  kind: RelayedKind;
+  budget: bigint | undefined;
+}
+
+/** The gas `check.merchantId` may still have the relayer spend on its chain today (0 or less: none). */
+export async function merchantGasLeft(db: Db, check: BudgetCheck, now = new Date()): Promise<bigint> {
+  const spent = await relayerGasToday(db, check.chainId, { kinds: ["sweep", "gasless_payment"], merchantId: check.merchantId }, now);
+  return (check.budget ?? DEFAULT_RELAYER_GAS_BUDGET) - spent;
+}
+
+/** The 429 `relayer_budget_exhausted` for `check` (with Retry-After: until the day's end). */
+export function budgetExhausted(check: BudgetCheck, needed: bigint, now = new Date(), param: string | null = null): AppError {
+  const { end } = budgetDay(now);
+  const message =
+    `The relayer gas for sweeps and payments without gas on chain ${check.chainId} is spent for today ` +
+    `(RELAYER_GAS_BUDGET_PER_MERCHANT, ${check.budget ?? DEFAULT_RELAYER_GAS_BUDGET} gas${needed > 0n ? `; this needs ${needed}` : ""}); it resets at ${end.toISOString()}.`;
+  const retryAfter = Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000));
+  return new AppError("relayer_budget_exhausted", message, param, { headers: { "Retry-After": String(retryAfter) } });
+}
+
+/**
+ * Whether `needed` more gas fits `check.merchantId`'s day on its chain (none left: nothing fits). A
+ * refusal is counted for /metrics.
+ */
+export async function fitsRelayerBudget(db: Prisma, check: BudgetCheck, needed: bigint, now = new Date()): Promise<boolean> {
+  const left = await merchantGasLeft(db, check, now);
+  if (left > 0n && needed <= left) return true;
+  await countRefusal(db, check, now);
+  return false;
+}
+
+/** Throws the 429 `relayer_budget_exhausted` (counted) when `needed` more gas does not fit the merchant's day; nothing else changes. */
+export async function checkRelayerBudget(db: Prisma, check: BudgetCheck, needed: bigint, param: string | null, now = new Date()): Promise<void> {
+  if (!(await fitsRelayerBudget(db, check, needed, now))) throw budgetExhausted(check, needed, now, param);
+}
+
+async function countRefusal(db: Prisma, check: BudgetCheck, now: Date): Promise<void> {
+  const day = budgetDay(now).start;
+  await db.relayerBudgetRefusal.upsert({
+    where: { merchantId_chainId_kind_day: { merchantId: check.merchantId, chainId: check.chainId, kind: check.kind, day } },
+    create: { merchantId: check.merchantId, chainId: check.chainId, kind: check.kind, day, count: 1 },
+    update: { count: { increment: 1 } },
+  });
+}
+
+/** What /metrics reports of the relayer's work: gas used (all time) by chain and kind, and budget refusals by chain and kind. */
+export async function relayerGasFigures(prisma: Prisma): Promise<{
+  gasUsed: { chainId: number; kind: string; gas: bigint }[];
+  refusals: { chainId: number; kind: string; count: bigint }[];
+}> {
+  const [gasUsed, refusals] = await Promise.all([
+    prisma.$queryRaw<{ chainId: number; kind: string; gas: string }[]>`
+      SELECT chain_id AS "chainId", CASE purpose WHEN 'PAYMENT' THEN 'gasless_payment' ELSE 'refund_authorization' END AS kind, sum(gas_used)::text AS gas
+      FROM authorizations WHERE gas_used IS NOT NULL GROUP BY 1, 2
+      UNION ALL
+      SELECT chain_id, 'sweep', sum(gas_used)::text FROM sweeps WHERE gas_used IS NOT NULL GROUP BY 1
+      ORDER BY 1, 2`,
+    prisma.$queryRaw<{ chainId: number; kind: string; count: bigint }[]>`
+      SELECT chain_id AS "chainId", kind, sum(count)::bigint AS count FROM relayer_budget_refusals GROUP BY 1, 2 ORDER BY 1, 2`,
+  ]);
+  return { gasUsed: gasUsed.map((g) => ({ ...g, gas: BigInt(g.gas) })), refusals };
+}
