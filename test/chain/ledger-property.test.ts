@@ -201,10 +201,13 @@ describe("random histories", () => {
         const fork = await chain.provider.send("evm_snapshot", []);
         await paidAndConfirmed(pick(charges));
         proxy.setFaults({ refuseMethods: ["eth_getTransactionReceipt"] });
+        proxy.reset();
         try {
           await forkFrom(fork, at);
           await waitFor("the rollback", async () => (await cursorBlock()) <= BigInt(at));
           await new Promise((r) => setTimeout(r, 2_000));
+          // The worker did ask for the receipts, and was refused.
+          expect(proxy.calls().eth_getTransactionReceipt).toBeGreaterThan(0);
         } finally {
           proxy.setFaults({});
         }
