@@ -251,7 +251,8 @@ export class ChainIndexer {
   /**
    * Walks back from the cursor to the newest stored block the node still has, then forgets what was
    * recorded above it: block hashes, and what was seen but not confirmed. What was confirmed above it
-   * (a reorg deeper than the confirmations) is checked against the node's receipts.
+   * (a reorg deeper than the confirmations) is recorded, in the same transaction, to be checked
+   * against the node's receipts (`recheck`), at once or by the next step.
    */
   private async rollBack(cursor: Cursor): Promise<IndexStep> {
     const { prisma, chain, logger } = this;
@@ -290,7 +291,9 @@ export class ChainIndexer {
       { from: cursor.blockNumber, to: at.number, depth, rechecks },
       "chain reorganised; what was seen above the fork and not confirmed is forgotten, what was confirmed there is checked again",
     );
-    await this.recheck();
+    // Checked at once when the node allows, else as the next step's first work; either way the caller
+    // hears of the reorg (and reads the relayer's nonce again).
+    await this.recheck().catch((e) => logger.warn({ err: (e as Error).message }, "the reorg's re-checks wait for the next step"));
     return { tip: at.number, behind: true, reorged: true };
   }
 
