@@ -242,21 +242,27 @@ async function endCancelled(tx: P.TransactionClient, chainId: number, cancels: r
 /**
  * Forgets what was seen above `blockNumber` on `chainId` and not confirmed (a reorg replaced those
  * blocks): the transfers, the refunds' transactions, the authorizations' uses. Inside the indexer's
- * rollback. Returns the confirmed transfers above it: a reorg deeper than the confirmations, which
- * the caller checks against the chain (`reverseVanished`).
+ * rollback. The confirmed transfers above it (a reorg deeper than the confirmations) are recorded as
+ * re-checks in the same transaction, one open re-check per transfer however many reorgs pass over it
+ * (domain/reversals.ts works them off). Returns how many were added.
  */
 export async function forgetSeenAbove(
   tx: P.TransactionClient,
   chainId: number,
   blockNumber: bigint,
-): Promise<{ id: string; txHash: string; factKey: string }[]> {
+  reorg: { depth: number; reason: string },
+): Promise<number> {
   const above = { chainId, blockNumber: { gt: blockNumber } };
   const forgotten = await tx.chainTransfer.findMany({ where: { ...above, status: "SEEN", kind: "REFUND" }, select: { refundId: true } });
   await tx.chainTransfer.deleteMany({ where: { ...above, status: "SEEN" } });
   const refundIds = forgotten.map((f) => f.refundId!).filter(Boolean);
   if (refundIds.length > 0) await tx.refund.updateMany({ where: { id: { in: refundIds }, status: "AWAITING_PAYMENT" }, data: { txHash: null } });
   await tx.authorization.updateMany({ where: { chainId, usedBlock: { gt: blockNumber }, endedAt: null }, data: { usedTxHash: null, usedBlock: null } });
-  return tx.chainTransfer.findMany({ where: { ...above, status: "CONFIRMED" }, select: { id: true, txHash: true, factKey: true } });
+  return tx.$executeRaw`
+    INSERT INTO reorg_rechecks (id, chain_id, transfer_id, tx_hash, fact_key, depth, reason)
+    SELECT 'rchk_' || replace(gen_random_uuid()::text, '-', ''), chain_id, id, tx_hash, fact_key, ${reorg.depth}, ${reorg.reason}
+    FROM chain_transfers WHERE chain_id = ${chainId} AND block_number > ${blockNumber} AND status = 'CONFIRMED'
+    ON CONFLICT DO NOTHING`;
 }
 
 /** The charges on `chainId` with a payment waiting for confirmations: their progress moves with every block. */

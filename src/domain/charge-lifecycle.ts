@@ -3,6 +3,7 @@
 // writing a status, under a row lock or a status predicate, so two writers never both apply a step.
 //
 //   PENDING ──receive──▶ RECEIVED ──complete──▶ COMPLETED
+//      ▲◀───reopen───────┘
 //      ├────expire────▶ EXPIRED
 //      └────cancel────▶ CANCELLED
 //
@@ -12,7 +13,9 @@
 // below the payout minimum, which waits for more money. "Received" means the amount, or at most the
 // charge's underpayment tolerance less (acceptedAmount). A charge expires by the chains' clocks: once
 // every chain that could have paid it has confirmed past `expiresAt` (the state machine is given the
-// earliest of those times as `now`).
+// earliest of those times as `now`). A RECEIVED charge whose payments a reorg deeper than the
+// confirmations took away before anything was paid out of it reopens: it is PENDING again (and
+// expires as any PENDING charge, by the same clocks).
 import { AppError } from "./errors.js";
 import { toUnits, type Units } from "./money.js";
 
@@ -20,7 +23,7 @@ export const CHARGE_STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
 
 /** What can happen to a charge. */
-export type ChargeTrigger = "cancel" | "expire" | "receive" | "complete";
+export type ChargeTrigger = "cancel" | "expire" | "receive" | "complete" | "reopen";
 
 /** The facts of a charge that the guards look at. */
 export interface ChargeFacts {
@@ -79,6 +82,17 @@ const RULES: Record<ChargeTrigger, Rule> = {
       received(c) - toUnits(c.settledAmount) >= (c.payoutMinAmount && c.payoutMinAmount > 1n ? c.payoutMinAmount : 1n)
         ? "not all the money received has been paid out yet"
         : null,
+  },
+  // Only a reorg's reversal asks: the money that made it RECEIVED is gone, and none was paid out.
+  reopen: {
+    from: "RECEIVED",
+    to: "PENDING",
+    guard: (c) =>
+      toUnits(c.settledAmount) > 0n
+        ? "money has been paid out of it"
+        : received(c) >= acceptedAmount(c)
+          ? "what it received still pays the amount (less its underpayment tolerance)"
+          : null,
   },
 };
 

@@ -6,7 +6,8 @@
 //                          that changed in the last week, holding money, or needing review, and the
 //                          address of every open charge of the chain's mode (money may come on any chain)
 //   every recent transfer  a confirmed transfer in the last blocks is still in the chain's block of
-//                          that number (else its receipt must show it, moved)
+//                          that number (else its receipt must show it, moved); a transaction gone is
+//                          one difference per charge, however many of its transfers the ledger holds
 //
 // A difference is never corrected here: its charge needs review (domain/review.ts), the worker counts
 // it in a metric and logs it. Other tokens and the native coin found at the addresses are stored on the

@@ -26,8 +26,10 @@
 // - a node whose head is behind our cursor is lagging, not reorganised: nothing is rolled back, the
 //   step waits, and the client prefers another endpoint for a while;
 // - a rollback forgets what was seen above the fork; what was confirmed there (a reorg deeper than
-//   the confirmations) is checked against the node's receipts: re-included, it is the same transfer;
-//   gone, it is reversed in the ledger and its charge needs review (domain/reversals.ts);
+//   the confirmations) is recorded in the rollback's transaction as re-checks, which every step works
+//   off against the node's receipts before it reads a block (and until they are done, reads none):
+//   re-included, it is the same transfer; gone, it is reversed in the ledger and its charge needs
+//   review (domain/reversals.ts). An RPC failure or a crash in between loses no check;
 // - the first run starts no later than the oldest open charge of the chain's mode, so a payment made
 //   before any worker ran is still found.
 import { type Block, getAddress, id, type Log, type TransactionReceipt } from "ethers";
@@ -43,7 +45,7 @@ import {
   type SeenAuthorizationUse,
   type SeenTransfer,
 } from "../domain/chain-transfers.js";
-import { type Relocation, relocateTransfers, reverseTransfers } from "../domain/reversals.js";
+import { pendingRechecks, type Relocation, settleRechecks } from "../domain/reversals.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
 
@@ -106,6 +108,8 @@ export class ChainIndexer {
   /** Reads the next range of blocks and records the transfers of our charges' money in it. */
   async step(): Promise<IndexStep> {
     const { prisma, chain } = this;
+    // A reorg's re-checks first: reading on before they are done would build on transfers that may be gone.
+    await this.recheck();
     const cursor = await prisma.chainCursor.findUnique({ where: { chainId: chain.chainId } });
     const latest = await withRpcRetry(() => this.rpc.getBlock("latest"));
     if (!latest) throw new Error("the node returned no latest block");
@@ -251,7 +255,8 @@ export class ChainIndexer {
   /**
    * Walks back from the cursor to the newest stored block the node still has, then forgets what was
    * recorded above it: block hashes, and what was seen but not confirmed. What was confirmed above it
-   * (a reorg deeper than the confirmations) is checked against the node's receipts.
+   * (a reorg deeper than the confirmations) is recorded, in the same transaction, to be checked
+   * against the node's receipts (`recheck`), at once or by the next step.
    */
   private async rollBack(cursor: Cursor): Promise<IndexStep> {
     const { prisma, chain, logger } = this;
@@ -274,7 +279,9 @@ export class ChainIndexer {
       logger.error({ kept: stored.length, resumeAt: base!.number }, "reorg deeper than the stored blocks; indexing again from below them");
     }
     const at = ancestor;
-    const confirmedAbove = await prisma.$transaction(async (tx) => {
+    const depth = Number(cursor.blockNumber - at.number);
+    const reason = `a reorg ${depth} blocks deep (deeper than the confirmations) on chain ${chain.chainId}`;
+    const rechecks = await prisma.$transaction(async (tx) => {
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { gt: at.number } } });
       await tx.chainCursor.update({ where: { chainId: chain.chainId }, data: { blockNumber: at.number, blockHash: at.hash, blockTime: at.timestamp } });
       // The confirmed clock cannot stand above the fork either.
@@ -282,40 +289,47 @@ export class ChainIndexer {
         where: { chainId: chain.chainId, confirmedBlock: { gt: at.number } },
         data: { confirmedBlock: at.number, confirmedTime: at.timestamp },
       });
-      return forgetSeenAbove(tx, chain.chainId, at.number);
+      return forgetSeenAbove(tx, chain.chainId, at.number, { depth, reason });
     });
-    const depth = Number(cursor.blockNumber - at.number);
-    logger.warn({ from: cursor.blockNumber, to: at.number, depth }, "chain reorganised; what was seen above the fork and not confirmed is forgotten");
-    if (confirmedAbove.length > 0) await this.recheck(confirmedAbove, depth);
+    logger.warn(
+      { from: cursor.blockNumber, to: at.number, depth, rechecks },
+      "chain reorganised; what was seen above the fork and not confirmed is forgotten, what was confirmed there is checked again",
+    );
+    // Checked at once when the node allows, else as the next step's first work; either way the caller
+    // hears of the reorg (and reads the relayer's nonce again).
+    await this.recheck().catch((e) => logger.warn({ err: (e as Error).message }, "the reorg's re-checks wait for the next step"));
     return { tip: at.number, behind: true, reorged: true };
   }
 
   /**
-   * After a reorg deeper than the confirmations: each confirmed transfer above the fork is looked for
-   * in its transaction's receipt on the new chain. Re-included (at whatever log index), it is the
-   * same transfer, moved; gone, it is reversed and its charge needs review.
+   * Works off the chain's open re-checks (a reorg deeper than the confirmations): each confirmed
+   * transfer left above a fork is looked for in its transaction's receipt on the chain as it is now.
+   * Re-included (at whatever log index), it is the same transfer, moved; gone, it is reversed and its
+   * charge needs review. A node that will not give the receipts fails the step: the checks wait for
+   * the next one, and no block is read before they are done.
    */
-  private async recheck(confirmed: { id: string; txHash: string; factKey: string }[], depth: number): Promise<void> {
+  private async recheck(): Promise<void> {
+    const pending = await pendingRechecks(this.prisma, this.chain.chainId);
+    if (pending.length === 0) return;
     const receipts = new Map<string, TransactionReceipt | null>();
-    for (const hash of new Set(confirmed.map((t) => t.txHash))) receipts.set(hash, await withRpcRetry(() => this.rpc.getTransactionReceipt(hash)));
-    const moved: Relocation[] = [];
-    const gone: string[] = [];
-    for (const t of confirmed) {
-      const receipt = receipts.get(t.txHash);
-      const found = receipt && receipt.status === 1 ? factsOf(receipt, this.chain.usdc).get(t.factKey) : undefined;
-      if (found) moved.push(found.at(t.id));
-      else gone.push(t.id);
+    try {
+      for (const hash of new Set(pending.map((t) => t.txHash))) receipts.set(hash, await withRpcRetry(() => this.rpc.getTransactionReceipt(hash)));
+    } catch (e) {
+      this.logger.error(
+        { pending: pending.length, err: (e as Error).message },
+        "could not re-check the transfers a reorg left above its fork (the node did not give their receipts); indexing waits and tries again",
+      );
+      throw e;
     }
-    await relocateTransfers(this.prisma, moved);
-    const charges = await reverseTransfers(
-      this.prisma,
-      this.settings,
-      gone,
-      `a reorg ${depth} blocks deep (deeper than the confirmations) on chain ${this.chain.chainId}`,
-    );
+    const findings = pending.map((recheck) => {
+      const receipt = receipts.get(recheck.txHash);
+      const found = receipt && receipt.status === 1 ? factsOf(receipt, this.chain.usdc).get(recheck.factKey) : undefined;
+      return { recheck, at: found ? found.at(recheck.transferId) : null };
+    });
+    const { reincluded, reversed } = await settleRechecks(this.prisma, this.settings, findings);
     this.logger.error(
-      { depth, rechecked: confirmed.length, reincluded: moved.length, reversed: gone.length, charges: charges.map((c) => c.id) },
-      "a reorg deeper than the confirmations removed confirmed transfers; re-included ones are kept, the others reversed (the charges need review); raise this chain's confirmations",
+      { rechecked: pending.length, reincluded, reversed: findings.length - reincluded, charges: reversed.map((c) => c.id) },
+      "a reorg deeper than the confirmations moved confirmed transfers; re-included ones are kept, the others reversed (the charges need review); raise this chain's confirmations",
     );
   }
 }

@@ -7,7 +7,7 @@
 // when an address holds more than the ledger knows, the transfers into it since its charge was made
 // are looked for (eth_getLogs on that address alone) and recorded like any the indexer reads; what
 // still does not add up needs review (and the metric, and an error line).
-import { type Block, zeroPadValue } from "ethers";
+import { type Block, type TransactionReceipt, zeroPadValue } from "ethers";
 import type { Logger } from "pino";
 import { type BalanceQuery, type ReadCount, readBalances } from "../chain/balances.js";
 import type { EnabledChain } from "../chain/chains.js";
@@ -132,11 +132,21 @@ async function compare(
     count.requests += numbers.length;
     const headers = await withRpcRetry(() => Promise.all(numbers.map((n) => rpc.getBlock(n))));
     const canonical = new Map(numbers.map((n, i) => [n, headers[i]?.hash ?? null]));
+    // One receipt per transaction, and one difference per charge and transaction: a payout's transfer
+    // to the wallet and its fee are one missing transaction, not two.
+    const receipts = new Map<string, TransactionReceipt | null>();
+    const listed = new Set<string>();
     for (const t of recent.filter((r) => canonical.get(r.blockNumber) !== r.blockHash)) {
-      count.requests++;
-      const receipt = await withRpcRetry(() => rpc.getTransactionReceipt(t.txHash));
+      if (listed.has(`${t.chargeId} ${t.txHash}`)) continue;
+      if (!receipts.has(t.txHash)) {
+        count.requests++;
+        receipts.set(t.txHash, await withRpcRetry(() => rpc.getTransactionReceipt(t.txHash)));
+      }
+      const receipt = receipts.get(t.txHash);
       // Re-included elsewhere is the same transfer (the indexer moves it when it reads that block).
-      if (!(receipt && receipt.status === 1 && factsOf(receipt, chain.usdc).has(t.factKey))) result.differences.push(missingTransfer(chain.chainId, t));
+      if (receipt && receipt.status === 1 && factsOf(receipt, chain.usdc).has(t.factKey)) continue;
+      listed.add(`${t.chargeId} ${t.txHash}`);
+      result.differences.push(missingTransfer(chain.chainId, t));
     }
   }
   const after = await stands();

@@ -1,8 +1,11 @@
 // The ledger's invariants under random histories: payments (dust among them), payouts by us and by
 // strangers, refunds paid by the merchant's wallet, shallow and deep reorgs (some transactions
-// re-included, some not) and worker restarts, in an order a seeded generator picks. Once the chain
-// is quiet, the reconciliation finds no difference, every clone holds what its ledger rows say, and
-// every charge's money fields are the sums of its rows. LEDGER_PROPERTY_SEEDS=50 tries more histories.
+// re-included, some not) and worker restarts, in an order a seeded generator picks; and deep reorgs
+// whose handling is interrupted (the node refusing receipts for 2 s, the worker killed between the
+// rollback and the re-check, a second reorg while the re-checks wait). Once the chain is quiet (after
+// each interrupted reorg, and at the end), the reconciliation finds no difference, every clone holds
+// what its ledger rows say, every charge's money fields are the sums of its rows, and no money waits
+// in a clone. LEDGER_PROPERTY_SEEDS=50 tries more histories.
 import { type Contract, parseUnits, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,10 +14,12 @@ import { chargeKey, payoutWords } from "../../src/chain/clones.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
 import { parseAmount } from "../../src/domain/money.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { ChainIndexer } from "../../src/jobs/indexer.js";
 import { reconcileChain } from "../../src/jobs/reconcile.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.mjs";
 import { seeded } from "../helpers/seeded.js";
 
 const CONFIRMATIONS = 2;
@@ -26,10 +31,13 @@ let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
 let runner: Periodic | null = null;
+/** Between the worker and the node: it refuses receipts when an interrupted reorg asks it to. */
+let proxy: RpcProxy;
 
 beforeAll(async () => {
   chain = await startTestChain();
-  devnet = await chain.enabled(CONFIRMATIONS);
+  proxy = await startRpcProxy(chain.anvil.url);
+  devnet = await chain.enabled(CONFIRMATIONS, proxy.url);
   app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
   // The merchant's wallet pays refunds; the payers and strangers pay gas.
   await chain.mint(WALLET, usdc("1000"));
@@ -37,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await runner?.stop();
   await app?.stop();
+  await proxy?.close();
   await chain?.stop();
 });
 
@@ -65,14 +74,15 @@ async function quiet(): Promise<boolean> {
   const { prisma } = app.db;
   const [cursor, head] = await Promise.all([prisma.chainCursor.findUnique({ where: { chainId: devnet.chainId } }), chain.provider.getBlock("latest")]);
   if (!cursor || cursor.blockNumber !== BigInt(head!.number) || cursor.blockHash !== head!.hash) return false;
-  const [seen, open, due] = await Promise.all([
+  const [seen, open, due, rechecks] = await Promise.all([
     prisma.chainTransfer.count({ where: { status: "SEEN" } }),
     prisma.relayerTransaction.count({ where: { status: { in: ["SENT", "MINED"] } } }),
     prisma.$queryRaw<{ n: bigint }[]>`
       SELECT count(*) AS n FROM clones k JOIN charges c ON c.id = k.charge_id
       WHERE k.held >= ${SETTINGS.payoutMinAmount} AND c.status <> 'PENDING' AND k.payout_blocked_reason IS NULL`,
+    prisma.reorgRecheck.count({ where: { doneAt: null } }),
   ]);
-  return seen === 0 && open === 0 && due[0]!.n === 0n;
+  return seen === 0 && open === 0 && due[0]!.n === 0n && rechecks === 0;
 }
 
 async function expectInvariants(charges: Charge[]) {
@@ -170,9 +180,103 @@ describe("random histories", () => {
         await sendSigned(stranger, { to: a.address, data: chain.factory.interface.encodeFunctionData("flush", [usdcAddress, chargeKey(a.id), a.wallet, 100]) });
       };
 
+      /** Blocks come until the chain is quiet; then the ledger must equal the chain, with nothing stranded. */
+      const quietAndAgreeing = async () => {
+        const producer = setInterval(() => void chain.mine().catch(() => {}), 100);
+        try {
+          await waitFor("a quiet chain", quiet, 90_000);
+        } finally {
+          clearInterval(producer);
+        }
+        await expectInvariants(charges);
+      };
+      /** A payment into `c` sent now and waited for until it is confirmed; its block. */
+      const paidAndConfirmed = async (c: Charge) => {
+        const data = token.interface.encodeFunctionData("transfer", [c.address, usdc("2")]);
+        const tx = await pick(payers).sendTransaction({ to: await token.getAddress(), data, gasLimit: 1_000_000 });
+        const producer = setInterval(() => void chain.mine().catch(() => {}), 100);
+        try {
+          await waitFor(
+            "the payment to be confirmed",
+            async () => (await app.db.prisma.chainTransfer.count({ where: { txHash: tx.hash.toLowerCase(), status: "CONFIRMED" } })) > 0,
+          );
+        } finally {
+          clearInterval(producer);
+        }
+      };
+      const cursorBlock = async () => (await app.db.prisma.chainCursor.findUniqueOrThrow({ where: { chainId: devnet.chainId } })).blockNumber;
+      /** The chain forks from `fork` (a snapshot taken at block `at`) and grows past the indexer. */
+      const forkFrom = async (fork: string, at: number) => {
+        await chain.provider.send("evm_revert", [fork]);
+        await chain.mine(Number((await cursorBlock()) - BigInt(at)) + 3);
+      };
+
+      /**
+       * A deep reorg while the node refuses receipts (~2 s from the rollback): the re-check fails, and
+       * is done once they come back.
+       */
+      const reorgWithoutReceipts = async () => {
+        const at = await chain.provider.getBlockNumber();
+        const fork = await chain.provider.send("evm_snapshot", []);
+        await paidAndConfirmed(pick(charges));
+        proxy.setFaults({ refuseMethods: ["eth_getTransactionReceipt"] });
+        proxy.reset();
+        try {
+          await forkFrom(fork, at);
+          await waitFor("the rollback", async () => (await cursorBlock()) <= BigInt(at));
+          await new Promise((r) => setTimeout(r, 2_000));
+          // The worker did ask for the receipts, and was refused.
+          expect(proxy.calls().eth_getTransactionReceipt).toBeGreaterThan(0);
+        } finally {
+          proxy.setFaults({});
+        }
+      };
+
+      /**
+       * A deep reorg whose worker is killed between the rollback and the re-check (a step that dies
+       * once the rollback is committed), sometimes with a second, deeper reorg while the re-checks
+       * wait; then a fresh worker.
+       */
+      const reorgThenKill = async () => {
+        const outer = await chain.provider.getBlockNumber();
+        const first = await chain.provider.send("evm_snapshot", []);
+        await paidAndConfirmed(pick(charges));
+        const inner = await chain.provider.getBlockNumber();
+        const second = await chain.provider.send("evm_snapshot", []);
+        await paidAndConfirmed(pick(charges));
+        await runner?.stop();
+        runner = null;
+        const killed = new ChainRpc(devnet.chainId, [chain.anvil.url]);
+        killed.getTransactionReceipt = async () => {
+          throw new Error("the worker was killed");
+        };
+        // What the step did after the receipts were asked for died with the worker.
+        const dies = () => new ChainIndexer(app.db.prisma, killed, devnet, logger, { ...SETTINGS, feed: app.live }).step().catch(() => null);
+        try {
+          await forkFrom(second, inner);
+          await dies();
+          // What the reorg left above its fork waits to be checked, once per transfer.
+          const open = await app.db.prisma.reorgRecheck.findMany({ where: { doneAt: null }, select: { transferId: true } });
+          expect(open.length).toBeGreaterThan(0);
+          expect(new Set(open.map((r) => r.transferId)).size).toBe(open.length);
+          // Sometimes a second, deeper reorg comes while they wait: the next worker finds both.
+          if (rand() < 0.5) await forkFrom(first, outer);
+        } finally {
+          killed.destroy();
+        }
+        startRunner();
+      };
+
       for (let step = 0; step < STEPS; step++) {
         if (step === STEPS / 2) await deepReorg(pick(charges));
-        if (step === STEPS / 3) await strangerDeploys();
+        if (step === STEPS / 6) await strangerDeploys();
+        // Interrupted reorg handling: the same invariants must hold right after each.
+        if (step === STEPS / 3 || step === (2 * STEPS) / 3) {
+          await (step === STEPS / 3 ? reorgWithoutReceipts() : reorgThenKill());
+          snapshot = null;
+          sent = [];
+          await quietAndAgreeing();
+        }
         const roll = rand();
         const c = pick(charges);
         if (roll < 0.35) {

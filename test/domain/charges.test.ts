@@ -37,9 +37,9 @@ describe("state machine", () => {
   it("allows exactly the documented steps", () => {
     const allowed: [ChargeTrigger, ChargeStatus, ChargeStatus][] = [];
     const all: ChargeStatus[] = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"];
-    for (const trigger of ["cancel", "expire", "receive", "complete"] as const) {
+    for (const trigger of ["cancel", "expire", "receive", "complete", "reopen"] as const) {
       for (const status of all) {
-        // The friendliest facts for each trigger: due, fully paid (and paid out) for receive and complete.
+        // The friendliest facts for each trigger: due, fully paid (and paid out) for receive and complete; nothing left for reopen.
         const paid = trigger === "receive" || trigger === "complete";
         const facts = charge({
           status,
@@ -57,6 +57,7 @@ describe("state machine", () => {
       ["expire", "PENDING", "EXPIRED"],
       ["receive", "PENDING", "RECEIVED"],
       ["complete", "RECEIVED", "COMPLETED"],
+      ["reopen", "RECEIVED", "PENDING"],
     ]);
   });
 
@@ -76,6 +77,11 @@ describe("state machine", () => {
     const received = charge({ status: "RECEIVED", amountReceived: 30_000_000n });
     expect(() => nextStatus({ ...received, settledAmount: 25_000_000n }, "complete", now)).toThrow(/not all the money received has been paid out/);
     expect(nextStatus({ ...received, settledAmount: 30_000_000n }, "complete", now)).toBe("COMPLETED");
+    // Reopen (a deep reorg took payments away) only when what is left no longer pays it and nothing was paid out.
+    expect(nextStatus({ ...received, amountReceived: 0n }, "reopen", now)).toBe("PENDING");
+    expect(nextStatus({ ...received, amountReceived: 24_999_999n }, "reopen", now)).toBe("PENDING");
+    expect(() => nextStatus({ ...received, amountReceived: 25_000_000n }, "reopen", now)).toThrow(/still pays the amount/);
+    expect(() => nextStatus({ ...received, amountReceived: 0n, settledAmount: 1n }, "reopen", now)).toThrow(/paid out of it/);
   });
 
   it("makes cancel idempotent, waits for a confirming payment, and maps refusals to 409 charge_not_cancellable", () => {

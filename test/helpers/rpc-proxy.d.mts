@@ -12,6 +12,8 @@ export interface RpcFaults {
   lagBlocks?: number;
   /** eth_getBlockByNumber(n) is answered with block n − 1. */
   wrongBlock?: boolean;
+  /** Calls of these methods are refused with a transient node error (-32000 "request timed out"); the others are answered. */
+  refuseMethods?: string[];
   /** Every request gets 503. */
   down?: boolean;
 }

@@ -115,6 +115,14 @@ export type ChainBlock = Prisma.ChainBlockModel
  */
 export type ChainTransfer = Prisma.ChainTransferModel
 /**
+ * Model ReorgRecheck
+ * A confirmed transfer a reorg deeper than the confirmations left above its fork, to be checked
+ * against the node's receipts (domain/reversals.ts). Written in the rollback's transaction, done in
+ * the transaction that relocates or reverses the transfer: a crash or an RPC failure between the two
+ * loses no check and repeats none.
+ */
+export type ReorgRecheck = Prisma.ReorgRecheckModel
+/**
  * Model BalanceTransaction
  * The ledger: one immutable row per movement of a charge's money, derived from a confirmed chain
  * transfer (or from its undoing by a reorg: a `reversal` of the opposite sign). Every money field of a

@@ -411,6 +411,7 @@ export const ModelName = {
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
   ChainTransfer: 'ChainTransfer',
+  ReorgRecheck: 'ReorgRecheck',
   BalanceTransaction: 'BalanceTransaction',
   RelayerTransaction: 'RelayerTransaction',
   ChainStatus: 'ChainStatus',
@@ -439,7 +440,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1476,6 +1477,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.ChainTransferCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.ChainTransferCountAggregateOutputType> | number
+        }
+      }
+    }
+    ReorgRecheck: {
+      payload: Prisma.$ReorgRecheckPayload<ExtArgs>
+      fields: Prisma.ReorgRecheckFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ReorgRecheckFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ReorgRecheckFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        findFirst: {
+          args: Prisma.ReorgRecheckFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ReorgRecheckFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        findMany: {
+          args: Prisma.ReorgRecheckFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>[]
+        }
+        create: {
+          args: Prisma.ReorgRecheckCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        createMany: {
+          args: Prisma.ReorgRecheckCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ReorgRecheckCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>[]
+        }
+        delete: {
+          args: Prisma.ReorgRecheckDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        update: {
+          args: Prisma.ReorgRecheckUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        deleteMany: {
+          args: Prisma.ReorgRecheckDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ReorgRecheckUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ReorgRecheckUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>[]
+        }
+        upsert: {
+          args: Prisma.ReorgRecheckUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReorgRecheckPayload>
+        }
+        aggregate: {
+          args: Prisma.ReorgRecheckAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateReorgRecheck>
+        }
+        groupBy: {
+          args: Prisma.ReorgRecheckGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ReorgRecheckGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ReorgRecheckCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ReorgRecheckCountAggregateOutputType> | number
         }
       }
     }
@@ -2745,6 +2820,22 @@ export const ChainTransferScalarFieldEnum = {
 export type ChainTransferScalarFieldEnum = (typeof ChainTransferScalarFieldEnum)[keyof typeof ChainTransferScalarFieldEnum]
 
 
+export const ReorgRecheckScalarFieldEnum = {
+  id: 'id',
+  chainId: 'chainId',
+  transferId: 'transferId',
+  txHash: 'txHash',
+  factKey: 'factKey',
+  depth: 'depth',
+  reason: 'reason',
+  createdAt: 'createdAt',
+  doneAt: 'doneAt',
+  outcome: 'outcome'
+} as const
+
+export type ReorgRecheckScalarFieldEnum = (typeof ReorgRecheckScalarFieldEnum)[keyof typeof ReorgRecheckScalarFieldEnum]
+
+
 export const BalanceTransactionScalarFieldEnum = {
   id: 'id',
   merchantId: 'merchantId',
@@ -3469,6 +3560,7 @@ export type GlobalOmitConfig = {
   chainCursor?: Prisma.ChainCursorOmit
   chainBlock?: Prisma.ChainBlockOmit
   chainTransfer?: Prisma.ChainTransferOmit
+  reorgRecheck?: Prisma.ReorgRecheckOmit
   balanceTransaction?: Prisma.BalanceTransactionOmit
   relayerTransaction?: Prisma.RelayerTransactionOmit
   chainStatus?: Prisma.ChainStatusOmit

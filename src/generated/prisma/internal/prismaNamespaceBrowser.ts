@@ -65,6 +65,7 @@ export const ModelName = {
   ChainCursor: 'ChainCursor',
   ChainBlock: 'ChainBlock',
   ChainTransfer: 'ChainTransfer',
+  ReorgRecheck: 'ReorgRecheck',
   BalanceTransaction: 'BalanceTransaction',
   RelayerTransaction: 'RelayerTransaction',
   ChainStatus: 'ChainStatus',
@@ -359,6 +360,22 @@ export const ChainTransferScalarFieldEnum = {
 } as const
 
 export type ChainTransferScalarFieldEnum = (typeof ChainTransferScalarFieldEnum)[keyof typeof ChainTransferScalarFieldEnum]
+
+
+export const ReorgRecheckScalarFieldEnum = {
+  id: 'id',
+  chainId: 'chainId',
+  transferId: 'transferId',
+  txHash: 'txHash',
+  factKey: 'factKey',
+  depth: 'depth',
+  reason: 'reason',
+  createdAt: 'createdAt',
+  doneAt: 'doneAt',
+  outcome: 'outcome'
+} as const
+
+export type ReorgRecheckScalarFieldEnum = (typeof ReorgRecheckScalarFieldEnum)[keyof typeof ReorgRecheckScalarFieldEnum]
 
 
 export const BalanceTransactionScalarFieldEnum = {

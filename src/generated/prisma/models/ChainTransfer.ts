@@ -344,6 +344,7 @@ export type ChainTransferWhereInput = {
   reversedAt?: Prisma.DateTimeNullableFilter<"ChainTransfer"> | Date | string | null
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   refund?: Prisma.XOR<Prisma.RefundNullableScalarRelationFilter, Prisma.RefundWhereInput> | null
+  rechecks?: Prisma.ReorgRecheckListRelationFilter
 }
 
 export type ChainTransferOrderByWithRelationInput = {
@@ -368,6 +369,7 @@ export type ChainTransferOrderByWithRelationInput = {
   reversedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   charge?: Prisma.ChargeOrderByWithRelationInput
   refund?: Prisma.RefundOrderByWithRelationInput
+  rechecks?: Prisma.ReorgRecheckOrderByRelationAggregateInput
 }
 
 export type ChainTransferWhereUniqueInput = Prisma.AtLeast<{
@@ -395,6 +397,7 @@ export type ChainTransferWhereUniqueInput = Prisma.AtLeast<{
   reversedAt?: Prisma.DateTimeNullableFilter<"ChainTransfer"> | Date | string | null
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   refund?: Prisma.XOR<Prisma.RefundNullableScalarRelationFilter, Prisma.RefundWhereInput> | null
+  rechecks?: Prisma.ReorgRecheckListRelationFilter
 }, "id">
 
 export type ChainTransferOrderByWithAggregationInput = {
@@ -469,6 +472,7 @@ export type ChainTransferCreateInput = {
   reversedAt?: Date | string | null
   charge: Prisma.ChargeCreateNestedOneWithoutTransfersInput
   refund?: Prisma.RefundCreateNestedOneWithoutTransfersInput
+  rechecks?: Prisma.ReorgRecheckCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferUncheckedCreateInput = {
@@ -491,6 +495,7 @@ export type ChainTransferUncheckedCreateInput = {
   createdAt?: Date | string
   confirmedAt?: Date | string | null
   reversedAt?: Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferUpdateInput = {
@@ -513,6 +518,7 @@ export type ChainTransferUpdateInput = {
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charge?: Prisma.ChargeUpdateOneRequiredWithoutTransfersNestedInput
   refund?: Prisma.RefundUpdateOneWithoutTransfersNestedInput
+  rechecks?: Prisma.ReorgRecheckUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferUncheckedUpdateInput = {
@@ -535,6 +541,7 @@ export type ChainTransferUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferCreateManyInput = {
@@ -691,6 +698,11 @@ export type ChainTransferSumOrderByAggregateInput = {
   amount?: Prisma.SortOrder
 }
 
+export type ChainTransferScalarRelationFilter = {
+  is?: Prisma.ChainTransferWhereInput
+  isNot?: Prisma.ChainTransferWhereInput
+}
+
 export type ChainTransferCreateNestedManyWithoutChargeInput = {
   create?: Prisma.XOR<Prisma.ChainTransferCreateWithoutChargeInput, Prisma.ChainTransferUncheckedCreateWithoutChargeInput> | Prisma.ChainTransferCreateWithoutChargeInput[] | Prisma.ChainTransferUncheckedCreateWithoutChargeInput[]
   connectOrCreate?: Prisma.ChainTransferCreateOrConnectWithoutChargeInput | Prisma.ChainTransferCreateOrConnectWithoutChargeInput[]
@@ -739,6 +751,20 @@ export type EnumTransferKindFieldUpdateOperationsInput = {
 
 export type EnumTransferStatusFieldUpdateOperationsInput = {
   set?: $Enums.TransferStatus
+}
+
+export type ChainTransferCreateNestedOneWithoutRechecksInput = {
+  create?: Prisma.XOR<Prisma.ChainTransferCreateWithoutRechecksInput, Prisma.ChainTransferUncheckedCreateWithoutRechecksInput>
+  connectOrCreate?: Prisma.ChainTransferCreateOrConnectWithoutRechecksInput
+  connect?: Prisma.ChainTransferWhereUniqueInput
+}
+
+export type ChainTransferUpdateOneRequiredWithoutRechecksNestedInput = {
+  create?: Prisma.XOR<Prisma.ChainTransferCreateWithoutRechecksInput, Prisma.ChainTransferUncheckedCreateWithoutRechecksInput>
+  connectOrCreate?: Prisma.ChainTransferCreateOrConnectWithoutRechecksInput
+  upsert?: Prisma.ChainTransferUpsertWithoutRechecksInput
+  connect?: Prisma.ChainTransferWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChainTransferUpdateToOneWithWhereWithoutRechecksInput, Prisma.ChainTransferUpdateWithoutRechecksInput>, Prisma.ChainTransferUncheckedUpdateWithoutRechecksInput>
 }
 
 export type ChainTransferCreateNestedManyWithoutRefundInput = {
@@ -802,6 +828,7 @@ export type ChainTransferCreateWithoutChargeInput = {
   confirmedAt?: Date | string | null
   reversedAt?: Date | string | null
   refund?: Prisma.RefundCreateNestedOneWithoutTransfersInput
+  rechecks?: Prisma.ReorgRecheckCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferUncheckedCreateWithoutChargeInput = {
@@ -823,6 +850,7 @@ export type ChainTransferUncheckedCreateWithoutChargeInput = {
   createdAt?: Date | string
   confirmedAt?: Date | string | null
   reversedAt?: Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferCreateOrConnectWithoutChargeInput = {
@@ -876,6 +904,110 @@ export type ChainTransferScalarWhereInput = {
   reversedAt?: Prisma.DateTimeNullableFilter<"ChainTransfer"> | Date | string | null
 }
 
+export type ChainTransferCreateWithoutRechecksInput = {
+  id: string
+  chainId: number
+  txHash: string
+  logIndex: number
+  blockNumber: bigint | number
+  blockHash: string
+  blockTime?: Date | string | null
+  fromAddress: string
+  toAddress: string
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  factKey: string
+  kind: $Enums.TransferKind
+  status?: $Enums.TransferStatus
+  late?: boolean
+  createdAt?: Date | string
+  confirmedAt?: Date | string | null
+  reversedAt?: Date | string | null
+  charge: Prisma.ChargeCreateNestedOneWithoutTransfersInput
+  refund?: Prisma.RefundCreateNestedOneWithoutTransfersInput
+}
+
+export type ChainTransferUncheckedCreateWithoutRechecksInput = {
+  id: string
+  chainId: number
+  txHash: string
+  logIndex: number
+  blockNumber: bigint | number
+  blockHash: string
+  blockTime?: Date | string | null
+  fromAddress: string
+  toAddress: string
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  factKey: string
+  kind: $Enums.TransferKind
+  chargeId: string
+  refundId?: string | null
+  status?: $Enums.TransferStatus
+  late?: boolean
+  createdAt?: Date | string
+  confirmedAt?: Date | string | null
+  reversedAt?: Date | string | null
+}
+
+export type ChainTransferCreateOrConnectWithoutRechecksInput = {
+  where: Prisma.ChainTransferWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChainTransferCreateWithoutRechecksInput, Prisma.ChainTransferUncheckedCreateWithoutRechecksInput>
+}
+
+export type ChainTransferUpsertWithoutRechecksInput = {
+  update: Prisma.XOR<Prisma.ChainTransferUpdateWithoutRechecksInput, Prisma.ChainTransferUncheckedUpdateWithoutRechecksInput>
+  create: Prisma.XOR<Prisma.ChainTransferCreateWithoutRechecksInput, Prisma.ChainTransferUncheckedCreateWithoutRechecksInput>
+  where?: Prisma.ChainTransferWhereInput
+}
+
+export type ChainTransferUpdateToOneWithWhereWithoutRechecksInput = {
+  where?: Prisma.ChainTransferWhereInput
+  data: Prisma.XOR<Prisma.ChainTransferUpdateWithoutRechecksInput, Prisma.ChainTransferUncheckedUpdateWithoutRechecksInput>
+}
+
+export type ChainTransferUpdateWithoutRechecksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  txHash?: Prisma.StringFieldUpdateOperationsInput | string
+  logIndex?: Prisma.IntFieldUpdateOperationsInput | number
+  blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  toAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  factKey?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.EnumTransferKindFieldUpdateOperationsInput | $Enums.TransferKind
+  status?: Prisma.EnumTransferStatusFieldUpdateOperationsInput | $Enums.TransferStatus
+  late?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutTransfersNestedInput
+  refund?: Prisma.RefundUpdateOneWithoutTransfersNestedInput
+}
+
+export type ChainTransferUncheckedUpdateWithoutRechecksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  txHash?: Prisma.StringFieldUpdateOperationsInput | string
+  logIndex?: Prisma.IntFieldUpdateOperationsInput | number
+  blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  blockHash?: Prisma.StringFieldUpdateOperationsInput | string
+  blockTime?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  toAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  factKey?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.EnumTransferKindFieldUpdateOperationsInput | $Enums.TransferKind
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  refundId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumTransferStatusFieldUpdateOperationsInput | $Enums.TransferStatus
+  late?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
 export type ChainTransferCreateWithoutRefundInput = {
   id: string
   chainId: number
@@ -895,6 +1027,7 @@ export type ChainTransferCreateWithoutRefundInput = {
   confirmedAt?: Date | string | null
   reversedAt?: Date | string | null
   charge: Prisma.ChargeCreateNestedOneWithoutTransfersInput
+  rechecks?: Prisma.ReorgRecheckCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferUncheckedCreateWithoutRefundInput = {
@@ -916,6 +1049,7 @@ export type ChainTransferUncheckedCreateWithoutRefundInput = {
   createdAt?: Date | string
   confirmedAt?: Date | string | null
   reversedAt?: Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedCreateNestedManyWithoutTransferInput
 }
 
 export type ChainTransferCreateOrConnectWithoutRefundInput = {
@@ -984,6 +1118,7 @@ export type ChainTransferUpdateWithoutChargeInput = {
   confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   refund?: Prisma.RefundUpdateOneWithoutTransfersNestedInput
+  rechecks?: Prisma.ReorgRecheckUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferUncheckedUpdateWithoutChargeInput = {
@@ -1005,6 +1140,7 @@ export type ChainTransferUncheckedUpdateWithoutChargeInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferUncheckedUpdateManyWithoutChargeInput = {
@@ -1068,6 +1204,7 @@ export type ChainTransferUpdateWithoutRefundInput = {
   confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   charge?: Prisma.ChargeUpdateOneRequiredWithoutTransfersNestedInput
+  rechecks?: Prisma.ReorgRecheckUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferUncheckedUpdateWithoutRefundInput = {
@@ -1089,6 +1226,7 @@ export type ChainTransferUncheckedUpdateWithoutRefundInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   confirmedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reversedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rechecks?: Prisma.ReorgRecheckUncheckedUpdateManyWithoutTransferNestedInput
 }
 
 export type ChainTransferUncheckedUpdateManyWithoutRefundInput = {
@@ -1113,6 +1251,35 @@ export type ChainTransferUncheckedUpdateManyWithoutRefundInput = {
 }
 
 
+/**
+ * Count Type ChainTransferCountOutputType
+ */
+
+export type ChainTransferCountOutputType = {
+  rechecks: number
+}
+
+export type ChainTransferCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  rechecks?: boolean | ChainTransferCountOutputTypeCountRechecksArgs
+}
+
+/**
+ * ChainTransferCountOutputType without action
+ */
+export type ChainTransferCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ChainTransferCountOutputType
+   */
+  select?: Prisma.ChainTransferCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * ChainTransferCountOutputType without action
+ */
+export type ChainTransferCountOutputTypeCountRechecksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ReorgRecheckWhereInput
+}
+
 
 export type ChainTransferSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1136,6 +1303,8 @@ export type ChainTransferSelect<ExtArgs extends runtime.Types.Extensions.Interna
   reversedAt?: boolean
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   refund?: boolean | Prisma.ChainTransfer$refundArgs<ExtArgs>
+  rechecks?: boolean | Prisma.ChainTransfer$rechecksArgs<ExtArgs>
+  _count?: boolean | Prisma.ChainTransferCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["chainTransfer"]>
 
 export type ChainTransferSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1212,6 +1381,8 @@ export type ChainTransferOmit<ExtArgs extends runtime.Types.Extensions.InternalA
 export type ChainTransferInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   refund?: boolean | Prisma.ChainTransfer$refundArgs<ExtArgs>
+  rechecks?: boolean | Prisma.ChainTransfer$rechecksArgs<ExtArgs>
+  _count?: boolean | Prisma.ChainTransferCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ChainTransferIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -1227,6 +1398,7 @@ export type $ChainTransferPayload<ExtArgs extends runtime.Types.Extensions.Inter
   objects: {
     charge: Prisma.$ChargePayload<ExtArgs>
     refund: Prisma.$RefundPayload<ExtArgs> | null
+    rechecks: Prisma.$ReorgRecheckPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1656,6 +1828,7 @@ export interface Prisma__ChainTransferClient<T, Null = never, ExtArgs extends ru
   readonly [Symbol.toStringTag]: "PrismaPromise"
   charge<T extends Prisma.ChargeDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChargeDefaultArgs<ExtArgs>>): Prisma.Prisma__ChargeClient<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   refund<T extends Prisma.ChainTransfer$refundArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChainTransfer$refundArgs<ExtArgs>>): Prisma.Prisma__RefundClient<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  rechecks<T extends Prisma.ChainTransfer$rechecksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChainTransfer$rechecksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ReorgRecheckPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2121,6 +2294,30 @@ export type ChainTransfer$refundArgs<ExtArgs extends runtime.Types.Extensions.In
    */
   include?: Prisma.RefundInclude<ExtArgs> | null
   where?: Prisma.RefundWhereInput
+}
+
+/**
+ * ChainTransfer.rechecks
+ */
+export type ChainTransfer$rechecksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ReorgRecheck
+   */
+  select?: Prisma.ReorgRecheckSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ReorgRecheck
+   */
+  omit?: Prisma.ReorgRecheckOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ReorgRecheckInclude<ExtArgs> | null
+  where?: Prisma.ReorgRecheckWhereInput
+  orderBy?: Prisma.ReorgRecheckOrderByWithRelationInput | Prisma.ReorgRecheckOrderByWithRelationInput[]
+  cursor?: Prisma.ReorgRecheckWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ReorgRecheckScalarFieldEnum | Prisma.ReorgRecheckScalarFieldEnum[]
 }
 
 /**
