@@ -87,6 +87,11 @@ export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "p
 /** The dust limit's default (PAYOUT_MIN_AMOUNT unset): 0.01 USDC. */
 export const DEFAULT_PAYOUT_MIN_AMOUNT = 10_000n;
 
+/** The dust limit: less than this left in a charge's clones neither holds up its completion nor counts as money on its way. */
+export function dustLimit(settings: Pick<ChangeSettings, "payoutMinAmount">): bigint {
+  return settings.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT;
+}
+
 const MINUTE_MS = 60_000;
 
 // Printable: no control, format or line/paragraph separator characters.
@@ -337,7 +342,7 @@ export async function insertCharge(
  * (below the payout minimum) holds nothing up: 1 base unit a block must not keep a charge open.
  */
 export function moneyOnItsWay(settings: Pick<ChangeSettings, "payoutMinAmount">): P.Sql {
-  const dust = settings.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT;
+  const dust = dustLimit(settings);
   return P.sql`(EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = charges.id AND t.kind = 'PAYMENT' AND t.status = 'SEEN'
       AND t.amount >= ${dust} AND (t.block_time IS NULL OR t.block_time < charges.expires_at))
     OR EXISTS (SELECT 1 FROM authorizations a WHERE a.charge_id = charges.id AND a.purpose = 'PAYMENT' AND a.ended_at IS NULL))`;

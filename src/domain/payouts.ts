@@ -19,7 +19,7 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource, DEFAULT_PAYOUT_MIN_AMOUNT } from "./charges.js";
+import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
 import { notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { toUnits } from "./money.js";
@@ -69,10 +69,18 @@ export interface DueClone {
 
 /**
  * Up to `limit` clones of `chainId` due for a payout, oldest charge first: those holding the chain's
- * `payoutMinAmount` or more and, below it, those of a RECEIVED charge holding more than dust (its sale
- * completes only once they are paid out: a minimum above a charge's amount must not strand it).
+ * `payoutMinAmount` or more and, below it, any holding money of a RECEIVED charge whose money left in
+ * all its clones is `dust` or more. That is exactly when the charge cannot complete (charge-lifecycle's
+ * `complete` guard), so a minimum above a charge's amount, or a stranger's crumbs sent to its address
+ * on several chains, never strand a sale.
  */
-export async function dueClones(prisma: Prisma, chainId: number, limit: number, payoutMinAmount: bigint, now = new Date()): Promise<DueClone[]> {
+export async function dueClones(
+  prisma: Prisma,
+  chainId: number,
+  limit: number,
+  { payoutMinAmount, dust }: { payoutMinAmount: bigint; dust: bigint },
+  now = new Date(),
+): Promise<DueClone[]> {
   // The predicate matches the partial index over clones holding money.
   const rows = await prisma.$queryRaw<(Omit<DueClone, "held"> & { held: P.Decimal })[]>`
     SELECT k.charge_id AS "chargeId", k.address, k.version, k.held, k.deployed_at IS NOT NULL AS deployed,
@@ -80,7 +88,7 @@ export async function dueClones(prisma: Prisma, chainId: number, limit: number, 
       k.flush_batch_max AS "batchMax"
     FROM clones k JOIN charges c ON c.id = k.charge_id
     WHERE k.chain_id = ${chainId} AND k.held > 0 AND c.status <> 'PENDING'
-      AND (k.held >= ${payoutMinAmount} OR (c.status = 'RECEIVED' AND k.held >= ${DEFAULT_PAYOUT_MIN_AMOUNT}))
+      AND (k.held >= ${payoutMinAmount} OR (c.status = 'RECEIVED' AND COALESCE(c.amount_received, 0) - c.settled_amount >= ${dust}))
       AND k.flush_id IS NULL AND (k.flush_retry_at IS NULL OR k.flush_retry_at <= ${now}) AND k.flush_failures < ${MAX_FLUSH_FAILURES}
       AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')
     ORDER BY c.created_at LIMIT ${limit}`;
@@ -253,10 +261,7 @@ export async function markDeployed(prisma: Prisma, chainId: number, chargeId: st
     create: { chargeId, chainId, address: charge.depositAddress!, version: charge.contractVersion, deployedAt: now },
     update: {},
   });
-  await prisma.clone.updateMany({ where: { chargeId, chainId, deployedAt: null }, data: { deployedAt: now } });
-  await prisma.$executeRaw`
-    UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
-    WHERE c.id = ${chargeId} AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
+  await markClonesDeployed(prisma, chainId, [chargeId], now);
 }
 
 /**

@@ -35,7 +35,7 @@ import type { Relayer } from "../chain/relayer.js";
 import { withRpcRetry } from "../chain/rpc.js";
 import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
-import type { ChangeSettings } from "../domain/charges.js";
+import { type ChangeSettings, dustLimit } from "../domain/charges.js";
 import {
   blockPayouts,
   claimForFlush,
@@ -91,7 +91,7 @@ export async function runPayouts(prisma: Prisma, relayer: Relayer, settings: Cha
   const { batchSize = 50, blockedRecheckMs = 60_000, now } = options;
   const chainId = relayer.chain.chainId;
   for (;;) {
-    const due = await dueClones(prisma, chainId, batchSize, options.payoutMinAmount, now());
+    const due = await dueClones(prisma, chainId, batchSize, { payoutMinAmount: options.payoutMinAmount, dust: dustLimit(settings) }, now());
     if (due.length === 0) return;
     await recordDeployedByOthers(prisma, relayer, due, logger, now());
     const batch = await simulateBatch(

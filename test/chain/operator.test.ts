@@ -5,6 +5,7 @@
 import { parseEther, toQuantity } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { ChargeTransitionError, nextStatus } from "../../src/domain/charge-lifecycle.js";
 import { newId } from "../../src/domain/ids.js";
 import { claimForFlush, dueClones, MAX_FLUSH_FAILURES, releaseFlush, retryPayout } from "../../src/domain/payouts.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -91,7 +92,8 @@ describe("payouts whose flushes keep failing", () => {
       data: { chainId: 31337, cloneAddress: clone, status: "RECEIVED", amountReceived: "5000000", deployedAt: new Date(), confirmations: 2 },
     });
     await app.db.prisma.clone.create({ data: { chargeId: created.id, chainId: 31337, address: clone, version: 2, held: "5000000", deployedAt: new Date() } });
-    const due = async (at: Date) => (await dueClones(app.db.prisma, 31337, 10, SETTINGS.payoutMinAmount, at)).map((c) => c.chargeId);
+    const due = async (at: Date) =>
+      (await dueClones(app.db.prisma, 31337, 10, { payoutMinAmount: SETTINGS.payoutMinAmount, dust: SETTINGS.payoutMinAmount }, at)).map((c) => c.chargeId);
     let now = new Date();
     for (let attempt = 1; attempt <= MAX_FLUSH_FAILURES; attempt++) {
       expect(await due(now)).toEqual([created.id]);
@@ -139,6 +141,33 @@ describe("payouts whose flushes keep failing", () => {
     expect(await app.db.prisma.clone.findUniqueOrThrow({ where })).toMatchObject({ flushFailures: 0, flushId: null });
     await app.db.prisma.clone.update({ where, data: { held: 0 } });
     await app.db.prisma.charge.update({ where: { id: created.id }, data: { status: "EXPIRED", amountReceived: null } });
+  });
+});
+
+describe("crumbs in a RECEIVED charge's clones", () => {
+  it("are paid out once together they hold up its completion, though each clone holds less than the dust limit and its chain's minimum", async () => {
+    // A stranger sends 0.009 to the charge's address on two chains: 0.018 left keeps it RECEIVED.
+    const created = (await app.call("POST", "/v1/charges", { body: { orderId: `op-${++orders}`, amount: "5" } })).body;
+    const clone = "0x00000000000000000000000000000000000C2022";
+    await app.db.prisma.charge.update({
+      where: { id: created.id },
+      data: { chainId: 31337, cloneAddress: clone, status: "RECEIVED", amountReceived: "5018000", settledAmount: "5000000", deployedAt: new Date() },
+    });
+    for (const chainId of [31337, 8453]) {
+      await app.db.prisma.clone.create({ data: { chargeId: created.id, chainId, address: clone, version: 2, held: "9000", deployedAt: new Date() } });
+    }
+    const charge = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: created.id } });
+    const dust = 10_000n;
+    expect(() => nextStatus({ ...charge, payoutMinAmount: dust }, "complete", new Date())).toThrow(ChargeTransitionError);
+    const due = async (chainId: number) =>
+      (await dueClones(app.db.prisma, chainId, 10, { payoutMinAmount: 100_000n, dust }, new Date())).map((c) => c.chargeId);
+    expect(await due(31337)).toContain(created.id);
+    expect(await due(8453)).toContain(created.id);
+
+    // Less than the dust limit left in all its clones together: it completes, and nothing is paid out.
+    await app.db.prisma.charge.update({ where: { id: created.id }, data: { amountReceived: "5009000" } });
+    await app.db.prisma.clone.update({ where: { chargeId_chainId: { chargeId: created.id, chainId: 8453 } }, data: { held: 0 } });
+    expect(await due(31337)).not.toContain(created.id);
   });
 });
 
