@@ -117,7 +117,9 @@ export class ChainIndexer {
   /** Reads the next range of blocks and records the transfers of our charges' money in it. */
   async step(): Promise<IndexStep> {
     const { prisma, chain } = this;
-    // A reorg's re-checks first: reading on before they are done would build on transfers that may be gone.
+    // A reorg's re-checks first: reading on before they are done would build on transfers that may be
+    // gone. Those whose transaction waits in the mempool stay open and do not hold reading back: their
+    // transfer is still CONFIRMED, so the same fact seen again in a new block is not recorded twice.
     await this.recheck();
     const cursor = await prisma.chainCursor.findUnique({ where: { chainId: chain.chainId } });
     const latest = await withRpcRetry(() => this.rpc.getBlock("latest"));
