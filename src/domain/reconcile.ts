@@ -2,7 +2,8 @@
 // money is confirmed (chain_cursors.confirmed_block, B):
 //
 //   every clone in scope   its USDC balance at B = its ledger rows up to B (payments less payouts and
-//                          fees, with reversals); in scope: the clones of open charges, of charges
+//                          fees, with reversals; a row counts from the block its transfer is in now,
+//                          which a reorg's re-check may have moved past the row's); in scope: the clones of open charges, of charges
 //                          that changed in the last week, holding money, or needing review, and the
 //                          address of every open charge of the chain's mode (money may come on any chain)
 //   every recent transfer  a confirmed transfer in the last blocks is still in the chain's block of
@@ -78,7 +79,9 @@ export async function reconcileInputs(
       WHERE status = 'PENDING' AND livemode = ${!chain.testnet} AND contract_version = 2 AND deposit_address IS NOT NULL
     ) s WHERE ${narrow}), held AS (
       SELECT b.charge_id, sum(b.amount) AS amount FROM balance_transactions b LEFT JOIN balance_transactions o ON o.id = b.reverses_id
-      WHERE b.charge_id IN (SELECT charge_id FROM scope) AND b.chain_id = ${chain.chainId} AND b.block_number <= ${block}
+        LEFT JOIN chain_transfers t ON t.id = b.transfer_id
+      WHERE b.charge_id IN (SELECT charge_id FROM scope) AND b.chain_id = ${chain.chainId}
+        AND coalesce(t.block_number, b.block_number) <= ${block}
         AND coalesce(o.type, b.type) <> 'refund'
       GROUP BY b.charge_id
     )

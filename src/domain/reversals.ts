@@ -1,7 +1,9 @@
 // What a reorg deeper than the confirmations does to money (.docs/ledger.md): the indexer's rollback
 // records every confirmed transfer above the fork as a re-check (reorg_rechecks, in the rollback's own
 // transaction: domain/chain-transfers.ts `forgetSeenAbove`), and the indexer works them off against
-// the node's receipts before it reads on. One the chain re-included (perhaps at another log index, in
+// the node's receipts before it reads on. One whose transaction the node still holds unmined waits
+// (the indexer does not, up to a bound: jobs/indexer.ts RECHECK_PENDING_MS), so a payment a reorg
+// sent back to the mempool is not reversed, and its charge not reopened, for a block. One the chain re-included (perhaps at another log index, in
 // another block) is the same transfer: only its position changes. One the chain no longer has is
 // REVERSED: a reversal row undoes its ledger row, the money fields are derived again, and its charge
 // needs review:
@@ -44,6 +46,8 @@ export interface PendingRecheck {
   factKey: string;
   /** The reorg, in words. */
   reason: string;
+  /** When the rollback recorded it: how long its transaction may wait in the mempool counts from here. */
+  createdAt: Date;
 }
 
 /** The open re-checks of `chainId`, oldest first. */
@@ -51,7 +55,7 @@ export async function pendingRechecks(prisma: Prisma, chainId: number): Promise<
   return prisma.reorgRecheck.findMany({
     where: { chainId, doneAt: null },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, transferId: true, txHash: true, factKey: true, reason: true },
+    select: { id: true, transferId: true, txHash: true, factKey: true, reason: true, createdAt: true },
   });
 }
 

@@ -27,9 +27,11 @@
 //   step waits, and the client prefers another endpoint for a while;
 // - a rollback forgets what was seen above the fork; what was confirmed there (a reorg deeper than
 //   the confirmations) is recorded in the rollback's transaction as re-checks, which every step works
-//   off against the node's receipts before it reads a block (and until they are done, reads none):
-//   re-included, it is the same transfer; gone, it is reversed in the ledger and its charge needs
-//   review (domain/reversals.ts). An RPC failure or a crash in between loses no check;
+//   off against the node's receipts before it reads a block (and while the node will not answer for
+//   one, reads none): re-included, it is the same transfer; gone, it is reversed in the ledger and
+//   its charge needs review (domain/reversals.ts); still in the node's mempool, it waits (up to
+//   RECHECK_PENDING_MS) while indexing goes on. An RPC failure or a crash in between loses no check,
+//   and what was checked before a failure stays applied;
 // - the first run starts no later than the oldest open charge of the chain's mode, so a payment made
 //   before any worker ran is still found.
 import { type Block, getAddress, id, type Log, type TransactionReceipt } from "ethers";
@@ -45,7 +47,7 @@ import {
   type SeenAuthorizationUse,
   type SeenTransfer,
 } from "../domain/chain-transfers.js";
-import { pendingRechecks, type Relocation, settleRechecks } from "../domain/reversals.js";
+import { type PendingRecheck, pendingRechecks, type RecheckFinding, type Relocation, settleRechecks } from "../domain/reversals.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
 
@@ -61,6 +63,13 @@ export const MAX_RANGE = 2_000;
 const NEAR_HEAD_RANGE = 100;
 /** Successful steps at a reduced range before it is doubled again. */
 const GROW_AFTER = 20;
+/** Transactions whose receipts one step reads (and whose re-checks it applies) at a time. */
+const RECHECK_CHUNK = 50;
+/**
+ * How long a re-check waits for its transaction while the node still holds it unmined (a reorg put
+ * it back in the mempool) before the transfer counts as gone.
+ */
+export const RECHECK_PENDING_MS = 15 * 60_000;
 
 /** Where one step left the indexer. */
 export interface IndexStep {
@@ -108,7 +117,9 @@ export class ChainIndexer {
   /** Reads the next range of blocks and records the transfers of our charges' money in it. */
   async step(): Promise<IndexStep> {
     const { prisma, chain } = this;
-    // A reorg's re-checks first: reading on before they are done would build on transfers that may be gone.
+    // A reorg's re-checks first: reading on before they are done would build on transfers that may be
+    // gone. Those whose transaction waits in the mempool stay open and do not hold reading back: their
+    // transfer is still CONFIRMED, so the same fact seen again in a new block is not recorded twice.
     await this.recheck();
     const cursor = await prisma.chainCursor.findUnique({ where: { chainId: chain.chainId } });
     const latest = await withRpcRetry(() => this.rpc.getBlock("latest"));
@@ -305,32 +316,64 @@ export class ChainIndexer {
    * Works off the chain's open re-checks (a reorg deeper than the confirmations): each confirmed
    * transfer left above a fork is looked for in its transaction's receipt on the chain as it is now.
    * Re-included (at whatever log index), it is the same transfer, moved; gone, it is reversed and its
-   * charge needs review. A node that will not give the receipts fails the step: the checks wait for
-   * the next one, and no block is read before they are done.
+   * charge needs review. A transaction the node still holds unmined (a reorg puts the transactions of
+   * the blocks it drops back in the mempool) is not gone yet: its re-check waits, without holding back
+   * indexing, for RECHECK_PENDING_MS at most. Receipts are read and applied RECHECK_CHUNK transactions
+   * at a time, so what the node answered is kept; a node that will not answer fails the step, and the
+   * checks it left open are tried again by the next one, before any block is read.
    */
   private async recheck(): Promise<void> {
     const pending = await pendingRechecks(this.prisma, this.chain.chainId);
     if (pending.length === 0) return;
-    const receipts = new Map<string, TransactionReceipt | null>();
-    try {
-      for (const hash of new Set(pending.map((t) => t.txHash))) receipts.set(hash, await withRpcRetry(() => this.rpc.getTransactionReceipt(hash)));
-    } catch (e) {
-      this.logger.error(
-        { pending: pending.length, err: (e as Error).message },
-        "could not re-check the transfers a reorg left above its fork (the node did not give their receipts); indexing waits and tries again",
-      );
-      throw e;
+    const now = new Date();
+    const byTx = new Map<string, PendingRecheck[]>();
+    for (const r of pending) byTx.set(r.txHash, [...(byTx.get(r.txHash) ?? []), r]);
+    const hashes = [...byTx.keys()];
+    let settled = 0;
+    let reincluded = 0;
+    let waiting = 0;
+    const reversed: string[] = [];
+    for (let i = 0; i < hashes.length; i += RECHECK_CHUNK) {
+      const chunk = hashes.slice(i, i + RECHECK_CHUNK);
+      const answers = await Promise.allSettled(chunk.map((hash) => withRpcRetry(() => this.onChain(hash))));
+      const findings: RecheckFinding[] = [];
+      for (const [j, answer] of answers.entries()) {
+        if (answer.status === "rejected") continue;
+        for (const recheck of byTx.get(chunk[j]!)!) {
+          const found = answer.value;
+          if (found === "unmined" && now.getTime() - recheck.createdAt.getTime() < RECHECK_PENDING_MS) waiting++;
+          else findings.push({ recheck, at: found === "unmined" || found === null ? null : (found.get(recheck.factKey)?.at(recheck.transferId) ?? null) });
+        }
+      }
+      const done = await settleRechecks(this.prisma, this.settings, findings, now);
+      settled += findings.length;
+      reincluded += done.reincluded;
+      reversed.push(...done.reversed.map((c) => c.id));
+      const failed = answers.find((a) => a.status === "rejected");
+      if (failed) {
+        this.logger.error(
+          { pending: pending.length, settled, err: (failed.reason as Error).message },
+          "could not re-check the transfers a reorg left above its fork (the node did not give their receipts); indexing waits and tries again",
+        );
+        throw failed.reason;
+      }
     }
-    const findings = pending.map((recheck) => {
-      const receipt = receipts.get(recheck.txHash);
-      const found = receipt && receipt.status === 1 ? factsOf(receipt, this.chain.usdc).get(recheck.factKey) : undefined;
-      return { recheck, at: found ? found.at(recheck.transferId) : null };
-    });
-    const { reincluded, reversed } = await settleRechecks(this.prisma, this.settings, findings);
+    if (waiting > 0) this.logger.warn({ waiting }, "transactions a reorg took away are still in the node's mempool: their re-checks wait for them to be mined");
+    if (settled === 0) return;
     this.logger.error(
-      { rechecked: pending.length, reincluded, reversed: findings.length - reincluded, charges: reversed.map((c) => c.id) },
+      { rechecked: settled, reincluded, reversed: settled - reincluded, charges: reversed },
       "a reorg deeper than the confirmations moved confirmed transfers; re-included ones are kept, the others reversed (the charges need review); raise this chain's confirmations",
     );
+  }
+
+  /**
+   * What the chain has of transaction `hash` now: its USDC transfers when it is mined and did not
+   * revert, "unmined" while the node holds it without a receipt, null when it is gone.
+   */
+  private async onChain(hash: string): Promise<ReturnType<typeof factsOf> | "unmined" | null> {
+    const receipt = await this.rpc.getTransactionReceipt(hash);
+    if (receipt) return receipt.status === 1 ? factsOf(receipt, this.chain.usdc) : null;
+    return (await this.rpc.getTransaction(hash)) ? "unmined" : null;
   }
 }
 

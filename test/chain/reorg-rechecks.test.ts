@@ -13,7 +13,7 @@ import { ChainRpc } from "../../src/chain/rpc.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { confirmChainMoney } from "../../src/domain/payments.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import { ChainIndexer } from "../../src/jobs/indexer.js";
+import { ChainIndexer, RECHECK_PENDING_MS } from "../../src/jobs/indexer.js";
 import { reconcileChain } from "../../src/jobs/reconcile.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
@@ -233,7 +233,109 @@ describe("reconciliation", () => {
   }, 60_000);
 });
 
-// Last: it moves the chain's clock past the charge's expiry.
+/** An indexer driven by hand (no worker: nothing pays out), and a step to the head with its confirmations. */
+function byHand(url = chain.anvil.url) {
+  const rpc = new ChainRpc(devnet.chainId, [url]);
+  const indexer = new ChainIndexer(app.db.prisma, rpc, devnet, quiet, settings());
+  const settle = async () => {
+    let step = await indexer.step();
+    while (step.behind) step = await indexer.step();
+    await confirmChainMoney(app.db.prisma, settings(), devnet, step.tip);
+    return step;
+  };
+  return { rpc, indexer, settle };
+}
+
+/**
+ * A payment of `amount` to the charge, confirmed (RECEIVED), then taken away by a reorg from just
+ * before it (5 new blocks, from `at` seconds when given); its signed transaction, as the node had it.
+ */
+async function paymentReorgedOut(id: string, address: string, settle: () => Promise<unknown>, at?: number) {
+  await settle();
+  const payer = chain.wallet(3);
+  await chain.mint(payer.address, usdc("10"));
+  const fork = await chain.provider.send("evm_snapshot", []);
+  const paid = await (chain.usdc.connect(payer) as Contract).getFunction("transfer")(address, usdc("10"));
+  await paid.wait();
+  await chain.mine(CONFIRMATIONS);
+  await settle();
+  expect(await getCharge(id)).toMatchObject({ status: "RECEIVED", amountReceived: "10.00", needsReview: false });
+  const raw: string = await chain.provider.send("eth_getRawTransactionByHash", [paid.hash]);
+  expect(await chain.provider.send("evm_revert", [fork])).toBe(true);
+  if (at !== undefined) await chain.provider.send("evm_setNextBlockTimestamp", [at]);
+  await chain.mine(5);
+  return { hash: paid.hash as string, raw };
+}
+
+describe("a payment a deep reorg sends back to the mempool", () => {
+  it("is not reversed while the node holds it unmined, nor does indexing wait for it; still unmined after RECHECK_PENDING_MS, it is", async () => {
+    const { id, address } = await charge("10");
+    const { rpc, settle } = byHand();
+    try {
+      const { hash, raw } = await paymentReorgedOut(id, address, settle);
+      await chain.automine(false);
+      expect(await chain.provider.send("eth_sendRawTransaction", [raw])).toBe(hash);
+      await settle();
+      // Rolled back, and read on to the head past the waiting transaction.
+      const head = await chain.provider.getBlockNumber();
+      expect((await app.db.prisma.chainCursor.findUniqueOrThrow({ where: { chainId: devnet.chainId } })).blockNumber).toBe(BigInt(head));
+      expect(await getCharge(id)).toMatchObject({ status: "RECEIVED", amountReceived: "10.00", needsReview: false });
+      const [open] = await app.db.prisma.reorgRecheck.findMany({ where: { transfer: { chargeId: id } } });
+      expect(open).toMatchObject({ doneAt: null, txHash: hash });
+      await settle();
+      expect((await app.db.prisma.reorgRecheck.findUniqueOrThrow({ where: { id: open!.id } })).doneAt).toBeNull();
+
+      // Time passes (the re-check was written longer ago than the bound) and the node still holds it unmined.
+      await app.db.prisma.reorgRecheck.update({ where: { id: open!.id }, data: { createdAt: new Date(Date.now() - RECHECK_PENDING_MS - 60_000) } });
+      expect((await chain.provider.getTransaction(hash))?.blockNumber).toBeNull();
+      await settle();
+      expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: "0.00", needsReview: true });
+      expect(await app.db.prisma.reorgRecheck.findUniqueOrThrow({ where: { id: open!.id } })).toMatchObject({ outcome: "reversed" });
+      await chain.provider.send("anvil_dropTransaction", [hash]);
+    } finally {
+      await chain.automine(true);
+      rpc.destroy();
+    }
+  }, 60_000);
+});
+
+describe("a deep reorg's re-checks when the node answers for some transactions only", () => {
+  it("those it answered for are settled; the others wait for the next step", async () => {
+    const a = await charge("10");
+    const b = await charge("10");
+    const { rpc, indexer, settle } = byHand(proxy.url);
+    try {
+      await settle();
+      const payer = chain.wallet(3);
+      await chain.mint(payer.address, usdc("20"));
+      const fork = await chain.provider.send("evm_snapshot", []);
+      await (chain.usdc.connect(payer) as Contract).getFunction("transfer")(a.address, usdc("10"));
+      const refused = (await (chain.usdc.connect(payer) as Contract).getFunction("transfer")(b.address, usdc("10"))).hash as string;
+      await chain.mine(CONFIRMATIONS);
+      await settle();
+      for (const c of [a, b]) expect(await getCharge(c.id)).toMatchObject({ status: "RECEIVED" });
+      expect(await chain.provider.send("evm_revert", [fork])).toBe(true);
+      await chain.mine(5);
+
+      proxy.setFaults({ refuseTxHashes: [refused] });
+      // The rollback's re-check settles the payment it could read; the next step fails on the other.
+      expect((await indexer.step()).reorged).toBe(true);
+      expect(await getCharge(a.id)).toMatchObject({ status: "PENDING", amountReceived: "0.00", needsReview: true });
+      expect(await getCharge(b.id)).toMatchObject({ status: "RECEIVED", amountReceived: "10.00", needsReview: false });
+      await expect(indexer.step()).rejects.toThrow();
+
+      proxy.setFaults({});
+      await settle();
+      expect(await getCharge(b.id)).toMatchObject({ status: "PENDING", amountReceived: "0.00", needsReview: true });
+      const rechecks = await app.db.prisma.reorgRecheck.findMany({ where: { transfer: { chargeId: { in: [a.id, b.id] } } } });
+      expect(rechecks.map((r) => `${r.outcome} ${r.doneAt !== null}`)).toEqual(["reversed true", "reversed true"]);
+    } finally {
+      rpc.destroy();
+    }
+  }, 60_000);
+});
+
+// The last two move the chain's clock past their charges' expiry (the second by two hours).
 describe("a payment a deep reorg takes away before any payout", () => {
   it("the RECEIVED charge is PENDING again and needs review; once the chain's clock passes expiresAt, it expires", async () => {
     // No worker: nothing pays the charge out. The indexer and the confirmations are driven by hand.
@@ -278,5 +380,48 @@ describe("a payment a deep reorg takes away before any payout", () => {
     } finally {
       rpc.destroy();
     }
+  }, 60_000);
+});
+
+describe("an on-time payment a deep reorg sends back to the mempool", () => {
+  it("an on-time payment mined again after the charge's expiry is relocated: the charge never expires and completes", async () => {
+    // Two hours to pay once the chain is picked: the clock jump below passes every charge made before.
+    const { paymentWindowMinutes } = await app.db.prisma.merchant.findFirstOrThrow();
+    await app.db.prisma.merchant.updateMany({ data: { paymentWindowMinutes: 120 } });
+    const { id, address } = await charge("10").finally(() => app.db.prisma.merchant.updateMany({ data: { paymentWindowMinutes } }));
+    const { rpc, settle } = byHand();
+    try {
+      const { expiresAt } = await app.db.prisma.charge.findUniqueOrThrow({ where: { id } });
+      // The chain that replaces the payment's blocks runs past the charge's expiry.
+      const late = Math.floor(expiresAt.getTime() / 1000) + 60;
+      const { hash, raw } = await paymentReorgedOut(id, address, settle, late);
+      await chain.automine(false);
+      expect(await chain.provider.send("eth_sendRawTransaction", [raw])).toBe(hash);
+      // Rolled back and read on: the new blocks' confirmations put the chain's clock past expiresAt,
+      // yet what expires charges finds nothing to do with this one.
+      await settle();
+      const cursor = await app.db.prisma.chainCursor.findUniqueOrThrow({ where: { chainId: devnet.chainId } });
+      expect(cursor.confirmedTime!.getTime()).toBeGreaterThan(expiresAt.getTime());
+      expect((await expireDueCharges(app.db.prisma, settings(), new Date(expiresAt.getTime() + 120_000))).map((c) => c.id)).not.toContain(id);
+      expect(await getCharge(id)).toMatchObject({ status: "RECEIVED", amountReceived: "10.00", needsReview: false });
+
+      // Mined again, a block later: the same transfer, moved.
+      await chain.mine(1);
+      const receipt = await chain.provider.getTransactionReceipt(hash);
+      expect(receipt?.status).toBe(1);
+      await settle();
+      const [recheck] = await app.db.prisma.reorgRecheck.findMany({ where: { transfer: { chargeId: id } }, include: { transfer: true } });
+      expect(recheck).toMatchObject({ outcome: "reincluded", transfer: { status: "CONFIRMED", blockNumber: BigInt(receipt!.blockNumber) } });
+    } finally {
+      await chain.automine(true);
+      rpc.destroy();
+    }
+    startRunner();
+    producing = true;
+    await until("the charge completed", id, (c) => c.status === "COMPLETED");
+    const types = await eventTypes(id);
+    expect(types).not.toContain("charge.expired");
+    expect(types).not.toContain("charge.needs_review");
+    expect(await getCharge(id)).toMatchObject({ amountReceived: "10.00", needsReview: false });
   }, 60_000);
 });

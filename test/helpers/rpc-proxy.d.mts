@@ -14,6 +14,8 @@ export interface RpcFaults {
   wrongBlock?: boolean;
   /** Calls of these methods are refused with a transient node error (-32000 "request timed out"); the others are answered. */
   refuseMethods?: string[];
+  /** Calls whose first parameter is one of these transaction hashes (receipts, transactions) are refused the same way. */
+  refuseTxHashes?: string[];
   /** Every request gets 503. */
   down?: boolean;
 }

@@ -7,7 +7,8 @@
 // - lags a number of blocks behind the node it fronts (blocks, logs, receipts and state it has not
 //   seen yet do not exist for it);
 // - answers a block request with another block;
-// - refuses some methods (a node that times out on receipts, say) while answering the rest;
+// - refuses some methods (a node that times out on receipts, say) while answering the rest, or only
+//   the calls about some transactions;
 // - is down (503).
 // Faults are set and changed while it runs (`setFaults`); see rpc-proxy.d.mts.
 import { createServer } from "node:http";
@@ -56,6 +57,9 @@ export async function startRpcProxy(target, options = {}) {
     const refuse = (error) => ({ jsonrpc: "2.0", id: req.id, error });
     const params = req.params ?? [];
     if (faults.refuseMethods?.includes(req.method)) return refuse({ code: -32000, message: "request timed out" });
+    if (typeof params[0] === "string" && faults.refuseTxHashes?.some((h) => h.toLowerCase() === params[0].toLowerCase())) {
+      return refuse({ code: -32000, message: "request timed out" });
+    }
     const lagged = faults.lagBlocks ? BigInt(await call("eth_blockNumber", [])) - BigInt(faults.lagBlocks) : null;
     const seen = (n) => lagged === null || (n !== null && n <= lagged);
 
@@ -131,7 +135,7 @@ export async function startRpcProxy(target, options = {}) {
       }
       if (maxDelayMs > 0) await new Promise((r) => setTimeout(r, random() * maxDelayMs));
       try {
-        const perCall = faults.logsRangeLimit || faults.maxLogs || faults.lagBlocks || faults.wrongBlock || faults.refuseMethods;
+        const perCall = faults.logsRangeLimit || faults.maxLogs || faults.lagBlocks || faults.wrongBlock || faults.refuseMethods || faults.refuseTxHashes;
         const text = perCall
           ? JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(handle)) : await handle(parsed))
           : await (await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })).text();
