@@ -58,11 +58,11 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
       });
     };
     const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
-    const overBudget = (gas: bigint) =>
-      fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gas} gas it needs; ask again tomorrow (UTC)`);
+    const overBudget = (gas: string) =>
+      fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gas} it needs; ask again tomorrow (UTC)`);
     // Nothing is simulated for a merchant whose day is spent: that costs the chain's round, not the merchant.
     if (!(await fitsRelayerBudget(prisma, budget, SWEEP_MIN_GAS))) {
-      await overBudget(SWEEP_MIN_GAS);
+      await overBudget(`${SWEEP_MIN_GAS} gas (at least)`);
       continue;
     }
     const deployed = (await relayer.provider.getCode(address)) !== "0x";
@@ -104,7 +104,7 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
     );
     if (refused) {
       await countRelayerRefusal(prisma, budget);
-      await overBudget(gasNeeded);
+      await overBudget(`${gasNeeded} gas`);
     }
     if (sent) logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, gasNeeded, relayerTx: sent }, "sweep sent");
   }
