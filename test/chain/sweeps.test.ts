@@ -14,6 +14,8 @@
 //   than throw (which would stop the tracking of every later relayer transaction) or take the node's
 //   refusal for the token's.
 // - a sweep's gas counts toward the UTC day its transaction was sent, not the day it was asked.
+// - the worker checks the budget again in the transaction that claims the sweep: gas spent while it
+//   simulated and signed (a payment without gas) is seen, the sweep FAILED unsent and the refusal counted.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -471,5 +473,44 @@ describe("sweeps", () => {
     await sent(1, new Date());
     await sent(2, yesterday);
     expect(await today()).toBe(before + 80_000n);
+  });
+
+  it("gas spent while a sweep was simulated and signed is seen when it is claimed: FAILED unsent, the refusal counted", async () => {
+    const { id, clone } = await pickedCharge("5");
+    const { merchantId } = await db.prisma.charge.findUniqueOrThrow({ where: { id } });
+    await (await chain.wallet(5).sendTransaction({ to: clone, value: parseEther("0.001") })).wait();
+    const refusals = async () =>
+      (await db.prisma.relayerBudgetRefusal.aggregate({ _sum: { count: true }, where: { merchantId, kind: "sweep" } }))._sum.count ?? 0;
+    await service!.runner.stop();
+    const relayer = new Relayer(devnet);
+    const spender = { id: "swp_meanwhile", chargeId: id, chainId: devnet.chainId, token: getAddress(hexlify(randomBytes(20))) };
+    try {
+      const asked = await dashboard(SWEEP_CHARGE, { id, token: "native" });
+      expect(asked.errors).toBeUndefined();
+      const [before, sent] = [await refusals(), await db.prisma.relayerTransaction.count()];
+      // While the worker signs, the merchant's day is spent elsewhere (as by payments without gas).
+      const sign = relayer.sign.bind(relayer);
+      vi.spyOn(relayer, "sign").mockImplementation(async (...args) => {
+        await db.prisma.sweep.create({ data: { ...spender, status: "DONE", gasNeeded: 2_000_000n, gasUsed: 2_000_000n } });
+        return sign(...args);
+      });
+      await runSweeps(db.prisma, relayer, logger);
+      const sweep = await db.prisma.sweep.findUniqueOrThrow({ where: { id: asked.data.sweepCharge.id } });
+      expect(sweep).toMatchObject({ status: "FAILED", error: expect.stringMatching(/relayer gas for today .* cannot pay the \d+ gas it needs/), txId: null });
+      expect(await db.prisma.relayerTransaction.count()).toBe(sent);
+      expect(await refusals()).toBe(before + 1);
+    } finally {
+      await db.prisma.sweep.deleteMany({ where: { id: spender.id } });
+      relayer.close();
+      service!.runner = startRunner();
+    }
+    // The nonce it signed with was given back: the next sweep is sent and done.
+    const again = await dashboard(SWEEP_CHARGE, { id, token: "native" });
+    expect(again.errors).toBeUndefined();
+    const done = await waitFor("the sweep to end", async () => {
+      const now = (await dashboard(SWEEP, { id: again.data.sweepCharge.id })).data.sweep;
+      return now.status === "DONE" || now.status === "FAILED" ? now : undefined;
+    });
+    expect(done).toMatchObject({ status: "DONE" });
   });
 });
