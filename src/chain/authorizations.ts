@@ -4,6 +4,7 @@
 // version differ between chains.
 import { type Provider, Interface, verifyTypedData } from "ethers";
 import type { ChainSet } from "./chains.js";
+import { holding } from "./holdings.js";
 import { ChainRpc } from "./rpc.js";
 
 /** A signed transferWithAuthorization, as the wallet signed it. */
@@ -92,11 +93,12 @@ export class UsdcAuthorizations {
     return BigInt((await this.read("balanceOf", [from])) as bigint);
   }
 
-  /** `holder`'s balance of any `asset` (an ERC-20 address, or "native" for the chain's coin): what a sweep of it would move. */
-  async holding(asset: string, holder: string): Promise<bigint> {
-    if (asset === "native") return this.provider.getBalance(holder);
-    const data = await this.provider.call({ to: asset, data: token.encodeFunctionData("balanceOf", [holder]) });
-    return BigInt(token.decodeFunctionResult("balanceOf", data)[0] as bigint);
+  /**
+   * `holder`'s balance of any `asset` (an ERC-20 address, or "native" for the chain's coin): what a sweep
+   * of it would move; UNREADABLE_BALANCE when the token will not tell (chain/holdings.ts).
+   */
+  holding(asset: string, holder: string): Promise<bigint> {
+    return holding(this.provider, asset, holder);
   }
 
   /** Why sending `a` now would revert, or null when it would succeed. */

@@ -25,14 +25,11 @@ import { type AuthorizationReaders, authorizationRow, authorizationSchema, check
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
-import { budgetExhausted, checkRelayerBudget, merchantGasLeft, relayerGasToday } from "./relayer-budget.js";
+import { budgetExhausted, checkRelayerBudget, countRelayerRefusal, merchantGasLeft, relayerGasToday, withinRelayerBudget } from "./relayer-budget.js";
 import { parseInput } from "./validation.js";
 
 /** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 50 payments. */
 export const DEFAULT_GASLESS_DAILY_GAS = 5_000_000n;
-
-/** Advisory-lock keys for a chain's gasless budget: a fixed base plus the chain id (apart from the chain runner's). */
-const GASLESS_LOCK_BASE = 7_400_000_000;
 
 const BUDGET_SPENT = "the service's gas for payments without gas is spent for today; send a normal transfer";
 
@@ -187,15 +184,16 @@ export async function submitChargeAuthorization(
   await checkRelayerBudget(prisma, merchant, gasEstimate, null, now);
   try {
     return await prisma.$transaction(async (tx) => {
-      // One submission per chain at a time between reading the day's gas and adding to it (the merchant's too).
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BigInt(GASLESS_LOCK_BASE + charge.chainId)})`;
+      // One claim of the chain's relayer gas at a time (a sweep's too): withinRelayerBudget takes its lock.
+      if (!(await withinRelayerBudget(tx, merchant, gasEstimate, now))) throw budgetExhausted(merchant, gasEstimate, now);
       if ((await gaslessGasToday(tx, charge.chainId, now)) + gasEstimate > budget) throw invalidAuthorization(BUDGET_SPENT);
-      if ((await merchantGasLeft(tx, merchant, now)) < gasEstimate) throw budgetExhausted(merchant, gasEstimate, now);
       return tx.authorization.create({
         data: { id: newId("cauth"), purpose: "PAYMENT", chargeId, chainId: charge.chainId, gasEstimate, ...authorizationRow(a, now) },
       });
     });
   } catch (e) {
+    // Refused under the lock: counted now that the transaction has rolled back.
+    if (e instanceof AppError && e.code === "relayer_budget_exhausted") await countRelayerRefusal(prisma, merchant, now);
     if (!isUniqueViolation(e)) throw e;
     // A racing twin stored first, or another authorization for this charge or from this payer is on its way.
     const twin = await prisma.authorization.findUnique({

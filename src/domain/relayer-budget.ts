@@ -7,14 +7,20 @@
 // Invariants:
 // - one count for every budget (`relayerGasToday`): each relayed action's gas from its receipt once
 //   known, what its simulation needed until then, nothing for one that failed without being mined;
+// - an action counts toward the UTC day its transaction was first sent in (until then, the day it was
+//   asked for), so one asked before midnight and sent after still counts once;
 // - the budget is checked before anything is sent: at the request (a clear 429 saying when it resets)
-//   and again by the worker just before it signs a sweep, against the gas it is about to send for;
+//   and again when the gas is claimed, under the chain's budget lock (`withinRelayerBudget`), so a
+//   sweep and a payment without gas cannot both pass on the same gas;
 // - each refusal is counted (merchant, chain, kind, UTC day) for /metrics.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError } from "./errors.js";
 
 type Db = Prisma | P.TransactionClient;
+
+/** Advisory-lock keys for a chain's relayer budgets: a fixed base plus the chain id (apart from the chain runner's). */
+const BUDGET_LOCK_BASE = 7_400_000_000;
 
 /** RELAYER_GAS_BUDGET_PER_MERCHANT's default: gas per merchant, chain and UTC day (about 20 payments without gas, or 10 sweeps). */
 export const DEFAULT_RELAYER_GAS_BUDGET = 2_000_000n;
@@ -30,7 +36,8 @@ export function budgetDay(now: Date): { start: Date; end: Date } {
 
 /**
  * Relayer gas on `chainId` since the start of the UTC day for `kinds` (a merchant's, or the whole
- * chain's): each action's real gas where its receipt is known, what its simulation needed until then.
+ * chain's): each action's real gas where its receipt is known, what its simulation needed until then,
+ * by the day its transaction was first sent (asked for, until sent).
  */
 export async function relayerGasToday(
   db: Db,
@@ -43,12 +50,14 @@ export async function relayerGasToday(
   const parts: P.Sql[] = [];
   if (scope.kinds.includes("gasless_payment")) {
     parts.push(P.sql`SELECT coalesce(a.gas_used, a.gas_estimate) AS gas FROM authorizations a JOIN charges c ON c.id = a.charge_id
-      WHERE a.chain_id = ${chainId} AND a.purpose = 'PAYMENT' AND a.created_at >= ${start} AND (a.status <> 'FAILED' OR a.gas_used IS NOT NULL)
+      LEFT JOIN relayer_transactions r ON r.id = a.tx_id
+      WHERE a.chain_id = ${chainId} AND a.purpose = 'PAYMENT' AND coalesce(r.created_at, a.created_at) >= ${start} AND (a.status <> 'FAILED' OR a.gas_used IS NOT NULL)
         AND (${merchant}::text IS NULL OR c.merchant_id = ${merchant})`);
   }
   if (scope.kinds.includes("sweep")) {
     parts.push(P.sql`SELECT coalesce(s.gas_used, s.gas_needed) AS gas FROM sweeps s JOIN charges c ON c.id = s.charge_id
-      WHERE s.chain_id = ${chainId} AND s.created_at >= ${start} AND (s.status <> 'FAILED' OR s.gas_used IS NOT NULL)
+      LEFT JOIN relayer_transactions r ON r.id = s.tx_id
+      WHERE s.chain_id = ${chainId} AND coalesce(r.created_at, s.created_at) >= ${start} AND (s.status <> 'FAILED' OR s.gas_used IS NOT NULL)
         AND (${merchant}::text IS NULL OR c.merchant_id = ${merchant})`);
   }
   if (parts.length === 0) return 0n;
@@ -87,7 +96,7 @@ export function budgetExhausted(check: BudgetCheck, needed: bigint, now = new Da
 export async function fitsRelayerBudget(db: Prisma, check: BudgetCheck, needed: bigint, now = new Date()): Promise<boolean> {
   const left = await merchantGasLeft(db, check, now);
   if (left > 0n && needed <= left) return true;
-  await countRefusal(db, check, now);
+  await countRelayerRefusal(db, check, now);
   return false;
 }
 
@@ -96,7 +105,24 @@ export async function checkRelayerBudget(db: Prisma, check: BudgetCheck, needed:
   if (!(await fitsRelayerBudget(db, check, needed, now))) throw budgetExhausted(check, needed, now, param);
 }
 
-async function countRefusal(db: Prisma, check: BudgetCheck, now: Date): Promise<void> {
+/** Takes the chain's budget lock until the end of `tx`: one claim of its relayer gas at a time. */
+export async function lockRelayerBudget(tx: P.TransactionClient, chainId: number): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BigInt(BUDGET_LOCK_BASE + chainId)})`;
+}
+
+/**
+ * Under the chain's budget lock (taken here, held until `tx` ends): whether `needed` more gas fits
+ * `check.merchantId`'s day; the caller claims it in `tx` when it does. A refusal is not counted here
+ * (`tx` may roll back): the caller counts it with `countRelayerRefusal`.
+ */
+export async function withinRelayerBudget(tx: P.TransactionClient, check: BudgetCheck, needed: bigint, now = new Date()): Promise<boolean> {
+  await lockRelayerBudget(tx, check.chainId);
+  const left = await merchantGasLeft(tx, check, now);
+  return left > 0n && needed <= left;
+}
+
+/** Counts one refusal of `check` for /metrics (merchant, chain, kind, UTC day). */
+export async function countRelayerRefusal(db: Prisma, check: BudgetCheck, now = new Date()): Promise<void> {
   const day = budgetDay(now).start;
   await db.relayerBudgetRefusal.upsert({
     where: { merchantId_chainId_kind_day: { merchantId: check.merchantId, chainId: check.chainId, kind: check.kind, day } },

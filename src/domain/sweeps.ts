@@ -6,6 +6,7 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
+import { UNREADABLE_BALANCE } from "../chain/holdings.js";
 import type { Prisma } from "../db/client.js";
 import type { Sweep } from "../generated/prisma/client.js";
 import type { AuthorizationReaders } from "./authorizations.js";
@@ -19,13 +20,11 @@ import { parseInput } from "./validation.js";
 export type { Sweep };
 
 /**
- * The least gas a sweep is asked for with: a payout of one clone costs 60–100k gas, more with an
- * expensive token (the worker checks the gas it really needs before it sends).
+ * The least gas a sweep is counted for until the worker knows what it needs: a payout of one clone
+ * costs 60–100k gas, more with an expensive token (the worker checks the gas it really needs before it
+ * sends, and does not simulate one for a merchant with less than this left).
  */
-const SWEEP_MIN_GAS = 100_000n;
-
-/** The balance kept for a sweep that moved nothing when the token would not tell its balance (its balanceOf reverts). */
-export const UNREADABLE_BALANCE = -1n;
+export const SWEEP_MIN_GAS = 100_000n;
 
 /** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
 export const sweepSchema = z.strictObject(
@@ -77,7 +76,8 @@ export interface SweepDoor {
  * merchant's; null: an operator's). The same sweep asked again while one waits is that one. 400 for
  * a bad token or chain, 409 `sweep_not_possible` for USDC or what the charge's contracts cannot move,
  * 409 `sweep_unchanged` when the last sweep of it moved nothing and the balance is what it was then,
- * 429 `relayer_budget_exhausted` when the merchant's relayer gas for the day is spent.
+ * 429 `relayer_budget_exhausted` when the merchant's relayer gas for the day cannot pay for this sweep
+ * and those still waiting, each at SWEEP_MIN_GAS.
  */
 export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope | null, chargeId: string, input: unknown, now = new Date()): Promise<Sweep> {
   const { chains } = door;
@@ -113,7 +113,11 @@ export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope
   const waiting = await prisma.sweep.findFirst({ where: { chargeId, chainId, token, status: { in: ["PENDING", "SENT"] } } });
   if (waiting) return waiting;
   await refuseUnchanged(prisma, door.readers, { chargeId, chainId, token, address: charge.depositAddress });
-  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, SWEEP_MIN_GAS, null, now);
+  // Each sweep still waiting counts at the least a sweep costs: a burst of requests is refused once
+  // they could not all fit, rather than queued for the worker to simulate and refuse one by one.
+  const pending = await prisma.sweep.count({ where: { chainId, status: "PENDING", charge: { merchantId: charge.merchantId } } });
+  const needed = SWEEP_MIN_GAS * BigInt(pending + 1);
+  await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, needed, null, now);
   return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
 }
 
@@ -126,14 +130,17 @@ async function refuseUnchanged(
   readers: AuthorizationReaders,
   s: { chargeId: string; chainId: number; token: string; address: string },
 ): Promise<void> {
+  // A sweep that failed without a look at the balance (refused for the budget, dropped) says nothing
+  // about it: the last one that moved something, or saw what stayed, decides.
   const last = await prisma.sweep.findFirst({
-    where: { chargeId: s.chargeId, chainId: s.chainId, token: s.token, status: { in: ["DONE", "FAILED"] } },
+    where: { chargeId: s.chargeId, chainId: s.chainId, token: s.token, OR: [{ status: "DONE" }, { status: "FAILED", balanceSeen: { not: null } }] },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
   });
   if (last?.status !== "FAILED" || last.balanceSeen === null) return;
   const reader = readers(s.chainId);
-  // A token that will not tell its balance stays refused for as long as it will not.
-  const holds = reader ? await reader.holding(s.token, s.address).catch(() => UNREADABLE_BALANCE) : null;
+  // A token that will not tell its balance stays refused for as long as it will not; a node that
+  // cannot be reached is no answer (it throws).
+  const holds = reader ? await reader.holding(s.token, s.address) : null;
   if (holds !== toUnits(last.balanceSeen)) return;
   throw new AppError(
     "sweep_unchanged",

@@ -9,27 +9,34 @@
 //   than revert the batch), so the node's estimate (the least gas that does not revert) can be too
 //   little to move anything; the estimate is checked by a simulation at that gas, doubled until the
 //   outcome is the same, and a token that needs more than a block can carry is never sent;
-// - nothing is sent past the merchant's relayer gas for the day (domain/relayer-budget.ts);
+// - nothing is sent past the merchant's relayer gas for the day (domain/relayer-budget.ts), checked
+//   under the chain's budget lock in the transaction that claims the sweep; a merchant with less than
+//   SWEEP_MIN_GAS left has its sweeps refused before anything is simulated;
+// - a round takes at most SWEEPS_PER_ROUND sweeps, oldest first: the chain's runner has indexing,
+//   confirmations and payouts to do too;
 // - a sweep that moves nothing keeps the clone's balance of the token, and the same sweep is refused
 //   until that balance changes (domain/sweeps.ts).
 import { id, Interface, isError, type TransactionReceipt, zeroPadValue } from "ethers";
 import type { Logger } from "pino";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../chain/artifacts.js";
 import { chargeKey, payoutWords } from "../chain/clones.js";
+import { holding } from "../chain/holdings.js";
 import { gasWithHeadroom, type Relayer } from "../chain/relayer.js";
 import { withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { markDeployed } from "../domain/payouts.js";
-import { fitsRelayerBudget } from "../domain/relayer-budget.js";
-import { UNREADABLE_BALANCE } from "../domain/sweeps.js";
+import { countRelayerRefusal, fitsRelayerBudget, withinRelayerBudget } from "../domain/relayer-budget.js";
+import { SWEEP_MIN_GAS } from "../domain/sweeps.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
 const factoryV1 = new Interface(ChargeFactoryV1Artifact.abi);
 const cloneV1 = new Interface(ChargeCloneV1Artifact.abi);
-const erc20 = new Interface(["function balanceOf(address) view returns (uint256)"]);
 const FAILED = 2n ** 256n - 1n;
 const TRANSFER_TOPIC = id("Transfer(address,address,uint256)");
+
+/** The most sweeps one round of the chain's runner takes on (the rest wait for the next rounds). */
+export const SWEEPS_PER_ROUND = 20;
 
 type Call = { to: string; data: string };
 type Sim = Pick<Relayer, "provider" | "address">;
@@ -39,7 +46,8 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
   const waiting = await prisma.sweep.findMany({
     where: { chainId: relayer.chain.chainId, status: "PENDING" },
     include: { charge: { select: { merchantId: true, depositAddress: true, settlementWallet: true, feeBps: true, contractVersion: true } } },
-    orderBy: { createdAt: "asc" },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: SWEEPS_PER_ROUND,
   });
   for (const { charge, ...sweep } of waiting) {
     const address = charge.depositAddress!;
@@ -49,6 +57,14 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
         data: { status: "FAILED", error, balanceSeen: seen === null ? null : seen.toString() },
       });
     };
+    const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
+    const overBudget = (gas: string) =>
+      fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gas} it needs; ask again tomorrow (UTC)`);
+    // Nothing is simulated for a merchant whose day is spent: that costs the chain's round, not the merchant.
+    if (!(await fitsRelayerBudget(prisma, budget, SWEEP_MIN_GAS))) {
+      await overBudget(`${SWEEP_MIN_GAS} gas (at least)`);
+      continue;
+    }
     const deployed = (await relayer.provider.getCode(address)) !== "0x";
     const call = sweepCall(relayer, sweep.chargeId, sweep.token, { ...charge, address, deployed });
     const blockGas = (await withRpcRetry(() => relayer.provider.getBlock("latest")))!.gasLimit;
@@ -60,33 +76,36 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
       continue;
     }
     if (paid === FAILED) {
-      await fail("the token refuses the transfer (or the merchant's wallet refuses the native coin)", await holding(relayer, sweep.token, address));
+      await fail("the token refuses the transfer (or the merchant's wallet refuses the native coin)", await holding(relayer.provider, sweep.token, address));
       continue;
     }
     const gasNeeded = await gasForOutcome(relayer, call, full!, blockGas);
     if (gasNeeded === null) {
       await fail(
         `the token needs more gas to move than a transaction can carry on chain ${relayer.chain.chainId}`,
-        await holding(relayer, sweep.token, address),
+        await holding(relayer.provider, sweep.token, address),
       );
       continue;
     }
-    const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
-    if (!(await fitsRelayerBudget(prisma, budget, gasNeeded))) {
-      await fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gasNeeded} gas it needs; ask again tomorrow (UTC)`);
-      continue;
-    }
+    let refused = false;
     const sent = await sendRelayerTx(
       prisma,
       relayer,
       "SWEEP",
       call,
       async (tx, txId) => {
+        // Checked and claimed under the chain's budget lock, as a payment without gas is.
+        refused = !(await withinRelayerBudget(tx, budget, gasNeeded));
+        if (refused) return false;
         const { count } = await tx.sweep.updateMany({ where: { id: sweep.id, status: "PENDING" }, data: { status: "SENT", txId, gasNeeded } });
         return count === 1;
       },
       { gasNeeded },
     );
+    if (refused) {
+      await countRelayerRefusal(prisma, budget);
+      await overBudget(`${gasNeeded} gas`);
+    }
     if (sent) logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, gasNeeded, relayerTx: sent }, "sweep sent");
   }
 }
@@ -125,22 +144,6 @@ export async function gasForOutcome(relayer: Sim, call: Call, expected: string, 
   }
 }
 
-/**
- * The clone's balance of `token` (at `blockTag`, or now): what a sweep that moved nothing saw.
- * UNREADABLE_BALANCE for a token that will not tell (its balanceOf reverts), which then stays refused
- * as long as it will not; transport trouble throws (the round is tried again).
- */
-async function holding(relayer: Pick<Relayer, "provider">, token: string, address: string, blockTag?: number): Promise<bigint> {
-  if (token === "native") return relayer.provider.getBalance(address, blockTag);
-  const read = { to: token, data: erc20.encodeFunctionData("balanceOf", [address]), ...(blockTag !== undefined && { blockTag }) };
-  try {
-    return erc20.decodeFunctionResult("balanceOf", await relayer.provider.call(read))[0] as bigint;
-  } catch (e) {
-    if (!isError(e, "CALL_EXCEPTION") && !isError(e, "BAD_DATA")) throw e;
-    return UNREADABLE_BALANCE;
-  }
-}
-
 interface SweptClone {
   address: string;
   deployed: boolean;
@@ -165,7 +168,7 @@ function sweepCall(relayer: Relayer, chargeId: string, token: string, c: SweptCl
  * the native coin (which logs nothing) an empty balance at that block.
  */
 async function sweptAnything(relayer: Pick<Relayer, "provider">, token: string, address: string, receipt: TransactionReceipt): Promise<boolean> {
-  if (token === "native") return (await relayer.provider.getBalance(address, receipt.blockNumber)) === 0n;
+  if (token === "native") return (await holding(relayer.provider, "native", address, receipt.blockNumber)) === 0n;
   const from = zeroPadValue(address, 32).toLowerCase();
   return receipt.logs.some((l) => l.address.toLowerCase() === token.toLowerCase() && l.topics[0] === TRANSFER_TOPIC && l.topics[1]?.toLowerCase() === from);
 }
@@ -190,7 +193,7 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
       const address = sweep.charge.depositAddress!;
       const moved = await sweptAnything(relayer, sweep.token, address, receipt);
       const { gasUsed } = receipt;
-      const seen = moved ? null : (await holding(relayer, sweep.token, address, receipt.blockNumber)).toString();
+      const seen = moved ? null : (await holding(relayer.provider, sweep.token, address, receipt.blockNumber)).toString();
       await prisma.sweep.updateMany({
         where: { txId: tx.id },
         data: moved
@@ -209,7 +212,7 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
       }
       // Reverted: it cost gas and moved nothing, so it too waits for the balance to change.
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
-      const seen = sweep && (await holding(relayer, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber)).toString();
+      const seen = sweep && (await holding(relayer.provider, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber)).toString();
       await prisma.sweep.updateMany({
         where: { txId: tx.id },
         data: { status: "FAILED", error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen },

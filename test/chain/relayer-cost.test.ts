@@ -4,9 +4,10 @@
 //   the gas that gives the full-gas outcome, not the estimate with which the clone runs out inside;
 // - a token that moves nothing when mined (it refuses only real transactions) costs the relayer one
 //   sweep: asked again with the same balance it is refused (409 sweep_unchanged) without gas, until
-//   the balance changes;
+//   the balance changes (a sweep that failed without seeing the balance in between does not lift it);
 // - a merchant's payments without gas stop at its daily relayer gas (429 relayer_budget_exhausted,
-//   saying when it resets), sweeps too, and /metrics counts the gas and the refusals;
+//   saying when it resets), sweeps too, and /metrics counts the gas and the refusals; sweeps still
+//   waiting count at the least a sweep costs, so a burst of them is refused once they could not all fit;
 // - an authorization its signer cancels on chain ends its lock at once and is never relayed.
 import { createRequire } from "node:module";
 import { Contract, ContractFactory, hexlify, parseEther, parseUnits, randomBytes, Signature, Wallet } from "ethers";
@@ -175,6 +176,16 @@ describe("sweeps the relayer pays for", () => {
     expect(await relayerTxs("SWEEP")).toBe(sent);
     expect(await app.db.prisma.sweep.count({ where: { chargeId: c.id } })).toBe(1);
 
+    // A later sweep of it that ended without a look at the balance (refused for the budget, its
+    // transaction dropped) says nothing about it: still refused.
+    await app.db.prisma.sweep.create({
+      data: { id: "swp_dropped", chargeId: c.id, chainId: devnet.chainId, token: tokenAddress, status: "FAILED", error: "its transaction was dropped" },
+    });
+    const afterDropped = await askSweep(key, c.id, tokenAddress);
+    expect(afterDropped.errors![0].extensions).toMatchObject({ code: "sweep_unchanged", statusCode: 409 });
+    expect(afterDropped.errors![0].message).toContain(`(${failed.id})`);
+    expect(await relayerTxs("SWEEP")).toBe(sent);
+
     // More of the token arrives: the balance changed, so it is tried once more.
     await (await token.getFunction("mint")(c.clone, 1n)).wait();
     const changed = await askSweep(key, c.id, tokenAddress);
@@ -262,6 +273,28 @@ describe("the merchant's daily relayer gas", () => {
     );
     expect(await metric("stablegate_relayer_budget_refusals_total", labels)).toBe(refusalsBefore + 1n);
     expect(await metric("stablegate_relayer_budget_refusals_total", `chain_id="${devnet.chainId}",kind="sweep"`)).toBeGreaterThanOrEqual(1n);
+  });
+});
+
+describe("sweeps still waiting", () => {
+  it("count at the least a sweep costs: a burst of requests is refused with a 429 once they could not all fit the merchant's day", async () => {
+    const merchant = await app.newMerchant();
+    const key = merchant.apiKeys.test.secret;
+    const token = await deployToken(0n, false);
+    // The worker stopped: the requests alone decide.
+    await runner.stop();
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await askSweep(key, (await charge(key)).id, await token.getAddress()));
+      // 250k of gas: two waiting sweeps at 100k each fit, a third does not.
+      expect(answers.slice(0, 2).map((a) => a.errors)).toEqual([undefined, undefined]);
+      expect(answers[2]!.errors![0].extensions).toMatchObject({ code: "relayer_budget_exhausted", statusCode: 429 });
+      expect(answers[2]!.errors![0].message).toContain("this needs 300000");
+      expect(await app.db.prisma.sweep.count({ where: { charge: { merchantId: merchant.merchant.id } } })).toBe(2);
+    } finally {
+      await app.db.prisma.sweep.deleteMany({ where: { charge: { merchantId: merchant.merchant.id }, status: "PENDING" } });
+      runner = startRunner();
+    }
   });
 });
 

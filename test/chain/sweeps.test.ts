@@ -8,12 +8,20 @@
 //   CLI, and change nothing: no sweep, no relayer transaction.
 // - an RPC failure while a sweep is simulated fails the worker's round, not the sweep, which is sent
 //   once the node answers.
+// - a merchant whose relayer gas is spent has its waiting sweeps refused (and counted) without a call
+//   to the node, SWEEPS_PER_ROUND a round at most.
+// - on a node that keeps only recent state, a sweep's handlers read the clone's balance now rather
+//   than throw (which would stop the tracking of every later relayer transaction) or take the node's
+//   refusal for the token's.
+// - a sweep's gas counts toward the UTC day its transaction was sent, not the day it was asked.
+// - the worker checks the budget again in the transaction that claims the sweep: gas spent while it
+//   simulated and signed (a payment without gas) is seen, the sweep FAILED unsent and the refusal counted.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Contract, ContractFactory, getAddress, id as keccakId, parseEther, parseUnits } from "ethers";
+import { type Contract, ContractFactory, getAddress, hexlify, id as keccakId, makeError, parseEther, parseUnits, type Provider } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { App } from "../../src/app.js";
@@ -25,11 +33,13 @@ import { loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
 import { createMerchant } from "../../src/domain/merchants.js";
+import { relayerGasToday } from "../../src/domain/relayer-budget.js";
 import { getSweep, sweepResource } from "../../src/domain/sweeps.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import { runSweeps } from "../../src/jobs/sweeps.js";
+import type { OpenTx } from "../../src/jobs/relayer-txs.js";
+import { runSweeps, SWEEPS_PER_ROUND, sweepHandlers } from "../../src/jobs/sweeps.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { buildTestApp, freshDatabase, POLLING, SETTINGS, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
@@ -357,5 +367,150 @@ describe("sweeps", () => {
     });
     expect(done).toMatchObject({ status: "DONE", error: null });
     expect(await chain.provider.getBalance(clone)).toBe(0n);
+  });
+
+  it("a merchant whose relayer gas is spent: its waiting sweeps are refused and counted without a call to the node, SWEEPS_PER_ROUND a round", async () => {
+    const { id } = await pickedCharge("5");
+    const { merchantId } = await db.prisma.charge.findUniqueOrThrow({ where: { id } });
+    const refusals = async () =>
+      (await db.prisma.relayerBudgetRefusal.aggregate({ _sum: { count: true }, where: { merchantId, kind: "sweep" } }))._sum.count ?? 0;
+    await service!.runner.stop();
+    const relayer = new Relayer(devnet);
+    try {
+      // Queued before the budget ran out: one more than a round takes.
+      const start = Date.now();
+      for (let i = 0; i <= SWEEPS_PER_ROUND; i++) {
+        const token = getAddress(hexlify(randomBytes(20)));
+        await db.prisma.sweep.create({ data: { id: `swp_spent${i}`, chargeId: id, chainId: devnet.chainId, token, createdAt: new Date(start + i) } });
+      }
+      const before = await refusals();
+      const asked = ["getCode", "getBlock", "call", "estimateGas"].map((m) => vi.spyOn(relayer.provider, m as "call"));
+      await runSweeps(db.prisma, relayer, logger, { relayerGasBudget: 1n });
+      for (const spy of asked) expect(spy).not.toHaveBeenCalled();
+      const after = await db.prisma.sweep.findMany({ where: { chargeId: id }, orderBy: { createdAt: "asc" } });
+      for (const s of after.slice(0, SWEEPS_PER_ROUND))
+        expect(s).toMatchObject({ status: "FAILED", error: expect.stringMatching(/relayer gas for today/), txId: null });
+      expect(after.at(-1)).toMatchObject({ status: "PENDING" });
+      expect(await refusals()).toBe(before + SWEEPS_PER_ROUND);
+    } finally {
+      await db.prisma.sweep.deleteMany({ where: { chargeId: id, status: "PENDING" } });
+      relayer.close();
+      service!.runner = startRunner();
+    }
+  });
+
+  it("a node that keeps only recent state: a sweep's handlers read the clone's balance now, neither throwing nor taking the refusal for the token's", async () => {
+    const { id, clone } = await pickedCharge("5");
+    await (await chain.wallet(5).sendTransaction({ to: clone, value: parseEther("0.001") })).wait();
+    await (await stray.getFunction("mint")(clone, 7n)).wait();
+    const receipt = (await (await chain.wallet(5).sendTransaction({ to: chain.wallet(5).address, value: 0n })).wait())!;
+    // What such a node answers for a block it has no state of: eth_getBalance fails, and an eth_call's
+    // error is one ethers cannot tell from a revert.
+    const past = (tag: unknown) => tag !== undefined && tag !== "latest";
+    const missing = (method: string) => makeError(`missing trie node (${method})`, "UNKNOWN_ERROR");
+    const pruned = {
+      getBalance: (a: string, tag?: number | string) => (past(tag) ? Promise.reject(missing("eth_getBalance")) : chain.provider.getBalance(a, tag)),
+      call: (req: { to: string; data: string; blockTag?: number | string }) =>
+        past(req.blockTag)
+          ? Promise.reject(
+              makeError("missing revert data", "CALL_EXCEPTION", {
+                action: "call",
+                data: null,
+                reason: null,
+                transaction: req,
+                invocation: null,
+                revert: null,
+              }),
+            )
+          : chain.provider.call(req),
+    } as unknown as Provider;
+    const handlers = sweepHandlers(db.prisma, { provider: pruned, chain: devnet } as never, () => new Date());
+    const rows = [
+      { n: 1, token: "native" },
+      { n: 2, token: await stray.getAddress() },
+    ];
+    for (const { n, token } of rows) {
+      // Ended rows: the running tracker leaves them alone.
+      await db.prisma.relayerTransaction.create({
+        data: { id: `rtx_pruned${n}`, chainId: devnet.chainId, kind: "SWEEP", status: "FAILED", nonce: 900_000 + n, rawTx: "0x", txHashes: [receipt.hash] },
+      });
+      await db.prisma.sweep.create({ data: { id: `swp_pruned${n}`, chargeId: id, chainId: devnet.chainId, token, status: "SENT", txId: `rtx_pruned${n}` } });
+    }
+    await handlers.mined({ id: "rtx_pruned1" } as OpenTx, receipt);
+    await handlers.failed({ id: "rtx_pruned2" } as OpenTx, receipt);
+    const [native, token] = await Promise.all([1, 2].map((n) => db.prisma.sweep.findUniqueOrThrow({ where: { id: `swp_pruned${n}` } })));
+    expect(native).toMatchObject({ status: "FAILED", error: expect.stringMatching(/^nothing moved/) });
+    expect(native!.balanceSeen?.toString()).toBe(parseEther("0.001").toString());
+    expect(token).toMatchObject({ status: "FAILED", error: "its transaction reverted" });
+    expect(token!.balanceSeen?.toString()).toBe("7");
+  });
+
+  it("a sweep's gas counts toward the UTC day its transaction was sent: asked yesterday and sent today, it counts today", async () => {
+    const { id } = await pickedCharge("5");
+    const { merchantId } = await db.prisma.charge.findUniqueOrThrow({ where: { id } });
+    const today = () => relayerGasToday(db.prisma, devnet.chainId, { kinds: ["sweep", "gasless_payment"], merchantId });
+    const before = await today();
+    const yesterday = new Date(Date.now() - 86_400_000);
+    const sent = async (n: number, at: Date) => {
+      await db.prisma.relayerTransaction.create({
+        data: { id: `rtx_day${n}`, chainId: devnet.chainId, kind: "SWEEP", status: "CONFIRMED", nonce: 900_100 + n, rawTx: "0x", txHashes: [], createdAt: at },
+      });
+      const token = getAddress(hexlify(randomBytes(20)));
+      await db.prisma.sweep.create({
+        data: {
+          id: `swp_day${n}`,
+          chargeId: id,
+          chainId: devnet.chainId,
+          token,
+          status: "DONE",
+          txId: `rtx_day${n}`,
+          gasNeeded: 90_000n,
+          gasUsed: 80_000n,
+          createdAt: yesterday,
+        },
+      });
+    };
+    await sent(1, new Date());
+    await sent(2, yesterday);
+    expect(await today()).toBe(before + 80_000n);
+  });
+
+  it("gas spent while a sweep was simulated and signed is seen when it is claimed: FAILED unsent, the refusal counted", async () => {
+    const { id, clone } = await pickedCharge("5");
+    const { merchantId } = await db.prisma.charge.findUniqueOrThrow({ where: { id } });
+    await (await chain.wallet(5).sendTransaction({ to: clone, value: parseEther("0.001") })).wait();
+    const refusals = async () =>
+      (await db.prisma.relayerBudgetRefusal.aggregate({ _sum: { count: true }, where: { merchantId, kind: "sweep" } }))._sum.count ?? 0;
+    await service!.runner.stop();
+    const relayer = new Relayer(devnet);
+    const spender = { id: "swp_meanwhile", chargeId: id, chainId: devnet.chainId, token: getAddress(hexlify(randomBytes(20))) };
+    try {
+      const asked = await dashboard(SWEEP_CHARGE, { id, token: "native" });
+      expect(asked.errors).toBeUndefined();
+      const [before, sent] = [await refusals(), await db.prisma.relayerTransaction.count()];
+      // While the worker signs, the merchant's day is spent elsewhere (as by payments without gas).
+      const sign = relayer.sign.bind(relayer);
+      vi.spyOn(relayer, "sign").mockImplementation(async (...args) => {
+        await db.prisma.sweep.create({ data: { ...spender, status: "DONE", gasNeeded: 2_000_000n, gasUsed: 2_000_000n } });
+        return sign(...args);
+      });
+      await runSweeps(db.prisma, relayer, logger);
+      const sweep = await db.prisma.sweep.findUniqueOrThrow({ where: { id: asked.data.sweepCharge.id } });
+      expect(sweep).toMatchObject({ status: "FAILED", error: expect.stringMatching(/relayer gas for today .* cannot pay the \d+ gas it needs/), txId: null });
+      expect(await db.prisma.relayerTransaction.count()).toBe(sent);
+      expect(await refusals()).toBe(before + 1);
+    } finally {
+      await db.prisma.sweep.deleteMany({ where: { id: spender.id } });
+      relayer.close();
+      service!.runner = startRunner();
+    }
+    // The nonce it signed with was given back: the next sweep is sent and done.
+    const again = await dashboard(SWEEP_CHARGE, { id, token: "native" });
+    expect(again.errors).toBeUndefined();
+    const done = await waitFor("the sweep to end", async () => {
+      const now = (await dashboard(SWEEP, { id: again.data.sweepCharge.id })).data.sweep;
+      return now.status === "DONE" || now.status === "FAILED" ? now : undefined;
+    });
+    expect(done).toMatchObject({ status: "DONE" });
   });
 });
