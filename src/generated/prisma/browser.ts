@@ -169,3 +169,8 @@ export type Sweep = Prisma.SweepModel
  * How often a merchant's relayed work was refused for the day's relayer gas budget (RELAYER_GAS_BUDGET_PER_MERCHANT), per chain, kind and UTC day.
  */
 export type RelayerBudgetRefusal = Prisma.RelayerBudgetRefusalModel
+/**
+ * Model Worker
+ * A worker process, as it last reported itself (jobs/chain-share.ts): the live ones share the chains' locks between them.
+ */
+export type Worker = Prisma.WorkerModel

@@ -424,7 +424,8 @@ export const ModelName = {
   Refund: 'Refund',
   Authorization: 'Authorization',
   Sweep: 'Sweep',
-  RelayerBudgetRefusal: 'RelayerBudgetRefusal'
+  RelayerBudgetRefusal: 'RelayerBudgetRefusal',
+  Worker: 'Worker'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -440,7 +441,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2516,6 +2517,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Worker: {
+      payload: Prisma.$WorkerPayload<ExtArgs>
+      fields: Prisma.WorkerFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.WorkerFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.WorkerFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        findFirst: {
+          args: Prisma.WorkerFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.WorkerFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        findMany: {
+          args: Prisma.WorkerFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>[]
+        }
+        create: {
+          args: Prisma.WorkerCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        createMany: {
+          args: Prisma.WorkerCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.WorkerCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>[]
+        }
+        delete: {
+          args: Prisma.WorkerDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        update: {
+          args: Prisma.WorkerUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        deleteMany: {
+          args: Prisma.WorkerDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.WorkerUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.WorkerUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>[]
+        }
+        upsert: {
+          args: Prisma.WorkerUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WorkerPayload>
+        }
+        aggregate: {
+          args: Prisma.WorkerAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateWorker>
+        }
+        groupBy: {
+          args: Prisma.WorkerGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WorkerGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.WorkerCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WorkerCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3055,6 +3130,15 @@ export const RelayerBudgetRefusalScalarFieldEnum = {
 export type RelayerBudgetRefusalScalarFieldEnum = (typeof RelayerBudgetRefusalScalarFieldEnum)[keyof typeof RelayerBudgetRefusalScalarFieldEnum]
 
 
+export const WorkerScalarFieldEnum = {
+  id: 'id',
+  startedAt: 'startedAt',
+  lastSeen: 'lastSeen'
+} as const
+
+export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -3574,6 +3658,7 @@ export type GlobalOmitConfig = {
   authorization?: Prisma.AuthorizationOmit
   sweep?: Prisma.SweepOmit
   relayerBudgetRefusal?: Prisma.RelayerBudgetRefusalOmit
+  worker?: Prisma.WorkerOmit
 }
 
 /* Types for Logging */

@@ -78,7 +78,8 @@ export const ModelName = {
   Refund: 'Refund',
   Authorization: 'Authorization',
   Sweep: 'Sweep',
-  RelayerBudgetRefusal: 'RelayerBudgetRefusal'
+  RelayerBudgetRefusal: 'RelayerBudgetRefusal',
+  Worker: 'Worker'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -595,6 +596,15 @@ export const RelayerBudgetRefusalScalarFieldEnum = {
 } as const
 
 export type RelayerBudgetRefusalScalarFieldEnum = (typeof RelayerBudgetRefusalScalarFieldEnum)[keyof typeof RelayerBudgetRefusalScalarFieldEnum]
+
+
+export const WorkerScalarFieldEnum = {
+  id: 'id',
+  startedAt: 'startedAt',
+  lastSeen: 'lastSeen'
+} as const
+
+export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
 
 
 export const SortOrder = {
