@@ -1,6 +1,8 @@
 // One runner per enabled chain and worker process. Only the process holding the chain's advisory
-// lock works on it (one indexer and one relayer nonce sequence per chain); the others keep asking,
-// and take over within a tick when the holder dies and its database session ends. Each tick, in
+// lock works on it (one indexer and one relayer nonce sequence per chain). On PostgreSQL the workers
+// share the chains (chain-share.ts): a runner asks for the lock only while its worker holds fewer
+// than its share, and lets it go, between two ticks, when its worker holds more; when a holder dies
+// its database session ends with its lock and another worker takes the chain. Each tick, in
 // order: the indexer (new blocks, reorgs, catching up), confirming transfers into the ledger and
 // ending authorizations, the relayer's open transactions (nonce gaps healed, stuck ones reported),
 // payouts, relayed authorizations, sweeps, the first check of just-picked addresses, and now and then
@@ -25,6 +27,7 @@ import { checkPickedClones, runReconciliation } from "./reconcile.js";
 import { IGNORED, resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
 import { runSweeps, sweepHandlers } from "./sweeps.js";
 import type { RelayerTxKind } from "../generated/prisma/client.js";
+import { type ChainShare, newWorkerId } from "./chain-share.js";
 
 /** Advisory-lock keys for chains: a fixed base plus the chain id. */
 const CHAIN_LOCK_BASE = 7_300_000_000;
@@ -44,8 +47,12 @@ export interface ChainRunnerOptions {
   reconcileMs?: number;
   /** RELAYER_GAS_BUDGET_PER_MERCHANT: a merchant's relayer gas per chain and UTC day for sweeps and payments without gas (default where unset). */
   relayerGasBudget?: bigint;
-  /** Where the reconciliation's differences are counted. */
-  metrics?: Pick<ProcessMetrics, "reconcileDifferences">;
+  /** Where the reconciliation's differences and the chain locks this worker holds are counted. */
+  metrics?: Pick<ProcessMetrics, "reconcileDifferences" | "chainLocks">;
+  /** This worker's id, as /metrics names it (default: a new one). */
+  workerId?: string;
+  /** This worker's share of the chains (PostgreSQL); absent, the runner asks for the lock every tick (the embedded database's lock is its own). */
+  share?: ChainShare;
   now?: () => Date;
 }
 
@@ -61,7 +68,14 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   });
   const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log, settings);
   const handlers = relayerTxHandlers(db.prisma, relayer, settings, log, now);
+  const { share, metrics, workerId = newWorkerId() } = options;
   let lock: HeldLock | null = null;
+  const hold = (next: HeldLock | null) => {
+    lock = next;
+    share?.holds(chain.chainId, next !== null);
+    metrics?.chainLocks.set({ chain_id: chain.chainId, worker: workerId }, next ? 1 : 0);
+  };
+  hold(null);
   let balanceCheckedAt = 0;
   let reconciledAt = 0;
   const stuck = new Set<string>();
@@ -73,13 +87,28 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       if (lock && !(await lock.alive())) {
         // The server dropped our session and with it the lock: another worker may hold it now.
         log.warn("lost the chain lock (database connection closed); standing by");
-        lock = null;
+        hold(null);
         relayer.resetNonce();
       }
+      if (lock && share?.shouldRelease(chain.chainId)) {
+        // Between two ticks: the last step has ended, nothing of it is in flight. Another worker's
+        // relayer continues the nonces, so ours is read again if this one takes the chain back.
+        await lock.release();
+        hold(null);
+        relayer.resetNonce();
+        log.info({ worker: workerId }, "chain runner released: this worker held more than its share of the chains");
+        return;
+      }
       if (!lock) {
-        lock = await db.sql.tryLock(CHAIN_LOCK_BASE + chain.chainId);
-        if (!lock) return;
-        log.info({ relayer: relayer.address }, "chain runner active");
+        if (share && !share.mayTake(chain.chainId)) return;
+        let taken: HeldLock | null = null;
+        try {
+          taken = await db.sql.tryLock(CHAIN_LOCK_BASE + chain.chainId);
+        } finally {
+          hold(taken);
+        }
+        if (!taken) return;
+        log.info({ relayer: relayer.address, worker: workerId }, "chain runner active");
         await resendStored(db.prisma, relayer);
       }
       let step = await indexer.step();
@@ -103,7 +132,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       if (chain.chainId === DEVNET_CHAIN_ID) await keepDevnetClock(db.prisma, relayer, now());
       if (Date.now() - reconciledAt >= reconcileMs) {
         reconciledAt = Date.now();
-        await runReconciliation(db.prisma, relayer.provider, chain, settings, log, { metrics: options.metrics }, now()).catch((err) =>
+        await runReconciliation(db.prisma, relayer.provider, chain, settings, log, { metrics }, now()).catch((err) =>
           log.error({ err: (err as Error).message }, "reconciliation failed; trying again next interval"),
         );
       }
@@ -118,6 +147,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
     async stop() {
       await periodic.stop();
       await lock?.release();
+      hold(null);
       relayer.close();
     },
   };

@@ -6,6 +6,7 @@ import type { Database } from "../db/client.js";
 import type { PaymentSettings } from "../domain/payments.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { startChainRunner } from "./chain-runner.js";
+import { newWorkerId, startChainShare } from "./chain-share.js";
 import { startWebhookDispatcher } from "./webhook-dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
 
@@ -22,19 +23,34 @@ export interface JobServices {
   logger: Logger;
   /** The domain's settings; its feed announces the changes the jobs commit to live subscribers. */
   settings: PaymentSettings;
-  /** Where this process counts what the jobs do (webhook delivery results, reconciliation differences). */
-  metrics: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences">;
+  /** Where this process counts what the jobs do (webhook delivery results, reconciliation differences, the chain locks it holds). */
+  metrics: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences" | "chainLocks">;
 }
 
 export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
 
-/** Starts every background job: the expiry sweep, webhook delivery and one runner per enabled chain. */
+/**
+ * Starts every background job: the expiry sweep, webhook delivery and one runner per enabled chain.
+ * On PostgreSQL this worker joins the others in the `workers` table and works its share of the
+ * chains; the embedded database has one process, which works them all.
+ */
 export function startJobs(services: JobServices, options: JobsOptions = {}): Jobs {
   const { config, db, settings, logger, metrics } = services;
+  const workerId = newWorkerId();
+  const chains = services.chains.all();
+  const share =
+    db.kind === "postgres"
+      ? startChainShare(
+          db.prisma,
+          workerId,
+          chains.map((c) => c.chainId),
+          logger,
+        )
+      : undefined;
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
     startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => metrics.webhookDeliveries.inc({ result }) }),
-    ...services.chains.all().map((chain) =>
+    ...chains.map((chain) =>
       startChainRunner(db, chain, logger, {
         intervalMs: config.chainPollIntervalMs,
         settings,
@@ -42,13 +58,16 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         reconcileMs: config.reconcileIntervalMs,
         relayerGasBudget: config.relayerGasBudgetPerMerchant,
         metrics,
+        workerId,
+        share,
         now: options.now,
       }),
     ),
   ];
   return {
     async stop() {
-      await Promise.all(running.map((r) => r.stop()));
+      // The runners release their locks and the row goes: the other workers take the chains at their next poll.
+      await Promise.all([...running.map((r) => r.stop()), share?.stop()]);
     },
   };
 }

@@ -1,5 +1,5 @@
 // This process's own metrics (prom-client): requests and latency by route, GraphQL operations,
-// webhook delivery results, live connections, its database pool and Redis connections, prom-client's
+// webhook delivery results, the chain locks this worker holds, live connections, its database pool and Redis connections, prom-client's
 // process and Node.js defaults (CPU, memory, heap, GC, handles) and the build it runs. The
 // composition root makes one and hands it to the parts that count (the HTTP server, the GraphQL door,
 // the webhook dispatcher) and to /metrics.
@@ -60,6 +60,12 @@ export class ProcessMetrics {
     name: "stablegate_reconcile_differences",
     help: "Differences between the ledger and the chain the last reconciliation of each chain found (this worker's runs): each charge involved needs review.",
     labelNames: ["chain_id"] as const,
+    registers: [this.registry],
+  });
+  readonly chainLocks = new Gauge({
+    name: "stablegate_chain_lock_held",
+    help: "1 for each chain whose lock this worker holds (it indexes the chain and sends its relayer's transactions), 0 for the chains it stands by for; worker is its id in the workers table.",
+    labelNames: ["chain_id", "worker"] as const,
     registers: [this.registry],
   });
   readonly graphqlOperations = new Counter({
