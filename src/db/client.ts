@@ -133,15 +133,26 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         if (!locked) return null;
         // A checked-out client that loses its server emits "error"; alive() reports it instead.
         client.on("error", () => {});
+        // A lost connection goes back to the pool destroyed, once: a client never returned would hold the pool's end forever.
+        let returned = false;
+        const giveBack = (err?: Error) => {
+          if (!returned) client.release(err ?? false);
+          returned = true;
+        };
         return {
           alive: () =>
             client.query("SELECT 1").then(
               () => true,
-              () => false,
+              (err: Error) => (giveBack(err), false),
             ),
           async release() {
-            await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).catch(() => {});
-            client.release();
+            if (returned) return;
+            giveBack(
+              await client.query("SELECT pg_advisory_unlock($1)", [lockKey]).then(
+                () => undefined,
+                (err: Error) => err,
+              ),
+            );
           },
         };
       },
