@@ -4,7 +4,9 @@
 // own event loop and connections) running startJobs, as `dist/worker.js` does. Each phase creates
 // and picks CHARGES_PER_CHAIN charges per chain, pays them all, then starts the workers and times
 // until every charge is COMPLETED (its payout confirmed). Prints one JSON line (progress on stderr):
-// per phase the charges, seconds, settled per minute and which chains each worker held.
+// per phase the charges, seconds, settled per minute and which chains each worker held, and the
+// machine's CPUs and load average (two workers gain only where the machine has CPU to spare).
+import { availableParallelism, loadavg } from "node:os";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet, parseUnits } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
@@ -85,7 +87,16 @@ if (!isMainThread) {
     const phases = {};
     for (const workers of [1, 2]) phases[`${workers}_worker${workers > 1 ? "s" : ""}`] = await phase(chains, workers);
     console.log(
-      JSON.stringify({ bench: "workers", chains: CHAIN_IDS.length, chargesPerChain: CHARGES_PER_CHAIN, blockMs: BLOCK_MS, pollMs: POLL_MS, ...phases }),
+      JSON.stringify({
+        bench: "workers",
+        chains: CHAIN_IDS.length,
+        chargesPerChain: CHARGES_PER_CHAIN,
+        blockMs: BLOCK_MS,
+        pollMs: POLL_MS,
+        cpus: availableParallelism(),
+        loadAverage: round(loadavg()[0]),
+        ...phases,
+      }),
     );
   } finally {
     await stops.runAll();
