@@ -1,6 +1,7 @@
 // Process lifecycle shared by the entry points: the mode line at start, graceful shutdown on SIGTERM/SIGINT.
 import type { Logger } from "pino";
 import { type Config, ConfigError, loadConfig, requireRelayerKeys } from "./config.js";
+import { DatabaseConnectionError } from "./db/client.js";
 import { DatabaseLockedError } from "./db/embedded-lock.js";
 import { DatabaseMarkerError } from "./db/marker.js";
 import { MigrationError } from "./db/migrate.js";
@@ -23,13 +24,14 @@ export function configOrExit(sendsTransactions: (config: Config) => boolean): Co
 
 /**
  * Awaits a start step; a refusal whose message tells the operator what to do (pending migrations, a
- * lost or locked database) is logged as fatal and exits 1, with no stack trace to read past.
+ * lost, locked or unreachable database) is logged as fatal and exits 1, with no stack trace to read past.
  */
 export async function startOrExit<T>(logger: Logger, step: Promise<T>): Promise<T> {
   try {
     return await step;
   } catch (e) {
-    if (!(e instanceof MigrationError || e instanceof DatabaseMarkerError || e instanceof DatabaseLockedError)) throw e;
+    const told = e instanceof MigrationError || e instanceof DatabaseMarkerError || e instanceof DatabaseLockedError || e instanceof DatabaseConnectionError;
+    if (!told) throw e;
     logger.fatal({ error: e.name }, e.message);
     process.exit(1);
   }

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { ConfigError, loadConfig } from "../config.js";
+import { DatabaseConnectionError } from "../db/client.js";
 import { DatabaseLockedError } from "../db/embedded-lock.js";
 import { DatabaseMarkerError } from "../db/marker.js";
 import { MigrationError } from "../db/migrate.js";
@@ -119,6 +120,7 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     e instanceof CommandError ||
     e instanceof ConfigError ||
     e instanceof DatabaseLockedError ||
+    e instanceof DatabaseConnectionError ||
     e instanceof DatabaseMarkerError ||
     e instanceof MigrationError
   ) {

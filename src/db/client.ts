@@ -110,11 +110,36 @@ function createClient(adapter: AdapterFactory, onQuery?: (sql: string) => void):
   return client as unknown as PrismaClient;
 }
 
+/** Raised when DATABASE_URL's server cannot be reached or refuses the connection: its message names the variable and the cause. */
+export class DatabaseConnectionError extends Error {
+  override name = "DatabaseConnectionError";
+}
+
+/** One line for an operator: which variable, which server and database (never who or with what password), and why. */
+function connectionProblem(url: string, e: unknown): DatabaseConnectionError {
+  const parsed = new URL(url);
+  const host = parsed.searchParams.get("host") || parsed.hostname || "localhost";
+  const where = `${host}:${parsed.searchParams.get("port") || parsed.port || 5432}${parsed.pathname}`;
+  const { message, code } = e as { message?: string; code?: string };
+  const cause = message?.split("\n")[0] ?? String(e);
+  return new DatabaseConnectionError(
+    `Cannot connect to the PostgreSQL database in DATABASE_URL (${where}): ${cause}${code && !cause.includes(code) ? ` (${code})` : ""}`,
+  );
+}
+
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
   const max = options.poolSize ?? 10;
   const pool = new pg.Pool({ connectionString: url, max, application_name: options.applicationName });
   // An idle client that loses its server must not take the process down.
   pool.on("error", () => {});
+  // One connection up front, so an unreachable or refusing server is reported as such, not as the
+  // stack of whichever query happened to come first.
+  try {
+    (await pool.connect()).release();
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw connectionProblem(url, e);
+  }
   const prisma = createClient(new PrismaPg(pool), options.onQuery);
   registerRawReads(prisma, async (sql, params) => (await pool.query(sql, params)).rows, options.onQuery);
   return {

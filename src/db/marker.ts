@@ -2,8 +2,15 @@
 // DATA_DIR/pglite or a failed restore would otherwise be migrated into a fresh, empty database that
 // answers /readyz while every API key fails. So after its first migration each database is recorded
 // in a marker file in DATA_DIR, and a start that finds a recorded database empty refuses to go on.
+// A PostgreSQL database is known by what it is, not by how a URL spells its host: its server's system
+// identifier and its own name and OID. A database dropped and created again (same server, same name,
+// a new OID) is the recorded one emptied, whatever host the URL names. A wiped volume makes a new
+// server (a new system identifier), so the addresses that reached a database (host as written and
+// as resolved, port, name) are recorded too: the same address with nothing in it is the same loss.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { type Database, type DatabaseOptions, openDatabase, selectRows } from "./client.js";
 import { lockDataDir } from "./embedded-lock.js";
@@ -40,10 +47,27 @@ export interface DatabaseTarget {
   dataDir: string | null;
 }
 
+/** What the marker keeps of one PostgreSQL database: what it is, and where it was reached (never a user or password). */
+export interface PostgresIdentity {
+  /** The server's system identifier (pg_control_system()), or null when the server does not tell it. */
+  system: string | null;
+  /** The database's OID on that server. */
+  oid: string;
+  name: string;
+  /** host:port/name as written in URLs that reached it, and with the host's resolved addresses. */
+  addresses: string[];
+}
+
+/** One database's marker entry: since when it held data, and for PostgreSQL what it is. */
+type MarkerEntry = { since: string } & Partial<PostgresIdentity>;
+
 interface Marker {
   about: string;
-  /** Each database that has held Stablegate's data: embedded, or postgresql://host:port/name (never a user or password). */
-  databases: Record<string, { since: string }>;
+  /**
+   * Each database that has held Stablegate's data: embedded, postgresql:<system>/<oid> with its
+   * identity, or (written by 0.2 and earlier) postgresql://host:port/name.
+   */
+  databases: Record<string, MarkerEntry>;
 }
 
 /** One SQL statement's rows: a Database's pool or a bare PGlite. */
@@ -92,19 +116,27 @@ export async function openGuardedDatabase(target: DatabaseTarget, options: Pick<
 export async function recordDatabase(target: DatabaseTarget, db: Database): Promise<void> {
   if (target.dataDir === null) return;
   const dataDir = resolve(target.dataDir);
-  const database = await identify(target, db);
-  if (readMarker(dataDir)?.databases[database]) return;
-  markDatabase(dataDir, database, (await initialisedAt(queryOn(db))) ?? new Date().toISOString());
+  if (!target.url) {
+    if (!readMarker(dataDir)?.databases[EMBEDDED_DATABASE])
+      markDatabase(dataDir, EMBEDDED_DATABASE, (await initialisedAt(queryOn(db))) ?? new Date().toISOString());
+    return;
+  }
+  const identity = await identifyPostgres(target.url, db);
+  const key = postgresKey(identity);
+  const known = readMarker(dataDir)?.databases[key];
+  const addresses = [...new Set([...(known?.addresses ?? []), ...identity.addresses])];
+  if (known && addresses.length === known.addresses?.length) return;
+  markDatabase(dataDir, key, known?.since ?? (await initialisedAt(queryOn(db))) ?? new Date().toISOString(), { ...identity, addresses });
 }
 
 /** Sets `database`'s entry in DATA_DIR's marker (a restore brings the backup's own date). */
-export function markDatabase(dataDir: string, database: string, since: string): void {
+export function markDatabase(dataDir: string, database: string, since: string, identity?: PostgresIdentity): void {
   const file = markerPath(dataDir);
   const marker: Marker = readMarker(dataDir) ?? {
     about: 'Databases that have held Stablegate\'s data. A start that finds one of them empty refuses to serve; see .docs/operations.md "Backups and restore".',
     databases: {},
   };
-  marker.databases[database] = { since };
+  marker.databases[database] = { since, ...identity };
   // Written aside then renamed: processes starting together never read half a file.
   const partial = `${file}.${randomBytes(6).toString("hex")}.tmp`;
   try {
@@ -123,22 +155,78 @@ async function guardAgainstLostDatabase(target: DatabaseTarget, db: Database): P
   const dataDir = resolve(target.dataDir);
   const marker = readMarker(dataDir);
   if (!marker) return;
-  const database = await identify(target, db);
-  const since = marker.databases[database]?.since;
-  if (since === undefined || (await initialisedAt(queryOn(db))) !== null) return;
-  const described = database === EMBEDDED_DATABASE ? `embedded database in ${join(dataDir, "pglite")}` : `PostgreSQL database ${database}`;
-  throw new LostDatabaseError(markerPath(dataDir), described, since);
+  if (!target.url) {
+    const since = marker.databases[EMBEDDED_DATABASE]?.since;
+    if (since === undefined || (await initialisedAt(queryOn(db))) !== null) return;
+    throw new LostDatabaseError(markerPath(dataDir), `embedded database in ${join(dataDir, "pglite")}`, since);
+  }
+  if ((await initialisedAt(queryOn(db))) !== null) return;
+  const identity = await identifyPostgres(target.url, db);
+  const recorded = Object.entries(marker.databases).find(([key, entry]) => isSameDatabase(identity, key, entry));
+  if (!recorded) return;
+  const server = identity.system === null ? "" : ` on server ${identity.system}`;
+  throw new LostDatabaseError(markerPath(dataDir), `PostgreSQL database ${identity.name}${server} (at ${identity.addresses[0]})`, recorded[1].since);
 }
 
-/** The marker's name for the database: where it is, never who connects to it. */
-async function identify(target: DatabaseTarget, db: Database): Promise<string> {
-  if (!target.url) return EMBEDDED_DATABASE;
-  const url = new URL(target.url);
-  const host = (url.hostname || url.searchParams.get("host") || "localhost").toLowerCase();
-  const port = url.port || url.searchParams.get("port") || "5432";
-  // The server's own name for it: a URL without one means the user's default database.
-  const [row] = await selectRows<{ name: string }>(db.prisma, "SELECT current_database() AS name", []);
-  return `postgresql://${host}:${port}/${row?.name ?? ""}`;
+/**
+ * Whether the empty database `now` stands where the recorded one did: the same database (server and
+ * OID), one of the same name on the same server (dropped and created again), or one at an address
+ * that reached the recorded one (a wiped volume is a new server at the old address).
+ */
+function isSameDatabase(now: PostgresIdentity, key: string, entry: MarkerEntry): boolean {
+  if (key === EMBEDDED_DATABASE) return false;
+  const legacy = key.startsWith("postgresql://") ? [unbracket(key.slice("postgresql://".length))] : [];
+  if (now.system !== null && entry.system === now.system && (entry.oid === now.oid || entry.name === now.name)) return true;
+  return [...legacy, ...(entry.addresses ?? [])].some((address) => now.addresses.includes(address));
+}
+
+/** The marker's key for a PostgreSQL database: what it is, or where it is when the server hides its identifier. */
+function postgresKey(identity: PostgresIdentity): string {
+  return identity.system === null ? `postgresql://${identity.addresses[0]}` : `postgresql:${identity.system}/${identity.oid}`;
+}
+
+/** The database `url` reached: its server's identifier and its OID, asked of the server itself, and its addresses. */
+async function identifyPostgres(url: string, db: Database): Promise<PostgresIdentity> {
+  const [row] = await selectRows<{ oid: string; name: string }>(
+    db.prisma,
+    "SELECT oid::text AS oid, datname AS name FROM pg_database WHERE datname = current_database()",
+    [],
+  );
+  const { host, port } = addressOf(url);
+  const addresses = [host, ...(await resolveHost(host))].map((h) => `${h}:${port}/${row!.name}`);
+  return { system: await systemIdentifier(db), oid: row!.oid, name: row!.name, addresses: [...new Set(addresses)] };
+}
+
+/** The server's system identifier, or null from a server that revokes pg_control_system() (still guarded by address). */
+async function systemIdentifier(db: Database): Promise<string | null> {
+  try {
+    const [row] = await selectRows<{ system: string }>(db.prisma, "SELECT system_identifier::text AS system FROM pg_control_system()", []);
+    return row?.system ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The host a URL names (lower case, IPv6 without brackets) and its port. */
+function addressOf(url: string): { host: string; port: string } {
+  const parsed = new URL(url);
+  // As the driver does: a host parameter (a socket directory, say) wins over the URL's host.
+  const host = (parsed.searchParams.get("host") || parsed.hostname || "localhost").toLowerCase();
+  return { host: unbracket(host), port: parsed.port || parsed.searchParams.get("port") || "5432" };
+}
+
+function unbracket(host: string): string {
+  return host.replace(/^\[(.*)\]/, "$1");
+}
+
+/** A host name's addresses (none for a socket directory or a name that does not resolve): localhost is 127.0.0.1 too. */
+async function resolveHost(host: string): Promise<string[]> {
+  if (host.startsWith("/") || isIP(host)) return [];
+  try {
+    return (await lookup(host, { all: true })).map((a) => a.address);
+  } catch {
+    return [];
+  }
 }
 
 function queryOn(db: Database): RunQuery {

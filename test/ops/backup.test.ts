@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync, gzipSync } from "node:zlib";
 import pg from "pg";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
 import { createMerchant } from "../../src/domain/merchants.js";
@@ -125,39 +125,120 @@ it("refuses to start on an embedded database that is gone instead of making an e
   expect(existsSync(join(dataDir, "pglite"))).toBe(false);
 }, 120_000);
 
-it.runIf(process.env.DATABASE_URL)(
-  "refuses to start on a PostgreSQL database that was emptied, naming it without its password",
-  async () => {
-    const base = new URL(process.env.DATABASE_URL!);
-    const name = `sg_marker_${Date.now().toString(36)}`;
-    const admin = async (sql: string) => {
-      const c = new pg.Client({ connectionString: base.toString() });
-      await c.connect();
-      await c.query(sql).finally(() => c.end());
-    };
-    await admin(`CREATE DATABASE ${name}`);
+describe.runIf(process.env.DATABASE_URL)("a PostgreSQL database is known by what it is, not by how the URL spells its host", () => {
+  const base = new URL(process.env.DATABASE_URL!);
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: base.toString() });
+    await c.connect();
+    await c.query(sql).finally(() => c.end());
+  };
+  /** `name`'s URL with `host` (and the rest) changed; the password is one trust auth ignores, to be found in no message or marker. */
+  const at = (name: string, host: string, search = "") => {
     const url = new URL(base);
     url.pathname = `/${name}`;
-    // trust auth ignores it; it must appear in no message or marker.
+    url.hostname = host;
     url.password = "S3cretPassw0rd";
+    url.search = search;
+    return url.toString();
+  };
+  const names: string[] = [];
+  const database = async () => {
+    const name = `sg_marker_${Date.now().toString(36)}_${names.length}`;
+    names.push(name);
+    await admin(`CREATE DATABASE ${name}`);
+    return name;
+  };
+  /** The volume lost: an empty database of the same name on the same server. */
+  const wipe = async (name: string) => {
+    await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin(`CREATE DATABASE ${name}`);
+  };
+  afterAll(async () => {
+    for (const name of names) await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+
+  it("refuses an emptied database at the address it was migrated at, naming it without its password", async () => {
+    const name = await database();
     const dataDir = dir();
-    try {
-      const env = { DATA_DIR: dataDir, DATABASE_URL: url.toString() };
-      expect((await node("dist/cli/main.js", env, "migrate")).code).toBe(0);
-      // The volume lost: an empty database of the same name.
-      await admin(`DROP DATABASE ${name}`);
-      await admin(`CREATE DATABASE ${name}`);
-      const refused = await node("dist/cli/main.js", env, "merchant", "list");
-      expect(refused.code).toBe(1);
-      expect(refused.out).toMatch(new RegExp(`PostgreSQL database postgresql://${base.hostname}:${base.port || 5432}/${name} .* is empty`));
-      expect(refused.out + readFileSync(join(dataDir, "stablegate-database.json"), "utf8")).not.toContain("S3cret");
-      const worker = await node("dist/worker.js", { ...env, RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`, WORKER_PORT: "0", LOG_LEVEL: "info" });
-      expect(worker.code).toBe(1);
-      expect(worker.out).toMatch(/is empty\. Nothing was created in it/);
-      expect(worker.out).not.toContain("S3cret");
-    } finally {
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    const env = { DATA_DIR: dataDir, DATABASE_URL: at(name, base.hostname) };
+    expect((await node("dist/cli/main.js", env, "migrate")).code).toBe(0);
+    const recorded = Object.values(JSON.parse(readFileSync(join(dataDir, "stablegate-database.json"), "utf8")).databases) as { system: string; name: string }[];
+    const [[system]] = (await query(base.toString(), "SELECT system_identifier::text FROM pg_control_system()")) as [[string]];
+    expect(recorded).toEqual([expect.objectContaining({ system, name })]);
+    await wipe(name);
+    const refused = await node("dist/cli/main.js", env, "merchant", "list");
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(
+      new RegExp(`PostgreSQL database ${name} on server ${system} \\(at ${base.hostname}:${base.port || 5432}/${name}\\) .* is empty`),
+    );
+    expect(refused.out + readFileSync(join(dataDir, "stablegate-database.json"), "utf8")).not.toContain("S3cret");
+    const worker = await node("dist/worker.js", { ...env, RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`, WORKER_PORT: "0", LOG_LEVEL: "info" });
+    expect(worker.code).toBe(1);
+    expect(worker.out).toMatch(/is empty\. Nothing was created in it/);
+    expect(worker.out).not.toContain("S3cret");
+  }, 120_000);
+
+  it("refuses it under every other name of the same server: localhost, 127.0.0.1, a socket, query parameters", async () => {
+    const name = await database();
+    const dataDir = dir();
+    expect((await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: at(name, "127.0.0.1") }, "migrate")).code).toBe(0);
+    await wipe(name);
+    const spellings = [
+      at(name, "localhost"),
+      at(name, "LocalHost", "?application_name=other&connect_timeout=5"),
+      // The server's own socket, where it has one here: no host name at all.
+      ...(existsSync(`/var/run/postgresql/.s.PGSQL.${base.port || 5432}`) ? [at(name, "localhost", "?host=/var/run/postgresql")] : []),
+      at(name, "127.0.0.1"),
+    ];
+    for (const url of spellings) {
+      const refused = await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: url }, "merchant", "list");
+      expect(refused.code, url).toBe(1);
+      expect(refused.out, url).toMatch(`PostgreSQL database ${name} on server`);
+      expect(refused.out, url).toMatch(/is empty\. Nothing was created in it/);
     }
-  },
-  120_000,
-);
+    // Nothing was migrated under any of them.
+    expect(await query(at(name, "127.0.0.1"), "SELECT to_regclass('\"_prisma_migrations\"')::text")).toEqual([[null]]);
+  }, 120_000);
+
+  it("a new server at a recorded address is refused too (a wiped volume), while another database on the server starts", async () => {
+    const name = await database();
+    const dataDir = dir();
+    expect((await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: at(name, "localhost") }, "migrate")).code).toBe(0);
+    const marker = join(dataDir, "stablegate-database.json");
+    const written = JSON.parse(readFileSync(marker, "utf8"));
+    // As if the volume had been wiped: the server the address reaches now has another identifier.
+    for (const entry of Object.values(written.databases) as { system: string }[]) entry.system = "1";
+    writeFileSync(marker, JSON.stringify(written));
+    await wipe(name);
+    const refused = await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: at(name, "127.0.0.1") }, "merchant", "list");
+    expect(refused.code, refused.out).toBe(1);
+    expect(refused.out).toMatch(/is empty\. Nothing was created in it/);
+
+    const other = await database();
+    const started = await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: at(other, "127.0.0.1") }, "migrate");
+    expect(started.code, started.out).toBe(0);
+  }, 120_000);
+
+  it("still honours a marker written by an earlier release (keyed by host:port/name)", async () => {
+    const name = await database();
+    const dataDir = dir();
+    writeFileSync(
+      join(dataDir, "stablegate-database.json"),
+      JSON.stringify({ about: "", databases: { [`postgresql://127.0.0.1:${base.port || 5432}/${name}`]: { since: "2026-01-01T00:00:00.000Z" } } }),
+    );
+    const refused = await node("dist/cli/main.js", { DATA_DIR: dataDir, DATABASE_URL: at(name, "localhost") }, "merchant", "list");
+    expect(refused.code, refused.out).toBe(1);
+    expect(refused.out).toMatch(/since 2026-01-01T00:00:00.000Z is empty\. Nothing was created in it/);
+  }, 120_000);
+});
+
+/** Rows of one statement on `url`, as arrays. */
+async function query(url: string, sql: string): Promise<unknown[][]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query({ text: sql, rowMode: "array" })).rows;
+  } finally {
+    await c.end();
+  }
+}

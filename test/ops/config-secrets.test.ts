@@ -116,6 +116,40 @@ describe("no value is ever printed", () => {
       expect(failed!.stderr, entry).not.toMatch(/\n\s+at /);
     }
   });
+
+  it("a process whose well-formed DATABASE_URL reaches no server exits 1 with one line naming the variable and the cause", async () => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: join(dir, "unreachable"),
+      DATABASE_URL: `postgresql://stablegate:${SENTINEL}@127.0.0.1:1/stablegate`,
+      DEVNET: "false",
+      RELAYER_PRIVATE_KEY: Wallet.createRandom().privateKey,
+      WORKER_PORT: "0",
+      PORT: "0",
+    };
+    const line = "Cannot connect to the PostgreSQL database in DATABASE_URL (127.0.0.1:1/stablegate): connect ECONNREFUSED 127.0.0.1:1";
+    for (const entry of ["dist/main.js", "dist/worker.js", "dist/cli/main.js"]) {
+      const args = entry === "dist/cli/main.js" ? [entry, "merchant", "list"] : [entry];
+      const failed = await run(process.execPath, args, { env, timeout: 30_000 }).then(
+        () => null,
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      expect(failed, entry).not.toBeNull();
+      expect(failed!.code, entry).toBe(1);
+      const out = failed!.stdout + failed!.stderr;
+      expect(out, entry).not.toContain(SENTINEL);
+      expect(out, entry).not.toMatch(/\n\s+at |pg-pool/);
+      if (entry === "dist/cli/main.js") {
+        expect(failed!.stderr).toBe(`Error: ${line}\n`);
+      } else {
+        // The services log JSON: the last line is the fatal one, the message whole.
+        const fatal = JSON.parse(out.trim().split("\n").at(-1)!) as { level: number; msg: string };
+        expect(fatal, entry).toMatchObject({ level: 60, msg: line });
+      }
+    }
+  });
 });
 
 describe("relayer keys", () => {

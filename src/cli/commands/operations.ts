@@ -3,6 +3,8 @@ import { retryPayout } from "../../domain/payouts.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { getSweep, requestSweep, sweepResource } from "../../domain/sweeps.js";
 import { authorizationReaders } from "../../chain/authorizations.js";
+import { DEVNET_CHAIN_ID } from "../../chain/anvil.js";
+import { ChainSet } from "../../chain/chains.js";
 import { ChainRpc } from "../../chain/rpc.js";
 import { reconcileChain } from "../../jobs/reconcile.js";
 import { type Command, CommandError, enabledChains, UsageError } from "../command.js";
@@ -24,17 +26,32 @@ const payoutsRetry: Command = {
   },
 };
 
+/** Why the embedded database's `reconcile` cannot reach the devnet, and where the devnet is reconciled instead. */
+const DEVNET_OUT_OF_REACH =
+  "The devnet runs only inside `npm start`, which holds the embedded database while it runs: its worker reconciles the devnet " +
+  "every RECONCILE_INTERVAL_MS (differences show in the dashboard and /metrics). On the embedded database `stablegate reconcile` " +
+  "works with the service stopped, on the chains CHAIN_<id>_RPC_URL enables; on PostgreSQL it works beside the running service, its devnet included.";
+
 const reconcile: Command = {
   names: ["reconcile"],
   usage: `  reconcile [--chain ID] [--json]                        Compares the ledger with each chain (clone balances,
-                                                         recent transfers); exit 1 when they differ. Read-only:
-                                                         safe while the service runs.`,
+                                                         recent transfers); exit 1 when they differ. Read-only.
+                                                         On PostgreSQL: beside the running service, its devnet
+                                                         included. On the embedded database: only with the
+                                                         service stopped (it holds DATA_DIR), and only on the
+                                                         chains CHAIN_<id>_RPC_URL enables (the devnet stops
+                                                         with the service; its worker reconciles it).`,
   async run({ config, flags, open }) {
-    const { prisma } = await open();
     const chainId = flags.chain === undefined ? undefined : Number(flags.chain);
-    const all = enabledChains(config).all();
+    // Embedded, the devnet is never up while this process can open the database: refused before opening it.
+    const embedded = !config.databaseUrl;
+    const all = embedded ? ChainSet.configured(config.chains, []).all() : enabledChains(config).all();
     const chosen = chainId === undefined ? all : all.filter((c) => c.chainId === chainId);
+    if (chosen.length === 0 && embedded && (chainId === DEVNET_CHAIN_ID || (chainId === undefined && config.devnet))) {
+      throw new CommandError(DEVNET_OUT_OF_REACH);
+    }
     if (chosen.length === 0) throw new UsageError(chainId === undefined ? "No chain is enabled." : `Chain ${flags.chain} is not enabled.`);
+    const { prisma } = await open();
     const results = [];
     for (const chain of chosen) {
       const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
