@@ -15,6 +15,7 @@ import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";
+import { HostedPages } from "./http/hosted-pages.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
@@ -82,6 +83,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   /** For callers without a key: at most half the database connections, none of the CPU while saturated. */
   readonly anonymous: Bulkhead;
+  /** The hosted pages' own requests (their tokens): a lane of their own beside the anonymous one, never shed with it. */
+  readonly hostedPages: HostedPages;
   /** This process's counters, shared by the doors and the jobs it runs: its /metrics shows both. */
   readonly metrics: ProcessMetrics;
   readonly settings: DomainSettings;
@@ -142,6 +145,15 @@ export async function buildServices(config: Config, options: ServicesOptions = {
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
+  // A quarter of the database beside the anonymous half: keyed requests still always find a connection.
+  const rateLimiter = new RateLimiter(config.rateLimits, redis);
+  const hostedPages = new HostedPages(config.pageTokenSecret, new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 4)), ANONYMOUS_QUEUE), rateLimiter);
+  // Several API processes share Redis: a page one of them drew must be recognised by the others.
+  if (serves && config.redisUrl && !config.pageTokenSecret) {
+    logger.warn(
+      "PAGE_TOKEN_SECRET is unset: a hosted page served by one API process is not recognised by another, and its requests may be shed with anonymous ones",
+    );
+  }
 
   return {
     config,
@@ -155,8 +167,9 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     pubsub,
     live,
     authenticator: new ApiKeyAuthenticator(db.prisma, config.authCacheTtlMs),
-    rateLimiter: new RateLimiter(config.rateLimits, redis),
+    rateLimiter,
     anonymous,
+    hostedPages,
     metrics: new ProcessMetrics(),
     settings: {
       amount: config.chargeAmount,

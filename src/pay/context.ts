@@ -10,6 +10,7 @@ import type { ChargeSettings } from "../domain/charges.js";
 import type { AppError } from "../domain/errors.js";
 import { sellerName } from "../domain/payment-session.js";
 import { statusOf, toAppError } from "../http/errors.js";
+import type { HostedPages } from "../http/hosted-pages.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { type BuyerTopic, buyerErrorPage } from "./buyer-error.js";
 
@@ -28,6 +29,8 @@ export interface PayOptions {
   rateLimiter: RateLimiter;
   /** Each chain's USDC: its EIP-712 domain, for the page's payment without gas. */
   authorizations: AuthorizationReaders;
+  /** Signs the page token each payment page carries: its own requests then pass anonymous floods. */
+  hostedPages: HostedPages;
 }
 
 /** What each page's routes are given. */
