@@ -2,6 +2,7 @@
 // database (opened and migrated), the chains, live updates, the limits callers share, this process's
 // counters, its logger and the one settings object the domain reads. The doors are mounted on it by
 // app.ts, the background jobs started on it by jobs/index.ts.
+import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { authorizationReaders } from "./chain/authorizations.js";
@@ -191,6 +192,17 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       if (!options.db) await db.close();
     },
   };
+}
+
+/**
+ * What signs the hosted pages' tokens: PAGE_TOKEN_SECRET, else one derived from the database's URL
+ * with its password (a secret every API process of a deployment already shares), else none (each
+ * process then draws its own: the embedded database has one process only).
+ */
+function pageTokenSecret(config: Pick<Config, "pageTokenSecret" | "databaseUrl">): string | undefined {
+  if (config.pageTokenSecret) return config.pageTokenSecret;
+  if (!config.databaseUrl || !new URL(config.databaseUrl).password) return undefined;
+  return createHash("sha256").update(`stablegate page tokens\n${config.databaseUrl}`).digest("base64url");
 }
 
 /** Closes the database buildServices opened (not one it was given) and rethrows `error`. */
