@@ -174,9 +174,12 @@
       note.replaceChildren();
       let res = null;
       try {
-        res = await persist(() => fetch(picker.action, { method: "POST", body: new URLSearchParams(new FormData(picker)), headers: tokenHeaders }));
+        res = await persist(() =>
+          fetch(picker.action, { method: "POST", body: new URLSearchParams(new FormData(picker)), headers: tokenHeaders, redirect: "manual" }),
+        );
       } catch {}
-      if (res?.ok) return reload();
+      // Picked: the answer sends the browser back to the page (drawn once, by reload()).
+      if (res?.type === "opaqueredirect" || res?.ok) return reload();
       if (res && res.status !== 429 && res.status !== 503) return picker.submit(); // the service's own answer, as without the script
       button.disabled = false;
       const again = document.createElement("button");
