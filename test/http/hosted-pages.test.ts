@@ -127,6 +127,21 @@ describe("under an anonymous flood", () => {
       expect(flood.every((s) => s === 429)).toBe(true);
       expect(own).toEqual([200, 200, 200, 303]);
       expect(borrowed).toEqual([429, 429, 429, 429, 429]);
+      // The page itself: with its token it is drawn; its first load (no token yet) is refused, and loads itself again after Retry-After.
+      expect((await fetch(`${app.url}/pay/${mine}?page_token=${encodeURIComponent(token)}`)).status).toBe(200);
+      const refused = await fetch(`${app.url}/pay/${mine}`);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(await refused.text()).toContain('<meta http-equiv="refresh" content="1">');
+      // A form post refused is not posted again by a refresh (the page's script retries it).
+      const post = await fetch(`${app.url}/pay/${other}/chain`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "chainId=31337",
+      });
+      expect(post.status).toBe(429);
+      expect(await post.text()).not.toContain("http-equiv");
     } finally {
       await release();
     }
