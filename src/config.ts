@@ -47,6 +47,7 @@ const schema = z.object({
     .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://admin.shop.example")
     .optional(),
   SHED_ANONYMOUS_LAG_MS: z.coerce.number().int().min(0).max(10_000).default(10),
+  PAGE_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
   CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
@@ -161,6 +162,11 @@ export interface Config {
   paymentFrameAncestors: string[];
   /** Event-loop lag (ms) past which requests without an API key are refused (429) until it falls; 0: never. */
   shedAnonymousLagMs: number;
+  /**
+   * Signs the hosted pages' tokens, which let a page's own requests past the anonymous shedding; the
+   * same on every API process. Unset: a random one per process.
+   */
+  pageTokenSecret: string | undefined;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** Where `npm run worker` answers /healthz, /readyz and /metrics (0: a free port). */
@@ -255,6 +261,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     metricsToken: e.METRICS_TOKEN,
     workerPort: e.WORKER_PORT,
     shedAnonymousLagMs: e.SHED_ANONYMOUS_LAG_MS,
+    pageTokenSecret: e.PAGE_TOKEN_SECRET,
     live: {
       connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
       streamsPerIp: e.LIVE_STREAMS_PER_IP,
@@ -275,6 +282,7 @@ export const SECRET_SETTINGS = [
   "DATABASE_PASSWORD",
   "REDIS_URL",
   "METRICS_TOKEN",
+  "PAGE_TOKEN_SECRET",
 ];
 
 /** NAME_FILE for each secret NAME: the variable holding the path of its value (a mounted secret). */

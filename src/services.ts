@@ -2,6 +2,7 @@
 // database (opened and migrated), the chains, live updates, the limits callers share, this process's
 // counters, its logger and the one settings object the domain reads. The doors are mounted on it by
 // app.ts, the background jobs started on it by jobs/index.ts.
+import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { authorizationReaders } from "./chain/authorizations.js";
@@ -15,6 +16,7 @@ import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";
+import { HostedPages } from "./http/hosted-pages.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
@@ -82,6 +84,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   /** For callers without a key: at most half the database connections, none of the CPU while saturated. */
   readonly anonymous: Bulkhead;
+  /** The hosted pages' own requests (their tokens): a lane of their own beside the anonymous one, never shed with it. */
+  readonly hostedPages: HostedPages;
   /** This process's counters, shared by the doors and the jobs it runs: its /metrics shows both. */
   readonly metrics: ProcessMetrics;
   readonly settings: DomainSettings;
@@ -142,6 +146,15 @@ export async function buildServices(config: Config, options: ServicesOptions = {
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
+  // A quarter of the database beside the anonymous half: keyed requests still always find a connection.
+  const rateLimiter = new RateLimiter(config.rateLimits, redis);
+  const hostedPages = new HostedPages(config.pageTokenSecret, new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 4)), ANONYMOUS_QUEUE), rateLimiter);
+  // Several API processes share Redis: a page one of them drew must be recognised by the others.
+  if (serves && config.redisUrl && !config.pageTokenSecret) {
+    logger.warn(
+      "PAGE_TOKEN_SECRET is unset: a hosted page served by one API process is not recognised by another, and its requests may be shed with anonymous ones",
+    );
+  }
 
   return {
     config,
@@ -155,8 +168,9 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     pubsub,
     live,
     authenticator: new ApiKeyAuthenticator(db.prisma, config.authCacheTtlMs),
-    rateLimiter: new RateLimiter(config.rateLimits, redis),
+    rateLimiter,
     anonymous,
+    hostedPages,
     metrics: new ProcessMetrics(),
     settings: {
       amount: config.chargeAmount,
@@ -178,6 +192,17 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       if (!options.db) await db.close();
     },
   };
+}
+
+/**
+ * What signs the hosted pages' tokens: PAGE_TOKEN_SECRET, else one derived from the database's URL
+ * with its password (a secret every API process of a deployment already shares), else none (each
+ * process then draws its own: the embedded database has one process only).
+ */
+function pageTokenSecret(config: Pick<Config, "pageTokenSecret" | "databaseUrl">): string | undefined {
+  if (config.pageTokenSecret) return config.pageTokenSecret;
+  if (!config.databaseUrl || !new URL(config.databaseUrl).password) return undefined;
+  return createHash("sha256").update(`stablegate page tokens\n${config.databaseUrl}`).digest("base64url");
 }
 
 /** Closes the database buildServices opened (not one it was given) and rethrows `error`. */

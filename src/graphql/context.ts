@@ -25,6 +25,8 @@ export interface GraphQLContext {
   principal: Principal | null;
   /** The client's address: the budget of an anonymous caller. */
   address: string;
+  /** The charge whose hosted page sent this request (a valid page token), or null. */
+  pageCharge: string | null;
   /** Budgets beyond the request's own (payments without gas per address). */
   rateLimiter: RateLimiter;
   /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
@@ -57,7 +59,9 @@ export interface ContextDeps {
  * The caller of one operation: an X-API-Key or a session cookie to check (a key wins when both come),
  * or a WebSocket connection's principal checked when it opened.
  */
-export type Caller = ({ apiKey: string | null; session: SessionCredentials | null } | { connection: Principal | null }) & { address: string };
+export type Caller = ({ apiKey: string | null; session: SessionCredentials | null; pageCharge?: string | null } | { connection: Principal | null }) & {
+  address: string;
+};
 
 /** Builds the context of one operation. */
 export async function createContext(deps: ContextDeps, caller: Caller): Promise<GraphQLContext> {
@@ -96,6 +100,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     authenticator: deps.authenticator,
     principal,
     address: caller.address,
+    pageCharge: ("pageCharge" in caller && caller.pageCharge) || null,
     rateLimiter: deps.rateLimiter,
     authorizations: deps.authorizations,
     transport: "connection" in caller ? "ws" : "http",

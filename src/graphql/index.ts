@@ -45,7 +45,12 @@ export function mountGraphQL(server: FastifyInstance, services: GraphQLServices)
     config: { graphql: true },
     handler: async (req, reply) => {
       const response = await yoga.handleNodeRequestAndResponse(req, reply, {
-        caller: { apiKey: apiKeyOf(req.headers) ?? null, session: sessionCredentials(req.headers, config.publicUrl), address: req.clientAddress },
+        caller: {
+          apiKey: apiKeyOf(req.headers) ?? null,
+          session: sessionCredentials(req.headers, config.publicUrl),
+          address: req.clientAddress,
+          pageCharge: req.pageCharge,
+        },
       });
       for (const [key, value] of response.headers) reply.header(key, value);
       reply.status(response.status);

@@ -2,7 +2,8 @@
 // of the request budgets, so fifteen aliased mutations cost fifteen creates. A key spends the budget
 // of each field's kind (mutations: create; connections and lists: list; other queries and a
 // subscription's start: read); a caller without a key spends its address's public budget and waits
-// for a place in the anonymous bulkhead.
+// for a place in the anonymous bulkhead, or, a hosted page following its own charge (its page
+// token's), in the hosted pages' lane.
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -17,6 +18,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import { AppError } from "../domain/errors.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
+import type { HostedPages } from "../http/hosted-pages.js";
 import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
 import type { GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
@@ -58,7 +60,7 @@ function budgetOf(kind: OperationDefinitionNode["operation"], type: GraphQLOutpu
  * subscription: until its first read is done; a running stream holds none). Past a budget or a
  * full bulkhead, the operation fails with 429.
  */
-export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead): Plugin<GraphQLContext> {
+export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead, hostedPages: HostedPages): Plugin<GraphQLContext> {
   const admit = async (args: AdmittedArgs): Promise<Release | null> => {
     const operation = getOperationAST(args.document, args.operationName);
     if (!operation) return null;
@@ -70,6 +72,7 @@ export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead): Plugi
     }
     const units = [...cost.values()].reduce((a, b) => a + b, 0);
     if (units > 0) await limiter.consume(`ip:${ctx.address}`, "public", units);
+    if (ctx.pageCharge !== null && onlyAbout(operation, args.variableValues, ctx.pageCharge)) return hostedPages.enter(ctx.pageCharge);
     return bulkhead.enter();
   };
   const admitOrStop = async (args: AdmittedArgs, stop: (result: { errors: GraphQLError[] }) => void): Promise<Release | null> => {
@@ -93,4 +96,23 @@ export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead): Plugi
   };
 }
 
-type AdmittedArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown };
+/** The hosted page's own fields: what it reads of its charge. */
+const PAGE_FIELDS = new Set(["paymentSession", "paymentSessionUpdated"]);
+
+/** Whether every root field of `operation` is a hosted page's view of `chargeId` (and nothing else). */
+export function onlyAbout(operation: OperationDefinitionNode, variables: Record<string, unknown> | null | undefined, chargeId: string): boolean {
+  return operation.selectionSet.selections.every((selection) => {
+    if (selection.kind !== Kind.FIELD || !PAGE_FIELDS.has(selection.name.value)) return false;
+    const value = selection.arguments?.find((a) => a.name.value === "chargeId")?.value;
+    if (value?.kind === Kind.STRING) return value.value === chargeId;
+    return value?.kind === Kind.VARIABLE && variables?.[value.name.value] === chargeId;
+  });
+}
+
+type AdmittedArgs = {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null | undefined;
+  contextValue: unknown;
+  variableValues?: Record<string, unknown> | null | undefined;
+};

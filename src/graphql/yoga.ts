@@ -11,6 +11,7 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { AppError } from "../domain/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
+import type { HostedPages } from "../http/hosted-pages.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
@@ -38,6 +39,8 @@ export interface GraphQLDeps {
   anonymousStreams: LiveConnections;
   /** The share of the database that operations without an API key may use. */
   anonymous: Bulkhead;
+  /** The hosted pages' lane: their own operations (a valid page token, about its charge) wait there. */
+  hostedPages: HostedPages;
   /** Where operations are counted (/metrics). */
   metrics: Pick<ProcessMetrics, "graphqlOperations">;
   logger: Logger;
@@ -141,7 +144,7 @@ export function createGraphQL(deps: GraphQLDeps & { persisted: PersistedOperatio
       parameterValidationPlugin(),
       variablesPlugin(),
       inputGuardPlugin(),
-      admissionPlugin(deps.rateLimiter, deps.anonymous),
+      admissionPlugin(deps.rateLimiter, deps.anonymous, deps.hostedPages),
       sseConnectionsPlugin(deps.connections, deps.anonymousStreams),
       countingPlugin(deps.metrics),
     ],

@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 const METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
 const KEYED_HEADERS = "Content-Type, X-API-Key, Idempotency-Key, Authorization, Stablegate-Version";
-const PUBLIC_HEADERS = "Content-Type, Authorization, Stablegate-Version";
+// Stablegate-Page-Token: the hosted page's own requests (hosted-pages.ts), from its origin when PAYMENT_BASE_URL's is not PUBLIC_URL's.
+const PUBLIC_HEADERS = "Content-Type, Authorization, Stablegate-Version, Stablegate-Page-Token";
 const EXPOSED = "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, Stablegate-Version";
 /** How long a browser may reuse a preflight's answer. */
 const MAX_AGE_SECONDS = 600;

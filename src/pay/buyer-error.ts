@@ -19,6 +19,8 @@ export interface BuyerErrorPlace {
   /** The page to go back to, when going back helps. */
   backUrl: string | null;
   basePath: string;
+  /** Seconds after which the page loads itself again (a page refused as busy), or null. */
+  retryAfter?: number | null;
 }
 
 /** What the buyer reads for an error: the status it is answered with, a heading and what to do. */
@@ -86,8 +88,9 @@ export function buyerErrorPage(e: AppError, place: BuyerErrorPlace): { status: n
   const body = [
     `<header>${place.merchantName ? `<p class="merchant">${h(place.merchantName)}</p>` : ""}<h1>${h(wording.title)}</h1></header>`,
     `<p>${h(wording.text)}</p>`,
+    place.retryAfter ? `<p>This page tries again by itself in a few seconds.</p>` : "",
     place.backUrl ? `<p><a href="${h(place.backUrl)}">Back to the ${h(place.topic)}</a></p>` : "",
   ].join("\n");
   const title = place.merchantName ? `${wording.title} · ${place.merchantName}` : wording.title;
-  return { status: wording.status, html: document(title, body, null, place.basePath) };
+  return { status: wording.status, html: document(title, body, null, place.basePath, place.retryAfter ?? null) };
 }

@@ -43,7 +43,8 @@ export function chargeRoutes(scope: FastifyInstance, { options, basePath, failur
     try {
       const session = await getPublicCharge(prisma, chains, req.params.id);
       const gasless = await gaslessOffer(prisma, chains, options.authorizations, charges, session);
-      return html(reply, 200, renderPaymentPage(session, links, gasless));
+      const pageToken = options.hostedPages.token(session.id, session.expiresAt);
+      return html(reply, 200, renderPaymentPage(session, { ...links, pageToken }, gasless));
     } catch (e) {
       return failure(req, reply, e);
     }

@@ -10,6 +10,7 @@ import type { ChargeSettings } from "../domain/charges.js";
 import type { AppError } from "../domain/errors.js";
 import { sellerName } from "../domain/payment-session.js";
 import { statusOf, toAppError } from "../http/errors.js";
+import type { HostedPages } from "../http/hosted-pages.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { type BuyerTopic, buyerErrorPage } from "./buyer-error.js";
 
@@ -28,6 +29,8 @@ export interface PayOptions {
   rateLimiter: RateLimiter;
   /** Each chain's USDC: its EIP-712 domain, for the page's payment without gas. */
   authorizations: AuthorizationReaders;
+  /** Signs the page token each payment page carries: its own requests then pass anonymous floods. */
+  hostedPages: HostedPages;
 }
 
 /** What each page's routes are given. */
@@ -65,7 +68,7 @@ export function payContext(options: PayOptions): PayContext {
     // Not looked up for an unknown record, a refused flood or a failing database.
     const named = id !== undefined && status >= 400 && status < 500 && status !== 404 && status !== 429;
     const merchantName = named ? await sellerName(options.prisma, id).catch(() => null) : null;
-    const page = buyerErrorPage(e, { topic, merchantName, backUrl: backUrlOf(req, topic, id, e), basePath });
+    const page = buyerErrorPage(e, { topic, merchantName, backUrl: backUrlOf(req, topic, id, e), basePath, retryAfter: retryAfterOf(req, e) });
     for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
     return html(reply, page.status, page.html);
   }
@@ -75,6 +78,12 @@ export function payContext(options: PayOptions): PayContext {
     if (req.method !== "POST" || id === undefined || e.code === "settlement_wallet_missing" || ![400, 409, 429].includes(statusOf(e))) return null;
     const path = { payment: "", invoice: "/invoices", "payment link": "/l", refund: null }[topic];
     return path === null ? null : `${basePath}${path}/${encodeURIComponent(id)}`;
+  }
+
+  /** A page load refused as busy for a few seconds loads itself again then (a form post is the script's to retry). */
+  function retryAfterOf(req: FastifyRequest, e: AppError): number | null {
+    const seconds = Number(e.headers["Retry-After"]);
+    return req.method === "GET" && [429, 503].includes(statusOf(e)) && Number.isInteger(seconds) && seconds > 0 && seconds <= 30 ? seconds : null;
   }
 
   function backToPage(reply: FastifyReply, chargeId: string) {

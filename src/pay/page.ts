@@ -2,6 +2,7 @@
 // address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
 // (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
 import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
+import { PAGE_TOKEN_PARAM } from "../http/hosted-pages.js";
 import type { GaslessOffer } from "../domain/charge-authorizations.js";
 import type { PublicChain, PublicCharge } from "../domain/payment-session.js";
 import { parseAmount } from "../domain/money.js";
@@ -16,6 +17,8 @@ export interface PageLinks {
   graphqlUrl: string;
   /** Whether this service can pay test charges on the devnet from its funded test account. */
   testWallet: boolean;
+  /** This page's token (http/hosted-pages.ts): its own requests send it back, and pass anonymous floods. */
+  pageToken?: string;
 }
 
 /** The page of one charge; `gasless` when the buyer may pay without gas (the script offers it to wallets that sign typed data). */
@@ -24,6 +27,7 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
   const config = {
     chargeId: s.id,
     graphqlUrl: links.graphqlUrl,
+    pageToken: links.pageToken ?? null,
     // Where the buyer goes once the charge completes.
     completedUrl: s.successUrl ? successLink({ ...s, status: "COMPLETED" }) : null,
     chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
@@ -67,10 +71,16 @@ function chainPicker(s: PublicCharge, links: PageLinks): string {
     .map((c, i) => `<li><label><input type="radio" name="chainId" value="${c.chainId}"${i === 0 ? " checked" : ""}> ${h(c.name)}</label></li>`)
     .join("");
   return (
-    `<form method="post" action="${h(`${links.basePath}/${s.id}/chain`)}" class="picker">` +
+    // The token rides in the action's query: a form post without the script cannot send a header.
+    `<form method="post" action="${h(`${links.basePath}/${s.id}/chain${tokenQuery(links)}`)}" class="picker" id="picker">` +
     `<fieldset><legend>Choose the network you will pay on</legend><ul>${options}</ul></fieldset>` +
     `<button type="submit">Continue</button></form>`
   );
+}
+
+/** `?page_token=…` for a page that has a token, else nothing. */
+function tokenQuery(links: PageLinks): string {
+  return links.pageToken ? `?${PAGE_TOKEN_PARAM}=${encodeURIComponent(links.pageToken)}` : "";
 }
 
 function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string {
@@ -140,8 +150,8 @@ function formatTime(iso: string): string {
   return `${iso.slice(0, 16).replace("T", " ")} UTC`;
 }
 
-/** A page of the hosted pages' look (their stylesheet; their script only with a `config`). */
-export function document(title: string, body: string, config: object | null, basePath: string): string {
+/** A page of the hosted pages' look (their stylesheet; their script only with a `config`; loading itself again after `refreshSeconds`). */
+export function document(title: string, body: string, config: object | null, basePath: string, refreshSeconds: number | null = null): string {
   const assets = `${basePath}/assets`;
   // The config is JSON in a data block (not a script the browser runs), so the CSP can forbid inline scripts.
   const data = config ? `<script type="application/json" id="session">${JSON.stringify(config).replace(/</g, "\\u003c")}</script>` : "";
@@ -151,7 +161,7 @@ export function document(title: string, body: string, config: object | null, bas
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${h(title)}</title>
+${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">\n` : ""}<title>${h(title)}</title>
 <link rel="stylesheet" href="${assets}/pay.css">
 ${config ? `<script src="${assets}/pay.js" defer></script>` : ""}
 </head>

@@ -15,6 +15,7 @@ import { inScope, type Scope } from "../domain/scope.js";
 import { parseInput } from "../domain/validation.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import { apiKeyOf, authenticateFrom, clientAddress } from "../http/callers.js";
+import { type HostedPages, pageTokenOf } from "../http/hosted-pages.js";
 import { hasSessionCookie } from "../http/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
 import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
@@ -35,6 +36,8 @@ declare module "fastify" {
     clientAddress: string;
     /** Gives back this request's place in the anonymous bulkhead, if it took one. */
     leaveBulkhead: Release | null;
+    /** The charge whose hosted page this request says it comes from (a valid page token), or null. */
+    pageCharge: string | null;
     jwtClaims: CustomerClaims | null;
     idempotencyKey: string | null;
   }
@@ -53,6 +56,8 @@ export interface RestDeps {
   trustProxy: number;
   /** The share of the database that requests without an API key may use. */
   anonymous: Bulkhead;
+  /** The hosted pages' tokens and their lane, ahead of the anonymous shedding. */
+  hostedPages: HostedPages;
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
@@ -71,18 +76,21 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.decorateRequest("jwtClaims", null);
   app.decorateRequest("idempotencyKey", null);
   app.decorateRequest("leaveBulkhead", null);
+  app.decorateRequest("pageCharge", null);
   app.decorateRequest("clientAddress", "");
   const leave = async (req: FastifyRequest) => req.leaveBulkhead?.();
   app.addHook("onResponse", leave);
   app.addHook("onRequestAbort", leave);
 
   // An address that spent its budget is refused before its body is read or parsed: under a flood,
-  // refusing must cost next to nothing.
+  // refusing must cost next to nothing. A hosted page's own request (its token checks out: one HMAC)
+  // is not shed here; whether it is about the token's charge is judged once that is known.
   app.addHook("onRequest", async (req) => {
     req.clientAddress = clientAddress(req.headers, req.socket.remoteAddress, deps.trustProxy);
     const { auth, graphql } = req.routeOptions.config;
     if (auth !== "public" && !(graphql && req.headers["x-api-key"] === undefined && !hasSessionCookie(req.headers))) return;
-    deps.anonymous.refuseWhenSaturated();
+    req.pageCharge = deps.hostedPages.chargeOf(pageTokenOf(req.headers, req.url));
+    if (req.pageCharge === null) deps.anonymous.refuseWhenSaturated();
     await deps.rateLimiter.check(`ip:${req.clientAddress}`, "public");
   });
 
@@ -105,7 +113,9 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     if (auth === "public") {
       // No caller identity: the budget is per client address.
       limit = await limiter.consume(`ip:${address}`, "public");
-      req.leaveBulkhead = await deps.anonymous.enter();
+      // A page's request about its own charge takes the hosted pages' lane; any other, the anonymous one.
+      const charge = (req.params as { id?: string } | undefined)?.id;
+      req.leaveBulkhead = req.pageCharge !== null && req.pageCharge === charge ? await deps.hostedPages.enter(charge) : await deps.anonymous.enter();
     } else if (auth === "customerJwt") {
       const verified = await authenticateFrom(limiter, address, () => verifyCustomerJwt(deps.prisma, header(req, "authorization")));
       req.scope = verified.scope;

@@ -87,6 +87,8 @@ export interface TestApp {
   live: LiveCharges;
   /** The domain's settings as the service built them (the enabled chains among them): what its worker would run the jobs with. */
   settings: Services["settings"];
+  /** The anonymous bulkhead: a test may hold its places to stand for a flood being shed. */
+  anonymous: Services["anonymous"];
   call(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Call>;
   gql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data: any; errors?: any[] }>;
   newMerchant(): Promise<MerchantCreated>;
@@ -163,6 +165,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<S
     queries,
     live: app.services.live,
     settings: app.services.settings,
+    anonymous: app.services.anonymous,
     call,
     async gql(query, variables, key) {
       const res = await call("POST", "/graphql", { key, body: { query, variables } });

@@ -50,7 +50,7 @@ describe("hosted page", () => {
     expect(html).toContain("Two &#60;b&#62;mugs&#60;/b&#62;"); // escaped, never markup
     expect(html).toContain('<span id="amount">25.00</span> USDC');
     expect(html).toContain(`datetime="${charge.expiresAt}"`);
-    expect(html).toMatch(/<form method="post" action="\/pay\/chrg_\w+\/chain"/);
+    expect(html).toMatch(/<form method="post" action="\/pay\/chrg_\w+\/chain\?page_token=chrg_\w+\.\d+\.[\w-]+"/);
     expect(html).toContain('value="31337"');
     expect(html).not.toMatch(/sk_(test|live)_/);
     // Every script is a file of ours; the only inline <script> is a JSON data block.

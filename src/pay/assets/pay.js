@@ -1,13 +1,54 @@
 // The hosted payment page's script: copy buttons, the countdown, live status over SSE
 // (paymentSessionUpdated), and "Pay with wallet" (EIP-6963 discovery, EIP-1193 fallback), without
 // gas (a signed EIP-3009 authorization the service relays) when the service offers it.
-// Without it the page still shows everything needed to pay.
+// Without it the page still shows everything needed to pay. Every request of its own carries the
+// page's token (http/hosted-pages.ts), so the service serves it ahead of anonymous floods; one refused
+// as busy (429/503) is tried again after its Retry-After, and the buyer hears of it only if it keeps failing.
 "use strict";
 
 (() => {
   const config = JSON.parse(document.getElementById("session").textContent);
   const $ = (id) => document.getElementById(id);
   const statusEl = $("status");
+  const token = config.pageToken;
+  const TOKEN_PARAM = "page_token";
+  const tokenHeaders = token ? { "Stablegate-Page-Token": token } : {};
+  /** `url` with this page's token in its query (where no header can be sent: a navigation, an EventSource). */
+  const withToken = (url) => {
+    if (!token) return url;
+    const u = new URL(url, location.href);
+    u.searchParams.set(TOKEN_PARAM, token);
+    return u.toString();
+  };
+  /** This page again, drawn afresh (its own request too). */
+  const reload = () => location.replace(withToken(location.pathname));
+
+  const RETRY = { tries: 5, withinMs: 30000 };
+  /**
+   * `send()`'s answer, tried again while the service says it is busy (429/503, after Retry-After with
+   * some jitter) or cannot be reached, at most RETRY.tries times within RETRY.withinMs: the last answer
+   * then (or the last network error). Only requests that are safe to repeat are sent through it.
+   */
+  async function persist(send) {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let res = null;
+      let failure = null;
+      try {
+        res = await send();
+        if (res.status !== 429 && res.status !== 503) return res;
+      } catch (e) {
+        failure = e;
+      }
+      const after = Number(res?.headers.get("Retry-After"));
+      const waitMs = (Number.isFinite(after) && after > 0 ? after * 1000 : 1000) * (1 + Math.random() * 0.5);
+      if (attempt >= RETRY.tries || Date.now() - started + waitMs > RETRY.withinMs) {
+        if (res) return res;
+        throw failure;
+      }
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 
   // Copy buttons.
   for (const button of document.querySelectorAll("button.copy")) {
@@ -42,7 +83,7 @@
   // Live status.
   const query =
     "subscription($id: ID!) { paymentSessionUpdated(chargeId: $id) { status statusMessage amountRemaining amountOverpaid amountPending confirmationsRequired chainId expiresAt flushTxHash cancelUrl payments { amount status confirmations } } }";
-  const url = `${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`;
+  const url = withToken(`${config.graphqlUrl}?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: config.chargeId }))}`);
   const FINAL = ["COMPLETED", "EXPIRED", "CANCELLED"];
   let source = null;
   let retryMs = 1000;
@@ -71,8 +112,8 @@
     // the page must be drawn again (new address, amount, QR code).
     const shown = config.shown;
     const waiting = s.amountPending !== "0.00";
-    if (shown.chainId !== s.chainId) return location.reload();
-    if (s.status === "PENDING" && !waiting && (shown.waiting || s.amountRemaining !== shown.amountRemaining)) return location.reload();
+    if (shown.chainId !== s.chainId) return reload();
+    if (s.status === "PENDING" && !waiting && (shown.waiting || s.amountRemaining !== shown.amountRemaining)) return reload();
     // While a payment is being confirmed, asking for money would invite paying twice.
     document.querySelector("section.pay")?.classList.toggle("waiting", waiting);
     statusEl.dataset.status = s.status;
@@ -115,6 +156,41 @@
     a.href = href;
     a.textContent = text;
     return a;
+  }
+
+  // The chain pick: the form's post, sent by the script so that a busy service is asked again rather
+  // than shown to the buyer. Picking twice is harmless (the second is told the chain is already
+  // picked and lands on the page as it is).
+  const picker = $("picker");
+  if (picker) {
+    const button = picker.querySelector("button[type=submit]");
+    const note = document.createElement("p");
+    note.id = "picker-message";
+    note.setAttribute("role", "alert");
+    picker.append(note);
+    picker.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      button.disabled = true;
+      note.replaceChildren();
+      let res = null;
+      try {
+        res = await persist(() =>
+          fetch(picker.action, { method: "POST", body: new URLSearchParams(new FormData(picker)), headers: tokenHeaders, redirect: "manual" }),
+        );
+      } catch {}
+      // Picked: the answer sends the browser back to the page (drawn once, by reload()).
+      if (res?.type === "opaqueredirect" || res?.ok) return reload();
+      if (res && res.status !== 429 && res.status !== 503) return picker.submit(); // the service's own answer, as without the script
+      button.disabled = false;
+      const again = document.createElement("button");
+      again.type = "submit";
+      again.className = "secondary";
+      again.textContent = "Try again";
+      note.replaceChildren(
+        res ? "The service is very busy right now and could not save your choice. " : "The service could not be reached. Check your connection. ",
+        again,
+      );
+    });
   }
 
   // Pay with wallet: a normal USDC transfer (the buyer pays the gas) or, when the service offers it
@@ -269,12 +345,17 @@
     async function submit(authorization) {
       let res;
       try {
-        res = await fetch(api, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(authorization) });
+        // The same authorization handed in twice gives one transaction: safe to send again.
+        res = await persist(() =>
+          fetch(api, { method: "POST", headers: { "Content-Type": "application/json", ...tokenHeaders }, body: JSON.stringify(authorization) }),
+        );
       } catch {
         throw new Error("The payment could not reach the service. Check your connection and try again; nothing was taken.");
       }
       const body = await res.json().catch(() => null);
       if (res.ok && body) return body;
+      if (res.status === 429 || res.status === 503)
+        throw new Error("The service is too busy to take the payment right now. Nothing was taken; try again in a moment.");
       if (res.status >= 400 && res.status < 500 && body?.message) throw new Error(body.message);
       throw new Error(`The service could not take the payment right now (HTTP ${res.status}). Try again, or pay with a normal transfer.`);
     }
