@@ -9,6 +9,7 @@ import { parseUnits } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { ChainRpc } from "../../src/chain/rpc.js";
 import { loadConfig } from "../../src/config.js";
 import { backupEmbedded, restoreEmbedded } from "../../src/db/backup.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
@@ -17,6 +18,7 @@ import { eventId } from "../../src/domain/events.js";
 import { looksLikeId } from "../../src/domain/ids.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { findUnknownDeposits } from "../../src/jobs/reconcile.js";
 import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
@@ -135,6 +137,7 @@ it("re-derives the events of payments made since the backup under their first id
   const waiting = await payableCharge("40");
   await idsOf(before.id, "charge.completed");
   await stop();
+  const backupBlock = BigInt(await chain.provider.getBlockNumber());
   const file = join(mkdtempSync(join(tmpdir(), "sg-restore-file-")), "backup.tgz");
   await backupEmbedded(dataDir, file);
 
@@ -184,6 +187,22 @@ it("re-derives the events of payments made since the backup under their first id
   // The restored database holds each event once, and nothing is left to deliver twice.
   const rows = await running!.db.prisma.event.findMany({ where: { type: "charge.completed" } });
   expect(rows.map((e) => (e.data as { id: string }).id).sort()).toEqual([before.id, waiting.id].sort());
+
+  // The money of the charge the restored database does not know is reported (`reconcile --unknown-since`):
+  // its address, paid out through our factory to the merchant's wallet, the amount net of the fee.
+  const rpc = new ChainRpc(devnet.chainId, devnet.rpcUrls);
+  try {
+    const merchantId = (await running!.db.prisma.merchant.findFirstOrThrow()).id;
+    const unknown = await waitFor("the confirmed payout of the unknown charge", async () => {
+      const found = await findUnknownDeposits(running!.db.prisma, rpc, devnet, backupBlock);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(unknown).toEqual([
+      { chainId: devnet.chainId, address: after.clone.toLowerCase(), merchantId, amount: usdc("29.7"), txHashes: [expect.stringMatching(/^0x/)] },
+    ]);
+  } finally {
+    rpc.destroy();
+  }
 }, 240_000);
 
 it("gives the same fact the same event id, and a different fact or a random event another", () => {

@@ -4,7 +4,8 @@ import { markChargeReviewed } from "../../domain/review.js";
 import { getSweep, requestSweep, sweepResource } from "../../domain/sweeps.js";
 import { authorizationReaders } from "../../chain/authorizations.js";
 import { ChainRpc } from "../../chain/rpc.js";
-import { reconcileChain } from "../../jobs/reconcile.js";
+import { findUnknownDeposits, reconcileChain } from "../../jobs/reconcile.js";
+import { formatAmount } from "../../domain/money.js";
 import { type Command, CommandError, enabledChains, UsageError } from "../command.js";
 
 /** How long `sweep` waits for the worker to send the transaction. */
@@ -26,27 +27,36 @@ const payoutsRetry: Command = {
 
 const reconcile: Command = {
   names: ["reconcile"],
-  usage: `  reconcile [--chain ID] [--json]                        Compares the ledger with each chain (clone balances,
+  usage: `  reconcile [--chain ID] [--unknown-since BLOCK] [--json] Compares the ledger with each chain (clone balances,
                                                          recent transfers); exit 1 when they differ. Read-only:
-                                                         safe while the service runs.`,
+                                                         safe while the service runs. --unknown-since also lists
+                                                         addresses no charge has that our factory paid out to a
+                                                         merchant since BLOCK (after a restore: charges made
+                                                         after the backup).`,
   async run({ config, flags, open }) {
     const { prisma } = await open();
     const chainId = flags.chain === undefined ? undefined : Number(flags.chain);
+    const since = flags["unknown-since"];
+    if (since !== undefined && !/^\d+$/.test(since)) throw new UsageError("--unknown-since takes a block number.");
     const all = enabledChains(config).all();
     const chosen = chainId === undefined ? all : all.filter((c) => c.chainId === chainId);
     if (chosen.length === 0) throw new UsageError(chainId === undefined ? "No chain is enabled." : `Chain ${flags.chain} is not enabled.`);
     const results = [];
+    const unknownDeposits = [];
     for (const chain of chosen) {
       const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
       try {
         results.push(await reconcileChain(prisma, rpc, chain));
+        if (since !== undefined) unknownDeposits.push(...(await findUnknownDeposits(prisma, rpc, chain, BigInt(since))));
       } finally {
         rpc.destroy();
       }
     }
     const differences = results.flatMap((r) => r.differences);
-    if (flags.json) console.log(JSON.stringify({ differences }, null, 2));
-    else {
+    if (flags.json) {
+      const unknown = unknownDeposits.map((d) => ({ ...d, amount: formatAmount(d.amount) }));
+      console.log(JSON.stringify({ differences, ...(since !== undefined && { unknownDeposits: unknown }) }, null, 2));
+    } else {
       for (const r of results) {
         const at = r.block === null ? "not indexed yet" : `block ${r.block}`;
         console.log(
@@ -54,8 +64,11 @@ const reconcile: Command = {
         );
       }
       for (const d of differences) console.log(`  ${d.chargeId}: ${d.message}`);
+      if (since !== undefined) console.log(`${unknownDeposits.length} addresses no charge has were paid out since block ${since}.`);
+      for (const d of unknownDeposits)
+        console.log(`  chain ${d.chainId} ${d.address}: ${formatAmount(d.amount)} USDC to merchant ${d.merchantId} in ${d.txHashes.join(", ")}`);
     }
-    if (differences.length > 0) process.exitCode = 1;
+    if (differences.length > 0 || unknownDeposits.length > 0) process.exitCode = 1;
   },
 };
 
