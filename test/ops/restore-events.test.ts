@@ -14,7 +14,7 @@ import { loadConfig } from "../../src/config.js";
 import { backupEmbedded, restoreEmbedded } from "../../src/db/backup.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
 import { migrate } from "../../src/db/migrate.js";
-import { eventId } from "../../src/domain/events.js";
+import { eventId, recordEvents } from "../../src/domain/events.js";
 import { looksLikeId } from "../../src/domain/ids.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
@@ -22,7 +22,7 @@ import { findUnknownDeposits } from "../../src/jobs/reconcile.js";
 import { type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
-import { buildTestApp, POLLING, SETTINGS, type TestService, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
+import { buildTestApp, freshDatabase, POLLING, SETTINGS, type TestService, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { type Receiver, startReceiver } from "../helpers/receiver.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
@@ -230,4 +230,25 @@ it("gives the same fact the same event id, and a different fact or a random even
   // Without a cause (an API request), every event is new.
   expect(eventId(event())).not.toBe(eventId(event()));
   expect(looksLikeId("evt", eventId(event()))).toBe(true);
+});
+
+it("records an event whose derived id exists as a no-op: no second row, no second delivery", async () => {
+  const { db, drop } = await freshDatabase();
+  try {
+    const { merchant } = await createMerchant(db.prisma, { name: "Once", testWallet: WALLET, testWebhookUrl: "http://127.0.0.1:9/hooks" }, { feeBps: 100 });
+    const scope = { merchantId: merchant.id, livemode: false };
+    const completed = { scope, type: "charge.completed" as const, data: { id: "chrg_x" }, cause: "RECEIVED→COMPLETED 31337:0xabc#0" };
+    const first = await db.prisma.$transaction((tx) => recordEvents(tx, [completed]));
+    expect(first).toHaveLength(1);
+    // Derived again (a crash before the cursor moved, a reorg replay): nothing new, nothing announced.
+    const again = await db.prisma.$transaction((tx) =>
+      recordEvents(tx, [completed, { ...completed, type: "charge.received", cause: "PENDING→RECEIVED 31337:0xabd#0" }]),
+    );
+    expect(again.map((e) => e.type)).toEqual(["charge.received"]);
+    expect(await db.prisma.event.count({ where: { id: first[0]!.id } })).toBe(1);
+    expect(await db.prisma.webhookDelivery.count({ where: { eventId: first[0]!.id } })).toBe(1);
+    expect(await db.prisma.webhookDelivery.count()).toBe(2);
+  } finally {
+    await drop();
+  }
 });
