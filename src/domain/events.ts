@@ -8,16 +8,17 @@
 // or a crash between reading and committing. Such an event carries its `cause` and its id is derived
 // from merchant, mode, type, the object's id and that cause, so the same fact always gives the same
 // `evt_` id, hence the same webhook-id, and recording an id that exists is a no-op (no second row, no
-// second delivery). The causes (domain/payments.ts, charges.ts): charge.partial, received,
-// late_payment, completed and payout_confirmed, invoice.paid/updated by a payment and
-// refund.completed name the chain transfer that decided them (chain, fact key, and how many times a
-// reorg reversed that fact before, so a re-included payment after a reversal is news again);
-// charge.expired/underpaid name the transition PENDING→EXPIRED, which happens once per charge
-// whether the chain's clock or a payment past the expiry decided it; refund.updated by a reorg
-// (domain/reversals.ts) names the fact it took away and which reversal of it that was. Every other event keeps a
-// random id: an API request (create, pick, cancel, review, refunds, invoices, customers) is not
-// replayed by a restore, and a payout block or a review flag reports the relayer's or the
-// reconciliation's finding of the moment, which may rightly be reported again.
+// second delivery). The causes (domain/payments.ts, charges.ts, reversals.ts):
+//   charge.partial, received, late_payment, payout_confirmed, refund.completed, and invoice.paid or
+//     invoice.updated by a payment: the chain transfer that decided them (chain, fact key, and how
+//     many times a reorg reversed that fact before: a payment re-included after a reversal is news)
+//   charge.completed: the transition RECEIVED→COMPLETED, made once per charge (COMPLETED is final)
+//   charge.expired, charge.underpaid: the transition PENDING→EXPIRED, made once per charge, whether
+//     the chains' clock or a payment past the expiry decided it
+//   refund.updated by a reorg: the fact it took away, and which reversal of it that was
+// Every other event keeps a random id: an API request (create, pick, cancel, review, refunds,
+// invoices, customers) is not replayed by a restore, and a payout block or a review flag reports the
+// relayer's or the reconciliation's finding of the moment, which may rightly be reported again.
 import { z } from "zod";
 import { type Prisma, selectRows } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
@@ -112,6 +113,9 @@ export interface NewEvent {
   /** The chain fact or transition that caused it (see the rule above): the same cause, the same id. Absent: a random id. */
   cause?: string;
 }
+
+/** The cause of charge.completed: the transition, which a charge makes once (COMPLETED is final). */
+export const COMPLETION_CAUSE = "RECEIVED→COMPLETED";
 
 /** The cause of charge.expired and charge.underpaid: the transition, which a charge makes once, whoever decides it. */
 export const EXPIRY_CAUSE = "PENDING→EXPIRED";

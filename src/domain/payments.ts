@@ -23,7 +23,7 @@ import { Prisma as P } from "../generated/prisma/client.js";
 import { amountOverpaid } from "./charge-display.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
-import { EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
+import { COMPLETION_CAUSE, EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
 import { formatAmount, toUnits } from "./money.js";
@@ -372,7 +372,9 @@ function applyConfirmed(
       plan.payout = {
         type: "charge.completed",
         extra: { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) },
-        cause: factCause("RECEIVED→COMPLETED", last),
+        // A charge completes once (COMPLETED is final, a reorg never reopens it): whichever payout
+        // completes it, this is its one charge.completed.
+        cause: COMPLETION_CAUSE,
       };
     } else {
       // A completed charge keeps the payout that completed it; any other keeps its first.
