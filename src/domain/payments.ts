@@ -369,13 +369,9 @@ function applyConfirmed(
       plan.data.status = c.status;
       plan.data.completedAt = now;
       plan.data.flushTxHash = last.txHash;
-      plan.payout = {
-        type: "charge.completed",
-        extra: { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) },
-        // A charge completes once (COMPLETED is final, a reorg never reopens it): whichever payout
-        // completes it, this is its one charge.completed.
-        cause: COMPLETION_CAUSE,
-      };
+      // Whichever payout completes it, a charge completes once (COMPLETED is final): one charge.completed.
+      const extra = { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) };
+      plan.payout = { type: "charge.completed", extra, cause: COMPLETION_CAUSE };
     } else {
       // A completed charge keeps the payout that completed it; any other keeps its first.
       if (c.flushTxHash === null) plan.data.flushTxHash = out[0]!.txHash;
