@@ -29,6 +29,7 @@ export const FLAGS = {
   "if-present": { type: "boolean", default: false },
   key: { type: "string" },
   chain: { type: "string" },
+  "unknown-since": { type: "string" },
   token: { type: "string" },
   detach: { type: "boolean", default: false },
   force: { type: "boolean", default: false },

@@ -24,7 +24,7 @@ import {
 } from "./paging.js";
 import { searchCondition, searchFilter } from "./charge-search.js";
 import { PaymentResource } from "./payment-schema.js";
-import { eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
+import { EXPIRY_CAUSE, eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
@@ -673,6 +673,7 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
         scope: c,
         type: c.amountReceived !== null && toUnits(c.amountReceived) > 0n ? "charge.underpaid" : "charge.expired",
         data: chargeResource(c, settings),
+        cause: EXPIRY_CAUSE,
       })),
     );
     return { expired, events };

@@ -2,12 +2,29 @@
 // change it reports, and so are its deliveries (one per enabled endpoint of the merchant and mode
 // that wants its type): an event exists, and will be delivered, exactly when its change committed.
 // The dispatcher (jobs/webhook-dispatcher.ts) sends the deliveries.
+//
+// Event ids are facts, not accidents. An event that a chain fact or the chains' clock causes can be
+// derived again: after a restore (the indexer re-reads the blocks since the backup), a reorg replay
+// or a crash between reading and committing. Such an event carries its `cause` and its id is derived
+// from merchant, mode, type, the object's id and that cause, so the same fact always gives the same
+// `evt_` id, hence the same webhook-id, and recording an id that exists is a no-op (no second row, no
+// second delivery). The causes (domain/payments.ts, charges.ts, reversals.ts):
+//   charge.partial, received, late_payment, payout_confirmed, refund.completed, and invoice.paid or
+//     invoice.updated by a payment: the chain transfer that decided them (chain, fact key, and how
+//     many times a reorg reversed that fact before: a payment re-included after a reversal is news)
+//   charge.completed: the transition RECEIVED→COMPLETED, made once per charge (COMPLETED is final)
+//   charge.expired, charge.underpaid: the transition PENDING→EXPIRED, made once per charge, whether
+//     the chains' clock or a payment past the expiry decided it
+//   refund.updated by a reorg: the fact it took away, and which reversal of it that was
+// Every other event keeps a random id: an API request (create, pick, cancel, review, refunds,
+// invoices, customers) is not replayed by a restore, and a payout block or a review flag reports the
+// relayer's or the reconciliation's finding of the moment, which may rightly be reported again.
 import { z } from "zod";
 import { type Prisma, selectRows } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
-import { newId } from "./ids.js";
+import { derivedId, newId } from "./ids.js";
 import { beyond, keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
@@ -88,11 +105,26 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
 /** Every charge event type, in EVENT_TYPES order. */
 export const CHARGE_EVENT_TYPES = EVENT_TYPES.filter((t): t is ChargeEventType => t.startsWith("charge."));
 
-/** An event to record: whose, what kind, and the object as it is after the change. */
+/** An event to record: whose, what kind, the object as it is after the change, and what caused it. */
 export interface NewEvent {
   scope: Scope;
   type: EventType;
   data: object;
+  /** The chain fact or transition that caused it (see the rule above): the same cause, the same id. Absent: a random id. */
+  cause?: string;
+}
+
+/** The cause of charge.completed: the transition, which a charge makes once (COMPLETED is final). */
+export const COMPLETION_CAUSE = "RECEIVED→COMPLETED";
+
+/** The cause of charge.expired and charge.underpaid: the transition, which a charge makes once, whoever decides it. */
+export const EXPIRY_CAUSE = "PENDING→EXPIRED";
+
+/** The id of `e`: derived from its cause when it has one, else random. */
+export function eventId(e: NewEvent): string {
+  if (e.cause === undefined) return newId("evt");
+  const objectId = (e.data as { id?: unknown }).id;
+  return derivedId("evt", [e.scope.merchantId, e.scope.livemode ? "live" : "test", e.type, String(objectId), e.cause].join("\n"));
 }
 
 /** The public JSON form of an event: also the exact body of its webhooks. */
@@ -118,13 +150,14 @@ export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: E
 
 /**
  * Appends events and their webhook deliveries inside transaction `tx`, in one statement whatever
- * their number. Returns the events as written.
+ * their number. Returns the events written: one whose derived id exists already is left out.
  */
 export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const writes = eventWrites(events);
-  await tx.$queryRaw`WITH ${writes.sql} SELECT 1`;
-  return writes.recorded;
+  const rows = await tx.$queryRaw<{ id: string }[]>`WITH ${writes.sql} SELECT id FROM new_events`;
+  const written = new Set(rows.map((r) => r.id));
+  return writes.recorded.filter((e) => written.has(e.id));
 }
 
 /**
@@ -137,7 +170,7 @@ export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; 
   // commit is exactly the stored event (the column keeps milliseconds, as Date does). Events of one
   // change are a millisecond apart, so lists show them in the order they happened.
   const recorded = events.map((e, i) => ({
-    id: newId("evt"),
+    id: eventId(e),
     type: e.type,
     timestamp: new Date(at.getTime() + i).toISOString(),
     livemode: e.scope.livemode,
@@ -150,6 +183,7 @@ export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; 
       INSERT INTO events (id, merchant_id, livemode, type, data, created_at)
       SELECT id, merchant_id, livemode, type, data, created_at FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS x(id text, merchant_id text, livemode boolean, type text, data jsonb, created_at timestamptz)
+      ON CONFLICT (id) DO NOTHING
       RETURNING id, merchant_id, livemode, type
     ),
     new_deliveries AS (

@@ -1,5 +1,5 @@
 // Object ids: a type prefix plus 24 random base62 characters (.docs/api.md "REST conventions").
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -51,6 +51,20 @@ export type IdPrefix =
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;
+}
+
+/**
+ * The id with `prefix` that `material` always gives: 24 base62 characters of its SHA-256 (about 142
+ * bits), the shape of a random id, so nothing that reads ids can tell them apart.
+ */
+export function derivedId(prefix: IdPrefix, material: string): string {
+  let n = BigInt(`0x${createHash("sha256").update(material).digest("hex")}`);
+  let out = "";
+  for (let i = 0; i < 24; i++) {
+    out += ALPHABET[Number(n % 62n)];
+    n /= 62n;
+  }
+  return `${prefix}_${out}`;
 }
 
 /** True when `id` has the shape of an id with `prefix` (cheap check before touching the database). */

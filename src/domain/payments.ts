@@ -23,7 +23,7 @@ import { Prisma as P } from "../generated/prisma/client.js";
 import { amountOverpaid } from "./charge-display.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
-import { type NewEvent, recordEvents } from "./events.js";
+import { COMPLETION_CAUSE, EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
 import { formatAmount, toUnits } from "./money.js";
@@ -108,6 +108,14 @@ interface Confirming {
   fromAddress: string;
   amount: P.Decimal;
   refundId: string | null;
+  factKey: string;
+  /** How many times a reorg reversed this fact before. */
+  reversals: number;
+}
+
+/** The cause (domain/events.ts) an event decided by transfer `t` names: the chain fact, and which inclusion of it. */
+function factCause(what: string, t: Confirming): string {
+  return `${what} ${t.chainId}:${t.factKey}#${t.reversals}`;
 }
 
 /**
@@ -152,7 +160,9 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
       UPDATE chain_transfers SET status = 'CONFIRMED', confirmed_at = ${now}
       WHERE charge_id = ${chargeId} AND chain_id = ${chain.chainId} AND status = 'SEEN' AND block_number + ${depth} - 1 <= ${tip}
       RETURNING id, kind::text AS kind, chain_id AS "chainId", tx_hash AS "txHash", log_index AS "logIndex", block_number AS "blockNumber",
-        block_time AS "blockTime", from_address AS "fromAddress", amount, refund_id AS "refundId"`;
+        block_time AS "blockTime", from_address AS "fromAddress", amount, refund_id AS "refundId", fact_key AS "factKey",
+        (SELECT count(*)::int FROM chain_transfers r WHERE r.chain_id = chain_transfers.chain_id AND r.kind = chain_transfers.kind
+          AND r.fact_key = chain_transfers.fact_key AND r.status = 'REVERSED') AS reversals`;
     if (confirmed.length === 0) return null;
     confirmed.sort((a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex);
     const before = await reversedTwins(tx, confirmed);
@@ -168,16 +178,23 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
     const written = Object.keys(plan.data).length > 0 ? await tx.charge.update({ where: { id: chargeId }, data: plan.data }) : derived!;
     const events = [...plan.events];
     // The payout's event shows the charge as the ledger now has it (its settlements included).
-    if (plan.payout) events.push({ scope: written, type: plan.payout.type, data: { ...chargeResource(written, settings), ...plan.payout.extra } });
-    if (invoice && plan.paysInvoice.size > 0) events.push(await invoicePaymentEvent(tx, invoice.id, settings, now));
-    events.push(
-      ...(await refundCompletedEvents(
-        tx,
-        confirmed.filter((t) => t.kind === "REFUND").map((t) => t.refundId!),
-        settings,
-        now,
-      )),
-    );
+    if (plan.payout) {
+      const { type, extra, cause } = plan.payout;
+      events.push({ scope: written, type, data: { ...chargeResource(written, settings), ...extra }, cause });
+    }
+    if (invoice && plan.paysInvoice.size > 0) {
+      const paying = confirmed.filter((t) => plan.paysInvoice.has(t.id));
+      events.push({ ...(await invoicePaymentEvent(tx, invoice.id, settings, now)), cause: factCause("invoice", paying[paying.length - 1]!) });
+    }
+    const refunds = confirmed.filter((t) => t.kind === "REFUND");
+    const refundFact = new Map(refunds.map((t) => [t.refundId!, t]));
+    for (const e of await refundCompletedEvents(
+      tx,
+      refunds.map((t) => t.refundId!),
+      settings,
+      now,
+    ))
+      events.push({ ...e, cause: factCause("refund", refundFact.get((e.data as { id: string }).id)!) });
     return { updated: written, events: await recordEvents(tx, events) };
   });
   if (!done) return null;
@@ -237,7 +254,7 @@ interface Plan {
   events: NewEvent[];
   late: string[];
   paysInvoice: Set<string>;
-  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: ChargeEventExtras } | null;
+  payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: ChargeEventExtras; cause: string } | null;
 }
 
 /**
@@ -272,8 +289,8 @@ function applyConfirmed(
     payoutMinAmount: settings.payoutMinAmount,
   };
   const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null };
-  const event = (type: NewEvent["type"], extra: ChargeEventExtras = {}) =>
-    plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra } });
+  const event = (type: NewEvent["type"], cause: string, extra: ChargeEventExtras = {}) =>
+    plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra }, cause });
   const listed = (ps: readonly Confirming[]) => ({ payments: ps.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) });
   const received = () => c.amountReceived ?? 0n;
 
@@ -281,11 +298,14 @@ function applyConfirmed(
   let run: Confirming[] = [];
   const closeRun = () => {
     if (run.length === 0) return;
+    // The payment that tipped the charge over (or the latest part) decided the event, however the
+    // confirmations happened to be batched.
+    const last = run[run.length - 1]!;
     if (c.status === "PENDING" && received() >= acceptedAmount(c)) {
       c.status = plan.data.status = nextStatus(c, "receive", now);
-      event("charge.received", { ...listed(run), ...underpaid(c, received()) });
+      event("charge.received", factCause("PENDING→RECEIVED", last), { ...listed(run), ...underpaid(c, received()) });
     } else if (c.status === "PENDING") {
-      event("charge.partial", listed(run));
+      event("charge.partial", factCause("partial", last), listed(run));
     }
     run = [];
   };
@@ -302,7 +322,7 @@ function applyConfirmed(
       // The chain passed the expiry before this payment: the charge expired then.
       closeRun();
       c.status = plan.data.status = nextStatus(c, "expire", p.blockTime);
-      event(received() > 0n ? "charge.underpaid" : "charge.expired");
+      event(received() > 0n ? "charge.underpaid" : "charge.expired", EXPIRY_CAUSE);
     }
     const amount = toUnits(p.amount);
     c.amountReceived = received() + amount;
@@ -324,7 +344,7 @@ function applyConfirmed(
   closeRun();
   if (late.length > 0) {
     plan.late.push(...late.map((p) => p.id));
-    event("charge.late_payment", listed(late));
+    event("charge.late_payment", factCause("late", late[late.length - 1]!), listed(late));
   }
 
   // Payouts and fees: money out of the clones.
@@ -349,11 +369,13 @@ function applyConfirmed(
       plan.data.status = c.status;
       plan.data.completedAt = now;
       plan.data.flushTxHash = last.txHash;
-      plan.payout = { type: "charge.completed", extra: { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) } };
+      // Whichever payout completes it, a charge completes once (COMPLETED is final): one charge.completed.
+      const extra = { overpaidAmount: formatAmount(amountOverpaid(c)), ...underpaid(c, received()) };
+      plan.payout = { type: "charge.completed", extra, cause: COMPLETION_CAUSE };
     } else {
       // A completed charge keeps the payout that completed it; any other keeps its first.
       if (c.flushTxHash === null) plan.data.flushTxHash = out[0]!.txHash;
-      plan.payout = { type: "charge.payout_confirmed", extra: {} };
+      plan.payout = { type: "charge.payout_confirmed", extra: {}, cause: factCause("payout", last) };
     }
   }
   return plan;

@@ -206,3 +206,36 @@ export async function uncheckedClones(prisma: Prisma, chainId: number): Promise<
     SELECT k.charge_id AS "chargeId", k.address, c.created_at AS "createdAt" FROM clones k JOIN charges c ON c.id = k.charge_id
     WHERE k.chain_id = ${chainId} AND k.balance_checked_at IS NULL ORDER BY k.created_at LIMIT 100`;
 }
+
+/**
+ * Money of a charge the database does not know: a payout through our factory out of an address no
+ * charge has, to a merchant's settlement wallet. After a restore these are the charges made after
+ * the backup (they answer 404), paid and paid out while the database was lost.
+ */
+export interface UnknownDeposit {
+  chainId: number;
+  address: string;
+  merchantId: string;
+  /** Base units paid out of it to the merchant's wallet. */
+  amount: bigint;
+  txHashes: string[];
+}
+
+/** The settlement wallets (lower-case) of `livemode` merchants, now and at any charge's creation, each with its merchant. */
+export async function settlementWallets(prisma: Prisma, livemode: boolean): Promise<Map<string, string>> {
+  const rows = await prisma.$queryRaw<{ wallet: string; merchantId: string }[]>`
+    SELECT DISTINCT lower(w.wallet) AS wallet, w.merchant_id AS "merchantId" FROM (
+      SELECT id AS merchant_id, CASE WHEN ${livemode} THEN live_wallet ELSE test_wallet END AS wallet FROM merchants
+      UNION SELECT merchant_id, settlement_wallet FROM charges WHERE livemode = ${livemode}) w
+    WHERE w.wallet IS NOT NULL`;
+  return new Map(rows.map((r) => [r.wallet, r.merchantId]));
+}
+
+/** Of `addresses` (lower-case), those that are no charge's address on any chain. */
+export async function unknownAddresses(prisma: Prisma, addresses: readonly string[]): Promise<Set<string>> {
+  const known = await prisma.$queryRaw<{ address: string }[]>`
+    SELECT lower(address) AS address FROM clones WHERE lower(address) = ANY(${[...addresses]})
+    UNION SELECT lower(deposit_address) FROM charges WHERE lower(deposit_address) = ANY(${[...addresses]})`;
+  const seen = new Set(known.map((k) => k.address));
+  return new Set(addresses.filter((a) => !seen.has(a)));
+}

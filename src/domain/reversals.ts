@@ -145,7 +145,9 @@ export async function reverseTransfers(
         });
         if (back) {
           const refund = await tx.refund.findUniqueOrThrow({ where: { id: back.id }, include: REFUND_INCLUDE });
-          events.push({ scope: refund, type: "refund.updated", data: refundResource(refund, settings) });
+          // The reorg that took this fact away for the n-th time: replaying it gives the same event id (domain/events.ts).
+          const n = await tx.chainTransfer.count({ where: { chainId: t.chainId, kind: t.kind, factKey: t.factKey, status: "REVERSED" } });
+          events.push({ scope: refund, type: "refund.updated", data: refundResource(refund, settings), cause: `reversed ${t.chainId}:${t.factKey}#${n}` });
         }
       }
       // The authorizations those transactions spent may be spent again until they expire.

@@ -21,8 +21,11 @@ import {
   missingTransfer,
   reconcileInputs,
   recordReconciliation,
+  settlementWallets,
   type StrayAsset,
+  type UnknownDeposit,
   uncheckedClones,
+  unknownAddresses,
 } from "../domain/reconcile.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { blockBefore, factsOf, MAX_RANGE, parseLogs, TRANSFER_TOPIC } from "./indexer.js";
@@ -223,23 +226,8 @@ export async function checkPickedClones(
 /** Records the transfers into `clone` since its charge was made up to `block`, read from the chain; returns how many were new. */
 async function backfill(prisma: Prisma, rpc: ChainRpc, chain: EnabledChain, clone: { address: string; since: Date }, block: bigint): Promise<number> {
   const latest = (await withRpcRetry(() => rpc.getBlock(block)))!;
-  let from = BigInt((await blockBefore(rpc, clone.since, latest)).number);
-  let range = BigInt(MAX_RANGE);
-  const logs = [];
-  while (from <= block) {
-    const to = from + range - 1n < block ? from + range - 1n : block;
-    try {
-      logs.push(
-        ...(await withRpcRetry(() =>
-          rpc.getLogs({ fromBlock: from, toBlock: to, address: chain.usdc, topics: [TRANSFER_TOPIC, null, zeroPadValue(clone.address, 32)] }),
-        )),
-      );
-      from = to + 1n;
-    } catch (e) {
-      if (!isLogRangeError(e) || range === 1n) throw e;
-      range /= 2n;
-    }
-  }
+  const from = BigInt((await blockBefore(rpc, clone.since, latest)).number);
+  const logs = await logsInRange(rpc, chain.usdc, [TRANSFER_TOPIC, null, zeroPadValue(clone.address, 32)], from, block);
   const { transfers } = parseLogs(logs);
   const times = new Map<bigint, Date>();
   for (const n of new Set(transfers.map((t) => t.blockNumber))) {
@@ -250,4 +238,49 @@ async function backfill(prisma: Prisma, rpc: ChainRpc, chain: EnabledChain, clon
   const before = await prisma.chainTransfer.count({ where: { chainId: chain.chainId, toAddress: clone.address } });
   await prisma.$transaction((tx) => recordSeenTransfers(tx, chain.chainId, observations, []));
   return (await prisma.chainTransfer.count({ where: { chainId: chain.chainId, toAddress: clone.address } })) - before;
+}
+
+/**
+ * The payouts through our factory in blocks `from` to the confirmed block out of addresses no charge
+ * has, to a merchant's settlement wallet of the chain's mode (domain/reconcile.ts UnknownDeposit),
+ * one per address. Read-only.
+ */
+export async function findUnknownDeposits(prisma: Prisma, rpc: ChainRpc, chain: EnabledChain, from: bigint): Promise<UnknownDeposit[]> {
+  const wallets = await settlementWallets(prisma, !chain.testnet);
+  const to = BigInt(await withRpcRetry(() => rpc.getBlockNumber())) - BigInt(chain.confirmations) + 1n;
+  if (wallets.size === 0 || to < from) return [];
+  const logs = await logsInRange(rpc, chain.usdc, [TRANSFER_TOPIC, null, [...wallets.keys()].map((w) => zeroPadValue(w, 32))], from, to);
+  const { transfers } = parseLogs(logs);
+  const unknown = await unknownAddresses(prisma, [...new Set(transfers.map((t) => t.from.toLowerCase()))]);
+  const factories = new Set([chain.factory, chain.v1?.factory].filter((f) => f !== undefined).map((f) => f.toLowerCase()));
+  const found = new Map<string, UnknownDeposit>();
+  const sentTo = new Map<string, string | null>();
+  for (const t of transfers.filter((t) => unknown.has(t.from.toLowerCase()))) {
+    // Only a transaction to our factory pays a charge's address out: other senders are strangers.
+    if (!sentTo.has(t.txHash)) sentTo.set(t.txHash, (await withRpcRetry(() => rpc.getTransaction(t.txHash)))?.to?.toLowerCase() ?? null);
+    if (!factories.has(sentTo.get(t.txHash) ?? "")) continue;
+    const address = t.from.toLowerCase();
+    const d = found.get(address) ?? { chainId: chain.chainId, address, merchantId: wallets.get(t.to.toLowerCase())!, amount: 0n, txHashes: [] };
+    d.amount += t.amount;
+    if (!d.txHashes.includes(t.txHash)) d.txHashes.push(t.txHash);
+    found.set(address, d);
+  }
+  return [...found.values()];
+}
+
+/** The logs of `address` with `topics` in blocks `from` to `to`, in ranges the node accepts. */
+async function logsInRange(rpc: ChainRpc, address: string, topics: (string | string[] | null)[], from: bigint, to: bigint) {
+  let range = BigInt(MAX_RANGE);
+  const logs = [];
+  while (from <= to) {
+    const end = from + range - 1n < to ? from + range - 1n : to;
+    try {
+      logs.push(...(await withRpcRetry(() => rpc.getLogs({ fromBlock: from, toBlock: end, address, topics }))));
+      from = end + 1n;
+    } catch (e) {
+      if (!isLogRangeError(e) || range === 1n) throw e;
+      range /= 2n;
+    }
+  }
+  return logs;
 }

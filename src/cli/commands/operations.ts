@@ -6,7 +6,8 @@ import { authorizationReaders } from "../../chain/authorizations.js";
 import { DEVNET_CHAIN_ID } from "../../chain/anvil.js";
 import { ChainSet } from "../../chain/chains.js";
 import { ChainRpc } from "../../chain/rpc.js";
-import { reconcileChain } from "../../jobs/reconcile.js";
+import { findUnknownDeposits, reconcileChain } from "../../jobs/reconcile.js";
+import { formatAmount } from "../../domain/money.js";
 import { type Command, CommandError, enabledChains, UsageError } from "../command.js";
 
 /** How long `sweep` waits for the worker to send the transaction. */
@@ -34,15 +35,20 @@ const DEVNET_OUT_OF_REACH =
 
 const reconcile: Command = {
   names: ["reconcile"],
-  usage: `  reconcile [--chain ID] [--json]                        Compares the ledger with each chain (clone balances,
+  usage: `  reconcile [--chain ID] [--unknown-since BLOCK] [--json] Compares the ledger with each chain (clone balances,
                                                          recent transfers); exit 1 when they differ. Read-only.
                                                          On PostgreSQL: beside the running service, its devnet
                                                          included. On the embedded database: only with the
                                                          service stopped (it holds DATA_DIR), and only on the
                                                          chains CHAIN_<id>_RPC_URL enables (the devnet stops
-                                                         with the service; its worker reconciles it).`,
+                                                         with the service; its worker reconciles it).
+                                                         --unknown-since also lists addresses no charge has that
+                                                         our factory paid out to a merchant since BLOCK (after a
+                                                         restore: charges made after the backup).`,
   async run({ config, flags, open }) {
     const chainId = flags.chain === undefined ? undefined : Number(flags.chain);
+    const since = flags["unknown-since"];
+    if (since !== undefined && !/^\d+$/.test(since)) throw new UsageError("--unknown-since takes a block number.");
     // Embedded, the devnet is never up while this process can open the database: refused before opening it.
     const embedded = !config.databaseUrl;
     const all = embedded ? ChainSet.configured(config.chains, []).all() : enabledChains(config).all();
@@ -53,17 +59,21 @@ const reconcile: Command = {
     if (chosen.length === 0) throw new UsageError(chainId === undefined ? "No chain is enabled." : `Chain ${flags.chain} is not enabled.`);
     const { prisma } = await open();
     const results = [];
+    const unknownDeposits = [];
     for (const chain of chosen) {
       const rpc = new ChainRpc(chain.chainId, chain.rpcUrls);
       try {
         results.push(await reconcileChain(prisma, rpc, chain));
+        if (since !== undefined) unknownDeposits.push(...(await findUnknownDeposits(prisma, rpc, chain, BigInt(since))));
       } finally {
         rpc.destroy();
       }
     }
     const differences = results.flatMap((r) => r.differences);
-    if (flags.json) console.log(JSON.stringify({ differences }, null, 2));
-    else {
+    if (flags.json) {
+      const unknown = unknownDeposits.map((d) => ({ ...d, amount: formatAmount(d.amount) }));
+      console.log(JSON.stringify({ differences, ...(since !== undefined && { unknownDeposits: unknown }) }, null, 2));
+    } else {
       for (const r of results) {
         const at = r.block === null ? "not indexed yet" : `block ${r.block}`;
         console.log(
@@ -71,8 +81,11 @@ const reconcile: Command = {
         );
       }
       for (const d of differences) console.log(`  ${d.chargeId}: ${d.message}`);
+      if (since !== undefined) console.log(`${unknownDeposits.length} addresses no charge has were paid out since block ${since}.`);
+      for (const d of unknownDeposits)
+        console.log(`  chain ${d.chainId} ${d.address}: ${formatAmount(d.amount)} USDC to merchant ${d.merchantId} in ${d.txHashes.join(", ")}`);
     }
-    if (differences.length > 0) process.exitCode = 1;
+    if (differences.length > 0 || unknownDeposits.length > 0) process.exitCode = 1;
   },
 };
 
