@@ -25,8 +25,9 @@ export const databaseCommands: Command[] = [
   },
   {
     names: ["backup"],
-    usage: `  backup --out FILE                                      Copies the embedded database to FILE (stop the
-                                                         service first; PostgreSQL: use pg_dump).`,
+    usage: `  backup --out FILE                                      Copies the embedded database (and the devnet's
+                                                         chain state) to FILE (stop the service first;
+                                                         PostgreSQL: use pg_dump).`,
     async run({ config, flags }) {
       embeddedOnly(config, "backup");
       if (!flags.out) throw new UsageError("Usage: stablegate backup --out FILE");
