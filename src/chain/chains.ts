@@ -10,6 +10,8 @@ export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "f
   usdc: string;
   /** ChargeFactoryV1 and its ChargeCloneV1, where clones made before version 2 live. */
   v1?: { factory: string; implementation: string };
+  /** The local devnet this process runs: it may start over (a fresh DATA_DIR), which the indexer then follows. */
+  local?: boolean;
 }
 
 /** Builds an enabled chain from settings; the devnet passes the address of the USDC it deployed. */

@@ -89,7 +89,7 @@ export async function startDevnet(dataDir: string, logger: Logger, feeRecipient?
 /** The devnet as an enabled chain, relaying from anvil's first development key. */
 export function devnetChain(info: DevnetInfo): EnabledChain {
   const registry = knownChain(DEVNET_CHAIN_ID)!;
-  return enableChain(
+  const chain = enableChain(
     {
       chainId: DEVNET_CHAIN_ID,
       rpcUrls: [info.rpcUrl],
@@ -105,6 +105,7 @@ export function devnetChain(info: DevnetInfo): EnabledChain {
     },
     info.usdc,
   );
+  return { ...chain, local: true };
 }
 
 /**

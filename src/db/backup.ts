@@ -1,12 +1,17 @@
 // Backups of the embedded database (`npm start` on one machine): PGlite's data directory as one
 // gzipped tarball, taken and restored while no Stablegate process holds DATA_DIR (its lock says
 // so, and nothing changes underneath). PostgreSQL is backed up with its own tools (.docs/operations.md "Backups and restore").
-// Invariant of a restore: the live database is replaced only by one that was loaded and read in
-// full beside it first, so a bad file leaves it exactly as it was.
+// The local devnet's chain state (DATA_DIR/devnet/state.json) travels in the same tarball, as one
+// extra entry beside PGlite's files, so a restored ledger meets the chain it was indexed from. A
+// backup without that entry (older, or taken with no devnet) still restores: the devnet then starts
+// over and the indexer, seeing its cursor's block gone, follows the new devnet from its head.
+// Invariants of a restore: the live database is replaced only by one that was loaded and read in
+// full beside it first, so a bad file leaves it exactly as it was; the devnet's state is put back
+// only once the database is.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
 import { lockDataDir } from "./embedded-lock.js";
 import { EMBEDDED_DATABASE, initialisedAt, markDatabase } from "./marker.js";
@@ -16,17 +21,36 @@ export class RestoreError extends Error {
   override name = "RestoreError";
 }
 
-/** Writes the embedded database in `dataDir` to `out`; returns its size in bytes. */
-export async function backupEmbedded(dataDir: string, out: string): Promise<number> {
+/** The tar entry that carries the devnet's chain state (PGlite's own entries start with "/"). */
+const DEVNET_ENTRY = "stablegate/devnet-state.json";
+
+/** Where the local devnet keeps its chain state (src/chain/devnet.ts, which sits above this floor). */
+function devnetStatePath(home: string): string {
+  return join(home, "devnet", "state.json");
+}
+
+/** What a backup or a restore did. */
+export interface BackupResult {
+  /** The backup file's size in bytes (a restore reports the file it read). */
+  bytes: number;
+  /** Whether the devnet's chain state went with the database. */
+  devnet: boolean;
+}
+
+/** Writes the embedded database in `dataDir`, and the devnet's chain state when there is one, to `out`. */
+export async function backupEmbedded(dataDir: string, out: string): Promise<BackupResult> {
   const dbDir = resolve(dataDir, "pglite");
   if (!existsSync(dbDir)) throw new Error(`No embedded database in ${resolve(dataDir)}: nothing to back up.`);
   const release = lockDataDir(resolve(dataDir));
   try {
     const pglite = await PGlite.create(dbDir);
     try {
-      const dump = Buffer.from(await (await pglite.dumpDataDir("gzip")).arrayBuffer());
+      const tar = Buffer.from(await (await pglite.dumpDataDir("none")).arrayBuffer());
+      const statePath = devnetStatePath(resolve(dataDir));
+      const devnet = existsSync(statePath);
+      const dump = gzipSync(devnet ? withEntry(tar, DEVNET_ENTRY, readFileSync(statePath)) : tar);
       writeFileSync(out, dump);
-      return dump.length;
+      return { bytes: dump.length, devnet };
     } finally {
       await pglite.close();
     }
@@ -36,11 +60,11 @@ export async function backupEmbedded(dataDir: string, out: string): Promise<numb
 }
 
 /**
- * Makes `file` (from backupEmbedded) the embedded database in `dataDir`. An existing database is
- * replaced only with `force`, and only once the file has been loaded beside it, opened and read in
- * full; on any failure the existing one stays as it was.
+ * Makes `file` (from backupEmbedded) the embedded database in `dataDir`, and its devnet state the
+ * devnet's. An existing database is replaced only with `force`, and only once the file has been
+ * loaded beside it, opened and read in full; on any failure the existing one stays as it was.
  */
-export async function restoreEmbedded(dataDir: string, file: string, { force = false } = {}): Promise<void> {
+export async function restoreEmbedded(dataDir: string, file: string, { force = false } = {}): Promise<BackupResult> {
   const home = resolve(dataDir);
   const dbDir = join(home, "pglite");
   const release = lockDataDir(home);
@@ -49,7 +73,7 @@ export async function restoreEmbedded(dataDir: string, file: string, { force = f
     if (existing && readdirSync(dbDir).length > 0 && !force) {
       throw new RestoreError(`${home} already holds a database: move it away first, or pass --force to replace it.`);
     }
-    const tarball = readArchive(file);
+    const { tarball, devnetState } = readArchive(file);
     const staging = mkdtempSync(join(home, "pglite.restore-"));
     try {
       const since = await loadAndCheck(staging, tarball, file);
@@ -66,6 +90,14 @@ export async function restoreEmbedded(dataDir: string, file: string, { force = f
         throw e;
       }
       if (aside) rmSync(aside, { recursive: true, force: true });
+      if (devnetState) {
+        // Written beside and renamed over: a crash leaves the old state or the new one, never half.
+        const statePath = devnetStatePath(home);
+        mkdirSync(join(home, "devnet"), { recursive: true });
+        writeFileSync(`${statePath}.restore`, devnetState);
+        renameSync(`${statePath}.restore`, statePath);
+      }
+      return { bytes: tarball.length, devnet: devnetState !== null };
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }
@@ -74,8 +106,11 @@ export async function restoreEmbedded(dataDir: string, file: string, { force = f
   }
 }
 
-/** The tar inside `file`, checked from end to end: a cut or damaged file is refused before PGlite sees it. */
-function readArchive(file: string): Buffer {
+/**
+ * The database's tar inside `file` and the devnet state it carries (null in a backup without one),
+ * checked from end to end: a cut or damaged file is refused before PGlite sees it.
+ */
+function readArchive(file: string): { tarball: Buffer; devnetState: Buffer | null } {
   let gzipped: Buffer;
   try {
     gzipped = readFileSync(file);
@@ -91,7 +126,7 @@ function readArchive(file: string): Buffer {
   }
   const problem = tarProblem(tarball);
   if (problem) throw new RestoreError(`${file} is not a Stablegate backup: ${problem}; nothing was changed.`);
-  return tarball;
+  return withoutEntry(tarball, DEVNET_ENTRY);
 }
 
 const BLOCK = 512;
@@ -114,6 +149,58 @@ function tarProblem(tar: Buffer): string | null {
     offset += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   return hasVersion ? null : "it holds no database directory (no PG_VERSION)";
+}
+
+/** `tar` with one more file, `name` holding `content`, before its end marker. */
+function withEntry(tar: Buffer, name: string, content: Buffer): Buffer {
+  const end = endOf(tar);
+  const header = Buffer.alloc(BLOCK);
+  header.write(name, 0, 100, "latin1");
+  header.write("0000644\0", 100, "latin1");
+  header.write("0000000\0", 108, "latin1");
+  header.write("0000000\0", 116, "latin1");
+  header.write(`${content.length.toString(8).padStart(11, "0")}\0`, 124, "latin1");
+  header.write(
+    `${Math.floor(Date.now() / 1000)
+      .toString(8)
+      .padStart(11, "0")}\0`,
+    136,
+    "latin1",
+  );
+  header.write("0", 156, "latin1");
+  header.write("ustar\0", 257, "latin1");
+  header.write("00", 263, "latin1");
+  const sum = header.reduce((acc, b, i) => acc + (i >= 148 && i < 156 ? 0x20 : b), 0);
+  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "latin1");
+  const padded = Buffer.alloc(Math.ceil(content.length / BLOCK) * BLOCK);
+  content.copy(padded);
+  return Buffer.concat([tar.subarray(0, end), header, padded, Buffer.alloc(2 * BLOCK)]);
+}
+
+/** `tar` (already checked by tarProblem) without the file `name`, and that file's content (null when absent). */
+function withoutEntry(tar: Buffer, name: string): { tarball: Buffer; devnetState: Buffer | null } {
+  for (let offset = 0; ;) {
+    const header = tar.subarray(offset, offset + BLOCK);
+    if (header.every((b) => b === 0)) return { tarball: tar, devnetState: null };
+    const size = Number.parseInt(field(header, 124, 12) || "0", 8);
+    const next = offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
+    if (field(header, 0, 100) === name) {
+      return {
+        tarball: Buffer.concat([tar.subarray(0, offset), tar.subarray(next)]),
+        devnetState: Buffer.from(tar.subarray(offset + BLOCK, offset + BLOCK + size)),
+      };
+    }
+    offset = next;
+  }
+}
+
+/** Where `tar`'s end marker starts. */
+function endOf(tar: Buffer): number {
+  let offset = 0;
+  while (offset + BLOCK <= tar.length && !tar.subarray(offset, offset + BLOCK).every((b) => b === 0)) {
+    offset += BLOCK + Math.ceil(Number.parseInt(field(tar.subarray(offset, offset + BLOCK), 124, 12) || "0", 8) / BLOCK) * BLOCK;
+  }
+  return offset;
 }
 
 function field(header: Buffer, start: number, length: number): string {

@@ -24,7 +24,9 @@
 // - logs are used only if they come from the blocks read with them (same hashes, same batch, same
 //   endpoint), and the RPC client has already checked every block and log against its request;
 // - a node whose head is behind our cursor is lagging, not reorganised: nothing is rolled back, the
-//   step waits, and the client prefers another endpoint for a while;
+//   step waits, and the client prefers another endpoint for a while; except the local devnet when our
+//   cursor's block is not on it at all: that devnet started over (a database restored into a fresh
+//   DATA_DIR without its chain state), and is followed as a reorg below every stored block;
 // - a rollback forgets what was seen above the fork; what was confirmed there (a reorg deeper than
 //   the confirmations) is recorded in the rollback's transaction as re-checks, which every step works
 //   off against the node's receipts before it reads a block (and while the node will not answer for
@@ -128,6 +130,7 @@ export class ChainIndexer {
 
     const head = BigInt(latest.number);
     if (head < cursor.blockNumber) {
+      if (chain.local && !(await withRpcRetry(() => this.rpc.getBlock(cursor.blockHash)))) return this.startedOver(cursor, head);
       // This endpoint has not caught up with what another one already showed us.
       this.rpc.lagging();
       this.logger.debug({ head, cursor: cursor.blockNumber }, "RPC endpoint is behind the indexer; waiting");
@@ -261,6 +264,19 @@ export class ChainIndexer {
     ]);
     this.logger.info({ block: start.number, head: latest.number }, "indexer started");
     return { tip: BigInt(start.number), behind: start.number < latest.number };
+  }
+
+  /**
+   * The local devnet started over below our cursor (its chain state was not restored with the
+   * database): what the ledger holds from the old devnet is not on this one. Said loudly once, then
+   * handled as a reorg deeper than every stored block, which resumes on the new devnet.
+   */
+  private async startedOver(cursor: Cursor, head: bigint): Promise<IndexStep> {
+    this.logger.error(
+      { cursor: cursor.blockNumber, head },
+      "the local devnet started over (its head is below the indexer's cursor and the cursor's block is not on it: a database restored without the devnet's state?); indexing the new devnet from its head, test payments seen only on the old devnet are checked against it",
+    );
+    return this.rollBack(cursor);
   }
 
   /**

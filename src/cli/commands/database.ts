@@ -25,13 +25,15 @@ export const databaseCommands: Command[] = [
   },
   {
     names: ["backup"],
-    usage: `  backup --out FILE                                      Copies the embedded database to FILE (stop the
-                                                         service first; PostgreSQL: use pg_dump).`,
+    usage: `  backup --out FILE                                      Copies the embedded database (and the devnet's
+                                                         chain state) to FILE (stop the service first;
+                                                         PostgreSQL: use pg_dump).`,
     async run({ config, flags }) {
       embeddedOnly(config, "backup");
       if (!flags.out) throw new UsageError("Usage: stablegate backup --out FILE");
-      const bytes = await backupEmbedded(config.dataDir, flags.out).catch(commandError);
-      console.log(`Backed up the embedded database in ${config.dataDir} to ${flags.out} (${bytes} bytes).`);
+      const { bytes, devnet } = await backupEmbedded(config.dataDir, flags.out).catch(commandError);
+      const what = devnet ? "the embedded database and the devnet's chain state" : "the embedded database";
+      console.log(`Backed up ${what} in ${config.dataDir} to ${flags.out} (${bytes} bytes).`);
     },
   },
   {
@@ -43,8 +45,12 @@ export const databaseCommands: Command[] = [
       embeddedOnly(config, "restore");
       const [file] = args;
       if (!file) throw new UsageError("Usage: stablegate restore FILE [--force]");
-      await restoreEmbedded(config.dataDir, file, { force: flags.force }).catch(commandError);
-      console.log(`Restored ${file} into ${config.dataDir}.`);
+      const { devnet } = await restoreEmbedded(config.dataDir, file, { force: flags.force }).catch(commandError);
+      console.log(
+        devnet
+          ? `Restored ${file} into ${config.dataDir} (the database and the devnet's chain state).`
+          : `Restored ${file} into ${config.dataDir}. The file holds no devnet state: a devnet started here starts over, and the indexer follows it from its new head.`,
+      );
     },
   },
 ];
