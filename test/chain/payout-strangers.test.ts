@@ -79,10 +79,9 @@ const flushTxs = () => app.db.prisma.relayerTransaction.findMany({ where: { kind
  * Mines a block every 150 ms while `done` is false (automine off). Before each block, `onPending` sees
  * each of our payout transactions that waits in the mempool, once.
  */
-async function mineUntil(done: () => Promise<boolean>, onPending: (raw: string, hash: string) => Promise<void>, timeoutMs = 90_000): Promise<number> {
+async function mineUntil(done: () => Promise<boolean>, onPending: (raw: string, hash: string) => Promise<void>, timeoutMs = 90_000): Promise<void> {
   const seen = new Set<string>();
   const deadline = Date.now() + timeoutMs;
-  let blocks = 0;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error("timed out");
     for (const tx of await flushTxs()) {
@@ -92,10 +91,8 @@ async function mineUntil(done: () => Promise<boolean>, onPending: (raw: string, 
       await onPending(tx.rawTx, hash);
     }
     await chain.mine();
-    blocks++;
     await new Promise((r) => setTimeout(r, 150));
   }
-  return blocks;
 }
 
 /** The stranger's deployment of a clone, with a tip that puts it ahead of our payout in the block. */
@@ -134,20 +131,18 @@ describe("a front-running stranger", () => {
       const flushesBefore = (await flushTxs()).length;
       await chain.automine(false);
       runner = startChainRunner(app.db, devnet, logger, { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000 });
-      const attacks: { ours: string; theirs: string[] }[] = [];
-      let firstPayoutBlocks: number | null = null;
-      let blocks = 0;
+      const attacks: { ours: string; theirs: string[]; sentAt: number }[] = [];
       try {
-        blocks = await mineUntil(
+        await mineUntil(
           async () => allPaidOut(charges),
           async (raw, hash) => {
-            firstPayoutBlocks ??= blocks;
+            const sentAt = await chain.provider.getBlockNumber();
             const entries = entriesOf(raw);
             const keys = new Set(early.map((c) => id(c.id)));
             expect(entries.filter((e) => keys.has(e.charge)).every((e) => e.deployed)).toBe(true);
             const nonce = await chain.provider.getTransactionCount(stranger.address, "pending");
             const victims = entries.filter((e) => !e.deployed).slice(0, k);
-            attacks.push({ ours: hash, theirs: await Promise.all(victims.map((e, i) => frontRun(e, nonce + i))) });
+            attacks.push({ ours: hash, theirs: await Promise.all(victims.map((e, i) => frontRun(e, nonce + i))), sentAt });
           },
         );
       } finally {
@@ -156,10 +151,13 @@ describe("a front-running stranger", () => {
         runner = null;
       }
       expect(attacks.length).toBeGreaterThan(0);
-      // The stranger's deployments were mined in the same block as our payout, ahead of it, and it still paid.
+      // The stranger's deployments were mined in the same block as our payout, ahead of it, and it still
+      // paid, in the very next block: no payout waited for a retry. (How many blocks the whole run takes
+      // depends on how fast the database confirms the payments, not on the stranger.)
       for (const a of attacks) {
         const ours = await receipt(chain.provider, a.ours);
         expect(ours.status).toBe(1);
+        expect(ours.blockNumber).toBe(a.sentAt + 1);
         for (const t of a.theirs) {
           const theirs = await receipt(chain.provider, t);
           expect(theirs.blockNumber).toBe(ours.blockNumber);
@@ -167,8 +165,7 @@ describe("a front-running stranger", () => {
         }
       }
       expect(attacks.flatMap((a) => a.theirs).length).toBe(k);
-      // Paid within a few blocks of our first payout, with no payout of ours reverted.
-      expect(blocks - (firstPayoutBlocks ?? 0)).toBeLessThanOrEqual(4);
+      // No payout of ours reverted or was dropped.
       const ours = (await flushTxs()).slice(flushesBefore);
       expect(ours.map((t) => t.status)).not.toContain("FAILED");
       const clones = await app.db.prisma.clone.findMany({ where: { chargeId: { in: charges.map((c) => c.id) } } });
