@@ -11,11 +11,13 @@ export async function openApiDocument() {
   // The document is public within an address's budget: here every budget is open.
   const rateLimiter = { check: async () => {}, consume: async () => ({ limit: 1, remaining: 1, reset: 60 }) };
   const anonymous = { refuseWhenSaturated: () => {}, enter: async () => () => {} };
+  const hostedPages = { chargeOf: () => null, enter: async () => () => {} };
   const task = mountRest(server, {
     prisma: unused,
     authenticator: unused,
     rateLimiter,
     anonymous,
+    hostedPages,
     charges: { amount: { min: 1n, max: 1n }, paymentBaseUrl: "http://localhost:4000/pay" },
     chains: unused,
     trustProxy: 0,
