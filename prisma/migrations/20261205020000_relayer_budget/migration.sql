@@ -7,7 +7,6 @@
 ALTER TABLE "sweeps" ADD COLUMN "gas_needed" BIGINT;
 ALTER TABLE "sweeps" ADD COLUMN "gas_used" BIGINT;
 ALTER TABLE "sweeps" ADD COLUMN "balance_seen" DECIMAL(78, 0);
-CREATE INDEX "sweeps_chain_id_created_at_idx" ON "sweeps"("chain_id", "created_at");
 
 CREATE TABLE "relayer_budget_refusals" (
     "merchant_id" TEXT NOT NULL,
