@@ -101,6 +101,8 @@ export interface TestApp {
  * where `call` speaks from an address of the app's own unless the test names one).
  */
 export const UNLIMITED_ADDRESS = {
+  // One secret for every instance of a test, as a deployment's API processes share one.
+  PAGE_TOKEN_SECRET: "test-page-token-secret-shared-by-every-instance",
   RATE_LIMIT_PUBLIC: "1000000",
   RATE_LIMIT_AUTH_FAILURES: "1000000",
   RATE_LIMIT_GASLESS: "1000000",
