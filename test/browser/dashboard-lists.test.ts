@@ -201,7 +201,7 @@ describe("the dashboard's lists and details", () => {
       await page.getByLabel("Amount (empty: all that is left)").fill("1");
       await page.getByLabel("Buyer's address (empty: a claim link for the buyer)").fill(BUYER);
       await page.getByRole("button", { name: "Refund", exact: true }).click();
-      const question = page.getByRole("group", { name: `Refund 1 USDC to ${BUYER} on Local devnet? Your settlement wallet pays it.` });
+      const question = page.getByRole("group", { name: `Refund 1 USDC on Local devnet to ${BUYER}? Your settlement wallet pays it.` });
       await question.waitFor();
       await audit(page, "charge-refund-question", width);
       if (width === 360) {
