@@ -2,7 +2,6 @@
 // database (opened and migrated), the chains, live updates, the limits callers share, this process's
 // counters, its logger and the one settings object the domain reads. The doors are mounted on it by
 // app.ts, the background jobs started on it by jobs/index.ts.
-import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { authorizationReaders } from "./chain/authorizations.js";
@@ -16,7 +15,7 @@ import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";
-import { HostedPages } from "./http/hosted-pages.js";
+import { HostedPages, pageTokenSecret } from "./http/hosted-pages.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
@@ -148,9 +147,10 @@ export async function buildServices(config: Config, options: ServicesOptions = {
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
   // A quarter of the database beside the anonymous half: keyed requests still always find a connection.
   const rateLimiter = new RateLimiter(config.rateLimits, redis);
-  const hostedPages = new HostedPages(config.pageTokenSecret, new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 4)), ANONYMOUS_QUEUE), rateLimiter);
+  const pageSecret = pageTokenSecret(config.pageTokenSecret, config.databaseUrl);
+  const hostedPages = new HostedPages(pageSecret, new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 4)), ANONYMOUS_QUEUE), rateLimiter);
   // Several API processes share Redis: a page one of them drew must be recognised by the others.
-  if (serves && config.redisUrl && !config.pageTokenSecret) {
+  if (serves && config.redisUrl && pageSecret === undefined) {
     logger.warn(
       "PAGE_TOKEN_SECRET is unset: a hosted page served by one API process is not recognised by another, and its requests may be shed with anonymous ones",
     );
@@ -192,17 +192,6 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       if (!options.db) await db.close();
     },
   };
-}
-
-/**
- * What signs the hosted pages' tokens: PAGE_TOKEN_SECRET, else one derived from the database's URL
- * with its password (a secret every API process of a deployment already shares), else none (each
- * process then draws its own: the embedded database has one process only).
- */
-function pageTokenSecret(config: Pick<Config, "pageTokenSecret" | "databaseUrl">): string | undefined {
-  if (config.pageTokenSecret) return config.pageTokenSecret;
-  if (!config.databaseUrl || !new URL(config.databaseUrl).password) return undefined;
-  return createHash("sha256").update(`stablegate page tokens\n${config.databaseUrl}`).digest("base64url");
 }
 
 /** Closes the database buildServices opened (not one it was given) and rethrows `error`. */

@@ -8,7 +8,7 @@
 // - The lane has its own places (a share of the database beside the anonymous one) and is never
 //   shed for a late event loop: a flood without tokens cannot take them. A flood with tokens needs
 //   a charge per token, and each charge's requests spend a budget of their own.
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Bulkhead, Release } from "./bulkhead.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -19,6 +19,17 @@ export const PAGE_TOKEN_HEADER = "stablegate-page-token";
 export const PAGE_TOKEN_PARAM = "page_token";
 /** How long after its charge's expiry a token still works: the page follows the charge to its end. */
 const GRACE_MS = 15 * 60_000;
+
+/**
+ * What signs the tokens: `configured` (PAGE_TOKEN_SECRET), else one derived from the database's URL
+ * with its password (a secret every API process of a deployment already shares), else none (each
+ * process then draws its own: the embedded database has one process only).
+ */
+export function pageTokenSecret(configured: string | undefined, databaseUrl: string | undefined): string | undefined {
+  if (configured) return configured;
+  if (!databaseUrl || !new URL(databaseUrl).password) return undefined;
+  return createHash("sha256").update(`stablegate page tokens\n${databaseUrl}`).digest("base64url");
+}
 
 /** Signs and checks the hosted pages' tokens, and admits their requests to the lane. */
 export class HostedPages {

@@ -34,8 +34,6 @@ declare module "fastify" {
     scope: Scope | null;
     /** The client's address (X-Forwarded-For's first entry only with TRUST_PROXY), read once. */
     clientAddress: string;
-    /** Gives back this request's place in the anonymous bulkhead, if it took one. */
-    leaveBulkhead: Release | null;
     /** The charge whose hosted page this request says it comes from (a valid page token), or null. */
     pageCharge: string | null;
     jwtClaims: CustomerClaims | null;
@@ -64,6 +62,17 @@ const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
 /** The query of a route whose doc declares none. */
 const NO_QUERY = z.strictObject({});
 
+/**
+ * Gives a bulkhead place back once the answer is sent or the client has gone away, whichever comes
+ * first. A response's `close` fires in both cases; Fastify's onResponse does not fire for a client
+ * that left mid-handler, and a place kept by one would be lost to the lane for good (a hosted page
+ * that reloads twice in a row aborts its first request).
+ */
+function holdUntilClosed(reply: FastifyReply, release: Release): void {
+  if (reply.raw.closed || reply.raw.destroyed) return release();
+  reply.raw.once("close", release);
+}
+
 /** The authenticated scope of a /v1 request (set by the preHandler). */
 export function scopeOf(req: FastifyRequest): Scope {
   if (!req.scope) throw new Error("route is missing its auth config");
@@ -75,12 +84,8 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.decorateRequest("scope", null);
   app.decorateRequest("jwtClaims", null);
   app.decorateRequest("idempotencyKey", null);
-  app.decorateRequest("leaveBulkhead", null);
   app.decorateRequest("pageCharge", null);
   app.decorateRequest("clientAddress", "");
-  const leave = async (req: FastifyRequest) => req.leaveBulkhead?.();
-  app.addHook("onResponse", leave);
-  app.addHook("onRequestAbort", leave);
 
   // An address that spent its budget is refused before its body is read or parsed: under a flood,
   // refusing must cost next to nothing. A hosted page's own request (its token checks out: one HMAC)
@@ -115,7 +120,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
       limit = await limiter.consume(`ip:${address}`, "public");
       // A page's request about its own charge takes the hosted pages' lane; any other, the anonymous one.
       const charge = (req.params as { id?: string } | undefined)?.id;
-      req.leaveBulkhead = req.pageCharge !== null && req.pageCharge === charge ? await deps.hostedPages.enter(charge) : await deps.anonymous.enter();
+      holdUntilClosed(reply, req.pageCharge !== null && req.pageCharge === charge ? await deps.hostedPages.enter(charge) : await deps.anonymous.enter());
     } else if (auth === "customerJwt") {
       const verified = await authenticateFrom(limiter, address, () => verifyCustomerJwt(deps.prisma, header(req, "authorization")));
       req.scope = verified.scope;
@@ -124,7 +129,7 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
       await limiter.consume(`ip:${address}`, "public");
       const { merchantId, livemode } = verified.scope;
       limit = await limiter.consume(`jwt:${merchantId}:${livemode}:${verified.claims.email.toLowerCase()}`, group);
-      req.leaveBulkhead = await deps.anonymous.enter();
+      holdUntilClosed(reply, await deps.anonymous.enter());
     } else {
       const principal = await authenticateFrom(limiter, address, () => deps.authenticator.authenticate(apiKeyOf(req.headers), address));
       req.scope = inScope(principal);

@@ -1,11 +1,12 @@
 // The hosted pages' lane (src/http/hosted-pages.ts): a page's own requests, with the token the page
 // was rendered with, pass an anonymous flood that is being shed; a forged token, an expired one, or one
 // of another charge buys nothing.
+import { connect } from "node:net";
 import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
 import { Bulkhead } from "../../src/http/bulkhead.js";
-import { HostedPages, PAGE_TOKEN_HEADER } from "../../src/http/hosted-pages.js";
+import { HostedPages, PAGE_TOKEN_HEADER, pageTokenSecret } from "../../src/http/hosted-pages.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import { onlyAbout } from "../../src/graphql/rate-limit.js";
 import { getOperationAST, type OperationDefinitionNode } from "graphql";
@@ -38,6 +39,18 @@ describe("page tokens", () => {
     expect(other.chargeOf(token)).toBeNull();
     // Without PAGE_TOKEN_SECRET each process draws its own.
     expect(new HostedPages(undefined, new Bulkhead(1, 1), new RateLimiter(LIMITS)).chargeOf(token)).toBeNull();
+  });
+
+  it("are signed alike by every process of a deployment: PAGE_TOKEN_SECRET, else derived from the database URL's password", () => {
+    const url = "postgresql://app:s3cret@db:5432/stablegate";
+    expect(pageTokenSecret("x".repeat(32), url)).toBe("x".repeat(32));
+    const derived = pageTokenSecret(undefined, url);
+    expect(derived).toBe(pageTokenSecret(undefined, url));
+    expect(derived).not.toContain("s3cret");
+    expect(derived).not.toBe(pageTokenSecret(undefined, "postgresql://app:other@db:5432/stablegate"));
+    // Nothing shared to derive it from: each process draws its own.
+    expect(pageTokenSecret(undefined, "postgresql://app@db:5432/stablegate")).toBeUndefined();
+    expect(pageTokenSecret(undefined, undefined)).toBeUndefined();
   });
 
   it("each charge's requests spend a budget of their own", async () => {
@@ -148,6 +161,27 @@ describe("under an anonymous flood", () => {
     // The pick was made; with the flood gone, anonymous requests are served again.
     expect((await app.call("GET", `/v1/charges/${mine}`)).body.chainId).toBe(31337);
     expect(await view(mine)).toBe(200);
+  }, 60_000);
+
+  it("a page's request its browser abandons mid-way (a page drawn again twice in a row) gives its place back", async () => {
+    const mine = await newCharge();
+    const token = await tokenOf(mine);
+    const { port } = new URL(app.url);
+    const path = `/pay/${mine}?page_token=${encodeURIComponent(token)}`;
+    // Each goes away once its request is read and the handler has begun: the lane has one place here.
+    for (const ms of [0, 1, 2, 4, 8, 16, 32]) {
+      const socket = connect(Number(port), "127.0.0.1");
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      await new Promise((r) => setTimeout(r, ms));
+      socket.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const release = await saturate();
+    try {
+      expect((await fetch(`${app.url}${path}`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+    } finally {
+      await release();
+    }
   }, 60_000);
 });
 
