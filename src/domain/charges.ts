@@ -220,7 +220,8 @@ export function chargeLinks(
 }
 
 /** What a charge is made to pay when not a merchant's own order: an invoice or a payment link. */
-export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string };
+/** Where a charge came from: an invoice, or a payment link (with the email its buyer gave, when it asks one). */
+export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; customerEmail?: string | null };
 
 /**
  * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
@@ -310,6 +311,7 @@ export async function insertCharge(
     strayAssets: [],
     invoiceId: origin && "invoiceId" in origin ? origin.invoiceId : null,
     paymentLinkId: origin && "paymentLinkId" in origin ? origin.paymentLinkId : null,
+    customerEmail: origin && "paymentLinkId" in origin ? (origin.customerEmail ?? null) : null,
   };
   const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
@@ -317,11 +319,11 @@ export async function insertCharge(
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
                              contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
-                             invoice_id, payment_link_id)
+                             invoice_id, payment_link_id, customer_email)
         VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
                 ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.contractVersion}, ${depositAddress}, ${charge.description},
                 ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb, ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt},
-                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId})
+                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
@@ -367,7 +369,7 @@ const OTHER_COLUMNS = [
   `expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt", deployed_at AS "deployedAt", settlements`,
   `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
   `review_reason AS "reviewReason", review_at AS "reviewAt", reviewed_reason AS "reviewedReason", stray_assets AS "strayAssets"`,
-  `invoice_id AS "invoiceId", payment_link_id AS "paymentLinkId"`,
+  `invoice_id AS "invoiceId", payment_link_id AS "paymentLinkId", customer_email AS "customerEmail"`,
 ];
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
 

@@ -46,7 +46,9 @@ export type IdPrefix =
   | "auth"
   | "xfer"
   | "btx"
-  | "swp";
+  | "swp"
+  | "eml"
+  | "pwr";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

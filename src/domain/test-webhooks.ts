@@ -143,6 +143,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     strayAssets: [],
     invoiceId: null,
     paymentLinkId: null,
+    customerEmail: null,
   };
   // Typed as the resource and its events' extras, so a sample cannot carry what the event schemas do not declare.
   const data: ChargeResource & ChargeEventExtras = chargeResource(charge, settings);

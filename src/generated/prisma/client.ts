@@ -198,3 +198,29 @@ export type RelayerBudgetRefusal = Prisma.RelayerBudgetRefusalModel
  * A worker process, as it last reported itself (jobs/chain-share.ts): the live ones share the chains' locks between them.
  */
 export type Worker = Prisma.WorkerModel
+/**
+ * Model Email
+ * The email outbox (email/outbox.ts): each row is written in the transaction of the change that
+ * causes it, and sent by the worker (jobs/email-sender.ts) under a lease, once.
+ */
+export type Email = Prisma.EmailModel
+/**
+ * Model PasswordReset
+ * A single-use password reset link (1 h): only its token's SHA-256 is kept.
+ */
+export type PasswordReset = Prisma.PasswordResetModel
+/**
+ * Model Invitation
+ * An invitation to join a merchant's team (7 days, single use): the invitee chooses the password.
+ */
+export type Invitation = Prisma.InvitationModel
+/**
+ * Model UserDevice
+ * A browser a user has signed in from (a long-lived cookie's SHA-256): a sign-in from any other is told to the user.
+ */
+export type UserDevice = Prisma.UserDeviceModel
+/**
+ * Model EmailSuppression
+ * An address that asked for no more receipts from a merchant (List-Unsubscribe).
+ */
+export type EmailSuppression = Prisma.EmailSuppressionModel

@@ -127,3 +127,13 @@ export const SweepStatus = {
 } as const
 
 export type SweepStatus = (typeof SweepStatus)[keyof typeof SweepStatus]
+
+
+export const EmailStatus = {
+  QUEUED: 'QUEUED',
+  SENT: 'SENT',
+  FAILED: 'FAILED',
+  HELD: 'HELD'
+} as const
+
+export type EmailStatus = (typeof EmailStatus)[keyof typeof EmailStatus]

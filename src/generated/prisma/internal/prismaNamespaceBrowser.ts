@@ -79,7 +79,12 @@ export const ModelName = {
   Authorization: 'Authorization',
   Sweep: 'Sweep',
   RelayerBudgetRefusal: 'RelayerBudgetRefusal',
-  Worker: 'Worker'
+  Worker: 'Worker',
+  Email: 'Email',
+  PasswordReset: 'PasswordReset',
+  Invitation: 'Invitation',
+  UserDevice: 'UserDevice',
+  EmailSuppression: 'EmailSuppression'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -111,6 +116,10 @@ export const MerchantScalarFieldEnum = {
   taxId: 'taxId',
   logo: 'logo',
   logoType: 'logoType',
+  emailInvoices: 'emailInvoices',
+  emailReceipts: 'emailReceipts',
+  emailRefunds: 'emailRefunds',
+  supportEmail: 'supportEmail',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -170,6 +179,7 @@ export const ChargeScalarFieldEnum = {
   merchantId: 'merchantId',
   livemode: 'livemode',
   customerId: 'customerId',
+  customerEmail: 'customerEmail',
   orderId: 'orderId',
   amount: 'amount',
   amountReceived: 'amountReceived',
@@ -277,6 +287,7 @@ export const PaymentLinkScalarFieldEnum = {
   amount: 'amount',
   description: 'description',
   active: 'active',
+  collectEmail: 'collectEmail',
   successUrl: 'successUrl',
   cancelUrl: 'cancelUrl',
   metadata: 'metadata',
@@ -605,6 +616,83 @@ export const WorkerScalarFieldEnum = {
 } as const
 
 export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
+
+
+export const EmailScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  type: 'type',
+  to: 'to',
+  fromName: 'fromName',
+  replyTo: 'replyTo',
+  subject: 'subject',
+  html: 'html',
+  text: 'text',
+  headers: 'headers',
+  attachments: 'attachments',
+  inlineLogo: 'inlineLogo',
+  relatedId: 'relatedId',
+  status: 'status',
+  attempts: 'attempts',
+  lastError: 'lastError',
+  nextAttemptAt: 'nextAttemptAt',
+  lease: 'lease',
+  leaseUntil: 'leaseUntil',
+  createdAt: 'createdAt',
+  sentAt: 'sentAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type EmailScalarFieldEnum = (typeof EmailScalarFieldEnum)[keyof typeof EmailScalarFieldEnum]
+
+
+export const PasswordResetScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  tokenHash: 'tokenHash',
+  expiresAt: 'expiresAt',
+  usedAt: 'usedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type PasswordResetScalarFieldEnum = (typeof PasswordResetScalarFieldEnum)[keyof typeof PasswordResetScalarFieldEnum]
+
+
+export const InvitationScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  email: 'email',
+  role: 'role',
+  tokenHash: 'tokenHash',
+  invitedBy: 'invitedBy',
+  expiresAt: 'expiresAt',
+  acceptedAt: 'acceptedAt',
+  revokedAt: 'revokedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type InvitationScalarFieldEnum = (typeof InvitationScalarFieldEnum)[keyof typeof InvitationScalarFieldEnum]
+
+
+export const UserDeviceScalarFieldEnum = {
+  userId: 'userId',
+  deviceHash: 'deviceHash',
+  userAgent: 'userAgent',
+  createdAt: 'createdAt',
+  lastSeenAt: 'lastSeenAt'
+} as const
+
+export type UserDeviceScalarFieldEnum = (typeof UserDeviceScalarFieldEnum)[keyof typeof UserDeviceScalarFieldEnum]
+
+
+export const EmailSuppressionScalarFieldEnum = {
+  merchantId: 'merchantId',
+  email: 'email',
+  createdAt: 'createdAt'
+} as const
+
+export type EmailSuppressionScalarFieldEnum = (typeof EmailSuppressionScalarFieldEnum)[keyof typeof EmailSuppressionScalarFieldEnum]
 
 
 export const SortOrder = {

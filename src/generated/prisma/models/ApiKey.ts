@@ -453,10 +453,6 @@ export type ApiKeyCreateipAllowlistInput = {
   set: string[]
 }
 
-export type BoolFieldUpdateOperationsInput = {
-  set?: boolean
-}
-
 export type ApiKeyUpdateipAllowlistInput = {
   set?: string[]
   push?: string | string[]

@@ -61,6 +61,7 @@ export type ChargeMinAggregateOutputType = {
   merchantId: string | null
   livemode: boolean | null
   customerId: string | null
+  customerEmail: string | null
   orderId: string | null
   amount: bigint | null
   amountReceived: runtime.Decimal | null
@@ -102,6 +103,7 @@ export type ChargeMaxAggregateOutputType = {
   merchantId: string | null
   livemode: boolean | null
   customerId: string | null
+  customerEmail: string | null
   orderId: string | null
   amount: bigint | null
   amountReceived: runtime.Decimal | null
@@ -143,6 +145,7 @@ export type ChargeCountAggregateOutputType = {
   merchantId: number
   livemode: number
   customerId: number
+  customerEmail: number
   orderId: number
   amount: number
   amountReceived: number
@@ -219,6 +222,7 @@ export type ChargeMinAggregateInputType = {
   merchantId?: true
   livemode?: true
   customerId?: true
+  customerEmail?: true
   orderId?: true
   amount?: true
   amountReceived?: true
@@ -260,6 +264,7 @@ export type ChargeMaxAggregateInputType = {
   merchantId?: true
   livemode?: true
   customerId?: true
+  customerEmail?: true
   orderId?: true
   amount?: true
   amountReceived?: true
@@ -301,6 +306,7 @@ export type ChargeCountAggregateInputType = {
   merchantId?: true
   livemode?: true
   customerId?: true
+  customerEmail?: true
   orderId?: true
   amount?: true
   amountReceived?: true
@@ -432,6 +438,7 @@ export type ChargeGroupByOutputType = {
   merchantId: string
   livemode: boolean
   customerId: string | null
+  customerEmail: string | null
   orderId: string
   amount: bigint
   amountReceived: runtime.Decimal | null
@@ -499,6 +506,7 @@ export type ChargeWhereInput = {
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
   amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -553,6 +561,7 @@ export type ChargeOrderByWithRelationInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  customerEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   orderId?: Prisma.SortOrder
   amount?: Prisma.SortOrder
   amountReceived?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -611,6 +620,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
   amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -665,6 +675,7 @@ export type ChargeOrderByWithAggregationInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  customerEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   orderId?: Prisma.SortOrder
   amount?: Prisma.SortOrder
   amountReceived?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -717,6 +728,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   merchantId?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   livemode?: Prisma.BoolWithAggregatesFilter<"Charge"> | boolean
   customerId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  customerEmail?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   orderId?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   amount?: Prisma.BigIntWithAggregatesFilter<"Charge"> | bigint | number
   amountReceived?: Prisma.DecimalNullableWithAggregatesFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -759,6 +771,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
 export type ChargeCreateInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -811,6 +824,7 @@ export type ChargeUncheckedCreateInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -859,6 +873,7 @@ export type ChargeUncheckedCreateInput = {
 export type ChargeUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -911,6 +926,7 @@ export type ChargeUncheckedUpdateInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -961,6 +977,7 @@ export type ChargeCreateManyInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1003,6 +1020,7 @@ export type ChargeCreateManyInput = {
 export type ChargeUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1045,6 +1063,7 @@ export type ChargeUncheckedUpdateManyInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1104,6 +1123,7 @@ export type ChargeCountOrderByAggregateInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
   amount?: Prisma.SortOrder
   amountReceived?: Prisma.SortOrder
@@ -1163,6 +1183,7 @@ export type ChargeMaxOrderByAggregateInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
   amount?: Prisma.SortOrder
   amountReceived?: Prisma.SortOrder
@@ -1204,6 +1225,7 @@ export type ChargeMinOrderByAggregateInput = {
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
+  customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
   amount?: Prisma.SortOrder
   amountReceived?: Prisma.SortOrder
@@ -1551,6 +1573,7 @@ export type ChargeUpdateOneRequiredWithoutSweepsNestedInput = {
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1601,6 +1624,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1680,6 +1704,7 @@ export type ChargeScalarWhereInput = {
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
   amount?: Prisma.BigIntFilter<"Charge"> | bigint | number
   amountReceived?: Prisma.DecimalNullableFilter<"Charge"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1722,6 +1747,7 @@ export type ChargeScalarWhereInput = {
 export type ChargeCreateWithoutCustomerInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1772,6 +1798,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1846,6 +1873,7 @@ export type ChargeUpdateManyWithWhereWithoutCustomerInput = {
 export type ChargeCreateWithoutClonesInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1897,6 +1925,7 @@ export type ChargeUncheckedCreateWithoutClonesInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -1960,6 +1989,7 @@ export type ChargeUpdateToOneWithWhereWithoutClonesInput = {
 export type ChargeUpdateWithoutClonesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2011,6 +2041,7 @@ export type ChargeUncheckedUpdateWithoutClonesInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2058,6 +2089,7 @@ export type ChargeUncheckedUpdateWithoutClonesInput = {
 export type ChargeCreateWithoutInvoiceInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2109,6 +2141,7 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2182,6 +2215,7 @@ export type ChargeUpdateManyWithWhereWithoutInvoiceInput = {
 export type ChargeCreateWithoutPaymentLinkInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2233,6 +2267,7 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2306,6 +2341,7 @@ export type ChargeUpdateManyWithWhereWithoutPaymentLinkInput = {
 export type ChargeCreateWithoutTransfersInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2357,6 +2393,7 @@ export type ChargeUncheckedCreateWithoutTransfersInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2420,6 +2457,7 @@ export type ChargeUpdateToOneWithWhereWithoutTransfersInput = {
 export type ChargeUpdateWithoutTransfersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2471,6 +2509,7 @@ export type ChargeUncheckedUpdateWithoutTransfersInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2518,6 +2557,7 @@ export type ChargeUncheckedUpdateWithoutTransfersInput = {
 export type ChargeCreateWithoutBalanceTransactionsInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2569,6 +2609,7 @@ export type ChargeUncheckedCreateWithoutBalanceTransactionsInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2632,6 +2673,7 @@ export type ChargeUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
 export type ChargeUpdateWithoutBalanceTransactionsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2683,6 +2725,7 @@ export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2730,6 +2773,7 @@ export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
 export type ChargeCreateWithoutRefundsInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2781,6 +2825,7 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2844,6 +2889,7 @@ export type ChargeUpdateToOneWithWhereWithoutRefundsInput = {
 export type ChargeUpdateWithoutRefundsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2895,6 +2941,7 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2942,6 +2989,7 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
 export type ChargeCreateWithoutAuthorizationsInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -2993,6 +3041,7 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3056,6 +3105,7 @@ export type ChargeUpdateToOneWithWhereWithoutAuthorizationsInput = {
 export type ChargeUpdateWithoutAuthorizationsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3107,6 +3157,7 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3154,6 +3205,7 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
 export type ChargeCreateWithoutSweepsInput = {
   id: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3205,6 +3257,7 @@ export type ChargeUncheckedCreateWithoutSweepsInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3268,6 +3321,7 @@ export type ChargeUpdateToOneWithWhereWithoutSweepsInput = {
 export type ChargeUpdateWithoutSweepsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3319,6 +3373,7 @@ export type ChargeUncheckedUpdateWithoutSweepsInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3367,6 +3422,7 @@ export type ChargeCreateManyMerchantInput = {
   id: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3409,6 +3465,7 @@ export type ChargeCreateManyMerchantInput = {
 export type ChargeUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3459,6 +3516,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3508,6 +3566,7 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3551,6 +3610,7 @@ export type ChargeCreateManyCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3593,6 +3653,7 @@ export type ChargeCreateManyCustomerInput = {
 export type ChargeUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3643,6 +3704,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3692,6 +3754,7 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3736,6 +3799,7 @@ export type ChargeCreateManyInvoiceInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3777,6 +3841,7 @@ export type ChargeCreateManyInvoiceInput = {
 export type ChargeUpdateWithoutInvoiceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3828,6 +3893,7 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3877,6 +3943,7 @@ export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3920,6 +3987,7 @@ export type ChargeCreateManyPaymentLinkInput = {
   merchantId: string
   livemode: boolean
   customerId?: string | null
+  customerEmail?: string | null
   orderId: string
   amount: bigint | number
   amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -3961,6 +4029,7 @@ export type ChargeCreateManyPaymentLinkInput = {
 export type ChargeUpdateWithoutPaymentLinkInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -4012,6 +4081,7 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -4061,6 +4131,7 @@ export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
@@ -4180,6 +4251,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  customerEmail?: boolean
   orderId?: boolean
   amount?: boolean
   amountReceived?: boolean
@@ -4235,6 +4307,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  customerEmail?: boolean
   orderId?: boolean
   amount?: boolean
   amountReceived?: boolean
@@ -4283,6 +4356,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  customerEmail?: boolean
   orderId?: boolean
   amount?: boolean
   amountReceived?: boolean
@@ -4331,6 +4405,7 @@ export type ChargeSelectScalar = {
   merchantId?: boolean
   livemode?: boolean
   customerId?: boolean
+  customerEmail?: boolean
   orderId?: boolean
   amount?: boolean
   amountReceived?: boolean
@@ -4370,7 +4445,7 @@ export type ChargeSelectScalar = {
   paymentLinkId?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "customerEmail" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
@@ -4416,6 +4491,10 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     merchantId: string
     livemode: boolean
     customerId: string | null
+    /**
+     * The buyer's email, asked by a payment link with collectEmail: where the receipt goes when no customer has one.
+     */
+    customerEmail: string | null
     orderId: string
     /**
      * Amounts are USDC base units (6 decimals). The money fields below are derived from the charge's
@@ -4955,6 +5034,7 @@ export interface ChargeFieldRefs {
   readonly merchantId: Prisma.FieldRef<"Charge", 'String'>
   readonly livemode: Prisma.FieldRef<"Charge", 'Boolean'>
   readonly customerId: Prisma.FieldRef<"Charge", 'String'>
+  readonly customerEmail: Prisma.FieldRef<"Charge", 'String'>
   readonly orderId: Prisma.FieldRef<"Charge", 'String'>
   readonly amount: Prisma.FieldRef<"Charge", 'BigInt'>
   readonly amountReceived: Prisma.FieldRef<"Charge", 'Decimal'>

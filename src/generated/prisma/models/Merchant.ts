@@ -50,6 +50,10 @@ export type MerchantMinAggregateOutputType = {
   taxId: string | null
   logo: runtime.Bytes | null
   logoType: string | null
+  emailInvoices: boolean | null
+  emailReceipts: boolean | null
+  emailRefunds: boolean | null
+  supportEmail: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -66,6 +70,10 @@ export type MerchantMaxAggregateOutputType = {
   taxId: string | null
   logo: runtime.Bytes | null
   logoType: string | null
+  emailInvoices: boolean | null
+  emailReceipts: boolean | null
+  emailRefunds: boolean | null
+  supportEmail: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -83,6 +91,10 @@ export type MerchantCountAggregateOutputType = {
   taxId: number
   logo: number
   logoType: number
+  emailInvoices: number
+  emailReceipts: number
+  emailRefunds: number
+  supportEmail: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -113,6 +125,10 @@ export type MerchantMinAggregateInputType = {
   taxId?: true
   logo?: true
   logoType?: true
+  emailInvoices?: true
+  emailReceipts?: true
+  emailRefunds?: true
+  supportEmail?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -129,6 +145,10 @@ export type MerchantMaxAggregateInputType = {
   taxId?: true
   logo?: true
   logoType?: true
+  emailInvoices?: true
+  emailReceipts?: true
+  emailRefunds?: true
+  supportEmail?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -146,6 +166,10 @@ export type MerchantCountAggregateInputType = {
   taxId?: true
   logo?: true
   logoType?: true
+  emailInvoices?: true
+  emailReceipts?: true
+  emailRefunds?: true
+  supportEmail?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -250,6 +274,10 @@ export type MerchantGroupByOutputType = {
   taxId: string | null
   logo: runtime.Bytes | null
   logoType: string | null
+  emailInvoices: boolean
+  emailReceipts: boolean
+  emailRefunds: boolean
+  supportEmail: string | null
   createdAt: Date
   updatedAt: Date
   _count: MerchantCountAggregateOutputType | null
@@ -290,6 +318,10 @@ export type MerchantWhereInput = {
   taxId?: Prisma.StringNullableFilter<"Merchant"> | string | null
   logo?: Prisma.BytesNullableFilter<"Merchant"> | runtime.Bytes | null
   logoType?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  emailInvoices?: Prisma.BoolFilter<"Merchant"> | boolean
+  emailReceipts?: Prisma.BoolFilter<"Merchant"> | boolean
+  emailRefunds?: Prisma.BoolFilter<"Merchant"> | boolean
+  supportEmail?: Prisma.StringNullableFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -305,6 +337,9 @@ export type MerchantWhereInput = {
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalListRelationFilter
+  emails?: Prisma.EmailListRelationFilter
+  invitations?: Prisma.InvitationListRelationFilter
+  emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -320,6 +355,10 @@ export type MerchantOrderByWithRelationInput = {
   taxId?: Prisma.SortOrderInput | Prisma.SortOrder
   logo?: Prisma.SortOrderInput | Prisma.SortOrder
   logoType?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailInvoices?: Prisma.SortOrder
+  emailReceipts?: Prisma.SortOrder
+  emailRefunds?: Prisma.SortOrder
+  supportEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
@@ -335,6 +374,9 @@ export type MerchantOrderByWithRelationInput = {
   paymentLinks?: Prisma.PaymentLinkOrderByRelationAggregateInput
   balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalOrderByRelationAggregateInput
+  emails?: Prisma.EmailOrderByRelationAggregateInput
+  invitations?: Prisma.InvitationOrderByRelationAggregateInput
+  emailSuppressions?: Prisma.EmailSuppressionOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -353,6 +395,10 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   taxId?: Prisma.StringNullableFilter<"Merchant"> | string | null
   logo?: Prisma.BytesNullableFilter<"Merchant"> | runtime.Bytes | null
   logoType?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  emailInvoices?: Prisma.BoolFilter<"Merchant"> | boolean
+  emailReceipts?: Prisma.BoolFilter<"Merchant"> | boolean
+  emailRefunds?: Prisma.BoolFilter<"Merchant"> | boolean
+  supportEmail?: Prisma.StringNullableFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -368,6 +414,9 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   paymentLinks?: Prisma.PaymentLinkListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalListRelationFilter
+  emails?: Prisma.EmailListRelationFilter
+  invitations?: Prisma.InvitationListRelationFilter
+  emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -383,6 +432,10 @@ export type MerchantOrderByWithAggregationInput = {
   taxId?: Prisma.SortOrderInput | Prisma.SortOrder
   logo?: Prisma.SortOrderInput | Prisma.SortOrder
   logoType?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailInvoices?: Prisma.SortOrder
+  emailReceipts?: Prisma.SortOrder
+  emailRefunds?: Prisma.SortOrder
+  supportEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MerchantCountOrderByAggregateInput
@@ -408,6 +461,10 @@ export type MerchantScalarWhereWithAggregatesInput = {
   taxId?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   logo?: Prisma.BytesNullableWithAggregatesFilter<"Merchant"> | runtime.Bytes | null
   logoType?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
+  emailInvoices?: Prisma.BoolWithAggregatesFilter<"Merchant"> | boolean
+  emailReceipts?: Prisma.BoolWithAggregatesFilter<"Merchant"> | boolean
+  emailRefunds?: Prisma.BoolWithAggregatesFilter<"Merchant"> | boolean
+  supportEmail?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
 }
@@ -425,6 +482,10 @@ export type MerchantCreateInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -440,6 +501,9 @@ export type MerchantCreateInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -455,6 +519,10 @@ export type MerchantUncheckedCreateInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -470,6 +538,9 @@ export type MerchantUncheckedCreateInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -485,6 +556,10 @@ export type MerchantUpdateInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -500,6 +575,9 @@ export type MerchantUpdateInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -515,6 +593,10 @@ export type MerchantUncheckedUpdateInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -530,6 +612,9 @@ export type MerchantUncheckedUpdateInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -545,6 +630,10 @@ export type MerchantCreateManyInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -562,6 +651,10 @@ export type MerchantUpdateManyMutationInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -579,6 +672,10 @@ export type MerchantUncheckedUpdateManyInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -596,6 +693,10 @@ export type MerchantCountOrderByAggregateInput = {
   taxId?: Prisma.SortOrder
   logo?: Prisma.SortOrder
   logoType?: Prisma.SortOrder
+  emailInvoices?: Prisma.SortOrder
+  emailReceipts?: Prisma.SortOrder
+  emailRefunds?: Prisma.SortOrder
+  supportEmail?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -618,6 +719,10 @@ export type MerchantMaxOrderByAggregateInput = {
   taxId?: Prisma.SortOrder
   logo?: Prisma.SortOrder
   logoType?: Prisma.SortOrder
+  emailInvoices?: Prisma.SortOrder
+  emailReceipts?: Prisma.SortOrder
+  emailRefunds?: Prisma.SortOrder
+  supportEmail?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -634,6 +739,10 @@ export type MerchantMinOrderByAggregateInput = {
   taxId?: Prisma.SortOrder
   logo?: Prisma.SortOrder
   logoType?: Prisma.SortOrder
+  emailInvoices?: Prisma.SortOrder
+  emailReceipts?: Prisma.SortOrder
+  emailRefunds?: Prisma.SortOrder
+  supportEmail?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -647,6 +756,11 @@ export type MerchantSumOrderByAggregateInput = {
 export type MerchantScalarRelationFilter = {
   is?: Prisma.MerchantWhereInput
   isNot?: Prisma.MerchantWhereInput
+}
+
+export type MerchantNullableScalarRelationFilter = {
+  is?: Prisma.MerchantWhereInput | null
+  isNot?: Prisma.MerchantWhereInput | null
 }
 
 export type StringFieldUpdateOperationsInput = {
@@ -667,6 +781,10 @@ export type NullableStringFieldUpdateOperationsInput = {
 
 export type NullableBytesFieldUpdateOperationsInput = {
   set?: runtime.Bytes | null
+}
+
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -855,6 +973,50 @@ export type MerchantUpdateOneRequiredWithoutRelayerBudgetRefusalsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutRelayerBudgetRefusalsInput, Prisma.MerchantUpdateWithoutRelayerBudgetRefusalsInput>, Prisma.MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput>
 }
 
+export type MerchantCreateNestedOneWithoutEmailsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEmailsInput, Prisma.MerchantUncheckedCreateWithoutEmailsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEmailsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneWithoutEmailsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEmailsInput, Prisma.MerchantUncheckedCreateWithoutEmailsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEmailsInput
+  upsert?: Prisma.MerchantUpsertWithoutEmailsInput
+  disconnect?: Prisma.MerchantWhereInput | boolean
+  delete?: Prisma.MerchantWhereInput | boolean
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEmailsInput, Prisma.MerchantUpdateWithoutEmailsInput>, Prisma.MerchantUncheckedUpdateWithoutEmailsInput>
+}
+
+export type MerchantCreateNestedOneWithoutInvitationsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutInvitationsInput, Prisma.MerchantUncheckedCreateWithoutInvitationsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutInvitationsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutInvitationsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutInvitationsInput, Prisma.MerchantUncheckedCreateWithoutInvitationsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutInvitationsInput
+  upsert?: Prisma.MerchantUpsertWithoutInvitationsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutInvitationsInput, Prisma.MerchantUpdateWithoutInvitationsInput>, Prisma.MerchantUncheckedUpdateWithoutInvitationsInput>
+}
+
+export type MerchantCreateNestedOneWithoutEmailSuppressionsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedCreateWithoutEmailSuppressionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEmailSuppressionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutEmailSuppressionsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedCreateWithoutEmailSuppressionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutEmailSuppressionsInput
+  upsert?: Prisma.MerchantUpsertWithoutEmailSuppressionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEmailSuppressionsInput, Prisma.MerchantUpdateWithoutEmailSuppressionsInput>, Prisma.MerchantUncheckedUpdateWithoutEmailSuppressionsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -868,6 +1030,10 @@ export type MerchantCreateWithoutApiKeysInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
@@ -882,6 +1048,9 @@ export type MerchantCreateWithoutApiKeysInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -897,6 +1066,10 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
@@ -911,6 +1084,9 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -942,6 +1118,10 @@ export type MerchantUpdateWithoutApiKeysInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
@@ -956,6 +1136,9 @@ export type MerchantUpdateWithoutApiKeysInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -971,6 +1154,10 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
@@ -985,6 +1172,9 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -1000,6 +1190,10 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1014,6 +1208,9 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -1029,6 +1226,10 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1043,6 +1244,9 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -1074,6 +1278,10 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1088,6 +1296,9 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -1103,6 +1314,10 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1117,6 +1332,9 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -1132,6 +1350,10 @@ export type MerchantCreateWithoutCustomersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1146,6 +1368,9 @@ export type MerchantCreateWithoutCustomersInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -1161,6 +1386,10 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1175,6 +1404,9 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -1206,6 +1438,10 @@ export type MerchantUpdateWithoutCustomersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1220,6 +1456,9 @@ export type MerchantUpdateWithoutCustomersInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1235,6 +1474,10 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1249,6 +1492,9 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1264,6 +1510,10 @@ export type MerchantCreateWithoutChargesInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1278,6 +1528,9 @@ export type MerchantCreateWithoutChargesInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1293,6 +1546,10 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1307,6 +1564,9 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1338,6 +1598,10 @@ export type MerchantUpdateWithoutChargesInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1352,6 +1616,9 @@ export type MerchantUpdateWithoutChargesInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1367,6 +1634,10 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1381,6 +1652,9 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1396,6 +1670,10 @@ export type MerchantCreateWithoutInvoicesInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1410,6 +1688,9 @@ export type MerchantCreateWithoutInvoicesInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1425,6 +1706,10 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1439,6 +1724,9 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1470,6 +1758,10 @@ export type MerchantUpdateWithoutInvoicesInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1484,6 +1776,9 @@ export type MerchantUpdateWithoutInvoicesInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1499,6 +1794,10 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1513,6 +1812,9 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -1528,6 +1830,10 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1542,6 +1848,9 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -1557,6 +1866,10 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1571,6 +1884,9 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -1602,6 +1918,10 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1616,6 +1936,9 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -1631,6 +1954,10 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1645,6 +1972,9 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -1660,6 +1990,10 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1674,6 +2008,9 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -1689,6 +2026,10 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1703,6 +2044,9 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -1734,6 +2078,10 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1748,6 +2096,9 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -1763,6 +2114,10 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1777,6 +2132,9 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -1792,6 +2150,10 @@ export type MerchantCreateWithoutEventsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1806,6 +2168,9 @@ export type MerchantCreateWithoutEventsInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -1821,6 +2186,10 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1835,6 +2204,9 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -1866,6 +2238,10 @@ export type MerchantUpdateWithoutEventsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1880,6 +2256,9 @@ export type MerchantUpdateWithoutEventsInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -1895,6 +2274,10 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1909,6 +2292,9 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutBalanceTransactionsInput = {
@@ -1924,6 +2310,10 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1938,6 +2328,9 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
@@ -1953,6 +2346,10 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1967,6 +2364,9 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -1998,6 +2398,10 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2012,6 +2416,9 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
@@ -2027,6 +2434,10 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2041,6 +2452,9 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -2056,6 +2470,10 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2070,6 +2488,9 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -2085,6 +2506,10 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2099,6 +2524,9 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -2130,6 +2558,10 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2144,6 +2576,9 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -2159,6 +2594,10 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2173,6 +2612,9 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -2188,6 +2630,10 @@ export type MerchantCreateWithoutUsersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2202,6 +2648,9 @@ export type MerchantCreateWithoutUsersInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -2217,6 +2666,10 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2231,6 +2684,9 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -2262,6 +2718,10 @@ export type MerchantUpdateWithoutUsersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2276,6 +2736,9 @@ export type MerchantUpdateWithoutUsersInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -2291,6 +2754,10 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2305,6 +2772,9 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -2320,6 +2790,10 @@ export type MerchantCreateWithoutRefundsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2334,6 +2808,9 @@ export type MerchantCreateWithoutRefundsInput = {
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -2349,6 +2826,10 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2363,6 +2844,9 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -2394,6 +2878,10 @@ export type MerchantUpdateWithoutRefundsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2408,6 +2896,9 @@ export type MerchantUpdateWithoutRefundsInput = {
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -2423,6 +2914,10 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2437,6 +2932,9 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
@@ -2452,6 +2950,10 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2466,6 +2968,9 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
@@ -2481,6 +2986,10 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   taxId?: string | null
   logo?: runtime.Bytes | null
   logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2495,6 +3004,9 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
   paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput = {
@@ -2526,6 +3038,10 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2540,6 +3056,9 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
@@ -2555,6 +3074,10 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2569,6 +3092,489 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
   paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutEmailsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutEmailsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutEmailsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEmailsInput, Prisma.MerchantUncheckedCreateWithoutEmailsInput>
+}
+
+export type MerchantUpsertWithoutEmailsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutEmailsInput, Prisma.MerchantUncheckedUpdateWithoutEmailsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEmailsInput, Prisma.MerchantUncheckedCreateWithoutEmailsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutEmailsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutEmailsInput, Prisma.MerchantUncheckedUpdateWithoutEmailsInput>
+}
+
+export type MerchantUpdateWithoutEmailsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutEmailsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutInvitationsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutInvitationsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutInvitationsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutInvitationsInput, Prisma.MerchantUncheckedCreateWithoutInvitationsInput>
+}
+
+export type MerchantUpsertWithoutInvitationsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutInvitationsInput, Prisma.MerchantUncheckedUpdateWithoutInvitationsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutInvitationsInput, Prisma.MerchantUncheckedCreateWithoutInvitationsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutInvitationsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutInvitationsInput, Prisma.MerchantUncheckedUpdateWithoutInvitationsInput>
+}
+
+export type MerchantUpdateWithoutInvitationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutInvitationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutEmailSuppressionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutEmailSuppressionsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedCreateWithoutEmailSuppressionsInput>
+}
+
+export type MerchantUpsertWithoutEmailSuppressionsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedUpdateWithoutEmailSuppressionsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedCreateWithoutEmailSuppressionsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutEmailSuppressionsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutEmailSuppressionsInput, Prisma.MerchantUncheckedUpdateWithoutEmailSuppressionsInput>
+}
+
+export type MerchantUpdateWithoutEmailSuppressionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -2590,6 +3596,9 @@ export type MerchantCountOutputType = {
   paymentLinks: number
   balanceTransactions: number
   relayerBudgetRefusals: number
+  emails: number
+  invitations: number
+  emailSuppressions: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2606,6 +3615,9 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   paymentLinks?: boolean | MerchantCountOutputTypeCountPaymentLinksArgs
   balanceTransactions?: boolean | MerchantCountOutputTypeCountBalanceTransactionsArgs
   relayerBudgetRefusals?: boolean | MerchantCountOutputTypeCountRelayerBudgetRefusalsArgs
+  emails?: boolean | MerchantCountOutputTypeCountEmailsArgs
+  invitations?: boolean | MerchantCountOutputTypeCountInvitationsArgs
+  emailSuppressions?: boolean | MerchantCountOutputTypeCountEmailSuppressionsArgs
 }
 
 /**
@@ -2709,6 +3721,27 @@ export type MerchantCountOutputTypeCountRelayerBudgetRefusalsArgs<ExtArgs extend
   where?: Prisma.RelayerBudgetRefusalWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountEmailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EmailWhereInput
+}
+
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountInvitationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.InvitationWhereInput
+}
+
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountEmailSuppressionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EmailSuppressionWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -2723,6 +3756,10 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   taxId?: boolean
   logo?: boolean
   logoType?: boolean
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
@@ -2738,6 +3775,9 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
   relayerBudgetRefusals?: boolean | Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>
+  emails?: boolean | Prisma.Merchant$emailsArgs<ExtArgs>
+  invitations?: boolean | Prisma.Merchant$invitationsArgs<ExtArgs>
+  emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -2754,6 +3794,10 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   taxId?: boolean
   logo?: boolean
   logoType?: boolean
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -2771,6 +3815,10 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   taxId?: boolean
   logo?: boolean
   logoType?: boolean
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -2788,11 +3836,15 @@ export type MerchantSelectScalar = {
   taxId?: boolean
   logo?: boolean
   logoType?: boolean
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "legalName" | "businessAddress" | "taxId" | "logo" | "logoType" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "legalName" | "businessAddress" | "taxId" | "logo" | "logoType" | "emailInvoices" | "emailReceipts" | "emailRefunds" | "supportEmail" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
@@ -2807,6 +3859,9 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   paymentLinks?: boolean | Prisma.Merchant$paymentLinksArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Merchant$balanceTransactionsArgs<ExtArgs>
   relayerBudgetRefusals?: boolean | Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>
+  emails?: boolean | Prisma.Merchant$emailsArgs<ExtArgs>
+  invitations?: boolean | Prisma.Merchant$invitationsArgs<ExtArgs>
+  emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -2828,6 +3883,9 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     paymentLinks: Prisma.$PaymentLinkPayload<ExtArgs>[]
     balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
     relayerBudgetRefusals: Prisma.$RelayerBudgetRefusalPayload<ExtArgs>[]
+    emails: Prisma.$EmailPayload<ExtArgs>[]
+    invitations: Prisma.$InvitationPayload<ExtArgs>[]
+    emailSuppressions: Prisma.$EmailSuppressionPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2866,6 +3924,13 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * "image/png" or "image/jpeg", set with `logo`.
      */
     logoType: string | null
+    /**
+     * Customer-facing emails the merchant has turned on (all off by default), and their Reply-To.
+     */
+    emailInvoices: boolean
+    emailReceipts: boolean
+    emailRefunds: boolean
+    supportEmail: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["merchant"]>
@@ -3275,6 +4340,9 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   paymentLinks<T extends Prisma.Merchant$paymentLinksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$paymentLinksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   balanceTransactions<T extends Prisma.Merchant$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   relayerBudgetRefusals<T extends Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$relayerBudgetRefusalsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RelayerBudgetRefusalPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  emails<T extends Prisma.Merchant$emailsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$emailsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EmailPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  invitations<T extends Prisma.Merchant$invitationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invitationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvitationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  emailSuppressions<T extends Prisma.Merchant$emailSuppressionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$emailSuppressionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EmailSuppressionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3316,6 +4384,10 @@ export interface MerchantFieldRefs {
   readonly taxId: Prisma.FieldRef<"Merchant", 'String'>
   readonly logo: Prisma.FieldRef<"Merchant", 'Bytes'>
   readonly logoType: Prisma.FieldRef<"Merchant", 'String'>
+  readonly emailInvoices: Prisma.FieldRef<"Merchant", 'Boolean'>
+  readonly emailReceipts: Prisma.FieldRef<"Merchant", 'Boolean'>
+  readonly emailRefunds: Prisma.FieldRef<"Merchant", 'Boolean'>
+  readonly supportEmail: Prisma.FieldRef<"Merchant", 'String'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
 }
@@ -4020,6 +5092,78 @@ export type Merchant$relayerBudgetRefusalsArgs<ExtArgs extends runtime.Types.Ext
   take?: number
   skip?: number
   distinct?: Prisma.RelayerBudgetRefusalScalarFieldEnum | Prisma.RelayerBudgetRefusalScalarFieldEnum[]
+}
+
+/**
+ * Merchant.emails
+ */
+export type Merchant$emailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Email
+   */
+  select?: Prisma.EmailSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Email
+   */
+  omit?: Prisma.EmailOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EmailInclude<ExtArgs> | null
+  where?: Prisma.EmailWhereInput
+  orderBy?: Prisma.EmailOrderByWithRelationInput | Prisma.EmailOrderByWithRelationInput[]
+  cursor?: Prisma.EmailWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EmailScalarFieldEnum | Prisma.EmailScalarFieldEnum[]
+}
+
+/**
+ * Merchant.invitations
+ */
+export type Merchant$invitationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Invitation
+   */
+  select?: Prisma.InvitationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Invitation
+   */
+  omit?: Prisma.InvitationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.InvitationInclude<ExtArgs> | null
+  where?: Prisma.InvitationWhereInput
+  orderBy?: Prisma.InvitationOrderByWithRelationInput | Prisma.InvitationOrderByWithRelationInput[]
+  cursor?: Prisma.InvitationWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.InvitationScalarFieldEnum | Prisma.InvitationScalarFieldEnum[]
+}
+
+/**
+ * Merchant.emailSuppressions
+ */
+export type Merchant$emailSuppressionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the EmailSuppression
+   */
+  select?: Prisma.EmailSuppressionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the EmailSuppression
+   */
+  omit?: Prisma.EmailSuppressionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EmailSuppressionInclude<ExtArgs> | null
+  where?: Prisma.EmailSuppressionWhereInput
+  orderBy?: Prisma.EmailSuppressionOrderByWithRelationInput | Prisma.EmailSuppressionOrderByWithRelationInput[]
+  cursor?: Prisma.EmailSuppressionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EmailSuppressionScalarFieldEnum | Prisma.EmailSuppressionScalarFieldEnum[]
 }
 
 /**

@@ -42,6 +42,7 @@ export type PaymentLinkMinAggregateOutputType = {
   amount: bigint | null
   description: string | null
   active: boolean | null
+  collectEmail: boolean | null
   successUrl: string | null
   cancelUrl: string | null
   createdAt: Date | null
@@ -56,6 +57,7 @@ export type PaymentLinkMaxAggregateOutputType = {
   amount: bigint | null
   description: string | null
   active: boolean | null
+  collectEmail: boolean | null
   successUrl: string | null
   cancelUrl: string | null
   createdAt: Date | null
@@ -70,6 +72,7 @@ export type PaymentLinkCountAggregateOutputType = {
   amount: number
   description: number
   active: number
+  collectEmail: number
   successUrl: number
   cancelUrl: number
   metadata: number
@@ -95,6 +98,7 @@ export type PaymentLinkMinAggregateInputType = {
   amount?: true
   description?: true
   active?: true
+  collectEmail?: true
   successUrl?: true
   cancelUrl?: true
   createdAt?: true
@@ -109,6 +113,7 @@ export type PaymentLinkMaxAggregateInputType = {
   amount?: true
   description?: true
   active?: true
+  collectEmail?: true
   successUrl?: true
   cancelUrl?: true
   createdAt?: true
@@ -123,6 +128,7 @@ export type PaymentLinkCountAggregateInputType = {
   amount?: true
   description?: true
   active?: true
+  collectEmail?: true
   successUrl?: true
   cancelUrl?: true
   metadata?: true
@@ -225,6 +231,7 @@ export type PaymentLinkGroupByOutputType = {
   amount: bigint
   description: string | null
   active: boolean
+  collectEmail: boolean
   successUrl: string | null
   cancelUrl: string | null
   metadata: runtime.JsonValue | null
@@ -263,6 +270,7 @@ export type PaymentLinkWhereInput = {
   amount?: Prisma.BigIntFilter<"PaymentLink"> | bigint | number
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -280,6 +288,7 @@ export type PaymentLinkOrderByWithRelationInput = {
   amount?: Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   active?: Prisma.SortOrder
+  collectEmail?: Prisma.SortOrder
   successUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   cancelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -300,6 +309,7 @@ export type PaymentLinkWhereUniqueInput = Prisma.AtLeast<{
   amount?: Prisma.BigIntFilter<"PaymentLink"> | bigint | number
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -317,6 +327,7 @@ export type PaymentLinkOrderByWithAggregationInput = {
   amount?: Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   active?: Prisma.SortOrder
+  collectEmail?: Prisma.SortOrder
   successUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   cancelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -340,6 +351,7 @@ export type PaymentLinkScalarWhereWithAggregatesInput = {
   amount?: Prisma.BigIntWithAggregatesFilter<"PaymentLink"> | bigint | number
   description?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolWithAggregatesFilter<"PaymentLink"> | boolean
+  collectEmail?: Prisma.BoolWithAggregatesFilter<"PaymentLink"> | boolean
   successUrl?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableWithAggregatesFilter<"PaymentLink">
@@ -354,6 +366,7 @@ export type PaymentLinkCreateInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -371,6 +384,7 @@ export type PaymentLinkUncheckedCreateInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -386,6 +400,7 @@ export type PaymentLinkUpdateInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -403,6 +418,7 @@ export type PaymentLinkUncheckedUpdateInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -419,6 +435,7 @@ export type PaymentLinkCreateManyInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -433,6 +450,7 @@ export type PaymentLinkUpdateManyMutationInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -448,6 +466,7 @@ export type PaymentLinkUncheckedUpdateManyInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -478,6 +497,7 @@ export type PaymentLinkCountOrderByAggregateInput = {
   amount?: Prisma.SortOrder
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
+  collectEmail?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   metadata?: Prisma.SortOrder
@@ -497,6 +517,7 @@ export type PaymentLinkMaxOrderByAggregateInput = {
   amount?: Prisma.SortOrder
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
+  collectEmail?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -511,6 +532,7 @@ export type PaymentLinkMinOrderByAggregateInput = {
   amount?: Prisma.SortOrder
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
+  collectEmail?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -586,6 +608,7 @@ export type PaymentLinkCreateWithoutMerchantInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -601,6 +624,7 @@ export type PaymentLinkUncheckedCreateWithoutMerchantInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -646,6 +670,7 @@ export type PaymentLinkScalarWhereInput = {
   amount?: Prisma.BigIntFilter<"PaymentLink"> | bigint | number
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -660,6 +685,7 @@ export type PaymentLinkCreateWithoutChargesInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -676,6 +702,7 @@ export type PaymentLinkUncheckedCreateWithoutChargesInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -706,6 +733,7 @@ export type PaymentLinkUpdateWithoutChargesInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -722,6 +750,7 @@ export type PaymentLinkUncheckedUpdateWithoutChargesInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -736,6 +765,7 @@ export type PaymentLinkCreateManyMerchantInput = {
   amount: bigint | number
   description?: string | null
   active?: boolean
+  collectEmail?: boolean
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -750,6 +780,7 @@ export type PaymentLinkUpdateWithoutMerchantInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -765,6 +796,7 @@ export type PaymentLinkUncheckedUpdateWithoutMerchantInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -780,6 +812,7 @@ export type PaymentLinkUncheckedUpdateManyWithoutMerchantInput = {
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -826,6 +859,7 @@ export type PaymentLinkSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   amount?: boolean
   description?: boolean
   active?: boolean
+  collectEmail?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -844,6 +878,7 @@ export type PaymentLinkSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   amount?: boolean
   description?: boolean
   active?: boolean
+  collectEmail?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -860,6 +895,7 @@ export type PaymentLinkSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   amount?: boolean
   description?: boolean
   active?: boolean
+  collectEmail?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -876,6 +912,7 @@ export type PaymentLinkSelectScalar = {
   amount?: boolean
   description?: boolean
   active?: boolean
+  collectEmail?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -883,7 +920,7 @@ export type PaymentLinkSelectScalar = {
   updatedAt?: boolean
 }
 
-export type PaymentLinkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "name" | "amount" | "description" | "active" | "successUrl" | "cancelUrl" | "metadata" | "createdAt" | "updatedAt", ExtArgs["result"]["paymentLink"]>
+export type PaymentLinkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "name" | "amount" | "description" | "active" | "collectEmail" | "successUrl" | "cancelUrl" | "metadata" | "createdAt" | "updatedAt", ExtArgs["result"]["paymentLink"]>
 export type PaymentLinkInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charges?: boolean | Prisma.PaymentLink$chargesArgs<ExtArgs>
@@ -913,6 +950,10 @@ export type $PaymentLinkPayload<ExtArgs extends runtime.Types.Extensions.Interna
     amount: bigint
     description: string | null
     active: boolean
+    /**
+     * The hosted link page asks the buyer's email before Pay; the charge keeps it as customerEmail.
+     */
+    collectEmail: boolean
     successUrl: string | null
     cancelUrl: string | null
     metadata: runtime.JsonValue | null
@@ -1350,6 +1391,7 @@ export interface PaymentLinkFieldRefs {
   readonly amount: Prisma.FieldRef<"PaymentLink", 'BigInt'>
   readonly description: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly active: Prisma.FieldRef<"PaymentLink", 'Boolean'>
+  readonly collectEmail: Prisma.FieldRef<"PaymentLink", 'Boolean'>
   readonly successUrl: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly cancelUrl: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly metadata: Prisma.FieldRef<"PaymentLink", 'Json'>
