@@ -104,7 +104,7 @@ describe("charge codec", () => {
       strayAssets: [{ chainId: 31337, token: "native", amount: "5" }],
       invoiceId: null,
       paymentLinkId: null,
-    customerEmail: null,
+      customerEmail: null,
     };
     const wire = JSON.parse(JSON.stringify(encodeCharge(charge)));
     expect(wire.amountReceived).toBe((2n ** 128n + 1n).toString());
