@@ -6,6 +6,7 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { type ChainSettings, missingRelayerKeys, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
 import { parseAmount } from "./domain/money.js";
+import { isEmailAddress } from "./email/address.js";
 import { DEFAULT_RELAYER_GAS_BUDGET } from "./domain/relayer-budget.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -81,6 +82,15 @@ const schema = z.object({
   LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
   LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be smtp://user:pass@host:port or smtps://user:pass@host:port" }).optional(),
+  EMAIL_FROM: z
+    .string()
+    .refine((v) => isEmailAddress(v), "must be one email address, such as payments@shop.example")
+    .optional(),
+  ALERT_EMAIL: z
+    .string()
+    .refine((v) => isEmailAddress(v), "must be one email address, such as ops@shop.example")
+    .optional(),
   PAYMENT_FRAME_ANCESTORS: z
     .string()
     .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://www.shop.example")
@@ -167,6 +177,11 @@ export interface Config {
    * same on every API process. Unset: a random one per process.
    */
   pageTokenSecret: string | undefined;
+  /**
+   * Email (.docs/email.md): the SMTP server emails are sent through (none: kept in the outbox as
+   * `held`, never sent), the sender's address, and where the operator's alerts go.
+   */
+  email: { smtpUrl: string | undefined; from: string; alertTo: string | undefined };
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** Where `npm run worker` answers /healthz, /readyz and /metrics (0: a free port). */
@@ -259,6 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
     paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
     metricsToken: e.METRICS_TOKEN,
+    email: { smtpUrl: e.SMTP_URL, from: e.EMAIL_FROM ?? `no-reply@${new URL(publicUrl).hostname}`, alertTo: e.ALERT_EMAIL },
     workerPort: e.WORKER_PORT,
     shedAnonymousLagMs: e.SHED_ANONYMOUS_LAG_MS,
     pageTokenSecret: e.PAGE_TOKEN_SECRET,
@@ -283,6 +299,7 @@ export const SECRET_SETTINGS = [
   "REDIS_URL",
   "METRICS_TOKEN",
   "PAGE_TOKEN_SECRET",
+  "SMTP_URL",
 ];
 
 /** NAME_FILE for each secret NAME: the variable holding the path of its value (a mounted secret). */
