@@ -24,8 +24,8 @@ export interface App {
 }
 
 /**
- * The HTTP server every process answers on: /healthz, /readyz (the database, pub/sub and the chains'
- * relayers) and /metrics. `runsJobs`: this process runs the background jobs, so /metrics has the database's figures.
+ * The HTTP server every process answers on: /healthz, /readyz (the database, pub/sub, the chains'
+ * relayers and whether email is configured) and /metrics. `runsJobs`: this process runs the background jobs, so /metrics has the database's figures.
  */
 export function createOpsServer(services: Services, runsJobs: boolean): FastifyInstance {
   const { config, db, pubsub, chains, metrics } = services;
@@ -33,6 +33,7 @@ export function createOpsServer(services: Services, runsJobs: boolean): FastifyI
     problems: () => relayerProblems(db.prisma, chains.all()),
     trustRequestIds: config.trustProxy > 0,
     publicUrl: config.publicUrl,
+    email: config.email.smtpUrl ? "configured" : "not_configured",
   });
   metricsRoute(server, { config, metrics, db, pubsub, chains: chains.all(), runsJobs });
   return server;

@@ -36,14 +36,17 @@ export interface ServerOptions {
   trustRequestIds?: boolean;
   /** PUBLIC_URL, where /docs is served: error bodies' docUrl points there (absent: a URL relative to this server). */
   publicUrl?: string;
+  /** Whether emails can be sent (SMTP_URL): /readyz says so; without it the service is still ready. */
+  email?: "configured" | "not_configured";
 }
 
 /**
  * Creates the Fastify instance with the behaviour every route shares. /readyz reports the database,
- * `pubsub` and `options.problems` (degraded), and fails once the server leaves rotation.
+ * `pubsub`, `options.problems` (degraded) and `options.email`, and fails once the server leaves rotation.
  */
 export function createServer(logger: Logger, db: Database, pubsub: PubSub, options: ServerOptions = {}): FastifyInstance {
   const { problems = async () => [], trustRequestIds = false, publicUrl = "" } = options;
+  const email = options.email ? { email: options.email } : {};
   // Requests whose Expect is not 100-continue: the checkExpectation listener below routes them here.
   const unmetExpectations = new WeakSet<IncomingMessage>();
   let closing = false;
@@ -123,11 +126,11 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, optio
     try {
       await withTimeout(db.ping(), 2000);
     } catch {
-      return reply.code(503).send({ status: "unavailable", database: "unreachable", ...redis });
+      return reply.code(503).send({ status: "unavailable", database: "unreachable", ...redis, ...email });
     }
     const reasons: string[] = await withTimeout(problems(), 2000).catch(() => []);
     if (redis.redis === "unreachable") reasons.unshift("redis unreachable: live updates wait until it is back");
-    return reasons.length > 0 ? { status: "degraded", database: "ok", ...redis, reasons } : { status: "ok", database: "ok", ...redis };
+    return reasons.length > 0 ? { status: "degraded", database: "ok", ...redis, ...email, reasons } : { status: "ok", database: "ok", ...redis, ...email };
   });
   return app;
 }

@@ -7,6 +7,7 @@ import type { PaymentSettings } from "../domain/payments.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { startChainRunner } from "./chain-runner.js";
 import { newWorkerId, startChainShare } from "./chain-share.js";
+import { startEmailSender } from "./email-sender.js";
 import { startWebhookDispatcher } from "./webhook-dispatcher.js";
 import { type ExpirySweepOptions, startExpirySweep } from "./expiry.js";
 
@@ -17,20 +18,20 @@ export interface Jobs {
 
 /** What the jobs run on: the process's services (services.ts). */
 export interface JobServices {
-  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant">;
+  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email">;
   db: Database;
   chains: ChainSet;
   logger: Logger;
   /** The domain's settings; its feed announces the changes the jobs commit to live subscribers. */
   settings: PaymentSettings;
-  /** Where this process counts what the jobs do (webhook delivery results, reconciliation differences, the chain locks it holds). */
-  metrics: Pick<ProcessMetrics, "webhookDeliveries" | "reconcileDifferences" | "chainLocks">;
+  /** Where this process counts what the jobs do (webhook delivery results, emails, reconciliation differences, the chain locks it holds). */
+  metrics: Pick<ProcessMetrics, "webhookDeliveries" | "emails" | "reconcileDifferences" | "chainLocks">;
 }
 
 export type JobsOptions = Pick<ExpirySweepOptions, "now" | "onExpired">;
 
 /**
- * Starts every background job: the expiry sweep, webhook delivery and one runner per enabled chain.
+ * Starts every background job: the expiry sweep, webhook delivery, the email sender and one runner per enabled chain.
  * On PostgreSQL this worker joins the others in the `workers` table and works its share of the
  * chains; the embedded database has one process, which works them all.
  */
@@ -50,6 +51,12 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
     startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => metrics.webhookDeliveries.inc({ result }) }),
+    startEmailSender(db.prisma, logger, {
+      smtpUrl: config.email.smtpUrl,
+      from: config.email.from,
+      now: options.now,
+      onResult: (type, result) => metrics.emails.inc({ type, result }),
+    }),
     ...chains.map((chain) =>
       startChainRunner(db, chain, logger, {
         intervalMs: config.chainPollIntervalMs,

@@ -59,7 +59,7 @@ function settingsOf(logger: Logger, o: DispatcherOptions): Settings {
 }
 
 /** Counts per key (requests per lease token, per endpoint), forgetting a key at zero. */
-class Tally {
+export class Tally {
   private readonly counts = new Map<string, number>();
   add(key: string, n = 1): void {
     const left = (this.counts.get(key) ?? 0) + n;
@@ -75,7 +75,7 @@ class Tally {
 }
 
 /** A sleep that `wake` cuts short (a slot freed, a stop). */
-function wakeableSleep() {
+export function wakeableSleep() {
   let wake: (() => void) | null = null;
   const sleep = (ms: number) =>
     new Promise<void>((r) => {

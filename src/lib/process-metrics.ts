@@ -1,8 +1,8 @@
 // This process's own metrics (prom-client): requests and latency by route, GraphQL operations,
-// webhook delivery results, the chain locks this worker holds, live connections, its database pool and Redis connections, prom-client's
+// webhook delivery results, emails sent, the chain locks this worker holds, live connections, its database pool and Redis connections, prom-client's
 // process and Node.js defaults (CPU, memory, heap, GC, handles) and the build it runs. The
 // composition root makes one and hands it to the parts that count (the HTTP server, the GraphQL door,
-// the webhook dispatcher) and to /metrics.
+// the webhook dispatcher, the email sender) and to /metrics.
 import { readFileSync } from "node:fs";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
@@ -54,6 +54,12 @@ export class ProcessMetrics {
     name: "stablegate_webhook_deliveries_total",
     help: "Webhook delivery attempts this process made, by result: succeeded, retrying (failed, another attempt is scheduled), failed (given up) or gone (410: the endpoint was disabled).",
     labelNames: ["result"] as const,
+    registers: [this.registry],
+  });
+  readonly emails = new Counter({
+    name: "stablegate_emails_total",
+    help: "Emails this process's sender dealt with, by type and result: sent, retrying (not accepted, another attempt is scheduled), failed (refused or given up) or held (no SMTP_URL: kept, not sent).",
+    labelNames: ["type", "result"] as const,
     registers: [this.registry],
   });
   readonly reconcileDifferences = new Gauge({

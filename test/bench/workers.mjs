@@ -55,6 +55,7 @@ async function workerThread({ url, chains }) {
       relayerBumpAfterMs: 60_000,
       reconcileIntervalMs: 3_600_000,
       relayerGasBudgetPerMerchant: 10n ** 18n,
+      email: { smtpUrl: undefined, from: "no-reply@bench.example", alertTo: undefined },
     },
     db,
     chains: new ChainSet(chains.map((c) => benchChain({ ...c, confirmations: 1 }))),
