@@ -17,6 +17,7 @@ import type { Database, HeldLock, Prisma } from "../db/client.js";
 import { endAuthorizations } from "../domain/authorizations.js";
 import { chargesAwaitingConfirmations } from "../domain/chain-transfers.js";
 import { recordRelayerBalance, stuckRelayerTxs } from "../domain/chain-status.js";
+import { alertRelayerLow } from "../domain/relayer-alert.js";
 import type { ChargeRef } from "../domain/live.js";
 import { confirmChainMoney, type PaymentSettings } from "../domain/payments.js";
 import { payoutHandlers, runPayouts } from "./payouts.js";
@@ -53,6 +54,8 @@ export interface ChainRunnerOptions {
   workerId?: string;
   /** This worker's share of the chains (PostgreSQL); absent, the runner asks for the lock every tick (the embedded database's lock is its own). */
   share?: ChainShare;
+  /** ALERT_EMAIL: told by email, at most once a day, while the relayer is low on gas money. */
+  alertTo?: string;
   now?: () => Date;
 }
 
@@ -138,7 +141,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       }
       if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
         balanceCheckedAt = Date.now();
-        await checkRelayerBalance(db.prisma, relayer, log, now()).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
+        await checkRelayerBalance(db.prisma, relayer, log, now(), options.alertTo).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
       }
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
@@ -179,8 +182,8 @@ async function keepDevnetClock(prisma: Prisma, relayer: Relayer, at: Date): Prom
   if (Number(due?.n ?? 0) > 0) await relayer.provider.send("evm_mine", []);
 }
 
-/** Records the relayer's gas balance; below the chain's minimum that is an error for the operator. */
-async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger, at: Date): Promise<void> {
+/** Records the relayer's gas balance; below the chain's minimum that is an error for the operator, and an email to `alertTo`. */
+async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger, at: Date, alertTo: string | undefined): Promise<void> {
   const { chain } = relayer;
   const balance = await relayer.balance();
   await recordRelayerBalance(prisma, { chainId: chain.chainId, relayerAddress: relayer.address, balance, minBalance: chain.relayerMinBalance, checkedAt: at });
@@ -189,6 +192,10 @@ async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger
       { relayer: relayer.address, balance: formatEther(balance), minimum: formatEther(chain.relayerMinBalance), unit: chain.nativeSymbol },
       "relayer is low on gas money: fund it, or payouts on this chain will stop",
     );
+    if (alertTo) {
+      const low = { chainId: chain.chainId, chainName: chain.name, nativeSymbol: chain.nativeSymbol, livemode: !chain.testnet, relayerAddress: relayer.address };
+      await alertRelayerLow(prisma, { ...low, balance, minBalance: chain.relayerMinBalance }, alertTo, at);
+    }
   }
 }
 

@@ -67,6 +67,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         metrics,
         workerId,
         share,
+        alertTo: config.email.alertTo,
         now: options.now,
       }),
     ),

@@ -1,5 +1,5 @@
 // What an operator is told: the relayer's gas against its minimum (/readyz, an error log line,
-// /metrics), payouts stopped after our flushes kept failing (an error log line, one
+// /metrics, one email a day to ALERT_EMAIL), payouts stopped after our flushes kept failing (an error log line, one
 // charge.payout_blocked, /metrics, `payouts retry`), and RPC URLs (they carry provider keys) that
 // never reach a log line, an error or the database.
 import { parseEther, toQuantity } from "ethers";
@@ -54,7 +54,13 @@ describe("the relayer's gas", () => {
     const { logger, lines } = recordingLogger();
     const demanding = { ...devnet, relayerMinBalance: parseEther("20000") }; // anvil accounts hold 10,000 ETH
     const relayer = chain.deployer.address;
-    const runner = startChainRunner(app.db, demanding, logger, { intervalMs: 50, settings: SETTINGS, bumpAfterMs: 60_000, balanceCheckMs: 100 });
+    const runner = startChainRunner(app.db, demanding, logger, {
+      intervalMs: 50,
+      settings: SETTINGS,
+      bumpAfterMs: 60_000,
+      balanceCheckMs: 100,
+      alertTo: "ops@operator.example",
+    });
     try {
       const degraded = await waitFor("/readyz degraded", async () => {
         const body = await readyz();
@@ -65,6 +71,12 @@ describe("the relayer's gas", () => {
       ]);
       const alert = lines().find((l) => l.level === 50 && l.msg.startsWith("relayer is low on gas money"));
       expect(alert).toMatchObject({ chainId: 31337, relayer, minimum: "20000.0", unit: "ETH" });
+      // And one email to ALERT_EMAIL, however many checks find it low the same day.
+      await waitFor("three low checks", async () => lines().filter((l) => l.msg.startsWith("relayer is low on gas money")).length >= 3);
+      const emails = await app.db.prisma.email.findMany({ where: { type: "alert", to: "ops@operator.example" } });
+      expect(emails).toEqual([expect.objectContaining({ merchantId: null, livemode: false, relatedId: "relayer:31337", status: "QUEUED" })]);
+      expect(emails[0]!.subject).toMatch(/^Relayer balance low on .+ \(31337\): [\d.]+ ETH$/);
+      expect(emails[0]!.text).toContain(relayer);
       const low = `stablegate_relayer_balance_low{chain_id="31337",relayer="${relayer}"}`;
       expect(await metrics()).toContain(`${low} 1`);
       expect(await metrics()).toContain(`stablegate_relayer_min_balance_wei{chain_id="31337",relayer="${relayer}"} ${parseEther("20000")}`);

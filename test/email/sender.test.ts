@@ -11,6 +11,7 @@ import { type Database, openDatabase } from "../../src/db/client.js";
 import { claimDueEmails, recordEmailAttempt } from "../../src/domain/email-outbox.js";
 import { type EmailDraft, enqueueEmail } from "../../src/domain/emails.js";
 import { createMerchant } from "../../src/domain/merchants.js";
+import { alertRelayerLow } from "../../src/domain/relayer-alert.js";
 import { renderEmail } from "../../src/email/layout.js";
 import { type EmailSender, type EmailSenderOptions, startEmailSender } from "../../src/jobs/email-sender.js";
 import { ProcessMetrics } from "../../src/lib/process-metrics.js";
@@ -269,6 +270,33 @@ describe("without SMTP_URL", () => {
     await arrived(marker.to);
     expect(to(d.to)).toEqual([]);
     expect((await row(id)).status).toBe("HELD");
+  });
+});
+
+describe("the operator's relayer alert", () => {
+  const low = { chainId: 8453, chainName: "Base", nativeSymbol: "ETH", livemode: true, relayerAddress: "0x00000000000000000000000000000000000A1e27", balance: 10n ** 15n, minBalance: 10n ** 17n };
+
+  it("goes to ALERT_EMAIL through the outbox, at most once a day per chain", async () => {
+    send();
+    const prisma = database.db.prisma;
+    const first = await alertRelayerLow(prisma, low, "ops@operator.example", new Date());
+    expect(first).toMatch(/^eml_/);
+    expect(await alertRelayerLow(prisma, low, "ops@operator.example", new Date())).toBeNull();
+    // Another chain is another alert.
+    const other = await alertRelayerLow(prisma, { ...low, chainId: 10, chainName: "OP Mainnet" }, "ops@operator.example", new Date());
+    expect(other).toMatch(/^eml_/);
+
+    const m = await waitFor("the alert sent", async () => smtp.messages.find((x) => x.parsed.messageId === `<${first}@stablegate.example>`));
+    expect(m.to).toEqual(["ops@operator.example"]);
+    expect(m.parsed.from?.value).toEqual([{ name: "Stablegate", address: FROM }]);
+    expect(m.parsed.subject).toBe("Relayer balance low on Base (8453): 0.001 ETH");
+    expect(m.parsed.text).toContain("0x00000000000000000000000000000000000A1e27");
+    expect(m.parsed.text).toContain("Minimum: 0.1 ETH");
+    expect(await row(first!)).toMatchObject({ merchantId: null, type: "alert", livemode: true, relatedId: "relayer:8453" });
+
+    // A day later it is said again.
+    await prisma.email.update({ where: { id: first! }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    expect(await alertRelayerLow(prisma, low, "ops@operator.example", new Date())).toMatch(/^eml_/);
   });
 });
 
