@@ -21,6 +21,7 @@ import { waitFor } from "../helpers/chain.js";
 import { freshDatabase, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 import { startReceiver } from "../helpers/receiver.js";
+import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { ANSWERED_OR_REFUSED, steadyLoad } from "../helpers/steady-load.js";
 
 const run = promisify(execFile);
@@ -120,11 +121,15 @@ describe("docker-compose.yml", () => {
   it("keeps the devnet apart: only docker-compose.devnet.yml has anvil, its setup and the settings file it writes", () => {
     // Its comments may point to the devnet file; nothing it runs or sets may.
     expect(text.replace(/#.*$/gm, "")).not.toMatch(/anvil|devnet|SETTINGS_FILE/);
-    expect(Object.keys(devnetFile.services).sort()).toEqual(["anvil", "api-1", "api-2", "devnet-setup", "migrate", "worker"]);
+    expect(Object.keys(devnetFile.services).sort()).toEqual(["anvil", "api-1", "api-2", "devnet-setup", "mailpit", "migrate", "worker"]);
     for (const name of ["api-1", "api-2", "worker", "migrate"]) {
       expect(compose.services[name]!.environment?.SETTINGS_FILE).toBe("/shared/devnet.env");
       expect(compose.services[name]!.depends_on).toMatchObject({ "devnet-setup": { condition: "service_completed_successfully" } });
+      // Every email of the devnet stack goes to Mailpit (its page on this machine's port 8025), never out.
+      expect(compose.services[name]!.environment?.SMTP_URL).toBe("smtp://mailpit:1025");
     }
+    expect(devnetFile.services.mailpit).toMatchObject({ image: "axllent/mailpit", ports: ["127.0.0.1:8025:8025"] });
+    expect(production.services.worker!.environment?.SMTP_URL).toBeUndefined();
   });
 
   it("a settings file only fills what the environment leaves unset", async () => {
@@ -160,6 +165,8 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
   const metricsToken = `metrics-${Math.random().toString(36).slice(2)}-token`;
   let database: Awaited<ReturnType<typeof freshDatabase>>;
   let anvilPort: number;
+  /** Stands for Mailpit. */
+  let smtp: TestSmtp;
   const running = new Set<ChildProcess>();
 
   /** A service's environment as Compose would give it, with host names and the shared volume mapped here. */
@@ -193,7 +200,8 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     return v
       .replaceAll("/shared", shared)
       .replace(/^\/data$/, join(shared, "data"))
-      .replaceAll("//anvil:8545", `//127.0.0.1:${anvilPort}`);
+      .replaceAll("//anvil:8545", `//127.0.0.1:${anvilPort}`)
+      .replaceAll("//mailpit:1025", `//127.0.0.1:${smtp.port}`);
   }
 
   function argsOf(name: string): string[] {
@@ -240,6 +248,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     writeFileSync(join(secrets, "relayer_key"), `${Wallet.createRandom().privateKey}\n`);
     writeFileSync(join(secrets, "metrics_token"), `${metricsToken}\n`);
     database = await freshDatabase();
+    smtp = await startSmtp();
     // The devnet profile's anvil, from its own entry in the file, on a free loopback port.
     const anvil = compose.services.anvil!;
     anvilPort = 20_000 + Math.floor(Math.random() * 20_000);
@@ -251,6 +260,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
   afterAll(async () => {
     for (const child of running) child.kill("SIGKILL");
     await database?.drop();
+    await smtp?.stop();
     rmSync(shared, { recursive: true, force: true });
   });
 
