@@ -84,7 +84,15 @@ export function createEmailTransport(o: TransportOptions): EmailTransport {
           attachments: [
             ...(email.attachments ?? []).map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, encoding: "base64" })),
             ...(email.logo
-              ? [{ filename: `logo.${email.logo.contentType.split("/")[1] ?? "png"}`, contentType: email.logo.contentType, content: Buffer.from(email.logo.content), cid: LOGO_CID, contentDisposition: "inline" as const }]
+              ? [
+                  {
+                    filename: `logo.${email.logo.contentType.split("/")[1] ?? "png"}`,
+                    contentType: email.logo.contentType,
+                    content: Buffer.from(email.logo.content),
+                    cid: LOGO_CID,
+                    contentDisposition: "inline" as const,
+                  },
+                ]
               : []),
           ],
         });

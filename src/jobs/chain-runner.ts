@@ -141,7 +141,9 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       }
       if (Date.now() - balanceCheckedAt >= balanceCheckMs) {
         balanceCheckedAt = Date.now();
-        await checkRelayerBalance(db.prisma, relayer, log, now(), options.alertTo).catch((err) => log.warn({ err: (err as Error).message }, "relayer balance check failed"));
+        await checkRelayerBalance(db.prisma, relayer, log, now(), options.alertTo).catch((err) =>
+          log.warn({ err: (err as Error).message }, "relayer balance check failed"),
+        );
       }
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
@@ -193,7 +195,13 @@ async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger
       "relayer is low on gas money: fund it, or payouts on this chain will stop",
     );
     if (alertTo) {
-      const low = { chainId: chain.chainId, chainName: chain.name, nativeSymbol: chain.nativeSymbol, livemode: !chain.testnet, relayerAddress: relayer.address };
+      const low = {
+        chainId: chain.chainId,
+        chainName: chain.name,
+        nativeSymbol: chain.nativeSymbol,
+        livemode: !chain.testnet,
+        relayerAddress: relayer.address,
+      };
       await alertRelayerLow(prisma, { ...low, balance, minBalance: chain.relayerMinBalance }, alertTo, at);
     }
   }

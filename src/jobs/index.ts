@@ -18,7 +18,10 @@ export interface Jobs {
 
 /** What the jobs run on: the process's services (services.ts). */
 export interface JobServices {
-  config: Pick<Config, "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email">;
+  config: Pick<
+    Config,
+    "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email"
+  >;
   db: Database;
   chains: ChainSet;
   logger: Logger;

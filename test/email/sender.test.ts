@@ -215,7 +215,14 @@ describe("leases", () => {
     await waitFor("the row sent", async () => (await row(id)).status === "SENT");
     expect(to(d.to)).toHaveLength(1);
     // The dead sender's outcome, arriving late, changes nothing.
-    const late = await recordEmailAttempt(database.db.prisma, claimed.find((c) => c.id === id)!, "dead-sender", { result: "permanent", error: "late" }, now(), Math.random);
+    const late = await recordEmailAttempt(
+      database.db.prisma,
+      claimed.find((c) => c.id === id)!,
+      "dead-sender",
+      { result: "permanent", error: "late" },
+      now(),
+      Math.random,
+    );
     expect(late).toBeNull();
     expect(await row(id)).toMatchObject({ status: "SENT", attempts: 1, lastError: null });
   });
@@ -274,7 +281,15 @@ describe("without SMTP_URL", () => {
 });
 
 describe("the operator's relayer alert", () => {
-  const low = { chainId: 8453, chainName: "Base", nativeSymbol: "ETH", livemode: true, relayerAddress: "0x00000000000000000000000000000000000A1e27", balance: 10n ** 15n, minBalance: 10n ** 17n };
+  const low = {
+    chainId: 8453,
+    chainName: "Base",
+    nativeSymbol: "ETH",
+    livemode: true,
+    relayerAddress: "0x00000000000000000000000000000000000A1e27",
+    balance: 10n ** 15n,
+    minBalance: 10n ** 17n,
+  };
 
   it("goes to ALERT_EMAIL through the outbox, at most once a day per chain", async () => {
     send();
@@ -352,7 +367,9 @@ describe("configuration", () => {
       const file = join(dir, "smtp_url");
       writeFileSync(file, "smtp://mailer:pa55@mail.example:587\n");
       expect(loadConfig({ ...base, SMTP_URL_FILE: file }).email.smtpUrl).toBe("smtp://mailer:pa55@mail.example:587");
-      expect(() => loadConfig({ ...base, SMTP_URL_FILE: file, SMTP_URL: "smtp://mail.example" })).toThrow(/SMTP_URL_FILE: set either SMTP_URL or SMTP_URL_FILE/);
+      expect(() => loadConfig({ ...base, SMTP_URL_FILE: file, SMTP_URL: "smtp://mail.example" })).toThrow(
+        /SMTP_URL_FILE: set either SMTP_URL or SMTP_URL_FILE/,
+      );
       expect(() => loadConfig({ ...base, SMTP_URL_FILE: join(dir, "missing") })).toThrow(/SMTP_URL_FILE: cannot read/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

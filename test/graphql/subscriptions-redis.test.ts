@@ -117,7 +117,13 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
     await waitFor(async () => (await app.call("GET", "/readyz", { key: null })).body.status === "degraded", 10_000);
     const ready = await app.call("GET", "/readyz", { key: null });
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: "degraded", database: "ok", redis: "unreachable", email: "not_configured", reasons: [expect.stringMatching(/^redis unreachable/)] });
+    expect(ready.body).toEqual({
+      status: "degraded",
+      database: "ok",
+      redis: "unreachable",
+      email: "not_configured",
+      reasons: [expect.stringMatching(/^redis unreachable/)],
+    });
 
     // Requests still work; this cancel's live update cannot be published now.
     expect((await app.call("DELETE", `/v1/charges/${first.id}`)).status).toBe(200);

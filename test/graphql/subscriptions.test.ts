@@ -231,6 +231,10 @@ describe("readiness", () => {
   it("reports the live-update transport", async () => {
     const res = await app.call("GET", "/readyz", { key: null });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(process.env.REDIS_URL ? { status: "ok", database: "ok", redis: "ok", email: "not_configured" } : { status: "ok", database: "ok", email: "not_configured" });
+    expect(res.body).toEqual(
+      process.env.REDIS_URL
+        ? { status: "ok", database: "ok", redis: "ok", email: "not_configured" }
+        : { status: "ok", database: "ok", email: "not_configured" },
+    );
   });
 });
