@@ -6,9 +6,9 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { type ClaimedEmail, claimDueEmails, type EmailResult, holdDueEmails, recordEmailAttempt, renewEmailLeases } from "../domain/email-outbox.js";
-import { randomBase62 } from "../domain/ids.js";
 import { createEmailTransport, type EmailTransport } from "../email/transport.js";
-import { Tally, wakeableSleep } from "./webhook-dispatcher.js";
+import { every } from "../lib/periodic.js";
+import { startLeasedLoop } from "./leased-loop.js";
 
 export interface EmailSenderOptions {
   /** SMTP_URL; none: due emails are held, nothing is sent. */
@@ -60,26 +60,14 @@ export function startEmailSender(prisma: Prisma, logger: Logger, options: EmailS
 
 /** Without SMTP: every due email becomes HELD, each tick. */
 function startHolding(prisma: Prisma, s: Settings): EmailSender {
-  let stopped = false;
-  const { sleep, wake } = wakeableSleep();
   s.log.info("SMTP_URL is not set: emails are kept (status held) and not sent");
-  const loop = (async () => {
-    while (!stopped) {
-      const held = await holdDueEmails(prisma, s.now()).catch((e) => {
-        s.log.error({ err: e }, "could not hold due emails");
-        return [];
-      });
-      for (const type of held) s.onResult?.(type, "held");
-      if (!stopped) await sleep(s.intervalMs);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      wake();
-      await loop;
+  return every(
+    s.intervalMs,
+    async () => {
+      for (const type of await holdDueEmails(prisma, s.now())) s.onResult?.(type, "held");
     },
-  };
+    (err) => s.log.error({ err }, "could not hold due emails"),
+  );
 }
 
 /** One attempt of a claimed email, recorded under its lease `token`. */
@@ -102,64 +90,22 @@ async function sendOne(prisma: Prisma, s: Settings, transport: EmailTransport, e
 
 function startSending(prisma: Prisma, s: Settings, smtpUrl: string): EmailSender {
   const transport = createEmailTransport({ smtpUrl, from: s.from, maxConnections: Math.min(5, s.concurrency), timeoutMs: s.timeoutMs });
-  let stopped = false;
-  let inFlight = 0;
-  /** Claim tokens with messages still in flight. */
-  const leases = new Tally();
-  const { sleep, wake } = wakeableSleep();
-
-  function launch(e: ClaimedEmail, token: string) {
-    inFlight++;
-    sendOne(prisma, s, transport, e, token)
-      .catch((err) => s.log.error({ err, email: e.id }, "email outcome could not be recorded; it will be tried again when its lease ends"))
-      .finally(() => {
-        inFlight--;
-        leases.add(token, -1);
-        wake();
-      });
-  }
-
-  // Keeps the leases of messages in flight alive; a sender that dies stops renewing them.
-  const renewal = setInterval(() => {
-    const tokens = leases.keys();
-    if (tokens.length === 0) return;
-    renewEmailLeases(prisma, tokens, new Date(s.now().getTime() + s.leaseMs)).catch((err) => s.log.error({ err }, "could not renew email leases"));
-  }, s.leaseMs / 3);
-
-  /** Claims up to `free` emails and starts them; returns how many. */
-  async function claim(free: number): Promise<number> {
-    const token = randomBase62(20);
-    const now = s.now();
-    const rows = await claimDueEmails(prisma, { token, now, leaseUntil: new Date(now.getTime() + s.leaseMs), limit: free });
-    if (rows.length > 0) leases.add(token, rows.length);
-    for (const row of rows) launch(row, token);
-    return rows.length;
-  }
-
-  const loop = (async () => {
-    while (!stopped) {
-      const free = s.concurrency - inFlight;
-      if (free === 0) {
-        await sleep(s.timeoutMs);
-        continue;
-      }
-      const claimed = await claim(free).catch((err) => {
-        s.log.error({ err }, "could not claim due emails");
-        return null;
-      });
-      if (claimed === null) await sleep(1000);
-      // A full batch means more may be due: go again as soon as a slot is free.
-      else if (!stopped && claimed < free) await sleep(s.intervalMs);
-    }
-  })();
-
+  const loop = startLeasedLoop<ClaimedEmail>({
+    log: s.log,
+    what: "due emails",
+    now: s.now,
+    concurrency: s.concurrency,
+    intervalMs: s.intervalMs,
+    workMs: s.timeoutMs,
+    leaseMs: s.leaseMs,
+    claim: (c) => claimDueEmails(prisma, c),
+    renew: (tokens, until) => renewEmailLeases(prisma, tokens, until),
+    work: (e, token) => sendOne(prisma, s, transport, e, token),
+    context: (e) => ({ email: e.id }),
+  });
   return {
     async stop() {
-      stopped = true;
-      wake();
-      await loop;
-      while (inFlight > 0) await sleep(s.timeoutMs);
-      clearInterval(renewal);
+      await loop.stop();
       transport.close();
     },
   };

@@ -6,12 +6,12 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { eventResource } from "../domain/events.js";
-import { randomBase62 } from "../domain/ids.js";
 import { type ClaimedDelivery, claimDueDeliveries, type DeliveryResult, recordDeliveryAttempt, renewDeliveryLeases } from "../domain/webhook-deliveries.js";
 import { disableGoneEndpoint, signingSecrets } from "../domain/webhook-endpoints.js";
 import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "../webhooks/send.js";
 import { webhookHeaders } from "../webhooks/signature.js";
 import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
+import { startLeasedLoop, Tally } from "./leased-loop.js";
 
 export type { DeliveryResult };
 
@@ -58,36 +58,6 @@ function settingsOf(logger: Logger, o: DispatcherOptions): Settings {
   };
 }
 
-/** Counts per key (requests per lease token, per endpoint), forgetting a key at zero. */
-export class Tally {
-  private readonly counts = new Map<string, number>();
-  add(key: string, n = 1): void {
-    const left = (this.counts.get(key) ?? 0) + n;
-    if (left === 0) this.counts.delete(key);
-    else this.counts.set(key, left);
-  }
-  atLeast(n: number): string[] {
-    return [...this.counts].filter(([, c]) => c >= n).map(([key]) => key);
-  }
-  keys(): string[] {
-    return [...this.counts.keys()];
-  }
-}
-
-/** A sleep that `wake` cuts short (a slot freed, a stop). */
-export function wakeableSleep() {
-  let wake: (() => void) | null = null;
-  const sleep = (ms: number) =>
-    new Promise<void>((r) => {
-      const timer = setTimeout(r, ms);
-      wake = () => {
-        clearTimeout(timer);
-        r();
-      };
-    }).finally(() => (wake = null));
-  return { sleep, wake: () => wake?.() };
-}
-
 /** Signs and posts one delivery; a target the guard refuses is a failed attempt, not an error. */
 async function attempt(s: Settings, d: ClaimedDelivery, started: Date): Promise<AttemptResult> {
   const body = JSON.stringify(eventResource({ id: d.eventId, type: d.type, createdAt: d.createdAt, livemode: d.livemode, data: d.data }));
@@ -123,78 +93,23 @@ async function deliver(prisma: Prisma, s: Settings, d: ClaimedDelivery, token: s
 /** Starts dispatching due deliveries until stopped. */
 export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: DispatcherOptions = {}): Dispatcher {
   const s = settingsOf(logger, options);
-  let stopped = false;
-  let inFlight = 0;
-  /** Claim tokens with requests still in flight, and requests in flight per endpoint. */
-  const leases = new Tally();
+  /** Requests in flight per endpoint. */
   const busy = new Tally();
-  const { sleep, wake } = wakeableSleep();
-
-  function launch(d: ClaimedDelivery, token: string) {
-    inFlight++;
-    busy.add(d.endpointId);
-    deliver(prisma, s, d, token)
-      .catch((e) =>
-        s.log.error({ err: e, event: d.eventId, endpoint: d.endpointId }, "webhook delivery could not be recorded; it will be retried when its lease ends"),
-      )
-      .finally(() => {
-        inFlight--;
-        busy.add(d.endpointId, -1);
-        leases.add(token, -1);
-        wake();
-      });
-  }
-
-  // Keeps the leases of requests in flight alive; a dispatcher that dies stops renewing them.
-  const renewal = setInterval(() => {
-    const tokens = leases.keys();
-    if (tokens.length === 0) return;
-    renewDeliveryLeases(prisma, tokens, new Date(s.now().getTime() + s.leaseMs)).catch((e) => s.log.error({ err: e }, "could not renew webhook leases"));
-  }, s.leaseMs / 3);
-
-  /** Claims up to `free` deliveries and starts them; returns how many. */
-  async function claim(free: number): Promise<number> {
-    const token = randomBase62(20);
-    const now = s.now();
-    const rows = await claimDueDeliveries(prisma, {
-      token,
-      now,
-      leaseUntil: new Date(now.getTime() + s.leaseMs),
-      limit: free,
-      perEndpoint: s.perEndpoint,
-      saturated: busy.atLeast(s.perEndpoint),
-    });
-    if (rows.length > 0) leases.add(token, rows.length);
-    for (const row of rows) launch(row, token);
-    return rows.length;
-  }
-
-  // Claims are made for a few free slots at a time, not one query per finished request.
-  const claimBatch = Math.max(1, Math.min(10, Math.floor(s.concurrency / 10)));
-  const loop = (async () => {
-    while (!stopped) {
-      const free = s.concurrency - inFlight;
-      if (free < claimBatch) {
-        await sleep(s.timeoutMs);
-        continue;
-      }
-      const claimed = await claim(free).catch((e) => {
-        s.log.error({ err: e }, "could not claim webhook deliveries");
-        return null;
-      });
-      if (claimed === null) await sleep(1000);
-      // A full batch means more may be due: go again as soon as a slot is free.
-      else if (!stopped && claimed < free) await sleep(s.intervalMs);
-    }
-  })();
-
-  return {
-    async stop() {
-      stopped = true;
-      wake();
-      await loop;
-      while (inFlight > 0) await sleep(s.timeoutMs);
-      clearInterval(renewal);
-    },
-  };
+  return startLeasedLoop<ClaimedDelivery>({
+    log: s.log,
+    what: "webhook deliveries",
+    now: s.now,
+    concurrency: s.concurrency,
+    // Claims are made for a few free slots at a time, not one query per finished request.
+    claimBatch: Math.max(1, Math.min(10, Math.floor(s.concurrency / 10))),
+    intervalMs: s.intervalMs,
+    workMs: s.timeoutMs,
+    leaseMs: s.leaseMs,
+    claim: (c) => claimDueDeliveries(prisma, { ...c, perEndpoint: s.perEndpoint, saturated: busy.atLeast(s.perEndpoint) }),
+    renew: (tokens, until) => renewDeliveryLeases(prisma, tokens, until),
+    work: (d, token) => deliver(prisma, s, d, token),
+    context: (d) => ({ event: d.eventId, endpoint: d.endpointId }),
+    started: (d) => busy.add(d.endpointId),
+    done: (d) => busy.add(d.endpointId, -1),
+  });
 }
