@@ -116,6 +116,8 @@ describe("sending", () => {
 
     await waitFor("the row sent", async () => (await row(id)).status === "SENT");
     expect(await row(id)).toMatchObject({ attempts: 1, lastError: null, lease: null, sentAt: expect.any(Date) });
+    // Told once the outcome is recorded, which may be just after the server has the message.
+    await waitFor("the results", async () => results.length >= 1);
     expect(results).toEqual(["receipt:sent"]);
   });
 
@@ -144,6 +146,7 @@ describe("sending", () => {
     await waitFor("the row sent", async () => (await row(id)).status === "SENT");
     expect(await row(id)).toMatchObject({ attempts: 2, lastError: null });
     expect(to(d.to)).toHaveLength(1);
+    await waitFor("the results", async () => results.length >= 2);
     expect(results).toEqual(["retrying", "sent"]);
   });
 
@@ -160,6 +163,7 @@ describe("sending", () => {
     await enqueue(marker);
     await arrived(marker.to);
     expect(to(d.to)).toEqual([]);
+    await waitFor("the results", async () => results.length >= 2);
     expect(results).toEqual(["failed", "sent"]);
   });
 
@@ -268,6 +272,7 @@ describe("without SMTP_URL", () => {
     await waitFor("the row held", async () => (await row(id)).status === "HELD");
     expect(await row(id)).toMatchObject({ attempts: 0, sentAt: null, lease: null });
     expect(smtp.messages.length).toBe(before);
+    await waitFor("the results", async () => results.length >= 1);
     expect(results).toEqual(["invoice:held"]);
     await Promise.all(senders.splice(0).map((s) => s.stop()));
 
