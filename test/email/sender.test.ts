@@ -13,6 +13,7 @@ import { type EmailDraft, enqueueEmail } from "../../src/domain/emails.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { alertRelayerLow } from "../../src/domain/relayer-alert.js";
 import { renderEmail } from "../../src/email/layout.js";
+import { createEmailTransport } from "../../src/email/transport.js";
 import { type EmailSender, type EmailSenderOptions, startEmailSender } from "../../src/jobs/email-sender.js";
 import { ProcessMetrics } from "../../src/lib/process-metrics.js";
 import { waitFor } from "../helpers/chain.js";
@@ -178,6 +179,26 @@ describe("sending", () => {
       await waitFor(`attempt ${attempt}`, async () => (await row(id)).attempts === attempt);
     }
     expect(await row(id)).toMatchObject({ status: "FAILED", attempts: 8 });
+  });
+
+  it("never puts a header that is not one line on the wire: the message is refused before it is sent", async () => {
+    const transport = createEmailTransport({ smtpUrl: smtp.url, from: FROM });
+    try {
+      const d = draft();
+      const email = { id: "eml_hostile", ...d, fromName: "Shop\r\nBcc: victim@else.example", replyTo: null, attachments: null, logo: null };
+      const hostile: Record<string, string>[] = [{ "X-Note": "a\r\nBcc: victim@else.example" }, { "Bcc: victim@else.example\r\nX-Note": "a" }];
+      for (const headers of hostile) {
+        expect(await transport.send({ ...email, headers })).toEqual({ result: "permanent", error: expect.stringMatching(/^not sent: header/) });
+      }
+      // A display name with a line break is made one line (the outbox refuses it already).
+      expect(await transport.send({ ...email, headers: null })).toMatchObject({ result: "accepted" });
+      const m = await arrived(d.to);
+      expect(m.to).toEqual([d.to]);
+      expect(m.parsed.from?.value).toEqual([{ name: "Shop Bcc: victim@else.example", address: FROM }]);
+      expect(smtp.messages.some((x) => x.to.includes("victim@else.example"))).toBe(false);
+    } finally {
+      transport.close();
+    }
   });
 
   it("sends nothing for a rolled-back transaction", async () => {
