@@ -280,6 +280,8 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     expect(apps).toEqual(["stablegate", "stablegate-worker"]);
     expect(names.length).toBeGreaterThanOrEqual(3);
     for (const p of [...apis, worker]) expect(p.output()).toMatch(/"instance":"[^"]+"/);
+    // Mailpit (here a test SMTP server) is every process's SMTP_URL.
+    for (const base of [first!, workerUrl]) expect((await (await fetch(`${base}/readyz`)).json()).email).toBe("configured");
 
     const created = JSON.parse(await oneShot("api-1", ["merchant", "create", "--name", "Compose Shop", "--test-wallet", WALLET, "--json"]));
     const key = created.apiKeys.test.secret as string;
