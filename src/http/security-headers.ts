@@ -12,14 +12,20 @@ export interface PagePolicy {
   frameAncestors: string[];
   /** What a link followed from the page tells the next site about it. */
   referrer: "no-referrer" | "same-origin";
+  /**
+   * Inline `style` attributes (never `<style>` elements or script): the dashboard draws emails, styled
+   * inline as email clients need, in a sandboxed srcdoc frame, which takes the page's own policy.
+   */
+  styleAttributes?: boolean;
 }
 
 /** The response headers that hold a page to `policy`. */
-export function securityHeaders({ script, frameAncestors, referrer }: PagePolicy): Record<string, string> {
+export function securityHeaders({ script, frameAncestors, referrer, styleAttributes = false }: PagePolicy): Record<string, string> {
   const csp = [
     "default-src 'none'",
     script && "script-src 'self'",
     "style-src 'self'",
+    styleAttributes && "style-src-attr 'unsafe-inline'",
     "img-src 'self' data:",
     script && ["connect-src 'self'", ...script.connectTo].join(" "),
     "form-action 'self'",

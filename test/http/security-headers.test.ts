@@ -31,4 +31,11 @@ describe("securityHeaders", () => {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   });
+
+  it("allows inline style attributes only when asked (the dashboard's email previews), never style elements", () => {
+    const csp = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", styleAttributes: true })["Content-Security-Policy"];
+    expect(csp).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
+  });
 });
