@@ -12,7 +12,7 @@ import type { Email, Merchant } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { isEmailAddress, isHeaderSafe } from "../email/address.js";
 import { type EmailBrand, LOGO_CID, type RenderedEmail } from "../email/layout.js";
-import { type BusinessLogo, logoDataUrl } from "./business-details.js";
+import { type BusinessLogo, businessLogoOf, logoDataUrl } from "./business-details.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
@@ -205,4 +205,11 @@ export async function getEmail(prisma: Prisma, scope: Scope, id: string, query: 
 export function emailPreviewHtml(email: Pick<Email, "html" | "inlineLogo">, logo: BusinessLogo | null): string {
   if (!email.inlineLogo || !logo) return email.html;
   return email.html.replaceAll(`"cid:${LOGO_CID}"`, `"${logoDataUrl(logo)}"`);
+}
+
+/** The HTML of an email of this merchant and mode as its recipient saw it (emailPreviewHtml), or 404. */
+export async function emailPreview(prisma: Prisma, scope: Scope, id: string): Promise<string> {
+  const email = await prisma.email.findFirst({ where: { id, ...inScope(scope) }, include: { merchant: { select: { logo: true, logoType: true } } } });
+  if (!email) throw notFound("email", id);
+  return emailPreviewHtml(email, email.merchant && businessLogoOf(email.merchant));
 }

@@ -32,10 +32,10 @@ describe("securityHeaders", () => {
     );
   });
 
-  it("allows inline style attributes only when asked (the dashboard's email previews), never style elements", () => {
-    const csp = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", styleAttributes: true })["Content-Security-Policy"];
+  it("allows frames of the page's own origin only when asked (the dashboard's email previews)", () => {
+    const csp = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", ownFrames: true })["Content-Security-Policy"];
     expect(csp).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   });
 });

@@ -1,11 +1,13 @@
 // Developers → Emails: every email the service wrote in this mode, newest first, filtered by recipient,
 // type and status (the filters and how many rows are shown live in the URL); and one email's page: its
 // subject, recipient, status and attempts, its HTML part drawn in a sandboxed frame (no script, no
-// origin of its own) and its text part. Without SMTP_URL both say that emails are kept, not sent.
+// origin of its own: dashboard/email-preview.ts serves it under a policy of its own, as the dashboard's
+// CSP refuses the inline styles emails are made of) and its text part. Without SMTP_URL both say that
+// emails are kept, not sent.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf, type VariablesOf } from "../graphql.js";
 import { type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
-import { Link } from "../router.js";
+import { BASE, Link } from "../router.js";
 import { ErrorNote, Section, Status, Time } from "../ui.js";
 
 const EmailsQuery = graphql(`
@@ -47,7 +49,6 @@ const EmailQuery = graphql(`
       attempts
       lastError
       text
-      html
       createdAt
       sentAt
     }
@@ -208,8 +209,8 @@ export function EmailPage({ id }: { id: string }) {
         </dl>
       </Section>
       <Section title="HTML">
-        {/* An empty sandbox: the email's markup runs no script and has no origin of its own (no cookies, no API). */}
-        <iframe class="email-html" sandbox="" srcdoc={email.html} title={`The email "${email.subject}" as HTML`} />
+        {/* An empty sandbox (and the answer's own CSP sandbox): the email's markup runs no script and has no origin of its own (no cookies, no API). */}
+        <iframe class="email-html" sandbox="" src={`${BASE}/emails/${encodeURIComponent(email.id)}/html`} title={`The email "${email.subject}" as HTML`} />
       </Section>
       <Section title="Text">
         {/* Focusable, so its content can be scrolled with the keyboard. */}
