@@ -132,28 +132,8 @@ export function Emails() {
             To
             <input name="to" type="email" defaultValue={to ?? ""} placeholder="buyer@example.com" spellcheck={false} />
           </label>
-          <label>
-            Type
-            <select name="type">
-              <option value="">Any</option>
-              {TYPES.map(([value, label]) => (
-                <option key={value} value={value} selected={value === type}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Status
-            <select name="status">
-              <option value="">Any</option>
-              {STATUSES.map(([value, label]) => (
-                <option key={value} value={value} selected={value === status}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnyOf label="Type" name="type" options={TYPES} selected={type} />
+          <AnyOf label="Status" name="status" options={STATUSES} selected={status} />
         </FilterForm>
       }
       list={list}
@@ -163,6 +143,23 @@ export function Emails() {
     >
       {(emails) => <DataTable columns={COLUMNS} rows={emails.edges.map((e) => e.node)} rowData={(e) => ({ "data-email": e.id })} />}
     </ListPage>
+  );
+}
+
+/** A filter's choice among `options`, or Any. */
+function AnyOf(props: { label: string; name: string; options: readonly [string, string][]; selected: string | undefined }) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        <option value="">Any</option>
+        {props.options.map(([value, label]) => (
+          <option key={value} value={value} selected={value === props.selected}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
