@@ -1,12 +1,14 @@
-// The dashboard door: its session endpoints, its CSV downloads and the single page that uses them.
+// The dashboard door: its session endpoints, its CSV downloads, emails' HTML for their previews and the single page that uses them.
 import type { FastifyInstance } from "fastify";
+import { dashboardEmailRoutes } from "./email-preview.js";
 import { dashboardExportRoutes } from "./exports.js";
 import { dashboardPages } from "./pages.js";
 import { type DashboardDeps, dashboardSessionRoutes } from "./routes.js";
 
-/** Mounts /dashboard (the page and its assets), /dashboard/session and /dashboard/exports on `server`. */
+/** Mounts /dashboard (the page and its assets), /dashboard/session, /dashboard/exports and /dashboard/emails on `server`. */
 export function mountDashboard(server: FastifyInstance, deps: DashboardDeps): void {
   dashboardSessionRoutes(server, deps);
   dashboardExportRoutes(server, deps);
+  dashboardEmailRoutes(server, deps);
   dashboardPages(server);
 }

@@ -1,6 +1,6 @@
 // Serves the dashboard's single page at /dashboard and every path below it (the app routes in the
 // browser), with the bundle `npm run build` made, under a strict CSP: our own script, stylesheet and
-// connections only, no inline code, never in a frame.
+// connections only (and frames of its own: an email's preview), no inline code, never in a frame.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
@@ -10,8 +10,9 @@ import { securityHeaders } from "../http/security-headers.js";
 /** Where the bundle is, from src/dashboard (tests) and from dist/dashboard (the built service) alike. */
 const ASSETS = new URL("../../dist/dashboard/assets/", import.meta.url);
 
-// The page's script talks only to its own origin (the API and /graphql are there).
-const SECURITY = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin" });
+// The page's script talks only to its own origin (the API and /graphql are there). Developers → Emails
+// frames an email's HTML from /dashboard/emails/:id/html, sandboxed and under a policy of its own.
+const SECURITY = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", ownFrames: true });
 
 /** An asset as it is and gzipped once, for the browsers that take it (all of them). */
 interface Asset {

@@ -3,13 +3,23 @@
 // and sent later by the worker (jobs/email-sender.ts), once. Invariants:
 // - nothing reaches the outbox with a recipient that is not one plain address, or a subject or sender
 //   name that could break out of its header (CR/LF): refused with an error naming the field;
-// - the email is kept as it was sent (HTML, text, attachments), so the dashboard shows what arrived.
-import type { Merchant } from "../generated/prisma/client.js";
+// - the email is kept as it was sent (HTML, text, attachments), so the dashboard shows what arrived;
+// - a merchant reads only its own emails of its mode (GET /v1/emails, GraphQL `emails`), never
+//   another merchant's nor the operator's (merchantId null).
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { Email, Merchant } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { isEmailAddress, isHeaderSafe } from "../email/address.js";
-import type { EmailBrand, RenderedEmail } from "../email/layout.js";
-import { AppError } from "./errors.js";
+import { type EmailBrand, LOGO_CID, type RenderedEmail } from "../email/layout.js";
+import { type BusinessLogo, businessLogoOf, logoDataUrl } from "./business-details.js";
+import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { parseInput } from "./validation.js";
+
+export type { Email };
 
 /** Every kind of email the service writes (.docs/email.md). */
 export const EMAIL_TYPES = [
@@ -88,4 +98,118 @@ export async function enqueueEmail(tx: P.TransactionClient, draft: EmailDraft): 
     },
   });
   return id;
+}
+
+/** Where an email is, as the API shows it (the stored status in lower case). */
+export const EMAIL_STATUSES = ["queued", "sent", "failed", "held"] as const;
+
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+/** What each status means: the OpenAPI and GraphQL descriptions. */
+export const EMAIL_STATUS_DESCRIPTIONS: Record<EmailStatus, string> = {
+  queued: "Waiting for the worker to send it (again, after a temporary failure: attempts and lastError say so).",
+  sent: "The SMTP server accepted it (sentAt).",
+  failed: "The SMTP server refused it for good (5xx), or every retry failed: lastError holds its reply.",
+  held: "Kept and not sent: the service has no SMTP_URL (development). It stays readable here and in the dashboard.",
+};
+
+/** The public JSON form of an email (GET /v1/emails). */
+export const EmailResource = z.object({
+  id: z.string().describe("eml_…"),
+  object: z.literal("email"),
+  livemode: z.boolean(),
+  type: z.enum(EMAIL_TYPES).describe("What the email is: an invoice, a receipt, a password reset…"),
+  to: z.string().describe("The recipient's address, in lower case."),
+  subject: z.string(),
+  status: z.enum(EMAIL_STATUSES).describe(EMAIL_STATUSES.map((s) => `\`${s}\`: ${EMAIL_STATUS_DESCRIPTIONS[s]}`).join(" ")),
+  relatedId: z.string().nullable().describe("The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any."),
+  attempts: z.number().int().describe("How many times sending it was tried."),
+  lastError: z.string().nullable().describe("The SMTP server's last refusal, or the connection error; null when none."),
+  text: z.string().describe("The plain-text part, exactly as sent."),
+  createdAt: z.string(),
+  sentAt: z.string().nullable().describe("When the SMTP server accepted it; null until then."),
+});
+export type EmailResource = z.infer<typeof EmailResource>;
+
+/** Shapes a stored email as the API shows it. */
+export function emailResource(e: Email): EmailResource {
+  return {
+    id: e.id,
+    object: "email",
+    livemode: e.livemode,
+    type: e.type as EmailType,
+    to: e.to,
+    subject: e.subject,
+    status: e.status.toLowerCase() as EmailStatus,
+    relatedId: e.relatedId,
+    attempts: e.attempts,
+    lastError: e.lastError,
+    text: e.text,
+    createdAt: e.createdAt.toISOString(),
+    sentAt: e.sentAt?.toISOString() ?? null,
+  };
+}
+
+export const listSchema = z.strictObject({
+  ...pageParams,
+  to: z.string().trim().min(1).max(320).optional().describe("Only emails to this address (case-insensitive, the whole address)."),
+  type: z.enum(EMAIL_TYPES, { error: `must be one of ${EMAIL_TYPES.join(", ")}` }).optional(),
+  status: z.enum(EMAIL_STATUSES, { error: `must be one of ${EMAIL_STATUSES.join(", ")}` }).optional(),
+});
+
+const filterSchema = listSchema.pick({ to: true, type: true, status: true });
+
+/** An email list's filters, as REST's query and GraphQL's arguments name them (checked here). */
+export type EmailFilters = { [K in keyof z.input<typeof filterSchema>]?: string | undefined };
+
+/** The where-clause of an email list: this merchant and mode (so never the operator's), optionally one address, type or status. */
+function emailFilter(scope: Scope, f: z.output<typeof filterSchema>): P.EmailWhereInput {
+  return {
+    ...inScope(scope),
+    // Stored in lower case (enqueueEmail), so equality is the case-insensitive match.
+    ...(f.to && { to: f.to.toLowerCase() }),
+    ...(f.type && { type: f.type }),
+    ...(f.status && { status: f.status.toUpperCase() as Email["status"] }),
+  };
+}
+
+/** How many emails match the list's filters (GraphQL's `totalCount`). */
+export function countEmails(prisma: Prisma, scope: Scope, input: EmailFilters): Promise<number> {
+  return prisma.email.count({ where: emailFilter(scope, parseInput(filterSchema, input)) });
+}
+
+/** One page of emails, newest first, optionally to one address, of one type or in one status. */
+export async function listEmails(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Email>> {
+  const { to, type, status, ...page } = parseInput(listSchema, input);
+  const where = emailFilter(scope, { to, type, status });
+  return keysetPage(
+    "email",
+    page,
+    (id) => prisma.email.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.email.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
+  );
+}
+
+/** An email of this merchant and mode, or 404; `query` as a GraphQL selection gives it. */
+export async function getEmail(prisma: Prisma, scope: Scope, id: string, query: { include?: P.EmailInclude } = {}): Promise<Email> {
+  const email = await prisma.email.findFirst({ ...query, where: { id, ...inScope(scope) } });
+  if (!email) throw notFound("email", id);
+  return email;
+}
+
+/**
+ * An email's HTML as its recipient saw it: the inline logo (`cid:logo`, which the sender attaches
+ * from the merchant's row) drawn from `logo` as a data: URL, so a preview needs no attachment.
+ */
+export function emailPreviewHtml(email: Pick<Email, "html" | "inlineLogo">, logo: BusinessLogo | null): string {
+  if (!email.inlineLogo || !logo) return email.html;
+  return email.html.replaceAll(`"cid:${LOGO_CID}"`, `"${logoDataUrl(logo)}"`);
+}
+
+/** The HTML of an email of this merchant and mode as its recipient saw it (emailPreviewHtml), or 404. */
+export async function emailPreview(prisma: Prisma, scope: Scope, id: string): Promise<string> {
+  const email = await prisma.email.findFirst({ where: { id, ...inScope(scope) }, include: { merchant: { select: { logo: true, logoType: true } } } });
+  if (!email) throw notFound("email", id);
+  return emailPreviewHtml(email, email.merchant && businessLogoOf(email.merchant));
 }

@@ -732,6 +732,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List emails, newest first (to, type, status)
+         * @description Every email written for the key's merchant and mode, newest first, paged by cursor: `to` keeps one recipient (case-insensitive), `type` one kind, `status` one status. Without SMTP_URL (development) emails are `held`: kept here, never sent.
+         */
+        get: operations["listEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/emails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an email
+         * @description The email with its status, attempts, the server's last refusal and its plain-text part, exactly as sent.
+         */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "charge.pending": {
@@ -1956,6 +1996,37 @@ export interface components {
             object: "webhook_endpoint";
             /** @constant */
             deleted: true;
+        };
+        Email: {
+            /** @description eml_… */
+            id: string;
+            /** @constant */
+            object: "email";
+            livemode: boolean;
+            /**
+             * @description What the email is: an invoice, a receipt, a password reset…
+             * @enum {string}
+             */
+            type: "invoice" | "receipt" | "refund_claim" | "password_reset" | "invitation" | "security_notice" | "alert" | "subscription_checkout" | "invoice_upcoming" | "invoice_payment_failed" | "subscription_canceled";
+            /** @description The recipient's address, in lower case. */
+            to: string;
+            subject: string;
+            /**
+             * @description `queued`: Waiting for the worker to send it (again, after a temporary failure: attempts and lastError say so). `sent`: The SMTP server accepted it (sentAt). `failed`: The SMTP server refused it for good (5xx), or every retry failed: lastError holds its reply. `held`: Kept and not sent: the service has no SMTP_URL (development). It stays readable here and in the dashboard.
+             * @enum {string}
+             */
+            status: "queued" | "sent" | "failed" | "held";
+            /** @description The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any. */
+            relatedId: string | null;
+            /** @description How many times sending it was tried. */
+            attempts: number;
+            /** @description The SMTP server's last refusal, or the connection error; null when none. */
+            lastError: string | null;
+            /** @description The plain-text part, exactly as sent. */
+            text: string;
+            createdAt: string;
+            /** @description When the SMTP server accepted it; null until then. */
+            sentAt: string | null;
         };
         Error: {
             statusCode: number;
@@ -10981,6 +11052,308 @@ export interface operations {
             };
             /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+                endingBefore?: string;
+                /** @description Only emails to this address (case-insensitive, the whole address). */
+                to?: string;
+                type?: "invoice" | "receipt" | "refund_claim" | "password_reset" | "invitation" | "security_notice" | "alert" | "subscription_checkout" | "invoice_upcoming" | "invoice_payment_failed" | "subscription_canceled";
+                status?: "queued" | "sent" | "failed" | "held";
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "…",
+                     *           "object": "email",
+                     *           "livemode": false,
+                     *           "type": "invoice",
+                     *           "to": "…",
+                     *           "subject": "…",
+                     *           "status": "queued",
+                     *           "relatedId": "…",
+                     *           "attempts": 1,
+                     *           "lastError": "…",
+                     *           "text": "…",
+                     *           "createdAt": "…",
+                     *           "sentAt": "…"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["Email"][];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "…",
+                     *       "object": "email",
+                     *       "livemode": false,
+                     *       "type": "invoice",
+                     *       "to": "…",
+                     *       "subject": "…",
+                     *       "status": "queued",
+                     *       "relatedId": "…",
+                     *       "attempts": 1,
+                     *       "lastError": "…",
+                     *       "text": "…",
+                     *       "createdAt": "…",
+                     *       "sentAt": "…"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Stablegate-Version": components["headers"]["Stablegate-Version"];

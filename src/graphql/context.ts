@@ -7,6 +7,7 @@ import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
+import type { Config } from "../config.js";
 import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
@@ -31,6 +32,8 @@ export interface GraphQLContext {
   rateLimiter: RateLimiter;
   /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
   authorizations: AuthorizationReaders;
+  /** Whether and from where emails are sent (SMTP_URL, EMAIL_FROM): the dashboard says when they are not. */
+  email: EmailSettings;
   /** The caller's merchant and mode; throws the 401 AppError when the request has no valid key. */
   scope(): Scope;
   /**
@@ -53,7 +56,11 @@ export interface ContextDeps {
   live: LiveCharges;
   rateLimiter: RateLimiter;
   authorizations: AuthorizationReaders;
+  email: EmailSettings;
 }
+
+/** What GraphQL reads of the email settings. */
+export type EmailSettings = Pick<Config["email"], "smtpUrl" | "from">;
 
 /**
  * The caller of one operation: an X-API-Key or a session cookie to check (a key wins when both come),
@@ -103,6 +110,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     pageCharge: ("pageCharge" in caller && caller.pageCharge) || null,
     rateLimiter: deps.rateLimiter,
     authorizations: deps.authorizations,
+    email: deps.email,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
       if (!principal) throw failure;

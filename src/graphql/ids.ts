@@ -10,6 +10,7 @@ const NODE_TYPES: [IdPrefix, string][] = [
   ["ref", "Refund"],
   ["inv", "Invoice"],
   ["plink", "PaymentLink"],
+  ["eml", "Email"],
 ];
 
 /** The GraphQL type of an id such as `cus_…`, or null when `id` lacks a node type's id shape (so garbage never reaches the database). */

@@ -15,8 +15,8 @@ import { createGraphQL, type GraphQLDeps } from "./yoga.js";
 const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
 
 /** What the GraphQL door is built on; it keeps its own live connections' bookkeeping. */
-export type GraphQLServices = Omit<GraphQLDeps, "connections" | "anonymousStreams" | "production" | "metrics"> & {
-  config: Pick<Config, "env" | "live" | "authCacheTtlMs" | "trustProxy" | "publicUrl">;
+export type GraphQLServices = Omit<GraphQLDeps, "connections" | "anonymousStreams" | "production" | "metrics" | "email"> & {
+  config: Pick<Config, "env" | "live" | "authCacheTtlMs" | "trustProxy" | "publicUrl" | "email">;
   pubsub: PubSub;
   metrics: Pick<ProcessMetrics, "graphqlOperations" | "watch">;
 };
@@ -35,6 +35,7 @@ export function mountGraphQL(server: FastifyInstance, services: GraphQLServices)
     production: config.env === "production",
     trustProxy: config.trustProxy,
     publicUrl: config.publicUrl,
+    email: config.email,
     limits: { subscriptionsPerConnection: config.live.subscriptionsPerConnection, keepAliveMs: config.live.keepAliveMs, maxPayloadBytes: WS_MAX_PAYLOAD_BYTES },
     persisted,
   };

@@ -27,6 +27,7 @@ import "./types/Viewer.js";
 import "./types/BusinessDetails.js";
 import "./types/ApiKey.js";
 import "./types/JwtSecret.js";
+import "./types/Email.js";
 
 /** The GraphQL schema served at /graphql. */
 export const schema = builder.toSchema();

@@ -16,7 +16,7 @@ import type { ProcessMetrics } from "../lib/process-metrics.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
-import { type Caller, createContext, type GraphQLContext } from "./context.js";
+import { type Caller, createContext, type EmailSettings, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 import { inputGuardPlugin } from "./input-guard.js";
 import { introspectionDepthPlugin } from "./introspection.js";
@@ -33,6 +33,8 @@ export interface GraphQLDeps {
   chains: ChainSet;
   /** Each chain's USDC, as EIP-3009 authorizations are checked against it. */
   authorizations: AuthorizationReaders;
+  /** Whether and from where emails are sent (`emailSending`). */
+  email: EmailSettings;
   live: LiveCharges;
   connections: LiveConnections;
   /** Live streams of callers without a key, per client address. */

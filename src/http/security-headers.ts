@@ -12,16 +12,22 @@ export interface PagePolicy {
   frameAncestors: string[];
   /** What a link followed from the page tells the next site about it. */
   referrer: "no-referrer" | "same-origin";
+  /**
+   * Frames of the page's own origin (none otherwise): the dashboard shows an email's HTML in a
+   * sandboxed frame served under a policy of its own (dashboard/email-preview.ts).
+   */
+  ownFrames?: boolean;
 }
 
 /** The response headers that hold a page to `policy`. */
-export function securityHeaders({ script, frameAncestors, referrer }: PagePolicy): Record<string, string> {
+export function securityHeaders({ script, frameAncestors, referrer, ownFrames = false }: PagePolicy): Record<string, string> {
   const csp = [
     "default-src 'none'",
     script && "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data:",
     script && ["connect-src 'self'", ...script.connectTo].join(" "),
+    ownFrames && "frame-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",
     `frame-ancestors ${frameAncestors.length > 0 ? frameAncestors.join(" ") : "'none'"}`,

@@ -6,6 +6,7 @@ import { every, type Periodic } from "../lib/periodic.js";
 import { balanceRoutes } from "./balance.js";
 import { chargeRoutes } from "./charges.js";
 import { customerRoutes } from "./customers.js";
+import { emailRoutes } from "./emails.js";
 import { eventRoutes } from "./events.js";
 import { docsRoutes } from "./docs.js";
 import { IdempotencyStore } from "./idempotency.js";
@@ -39,6 +40,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   invoiceRoutes(server, rest);
   paymentLinkRoutes(server, rest);
   testHelperRoutes(server, rest);
+  emailRoutes(server, rest);
   const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");
   return every(PRUNE_INTERVAL_MS, () => idempotency.prune(), warn, { firstNow: false });
 }

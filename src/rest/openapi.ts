@@ -40,6 +40,11 @@ export const TAGS = [
       "What your endpoint receives: one POST per event, its body the event and its headers the Standard Webhooks signature. Verify it, answer 2xx within 15 s, and dedupe on webhook-id: delivery is at least once, in no set order.",
   },
   { name: "Test helpers", description: "Test mode only: move an object along without waiting." },
+  {
+    name: "Emails",
+    description:
+      "The emails written for you (invoices, receipts, refund links, your team's resets and notices), each as it was sent: without SMTP_URL they are kept here, not sent.",
+  },
 ] as const;
 
 /** A tag of the document. */

@@ -41,6 +41,7 @@ export type Invoice = Answer<"getInvoice">;
 export type PaymentLink = Answer<"getPaymentLink">;
 export type BalanceTransaction = Answer<"getBalanceTransaction">;
 export type Balance = Answer<"getBalance">;
+export type Email = Answer<"getEmail">;
 /** The body of a webhook of the OpenAPI document's `webhooks` section. */
 type Delivered<W> = W extends { post: { requestBody?: { content: { "application/json": infer B } } } } ? B : never;
 /** Every event a webhook can carry, one member per type: narrow it on `type` to read its `data`. */
@@ -185,6 +186,12 @@ export class Stablegate {
     /** Every row the filters match (not one page), as CSV text with a header row, for a spreadsheet. */
     csv: async (query: Omit<Query<"listBalanceTransactions">, "format" | "limit" | "startingAfter" | "endingBefore"> = {}) =>
       new TextDecoder().decode(await this.call<Uint8Array>("GET", "/v1/balance_transactions", { query: { ...query, format: "csv" }, bytes: true })),
+  };
+
+  readonly emails = {
+    retrieve: (id: string) => this.call<Email>("GET", `/v1/emails/${seg(id)}`),
+    /** Emails written for the key's merchant and mode, newest first: by recipient (`to`), `type` or `status`. */
+    list: (query: Query<"listEmails"> = {}) => this.keysetList<Email, Answer<"listEmails">>("/v1/emails", query),
   };
 
   readonly balance = {

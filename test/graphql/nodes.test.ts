@@ -6,6 +6,7 @@ import { type GraphQLInterfaceType, type GraphQLObjectType } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { typenameOfId } from "../../src/graphql/ids.js";
 import { schema } from "../../src/graphql/schema.js";
+import { writeEmail } from "../helpers/email-rows.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
 
@@ -68,6 +69,8 @@ const makers: Record<string, () => Promise<string>> = {
   PaymentLink: async () =>
     (await gql(`mutation($i: CreatePaymentLinkInput!) { createPaymentLink(input: $i) { id } }`, { i: { name: `Link ${++made}`, amount: "4.00" } }))
       .createPaymentLink.id,
+  // Emails are written by the service, never through the API: one as the domain writes it.
+  Email: () => writeEmail(app.db.prisma, app.merchant.merchant.id),
 };
 
 describe("node and nodes, for every type that implements Node", () => {

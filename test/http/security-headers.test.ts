@@ -31,4 +31,11 @@ describe("securityHeaders", () => {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   });
+
+  it("allows frames of the page's own origin only when asked (the dashboard's email previews)", () => {
+    const csp = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", ownFrames: true })["Content-Security-Policy"];
+    expect(csp).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
+  });
 });

@@ -9,6 +9,7 @@ import { Charges } from "./pages/Charges.js";
 import { CustomerPage } from "./pages/CustomerPage.js";
 import { Customers } from "./pages/Customers.js";
 import { Developers } from "./pages/Developers.js";
+import { EmailPage, Emails } from "./pages/Emails.js";
 import { EventPage, Events } from "./pages/Events.js";
 import { Home } from "./pages/Home.js";
 import { NewInvoice } from "./pages/InvoiceForm.js";
@@ -106,7 +107,7 @@ function section(path: string): string {
 }
 
 function Page({ path, session, onSignedOut }: { path: string; session: Session; onSignedOut: () => void }) {
-  const [, first, id] = path.split("/");
+  const [, first, id, sub] = path.split("/");
   if (first === "charges") return id ? <ChargePage id={id} /> : <Charges />;
   if (first === "balance") return <Balance mode={session.mode} />;
   if (first === "payouts") return <Payouts mode={session.mode} />;
@@ -114,6 +115,7 @@ function Page({ path, session, onSignedOut }: { path: string; session: Session; 
   if (first === "invoices") return id === "new" ? <NewInvoice /> : id ? <InvoicePage key={id} id={id} /> : <Invoices />;
   if (first === "payment-links") return id ? <PaymentLinkPage id={id} /> : <PaymentLinks />;
   if (first === "events") return id ? <EventPage key={id} id={id} /> : <Events />;
+  if (first === "developers" && id === "emails") return sub ? <EmailPage key={sub} id={sub} /> : <Emails />;
   if (first === "developers") return <Developers />;
   if (first === "settings") return <Settings session={session} onSignedOut={onSignedOut} />;
   if (!first) return <Home />;

@@ -7,6 +7,7 @@ import { BalanceResource, BalanceTransactionResource } from "../../domain/balanc
 import { ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
 import { ChargeResource } from "../../domain/charges.js";
 import { CustomerResource, CustomerWithStats } from "../../domain/customers.js";
+import { EmailResource } from "../../domain/emails.js";
 import { DeliveryResource } from "../../domain/events.js";
 import { InvoiceResource } from "../../domain/invoices.js";
 import { MetadataShape } from "../../domain/metadata.js";
@@ -41,6 +42,7 @@ named("PaymentLink", PaymentLinkResource);
 named("BalanceTransaction", BalanceTransactionResource);
 named("Balance", BalanceResource);
 named("WebhookDelivery", DeliveryResource);
+named("Email", EmailResource);
 
 /** A webhook endpoint as lists and reads show it: its secret is never shown again. */
 export const WebhookEndpoint = named("WebhookEndpoint", WebhookEndpointResource.omit({ secret: true }));

@@ -1,11 +1,12 @@
 // Developers: API keys (create with an IP allowlist, roll, revoke), JWT secrets, webhook endpoints
-// (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log.
+// (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log; a link to the emails (Emails.tsx).
 // Whatever cannot be undone asks first, naming the key or endpoint; making a key asks the password.
 import type { OperationResult } from "@urql/core";
 import { useMutation, useQuery } from "@urql/preact";
 import { useRef, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { graphql, type ResultOf } from "../graphql.js";
+import { Link } from "../router.js";
 import { Confirm, ErrorNote, formValues, reauthentication, Section, ShownOnce, Time } from "../ui.js";
 
 const DevelopersQuery = graphql(`
@@ -182,6 +183,12 @@ export function Developers() {
       <ApiKeys data={data} act={act} />
       <JwtSecrets secrets={data.jwtSecrets.filter((s) => s.livemode === live)} act={act} />
       <WebhookEndpoints endpoints={data.webhookEndpoints.edges.map((e) => e.node)} events={events} live={live} act={act} />
+      <Section title="Emails">
+        <p>
+          Every email sent for you in this mode (invoices, receipts, refund links, your team's resets and notices), as it arrived, with where sending it stands.{" "}
+          <Link href="/developers/emails">See the emails</Link>
+        </p>
+      </Section>
       <Section title="Event log">
         <ul class="rows">
           {events.map((e) => (

@@ -1,0 +1,98 @@
+// `Email`: the emails written for the caller's merchant and mode (`emails`, like REST's /v1/emails),
+// with the HTML part as its recipient saw it for the dashboard's preview, and `emailSending`: whether
+// this service sends them at all. Rules live in domain/emails.ts.
+import { businessLogoOf } from "../../domain/business-details.js";
+import {
+  countEmails,
+  EMAIL_STATUS_DESCRIPTIONS,
+  EMAIL_STATUSES,
+  EMAIL_TYPES,
+  emailPreviewHtml,
+  emailResource,
+  type EmailStatus as Status,
+  getEmail,
+  listEmails,
+} from "../../domain/emails.js";
+import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
+
+// Upper case like every GraphQL enum; the values stay the domain's (and REST's) lower-case ones.
+const EmailType = builder.enumType("EmailType", {
+  description: "What an email is: INVOICE is invoice, PASSWORD_RESET is password_reset, and so on.",
+  values: Object.fromEntries(EMAIL_TYPES.map((type) => [type.toUpperCase(), { value: type, description: `An email of type ${type}.` }])),
+});
+
+const EmailStatus = builder.enumType("EmailStatus", {
+  description: "Where an email is.",
+  values: Object.fromEntries(EMAIL_STATUSES.map((s) => [s.toUpperCase(), { value: s, description: EMAIL_STATUS_DESCRIPTIONS[s] }])) as Record<
+    string,
+    { value: Status; description: string }
+  >,
+});
+
+const Email = builder.prismaNode("Email", {
+  description: "An email the service wrote for your merchant (an invoice, a receipt, a password reset…), as it was sent or, without SMTP, kept.",
+  id: { field: "id" },
+  findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
+  fields: (t) => ({
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    type: t.field({ type: EmailType, description: "What the email is.", resolve: (e) => emailResource(e).type }),
+    to: t.exposeString("to", { description: "The recipient's address, in lower case." }),
+    subject: t.exposeString("subject", { description: "The subject line." }),
+    status: t.field({ type: EmailStatus, description: "Where the email is.", resolve: (e) => emailResource(e).status }),
+    relatedId: t.exposeString("relatedId", { nullable: true, description: "The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any." }),
+    attempts: t.exposeInt("attempts", { description: "How many times sending it was tried." }),
+    lastError: t.exposeString("lastError", { nullable: true, description: "The SMTP server's last refusal, or the connection error; null when none." }),
+    text: t.exposeString("text", { description: "The plain-text part, exactly as sent." }),
+    html: t.string({
+      description: "The HTML part as its recipient saw it, the merchant's inline logo drawn as a data: URL: show it in a sandboxed frame, never run it.",
+      select: { html: true, inlineLogo: true, merchant: { select: { logo: true, logoType: true } } },
+      resolve: (e) => emailPreviewHtml(e, e.merchant ? businessLogoOf(e.merchant) : null),
+    }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
+    sentAt: t.string({ nullable: true, description: "ISO 8601: when the SMTP server accepted it.", resolve: (e) => e.sentAt?.toISOString() ?? null }),
+  }),
+});
+
+const EmailSending = builder.objectRef<{ configured: boolean; from: string }>("EmailSending").implement({
+  description: "Whether this service sends emails: without SMTP_URL every email is kept (held) and shown here, never sent.",
+  fields: (t) => ({
+    configured: t.exposeBoolean("configured", { description: "True when SMTP_URL is set: emails are sent." }),
+    from: t.exposeString("from", { description: "The address emails are sent from (EMAIL_FROM)." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  emails: t.connection(
+    {
+      type: Email,
+      description: "Emails written for your merchant in this mode, newest first.",
+      args: {
+        to: t.arg.string({ description: "Only emails to this address (case-insensitive, the whole address)." }),
+        type: t.arg({ type: EmailType, description: "Only emails of this type." }),
+        status: t.arg({ type: EmailStatus, description: "Only emails in this status." }),
+      },
+      resolve: async (_root, args, ctx) => {
+        const scope = ctx.scope();
+        const filter = { to: args.to ?? undefined, type: args.type ?? undefined, status: args.status ?? undefined };
+        const page = await listEmails(ctx.prisma, scope, { ...filter, ...pageRequest(args) }, pageEnd(args));
+        return connectionOf(page, args, () => countEmails(ctx.prisma, scope, filter));
+      },
+    },
+    countedConnection("Emails matching the filters."),
+  ),
+  email: t.prismaField({
+    type: "Email",
+    description: "An email by id; resource_missing when your merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The email's id (eml_…)." }) },
+    resolve: (query, _root, { id }, ctx) => getEmail(ctx.prisma, ctx.scope(), id, query),
+  }),
+  emailSending: t.field({
+    type: EmailSending,
+    description: "Whether this service sends emails (SMTP_URL), and from which address.",
+    resolve: (_root, _args, ctx) => {
+      ctx.scope();
+      return { configured: ctx.email.smtpUrl !== undefined, from: ctx.email.from };
+    },
+  }),
+}));
