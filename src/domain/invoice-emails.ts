@@ -59,7 +59,10 @@ async function emailInvoice(tx: P.TransactionClient, sender: BuyerSender, invoic
     subject: `Invoice ${number} from ${subjectName(sender)}: ${due} due`,
     content: {
       heading: `Invoice ${number} from ${sender.name}`,
-      paragraphs: [`${sender.name} sent you an invoice for ${due}. You can see it and pay it in USDC online; the PDF is attached.`, ...(invoice.memo ? [invoice.memo] : [])],
+      paragraphs: [
+        `${sender.name} sent you an invoice for ${due}. You can see it and pay it in USDC online; the PDF is attached.`,
+        ...(invoice.memo ? [invoice.memo] : []),
+      ],
       facts,
       action: { label: "View and pay the invoice", url: hostedInvoiceUrl(invoice, settings) },
     },

@@ -44,11 +44,7 @@ const settingsSchema = z
     emailInvoices: z.boolean(),
     emailReceipts: z.boolean(),
     emailRefunds: z.boolean(),
-    supportEmail: z
-      .string()
-      .trim()
-      .refine(isEmailAddress, "must be one email address (no name, list or line breaks)")
-      .nullable(),
+    supportEmail: z.string().trim().refine(isEmailAddress, "must be one email address (no name, list or line breaks)").nullable(),
   })
   .partial();
 

@@ -96,12 +96,7 @@ function lines(texts: (string | null)[]): string {
 }
 
 /** The payment link page: what is sold and its Pay; with `collectEmail`, the buyer's email first (`email`: what was typed, `error`: why it was refused). */
-export function renderPaymentLinkPage(
-  link: PaymentLink,
-  merchantName: string,
-  basePath: string,
-  asked: { email?: string; error?: string } = {},
-): string {
+export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string, asked: { email?: string; error?: string } = {}): string {
   const amount = formatAmount(link.amount);
   const body = [
     testBanner(link.livemode),

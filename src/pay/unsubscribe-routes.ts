@@ -14,7 +14,8 @@ type Unsubscribe = { Querystring: { token?: string }; Body: Record<string, strin
 export function unsubscribeRoutes(scope: FastifyInstance, { options, basePath, failure }: PayContext): void {
   const { prisma } = options;
   const page = (title: string, body: string) => document(title, `<header><h1>${h(title)}</h1></header>\n${body}`, null, basePath);
-  const invalid = () => page("Unsubscribe", "<p class=\"status error\" role=\"alert\">This unsubscribe link is not valid. Use the link from your latest receipt.</p>");
+  const invalid = () =>
+    page("Unsubscribe", '<p class="status error" role="alert">This unsubscribe link is not valid. Use the link from your latest receipt.</p>');
 
   scope.get<Unsubscribe>(`${basePath}/unsubscribe`, OPEN, async (req, reply) => {
     const token = String(req.query.token ?? "");

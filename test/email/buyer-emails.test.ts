@@ -299,7 +299,9 @@ describe("refund claim link", () => {
     await settings({ supportEmail: "refunds@shop.example" });
     const customer = await newCustomer();
     const charge = await paidCharge("9.00", { customerId: customer.id });
-    const refund = await app.call("POST", `/v1/charges/${charge.id}/refunds`, { body: { amount: "4.00", reason: "Broken <i>mug</i>\r\nBcc: evil@example.com" } });
+    const refund = await app.call("POST", `/v1/charges/${charge.id}/refunds`, {
+      body: { amount: "4.00", reason: "Broken <i>mug</i>\r\nBcc: evil@example.com" },
+    });
     expect(refund.status, refund.text).toBe(201);
     expect(refund.body.status).toBe("AWAITING_ADDRESS");
     expect(await emailsAbout(refund.body.id)).toEqual([]); // emailRefunds is off

@@ -219,5 +219,9 @@ builder.mutationFields((t) => ({
 
 step("finalizeInvoice", "Finalizes a DRAFT invoice: it gets its number and hosted page, and becomes OPEN.", finalizeInvoice);
 step("voidInvoice", VOID_RULE, voidInvoice);
-step("sendInvoice", "Emails a finalized invoice to its customer now, with its PDF attached (invoice_not_sendable for a DRAFT or a customer without email).", sendInvoice);
+step(
+  "sendInvoice",
+  "Emails a finalized invoice to its customer now, with its PDF attached (invoice_not_sendable for a DRAFT or a customer without email).",
+  sendInvoice,
+);
 step("markInvoiceUncollectible", "Marks an OPEN invoice as not expected to be paid; it can still be paid or voided.", markInvoiceUncollectible);
