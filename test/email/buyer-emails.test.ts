@@ -69,7 +69,8 @@ async function invoiceFor(customerId: string, body: Record<string, unknown> = {}
 }
 
 /** A charge (of `customerId`, or made by `make`) whose buyer paid `amount` on Base Sepolia, confirmed: RECEIVED. */
-async function paidCharge(amount: string, opts: { customerId?: string; chargeId?: string } = {}) {
+async function paidCharge(amount: string, opts: { customerId?: string; chargeId?: string; on?: ChainHistory } = {}) {
+  const history = opts.on ?? chain;
   let id = opts.chargeId;
   if (!id) {
     const res = await app.call("POST", "/v1/charges", { body: { orderId: `order-${++seq}-${run}`, amount, customerId: opts.customerId } });
@@ -77,16 +78,16 @@ async function paidCharge(amount: string, opts: { customerId?: string; chargeId?
     id = res.body.id as string;
   }
   const address = getAddress(`0x${(0xbe000000 + ++seq).toString(16).padStart(40, "0")}`);
-  await app.db.prisma.charge.update({ where: { id }, data: { chainId: BASE_SEPOLIA, confirmations: 1, depositAddress: address, cloneAddress: address } });
-  const txHash = await chain.sees({ from: BUYER, to: address, amount });
-  await chain.confirm(new Date());
-  return { id, address, txHash };
+  await app.db.prisma.charge.update({ where: { id }, data: { chainId: history.chainId, confirmations: 1, depositAddress: address, cloneAddress: address } });
+  const txHash = await history.sees({ from: BUYER, to: address, amount });
+  await history.confirm(new Date());
+  return { id, address, txHash, history };
 }
 
 /** Pays the charge's money out to the merchant, confirmed: COMPLETED. */
-async function complete(charge: { id: string; address: string }, amount: string) {
-  await chain.paysOut(charge.address, amount, FEE_WALLET);
-  await chain.confirm(new Date());
+async function complete(charge: { id: string; address: string; history: ChainHistory }, amount: string) {
+  await charge.history.paysOut(charge.address, amount, FEE_WALLET);
+  await charge.history.confirm(new Date());
   expect((await app.call("GET", `/v1/charges/${charge.id}`)).body.status).toBe("COMPLETED");
 }
 
@@ -116,6 +117,7 @@ describe("invoice", () => {
       subject: `Invoice ${number} from Test Shop: 10.50 USDC due`,
       status: "QUEUED",
       inlineLogo: false,
+      headers: null, // List-Unsubscribe is for receipts only
     });
     for (const part of [email!.html, email!.text]) {
       expect(part).toContain("10.50 USDC");
@@ -220,6 +222,17 @@ describe("receipt", () => {
     const next = await paidCharge("3.00", { customerId: customer.id });
     await complete(next, "3.00");
     expect(await emailsAbout(next.id)).toEqual([]);
+  });
+
+  it("names the transaction as text on a chain without an explorer", async () => {
+    await settings({ emailReceipts: true });
+    const customer = await newCustomer();
+    const charge = await paidCharge("1.50", { customerId: customer.id, on: new ChainHistory(app, 31337) });
+    await complete(charge, "1.50");
+    const [receipt] = await emailsAbout(charge.id);
+    expect(receipt!.text).toContain(`Transaction: ${charge.txHash}`);
+    expect(receipt!.text).not.toContain("View the transaction");
+    expect(receipt!.html).not.toContain("/tx/");
   });
 
   it("is not written with receipts off, and the completion then reads nothing of the buyer", async () => {
