@@ -258,3 +258,9 @@ export function explorerAddressUrl(chainId: number, address: string): string | n
   const explorer = byId.get(chainId)?.explorer;
   return explorer ? `${explorer}/address/${address}` : null;
 }
+
+/** The explorer page of a transaction on `chainId`, or null when the chain has no explorer. */
+export function explorerTxUrl(chainId: number, txHash: string): string | null {
+  const explorer = byId.get(chainId)?.explorer;
+  return explorer ? `${explorer}/tx/${txHash}` : null;
+}

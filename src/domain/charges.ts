@@ -157,6 +157,10 @@ export const ChargeResource = z.object({
     .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
+  customerEmail: z
+    .string()
+    .nullable()
+    .describe("The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer."),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
 
@@ -207,6 +211,7 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     strayAssets: Array.isArray(c.strayAssets) ? (c.strayAssets as ChargeResource["strayAssets"]) : [],
     invoiceId: c.invoiceId,
     paymentLinkId: c.paymentLinkId,
+    customerEmail: c.customerEmail ?? null,
   };
 }
 

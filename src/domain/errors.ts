@@ -38,6 +38,8 @@ export type ErrorCode =
   | "authorization_invalid"
   | "invoice_not_editable"
   | "invoice_not_payable"
+  | "invoice_not_sendable"
+  | "refund_not_sendable"
   | "payment_link_inactive"
   | "idempotency_key_in_use"
   | "idempotency_key_reused"
@@ -89,6 +91,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     "The relayer gas this merchant may spend today on this chain for sweeps and payments without gas (RELAYER_GAS_BUDGET_PER_MERCHANT) is spent: the message says when it resets (00:00 UTC), and Retry-After how many seconds that is.",
   invoice_not_editable: "The invoice's status does not allow this change (only a DRAFT is edited or deleted).",
   invoice_not_payable: "The invoice cannot be paid: it is not OPEN or UNCOLLECTIBLE, or nothing is due.",
+  invoice_not_sendable: "The invoice cannot be emailed: it is a DRAFT (finalize it first), or its customer has no email.",
+  refund_not_sendable: "The refund's claim link cannot be emailed: the refund is not waiting for an address, or its charge has no customer email.",
   payment_link_inactive: "The payment link was retired (active: false).",
   authorization_invalid: "The EIP-3009 authorization was refused: the message says which check failed.",
   refund_exceeds_refundable: "The amount is more than what is left to refund of the charge's money on the refund's chain.",

@@ -328,38 +328,37 @@ export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, se
 /**
  * Issues a DRAFT: gives it the next number of its merchant and mode, freezes the customer's billing
  * details and the seller's business details onto it, and opens it for payment at `hostedInvoiceUrl`
- * (live: only with a live settlement wallet).
+ * (live: only with a live settlement wallet). In the caller's transaction: domain/invoice-emails.ts
+ * `finalizeInvoice` runs it and emails the invoice in the same one.
  */
-export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings, now = new Date()): Promise<Invoice> {
-  return prisma.$transaction(async (tx) => {
-    const invoice = await lockInvoice(tx, id, scope);
-    assertInvoiceAllows(invoice, "finalize");
-    // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
-    await assertLiveWallet(tx, scope);
-    const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });
-    if (!customer) {
-      throw new AppError("parameter_missing", `Invoice ${id} has no customer (it was deleted): set customerId before finalizing.`, "customerId");
-    }
-    const seller = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { legalName: true, businessAddress: true, taxId: true } });
-    // The counter's row stays locked until this commits: a concurrent finalize waits, then takes the next.
-    const [{ number }] = (await tx.$queryRaw<{ number: number }[]>`
-      INSERT INTO invoice_numbers (merchant_id, livemode, last_number) VALUES (${scope.merchantId}, ${scope.livemode}, 1)
-      ON CONFLICT (merchant_id, livemode) DO UPDATE SET last_number = invoice_numbers.last_number + 1
-      RETURNING last_number AS number`) as [{ number: number }];
-    const finalized = await tx.invoice.update({
-      where: { id },
-      data: {
-        status: "OPEN",
-        number: `INV-${String(number).padStart(6, "0")}`,
-        customerDetails: json(billingDetailsOf(customer)),
-        sellerDetails: json(sellerDetailsOf(seller)),
-        finalizedAt: now,
-        updatedAt: now,
-      },
-    });
-    await recordEvents(tx, [invoiceEvent(finalized, "invoice.finalized", settings)]);
-    return finalized;
+export async function finalizeDraft(tx: P.TransactionClient, scope: Scope, id: string, settings: InvoiceSettings, now: Date): Promise<Invoice> {
+  const invoice = await lockInvoice(tx, id, scope);
+  assertInvoiceAllows(invoice, "finalize");
+  // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
+  await assertLiveWallet(tx, scope);
+  const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });
+  if (!customer) {
+    throw new AppError("parameter_missing", `Invoice ${id} has no customer (it was deleted): set customerId before finalizing.`, "customerId");
+  }
+  const seller = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { legalName: true, businessAddress: true, taxId: true } });
+  // The counter's row stays locked until this commits: a concurrent finalize waits, then takes the next.
+  const [{ number }] = (await tx.$queryRaw<{ number: number }[]>`
+    INSERT INTO invoice_numbers (merchant_id, livemode, last_number) VALUES (${scope.merchantId}, ${scope.livemode}, 1)
+    ON CONFLICT (merchant_id, livemode) DO UPDATE SET last_number = invoice_numbers.last_number + 1
+    RETURNING last_number AS number`) as [{ number: number }];
+  const finalized = await tx.invoice.update({
+    where: { id },
+    data: {
+      status: "OPEN",
+      number: `INV-${String(number).padStart(6, "0")}`,
+      customerDetails: json(billingDetailsOf(customer)),
+      sellerDetails: json(sellerDetailsOf(seller)),
+      finalizedAt: now,
+      updatedAt: now,
+    },
   });
+  await recordEvents(tx, [invoiceEvent(finalized, "invoice.finalized", settings)]);
+  return finalized;
 }
 
 /** What voiding does and when it is allowed, as both doors describe it. */
@@ -502,7 +501,8 @@ export async function publicInvoiceView(prisma: Prisma, id: string): Promise<Inv
   return viewOf(prisma, invoice);
 }
 
-async function viewOf(prisma: Prisma, invoice: Invoice): Promise<InvoiceView> {
+/** What `invoice`'s page and PDF show, read with `prisma` (a transaction's client too). */
+export async function viewOf(prisma: Prisma | P.TransactionClient, invoice: Invoice): Promise<InvoiceView> {
   const [merchant, customer] = await Promise.all([
     prisma.merchant.findUniqueOrThrow({
       where: { id: invoice.merchantId },

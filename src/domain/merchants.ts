@@ -11,6 +11,7 @@ import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
 import { evmAddress, parseInput } from "./validation.js";
+import { isEmailAddress } from "../email/address.js";
 import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, merchantWebhookEndpoints } from "./webhook-endpoints.js";
 import type { Resolver } from "../webhooks/target-guard.js";
 
@@ -39,6 +40,11 @@ const settingsSchema = z
     liveWallet: fields.liveWallet,
     paymentWindowMinutes: fields.paymentWindowMinutes,
     underpaymentToleranceBps: fields.underpaymentToleranceBps,
+    // Customer-facing emails (domain/buyer-emails.ts), and where buyers' replies go.
+    emailInvoices: z.boolean(),
+    emailReceipts: z.boolean(),
+    emailRefunds: z.boolean(),
+    supportEmail: z.string().trim().refine(isEmailAddress, "must be one email address (no name, list or line breaks)").nullable(),
   })
   .partial();
 
@@ -112,7 +118,7 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
   return writeMerchant(prisma, id, data);
 }
 
-async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof updateSchema>): Promise<Merchant> {
+async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof updateSchema> | z.output<typeof settingsSchema>): Promise<Merchant> {
   const { count } = await prisma.merchant.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("merchant", id);
   return getMerchant(prisma, id);
@@ -120,7 +126,7 @@ async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof u
 
 /**
  * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one), payment
- * window and underpayment tolerance. Open charges keep the wallet and tolerance they were created with.
+ * window, underpayment tolerance, and the emails to its buyers (their settings and Reply-To). Open charges keep the wallet and tolerance they were created with.
  * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
  * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
  */

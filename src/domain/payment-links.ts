@@ -19,6 +19,7 @@ import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { parseInput } from "./validation.js";
+import { isEmailAddress } from "../email/address.js";
 
 export type { PaymentLink };
 
@@ -32,6 +33,7 @@ const optionalFields = {
   successUrl: chargeSchema.shape.successUrl,
   cancelUrl: chargeSchema.shape.cancelUrl,
   metadata: metadataInput.optional(),
+  collectEmail: z.boolean().optional(),
 };
 
 /** The body of POST /v1/payment_links (and the createPaymentLink mutation's input). */
@@ -61,6 +63,7 @@ export const PaymentLinkResource = z.object({
   successUrl: z.string().nullable(),
   cancelUrl: z.string().nullable(),
   metadata: MetadataShape.nullable().describe("Copied onto every charge the link makes."),
+  collectEmail: z.boolean().describe("The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there)."),
   createdAt: z.string(),
 });
 export type PaymentLinkResource = z.infer<typeof PaymentLinkResource>;
@@ -79,6 +82,7 @@ export function paymentLinkResource(l: PaymentLink, settings: Pick<ChargeSetting
     successUrl: l.successUrl,
     cancelUrl: l.cancelUrl,
     metadata: l.metadata as Metadata | null,
+    collectEmail: l.collectEmail,
     createdAt: l.createdAt.toISOString(),
   };
 }
@@ -114,6 +118,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
       successUrl: data.successUrl ?? null,
       cancelUrl: data.cancelUrl ?? null,
       metadata: jsonOrNull(mergeMetadata(null, data.metadata)),
+      collectEmail: data.collectEmail ?? false,
       createdAt: now,
       updatedAt: now,
     },
@@ -147,6 +152,7 @@ export async function updatePaymentLink(prisma: Prisma, scope: Scope, id: string
         ...(data.successUrl !== undefined && { successUrl: data.successUrl }),
         ...(data.cancelUrl !== undefined && { cancelUrl: data.cancelUrl }),
         ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }),
+        ...(data.collectEmail !== undefined && { collectEmail: data.collectEmail }),
         updatedAt: now,
       },
     });
@@ -197,12 +203,18 @@ export async function activePaymentLink(prisma: Prisma, id: string): Promise<{ l
   return found;
 }
 
+/** The buyer's email a link that asks for it takes: one plain address (nothing that could add a header), at most 254 characters. */
+export const buyerEmailSchema = z.strictObject({ email: z.string().trim().refine(isEmailAddress, "must be one email address, such as you@example.com") });
+
 /**
  * A buyer pressed Pay: a new charge of the link's amount, with its description, redirects and
- * metadata, and `paymentLinkId`. 404 for an unknown link, 410 `payment_link_inactive` for a retired one.
+ * metadata, and `paymentLinkId`. A link with `collectEmail` needs the buyer's `email` in `input`
+ * (400 naming `email` without a valid one), kept as the charge's `customerEmail`. 404 for an unknown
+ * link, 410 `payment_link_inactive` for a retired one.
  */
-export async function chargeFromPaymentLink(prisma: Prisma, id: string, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+export async function chargeFromPaymentLink(prisma: Prisma, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
   const { link } = await activePaymentLink(prisma, id);
+  const customerEmail = link.collectEmail ? parseInput(buyerEmailSchema, input).email.toLowerCase() : null;
   const { charge, events } = await insertCharge(
     prisma,
     link,
@@ -217,7 +229,7 @@ export async function chargeFromPaymentLink(prisma: Prisma, id: string, settings
     },
     settings,
     now,
-    { paymentLinkId: link.id },
+    { paymentLinkId: link.id, customerEmail },
   );
   settings.feed?.changed([charge], events);
   return charge;

@@ -20,6 +20,7 @@
 // transaction; an invoice counts only the payments its charges received on time while it was not void.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
+import { enqueueReceipt } from "./buyer-emails.js";
 import { amountOverpaid } from "./charge-display.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
@@ -181,6 +182,8 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
     if (plan.payout) {
       const { type, extra, cause } = plan.payout;
       events.push({ scope: written, type, data: { ...chargeResource(written, settings), ...extra }, cause });
+      // The buyer's receipt commits with the completion, or not at all.
+      if (type === "charge.completed") await enqueueReceipt(tx, written, settings);
     }
     if (invoice && plan.paysInvoice.size > 0) {
       const paying = confirmed.filter((t) => plan.paysInvoice.has(t.id));

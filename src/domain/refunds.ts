@@ -27,6 +27,7 @@ import type { ChainSet } from "../chain/chains.js";
 import { knownChain } from "../chain/registry.js";
 import type { Prisma } from "../db/client.js";
 import type { Authorization, Prisma as P, Refund } from "../generated/prisma/client.js";
+import { buyerSender, chargeBuyer, enqueueRefundClaim } from "./buyer-emails.js";
 import { refuseDestination } from "./destinations.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
@@ -269,8 +270,44 @@ export async function createRefund(
       },
     });
     await recordEvents(tx, [refundEvent(refund, "refund.created", settings)]);
+    if (refund.status === "AWAITING_ADDRESS") await emailClaim(tx, refund, settings, "automatic");
     return refund;
   });
+}
+
+/**
+ * Writes the claim link's email to the charge's buyer: `automatic` (at creation) only when the merchant
+ * turned refund emails on and the buyer has an address; `asked` (POST /v1/refunds/:id/send) always, or
+ * 409 `refund_not_sendable` without an address to write to.
+ */
+async function emailClaim(tx: P.TransactionClient, refund: Refund, settings: RefundSettings, why: "automatic" | "asked"): Promise<void> {
+  const sender = await buyerSender(tx, refund.merchantId);
+  if (why === "automatic" && !sender.emailRefunds) return;
+  const buyer = await chargeBuyer(tx, refund.chargeId);
+  if (buyer.email === null) {
+    if (why === "automatic") return;
+    throw new AppError("refund_not_sendable", `Refund ${refund.id} cannot be sent: its charge has no customer email to send the claim link to.`, "id");
+  }
+  await enqueueRefundClaim(tx, sender, refund, { email: buyer.email, orderId: buyer.orderId }, claimUrl(refund, settings));
+}
+
+/**
+ * Emails the claim link of a refund waiting for its address to its charge's buyer (the customer's
+ * email, else the one the buyer gave); 409 `refund_not_sendable` for any other refund or a charge
+ * without an email.
+ */
+export async function sendRefundClaim(prisma: Prisma, scope: Scope, id: string, settings: RefundSettings): Promise<RefundRow> {
+  await prisma.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM refunds WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    if (!row) throw notFound("refund", id);
+    const refund = await tx.refund.findUniqueOrThrow({ where: { id } });
+    if (refund.status !== "AWAITING_ADDRESS" || !refund.claimToken) {
+      throw new AppError("refund_not_sendable", `Refund ${id} is ${refund.status}: only a refund waiting for its address has a claim link to send.`, "id");
+    }
+    await emailClaim(tx, refund, settings, "asked");
+  });
+  return getRefund(prisma, scope, id);
 }
 
 /** A refund of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */

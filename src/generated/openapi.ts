@@ -452,6 +452,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refunds/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email the claim link of a refund waiting for its address to the buyer
+         * @description Emails `claimUrl` to the charge's buyer (its customer's email, else the email the buyer gave on a payment link), in your name (Reply-To: your support email when set): the amount, the order and the chain, and the link where they give the address to refund to. Only for a refund AWAITING_ADDRESS whose charge has an email: else 409 `refund_not_sendable`. With the setting `emailRefunds` on, creating such a refund sends it already.
+         */
+        post: operations["sendRefundClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/refunds/{id}/authorization": {
         parameters: {
             query?: never;
@@ -638,6 +658,26 @@ export interface paths {
          * @description For an OPEN invoice you no longer expect to be paid: UNCOLLECTIBLE, though a payment still settles it. Sends `invoice.marked_uncollectible`.
          */
         post: operations["markInvoiceUncollectible"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a finalized invoice to its customer, with its PDF attached
+         * @description Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns.
+         */
+        post: operations["sendInvoice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1481,6 +1521,8 @@ export interface components {
             invoiceId: string | null;
             /** @description The payment link a buyer made this charge from, or null. */
             paymentLinkId: string | null;
+            /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+            customerEmail: string | null;
         };
         ChargeAuthorization: {
             id: string;
@@ -1579,6 +1621,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
                 /** @description What was paid beyond amount ("0.00" when nothing): the charge's amountOverpaid when it completed. */
@@ -1657,6 +1701,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
             };
@@ -1733,6 +1779,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
             };
@@ -1827,6 +1875,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
@@ -2035,7 +2085,7 @@ export interface components {
              * @description Stable and machine-readable: act on this, not on the message.
              * @enum {string}
              */
-            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "resource_missing" | "customer_email_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
+            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "resource_missing" | "customer_email_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "invoice_not_sendable" | "refund_not_sendable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
             message: string;
             /** @description The parameter at fault (a body path such as address.line1), if one is. */
             param: string | null;
@@ -2122,6 +2172,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
             };
@@ -2188,6 +2240,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
@@ -2256,6 +2310,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
                 /** @description What was paid beyond amount ("0.00" when nothing): the charge's amountOverpaid when it completed. */
@@ -2348,6 +2404,8 @@ export interface components {
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
             };
@@ -2744,6 +2802,8 @@ export interface components {
             cancelUrl: string | null;
             /** @description Copied onto every charge the link makes. */
             metadata: components["schemas"]["Metadata"] | null;
+            /** @description The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there). */
+            collectEmail: boolean;
             createdAt: string;
         };
         PublicCharge: {
@@ -4132,7 +4192,8 @@ export interface operations {
                      *           "reviewReason": null,
                      *           "strayAssets": [],
                      *           "invoiceId": null,
-                     *           "paymentLinkId": null
+                     *           "paymentLinkId": null,
+                     *           "customerEmail": null
                      *         }
                      *       ],
                      *       "hasMore": false
@@ -4344,7 +4405,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];
@@ -4525,7 +4587,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];
@@ -4708,7 +4771,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];
@@ -4900,7 +4964,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];
@@ -5083,7 +5148,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];
@@ -5291,6 +5357,7 @@ export interface operations {
                      *             "strayAssets": [],
                      *             "invoiceId": null,
                      *             "paymentLinkId": null,
+                     *             "customerEmail": null,
                      *             "overpaidAmount": "0.00"
                      *           }
                      *         }
@@ -5476,6 +5543,7 @@ export interface operations {
                      *         "strayAssets": [],
                      *         "invoiceId": null,
                      *         "paymentLinkId": null,
+                     *         "customerEmail": null,
                      *         "overpaidAmount": "0.00"
                      *       },
                      *       "deliveries": [
@@ -5683,6 +5751,7 @@ export interface operations {
                      *         "strayAssets": [],
                      *         "invoiceId": null,
                      *         "paymentLinkId": null,
+                     *         "customerEmail": null,
                      *         "overpaidAmount": "0.00"
                      *       },
                      *       "deliveries": [
@@ -5906,6 +5975,7 @@ export interface operations {
                      *         "strayAssets": [],
                      *         "invoiceId": null,
                      *         "paymentLinkId": null,
+                     *         "customerEmail": null,
                      *         "overpaidAmount": "0.00"
                      *       },
                      *       "deliveries": [
@@ -8124,6 +8194,170 @@ export interface operations {
             };
         };
     };
+    sendRefundClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ref_3Lk7Jh1Gf5Ds9Ap2Qw6Er8Ty",
+                     *       "object": "refund",
+                     *       "livemode": false,
+                     *       "chargeId": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "amount": "5.00",
+                     *       "reason": "returned item",
+                     *       "status": "AWAITING_PAYMENT",
+                     *       "address": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "fromAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "chainId": 84532,
+                     *       "txHash": null,
+                     *       "claimUrl": null,
+                     *       "authorization": null,
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "completedAt": null,
+                     *       "cancelledAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: refund_not_sendable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     payRefundWithAuthorization: {
         parameters: {
             query?: never;
@@ -10152,6 +10386,182 @@ export interface operations {
             };
         };
     };
+    sendInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "object": "invoice",
+                     *       "livemode": false,
+                     *       "number": "INV-000001",
+                     *       "status": "OPEN",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "currency": "USDC",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Consulting, November",
+                     *           "quantity": 10,
+                     *           "unitAmount": "120.00",
+                     *           "amount": "1200.00"
+                     *         }
+                     *       ],
+                     *       "subtotal": "1200.00",
+                     *       "total": "1200.00",
+                     *       "amountPaid": "0.00",
+                     *       "amountDue": "1200.00",
+                     *       "dueDate": "2026-12-31",
+                     *       "memo": "Thank you for your business.",
+                     *       "metadata": null,
+                     *       "hostedInvoiceUrl": "https://stablegate.shop.example/pay/invoices/inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "finalizedAt": "2026-11-24T10:04:12.000Z",
+                     *       "paidAt": null,
+                     *       "voidedAt": null,
+                     *       "markedUncollectibleAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: invoice_not_sendable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getInvoicePdf: {
         parameters: {
             query?: never;
@@ -10328,6 +10738,7 @@ export interface operations {
                      *           "successUrl": null,
                      *           "cancelUrl": null,
                      *           "metadata": null,
+                     *           "collectEmail": false,
                      *           "createdAt": "2026-11-24T10:00:00.000Z"
                      *         }
                      *       ],
@@ -10464,6 +10875,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    collectEmail?: boolean;
                 };
             };
         };
@@ -10492,6 +10904,7 @@ export interface operations {
                      *       "successUrl": null,
                      *       "cancelUrl": null,
                      *       "metadata": null,
+                     *       "collectEmail": false,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -10639,6 +11052,7 @@ export interface operations {
                      *       "successUrl": null,
                      *       "cancelUrl": null,
                      *       "metadata": null,
+                     *       "collectEmail": false,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -10778,6 +11192,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    collectEmail?: boolean;
                 };
             };
         };
@@ -10806,6 +11221,7 @@ export interface operations {
                      *       "successUrl": null,
                      *       "cancelUrl": null,
                      *       "metadata": null,
+                     *       "collectEmail": false,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -11000,7 +11416,8 @@ export interface operations {
                      *       "reviewReason": null,
                      *       "strayAssets": [],
                      *       "invoiceId": null,
-                     *       "paymentLinkId": null
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
                      *     }
                      */
                     "application/json": components["schemas"]["Charge"];

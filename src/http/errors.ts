@@ -56,6 +56,8 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   relayer_budget_exhausted: 429,
   invoice_not_editable: 409,
   invoice_not_payable: 409,
+  invoice_not_sendable: 409,
+  refund_not_sendable: 409,
   payment_link_inactive: 410,
   authorization_invalid: 400,
   refund_exceeds_refundable: 400,

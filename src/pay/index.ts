@@ -8,6 +8,7 @@ import { chargeRoutes } from "./charge-routes.js";
 import { type PayContext, payContext, type PayOptions } from "./context.js";
 import { invoiceRoutes } from "./invoice-routes.js";
 import { refundRoutes } from "./refund-routes.js";
+import { unsubscribeRoutes } from "./unsubscribe-routes.js";
 
 export type { PayOptions } from "./context.js";
 
@@ -25,6 +26,7 @@ export function mountPay(app: FastifyInstance, options: PayOptions): void {
   pages(app, context, paymentPage, chargeRoutes);
   pages(app, context, scriptless, invoiceRoutes);
   pages(app, context, scriptless, refundRoutes);
+  pages(app, context, scriptless, unsubscribeRoutes);
 }
 
 /** Registers `routes` in a scope of their own, answering under `policy`. */

@@ -95,8 +95,8 @@ function lines(texts: (string | null)[]): string {
     .join("<br>");
 }
 
-/** The payment link page: what is sold and its Pay. */
-export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string): string {
+/** The payment link page: what is sold and its Pay; with `collectEmail`, the buyer's email first (`email`: what was typed, `error`: why it was refused). */
+export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string, asked: { email?: string; error?: string } = {}): string {
   const amount = formatAmount(link.amount);
   const body = [
     testBanner(link.livemode),
@@ -104,7 +104,13 @@ export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, b
     `<h1>${h(link.name)}</h1>`,
     link.description ? `<p class="description">${h(link.description)}</p>` : "",
     `<p class="amount">${h(amount)} USDC</p></header>`,
-    `<form method="post" action="${h(basePath)}/l/${h(link.id)}"><p><button type="submit">Pay ${h(amount)} USDC</button></p></form>`,
+    asked.error ? `<p class="status error" role="alert">${h(asked.error)}</p>` : "",
+    `<form method="post" action="${h(basePath)}/l/${h(link.id)}">`,
+    link.collectEmail
+      ? `<p><label for="email">Your email (${h(merchantName)} sends your receipt there)</label><br>` +
+        `<input id="email" name="email" type="email" required maxlength="254" autocomplete="email" value="${h(asked.email ?? "")}"></p>`
+      : "",
+    `<p><button type="submit">Pay ${h(amount)} USDC</button></p></form>`,
     `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(merchantName)}.</p>`,
   ].join("\n");
   return document(`${link.name}: ${amount} USDC to ${merchantName}`, body, null, basePath);

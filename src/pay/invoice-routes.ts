@@ -11,6 +11,8 @@ import { buyerNotice } from "./buyer-error.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
 import { renderInvoicePage, renderPaymentLinkPage } from "./invoice-page.js";
 
+type LinkPost = IdParams & { Body: Record<string, string> | undefined };
+
 /** Registers the invoice page, its PDF and its Pay, and the payment link page and its Pay. */
 export function invoiceRoutes(scope: FastifyInstance, { options, basePath, failure, backToPage }: PayContext): void {
   const { prisma, charges } = options;
@@ -52,12 +54,16 @@ export function invoiceRoutes(scope: FastifyInstance, { options, basePath, failu
     }
   });
 
-  scope.post<IdParams>(`${basePath}/l/:id`, ACTING, async (req, reply) => {
+  scope.post<LinkPost>(`${basePath}/l/:id`, ACTING, async (req, reply) => {
+    const email = String(req.body?.email ?? "");
     try {
       await options.rateLimiter.consume(`${req.clientAddress}:${req.params.id}`, "linkCharges");
-      return backToPage(reply, (await chargeFromPaymentLink(prisma, req.params.id, charges)).id);
+      return backToPage(reply, (await chargeFromPaymentLink(prisma, req.params.id, { email }, charges)).id);
     } catch (e) {
-      return failure(req, reply, e);
+      // A refused email: the page again, saying why, with what was typed.
+      if (!(e instanceof AppError) || e.param !== "email") return failure(req, reply, e);
+      const { link, merchantName } = await activePaymentLink(prisma, req.params.id);
+      return html(reply, 400, renderPaymentLinkPage(link, merchantName, basePath, { email, error: "Enter your email address, such as you@example.com." }));
     }
   });
 }

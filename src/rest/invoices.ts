@@ -4,7 +4,6 @@ import {
   createInvoice,
   createSchema,
   deleteInvoice,
-  finalizeInvoice,
   getInvoice,
   InvoiceResource,
   invoiceResource,
@@ -18,6 +17,7 @@ import {
   voidInvoice,
 } from "../domain/invoices.js";
 import { invoicePdf } from "../domain/invoice-document.js";
+import { finalizeInvoice, sendInvoice } from "../domain/invoice-emails.js";
 import { sendPdf } from "../http/pdf.js";
 import { listOf } from "./openapi.js";
 import { DeletedInvoice } from "./schemas/components.js";
@@ -121,7 +121,14 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
   });
 }
 
-/** The lifecycle steps: finalize, void, mark uncollectible. */
+const STEP_ERRORS = {
+  finalize: ["invoice_not_editable", "settlement_wallet_missing"],
+  void: ["invoice_not_editable"],
+  mark_uncollectible: ["invoice_not_editable"],
+  send: ["invoice_not_sendable"],
+} as const;
+
+/** The lifecycle steps: finalize, void, mark uncollectible; and sending it by email. */
 function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
   const shape = shapeWith(settings);
   const steps = [
@@ -140,6 +147,13 @@ function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDep
       "For an OPEN invoice you no longer expect to be paid: UNCOLLECTIBLE, though a payment still settles it. Sends `invoice.marked_uncollectible`.",
       markInvoiceUncollectible,
     ],
+    [
+      "send",
+      "sendInvoice",
+      "Email a finalized invoice to its customer, with its PDF attached",
+      "Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns.",
+      sendInvoice,
+    ],
   ] as const;
   for (const [path, operationId, summary, description, step] of steps) {
     const config = {
@@ -150,7 +164,7 @@ function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDep
         description,
         tag,
         ok: { 200: InvoiceResource },
-        errors: path === "finalize" ? (["invoice_not_editable", "settlement_wallet_missing"] as const) : (["invoice_not_editable"] as const),
+        errors: STEP_ERRORS[path],
       },
     } as const;
     app.post<IdParams>(`/v1/invoices/:id/${path}`, { config }, async (req) => shape(await step(prisma, scopeOf(req), req.params.id, settings)));

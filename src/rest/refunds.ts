@@ -3,7 +3,17 @@
 import type { FastifyInstance } from "fastify";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
-import { cancelRefund, createRefund, createSchema, getRefund, listRefunds, listSchema, RefundResource, refundResource } from "../domain/refunds.js";
+import {
+  cancelRefund,
+  createRefund,
+  createSchema,
+  getRefund,
+  listRefunds,
+  listSchema,
+  RefundResource,
+  refundResource,
+  sendRefundClaim,
+} from "../domain/refunds.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -76,6 +86,22 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
   } as const;
   app.post<IdParams>("/v1/refunds/:id/cancel", { config: cancel }, async (req) => {
     return refundResource(await cancelRefund(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+
+  const send = {
+    group: "create",
+    doc: {
+      operationId: "sendRefundClaim",
+      summary: "Email the claim link of a refund waiting for its address to the buyer",
+      description:
+        "Emails `claimUrl` to the charge's buyer (its customer's email, else the email the buyer gave on a payment link), in your name (Reply-To: your support email when set): the amount, the order and the chain, and the link where they give the address to refund to. Only for a refund AWAITING_ADDRESS whose charge has an email: else 409 `refund_not_sendable`. With the setting `emailRefunds` on, creating such a refund sends it already.",
+      tag,
+      ok: { 200: RefundResource },
+      errors: ["refund_not_sendable"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/refunds/:id/send", { config: send }, async (req) => {
+    return refundResource(await sendRefundClaim(prisma, scopeOf(req), req.params.id, settings), settings);
   });
 
   const authorize = {

@@ -155,6 +155,8 @@ export class Stablegate {
       this.call<Refund>("POST", `/v1/charges/${seg(chargeId)}/refunds`, { body, ...o }),
     retrieve: (id: string) => this.call<Refund>("GET", `/v1/refunds/${seg(id)}`),
     cancel: (id: string, o?: CallOptions) => this.call<Refund>("POST", `/v1/refunds/${seg(id)}/cancel`, o),
+    /** Emails the claim link of a refund waiting for its address to the buyer. */
+    send: (id: string, o?: CallOptions) => this.call<Refund>("POST", `/v1/refunds/${seg(id)}/send`, o),
     list: (query: Query<"listRefunds"> = {}) => this.keysetList<Refund, Answer<"listRefunds">>("/v1/refunds", query),
   };
 
@@ -166,6 +168,8 @@ export class Stablegate {
     finalize: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/finalize`, o),
     void: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/void`, o),
     markUncollectible: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/mark_uncollectible`, o),
+    /** Emails a finalized invoice to its customer, with its PDF attached. */
+    send: (id: string, o?: CallOptions) => this.call<Invoice>("POST", `/v1/invoices/${seg(id)}/send`, o),
     /** The invoice's PDF, as bytes. */
     pdf: (id: string) => this.call<Uint8Array>("GET", `/v1/invoices/${seg(id)}/pdf`, { bytes: true }),
     list: (query: Query<"listInvoices"> = {}) => this.keysetList<Invoice, Answer<"listInvoices">>("/v1/invoices", query),

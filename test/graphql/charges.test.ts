@@ -9,7 +9,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 const FIELDS =
-  "id livemode orderId amount amountReceived amountOverpaid amountRefunded feeAmount netAmount currency status cloneAddress chainId paymentUrl explorerUrl feeBps flushTxHash expiresAt createdAt completedAt deployedAt description metadata successUrl cancelUrl payoutBlockedReason needsReview reviewReason strayAssets { chainId token amount } settlements { txHash blockNumber amount netAmount feeAmount confirmedAt }";
+  "id livemode orderId amount amountReceived amountOverpaid amountRefunded feeAmount netAmount currency status cloneAddress chainId paymentUrl explorerUrl feeBps flushTxHash expiresAt createdAt completedAt deployedAt description customerEmail metadata successUrl cancelUrl payoutBlockedReason needsReview reviewReason strayAssets { chainId token amount } settlements { txHash blockNumber amount netAmount feeAmount confirmedAt }";
 const CREATE = `mutation($input: CreateChargeInput!) { createCharge(input: $input) { ${FIELDS} customer { id } invoice { id } paymentLink { id } } }`;
 const extensionsOf = (r: { errors?: any[] }) => r.errors?.[0]?.extensions;
 

@@ -14,7 +14,7 @@ export class ChainHistory {
 
   constructor(
     private readonly app: TestApp,
-    private readonly chainId: number,
+    readonly chainId: number,
     private readonly testnet = true,
     firstBlock = 100n,
   ) {

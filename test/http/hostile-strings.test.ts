@@ -168,6 +168,7 @@ describe("REST and the hosted page", () => {
     "POST /v1/charges/:id/mark_reviewed": null,
     "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },
     "POST /v1/refunds/:id/cancel": null,
+    "POST /v1/refunds/:id/send": null,
     "POST /v1/refunds/:id/authorization": {
       schema: authorizationSchema,
       valid: {
@@ -203,10 +204,12 @@ describe("REST and the hosted page", () => {
     "POST /v1/invoices/:id/finalize": null,
     "POST /v1/invoices/:id/void": null,
     "POST /v1/invoices/:id/mark_uncollectible": null,
+    "POST /v1/invoices/:id/send": null,
     "POST /pay/invoices/:id/pay": null,
     "POST /v1/payment_links": { schema: linkCreateSchema, valid: { name: "Hostile link", amount: "1.00" } },
     "PATCH /v1/payment_links/:id": { schema: linkUpdateSchema, valid: {} },
     "POST /pay/l/:id": null,
+    "POST /pay/unsubscribe": null,
   };
 
   const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");

@@ -63,6 +63,7 @@ describe("create and retrieve", () => {
       strayAssets: [],
       invoiceId: null,
       paymentLinkId: null,
+      customerEmail: null,
     });
     const lifetime = Date.parse(res.body.expiresAt) - before;
     expect(lifetime).toBeGreaterThanOrEqual(30 * 60_000 - 1000);

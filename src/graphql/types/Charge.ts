@@ -98,6 +98,10 @@ export const Charge = builder.prismaNode("Charge", {
     completedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.completedAt) }),
     deployedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.deployedAt) }),
     description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the hosted page." }),
+    customerEmail: t.exposeString("customerEmail", {
+      nullable: true,
+      description: "The email the buyer gave on a payment link that asks for it (collectEmail); null otherwise.",
+    }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
     successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the hosted page sends the buyer once paid." }),
     cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where the hosted page sends a buyer who gives up." }),

@@ -6,7 +6,6 @@ import {
   createInvoice,
   customersInvoices,
   deleteInvoice,
-  finalizeInvoice,
   getInvoice,
   publishedUrl,
   INVOICE_STATUSES,
@@ -17,6 +16,7 @@ import {
   VOID_RULE,
   voidInvoice,
 } from "../../domain/invoices.js";
+import { finalizeInvoice, sendInvoice } from "../../domain/invoice-emails.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { CHARGE_ORDER } from "../../domain/charges.js";
@@ -219,4 +219,9 @@ builder.mutationFields((t) => ({
 
 step("finalizeInvoice", "Finalizes a DRAFT invoice: it gets its number and hosted page, and becomes OPEN.", finalizeInvoice);
 step("voidInvoice", VOID_RULE, voidInvoice);
+step(
+  "sendInvoice",
+  "Emails a finalized invoice to its customer now, with its PDF attached (invoice_not_sendable for a DRAFT or a customer without email).",
+  sendInvoice,
+);
 step("markInvoiceUncollectible", "Marks an OPEN invoice as not expected to be paid; it can still be paid or voided.", markInvoiceUncollectible);

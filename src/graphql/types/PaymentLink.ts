@@ -26,6 +26,7 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
     successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the buyer goes once paid." }),
     cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Copied onto every charge it makes.", resolve: (l) => l.metadata as Metadata | null }),
+    collectEmail: t.exposeBoolean("collectEmail", { description: "The page asks the buyer's email before Pay; the charge keeps it as customerEmail." }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
     charges: t.connection(
       {
@@ -46,6 +47,7 @@ const linkFields = (t: Parameters<Parameters<typeof builder.inputType>[1]["field
   successUrl: t.string({ description: "Where the buyer goes once paid (absolute https; http too in test mode)." }),
   cancelUrl: t.string({ description: "Where a buyer who gives up goes." }),
   metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
+  collectEmail: t.boolean({ description: "Ask the buyer's email before Pay (required on the page); the receipt goes there." }),
 });
 
 const CreatePaymentLinkInput = builder.inputType("CreatePaymentLinkInput", {

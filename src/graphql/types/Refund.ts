@@ -11,6 +11,7 @@ import {
   leftToRefund,
   refundableByChain,
   refundResource,
+  sendRefundClaim,
 } from "../../domain/refunds.js";
 import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
@@ -142,5 +143,12 @@ builder.mutationFields((t) => ({
     description: "Cancels a refund whose transfer is not on its way yet.",
     args: { id: t.arg.id({ required: true, description: "The refund's id (ref_…)." }) },
     resolve: (_query, _root, { id }, ctx) => cancelRefund(ctx.prisma, ctx.scope(), id, ctx.charges),
+  }),
+  sendRefundClaim: t.prismaField({
+    type: "Refund",
+    description:
+      "Emails the claim link of a refund waiting for its address to its charge's buyer (refund_not_sendable for any other refund, or a charge without an email).",
+    args: { id: t.arg.id({ required: true, description: "The refund's id (ref_…)." }) },
+    resolve: (_query, _root, { id }, ctx) => sendRefundClaim(ctx.prisma, ctx.scope(), id, ctx.charges),
   }),
 }));

@@ -19,6 +19,10 @@ export const MerchantSettings = builder.objectRef<Merchant>("MerchantSettings").
     underpaymentToleranceBps: t.exposeInt("underpaymentToleranceBps", {
       description: "Confirmed money at most this many basis points short of the amount completes a charge (new charges).",
     }),
+    emailInvoices: t.exposeBoolean("emailInvoices", { description: "Email an invoice to its customer when it is finalized." }),
+    emailReceipts: t.exposeBoolean("emailReceipts", { description: "Email a receipt to the buyer when a charge completes." }),
+    emailRefunds: t.exposeBoolean("emailRefunds", { description: "Email the claim link to the buyer when a refund waits for an address." }),
+    supportEmail: t.exposeString("supportEmail", { nullable: true, description: "The Reply-To of emails to buyers; null: none." }),
   }),
 });
 
@@ -45,6 +49,10 @@ const MerchantSettingsInput = builder.inputType("MerchantSettingsInput", {
     }),
     paymentWindowMinutes: t.int({ description: "5–1440." }),
     underpaymentToleranceBps: t.int({ description: "0–1000 (10%); applies to charges created from now on." }),
+    emailInvoices: t.boolean({ description: "Email an invoice to its customer when it is finalized." }),
+    emailReceipts: t.boolean({ description: "Email a receipt to the buyer when a charge completes (not to addresses that unsubscribed)." }),
+    emailRefunds: t.boolean({ description: "Email the claim link to the buyer when a refund is made without an address." }),
+    supportEmail: t.string({ description: "One email address, the Reply-To of emails to buyers; null clears it." }),
     password: t.string({ description: "Your password, to change a wallet (unless you re-authenticated in the last 5 minutes)." }),
     totpCode: t.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
   }),
@@ -62,7 +70,7 @@ builder.mutationFields((t) => ({
   updateMerchantSettings: t.field({
     type: MerchantSettings,
     description:
-      "Changes the merchant's name, settlement wallets, payment window or underpayment tolerance (dashboard sessions only). Changing a wallet needs your password: as `input.password`, or a re-authentication in the last 5 minutes.",
+      "Changes the merchant's name, settlement wallets, payment window, underpayment tolerance or emails to buyers (dashboard sessions only). Changing a wallet needs your password: as `input.password`, or a re-authentication in the last 5 minutes.",
     args: { input: t.arg({ type: MerchantSettingsInput, required: true, description: "The changes." }) },
     resolve: (_root, { input }, ctx) => {
       const session = ctx.session();

@@ -61,6 +61,7 @@ const charge = {
   strayAssets: [],
   invoiceId: null,
   paymentLinkId: null,
+  customerEmail: null,
 } satisfies ChargeResource;
 
 const customer = {
@@ -193,6 +194,7 @@ export const EXAMPLES: Record<string, unknown> = {
     successUrl: null,
     cancelUrl: null,
     metadata: null,
+    collectEmail: false,
     createdAt: CREATED,
   } satisfies PaymentLinkResource,
   BalanceTransaction: {

@@ -43,6 +43,7 @@ const PaymentLinkQuery = graphql(`
       active
       successUrl
       cancelUrl
+      collectEmail
       createdAt
       charges(first: 50) {
         totalCount
@@ -117,6 +118,7 @@ function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
               description: optional(v.description),
               successUrl: optional(v.successUrl),
               cancelUrl: optional(v.cancelUrl),
+              collectEmail: (form.elements.namedItem("collectEmail") as HTMLInputElement).checked,
             },
           });
           if (!result.error) {
@@ -151,6 +153,9 @@ function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
         <label class="grow">
           Cancel URL (optional)
           <input name="cancelUrl" type="url" placeholder="https://shop.example" />
+        </label>
+        <label>
+          <input type="checkbox" name="collectEmail" /> Ask the buyer's email (the receipt goes there)
         </label>
         <button type="submit" disabled={created.fetching}>
           Create payment link
@@ -266,6 +271,8 @@ export function PaymentLinkPage({ id }: { id: string }) {
           <dd>
             {link.successUrl ?? <span class="muted">—</span>} / {link.cancelUrl ?? <span class="muted">—</span>}
           </dd>
+          <dt>Asks the buyer's email</dt>
+          <dd data-collect-email>{link.collectEmail ? "Yes" : "No"}</dd>
           <dt>Created</dt>
           <dd>
             <Time iso={link.createdAt} />

@@ -7,6 +7,7 @@ import { graphql, type ResultOf } from "../graphql.js";
 import type { Session } from "../session.js";
 import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
+import { EmailSettings } from "./EmailSettings.js";
 
 const SettingsQuery = graphql(`
   query Settings {
@@ -114,6 +115,7 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       <h1>Settings</h1>
       <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
       <BusinessDetails />
+      <EmailSettings />
       <Users users={data.users} user={user} reload={reload} />
       <TwoFactor user={user} reload={reload} />
       <Section title="Sessions">

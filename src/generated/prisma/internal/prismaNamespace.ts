@@ -3022,6 +3022,7 @@ export const MerchantScalarFieldEnum = {
   emailReceipts: 'emailReceipts',
   emailRefunds: 'emailRefunds',
   supportEmail: 'supportEmail',
+  emailTokenSecret: 'emailTokenSecret',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

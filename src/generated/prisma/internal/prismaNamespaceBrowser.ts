@@ -120,6 +120,7 @@ export const MerchantScalarFieldEnum = {
   emailReceipts: 'emailReceipts',
   emailRefunds: 'emailRefunds',
   supportEmail: 'supportEmail',
+  emailTokenSecret: 'emailTokenSecret',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

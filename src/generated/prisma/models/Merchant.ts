@@ -54,6 +54,7 @@ export type MerchantMinAggregateOutputType = {
   emailReceipts: boolean | null
   emailRefunds: boolean | null
   supportEmail: string | null
+  emailTokenSecret: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -74,6 +75,7 @@ export type MerchantMaxAggregateOutputType = {
   emailReceipts: boolean | null
   emailRefunds: boolean | null
   supportEmail: string | null
+  emailTokenSecret: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -95,6 +97,7 @@ export type MerchantCountAggregateOutputType = {
   emailReceipts: number
   emailRefunds: number
   supportEmail: number
+  emailTokenSecret: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -129,6 +132,7 @@ export type MerchantMinAggregateInputType = {
   emailReceipts?: true
   emailRefunds?: true
   supportEmail?: true
+  emailTokenSecret?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -149,6 +153,7 @@ export type MerchantMaxAggregateInputType = {
   emailReceipts?: true
   emailRefunds?: true
   supportEmail?: true
+  emailTokenSecret?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -170,6 +175,7 @@ export type MerchantCountAggregateInputType = {
   emailReceipts?: true
   emailRefunds?: true
   supportEmail?: true
+  emailTokenSecret?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -278,6 +284,7 @@ export type MerchantGroupByOutputType = {
   emailReceipts: boolean
   emailRefunds: boolean
   supportEmail: string | null
+  emailTokenSecret: string
   createdAt: Date
   updatedAt: Date
   _count: MerchantCountAggregateOutputType | null
@@ -322,6 +329,7 @@ export type MerchantWhereInput = {
   emailReceipts?: Prisma.BoolFilter<"Merchant"> | boolean
   emailRefunds?: Prisma.BoolFilter<"Merchant"> | boolean
   supportEmail?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  emailTokenSecret?: Prisma.StringFilter<"Merchant"> | string
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -359,6 +367,7 @@ export type MerchantOrderByWithRelationInput = {
   emailReceipts?: Prisma.SortOrder
   emailRefunds?: Prisma.SortOrder
   supportEmail?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailTokenSecret?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
@@ -399,6 +408,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   emailReceipts?: Prisma.BoolFilter<"Merchant"> | boolean
   emailRefunds?: Prisma.BoolFilter<"Merchant"> | boolean
   supportEmail?: Prisma.StringNullableFilter<"Merchant"> | string | null
+  emailTokenSecret?: Prisma.StringFilter<"Merchant"> | string
   createdAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Merchant"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
@@ -436,6 +446,7 @@ export type MerchantOrderByWithAggregationInput = {
   emailReceipts?: Prisma.SortOrder
   emailRefunds?: Prisma.SortOrder
   supportEmail?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailTokenSecret?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MerchantCountOrderByAggregateInput
@@ -465,6 +476,7 @@ export type MerchantScalarWhereWithAggregatesInput = {
   emailReceipts?: Prisma.BoolWithAggregatesFilter<"Merchant"> | boolean
   emailRefunds?: Prisma.BoolWithAggregatesFilter<"Merchant"> | boolean
   supportEmail?: Prisma.StringNullableWithAggregatesFilter<"Merchant"> | string | null
+  emailTokenSecret?: Prisma.StringWithAggregatesFilter<"Merchant"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Merchant"> | Date | string
 }
@@ -486,6 +498,7 @@ export type MerchantCreateInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -523,6 +536,7 @@ export type MerchantUncheckedCreateInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -560,6 +574,7 @@ export type MerchantUpdateInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -597,6 +612,7 @@ export type MerchantUncheckedUpdateInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -634,6 +650,7 @@ export type MerchantCreateManyInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -655,6 +672,7 @@ export type MerchantUpdateManyMutationInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -676,6 +694,7 @@ export type MerchantUncheckedUpdateManyInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -697,6 +716,7 @@ export type MerchantCountOrderByAggregateInput = {
   emailReceipts?: Prisma.SortOrder
   emailRefunds?: Prisma.SortOrder
   supportEmail?: Prisma.SortOrder
+  emailTokenSecret?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -723,6 +743,7 @@ export type MerchantMaxOrderByAggregateInput = {
   emailReceipts?: Prisma.SortOrder
   emailRefunds?: Prisma.SortOrder
   supportEmail?: Prisma.SortOrder
+  emailTokenSecret?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -743,6 +764,7 @@ export type MerchantMinOrderByAggregateInput = {
   emailReceipts?: Prisma.SortOrder
   emailRefunds?: Prisma.SortOrder
   supportEmail?: Prisma.SortOrder
+  emailTokenSecret?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -1034,6 +1056,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
@@ -1070,6 +1093,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
@@ -1122,6 +1146,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
@@ -1158,6 +1183,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1194,6 +1220,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1230,6 +1257,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1282,6 +1310,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1318,6 +1347,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1354,6 +1384,7 @@ export type MerchantCreateWithoutCustomersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1390,6 +1421,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1442,6 +1474,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1478,6 +1511,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1514,6 +1548,7 @@ export type MerchantCreateWithoutChargesInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1550,6 +1585,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1602,6 +1638,7 @@ export type MerchantUpdateWithoutChargesInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1638,6 +1675,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1674,6 +1712,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1710,6 +1749,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1762,6 +1802,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1798,6 +1839,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1834,6 +1876,7 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -1870,6 +1913,7 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -1922,6 +1966,7 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -1958,6 +2003,7 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -1994,6 +2040,7 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2030,6 +2077,7 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2082,6 +2130,7 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2118,6 +2167,7 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2154,6 +2204,7 @@ export type MerchantCreateWithoutEventsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2190,6 +2241,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2242,6 +2294,7 @@ export type MerchantUpdateWithoutEventsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2278,6 +2331,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2314,6 +2368,7 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2350,6 +2405,7 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2402,6 +2458,7 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2438,6 +2495,7 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2474,6 +2532,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2510,6 +2569,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2562,6 +2622,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2598,6 +2659,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2634,6 +2696,7 @@ export type MerchantCreateWithoutUsersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2670,6 +2733,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2722,6 +2786,7 @@ export type MerchantUpdateWithoutUsersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2758,6 +2823,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2794,6 +2860,7 @@ export type MerchantCreateWithoutRefundsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2830,6 +2897,7 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -2882,6 +2950,7 @@ export type MerchantUpdateWithoutRefundsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -2918,6 +2987,7 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -2954,6 +3024,7 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -2990,6 +3061,7 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -3042,6 +3114,7 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -3078,6 +3151,7 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -3114,6 +3188,7 @@ export type MerchantCreateWithoutEmailsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -3150,6 +3225,7 @@ export type MerchantUncheckedCreateWithoutEmailsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -3202,6 +3278,7 @@ export type MerchantUpdateWithoutEmailsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -3238,6 +3315,7 @@ export type MerchantUncheckedUpdateWithoutEmailsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -3274,6 +3352,7 @@ export type MerchantCreateWithoutInvitationsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -3310,6 +3389,7 @@ export type MerchantUncheckedCreateWithoutInvitationsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -3362,6 +3442,7 @@ export type MerchantUpdateWithoutInvitationsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -3398,6 +3479,7 @@ export type MerchantUncheckedUpdateWithoutInvitationsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -3434,6 +3516,7 @@ export type MerchantCreateWithoutEmailSuppressionsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
@@ -3470,6 +3553,7 @@ export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: string | null
+  emailTokenSecret?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
@@ -3522,6 +3606,7 @@ export type MerchantUpdateWithoutEmailSuppressionsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
@@ -3558,6 +3643,7 @@ export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
   emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
   emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
   supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
@@ -3760,6 +3846,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: boolean
+  emailTokenSecret?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
@@ -3798,6 +3885,7 @@ export type MerchantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: boolean
+  emailTokenSecret?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -3819,6 +3907,7 @@ export type MerchantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: boolean
+  emailTokenSecret?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["merchant"]>
@@ -3840,11 +3929,12 @@ export type MerchantSelectScalar = {
   emailReceipts?: boolean
   emailRefunds?: boolean
   supportEmail?: boolean
+  emailTokenSecret?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "legalName" | "businessAddress" | "taxId" | "logo" | "logoType" | "emailInvoices" | "emailReceipts" | "emailRefunds" | "supportEmail" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
+export type MerchantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "feeBps" | "testWallet" | "liveWallet" | "paymentWindowMinutes" | "underpaymentToleranceBps" | "legalName" | "businessAddress" | "taxId" | "logo" | "logoType" | "emailInvoices" | "emailReceipts" | "emailRefunds" | "supportEmail" | "emailTokenSecret" | "createdAt" | "updatedAt", ExtArgs["result"]["merchant"]>
 export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Merchant$apiKeysArgs<ExtArgs>
   jwtSecrets?: boolean | Prisma.Merchant$jwtSecretsArgs<ExtArgs>
@@ -3931,6 +4021,10 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     emailReceipts: boolean
     emailRefunds: boolean
     supportEmail: string | null
+    /**
+     * The key of the HMAC in receipts' unsubscribe links (merchant and address); never shown.
+     */
+    emailTokenSecret: string
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["merchant"]>
@@ -4388,6 +4482,7 @@ export interface MerchantFieldRefs {
   readonly emailReceipts: Prisma.FieldRef<"Merchant", 'Boolean'>
   readonly emailRefunds: Prisma.FieldRef<"Merchant", 'Boolean'>
   readonly supportEmail: Prisma.FieldRef<"Merchant", 'String'>
+  readonly emailTokenSecret: Prisma.FieldRef<"Merchant", 'String'>
   readonly createdAt: Prisma.FieldRef<"Merchant", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Merchant", 'DateTime'>
 }
