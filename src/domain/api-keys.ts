@@ -101,7 +101,12 @@ function keyNotice(tx: P.TransactionClient, merchantId: string, what: string, ke
 }
 
 /** Stores a new key; its secret is returned this once. */
-async function storeApiKey(prisma: Pick<P.TransactionClient, "apiKey">, merchantId: string, livemode: boolean, ipAllowlist: readonly string[]): Promise<NewApiKey> {
+async function storeApiKey(
+  prisma: Pick<P.TransactionClient, "apiKey">,
+  merchantId: string,
+  livemode: boolean,
+  ipAllowlist: readonly string[],
+): Promise<NewApiKey> {
   const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
@@ -142,7 +147,14 @@ export async function rollApiKey(
     });
     if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
     const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
-    await keyNotice(tx, old.merchantId, "rolled", keyId, old.livemode, `API key ${keyId} was replaced by ${key.id}; the old key works until ${expiresAt.toISOString()}.`);
+    await keyNotice(
+      tx,
+      old.merchantId,
+      "rolled",
+      keyId,
+      old.livemode,
+      `API key ${keyId} was replaced by ${key.id}; the old key works until ${expiresAt.toISOString()}.`,
+    );
     return { key, previous: { id: keyId, expiresAt } };
   });
 }

@@ -236,7 +236,8 @@ export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readon
     changed.push(updated!);
   }
   // The team hears of each charge's block once per reason (domain/team-emails.ts alertTeam).
-  for (const c of changed) if (c.payoutBlockedReason !== null) await alertTeam(tx, { charge: c, kind: "payout_blocked", reason: c.payoutBlockedReason }, settings.publicUrl);
+  for (const c of changed)
+    if (c.payoutBlockedReason !== null) await alertTeam(tx, { charge: c, kind: "payout_blocked", reason: c.payoutBlockedReason }, settings.publicUrl);
   const was = new Map(before.map((b) => [b.id, b.reason]));
   const events = await recordEvents(
     tx,

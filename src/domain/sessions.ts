@@ -136,7 +136,10 @@ async function recognizeDevice(tx: P.TransactionClient, user: User, device: Sign
   // The browser's cookie is kept when it has one (another user of it signed in): one cookie per browser.
   const deviceToken = given ?? `sgd_${randomBase62(43)}`;
   const known = await tx.userDevice.count({ where: { userId: user.id } });
-  await tx.userDevice.createMany({ data: [{ userId: user.id, deviceHash: hashToken(deviceToken), userAgent, createdAt: now, lastSeenAt: now }], skipDuplicates: true });
+  await tx.userDevice.createMany({
+    data: [{ userId: user.id, deviceHash: hashToken(deviceToken), userAgent, createdAt: now, lastSeenAt: now }],
+    skipDuplicates: true,
+  });
   if (known > 0) {
     await securityNotice(
       tx,

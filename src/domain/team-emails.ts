@@ -118,7 +118,9 @@ export async function alertTeam(tx: P.TransactionClient, alert: ChargeAlert, pub
       heading: subject,
       paragraphs: review
         ? ["The ledger and the chain disagree about this charge. Nothing was corrected by itself: look at it and mark it reviewed once resolved."]
-        : ["Money confirmed for this charge cannot be paid out to your settlement wallet right now. It stays safe in the charge's address; payouts are tried again."],
+        : [
+            "Money confirmed for this charge cannot be paid out to your settlement wallet right now. It stays safe in the charge's address; payouts are tried again.",
+          ],
       facts: [
         ["Charge", charge.id],
         ["Order", charge.orderId],

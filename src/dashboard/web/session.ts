@@ -49,6 +49,7 @@ export const signOut = (session: Session) => call<void>("DELETE", undefined, ses
 /** "Forgot password?": asks for a reset link by email; the answer is the same whether or not the email has an account. */
 export const forgotPassword = (email: string) => call<{ message: string }>("POST", { email }, undefined, "/dashboard/password/forgot");
 /** Sets a new password with the emailed link's token; every session of the user ends. */
-export const resetPassword = (token: string, password: string) => call<{ message: string }>("POST", { token, password }, undefined, "/dashboard/password/reset");
+export const resetPassword = (token: string, password: string) =>
+  call<{ message: string }>("POST", { token, password }, undefined, "/dashboard/password/reset");
 /** Accepts an invitation with its token and the chosen password: the new user is signed in. */
 export const acceptInvitation = (token: string, password: string) => call<Session>("POST", { token, password }, undefined, "/dashboard/invitations/accept");
