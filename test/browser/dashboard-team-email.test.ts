@@ -52,7 +52,10 @@ describe("dashboard team emails", () => {
     await page.getByRole("button", { name: "Forgot password?" }).click();
     await page.getByLabel("Email").fill(email);
     await page.getByRole("button", { name: "Send the link" }).click();
-    await page.getByRole("status").filter({ hasText: /link to choose a new password is on its way/ }).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: /link to choose a new password is on its way/ })
+      .waitFor();
 
     const token = await emailedToken(email, "password_reset", "reset-password");
     await page.goto(`${app.url}/dashboard/reset-password?token=${token}`);
@@ -93,7 +96,10 @@ describe("dashboard team emails", () => {
     await page.getByRole("button", { name: "Invite" }).click();
     await page.getByLabel("Your password").fill(PASSWORD);
     await page.getByRole("button", { name: "Yes, invite them" }).click();
-    await page.getByRole("status").filter({ hasText: `Invitation sent to ${invitee}.` }).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Invitation sent to ${invitee}.` })
+      .waitFor();
     await page.getByRole("listitem").filter({ hasText: invitee }).waitFor();
 
     const token = await emailedToken(invitee, "invitation", "invitation");
