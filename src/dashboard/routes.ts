@@ -80,6 +80,7 @@ export function signedInReply(reply: FastifyReply, opened: OpenedSession, secure
   return noStore(reply).header("Set-Cookie", [sessionCookie(opened.token, secure), deviceCookie(opened.deviceToken, secure)]);
 }
 
-function noStore(reply: FastifyReply): FastifyReply {
+/** Marks an answer not to be cached (sessions, tokens). */
+export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header("Cache-Control", "no-store");
 }

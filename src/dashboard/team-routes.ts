@@ -2,12 +2,12 @@
 // new password with it) and accepting an invitation (choose a password, get signed in). Same origin
 // only, each request spending the address's public budget, inside the anonymous bulkhead (a reset or
 // an acceptance is a 32 MiB password hash).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { acceptInvitation } from "../domain/invitations.js";
 import { requestPasswordReset, resetPasswordWithToken } from "../domain/password-resets.js";
 import { openSession } from "../domain/sessions.js";
 import { crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
-import { type DashboardDeps, signedInReply, signInDevice } from "./routes.js";
+import { type DashboardDeps, noStore, signedInReply, signInDevice } from "./routes.js";
 
 /**
  * The least time "Forgot password?" takes to answer, whether or not the email has an account: the
@@ -51,8 +51,4 @@ export function dashboardTeamRoutes(app: FastifyInstance, deps: DashboardDeps): 
     const opened = await anonymousPost(req, async () => openSession(prisma, await acceptInvitation(prisma, req.body ?? {}), false, signInDevice(req)));
     return signedInReply(reply, opened, secure).send(opened.session);
   });
-}
-
-function noStore(reply: FastifyReply): FastifyReply {
-  return reply.header("Cache-Control", "no-store");
 }
