@@ -75,7 +75,7 @@ describe("dashboard sessions", () => {
     expectError(await signIn({ email: user.email }), 400, "parameter_missing", "password");
     const ok = await signIn({ email: user.email.toUpperCase(), password: PASSWORD });
     expect(ok.status).toBe(201);
-    const [cookie, device] = ok.headers.getSetCookie();
+    const [cookie = "", device] = ok.headers.getSetCookie();
     expect(cookie).toMatch(/^sg_session=sgs_[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
     expect(device).toMatch(/^sg_device=sgd_[0-9A-Za-z]{43}; Path=\/dashboard; Max-Age=63072000; HttpOnly; SameSite=Strict$/);
     expect(ok.body).toMatchObject({ mode: "test", user: { id: user.id, email: user.email, totpEnabled: false } });
