@@ -132,6 +132,14 @@ describe("team emails", () => {
       expect(sent).toMatchObject({ merchantId, relatedId: res.data.inviteUser.id });
       const token = linkToken(sent!.text, "invitation");
 
+      // A refused password spends nothing, and another site's page cannot accept.
+      expectError(await post("/dashboard/invitations/accept", { token, password: "short" }), 400, "parameter_invalid", "password");
+      expectError(
+        await post("/dashboard/invitations/accept", { token, password: NEW_PASSWORD }, { origin: "https://evil.example" }),
+        403,
+        "csrf_token_invalid",
+      );
+      expect(await prisma().user.count({ where: { email: invitee } })).toBe(0);
       const accepted = await post("/dashboard/invitations/accept", { token, password: NEW_PASSWORD });
       expect(accepted.status, accepted.text).toBe(200);
       expect(accepted.body).toMatchObject({ mode: "test", user: { email: invitee } });
@@ -183,6 +191,9 @@ describe("team emails", () => {
       const id = made.data.createApiKey.apiKey.id;
       const rolled = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { apiKey { id } } }", { id, p: PASSWORD });
       expect(rolled.errors).toBeUndefined();
+      // Rolling it again is refused inside the transaction: its notice is rolled back with it.
+      const again = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { apiKey { id } } }", { id, p: PASSWORD });
+      expect(again.errors[0].extensions.code).toBe("parameter_invalid");
       expect((await gql(b, "mutation($id: ID!) { revokeApiKey(id: $id) { id } }", { id })).errors).toBeUndefined();
       const notices = (await outbox({ merchantId, type: "security_notice" })).slice(before);
       const about = (subject: string) => notices.filter((e) => e.subject.startsWith(subject));
