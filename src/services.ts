@@ -175,6 +175,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     settings: {
       amount: config.chargeAmount,
       paymentBaseUrl: config.paymentBaseUrl,
+      publicUrl: config.publicUrl,
       partialExtensionMinutes: config.partialExtensionMinutes,
       payoutMinAmount: config.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT,
       gasless: { minAmount: config.gaslessMinAmount },

@@ -4,12 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { reauthenticate } from "../domain/reauthentication.js";
-import { signIn, signOut, switchMode } from "../domain/sessions.js";
+import { type OpenedSession, type SignInDevice, signIn, signOut, switchMode } from "../domain/sessions.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
-import { crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
-import { clearedSessionCookie, requestSession, sessionCookie } from "./session-cookie.js";
+import { cookieValue, crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
+import { clearedSessionCookie, DEVICE_COOKIE, deviceCookie, requestSession, sessionCookie } from "./session-cookie.js";
 
 export interface DashboardDeps {
   prisma: Prisma;
@@ -34,12 +34,11 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
     const release = await anonymous.enter();
     let signedIn: Awaited<ReturnType<typeof signIn>>;
     try {
-      signedIn = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}));
+      signedIn = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}, signInDevice(req)));
     } finally {
       release();
     }
-    const { token, session } = signedIn;
-    return reply.code(201).header("Set-Cookie", sessionCookie(token, secure)).header("Cache-Control", "no-store").send(session);
+    return signedInReply(reply, signedIn, secure).code(201).send(signedIn.session);
   });
 
   app.get("/dashboard/session", async (req, reply) => {
@@ -70,6 +69,18 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
   });
 }
 
-function noStore(reply: FastifyReply): FastifyReply {
+/** The browser a sign-in comes from, as the domain remembers it. */
+export function signInDevice(req: FastifyRequest): SignInDevice {
+  const agent = req.headers["user-agent"];
+  return { token: cookieValue(req.headers.cookie, DEVICE_COOKIE), userAgent: typeof agent === "string" ? agent : null, ip: req.clientAddress };
+}
+
+/** Sets a just-opened session's cookie and the browser's device cookie. */
+export function signedInReply(reply: FastifyReply, opened: OpenedSession, secure: boolean): FastifyReply {
+  return noStore(reply).header("Set-Cookie", [sessionCookie(opened.token, secure), deviceCookie(opened.deviceToken, secure)]);
+}
+
+/** Marks an answer not to be cached (sessions, tokens). */
+export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header("Cache-Control", "no-store");
 }

@@ -16,6 +16,14 @@ export function sessionCookie(token: string, secure: boolean): string {
   return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 }
 
+/** The browser's device cookie (domain/sessions.ts `openSession`): long-lived, so a sign-in from a new browser can be told apart. */
+export const DEVICE_COOKIE = "sg_device";
+
+/** The Set-Cookie value that keeps the browser's device cookie for two years (renewed at each sign-in). */
+export function deviceCookie(token: string, secure: boolean): string {
+  return `${DEVICE_COOKIE}=${token}; Path=/dashboard; Max-Age=63072000; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
+}
+
 /** The Set-Cookie value that removes the session cookie. */
 export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;

@@ -3,11 +3,13 @@ import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import type { Prisma as P } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { overlapHoursParam, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
+import { securityNotice } from "./team-emails.js";
 
 const KEY_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{32,128}$/;
 
@@ -70,18 +72,41 @@ function allowlistCheck(allowlist: readonly string[]): ((address: string) => boo
  * A new secret is a way in: it awaits `confirm` (a re-authentication from the dashboard) first.
  */
 export async function createApiKey(
-  prisma: Pick<Prisma, "apiKey">,
+  prisma: Prisma,
   merchantId: string,
   livemode: boolean,
   ipAllowlist: readonly string[],
   confirm: Confirmation,
 ): Promise<NewApiKey> {
   await confirm();
-  return storeApiKey(prisma, merchantId, livemode, ipAllowlist);
+  return prisma.$transaction(async (tx) => {
+    const key = await storeApiKey(tx, merchantId, livemode, ipAllowlist);
+    await keyNotice(tx, merchantId, "created", key.id, livemode, `A new ${modeName(livemode)}-mode API key was created.`);
+    return key;
+  });
+}
+
+/** Tells the merchant's team that an API key was created, rolled or revoked (domain/team-emails.ts). */
+function keyNotice(tx: P.TransactionClient, merchantId: string, what: string, keyId: string, livemode: boolean, paragraph: string): Promise<number> {
+  return securityNotice(tx, merchantId, {
+    subject: `An API key was ${what}`,
+    paragraphs: [paragraph],
+    facts: [
+      ["API key", keyId],
+      ["Mode", modeName(livemode)],
+    ],
+    livemode,
+    relatedId: keyId,
+  });
 }
 
 /** Stores a new key; its secret is returned this once. */
-async function storeApiKey(prisma: Pick<Prisma, "apiKey">, merchantId: string, livemode: boolean, ipAllowlist: readonly string[]): Promise<NewApiKey> {
+async function storeApiKey(
+  prisma: Pick<P.TransactionClient, "apiKey">,
+  merchantId: string,
+  livemode: boolean,
+  ipAllowlist: readonly string[],
+): Promise<NewApiKey> {
   const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
@@ -122,14 +147,29 @@ export async function rollApiKey(
     });
     if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
     const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
+    await keyNotice(
+      tx,
+      old.merchantId,
+      "rolled",
+      keyId,
+      old.livemode,
+      `API key ${keyId} was replaced by ${key.id}; the old key works until ${expiresAt.toISOString()}.`,
+    );
     return { key, previous: { id: keyId, expiresAt } };
   });
 }
 
 /** Revokes a key (only `merchantId`'s when given); false when no such active key exists. */
 export async function revokeApiKey(prisma: Prisma, keyId: string, merchantId?: string): Promise<boolean> {
-  const { count } = await prisma.apiKey.updateMany({ where: { id: keyId, merchantId, revokedAt: null }, data: { revokedAt: new Date() } });
-  return count === 1;
+  return prisma.$transaction(async (tx) => {
+    const [key] = await tx.apiKey.updateManyAndReturn({
+      where: { id: keyId, merchantId, revokedAt: null },
+      data: { revokedAt: new Date() },
+      select: { merchantId: true, livemode: true },
+    });
+    if (key) await keyNotice(tx, key.merchantId, "revoked", keyId, key.livemode, `API key ${keyId} was revoked: it no longer works.`);
+    return key !== undefined;
+  });
 }
 
 /** What listings show of a key: never the secret or its hash. */

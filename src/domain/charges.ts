@@ -72,6 +72,8 @@ export interface ChargeSettings {
    * each one's clock has a say in when such a charge expires (none: the wall clock decides).
    */
   chains?: readonly ExpiryChain[];
+  /** PUBLIC_URL: alerts emailed to the team link the charge's dashboard page under it (none: no link). */
+  publicUrl?: string;
 }
 
 /** An enabled chain as expiry needs it: its id and mode. */
@@ -82,7 +84,7 @@ export interface ExpiryChain {
 }
 
 /** What a change to a charge needs: links for its event snapshot, the feed that announces it, the dust limit, the chains whose clocks expire it. */
-export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "payoutMinAmount" | "chains">;
+export type ChangeSettings = Pick<ChargeSettings, "paymentBaseUrl" | "feed" | "payoutMinAmount" | "chains" | "publicUrl">;
 
 /** The dust limit's default (PAYOUT_MIN_AMOUNT unset): 0.01 USDC. */
 export const DEFAULT_PAYOUT_MIN_AMOUNT = 10_000n;

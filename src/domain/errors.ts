@@ -19,6 +19,9 @@ export type ErrorCode =
   | "session_mode_changed"
   | "reauthentication_required"
   | "resource_missing"
+  | "password_reset_invalid"
+  | "invitation_invalid"
+  | "user_exists"
   | "customer_email_exists"
   | "duplicate_order_id"
   | "charge_not_cancellable"
@@ -73,6 +76,9 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   session_mode_changed: "The dashboard switched mode while the request was made: reload.",
   reauthentication_required:
     "Changing a settlement wallet, creating API keys or users and turning two-factor off need your password again (and a two-factor code when it is on): give it as `password` with the action, or re-authenticate with POST /dashboard/session/reauthenticate, which counts for 5 minutes.",
+  password_reset_invalid: "The password reset link is unknown, already used or expired (1 hour): ask for a new one.",
+  invitation_invalid: "The invitation link is unknown, already used, revoked or expired (7 days): ask for a new invitation.",
+  user_exists: "The email already has a dashboard account.",
   resource_missing: "No such record for this merchant and mode (404); a 400 when a body or query field names it.",
   customer_email_exists: "Another customer of this mode has this email (compared case-insensitively).",
   duplicate_order_id: "An open charge (neither EXPIRED nor CANCELLED) already has this orderId.",

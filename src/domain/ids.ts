@@ -48,7 +48,8 @@ export type IdPrefix =
   | "btx"
   | "swp"
   | "eml"
-  | "pwr";
+  | "pwr"
+  | "invt";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

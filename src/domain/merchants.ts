@@ -10,6 +10,7 @@ import { refuseDestination } from "./destinations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
+import { securityNotice } from "./team-emails.js";
 import { evmAddress, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
 import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, merchantWebhookEndpoints } from "./webhook-endpoints.js";
@@ -118,10 +119,30 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
   return writeMerchant(prisma, id, data);
 }
 
+/** Writes `data` and, in the same transaction, tells the team of each settlement wallet it changes (old and new address). */
 async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof updateSchema> | z.output<typeof settingsSchema>): Promise<Merchant> {
-  const { count } = await prisma.merchant.updateMany({ where: { id }, data });
-  if (count === 0) throw notFound("merchant", id);
-  return getMerchant(prisma, id);
+  return prisma.$transaction(async (tx) => {
+    const [before] = await tx.$queryRaw<{ test_wallet: string | null; live_wallet: string | null }[]>`
+      SELECT test_wallet, live_wallet FROM merchants WHERE id = ${id} FOR UPDATE`;
+    if (!before) throw notFound("merchant", id);
+    const merchant = await tx.merchant.update({ where: { id }, data });
+    for (const [livemode, was, now] of [
+      [false, before.test_wallet, merchant.testWallet],
+      [true, before.live_wallet, merchant.liveWallet],
+    ] as const) {
+      if (was === now) continue;
+      await securityNotice(tx, id, {
+        subject: `The ${modeName(livemode)}-mode settlement wallet was changed`,
+        paragraphs: [`Payouts of ${modeName(livemode)}-mode charges created from now on go to the new address.`],
+        facts: [
+          ["Old address", was ?? "none"],
+          ["New address", now ?? "none"],
+        ],
+        livemode,
+      });
+    }
+    return merchant;
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from
 import { notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { toUnits } from "./money.js";
+import { alertTeam } from "./team-emails.js";
 
 /** Why money in a clone cannot be paid out now, as a charge shows it. */
 export const PAYOUT_BLOCK_REASONS = [
@@ -234,6 +235,9 @@ export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readon
       WHERE id = ${b.id} RETURNING ${CHARGE_COLUMNS}`;
     changed.push(updated!);
   }
+  // The team hears of each charge's block once per reason (domain/team-emails.ts alertTeam).
+  for (const c of changed)
+    if (c.payoutBlockedReason !== null) await alertTeam(tx, { charge: c, kind: "payout_blocked", reason: c.payoutBlockedReason }, settings.publicUrl);
   const was = new Map(before.map((b) => [b.id, b.reason]));
   const events = await recordEvents(
     tx,

@@ -2,12 +2,14 @@
 // reconciliation (a clone holding more or less than its ledger rows say, a confirmed transfer the chain
 // no longer has) or by a reorg deeper than the confirmations. Nothing is silently corrected: the charge
 // shows `needsReview` with the reason, `charge.needs_review` is recorded once per new finding, and it
-// stays so until an operator or the merchant marks it reviewed (`charge.reviewed`).
+// stays so until an operator or the merchant marks it reviewed (`charge.reviewed`). The merchant's
+// users get an `alert` email once per charge and reason.
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource, getCharge } from "./charges.js";
 import { type RecordedEvent, recordEvents } from "./events.js";
 import type { Scope } from "./scope.js";
+import { alertTeam } from "./team-emails.js";
 
 /** The longest reason kept on a charge. */
 const MAX_REASON = 1_000;
@@ -29,7 +31,10 @@ export async function flagForReview(
     const [flagged] = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET review_reason = ${reason}, review_at = ${now}, updated_at = ${now}
       WHERE id = ${id} AND review_reason IS DISTINCT FROM ${reason} AND reviewed_reason IS DISTINCT FROM ${reason} RETURNING ${CHARGE_COLUMNS}`;
-    if (flagged) charges.push(flagged);
+    if (flagged) {
+      charges.push(flagged);
+      await alertTeam(tx, { charge: flagged, kind: "review", reason }, settings.publicUrl);
+    }
   }
   const events = await recordEvents(
     tx,

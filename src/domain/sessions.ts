@@ -4,11 +4,14 @@
 // deletes rows: a session is checked against the database on every use, and ends at once.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import { headerText } from "../email/address.js";
+import type { Prisma as P, User } from "../generated/prisma/client.js";
 import { hashApiKey } from "./api-keys.js";
 import { AppError } from "./errors.js";
 import { newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
 import type { Principal } from "./scope.js";
+import { hashToken, securityNotice } from "./team-emails.js";
 import { acceptSecondFactor } from "./two-factor.js";
 import { normalizeEmail, type UserView, userView } from "./users.js";
 import { parseInput } from "./validation.js";
@@ -59,7 +62,7 @@ export interface SessionPrincipal extends Principal {
  * guesses cannot get past the limit. An unknown email costs the same time as a wrong password and
  * gets the same answer.
  */
-export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown, now = new Date()): Promise<{ token: string; session: SessionView }> {
+export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
   const data = parseInput(signInSchema, input);
   const email = normalizeEmail(data.email);
   const budgetKey = signInBudgetKey(email);
@@ -84,11 +87,76 @@ export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unk
   await limiter.reward(budgetKey, "signInFailures");
   // Sign-ins are rare: a good moment to forget sessions that ended by idling (their rows only).
   await prisma.dashboardSession.deleteMany({ where: { lastSeenAt: { lt: new Date(now.getTime() - SESSION_IDLE_MS) } } });
+  return openSession(prisma, user, data.mode === "live", device, now);
+}
+
+/** The browser a sign-in comes from: its device cookie (null without one), user agent and address. */
+export interface SignInDevice {
+  token: string | null;
+  userAgent: string | null;
+  ip: string;
+}
+
+/** A session just opened: its cookie's token, the browser's device cookie to set, and the view. */
+export interface OpenedSession {
+  token: string;
+  deviceToken: string;
+  session: SessionView;
+}
+
+const DEVICE_TOKEN = /^sgd_[0-9A-Za-z]{43}$/;
+
+/**
+ * Opens a session of `user` (after a sign-in, or an accepted invitation) and remembers the browser;
+ * a browser this user has not signed in from before is told to the user, unless it is their first.
+ */
+export async function openSession(prisma: Prisma, user: User, livemode: boolean, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
   const token = `sgs_${randomBase62(43)}`;
-  const row = await prisma.dashboardSession.create({
-    data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode: data.mode === "live" },
+  return prisma.$transaction(async (tx) => {
+    const row = await tx.dashboardSession.create({
+      data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode },
+    });
+    const deviceToken = await recognizeDevice(tx, user, device, now);
+    return {
+      token,
+      deviceToken,
+      session: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(user), createdAt: row.createdAt },
+    };
   });
-  return { token, session: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(user), createdAt: row.createdAt } };
+}
+
+/** Records the browser `device` for `user` (its cookie's SHA-256) and returns its cookie; a new one after the first is notified. */
+async function recognizeDevice(tx: P.TransactionClient, user: User, device: SignInDevice, now: Date): Promise<string> {
+  const userAgent = device.userAgent === null ? null : headerText(device.userAgent, 300);
+  const given = device.token !== null && DEVICE_TOKEN.test(device.token) ? device.token : null;
+  if (given) {
+    const { count } = await tx.userDevice.updateMany({ where: { userId: user.id, deviceHash: hashToken(given) }, data: { lastSeenAt: now, userAgent } });
+    if (count === 1) return given;
+  }
+  // The browser's cookie is kept when it has one (another user of it signed in): one cookie per browser.
+  const deviceToken = given ?? `sgd_${randomBase62(43)}`;
+  const known = await tx.userDevice.count({ where: { userId: user.id } });
+  await tx.userDevice.createMany({
+    data: [{ userId: user.id, deviceHash: hashToken(deviceToken), userAgent, createdAt: now, lastSeenAt: now }],
+    skipDuplicates: true,
+  });
+  if (known > 0) {
+    await securityNotice(
+      tx,
+      user.merchantId,
+      {
+        subject: "New sign-in from a browser not seen before",
+        paragraphs: [`${user.email} signed in to the dashboard from a browser that had not been used with this account.`],
+        facts: [
+          ["User", user.email],
+          ["Browser", userAgent ?? "unknown"],
+          ["IP address", device.ip],
+        ],
+      },
+      [user.email],
+    );
+  }
+  return deviceToken;
 }
 
 /** The session a cookie's token opens, refreshed as used; 401 `session_invalid` when it is unknown, ended or idle too long. */

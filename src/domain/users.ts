@@ -1,5 +1,5 @@
 // Dashboard users: people who sign in to a merchant's dashboard (.docs/dashboard.md "Sign-in and sessions").
-// Made with `stablegate users create` or by another user of the same merchant from the dashboard.
+// Made with `stablegate users create` (the operator) or by accepting an invitation (domain/invitations.ts).
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { User } from "../generated/prisma/client.js";
@@ -7,6 +7,7 @@ import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
+import { securityNotice } from "./team-emails.js";
 import { newTotpSecret, totpStep, totpUri } from "./totp.js";
 import { issueRecoveryCodes } from "./two-factor.js";
 import { parseInput } from "./validation.js";
@@ -37,7 +38,8 @@ export function normalizeEmail(value: string): string {
 }
 
 /**
- * Creates a user of `merchantId` once `confirm` (a re-authentication from the dashboard) passes; 400
+ * Creates a user of `merchantId` with a password chosen for it: the operator's CLI and seeding only
+ * (a dashboard invites instead, domain/invitations.ts), once `confirm` passes; 400
  * `parameter_invalid` naming `email` when that email already has an account.
  */
 export async function createUser(prisma: Prisma, merchantId: string, input: unknown, confirm: Confirmation): Promise<UserView> {
@@ -47,7 +49,16 @@ export async function createUser(prisma: Prisma, merchantId: string, input: unkn
   if (!merchant) throw notFound("merchant", merchantId, "merchantId");
   const passwordHash = await hashPassword(data.password);
   try {
-    return userView(await prisma.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash } }));
+    return await prisma.$transaction(async (tx) => {
+      const user = await tx.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash } });
+      await securityNotice(tx, merchantId, {
+        subject: "A user was added to your team",
+        paragraphs: [`${user.email} was given a dashboard account by the operator.`],
+        facts: [["User", user.email]],
+        relatedId: user.id,
+      });
+      return userView(user);
+    });
   } catch (e) {
     // Emails are unique across merchants: the answer must not tell whether another merchant has this one.
     if ((e as { code?: string }).code === "P2002")
@@ -87,7 +98,16 @@ export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "mercha
     if (options.keepOne && (await tx.user.count({ where: { merchantId: user.merchantId } })) <= 1) {
       throw new AppError("parameter_invalid", "This is the merchant's only user: create another before deleting it.", "id");
     }
-    await tx.user.delete({ where: { id: user.id } });
+    const gone = await tx.user.delete({ where: { id: user.id } });
+    const notice = {
+      subject: "A user was removed from your team",
+      paragraphs: [`${gone.email} can no longer sign in to the dashboard; their sessions were ended.`],
+      facts: [["User", gone.email]] as [string, string][],
+      relatedId: gone.id,
+    };
+    // The team as it is now, and the removed user, who should know too.
+    await securityNotice(tx, user.merchantId, notice);
+    await securityNotice(tx, user.merchantId, notice, [gone.email]);
   });
 }
 
@@ -131,8 +151,19 @@ export async function confirmTotp(prisma: Prisma, userId: string, code: string, 
  */
 export async function disableTotp(prisma: Prisma, userId: string, confirm: Confirmation): Promise<void> {
   await confirm();
-  await prisma.$transaction([
-    prisma.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null, totpLastStep: null } }),
-    prisma.recoveryCode.deleteMany({ where: { userId } }),
-  ]);
+  await prisma.$transaction(async (tx) => {
+    const user = await tx.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null, totpLastStep: null } });
+    await tx.recoveryCode.deleteMany({ where: { userId } });
+    await securityNotice(
+      tx,
+      user.merchantId,
+      {
+        subject: "Two-factor sign-in was turned off",
+        paragraphs: [`Signing in as ${user.email} now needs only the password.`],
+        facts: [["User", user.email]],
+        relatedId: user.id,
+      },
+      [user.email],
+    );
+  });
 }

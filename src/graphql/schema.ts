@@ -23,6 +23,7 @@ import "./types/Event.js";
 import "./types/WebhookEndpoint.js";
 import "./types/Mode.js";
 import "./types/User.js";
+import "./types/Invitation.js";
 import "./types/Viewer.js";
 import "./types/BusinessDetails.js";
 import "./types/ApiKey.js";

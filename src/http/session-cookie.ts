@@ -67,7 +67,7 @@ export function hasSessionCookie(headers: IncomingHttpHeaders): boolean {
 }
 
 /** The value of cookie `name` in a Cookie header, or null. */
-function cookieValue(header: string | undefined, name: string): string | null {
+export function cookieValue(header: string | undefined, name: string): string | null {
   if (!header) return null;
   for (const pair of header.split(";")) {
     const eq = pair.indexOf("=");

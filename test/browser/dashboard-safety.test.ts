@@ -125,7 +125,7 @@ describe("the dashboard's safety rails", () => {
     await page.context().close();
   });
 
-  it("asks the password, naming the new address, before changing a settlement wallet; asks it to add a user; names the user it removes", async () => {
+  it("asks the password, naming the new address, before changing a settlement wallet; asks it to invite a user; names the invitation it revokes and the user it removes", async () => {
     const page = await newPage();
     await signIn(page, owner);
     await signedIn(page);
@@ -148,20 +148,31 @@ describe("the dashboard's safety rails", () => {
     await page.getByText(/^Saved\. New charges pay out to the new wallet/).waitFor();
     expect((await app.db.prisma.merchant.findUniqueOrThrow({ where: { id: app.merchant.merchant.id } })).liveWallet).toBe(wallet);
 
+    // Nobody types another person's password: a colleague is invited by email (asking yours first).
     const colleague = `colleague-${RUN}@shop.example`;
     await page.getByLabel("Email", { exact: true }).fill(colleague);
-    await page.getByLabel("Password (10+ characters)").fill("another long password");
-    await page.getByRole("button", { name: "Add user" }).click();
-    expect(await question(page).getAttribute("aria-label")).toBe(`Add ${colleague} as a user? They can do everything you can here, in test and live mode.`);
+    await page.getByRole("button", { name: "Invite" }).click();
+    expect(await question(page).getAttribute("aria-label")).toBe(
+      `Invite ${colleague} as admin? They get an email with a link, valid 7 days, to choose their password.`,
+    );
     await question(page).getByLabel("Your password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Yes, add them" }).click();
-    const row = page.getByRole("listitem").filter({ hasText: colleague });
+    await page.getByRole("button", { name: "Yes, invite them" }).click();
+    const invited = page.getByRole("listitem").filter({ hasText: colleague });
+    await invited.waitFor();
+    await invited.getByRole("button", { name: "Revoke" }).click();
+    expect(await question(page).getAttribute("aria-label")).toBe(`Revoke the invitation of ${colleague}? Its link stops working.`);
+    await page.getByRole("button", { name: "Yes, revoke it" }).click();
+    await expect.poll(() => invited.count()).toBe(0);
+    expect(await app.db.prisma.invitation.count({ where: { email: colleague, revokedAt: { not: null } } })).toBe(1);
+    const leaving = await newUser("leaving");
+    await page.reload();
+    const row = page.getByRole("listitem").filter({ hasText: leaving });
     await row.waitFor();
     await row.getByRole("button", { name: "Remove" }).click();
-    expect(await question(page).getAttribute("aria-label")).toBe(`Remove ${colleague}? They are signed out at once and can no longer sign in.`);
+    expect(await question(page).getAttribute("aria-label")).toBe(`Remove ${leaving}? They are signed out at once and can no longer sign in.`);
     await page.getByRole("button", { name: "Yes, remove them" }).click();
     await expect.poll(() => row.count()).toBe(0);
-    expect(await app.db.prisma.user.count({ where: { email: colleague } })).toBe(0);
+    expect(await app.db.prisma.user.count({ where: { email: { in: [colleague, leaving] } } })).toBe(0);
     await page.context().close();
   });
 

@@ -75,8 +75,9 @@ describe("dashboard sessions", () => {
     expectError(await signIn({ email: user.email }), 400, "parameter_missing", "password");
     const ok = await signIn({ email: user.email.toUpperCase(), password: PASSWORD });
     expect(ok.status).toBe(201);
-    const cookie = ok.headers.get("set-cookie")!;
+    const [cookie = "", device] = ok.headers.getSetCookie();
     expect(cookie).toMatch(/^sg_session=sgs_[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(device).toMatch(/^sg_device=sgd_[0-9A-Za-z]{43}; Path=\/dashboard; Max-Age=63072000; HttpOnly; SameSite=Strict$/);
     expect(ok.body).toMatchObject({ mode: "test", user: { id: user.id, email: user.email, totpEnabled: false } });
     expect(ok.body.csrfToken).toMatch(/^[0-9A-Za-z]{32}$/);
     // Only the token's hash is stored.
@@ -213,9 +214,10 @@ describe("dashboard sessions", () => {
     expect(jwt).toMatchObject({ livemode: false, secret: expect.stringMatching(/^jws_test_/) });
     expect((await gql(b, "mutation($id: ID!) { revokeJwtSecret(id: $id) }", { id: jwt.id })).data.revokeJwtSecret).toBe(true);
 
-    const added = (await gql(b, 'mutation { createUser(email: "colleague@example.com", password: "another long password") { id email totpEnabled } }')).data
-      .createUser;
-    expect(added).toMatchObject({ email: "colleague@example.com", totpEnabled: false });
+    // Users join by invitation now: no session may type another person's password.
+    const typed = await gql(b, 'mutation { createUser(email: "colleague@example.com", password: "another long password") { id } }');
+    expect(typed.errors[0].message).toMatch(/createUser/);
+    const added = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `colleague-${run}@example.com`, password: PASSWORD }, OPERATOR);
     expect((await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: added.id })).data.deleteUser).toBe(added.id);
   });
 

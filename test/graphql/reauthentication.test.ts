@@ -87,11 +87,10 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
       param: "password",
     },
     {
-      name: "createUser",
-      query:
-        'mutation($e: String!, $p: String, $c: String) { createUser(email: $e, password: "another long password", currentPassword: $p, totpCode: $c) { id } }',
+      name: "inviteUser",
+      query: "mutation($e: String!, $p: String, $c: String) { inviteUser(email: $e, password: $p, totpCode: $c) { id } }",
       variables: async () => ({ e: `added${++n}-${RUN}@example.com` }),
-      param: "currentPassword",
+      param: "password",
     },
     {
       name: "disableTotp",
@@ -108,6 +107,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
       keys: await app.db.prisma.apiKey.count(),
     };
     const users = await app.db.prisma.user.count();
+    const invitations = await app.db.prisma.invitation.count({ where: { merchantId: merchantId() } });
     const res = await gql(b, g.query, await g.variables());
     expect(res.errors?.[0].extensions, JSON.stringify(res)).toMatchObject({ code: "reauthentication_required", statusCode: 403, param: g.param });
     expect(res.errors[0].message).toMatch(new RegExp(`give it as ${g.param}.*POST /dashboard/session/reauthenticate`));
@@ -117,6 +117,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     // rollApiKey's variables made a key of their own.
     expect(await app.db.prisma.apiKey.count()).toBe(before.keys + (g.name === "rollApiKey" ? 1 : 0));
     expect(await app.db.prisma.user.count()).toBe(users);
+    expect(await app.db.prisma.invitation.count({ where: { merchantId: merchantId() } })).toBe(invitations);
   });
 
   it.each(GUARDED.map((g) => [g.name, g] as const))("%s: passes with the password given with it, refuses a wrong one", async (_name, g) => {

@@ -17,6 +17,7 @@ import { InvoicePage } from "./pages/InvoicePage.js";
 import { Invoices } from "./pages/Invoices.js";
 import { LiveNotReady } from "./pages/LiveChecklist.js";
 import { PaymentLinkPage, PaymentLinks } from "./pages/PaymentLinks.js";
+import { InvitationPage, ResetPasswordPage } from "./pages/PasswordReset.js";
 import { Payouts } from "./pages/Payouts.js";
 import { Settings } from "./pages/Settings.js";
 import { SignIn } from "./pages/SignIn.js";
@@ -27,9 +28,13 @@ import { ErrorNote } from "./ui.js";
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<Error | null>(null);
+  const path = usePath();
   useEffect(() => {
     currentSession().then(setSession, setError);
   }, []);
+  // The emailed links' pages work with or without a session.
+  if (path === "/reset-password") return <ResetPasswordPage />;
+  if (path === "/invitation") return <InvitationPage onSignedIn={setSession} />;
   if (error) return <ErrorNote error={error} />;
   if (session === undefined) return <p class="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={setSession} />;

@@ -1,5 +1,5 @@
-// The dashboard session endpoints (sign in, read, switch mode, sign out): plain fetches, since the
-// cookie they set is what /graphql then uses.
+// The dashboard session endpoints (sign in, read, switch mode, sign out, and without a session: forgot
+// password, reset it, accept an invitation): plain fetches, since the cookie they set is what /graphql then uses.
 
 export interface Session {
   id: string;
@@ -19,8 +19,8 @@ export class ApiError extends Error {
   }
 }
 
-async function call<T>(method: string, body?: unknown, csrf?: string): Promise<T> {
-  const res = await fetch("/dashboard/session", {
+async function call<T>(method: string, body?: unknown, csrf?: string, path = "/dashboard/session"): Promise<T> {
+  const res = await fetch(path, {
     method,
     credentials: "same-origin",
     headers: { ...(body !== undefined && { "content-type": "application/json" }), ...(csrf && { "x-csrf-token": csrf }) },
@@ -45,3 +45,11 @@ export async function currentSession(): Promise<Session | null> {
 export const signIn = (input: { email: string; password: string; totpCode?: string; mode?: "test" | "live" }) => call<Session>("POST", input);
 export const switchMode = (session: Session, mode: "test" | "live") => call<Session>("PATCH", { mode }, session.csrfToken);
 export const signOut = (session: Session) => call<void>("DELETE", undefined, session.csrfToken);
+
+/** "Forgot password?": asks for a reset link by email; the answer is the same whether or not the email has an account. */
+export const forgotPassword = (email: string) => call<{ message: string }>("POST", { email }, undefined, "/dashboard/password/forgot");
+/** Sets a new password with the emailed link's token; every session of the user ends. */
+export const resetPassword = (token: string, password: string) =>
+  call<{ message: string }>("POST", { token, password }, undefined, "/dashboard/password/reset");
+/** Accepts an invitation with its token and the chosen password: the new user is signed in. */
+export const acceptInvitation = (token: string, password: string) => call<Session>("POST", { token, password }, undefined, "/dashboard/invitations/accept");

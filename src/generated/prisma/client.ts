@@ -224,3 +224,8 @@ export type UserDevice = Prisma.UserDeviceModel
  * An address that asked for no more receipts from a merchant (List-Unsubscribe).
  */
 export type EmailSuppression = Prisma.EmailSuppressionModel
+/**
+ * Model ChargeAlert
+ * An alert about a charge already emailed to its merchant's team (domain/team-emails.ts): one per charge and reason.
+ */
+export type ChargeAlert = Prisma.ChargeAlertModel

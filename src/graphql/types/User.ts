@@ -1,11 +1,12 @@
 // `User`: the people who sign in to a merchant's dashboard, managed by the merchant's other users
-// (session-only fields), with optional two-factor sign-in and its recovery codes. Adding a user and
-// turning two-factor off need a re-authentication. Rules live in domain/users.ts, domain/two-factor.ts
-// and domain/reauthentication.ts.
+// (session-only fields), with optional two-factor sign-in and its recovery codes. Users join by
+// invitation (types/Invitation.ts); nobody types another person's password (the operator's CLI still
+// may). Turning two-factor off needs a re-authentication. Rules live in domain/users.ts,
+// domain/two-factor.ts and domain/reauthentication.ts.
 import { confirmedBySession } from "../../domain/reauthentication.js";
 import { signOutEverywhere } from "../../domain/sessions.js";
 import { recoveryCodesRemaining, regenerateRecoveryCodes } from "../../domain/two-factor.js";
-import { confirmTotp, createUser, deleteUser, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
+import { confirmTotp, deleteUser, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
 import { qrSvg } from "../../lib/qr-svg.js";
 import { builder } from "../builder.js";
 
@@ -59,23 +60,6 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  createUser: t.field({
-    type: User,
-    description:
-      "Adds a dashboard user to your merchant (dashboard sessions only); the password is at least 10 characters. Needs your own password: as `currentPassword`, or a re-authentication in the last 5 minutes.",
-    args: {
-      email: t.arg.string({ required: true, description: "What they will sign in with." }),
-      password: t.arg.string({ required: true, description: "Their first password, at least 10 characters." }),
-      currentPassword: t.arg.string({ description: "Your own password, unless you re-authenticated in the last 5 minutes." }),
-      totpCode: t.arg.string({ description: "With `currentPassword`, when two-factor sign-in is on: a current code or a recovery code." }),
-    },
-    resolve: async (_root, { email, password, currentPassword, totpCode }, ctx) => {
-      const session = ctx.session();
-      const params = { password: "currentPassword", totpCode: "totpCode" };
-      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password: currentPassword, totpCode }, params);
-      return createUser(ctx.prisma, session.merchantId, { email, password }, confirm);
-    },
-  }),
   deleteUser: t.field({
     type: "ID",
     description: "Deletes a user and ends its sessions; the merchant's last user cannot be deleted (dashboard sessions only).",

@@ -1,6 +1,6 @@
-// Settings: business name, settlement wallets per mode, payment window, users, two-factor sign-in
-// (QR code, recovery codes) and "sign out everywhere". Changing a wallet, adding a user and turning
-// two-factor off ask the password (and code) in the confirmation that names what changes.
+// Settings: business name, settlement wallets per mode, payment window, the team (TeamSettings.tsx),
+// two-factor sign-in (QR code, recovery codes) and "sign out everywhere". Changing a wallet, inviting
+// a user and turning two-factor off ask the password (and code) in the confirmation that names what changes.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
@@ -8,6 +8,7 @@ import type { Session } from "../session.js";
 import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 import { EmailSettings } from "./EmailSettings.js";
+import { TeamSettings } from "./TeamSettings.js";
 
 const SettingsQuery = graphql(`
   query Settings {
@@ -28,12 +29,6 @@ const SettingsQuery = graphql(`
         underpaymentToleranceBps
       }
     }
-    users {
-      id
-      email
-      totpEnabled
-      createdAt
-    }
   }
 `);
 const UpdateSettings = graphql(`
@@ -46,19 +41,6 @@ const UpdateSettings = graphql(`
       paymentWindowMinutes
       underpaymentToleranceBps
     }
-  }
-`);
-const CreateUser = graphql(`
-  mutation CreateUser($email: String!, $password: String!, $currentPassword: String, $totpCode: String) {
-    createUser(email: $email, password: $password, currentPassword: $currentPassword, totpCode: $totpCode) {
-      id
-      email
-    }
-  }
-`);
-const DeleteUser = graphql(`
-  mutation DeleteUser($id: ID!) {
-    deleteUser(id: $id)
   }
 `);
 const StartTotp = graphql(`
@@ -116,7 +98,7 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
       <BusinessDetails />
       <EmailSettings />
-      <Users users={data.users} user={user} reload={reload} />
+      <TeamSettings user={user} />
       <TwoFactor user={user} reload={reload} />
       <Section title="Sessions">
         <p class="muted">Signed in as {session.user.email}.</p>
@@ -198,73 +180,6 @@ function BusinessSettings({ merchant, totp }: { merchant: SettingsData["viewer"]
           <button type="submit" disabled={settings.fetching}>
             Save
           </button>
-        )}
-      </form>
-    </Section>
-  );
-}
-
-/** The users of this business: remove one, add one (asks first, with your password). */
-function Users(props: { users: SettingsData["users"]; user: SettingsData["viewer"]["user"]; reload: () => void }) {
-  const { user, reload } = props;
-  const [userResult, createUser] = useMutation(CreateUser);
-  const [deleted, deleteUser] = useMutation(DeleteUser);
-  /** A user to add once the confirmation (with your password) is answered. */
-  const [newUser, setNewUser] = useState<{ email: string; password: string; form: HTMLFormElement } | null>(null);
-  return (
-    <Section title="Users">
-      <ul class="rows">
-        {props.users.map((u) => (
-          <li key={u.id}>
-            {u.email} {u.totpEnabled && <span class="muted">(two-factor)</span>} <span class="muted small">since</span> <Time iso={u.createdAt} />{" "}
-            {u.id !== user.id && (
-              <Confirm
-                label="Remove"
-                question={`Remove ${u.email}? They are signed out at once and can no longer sign in.`}
-                confirm="Yes, remove them"
-                onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
-              />
-            )}
-          </li>
-        ))}
-      </ul>
-      <ErrorNote error={deleted.error ?? userResult.error} />
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = e.currentTarget;
-          const v = formValues(form);
-          setNewUser({ email: v.email ?? "", password: v.password ?? "", form });
-        }}
-      >
-        <label class="grow">
-          Email
-          <input name="email" type="email" required />
-        </label>
-        <label class="grow">
-          Password (10+ characters)
-          <input name="password" type="password" minLength={10} autoComplete="new-password" required />
-        </label>
-        {newUser ? (
-          <ConfirmStep
-            plain
-            question={`Add ${newUser.email} as a user? They can do everything you can here, in test and live mode.`}
-            confirm="Yes, add them"
-            reauthenticate={{ totp: user.totpEnabled }}
-            onCancel={() => setNewUser(null)}
-            onConfirm={async (v) => {
-              setNewUser(null);
-              const { password: currentPassword, totpCode } = reauthentication(v);
-              const result = await createUser({ email: newUser.email, password: newUser.password, currentPassword, totpCode });
-              if (!result.error) {
-                newUser.form.reset();
-                reload();
-              }
-            }}
-          />
-        ) : (
-          <button type="submit">Add user</button>
         )}
       </form>
     </Section>

@@ -1,10 +1,12 @@
 // Sign-in: email and password, then a TOTP code (or a one-time recovery code) when the account has
-// two-factor sign-in.
+// two-factor sign-in; "Forgot password?" asks for a reset link by email.
 import { useState } from "preact/hooks";
 import { ApiError, type Session, signIn } from "../session.js";
 import { ErrorNote, formValues } from "../ui.js";
+import { ForgotPassword } from "./PasswordReset.js";
 
 export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [forgot, setForgot] = useState(false);
   const [error, setError] = useState<Error | null>(null);
   const [needsCode, setNeedsCode] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -24,6 +26,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       setBusy(false);
     }
   };
+  if (forgot) return <ForgotPassword onBack={() => setForgot(false)} />;
   return (
     <main class="sign-in">
       <h1>Sign in to Stablegate</h1>
@@ -58,6 +61,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         {needsCode && !error && <p role="status">Enter the code from your authenticator app, or a recovery code.</p>}
         <button type="submit" disabled={busy}>
           Sign in
+        </button>
+        <button type="button" class="link" onClick={() => setForgot(true)}>
+          Forgot password?
         </button>
       </form>
     </main>

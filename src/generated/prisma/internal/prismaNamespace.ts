@@ -430,7 +430,8 @@ export const ModelName = {
   PasswordReset: 'PasswordReset',
   Invitation: 'Invitation',
   UserDevice: 'UserDevice',
-  EmailSuppression: 'EmailSuppression'
+  EmailSuppression: 'EmailSuppression',
+  ChargeAlert: 'ChargeAlert'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -446,7 +447,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression" | "chargeAlert"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2966,6 +2967,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChargeAlert: {
+      payload: Prisma.$ChargeAlertPayload<ExtArgs>
+      fields: Prisma.ChargeAlertFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChargeAlertFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChargeAlertFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        findFirst: {
+          args: Prisma.ChargeAlertFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChargeAlertFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        findMany: {
+          args: Prisma.ChargeAlertFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>[]
+        }
+        create: {
+          args: Prisma.ChargeAlertCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        createMany: {
+          args: Prisma.ChargeAlertCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChargeAlertCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>[]
+        }
+        delete: {
+          args: Prisma.ChargeAlertDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        update: {
+          args: Prisma.ChargeAlertUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChargeAlertDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChargeAlertUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChargeAlertUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChargeAlertUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChargeAlertPayload>
+        }
+        aggregate: {
+          args: Prisma.ChargeAlertAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChargeAlert>
+        }
+        groupBy: {
+          args: Prisma.ChargeAlertGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChargeAlertGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChargeAlertCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChargeAlertCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3598,6 +3673,15 @@ export const EmailSuppressionScalarFieldEnum = {
 export type EmailSuppressionScalarFieldEnum = (typeof EmailSuppressionScalarFieldEnum)[keyof typeof EmailSuppressionScalarFieldEnum]
 
 
+export const ChargeAlertScalarFieldEnum = {
+  chargeId: 'chargeId',
+  reason: 'reason',
+  createdAt: 'createdAt'
+} as const
+
+export type ChargeAlertScalarFieldEnum = (typeof ChargeAlertScalarFieldEnum)[keyof typeof ChargeAlertScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4137,6 +4221,7 @@ export type GlobalOmitConfig = {
   invitation?: Prisma.InvitationOmit
   userDevice?: Prisma.UserDeviceOmit
   emailSuppression?: Prisma.EmailSuppressionOmit
+  chargeAlert?: Prisma.ChargeAlertOmit
 }
 
 /* Types for Logging */

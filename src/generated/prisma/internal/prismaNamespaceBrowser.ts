@@ -84,7 +84,8 @@ export const ModelName = {
   PasswordReset: 'PasswordReset',
   Invitation: 'Invitation',
   UserDevice: 'UserDevice',
-  EmailSuppression: 'EmailSuppression'
+  EmailSuppression: 'EmailSuppression',
+  ChargeAlert: 'ChargeAlert'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -694,6 +695,15 @@ export const EmailSuppressionScalarFieldEnum = {
 } as const
 
 export type EmailSuppressionScalarFieldEnum = (typeof EmailSuppressionScalarFieldEnum)[keyof typeof EmailSuppressionScalarFieldEnum]
+
+
+export const ChargeAlertScalarFieldEnum = {
+  chargeId: 'chargeId',
+  reason: 'reason',
+  createdAt: 'createdAt'
+} as const
+
+export type ChargeAlertScalarFieldEnum = (typeof ChargeAlertScalarFieldEnum)[keyof typeof ChargeAlertScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -1,0 +1,162 @@
+// Invitations to a merchant's team (.docs/dashboard.md "Users"): a signed-in user invites an email; the
+// invitee follows the emailed link (7 days, once) and chooses their own password, so nobody ever
+// types another person's password. Invariants:
+// - only the token's SHA-256 is stored; accepting compares and spends it in one statement, so a link
+//   opens one account however often it is sent at once;
+// - an email that already has an account cannot be invited (409 `user_exists`); a new invitation of
+//   the same email replaces the pending one;
+// - the account, the spent invitation and the notice to the team commit together.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import type { Invitation, User } from "../generated/prisma/client.js";
+import type { Confirmation } from "./confirmation.js";
+import { AppError, notFound } from "./errors.js";
+import { newId, randomBase62 } from "./ids.js";
+import { hashPassword, passwordSchema } from "./passwords.js";
+import { dashboardUrl, emailTeam, hashToken, securityNotice } from "./team-emails.js";
+import { parseInput } from "./validation.js";
+
+/** How long an invitation link works. */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** The roles an invitation may name (kept as given; enforced by a later change). */
+export const ROLES = ["owner", "admin", "developer", "support", "viewer"] as const;
+
+const inviteSchema = z.strictObject(
+  {
+    email: z
+      .email({ error: "must be a valid email address" })
+      .max(254)
+      .transform((e) => e.toLowerCase()),
+    role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }).default("admin"),
+  },
+  { error: "must be a JSON object" },
+);
+const acceptSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
+
+/** An invitation as the dashboard lists it: never its token. */
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: string;
+  invitedBy: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+function invitationView(row: Invitation): InvitationView {
+  return { id: row.id, email: row.email, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt, createdAt: row.createdAt };
+}
+
+/** 409 `user_exists`: the email already has an account. */
+function userExists(): AppError {
+  return new AppError("user_exists", "This email already has a dashboard account: it cannot be invited.", "email");
+}
+
+/**
+ * Invites `input.email` (role `input.role`, admin by default) to `inviter`'s merchant once `confirm`
+ * passes (a recent re-authentication): writes the invitation and emails its link.
+ */
+export async function inviteUser(
+  prisma: Prisma,
+  inviter: { merchantId: string; userId: string },
+  input: unknown,
+  confirm: Confirmation,
+  publicUrl: string,
+  now = new Date(),
+): Promise<InvitationView> {
+  const data = parseInput(inviteSchema, input);
+  await confirm();
+  return prisma.$transaction(async (tx) => {
+    if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw userExists();
+    const by = await tx.user.findUnique({ where: { id: inviter.userId }, select: { email: true } });
+    await tx.invitation.updateMany({
+      where: { merchantId: inviter.merchantId, email: data.email, acceptedAt: null, revokedAt: null },
+      data: { revokedAt: now },
+    });
+    const token = `invt_${randomBase62(43)}`;
+    const row = await tx.invitation.create({
+      data: {
+        id: newId("invt"),
+        merchantId: inviter.merchantId,
+        email: data.email,
+        role: data.role,
+        tokenHash: hashToken(token),
+        invitedBy: inviter.userId,
+        expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+        createdAt: now,
+      },
+    });
+    const merchant = await tx.merchant.findUniqueOrThrow({ where: { id: inviter.merchantId }, select: { name: true } });
+    await emailTeam(
+      tx,
+      inviter.merchantId,
+      {
+        type: "invitation",
+        subject: `You are invited to ${merchant.name}'s dashboard`,
+        relatedId: row.id,
+        content: {
+          heading: `Join ${merchant.name} on Stablegate`,
+          paragraphs: [
+            `${by?.email ?? "A team member"} invited you to ${merchant.name}'s payments dashboard as ${data.role}.`,
+            "Choose your password with this link within 7 days; it works once.",
+          ],
+          action: { label: "Accept the invitation", url: dashboardUrl(publicUrl, "/invitation", { token }) },
+        },
+      },
+      [data.email],
+    );
+    return invitationView(row);
+  });
+}
+
+/** The merchant's pending invitations (neither accepted, revoked nor expired), newest first. */
+export async function listInvitations(prisma: Prisma, merchantId: string, now = new Date()): Promise<InvitationView[]> {
+  const rows = await prisma.invitation.findMany({
+    where: { merchantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
+  return rows.map(invitationView);
+}
+
+/** Revokes a pending invitation of the merchant: its link stops working; 404 naming `id` otherwise. */
+export async function revokeInvitation(prisma: Prisma, merchantId: string, id: string, now = new Date()): Promise<InvitationView> {
+  const [row] = await prisma.invitation.updateManyAndReturn({ where: { id, merchantId, acceptedAt: null, revokedAt: null }, data: { revokedAt: now } });
+  if (!row) throw notFound("invitation", id);
+  return invitationView(row);
+}
+
+/** 400 `invitation_invalid`: the link is unknown, used, revoked or expired. */
+function invalidInvitation(): AppError {
+  return new AppError("invitation_invalid", "This invitation link is unknown, already used, revoked or expired: ask for a new invitation.", "token");
+}
+
+/**
+ * Accepts an invitation with its token and the invitee's chosen password: creates the user in the
+ * inviting merchant, spends the invitation and tells the team. Returns the new user.
+ */
+export async function acceptInvitation(prisma: Prisma, input: unknown, now = new Date()): Promise<User> {
+  const data = parseInput(acceptSchema, input);
+  const tokenHash = hashToken(data.token);
+  const found = await prisma.invitation.findUnique({ where: { tokenHash } });
+  if (!found || found.acceptedAt || found.revokedAt || found.expiresAt <= now) throw invalidInvitation();
+  const passwordHash = await hashPassword(data.password);
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.invitation.updateMany({
+      where: { tokenHash, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { acceptedAt: now },
+    });
+    if (count === 0) throw invalidInvitation();
+    if (await tx.user.findUnique({ where: { email: found.email }, select: { id: true } })) throw userExists();
+    const user = await tx.user.create({ data: { id: newId("usr"), merchantId: found.merchantId, email: found.email, passwordHash, createdAt: now } });
+    await securityNotice(tx, found.merchantId, {
+      subject: "A user was added to your team",
+      paragraphs: [`${found.email} accepted an invitation and can now sign in to the dashboard.`],
+      facts: [
+        ["User", found.email],
+        ["Role", found.role],
+      ],
+      relatedId: user.id,
+    });
+    return user;
+  });
+}
