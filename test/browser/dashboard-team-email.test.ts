@@ -1,15 +1,18 @@
 // The team's emails end to end in a real browser (Debian's chromium through playwright-core): "Forgot
-// password?" on the sign-in page, the link read from the outbox row and opened, a new password set and
-// signed in with; an invitation sent from Settings, its link opened in another browser, a password
-// chosen and the invitee signed in. Screenshots and axe on the two link pages.
+// password?" on the sign-in page, the email sent by the worker's sender through a real SMTP server, its
+// link opened, a new password set and signed in with; an invitation sent from Settings, its emailed
+// link opened in another browser, a password chosen and the invitee signed in. Screenshots and axe on the two link pages.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { pino } from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
+import { type EmailSender, startEmailSender } from "../../src/jobs/email-sender.js";
 import { launchChromium } from "../helpers/browser.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { auditPage, go, openPage, PASSWORD, signedIn, signInAs, submitSignIn } from "./dashboard-helpers.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
@@ -17,15 +20,22 @@ const RUN = randomBytes(4).toString("hex");
 const NEW_PASSWORD = "my fresh long password";
 let app: TestApp;
 let browser: Browser;
+let smtp: TestSmtp;
+let sender: EmailSender;
 
 beforeAll(async () => {
   mkdirSync(OUTPUT, { recursive: true });
-  app = await startApp(POLLING);
+  smtp = await startSmtp();
+  app = await startApp({ ...POLLING, SMTP_URL: smtp.url });
+  // The worker's sender, as `npm start` runs it: what it sends is what the reader gets.
+  sender = startEmailSender(app.db.prisma, pino({ level: "silent" }), { smtpUrl: smtp.url, from: "team@stablegate.example", intervalMs: 20 });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
+  await sender?.stop();
   await app?.stop();
+  await smtp?.stop();
 });
 
 async function newPage(): Promise<Page> {
@@ -34,13 +44,14 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-/** The token of the one `type` email to `to`, from its link to `page` (what the reader would click). */
-async function emailedToken(to: string, type: string, path: string): Promise<string> {
-  const rows = await app.db.prisma.email.findMany({ where: { to, type } });
-  expect(rows).toHaveLength(1);
-  const match = /\/dashboard\/([a-z-]+)\?token=([0-9A-Za-z_]+)/.exec(rows[0]!.text);
-  expect(match?.[1]).toBe(path);
-  return match![2]!;
+/** The token of the one email to `to` that arrived with a link to `page` (what the reader would click, from the text part). */
+async function emailedToken(to: string, path: string): Promise<string> {
+  const link = new RegExp(`/dashboard/${path}\\?token=([0-9A-Za-z_]+)`);
+  const arrived = () => smtp.messages.filter((m) => m.to.includes(to) && link.test(m.parsed.text ?? ""));
+  await expect.poll(() => arrived().length, { timeout: 10_000 }).toBe(1);
+  const [message] = arrived();
+  expect(message!.parsed.html).toContain(`/dashboard/${path}?token=`);
+  return link.exec(message!.parsed.text!)![1]!;
 }
 
 describe("dashboard team emails", () => {
@@ -57,7 +68,7 @@ describe("dashboard team emails", () => {
       .filter({ hasText: /link to choose a new password is on its way/ })
       .waitFor();
 
-    const token = await emailedToken(email, "password_reset", "reset-password");
+    const token = await emailedToken(email, "reset-password");
     await page.goto(`${app.url}/dashboard/reset-password?token=${token}`);
     await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
     await auditPage(page, "dashboard-reset-password", 1280);
@@ -102,7 +113,7 @@ describe("dashboard team emails", () => {
       .waitFor();
     await page.getByRole("listitem").filter({ hasText: invitee }).waitFor();
 
-    const token = await emailedToken(invitee, "invitation", "invitation");
+    const token = await emailedToken(invitee, "invitation");
     const theirs = await newPage();
     await theirs.goto(`${app.url}/dashboard/invitation?token=${token}`);
     await theirs.getByRole("heading", { name: "Join the team" }).waitFor();
