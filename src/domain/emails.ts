@@ -125,13 +125,29 @@ export const EmailResource = z.object({
   relatedId: z.string().nullable().describe("The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any."),
   attempts: z.number().int().describe("How many times sending it was tried."),
   lastError: z.string().nullable().describe("The SMTP server's last refusal, or the connection error; null when none."),
-  text: z.string().describe("The plain-text part, exactly as sent."),
+  text: z
+    .string()
+    .describe(
+      "The plain-text part, exactly as sent, except that the link of a `password_reset` or `invitation` email shows its token as `[redacted]`: only the recipient's mailbox holds it.",
+    ),
   createdAt: z.string(),
   sentAt: z.string().nullable().describe("When the SMTP server accepted it; null until then."),
 });
 export type EmailResource = z.infer<typeof EmailResource>;
 
-/** Shapes a stored email as the API shows it. */
+/**
+ * The emails whose link is a credential: whoever holds it sets a password (a reset) or joins the team
+ * (an invitation). Only the recipient's mailbox may hold it: every read of a stored email (the API,
+ * GraphQL, the dashboard's preview) shows the link with its token redacted.
+ */
+const CREDENTIAL_TYPES: ReadonlySet<string> = new Set<EmailType>(["password_reset", "invitation"]);
+
+/** `body` as a reader other than its recipient may see it: a credential link's token redacted. */
+export function withoutCredentials(type: string, body: string): string {
+  return CREDENTIAL_TYPES.has(type) ? body.replace(/([?&](?:amp;)?token=)[^\s"'&<>]+/g, "$1[redacted]") : body;
+}
+
+/** Shapes a stored email as the API shows it (a credential link's token redacted). */
 export function emailResource(e: Email): EmailResource {
   return {
     id: e.id,
@@ -144,7 +160,7 @@ export function emailResource(e: Email): EmailResource {
     relatedId: e.relatedId,
     attempts: e.attempts,
     lastError: e.lastError,
-    text: e.text,
+    text: withoutCredentials(e.type, e.text),
     createdAt: e.createdAt.toISOString(),
     sentAt: e.sentAt?.toISOString() ?? null,
   };
@@ -202,9 +218,10 @@ export async function getEmail(prisma: Prisma, scope: Scope, id: string, query: 
  * An email's HTML as its recipient saw it: the inline logo (`cid:logo`, which the sender attaches
  * from the merchant's row) drawn from `logo` as a data: URL, so a preview needs no attachment.
  */
-export function emailPreviewHtml(email: Pick<Email, "html" | "inlineLogo">, logo: BusinessLogo | null): string {
-  if (!email.inlineLogo || !logo) return email.html;
-  return email.html.replaceAll(`"cid:${LOGO_CID}"`, `"${logoDataUrl(logo)}"`);
+export function emailPreviewHtml(email: Pick<Email, "type" | "html" | "inlineLogo">, logo: BusinessLogo | null): string {
+  const html = withoutCredentials(email.type, email.html);
+  if (!email.inlineLogo || !logo) return html;
+  return html.replaceAll(`"cid:${LOGO_CID}"`, `"${logoDataUrl(logo)}"`);
 }
 
 /** The HTML of an email of this merchant and mode as its recipient saw it (emailPreviewHtml), or 404. */

@@ -67,7 +67,9 @@ export async function inviteUser(
   const data = parseInput(inviteSchema, input);
   await confirm();
   return prisma.$transaction(async (tx) => {
-    if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw userExists();
+    // Only a teammate already on this merchant is refused here: whether another merchant has a user
+    // with this email is not the inviter's to learn (accepting tells the invitee, who owns the mailbox).
+    if (await tx.user.findFirst({ where: { email: data.email, merchantId: inviter.merchantId }, select: { id: true } })) throw userExists();
     const by = await tx.user.findUnique({ where: { id: inviter.userId }, select: { email: true } });
     await tx.invitation.updateMany({
       where: { merchantId: inviter.merchantId, email: data.email, acceptedAt: null, revokedAt: null },

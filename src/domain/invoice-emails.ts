@@ -25,12 +25,15 @@ export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, 
   });
 }
 
-/** Emails a finalized invoice to its customer now; 409 `invoice_not_sendable` for a DRAFT or a customer without an email. */
+/** Emails an open invoice to its customer now; 409 `invoice_not_sendable` for any other (a DRAFT, or one paid, void or uncollectible: the email asks for payment) or a customer without an email. */
 export async function sendInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings): Promise<Invoice> {
   return prisma.$transaction(async (tx) => {
     const invoice = await getInvoice(tx, scope, id);
     if (invoice.status === "DRAFT") {
       throw new AppError("invoice_not_sendable", `Invoice ${id} is a DRAFT: finalize it before sending it.`, "id");
+    }
+    if (invoice.status !== "OPEN") {
+      throw new AppError("invoice_not_sendable", `Invoice ${id} is ${invoice.status}: only an open invoice is sent, as its email asks for payment.`, "id");
     }
     await emailInvoice(tx, await buyerSender(tx, scope.merchantId), invoice, settings, "asked");
     return invoice;

@@ -235,9 +235,12 @@ export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readon
       WHERE id = ${b.id} RETURNING ${CHARGE_COLUMNS}`;
     changed.push(updated!);
   }
-  // The team hears of each charge's block once per reason (domain/team-emails.ts alertTeam).
-  for (const c of changed)
-    if (c.payoutBlockedReason !== null) await alertTeam(tx, { charge: c, kind: "payout_blocked", reason: c.payoutBlockedReason }, settings.publicUrl);
+  // The team hears of each charge's block once per reason, the charges blocked together in one email (domain/team-emails.ts alertTeam).
+  await alertTeam(
+    tx,
+    changed.flatMap((c) => (c.payoutBlockedReason === null ? [] : [{ charge: c, kind: "payout_blocked" as const, reason: c.payoutBlockedReason }])),
+    settings.publicUrl,
+  );
   const was = new Map(before.map((b) => [b.id, b.reason]));
   const events = await recordEvents(
     tx,

@@ -31,11 +31,13 @@ export async function flagForReview(
     const [flagged] = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET review_reason = ${reason}, review_at = ${now}, updated_at = ${now}
       WHERE id = ${id} AND review_reason IS DISTINCT FROM ${reason} AND reviewed_reason IS DISTINCT FROM ${reason} RETURNING ${CHARGE_COLUMNS}`;
-    if (flagged) {
-      charges.push(flagged);
-      await alertTeam(tx, { charge: flagged, kind: "review", reason }, settings.publicUrl);
-    }
+    if (flagged) charges.push(flagged);
   }
+  await alertTeam(
+    tx,
+    charges.map((c) => ({ charge: c, kind: "review" as const, reason: c.reviewReason! })),
+    settings.publicUrl,
+  );
   const events = await recordEvents(
     tx,
     charges.map((c) => ({ scope: c, type: "charge.needs_review" as const, data: chargeResource(c, settings) })),

@@ -98,37 +98,75 @@ export interface ChargeAlert {
   reason: string;
 }
 
+/** How many charges a batched alert names; the rest are counted. */
+const ALERT_LISTED = 20;
+
 /**
- * Writes an `alert` about a charge to its merchant's users in `tx`, unless one was already written for
- * this charge and reason. `publicUrl` (when known) links the charge's dashboard page.
+ * Writes, in `tx`, the `alert` emails for `alerts`: each charge and reason is told once (charge_alerts),
+ * and the charges of one merchant, mode, kind and reason found together go in one email to its users,
+ * not one each: a paused token or a deep reorg can touch thousands of charges at once. Past the first
+ * such email of a day for that merchant, mode, kind and reason, the charges are only recorded (the
+ * dashboard lists them). `publicUrl` (when known) links the dashboard.
  */
-export async function alertTeam(tx: P.TransactionClient, alert: ChargeAlert, publicUrl: string | undefined): Promise<boolean> {
-  const key = alert.kind === "review" ? `review:${hashToken(alert.reason)}` : `payout_blocked:${alert.reason}`;
-  const inserted = await tx.$executeRaw`INSERT INTO charge_alerts (charge_id, reason) VALUES (${alert.charge.id}, ${key}) ON CONFLICT DO NOTHING`;
-  if (inserted === 0) return false;
-  const { charge } = alert;
-  const review = alert.kind === "review";
-  const subject = review ? `Charge ${charge.id} needs review` : `Payout blocked for charge ${charge.id}`;
+export async function alertTeam(tx: P.TransactionClient, alerts: ChargeAlert[], publicUrl: string | undefined, now = new Date()): Promise<void> {
+  const groups = new Map<string, ChargeAlert[]>();
+  for (const alert of alerts) {
+    const key = alert.kind === "review" ? `review:${hashToken(alert.reason)}` : `payout_blocked:${alert.reason}`;
+    const inserted = await tx.$executeRaw`INSERT INTO charge_alerts (charge_id, reason) VALUES (${alert.charge.id}, ${key}) ON CONFLICT DO NOTHING`;
+    if (inserted === 0) continue;
+    const group = `${alert.charge.merchantId}\n${alert.charge.livemode}\n${key}`;
+    groups.set(group, [...(groups.get(group) ?? []), alert]);
+  }
+  for (const group of groups.values()) await alertGroup(tx, group, publicUrl, now);
+}
+
+/** One alert email about `group` (same merchant, mode, kind and reason), unless one went out today. */
+async function alertGroup(tx: P.TransactionClient, group: ChargeAlert[], publicUrl: string | undefined, now: Date): Promise<void> {
+  const [{ charge, kind, reason }] = group as [ChargeAlert];
+  const review = kind === "review";
+  const one = group.length === 1;
+  const subject = one
+    ? review
+      ? `Charge ${charge.id} needs review`
+      : `Payout blocked for charge ${charge.id}`
+    : review
+      ? `${group.length} charges need review`
+      : `Payouts blocked for ${group.length} charges`;
+  if (!one) {
+    const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const sameToday = await tx.email.count({
+      where: {
+        merchantId: charge.merchantId,
+        livemode: charge.livemode,
+        type: "alert",
+        relatedId: null,
+        createdAt: { gte: dayStart },
+        text: { contains: reason },
+      },
+    });
+    if (sameToday > 0) return;
+  }
+  const listed = group.slice(0, ALERT_LISTED).map((a): [string, string] => ["Charge", `${a.charge.id} (order ${a.charge.orderId})`]);
+  const more = group.length - listed.length;
   await emailTeam(tx, charge.merchantId, {
     type: "alert",
     livemode: charge.livemode,
     subject,
-    relatedId: charge.id,
+    relatedId: one ? charge.id : null,
     content: {
       heading: subject,
-      paragraphs: review
-        ? ["The ledger and the chain disagree about this charge. Nothing was corrected by itself: look at it and mark it reviewed once resolved."]
-        : [
-            "Money confirmed for this charge cannot be paid out to your settlement wallet right now. It stays safe in the charge's address; payouts are tried again.",
-          ],
-      facts: [
-        ["Charge", charge.id],
-        ["Order", charge.orderId],
-        ["Mode", charge.livemode ? "live" : "test"],
-        ["Reason", alert.reason],
+      paragraphs: [
+        review
+          ? "The ledger and the chain disagree about these charges. Nothing was corrected by itself: look at each and mark it reviewed once resolved."
+          : "Money confirmed for these charges cannot be paid out to your settlement wallet right now. It stays safe in each charge's address; payouts are tried again.",
+        ...(more > 0 ? [`And ${more} more: the dashboard lists them all.`] : []),
       ],
-      ...(publicUrl && { action: { label: "Open the charge", url: dashboardUrl(publicUrl, `/charges/${charge.id}`) } }),
+      facts: [...listed, ["Mode", charge.livemode ? "live" : "test"], ["Reason", reason]],
+      ...(publicUrl && {
+        action: one
+          ? { label: "Open the charge", url: dashboardUrl(publicUrl, `/charges/${charge.id}`) }
+          : { label: "Open the charges", url: dashboardUrl(publicUrl, "/charges") },
+      }),
     },
   });
-  return true;
 }

@@ -99,6 +99,9 @@ export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "mercha
       throw new AppError("parameter_invalid", "This is the merchant's only user: create another before deleting it.", "id");
     }
     const gone = await tx.user.delete({ where: { id: user.id } });
+    // Whom a removed user invited does not join after them: their pending invitations end with them.
+    await tx.invitation.updateMany({ where: { invitedBy: user.id, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
+    await tx.invitation.updateMany({ where: { invitedBy: user.id }, data: { invitedBy: null } });
     const notice = {
       subject: "A user was removed from your team",
       paragraphs: [`${gone.email} can no longer sign in to the dashboard; their sessions were ended.`],

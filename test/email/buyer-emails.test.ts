@@ -106,6 +106,10 @@ describe("invoice", () => {
     expect(sent.body).toMatchObject({ id: invoice.id, status: "OPEN" });
     const [email, ...more] = await emailsAbout(invoice.id);
     expect(more).toEqual([]);
+    // A void invoice asks for nothing: not sent.
+    expect((await app.call("POST", `/v1/invoices/${invoice.id}/void`)).status).toBe(200);
+    expectError(await app.call("POST", `/v1/invoices/${invoice.id}/send`), 409, "invoice_not_sendable", "id");
+    expect(await emailsAbout(invoice.id)).toHaveLength(1);
     const number = finalized.body.number as string;
     expect(email).toMatchObject({
       type: "invoice",

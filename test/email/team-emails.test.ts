@@ -8,7 +8,7 @@ import { OPERATOR } from "../../src/domain/confirmation.js";
 import { blockPayouts, summarizeBlocks } from "../../src/domain/payouts.js";
 import { flagChargesForReview } from "../../src/domain/review.js";
 import { newTotpSecret, totpCode } from "../../src/domain/totp.js";
-import { createUser } from "../../src/domain/users.js";
+import { createUser, deleteUser } from "../../src/domain/users.js";
 import { expectError, startApp, type TestApp } from "../helpers/harness.js";
 
 const PASSWORD = "correct horse battery";
@@ -175,6 +175,29 @@ describe("team emails", () => {
       expectError(await post("/dashboard/invitations/accept", { token: lateToken, password: NEW_PASSWORD }), 400, "invitation_invalid", "token");
       expect(await prisma().user.count({ where: { email: { in: [revokedEmail, lateEmail] } } })).toBe(0);
     });
+
+    it("does not tell an inviter whether another merchant has the address; accepting then says so to the invitee", async () => {
+      const elsewhere = await team();
+      const { user } = await team();
+      const b = await browser(user.email);
+      const res = await invite(b, elsewhere.user.email);
+      expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+      const token = linkToken((await outbox({ to: elsewhere.user.email, type: "invitation" }))[0]!.text, "invitation");
+      expectError(await post("/dashboard/invitations/accept", { token, password: NEW_PASSWORD }), 409, "user_exists", "email");
+      expect(await prisma().user.count({ where: { email: elsewhere.user.email } })).toBe(1);
+    });
+
+    it("ends the pending invitations of a user who is removed", async () => {
+      const { user, merchantId } = await team();
+      const inviter = await createUser(prisma(), merchantId, { email: email("inviter"), password: PASSWORD }, OPERATOR);
+      const alt = email("alt");
+      expect((await invite(await browser(inviter.email), alt)).errors).toBeUndefined();
+      const token = linkToken((await outbox({ to: alt, type: "invitation" }))[0]!.text, "invitation");
+      await deleteUser(prisma(), inviter, { keepOne: true });
+      expectError(await post("/dashboard/invitations/accept", { token, password: NEW_PASSWORD }), 400, "invitation_invalid", "token");
+      expect(await prisma().invitation.count({ where: { invitedBy: inviter.id } })).toBe(0);
+      expect(user.merchantId).toBe(merchantId);
+    });
   });
 
   describe("security notices", () => {
@@ -316,6 +339,21 @@ describe("team emails", () => {
       expect(alerts).toHaveLength(1);
       expect(alerts[0]).toMatchObject({ relatedId: id, livemode: row.livemode, subject: expect.stringContaining("Payout blocked") });
       expect(alerts[0]!.text).toContain("wallet_blacklisted");
+    });
+
+    it("tells of many charges blocked together in one email, and of the next batch that day not again", async () => {
+      const { shop, user, merchantId } = await team();
+      const ids: string[] = [];
+      for (let i = 0; i < 25; i++) ids.push(await charge(shop.apiKeys.test.secret));
+      for (const id of ids)
+        await prisma().clone.create({ data: { chargeId: id, chainId: 31337, address: `0x${randomBytes(20).toString("hex")}`, version: 2 } });
+      const until = new Date(Date.now() + 60_000);
+      await blockPayouts(prisma(), app.settings, 31337, ids.slice(0, 22), "token_paused", until);
+      await blockPayouts(prisma(), app.settings, 31337, ids.slice(22), "token_paused", until);
+      const alerts = await outbox({ merchantId, type: "alert" });
+      expect(alerts.map((e) => [e.to, e.subject.startsWith("Payouts blocked for 22 charges")])).toEqual([[user.email, true]]);
+      expect(alerts[0]!.text).toContain("And 2 more");
+      expect(alerts[0]!.text).toContain(`${app.settings.publicUrl}/dashboard/charges`);
     });
   });
 });

@@ -3,6 +3,8 @@
 // email's recipient, subject, parts and links are read from the message as a mail client gets it.
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR } from "../../src/domain/confirmation.js";
+import { createUser } from "../../src/domain/users.js";
 import { type EmailSender, startEmailSender } from "../../src/jobs/email-sender.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 import { type SmtpMessage, startSmtp, type TestSmtp } from "../helpers/smtp.js";
@@ -23,9 +25,9 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-/** The one message that arrived for `to` (waits for it). */
-async function arrivedFor(to: string): Promise<SmtpMessage> {
-  const mine = () => smtp.messages.filter((m) => m.to.includes(to));
+/** The one message that arrived for `to` (with `about` in its text, when given), once it has. */
+async function arrivedFor(to: string, about?: string): Promise<SmtpMessage> {
+  const mine = () => smtp.messages.filter((m) => m.to.includes(to) && (about === undefined || m.parsed.text?.includes(about)));
   await expect.poll(() => mine().length, { timeout: 10_000 }).toBe(1);
   return mine()[0]!;
 }
@@ -85,5 +87,24 @@ describe("emails through SMTP", () => {
     const failed = (await app.call("GET", "/v1/emails?to=gone@buyer.example")).body.data[0];
     expect(failed.lastError).toContain("No such mailbox");
     expect(smtp.messages.filter((m) => m.to.includes("gone@buyer.example"))).toEqual([]);
+  });
+
+  it("a password reset's link reaches only the mailbox: the API, GraphQL and the preview show its token redacted", async () => {
+    const email = "owner@shop.example";
+    await createUser(app.db.prisma, app.merchant.merchant.id, { email, password: "a long enough password" }, OPERATOR);
+    expect((await app.call("POST", "/dashboard/password/forgot", { key: null, body: { email } })).status).toBe(202);
+    const message = await arrivedFor(email, "reset-password?token=");
+    const token = /reset-password\?token=([0-9A-Za-z_]+)/.exec(message.parsed.text!)![1]!;
+
+    const listed = await app.call("GET", "/v1/emails?type=password_reset");
+    expect(listed.body.data).toHaveLength(1);
+    expect(listed.body.data[0].text).toContain("reset-password?token=[redacted]");
+    expect(listed.text).not.toContain(token);
+    const gql = await app.gql(`{ emails(type: PASSWORD_RESET, first: 5) { edges { node { text html } } } }`);
+    expect(JSON.stringify(gql)).not.toContain(token);
+    expect(gql.data.emails.edges[0].node.html).toContain("[redacted]");
+    // The mailbox's link still works.
+    const reset = await app.call("POST", "/dashboard/password/reset", { key: null, body: { token, password: "another long password" } });
+    expect(reset.status, reset.text).toBe(200);
   });
 });

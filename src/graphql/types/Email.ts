@@ -43,10 +43,14 @@ const Email = builder.prismaNode("Email", {
     relatedId: t.exposeString("relatedId", { nullable: true, description: "The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any." }),
     attempts: t.exposeInt("attempts", { description: "How many times sending it was tried." }),
     lastError: t.exposeString("lastError", { nullable: true, description: "The SMTP server's last refusal, or the connection error; null when none." }),
-    text: t.exposeString("text", { description: "The plain-text part, exactly as sent." }),
+    text: t.string({
+      description: "The plain-text part, exactly as sent, except that a password reset's or an invitation's link shows its token as [redacted].",
+      resolve: (e) => emailResource(e).text,
+    }),
     html: t.string({
-      description: "The HTML part as its recipient saw it, the merchant's inline logo drawn as a data: URL: show it in a sandboxed frame, never run it.",
-      select: { html: true, inlineLogo: true, merchant: { select: { logo: true, logoType: true } } },
+      description:
+        "The HTML part as its recipient saw it (a password reset's or an invitation's link with its token [redacted]), the merchant's inline logo drawn as a data: URL: show it in a sandboxed frame, never run it.",
+      select: { type: true, html: true, inlineLogo: true, merchant: { select: { logo: true, logoType: true } } },
       resolve: (e) => emailPreviewHtml(e, e.merchant ? businessLogoOf(e.merchant) : null),
     }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
