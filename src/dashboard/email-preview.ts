@@ -6,7 +6,7 @@
 // logo), framed by the dashboard alone, and no referrer for a link followed from it.
 import type { FastifyInstance } from "fastify";
 import type { Prisma } from "../db/client.js";
-import { emailPreview } from "../domain/emails.js";
+import { emailPreview } from "../domain/email-preview.js";
 import { inScope } from "../domain/scope.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { requestSession } from "./session-cookie.js";

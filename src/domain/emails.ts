@@ -11,8 +11,7 @@ import type { Prisma } from "../db/client.js";
 import type { Email, Merchant } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { isEmailAddress, isHeaderSafe } from "../email/address.js";
-import { type EmailBrand, LOGO_CID, type RenderedEmail } from "../email/layout.js";
-import { type BusinessLogo, businessLogoOf, logoDataUrl } from "./business-details.js";
+import type { EmailBrand, RenderedEmail } from "../email/layout.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
@@ -212,21 +211,4 @@ export async function getEmail(prisma: Prisma, scope: Scope, id: string, query: 
   const email = await prisma.email.findFirst({ ...query, where: { id, ...inScope(scope) } });
   if (!email) throw notFound("email", id);
   return email;
-}
-
-/**
- * An email's HTML as its recipient saw it: the inline logo (`cid:logo`, which the sender attaches
- * from the merchant's row) drawn from `logo` as a data: URL, so a preview needs no attachment.
- */
-export function emailPreviewHtml(email: Pick<Email, "type" | "html" | "inlineLogo">, logo: BusinessLogo | null): string {
-  const html = withoutCredentials(email.type, email.html);
-  if (!email.inlineLogo || !logo) return html;
-  return html.replaceAll(`"cid:${LOGO_CID}"`, `"${logoDataUrl(logo)}"`);
-}
-
-/** The HTML of an email of this merchant and mode as its recipient saw it (emailPreviewHtml), or 404. */
-export async function emailPreview(prisma: Prisma, scope: Scope, id: string): Promise<string> {
-  const email = await prisma.email.findFirst({ where: { id, ...inScope(scope) }, include: { merchant: { select: { logo: true, logoType: true } } } });
-  if (!email) throw notFound("email", id);
-  return emailPreviewHtml(email, email.merchant && businessLogoOf(email.merchant));
 }

@@ -8,6 +8,7 @@
 // - the account, the spent invitation and the notice to the team commit together.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import { isUniqueViolation } from "../db/errors.js";
 import type { Invitation, User } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
@@ -31,7 +32,7 @@ const inviteSchema = z.strictObject(
   },
   { error: "must be a JSON object" },
 );
-const acceptSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
+export const acceptInvitationSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
 
 /** An invitation as the dashboard lists it: never its token. */
 export interface InvitationView {
@@ -137,7 +138,7 @@ function invalidInvitation(): AppError {
  * inviting merchant, spends the invitation and tells the team. Returns the new user.
  */
 export async function acceptInvitation(prisma: Prisma, input: unknown, now = new Date()): Promise<User> {
-  const data = parseInput(acceptSchema, input);
+  const data = parseInput(acceptInvitationSchema, input);
   const tokenHash = hashToken(data.token);
   const found = await prisma.invitation.findUnique({ where: { tokenHash } });
   if (!found || found.acceptedAt || found.revokedAt || found.expiresAt <= now) throw invalidInvitation();
@@ -149,7 +150,12 @@ export async function acceptInvitation(prisma: Prisma, input: unknown, now = new
     });
     if (count === 0) throw invalidInvitation();
     if (await tx.user.findUnique({ where: { email: found.email }, select: { id: true } })) throw userExists();
-    const user = await tx.user.create({ data: { id: newId("usr"), merchantId: found.merchantId, email: found.email, passwordHash, createdAt: now } });
+    // Two invitations of one address accepted at once: the second finds the email taken when it writes.
+    const user = await tx.user
+      .create({ data: { id: newId("usr"), merchantId: found.merchantId, email: found.email, passwordHash, createdAt: now } })
+      .catch((e: unknown) => {
+        throw isUniqueViolation(e) ? userExists() : e;
+      });
     await securityNotice(tx, found.merchantId, {
       subject: "A user was added to your team",
       paragraphs: [`${found.email} accepted an invitation and can now sign in to the dashboard.`],

@@ -19,15 +19,15 @@ export const RESET_TTL_MS = 60 * 60 * 1000;
 /** Reset emails an address may get per hour. */
 export const RESETS_PER_HOUR = 3;
 
-const forgotSchema = z.strictObject({ email: z.string().max(254) }, { error: "must be a JSON object" });
-const resetSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
+export const forgotPasswordSchema = z.strictObject({ email: z.string().max(254) }, { error: "must be a JSON object" });
+export const resetPasswordSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
 
 /**
  * Emails a reset link to `email` when it has an account and fewer than 3 links were sent it in the
  * last hour; otherwise does nothing. Says nothing either way: the caller answers alike.
  */
 export async function requestPasswordReset(prisma: Prisma, input: unknown, publicUrl: string, now = new Date()): Promise<void> {
-  const email = normalizeEmail(parseInput(forgotSchema, input).email);
+  const email = normalizeEmail(parseInput(forgotPasswordSchema, input).email);
   await prisma.$transaction(async (tx) => {
     // The row lock orders concurrent requests for one user: the count below cannot be raced past.
     const [user] = await tx.$queryRaw<{ id: string; merchant_id: string }[]>`SELECT id, merchant_id FROM users WHERE email = ${email} FOR UPDATE`;
@@ -68,7 +68,7 @@ function invalidToken(): AppError {
  * session of the user ends, and the user is told. Returns the user's id.
  */
 export async function resetPasswordWithToken(prisma: Prisma, input: unknown, now = new Date()): Promise<string> {
-  const data = parseInput(resetSchema, input);
+  const data = parseInput(resetPasswordSchema, input);
   const tokenHash = hashToken(data.token);
   const found = await prisma.passwordReset.findUnique({ where: { tokenHash }, include: { user: true } });
   if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();

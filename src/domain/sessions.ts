@@ -113,6 +113,10 @@ const DEVICE_TOKEN = /^sgd_[0-9A-Za-z]{43}$/;
 export async function openSession(prisma: Prisma, user: User, livemode: boolean, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
   const token = `sgs_${randomBase62(43)}`;
   return prisma.$transaction(async (tx) => {
+    // The password checked may have been reset while it was checked (a reset ends every session): the
+    // user's row is locked and its hash must still be the one that was verified.
+    const [current] = await tx.$queryRaw<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${user.id} FOR UPDATE`;
+    if (current?.password_hash !== user.passwordHash) throw new AppError("sign_in_failed", "Wrong email or password.", "password");
     const row = await tx.dashboardSession.create({
       data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode },
     });

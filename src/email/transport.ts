@@ -111,12 +111,14 @@ function unsafeHeader(headers: Record<string, string> | null): string | null {
   return null;
 }
 
-/** Sorts a nodemailer failure: 5xx is the message refused for good; anything else may pass later. */
+/** Sorts a nodemailer failure: 5xx or a message it cannot build is refused for good; anything else may pass later. */
 export function classify(e: unknown): SendOutcome {
   const err = e as { responseCode?: number; response?: string; code?: string; message?: string };
   const error = (err.response || err.message || String(e)).slice(0, 1000);
   // A refused login (535) is the server's answer to our settings, not to this message: it is
   // retried, giving the operator the schedule's time to fix SMTP_URL before anything is lost.
   if (typeof err.responseCode === "number" && err.responseCode >= 500 && err.code !== "EAUTH") return { result: "permanent", error };
+  // A message nodemailer refuses to build (no valid recipient, a malformed envelope) never passes later.
+  if (err.code === "EENVELOPE" && typeof err.responseCode !== "number") return { result: "permanent", error };
   return { result: "transient", error };
 }

@@ -2072,7 +2072,7 @@ export interface components {
             attempts: number;
             /** @description The SMTP server's last refusal, or the connection error; null when none. */
             lastError: string | null;
-            /** @description The plain-text part, exactly as sent. */
+            /** @description The plain-text part, exactly as sent, except that the link of a `password_reset` or `invitation` email shows its token as `[redacted]`: only the recipient's mailbox holds it. */
             text: string;
             createdAt: string;
             /** @description When the SMTP server accepted it; null until then. */

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { blockPayouts, summarizeBlocks } from "../../src/domain/payouts.js";
 import { flagChargesForReview } from "../../src/domain/review.js";
+import { openSession } from "../../src/domain/sessions.js";
 import { newTotpSecret, totpCode } from "../../src/domain/totp.js";
 import { createUser, deleteUser } from "../../src/domain/users.js";
 import { expectError, startApp, type TestApp } from "../helpers/harness.js";
@@ -74,6 +75,14 @@ describe("team emails", () => {
       expectError(await post("/dashboard/password/reset", { token, password: "yet another password" }), 400, "password_reset_invalid", "token");
       const notices = await outbox({ to: user.email, type: "security_notice" });
       expect(notices.map((e) => e.subject)).toContainEqual(expect.stringContaining("Your dashboard password was reset"));
+    });
+
+    it("a sign-in whose password was checked just before a reset opens no session", async () => {
+      const { user } = await team();
+      const checked = await prisma().user.findUniqueOrThrow({ where: { id: user.id } });
+      await prisma().user.update({ where: { id: user.id }, data: { passwordHash: `${checked.passwordHash}x` } });
+      await expect(openSession(prisma(), checked, false, { token: null, userAgent: null, ip: "127.0.0.1" })).rejects.toMatchObject({ code: "sign_in_failed" });
+      expect(await prisma().dashboardSession.count({ where: { userId: user.id } })).toBe(0);
     });
 
     it("answers 202 alike for an unknown email and sends nothing", async () => {

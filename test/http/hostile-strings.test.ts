@@ -5,6 +5,8 @@
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
 import { reauthenticateSchema } from "../../src/domain/reauthentication.js";
 import { signInSchema, switchModeSchema } from "../../src/domain/sessions.js";
+import { forgotPasswordSchema, resetPasswordSchema } from "../../src/domain/password-resets.js";
+import { acceptInvitationSchema } from "../../src/domain/invitations.js";
 import {
   getNamedType,
   type GraphQLField,
@@ -198,6 +200,9 @@ describe("REST and the hosted page", () => {
     },
     "POST /dashboard/session": { schema: signInSchema, valid: { email: "hostile@example.com", password: "not the password" } },
     "PATCH /dashboard/session": { schema: switchModeSchema, valid: { mode: "test" } },
+    "POST /dashboard/password/forgot": { schema: forgotPasswordSchema, valid: { email: "hostile@example.com" } },
+    "POST /dashboard/password/reset": { schema: resetPasswordSchema, valid: { token: "pwr_unknown", password: "a long enough password" } },
+    "POST /dashboard/invitations/accept": { schema: acceptInvitationSchema, valid: { token: "invt_unknown", password: "a long enough password" } },
     "POST /dashboard/session/reauthenticate": { schema: reauthenticateSchema, valid: { password: "not the password" } },
     "POST /v1/invoices": { schema: invoiceCreateSchema, valid: { customerId: customer.id, lineItems } },
     "PATCH /v1/invoices/:id": { schema: invoiceUpdateSchema, valid: {} },

@@ -7,12 +7,12 @@ import {
   EMAIL_STATUS_DESCRIPTIONS,
   EMAIL_STATUSES,
   EMAIL_TYPES,
-  emailPreviewHtml,
   emailResource,
   type EmailStatus as Status,
   getEmail,
   listEmails,
 } from "../../domain/emails.js";
+import { emailPreviewHtml } from "../../domain/email-preview.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
