@@ -1,12 +1,11 @@
 // Secret API keys: `sk_live_…`/`sk_test_…`, stored only as SHA-256 hashes.
-import { createHash } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
-import { newId, randomBase62 } from "./ids.js";
+import { hashToken, newId, randomBase62 } from "./ids.js";
 import { overlapHoursParam, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
 import { securityNotice } from "./team-emails.js";
@@ -22,10 +21,8 @@ export interface NewApiKey {
   ipAllowlist: string[];
 }
 
-/** SHA-256 hex of a secret key, the only form in which keys are stored. */
-export function hashApiKey(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
-}
+/** SHA-256 hex of a secret key, the only form in which keys are stored (ids.ts hashToken). */
+export const hashApiKey = hashToken;
 
 /** Most entries an allowlist holds. */
 const ALLOWLIST_MAX = 50;

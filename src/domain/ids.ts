@@ -74,3 +74,8 @@ export function derivedId(prefix: IdPrefix, material: string): string {
 export function looksLikeId(prefix: IdPrefix, id: string): boolean {
   return id.length === prefix.length + 25 && id.startsWith(`${prefix}_`) && /^[0-9A-Za-z]+$/.test(id.slice(prefix.length + 1));
 }
+
+/** The SHA-256 (hex) of a secret token (an API key, a session, a reset or invitation link, a device cookie): all that is stored of it. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}

@@ -12,9 +12,9 @@ import { isUniqueViolation } from "../db/errors.js";
 import type { Invitation, User } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
-import { newId, randomBase62 } from "./ids.js";
+import { hashToken, newId, randomBase62 } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
-import { dashboardUrl, emailTeam, hashToken, securityNotice } from "./team-emails.js";
+import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
 import { parseInput } from "./validation.js";
 
 /** How long an invitation link works. */

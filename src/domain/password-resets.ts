@@ -8,9 +8,9 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
-import { newId, randomBase62 } from "./ids.js";
+import { hashToken, newId, randomBase62 } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
-import { dashboardUrl, emailTeam, hashToken, securityNotice } from "./team-emails.js";
+import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
 import { normalizeEmail } from "./users.js";
 import { parseInput } from "./validation.js";
 

@@ -6,12 +6,11 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { headerText } from "../email/address.js";
 import type { Prisma as P, User } from "../generated/prisma/client.js";
-import { hashApiKey } from "./api-keys.js";
 import { AppError } from "./errors.js";
-import { newId, randomBase62 } from "./ids.js";
+import { hashToken, newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
 import type { Principal } from "./scope.js";
-import { hashToken, securityNotice } from "./team-emails.js";
+import { securityNotice } from "./team-emails.js";
 import { acceptSecondFactor } from "./two-factor.js";
 import { normalizeEmail, type UserView, userView } from "./users.js";
 import { parseInput } from "./validation.js";
@@ -118,7 +117,7 @@ export async function openSession(prisma: Prisma, user: User, livemode: boolean,
     const [current] = await tx.$queryRaw<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${user.id} FOR UPDATE`;
     if (current?.password_hash !== user.passwordHash) throw new AppError("sign_in_failed", "Wrong email or password.", "password");
     const row = await tx.dashboardSession.create({
-      data: { id: newId("ses"), userId: user.id, tokenHash: hashApiKey(token), csrfToken: randomBase62(32), livemode },
+      data: { id: newId("ses"), userId: user.id, tokenHash: hashToken(token), csrfToken: randomBase62(32), livemode },
     });
     const deviceToken = await recognizeDevice(tx, user, device, now);
     return {
@@ -167,7 +166,7 @@ async function recognizeDevice(tx: P.TransactionClient, user: User, device: Sign
 export async function authenticateSession(prisma: Prisma, token: string, now = new Date()): Promise<SessionPrincipal & { view: SessionView }> {
   const invalid = new AppError("session_invalid", "Your dashboard session has ended: sign in again.");
   if (!/^sgs_[0-9A-Za-z]{43}$/.test(token)) throw invalid;
-  const row = await prisma.dashboardSession.findUnique({ where: { tokenHash: hashApiKey(token) }, include: { user: true } });
+  const row = await prisma.dashboardSession.findUnique({ where: { tokenHash: hashToken(token) }, include: { user: true } });
   if (!row) throw invalid;
   if (now.getTime() - row.lastSeenAt.getTime() > SESSION_IDLE_MS) {
     await prisma.dashboardSession.deleteMany({ where: { id: row.id } });

@@ -7,16 +7,11 @@
 //   the finding is seen again;
 // - links are absolute, to the dashboard under PUBLIC_URL; nothing here is ever a secret but the
 //   one-time links of password resets and invitations (domain/password-resets.ts, invitations.ts).
-import { createHash } from "node:crypto";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import { headerText } from "../email/address.js";
 import { type EmailContent, renderEmail } from "../email/layout.js";
 import { enqueueEmail, merchantBrand } from "./emails.js";
-
-/** SHA-256 hex of a one-time token (a reset or invitation link, a device cookie): the only form stored. */
-export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
+import { hashToken } from "./ids.js";
 
 /** The absolute URL of a dashboard page (`path` below /dashboard), with `query`. */
 export function dashboardUrl(publicUrl: string, path: string, query: Record<string, string> = {}): string {

@@ -5,6 +5,7 @@
 // - no remote image and no tracking: the only image is the merchant's logo, referenced as the inline
 //   attachment `cid:logo` (LOGO_CID) that the sender attaches from the merchant's row;
 // - the text part says everything the HTML part does, links written out.
+import { escapeHtml } from "../lib/html.js";
 
 /** The inline attachment's content id the HTML's logo refers to. */
 export const LOGO_CID = "logo";
@@ -35,11 +36,6 @@ export interface RenderedEmail {
   text: string;
 }
 
-/** Escapes text for HTML content and attribute values. */
-export function escapeEmailHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /** A URL safe to draw as a link: http(s) only (no javascript:, data: or mailto: smuggled in by a setting). */
 function safeUrl(url: string): string {
   const parsed = new URL(url);
@@ -51,7 +47,7 @@ const FONT = "font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Hel
 
 /** The HTML and text parts of `content` in `brand`'s name. */
 export function renderEmail(brand: EmailBrand, content: EmailContent): RenderedEmail {
-  const e = escapeEmailHtml;
+  const e = escapeHtml;
   const action = content.action && { label: content.action.label, url: safeUrl(content.action.url) };
   const facts = content.facts ?? [];
   const footer = content.footer ?? [];
