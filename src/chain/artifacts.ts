@@ -9,3 +9,5 @@ export const ChargeFactoryV1Artifact = artifacts.ChargeFactoryV1;
 export const MockUSDCArtifact = artifacts.MockUSDC;
 /** The devnet's stand-in for Multicall3 (the same ABI; real chains have the original). */
 export const Multicall3Artifact = artifacts.Multicall3;
+/** Recurring pulls under spend permissions the payers signed (subscriptions). */
+export const SubscriptionsV1Artifact = artifacts.SubscriptionsV1;

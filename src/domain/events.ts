@@ -60,6 +60,11 @@ export const EVENT_TYPES = [
   "invoice.voided",
   "invoice.marked_uncollectible",
   "invoice.deleted",
+  "invoice.upcoming",
+  "invoice.payment_failed",
+  "subscription.created",
+  "subscription.updated",
+  "subscription.canceled",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -100,6 +105,11 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   "invoice.voided": "An invoice was voided: VOID.",
   "invoice.marked_uncollectible": "An invoice was marked uncollectible: UNCOLLECTIBLE (it can still be paid).",
   "invoice.deleted": "A DRAFT invoice was deleted: `data` is the invoice as it was, with `deleted: true`.",
+  "invoice.upcoming": "A subscription renews in 3 days: `data` is the subscription (its next period and amount).",
+  "invoice.payment_failed": "A subscription's pull for an OPEN invoice failed: `data` is the invoice; retries follow SUBSCRIPTION_RETRY_SCHEDULE.",
+  "subscription.created": "A subscription was created (INCOMPLETE, with its checkoutUrl).",
+  "subscription.updated": "A subscription's status or period changed (authorized, renewed, PAST_DUE and back, cancelAtPeriodEnd set).",
+  "subscription.canceled": "A subscription ended: CANCELED, with cancelReason.",
 };
 
 /** Every charge event type, in EVENT_TYPES order. */

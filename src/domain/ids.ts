@@ -49,7 +49,10 @@ export type IdPrefix =
   | "swp"
   | "eml"
   | "pwr"
-  | "invt";
+  | "invt"
+  | "plan"
+  | "sub"
+  | "spull";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

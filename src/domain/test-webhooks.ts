@@ -3,7 +3,7 @@
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund } from "../generated/prisma/client.js";
+import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
 import { type ChargeEventExtras, type ChargeResource, chargeResource, type ChargeSettings, type ChargeView } from "./charges.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
@@ -14,6 +14,7 @@ import { formatAmount } from "./money.js";
 import { refundResource } from "./refunds.js";
 import type { StoredSettlement } from "./settlements.js";
 import type { Scope } from "./scope.js";
+import { subscriptionResource } from "./subscriptions.js";
 import { parseInput } from "./validation.js";
 
 /** The body of POST /v1/webhooks/test. */
@@ -78,6 +79,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     return type === "customer.deleted" ? { ...customerResource(customer), deleted: true } : customerResource(customer);
   }
   if (type.startsWith("refund.")) return sampleRefund(scope, type, settings, now);
+  if (type.startsWith("subscription.") || type === "invoice.upcoming") return sampleSubscription(scope, type, settings, now);
   if (type.startsWith("invoice.")) return sampleInvoice(scope, type, settings, now);
   const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
   const amount = 25_000_000n;
@@ -205,6 +207,7 @@ function sampleInvoice(scope: Scope, type: EventType, settings: Pick<ChargeSetti
     "invoice.paid": "PAID",
     "invoice.voided": "VOID",
     "invoice.marked_uncollectible": "UNCOLLECTIBLE",
+    "invoice.payment_failed": "OPEN",
   };
   const status = statuses[type]!;
   const issued = status !== "DRAFT";
@@ -230,7 +233,57 @@ function sampleInvoice(scope: Scope, type: EventType, settings: Pick<ChargeSetti
     paidAt: status === "PAID" ? now : null,
     voidedAt: status === "VOID" ? now : null,
     markedUncollectibleAt: status === "UNCOLLECTIBLE" ? now : null,
+    subscriptionId: null,
+    billingReason: null,
+    periodIndex: null,
+    periodStart: null,
+    periodEnd: null,
   };
   const data = invoiceResource(invoice, settings);
   return type === "invoice.deleted" ? { ...data, deleted: true } : data;
+}
+
+/** A subscription as its event of `type` would carry it (invoice.upcoming too): a sample, not a stored one. */
+function sampleSubscription(scope: Scope, type: EventType, settings: Pick<ChargeSettings, "paymentBaseUrl">, now: Date): object {
+  const status = type === "subscription.created" ? "INCOMPLETE" : type === "subscription.canceled" ? "CANCELED" : "ACTIVE";
+  const authorized = status !== "INCOMPLETE";
+  const periodEnd = new Date(now.getTime() + 30 * 86_400_000);
+  const subscription: Subscription = {
+    id: newId("sub"),
+    merchantId: scope.merchantId,
+    livemode: false,
+    customerId: newId("cus"),
+    planId: newId("plan"),
+    status,
+    amount: 25_000_000n,
+    periodSeconds: 30 * 86_400,
+    feeBps: 100,
+    trialDays: 0,
+    chainId: authorized ? 31337 : null,
+    payer: authorized ? `0x${"12".repeat(20)}` : null,
+    settlementWallet: null,
+    spender: null,
+    contractAddress: null,
+    permission: null,
+    permissionHash: null,
+    permissionSignature: null,
+    permit: null,
+    currentPeriodStart: authorized ? now : null,
+    currentPeriodEnd: authorized ? periodEnd : null,
+    periodIndex: authorized ? 0 : null,
+    trialEnd: null,
+    cancelAtPeriodEnd: false,
+    canceledAt: status === "CANCELED" ? now : null,
+    cancelReason: status === "CANCELED" ? "requested" : null,
+    latestInvoiceId: authorized ? newId("inv") : null,
+    nextPullAt: null,
+    failedPulls: 0,
+    upcomingNotifiedFor: null,
+    manageToken: "sample",
+    expiresAt: now,
+    metadata: { test_webhook: true },
+    createdAt: now,
+    updatedAt: now,
+  };
+  return subscriptionResource(subscription, settings);
 }

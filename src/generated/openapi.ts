@@ -1408,6 +1408,116 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "invoice.upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.upcoming
+         * @description A subscription renews in 3 days: `data` is the subscription (its next period and amount).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.upcoming (or are empty), signed with its secret.
+         */
+        post: operations["onInvoiceUpcoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.payment_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.payment_failed
+         * @description A subscription's pull for an OPEN invoice failed: `data` is the invoice; retries follow SUBSCRIPTION_RETRY_SCHEDULE.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include invoice.payment_failed (or are empty), signed with its secret.
+         */
+        post: operations["onInvoicePaymentFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created
+         * @description A subscription was created (INCOMPLETE, with its checkoutUrl).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include subscription.created (or are empty), signed with its secret.
+         */
+        post: operations["onSubscriptionCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated
+         * @description A subscription's status or period changed (authorized, renewed, PAST_DUE and back, cancelAtPeriodEnd set).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include subscription.updated (or are empty), signed with its secret.
+         */
+        post: operations["onSubscriptionUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.canceled
+         * @description A subscription ended: CANCELED, with cancelReason.
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include subscription.canceled (or are empty), signed with its secret.
+         */
+        post: operations["onSubscriptionCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2093,7 +2203,7 @@ export interface components {
             /** @description The code's entry in the API reference on /docs. */
             docUrl: string;
         };
-        Event: components["schemas"]["ChargePendingEvent"] | components["schemas"]["ChargeChainSelectedEvent"] | components["schemas"]["ChargePartialEvent"] | components["schemas"]["ChargeReceivedEvent"] | components["schemas"]["ChargeCompletedEvent"] | components["schemas"]["ChargeUnderpaidEvent"] | components["schemas"]["ChargeExpiredEvent"] | components["schemas"]["ChargeCancelledEvent"] | components["schemas"]["ChargeLatePaymentEvent"] | components["schemas"]["ChargePayoutConfirmedEvent"] | components["schemas"]["ChargePayoutBlockedEvent"] | components["schemas"]["ChargeNeedsReviewEvent"] | components["schemas"]["ChargeReviewedEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundUpdatedEvent"] | components["schemas"]["RefundCompletedEvent"] | components["schemas"]["RefundCancelledEvent"] | components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceFinalizedEvent"] | components["schemas"]["InvoicePaidEvent"] | components["schemas"]["InvoiceVoidedEvent"] | components["schemas"]["InvoiceMarkedUncollectibleEvent"] | components["schemas"]["InvoiceDeletedEvent"];
+        Event: components["schemas"]["ChargePendingEvent"] | components["schemas"]["ChargeChainSelectedEvent"] | components["schemas"]["ChargePartialEvent"] | components["schemas"]["ChargeReceivedEvent"] | components["schemas"]["ChargeCompletedEvent"] | components["schemas"]["ChargeUnderpaidEvent"] | components["schemas"]["ChargeExpiredEvent"] | components["schemas"]["ChargeCancelledEvent"] | components["schemas"]["ChargeLatePaymentEvent"] | components["schemas"]["ChargePayoutConfirmedEvent"] | components["schemas"]["ChargePayoutBlockedEvent"] | components["schemas"]["ChargeNeedsReviewEvent"] | components["schemas"]["ChargeReviewedEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundUpdatedEvent"] | components["schemas"]["RefundCompletedEvent"] | components["schemas"]["RefundCancelledEvent"] | components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceFinalizedEvent"] | components["schemas"]["InvoicePaidEvent"] | components["schemas"]["InvoiceVoidedEvent"] | components["schemas"]["InvoiceMarkedUncollectibleEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["InvoiceUpcomingEvent"] | components["schemas"]["InvoicePaymentFailedEvent"] | components["schemas"]["SubscriptionCreatedEvent"] | components["schemas"]["SubscriptionUpdatedEvent"] | components["schemas"]["SubscriptionCanceledEvent"];
         EventWithDeliveries: {
             id: string;
             /** @constant */
@@ -2629,6 +2739,46 @@ export interface components {
                 deleted: true;
             };
             deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.upcoming";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "invoice.payment_failed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "subscription.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "subscription.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "subscription.canceled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
         };
         Invoice: {
             id: string;
@@ -2752,6 +2902,24 @@ export interface components {
             timestamp: string;
             livemode: boolean;
             data: components["schemas"]["Invoice"];
+        };
+        /** @description A subscription's pull for an OPEN invoice failed: `data` is the invoice; retries follow SUBSCRIPTION_RETRY_SCHEDULE. */
+        InvoicePaymentFailedEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.payment_failed";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Invoice"];
+        };
+        /** @description A subscription renews in 3 days: `data` is the subscription (its next period and amount). */
+        InvoiceUpcomingEvent: {
+            id: string;
+            /** @constant */
+            type: "invoice.upcoming";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
         };
         /** @description An invoice changed: a DRAFT was edited, or a payment counted towards it without settling it. */
         InvoiceUpdatedEvent: {
@@ -2935,6 +3103,66 @@ export interface components {
             /** @description Paid to the fee recipient. */
             feeAmount: string;
             confirmedAt: string;
+        };
+        Subscription: {
+            id: string;
+            /** @constant */
+            object: "subscription";
+            livemode: boolean;
+            customerId: string;
+            planId: string;
+            /** @enum {string} */
+            status: "INCOMPLETE" | "INCOMPLETE_EXPIRED" | "TRIALING" | "ACTIVE" | "PAST_DUE" | "CANCELED";
+            /** @description USDC pulled each period (the plan's amount at creation). */
+            amount: string;
+            /** @constant */
+            currency: "USDC";
+            /** @description The chain the payer authorized on (null until checkout). */
+            chainId: number | null;
+            /** @description The wallet the money is pulled from. */
+            payer: string | null;
+            /** @description SubscriptionsV1 on its chain: what the payer's USDC allowance is given to. */
+            contractAddress: string | null;
+            currentPeriodStart: string | null;
+            currentPeriodEnd: string | null;
+            trialEnd: string | null;
+            cancelAtPeriodEnd: boolean;
+            canceledAt: string | null;
+            cancelReason: string | null;
+            latestInvoiceId: string | null;
+            /** @description Where the buyer authorizes it: {PAYMENT_BASE_URL}/subscribe/<id>. */
+            checkoutUrl: string;
+            /** @description The buyer's capability link: status, invoices, cancel, revoke on chain. */
+            manageUrl: string;
+            metadata: components["schemas"]["Metadata"] | null;
+            createdAt: string;
+        };
+        /** @description A subscription ended: CANCELED, with cancelReason. */
+        SubscriptionCanceledEvent: {
+            id: string;
+            /** @constant */
+            type: "subscription.canceled";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+        };
+        /** @description A subscription was created (INCOMPLETE, with its checkoutUrl). */
+        SubscriptionCreatedEvent: {
+            id: string;
+            /** @constant */
+            type: "subscription.created";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
+        };
+        /** @description A subscription's status or period changed (authorized, renewed, PAST_DUE and back, cancelAtPeriodEnd set). */
+        SubscriptionUpdatedEvent: {
+            id: string;
+            /** @constant */
+            type: "subscription.updated";
+            timestamp: string;
+            livemode: boolean;
+            data: components["schemas"]["Subscription"];
         };
         WebhookDelivery: {
             endpointId: string;
@@ -5275,9 +5503,9 @@ export interface operations {
                 limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
-                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
-                /** @description Only events about this kind of object: charge, customer, refund, invoice. */
-                objectType?: "charge" | "customer" | "refund" | "invoice";
+                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled";
+                /** @description Only events about this kind of object: charge, customer, refund, invoice, subscription. */
+                objectType?: "charge" | "customer" | "refund" | "invoice" | "subscription";
                 /** @description Only events about this object: the id its data carries (chrg_…, cus_…, ref_…, inv_…). */
                 objectId?: string;
             };
@@ -5906,7 +6134,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted";
+                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled";
                 };
             };
         };
@@ -6278,7 +6506,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     /** @default [] */
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled")[];
                     description?: string | null;
                 };
             };
@@ -6732,7 +6960,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled")[];
                     description?: string | null;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
@@ -12974,6 +13202,221 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["InvoiceDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoiceUpcoming: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceUpcomingEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onInvoicePaymentFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoicePaymentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionCanceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCanceledEvent"];
             };
         };
         responses: {

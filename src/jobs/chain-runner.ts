@@ -246,5 +246,7 @@ export function relayerTxHandlers(
     AUTHORIZATION: authorizationHandlers(prisma, logger),
     SWEEP: sweepHandlers(prisma, relayer, now),
     FILL: IGNORED,
+    // Subscription pulls: jobs/subscriptions.ts follows them (issue 44, replaced when the engine lands).
+    PULL: IGNORED,
   };
 }

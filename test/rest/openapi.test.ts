@@ -192,7 +192,11 @@ describe("webhooks", () => {
       const { $ref } = doc.webhooks[type].post.requestBody.content["application/json"].schema;
       const payload = doc.components.schemas[$ref.split("/").pop()];
       expect(payload.properties.type, type).toEqual({ type: "string", const: type });
-      const resource = { charge: "Charge", customer: "Customer", refund: "Refund", invoice: "Invoice" }[type.split(".")[0]!];
+      // A renewal's notice is about the subscription: its invoice does not exist yet.
+      const resource =
+        type === "invoice.upcoming"
+          ? "Subscription"
+          : { charge: "Charge", customer: "Customer", refund: "Refund", invoice: "Invoice", subscription: "Subscription" }[type.split(".")[0]!];
       const own = doc.components.schemas[resource!];
       for (const field of Object.values(extras).flat()) expect(own.properties[field], `${resource}.${field}`).toBeUndefined();
       const added = extras[type];

@@ -205,3 +205,19 @@ export type EmailSuppression = Prisma.EmailSuppressionModel
  * An alert about a charge already emailed to its merchant's team (domain/team-emails.ts): one per charge and reason.
  */
 export type ChargeAlert = Prisma.ChargeAlertModel
+/**
+ * Model Plan
+ * A price billed every period: `amount` USDC base units every `intervalCount` `interval`s.
+ */
+export type Plan = Prisma.PlanModel
+/**
+ * Model Subscription
+ * A customer's recurring billing on a plan: a spend permission the payer signed once (SubscriptionsV1)
+ * that the relayer pulls each period, straight from the payer's wallet to the merchant's.
+ */
+export type Subscription = Prisma.SubscriptionModel
+/**
+ * Model SubscriptionPull
+ * One attempt to pull a subscription's period: the checkout's transaction or a renewal's.
+ */
+export type SubscriptionPull = Prisma.SubscriptionPullModel

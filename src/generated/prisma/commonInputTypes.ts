@@ -650,6 +650,40 @@ export type EnumEmailStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumEmailStatusFilter<$PrismaModel>
 }
 
+export type EnumSubscriptionStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.SubscriptionStatus | Prisma.EnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel> | $Enums.SubscriptionStatus
+}
+
+export type EnumSubscriptionStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.SubscriptionStatus | Prisma.EnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSubscriptionStatusWithAggregatesFilter<$PrismaModel> | $Enums.SubscriptionStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel>
+}
+
+export type EnumPullStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.PullStatus | Prisma.EnumPullStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPullStatusFilter<$PrismaModel> | $Enums.PullStatus
+}
+
+export type EnumPullStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.PullStatus | Prisma.EnumPullStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPullStatusWithAggregatesFilter<$PrismaModel> | $Enums.PullStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
+}
+
 export type NestedStringFilter<$PrismaModel = never> = {
   equals?: string | Prisma.StringFieldRefInput<$PrismaModel>
   in?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
@@ -1243,6 +1277,40 @@ export type NestedEnumEmailStatusWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumEmailStatusFilter<$PrismaModel>
   _max?: Prisma.NestedEnumEmailStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumSubscriptionStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.SubscriptionStatus | Prisma.EnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel> | $Enums.SubscriptionStatus
+}
+
+export type NestedEnumSubscriptionStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.SubscriptionStatus | Prisma.EnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.SubscriptionStatus[] | Prisma.ListEnumSubscriptionStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumSubscriptionStatusWithAggregatesFilter<$PrismaModel> | $Enums.SubscriptionStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumSubscriptionStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumPullStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.PullStatus | Prisma.EnumPullStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPullStatusFilter<$PrismaModel> | $Enums.PullStatus
+}
+
+export type NestedEnumPullStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.PullStatus | Prisma.EnumPullStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.PullStatus[] | Prisma.ListEnumPullStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumPullStatusWithAggregatesFilter<$PrismaModel> | $Enums.PullStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
 }
 
 

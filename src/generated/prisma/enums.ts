@@ -66,7 +66,8 @@ export const RelayerTxKind = {
   FLUSH: 'FLUSH',
   AUTHORIZATION: 'AUTHORIZATION',
   SWEEP: 'SWEEP',
-  FILL: 'FILL'
+  FILL: 'FILL',
+  PULL: 'PULL'
 } as const
 
 export type RelayerTxKind = (typeof RelayerTxKind)[keyof typeof RelayerTxKind]
@@ -137,3 +138,25 @@ export const EmailStatus = {
 } as const
 
 export type EmailStatus = (typeof EmailStatus)[keyof typeof EmailStatus]
+
+
+export const SubscriptionStatus = {
+  INCOMPLETE: 'INCOMPLETE',
+  INCOMPLETE_EXPIRED: 'INCOMPLETE_EXPIRED',
+  TRIALING: 'TRIALING',
+  ACTIVE: 'ACTIVE',
+  PAST_DUE: 'PAST_DUE',
+  CANCELED: 'CANCELED'
+} as const
+
+export type SubscriptionStatus = (typeof SubscriptionStatus)[keyof typeof SubscriptionStatus]
+
+
+export const PullStatus = {
+  SENDING: 'SENDING',
+  SENT: 'SENT',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED'
+} as const
+
+export type PullStatus = (typeof PullStatus)[keyof typeof PullStatus]

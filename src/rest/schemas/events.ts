@@ -8,10 +8,20 @@ import { CustomerResource } from "../../domain/customers.js";
 import { DeliveryResource, EVENT_DESCRIPTIONS, EVENT_TYPES, EventResource, type EventType } from "../../domain/events.js";
 import { InvoiceResource } from "../../domain/invoices.js";
 import { RefundResource } from "../../domain/refunds.js";
+import { SubscriptionResource } from "../../domain/subscriptions.js";
 import { named } from "./components.js";
 
 /** What each kind of event carries in `data`: the object after the change. */
-const DATA_OF = { charge: ChargeResource, customer: CustomerResource, refund: RefundResource, invoice: InvoiceResource } as const;
+const DATA_OF = {
+  charge: ChargeResource,
+  customer: CustomerResource,
+  refund: RefundResource,
+  invoice: InvoiceResource,
+  subscription: SubscriptionResource,
+} as const;
+
+/** Event types whose `data` is not their kind's resource: a renewal's notice is about the subscription (its invoice does not exist yet). */
+const DATA_OF_TYPE: Partial<Record<EventType, z.ZodObject>> = { "invoice.upcoming": SubscriptionResource };
 
 type Kind = keyof typeof DATA_OF;
 
@@ -35,7 +45,7 @@ export function eventSchemaName(type: EventType): string {
 
 /** The payload of an event of `type`: the event as GET /v1/events shows it and its webhooks carry it. */
 function eventOf<T extends EventType>(type: T) {
-  const resource = DATA_OF[type.slice(0, type.indexOf(".")) as Kind];
+  const resource = DATA_OF_TYPE[type] ?? DATA_OF[type.slice(0, type.indexOf(".")) as Kind];
   const extras: z.ZodRawShape | undefined = (EXTRAS as Partial<Record<EventType, z.ZodRawShape>>)[type];
   return EventResource.extend({ type: z.literal(type), data: extras ? resource.extend(extras) : resource });
 }

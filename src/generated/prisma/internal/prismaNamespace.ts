@@ -431,7 +431,10 @@ export const ModelName = {
   Invitation: 'Invitation',
   UserDevice: 'UserDevice',
   EmailSuppression: 'EmailSuppression',
-  ChargeAlert: 'ChargeAlert'
+  ChargeAlert: 'ChargeAlert',
+  Plan: 'Plan',
+  Subscription: 'Subscription',
+  SubscriptionPull: 'SubscriptionPull'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -447,7 +450,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression" | "chargeAlert"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression" | "chargeAlert" | "plan" | "subscription" | "subscriptionPull"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3041,6 +3044,228 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Plan: {
+      payload: Prisma.$PlanPayload<ExtArgs>
+      fields: Prisma.PlanFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PlanFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PlanFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        findFirst: {
+          args: Prisma.PlanFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PlanFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        findMany: {
+          args: Prisma.PlanFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>[]
+        }
+        create: {
+          args: Prisma.PlanCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        createMany: {
+          args: Prisma.PlanCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PlanCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>[]
+        }
+        delete: {
+          args: Prisma.PlanDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        update: {
+          args: Prisma.PlanUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        deleteMany: {
+          args: Prisma.PlanDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PlanUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PlanUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>[]
+        }
+        upsert: {
+          args: Prisma.PlanUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlanPayload>
+        }
+        aggregate: {
+          args: Prisma.PlanAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePlan>
+        }
+        groupBy: {
+          args: Prisma.PlanGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PlanGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PlanCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PlanCountAggregateOutputType> | number
+        }
+      }
+    }
+    Subscription: {
+      payload: Prisma.$SubscriptionPayload<ExtArgs>
+      fields: Prisma.SubscriptionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SubscriptionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SubscriptionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        findFirst: {
+          args: Prisma.SubscriptionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SubscriptionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        findMany: {
+          args: Prisma.SubscriptionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        create: {
+          args: Prisma.SubscriptionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        createMany: {
+          args: Prisma.SubscriptionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SubscriptionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        delete: {
+          args: Prisma.SubscriptionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        update: {
+          args: Prisma.SubscriptionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        deleteMany: {
+          args: Prisma.SubscriptionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SubscriptionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SubscriptionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        upsert: {
+          args: Prisma.SubscriptionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        aggregate: {
+          args: Prisma.SubscriptionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSubscription>
+        }
+        groupBy: {
+          args: Prisma.SubscriptionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SubscriptionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionCountAggregateOutputType> | number
+        }
+      }
+    }
+    SubscriptionPull: {
+      payload: Prisma.$SubscriptionPullPayload<ExtArgs>
+      fields: Prisma.SubscriptionPullFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SubscriptionPullFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SubscriptionPullFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        findFirst: {
+          args: Prisma.SubscriptionPullFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SubscriptionPullFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        findMany: {
+          args: Prisma.SubscriptionPullFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>[]
+        }
+        create: {
+          args: Prisma.SubscriptionPullCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        createMany: {
+          args: Prisma.SubscriptionPullCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SubscriptionPullCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>[]
+        }
+        delete: {
+          args: Prisma.SubscriptionPullDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        update: {
+          args: Prisma.SubscriptionPullUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        deleteMany: {
+          args: Prisma.SubscriptionPullDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SubscriptionPullUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SubscriptionPullUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>[]
+        }
+        upsert: {
+          args: Prisma.SubscriptionPullUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPullPayload>
+        }
+        aggregate: {
+          args: Prisma.SubscriptionPullAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSubscriptionPull>
+        }
+        groupBy: {
+          args: Prisma.SubscriptionPullGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionPullGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SubscriptionPullCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionPullCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3242,7 +3467,12 @@ export const InvoiceScalarFieldEnum = {
   finalizedAt: 'finalizedAt',
   paidAt: 'paidAt',
   voidedAt: 'voidedAt',
-  markedUncollectibleAt: 'markedUncollectibleAt'
+  markedUncollectibleAt: 'markedUncollectibleAt',
+  subscriptionId: 'subscriptionId',
+  billingReason: 'billingReason',
+  periodIndex: 'periodIndex',
+  periodStart: 'periodStart',
+  periodEnd: 'periodEnd'
 } as const
 
 export type InvoiceScalarFieldEnum = (typeof InvoiceScalarFieldEnum)[keyof typeof InvoiceScalarFieldEnum]
@@ -3682,6 +3912,85 @@ export const ChargeAlertScalarFieldEnum = {
 export type ChargeAlertScalarFieldEnum = (typeof ChargeAlertScalarFieldEnum)[keyof typeof ChargeAlertScalarFieldEnum]
 
 
+export const PlanScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  name: 'name',
+  amount: 'amount',
+  interval: 'interval',
+  intervalCount: 'intervalCount',
+  trialDays: 'trialDays',
+  active: 'active',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type PlanScalarFieldEnum = (typeof PlanScalarFieldEnum)[keyof typeof PlanScalarFieldEnum]
+
+
+export const SubscriptionScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  customerId: 'customerId',
+  planId: 'planId',
+  status: 'status',
+  amount: 'amount',
+  periodSeconds: 'periodSeconds',
+  feeBps: 'feeBps',
+  trialDays: 'trialDays',
+  chainId: 'chainId',
+  payer: 'payer',
+  settlementWallet: 'settlementWallet',
+  spender: 'spender',
+  contractAddress: 'contractAddress',
+  permission: 'permission',
+  permissionHash: 'permissionHash',
+  permissionSignature: 'permissionSignature',
+  permit: 'permit',
+  currentPeriodStart: 'currentPeriodStart',
+  currentPeriodEnd: 'currentPeriodEnd',
+  periodIndex: 'periodIndex',
+  trialEnd: 'trialEnd',
+  cancelAtPeriodEnd: 'cancelAtPeriodEnd',
+  canceledAt: 'canceledAt',
+  cancelReason: 'cancelReason',
+  latestInvoiceId: 'latestInvoiceId',
+  nextPullAt: 'nextPullAt',
+  failedPulls: 'failedPulls',
+  upcomingNotifiedFor: 'upcomingNotifiedFor',
+  manageToken: 'manageToken',
+  expiresAt: 'expiresAt',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionScalarFieldEnum = (typeof SubscriptionScalarFieldEnum)[keyof typeof SubscriptionScalarFieldEnum]
+
+
+export const SubscriptionPullScalarFieldEnum = {
+  id: 'id',
+  subscriptionId: 'subscriptionId',
+  invoiceId: 'invoiceId',
+  chainId: 'chainId',
+  periodIndex: 'periodIndex',
+  amount: 'amount',
+  checkout: 'checkout',
+  status: 'status',
+  txId: 'txId',
+  txHash: 'txHash',
+  reason: 'reason',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionPullScalarFieldEnum = (typeof SubscriptionPullScalarFieldEnum)[keyof typeof SubscriptionPullScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4024,6 +4333,34 @@ export type ListEnumEmailStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$
 
 
 /**
+ * Reference to a field of type 'SubscriptionStatus'
+ */
+export type EnumSubscriptionStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'SubscriptionStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'SubscriptionStatus[]'
+ */
+export type ListEnumSubscriptionStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'SubscriptionStatus[]'>
+    
+
+
+/**
+ * Reference to a field of type 'PullStatus'
+ */
+export type EnumPullStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PullStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'PullStatus[]'
+ */
+export type ListEnumPullStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PullStatus[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -4222,6 +4559,9 @@ export type GlobalOmitConfig = {
   userDevice?: Prisma.UserDeviceOmit
   emailSuppression?: Prisma.EmailSuppressionOmit
   chargeAlert?: Prisma.ChargeAlertOmit
+  plan?: Prisma.PlanOmit
+  subscription?: Prisma.SubscriptionOmit
+  subscriptionPull?: Prisma.SubscriptionPullOmit
 }
 
 /* Types for Logging */

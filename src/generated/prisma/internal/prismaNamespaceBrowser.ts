@@ -85,7 +85,10 @@ export const ModelName = {
   Invitation: 'Invitation',
   UserDevice: 'UserDevice',
   EmailSuppression: 'EmailSuppression',
-  ChargeAlert: 'ChargeAlert'
+  ChargeAlert: 'ChargeAlert',
+  Plan: 'Plan',
+  Subscription: 'Subscription',
+  SubscriptionPull: 'SubscriptionPull'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -266,7 +269,12 @@ export const InvoiceScalarFieldEnum = {
   finalizedAt: 'finalizedAt',
   paidAt: 'paidAt',
   voidedAt: 'voidedAt',
-  markedUncollectibleAt: 'markedUncollectibleAt'
+  markedUncollectibleAt: 'markedUncollectibleAt',
+  subscriptionId: 'subscriptionId',
+  billingReason: 'billingReason',
+  periodIndex: 'periodIndex',
+  periodStart: 'periodStart',
+  periodEnd: 'periodEnd'
 } as const
 
 export type InvoiceScalarFieldEnum = (typeof InvoiceScalarFieldEnum)[keyof typeof InvoiceScalarFieldEnum]
@@ -704,6 +712,85 @@ export const ChargeAlertScalarFieldEnum = {
 } as const
 
 export type ChargeAlertScalarFieldEnum = (typeof ChargeAlertScalarFieldEnum)[keyof typeof ChargeAlertScalarFieldEnum]
+
+
+export const PlanScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  name: 'name',
+  amount: 'amount',
+  interval: 'interval',
+  intervalCount: 'intervalCount',
+  trialDays: 'trialDays',
+  active: 'active',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type PlanScalarFieldEnum = (typeof PlanScalarFieldEnum)[keyof typeof PlanScalarFieldEnum]
+
+
+export const SubscriptionScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  customerId: 'customerId',
+  planId: 'planId',
+  status: 'status',
+  amount: 'amount',
+  periodSeconds: 'periodSeconds',
+  feeBps: 'feeBps',
+  trialDays: 'trialDays',
+  chainId: 'chainId',
+  payer: 'payer',
+  settlementWallet: 'settlementWallet',
+  spender: 'spender',
+  contractAddress: 'contractAddress',
+  permission: 'permission',
+  permissionHash: 'permissionHash',
+  permissionSignature: 'permissionSignature',
+  permit: 'permit',
+  currentPeriodStart: 'currentPeriodStart',
+  currentPeriodEnd: 'currentPeriodEnd',
+  periodIndex: 'periodIndex',
+  trialEnd: 'trialEnd',
+  cancelAtPeriodEnd: 'cancelAtPeriodEnd',
+  canceledAt: 'canceledAt',
+  cancelReason: 'cancelReason',
+  latestInvoiceId: 'latestInvoiceId',
+  nextPullAt: 'nextPullAt',
+  failedPulls: 'failedPulls',
+  upcomingNotifiedFor: 'upcomingNotifiedFor',
+  manageToken: 'manageToken',
+  expiresAt: 'expiresAt',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionScalarFieldEnum = (typeof SubscriptionScalarFieldEnum)[keyof typeof SubscriptionScalarFieldEnum]
+
+
+export const SubscriptionPullScalarFieldEnum = {
+  id: 'id',
+  subscriptionId: 'subscriptionId',
+  invoiceId: 'invoiceId',
+  chainId: 'chainId',
+  periodIndex: 'periodIndex',
+  amount: 'amount',
+  checkout: 'checkout',
+  status: 'status',
+  txId: 'txId',
+  txHash: 'txHash',
+  reason: 'reason',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionPullScalarFieldEnum = (typeof SubscriptionPullScalarFieldEnum)[keyof typeof SubscriptionPullScalarFieldEnum]
 
 
 export const SortOrder = {

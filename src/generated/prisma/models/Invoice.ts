@@ -29,11 +29,13 @@ export type AggregateInvoice = {
 export type InvoiceAvgAggregateOutputType = {
   total: number | null
   amountPaid: runtime.Decimal | null
+  periodIndex: number | null
 }
 
 export type InvoiceSumAggregateOutputType = {
   total: bigint | null
   amountPaid: runtime.Decimal | null
+  periodIndex: number | null
 }
 
 export type InvoiceMinAggregateOutputType = {
@@ -54,6 +56,11 @@ export type InvoiceMinAggregateOutputType = {
   paidAt: Date | null
   voidedAt: Date | null
   markedUncollectibleAt: Date | null
+  subscriptionId: string | null
+  billingReason: string | null
+  periodIndex: number | null
+  periodStart: Date | null
+  periodEnd: Date | null
 }
 
 export type InvoiceMaxAggregateOutputType = {
@@ -74,6 +81,11 @@ export type InvoiceMaxAggregateOutputType = {
   paidAt: Date | null
   voidedAt: Date | null
   markedUncollectibleAt: Date | null
+  subscriptionId: string | null
+  billingReason: string | null
+  periodIndex: number | null
+  periodStart: Date | null
+  periodEnd: Date | null
 }
 
 export type InvoiceCountAggregateOutputType = {
@@ -98,6 +110,11 @@ export type InvoiceCountAggregateOutputType = {
   paidAt: number
   voidedAt: number
   markedUncollectibleAt: number
+  subscriptionId: number
+  billingReason: number
+  periodIndex: number
+  periodStart: number
+  periodEnd: number
   _all: number
 }
 
@@ -105,11 +122,13 @@ export type InvoiceCountAggregateOutputType = {
 export type InvoiceAvgAggregateInputType = {
   total?: true
   amountPaid?: true
+  periodIndex?: true
 }
 
 export type InvoiceSumAggregateInputType = {
   total?: true
   amountPaid?: true
+  periodIndex?: true
 }
 
 export type InvoiceMinAggregateInputType = {
@@ -130,6 +149,11 @@ export type InvoiceMinAggregateInputType = {
   paidAt?: true
   voidedAt?: true
   markedUncollectibleAt?: true
+  subscriptionId?: true
+  billingReason?: true
+  periodIndex?: true
+  periodStart?: true
+  periodEnd?: true
 }
 
 export type InvoiceMaxAggregateInputType = {
@@ -150,6 +174,11 @@ export type InvoiceMaxAggregateInputType = {
   paidAt?: true
   voidedAt?: true
   markedUncollectibleAt?: true
+  subscriptionId?: true
+  billingReason?: true
+  periodIndex?: true
+  periodStart?: true
+  periodEnd?: true
 }
 
 export type InvoiceCountAggregateInputType = {
@@ -174,6 +203,11 @@ export type InvoiceCountAggregateInputType = {
   paidAt?: true
   voidedAt?: true
   markedUncollectibleAt?: true
+  subscriptionId?: true
+  billingReason?: true
+  periodIndex?: true
+  periodStart?: true
+  periodEnd?: true
   _all?: true
 }
 
@@ -285,6 +319,11 @@ export type InvoiceGroupByOutputType = {
   paidAt: Date | null
   voidedAt: Date | null
   markedUncollectibleAt: Date | null
+  subscriptionId: string | null
+  billingReason: string | null
+  periodIndex: number | null
+  periodStart: Date | null
+  periodEnd: Date | null
   _count: InvoiceCountAggregateOutputType | null
   _avg: InvoiceAvgAggregateOutputType | null
   _sum: InvoiceSumAggregateOutputType | null
@@ -332,8 +371,15 @@ export type InvoiceWhereInput = {
   paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  subscriptionId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  billingReason?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  periodIndex?: Prisma.IntNullableFilter<"Invoice"> | number | null
+  periodStart?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  periodEnd?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  subscription?: Prisma.XOR<Prisma.SubscriptionNullableScalarRelationFilter, Prisma.SubscriptionWhereInput> | null
+  pulls?: Prisma.SubscriptionPullListRelationFilter
   charges?: Prisma.ChargeListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }
@@ -360,8 +406,15 @@ export type InvoiceOrderByWithRelationInput = {
   paidAt?: Prisma.SortOrderInput | Prisma.SortOrder
   voidedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   markedUncollectibleAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  subscriptionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  billingReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodIndex?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodStart?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodEnd?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
+  subscription?: Prisma.SubscriptionOrderByWithRelationInput
+  pulls?: Prisma.SubscriptionPullOrderByRelationAggregateInput
   charges?: Prisma.ChargeOrderByRelationAggregateInput
   balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
 }
@@ -391,8 +444,15 @@ export type InvoiceWhereUniqueInput = Prisma.AtLeast<{
   paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  subscriptionId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  billingReason?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  periodIndex?: Prisma.IntNullableFilter<"Invoice"> | number | null
+  periodStart?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  periodEnd?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
+  subscription?: Prisma.XOR<Prisma.SubscriptionNullableScalarRelationFilter, Prisma.SubscriptionWhereInput> | null
+  pulls?: Prisma.SubscriptionPullListRelationFilter
   charges?: Prisma.ChargeListRelationFilter
   balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }, "id">
@@ -419,6 +479,11 @@ export type InvoiceOrderByWithAggregationInput = {
   paidAt?: Prisma.SortOrderInput | Prisma.SortOrder
   voidedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   markedUncollectibleAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  subscriptionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  billingReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodIndex?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodStart?: Prisma.SortOrderInput | Prisma.SortOrder
+  periodEnd?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.InvoiceCountOrderByAggregateInput
   _avg?: Prisma.InvoiceAvgOrderByAggregateInput
   _max?: Prisma.InvoiceMaxOrderByAggregateInput
@@ -451,6 +516,11 @@ export type InvoiceScalarWhereWithAggregatesInput = {
   paidAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
   voidedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
   markedUncollectibleAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  subscriptionId?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
+  billingReason?: Prisma.StringNullableWithAggregatesFilter<"Invoice"> | string | null
+  periodIndex?: Prisma.IntNullableWithAggregatesFilter<"Invoice"> | number | null
+  periodStart?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
+  periodEnd?: Prisma.DateTimeNullableWithAggregatesFilter<"Invoice"> | Date | string | null
 }
 
 export type InvoiceCreateInput = {
@@ -473,8 +543,14 @@ export type InvoiceCreateInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
@@ -501,6 +577,12 @@ export type InvoiceUncheckedCreateInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
@@ -525,8 +607,14 @@ export type InvoiceUpdateInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
@@ -553,6 +641,12 @@ export type InvoiceUncheckedUpdateInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
@@ -579,6 +673,11 @@ export type InvoiceCreateManyInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
 }
 
 export type InvoiceUpdateManyMutationInput = {
@@ -601,6 +700,10 @@ export type InvoiceUpdateManyMutationInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceUncheckedUpdateManyInput = {
@@ -625,6 +728,11 @@ export type InvoiceUncheckedUpdateManyInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceListRelationFilter = {
@@ -664,11 +772,17 @@ export type InvoiceCountOrderByAggregateInput = {
   paidAt?: Prisma.SortOrder
   voidedAt?: Prisma.SortOrder
   markedUncollectibleAt?: Prisma.SortOrder
+  subscriptionId?: Prisma.SortOrder
+  billingReason?: Prisma.SortOrder
+  periodIndex?: Prisma.SortOrder
+  periodStart?: Prisma.SortOrder
+  periodEnd?: Prisma.SortOrder
 }
 
 export type InvoiceAvgOrderByAggregateInput = {
   total?: Prisma.SortOrder
   amountPaid?: Prisma.SortOrder
+  periodIndex?: Prisma.SortOrder
 }
 
 export type InvoiceMaxOrderByAggregateInput = {
@@ -689,6 +803,11 @@ export type InvoiceMaxOrderByAggregateInput = {
   paidAt?: Prisma.SortOrder
   voidedAt?: Prisma.SortOrder
   markedUncollectibleAt?: Prisma.SortOrder
+  subscriptionId?: Prisma.SortOrder
+  billingReason?: Prisma.SortOrder
+  periodIndex?: Prisma.SortOrder
+  periodStart?: Prisma.SortOrder
+  periodEnd?: Prisma.SortOrder
 }
 
 export type InvoiceMinOrderByAggregateInput = {
@@ -709,11 +828,17 @@ export type InvoiceMinOrderByAggregateInput = {
   paidAt?: Prisma.SortOrder
   voidedAt?: Prisma.SortOrder
   markedUncollectibleAt?: Prisma.SortOrder
+  subscriptionId?: Prisma.SortOrder
+  billingReason?: Prisma.SortOrder
+  periodIndex?: Prisma.SortOrder
+  periodStart?: Prisma.SortOrder
+  periodEnd?: Prisma.SortOrder
 }
 
 export type InvoiceSumOrderByAggregateInput = {
   total?: Prisma.SortOrder
   amountPaid?: Prisma.SortOrder
+  periodIndex?: Prisma.SortOrder
 }
 
 export type InvoiceCreateNestedManyWithoutMerchantInput = {
@@ -836,6 +961,64 @@ export type InvoiceUpdateOneWithoutBalanceTransactionsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.InvoiceUpdateToOneWithWhereWithoutBalanceTransactionsInput, Prisma.InvoiceUpdateWithoutBalanceTransactionsInput>, Prisma.InvoiceUncheckedUpdateWithoutBalanceTransactionsInput>
 }
 
+export type InvoiceCreateNestedManyWithoutSubscriptionInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput> | Prisma.InvoiceCreateWithoutSubscriptionInput[] | Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput[]
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput | Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput[]
+  createMany?: Prisma.InvoiceCreateManySubscriptionInputEnvelope
+  connect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+}
+
+export type InvoiceUncheckedCreateNestedManyWithoutSubscriptionInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput> | Prisma.InvoiceCreateWithoutSubscriptionInput[] | Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput[]
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput | Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput[]
+  createMany?: Prisma.InvoiceCreateManySubscriptionInputEnvelope
+  connect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+}
+
+export type InvoiceUpdateManyWithoutSubscriptionNestedInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput> | Prisma.InvoiceCreateWithoutSubscriptionInput[] | Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput[]
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput | Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput[]
+  upsert?: Prisma.InvoiceUpsertWithWhereUniqueWithoutSubscriptionInput | Prisma.InvoiceUpsertWithWhereUniqueWithoutSubscriptionInput[]
+  createMany?: Prisma.InvoiceCreateManySubscriptionInputEnvelope
+  set?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  disconnect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  delete?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  connect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  update?: Prisma.InvoiceUpdateWithWhereUniqueWithoutSubscriptionInput | Prisma.InvoiceUpdateWithWhereUniqueWithoutSubscriptionInput[]
+  updateMany?: Prisma.InvoiceUpdateManyWithWhereWithoutSubscriptionInput | Prisma.InvoiceUpdateManyWithWhereWithoutSubscriptionInput[]
+  deleteMany?: Prisma.InvoiceScalarWhereInput | Prisma.InvoiceScalarWhereInput[]
+}
+
+export type InvoiceUncheckedUpdateManyWithoutSubscriptionNestedInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput> | Prisma.InvoiceCreateWithoutSubscriptionInput[] | Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput[]
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput | Prisma.InvoiceCreateOrConnectWithoutSubscriptionInput[]
+  upsert?: Prisma.InvoiceUpsertWithWhereUniqueWithoutSubscriptionInput | Prisma.InvoiceUpsertWithWhereUniqueWithoutSubscriptionInput[]
+  createMany?: Prisma.InvoiceCreateManySubscriptionInputEnvelope
+  set?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  disconnect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  delete?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  connect?: Prisma.InvoiceWhereUniqueInput | Prisma.InvoiceWhereUniqueInput[]
+  update?: Prisma.InvoiceUpdateWithWhereUniqueWithoutSubscriptionInput | Prisma.InvoiceUpdateWithWhereUniqueWithoutSubscriptionInput[]
+  updateMany?: Prisma.InvoiceUpdateManyWithWhereWithoutSubscriptionInput | Prisma.InvoiceUpdateManyWithWhereWithoutSubscriptionInput[]
+  deleteMany?: Prisma.InvoiceScalarWhereInput | Prisma.InvoiceScalarWhereInput[]
+}
+
+export type InvoiceCreateNestedOneWithoutPullsInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutPullsInput, Prisma.InvoiceUncheckedCreateWithoutPullsInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutPullsInput
+  connect?: Prisma.InvoiceWhereUniqueInput
+}
+
+export type InvoiceUpdateOneWithoutPullsNestedInput = {
+  create?: Prisma.XOR<Prisma.InvoiceCreateWithoutPullsInput, Prisma.InvoiceUncheckedCreateWithoutPullsInput>
+  connectOrCreate?: Prisma.InvoiceCreateOrConnectWithoutPullsInput
+  upsert?: Prisma.InvoiceUpsertWithoutPullsInput
+  disconnect?: Prisma.InvoiceWhereInput | boolean
+  delete?: Prisma.InvoiceWhereInput | boolean
+  connect?: Prisma.InvoiceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.InvoiceUpdateToOneWithWhereWithoutPullsInput, Prisma.InvoiceUpdateWithoutPullsInput>, Prisma.InvoiceUncheckedUpdateWithoutPullsInput>
+}
+
 export type InvoiceCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -856,7 +1039,13 @@ export type InvoiceCreateWithoutMerchantInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
@@ -882,6 +1071,12 @@ export type InvoiceUncheckedCreateWithoutMerchantInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
@@ -937,6 +1132,11 @@ export type InvoiceScalarWhereInput = {
   paidAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   voidedAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
   markedUncollectibleAt?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  subscriptionId?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  billingReason?: Prisma.StringNullableFilter<"Invoice"> | string | null
+  periodIndex?: Prisma.IntNullableFilter<"Invoice"> | number | null
+  periodStart?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
+  periodEnd?: Prisma.DateTimeNullableFilter<"Invoice"> | Date | string | null
 }
 
 export type InvoiceCreateWithoutCustomerInput = {
@@ -959,7 +1159,13 @@ export type InvoiceCreateWithoutCustomerInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
@@ -985,6 +1191,12 @@ export type InvoiceUncheckedCreateWithoutCustomerInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
@@ -1035,8 +1247,14 @@ export type InvoiceCreateWithoutChargesInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
 }
 
@@ -1062,6 +1280,12 @@ export type InvoiceUncheckedCreateWithoutChargesInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
@@ -1101,8 +1325,14 @@ export type InvoiceUpdateWithoutChargesInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
 
@@ -1128,6 +1358,12 @@ export type InvoiceUncheckedUpdateWithoutChargesInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
@@ -1151,8 +1387,14 @@ export type InvoiceCreateWithoutBalanceTransactionsInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
 }
 
@@ -1178,6 +1420,12 @@ export type InvoiceUncheckedCreateWithoutBalanceTransactionsInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
   charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
 }
 
@@ -1217,8 +1465,14 @@ export type InvoiceUpdateWithoutBalanceTransactionsInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
 }
 
@@ -1244,7 +1498,241 @@ export type InvoiceUncheckedUpdateWithoutBalanceTransactionsInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceCreateWithoutSubscriptionInput = {
+  id: string
+  livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  pulls?: Prisma.SubscriptionPullCreateNestedManyWithoutInvoiceInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceUncheckedCreateWithoutSubscriptionInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedCreateNestedManyWithoutInvoiceInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceCreateOrConnectWithoutSubscriptionInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput>
+}
+
+export type InvoiceCreateManySubscriptionInputEnvelope = {
+  data: Prisma.InvoiceCreateManySubscriptionInput | Prisma.InvoiceCreateManySubscriptionInput[]
+  skipDuplicates?: boolean
+}
+
+export type InvoiceUpsertWithWhereUniqueWithoutSubscriptionInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  update: Prisma.XOR<Prisma.InvoiceUpdateWithoutSubscriptionInput, Prisma.InvoiceUncheckedUpdateWithoutSubscriptionInput>
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutSubscriptionInput, Prisma.InvoiceUncheckedCreateWithoutSubscriptionInput>
+}
+
+export type InvoiceUpdateWithWhereUniqueWithoutSubscriptionInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  data: Prisma.XOR<Prisma.InvoiceUpdateWithoutSubscriptionInput, Prisma.InvoiceUncheckedUpdateWithoutSubscriptionInput>
+}
+
+export type InvoiceUpdateManyWithWhereWithoutSubscriptionInput = {
+  where: Prisma.InvoiceScalarWhereInput
+  data: Prisma.XOR<Prisma.InvoiceUpdateManyMutationInput, Prisma.InvoiceUncheckedUpdateManyWithoutSubscriptionInput>
+}
+
+export type InvoiceCreateWithoutPullsInput = {
+  id: string
+  livemode: boolean
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutInvoicesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutInvoicesInput
+  subscription?: Prisma.SubscriptionCreateNestedOneWithoutInvoicesInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceUncheckedCreateWithoutPullsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutInvoiceInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutInvoiceInput
+}
+
+export type InvoiceCreateOrConnectWithoutPullsInput = {
+  where: Prisma.InvoiceWhereUniqueInput
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutPullsInput, Prisma.InvoiceUncheckedCreateWithoutPullsInput>
+}
+
+export type InvoiceUpsertWithoutPullsInput = {
+  update: Prisma.XOR<Prisma.InvoiceUpdateWithoutPullsInput, Prisma.InvoiceUncheckedUpdateWithoutPullsInput>
+  create: Prisma.XOR<Prisma.InvoiceCreateWithoutPullsInput, Prisma.InvoiceUncheckedCreateWithoutPullsInput>
+  where?: Prisma.InvoiceWhereInput
+}
+
+export type InvoiceUpdateToOneWithWhereWithoutPullsInput = {
+  where?: Prisma.InvoiceWhereInput
+  data: Prisma.XOR<Prisma.InvoiceUpdateWithoutPullsInput, Prisma.InvoiceUncheckedUpdateWithoutPullsInput>
+}
+
+export type InvoiceUpdateWithoutPullsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceUncheckedUpdateWithoutPullsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
 
 export type InvoiceCreateManyMerchantInput = {
@@ -1268,6 +1756,11 @@ export type InvoiceCreateManyMerchantInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
 }
 
 export type InvoiceUpdateWithoutMerchantInput = {
@@ -1290,7 +1783,13 @@ export type InvoiceUpdateWithoutMerchantInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
@@ -1316,6 +1815,12 @@ export type InvoiceUncheckedUpdateWithoutMerchantInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
@@ -1341,6 +1846,11 @@ export type InvoiceUncheckedUpdateManyWithoutMerchantInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type InvoiceCreateManyCustomerInput = {
@@ -1364,6 +1874,11 @@ export type InvoiceCreateManyCustomerInput = {
   paidAt?: Date | string | null
   voidedAt?: Date | string | null
   markedUncollectibleAt?: Date | string | null
+  subscriptionId?: string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
 }
 
 export type InvoiceUpdateWithoutCustomerInput = {
@@ -1386,7 +1901,13 @@ export type InvoiceUpdateWithoutCustomerInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  subscription?: Prisma.SubscriptionUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
 }
@@ -1412,6 +1933,12 @@ export type InvoiceUncheckedUpdateWithoutCustomerInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
   charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
 }
@@ -1437,6 +1964,129 @@ export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
   paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  subscriptionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
+export type InvoiceCreateManySubscriptionInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  customerId?: string | null
+  number?: string | null
+  status?: $Enums.InvoiceStatus
+  currency?: string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: bigint | number
+  amountPaid?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Date | string | null
+  memo?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finalizedAt?: Date | string | null
+  paidAt?: Date | string | null
+  voidedAt?: Date | string | null
+  markedUncollectibleAt?: Date | string | null
+  billingReason?: string | null
+  periodIndex?: number | null
+  periodStart?: Date | string | null
+  periodEnd?: Date | string | null
+}
+
+export type InvoiceUpdateWithoutSubscriptionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutInvoicesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutInvoicesNestedInput
+  pulls?: Prisma.SubscriptionPullUpdateManyWithoutInvoiceNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceUncheckedUpdateWithoutSubscriptionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  pulls?: Prisma.SubscriptionPullUncheckedUpdateManyWithoutInvoiceNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutInvoiceNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceNestedInput
+}
+
+export type InvoiceUncheckedUpdateManyWithoutSubscriptionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  number?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumInvoiceStatusFieldUpdateOperationsInput | $Enums.InvoiceStatus
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  lineItems?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  total?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountPaid?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  customerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  sellerDetails?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  dueDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memo?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finalizedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  paidAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  voidedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  markedUncollectibleAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  billingReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  periodIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  periodStart?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  periodEnd?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 
@@ -1445,11 +2095,13 @@ export type InvoiceUncheckedUpdateManyWithoutCustomerInput = {
  */
 
 export type InvoiceCountOutputType = {
+  pulls: number
   charges: number
   balanceTransactions: number
 }
 
 export type InvoiceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  pulls?: boolean | InvoiceCountOutputTypeCountPullsArgs
   charges?: boolean | InvoiceCountOutputTypeCountChargesArgs
   balanceTransactions?: boolean | InvoiceCountOutputTypeCountBalanceTransactionsArgs
 }
@@ -1462,6 +2114,13 @@ export type InvoiceCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Exte
    * Select specific fields to fetch from the InvoiceCountOutputType
    */
   select?: Prisma.InvoiceCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * InvoiceCountOutputType without action
+ */
+export type InvoiceCountOutputTypeCountPullsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SubscriptionPullWhereInput
 }
 
 /**
@@ -1501,8 +2160,15 @@ export type InvoiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   paidAt?: boolean
   voidedAt?: boolean
   markedUncollectibleAt?: boolean
+  subscriptionId?: boolean
+  billingReason?: boolean
+  periodIndex?: boolean
+  periodStart?: boolean
+  periodEnd?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
+  pulls?: boolean | Prisma.Invoice$pullsArgs<ExtArgs>
   charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Invoice$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
@@ -1530,8 +2196,14 @@ export type InvoiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paidAt?: boolean
   voidedAt?: boolean
   markedUncollectibleAt?: boolean
+  subscriptionId?: boolean
+  billingReason?: boolean
+  periodIndex?: boolean
+  periodStart?: boolean
+  periodEnd?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
 
 export type InvoiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1556,8 +2228,14 @@ export type InvoiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   paidAt?: boolean
   voidedAt?: boolean
   markedUncollectibleAt?: boolean
+  subscriptionId?: boolean
+  billingReason?: boolean
+  periodIndex?: boolean
+  periodStart?: boolean
+  periodEnd?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
 }, ExtArgs["result"]["invoice"]>
 
 export type InvoiceSelectScalar = {
@@ -1582,12 +2260,19 @@ export type InvoiceSelectScalar = {
   paidAt?: boolean
   voidedAt?: boolean
   markedUncollectibleAt?: boolean
+  subscriptionId?: boolean
+  billingReason?: boolean
+  periodIndex?: boolean
+  periodStart?: boolean
+  periodEnd?: boolean
 }
 
-export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "number" | "status" | "currency" | "lineItems" | "total" | "amountPaid" | "customerDetails" | "sellerDetails" | "dueDate" | "memo" | "metadata" | "createdAt" | "updatedAt" | "finalizedAt" | "paidAt" | "voidedAt" | "markedUncollectibleAt", ExtArgs["result"]["invoice"]>
+export type InvoiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "number" | "status" | "currency" | "lineItems" | "total" | "amountPaid" | "customerDetails" | "sellerDetails" | "dueDate" | "memo" | "metadata" | "createdAt" | "updatedAt" | "finalizedAt" | "paidAt" | "voidedAt" | "markedUncollectibleAt" | "subscriptionId" | "billingReason" | "periodIndex" | "periodStart" | "periodEnd", ExtArgs["result"]["invoice"]>
 export type InvoiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
+  pulls?: boolean | Prisma.Invoice$pullsArgs<ExtArgs>
   charges?: boolean | Prisma.Invoice$chargesArgs<ExtArgs>
   balanceTransactions?: boolean | Prisma.Invoice$balanceTransactionsArgs<ExtArgs>
   _count?: boolean | Prisma.InvoiceCountOutputTypeDefaultArgs<ExtArgs>
@@ -1595,10 +2280,12 @@ export type InvoiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
 export type InvoiceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
 }
 export type InvoiceIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Invoice$customerArgs<ExtArgs>
+  subscription?: boolean | Prisma.Invoice$subscriptionArgs<ExtArgs>
 }
 
 export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1606,6 +2293,8 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
   objects: {
     merchant: Prisma.$MerchantPayload<ExtArgs>
     customer: Prisma.$CustomerPayload<ExtArgs> | null
+    subscription: Prisma.$SubscriptionPayload<ExtArgs> | null
+    pulls: Prisma.$SubscriptionPullPayload<ExtArgs>[]
     charges: Prisma.$ChargePayload<ExtArgs>[]
     balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
   }
@@ -1649,6 +2338,17 @@ export type $InvoicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     paidAt: Date | null
     voidedAt: Date | null
     markedUncollectibleAt: Date | null
+    /**
+     * The subscription whose period this invoice bills, and why: `subscription_create` | `subscription_cycle`.
+     */
+    subscriptionId: string | null
+    billingReason: string | null
+    /**
+     * The billed period (its window on chain: index, start and end by the chain's clock).
+     */
+    periodIndex: number | null
+    periodStart: Date | null
+    periodEnd: Date | null
   }, ExtArgs["result"]["invoice"]>
   composites: {}
 }
@@ -2045,6 +2745,8 @@ export interface Prisma__InvoiceClient<T, Null = never, ExtArgs extends runtime.
   readonly [Symbol.toStringTag]: "PrismaPromise"
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   customer<T extends Prisma.Invoice$customerArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$customerArgs<ExtArgs>>): Prisma.Prisma__CustomerClient<runtime.Types.Result.GetResult<Prisma.$CustomerPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  subscription<T extends Prisma.Invoice$subscriptionArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$subscriptionArgs<ExtArgs>>): Prisma.Prisma__SubscriptionClient<runtime.Types.Result.GetResult<Prisma.$SubscriptionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  pulls<T extends Prisma.Invoice$pullsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$pullsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SubscriptionPullPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   charges<T extends Prisma.Invoice$chargesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$chargesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   balanceTransactions<T extends Prisma.Invoice$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Invoice$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
@@ -2097,6 +2799,11 @@ export interface InvoiceFieldRefs {
   readonly paidAt: Prisma.FieldRef<"Invoice", 'DateTime'>
   readonly voidedAt: Prisma.FieldRef<"Invoice", 'DateTime'>
   readonly markedUncollectibleAt: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly subscriptionId: Prisma.FieldRef<"Invoice", 'String'>
+  readonly billingReason: Prisma.FieldRef<"Invoice", 'String'>
+  readonly periodIndex: Prisma.FieldRef<"Invoice", 'Int'>
+  readonly periodStart: Prisma.FieldRef<"Invoice", 'DateTime'>
+  readonly periodEnd: Prisma.FieldRef<"Invoice", 'DateTime'>
 }
     
 
@@ -2514,6 +3221,49 @@ export type Invoice$customerArgs<ExtArgs extends runtime.Types.Extensions.Intern
    */
   include?: Prisma.CustomerInclude<ExtArgs> | null
   where?: Prisma.CustomerWhereInput
+}
+
+/**
+ * Invoice.subscription
+ */
+export type Invoice$subscriptionArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Subscription
+   */
+  select?: Prisma.SubscriptionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Subscription
+   */
+  omit?: Prisma.SubscriptionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SubscriptionInclude<ExtArgs> | null
+  where?: Prisma.SubscriptionWhereInput
+}
+
+/**
+ * Invoice.pulls
+ */
+export type Invoice$pullsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SubscriptionPull
+   */
+  select?: Prisma.SubscriptionPullSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SubscriptionPull
+   */
+  omit?: Prisma.SubscriptionPullOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SubscriptionPullInclude<ExtArgs> | null
+  where?: Prisma.SubscriptionPullWhereInput
+  orderBy?: Prisma.SubscriptionPullOrderByWithRelationInput | Prisma.SubscriptionPullOrderByWithRelationInput[]
+  cursor?: Prisma.SubscriptionPullWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SubscriptionPullScalarFieldEnum | Prisma.SubscriptionPullScalarFieldEnum[]
 }
 
 /**

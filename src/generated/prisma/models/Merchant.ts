@@ -348,6 +348,8 @@ export type MerchantWhereInput = {
   emails?: Prisma.EmailListRelationFilter
   invitations?: Prisma.InvitationListRelationFilter
   emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
+  plans?: Prisma.PlanListRelationFilter
+  subscriptions?: Prisma.SubscriptionListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -386,6 +388,8 @@ export type MerchantOrderByWithRelationInput = {
   emails?: Prisma.EmailOrderByRelationAggregateInput
   invitations?: Prisma.InvitationOrderByRelationAggregateInput
   emailSuppressions?: Prisma.EmailSuppressionOrderByRelationAggregateInput
+  plans?: Prisma.PlanOrderByRelationAggregateInput
+  subscriptions?: Prisma.SubscriptionOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -427,6 +431,8 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   emails?: Prisma.EmailListRelationFilter
   invitations?: Prisma.InvitationListRelationFilter
   emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
+  plans?: Prisma.PlanListRelationFilter
+  subscriptions?: Prisma.SubscriptionListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -517,6 +523,8 @@ export type MerchantCreateInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -555,6 +563,8 @@ export type MerchantUncheckedCreateInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -593,6 +603,8 @@ export type MerchantUpdateInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -631,6 +643,8 @@ export type MerchantUncheckedUpdateInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -1039,6 +1053,34 @@ export type MerchantUpdateOneRequiredWithoutEmailSuppressionsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutEmailSuppressionsInput, Prisma.MerchantUpdateWithoutEmailSuppressionsInput>, Prisma.MerchantUncheckedUpdateWithoutEmailSuppressionsInput>
 }
 
+export type MerchantCreateNestedOneWithoutPlansInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutPlansInput, Prisma.MerchantUncheckedCreateWithoutPlansInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutPlansInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutPlansNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutPlansInput, Prisma.MerchantUncheckedCreateWithoutPlansInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutPlansInput
+  upsert?: Prisma.MerchantUpsertWithoutPlansInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutPlansInput, Prisma.MerchantUpdateWithoutPlansInput>, Prisma.MerchantUncheckedUpdateWithoutPlansInput>
+}
+
+export type MerchantCreateNestedOneWithoutSubscriptionsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutSubscriptionsInput, Prisma.MerchantUncheckedCreateWithoutSubscriptionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutSubscriptionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutSubscriptionsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutSubscriptionsInput, Prisma.MerchantUncheckedCreateWithoutSubscriptionsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutSubscriptionsInput
+  upsert?: Prisma.MerchantUpsertWithoutSubscriptionsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutSubscriptionsInput, Prisma.MerchantUpdateWithoutSubscriptionsInput>, Prisma.MerchantUncheckedUpdateWithoutSubscriptionsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -1074,6 +1116,8 @@ export type MerchantCreateWithoutApiKeysInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -1111,6 +1155,8 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -1164,6 +1210,8 @@ export type MerchantUpdateWithoutApiKeysInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -1201,6 +1249,8 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -1238,6 +1288,8 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -1275,6 +1327,8 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -1328,6 +1382,8 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -1365,6 +1421,8 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -1402,6 +1460,8 @@ export type MerchantCreateWithoutCustomersInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -1439,6 +1499,8 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -1492,6 +1554,8 @@ export type MerchantUpdateWithoutCustomersInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1529,6 +1593,8 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1566,6 +1632,8 @@ export type MerchantCreateWithoutChargesInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1603,6 +1671,8 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1656,6 +1726,8 @@ export type MerchantUpdateWithoutChargesInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1693,6 +1765,8 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1730,6 +1804,8 @@ export type MerchantCreateWithoutInvoicesInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1767,6 +1843,8 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1820,6 +1898,8 @@ export type MerchantUpdateWithoutInvoicesInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1857,6 +1937,8 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -1894,6 +1976,8 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -1931,6 +2015,8 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -1984,6 +2070,8 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -2021,6 +2109,8 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -2058,6 +2148,8 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -2095,6 +2187,8 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -2148,6 +2242,8 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -2185,6 +2281,8 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -2222,6 +2320,8 @@ export type MerchantCreateWithoutEventsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -2259,6 +2359,8 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -2312,6 +2414,8 @@ export type MerchantUpdateWithoutEventsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -2349,6 +2453,8 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutBalanceTransactionsInput = {
@@ -2386,6 +2492,8 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
@@ -2423,6 +2531,8 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -2476,6 +2586,8 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
@@ -2513,6 +2625,8 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -2550,6 +2664,8 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -2587,6 +2703,8 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -2640,6 +2758,8 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -2677,6 +2797,8 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -2714,6 +2836,8 @@ export type MerchantCreateWithoutUsersInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -2751,6 +2875,8 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -2804,6 +2930,8 @@ export type MerchantUpdateWithoutUsersInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -2841,6 +2969,8 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -2878,6 +3008,8 @@ export type MerchantCreateWithoutRefundsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -2915,6 +3047,8 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -2968,6 +3102,8 @@ export type MerchantUpdateWithoutRefundsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -3005,6 +3141,8 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3042,6 +3180,8 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3079,6 +3219,8 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput = {
@@ -3132,6 +3274,8 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
@@ -3169,6 +3313,8 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailsInput = {
@@ -3206,6 +3352,8 @@ export type MerchantCreateWithoutEmailsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailsInput = {
@@ -3243,6 +3391,8 @@ export type MerchantUncheckedCreateWithoutEmailsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailsInput = {
@@ -3296,6 +3446,8 @@ export type MerchantUpdateWithoutEmailsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailsInput = {
@@ -3333,6 +3485,8 @@ export type MerchantUncheckedUpdateWithoutEmailsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvitationsInput = {
@@ -3370,6 +3524,8 @@ export type MerchantCreateWithoutInvitationsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvitationsInput = {
@@ -3407,6 +3563,8 @@ export type MerchantUncheckedCreateWithoutInvitationsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvitationsInput = {
@@ -3460,6 +3618,8 @@ export type MerchantUpdateWithoutInvitationsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvitationsInput = {
@@ -3497,6 +3657,8 @@ export type MerchantUncheckedUpdateWithoutInvitationsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailSuppressionsInput = {
@@ -3534,6 +3696,8 @@ export type MerchantCreateWithoutEmailSuppressionsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
   emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
@@ -3571,6 +3735,8 @@ export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
   emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailSuppressionsInput = {
@@ -3624,6 +3790,8 @@ export type MerchantUpdateWithoutEmailSuppressionsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
   emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
@@ -3661,6 +3829,352 @@ export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
   relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
   emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutPlansInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutPlansInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutPlansInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutPlansInput, Prisma.MerchantUncheckedCreateWithoutPlansInput>
+}
+
+export type MerchantUpsertWithoutPlansInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutPlansInput, Prisma.MerchantUncheckedUpdateWithoutPlansInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutPlansInput, Prisma.MerchantUncheckedCreateWithoutPlansInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutPlansInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutPlansInput, Prisma.MerchantUncheckedUpdateWithoutPlansInput>
+}
+
+export type MerchantUpdateWithoutPlansInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutPlansInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutSubscriptionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutSubscriptionsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutSubscriptionsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutSubscriptionsInput, Prisma.MerchantUncheckedCreateWithoutSubscriptionsInput>
+}
+
+export type MerchantUpsertWithoutSubscriptionsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutSubscriptionsInput, Prisma.MerchantUncheckedUpdateWithoutSubscriptionsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutSubscriptionsInput, Prisma.MerchantUncheckedCreateWithoutSubscriptionsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutSubscriptionsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutSubscriptionsInput, Prisma.MerchantUncheckedUpdateWithoutSubscriptionsInput>
+}
+
+export type MerchantUpdateWithoutSubscriptionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutSubscriptionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -3685,6 +4199,8 @@ export type MerchantCountOutputType = {
   emails: number
   invitations: number
   emailSuppressions: number
+  plans: number
+  subscriptions: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -3704,6 +4220,8 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   emails?: boolean | MerchantCountOutputTypeCountEmailsArgs
   invitations?: boolean | MerchantCountOutputTypeCountInvitationsArgs
   emailSuppressions?: boolean | MerchantCountOutputTypeCountEmailSuppressionsArgs
+  plans?: boolean | MerchantCountOutputTypeCountPlansArgs
+  subscriptions?: boolean | MerchantCountOutputTypeCountSubscriptionsArgs
 }
 
 /**
@@ -3828,6 +4346,20 @@ export type MerchantCountOutputTypeCountEmailSuppressionsArgs<ExtArgs extends ru
   where?: Prisma.EmailSuppressionWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountPlansArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PlanWhereInput
+}
+
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountSubscriptionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SubscriptionWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -3865,6 +4397,8 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   emails?: boolean | Prisma.Merchant$emailsArgs<ExtArgs>
   invitations?: boolean | Prisma.Merchant$invitationsArgs<ExtArgs>
   emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
+  plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
+  subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -3952,6 +4486,8 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   emails?: boolean | Prisma.Merchant$emailsArgs<ExtArgs>
   invitations?: boolean | Prisma.Merchant$invitationsArgs<ExtArgs>
   emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
+  plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
+  subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -3976,6 +4512,8 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     emails: Prisma.$EmailPayload<ExtArgs>[]
     invitations: Prisma.$InvitationPayload<ExtArgs>[]
     emailSuppressions: Prisma.$EmailSuppressionPayload<ExtArgs>[]
+    plans: Prisma.$PlanPayload<ExtArgs>[]
+    subscriptions: Prisma.$SubscriptionPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -4437,6 +4975,8 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   emails<T extends Prisma.Merchant$emailsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$emailsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EmailPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invitations<T extends Prisma.Merchant$invitationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$invitationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InvitationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   emailSuppressions<T extends Prisma.Merchant$emailSuppressionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$emailSuppressionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EmailSuppressionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  plans<T extends Prisma.Merchant$plansArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$plansArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PlanPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  subscriptions<T extends Prisma.Merchant$subscriptionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$subscriptionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SubscriptionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -5259,6 +5799,54 @@ export type Merchant$emailSuppressionsArgs<ExtArgs extends runtime.Types.Extensi
   take?: number
   skip?: number
   distinct?: Prisma.EmailSuppressionScalarFieldEnum | Prisma.EmailSuppressionScalarFieldEnum[]
+}
+
+/**
+ * Merchant.plans
+ */
+export type Merchant$plansArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Plan
+   */
+  select?: Prisma.PlanSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Plan
+   */
+  omit?: Prisma.PlanOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PlanInclude<ExtArgs> | null
+  where?: Prisma.PlanWhereInput
+  orderBy?: Prisma.PlanOrderByWithRelationInput | Prisma.PlanOrderByWithRelationInput[]
+  cursor?: Prisma.PlanWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PlanScalarFieldEnum | Prisma.PlanScalarFieldEnum[]
+}
+
+/**
+ * Merchant.subscriptions
+ */
+export type Merchant$subscriptionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Subscription
+   */
+  select?: Prisma.SubscriptionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Subscription
+   */
+  omit?: Prisma.SubscriptionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SubscriptionInclude<ExtArgs> | null
+  where?: Prisma.SubscriptionWhereInput
+  orderBy?: Prisma.SubscriptionOrderByWithRelationInput | Prisma.SubscriptionOrderByWithRelationInput[]
+  cursor?: Prisma.SubscriptionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SubscriptionScalarFieldEnum | Prisma.SubscriptionScalarFieldEnum[]
 }
 
 /**
