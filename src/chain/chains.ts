@@ -3,6 +3,7 @@
 import { getCreateAddress } from "ethers";
 import type { ChainSettings } from "./config.js";
 import { type ChainInfo, knownChain } from "./registry.js";
+import { subscriptionsAddress } from "./subscriptions.js";
 
 /** An enabled chain: registry facts plus where our contracts and the RPC node are. */
 export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "factoryV1" | "payoutMinAmount"> {
@@ -12,6 +13,8 @@ export interface EnabledChain extends ChainInfo, Omit<ChainSettings, "usdc" | "f
   v1?: { factory: string; implementation: string };
   /** The local devnet this process runs: it may start over (a fresh DATA_DIR), which the indexer then follows. */
   local?: boolean;
+  /** SubscriptionsV1 for the fee recipient: the same address on every chain (deployed or not: see chain/subscriptions.ts). */
+  subscriptions: string;
 }
 
 /** Builds an enabled chain from settings; the devnet passes the address of the USDC it deployed. */
@@ -24,6 +27,7 @@ export function enableChain(settings: ChainSettings, usdcOverride?: string): Ena
     ...info,
     ...rest,
     usdc,
+    subscriptions: subscriptionsAddress(settings.feeRecipient),
     payoutMinAmount: payoutMinAmount ?? info.payoutMinAmount,
     // ChargeFactoryV1 deploys its implementation in its constructor: contract nonces start at 1.
     ...(factoryV1 && { v1: { factory: factoryV1, implementation: getCreateAddress({ from: factoryV1, nonce: 1 }) } }),
