@@ -44,6 +44,8 @@ export type ErrorCode =
   | "invoice_not_sendable"
   | "refund_not_sendable"
   | "payment_link_inactive"
+  | "plan_inactive"
+  | "subscription_not_cancelable"
   | "idempotency_key_in_use"
   | "idempotency_key_reused"
   | "rate_limited"
@@ -100,6 +102,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   invoice_not_sendable: "The invoice cannot be emailed: it is a DRAFT (finalize it first), or its customer has no email.",
   refund_not_sendable: "The refund's claim link cannot be emailed: the refund is not waiting for an address, or its charge has no customer email.",
   payment_link_inactive: "The payment link was retired (active: false).",
+  plan_inactive: "The plan was retired (active: false): new subscriptions cannot use it; existing ones go on.",
+  subscription_not_cancelable: "The subscription has already ended (CANCELED or INCOMPLETE_EXPIRED).",
   authorization_invalid: "The EIP-3009 authorization was refused: the message says which check failed.",
   refund_exceeds_refundable: "The amount is more than what is left to refund of the charge's money on the refund's chain.",
   idempotency_key_in_use: "A request with this Idempotency-Key is still being answered: retry later.",

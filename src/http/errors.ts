@@ -62,6 +62,8 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   invoice_not_sendable: 409,
   refund_not_sendable: 409,
   payment_link_inactive: 410,
+  plan_inactive: 409,
+  subscription_not_cancelable: 409,
   authorization_invalid: 400,
   refund_exceeds_refundable: 400,
   idempotency_key_in_use: 409,
