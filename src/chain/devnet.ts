@@ -11,6 +11,7 @@ import { Multicall3Artifact } from "./artifacts.js";
 import { type EnabledChain, enableChain } from "./chains.js";
 import { factoryV2Address, factoryV2Deployment, MULTICALL3 } from "./clones.js";
 import { knownChain } from "./registry.js";
+import { subscriptionsAddress, subscriptionsDeployment } from "./subscriptions.js";
 import { circleUsdc, circleUsdcAddress, deployCircleUsdc, usdcInterface } from "./usdc.js";
 
 /** Anvil's well-known development keys (public mnemonic "test test … junk"; worthless anywhere real). */
@@ -157,9 +158,11 @@ export async function payFromTestWallet(info: DevnetInfo, to: string, units: big
 }
 
 /**
- * Deploys Circle's USDC once (nonces 0–2 of the deployer, then its initialisation by the issuer) and
- * ChargeFactoryV2 for `feeRecipient` through the deterministic deployer, and puts Multicall3 at its
- * address. A devnet made by a version before 2 keeps its ChargeFactoryV1 (the deployer's nonce 3).
+ * Deploys Circle's USDC once (nonces 0–2 of the deployer, then its initialisation by the issuer),
+ * ChargeFactoryV2 and SubscriptionsV1 for `feeRecipient` through the deterministic deployer (each
+ * only where it has no code yet, so a devnet saved before subscriptions gains the contract on its
+ * next start), and puts Multicall3 at its address. A devnet made by a version before 2 keeps its
+ * ChargeFactoryV1 (the deployer's nonce 3).
  */
 async function deployContracts(provider: JsonRpcProvider, feeRecipient: string): Promise<{ usdc: string; factory: string; factoryV1?: string }> {
   const deployer = new Wallet(DEVNET_KEYS.deployer, provider);
@@ -171,6 +174,7 @@ async function deployContracts(provider: JsonRpcProvider, feeRecipient: string):
     await deployCircleUsdc({ admin: deployer, issuer: new Wallet(DEVNET_KEYS.usdcIssuer, provider) });
   }
   const factory = await deployFactoryV2(deployer, feeRecipient);
+  await deploySubscriptionsV1(deployer, feeRecipient);
   await placeMulticall3(provider);
   const v1 = getCreateAddress({ from: deployer.address, nonce: 3 });
   return (await provider.getCode(v1)) === "0x" ? { usdc, factory } : { usdc, factory, factoryV1: v1 };
@@ -181,6 +185,13 @@ export async function deployFactoryV2(from: Wallet, feeRecipient: string): Promi
   const factory = factoryV2Address(feeRecipient);
   if ((await from.provider!.getCode(factory)) === "0x") await (await from.sendTransaction(factoryV2Deployment(feeRecipient))).wait();
   return factory;
+}
+
+/** Deploys SubscriptionsV1 for `feeRecipient` through the deterministic deployer unless it is there; returns its address. */
+export async function deploySubscriptionsV1(from: Wallet, feeRecipient: string): Promise<string> {
+  const address = subscriptionsAddress(feeRecipient);
+  if ((await from.provider!.getCode(address)) === "0x") await (await from.sendTransaction(subscriptionsDeployment(feeRecipient))).wait();
+  return address;
 }
 
 /** Puts the Multicall3 stand-in at Multicall3's address (anvil only), unless something is there. */

@@ -1,6 +1,7 @@
 // A fresh anvil per test file, with Circle's real USDC (FiatToken v2.2 behind its proxy, deployed by
-// anvil account 9, issued by account 8), ChargeFactoryV2 deployed through the deterministic deployer
-// (so it has the same address on every test chain with the same fee recipient), and Multicall3; the
+// anvil account 9, issued by account 8), ChargeFactoryV2 and SubscriptionsV1 deployed through the
+// deterministic deployer (so they have the same address on every test chain with the same fee
+// recipient: EnabledChain.subscriptions), and Multicall3; the
 // first chain of a run deploys them, the others load its saved state.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { Contract, ContractFactory, id, JsonRpcProvider, toQuantity, Wallet, zer
 import { type Anvil, startAnvil } from "../../src/chain/anvil.js";
 import { ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../src/chain/artifacts.js";
 import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
-import { deployFactoryV2, type DevnetInfo, placeMulticall3 } from "../../src/chain/devnet.js";
+import { deployFactoryV2, deploySubscriptionsV1, type DevnetInfo, placeMulticall3 } from "../../src/chain/devnet.js";
 import { knownChain } from "../../src/chain/registry.js";
 import { circleUsdc, deployCircleUsdc } from "../../src/chain/usdc.js";
 
@@ -76,6 +77,7 @@ export async function startTestChain(options: { chainId?: number } = {}): Promis
   const deployed = await deployOrLoad(anvil.chainId, provider, async () => {
     const usdc = await deployCircleUsdc({ admin: wallets[9]!, issuer });
     const factory = await deployFactoryV2(deployer, feeRecipient);
+    await deploySubscriptionsV1(deployer, feeRecipient);
     await placeMulticall3(provider);
     return { usdc, factory };
   });
