@@ -61,6 +61,11 @@ const schema = z.object({
     .max(1_000_000_000)
     .default(Number(DEFAULT_RELAYER_GAS_BUDGET))
     .transform((n) => BigInt(n)),
+  RELAYER_PREVIOUS_KEYS: z
+    .string()
+    .regex(/^\s*0x[0-9a-fA-F]{64}\s*(,\s*0x[0-9a-fA-F]{64}\s*)*$/, "must be 0x-prefixed 32-byte private keys separated by commas")
+    .optional()
+    .transform((v) => v?.split(",").map((k) => k.trim()) ?? []),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   RUN_WORKER: flag.default(true),
   AUTO_MIGRATE: flag.default(true),
@@ -150,6 +155,8 @@ export interface Config {
   payoutMinAmount: bigint | undefined;
   /** Gas the relayer may spend per merchant, chain and UTC day on its sweeps and its buyers' payments without gas. */
   relayerGasBudgetPerMerchant: bigint;
+  /** RELAYER_PREVIOUS_KEYS: keys the relayer used before; their subscription permissions are delegated to the current key. */
+  relayerPreviousKeys: string[];
   /** How often the worker compares the ledger with each chain. */
   reconcileIntervalMs: number;
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
@@ -261,6 +268,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     gaslessMinAmount: e.GASLESS_MIN_AMOUNT,
     payoutMinAmount: e.PAYOUT_MIN_AMOUNT,
     relayerGasBudgetPerMerchant: e.RELAYER_GAS_BUDGET_PER_MERCHANT,
+    relayerPreviousKeys: e.RELAYER_PREVIOUS_KEYS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
     runWorker: e.RUN_WORKER,
     chains,
@@ -292,6 +300,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
 /** The names of the settings that may come from a file (NAME_FILE): the secrets. */
 export const SECRET_SETTINGS = [
   "RELAYER_PRIVATE_KEY",
+  "RELAYER_PREVIOUS_KEYS",
   "CHAIN_<id>_RELAYER_KEY",
   "CHAIN_<id>_RPC_URL",
   "DATABASE_URL",

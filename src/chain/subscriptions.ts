@@ -135,6 +135,11 @@ function initCode(feeRecipient: string): string {
   return concat([SubscriptionsV1Artifact.bytecode, AbiCoder.defaultAbiCoder().encode(["address"], [getAddress(feeRecipient)])]);
 }
 
+/** Whether SubscriptionsV1 has code at `chain.subscriptions` (checkout offers only the chains where it does). */
+export async function subscriptionsDeployed(provider: { getCode(address: string): Promise<string> }, chain: { subscriptions: string }): Promise<boolean> {
+  return (await provider.getCode(chain.subscriptions)) !== "0x";
+}
+
 /** The permission as the contract's calls take it (a tuple in struct order). */
 export function permissionTuple(p: Permission): unknown[] {
   return [p.payer, p.merchant, p.token, p.spender, p.amount, p.feeBps, p.period, p.start, p.end, p.salt];
@@ -160,6 +165,11 @@ export function subscribeCalldata(
 /** Calldata of pull(): a renewal. */
 export function pullCalldata(p: Permission, amount: bigint): string {
   return subscriptionsInterface.encodeFunctionData("pull", [permissionTuple(p), amount]);
+}
+
+/** Calldata of delegate(): `spender`'s role handed to `delegate`, with the spender's EIP-712 signature (key rotation). */
+export function delegateCalldata(spender: string, delegate: string, signature: string): string {
+  return subscriptionsInterface.encodeFunctionData("delegate", [spender, delegate, signature]);
 }
 
 /** Calldata of revoke() (the spender's: the merchant cancelled). */

@@ -1,7 +1,8 @@
 // What the worker last saw of each chain's relayer: its gas balance against the minimum it should
-// keep (CHAIN_<id>_RELAYER_MIN_BALANCE), and its transactions stuck unmined past the chain's limit
-// (CHAIN_<id>_RELAYER_STUCK_AFTER). Read by /readyz and /metrics in any process, so an operator hears
-// about a relayer running dry or stuck before payouts stop.
+// keep (CHAIN_<id>_RELAYER_MIN_BALANCE), its transactions stuck unmined past the chain's limit
+// (CHAIN_<id>_RELAYER_STUCK_AFTER), and whether SubscriptionsV1 has code there. Read by /readyz and
+// /metrics in any process, so an operator hears about a relayer running dry or stuck before payouts
+// stop, and about a chain where subscriptions cannot be offered.
 import { formatEther } from "ethers";
 import type { Prisma } from "../db/client.js";
 import { toUnits } from "./money.js";
@@ -13,6 +14,8 @@ export interface RelayerBalance {
   balance: bigint;
   minBalance: bigint;
   checkedAt: Date;
+  /** Whether SubscriptionsV1 had code on the chain at the check (null: not checked yet; absent when recording: unchanged). */
+  subscriptionsDeployed?: boolean | null;
 }
 
 /** Stores the relayer's balance for its chain (one row per chain, replaced each check). */
@@ -22,6 +25,7 @@ export async function recordRelayerBalance(prisma: Prisma, b: RelayerBalance): P
     relayerBalance: b.balance.toString(),
     relayerMinBalance: b.minBalance.toString(),
     checkedAt: b.checkedAt,
+    ...(b.subscriptionsDeployed !== undefined && { subscriptionsDeployed: b.subscriptionsDeployed }),
   };
   await prisma.chainStatus.upsert({ where: { chainId: b.chainId }, create: { chainId: b.chainId, ...row }, update: row });
 }
@@ -35,7 +39,14 @@ export async function relayerBalances(prisma: Prisma): Promise<RelayerBalance[]>
     balance: toUnits(r.relayerBalance),
     minBalance: toUnits(r.relayerMinBalance),
     checkedAt: r.checkedAt,
+    subscriptionsDeployed: r.subscriptionsDeployed,
   }));
+}
+
+/** The chains where the worker last found SubscriptionsV1 deployed: the only ones a subscription's checkout may offer. */
+export async function subscriptionChainIds(prisma: Prisma): Promise<number[]> {
+  const rows = await prisma.chainStatus.findMany({ where: { subscriptionsDeployed: true }, orderBy: { chainId: "asc" }, select: { chainId: true } });
+  return rows.map((r) => r.chainId);
 }
 
 /** A relayer transaction waiting to be mined for longer than its chain allows. */
@@ -74,11 +85,18 @@ export async function relayerProblems(
       const unit = symbol.get(b.chainId)!;
       return `chain ${b.chainId}: relayer ${b.relayerAddress} has ${formatEther(b.balance)} ${unit}, below the minimum ${formatEther(b.minBalance)} ${unit}; fund it or payouts will stop`;
     });
+  // Only a check that found no code counts: a chain not checked yet is not reported.
+  const undeployed = balances
+    .filter((b) => symbol.has(b.chainId) && b.subscriptionsDeployed === false)
+    .map(
+      (b) =>
+        `chain ${b.chainId}: SubscriptionsV1 is not deployed, so subscriptions cannot be offered there; deploy it with npm run contracts:deploy -- --chain ${b.chainId}`,
+    );
   const first = new Map<number, StuckRelayerTx>();
   for (const t of stuck) if (!first.has(t.chainId)) first.set(t.chainId, t);
   const late = [...first.values()].map((t) => {
     const minutes = Math.floor((now.getTime() - t.createdAt.getTime()) / 60_000);
     return `chain ${t.chainId}: relayer transaction ${t.id} (nonce ${t.nonce}) unmined for ${minutes} min; later payouts wait behind it (check the node and the chain's fee ceiling)`;
   });
-  return [...low, ...late];
+  return [...low, ...late, ...undeployed];
 }

@@ -5,7 +5,8 @@
 // its database session ends with its lock and another worker takes the chain. Each tick, in
 // order: the indexer (new blocks, reorgs, catching up), confirming transfers into the ledger and
 // ending authorizations, the relayer's open transactions (nonce gaps healed, stuck ones reported),
-// payouts, relayed authorizations, sweeps, the first check of just-picked addresses, and now and then
+// the delegation of old relayer keys' subscription permissions (RELAYER_PREVIOUS_KEYS), payouts,
+// relayed authorizations, sweeps, the first check of just-picked addresses, and now and then
 // the reconciliation and the relayer's gas.
 import { formatEther } from "ethers";
 import type { Logger } from "pino";
@@ -13,6 +14,7 @@ import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { ChainIndexer } from "./indexer.js";
 import { Relayer } from "../chain/relayer.js";
+import { subscriptionsDeployed } from "../chain/subscriptions.js";
 import type { Database, HeldLock, Prisma } from "../db/client.js";
 import { endAuthorizations } from "../domain/authorizations.js";
 import { chargesAwaitingConfirmations } from "../domain/chain-transfers.js";
@@ -27,6 +29,7 @@ import { authorizationHandlers, runAuthorizations } from "./authorizations.js";
 import { checkPickedClones, runReconciliation } from "./reconcile.js";
 import { IGNORED, resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
 import { runSweeps, sweepHandlers } from "./sweeps.js";
+import { delegationHandlers, runDelegations } from "./delegations.js";
 import type { RelayerTxKind } from "../generated/prisma/client.js";
 import { type ChainShare, newWorkerId } from "./chain-share.js";
 
@@ -54,6 +57,8 @@ export interface ChainRunnerOptions {
   workerId?: string;
   /** This worker's share of the chains (PostgreSQL); absent, the runner asks for the lock every tick (the embedded database's lock is its own). */
   share?: ChainShare;
+  /** RELAYER_PREVIOUS_KEYS: keys the relayer used before, whose subscription permissions the current key takes over. */
+  previousRelayerKeys?: readonly string[];
   /** ALERT_EMAIL: told by email, at most once a day, while the relayer is low on gas money. */
   alertTo?: string;
   now?: () => Date;
@@ -81,6 +86,8 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   hold(null);
   let balanceCheckedAt = 0;
   let reconciledAt = 0;
+  // Read from the chain again whenever this process takes the chain: another may have rotated meanwhile.
+  let delegated = false;
   const stuck = new Set<string>();
   const { feed } = settings;
   const progress = feed ? new PaymentProgress(db.prisma, chain.chainId) : null;
@@ -112,6 +119,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         }
         if (!taken) return;
         log.info({ relayer: relayer.address, worker: workerId }, "chain runner active");
+        delegated = false;
         await resendStored(db.prisma, relayer);
       }
       let step = await indexer.step();
@@ -128,6 +136,13 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       if (feed && progress) feed.progressed(await progress.moved(step.tip).catch(() => []));
       await trackRelayerTxs(db.prisma, relayer, step.tip, handlers, { bumpAfterMs: options.bumpAfterMs, now }, log);
       await reportStuck(db.prisma, chain, stuck, log, now());
+      if (!delegated) {
+        // A rotation is not urgent (an old key's renewals wait for it): its trouble must not hold back payouts.
+        delegated = await runDelegations(db.prisma, relayer, options.previousRelayerKeys ?? [], log).catch((err) => {
+          log.warn({ err: (err as Error).message }, "delegating old relayer keys failed; trying again next tick");
+          return false;
+        });
+      }
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: chain.payoutMinAmount });
       await runAuthorizations(db.prisma, relayer, log);
       await runSweeps(db.prisma, relayer, log, { relayerGasBudget: options.relayerGasBudget });
@@ -184,11 +199,21 @@ async function keepDevnetClock(prisma: Prisma, relayer: Relayer, at: Date): Prom
   if (Number(due?.n ?? 0) > 0) await relayer.provider.send("evm_mine", []);
 }
 
-/** Records the relayer's gas balance; below the chain's minimum that is an error for the operator, and an email to `alertTo`. */
+/**
+ * Records the relayer's gas balance and whether SubscriptionsV1 has code on the chain; a balance below
+ * the chain's minimum is an error for the operator, and an email to `alertTo`.
+ */
 async function checkRelayerBalance(prisma: Prisma, relayer: Relayer, log: Logger, at: Date, alertTo: string | undefined): Promise<void> {
   const { chain } = relayer;
-  const balance = await relayer.balance();
-  await recordRelayerBalance(prisma, { chainId: chain.chainId, relayerAddress: relayer.address, balance, minBalance: chain.relayerMinBalance, checkedAt: at });
+  const [balance, deployed] = await Promise.all([relayer.balance(), subscriptionsDeployed(relayer.provider, chain)]);
+  await recordRelayerBalance(prisma, {
+    chainId: chain.chainId,
+    relayerAddress: relayer.address,
+    balance,
+    minBalance: chain.relayerMinBalance,
+    checkedAt: at,
+    subscriptionsDeployed: deployed,
+  });
   if (balance < chain.relayerMinBalance) {
     log.error(
       { relayer: relayer.address, balance: formatEther(balance), minimum: formatEther(chain.relayerMinBalance), unit: chain.nativeSymbol },
@@ -248,5 +273,6 @@ export function relayerTxHandlers(
     FILL: IGNORED,
     // Subscription pulls: jobs/subscriptions.ts follows them (issue 44, replaced when the engine lands).
     PULL: IGNORED,
+    DELEGATE: delegationHandlers(logger),
   };
 }

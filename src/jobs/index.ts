@@ -21,7 +21,8 @@ export interface JobServices {
   config: Pick<
     Config,
     "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email"
-  >;
+  > &
+    Partial<Pick<Config, "relayerPreviousKeys">>;
   db: Database;
   chains: ChainSet;
   logger: Logger;
@@ -67,6 +68,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         bumpAfterMs: config.relayerBumpAfterMs,
         reconcileMs: config.reconcileIntervalMs,
         relayerGasBudget: config.relayerGasBudgetPerMerchant,
+        previousRelayerKeys: config.relayerPreviousKeys,
         metrics,
         workerId,
         share,

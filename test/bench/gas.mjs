@@ -14,11 +14,16 @@
 // deploys K=2 of its clones into the same block ahead of it (a higher tip) after our estimate: relayer
 // gas per paid charge both ways, in the same run; `bareEstimate` is the same attack on a batch sent at
 // exactly its estimate (what the service did before issue 41): it reverts, and the relayer pays.
+// `subscription`: SubscriptionsV1 on the same token: the checkout's subscribe() (permit, permission
+// and first pull in one transaction), a renewal pull (merchant and fee recipient already holding
+// USDC: the steady state; goal 70k, which two FiatToken transfers alone nearly use up) and a revoke.
 import { Contract, ContractFactory, hexlify, id, JsonRpcProvider, parseEther, randomBytes, Wallet } from "ethers";
 import { startAnvil } from "../../dist/chain/anvil.js";
 import { ChargeCloneV1Artifact, ChargeFactoryV1Artifact, ChargeFactoryV2Artifact } from "../../dist/chain/artifacts.js";
 import { chargeKey, payoutWords, predictCloneV2 } from "../../dist/chain/clones.js";
-import { deployFactoryV2 } from "../../dist/chain/devnet.js";
+import { deployFactoryV2, deploySubscriptionsV1 } from "../../dist/chain/devnet.js";
+import { SubscriptionsV1Artifact } from "../../dist/chain/artifacts.js";
+import { permissionTuple, permissionTypedData, subscriptionSalt, UNTIL_REVOKED } from "../../dist/chain/subscriptions.js";
 import { Relayer } from "../../dist/chain/relayer.js";
 import { payoutGasNeeded } from "../../dist/jobs/payouts.js";
 import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
@@ -232,6 +237,45 @@ try {
     withAuthorization.transferWithAuthorization(message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, signature),
   );
 
+  // A subscription: the buyer signs a permit and a permission once; the relayer subscribes, then renews.
+  const subscription = await (async () => {
+    const contract = new Contract(await deploySubscriptionsV1(deployer, feeRecipient), SubscriptionsV1Artifact.abi, deployer);
+    const payer = new Wallet(hexlify(randomBytes(32)), provider);
+    await gas(usdc.mint(payer.address, 10n * PAID));
+    const period = 30n * 86_400n;
+    const now = BigInt((await provider.getBlock("latest")).timestamp);
+    const p = {
+      payer: payer.address,
+      merchant,
+      token,
+      spender: deployer.address,
+      amount: PAID,
+      feeBps: FEE_BPS,
+      period,
+      start: now,
+      end: UNTIL_REVOKED,
+      salt: subscriptionSalt("sub_gas"),
+    };
+    const typed = permissionTypedData(anvil.chainId, await contract.getAddress(), p);
+    const permission = await payer.signTypedData(typed.domain, typed.types, typed.message);
+    const deadline = now + 3600n;
+    const permitTypes = {
+      Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map((f) => {
+        const [name, type] = f.split(":");
+        return { name, type };
+      }),
+    };
+    const value = 12n * PAID;
+    const permit = await payer.signTypedData(domain, permitTypes, { owner: payer.address, spender: await contract.getAddress(), value, nonce: 0n, deadline });
+    const subscribe = await gas(contract.subscribe(permissionTuple(p), permission, value, deadline, permit, PAID));
+    await provider.send("evm_increaseTime", [Number(period)]);
+    await provider.send("evm_mine", []);
+    const renewal = await gas(contract.pull(permissionTuple(p), PAID));
+    const revoke = await gas(contract.revoke(permissionTuple(p)));
+    if ((await usdc.balanceOf(payer.address)) !== 8n * PAID) throw new Error("the subscription did not pull twice");
+    return { subscribeWithPermitAndFirstPull: subscribe, renewalPull: renewal, revoke };
+  })();
+
   console.log(
     JSON.stringify({
       bench: "gas",
@@ -244,6 +288,7 @@ try {
       deployAndFlush: paidChargePerClone[1],
       frontRunningStranger,
       payment: { buyerTransfer, gasless, gaslessOverTransfer: Number((gasless / buyerTransfer).toFixed(2)) },
+      subscription,
       token: "Circle FiatToken v2.2 (proxy)",
       baseline: {
         usdcTransfer: transfer,
@@ -253,7 +298,7 @@ try {
           at50OverV1: Number((paidChargePerClone[50] / v1PerPaidChargeAt50).toFixed(3)),
         },
       },
-      goals: { paidChargePerCloneAt50: 65_000, paidChargeAlone: 100_000, abandonedCharge: 0 },
+      goals: { paidChargePerCloneAt50: 65_000, paidChargeAlone: 100_000, abandonedCharge: 0, subscriptionRenewalPull: 70_000 },
     }),
   );
   provider.destroy();

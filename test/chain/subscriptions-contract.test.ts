@@ -3,7 +3,7 @@
 // recipient, revoke at any time, signatures bound to this chain and this contract) and every way a
 // pull fails, each with the balances checked to the base unit.
 import { createRequire } from "node:module";
-import { Contract, ContractFactory, MaxUint256, parseEther, Signature, toQuantity, TypedDataEncoder, Wallet } from "ethers";
+import { type BaseWallet, Contract, ContractFactory, MaxUint256, parseEther, Signature, toQuantity, TypedDataEncoder, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionsV1Artifact } from "../../src/chain/artifacts.js";
 import {
@@ -73,7 +73,7 @@ const balance = (who: string) => chain.balance(who);
 const latest = async () => BigInt((await chain.provider.getBlock("latest"))!.timestamp);
 
 /** A payer with gas and `usdc` base units. */
-async function newPayer(usdc = 1_000_000_000n): Promise<Wallet> {
+async function newPayer(usdc = 1_000_000_000n): Promise<BaseWallet> {
   const w = Wallet.createRandom().connect(chain.provider);
   await chain.provider.send("anvil_setBalance", [w.address, toQuantity(parseEther("1"))]);
   if (usdc > 0n) await chain.mint(w.address, usdc);
@@ -98,13 +98,13 @@ async function permission(payer: string, over: Partial<Permission> = {}): Promis
 }
 
 /** The payer's EIP-712 signature of `p` for `contractAddress` on `chainId`. */
-async function sign(signer: Wallet, p: Permission, chainId = 31337, contractAddress = contract.target as string): Promise<string> {
+async function sign(signer: BaseWallet, p: Permission, chainId = 31337, contractAddress = contract.target as string): Promise<string> {
   const t = permissionTypedData(chainId, contractAddress, p);
   return signer.signTypedData(t.domain, t.types, t.message);
 }
 
 /** The USDC EIP-2612 permit `owner` signs for the contract (FiatToken v2.2's domain: "USD Coin", "2"). */
-async function permitSignature(signer: Wallet, owner: string, value: bigint, deadline: bigint): Promise<string> {
+async function permitSignature(signer: BaseWallet, owner: string, value: bigint, deadline: bigint): Promise<string> {
   const nonce = (await chain.usdc.getFunction("nonces")(owner)) as bigint;
   const domain = { name: "USD Coin", version: "2", chainId: 31337, verifyingContract: usdcAddress };
   const types = {
@@ -123,18 +123,18 @@ async function permitSignature(signer: Wallet, owner: string, value: bigint, dea
 }
 
 /** The payer's allowance to the contract, by an approve sent from the payer. */
-async function allow(payer: Wallet, value = MaxUint256): Promise<void> {
+async function allow(payer: BaseWallet, value = MaxUint256): Promise<void> {
   await (await (chain.usdc.connect(payer) as Contract).getFunction("approve")(contract.target, value)).wait();
 }
 
 /** Approves `p` (signed by `payer`) with an allowance in place; returns the permission's hash. */
-async function approved(payer: Wallet, p: Permission): Promise<string> {
+async function approved(payer: BaseWallet, p: Permission): Promise<string> {
   await allow(payer);
   await (await contract.getFunction("approve")(permissionTuple(p), await sign(payer, p))).wait();
   return permissionHash(p);
 }
 
-async function pull(p: Permission, amount: bigint, from: Wallet = spender) {
+async function pull(p: Permission, amount: bigint, from: BaseWallet = spender) {
   return (await (contract.connect(from) as Contract).getFunction("pull")(permissionTuple(p), amount)).wait();
 }
 
@@ -432,7 +432,7 @@ describe("SubscriptionsV1: the token refuses", () => {
 
 describe("SubscriptionsV1: spender delegation (relayer key rotation)", () => {
   /** The old key's signature of Delegation(old, next, nonce). */
-  async function delegation(old: Wallet, next: string, nonce?: bigint): Promise<string> {
+  async function delegation(old: BaseWallet, next: string, nonce?: bigint): Promise<string> {
     const domain = { name: "Stablegate Subscriptions", version: "1", chainId: 31337, verifyingContract: contract.target as string };
     return old.signTypedData(domain, DELEGATION_TYPES, {
       spender: old.address,

@@ -67,7 +67,8 @@ export const RelayerTxKind = {
   AUTHORIZATION: 'AUTHORIZATION',
   SWEEP: 'SWEEP',
   FILL: 'FILL',
-  PULL: 'PULL'
+  PULL: 'PULL',
+  DELEGATE: 'DELEGATE'
 } as const
 
 export type RelayerTxKind = (typeof RelayerTxKind)[keyof typeof RelayerTxKind]

@@ -446,7 +446,8 @@ export const ChainStatusScalarFieldEnum = {
   relayerAddress: 'relayerAddress',
   relayerBalance: 'relayerBalance',
   relayerMinBalance: 'relayerMinBalance',
-  checkedAt: 'checkedAt'
+  checkedAt: 'checkedAt',
+  subscriptionsDeployed: 'subscriptionsDeployed'
 } as const
 
 export type ChainStatusScalarFieldEnum = (typeof ChainStatusScalarFieldEnum)[keyof typeof ChainStatusScalarFieldEnum]

@@ -44,6 +44,7 @@ export type ChainStatusMinAggregateOutputType = {
   relayerBalance: runtime.Decimal | null
   relayerMinBalance: runtime.Decimal | null
   checkedAt: Date | null
+  subscriptionsDeployed: boolean | null
 }
 
 export type ChainStatusMaxAggregateOutputType = {
@@ -52,6 +53,7 @@ export type ChainStatusMaxAggregateOutputType = {
   relayerBalance: runtime.Decimal | null
   relayerMinBalance: runtime.Decimal | null
   checkedAt: Date | null
+  subscriptionsDeployed: boolean | null
 }
 
 export type ChainStatusCountAggregateOutputType = {
@@ -60,6 +62,7 @@ export type ChainStatusCountAggregateOutputType = {
   relayerBalance: number
   relayerMinBalance: number
   checkedAt: number
+  subscriptionsDeployed: number
   _all: number
 }
 
@@ -82,6 +85,7 @@ export type ChainStatusMinAggregateInputType = {
   relayerBalance?: true
   relayerMinBalance?: true
   checkedAt?: true
+  subscriptionsDeployed?: true
 }
 
 export type ChainStatusMaxAggregateInputType = {
@@ -90,6 +94,7 @@ export type ChainStatusMaxAggregateInputType = {
   relayerBalance?: true
   relayerMinBalance?: true
   checkedAt?: true
+  subscriptionsDeployed?: true
 }
 
 export type ChainStatusCountAggregateInputType = {
@@ -98,6 +103,7 @@ export type ChainStatusCountAggregateInputType = {
   relayerBalance?: true
   relayerMinBalance?: true
   checkedAt?: true
+  subscriptionsDeployed?: true
   _all?: true
 }
 
@@ -193,6 +199,7 @@ export type ChainStatusGroupByOutputType = {
   relayerBalance: runtime.Decimal
   relayerMinBalance: runtime.Decimal
   checkedAt: Date
+  subscriptionsDeployed: boolean | null
   _count: ChainStatusCountAggregateOutputType | null
   _avg: ChainStatusAvgAggregateOutputType | null
   _sum: ChainStatusSumAggregateOutputType | null
@@ -224,6 +231,7 @@ export type ChainStatusWhereInput = {
   relayerBalance?: Prisma.DecimalFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFilter<"ChainStatus"> | Date | string
+  subscriptionsDeployed?: Prisma.BoolNullableFilter<"ChainStatus"> | boolean | null
 }
 
 export type ChainStatusOrderByWithRelationInput = {
@@ -232,6 +240,7 @@ export type ChainStatusOrderByWithRelationInput = {
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
   checkedAt?: Prisma.SortOrder
+  subscriptionsDeployed?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type ChainStatusWhereUniqueInput = Prisma.AtLeast<{
@@ -243,6 +252,7 @@ export type ChainStatusWhereUniqueInput = Prisma.AtLeast<{
   relayerBalance?: Prisma.DecimalFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFilter<"ChainStatus"> | Date | string
+  subscriptionsDeployed?: Prisma.BoolNullableFilter<"ChainStatus"> | boolean | null
 }, "chainId">
 
 export type ChainStatusOrderByWithAggregationInput = {
@@ -251,6 +261,7 @@ export type ChainStatusOrderByWithAggregationInput = {
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
   checkedAt?: Prisma.SortOrder
+  subscriptionsDeployed?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChainStatusCountOrderByAggregateInput
   _avg?: Prisma.ChainStatusAvgOrderByAggregateInput
   _max?: Prisma.ChainStatusMaxOrderByAggregateInput
@@ -267,6 +278,7 @@ export type ChainStatusScalarWhereWithAggregatesInput = {
   relayerBalance?: Prisma.DecimalWithAggregatesFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalWithAggregatesFilter<"ChainStatus"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeWithAggregatesFilter<"ChainStatus"> | Date | string
+  subscriptionsDeployed?: Prisma.BoolNullableWithAggregatesFilter<"ChainStatus"> | boolean | null
 }
 
 export type ChainStatusCreateInput = {
@@ -275,6 +287,7 @@ export type ChainStatusCreateInput = {
   relayerBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt: Date | string
+  subscriptionsDeployed?: boolean | null
 }
 
 export type ChainStatusUncheckedCreateInput = {
@@ -283,6 +296,7 @@ export type ChainStatusUncheckedCreateInput = {
   relayerBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt: Date | string
+  subscriptionsDeployed?: boolean | null
 }
 
 export type ChainStatusUpdateInput = {
@@ -291,6 +305,7 @@ export type ChainStatusUpdateInput = {
   relayerBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  subscriptionsDeployed?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
 }
 
 export type ChainStatusUncheckedUpdateInput = {
@@ -299,6 +314,7 @@ export type ChainStatusUncheckedUpdateInput = {
   relayerBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  subscriptionsDeployed?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
 }
 
 export type ChainStatusCreateManyInput = {
@@ -307,6 +323,7 @@ export type ChainStatusCreateManyInput = {
   relayerBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance: runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt: Date | string
+  subscriptionsDeployed?: boolean | null
 }
 
 export type ChainStatusUpdateManyMutationInput = {
@@ -315,6 +332,7 @@ export type ChainStatusUpdateManyMutationInput = {
   relayerBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  subscriptionsDeployed?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
 }
 
 export type ChainStatusUncheckedUpdateManyInput = {
@@ -323,6 +341,7 @@ export type ChainStatusUncheckedUpdateManyInput = {
   relayerBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   relayerMinBalance?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   checkedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  subscriptionsDeployed?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
 }
 
 export type ChainStatusCountOrderByAggregateInput = {
@@ -331,6 +350,7 @@ export type ChainStatusCountOrderByAggregateInput = {
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
   checkedAt?: Prisma.SortOrder
+  subscriptionsDeployed?: Prisma.SortOrder
 }
 
 export type ChainStatusAvgOrderByAggregateInput = {
@@ -345,6 +365,7 @@ export type ChainStatusMaxOrderByAggregateInput = {
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
   checkedAt?: Prisma.SortOrder
+  subscriptionsDeployed?: Prisma.SortOrder
 }
 
 export type ChainStatusMinOrderByAggregateInput = {
@@ -353,12 +374,17 @@ export type ChainStatusMinOrderByAggregateInput = {
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
   checkedAt?: Prisma.SortOrder
+  subscriptionsDeployed?: Prisma.SortOrder
 }
 
 export type ChainStatusSumOrderByAggregateInput = {
   chainId?: Prisma.SortOrder
   relayerBalance?: Prisma.SortOrder
   relayerMinBalance?: Prisma.SortOrder
+}
+
+export type NullableBoolFieldUpdateOperationsInput = {
+  set?: boolean | null
 }
 
 
@@ -369,6 +395,7 @@ export type ChainStatusSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   relayerBalance?: boolean
   relayerMinBalance?: boolean
   checkedAt?: boolean
+  subscriptionsDeployed?: boolean
 }, ExtArgs["result"]["chainStatus"]>
 
 export type ChainStatusSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -377,6 +404,7 @@ export type ChainStatusSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   relayerBalance?: boolean
   relayerMinBalance?: boolean
   checkedAt?: boolean
+  subscriptionsDeployed?: boolean
 }, ExtArgs["result"]["chainStatus"]>
 
 export type ChainStatusSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -385,6 +413,7 @@ export type ChainStatusSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   relayerBalance?: boolean
   relayerMinBalance?: boolean
   checkedAt?: boolean
+  subscriptionsDeployed?: boolean
 }, ExtArgs["result"]["chainStatus"]>
 
 export type ChainStatusSelectScalar = {
@@ -393,9 +422,10 @@ export type ChainStatusSelectScalar = {
   relayerBalance?: boolean
   relayerMinBalance?: boolean
   checkedAt?: boolean
+  subscriptionsDeployed?: boolean
 }
 
-export type ChainStatusOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "relayerAddress" | "relayerBalance" | "relayerMinBalance" | "checkedAt", ExtArgs["result"]["chainStatus"]>
+export type ChainStatusOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "relayerAddress" | "relayerBalance" | "relayerMinBalance" | "checkedAt" | "subscriptionsDeployed", ExtArgs["result"]["chainStatus"]>
 
 export type $ChainStatusPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ChainStatus"
@@ -409,6 +439,10 @@ export type $ChainStatusPayload<ExtArgs extends runtime.Types.Extensions.Interna
     relayerBalance: runtime.Decimal
     relayerMinBalance: runtime.Decimal
     checkedAt: Date
+    /**
+     * Whether SubscriptionsV1 had code at EnabledChain.subscriptions when last checked (null: not checked yet).
+     */
+    subscriptionsDeployed: boolean | null
   }, ExtArgs["result"]["chainStatus"]>
   composites: {}
 }
@@ -837,6 +871,7 @@ export interface ChainStatusFieldRefs {
   readonly relayerBalance: Prisma.FieldRef<"ChainStatus", 'Decimal'>
   readonly relayerMinBalance: Prisma.FieldRef<"ChainStatus", 'Decimal'>
   readonly checkedAt: Prisma.FieldRef<"ChainStatus", 'DateTime'>
+  readonly subscriptionsDeployed: Prisma.FieldRef<"ChainStatus", 'Boolean'>
 }
     
 
