@@ -1,12 +1,14 @@
 // `npm run contracts`: compile the Solidity sources into the committed artifacts.
-// `npm run contracts:deploy -- --chain <id>`: deploy ChargeFactoryV2 for FEE_RECIPIENT through the
-// deterministic deployment proxy, so that it has the same address on every chain, and print the
-// setting to add. Deploying it again, or on another chain, gives the same address.
+// `npm run contracts:deploy -- --chain <id>`: deploy ChargeFactoryV2 and SubscriptionsV1 for
+// FEE_RECIPIENT through the deterministic deployment proxy, so that each has the same address on
+// every chain, and print the setting to add. Deploying again, or on another chain, gives the same
+// addresses; a contract already there is left alone (an older deployment gains SubscriptionsV1).
 import { parseArgs } from "node:util";
 import { Wallet } from "ethers";
 import { DETERMINISTIC_DEPLOYER, factoryV2Address, factoryV2Deployment } from "../chain/clones.js";
 import { knownChain } from "../chain/registry.js";
 import { ChainRpc } from "../chain/rpc.js";
+import { subscriptionsAddress, subscriptionsDeployment } from "../chain/subscriptions.js";
 import { ConfigError, loadDeploySettings } from "../config.js";
 
 async function deploy(chainId: number): Promise<void> {
@@ -15,23 +17,30 @@ async function deploy(chainId: number): Promise<void> {
   const { rpcUrls, relayerKey, feeRecipient } = loadDeploySettings(chainId);
   const provider = new ChainRpc(chainId, rpcUrls);
   try {
-    const address = factoryV2Address(feeRecipient);
     if ((await provider.getCode(DETERMINISTIC_DEPLOYER)) === "0x") {
       throw new ConfigError(
         `${info.name} has no deterministic deployment proxy at ${DETERMINISTIC_DEPLOYER}; it must be deployed there first (see its repository).`,
       );
     }
-    if ((await provider.getCode(address)) !== "0x") {
-      process.stdout.write(`ChargeFactoryV2 for fee recipient ${feeRecipient} is already on ${info.name} (${chainId}).\n`);
-    } else {
-      const wallet = new Wallet(relayerKey, provider);
-      process.stdout.write(`Deploying ChargeFactoryV2 on ${info.name} (${chainId}) from ${wallet.address}; fee recipient ${feeRecipient} (fixed forever)…\n`);
-      const tx = await wallet.sendTransaction(factoryV2Deployment(feeRecipient));
+    const wallet = new Wallet(relayerKey, provider);
+    const where = `${info.name} (${chainId})`;
+    const contracts = [
+      { name: "ChargeFactoryV2", address: factoryV2Address(feeRecipient), deployment: factoryV2Deployment(feeRecipient) },
+      { name: "SubscriptionsV1", address: subscriptionsAddress(feeRecipient), deployment: subscriptionsDeployment(feeRecipient) },
+    ];
+    for (const c of contracts) {
+      if ((await provider.getCode(c.address)) !== "0x") {
+        process.stdout.write(`${c.name} for fee recipient ${feeRecipient} is already on ${where} at ${c.address}.\n`);
+        continue;
+      }
+      process.stdout.write(`Deploying ${c.name} on ${where} from ${wallet.address}; fee recipient ${feeRecipient} (fixed forever)…\n`);
+      const tx = await wallet.sendTransaction(c.deployment);
       await tx.wait();
-      if ((await provider.getCode(address)) === "0x") throw new Error(`the deployment ${tx.hash} left no code at ${address}`);
-      process.stdout.write(`Deployed in ${tx.hash}.\n`);
+      if ((await provider.getCode(c.address)) === "0x") throw new Error(`the deployment ${tx.hash} left no code at ${c.address}`);
+      process.stdout.write(`Deployed ${c.name} at ${c.address} in ${tx.hash}.\n`);
     }
-    process.stdout.write(`Add to the service's environment (the same address on every chain):\n  CHAIN_${chainId}_FACTORY=${address}\n`);
+    // SubscriptionsV1 needs no setting: its address follows from FEE_RECIPIENT, and the worker checks it has code.
+    process.stdout.write(`Add to the service's environment (the same address on every chain):\n  CHAIN_${chainId}_FACTORY=${contracts[0]!.address}\n`);
   } finally {
     provider.destroy();
   }

@@ -3,8 +3,9 @@
 // ChargeFactoryV1, whose clones in the field must still settle.
 import { Contract, ContractFactory, type ContractRunner, getCreateAddress, Interface, parseEther, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChargeCloneV1Artifact, ChargeFactoryV2Artifact, MockUSDCArtifact } from "../../src/chain/artifacts.js";
+import { ChargeCloneV1Artifact, ChargeFactoryV2Artifact, MockUSDCArtifact, SubscriptionsV1Artifact } from "../../src/chain/artifacts.js";
 import { chargeKey, factoryV2Address, type PayoutEntry, payoutWords, predictCloneV1, predictCloneV2 } from "../../src/chain/clones.js";
+import { subscriptionsAddress } from "../../src/chain/subscriptions.js";
 import { ANVIL_KEYS, type TestChain, startTestChain } from "../helpers/chain.js";
 
 let chain: TestChain;
@@ -342,7 +343,7 @@ describe("Circle's USDC, as the devnet and these tests run it", () => {
 });
 
 describe("npm run contracts:deploy", () => {
-  it("deploys ChargeFactoryV2 through the deterministic deployer at the fee recipient's address; again, it is already there", async () => {
+  it("deploys ChargeFactoryV2 and SubscriptionsV1 through the deterministic deployer at the fee recipient's addresses; again, they are already there", async () => {
     const { execFile } = await import("node:child_process");
     const { promisify } = await import("node:util");
     const run = (env: Record<string, string | undefined>) =>
@@ -350,10 +351,15 @@ describe("npm run contracts:deploy", () => {
     const feeRecipient = Wallet.createRandom().address;
     const env = { ...process.env, CHAIN_31337_RPC_URL: chain.anvil.url, RELAYER_PRIVATE_KEY: ANVIL_KEYS[4], FEE_RECIPIENT: feeRecipient };
     const { stdout } = await run(env);
-    expect(stdout).toMatch(/Deployed in 0x/);
+    expect(stdout).toContain(`Deployed ChargeFactoryV2 at ${factoryV2Address(feeRecipient)} in 0x`);
+    expect(stdout).toContain(`Deployed SubscriptionsV1 at ${subscriptionsAddress(feeRecipient)} in 0x`);
     expect(/CHAIN_31337_FACTORY=(0x[0-9a-fA-F]{40})/.exec(stdout)?.[1]).toBe(factoryV2Address(feeRecipient));
     expect(await new Contract(factoryV2Address(feeRecipient), factoryAbi, chain.provider).getFunction("feeRecipient")()).toBe(feeRecipient);
-    expect((await run(env)).stdout).toMatch(/already on Local devnet/);
+    const subscriptions = new Contract(subscriptionsAddress(feeRecipient), SubscriptionsV1Artifact.abi, chain.provider);
+    expect(await subscriptions.getFunction("feeRecipient")()).toBe(feeRecipient);
+    const again = (await run(env)).stdout;
+    expect(again).toMatch(/ChargeFactoryV2 for fee recipient .* is already on Local devnet/);
+    expect(again).toMatch(/SubscriptionsV1 for fee recipient .* is already on Local devnet/);
 
     const missing = await run({ PATH: process.env.PATH }).catch((e) => e);
     expect(missing.code).toBe(1);
