@@ -1,11 +1,14 @@
-// SubscriptionsV1 as the worker sees it: the chain runner records whether the contract has code (the
-// chains a checkout may offer; /readyz names a chain without it), and, with RELAYER_PREVIOUS_KEYS,
+// SubscriptionsV1 as the service sees it: the devnet deploys it (also into a devnet saved before it
+// existed); the chain runner records whether the contract has code (the chains a checkout may offer;
+// /readyz names a chain without it), and, with RELAYER_PREVIOUS_KEYS,
 // hands every old relayer key's permissions to the current key, so permissions signed naming the old
 // key are pulled by the new one without the payers signing again and without gas on the old key.
-import { Contract, MaxUint256, parseEther, toQuantity, Wallet } from "ethers";
+import { Contract, JsonRpcProvider, MaxUint256, parseEther, toQuantity, Wallet } from "ethers";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAnvil } from "../../src/chain/anvil.js";
 import { SubscriptionsV1Artifact } from "../../src/chain/artifacts.js";
+import { devnetChain, setUpDevnet } from "../../src/chain/devnet.js";
 import type { EnabledChain } from "../../src/chain/chains.js";
 import {
   type Permission,
@@ -141,5 +144,28 @@ describe("where SubscriptionsV1 is deployed", () => {
     // A balance recorded without the check keeps what the last check found.
     await recordRelayerBalance(db.prisma, { chainId: 31337, relayerAddress: row.relayerAddress, balance: 1n, minBalance: 0n, checkedAt: new Date() });
     expect((await db.prisma.chainStatus.findUniqueOrThrow({ where: { chainId: 31337 } })).subscriptionsDeployed).toBe(false);
+  }, 60_000);
+});
+
+describe("the devnet", () => {
+  it("deploys SubscriptionsV1 for its fee recipient, and into a devnet state that lacks it on the next start", async () => {
+    const anvil = await startAnvil();
+    const provider = new JsonRpcProvider(anvil.url, anvil.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      const info = await setUpDevnet(anvil.url);
+      const devnet = devnetChain(info);
+      expect(await subscriptionsDeployed(provider, devnet)).toBe(true);
+      const contract = new Contract(devnet.subscriptions, SubscriptionsV1Artifact.abi, provider);
+      expect(await contract.getFunction("feeRecipient")()).toBe(info.feeRecipient);
+      // A devnet saved by a version before subscriptions: everything but this contract.
+      await provider.send("anvil_setCode", [devnet.subscriptions, "0x"]);
+      await provider.send("anvil_setNonce", [devnet.subscriptions, "0x0"]);
+      expect(await subscriptionsDeployed(provider, devnet)).toBe(false);
+      expect(await setUpDevnet(anvil.url)).toEqual(info);
+      expect(await subscriptionsDeployed(provider, devnet)).toBe(true);
+    } finally {
+      provider.destroy();
+      await anvil.stop();
+    }
   }, 60_000);
 });
