@@ -113,7 +113,33 @@ describe("relayer key rotation (RELAYER_PREVIOUS_KEYS)", () => {
       expect(await chain.balance(p.payer)).toBe(100_000_000n - CAP);
       expect((await chain.balance(chain.feeRecipient)) - fees).toBe(CAP / 100n);
     }
-  }, 60_000);
+
+    // A second rotation (7 → 8): key 7, now the controller of the first keys' permissions, hands them
+    // on; key 7 keeps no power over them and key 8 pulls them in the next window.
+    const again = { ...rotated, relayerKey: ANVIL_KEYS[8] };
+    const newest = new Wallet(ANVIL_KEYS[8], chain.provider);
+    const second = startChainRunner(db, again, logger, {
+      intervalMs: 50,
+      settings: SETTINGS,
+      bumpAfterMs: 60_000,
+      previousRelayerKeys: [...olds.map((o) => o.privateKey), ANVIL_KEYS[7]],
+    });
+    try {
+      await waitFor("the first keys handed on to key 8", async () => {
+        const controllers = await Promise.all(olds.map((o) => contract.getFunction("controllerOf")(o.address)));
+        return controllers.every((c) => c === newest.address);
+      });
+    } finally {
+      await second.stop();
+    }
+    await chain.provider.send("evm_increaseTime", [Number(PERIOD)]);
+    await chain.provider.send("evm_mine", []);
+    await expect(contract.getFunction("pull").staticCall(permissionTuple(permissions[0]!), CAP)).rejects.toThrow();
+    for (const p of permissions) {
+      await (await (contract.connect(newest) as Contract).getFunction("pull")(permissionTuple(p), CAP)).wait();
+      expect(await chain.balance(p.merchant)).toBe(2n * (CAP - CAP / 100n));
+    }
+  }, 90_000);
 });
 
 describe("where SubscriptionsV1 is deployed", () => {

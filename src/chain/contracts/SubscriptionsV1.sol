@@ -14,11 +14,11 @@ pragma solidity ^0.8.24;
 /// permission, or an approve) and can revoke the permission at any time; the spender can revoke it too
 /// (the merchant cancelled).
 ///
-/// A spender's key can be rotated without the payers signing again: the old key signs a delegation to
-/// the new one (`delegate`), after which the new key pulls and revokes for every permission naming
-/// the old. A key that may have leaked can pull no more than the permissions allow, and only to their
-/// merchants; its holder cannot move the delegation away from a newer key unless it signs again, which
-/// the payer should then answer by revoking.
+/// A spender's key can be rotated without the payers signing again. Each spender named in permissions
+/// has one controller: itself, until it delegates (`delegate`, signed by the current controller);
+/// then the delegate, and only the delegate, pulls and revokes for every permission naming that
+/// spender, and only the delegate can move the role on (to the next key). A rotated-away key, leaked
+/// or not, has no power left over any permission.
 ///
 /// Deployed through the deterministic deployment proxy with the same fee recipient, this contract has
 /// the same address on every chain. No owner, no admin path, no upgrade; it never holds a payer's money
@@ -49,6 +49,8 @@ contract SubscriptionsV1 {
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     bytes32 private constant NAME_HASH = keccak256("Stablegate Subscriptions");
     bytes32 private constant VERSION_HASH = keccak256("1");
+    /// @dev The shortest period a permission may have: one signature never allows pulls faster than daily.
+    uint256 private constant MIN_PERIOD = 1 days;
     /// @dev ERC-1271's magic value: isValidSignature(bytes32,bytes).
     bytes4 private constant ERC1271_MAGIC = 0x1626ba7e;
     uint256 private constant HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0;
@@ -60,15 +62,28 @@ contract SubscriptionsV1 {
     uint256 private constant APPROVED = 1;
     uint256 private constant REVOKED = 2;
 
-    /// @notice The key that acts for a spender (its rotated successor), or address 0.
+    /// @notice The key that acts for a spender (its rotated successor), or address 0 (the spender itself).
     mapping(address => address) public delegateOf;
     /// @notice Delegations a spender has signed so far (each signature is used once, in order).
     mapping(address => uint256) public delegationNonce;
 
-    event PermissionApproved(bytes32 indexed hash, address indexed payer, address indexed merchant, address token, address spender, uint256 amount, uint256 period, uint256 start, uint256 end, uint256 salt);
+    event PermissionApproved(
+        bytes32 indexed hash,
+        address indexed payer,
+        address indexed merchant,
+        address token,
+        address spender,
+        uint256 amount,
+        uint256 feeBps,
+        uint256 period,
+        uint256 start,
+        uint256 end,
+        uint256 salt
+    );
     event Pulled(bytes32 indexed hash, address indexed payer, address indexed merchant, address token, uint256 periodIndex, uint256 net, uint256 fee, address feeTo);
     event Revoked(bytes32 indexed hash, address indexed by);
     event SpenderDelegated(address indexed spender, address indexed delegate);
+    event FeesWithdrawn(address indexed token, uint256 amount);
 
     error NotApproved(bytes32 hash);
     error AlreadyRevoked(bytes32 hash);
@@ -79,9 +94,14 @@ contract SubscriptionsV1 {
     error AlreadyPulled(uint256 periodIndex);
     error OverCap(uint256 amount, uint256 cap);
     error BadPermission();
+    error ZeroAmount();
+    error BadDelegate();
+    error ZeroFeeRecipient();
     error TransferFailed(address token, address to);
 
     constructor(address feeRecipient_) {
+        // USDC refuses transfers to address 0: every fee would be stuck here.
+        if (feeRecipient_ == address(0)) revert ZeroFeeRecipient();
         feeRecipient = feeRecipient_;
     }
 
@@ -95,6 +115,12 @@ contract SubscriptionsV1 {
     /// @notice The EIP-712 struct hash of a permission: its identity everywhere (events, state).
     function hashPermission(Permission calldata p) public pure returns (bytes32) {
         return keccak256(abi.encode(PERMISSION_TYPEHASH, p));
+    }
+
+    /// @notice Who acts for `spender` now: its delegate, or the spender itself.
+    function controllerOf(address spender) public view returns (address) {
+        address d = delegateOf[spender];
+        return d == address(0) ? spender : d;
     }
 
     /// @notice Where a permission stands: approved, revoked, and the first period it may still pull.
@@ -114,14 +140,20 @@ contract SubscriptionsV1 {
     /// @notice Records a permission the payer signed (EIP-712; ERC-1271 for a contract wallet). Anyone
     /// may submit it; a second submission of an approved or revoked one changes nothing.
     function approve(Permission calldata p, bytes calldata signature) public returns (bytes32 hash) {
-        if (p.period == 0 || p.start >= p.end || p.feeBps > 10_000 || p.merchant == address(0) || p.token == address(0)) {
-            revert BadPermission();
-        }
+        if (
+            p.period < MIN_PERIOD ||
+            p.start >= p.end ||
+            p.feeBps > 10_000 ||
+            p.payer == address(0) ||
+            p.merchant == address(0) ||
+            p.merchant == address(this) ||
+            p.token == address(0)
+        ) revert BadPermission();
         hash = hashPermission(p);
         if (states[hash] != 0) return hash;
         if (!_validSignature(p.payer, _digest(hash), signature)) revert BadSignature();
         states[hash] = APPROVED;
-        emit PermissionApproved(hash, p.payer, p.merchant, p.token, p.spender, p.amount, p.period, p.start, p.end, p.salt);
+        emit PermissionApproved(hash, p.payer, p.merchant, p.token, p.spender, p.amount, p.feeBps, p.period, p.start, p.end, p.salt);
     }
 
     /// @notice Ends a permission for good: the payer's own choice, or the spender's (the merchant cancelled).
@@ -161,9 +193,11 @@ contract SubscriptionsV1 {
 
     /// @notice Moves `amount` (at most the permission's cap) from the payer: floor(amount * feeBps /
     /// 10000) to the fee recipient (or, when it cannot take it, to this contract for it), the rest to
-    /// the merchant. Only the spender (or its delegate), once per window.
+    /// the merchant. Only the spender's controller, once per window, never for nothing (an empty
+    /// pull would only use the window up).
     function pull(Permission calldata p, uint160 amount) public returns (uint256 net, uint256 fee) {
         if (!_isSpender(p.spender, msg.sender)) revert NotSpender(msg.sender);
+        if (amount == 0) revert ZeroAmount();
         if (amount > p.amount) revert OverCap(amount, p.amount);
         bytes32 hash = hashPermission(p);
         uint256 s = states[hash];
@@ -184,12 +218,15 @@ contract SubscriptionsV1 {
         emit Pulled(hash, p.payer, p.merchant, p.token, index, net, fee, feeTo);
     }
 
-    /// @notice Hands a spender's role to a new key, with the spender's EIP-712 signature of
-    /// Delegation(spender, delegate, nonce): anyone may relay it (the old key needs no gas).
+    /// @notice Hands a spender's role to a new key: sent by the spender's controller, or relayed by
+    /// anyone with the controller's EIP-712 signature of Delegation(spender, delegate, nonce) (so a
+    /// rotated-away key needs no gas). The previous controller loses the role at once.
     function delegate(address spender, address delegate_, bytes calldata signature) external {
+        if (delegate_ == address(0)) revert BadDelegate();
+        address controller = controllerOf(spender);
         uint256 nonce = delegationNonce[spender];
         bytes32 hash = keccak256(abi.encode(DELEGATION_TYPEHASH, spender, delegate_, nonce));
-        if (!_validSignature(spender, _digest(hash), signature)) revert BadSignature();
+        if (msg.sender != controller && !_validSignature(controller, _digest(hash), signature)) revert BadSignature();
         delegationNonce[spender] = nonce + 1;
         delegateOf[spender] = delegate_;
         emit SpenderDelegated(spender, delegate_);
@@ -199,24 +236,31 @@ contract SubscriptionsV1 {
     function withdrawFees(address token) external returns (uint256 amount) {
         amount = IERC20Balance(token).balanceOf(address(this));
         if (!_transfer(token, feeRecipient, amount)) revert TransferFailed(token, feeRecipient);
+        emit FeesWithdrawn(token, amount);
     }
 
     // ------------------------------------------------------------------------------------ internals
 
+    /// @dev Only the controller: once delegated, the spender's own key has no power left.
     function _isSpender(address spender, address caller) private view returns (bool) {
-        return caller == spender || (caller != address(0) && delegateOf[spender] == caller);
+        return caller == controllerOf(spender);
     }
 
     function _digest(bytes32 structHash) private view returns (bytes32) {
         return keccak256(abi.encodePacked("\x19\x01", domainSeparator(), structHash));
     }
 
-    /// @dev ECDSA (65 bytes, low s) for an account without code; ERC-1271 for a contract wallet.
+    /// @dev The signer's own key (ECDSA, 65 bytes, low s), else, for an account with code, ERC-1271. The
+    /// key is tried first so that an EOA with EIP-7702 code still signs as itself; a contract wallet
+    /// has no key whose signature recovers to its address.
     function _validSignature(address signer, bytes32 digest, bytes calldata signature) private view returns (bool) {
-        if (signer.code.length != 0) {
-            (bool ok, bytes memory ret) = signer.staticcall(abi.encodeWithSelector(ERC1271_MAGIC, digest, signature));
-            return ok && ret.length >= 32 && abi.decode(ret, (bytes4)) == ERC1271_MAGIC;
-        }
+        if (_signedByKey(signer, digest, signature)) return true;
+        if (signer.code.length == 0) return false;
+        (bool ok, bytes memory ret) = signer.staticcall(abi.encodeWithSelector(ERC1271_MAGIC, digest, signature));
+        return ok && ret.length >= 32 && abi.decode(ret, (bytes4)) == ERC1271_MAGIC;
+    }
+
+    function _signedByKey(address signer, bytes32 digest, bytes calldata signature) private pure returns (bool) {
         if (signature.length != 65) return false;
         bytes32 r = bytes32(signature[0:32]);
         bytes32 s = bytes32(signature[32:64]);
