@@ -342,15 +342,13 @@ export async function manageView(prisma: Prisma, chains: ChainSet, id: string, t
   return { ...view, invoices, permission: stored ? loadPermission(stored as never) : null };
 }
 
-/** Cancels from the manage page (reason "customer"), now or at the period's end, when `token` is the subscription's manageToken. */
-export async function cancelFromManagePage(
-  prisma: Prisma,
-  id: string,
-  token: string,
-  atPeriodEnd: boolean,
-  settings: SubscriptionSettings,
-  now = new Date(),
-): Promise<Subscription> {
+/** The manage page's cancel form: its token, and whether to cancel now or at the period's end. */
+export const manageCancelSchema = z.strictObject({ token: z.string(), at: z.enum(["now", "period_end"]) });
+
+/** Cancels from the manage page (reason "customer"), now or at the period's end, when the form's token is the subscription's manageToken. */
+export async function cancelFromManagePage(prisma: Prisma, id: string, form: unknown, settings: SubscriptionSettings, now = new Date()): Promise<Subscription> {
+  const { token, at } = parseInput(manageCancelSchema, form);
+  const atPeriodEnd = at === "period_end";
   const sub = await prisma.subscription.findUnique({ where: { id }, select: { manageToken: true, merchantId: true, livemode: true } });
   if (!sub || !sameToken(sub.manageToken, token)) throw notFound("subscription", id);
   return cancelSubscription(prisma, { merchantId: sub.merchantId, livemode: sub.livemode }, id, { atPeriodEnd, reason: "customer" }, settings, now);

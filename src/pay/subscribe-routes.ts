@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { checkoutReaders } from "../chain/permits.js";
-import { AppError } from "../domain/errors.js";
 import { authorizeSubscription, cancelFromManagePage, manageView, subscriptionAuthorization, subscriptionView } from "../domain/subscription-checkout.js";
 import { errorBody, toAppError, statusOf } from "../http/errors.js";
 import { buyerNotice } from "./buyer-error.js";
@@ -97,14 +96,15 @@ export function subscribeRoutes(scope: FastifyInstance, { options, basePath, fai
 
   scope.post<CancelForm>(`${at}/manage/cancel`, ACTING, async (req, reply) => {
     const token = String(req.body?.token ?? "");
-    const when = req.body?.at;
     const back = (done: string | null) =>
       `${basePath}/subscribe/${encodeURIComponent(req.params.id)}/manage?token=${encodeURIComponent(token)}${done ? `&done=${done}` : ""}`;
     try {
-      if (when !== "now" && when !== "period_end") throw new AppError("parameter_invalid", "at must be now or period_end", "at");
-      await cancelFromManagePage(prisma, req.params.id, token, when === "period_end", settings);
+      const sub = await cancelFromManagePage(prisma, req.params.id, req.body, settings);
       // 303: a reload shows the page, it does not post again.
-      return reply.code(303).header("Cache-Control", "no-store").redirect(back(when));
+      return reply
+        .code(303)
+        .header("Cache-Control", "no-store")
+        .redirect(back(sub.status === "CANCELED" ? "now" : "period_end"));
     } catch (e) {
       const err = toAppError(e);
       // Ended meanwhile (another tab, the merchant): the page, as it now is, says so.

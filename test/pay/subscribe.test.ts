@@ -3,11 +3,17 @@
 // the engine expects it, every refusal naming its field and changing nothing, ERC-1271 payers, the
 // pages of ended or started subscriptions, and the manage page's token and cancel forms.
 import { getAddress, MaxUint256, Wallet } from "ethers";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { loadPermission, permissionHash, revokeCalldata, subscriptionSalt, UNTIL_REVOKED } from "../../src/chain/subscriptions.js";
 import type { Subscription } from "../../src/generated/prisma/client.js";
-import { startTestChain, type TestChain } from "../helpers/chain.js";
+import { writeDevnetInfo } from "../../src/chain/devnet.js";
+import { subscribeFromDevnet } from "../../src/cli/devnet-subscribe.js";
+import { loadConfig } from "../../src/config.js";
+import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
 import { POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { newSubscriptionRow } from "../helpers/subscription-rows.js";
 
@@ -262,6 +268,23 @@ describe("authorization", () => {
     const html = await (await page(`/pay/subscribe/${sub.id}`)).text();
     expect(html).toContain("Your wallet did not hold enough USDC for the first payment");
     expect((await json(`/pay/subscribe/${sub.id}/status`)).body).toMatchObject({ authorized: false, failure: expect.stringContaining("enough USDC") });
+  });
+});
+
+describe("npx stablegate devnet subscribe", () => {
+  it("signs the permit and the permission with the devnet's test wallet and authorizes the subscription", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "sg-devnet-subscribe-"));
+    const info = await testWalletDevnet(chain);
+    writeDevnetInfo(dataDir, info);
+    const config = loadConfig({ NODE_ENV: "test", DATA_DIR: dataDir, PUBLIC_URL: app.url });
+    const sub = await newSubscriptionRow(app);
+    const said = await subscribeFromDevnet(config, sub.id);
+    const payer = new Wallet(info.payerKey).address;
+    expect(said).toContain(`Authorized ${sub.id} from the devnet's test wallet ${payer}`);
+    expect(said).toContain("manageUrl");
+    expect(await row(sub.id)).toMatchObject({ status: "INCOMPLETE", payer, chainId: 31337 });
+    await expect(subscribeFromDevnet(config, sub.id)).rejects.toThrow(/already authorized/);
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });
 
