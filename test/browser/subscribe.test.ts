@@ -61,8 +61,8 @@ interface Injected {
 }
 
 /** A page with an EIP-1193 wallet of `buyer`, announced through EIP-6963 as "Test Wallet". */
-async function pageWithWallet(buyer: Wallet, width = 1280): Promise<Injected> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+async function pageWithWallet(buyer: Wallet, opts: { width?: number; bypassCSP?: boolean } = {}): Promise<Injected> {
+  const context = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: 900 }, bypassCSP: opts.bypassCSP ?? false });
   const page = await context.newPage();
   const calls: string[] = [];
   const signed: any[] = [];
@@ -119,8 +119,6 @@ describe("subscription checkout and manage pages", () => {
     expect(await page.locator("#allowance").textContent()).toBe("Up to 25.00 USDC every month (30 days), until you cancel.");
     await expect.poll(() => page.locator("#wallet option").allTextContents()).toEqual(["Test Wallet"]);
     await page.getByLabel("Local devnet").check();
-    await page.screenshot({ path: new URL("subscribe-checkout.png", OUTPUT).pathname, fullPage: true });
-    expect(await seriousViolations(page)).toEqual([]);
 
     const answer = page.waitForResponse((r) => r.url().endsWith(`/pay/subscribe/${sub.id}/authorize`) && r.request().method() === "POST");
     await page.getByRole("button", { name: "Connect wallet and subscribe" }).click();
@@ -162,8 +160,23 @@ describe("subscription checkout and manage pages", () => {
     await page.getByRole("button", { name: "Revoke with my wallet" }).click();
     await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toMatch(/^Revoke sent: transaction 0x[0-9a-f]{64}\./);
     expect(sent).toEqual([{ from: buyer.address, to: devnet.subscriptions, data: revokeCalldata(loadPermission(stored.permission as never)) }]);
-    await page.screenshot({ path: new URL("subscribe-manage.png", OUTPUT).pathname, fullPage: true });
     expect(cspErrors).toEqual([]);
+    await page.context().close();
+  });
+
+  it("both pages are accessible (axe) and hold at 360 px", async () => {
+    const sub = await newSubscriptionRow(app, { trialDays: 7 });
+    const { page } = await pageWithWallet(new Wallet(Wallet.createRandom().privateKey), { width: 360, bypassCSP: true });
+    await page.goto(`${app.url}/pay/subscribe/${sub.id}`);
+    await expect.poll(() => page.locator("#wallet option").allTextContents()).toEqual(["Test Wallet"]);
+    expect(await page.locator("#trial").textContent()).toBe("Free for 7 days, then 25.00 USDC every month (30 days), until you cancel.");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: new URL("subscribe-checkout-360.png", OUTPUT).pathname, fullPage: true });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.goto(`${app.url}/pay/subscribe/${sub.id}/manage?token=${sub.manageToken}`);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: new URL("subscribe-manage-360.png", OUTPUT).pathname, fullPage: true });
+    expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
   });
 });
