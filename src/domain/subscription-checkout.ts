@@ -28,6 +28,7 @@ import {
   UNTIL_REVOKED,
 } from "../chain/subscriptions.js";
 import type { Prisma } from "../db/client.js";
+import { jsonOrNull } from "../db/json.js";
 import type { Invoice, Plan, Subscription, SubscriptionPull } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { formatAmount } from "./money.js";
@@ -268,9 +269,10 @@ export async function authorizeSubscription(
         permission: storePermission(expected),
         permissionHash: permissionHash(expected),
         permissionSignature: input.signature,
-        permit: input.permit
-          ? { value: input.permit.value.toString(), deadline: input.permit.deadline.toString(), signature: input.permit.signature }
-          : undefined,
+        // Cleared when none is given: a retry after a failed relay must not carry the last attempt's permit.
+        permit: jsonOrNull(
+          input.permit && { value: input.permit.value.toString(), deadline: input.permit.deadline.toString(), signature: input.permit.signature },
+        ),
         trialEnd: trial > 0n ? new Date(Number(expected.start) * 1000) : null,
         nextPullAt: now,
       },

@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { loadPermission, revokeCalldata } from "../../src/chain/subscriptions.js";
+import { Prisma } from "../../src/generated/prisma/client.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
@@ -161,6 +162,37 @@ describe("subscription checkout and manage pages", () => {
     await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toMatch(/^Revoke sent: transaction 0x[0-9a-f]{64}\./);
     expect(sent).toEqual([{ from: buyer.address, to: devnet.subscriptions, data: revokeCalldata(loadPermission(stored.permission as never)) }]);
     expect(cspErrors).toEqual([]);
+    await page.context().close();
+  });
+
+  it("a relay that failed: the page following the status says why and offers the checkout again", async () => {
+    const buyer = new Wallet(Wallet.createRandom().privateKey);
+    const sub = await newSubscriptionRow(app);
+    const { page } = await pageWithWallet(buyer);
+    await page.goto(`${app.url}/pay/subscribe/${sub.id}`);
+    const answer = page.waitForResponse((r) => r.url().endsWith(`/pay/subscribe/${sub.id}/authorize`));
+    await page.getByRole("button", { name: "Connect wallet and subscribe" }).click();
+    expect((await answer).status()).toBe(202);
+    expect(await page.locator("#authorize").isVisible()).toBe(false);
+    // What the engine does when the checkout's transaction fails (the buyer holds no USDC here).
+    await app.db.prisma.$transaction([
+      app.db.prisma.subscriptionPull.create({
+        data: {
+          id: `spull_${sub.id.slice(4)}`,
+          subscriptionId: sub.id,
+          chainId: 31337,
+          periodIndex: 0,
+          amount: sub.amount,
+          checkout: true,
+          status: "FAILED",
+          reason: "insufficient_balance",
+        },
+      }),
+      app.db.prisma.subscription.update({ where: { id: sub.id }, data: { permission: Prisma.DbNull, permissionHash: null, permissionSignature: null } }),
+    ]);
+    await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toContain("did not hold enough USDC");
+    expect(await page.locator("#status").textContent()).toBe("Not authorized yet.");
+    expect(await page.getByRole("button", { name: "Connect wallet and subscribe" }).isEnabled()).toBe(true);
     await page.context().close();
   });
 

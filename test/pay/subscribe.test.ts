@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { loadPermission, permissionHash, revokeCalldata, subscriptionSalt, UNTIL_REVOKED } from "../../src/chain/subscriptions.js";
-import type { Subscription } from "../../src/generated/prisma/client.js";
+import { Prisma, type Subscription } from "../../src/generated/prisma/client.js";
 import { writeDevnetInfo } from "../../src/chain/devnet.js";
 import { subscribeFromDevnet } from "../../src/cli/devnet-subscribe.js";
 import { loadConfig } from "../../src/config.js";
@@ -183,11 +183,15 @@ describe("authorization", () => {
     expect((await row(sub.id)).trialEnd!.getTime()).toBe(Number(now + 14n * 86_400n) * 1000);
   });
 
-  it("goes without a permit (an allowance already given)", async () => {
+  it("takes a new authorization after a failed relay, without a permit (an allowance already given): the last permit is not kept", async () => {
     const sub = await newSubscriptionRow(app);
     const { body } = await signed(sub, Wallet.createRandom());
-    expect((await post(`/pay/subscribe/${sub.id}/authorize`, { ...body, permit: null })).status).toBe(202);
-    expect((await row(sub.id)).permit).toBeNull();
+    expect((await post(`/pay/subscribe/${sub.id}/authorize`, body)).status).toBe(202);
+    // The engine's failed relay: the permission cleared, the checkout open again.
+    await app.db.prisma.subscription.update({ where: { id: sub.id }, data: { permission: Prisma.DbNull, permissionHash: null, permissionSignature: null } });
+    const retry = await signed(sub, Wallet.createRandom());
+    expect((await post(`/pay/subscribe/${sub.id}/authorize`, { ...retry.body, permit: null })).status).toBe(202);
+    expect(await row(sub.id)).toMatchObject({ payer: retry.body.payer, permit: null });
   });
 
   it("refuses, naming the field and changing nothing: another field, a stale start, another signer, a bad permit, an unknown chain, bad input", async () => {
