@@ -64,11 +64,10 @@ export interface SubscriptionView {
   failure: string | null;
 }
 
-/** The period in words: "month (30 days)", "3 weeks (21 days)", "day". */
+/** The period in words: "month (30 days)", "3 weeks (21 days)", "2 days"; a month and a year are fixed lengths on chain, so they say so. */
 export function periodWords(interval: PlanInterval, count: number, seconds: number): string {
-  const days = seconds / 86_400;
   const unit = count === 1 ? interval : `${count} ${interval}s`;
-  return days === 1 ? unit : `${unit} (${days} days)`;
+  return interval === "day" ? unit : `${unit} (${seconds / 86_400} days)`;
 }
 
 /** The price in words: "25.00 USDC every month (30 days)". */
@@ -83,9 +82,27 @@ export function allowanceWords(view: Pick<SubscriptionView, "subscription" | "pr
   return trial > 0 ? `Free for ${trial} day${trial === 1 ? "" : "s"}, then ${price}` : price.replace(/^u/, "U");
 }
 
-/** The chains of `livemode` a subscription can be authorized on (SubscriptionsV1 at its address, the relayer named). */
-export function checkoutChains(chains: ChainSet, livemode: boolean): EnabledChain[] {
-  return chains.forMode(livemode).filter((c) => c.relayerKey !== "");
+/** A chain a subscription can be authorized on, with its relayer: the permission's spender. */
+interface SpendingChain {
+  chain: EnabledChain;
+  spender: string;
+}
+
+/**
+ * The chains of `livemode` a subscription can be authorized on: those whose relayer is known, from
+ * its key where this process holds it, else as the worker last recorded it (an API process of a
+ * split deployment has no key).
+ */
+export async function checkoutChains(prisma: Prisma, chains: ChainSet, livemode: boolean): Promise<SpendingChain[]> {
+  const offered = chains.forMode(livemode);
+  const keyless = offered.filter((c) => c.relayerKey === "").map((c) => c.chainId);
+  const recorded = keyless.length
+    ? await prisma.chainStatus.findMany({ where: { chainId: { in: keyless } }, select: { chainId: true, relayerAddress: true } })
+    : [];
+  return offered.flatMap((chain) => {
+    const spender = chain.relayerKey ? new Wallet(chain.relayerKey).address : recorded.find((r) => r.chainId === chain.chainId)?.relayerAddress;
+    return spender ? [{ chain, spender: getAddress(spender) }] : [];
+  });
 }
 
 /** The checkout's view of a subscription, or 404. */
@@ -98,7 +115,7 @@ export async function subscriptionView(prisma: Prisma, chains: ChainSet, id: str
     plan,
     merchantName: merchant.name,
     priceWords: priceWords(subscription, plan),
-    chains: checkoutChains(chains, sub.livemode).map((c) => ({ chainId: c.chainId, name: c.name })),
+    chains: (await checkoutChains(prisma, chains, sub.livemode)).map(({ chain: c }) => ({ chainId: c.chainId, name: c.name })),
     failure: subscription.status === "INCOMPLETE" && !subscription.permission ? await lastRelayFailure(prisma, id) : null,
   };
 }
@@ -109,7 +126,8 @@ async function lastRelayFailure(prisma: Prisma, id: string): Promise<string | nu
     orderBy: { createdAt: "desc" },
   });
   if (pull?.status !== "FAILED") return null;
-  return RELAY_FAILURES[pull.reason ?? "other"] ?? pull.error ?? RELAY_FAILURES.other!;
+  // The engine's `error` is written for the operator; the buyer reads the reason's own words.
+  return RELAY_FAILURES[pull.reason ?? "other"] ?? RELAY_FAILURES.other!;
 }
 
 const RELAY_FAILURES: Record<string, string> = {
@@ -149,10 +167,10 @@ export async function subscriptionAuthorization(
 ): Promise<SubscriptionAuthorizationRequest> {
   const { chainId, payer } = parseInput(authorizationQuerySchema, query);
   const sub = await openCheckout(prisma, id, new Date());
-  const { chain, reads } = checkoutChain(chains, readers, sub, chainId);
+  const { chain, spender, reads } = await checkoutChain(prisma, chains, readers, sub, chainId);
   const now = await reads.chainTime();
   const start = now + trialSeconds(sub);
-  const permission = await expectedPermission(prisma, sub, chain, payer, start);
+  const permission = await expectedPermission(prisma, sub, chain, spender, payer, start);
   const [domain, nonce] = await Promise.all([reads.tokenDomain(), reads.permitNonce(payer)]);
   const price = `${formatAmount(sub.amount)} USDC`;
   return {
@@ -220,7 +238,7 @@ export async function authorizeSubscription(
 ): Promise<Subscription> {
   const input = parseInput(authorizeSchema, body);
   const sub = await openCheckout(prisma, id, now);
-  const { chain, reads } = checkoutChain(chains, readers, sub, input.chainId);
+  const { chain, spender, reads } = await checkoutChain(prisma, chains, readers, sub, input.chainId);
   const posted: Permission = input.permission;
   const chainNow = await reads.chainTime();
   const trial = trialSeconds(sub);
@@ -232,7 +250,7 @@ export async function authorizeSubscription(
       "permission.start",
     );
   }
-  const expected = await expectedPermission(prisma, sub, chain, input.payer, posted.start);
+  const expected = await expectedPermission(prisma, sub, chain, spender, input.payer, posted.start);
   for (const field of Object.keys(expected) as (keyof Permission)[]) {
     const same = typeof expected[field] === "string" ? getAddress(String(posted[field])) === expected[field] : posted[field] === expected[field];
     if (!same) throw new AppError("parameter_invalid", `permission.${field} must be ${String(expected[field])} for this subscription`, `permission.${field}`);
@@ -294,11 +312,18 @@ function assertOpen(sub: Subscription, now: Date): void {
   if (sub.permission !== null) throw new AppError("parameter_invalid", `Subscription ${sub.id} is already authorized and being started`, "id");
 }
 
-function checkoutChain(chains: ChainSet, readers: CheckoutReaders, sub: Subscription, chainId: number): { chain: EnabledChain; reads: CheckoutReads } {
-  const chain = checkoutChains(chains, sub.livemode).find((c) => c.chainId === chainId);
-  const reads = chain ? readers(chainId) : null;
-  if (!chain || !reads) throw new AppError("chain_unsupported", `Chain ${chainId} does not take this subscription; choose one the checkout offers`, "chainId");
-  return { chain, reads };
+async function checkoutChain(
+  prisma: Prisma,
+  chains: ChainSet,
+  readers: CheckoutReaders,
+  sub: Subscription,
+  chainId: number,
+): Promise<SpendingChain & { reads: CheckoutReads }> {
+  const offered = (await checkoutChains(prisma, chains, sub.livemode)).find((c) => c.chain.chainId === chainId);
+  const reads = offered ? readers(chainId) : null;
+  if (!offered || !reads)
+    throw new AppError("chain_unsupported", `Chain ${chainId} does not take this subscription; choose one the checkout offers`, "chainId");
+  return { ...offered, reads };
 }
 
 function trialSeconds(sub: Subscription): bigint {
@@ -306,7 +331,7 @@ function trialSeconds(sub: Subscription): bigint {
 }
 
 /** The permission the server would build for `payer` starting at `start`. */
-async function expectedPermission(prisma: Prisma, sub: Subscription, chain: EnabledChain, payer: string, start: bigint): Promise<Permission> {
+async function expectedPermission(prisma: Prisma, sub: Subscription, chain: EnabledChain, spender: string, payer: string, start: bigint): Promise<Permission> {
   const merchant = await prisma.merchant.findUniqueOrThrow({ where: { id: sub.merchantId }, select: { testWallet: true, liveWallet: true } });
   const wallet = sub.livemode ? merchant.liveWallet : merchant.testWallet;
   if (!wallet) throw settlementWalletMissing(sub.livemode);
@@ -314,7 +339,7 @@ async function expectedPermission(prisma: Prisma, sub: Subscription, chain: Enab
     payer: getAddress(payer),
     merchant: getAddress(wallet),
     token: getAddress(chain.usdc),
-    spender: new Wallet(chain.relayerKey).address,
+    spender,
     amount: sub.amount,
     feeBps: sub.feeBps,
     period: BigInt(sub.periodSeconds),

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { loadPermission, permissionHash, revokeCalldata, subscriptionSalt, UNTIL_REVOKED } from "../../src/chain/subscriptions.js";
 import { Prisma, type Subscription } from "../../src/generated/prisma/client.js";
+import { checkoutChains, periodWords } from "../../src/domain/subscription-checkout.js";
 import { writeDevnetInfo } from "../../src/chain/devnet.js";
 import { subscribeFromDevnet } from "../../src/cli/devnet-subscribe.js";
 import { loadConfig } from "../../src/config.js";
@@ -87,6 +88,22 @@ describe("checkout page", () => {
     const sub = await newSubscriptionRow(app, { trialDays: 14, amount: 9_500_000n, interval: "week", intervalCount: 2 });
     const html = await (await page(`/pay/subscribe/${sub.id}`)).text();
     expect(html).toContain("Free for 14 days, then up to 9.50 USDC every 2 weeks (14 days), until you cancel.");
+  });
+
+  it("offers a chain whose relayer key this process lacks by the relayer address the worker recorded, and none without it", async () => {
+    const keyless = new ChainSet([{ ...devnet, relayerKey: "" }]);
+    expect(await checkoutChains(app.db.prisma, keyless, false)).toEqual([]);
+    const relayer = new Wallet(devnet.relayerKey).address;
+    await app.db.prisma.chainStatus.upsert({
+      where: { chainId: 31337 },
+      create: { chainId: 31337, relayerAddress: relayer.toLowerCase(), relayerBalance: "1", relayerMinBalance: "0", checkedAt: new Date() },
+      update: { relayerAddress: relayer.toLowerCase() },
+    });
+    expect((await checkoutChains(app.db.prisma, keyless, false)).map((c) => [c.chain.chainId, c.spender])).toEqual([[31337, relayer]]);
+    expect(await checkoutChains(app.db.prisma, keyless, true)).toEqual([]);
+    expect(periodWords("day", 1, 86_400)).toBe("day");
+    expect(periodWords("day", 2, 2 * 86_400)).toBe("2 days");
+    expect(periodWords("year", 1, 365 * 86_400)).toBe("year (365 days)");
   });
 
   it("shows a clear page for an expired, canceled or already authorized subscription, and 404 for an unknown one", async () => {
