@@ -17,6 +17,9 @@ const STATUS_WORDS: Record<string, string> = {
   CANCELED: "Canceled",
 };
 
+/** An invoice's status as the buyer reads it. */
+const INVOICE_WORDS: Record<string, string> = { OPEN: "Due", PAID: "Paid", VOID: "Voided", UNCOLLECTIBLE: "Unpaid" };
+
 /** The checkout of `view`: the authorization steps while it takes one, otherwise a page saying where it stands. */
 export function renderCheckoutPage(view: SubscriptionView, basePath: string, now = new Date()): string {
   const s = view.subscription;
@@ -104,7 +107,7 @@ ${s.currentPeriodEnd && !s.cancelAtPeriodEnd ? `<form method="post" action="${h(
     ? `<table class="invoices"><thead><tr><th>Invoice</th><th>Period</th><th>Amount</th><th>Status</th></tr></thead><tbody>${view.invoices
         .map(
           (i) =>
-            `<tr><td><a href="${h(`${basePath}/invoices/${encodeURIComponent(i.id)}`)}">${h(i.number ?? i.id)}</a></td><td>${h(iso(i.periodStart))} – ${h(iso(i.periodEnd))}</td><td>${h(formatAmount(i.total))} USDC</td><td>${h(i.status)}</td></tr>`,
+            `<tr><td><a href="${h(`${basePath}/invoices/${encodeURIComponent(i.id)}`)}">${h(i.number ?? i.id)}</a></td><td>${h(iso(i.periodStart))} – ${h(iso(i.periodEnd))}</td><td>${h(formatAmount(i.total))} USDC</td><td>${h(INVOICE_WORDS[i.status] ?? i.status)}</td></tr>`,
         )
         .join("")}</tbody></table>`
     : `<p>No invoices yet.</p>`;

@@ -334,6 +334,25 @@ describe("manage page", () => {
     expect(html).toContain(`${sub.currentPeriodEnd!.toISOString().slice(0, 10)}: 25.00 USDC`);
     expect(html).toContain(sub.payer!);
     expect(html).toContain("No invoices yet.");
+    // A period's invoice: its number, period, amount and status, linked to its hosted page.
+    const draft = (
+      await app.call("POST", "/v1/invoices", { body: { customerId: sub.customerId, lineItems: [{ description: "Pro plan", quantity: 1, unitAmount: "25" }] } })
+    ).body;
+    const invoice = (await app.call("POST", `/v1/invoices/${draft.id}/finalize`)).body;
+    await app.db.prisma.invoice.update({
+      where: { id: invoice.id },
+      data: {
+        subscriptionId: sub.id,
+        billingReason: "subscription_create",
+        periodIndex: 0,
+        periodStart: sub.currentPeriodStart,
+        periodEnd: sub.currentPeriodEnd,
+      },
+    });
+    const listed = await (await page(`/pay/subscribe/${sub.id}/manage?token=${sub.manageToken}`)).text();
+    expect(listed).toContain(`<a href="/pay/invoices/${invoice.id}">${invoice.number}</a>`);
+    expect(listed).toContain(`${sub.currentPeriodStart!.toISOString().slice(0, 10)} – ${sub.currentPeriodEnd!.toISOString().slice(0, 10)}`);
+    expect(listed).toContain("<td>25.00 USDC</td><td>Due</td>");
     expect(html).toContain(JSON.stringify(revokeCalldata(loadPermission(sub.permission as never))).slice(1, -1));
   });
 
