@@ -360,6 +360,9 @@ describe("manage page", () => {
     const sub = await activeSubscription();
     const cancel = `/pay/subscribe/${sub.id}/manage/cancel`;
     expect((await form(cancel, { token: "wrong", at: "now" })).status).toBe(404);
+    const bad = await form(cancel, { token: sub.manageToken, at: "tomorrow" });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('<p class="merchant">Test Shop</p>'); // the error page in the seller's name
     expect((await row(sub.id)).status).toBe("ACTIVE");
     const later = await form(cancel, { token: sub.manageToken, at: "period_end" });
     expect(later.status).toBe(303);
