@@ -71,13 +71,21 @@
     return e?.message ?? "The wallet could not complete the request.";
   }
 
-  /** The service's answer as JSON, or an Error with its message. */
+  /**
+   * The service's answer as JSON, or an Error with its message. A read refused as busy (429/503) is
+   * asked again after its Retry-After, a few times; a post is not (a second authorization is refused).
+   */
   async function call(url, init) {
     let res;
-    try {
-      res = await fetch(url, { ...init, headers: { Accept: "application/json", ...(init?.headers ?? {}) } });
-    } catch {
-      throw new Error("The service could not be reached. Check your connection and try again; nothing was taken.");
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await fetch(url, { ...init, headers: { Accept: "application/json", ...(init?.headers ?? {}) } });
+      } catch {
+        throw new Error("The service could not be reached. Check your connection and try again; nothing was taken.");
+      }
+      if (init?.method === "POST" || (res.status !== 429 && res.status !== 503) || attempt >= 4) break;
+      const after = Number(res.headers.get("Retry-After"));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Number.isFinite(after) && after > 0 ? after : 1, 10) * 1000));
     }
     const body = await res.json().catch(() => null);
     if (res.ok && body) return body;
