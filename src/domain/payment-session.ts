@@ -161,7 +161,7 @@ export function publicChain(chain: EnabledChain): PublicChain {
 
 /**
  * The name buyers know the seller by, for the record a hosted page shows (a charge, invoice, payment
- * link or refund id): what its error page is signed with. Null when the id names none of them.
+ * link, refund or subscription id): what its error page is signed with. Null when the id names none of them.
  */
 export async function sellerName(prisma: Prisma, id: string): Promise<string | null> {
   const where = { where: { id }, select: { merchant: { select: { name: true } } } };
@@ -175,6 +175,8 @@ export async function sellerName(prisma: Prisma, id: string): Promise<string | n
           ? await prisma.paymentLink.findUnique(where)
           : kind === "ref"
             ? await prisma.refund.findUnique(where)
-            : null;
+            : kind === "sub"
+              ? await prisma.subscription.findUnique(where)
+              : null;
   return row?.merchant.name ?? null;
 }

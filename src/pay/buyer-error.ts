@@ -9,7 +9,7 @@ import { document } from "./page.js";
 import { escapeHtml as h } from "./qr.js";
 
 /** What the buyer was looking at, as the page names it. */
-export type BuyerTopic = "payment" | "invoice" | "payment link" | "refund";
+export type BuyerTopic = "payment" | "invoice" | "payment link" | "refund" | "subscription";
 
 /** Where the page is shown and whose it is. */
 export interface BuyerErrorPlace {

@@ -76,7 +76,7 @@ export function payContext(options: PayOptions): PayContext {
   /** After a refused form post, the page it came from (there the buyer sees where things stand); none for a seller who cannot take money. */
   function backUrlOf(req: FastifyRequest, topic: BuyerTopic, id: string | undefined, e: AppError): string | null {
     if (req.method !== "POST" || id === undefined || e.code === "settlement_wallet_missing" || ![400, 409, 429].includes(statusOf(e))) return null;
-    const path = { payment: "", invoice: "/invoices", "payment link": "/l", refund: null }[topic];
+    const path = { payment: "", invoice: "/invoices", "payment link": "/l", refund: null, subscription: "/subscribe" }[topic];
     return path === null ? null : `${basePath}${path}/${encodeURIComponent(id)}`;
   }
 
@@ -105,6 +105,7 @@ export function html(reply: FastifyReply, status: number, body: string): Fastify
 /** What a hosted page's route shows, as its error page names it. */
 function topicOf(routeUrl: string | undefined): BuyerTopic {
   if (routeUrl?.includes("/refunds/")) return "refund";
+  if (routeUrl?.includes("/subscribe/")) return "subscription";
   if (routeUrl?.includes("/invoices/")) return "invoice";
   if (routeUrl?.includes("/l/")) return "payment link";
   return "payment";

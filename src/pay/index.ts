@@ -1,5 +1,5 @@
 // The hosted pages, under PAYMENT_BASE_URL's path: the charge's payment page, the invoice and payment
-// link pages, and the refund claim page. Each page's routes live in their own module; this one sets up
+// link pages, the refund claim page, and the subscription's checkout and manage pages. Each page's routes live in their own module; this one sets up
 // what they share once: the buyer's error page for whatever fails, form posts parsed, and the page's
 // security headers on every answer.
 import type { FastifyInstance } from "fastify";
@@ -8,6 +8,7 @@ import { chargeRoutes } from "./charge-routes.js";
 import { type PayContext, payContext, type PayOptions } from "./context.js";
 import { invoiceRoutes } from "./invoice-routes.js";
 import { refundRoutes } from "./refund-routes.js";
+import { subscribeRoutes } from "./subscribe-routes.js";
 import { unsubscribeRoutes } from "./unsubscribe-routes.js";
 
 export type { PayOptions } from "./context.js";
@@ -21,12 +22,15 @@ export function mountPay(app: FastifyInstance, options: PayOptions): void {
     frameAncestors: options.frameAncestors,
     referrer: "no-referrer",
   };
+  // The subscription's pages call only their own origin (for what to sign, and to post it); never framed.
+  const subscriptionPages: PagePolicy = { script: { connectTo: [] }, frameAncestors: [], referrer: "no-referrer" };
   // The other pages run no script, post only to themselves and are never framed.
   const scriptless: PagePolicy = { script: null, frameAncestors: [], referrer: "no-referrer" };
   pages(app, context, paymentPage, chargeRoutes);
   pages(app, context, scriptless, invoiceRoutes);
   pages(app, context, scriptless, refundRoutes);
   pages(app, context, scriptless, unsubscribeRoutes);
+  pages(app, context, subscriptionPages, subscribeRoutes);
 }
 
 /** Registers `routes` in a scope of their own, answering under `policy`. */

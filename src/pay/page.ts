@@ -150,8 +150,15 @@ function formatTime(iso: string): string {
   return `${iso.slice(0, 16).replace("T", " ")} UTC`;
 }
 
-/** A page of the hosted pages' look (their stylesheet; their script only with a `config`; loading itself again after `refreshSeconds`). */
-export function document(title: string, body: string, config: object | null, basePath: string, refreshSeconds: number | null = null): string {
+/** A page of the hosted pages' look (their stylesheet; `script` only with a `config`; loading itself again after `refreshSeconds`). */
+export function document(
+  title: string,
+  body: string,
+  config: object | null,
+  basePath: string,
+  refreshSeconds: number | null = null,
+  script = "pay.js",
+): string {
   const assets = `${basePath}/assets`;
   // The config is JSON in a data block (not a script the browser runs), so the CSP can forbid inline scripts.
   const data = config ? `<script type="application/json" id="session">${JSON.stringify(config).replace(/</g, "\\u003c")}</script>` : "";
@@ -163,7 +170,7 @@ export function document(title: string, body: string, config: object | null, bas
 <meta name="referrer" content="no-referrer">
 ${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">\n` : ""}<title>${h(title)}</title>
 <link rel="stylesheet" href="${assets}/pay.css">
-${config ? `<script src="${assets}/pay.js" defer></script>` : ""}
+${config ? `<script src="${assets}/${script}" defer></script>` : ""}
 </head>
 <body>
 <main>

@@ -3,6 +3,7 @@
 // refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
 // checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
+import { authorizeSchema, manageCancelSchema } from "../../src/domain/subscription-checkout.js";
 import { reauthenticateSchema } from "../../src/domain/reauthentication.js";
 import { signInSchema, switchModeSchema } from "../../src/domain/sessions.js";
 import { forgotPasswordSchema, resetPasswordSchema } from "../../src/domain/password-resets.js";
@@ -36,7 +37,7 @@ import {
 } from "../../src/domain/webhook-endpoints.js";
 import { schema } from "../../src/graphql/schema.js";
 import { guardedRoutes } from "../../src/http/input-guard.js";
-import { type Call, expectError, startApp } from "../helpers/harness.js";
+import { type Call, expectError, startApp, WALLET } from "../helpers/harness.js";
 import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 
 const HOSTILE = { NUL: "bad\u0000text", "lone surrogate": "bad\ud800text" };
@@ -215,6 +216,11 @@ describe("REST and the hosted page", () => {
     "PATCH /v1/payment_links/:id": { schema: linkUpdateSchema, valid: {} },
     "POST /pay/l/:id": null,
     "POST /pay/unsubscribe": null,
+    "POST /pay/subscribe/:id/authorize": {
+      schema: authorizeSchema,
+      valid: { chainId: 31337, payer: WALLET, permission: {}, signature: "0x00", permit: null },
+    },
+    "POST /pay/subscribe/:id/manage/cancel": { schema: manageCancelSchema, valid: { token: "t", at: "now" }, form: true },
   };
 
   const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");

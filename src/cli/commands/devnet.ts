@@ -1,7 +1,8 @@
-// `stablegate devnet pay|refund|setup`: they talk to the running devnet, never to the database
+// `stablegate devnet pay|subscribe|refund|setup`: they talk to the running devnet, never to the database
 // (which the service may hold).
 import { payFromDevnet } from "../devnet-pay.js";
 import { payRefundFromDevnet } from "../devnet-refund.js";
+import { subscribeFromDevnet } from "../devnet-subscribe.js";
 import { setUpDevnetAt } from "../devnet-setup.js";
 import { type Command, CommandError, UsageError } from "../command.js";
 
@@ -21,6 +22,16 @@ export const devnetCommands: Command[] = [
     async run({ config, args: [chargeId, amount] }) {
       if (!chargeId) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT]");
       await report(payFromDevnet(config, chargeId, amount));
+    },
+  },
+  {
+    names: ["devnet subscribe"],
+    usage: `  devnet subscribe SUBSCRIPTION_ID [--key sk_test_…]     Authorizes a test subscription from the devnet's test
+                                                         wallet (signs the permit and the permission; needs
+                                                         npm start); with the key, prints the manage link.`,
+    async run({ config, flags, args: [subscriptionId] }) {
+      if (!subscriptionId) throw new UsageError("Usage: stablegate devnet subscribe SUBSCRIPTION_ID [--key sk_test_…]");
+      await report(subscribeFromDevnet(config, subscriptionId, flags.key ?? process.env.STABLEGATE_API_KEY));
     },
   },
   {
