@@ -89,18 +89,22 @@ interface SpendingChain {
 }
 
 /**
- * The chains of `livemode` a subscription can be authorized on: those whose relayer is known, from
- * its key where this process holds it, else as the worker last recorded it (an API process of a
- * split deployment has no key).
+ * The chains of `livemode` a subscription can be authorized on: those not found without SubscriptionsV1,
+ * whose relayer is known, from its key where this process holds it, else as the worker last recorded
+ * it (an API process of a split deployment has no key).
  */
 export async function checkoutChains(prisma: Prisma, chains: ChainSet, livemode: boolean): Promise<SpendingChain[]> {
   const offered = chains.forMode(livemode);
-  const keyless = offered.filter((c) => c.relayerKey === "").map((c) => c.chainId);
-  const recorded = keyless.length
-    ? await prisma.chainStatus.findMany({ where: { chainId: { in: keyless } }, select: { chainId: true, relayerAddress: true } })
-    : [];
+  const statuses = await prisma.chainStatus.findMany({
+    where: { chainId: { in: offered.map((c) => c.chainId) } },
+    select: { chainId: true, relayerAddress: true, subscriptionsDeployed: true },
+  });
   return offered.flatMap((chain) => {
-    const spender = chain.relayerKey ? new Wallet(chain.relayerKey).address : recorded.find((r) => r.chainId === chain.chainId)?.relayerAddress;
+    const status = statuses.find((r) => r.chainId === chain.chainId);
+    // A chain the worker found without SubscriptionsV1 is not offered; one not checked yet (a fresh
+    // start) is: a relay there fails its simulation, costing nothing, and the buyer may try again.
+    if (status?.subscriptionsDeployed === false) return [];
+    const spender = chain.relayerKey ? new Wallet(chain.relayerKey).address : status?.relayerAddress;
     return spender ? [{ chain, spender: getAddress(spender) }] : [];
   });
 }
