@@ -69,6 +69,9 @@ function assertNotEnded(sub: Subscription): void {
   if (ENDED.has(sub.status)) throw new AppError("subscription_not_cancelable", `Subscription ${sub.id} has already ended (${sub.status})`, "id");
 }
 
+/** The body of POST /v1/subscriptions/:id/cancel: now unless `atPeriodEnd`. */
+export const cancelSchema = z.strictObject({ atPeriodEnd: z.boolean({ error: "must be true or false" }).optional() }, { error: "must be a JSON object" });
+
 /** The body of PATCH /v1/subscriptions/:id (and the updateSubscription mutation's input). */
 export const updateSchema = z.strictObject(
   { metadata: metadataInput.optional(), cancelAtPeriodEnd: z.boolean().optional() },

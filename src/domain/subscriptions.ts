@@ -24,7 +24,7 @@ import { newId, randomBase62 } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
-import { inScope, modeName, type Scope } from "./scope.js";
+import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { integerParam, parseInput } from "./validation.js";
 
@@ -169,7 +169,7 @@ export function recordSubscriptionEvent(
 
 // ---- The merchant's side: creating, reading and listing subscriptions ----
 
-/** What creating a subscription reads besides its pages' base: the enabled chains (a live one needs a mainnet). */
+/** What creating a subscription reads besides its pages' base: the enabled chains (a live one needs a mainnet among them). */
 export interface CreateSubscriptionSettings extends SubscriptionSettings {
   chains?: readonly ExpiryChain[] | undefined;
 }
@@ -223,8 +223,9 @@ export async function createSubscription(
   if (!plan) throw unknownReference("plan", data.planId, "planId");
   if (!plan.active) throw new AppError("plan_inactive", `Plan ${plan.id} was retired: new subscriptions cannot use it.`, "planId");
   await assertLiveWallet(prisma, scope);
-  if (settings.chains && !settings.chains.some((c) => c.testnet !== scope.livemode)) {
-    throw new AppError("chain_unsupported", `No ${modeName(scope.livemode)}-mode chain is enabled: a buyer could not authorize this subscription anywhere.`, null);
+  // Test mode, like a test charge, is made before any chain is configured (the devnet comes later).
+  if (scope.livemode && !settings.chains?.some((c) => !c.testnet)) {
+    throw new AppError("chain_unsupported", "No live chain is enabled: a buyer could not authorize this subscription anywhere.", null);
   }
   return prisma.$transaction(async (tx) => {
     const { feeBps } = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true } });
@@ -326,12 +327,12 @@ function locateSubscription(prisma: Prisma, scope: Scope, id: string): Promise<P
 }
 
 /** Customers' subscriptions, a page of each read for all at once (GraphQL's nested connections). */
-export function customersSubscriptions(prisma: Prisma, scope: Scope): RelatedRows<Subscription> {
+export function customersSubscriptions(prisma: Prisma, scope: Scope, include?: P.SubscriptionInclude): RelatedRows<Subscription> {
   const relation: Relation = { table: "subscriptions", parent: "customer_id" };
   return {
     kind: "subscription",
     locate: (id) => locateSubscription(prisma, scope, id),
-    pages: (ids, q) => pagesByParent(prisma, scope, relation, ids, q, (subIds) => prisma.subscription.findMany({ where: { id: { in: subIds } } })),
+    pages: (ids, q) => pagesByParent(prisma, scope, relation, ids, q, (subIds) => prisma.subscription.findMany({ include, where: { id: { in: subIds } } })),
     counts: (ids) => countsByParent(prisma, scope, relation, ids),
   };
 }

@@ -1,8 +1,7 @@
 // REST subscriptions (.docs/subscriptions.md). Rules live in domain/subscriptions.ts and
 // domain/subscription-endings.ts; the buyer's side is the checkout and manage pages.
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { cancelSubscription, updateSchema, updateSubscription } from "../domain/subscription-endings.js";
+import { cancelSchema, cancelSubscription, updateSchema, updateSubscription } from "../domain/subscription-endings.js";
 import {
   createSchema,
   createSubscription,
@@ -20,12 +19,6 @@ import { type RestDeps, scopeOf } from "./plumbing.js";
 const tag = "Subscriptions";
 
 type IdParams = { Params: { id: string } };
-
-/** The body of POST /v1/subscriptions/:id/cancel. */
-const cancelSchema = z.strictObject(
-  { atPeriodEnd: z.boolean({ error: "must be true or false" }).optional() },
-  { error: "must be a JSON object" },
-);
 
 /** Registers the subscription endpoints. */
 export function subscriptionRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
@@ -101,7 +94,7 @@ export function subscriptionRoutes(app: FastifyInstance, { prisma, charges: sett
       operationId: "cancelSubscription",
       summary: "Cancel a subscription, now (default) or at the end of its period (atPeriodEnd)",
       description:
-        "Cancels it now: CANCELED with `cancelReason: \"requested\"`, no further pull (sends `subscription.canceled`); with `atPeriodEnd: true`, when the current period ends (sends `subscription.updated`). The buyer's permission stays on chain until they revoke it, but it is never pulled again. An ended subscription is 409 `subscription_not_cancelable`.",
+        'Cancels it now: CANCELED with `cancelReason: "requested"`, no further pull (sends `subscription.canceled`); with `atPeriodEnd: true`, when the current period ends (sends `subscription.updated`). The buyer\'s permission stays on chain until they revoke it, but it is never pulled again. An ended subscription is 409 `subscription_not_cancelable`.',
       tag,
       body: cancelSchema,
       example: { atPeriodEnd: true },
