@@ -98,13 +98,14 @@ export async function updateSubscription(
     if (data.cancelAtPeriodEnd !== undefined) assertNotEnded(sub);
     const metadata = data.metadata === undefined ? undefined : mergeMetadata(sub.metadata as Metadata | null, data.metadata);
     const unschedule = data.cancelAtPeriodEnd === false && sub.cancelAtPeriodEnd;
+    // Ending it (or scheduling its end) below sends its own event, with the metadata already in it.
+    const ends = data.cancelAtPeriodEnd === true && !(sub.cancelAtPeriodEnd && sub.currentPeriodEnd);
     if (metadata !== undefined || unschedule) {
       sub = await tx.subscription.update({
         where: { id },
         data: { ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }), ...(unschedule && { cancelAtPeriodEnd: false }), updatedAt: now },
       });
-      // Scheduling the end below sends its own event, with the metadata already in it.
-      if (data.cancelAtPeriodEnd !== true) await recordSubscriptionEvent(tx, sub, "subscription.updated", settings);
+      if (!ends) await recordSubscriptionEvent(tx, sub, "subscription.updated", settings);
     }
     if (data.cancelAtPeriodEnd === true) sub = await cancelLocked(tx, sub, { atPeriodEnd: true, reason: "requested" }, settings, now);
     return sub;

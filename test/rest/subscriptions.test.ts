@@ -173,9 +173,18 @@ describe("reading and changing subscriptions", () => {
     expect(events.map((e) => e.type)).toEqual(["subscription.created", "subscription.updated", "subscription.updated", "subscription.updated"]);
     expect(events.map((e) => (e.data as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd)).toEqual([false, false, true, false]);
 
+    // Scheduled already: the metadata still sends its event.
+    await app.call("PATCH", `/v1/subscriptions/${sub.id}`, { body: { cancelAtPeriodEnd: true, metadata: { c: "3" } } });
+    const again = await app.call("PATCH", `/v1/subscriptions/${sub.id}`, { body: { cancelAtPeriodEnd: true, metadata: { d: "4" } } });
+    expect(again.body).toMatchObject({ cancelAtPeriodEnd: true, metadata: { a: "1", b: "2", c: "3", d: "4" } });
+    expect((await eventsOf(sub.id)).slice(4).map((e) => [e.type, (e.data as { metadata: object }).metadata])).toEqual([
+      ["subscription.updated", { a: "1", b: "2", c: "3" }],
+      ["subscription.updated", { a: "1", b: "2", c: "3", d: "4" }],
+    ]);
+
     expectError(await app.call("PATCH", `/v1/subscriptions/${sub.id}`, { body: { status: "CANCELED" } }), 400, "parameter_unknown", "status");
     expectError(await app.call("PATCH", `/v1/subscriptions/${sub.id}`, { body: { cancelAtPeriodEnd: "yes" } }), 400, "parameter_invalid", "cancelAtPeriodEnd");
-    expect((await eventsOf(sub.id)).length).toBe(4);
+    expect((await eventsOf(sub.id)).length).toBe(6);
   });
 
   it("cancels now by default, or at the period's end; a second cancel is 409 and changes nothing", async () => {
