@@ -182,10 +182,20 @@ export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, i
 
 /**
  * Permanently deletes a customer; its charges and invoices stay, with `customerId` set to null.
- * `customer.deleted` carries the customer as it was.
+ * 409 `customer_has_subscriptions` while it has any subscription. `customer.deleted` carries the customer as it was.
  */
 export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): Promise<void> {
   await prisma.$transaction(async (tx) => {
+    // A subscription bills its customer period after period, and an ended one is its billing history:
+    // refused rather than canceled behind the merchant's back or left without its customer.
+    const subscriptions = await tx.subscription.count({ where: { customerId: id, ...inScope(scope) } });
+    if (subscriptions > 0) {
+      throw new AppError(
+        "customer_has_subscriptions",
+        `Customer ${id} has ${subscriptions} subscription${subscriptions === 1 ? "" : "s"}: a customer with subscriptions is kept (cancel those still running instead).`,
+        "id",
+      );
+    }
     const rows = await tx.$queryRaw<Customer[]>`
       DELETE FROM customers WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} RETURNING ${CUSTOMER_COLUMNS}`;
     if (!rows[0]) throw notFound("customer", id);

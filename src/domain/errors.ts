@@ -23,6 +23,7 @@ export type ErrorCode =
   | "invitation_invalid"
   | "user_exists"
   | "customer_email_exists"
+  | "customer_has_subscriptions"
   | "duplicate_order_id"
   | "charge_not_cancellable"
   | "charge_payment_confirming"
@@ -83,6 +84,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   user_exists: "The email already has a dashboard account.",
   resource_missing: "No such record for this merchant and mode (404); a 400 when a body or query field names it.",
   customer_email_exists: "Another customer of this mode has this email (compared case-insensitively).",
+  customer_has_subscriptions:
+    "The customer has subscriptions, which keep its billing history: it cannot be deleted (cancel what still runs; the record stays).",
   duplicate_order_id: "An open charge (neither EXPIRED nor CANCELLED) already has this orderId.",
   charge_not_cancellable: "Only a PENDING charge can be cancelled.",
   charge_payment_confirming: "Money to this charge is on its way (seen, not yet confirmed, or being relayed): retry once it arrives.",

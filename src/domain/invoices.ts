@@ -40,6 +40,10 @@ export type { Invoice };
 export const INVOICE_STATUSES = ["DRAFT", "OPEN", "PAID", "VOID", "UNCOLLECTIBLE"] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
+/** Why a subscription's invoice was made. */
+export const BILLING_REASONS = ["subscription_create", "subscription_cycle"] as const;
+export type BillingReason = (typeof BILLING_REASONS)[number];
+
 /** How long the charge made from the hosted page waits for the buyer's money. */
 const CHARGE_MINUTES = 60;
 
@@ -87,6 +91,7 @@ export const listSchema = z.strictObject({
   ...pageParams,
   status: z.enum(INVOICE_STATUSES, { error: `must be one of ${INVOICE_STATUSES.join(", ")}` }).optional(),
   customerId: z.string().min(1).max(100).optional(),
+  subscriptionId: z.string().min(1).max(100).optional(),
 });
 
 const LineItem = z.object({
@@ -119,6 +124,11 @@ export const InvoiceResource = z.object({
   paidAt: z.string().nullable(),
   voidedAt: z.string().nullable(),
   markedUncollectibleAt: z.string().nullable(),
+  subscriptionId: z.string().nullable().describe("The subscription whose period it bills; null for an invoice made by hand."),
+  billingReason: z
+    .enum(BILLING_REASONS)
+    .nullable()
+    .describe("Why a subscription's invoice was made: its first period (subscription_create) or a renewal (subscription_cycle)."),
 });
 export type InvoiceResource = z.infer<typeof InvoiceResource>;
 
@@ -181,6 +191,8 @@ export function invoiceResource(i: Invoice, settings: InvoiceSettings): InvoiceR
     paidAt: iso(i.paidAt),
     voidedAt: iso(i.voidedAt),
     markedUncollectibleAt: iso(i.markedUncollectibleAt),
+    subscriptionId: i.subscriptionId,
+    billingReason: i.billingReason as BillingReason | null,
   };
 }
 
@@ -433,10 +445,15 @@ export async function markInvoiceUncollectible(prisma: Prisma, scope: Scope, id:
   });
 }
 
-const filterSchema = listSchema.pick({ status: true, customerId: true });
+const filterSchema = listSchema.pick({ status: true, customerId: true, subscriptionId: true });
 
 function invoiceFilter(scope: Scope, f: z.output<typeof filterSchema>): P.InvoiceWhereInput {
-  return { ...inScope(scope), ...(f.status && { status: f.status }), ...(f.customerId && { customerId: f.customerId }) };
+  return {
+    ...inScope(scope),
+    ...(f.status && { status: f.status }),
+    ...(f.customerId && { customerId: f.customerId }),
+    ...(f.subscriptionId && { subscriptionId: f.subscriptionId }),
+  };
 }
 
 /** How many invoices match the list's filters (GraphQL's `totalCount`). */
@@ -444,10 +461,10 @@ export function countInvoices(prisma: Prisma, scope: Scope, input: unknown): Pro
   return prisma.invoice.count({ where: invoiceFilter(scope, parseInput(filterSchema, input)) });
 }
 
-/** One page of invoices, newest first, optionally of one status or customer. */
+/** One page of invoices, newest first, optionally of one status, customer or subscription. */
 export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Invoice>> {
-  const { status, customerId, ...page } = parseInput(listSchema, input);
-  const where = invoiceFilter(scope, { status, customerId });
+  const { status, customerId, subscriptionId, ...page } = parseInput(listSchema, input);
+  const where = invoiceFilter(scope, { status, customerId, subscriptionId });
   return keysetPage(
     "invoice",
     page,
@@ -464,7 +481,16 @@ function locateInvoice(prisma: Prisma, scope: Scope, id: string): Promise<Positi
 
 /** Customers' invoices, a page of each read for all at once (GraphQL's nested connections). */
 export function customersInvoices(prisma: Prisma, scope: Scope, include?: P.InvoiceInclude): RelatedRows<Invoice> {
-  const relation: Relation = { table: "invoices", parent: "customer_id" };
+  return invoicesBy(prisma, scope, "customer_id", include);
+}
+
+/** Subscriptions' invoices (one per period), a page of each read for all at once. */
+export function subscriptionsInvoices(prisma: Prisma, scope: Scope, include?: P.InvoiceInclude): RelatedRows<Invoice> {
+  return invoicesBy(prisma, scope, "subscription_id", include);
+}
+
+function invoicesBy(prisma: Prisma, scope: Scope, parent: Relation["parent"], include?: P.InvoiceInclude): RelatedRows<Invoice> {
+  const relation: Relation = { table: "invoices", parent };
   return {
     kind: "invoice",
     locate: (id) => locateInvoice(prisma, scope, id),

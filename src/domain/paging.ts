@@ -85,8 +85,8 @@ export function keysetSql(query: PageQuery): { where: P.Sql; order: P.Sql; order
  * are `charges` by `customer_id`). Constants of the code, never input: they are spliced into SQL.
  */
 export interface Relation {
-  table: "charges" | "invoices";
-  parent: "customer_id" | "payment_link_id";
+  table: "charges" | "invoices" | "subscriptions";
+  parent: "customer_id" | "payment_link_id" | "subscription_id";
 }
 
 /** How a relation's rows are read for many parents at once (GraphQL's connections nested in lists): by `pagesByParent` and `countsByParent`. */

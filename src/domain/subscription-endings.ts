@@ -7,11 +7,15 @@
 //   nextPullAt is cleared in the same transaction;
 // - a pull already on its way when it ends may still land: its money pays its invoice like any other
 //   (the ledger follows the chain), but no later pull is made.
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import { jsonOrNull } from "../db/json.js";
 import type { Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
+import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import type { Scope } from "./scope.js";
 import { recordSubscriptionEvent, type SubscriptionSettings } from "./subscriptions.js";
+import { parseInput } from "./validation.js";
 
 /** Why a subscription was canceled (`cancelReason`). */
 export type CancelReason = "requested" | "customer" | "period_end" | "payment_failed" | "revoked_by_payer";
@@ -40,16 +44,71 @@ export async function cancelSubscription(
   settings: SubscriptionSettings,
   now = new Date(),
 ): Promise<Subscription> {
+  return prisma.$transaction(async (tx) => cancelLocked(tx, await lockSubscription(tx, id, scope), options, settings, now));
+}
+
+/** `cancelSubscription` on a row the caller locked in `tx`. */
+async function cancelLocked(
+  tx: P.TransactionClient,
+  sub: Subscription,
+  options: { atPeriodEnd: boolean; reason: "requested" | "customer" },
+  settings: SubscriptionSettings,
+  now: Date,
+): Promise<Subscription> {
+  assertNotEnded(sub);
+  if (options.atPeriodEnd && sub.currentPeriodEnd) {
+    if (sub.cancelAtPeriodEnd) return sub;
+    const updated = await tx.subscription.update({ where: { id: sub.id }, data: { cancelAtPeriodEnd: true } });
+    await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
+    return updated;
+  }
+  return endSubscription(tx, sub, options.reason, settings, now);
+}
+
+function assertNotEnded(sub: Subscription): void {
+  if (ENDED.has(sub.status)) throw new AppError("subscription_not_cancelable", `Subscription ${sub.id} has already ended (${sub.status})`, "id");
+}
+
+/** The body of POST /v1/subscriptions/:id/cancel: now unless `atPeriodEnd`. */
+export const cancelSchema = z.strictObject({ atPeriodEnd: z.boolean({ error: "must be true or false" }).optional() }, { error: "must be a JSON object" });
+
+/** The body of PATCH /v1/subscriptions/:id (and the updateSubscription mutation's input). */
+export const updateSchema = z.strictObject(
+  { metadata: metadataInput.optional(), cancelAtPeriodEnd: z.boolean().optional() },
+  { error: "must be a JSON object" },
+);
+
+/**
+ * The merchant's changes to a subscription: metadata (merged, at any time) and `cancelAtPeriodEnd`:
+ * true cancels as `cancelSubscription(..., {atPeriodEnd: true})` does (an INCOMPLETE one, which has
+ * no period yet, ends now), false takes a scheduled cancellation back. Changing when it ends is 409
+ * subscription_not_cancelable once it has ended. Sends subscription.updated when anything changed.
+ */
+export async function updateSubscription(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  input: unknown,
+  settings: SubscriptionSettings,
+  now = new Date(),
+): Promise<Subscription> {
+  const data = parseInput(updateSchema, input);
   return prisma.$transaction(async (tx) => {
-    const sub = await lockSubscription(tx, id, scope);
-    if (ENDED.has(sub.status)) throw new AppError("subscription_not_cancelable", `Subscription ${id} has already ended (${sub.status})`, "id");
-    if (options.atPeriodEnd && sub.currentPeriodEnd) {
-      if (sub.cancelAtPeriodEnd) return sub;
-      const updated = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true } });
-      await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
-      return updated;
+    let sub = await lockSubscription(tx, id, scope);
+    if (data.cancelAtPeriodEnd !== undefined) assertNotEnded(sub);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(sub.metadata as Metadata | null, data.metadata);
+    const unschedule = data.cancelAtPeriodEnd === false && sub.cancelAtPeriodEnd;
+    // Ending it (or scheduling its end) below sends its own event, with the metadata already in it.
+    const ends = data.cancelAtPeriodEnd === true && !(sub.cancelAtPeriodEnd && sub.currentPeriodEnd);
+    if (metadata !== undefined || unschedule) {
+      sub = await tx.subscription.update({
+        where: { id },
+        data: { ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }), ...(unschedule && { cancelAtPeriodEnd: false }), updatedAt: now },
+      });
+      if (!ends) await recordSubscriptionEvent(tx, sub, "subscription.updated", settings);
     }
-    return endSubscription(tx, sub, options.reason, settings, now);
+    if (data.cancelAtPeriodEnd === true) sub = await cancelLocked(tx, sub, { atPeriodEnd: true, reason: "requested" }, settings, now);
+    return sub;
   });
 }
 

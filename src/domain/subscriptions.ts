@@ -13,11 +13,20 @@
 // - the amount, period length and fee are fixed at creation: a plan's later changes never reach it;
 // - money goes only where the payer's signature says: the merchant wallet and the fee recipient.
 import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { jsonOrNull } from "../db/json.js";
 import type { Plan, Prisma as P, Subscription } from "../generated/prisma/client.js";
+import { buyerSender, enqueueBuyerEmail, subjectName } from "./buyer-emails.js";
+import type { ExpiryChain } from "./charges.js";
+import { AppError, notFound, unknownReference } from "./errors.js";
 import { type EventType, type RecordedEvent, recordEvent } from "./events.js";
-import { type Metadata, MetadataShape } from "./metadata.js";
+import { newId, randomBase62 } from "./ids.js";
+import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount } from "./money.js";
-import type { Scope } from "./scope.js";
+import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { assertLiveWallet } from "./settlement-wallets.js";
+import { integerParam, parseInput } from "./validation.js";
 
 export type { Plan, Subscription };
 
@@ -26,6 +35,12 @@ export type PlanInterval = (typeof PLAN_INTERVALS)[number];
 
 export const SUBSCRIPTION_STATUSES = ["INCOMPLETE", "INCOMPLETE_EXPIRED", "TRIALING", "ACTIVE", "PAST_DUE", "CANCELED"] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** The longest trial a plan or subscription gives, in days (two years). */
+export const MAX_TRIAL_DAYS = 730;
+
+/** A trial's length in days (0: none). */
+export const trialDaysParam = integerParam(0, MAX_TRIAL_DAYS);
 
 /** How long a buyer has to authorize a new subscription (then INCOMPLETE_EXPIRED). */
 export const CHECKOUT_WINDOW_MS = 23 * 3_600_000;
@@ -150,4 +165,174 @@ export function recordSubscriptionEvent(
   settings: SubscriptionSettings,
 ): Promise<RecordedEvent> {
   return recordEvent(tx, { merchantId: s.merchantId, livemode: s.livemode }, type, subscriptionResource(s, settings));
+}
+
+// ---- The merchant's side: creating, reading and listing subscriptions ----
+
+/** What creating a subscription reads besides its pages' base: the enabled chains (a live one needs a mainnet among them). */
+export interface CreateSubscriptionSettings extends SubscriptionSettings {
+  chains?: readonly ExpiryChain[] | undefined;
+}
+
+/** The body of POST /v1/subscriptions (and the createSubscription mutation's input). */
+export const createSchema = z.strictObject(
+  {
+    customerId: z.string().min(1).max(100),
+    planId: z.string().min(1).max(100),
+    trialDays: trialDaysParam.optional(),
+    metadata: metadataInput.optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+export const listSchema = z.strictObject({
+  ...pageParams,
+  status: z.enum(SUBSCRIPTION_STATUSES, { error: `must be one of ${SUBSCRIPTION_STATUSES.join(", ")}` }).optional(),
+  customerId: z.string().min(1).max(100).optional(),
+  planId: z.string().min(1).max(100).optional(),
+});
+
+const MANAGE_TOKEN_LENGTH = 32;
+
+/** "every month", "every 3 weeks": a period in words, as the checkout email and pages say it. */
+export function periodWords(interval: PlanInterval, intervalCount: number): string {
+  return intervalCount === 1 ? `every ${interval}` : `every ${intervalCount} ${interval}s`;
+}
+
+/**
+ * Starts a subscription of a customer to a plan: INCOMPLETE until the buyer authorizes it at
+ * `checkoutUrl` (INCOMPLETE_EXPIRED after CHECKOUT_WINDOW_MS). Copies the plan's amount and period,
+ * the merchant's fee and the trial (the plan's unless `trialDays` overrides it). 400 resource_missing
+ * naming customerId or planId outside the scope, 409 plan_inactive for a retired plan; a live one
+ * needs a live settlement wallet and an enabled live chain. Sends subscription.created and, when the
+ * merchant emails invoices, the checkout link to the customer, in the same transaction.
+ */
+export async function createSubscription(
+  prisma: Prisma,
+  scope: Scope,
+  input: unknown,
+  settings: CreateSubscriptionSettings,
+  now = new Date(),
+): Promise<Subscription> {
+  const data = parseInput(createSchema, input);
+  const [customer, plan] = await Promise.all([
+    prisma.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { email: true } }),
+    prisma.plan.findFirst({ where: { id: data.planId, ...inScope(scope) } }),
+  ]);
+  if (!customer) throw unknownReference("customer", data.customerId, "customerId");
+  if (!plan) throw unknownReference("plan", data.planId, "planId");
+  if (!plan.active) throw new AppError("plan_inactive", `Plan ${plan.id} was retired: new subscriptions cannot use it.`, "planId");
+  await assertLiveWallet(prisma, scope);
+  // Test mode, like a test charge, is made before any chain is configured (the devnet comes later).
+  if (scope.livemode && !settings.chains?.some((c) => !c.testnet)) {
+    throw new AppError("chain_unsupported", "No live chain is enabled: a buyer could not authorize this subscription anywhere.", null);
+  }
+  return prisma.$transaction(async (tx) => {
+    const { feeBps } = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true } });
+    const sub = await tx.subscription.create({
+      data: {
+        id: newId("sub"),
+        ...inScope(scope),
+        customerId: data.customerId,
+        planId: plan.id,
+        amount: plan.amount,
+        periodSeconds: periodSeconds(plan.interval as PlanInterval, plan.intervalCount),
+        feeBps,
+        trialDays: data.trialDays ?? plan.trialDays,
+        manageToken: randomBase62(MANAGE_TOKEN_LENGTH),
+        expiresAt: new Date(now.getTime() + CHECKOUT_WINDOW_MS),
+        metadata: jsonOrNull(mergeMetadata(null, data.metadata)),
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    await recordSubscriptionEvent(tx, sub, "subscription.created", settings);
+    await emailCheckout(tx, sub, plan, customer.email, settings);
+    return sub;
+  });
+}
+
+/** The checkout link, written to the customer when the merchant emails invoices (the subscription bills through them). */
+async function emailCheckout(tx: P.TransactionClient, sub: Subscription, plan: Plan, to: string, settings: SubscriptionSettings): Promise<void> {
+  const sender = await buyerSender(tx, sub.merchantId);
+  if (!sender.emailInvoices || !to) return;
+  const price = `${formatAmount(sub.amount)} USDC ${periodWords(plan.interval as PlanInterval, plan.intervalCount)}`;
+  const facts: [string, string][] = [
+    ["Plan", plan.name],
+    ["Price", price],
+  ];
+  if (sub.trialDays > 0) facts.push(["Free trial", `${sub.trialDays} day${sub.trialDays === 1 ? "" : "s"}`]);
+  await enqueueBuyerEmail(tx, sender, {
+    type: "subscription_checkout",
+    livemode: sub.livemode,
+    to,
+    subject: `Start your ${subjectName(sender)} subscription: ${price}`,
+    content: {
+      heading: `Your subscription to ${plan.name}`,
+      paragraphs: [
+        `${sender.name} invites you to subscribe to ${plan.name} for ${price}, until you cancel.`,
+        "You authorize it once from your own wallet: each period's payment goes straight to the merchant, never more than this amount per period, and you can cancel or revoke it at any time.",
+      ],
+      facts,
+      action: { label: "Review and subscribe", url: checkoutUrl(sub, settings) },
+    },
+    relatedId: sub.id,
+  });
+}
+
+/** A subscription of `scope`, or 404; `query` reads the relations a GraphQL selection asks for with it. */
+export async function getSubscription(
+  prisma: Prisma | P.TransactionClient,
+  scope: Scope,
+  id: string,
+  query: { include?: P.SubscriptionInclude } = {},
+): Promise<Subscription> {
+  const sub = await prisma.subscription.findFirst({ ...query, where: { id, ...inScope(scope) } });
+  if (!sub) throw notFound("subscription", id);
+  return sub;
+}
+
+const filterSchema = listSchema.pick({ status: true, customerId: true, planId: true });
+
+function subscriptionFilter(scope: Scope, f: z.output<typeof filterSchema>): P.SubscriptionWhereInput {
+  return {
+    ...inScope(scope),
+    ...(f.status && { status: f.status }),
+    ...(f.customerId && { customerId: f.customerId }),
+    ...(f.planId && { planId: f.planId }),
+  };
+}
+
+/** How many subscriptions match the list's filters (GraphQL's `totalCount`). */
+export function countSubscriptions(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
+  return prisma.subscription.count({ where: subscriptionFilter(scope, parseInput(filterSchema, input)) });
+}
+
+/** One page of subscriptions, newest first, optionally of one status, customer or plan. */
+export async function listSubscriptions(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Subscription>> {
+  const { status, customerId, planId, ...page } = parseInput(listSchema, input);
+  const where = subscriptionFilter(scope, { status, customerId, planId });
+  return keysetPage(
+    "subscription",
+    page,
+    (id) => locateSubscription(prisma, scope, id),
+    (q) => prisma.subscription.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
+  );
+}
+
+/** Where a cursor's subscription sits in the list, if the scope has it. */
+function locateSubscription(prisma: Prisma, scope: Scope, id: string): Promise<Position | null> {
+  return prisma.subscription.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } });
+}
+
+/** Customers' subscriptions, a page of each read for all at once (GraphQL's nested connections). */
+export function customersSubscriptions(prisma: Prisma, scope: Scope, include?: P.SubscriptionInclude): RelatedRows<Subscription> {
+  const relation: Relation = { table: "subscriptions", parent: "customer_id" };
+  return {
+    kind: "subscription",
+    locate: (id) => locateSubscription(prisma, scope, id),
+    pages: (ids, q) => pagesByParent(prisma, scope, relation, ids, q, (subIds) => prisma.subscription.findMany({ include, where: { id: { in: subIds } } })),
+    counts: (ids) => countsByParent(prisma, scope, relation, ids),
+  };
 }

@@ -60,7 +60,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a customer
-         * @description Deletes the customer; its charges and invoices stay, with `customerId: null`. Sends `customer.deleted`.
+         * @description Deletes the customer; its charges and invoices stay, with `customerId: null`. A customer with subscriptions (even ended ones: they are its billing history) is kept: 409 `customer_has_subscriptions`. Sends `customer.deleted`.
          */
         delete: operations["deleteCustomer"];
         options?: never;
@@ -750,6 +750,122 @@ export interface paths {
          * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`).
          */
         patch: operations["updatePaymentLink"];
+        trace?: never;
+    };
+    "/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List plans, newest first (active)
+         * @description Newest first, paged by cursor; `active` keeps the active or the retired ones.
+         */
+        get: operations["listPlans"];
+        put?: never;
+        /**
+         * Create a plan: an amount billed every interval × intervalCount, with an optional trial
+         * @description Creates an active plan. `amount` is billed each period, within the charge amount bounds; `interval` is day, week, month (30 days) or year (365 days), `intervalCount` 1 or more, the period being at most one year in total; `trialDays` (0–730) is the default trial of its subscriptions. Amount, interval, intervalCount and trialDays never change afterwards. A live plan needs a live settlement wallet (400 `settlement_wallet_missing`).
+         */
+        post: operations["createPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a plan
+         * @description The plan.
+         */
+        get: operations["getPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a plan, retire it (active: false) or change its metadata
+         * @description Changes the name, `active` or metadata (merged). A retired plan starts no new subscription (409 `plan_inactive`); its subscriptions go on. The amount, interval, intervalCount and trialDays never change (400 `parameter_unknown`): make a new plan instead. `active: true` on a live plan needs a live settlement wallet.
+         */
+        patch: operations["updatePlan"];
+        trace?: never;
+    };
+    "/v1/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions, newest first (status, customerId, planId)
+         * @description Newest first, paged by cursor; filtered by `status`, `customerId` or `planId`.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a customer to a plan: INCOMPLETE until the buyer authorizes it at checkoutUrl
+         * @description Starts a subscription (INCOMPLETE) with the plan's amount and period and your fee, fixed from now on; `trialDays` (0–730) overrides the plan's trial. Send the buyer to `checkoutUrl` (also emailed to the customer when `emailInvoices` is on): they authorize it once from their wallet within 23 hours, else it becomes INCOMPLETE_EXPIRED. An unknown customer or plan is 400 `resource_missing`, a retired plan 409 `plan_inactive`; a live one needs a live settlement wallet and an enabled live chain. Sends `subscription.created`.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a subscription
+         * @description The subscription: its status, current period (by the chain's clock), payer and links.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription's metadata, or cancel it at its period's end (cancelAtPeriodEnd)
+         * @description Merges `metadata`. `cancelAtPeriodEnd: true` cancels it when the current period ends (one not authorized yet, which has no period, is canceled now); `false` takes that back. Changing `cancelAtPeriodEnd` of an ended subscription is 409 `subscription_not_cancelable`. Sends `subscription.updated` (or `subscription.canceled`).
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription, now (default) or at the end of its period (atPeriodEnd)
+         * @description Cancels it now: CANCELED with `cancelReason: "requested"`, no further pull (sends `subscription.canceled`); with `atPeriodEnd: true`, when the current period ends (sends `subscription.updated`). The buyer's permission stays on chain until they revoke it, but it is never pulled again. An ended subscription is 409 `subscription_not_cancelable`.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/test_helpers/charges/{id}/expire": {
@@ -2195,7 +2311,7 @@ export interface components {
              * @description Stable and machine-readable: act on this, not on the message.
              * @enum {string}
              */
-            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "password_reset_invalid" | "invitation_invalid" | "resource_missing" | "customer_email_exists" | "user_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "invoice_not_sendable" | "refund_not_sendable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
+            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "password_reset_invalid" | "invitation_invalid" | "resource_missing" | "customer_email_exists" | "customer_has_subscriptions" | "user_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "invoice_not_sendable" | "refund_not_sendable" | "payment_link_inactive" | "plan_inactive" | "subscription_not_cancelable" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
             message: string;
             /** @description The parameter at fault (a body path such as address.line1), if one is. */
             param: string | null;
@@ -2732,6 +2848,10 @@ export interface components {
                 paidAt: string | null;
                 voidedAt: string | null;
                 markedUncollectibleAt: string | null;
+                /** @description The subscription whose period it bills; null for an invoice made by hand. */
+                subscriptionId: string | null;
+                /** @description Why a subscription's invoice was made: its first period (subscription_create) or a renewal (subscription_cycle). */
+                billingReason: ("subscription_create" | "subscription_cycle") | null;
                 /**
                  * @description Always true: the object was deleted and is shown as it was.
                  * @constant
@@ -2816,6 +2936,10 @@ export interface components {
             paidAt: string | null;
             voidedAt: string | null;
             markedUncollectibleAt: string | null;
+            /** @description The subscription whose period it bills; null for an invoice made by hand. */
+            subscriptionId: string | null;
+            /** @description Why a subscription's invoice was made: its first period (subscription_create) or a renewal (subscription_cycle). */
+            billingReason: ("subscription_create" | "subscription_cycle") | null;
         };
         /** @description An invoice was drafted (DRAFT). */
         InvoiceCreatedEvent: {
@@ -2869,6 +2993,10 @@ export interface components {
                 paidAt: string | null;
                 voidedAt: string | null;
                 markedUncollectibleAt: string | null;
+                /** @description The subscription whose period it bills; null for an invoice made by hand. */
+                subscriptionId: string | null;
+                /** @description Why a subscription's invoice was made: its first period (subscription_create) or a renewal (subscription_cycle). */
+                billingReason: ("subscription_create" | "subscription_cycle") | null;
                 /**
                  * @description Always true: the object was deleted and is shown as it was.
                  * @constant
@@ -2972,6 +3100,24 @@ export interface components {
             metadata: components["schemas"]["Metadata"] | null;
             /** @description The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there). */
             collectEmail: boolean;
+            createdAt: string;
+        };
+        Plan: {
+            id: string;
+            /** @constant */
+            object: "plan";
+            livemode: boolean;
+            name: string;
+            /** @description USDC billed each period, as a decimal string. */
+            amount: string;
+            /** @constant */
+            currency: "USDC";
+            /** @enum {string} */
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            trialDays: number;
+            active: boolean;
+            metadata: components["schemas"]["Metadata"] | null;
             createdAt: string;
         };
         PublicCharge: {
@@ -4064,7 +4210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description code: idempotency_key_in_use */
+            /** @description code: customer_has_subscriptions, idempotency_key_in_use */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9224,6 +9370,7 @@ export interface operations {
                 endingBefore?: string;
                 status?: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
                 customerId?: string;
+                subscriptionId?: string;
             };
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
@@ -9277,7 +9424,9 @@ export interface operations {
                      *           "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *           "paidAt": null,
                      *           "voidedAt": null,
-                     *           "markedUncollectibleAt": null
+                     *           "markedUncollectibleAt": null,
+                     *           "subscriptionId": null,
+                     *           "billingReason": null
                      *         }
                      *       ],
                      *       "hasMore": false
@@ -9466,7 +9615,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -9629,7 +9780,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -9966,7 +10119,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -10142,7 +10297,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -10318,7 +10475,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -10494,7 +10653,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -10670,7 +10831,9 @@ export interface operations {
                      *       "finalizedAt": "2026-11-24T10:04:12.000Z",
                      *       "paidAt": null,
                      *       "voidedAt": null,
-                     *       "markedUncollectibleAt": null
+                     *       "markedUncollectibleAt": null,
+                     *       "subscriptionId": null,
+                     *       "billingReason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -11501,6 +11664,1505 @@ export interface operations {
                 };
             };
             /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+                endingBefore?: string;
+                active?: boolean | ("true" | "false");
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *           "object": "plan",
+                     *           "livemode": false,
+                     *           "name": "Pro, monthly",
+                     *           "amount": "25.00",
+                     *           "currency": "USDC",
+                     *           "interval": "month",
+                     *           "intervalCount": 1,
+                     *           "trialDays": 14,
+                     *           "active": true,
+                     *           "metadata": null,
+                     *           "createdAt": "2026-11-24T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["Plan"][];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Pro, monthly",
+                 *       "amount": "25.00",
+                 *       "interval": "month",
+                 *       "trialDays": 14
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    amount: string;
+                    /** @enum {string} */
+                    interval: "day" | "week" | "month" | "year";
+                    intervalCount?: number;
+                    trialDays?: number;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "object": "plan",
+                     *       "livemode": false,
+                     *       "name": "Pro, monthly",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "interval": "month",
+                     *       "intervalCount": 1,
+                     *       "trialDays": 14,
+                     *       "active": true,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "object": "plan",
+                     *       "livemode": false,
+                     *       "name": "Pro, monthly",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "interval": "month",
+                     *       "intervalCount": 1,
+                     *       "trialDays": 14,
+                     *       "active": true,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    active?: boolean;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "object": "plan",
+                     *       "livemode": false,
+                     *       "name": "Pro, monthly",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "interval": "month",
+                     *       "intervalCount": 1,
+                     *       "trialDays": 14,
+                     *       "active": true,
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+                endingBefore?: string;
+                status?: "INCOMPLETE" | "INCOMPLETE_EXPIRED" | "TRIALING" | "ACTIVE" | "PAST_DUE" | "CANCELED";
+                customerId?: string;
+                planId?: string;
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *           "object": "subscription",
+                     *           "livemode": false,
+                     *           "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *           "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *           "status": "ACTIVE",
+                     *           "amount": "25.00",
+                     *           "currency": "USDC",
+                     *           "chainId": 84532,
+                     *           "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *           "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *           "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *           "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *           "trialEnd": null,
+                     *           "cancelAtPeriodEnd": false,
+                     *           "canceledAt": null,
+                     *           "cancelReason": null,
+                     *           "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *           "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *           "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *           "metadata": null,
+                     *           "createdAt": "2026-11-24T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["Subscription"][];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "customerId": "cus_…",
+                 *       "planId": "plan_…"
+                 *     }
+                 */
+                "application/json": {
+                    customerId: string;
+                    planId: string;
+                    trialDays?: number;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "status": "ACTIVE",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "chainId": 84532,
+                     *       "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *       "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *       "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *       "trialEnd": null,
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": null,
+                     *       "cancelReason": null,
+                     *       "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: plan_inactive, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "status": "ACTIVE",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "chainId": 84532,
+                     *       "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *       "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *       "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *       "trialEnd": null,
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": null,
+                     *       "cancelReason": null,
+                     *       "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "cancelAtPeriodEnd": true
+                 *     }
+                 */
+                "application/json": {
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                    cancelAtPeriodEnd?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "status": "ACTIVE",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "chainId": 84532,
+                     *       "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *       "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *       "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *       "trialEnd": null,
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": null,
+                     *       "cancelReason": null,
+                     *       "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: subscription_not_cancelable, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "atPeriodEnd": true
+                 *     }
+                 */
+                "application/json": {
+                    atPeriodEnd?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "status": "ACTIVE",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "chainId": 84532,
+                     *       "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *       "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *       "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *       "trialEnd": null,
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": null,
+                     *       "cancelReason": null,
+                     *       "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, body_invalid_json, idempotency_key_reused, resource_missing */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: subscription_not_cancelable, idempotency_key_in_use */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

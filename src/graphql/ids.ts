@@ -10,6 +10,8 @@ const NODE_TYPES: [IdPrefix, string][] = [
   ["ref", "Refund"],
   ["inv", "Invoice"],
   ["plink", "PaymentLink"],
+  ["plan", "Plan"],
+  ["sub", "CustomerSubscription"],
   ["eml", "Email"],
 ];
 

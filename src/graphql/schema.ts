@@ -15,6 +15,8 @@ import "./types/LedgerSummary.js";
 import "./types/Sweep.js";
 import "./types/Invoice.js";
 import "./types/PaymentLink.js";
+import "./types/Plan.js";
+import "./types/Subscription.js";
 import "./types/ChargeStats.js";
 import "./types/LiveReadiness.js";
 import "./types/PaymentSession.js";

@@ -44,6 +44,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   invitation_invalid: 400,
   resource_missing: 404,
   customer_email_exists: 409,
+  customer_has_subscriptions: 409,
   user_exists: 409,
   duplicate_order_id: 409,
   charge_not_cancellable: 409,

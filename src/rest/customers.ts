@@ -129,9 +129,11 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     doc: {
       operationId: "deleteCustomer",
       summary: "Delete a customer",
-      description: "Deletes the customer; its charges and invoices stay, with `customerId: null`. Sends `customer.deleted`.",
+      description:
+        "Deletes the customer; its charges and invoices stay, with `customerId: null`. A customer with subscriptions (even ended ones: they are its billing history) is kept: 409 `customer_has_subscriptions`. Sends `customer.deleted`.",
       tag,
       ok: { 200: DeletedCustomer },
+      errors: ["customer_has_subscriptions"],
     },
   } as const;
   app.delete<IdParams>("/v1/customers/:id", { config: remove }, async (req) => {

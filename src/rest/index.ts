@@ -14,8 +14,10 @@ import { invoiceRoutes } from "./invoices.js";
 import { ApiDocument, openApiRoute } from "./openapi.js";
 import { installApiPlumbing, type RestDeps } from "./plumbing.js";
 import { paymentLinkRoutes } from "./payment-links.js";
+import { planRoutes } from "./plans.js";
 import { publicRoutes } from "./public.js";
 import { refundRoutes } from "./refunds.js";
+import { subscriptionRoutes } from "./subscriptions.js";
 import { testHelperRoutes } from "./test-helpers.js";
 import { webhookEndpointRoutes } from "./webhook-endpoints.js";
 
@@ -39,6 +41,8 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   balanceRoutes(server, rest);
   invoiceRoutes(server, rest);
   paymentLinkRoutes(server, rest);
+  planRoutes(server, rest);
+  subscriptionRoutes(server, rest);
   testHelperRoutes(server, rest);
   emailRoutes(server, rest);
   const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");

@@ -31,6 +31,12 @@ export const TAGS = [
   },
   { name: "Invoices", description: "Itemised bills for a customer, paid on their hosted page: DRAFT → OPEN → PAID, or VOID, or UNCOLLECTIBLE." },
   { name: "Payment links", description: "A link to share: each buyer who pays there gets a charge of the link's amount." },
+  { name: "Plans", description: "What you bill on a schedule: an amount per period (day, week, month of 30 days, year of 365), with an optional trial." },
+  {
+    name: "Subscriptions",
+    description:
+      "A customer's recurring billing on a plan, pulled each period from the buyer's own wallet under a capped, revocable spend permission: INCOMPLETE → TRIALING | ACTIVE ⇄ PAST_DUE → CANCELED, or INCOMPLETE_EXPIRED. Each period is an invoice.",
+  },
   { name: "Balance", description: "The ledger: one immutable row per movement of money, read from the chain, and the balance per chain summed from it." },
   { name: "Events", description: "Every change as an event, also delivered to your webhook endpoints: list them, see their deliveries, send them again." },
   { name: "Webhook endpoints", description: "Where your events are delivered, each signed with the endpoint's secret (Standard Webhooks)." },

@@ -39,6 +39,8 @@ export type WebhookEndpointWithSecret = Answer<"createWebhookEndpoint">;
 export type Refund = Answer<"getRefund">;
 export type Invoice = Answer<"getInvoice">;
 export type PaymentLink = Answer<"getPaymentLink">;
+export type Plan = Answer<"getPlan">;
+export type Subscription = Answer<"getSubscription">;
 export type BalanceTransaction = Answer<"getBalanceTransaction">;
 export type Balance = Answer<"getBalance">;
 export type Email = Answer<"getEmail">;
@@ -181,6 +183,26 @@ export class Stablegate {
     /** Everything but the amount; `{ active: false }` retires the link. */
     update: (id: string, body: Body<"updatePaymentLink">, o?: CallOptions) => this.call<PaymentLink>("PATCH", `/v1/payment_links/${seg(id)}`, { body, ...o }),
     list: (query: Query<"listPaymentLinks"> = {}) => this.keysetList<PaymentLink, Answer<"listPaymentLinks">>("/v1/payment_links", query),
+  };
+
+  readonly plans = {
+    create: (body: Body<"createPlan">, o?: CallOptions) => this.call<Plan>("POST", "/v1/plans", { body, ...o }),
+    retrieve: (id: string) => this.call<Plan>("GET", `/v1/plans/${seg(id)}`),
+    /** The name, metadata, or `{ active: false }` to retire it; the amount and period never change. */
+    update: (id: string, body: Body<"updatePlan">, o?: CallOptions) => this.call<Plan>("PATCH", `/v1/plans/${seg(id)}`, { body, ...o }),
+    list: (query: Query<"listPlans"> = {}) => this.keysetList<Plan, Answer<"listPlans">>("/v1/plans", query),
+  };
+
+  readonly subscriptions = {
+    /** INCOMPLETE until the buyer authorizes it at its `checkoutUrl`. */
+    create: (body: Body<"createSubscription">, o?: CallOptions) => this.call<Subscription>("POST", "/v1/subscriptions", { body, ...o }),
+    retrieve: (id: string) => this.call<Subscription>("GET", `/v1/subscriptions/${seg(id)}`),
+    /** Metadata, or `{ cancelAtPeriodEnd }` to schedule (or take back) its end. */
+    update: (id: string, body: Body<"updateSubscription">, o?: CallOptions) => this.call<Subscription>("PATCH", `/v1/subscriptions/${seg(id)}`, { body, ...o }),
+    /** Now, or at the current period's end with `{ atPeriodEnd: true }`. */
+    cancel: (id: string, body: Body<"cancelSubscription"> = {}, o?: CallOptions) =>
+      this.call<Subscription>("POST", `/v1/subscriptions/${seg(id)}/cancel`, { body, ...o }),
+    list: (query: Query<"listSubscriptions"> = {}) => this.keysetList<Subscription, Answer<"listSubscriptions">>("/v1/subscriptions", query),
   };
 
   readonly balanceTransactions = {

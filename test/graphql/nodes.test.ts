@@ -69,6 +69,13 @@ const makers: Record<string, () => Promise<string>> = {
   PaymentLink: async () =>
     (await gql(`mutation($i: CreatePaymentLinkInput!) { createPaymentLink(input: $i) { id } }`, { i: { name: `Link ${++made}`, amount: "4.00" } }))
       .createPaymentLink.id,
+  Plan: async () =>
+    (await gql(`mutation($i: CreatePlanInput!) { createPlan(input: $i) { id } }`, { i: { name: `Plan ${++made}`, amount: "5.00", interval: "month" } }))
+      .createPlan.id,
+  CustomerSubscription: async () => {
+    const [customerId, planId] = [await makers.Customer!(), await makers.Plan!()];
+    return (await gql(`mutation($i: CreateSubscriptionInput!) { createSubscription(input: $i) { id } }`, { i: { customerId, planId } })).createSubscription.id;
+  },
   // Emails are written by the service, never through the API: one as the domain writes it.
   Email: () => writeEmail(app.db.prisma, app.merchant.merchant.id),
 };

@@ -5,6 +5,8 @@ import { createCharge } from "../../src/domain/charges.js";
 import { createCustomer } from "../../src/domain/customers.js";
 import { createInvoice } from "../../src/domain/invoices.js";
 import { createPaymentLink } from "../../src/domain/payment-links.js";
+import { createPlan } from "../../src/domain/plans.js";
+import { createSubscription } from "../../src/domain/subscriptions.js";
 import type { Scope } from "../../src/domain/scope.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
@@ -19,7 +21,10 @@ afterAll(() => app?.stop());
 const SETTINGS = { amount: { min: 1n, max: 10n ** 12n }, paymentBaseUrl: "http://pay.test" };
 const PASSWORD = "correct horse battery";
 
-/** A merchant's dashboard session, its test key, and `rows` customers, each with an invoice, a payment link and two charges (of the invoice and the link). */
+/**
+ * A merchant's dashboard session, its test key, and `rows` customers, each with an invoice, a payment
+ * link and two charges (of the invoice and the link), and a subscription to a plan of its own that the invoice bills.
+ */
 async function shopWith(rows: number) {
   const shop = await app.newMerchant();
   const scope: Scope = { merchantId: shop.merchant.id, livemode: false };
@@ -32,6 +37,10 @@ async function shopWith(rows: number) {
       SETTINGS,
     );
     const link = await createPaymentLink(app.db.prisma, scope, { name: `L${i}`, amount: "1" }, SETTINGS);
+    const plan = await createPlan(app.db.prisma, scope, { name: `P${i}`, amount: "1", interval: "month" }, SETTINGS);
+    const sub = await createSubscription(app.db.prisma, scope, { customerId: customer.id, planId: plan.id }, SETTINGS);
+    // A fixture: the invoice as the renewal engine would have made it for the subscription's period.
+    await app.db.prisma.invoice.update({ where: { id: invoice.id }, data: { subscriptionId: sub.id, billingReason: "subscription_create", periodIndex: 0 } });
     for (const origin of [{ invoiceId: invoice.id }, { paymentLinkId: link.id }]) {
       const charge = await createCharge(app.db.prisma, scope, { orderId: `o-${i}-${Object.keys(origin)[0]}`, amount: "1", customerId: customer.id }, SETTINGS);
       // A fixture: the charge as the invoice's or the link's page would have made it.
@@ -92,6 +101,18 @@ const LISTS: [string, string, (rows: number) => number, (data: any) => unknown[]
     `{ invoices(first: 100) { ${PAGE("id customer { id } charges { id payments { txHash } }")} } }`,
     (rows) => rows,
     (d) => d.invoices.edges,
+  ],
+  [
+    "subscriptions with their plan, customer (and its count of subscriptions) and invoices",
+    `{ subscriptions(first: 100) { ${PAGE(`id plan { id } customer { id subscriptions(first: 0) { totalCount } } invoices { ${PAGE("id subscription { id }")} }`)} } }`,
+    (rows) => rows,
+    (d) => d.subscriptions.edges,
+  ],
+  [
+    "customers with their subscriptions",
+    `{ customers(first: 100) { ${PAGE(`id subscriptions { ${PAGE("id plan { id }")} }`)} } }`,
+    (rows) => rows,
+    (d) => d.customers.edges,
   ],
   ["events with their deliveries", `{ events(first: 100) { ${PAGE("id deliveries { url }")} } }`, (rows) => rows * 2, (d) => d.events.edges],
   ["users with their recovery codes", `{ users { id email recoveryCodesRemaining } }`, (rows) => rows + 1, (d) => d.users],

@@ -28,6 +28,9 @@ import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as cu
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
 import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
 import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
+import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plans.js";
+import { cancelSchema as subscriptionCancelSchema, updateSchema as subscriptionUpdateSchema } from "../../src/domain/subscription-endings.js";
+import { createSchema as subscriptionCreateSchema } from "../../src/domain/subscriptions.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
 import { authorizationSchema } from "../../src/domain/authorizations.js";
 import {
@@ -63,6 +66,8 @@ const endpoint = (await app.call("POST", "/v1/webhook_endpoints", { body: { url:
 const lineItems = [{ description: "Fixture line", quantity: 1, unitAmount: "1.00" }];
 const invoice = (await app.call("POST", "/v1/invoices", { body: { customerId: customer.id, lineItems } })).body;
 const link = (await app.call("POST", "/v1/payment_links", { body: { name: "Fixture link", amount: "1.00" } })).body;
+const plan = (await app.call("POST", "/v1/plans", { body: { name: "Fixture plan", amount: "1.00", interval: "month" } })).body;
+const subscription = (await app.call("POST", "/v1/subscriptions", { body: { customerId: customer.id, planId: plan.id } })).body;
 
 /** Signs a customer JWT with the merchant's test secret. */
 async function customerJwt(claims: Record<string, unknown>): Promise<string> {
@@ -75,7 +80,7 @@ const authorization = `Bearer ${await customerJwt({ email: "jwt-fixture@example.
 /** Rows a write would add or change: none may move when a request is refused. */
 async function rows() {
   const p = app.db.prisma;
-  const [customers, charges, events, updated, endpoints, endpointUpdated, invoices, links] = await Promise.all([
+  const [customers, charges, events, updated, endpoints, endpointUpdated, invoices, links, plans, subscriptions] = await Promise.all([
     p.customer.count(),
     p.charge.count(),
     p.event.count(),
@@ -84,6 +89,8 @@ async function rows() {
     p.webhookEndpoint.aggregate({ _max: { updatedAt: true } }),
     p.invoice.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
     p.paymentLink.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
+    p.plan.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
+    p.subscription.aggregate({ _count: { _all: true }, _max: { updatedAt: true } }),
   ]);
   return {
     customers,
@@ -94,6 +101,8 @@ async function rows() {
     lastEndpointUpdate: endpointUpdated._max.updatedAt,
     invoices: [invoices._count._all, invoices._max.updatedAt],
     links: [links._count._all, links._max.updatedAt],
+    plans: [plans._count._all, plans._max.updatedAt],
+    subscriptions: [subscriptions._count._all, subscriptions._max.updatedAt],
   };
 }
 
@@ -215,6 +224,11 @@ describe("REST and the hosted page", () => {
     "POST /v1/payment_links": { schema: linkCreateSchema, valid: { name: "Hostile link", amount: "1.00" } },
     "PATCH /v1/payment_links/:id": { schema: linkUpdateSchema, valid: {} },
     "POST /pay/l/:id": null,
+    "POST /v1/plans": { schema: planCreateSchema, valid: { name: "Hostile plan", amount: "1.00", interval: "month" } },
+    "PATCH /v1/plans/:id": { schema: planUpdateSchema, valid: {} },
+    "POST /v1/subscriptions": { schema: subscriptionCreateSchema, valid: { customerId: customer.id, planId: plan.id } },
+    "PATCH /v1/subscriptions/:id": { schema: subscriptionUpdateSchema, valid: {} },
+    "POST /v1/subscriptions/:id/cancel": { schema: subscriptionCancelSchema, valid: {} },
     "POST /pay/unsubscribe": null,
     "POST /pay/subscribe/:id/authorize": {
       schema: authorizeSchema,
@@ -232,6 +246,8 @@ describe("REST and the hosted page", () => {
       if (url.includes("/webhook_endpoints")) return endpoint.id;
       if (url.includes("/invoices")) return invoice.id;
       if (url.includes("/payment_links") || url.includes("/l/")) return link.id;
+      if (url.includes("/plans")) return plan.id;
+      if (url.includes("/subscriptions")) return subscription.id;
       return url.includes("/customers") ? customer.id : url.includes("/events") ? event.id : charge.id;
     });
 

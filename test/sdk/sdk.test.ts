@@ -115,6 +115,26 @@ describe("stablegate/sdk", () => {
     expect((await sdk.refunds.list()).data).toEqual([]);
   });
 
+  it("makes and retires a plan, subscribes a customer, lists, schedules the end and cancels", async () => {
+    const customer = await sdk.customers.create({ email: "sdk-sub@example.com", name: "Subscriber" });
+    const plan = await sdk.plans.create({ name: "SDK monthly", amount: "12.00", interval: "month", trialDays: 7 });
+    expect(plan).toMatchObject({ object: "plan", amount: "12.00", interval: "month", intervalCount: 1, trialDays: 7, active: true });
+    const sub = await sdk.subscriptions.create({ customerId: customer.id, planId: plan.id, metadata: { seat: "1" } });
+    expect(sub).toMatchObject({ object: "subscription", status: "INCOMPLETE", amount: "12.00", customerId: customer.id, planId: plan.id });
+    expect(sub.checkoutUrl).toMatch(new RegExp(`/subscribe/${sub.id}$`));
+    expect(await sdk.subscriptions.retrieve(sub.id)).toEqual(sub);
+    const listed: string[] = [];
+    for await (const s of sdk.subscriptions.list({ customerId: customer.id, status: "INCOMPLETE" })) listed.push(s.id);
+    expect(listed).toEqual([sub.id]);
+    expect(await sdk.subscriptions.update(sub.id, { metadata: { seat: "2" } })).toMatchObject({ metadata: { seat: "2" } });
+    expect(await sdk.subscriptions.cancel(sub.id)).toMatchObject({ status: "CANCELED", cancelReason: "requested" });
+    expect(await sdk.subscriptions.cancel(sub.id).catch((e: StablegateError) => e)).toMatchObject({ status: 409, code: "subscription_not_cancelable" });
+    expect(await sdk.plans.update(plan.id, { active: false })).toMatchObject({ active: false });
+    expect((await sdk.plans.list({ active: false })).data.map((p) => p.id)).toContain(plan.id);
+    const inactive = await sdk.subscriptions.create({ customerId: customer.id, planId: plan.id }).catch((e: StablegateError) => e);
+    expect(inactive).toMatchObject({ status: 409, code: "plan_inactive", param: "planId" });
+  });
+
   it("reads the ledger: balance transactions page by page, one by id, as CSV, and the balance", async () => {
     const merchant = await app.newMerchant();
     const own = new Stablegate({ apiKey: merchant.apiKeys.test.secret, baseUrl: app.url });

@@ -17,6 +17,8 @@ import { InvoicePage } from "./pages/InvoicePage.js";
 import { Invoices } from "./pages/Invoices.js";
 import { LiveNotReady } from "./pages/LiveChecklist.js";
 import { PaymentLinkPage, PaymentLinks } from "./pages/PaymentLinks.js";
+import { Plans } from "./pages/Plans.js";
+import { SubscriptionPage, Subscriptions } from "./pages/Subscriptions.js";
 import { InvitationPage, ResetPasswordPage } from "./pages/PasswordReset.js";
 import { Payouts } from "./pages/Payouts.js";
 import { Settings } from "./pages/Settings.js";
@@ -50,6 +52,8 @@ const PAGES = [
   ["/customers", "Customers"],
   ["/invoices", "Invoices"],
   ["/payment-links", "Payment links"],
+  ["/subscriptions", "Subscriptions"],
+  ["/plans", "Plans"],
   ["/events", "Events"],
   ["/developers", "Developers"],
   ["/settings", "Settings"],
@@ -119,6 +123,8 @@ function Page({ path, session, onSignedOut }: { path: string; session: Session; 
   if (first === "customers") return id ? <CustomerPage id={id} /> : <Customers />;
   if (first === "invoices") return id === "new" ? <NewInvoice /> : id ? <InvoicePage key={id} id={id} /> : <Invoices />;
   if (first === "payment-links") return id ? <PaymentLinkPage id={id} /> : <PaymentLinks />;
+  if (first === "subscriptions") return id ? <SubscriptionPage key={id} id={id} /> : <Subscriptions />;
+  if (first === "plans") return <Plans />;
   if (first === "events") return id ? <EventPage key={id} id={id} /> : <Events />;
   if (first === "developers" && id === "emails") return sub ? <EmailPage key={sub} id={sub} /> : <Emails />;
   if (first === "developers") return <Developers />;

@@ -130,7 +130,7 @@ builder.mutationFields((t) => ({
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,
-    description: "Deletes permanently; linked charges and invoices keep existing with no customer.",
+    description: "Deletes permanently; linked charges and invoices keep existing with no customer. customer_has_subscriptions while it has any subscription.",
     args: { id: t.arg.id({ required: true, description: "The customer's id (cus_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       await deleteCustomer(ctx.prisma, ctx.scope(), id);

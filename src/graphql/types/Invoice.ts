@@ -5,9 +5,11 @@ import {
   countInvoices,
   createInvoice,
   customersInvoices,
+  subscriptionsInvoices,
   deleteInvoice,
   getInvoice,
   publishedUrl,
+  BILLING_REASONS,
   INVOICE_STATUSES,
   invoiceLines,
   listInvoices,
@@ -35,6 +37,14 @@ const STATUS_DESCRIPTIONS: Record<(typeof INVOICE_STATUSES)[number], string> = {
 const InvoiceStatus = builder.enumType("InvoiceStatus", {
   description: "DRAFT → OPEN (finalize) → PAID; OPEN → VOID | UNCOLLECTIBLE; an UNCOLLECTIBLE invoice can still be paid or voided.",
   values: Object.fromEntries(INVOICE_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
+});
+
+const BillingReason = builder.enumType("BillingReason", {
+  description: "Why a subscription's invoice was made.",
+  values: {
+    subscription_create: { description: "Its first period, paid at checkout (or at the trial's end)." },
+    subscription_cycle: { description: "A renewal." },
+  },
 });
 
 type Line = ReturnType<typeof invoiceLines>[number];
@@ -92,6 +102,13 @@ const Invoice = builder.prismaNode("Invoice", {
       description: "ISO 8601: when it was marked uncollectible.",
       resolve: (i) => iso(i.markedUncollectibleAt),
     }),
+    subscriptionId: t.exposeString("subscriptionId", { nullable: true, description: "The subscription whose period it bills; null for one made by hand." }),
+    billingReason: t.field({
+      type: BillingReason,
+      nullable: true,
+      description: "Why a subscription's invoice was made.",
+      resolve: (i) => i.billingReason as (typeof BILLING_REASONS)[number] | null,
+    }),
   }),
 });
 
@@ -144,10 +161,11 @@ builder.queryFields((t) => ({
       args: {
         status: t.arg({ type: InvoiceStatus, description: "Only invoices with this status." }),
         customerId: t.arg.id({ description: "Only this customer's invoices." }),
+        subscriptionId: t.arg.id({ description: "Only this subscription's invoices." }),
       },
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
-        const filters = { status: args.status ?? undefined, customerId: args.customerId ?? undefined };
+        const filters = { status: args.status ?? undefined, customerId: args.customerId ?? undefined, subscriptionId: args.subscriptionId ?? undefined };
         const page = await listInvoices(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
         return connectionOf(page, args, () => countInvoices(ctx.prisma, scope, filters));
       },
@@ -173,6 +191,20 @@ builder.prismaObjectField("Customer", "invoices", (t) =>
         ),
     },
     countedConnection("The customer's invoices."),
+  ),
+);
+
+builder.prismaObjectField("Subscription", "invoices", (t) =>
+  t.connection(
+    {
+      type: Invoice,
+      description: "Its invoices, one per period, newest first.",
+      resolve: (sub, args, ctx, info) =>
+        relatedConnection(ctx, info, sub.id, args, "Invoice", (include: P.InvoiceInclude | undefined) =>
+          subscriptionsInvoices(ctx.prisma, ctx.scope(), include),
+        ),
+    },
+    countedConnection("Its invoices."),
   ),
 );
 

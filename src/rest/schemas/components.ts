@@ -16,7 +16,7 @@ import { PaymentLinkResource } from "../../domain/payment-links.js";
 import { PublicCharge } from "../../domain/payment-session.js";
 import { RefundResource } from "../../domain/refunds.js";
 import { SettlementResource } from "../../domain/settlements.js";
-import { SubscriptionResource } from "../../domain/subscriptions.js";
+import { PlanResource, SubscriptionResource } from "../../domain/subscriptions.js";
 import { WebhookEndpointResource } from "../../domain/webhook-endpoints.js";
 
 /** The named schemas, each with its name in components.schemas. */
@@ -44,6 +44,7 @@ named("BalanceTransaction", BalanceTransactionResource);
 named("Balance", BalanceResource);
 named("WebhookDelivery", DeliveryResource);
 named("Email", EmailResource);
+named("Plan", PlanResource);
 named("Subscription", SubscriptionResource);
 
 /** A webhook endpoint as lists and reads show it: its secret is never shown again. */

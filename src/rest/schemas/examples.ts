@@ -10,6 +10,7 @@ import type { InvoiceResource } from "../../domain/invoices.js";
 import type { PaymentLinkResource } from "../../domain/payment-links.js";
 import type { PublicCharge } from "../../domain/payment-session.js";
 import type { RefundResource } from "../../domain/refunds.js";
+import type { PlanResource, SubscriptionResource } from "../../domain/subscriptions.js";
 import type { DeletedCustomer, DeletedInvoice, DeletedWebhookEndpoint, WebhookEndpoint, WebhookEndpointWithSecret } from "./components.js";
 import type { ApiError } from "./errors.js";
 import type { Event, EventWithDeliveries } from "./events.js";
@@ -17,6 +18,8 @@ import type { Event, EventWithDeliveries } from "./events.js";
 const PAY = "https://stablegate.shop.example/pay";
 const CHARGE_ID = "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R";
 const CUSTOMER_ID = "cus_4qXk9TbN2mVc7Rz1LhW8sPdA";
+const PLAN_ID = "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc";
+const SUB_ID = "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd";
 const CLONE = "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b";
 const BUYER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -180,6 +183,8 @@ export const EXAMPLES: Record<string, unknown> = {
     paidAt: null,
     voidedAt: null,
     markedUncollectibleAt: null,
+    subscriptionId: null,
+    billingReason: null,
   } satisfies InvoiceResource,
   DeletedInvoice: { id: "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui", object: "invoice", deleted: true } satisfies z.output<typeof DeletedInvoice>,
   PaymentLink: {
@@ -197,6 +202,44 @@ export const EXAMPLES: Record<string, unknown> = {
     collectEmail: false,
     createdAt: CREATED,
   } satisfies PaymentLinkResource,
+  Plan: {
+    id: PLAN_ID,
+    object: "plan",
+    livemode: false,
+    name: "Pro, monthly",
+    amount: "25.00",
+    currency: "USDC",
+    interval: "month",
+    intervalCount: 1,
+    trialDays: 14,
+    active: true,
+    metadata: null,
+    createdAt: CREATED,
+  } satisfies PlanResource,
+  Subscription: {
+    id: SUB_ID,
+    object: "subscription",
+    livemode: false,
+    customerId: CUSTOMER_ID,
+    planId: PLAN_ID,
+    status: "ACTIVE",
+    amount: "25.00",
+    currency: "USDC",
+    chainId: 84532,
+    payer: BUYER,
+    contractAddress: "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+    currentPeriodStart: PAID,
+    currentPeriodEnd: "2026-12-24T10:04:12.000Z",
+    trialEnd: null,
+    cancelAtPeriodEnd: false,
+    canceledAt: null,
+    cancelReason: null,
+    latestInvoiceId: "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+    checkoutUrl: `${PAY}/subscribe/${SUB_ID}`,
+    manageUrl: `${PAY}/subscribe/${SUB_ID}/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2`,
+    metadata: null,
+    createdAt: CREATED,
+  } satisfies SubscriptionResource,
   BalanceTransaction: {
     id: "btx_1Qa3Ws5Ed7Rf9Tg2Yh4Uj6Ik",
     object: "balance_transaction",

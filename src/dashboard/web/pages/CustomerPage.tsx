@@ -1,11 +1,13 @@
-// A customer: details and address (editable), stats, charges and invoices (with the way to a new one),
-// and Delete.
+// A customer: details and address (editable), stats, subscriptions, charges and invoices (with the way
+// to a new subscription or invoice), and Delete.
 import { useMutation, useQuery } from "@urql/preact";
 import { AddressFields, addressInput } from "../address.js";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link, navigate } from "../router.js";
 import { Amount, Confirm, Day, ErrorNote, formValues, Outcome, Section, Status, Time } from "../ui.js";
+import { periodWords } from "./Plans.js";
+import { NewSubscription } from "./Subscriptions.js";
 
 const CustomerQuery = graphql(`
   query Customer($id: ID!) {
@@ -29,6 +31,22 @@ const CustomerQuery = graphql(`
         chargeCount
         invoiceCount
         totalSpent
+      }
+      subscriptions(first: 10) {
+        totalCount
+        edges {
+          node {
+            id
+            status
+            amount
+            plan {
+              id
+              name
+              interval
+              intervalCount
+            }
+          }
+        }
       }
       invoices(first: 10) {
         totalCount
@@ -172,6 +190,7 @@ export function CustomerPage({ id }: { id: string }) {
           </dl>
         </Section>
       </div>
+      <CustomerSubscriptions customer={customer} />
       <CustomerInvoices customer={customer} />
       <Section title="Charges">
         <ul class="rows">
@@ -188,6 +207,33 @@ export function CustomerPage({ id }: { id: string }) {
 }
 
 type Customer = NonNullable<ResultOf<typeof CustomerQuery>["customer"]>;
+
+/** The customer's subscriptions, and the way to a new one. */
+function CustomerSubscriptions({ customer }: { customer: Customer }) {
+  const subs = customer.subscriptions;
+  return (
+    <Section title="Subscriptions">
+      {subs.totalCount === 0 ? (
+        <p class="muted">No subscription yet.</p>
+      ) : (
+        <ul class="rows">
+          {subs.edges.map(({ node: s }) => (
+            <li key={s.id} data-subscription={s.id}>
+              <Link href={`/subscriptions/${s.id}`}>{s.plan.name}</Link> <Amount value={s.amount} /> {periodWords(s.plan.interval, s.plan.intervalCount)}{" "}
+              <Status status={s.status} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {subs.totalCount > subs.edges.length && (
+        <p class="muted small">
+          The newest {subs.edges.length} of {subs.totalCount}.
+        </p>
+      )}
+      <NewSubscription customerId={customer.id} />
+    </Section>
+  );
+}
 
 /** The customer's newest invoices, what each still has due, and the way to a new one. */
 function CustomerInvoices({ customer }: { customer: Customer }) {

@@ -1,0 +1,147 @@
+// Plans (.docs/subscriptions.md "Plans"): what a merchant sells on a schedule: a name, an amount per
+// period, the period (interval × intervalCount) and a default trial.
+//
+// Invariants:
+// - a plan's amount, interval, intervalCount and trialDays never change: subscriptions copy them at
+//   creation, and a buyer who authorized one amount is never shown another for the same plan; a PATCH
+//   naming any of them is 400 parameter_unknown (make a new plan and retire the old one instead);
+// - a period is at most one year long in total (interval × intervalCount ≤ 365 days): a permission
+//   signed for longer windows would let one pull wait for years;
+// - a retired plan (active: false) starts no subscription (409 plan_inactive); its subscriptions go on;
+// - a live plan is made only while the merchant has a live settlement wallet.
+import { z } from "zod";
+import type { Prisma } from "../db/client.js";
+import { jsonOrNull } from "../db/json.js";
+import type { Prisma as P } from "../generated/prisma/client.js";
+import type { ChargeSettings } from "./charges.js";
+import { invalidParam, notFound } from "./errors.js";
+import { newId } from "./ids.js";
+import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
+import { formatAmount, parseAmount } from "./money.js";
+import { keysetPage, type Page, type PageEnd, pageParams, type Position } from "./paging.js";
+import { inScope, type Scope } from "./scope.js";
+import { assertLiveWallet } from "./settlement-wallets.js";
+import { PLAN_INTERVALS, type Plan, periodSeconds, trialDaysParam } from "./subscriptions.js";
+import { integerParam, parseInput } from "./validation.js";
+
+/** The longest period a plan bills: a year (365 days), whatever the interval. */
+export const MAX_PERIOD_SECONDS = periodSeconds("year", 1);
+
+const name = z
+  .string()
+  .max(200)
+  .refine((s) => s.trim().length > 0, "must not be blank");
+
+/** The body of POST /v1/plans (and the createPlan mutation's input). */
+export const createSchema = z.strictObject(
+  {
+    name,
+    amount: z.string({ error: 'must be a decimal string such as "25.00"' }),
+    interval: z.enum(PLAN_INTERVALS, { error: `must be one of ${PLAN_INTERVALS.join(", ")}` }),
+    intervalCount: integerParam(1, 365).optional(),
+    trialDays: trialDaysParam.optional(),
+    metadata: metadataInput.optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+/** The body of PATCH /v1/plans/:id: name, active, metadata; the price and period never change. */
+export const updateSchema = z.strictObject(
+  { name: name.optional(), active: z.boolean().optional(), metadata: metadataInput.optional() },
+  { error: "must be a JSON object" },
+);
+
+export const listSchema = z.strictObject({
+  ...pageParams,
+  active: z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")], { error: "must be true or false" }).optional(),
+});
+
+/** The amount of a plan in base units: within the charge bounds; 400 naming `amount` otherwise. */
+function planAmount(value: string, settings: Pick<ChargeSettings, "amount">): bigint {
+  const amount = parseAmount(value);
+  if (amount === null || amount < settings.amount.min || amount > settings.amount.max) {
+    throw invalidParam(
+      "amount",
+      `Invalid amount: must be a decimal string with at most 6 decimals between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`,
+    );
+  }
+  return amount;
+}
+
+/** Creates an active plan; a live one needs a live settlement wallet. */
+export async function createPlan(prisma: Prisma, scope: Scope, input: unknown, settings: Pick<ChargeSettings, "amount">, now = new Date()): Promise<Plan> {
+  const data = parseInput(createSchema, input);
+  const amount = planAmount(data.amount, settings);
+  const intervalCount = data.intervalCount ?? 1;
+  if (periodSeconds(data.interval, intervalCount) > MAX_PERIOD_SECONDS) {
+    throw invalidParam("intervalCount", `Invalid intervalCount: a period is at most one year (365 days); ${intervalCount} ${data.interval}s is longer`);
+  }
+  await assertLiveWallet(prisma, scope);
+  return prisma.plan.create({
+    data: {
+      id: newId("plan"),
+      ...inScope(scope),
+      name: data.name.trim(),
+      amount,
+      interval: data.interval,
+      intervalCount,
+      trialDays: data.trialDays ?? 0,
+      metadata: jsonOrNull(mergeMetadata(null, data.metadata)),
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+}
+
+/** A plan of `scope`, or 404 (naming `param`). */
+export async function getPlan(prisma: Prisma | P.TransactionClient, scope: Scope, id: string, param = "id"): Promise<Plan> {
+  const plan = await prisma.plan.findFirst({ where: { id, ...inScope(scope) } });
+  if (!plan) throw notFound("plan", id, param);
+  return plan;
+}
+
+/** Renames a plan, retires or reactivates it (live: again only with a live wallet), or merges its metadata. */
+export async function updatePlan(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<Plan> {
+  const data = parseInput(updateSchema, input);
+  if (data.active === true) await assertLiveWallet(prisma, scope);
+  return prisma.$transaction(async (tx) => {
+    // The row lock keeps two concurrent metadata merges from losing each other's keys.
+    const [row] = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
+      SELECT metadata FROM plans WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    if (!row) throw notFound("plan", id);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(row.metadata, data.metadata);
+    return tx.plan.update({
+      where: { id },
+      data: {
+        ...(data.name !== undefined && { name: data.name.trim() }),
+        ...(data.active !== undefined && { active: data.active }),
+        ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }),
+        updatedAt: now,
+      },
+    });
+  });
+}
+
+const filterSchema = listSchema.pick({ active: true });
+
+function planFilter(scope: Scope, f: z.output<typeof filterSchema>): P.PlanWhereInput {
+  return { ...inScope(scope), ...(f.active !== undefined && { active: f.active }) };
+}
+
+/** How many plans match the list's filter (GraphQL's `totalCount`). */
+export function countPlans(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
+  return prisma.plan.count({ where: planFilter(scope, parseInput(filterSchema, input)) });
+}
+
+/** One page of plans, newest first, optionally only active or retired ones. */
+export async function listPlans(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Plan>> {
+  const { active, ...page } = parseInput(listSchema, input);
+  const where = planFilter(scope, { active });
+  return keysetPage(
+    "plan",
+    page,
+    (id): Promise<Position | null> => prisma.plan.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
+    (q) => prisma.plan.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
+  );
+}

@@ -1,0 +1,92 @@
+// `Plan`: what a merchant bills on a schedule, like REST's plans. Rules live in domain/plans.ts.
+import type { Metadata } from "../../domain/metadata.js";
+import { formatAmount } from "../../domain/money.js";
+import { countPlans, createPlan, getPlan, listPlans, updatePlan } from "../../domain/plans.js";
+import { PLAN_INTERVALS } from "../../domain/subscriptions.js";
+import { builder } from "../builder.js";
+import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
+
+const PlanInterval = builder.enumType("PlanInterval", {
+  description: "A period's unit: fixed windows on chain, a month being 30 days and a year 365.",
+  values: PLAN_INTERVALS,
+});
+
+const Plan = builder.prismaNode("Plan", {
+  description: "What a merchant bills on a schedule: an amount per period, with an optional trial.",
+  id: { field: "id" },
+  findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
+  fields: (t) => ({
+    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    name: t.exposeString("name", { description: "What the buyer subscribes to." }),
+    amount: t.string({ description: "USDC billed each period; fixed for the plan's life.", resolve: (p) => formatAmount(p.amount) }),
+    currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
+    interval: t.field({ type: PlanInterval, description: "The period's unit.", resolve: (p) => p.interval as (typeof PLAN_INTERVALS)[number] }),
+    intervalCount: t.exposeInt("intervalCount", { description: "How many units a period lasts (a year at most in total)." }),
+    trialDays: t.exposeInt("trialDays", { description: "The default trial of its subscriptions, in days (0: none)." }),
+    active: t.exposeBoolean("active", { description: "False once retired: it starts no new subscription; existing ones go on." }),
+    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (p) => p.metadata as Metadata | null }),
+    createdAt: t.string({ description: "ISO 8601.", resolve: (p) => p.createdAt.toISOString() }),
+  }),
+});
+
+const CreatePlanInput = builder.inputType("CreatePlanInput", {
+  description: "A new plan; its amount, period and trial never change afterwards.",
+  fields: (t) => ({
+    name: t.string({ required: true, description: "What the buyer subscribes to (1–200 characters)." }),
+    amount: t.string({ required: true, description: 'USDC per period, e.g. "25.00".' }),
+    interval: t.field({ type: PlanInterval, required: true, description: "The period's unit." }),
+    intervalCount: t.int({ description: "Units per period (default 1); a period is at most a year." }),
+    trialDays: t.int({ description: "The default trial, 0–730 days." }),
+    metadata: t.field({ type: "Metadata", description: "Your key-value pairs." }),
+  }),
+});
+
+const UpdatePlanInput = builder.inputType("UpdatePlanInput", {
+  description: "The fields to change (the amount, period and trial never change); an absent one stays as it is.",
+  fields: (t) => ({
+    name: t.string({ description: "What the buyer subscribes to." }),
+    active: t.boolean({ description: "false retires the plan: it starts no new subscription." }),
+    metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  plans: t.connection(
+    {
+      type: Plan,
+      description: "Plans, newest first.",
+      args: { active: t.arg.boolean({ description: "Only active plans (true) or retired ones (false)." }) },
+      resolve: async (_root, args, ctx) => {
+        const scope = ctx.scope();
+        const filters = { active: args.active ?? undefined };
+        const page = await listPlans(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
+        return connectionOf(page, args, () => countPlans(ctx.prisma, scope, filters));
+      },
+    },
+    countedConnection("Plans matching the filter."),
+  ),
+  plan: t.prismaField({
+    type: "Plan",
+    description: "A plan by id; resource_missing when the key's merchant and mode have none.",
+    args: { id: t.arg.id({ required: true, description: "The plan's id (plan_…)." }) },
+    resolve: (_query, _root, { id }, ctx) => getPlan(ctx.prisma, ctx.scope(), id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createPlan: t.prismaField({
+    type: "Plan",
+    description: "Creates an active plan. A live plan needs a live settlement wallet (settlement_wallet_missing).",
+    args: { input: t.arg({ type: CreatePlanInput, required: true, description: "The plan." }) },
+    resolve: (_query, _root, { input }, ctx) => createPlan(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+  }),
+  updatePlan: t.prismaField({
+    type: "Plan",
+    description: "Renames, retires (active: false) or reactivates a plan, or merges its metadata.",
+    args: {
+      id: t.arg.id({ required: true, description: "The plan's id (plan_…)." }),
+      input: t.arg({ type: UpdatePlanInput, required: true, description: "The changes." }),
+    },
+    resolve: (_query, _root, { id, input }, ctx) => updatePlan(ctx.prisma, ctx.scope(), id, { ...input }),
+  }),
+}));
