@@ -20,7 +20,13 @@ export interface Jobs {
 export interface JobServices {
   config: Pick<
     Config,
-    "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email"
+    | "expirySweepIntervalMs"
+    | "chainPollIntervalMs"
+    | "relayerBumpAfterMs"
+    | "subscriptionRetrySchedule"
+    | "reconcileIntervalMs"
+    | "relayerGasBudgetPerMerchant"
+    | "email"
   >;
   db: Database;
   chains: ChainSet;
@@ -67,6 +73,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         bumpAfterMs: config.relayerBumpAfterMs,
         reconcileMs: config.reconcileIntervalMs,
         relayerGasBudget: config.relayerGasBudgetPerMerchant,
+        subscriptionRetrySchedule: config.subscriptionRetrySchedule,
         metrics,
         workerId,
         share,

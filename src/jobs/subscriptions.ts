@@ -1,0 +1,388 @@
+// The subscriptions' engine on one chain, in the process holding its lock (chain-runner.ts). Each tick:
+// - checkouts: INCOMPLETE subscriptions the buyer authorized (a permission stored, nextPullAt due)
+//   are simulated (eth_estimateGas from the relayer: a refusal costs no gas) and relayed as one
+//   subscribe() (permit, permission, first pull; no pull with a trial) of kind PULL; a refusal clears
+//   the permission and keeps why on a FAILED pull, for the checkout page to show;
+// - renewals and retries: TRIALING, ACTIVE and PAST_DUE subscriptions whose nextPullAt the chain's
+//   clock (its latest block's time) has reached; cancelAtPeriodEnd at the period's end ends them
+//   instead; each due one has its period's invoice opened, is simulated (one call, all of them in one
+//   JSON-RPC batch) and pulled; a refusal is a failed pull (domain/subscription-billing.ts);
+// - invoice.upcoming three days before a renewal, once per period (periods longer than three days);
+// - INCOMPLETE subscriptions past their checkout window: INCOMPLETE_EXPIRED.
+//
+// Invariants, whatever crashes where:
+// - a pull is claimed (its SubscriptionPull row, SENT with its relayer transaction) in the database
+//   transaction that stores the signed transaction, before it is broadcast; at most one pull per
+//   subscription is on its way (a unique index), and the contract refuses a second in a window;
+// - the relayer never sends a pull its simulation refused;
+// - only the current window can be pulled: a renewal late by more than a period bills the window the
+//   chain is in (the missed one is never charged); a retry whose window closed ends the subscription.
+import { isError } from "ethers";
+import type { Logger } from "pino";
+import type { Relayer } from "../chain/relayer.js";
+import { withRpcRetry } from "../chain/rpc.js";
+import {
+  loadPermission,
+  periodIndexAt,
+  type Permission,
+  pullCalldata,
+  type StoredPermission,
+  subscribeCalldata,
+  subscriptionsInterface,
+} from "../chain/subscriptions.js";
+import { usdcInterface } from "../chain/usdc.js";
+import type { Prisma } from "../db/client.js";
+import type { Subscription } from "../generated/prisma/client.js";
+import {
+  type BillingSettings,
+  checkoutFailed,
+  type FailedPull,
+  openPeriodInvoice,
+  type Period,
+  periodAt,
+  type PullFailure,
+  pullSucceeded,
+  renewalFailed,
+} from "../domain/subscription-billing.js";
+import { endSubscription, lockSubscription } from "../domain/subscription-endings.js";
+import { newId } from "../domain/ids.js";
+import { recordSubscriptionEvent } from "../domain/subscriptions.js";
+import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
+
+/** invoice.upcoming is sent this long before a renewal. */
+const UPCOMING_MS = 3 * 86_400_000;
+
+export interface SubscriptionJobOptions {
+  /** SUBSCRIPTION_RETRY_SCHEDULE in milliseconds: the delay before each retry after a failed pull. */
+  retrySchedule: readonly number[];
+  /** Subscriptions per batch (renewals are simulated together). */
+  batchSize?: number;
+  now: () => Date;
+  /** Only this subscription (the test helper's advance). */
+  only?: string;
+}
+
+/** Runs what is due for the subscriptions of the relayer's chain. */
+export async function runSubscriptions(
+  prisma: Prisma,
+  relayer: Relayer,
+  settings: BillingSettings,
+  logger: Logger,
+  options: SubscriptionJobOptions,
+): Promise<void> {
+  const log = logger.child({ job: "subscriptions" });
+  await expireCheckouts(prisma, relayer.chain.chainId, settings, options);
+  await runCheckouts(prisma, relayer, settings, log, options);
+  const latest = await withRpcRetry(() => relayer.provider.getBlock("latest"));
+  if (!latest) return;
+  const chainTime = new Date(latest.timestamp * 1000);
+  await runRenewals(prisma, relayer, settings, log, options, chainTime);
+  await announceUpcoming(prisma, relayer.chain.chainId, settings, options, chainTime);
+}
+
+/** The subscriptions due on `chainId` in `status` (none with a pull on its way), oldest due first. */
+function due(prisma: Prisma, chainId: number, status: Subscription["status"][], before: Date, options: SubscriptionJobOptions): Promise<Subscription[]> {
+  return prisma.subscription.findMany({
+    where: {
+      chainId,
+      status: { in: status },
+      nextPullAt: { lte: before },
+      pulls: { none: { status: { in: ["SENDING", "SENT"] } } },
+      ...(options.only && { id: options.only }),
+    },
+    orderBy: { nextPullAt: "asc" },
+    take: options.batchSize ?? 100,
+  });
+}
+
+async function expireCheckouts(prisma: Prisma, chainId: number, settings: BillingSettings, options: SubscriptionJobOptions): Promise<void> {
+  const expired = await prisma.subscription.findMany({
+    where: {
+      status: "INCOMPLETE",
+      expiresAt: { lte: options.now() },
+      pulls: { none: { status: { in: ["SENDING", "SENT"] } } },
+      OR: [{ chainId }, { chainId: null }],
+    },
+    select: { id: true },
+    take: options.batchSize ?? 100,
+  });
+  for (const { id } of expired) {
+    await prisma.$transaction(async (tx) => {
+      const sub = await lockSubscription(tx, id, null);
+      if (sub.status !== "INCOMPLETE" || sub.expiresAt > options.now()) return;
+      const updated = await tx.subscription.update({ where: { id }, data: { status: "INCOMPLETE_EXPIRED", nextPullAt: null } });
+      await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
+    });
+  }
+}
+
+/** What simulating a call said: the gas it needs, or why it would revert. */
+type Simulation = { gasNeeded: bigint } | { refusal: string; data: string | null };
+
+async function simulate(relayer: Pick<Relayer, "provider" | "address">, call: { to: string; data: string }): Promise<Simulation> {
+  try {
+    return { gasNeeded: await relayer.provider.estimateGas({ ...call, from: relayer.address }) };
+  } catch (e) {
+    // Transport trouble is not a verdict: the tick fails and is tried again.
+    if (!isError(e, "CALL_EXCEPTION")) throw e;
+    return { refusal: e.shortMessage ?? e.message, data: e.data ?? null };
+  }
+}
+
+const ERROR_REASONS: Record<string, PullFailure> = { AlreadyRevoked: "revoked" };
+const TOKEN_MESSAGES: [RegExp, PullFailure][] = [
+  [/exceeds balance/i, "insufficient_balance"],
+  [/exceeds allowance/i, "insufficient_allowance"],
+  [/blacklisted/i, "blacklisted"],
+  [/paused/i, "paused"],
+];
+
+/**
+ * Why a pull of `amount` under `p` was refused. The contract's own errors say it directly; a token
+ * refusal shows only as TransferFailed (the contract swallows the token's message), so the token is
+ * asked: paused? a party blacklisted? the payer's balance, its allowance to the contract.
+ */
+async function classify(
+  relayer: Pick<Relayer, "provider" | "chain">,
+  p: Permission,
+  amount: bigint,
+  refusal: { refusal: string; data: string | null },
+): Promise<Omit<FailedPull, "at">> {
+  const parsed = refusal.data ? safeParseError(refusal.data) : null;
+  if (parsed && parsed !== "TransferFailed") return { reason: ERROR_REASONS[parsed] ?? "other", error: `${parsed}: ${refusal.refusal}` };
+  for (const [re, reason] of TOKEN_MESSAGES) if (re.test(refusal.refusal)) return { reason, error: refusal.refusal };
+  const read = async (fn: string, args: unknown[]) => {
+    const out = await relayer.provider.call({ to: p.token, data: usdcInterface.encodeFunctionData(fn, args) });
+    return usdcInterface.decodeFunctionResult(fn, out)[0] as unknown;
+  };
+  const [paused, payerBlocked, merchantBlocked, balance, allowance] = await withRpcRetry(() =>
+    Promise.all([
+      read("paused", []).catch(() => false),
+      read("isBlacklisted", [p.payer]).catch(() => false),
+      read("isBlacklisted", [p.merchant]).catch(() => false),
+      read("balanceOf", [p.payer]),
+      read("allowance", [p.payer, relayer.chain.subscriptions]),
+    ]),
+  );
+  if (paused) return { reason: "paused", error: "the token is paused" };
+  if (payerBlocked || merchantBlocked) return { reason: "blacklisted", error: `the token blacklisted the ${payerBlocked ? "payer" : "merchant wallet"}` };
+  if ((balance as bigint) < amount) return { reason: "insufficient_balance", error: `the payer holds ${balance as bigint} base units, ${amount} needed` };
+  if ((allowance as bigint) < amount)
+    return { reason: "insufficient_allowance", error: `the payer's allowance to the contract is ${allowance as bigint} base units, ${amount} needed` };
+  return { reason: "other", error: refusal.refusal };
+}
+
+function safeParseError(data: string): string | null {
+  try {
+    return subscriptionsInterface.parseError(data)?.name ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function runCheckouts(prisma: Prisma, relayer: Relayer, settings: BillingSettings, log: Logger, options: SubscriptionJobOptions): Promise<void> {
+  const chainId = relayer.chain.chainId;
+  const waiting = (await due(prisma, chainId, ["INCOMPLETE"], options.now(), options)).filter((s) => s.permission !== null && s.permissionSignature !== null);
+  for (const sub of waiting) {
+    const p = loadPermission(sub.permission as StoredPermission);
+    const amount = sub.trialEnd ? 0n : sub.amount;
+    const call = { to: relayer.chain.subscriptions, data: checkoutCalldata(sub, p, amount) };
+    const simulated = await simulate(relayer, call);
+    if ("refusal" in simulated) {
+      const failure = await classify(relayer, p, amount, simulated);
+      await checkoutFailed(prisma, sub.id, null, { ...failure, at: options.now() }, settings);
+      log.warn({ subscription: sub.id, ...failure }, "checkout refused by the chain: nothing sent; the buyer can authorize again");
+      continue;
+    }
+    const period = periodAt(p.start, sub.periodSeconds, 0);
+    const sent = await sendRelayerTx(
+      prisma,
+      relayer,
+      "PULL",
+      call,
+      (tx, txId) =>
+        claimPull(
+          tx,
+          sub.id,
+          txId,
+          { checkout: true, amount, period: amount === 0n ? null : period, permissionHash: sub.permissionHash },
+          settings,
+          options.now(),
+        ),
+      { gasNeeded: simulated.gasNeeded },
+    );
+    if (sent) log.info({ subscription: sub.id, relayerTx: sent, trial: amount === 0n }, "subscription checkout relayed");
+  }
+}
+
+/** The checkout's subscribe(): the permit when the buyer gave one, the permission, the first pull of `amount`. */
+function checkoutCalldata(sub: Subscription, p: Permission, amount: bigint): string {
+  const permit = sub.permit as { value: string; deadline: string; signature: string } | null;
+  return subscribeCalldata(
+    p,
+    sub.permissionSignature!,
+    permit && { value: BigInt(permit.value), deadline: BigInt(permit.deadline), signature: permit.signature },
+    amount,
+  );
+}
+
+/**
+ * Claims a pull for `subscriptionId` in the transaction storing relayer transaction `txId`: the
+ * period's invoice opened (not for a trial's checkout), a SubscriptionPull SENT with the transaction.
+ * False (nothing stored or sent) when the subscription moved meanwhile.
+ */
+async function claimPull(
+  tx: Parameters<Parameters<typeof sendRelayerTx>[4]>[0],
+  subscriptionId: string,
+  txId: string,
+  pull: { checkout: boolean; amount: bigint; period: Period | null; permissionHash: string | null },
+  settings: BillingSettings,
+  now: Date,
+): Promise<boolean> {
+  const sub = await lockSubscription(tx, subscriptionId, null);
+  if (sub.permissionHash !== pull.permissionHash) return false;
+  if (pull.checkout ? sub.status !== "INCOMPLETE" : !["TRIALING", "ACTIVE", "PAST_DUE"].includes(sub.status)) return false;
+  if ((await tx.subscriptionPull.count({ where: { subscriptionId, status: { in: ["SENDING", "SENT"] } } })) > 0) return false;
+  const invoice = pull.period ? await openPeriodInvoice(tx, sub, pull.period, settings, now) : null;
+  await tx.subscriptionPull.create({
+    data: {
+      id: newId("spull"),
+      subscriptionId,
+      invoiceId: invoice?.id ?? null,
+      chainId: sub.chainId!,
+      periodIndex: pull.period?.index ?? 0,
+      amount: pull.amount,
+      checkout: pull.checkout,
+      status: "SENT",
+      txId,
+    },
+  });
+  return true;
+}
+
+async function runRenewals(
+  prisma: Prisma,
+  relayer: Relayer,
+  settings: BillingSettings,
+  log: Logger,
+  options: SubscriptionJobOptions,
+  chainTime: Date,
+): Promise<void> {
+  const subs = await due(prisma, relayer.chain.chainId, ["TRIALING", "ACTIVE", "PAST_DUE"], chainTime, options);
+  const seconds = BigInt(Math.floor(chainTime.getTime() / 1000));
+  const pulls: { sub: Subscription; p: Permission; period: Period; call: { to: string; data: string } }[] = [];
+  for (const sub of subs) {
+    const p = loadPermission(sub.permission as StoredPermission);
+    if (sub.cancelAtPeriodEnd && sub.currentPeriodEnd && sub.currentPeriodEnd <= chainTime) {
+      await prisma.$transaction(async (tx) => endSubscription(tx, await lockSubscription(tx, sub.id, null), "period_end", settings, chainTime));
+      continue;
+    }
+    const index = periodIndexAt(p, seconds);
+    if (index === null) continue;
+    const period = periodAt(p.start, sub.periodSeconds, Number(index));
+    // A retry belongs to its period: once the chain's window moved on, that period can never be pulled.
+    if (sub.status === "PAST_DUE" && sub.periodIndex !== null && period.index !== sub.periodIndex) {
+      const closed = periodAt(p.start, sub.periodSeconds, sub.periodIndex);
+      await renewalFailed(
+        prisma,
+        sub.id,
+        null,
+        closed,
+        { reason: "other", error: "the period's window closed before a retry succeeded", at: chainTime },
+        [],
+        settings,
+      );
+      continue;
+    }
+    // Open the invoice before simulating: a failure leaves it OPEN, which is what the merchant sees.
+    await prisma.$transaction(async (tx) => openPeriodInvoice(tx, await lockSubscription(tx, sub.id, null), period, settings, options.now()));
+    pulls.push({ sub, p, period, call: { to: relayer.chain.subscriptions, data: pullCalldata(p, sub.amount) } });
+  }
+  // All the simulations at once: the provider sends them as one JSON-RPC batch.
+  const simulations = await Promise.all(pulls.map((x) => simulate(relayer, x.call)));
+  for (const [i, { sub, p, period, call }] of pulls.entries()) {
+    const simulated = simulations[i]!;
+    if ("refusal" in simulated) {
+      const failure = await classify(relayer, p, sub.amount, simulated);
+      await renewalFailed(prisma, sub.id, null, period, { ...failure, at: chainTime }, options.retrySchedule, settings);
+      log.warn({ subscription: sub.id, period: period.index, ...failure }, "renewal refused by the chain: nothing sent");
+      continue;
+    }
+    const sent = await sendRelayerTx(
+      prisma,
+      relayer,
+      "PULL",
+      call,
+      (tx, txId) => claimPull(tx, sub.id, txId, { checkout: false, amount: sub.amount, period, permissionHash: sub.permissionHash }, settings, options.now()),
+      { gasNeeded: simulated.gasNeeded },
+    );
+    if (sent) log.info({ subscription: sub.id, period: period.index, relayerTx: sent }, "renewal pull sent");
+  }
+}
+
+/** invoice.upcoming for the subscriptions renewing within three days by the chain's clock, once per period. */
+async function announceUpcoming(prisma: Prisma, chainId: number, settings: BillingSettings, options: SubscriptionJobOptions, chainTime: Date): Promise<void> {
+  const soon = await prisma.subscription.findMany({
+    where: {
+      chainId,
+      status: { in: ["TRIALING", "ACTIVE"] },
+      cancelAtPeriodEnd: false,
+      periodSeconds: { gt: UPCOMING_MS / 1000 },
+      nextPullAt: { gt: chainTime, lte: new Date(chainTime.getTime() + UPCOMING_MS) },
+      ...(options.only && { id: options.only }),
+    },
+    take: options.batchSize ?? 100,
+  });
+  for (const s of soon) {
+    if (s.upcomingNotifiedFor?.getTime() === s.nextPullAt!.getTime()) continue;
+    await prisma.$transaction(async (tx) => {
+      const sub = await lockSubscription(tx, s.id, null);
+      if (!sub.nextPullAt || sub.upcomingNotifiedFor?.getTime() === sub.nextPullAt.getTime()) return;
+      const updated = await tx.subscription.update({ where: { id: sub.id }, data: { upcomingNotifiedFor: sub.nextPullAt } });
+      await recordSubscriptionEvent(tx, updated, "invoice.upcoming", settings);
+    });
+  }
+}
+
+/** What a PULL relayer transaction's end does to its pull and subscription. */
+export function pullHandlers(
+  prisma: Prisma,
+  relayer: Relayer,
+  settings: BillingSettings,
+  logger: Logger,
+  options: Pick<SubscriptionJobOptions, "retrySchedule" | "now">,
+): TxHandlers {
+  return {
+    async mined(tx, receipt) {
+      const pull = await prisma.subscriptionPull.findFirst({ where: { txId: tx.id } });
+      if (pull) await pullSucceeded(prisma, pull.id, receipt.hash, settings);
+    },
+    async confirmed() {},
+    async failed(tx, receipt) {
+      const pull = await prisma.subscriptionPull.findFirst({ where: { txId: tx.id }, include: { subscription: true } });
+      if (!pull || (pull.status !== "SENT" && pull.status !== "SENDING")) return;
+      const sub = pull.subscription;
+      const at = receipt ? new Date(((await relayer.provider.getBlock(receipt.blockNumber))?.timestamp ?? 0) * 1000) : options.now();
+      const p = loadPermission(sub.permission as StoredPermission);
+      let failure: Omit<FailedPull, "at"> = { reason: "other", error: "its transaction was dropped (another used its nonce)" };
+      if (receipt) {
+        // The receipt has no reason: the same call, simulated now, says why (a reverted call changed nothing).
+        const data = pull.checkout ? checkoutCalldata(sub, p, pull.amount) : pullCalldata(p, pull.amount);
+        const simulated = await simulate(relayer, { to: relayer.chain.subscriptions, data });
+        failure = "refusal" in simulated ? await classify(relayer, p, pull.amount, simulated) : { reason: "other", error: "its transaction reverted" };
+      }
+      if (pull.checkout) await checkoutFailed(prisma, sub.id, pull.id, { ...failure, at }, settings);
+      else
+        await renewalFailed(
+          prisma,
+          sub.id,
+          pull.id,
+          periodAt(p.start, sub.periodSeconds, pull.periodIndex),
+          { ...failure, at },
+          options.retrySchedule,
+          settings,
+        );
+      logger.warn({ subscription: sub.id, relayerTx: tx.id, ...failure }, "subscription pull failed on chain");
+    },
+  };
+}
