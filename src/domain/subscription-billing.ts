@@ -21,7 +21,6 @@ import { type ChargeSettings, chargeResource } from "./charges.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { finalizeDraft, invoiceResource } from "./invoices.js";
-import { formatAmount } from "./money.js";
 import { endSubscription, lockSubscription } from "./subscription-endings.js";
 import { recordSubscriptionEvent } from "./subscriptions.js";
 
@@ -73,7 +72,7 @@ export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscripti
   let invoice = await tx.invoice.findFirst({ where: { subscriptionId: sub.id, periodIndex: period.index } });
   if (!invoice) {
     const plan = await tx.plan.findUniqueOrThrow({ where: { id: sub.planId }, select: { name: true } });
-    const amount = formatAmount(sub.amount);
+    const amount = sub.amount.toString();
     const draft = await tx.invoice.create({
       data: {
         id: newId("inv"),

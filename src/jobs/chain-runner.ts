@@ -244,7 +244,7 @@ export function relayerTxHandlers(
   settings: PaymentSettings,
   logger: Logger,
   now: () => Date,
-  retrySchedule: readonly number[],
+  retrySchedule: readonly number[] = parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
 ): Record<RelayerTxKind, TxHandlers> {
   return {
     // Version 1's deployment batches, from before clones were deployed by their payout: only followed.
