@@ -18,10 +18,12 @@
 import type { Prisma } from "../db/client.js";
 import { type Invoice, Prisma as P, type Subscription, type SubscriptionPull } from "../generated/prisma/client.js";
 import { type ChargeSettings, chargeResource } from "./charges.js";
+import { AppError, notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { finalizeDraft, invoiceResource } from "./invoices.js";
 import { endSubscription, lockSubscription } from "./subscription-endings.js";
+import type { Scope } from "./scope.js";
 import { recordSubscriptionEvent } from "./subscriptions.js";
 
 /** What billing needs from the service settings (pages, charges' shape). */
@@ -268,4 +270,20 @@ async function failPull(
 export async function lastCheckoutFailure(db: Prisma, subscriptionId: string): Promise<{ reason: string; error: string | null; at: Date } | null> {
   const pull = await db.subscriptionPull.findFirst({ where: { subscriptionId, checkout: true }, orderBy: { createdAt: "desc" } });
   return pull?.status === "FAILED" ? { reason: pull.reason ?? "other", error: pull.error, at: pull.updatedAt } : null;
+}
+
+/**
+ * The subscription a test helper may move along: in `scope`, test mode only (400 test_mode_only for a
+ * live key), 404 outside it; `localChains` are the chains whose clock a test may move (the devnet):
+ * one authorized elsewhere is 400 chain_unsupported.
+ */
+export async function subscriptionToAdvance(prisma: Prisma, scope: Scope, id: string, localChains: readonly number[]): Promise<Subscription> {
+  if (scope.livemode)
+    throw new AppError("test_mode_only", "Test helpers work in test mode only: use a test key (sk_test_…). A live subscription renews when its period ends.");
+  const sub = await prisma.subscription.findFirst({ where: { id, ...scope } });
+  if (!sub) throw notFound("subscription", id);
+  if (sub.chainId !== null && !localChains.includes(sub.chainId)) {
+    throw new AppError("chain_unsupported", `Subscription ${id} is on chain ${sub.chainId}, whose clock cannot be moved: only the local devnet's can.`, "id");
+  }
+  return sub;
 }

@@ -19,7 +19,8 @@
 //   chain is in (the missed one is never charged); a retry whose window closed ends the subscription.
 import { isError } from "ethers";
 import type { Logger } from "pino";
-import type { Relayer } from "../chain/relayer.js";
+import type { EnabledChain } from "../chain/chains.js";
+import { Relayer } from "../chain/relayer.js";
 import { withRpcRetry } from "../chain/rpc.js";
 import {
   loadPermission,
@@ -385,4 +386,46 @@ export function pullHandlers(
       logger.warn({ subscription: sub.id, relayerTx: tx.id, ...failure }, "subscription pull failed on chain");
     },
   };
+}
+
+/** How long the test helper's advance waits for the devnet to mine the pull it sent. */
+const ADVANCE_WAIT_MS = 15_000;
+
+/**
+ * Test mode on the devnet: moves the chain's clock to the subscription's next pull (a block at that
+ * time) and runs what is due for it now, in this process, waiting for its pull's receipt so the answer
+ * shows the outcome. It signs with the relayer's key beside the worker's chain runner: a nonce both
+ * take is resolved by the relayer's tracking (the loser's work is tried again), never doubled.
+ */
+export async function advanceSubscription(
+  prisma: Prisma,
+  chain: EnabledChain,
+  id: string,
+  settings: BillingSettings,
+  logger: Logger,
+  options: Pick<SubscriptionJobOptions, "retrySchedule" | "now">,
+): Promise<void> {
+  const relayer = new Relayer(chain);
+  try {
+    const sub = await prisma.subscription.findUniqueOrThrow({ where: { id } });
+    const latest = await withRpcRetry(() => relayer.provider.getBlock("latest"));
+    const target = sub.status === "INCOMPLETE" || !sub.nextPullAt ? null : Math.ceil(sub.nextPullAt.getTime() / 1000);
+    if (target !== null && latest && target > latest.timestamp) await relayer.provider.send("evm_setNextBlockTimestamp", [target]);
+    await relayer.provider.send("evm_mine", []);
+    await runSubscriptions(prisma, relayer, settings, logger, { ...options, only: id });
+    const pull = await prisma.subscriptionPull.findFirst({ where: { subscriptionId: id, status: "SENT" } });
+    const tx = pull?.txId ? await prisma.relayerTransaction.findUnique({ where: { id: pull.txId } }) : null;
+    if (!tx) return;
+    const handlers = pullHandlers(prisma, relayer, settings, logger, options);
+    for (const deadline = Date.now() + ADVANCE_WAIT_MS; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const receipt = await relayer.receipt(tx.txHashes[0]!);
+      if (!receipt) continue;
+      const open = { ...tx, status: "SENT" as const };
+      if (receipt.status === 1) await handlers.mined(open, receipt);
+      else await handlers.failed(open, receipt);
+      return;
+    }
+  } finally {
+    relayer.close();
+  }
 }

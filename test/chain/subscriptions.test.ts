@@ -23,7 +23,7 @@ import { parseRetrySchedule } from "../../src/domain/subscription-billing.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
-import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
 const DAY = 86_400;
@@ -36,7 +36,8 @@ const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.m
 
 beforeAll(async () => {
   chain = await startTestChain();
-  devnet = await chain.enabled(2);
+  // local: the devnet whose clock the test helper's advance may move.
+  devnet = { ...(await chain.enabled(2)), local: true };
   await (await chain.deployer.sendTransaction(subscriptionsDeployment(chain.feeRecipient))).wait();
   expect(await chain.provider.getCode(devnet.subscriptions)).not.toBe("0x");
   app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
@@ -305,5 +306,19 @@ describe("subscriptions on chain", () => {
     await chain.mint(broke.address, usdc("100"));
     await authorize(s1.id, broke);
     await paidIn(s1.id, 0);
+  }, 120_000);
+
+  it("the test helper's advance moves the devnet's clock to the next pull and answers the renewed subscription; a live key is refused", async () => {
+    await chain.mint(payer().address, usdc("100"));
+    const s0 = await newSubscription();
+    await authorize(s0.id, payer());
+    const { s: first } = await paidIn(s0.id, 0);
+    const res = await app.call("POST", `/v1/test_helpers/subscriptions/${s0.id}/advance`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: s0.id, status: "ACTIVE", currentPeriodStart: first.currentPeriodEnd!.toISOString() });
+    expect(await chainTime()).toBeGreaterThanOrEqual(BigInt(first.currentPeriodEnd!.getTime() / 1000));
+    await paidIn(s0.id, 1);
+    const live = await app.call("POST", `/v1/test_helpers/subscriptions/${s0.id}/advance`, { key: app.liveKey });
+    expectError(live, 400, "test_mode_only");
   }, 120_000);
 });
