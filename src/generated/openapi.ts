@@ -772,6 +772,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/subscriptions/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode, devnet only: move the devnet's clock to the subscription's next pull and run what is due for it now
+         * @description Test mode, on the local devnet only: moves the devnet's clock to the subscription's `nextPullAt` (the end of its period, its trial, or its next retry) and runs what is due for it at once, as the worker would: the renewal's pull (waiting for the devnet to mine it), a failure and its retry, or the end of a subscription canceled at its period's end. An authorized checkout is relayed. Answers the subscription after. 400 `test_mode_only` for a live key, 400 `chain_unsupported` for one authorized on another chain.
+         */
+        post: operations["advanceTestSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/emails": {
         parameters: {
             query?: never;
@@ -2195,7 +2215,7 @@ export interface components {
              * @description Stable and machine-readable: act on this, not on the message.
              * @enum {string}
              */
-            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "password_reset_invalid" | "invitation_invalid" | "resource_missing" | "customer_email_exists" | "user_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "invoice_not_sendable" | "refund_not_sendable" | "payment_link_inactive" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
+            code: "body_invalid_json" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "test_mode_only" | "settlement_wallet_missing" | "chain_unsupported" | "idempotency_key_reused" | "webhook_endpoint_missing" | "api_key_missing" | "api_key_invalid" | "api_key_ip_not_allowed" | "jwt_invalid" | "session_invalid" | "sign_in_failed" | "totp_required" | "csrf_token_invalid" | "session_required" | "session_mode_changed" | "reauthentication_required" | "password_reset_invalid" | "invitation_invalid" | "resource_missing" | "customer_email_exists" | "user_exists" | "duplicate_order_id" | "charge_not_cancellable" | "charge_payment_confirming" | "chain_already_selected" | "charge_not_payable" | "charge_not_refundable" | "refund_not_cancellable" | "refund_not_payable" | "refund_payment_on_its_way" | "sweep_not_possible" | "sweep_unchanged" | "relayer_budget_exhausted" | "invoice_not_editable" | "invoice_not_payable" | "invoice_not_sendable" | "refund_not_sendable" | "payment_link_inactive" | "plan_inactive" | "subscription_not_cancelable" | "authorization_invalid" | "refund_exceeds_refundable" | "idempotency_key_in_use" | "rate_limited" | "subscription_overflow" | "internal_error";
             message: string;
             /** @description The parameter at fault (a body path such as address.line1), if one is. */
             param: string | null;
@@ -11696,6 +11716,176 @@ export interface operations {
                 };
             };
             /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    advanceTestSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "…",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "…",
+                     *       "planId": "…",
+                     *       "status": "INCOMPLETE",
+                     *       "amount": "…",
+                     *       "currency": "USDC",
+                     *       "chainId": 1,
+                     *       "payer": "…",
+                     *       "contractAddress": "…",
+                     *       "currentPeriodStart": "…",
+                     *       "currentPeriodEnd": "…",
+                     *       "trialEnd": "…",
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": "…",
+                     *       "cancelReason": "…",
+                     *       "latestInvoiceId": "…",
+                     *       "checkoutUrl": "…",
+                     *       "manageUrl": "…",
+                     *       "metadata": {},
+                     *       "createdAt": "…"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, chain_unsupported, idempotency_key_reused */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
