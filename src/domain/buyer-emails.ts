@@ -41,12 +41,15 @@ export function buyerSender(db: Prisma | P.TransactionClient, merchantId: string
 
 /** One email to a buyer: what it is about and what it says. */
 export interface BuyerEmail {
-  type: Extract<EmailType, "invoice" | "receipt" | "refund_claim">;
+  type: Extract<
+    EmailType,
+    "invoice" | "receipt" | "refund_claim" | "subscription_checkout" | "invoice_upcoming" | "invoice_payment_failed" | "subscription_canceled"
+  >;
   livemode: boolean;
   to: string;
   subject: string;
   content: EmailContent;
-  /** The invoice, charge or refund it is about. */
+  /** The invoice, charge, refund or subscription it is about. */
   relatedId: string;
   attachments?: EmailAttachment[];
   headers?: Record<string, string>;

@@ -22,6 +22,7 @@ import { AppError, notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { finalizeDraft, invoiceResource } from "./invoices.js";
+import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { endSubscription, lockSubscription } from "./subscription-endings.js";
 import type { Scope } from "./scope.js";
 import { recordSubscriptionEvent } from "./subscriptions.js";
@@ -219,9 +220,13 @@ export async function renewalFailed(
     const failed = sub.failedPulls + 1;
     const delay = schedule[failed - 1];
     const retryAt = delay === undefined ? null : new Date(failure.at.getTime() + delay);
-    const invoice = sub.latestInvoiceId ? await tx.invoice.findUnique({ where: { id: sub.latestInvoiceId } }) : null;
-    if (invoice) await recordEvents(tx, [{ scope: invoice, type: "invoice.payment_failed", data: invoiceResource(invoice, settings) }]);
-    if (retryAt === null || retryAt >= period.end) return endSubscription(tx, sub, "payment_failed", settings, failure.at);
+    const retries = retryAt !== null && retryAt < period.end;
+    const invoice = await tx.invoice.findFirst({ where: { subscriptionId: sub.id, periodIndex: period.index } });
+    if (invoice) {
+      await recordEvents(tx, [{ scope: invoice, type: "invoice.payment_failed", data: invoiceResource(invoice, settings) }]);
+      await enqueueSubscriptionEmail(tx, sub, { type: "invoice_payment_failed", invoice, reason: failure.reason, retryAt: retries ? retryAt : null }, settings);
+    }
+    if (!retries) return endSubscription(tx, sub, "payment_failed", settings, failure.at);
     const updated = await tx.subscription.update({
       where: { id: sub.id },
       data: {
@@ -286,4 +291,53 @@ export async function subscriptionToAdvance(prisma: Prisma, scope: Scope, id: st
     throw new AppError("chain_unsupported", `Subscription ${id} is on chain ${sub.chainId}, whose clock cannot be moved: only the local devnet's can.`, "id");
   }
   return sub;
+}
+
+/** INCOMPLETE subscriptions whose checkout window passed (none with a pull on its way) become INCOMPLETE_EXPIRED; returns how many. */
+export async function expireCheckouts(prisma: Prisma, chainId: number, settings: BillingSettings, now: Date, limit = 100): Promise<number> {
+  const expired = await prisma.subscription.findMany({
+    where: { status: "INCOMPLETE", expiresAt: { lte: now }, pulls: { none: { status: { in: ["SENDING", "SENT"] } } }, OR: [{ chainId }, { chainId: null }] },
+    select: { id: true },
+    take: limit,
+  });
+  for (const { id } of expired) {
+    await prisma.$transaction(async (tx) => {
+      const sub = await lockSubscription(tx, id, null);
+      if (sub.status !== "INCOMPLETE" || sub.expiresAt > now) return;
+      const updated = await tx.subscription.update({ where: { id }, data: { status: "INCOMPLETE_EXPIRED", nextPullAt: null } });
+      await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
+    });
+  }
+  return expired.length;
+}
+
+/** invoice.upcoming is sent this long before a renewal (periods no longer than this get none). */
+export const UPCOMING_MS = 3 * 86_400_000;
+
+/**
+ * invoice.upcoming (and its email) for the subscriptions of `chainId` renewing within three days of
+ * `chainTime` (the chain's clock), once per period: upcomingNotifiedFor remembers the renewal told about.
+ */
+export async function announceUpcoming(prisma: Prisma, chainId: number, settings: BillingSettings, chainTime: Date, only?: string, limit = 100): Promise<void> {
+  const soon = await prisma.subscription.findMany({
+    where: {
+      chainId,
+      status: { in: ["TRIALING", "ACTIVE"] },
+      cancelAtPeriodEnd: false,
+      periodSeconds: { gt: UPCOMING_MS / 1000 },
+      nextPullAt: { gt: chainTime, lte: new Date(chainTime.getTime() + UPCOMING_MS) },
+      ...(only && { id: only }),
+    },
+    take: limit,
+  });
+  for (const s of soon) {
+    if (s.upcomingNotifiedFor?.getTime() === s.nextPullAt!.getTime()) continue;
+    await prisma.$transaction(async (tx) => {
+      const sub = await lockSubscription(tx, s.id, null);
+      if (!sub.nextPullAt || sub.upcomingNotifiedFor?.getTime() === sub.nextPullAt.getTime()) return;
+      const updated = await tx.subscription.update({ where: { id: sub.id }, data: { upcomingNotifiedFor: sub.nextPullAt } });
+      await recordSubscriptionEvent(tx, updated, "invoice.upcoming", settings);
+      await enqueueSubscriptionEmail(tx, updated, { type: "invoice_upcoming", at: sub.nextPullAt }, settings);
+    });
+  }
 }

@@ -11,6 +11,7 @@ import type { Prisma } from "../db/client.js";
 import type { Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import type { Scope } from "./scope.js";
+import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { recordSubscriptionEvent, type SubscriptionSettings } from "./subscriptions.js";
 
 /** Why a subscription was canceled (`cancelReason`). */
@@ -53,7 +54,7 @@ export async function cancelSubscription(
   });
 }
 
-/** Ends `sub` (locked by the caller, not ended yet) with `reason`, in `tx`: CANCELED, no further pull, subscription.canceled. */
+/** Ends `sub` (locked by the caller, not ended yet) with `reason`, in `tx`: CANCELED, no further pull, subscription.canceled and the subscriber's email. */
 export async function endSubscription(
   tx: P.TransactionClient,
   sub: Subscription,
@@ -66,5 +67,6 @@ export async function endSubscription(
     data: { status: "CANCELED", canceledAt: now, cancelReason: reason, nextPullAt: null },
   });
   await recordSubscriptionEvent(tx, ended, "subscription.canceled", settings);
+  await enqueueSubscriptionEmail(tx, ended, { type: "subscription_canceled", reason }, settings);
   return ended;
 }

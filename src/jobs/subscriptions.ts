@@ -35,7 +35,9 @@ import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
 import type { Subscription } from "../generated/prisma/client.js";
 import {
+  announceUpcoming,
   type BillingSettings,
+  expireCheckouts,
   checkoutFailed,
   type FailedPull,
   openPeriodInvoice,
@@ -49,9 +51,6 @@ import { endSubscription, lockSubscription } from "../domain/subscription-ending
 import { newId } from "../domain/ids.js";
 import { recordSubscriptionEvent } from "../domain/subscriptions.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
-
-/** invoice.upcoming is sent this long before a renewal. */
-const UPCOMING_MS = 3 * 86_400_000;
 
 export interface SubscriptionJobOptions {
   /** SUBSCRIPTION_RETRY_SCHEDULE in milliseconds: the delay before each retry after a failed pull. */
@@ -72,13 +71,13 @@ export async function runSubscriptions(
   options: SubscriptionJobOptions,
 ): Promise<void> {
   const log = logger.child({ job: "subscriptions" });
-  await expireCheckouts(prisma, relayer.chain.chainId, settings, options);
+  await expireCheckouts(prisma, relayer.chain.chainId, settings, options.now(), options.batchSize);
   await runCheckouts(prisma, relayer, settings, log, options);
   const latest = await withRpcRetry(() => relayer.provider.getBlock("latest"));
   if (!latest) return;
   const chainTime = new Date(latest.timestamp * 1000);
   await runRenewals(prisma, relayer, settings, log, options, chainTime);
-  await announceUpcoming(prisma, relayer.chain.chainId, settings, options, chainTime);
+  await announceUpcoming(prisma, relayer.chain.chainId, settings, chainTime, options.only, options.batchSize);
 }
 
 /** The subscriptions due on `chainId` in `status` (none with a pull on its way), oldest due first. */
@@ -94,27 +93,6 @@ function due(prisma: Prisma, chainId: number, status: Subscription["status"][], 
     orderBy: { nextPullAt: "asc" },
     take: options.batchSize ?? 100,
   });
-}
-
-async function expireCheckouts(prisma: Prisma, chainId: number, settings: BillingSettings, options: SubscriptionJobOptions): Promise<void> {
-  const expired = await prisma.subscription.findMany({
-    where: {
-      status: "INCOMPLETE",
-      expiresAt: { lte: options.now() },
-      pulls: { none: { status: { in: ["SENDING", "SENT"] } } },
-      OR: [{ chainId }, { chainId: null }],
-    },
-    select: { id: true },
-    take: options.batchSize ?? 100,
-  });
-  for (const { id } of expired) {
-    await prisma.$transaction(async (tx) => {
-      const sub = await lockSubscription(tx, id, null);
-      if (sub.status !== "INCOMPLETE" || sub.expiresAt > options.now()) return;
-      const updated = await tx.subscription.update({ where: { id }, data: { status: "INCOMPLETE_EXPIRED", nextPullAt: null } });
-      await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
-    });
-  }
 }
 
 /** What simulating a call said: the gas it needs, or why it would revert. */
@@ -318,30 +296,6 @@ async function runRenewals(
       { gasNeeded: simulated.gasNeeded },
     );
     if (sent) log.info({ subscription: sub.id, period: period.index, relayerTx: sent }, "renewal pull sent");
-  }
-}
-
-/** invoice.upcoming for the subscriptions renewing within three days by the chain's clock, once per period. */
-async function announceUpcoming(prisma: Prisma, chainId: number, settings: BillingSettings, options: SubscriptionJobOptions, chainTime: Date): Promise<void> {
-  const soon = await prisma.subscription.findMany({
-    where: {
-      chainId,
-      status: { in: ["TRIALING", "ACTIVE"] },
-      cancelAtPeriodEnd: false,
-      periodSeconds: { gt: UPCOMING_MS / 1000 },
-      nextPullAt: { gt: chainTime, lte: new Date(chainTime.getTime() + UPCOMING_MS) },
-      ...(options.only && { id: options.only }),
-    },
-    take: options.batchSize ?? 100,
-  });
-  for (const s of soon) {
-    if (s.upcomingNotifiedFor?.getTime() === s.nextPullAt!.getTime()) continue;
-    await prisma.$transaction(async (tx) => {
-      const sub = await lockSubscription(tx, s.id, null);
-      if (!sub.nextPullAt || sub.upcomingNotifiedFor?.getTime() === sub.nextPullAt.getTime()) return;
-      const updated = await tx.subscription.update({ where: { id: sub.id }, data: { upcomingNotifiedFor: sub.nextPullAt } });
-      await recordSubscriptionEvent(tx, updated, "invoice.upcoming", settings);
-    });
   }
 }
 

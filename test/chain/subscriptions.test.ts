@@ -153,6 +153,8 @@ describe("subscriptions on chain", () => {
   const payer = () => chain.wallet(3);
 
   it("checkout to ACTIVE, renewals, each failure kind to PAST_DUE and back, then retries spent to CANCELED; the ledger equals the chain", async () => {
+    // The merchant emails invoices: the subscriber hears of each failure and of the end.
+    await app.db.prisma.merchant.update({ where: { id: scope().merchantId }, data: { emailInvoices: true } });
     const merchantBefore = await chain.balance(WALLET);
     const feeBefore = await chain.balance(chain.feeRecipient);
     await chain.mint(payer().address, usdc("1000"));
@@ -235,6 +237,10 @@ describe("subscriptions on chain", () => {
     });
     expect(canceled).toMatchObject({ cancelReason: "payment_failed", nextPullAt: null });
     expect(await eventTypes(s0.id)).toContain("subscription.canceled");
+    const emails = await app.db.prisma.email.findMany({ where: { relatedId: s0.id } });
+    // Four kinds once each, then the period whose retry also failed (twice).
+    expect(emails.filter((e) => e.type === "invoice_payment_failed")).toHaveLength(6);
+    expect(emails.filter((e) => e.type === "subscription_canceled")).toHaveLength(1);
 
     // The ledger equals the chain: what left the payer is the payments; the merchant and the fee recipient got the payouts and fees.
     const pulled = BigInt(period) * usdc("25");
