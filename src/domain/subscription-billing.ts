@@ -68,7 +68,7 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
  * The invoice of `sub`'s `period`, finalized (OPEN, numbered) with its charge, made now unless it
- * exists; `latestInvoiceId` points at it. In the caller's transaction, the subscription locked.
+ * exists (an OPEN one whose charge is no longer PENDING gets a new charge); `latestInvoiceId` points at it. In the caller's transaction, the subscription locked.
  */
 export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscription, period: Period, settings: BillingSettings, now: Date): Promise<Invoice> {
   const scope = { merchantId: sub.merchantId, livemode: sub.livemode };
@@ -96,6 +96,10 @@ export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscripti
     await recordEvents(tx, [{ scope, type: "invoice.created", data: invoiceResource(draft, settings) }]);
     invoice = await finalizeDraft(tx, scope, draft.id, settings, now);
     await insertPeriodCharge(tx, sub, invoice, period, settings, now);
+  } else if (invoice.status === "OPEN" && (await tx.charge.count({ where: { invoiceId: invoice.id, status: "PENDING" } })) === 0) {
+    // Its charge was completed by a pull a deep reorg took away: a late payment to that charge would not
+    // count for the invoice, so the pull made again pays a new one.
+    await insertPeriodCharge(tx, sub, invoice, period, settings, now);
   }
   if (sub.latestInvoiceId !== invoice.id) await tx.subscription.update({ where: { id: sub.id }, data: { latestInvoiceId: invoice.id } });
   return invoice;
@@ -107,13 +111,16 @@ export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscripti
  * and no one is shown an address to pay; open until the window ends (a pull can only land inside it).
  */
 async function insertPeriodCharge(tx: P.TransactionClient, sub: Subscription, invoice: Invoice, period: Period, settings: BillingSettings, now: Date) {
+  // The first charge's order is the invoice, as for every invoice charge; the completed charge keeps that
+  // order id, so a replacement (after a deep reorg) is numbered after it.
+  const earlier = await tx.charge.count({ where: { invoiceId: invoice.id } });
   const charge = await tx.charge.create({
     data: {
       id: newId("chrg"),
       merchantId: sub.merchantId,
       livemode: sub.livemode,
       customerId: sub.customerId,
-      orderId: invoice.id,
+      orderId: earlier === 0 ? invoice.id : `${invoice.id}-${earlier + 1}`,
       amount: sub.amount,
       feeBps: sub.feeBps,
       settlementWallet: sub.settlementWallet!,
@@ -340,4 +347,58 @@ export async function announceUpcoming(prisma: Prisma, chainId: number, settings
       await enqueueSubscriptionEmail(tx, updated, { type: "invoice_upcoming", at: sub.nextPullAt }, settings);
     });
   }
+}
+
+/**
+ * The subscriptions of `chainId` whose current period's pull a deep reorg took away (its payment
+ * reversed in the ledger, none standing): the invoice OPEN again, PAST_DUE, the pull due again at
+ * once (the reversal already flagged the charge for review). The contract allows it again while the window is open; once it closed, the
+ * retry finds the window moved on and the subscription ends payment_failed. Returns their ids.
+ */
+export async function reopenReversedPulls(prisma: Prisma, chainId: number, settings: BillingSettings, chainTime: Date): Promise<string[]> {
+  const rows = await prisma.$queryRaw<{ id: string; invoiceId: string }[]>`
+    SELECT DISTINCT s.id, i.id AS "invoiceId" FROM subscriptions s JOIN invoices i ON i.subscription_id = s.id AND i.period_index = s.period_index JOIN charges c ON c.invoice_id = i.id
+    WHERE s.chain_id = ${chainId} AND s.status = 'ACTIVE' AND i.status IN ('OPEN', 'PAID') AND i.amount_paid < i.total
+      AND EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = c.id AND t.kind = 'PAYMENT' AND t.status = 'REVERSED')
+      AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = c.id AND t.kind = 'PAYMENT' AND t.status <> 'REVERSED')
+      AND NOT EXISTS (SELECT 1 FROM subscription_pulls p WHERE p.subscription_id = s.id AND p.status IN ('SENDING', 'SENT'))`;
+  for (const { id, invoiceId } of rows) {
+    await prisma.$transaction(async (tx) => {
+      const sub = await lockSubscription(tx, id, null);
+      if (sub.status !== "ACTIVE") return;
+      // The ledger no longer pays it: the invoice is due again (its number and lines stay).
+      const [reopened] = await tx.invoice.updateManyAndReturn({
+        where: { id: invoiceId, status: "PAID" },
+        data: { status: "OPEN", paidAt: null, updatedAt: new Date() },
+      });
+      if (reopened) await recordEvents(tx, [{ scope: reopened, type: "invoice.updated", data: invoiceResource(reopened, settings) }]);
+      const updated = await tx.subscription.update({ where: { id }, data: { status: "PAST_DUE", nextPullAt: chainTime } });
+      await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
+    });
+  }
+  return rows.map((r) => r.id);
+}
+
+/**
+ * A pull the contract says was already made for `period` (AlreadyPulled: our earlier transaction,
+ * mined again after a reorg): the subscription is ACTIVE in that period; the ledger follows the
+ * Pulled fact the indexer reads.
+ */
+export async function periodAlreadyPulled(prisma: Prisma, subscriptionId: string, period: Period, settings: BillingSettings): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const sub = await lockSubscription(tx, subscriptionId, null);
+    if (sub.status === "CANCELED" || sub.status === "INCOMPLETE_EXPIRED") return;
+    const updated = await tx.subscription.update({
+      where: { id: sub.id },
+      data: {
+        status: "ACTIVE",
+        periodIndex: period.index,
+        currentPeriodStart: period.start,
+        currentPeriodEnd: period.end,
+        nextPullAt: period.end,
+        failedPulls: 0,
+      },
+    });
+    await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
+  });
 }

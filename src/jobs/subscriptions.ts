@@ -41,6 +41,8 @@ import {
   checkoutFailed,
   type FailedPull,
   openPeriodInvoice,
+  periodAlreadyPulled,
+  reopenReversedPulls,
   type Period,
   periodAt,
   type PullFailure,
@@ -76,6 +78,9 @@ export async function runSubscriptions(
   const latest = await withRpcRetry(() => relayer.provider.getBlock("latest"));
   if (!latest) return;
   const chainTime = new Date(latest.timestamp * 1000);
+  const reopened = await reopenReversedPulls(prisma, relayer.chain.chainId, settings, chainTime);
+  if (reopened.length > 0)
+    log.error({ subscriptions: reopened }, "a deep reorg took subscription pulls away: PAST_DUE, pulled again while their window is open");
   await runRenewals(prisma, relayer, settings, log, options, chainTime);
   await announceUpcoming(prisma, relayer.chain.chainId, settings, chainTime, options.only, options.batchSize);
 }
@@ -281,6 +286,10 @@ async function runRenewals(
   const simulations = await Promise.all(pulls.map((x) => simulate(relayer, x.call)));
   for (const [i, { sub, p, period, call }] of pulls.entries()) {
     const simulated = simulations[i]!;
+    if ("refusal" in simulated && simulated.data && safeParseError(simulated.data) === "AlreadyPulled") {
+      await periodAlreadyPulled(prisma, sub.id, period, settings);
+      continue;
+    }
     if ("refusal" in simulated) {
       const failure = await classify(relayer, p, sub.amount, simulated);
       await renewalFailed(prisma, sub.id, null, period, { ...failure, at: chainTime }, options.retrySchedule, settings);

@@ -327,4 +327,44 @@ describe("subscriptions on chain", () => {
     const live = await app.call("POST", `/v1/test_helpers/subscriptions/${s0.id}/advance`, { key: app.liveKey });
     expectError(live, 400, "test_mode_only");
   }, 120_000);
+
+  it("a deep reorg takes a renewal's pull away: reversed, the charge needs review, the invoice OPEN, PAST_DUE, pulled again in its window", async () => {
+    await chain.mint(payer().address, usdc("100"));
+    const s0 = await newSubscription();
+    const p = await authorize(s0.id, payer());
+    await paidIn(s0.id, 0);
+    stopProducer();
+    const fork = await chain.provider.send("evm_snapshot", []);
+    await advanceTo(p.start + p.period);
+    const { invoice } = await paidIn(s0.id, 1);
+    const first = await waitFor("the renewal's charge COMPLETED", async () => {
+      const c = await app.db.prisma.charge.findFirstOrThrow({ where: { invoiceId: invoice.id } });
+      return c.status === "COMPLETED" && c;
+    });
+    stopProducer();
+    expect(await chain.provider.send("evm_revert", [fork])).toBe(true);
+    // The other branch: longer, past the period's start, without the pull.
+    await chain.provider.send("evm_setNextBlockTimestamp", [Number(p.start + p.period + 60n)]);
+    await chain.mine(20);
+    startProducer();
+
+    const reviewed = await waitFor("the pull reversed and its charge flagged", async () => {
+      const c = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: first.id } });
+      return c.reviewReason !== null && c;
+    });
+    expect(reviewed.reviewReason).toMatch(/no longer on chain/);
+    const statuses = async () =>
+      (
+        await app.db.prisma.event.findMany({ where: { type: "subscription.updated", data: { path: ["id"], equals: s0.id } }, orderBy: { createdAt: "asc" } })
+      ).map((e) => (e.data as { status: string }).status);
+    await waitFor("PAST_DUE after the reorg", async () => (await statuses()).includes("PAST_DUE"));
+    expect(await eventTypes(invoice.id)).toContain("invoice.updated");
+    // Pulled again in the same window: the invoice PAID by a new charge, the subscription ACTIVE in period 1.
+    const again = await paidIn(s0.id, 1);
+    expect(again.invoice.id).toBe(invoice.id);
+    const charges = await app.db.prisma.charge.findMany({ where: { invoiceId: invoice.id }, orderBy: { createdAt: "asc" } });
+    expect(charges.map((c) => c.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    const payments = await app.db.prisma.balanceTransaction.findMany({ where: { invoiceId: invoice.id } });
+    expect(payments.reduce((a, r) => a + BigInt(r.amount.toFixed()), 0n)).toBe(usdc("25"));
+  }, 120_000);
 });
