@@ -402,3 +402,37 @@ export async function periodAlreadyPulled(prisma: Prisma, subscriptionId: string
     await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
   });
 }
+
+/**
+ * Claims a pull for `subscriptionId` in the transaction storing relayer transaction `txId`: the
+ * period's invoice opened (not for a trial's checkout), a SubscriptionPull SENT with the transaction.
+ * False (nothing stored or sent) when the subscription moved meanwhile.
+ */
+export async function claimPull(
+  tx: P.TransactionClient,
+  subscriptionId: string,
+  txId: string,
+  pull: { checkout: boolean; amount: bigint; period: Period | null; permissionHash: string | null },
+  settings: BillingSettings,
+  now: Date,
+): Promise<boolean> {
+  const sub = await lockSubscription(tx, subscriptionId, null);
+  if (sub.permissionHash !== pull.permissionHash) return false;
+  if (pull.checkout ? sub.status !== "INCOMPLETE" : !["TRIALING", "ACTIVE", "PAST_DUE"].includes(sub.status)) return false;
+  if ((await tx.subscriptionPull.count({ where: { subscriptionId, status: { in: ["SENDING", "SENT"] } } })) > 0) return false;
+  const invoice = pull.period ? await openPeriodInvoice(tx, sub, pull.period, settings, now) : null;
+  await tx.subscriptionPull.create({
+    data: {
+      id: newId("spull"),
+      subscriptionId,
+      invoiceId: invoice?.id ?? null,
+      chainId: sub.chainId!,
+      periodIndex: pull.period?.index ?? 0,
+      amount: pull.amount,
+      checkout: pull.checkout,
+      status: "SENT",
+      txId,
+    },
+  });
+  return true;
+}

@@ -37,6 +37,7 @@ import type { Subscription } from "../generated/prisma/client.js";
 import {
   announceUpcoming,
   type BillingSettings,
+  claimPull,
   expireCheckouts,
   checkoutFailed,
   type FailedPull,
@@ -50,7 +51,6 @@ import {
   renewalFailed,
 } from "../domain/subscription-billing.js";
 import { endSubscription, lockSubscription } from "../domain/subscription-endings.js";
-import { newId } from "../domain/ids.js";
 import { recordSubscriptionEvent } from "../domain/subscriptions.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
@@ -208,40 +208,6 @@ function checkoutCalldata(sub: Subscription, p: Permission, amount: bigint): str
     permit && { value: BigInt(permit.value), deadline: BigInt(permit.deadline), signature: permit.signature },
     amount,
   );
-}
-
-/**
- * Claims a pull for `subscriptionId` in the transaction storing relayer transaction `txId`: the
- * period's invoice opened (not for a trial's checkout), a SubscriptionPull SENT with the transaction.
- * False (nothing stored or sent) when the subscription moved meanwhile.
- */
-async function claimPull(
-  tx: Parameters<Parameters<typeof sendRelayerTx>[4]>[0],
-  subscriptionId: string,
-  txId: string,
-  pull: { checkout: boolean; amount: bigint; period: Period | null; permissionHash: string | null },
-  settings: BillingSettings,
-  now: Date,
-): Promise<boolean> {
-  const sub = await lockSubscription(tx, subscriptionId, null);
-  if (sub.permissionHash !== pull.permissionHash) return false;
-  if (pull.checkout ? sub.status !== "INCOMPLETE" : !["TRIALING", "ACTIVE", "PAST_DUE"].includes(sub.status)) return false;
-  if ((await tx.subscriptionPull.count({ where: { subscriptionId, status: { in: ["SENDING", "SENT"] } } })) > 0) return false;
-  const invoice = pull.period ? await openPeriodInvoice(tx, sub, pull.period, settings, now) : null;
-  await tx.subscriptionPull.create({
-    data: {
-      id: newId("spull"),
-      subscriptionId,
-      invoiceId: invoice?.id ?? null,
-      chainId: sub.chainId!,
-      periodIndex: pull.period?.index ?? 0,
-      amount: pull.amount,
-      checkout: pull.checkout,
-      status: "SENT",
-      txId,
-    },
-  });
-  return true;
 }
 
 async function runRenewals(
