@@ -12,6 +12,8 @@
 // - each fact's key names the transaction, the permission and the kind ("<tx>:pull:<hash>:<kind>"):
 //   a pull moves money once per transaction, so a re-read or a reorg's re-inclusion is the same fact;
 // - a Pulled of a permission we do not know, or of a period we never invoiced, is not ours: ignored;
+// - permission hashes are compared as stored: lower-case hex, as chain/subscriptions.ts permissionHash
+//   gives them and events carry them (so the unique index finds them);
 // - a revoke is not undone by a reorg: if it vanished, the payer can revoke again, and until then
 //   nothing is pulled for an ended subscription.
 import { getAddress, type Log } from "ethers";
@@ -100,7 +102,7 @@ export async function matchPulls(db: Prisma | P.TransactionClient, chainId: numb
   const rows = await db.$queryRaw<{ hash: string; periodIndex: number; chargeId: string }[]>`
     SELECT s.permission_hash AS hash, i.period_index AS "periodIndex", c.id AS "chargeId"
     FROM subscriptions s JOIN invoices i ON i.subscription_id = s.id JOIN charges c ON c.invoice_id = i.id
-    WHERE s.chain_id = ${chainId} AND lower(s.permission_hash) = ANY(${hashes})
+    WHERE s.chain_id = ${chainId} AND s.permission_hash = ANY(${hashes})
     ORDER BY c.created_at DESC`;
   const chargeOf = new Map<string, string>();
   for (const r of rows) if (!chargeOf.has(`${r.hash.toLowerCase()}:${r.periodIndex}`)) chargeOf.set(`${r.hash.toLowerCase()}:${r.periodIndex}`, r.chargeId);
@@ -147,7 +149,7 @@ export async function applyRevokes(
 ): Promise<void> {
   for (const r of revokes) {
     const [row] = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM subscriptions WHERE chain_id = ${chainId} AND lower(permission_hash) = ${r.hash}
+      SELECT id FROM subscriptions WHERE chain_id = ${chainId} AND permission_hash = ${r.hash}
         AND status NOT IN ('CANCELED', 'INCOMPLETE_EXPIRED') AND lower(payer) = ${r.by.toLowerCase()} FOR UPDATE`;
     if (!row) continue;
     const sub = await tx.subscription.findUniqueOrThrow({ where: { id: row.id } });
