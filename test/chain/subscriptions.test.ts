@@ -219,6 +219,16 @@ describe("subscriptions on chain", () => {
       const open = await app.db.prisma.invoice.findUniqueOrThrow({ where: { id: pastDue.latestInvoiceId! } });
       expect(open.status).toBe("OPEN");
       expect(await eventTypes(open.id)).toContain("invoice.payment_failed");
+      if (kind.reason === "insufficient_balance") {
+        // Only the pull pays a period: the hosted invoice's Pay makes no charge to pay by hand (a retry would pay it twice).
+        const pay = await fetch(`${app.url}/pay/invoices/${open.id}/pay`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        });
+        expect(pay.status).toBe(409);
+        expect(await app.db.prisma.charge.count({ where: { invoiceId: open.id } })).toBe(1);
+      }
       await kind.fix();
       await advanceTo(p.start + BigInt(period) * p.period + 3_600n);
       const { s: back } = await paidIn(s0.id, period);
