@@ -20,7 +20,9 @@ import {
 import { newId } from "../../src/domain/ids.js";
 import { cancelSubscription } from "../../src/domain/subscription-endings.js";
 import { parseRetrySchedule } from "../../src/domain/subscription-billing.js";
+import { ChainRpc } from "../../src/chain/rpc.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { reconcileChain } from "../../src/jobs/reconcile.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
@@ -269,6 +271,15 @@ describe("subscriptions on chain", () => {
     // The payer's money (minted once more for a fix, some moved aside to wallet 5) went only to the pulls.
     const payerNow = (await chain.balance(payer().address)) + (await chain.balance(chain.wallet(5).address)) - asideBefore;
     expect(payerBefore + usdc("1000") - payerNow).toBe(pulled);
+    // And the reconciliation, which re-reads the recent transfers' receipts, finds the pulls' facts where the ledger has them.
+    const rpc = new ChainRpc(devnet.chainId, [chain.anvil.url]);
+    try {
+      const reconciled = await reconcileChain(app.db.prisma, rpc, devnet);
+      expect(reconciled.transfersChecked).toBeGreaterThan(0);
+      expect(reconciled.differences).toEqual([]);
+    } finally {
+      rpc.destroy();
+    }
   }, 180_000);
 
   it("a trial: TRIALING with nothing pulled, the first pull at its end; cancel at period end then ends it", async () => {
