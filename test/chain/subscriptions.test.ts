@@ -73,13 +73,13 @@ const eventTypes = async (id: string) =>
   (await app.db.prisma.event.findMany({ where: { data: { path: ["id"], equals: id } }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
 
 /** A plan and an INCOMPLETE subscription to it, as the API would make them. */
-async function newSubscription(options: { trialDays?: number; amount?: string } = {}) {
+async function newSubscription(options: { trialDays?: number; amount?: string; days?: number } = {}) {
   const customer = (
     await app.call("POST", "/v1/customers", { body: { email: `subscriber-${Math.random().toString(36).slice(2)}@example.com`, name: "Subscriber" } })
   ).body;
   const amount = usdc(options.amount ?? "25");
   const plan = await app.db.prisma.plan.create({
-    data: { id: newId("plan"), ...scope(), name: "Pro", amount, interval: "day", intervalCount: 1, trialDays: options.trialDays ?? 0 },
+    data: { id: newId("plan"), ...scope(), name: "Pro", amount, interval: "day", intervalCount: options.days ?? 1, trialDays: options.trialDays ?? 0 },
   });
   return app.db.prisma.subscription.create({
     data: {
@@ -88,7 +88,7 @@ async function newSubscription(options: { trialDays?: number; amount?: string } 
       customerId: customer.id,
       planId: plan.id,
       amount,
-      periodSeconds: DAY,
+      periodSeconds: (options.days ?? 1) * DAY,
       feeBps: 100,
       trialDays: options.trialDays ?? 0,
       manageToken: `manage-${Math.random()}`,
@@ -388,4 +388,19 @@ describe("subscriptions on chain", () => {
     const payments = await app.db.prisma.balanceTransaction.findMany({ where: { invoiceId: invoice.id } });
     expect(payments.reduce((a, r) => a + BigInt(r.amount.toFixed()), 0n)).toBe(usdc("25"));
   }, 120_000);
+
+  it("invoice.upcoming and its email three days before a weekly renewal, once", async () => {
+    await app.db.prisma.merchant.update({ where: { id: scope().merchantId }, data: { emailInvoices: true } });
+    await chain.mint(payer().address, usdc("100"));
+    const s0 = await newSubscription({ days: 7 });
+    const p = await authorize(s0.id, payer());
+    await paidIn(s0.id, 0);
+    expect(await eventTypes(s0.id)).not.toContain("invoice.upcoming");
+    await advanceTo(p.start + p.period - BigInt(2 * DAY));
+    await waitFor("invoice.upcoming", async () => (await eventTypes(s0.id)).includes("invoice.upcoming"));
+    await advanceTo(p.start + p.period - BigInt(DAY));
+    await chain.mine(3);
+    expect((await eventTypes(s0.id)).filter((t) => t === "invoice.upcoming")).toHaveLength(1);
+    expect(await app.db.prisma.email.count({ where: { relatedId: s0.id, type: "invoice_upcoming" } })).toBe(1);
+  }, 60_000);
 });
