@@ -21,6 +21,7 @@ export async function openApiDocument() {
     charges: { amount: { min: 1n, max: 1n }, paymentBaseUrl: "http://localhost:4000/pay" },
     chains: unused,
     trustProxy: 0,
+    subscriptionRetrySchedule: [],
     logger: unused,
     publicUrl: "http://localhost:4000",
   });

@@ -46,7 +46,13 @@ export function buildApp(services: Services): App {
   const server = createOpsServer(services, config.runWorker);
   installInputGuard(server, { except: ["/graphql"] });
   installCors(server, config.corsOrigins);
-  const doors = { ...services, charges: services.settings, publicUrl: config.publicUrl, trustProxy: config.trustProxy };
+  const doors = {
+    ...services,
+    charges: services.settings,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    subscriptionRetrySchedule: config.subscriptionRetrySchedule,
+  };
   const rest = mountRest(server, doors);
   mountPay(server, { ...doors, devnet: services.devnet, frameAncestors: config.paymentFrameAncestors });
   mountDashboard(server, doors);

@@ -8,6 +8,7 @@ import { type ChainSettings, missingRelayerKeys, parseChainSettings, relayerKeyO
 import { parseAmount } from "./domain/money.js";
 import { isEmailAddress } from "./email/address.js";
 import { DEFAULT_RELAYER_GAS_BUDGET } from "./domain/relayer-budget.js";
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/subscription-billing.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
@@ -67,6 +68,17 @@ const schema = z.object({
     .optional()
     .transform((v) => v?.split(",").map((k) => k.trim()) ?? []),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
+  SUBSCRIPTION_RETRY_SCHEDULE: z
+    .string()
+    .default(DEFAULT_RETRY_SCHEDULE)
+    .transform((text, ctx) => {
+      try {
+        return parseRetrySchedule(text);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
   RUN_WORKER: flag.default(true),
   AUTO_MIGRATE: flag.default(true),
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
@@ -159,6 +171,8 @@ export interface Config {
   relayerPreviousKeys: string[];
   /** How often the worker compares the ledger with each chain. */
   reconcileIntervalMs: number;
+  /** SUBSCRIPTION_RETRY_SCHEDULE: after each failed subscription pull, how long until it is tried again (ms). */
+  subscriptionRetrySchedule: number[];
   /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
   runWorker: boolean;
   /** Chains configured by the operator (CHAIN_<id>_* variables). */
@@ -269,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     payoutMinAmount: e.PAYOUT_MIN_AMOUNT,
     relayerGasBudgetPerMerchant: e.RELAYER_GAS_BUDGET_PER_MERCHANT,
     relayerPreviousKeys: e.RELAYER_PREVIOUS_KEYS,
+    subscriptionRetrySchedule: e.SUBSCRIPTION_RETRY_SCHEDULE,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
     runWorker: e.RUN_WORKER,
     chains,

@@ -11,6 +11,7 @@ import { Contract, ContractFactory, getCreateAddress, Interface, MaxUint256, typ
 export const usdcInterface = new Interface([
   "event Transfer(address indexed from, address indexed to, uint256 value)",
   "function balanceOf(address account) view returns (uint256)",
+  "function allowance(address owner, address spender) view returns (uint256)",
   "function transfer(address to, uint256 value) returns (bool)",
   "function isBlacklisted(address account) view returns (bool)",
   "function paused() view returns (bool)",

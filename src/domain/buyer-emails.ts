@@ -41,7 +41,10 @@ export function buyerSender(db: Prisma | P.TransactionClient, merchantId: string
 
 /** One email to a buyer: what it is about and what it says. */
 export interface BuyerEmail {
-  type: Extract<EmailType, "invoice" | "receipt" | "refund_claim" | "subscription_checkout">;
+  type: Extract<
+    EmailType,
+    "invoice" | "receipt" | "refund_claim" | "subscription_checkout" | "invoice_upcoming" | "invoice_payment_failed" | "subscription_canceled"
+  >;
   livemode: boolean;
   to: string;
   subject: string;

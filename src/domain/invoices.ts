@@ -564,6 +564,10 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
     const invoice = await lockInvoice(tx, id, null);
     if (invoice.status === "DRAFT") throw notFound("invoice", id);
     assertInvoiceAllows(invoice, "pay");
+    // Paid by hand as well as by a retry of its pull, a period would be paid twice.
+    if (invoice.subscriptionId !== null) {
+      throw new AppError("invoice_not_payable", `Invoice ${id} bills a subscription period: the subscription pulls it from the subscriber's wallet.`, "id");
+    }
     const due = amountDue(invoice);
     if (due === 0n) throw new AppError("invoice_not_payable", `Invoice ${id} has nothing left to pay.`, "id");
     const [open] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE invoice_id = ${id} AND status = 'PENDING' LIMIT 1`;

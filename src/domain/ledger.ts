@@ -101,7 +101,8 @@ export async function postReversals(tx: P.TransactionClient, transferIds: readon
 /**
  * Recomputes, from the ledger, every money field of `chargeIds`: the charges' amountReceived,
  * feeAmount, netAmount, settledAmount, amountRefunded and settlements, their clones' held amounts
- * (a clone row per charge and chain the ledger names), and the amountPaid of the invoices they pay.
+ * (a clone row per charge and chain the ledger names; a subscription period's charge has no clone: its
+ * pull moves the money straight from the payer), and the amountPaid of the invoices they pay.
  * Runs inside the transaction that posted the rows.
  */
 export async function deriveMoney(tx: P.TransactionClient, chargeIds: readonly string[]): Promise<void> {
@@ -149,7 +150,7 @@ export async function deriveMoney(tx: P.TransactionClient, chargeIds: readonly s
     INSERT INTO clones (charge_id, chain_id, address, version, held)
     SELECT b.charge_id, b.chain_id, coalesce(c.deposit_address, c.clone_address), c.contract_version, sum(b.amount) FILTER (WHERE coalesce(o.type, b.type) <> 'refund')
     FROM balance_transactions b JOIN charges c ON c.id = b.charge_id LEFT JOIN balance_transactions o ON o.id = b.reverses_id
-    WHERE b.charge_id = ANY(${ids})
+    WHERE b.charge_id = ANY(${ids}) AND coalesce(c.deposit_address, c.clone_address) IS NOT NULL
     GROUP BY b.charge_id, b.chain_id, c.deposit_address, c.clone_address, c.contract_version
     HAVING count(*) FILTER (WHERE coalesce(o.type, b.type) <> 'refund') > 0
     ON CONFLICT (charge_id, chain_id) DO UPDATE SET held = EXCLUDED.held, updated_at = now()`;

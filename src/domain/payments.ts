@@ -165,7 +165,8 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
         (SELECT count(*)::int FROM chain_transfers r WHERE r.chain_id = chain_transfers.chain_id AND r.kind = chain_transfers.kind
           AND r.fact_key = chain_transfers.fact_key AND r.status = 'REVERSED') AS reversals`;
     if (confirmed.length === 0) return null;
-    confirmed.sort((a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex);
+    // A subscription pull's payment, payout and fee share its Pulled log: the payment comes first.
+    confirmed.sort((a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex || Number(b.kind === "PAYMENT") - Number(a.kind === "PAYMENT"));
     const before = await reversedTwins(tx, confirmed);
     const invoice = charge.invoiceId === null ? null : await lockPaidInvoice(tx, charge.invoiceId);
     const plan = applyConfirmed(charge, confirmed, before, invoice !== null && invoice.status !== "VOID", settings, now);

@@ -14,6 +14,7 @@ import type { Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
 import type { Scope } from "./scope.js";
+import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { recordSubscriptionEvent, type SubscriptionSettings } from "./subscriptions.js";
 import { parseInput } from "./validation.js";
 
@@ -112,7 +113,7 @@ export async function updateSubscription(
   });
 }
 
-/** Ends `sub` (locked by the caller, not ended yet) with `reason`, in `tx`: CANCELED, no further pull, subscription.canceled. */
+/** Ends `sub` (locked by the caller, not ended yet) with `reason`, in `tx`: CANCELED, no further pull, subscription.canceled and the subscriber's email. */
 export async function endSubscription(
   tx: P.TransactionClient,
   sub: Subscription,
@@ -125,5 +126,6 @@ export async function endSubscription(
     data: { status: "CANCELED", canceledAt: now, cancelReason: reason, nextPullAt: null },
   });
   await recordSubscriptionEvent(tx, ended, "subscription.canceled", settings);
+  await enqueueSubscriptionEmail(tx, ended, { type: "subscription_canceled", reason }, settings);
   return ended;
 }

@@ -888,6 +888,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/subscriptions/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode, devnet only: move the devnet's clock to the subscription's next pull and run what is due for it now
+         * @description Test mode, on the local devnet only: moves the devnet's clock to the subscription's `nextPullAt` (the end of its period, its trial, or its next retry) and runs what is due for it at once, as the worker would: the renewal's pull (waiting for the devnet to mine it), a failure and its retry, or the end of a subscription canceled at its period's end. An authorized checkout is relayed. Answers the subscription after. 400 `test_mode_only` for a live key, 400 `chain_unsupported` for one authorized on another chain.
+         */
+        post: operations["advanceTestSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/emails": {
         parameters: {
             query?: never;
@@ -13358,6 +13378,176 @@ export interface operations {
                 };
             };
             /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    advanceTestSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "object": "subscription",
+                     *       "livemode": false,
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "planId": "plan_2Wd7Kx4Qm9Lt1Vb6Np3Rz8Hc",
+                     *       "status": "ACTIVE",
+                     *       "amount": "25.00",
+                     *       "currency": "USDC",
+                     *       "chainId": 84532,
+                     *       "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "contractAddress": "0x3C5e8b2A9d1F4c7E6a0B2d4F6a8C0e2B4d6F8a1C",
+                     *       "currentPeriodStart": "2026-11-24T10:04:12.000Z",
+                     *       "currentPeriodEnd": "2026-12-24T10:04:12.000Z",
+                     *       "trialEnd": null,
+                     *       "cancelAtPeriodEnd": false,
+                     *       "canceledAt": null,
+                     *       "cancelReason": null,
+                     *       "latestInvoiceId": "inv_8Zx2Cv4Bn6Mq1Wp3Er5Ty7Ui",
+                     *       "checkoutUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd",
+                     *       "manageUrl": "https://stablegate.shop.example/pay/subscribe/sub_6Ty3Hn8Bc1Vx5Zq2Mk9Lw4Pd/manage?token=7dQ2mX9kLp4Rt6Wz1Bv3Nc8Hj5Fg0Sa2",
+                     *       "metadata": null,
+                     *       "createdAt": "2026-11-24T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, chain_unsupported, idempotency_key_reused */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: idempotency_key_in_use */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

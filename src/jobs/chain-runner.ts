@@ -6,7 +6,7 @@
 // order: the indexer (new blocks, reorgs, catching up), confirming transfers into the ledger and
 // ending authorizations, the relayer's open transactions (nonce gaps healed, stuck ones reported),
 // the delegation of old relayer keys' subscription permissions (RELAYER_PREVIOUS_KEYS), payouts,
-// relayed authorizations, sweeps, the first check of just-picked addresses, and now and then
+// relayed authorizations, subscriptions' checkouts and renewals (jobs/subscriptions.ts), sweeps, the first check of just-picked addresses, and now and then
 // the reconciliation and the relayer's gas.
 import { formatEther } from "ethers";
 import type { Logger } from "pino";
@@ -30,6 +30,8 @@ import { checkPickedClones, runReconciliation } from "./reconcile.js";
 import { IGNORED, resendStored, trackRelayerTxs, type TxHandlers } from "./relayer-txs.js";
 import { runSweeps, sweepHandlers } from "./sweeps.js";
 import { delegationHandlers, runDelegations } from "./delegations.js";
+import { pullHandlers, runSubscriptions } from "./subscriptions.js";
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "../domain/subscription-billing.js";
 import type { RelayerTxKind } from "../generated/prisma/client.js";
 import { type ChainShare, newWorkerId } from "./chain-share.js";
 
@@ -51,6 +53,8 @@ export interface ChainRunnerOptions {
   reconcileMs?: number;
   /** RELAYER_GAS_BUDGET_PER_MERCHANT: a merchant's relayer gas per chain and UTC day for sweeps and payments without gas (default where unset). */
   relayerGasBudget?: bigint;
+  /** SUBSCRIPTION_RETRY_SCHEDULE in ms (default: 1 h, 1 day, 3 days, 5 days). */
+  subscriptionRetrySchedule?: readonly number[];
   /** Where the reconciliation's differences and the chain locks this worker holds are counted. */
   metrics?: Pick<ProcessMetrics, "reconcileDifferences" | "chainLocks">;
   /** This worker's id, as /metrics names it (default: a new one). */
@@ -75,7 +79,8 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
         : log.warn({ endpoint: h.endpoint, problem: h.lastProblem }, "RPC endpoint failing; using the next one while it cools down"),
   });
   const indexer = new ChainIndexer(db.prisma, relayer.provider, chain, log, settings);
-  const handlers = relayerTxHandlers(db.prisma, relayer, settings, log, now);
+  const retrySchedule = options.subscriptionRetrySchedule ?? parseRetrySchedule(DEFAULT_RETRY_SCHEDULE);
+  const handlers = relayerTxHandlers(db.prisma, relayer, settings, log, now, retrySchedule);
   const { share, metrics, workerId = newWorkerId() } = options;
   let lock: HeldLock | null = null;
   const hold = (next: HeldLock | null) => {
@@ -145,6 +150,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       }
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: chain.payoutMinAmount });
       await runAuthorizations(db.prisma, relayer, log);
+      await runSubscriptions(db.prisma, relayer, settings, log, { retrySchedule, now });
       await runSweeps(db.prisma, relayer, log, { relayerGasBudget: options.relayerGasBudget });
       await checkPickedClones(db.prisma, relayer.provider, chain, settings, log, now());
       if (chain.chainId === DEVNET_CHAIN_ID) await keepDevnetClock(db.prisma, relayer, now());
@@ -259,10 +265,11 @@ class PaymentProgress {
 /** What each kind of relayer transaction does when it is mined, confirmed or fails. */
 export function relayerTxHandlers(
   prisma: Prisma,
-  relayer: Pick<Relayer, "provider" | "chain">,
+  relayer: Relayer,
   settings: PaymentSettings,
   logger: Logger,
   now: () => Date,
+  retrySchedule: readonly number[] = parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
 ): Record<RelayerTxKind, TxHandlers> {
   return {
     // Version 1's deployment batches, from before clones were deployed by their payout: only followed.
@@ -271,8 +278,7 @@ export function relayerTxHandlers(
     AUTHORIZATION: authorizationHandlers(prisma, logger),
     SWEEP: sweepHandlers(prisma, relayer, now),
     FILL: IGNORED,
-    // Subscription pulls: jobs/subscriptions.ts follows them (issue 44, replaced when the engine lands).
-    PULL: IGNORED,
+    PULL: pullHandlers(prisma, relayer, settings, logger, { retrySchedule, now }),
     DELEGATE: delegationHandlers(logger),
   };
 }

@@ -20,7 +20,13 @@ export interface Jobs {
 export interface JobServices {
   config: Pick<
     Config,
-    "expirySweepIntervalMs" | "chainPollIntervalMs" | "relayerBumpAfterMs" | "reconcileIntervalMs" | "relayerGasBudgetPerMerchant" | "email"
+    | "expirySweepIntervalMs"
+    | "chainPollIntervalMs"
+    | "relayerBumpAfterMs"
+    | "subscriptionRetrySchedule"
+    | "reconcileIntervalMs"
+    | "relayerGasBudgetPerMerchant"
+    | "email"
   > &
     Partial<Pick<Config, "relayerPreviousKeys">>;
   db: Database;
@@ -69,6 +75,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
         reconcileMs: config.reconcileIntervalMs,
         relayerGasBudget: config.relayerGasBudgetPerMerchant,
         previousRelayerKeys: config.relayerPreviousKeys,
+        subscriptionRetrySchedule: config.subscriptionRetrySchedule,
         metrics,
         workerId,
         share,

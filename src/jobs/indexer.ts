@@ -2,8 +2,9 @@
 // whoever did it: every USDC Transfer into or out of a charge's address (payments; payouts and fees:
 // anyone may call a clone's public functions), the transfers that pay refunds (from a settlement wallet
 // to a refund's address: the merchant may send them by any means), and the EIP-3009 nonces USDC marks
-// used (AuthorizationUsed) or their signers cancelled (AuthorizationCanceled). Each range of blocks
-// costs one eth_getLogs (USDC's Transfer and those two events) and the headers it needs, in one
+// used (AuthorizationUsed) or their signers cancelled (AuthorizationCanceled), and SubscriptionsV1's
+// pulls and revokes (domain/subscription-facts.ts). Each range of blocks costs one eth_getLogs
+// (USDC's and SubscriptionsV1's events, both addresses in one filter) and the headers it needs, in one
 // batch; addresses are matched against the charges in the database, so the RPC calls per block do
 // not grow with the number of open charges.
 //
@@ -49,6 +50,7 @@ import {
   type SeenAuthorizationUse,
   type SeenTransfer,
 } from "../domain/chain-transfers.js";
+import { applyRevokes, matchPulls, parseSubscriptionLogs, PULLED_TOPIC, pullFactsOf, REVOKED_TOPIC, type SeenPull } from "../domain/subscription-facts.js";
 import { type PendingRecheck, pendingRechecks, type RecheckFinding, type Relocation, settleRechecks } from "../domain/reversals.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, nodeErrorOf, withRpcRetry } from "../chain/rpc.js";
@@ -158,9 +160,11 @@ export class ChainIndexer {
     this.grow();
 
     const last = read.headers[read.headers.length - 1]!;
-    const { transfers, uses, cancels } = parseLogs(read.logs);
+    const usdcLogs = read.logs.filter((l) => sameAddress(l.address, chain.usdc));
+    const { transfers, uses, cancels } = parseLogs(usdcLogs);
+    const { pulls, revokes } = parseSubscriptionLogs(read.logs.filter((l) => sameAddress(l.address, chain.subscriptions)));
     const times = new Map(read.headers.map((h) => [BigInt(h.number), new Date(h.timestamp * 1000)]));
-    const observations = await this.match(transfers, uses, times);
+    const observations = await this.match(transfers, uses, pulls, times);
     await prisma.$transaction(async (tx) => {
       // Moves only from where this step started: a second indexer of the chain could never both advance.
       const moved = await tx.chainCursor.updateMany({
@@ -171,6 +175,7 @@ export class ChainIndexer {
       await tx.chainBlock.createMany({ data: read.headers.map((h) => blockRow(chain.chainId, h)), skipDuplicates: true });
       await tx.chainBlock.deleteMany({ where: { chainId: chain.chainId, number: { lt: BigInt(last.number - this.reorgWindow) } } });
       await recordSeenTransfers(tx, chain.chainId, observations, uses, cancels);
+      await applyRevokes(tx, chain.chainId, revokes, this.settings, new Date());
     });
     if (observations.length > 0) this.logger.info({ from, to, transfers: observations.length }, "chain money seen");
     if (deep) this.progress(from, to, head);
@@ -181,8 +186,11 @@ export class ChainIndexer {
    * The range's transfers that move our charges' money, with their blocks' times: known for the
    * headers read, and read now for the few other blocks that hold one (far from the head).
    */
-  private async match(transfers: SeenTransfer[], uses: SeenAuthorizationUse[], times: Map<bigint, Date>): Promise<Observation[]> {
-    const observations = await matchTransfers(this.prisma, this.chain, transfers, uses);
+  private async match(transfers: SeenTransfer[], uses: SeenAuthorizationUse[], pulls: SeenPull[], times: Map<bigint, Date>): Promise<Observation[]> {
+    const observations = [
+      ...(await matchTransfers(this.prisma, this.chain, transfers, uses)),
+      ...(await matchPulls(this.prisma, this.chain.chainId, this.chain.subscriptions, pulls)),
+    ];
     const missing = [...new Set(observations.map((o) => BigInt(o.blockNumber)).filter((n) => !times.has(n)))];
     const headers = await withRpcRetry(() => Promise.all(missing.map((n) => this.rpc.getBlock(n))));
     for (const h of headers) if (h) times.set(BigInt(h.number), new Date(h.timestamp * 1000));
@@ -217,10 +225,13 @@ export class ChainIndexer {
     return read;
   }
 
-  /** The one eth_getLogs of a range: USDC's Transfer, AuthorizationUsed and AuthorizationCanceled events. */
+  /**
+   * The one eth_getLogs of a range: USDC's Transfer, AuthorizationUsed and AuthorizationCanceled
+   * events, and SubscriptionsV1's Pulled and Revoked (two addresses, one call).
+   */
   private logs(from: bigint, to: bigint): Promise<Log[]> {
-    const topics = [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC, AUTHORIZATION_CANCELED_TOPIC]];
-    return this.rpc.getLogs({ fromBlock: from, toBlock: to, address: this.chain.usdc, topics });
+    const topics = [[TRANSFER_TOPIC, AUTHORIZATION_USED_TOPIC, AUTHORIZATION_CANCELED_TOPIC, PULLED_TOPIC, REVOKED_TOPIC]];
+    return this.rpc.getLogs({ fromBlock: from, toBlock: to, address: [this.chain.usdc, this.chain.subscriptions], topics });
   }
 
   /** A refused range: take the provider's stated limit (kept as a ceiling), or half; the next step tries again at once. */
@@ -388,20 +399,26 @@ export class ChainIndexer {
    */
   private async onChain(hash: string): Promise<ReturnType<typeof factsOf> | "unmined" | null> {
     const receipt = await this.rpc.getTransactionReceipt(hash);
-    if (receipt) return receipt.status === 1 ? factsOf(receipt, this.chain.usdc) : null;
+    if (receipt) return receipt.status === 1 ? factsOf(receipt, this.chain.usdc, this.chain.subscriptions) : null;
     return (await this.rpc.getTransaction(hash)) ? "unmined" : null;
   }
 }
 
-/** The USDC transfers of a receipt by fact key, with where each sits now. */
-export function factsOf(receipt: TransactionReceipt, usdc: string): Map<string, { at: (id: string) => Relocation }> {
-  const logs = receipt.logs.filter((l) => l.address.toLowerCase() === usdc.toLowerCase());
+/** The USDC transfers and subscription pulls (`subscriptions`: SubscriptionsV1's address) of a receipt by fact key, with where each sits now. */
+export function factsOf(receipt: TransactionReceipt, usdc: string, subscriptions?: string): Map<string, { at: (id: string) => Relocation }> {
+  const logs = receipt.logs.filter((l) => sameAddress(l.address, usdc));
   const { transfers } = parseLogs(logs as unknown as Log[]);
   const keys = factKeys(transfers);
-  return new Map(
+  const facts = new Map(
     transfers.map((t, i) => [keys[i]!, { at: (id: string) => ({ id, blockNumber: t.blockNumber, blockHash: t.blockHash, logIndex: t.logIndex }) }]),
   );
+  const pulled = subscriptions ? pullFactsOf(receipt.logs.filter((l) => sameAddress(l.address, subscriptions)) as unknown as Log[]) : [];
+  for (const { key, log } of pulled)
+    facts.set(key, { at: (id: string) => ({ id, blockNumber: log.blockNumber, blockHash: log.blockHash, logIndex: log.logIndex }) });
+  return facts;
 }
+
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** Margin for the clocks of the database and the chain disagreeing. */
 const CLOCK_SKEW_SECONDS = 300;

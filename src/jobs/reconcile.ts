@@ -147,7 +147,7 @@ async function compare(
       }
       const receipt = receipts.get(t.txHash);
       // Re-included elsewhere is the same transfer (the indexer moves it when it reads that block).
-      if (receipt && receipt.status === 1 && factsOf(receipt, chain.usdc).has(t.factKey)) continue;
+      if (receipt && receipt.status === 1 && factsOf(receipt, chain.usdc, chain.subscriptions).has(t.factKey)) continue;
       listed.add(`${t.chargeId} ${t.txHash}`);
       result.differences.push(missingTransfer(chain.chainId, t));
     }

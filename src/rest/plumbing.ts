@@ -56,6 +56,8 @@ export interface RestDeps {
   anonymous: Bulkhead;
   /** The hosted pages' tokens and their lane, ahead of the anonymous shedding. */
   hostedPages: HostedPages;
+  /** SUBSCRIPTION_RETRY_SCHEDULE (ms): the test helper's advance runs failures as the worker does. */
+  subscriptionRetrySchedule: readonly number[];
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);

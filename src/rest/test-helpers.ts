@@ -1,13 +1,20 @@
 // REST /v1/test_helpers: moves a test-mode object along without waiting (.docs/payments.md "Charges"), so that
 // an integration can exercise what normally takes time. A live key gets 400 test_mode_only.
 import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
 import { ChargeResource, chargeResource, expireChargeNow } from "../domain/charges.js";
+import { subscriptionToAdvance } from "../domain/subscription-billing.js";
+import { SubscriptionResource, subscriptionResource } from "../domain/subscriptions.js";
+import { advanceSubscription } from "../jobs/subscriptions.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 type IdParams = { Params: { id: string } };
 
 /** Registers the test helper endpoints. */
-export function testHelperRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
+export function testHelperRoutes(
+  app: FastifyInstance,
+  { prisma, charges: settings, chains, subscriptionRetrySchedule, logger }: RestDeps & { logger: Logger },
+): void {
   const expire = {
     group: "create",
     doc: {
@@ -22,5 +29,31 @@ export function testHelperRoutes(app: FastifyInstance, { prisma, charges: settin
   } as const;
   app.post<IdParams>("/v1/test_helpers/charges/:id/expire", { config: expire }, async (req) => {
     return chargeResource(await expireChargeNow(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+
+  const advance = {
+    group: "create",
+    doc: {
+      operationId: "advanceTestSubscription",
+      summary: "Test mode, devnet only: move the devnet's clock to the subscription's next pull and run what is due for it now",
+      description:
+        "Test mode, on the local devnet only: moves the devnet's clock to the subscription's `nextPullAt` (the end of its period, its trial, or its next retry) and runs what is due for it at once, as the worker would: the renewal's pull (waiting for the devnet to mine it), a failure and its retry, or the end of a subscription canceled at its period's end. An authorized checkout is relayed. Answers the subscription after. 400 `test_mode_only` for a live key, 400 `chain_unsupported` for one authorized on another chain.",
+      tag: "Test helpers",
+      ok: { 200: SubscriptionResource },
+      errors: ["test_mode_only", "chain_unsupported"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/test_helpers/subscriptions/:id/advance", { config: advance }, async (req) => {
+    const scope = scopeOf(req);
+    const local = chains.all().filter((c) => c.local);
+    const sub = await subscriptionToAdvance(
+      prisma,
+      scope,
+      req.params.id,
+      local.map((c) => c.chainId),
+    );
+    const chain = local.find((c) => c.chainId === sub.chainId);
+    if (chain) await advanceSubscription(prisma, chain, sub.id, settings, logger, { retrySchedule: subscriptionRetrySchedule, now: () => new Date() });
+    return subscriptionResource(await prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } }), settings);
   });
 }

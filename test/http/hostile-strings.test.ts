@@ -177,6 +177,7 @@ describe("REST and the hosted page", () => {
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
     "POST /v1/test_helpers/charges/:id/expire": null,
+    "POST /v1/test_helpers/subscriptions/:id/advance": null,
     "POST /v1/charges/:id/mark_reviewed": null,
     "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },
     "POST /v1/refunds/:id/cancel": null,

@@ -73,6 +73,7 @@ async function startWorker(name: string): Promise<Worker> {
       relayerBumpAfterMs: 60_000,
       reconcileIntervalMs: 600_000,
       relayerGasBudgetPerMerchant: 10n ** 18n,
+      subscriptionRetrySchedule: [3_600_000],
       email: { smtpUrl: undefined, from: "no-reply@shop.example", alertTo: undefined },
     },
     db,
