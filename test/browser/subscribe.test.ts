@@ -18,13 +18,6 @@ import { startTestChain, type TestChain } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { newSubscriptionRow } from "../helpers/subscription-rows.js";
 
-/**
- * Whether this process's worker relays authorized subscriptions (the subscription engine). While it
- * does not, the test stands in for it after the authorization (ACTIVE in its first period); with it,
- * the test waits for the page to say the subscription started, as a buyer would.
- */
-const ENGINE_RELAYS_SUBSCRIPTIONS = false;
-
 const OUTPUT = new URL("../.output/", import.meta.url);
 let chain: TestChain;
 let devnet: EnabledChain;
@@ -111,7 +104,8 @@ async function pageWithWallet(buyer: Wallet, opts: { width?: number; bypassCSP?:
 describe("subscription checkout and manage pages", () => {
   it("the buyer reads what they allow, picks the devnet, signs the permit then the permission; then cancels at the period's end and revokes on chain", async () => {
     const buyer = new Wallet(Wallet.createRandom().privateKey);
-    await chain.mint(buyer.address, 100_000_000n);
+    const funded = 100_000_000n;
+    await chain.mint(buyer.address, funded);
     const sub = await newSubscriptionRow(app, { name: "Pro plan" });
     const { page, signed, sent, cspErrors } = await pageWithWallet(buyer);
 
@@ -136,15 +130,11 @@ describe("subscription checkout and manage pages", () => {
     const stored = await app.db.prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } });
     expect(stored).toMatchObject({ payer: buyer.address, chainId: 31337, permissionSignature: expect.stringMatching(/^0x/) });
 
-    if (ENGINE_RELAYS_SUBSCRIPTIONS) {
-      await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toContain("You are subscribed");
-    } else {
-      const start = new Date();
-      await app.db.prisma.subscription.update({
-        where: { id: sub.id },
-        data: { status: "ACTIVE", currentPeriodStart: start, currentPeriodEnd: new Date(start.getTime() + 30 * 86_400_000), periodIndex: 0 },
-      });
-    }
+    // The worker relays the permit, the permission and the first pull; the page follows it.
+    await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toContain("You are subscribed");
+    const active = await app.db.prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } });
+    expect(active.status).toBe("ACTIVE");
+    expect(await chain.balance(buyer.address)).toBe(funded - active.amount);
     expect(cspErrors).toEqual([]);
 
     // The manage page: cancel at the period's end.

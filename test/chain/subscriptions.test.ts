@@ -12,7 +12,6 @@ import {
   permissionHash,
   storePermission,
   subscriptionSalt,
-  subscriptionsDeployment,
   subscriptionsDomain,
   subscriptionsInterface,
   UNTIL_REVOKED,
@@ -40,7 +39,7 @@ beforeAll(async () => {
   chain = await startTestChain();
   // local: the devnet whose clock the test helper's advance may move.
   devnet = { ...(await chain.enabled(2)), local: true };
-  await (await chain.deployer.sendTransaction(subscriptionsDeployment(chain.feeRecipient))).wait();
+  // startTestChain deploys SubscriptionsV1 beside the factory.
   expect(await chain.provider.getCode(devnet.subscriptions)).not.toBe("0x");
   app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
   runner = startChainRunner(app.db, devnet, pino({ level: process.env.TEST_LOG ?? "silent" }), {

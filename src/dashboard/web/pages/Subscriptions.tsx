@@ -163,6 +163,7 @@ export function Subscriptions() {
 
 const ENDED = new Set(["CANCELED", "INCOMPLETE_EXPIRED"]);
 
+/** One subscription: its facts, the links to send the buyer, cancel now or at period end, and its invoices. */
 export function SubscriptionPage({ id }: { id: string }) {
   const [{ data, error }, refetch] = useQuery({ query: SubscriptionQuery, variables: { id } });
   const [canceled, cancel] = useMutation(CancelSubscription);
@@ -273,21 +274,30 @@ export function SubscriptionPage({ id }: { id: string }) {
           </dd>
         </dl>
       </Section>
-      <Section title={`Invoices (${sub.invoices.totalCount})`}>
-        {sub.invoices.totalCount === 0 ? (
-          <p class="muted">No period billed yet.</p>
-        ) : (
-          <ul class="rows">
-            {sub.invoices.edges.map(({ node: i }) => (
-              <li key={i.id}>
-                <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />{" "}
-                <span class="muted small">{i.billingReason === "subscription_create" ? "first period" : "renewal"}</span> <Time iso={i.createdAt} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </Section>
+      <PeriodInvoices invoices={sub.invoices} />
     </>
+  );
+}
+
+type Invoices = NonNullable<ResultOf<typeof SubscriptionQuery>["subscription"]>["invoices"];
+
+/** The invoices of a subscription's periods, newest first. */
+function PeriodInvoices({ invoices }: { invoices: Invoices }) {
+  return (
+    <Section title={`Invoices (${invoices.totalCount})`}>
+      {invoices.totalCount === 0 ? (
+        <p class="muted">No period billed yet.</p>
+      ) : (
+        <ul class="rows">
+          {invoices.edges.map(({ node: i }) => (
+            <li key={i.id}>
+              <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />{" "}
+              <span class="muted small">{i.billingReason === "subscription_create" ? "first period" : "renewal"}</span> <Time iso={i.createdAt} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
   );
 }
 
