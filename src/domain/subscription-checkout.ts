@@ -89,12 +89,15 @@ interface SpendingChain {
 }
 
 /**
- * The chains of `livemode` a subscription can be authorized on: those not found without SubscriptionsV1,
+ * The chains of its mode a subscription can be authorized on: those whose payout minimum its amount
+ * reaches, not found without SubscriptionsV1,
  * whose relayer is known, from its key where this process holds it, else as the worker last recorded
  * it (an API process of a split deployment has no key).
  */
-export async function checkoutChains(prisma: Prisma, chains: ChainSet, livemode: boolean): Promise<SpendingChain[]> {
-  const offered = chains.forMode(livemode);
+export async function checkoutChains(prisma: Prisma, chains: ChainSet, sub: Pick<Subscription, "livemode" | "amount">): Promise<SpendingChain[]> {
+  // The relayer pays every renewal's gas: a chain whose payout minimum is above the amount (5.00 on
+  // Ethereum) would spend more on gas than the pull is worth, so it is not offered.
+  const offered = chains.forMode(sub.livemode).filter((c) => sub.amount >= c.payoutMinAmount);
   const statuses = await prisma.chainStatus.findMany({
     where: { chainId: { in: offered.map((c) => c.chainId) } },
     select: { chainId: true, relayerAddress: true, subscriptionsDeployed: true },
@@ -119,7 +122,7 @@ export async function subscriptionView(prisma: Prisma, chains: ChainSet, id: str
     plan,
     merchantName: merchant.name,
     priceWords: priceWords(subscription, plan),
-    chains: (await checkoutChains(prisma, chains, sub.livemode)).map(({ chain: c }) => ({ chainId: c.chainId, name: c.name })),
+    chains: (await checkoutChains(prisma, chains, sub)).map(({ chain: c }) => ({ chainId: c.chainId, name: c.name })),
     failure: subscription.status === "INCOMPLETE" && !subscription.permission ? await lastRelayFailure(prisma, id) : null,
   };
 }
@@ -323,7 +326,7 @@ async function checkoutChain(
   sub: Subscription,
   chainId: number,
 ): Promise<SpendingChain & { reads: CheckoutReads }> {
-  const offered = (await checkoutChains(prisma, chains, sub.livemode)).find((c) => c.chain.chainId === chainId);
+  const offered = (await checkoutChains(prisma, chains, sub)).find((c) => c.chain.chainId === chainId);
   const reads = offered ? readers(chainId) : null;
   if (!offered || !reads)
     throw new AppError("chain_unsupported", `Chain ${chainId} does not take this subscription; choose one the checkout offers`, "chainId");

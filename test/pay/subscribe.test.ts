@@ -92,15 +92,22 @@ describe("checkout page", () => {
 
   it("offers a chain whose relayer key this process lacks by the relayer address the worker recorded, and none without it", async () => {
     const keyless = new ChainSet([{ ...devnet, relayerKey: "" }]);
-    expect(await checkoutChains(app.db.prisma, keyless, false)).toEqual([]);
+    const test = { livemode: false, amount: 25_000_000n };
+    expect(await checkoutChains(app.db.prisma, keyless, test)).toEqual([]);
     const relayer = new Wallet(devnet.relayerKey).address;
     await app.db.prisma.chainStatus.upsert({
       where: { chainId: 31337 },
       create: { chainId: 31337, relayerAddress: relayer.toLowerCase(), relayerBalance: "1", relayerMinBalance: "0", checkedAt: new Date() },
       update: { relayerAddress: relayer.toLowerCase() },
     });
-    expect((await checkoutChains(app.db.prisma, keyless, false)).map((c) => [c.chain.chainId, c.spender])).toEqual([[31337, relayer]]);
-    expect(await checkoutChains(app.db.prisma, keyless, true)).toEqual([]);
+    expect((await checkoutChains(app.db.prisma, keyless, test)).map((c) => [c.chain.chainId, c.spender])).toEqual([[31337, relayer]]);
+    expect(await checkoutChains(app.db.prisma, keyless, { ...test, livemode: true })).toEqual([]);
+    // Below the chain's payout minimum a renewal's gas would cost more than it brings: not offered.
+    expect(await checkoutChains(app.db.prisma, keyless, { ...test, amount: devnet.payoutMinAmount - 1n })).toEqual([]);
+    // Nor a chain the worker found without SubscriptionsV1.
+    await app.db.prisma.chainStatus.update({ where: { chainId: 31337 }, data: { subscriptionsDeployed: false } });
+    expect(await checkoutChains(app.db.prisma, keyless, test)).toEqual([]);
+    await app.db.prisma.chainStatus.update({ where: { chainId: 31337 }, data: { subscriptionsDeployed: null } });
     expect(periodWords("day", 1, 86_400)).toBe("day");
     expect(periodWords("day", 2, 2 * 86_400)).toBe("2 days");
     expect(periodWords("year", 1, 365 * 86_400)).toBe("year (365 days)");
