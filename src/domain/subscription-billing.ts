@@ -40,13 +40,14 @@ const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 
 
 /**
  * Parses a retry schedule ("1h,1d,3d,5d": positive whole numbers of s, m, h or d, comma separated)
- * into milliseconds; throws with the offending entry otherwise.
+ * into milliseconds; throws naming the offending entry's position otherwise (never its text: a
+ * misplaced secret must not reach a log).
  */
 export function parseRetrySchedule(text: string): number[] {
   const entries = text.split(",").map((e) => e.trim());
-  return entries.map((e) => {
+  return entries.map((e, i) => {
     const m = /^([1-9][0-9]{0,5})([smhd])$/.exec(e);
-    if (!m) throw new Error(`SUBSCRIPTION_RETRY_SCHEDULE: "${e}" is not a duration such as 30m, 1h or 3d (comma-separated list expected)`);
+    if (!m) throw new Error(`entry ${i + 1} is not a duration such as 30m, 1h or 3d (a comma-separated list of them is expected)`);
     return Number(m[1]) * UNIT_MS[m[2]!]!;
   });
 }

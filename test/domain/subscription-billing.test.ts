@@ -13,9 +13,9 @@ describe("SUBSCRIPTION_RETRY_SCHEDULE", () => {
 
   it("refuses anything else with the variable and the entry named", () => {
     for (const bad of ["", "1h,", "1.5h", "0h", "1w", "-1d", "1 h", "h"]) {
-      expect(() => parseRetrySchedule(bad), bad).toThrow(/SUBSCRIPTION_RETRY_SCHEDULE: ".*" is not a duration/);
+      expect(() => parseRetrySchedule(bad), bad).toThrow(/entry \d+ is not a duration/);
     }
-    expect(() => loadConfig({ NODE_ENV: "test", SUBSCRIPTION_RETRY_SCHEDULE: "1h,soon" })).toThrow(/SUBSCRIPTION_RETRY_SCHEDULE.*"soon" is not a duration/);
+    expect(() => loadConfig({ NODE_ENV: "test", SUBSCRIPTION_RETRY_SCHEDULE: "1h,soon" })).toThrow(/SUBSCRIPTION_RETRY_SCHEDULE: entry 2 is not a duration/);
   });
 });
 
