@@ -65,6 +65,18 @@ export function periodAt(start: bigint, periodSeconds: number, index: number): P
   return { index, start: new Date(from * 1000), end: new Date((from + periodSeconds) * 1000) };
 }
 
+/** An ACTIVE subscription's fields in `period`, its pull made: the next one due at the period's end. */
+function activeIn(period: Period) {
+  return {
+    status: "ACTIVE",
+    periodIndex: period.index,
+    currentPeriodStart: period.start,
+    currentPeriodEnd: period.end,
+    nextPullAt: period.end,
+    failedPulls: 0,
+  } as const;
+}
+
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
@@ -157,14 +169,7 @@ export async function pullSucceeded(prisma: Prisma, pullId: string, txHash: stri
       data = { status: "TRIALING", currentPeriodStart: trialStart, currentPeriodEnd: sub.trialEnd, nextPullAt: sub.trialEnd, failedPulls: 0 };
     } else {
       const period = periodAt(start, sub.periodSeconds, pull.periodIndex);
-      data = {
-        status: "ACTIVE",
-        periodIndex: period.index,
-        currentPeriodStart: period.start,
-        currentPeriodEnd: period.end,
-        nextPullAt: period.end,
-        failedPulls: 0,
-      };
+      data = activeIn(period);
     }
     const updated = await tx.subscription.update({ where: { id: sub.id }, data });
     await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
@@ -391,14 +396,7 @@ export async function periodAlreadyPulled(prisma: Prisma, subscriptionId: string
     if (sub.status === "CANCELED" || sub.status === "INCOMPLETE_EXPIRED") return;
     const updated = await tx.subscription.update({
       where: { id: sub.id },
-      data: {
-        status: "ACTIVE",
-        periodIndex: period.index,
-        currentPeriodStart: period.start,
-        currentPeriodEnd: period.end,
-        nextPullAt: period.end,
-        failedPulls: 0,
-      },
+      data: activeIn(period),
     });
     await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
   });

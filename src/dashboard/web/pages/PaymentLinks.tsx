@@ -2,6 +2,7 @@
 // many charges each made), a form for a new one, deactivate and reactivate; and a link's own page
 // with its charges. The list's filter and how many rows it shows live in the URL.
 import { useMutation, useQuery } from "@urql/preact";
+import { ActiveToggle } from "../active-toggle.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ChargeItems, FilterForm, ListPage, useListQuery } from "../list.js";
 import { Link } from "../router.js";
@@ -78,24 +79,6 @@ const SetPaymentLinkActive = graphql(`
     }
   }
 `);
-
-/** Deactivate or Reactivate: an inactive link's page refuses buyers (410); its charges live on. */
-function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; onChange: () => void }) {
-  const [result, set] = useMutation(SetPaymentLinkActive);
-  return (
-    <>
-      <button
-        type="button"
-        class={active ? "link danger" : "link"}
-        disabled={result.fetching}
-        onClick={() => set({ id, active: !active }).then((r) => !r.error && onChange())}
-      >
-        {active ? "Deactivate" : "Reactivate"}
-      </button>
-      <ErrorNote error={result.error} />
-    </>
-  );
-}
 
 /** The form for a new payment link; `onCreated` reads the list again. */
 function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
@@ -188,7 +171,7 @@ function LinkItem({ link: l, onChange }: { link: LinkRow; onChange: () => void }
         · created <Time iso={l.createdAt} />
       </span>
       <div>
-        <ActiveToggle id={l.id} active={l.active} onChange={onChange} />
+        <ActiveToggle mutation={SetPaymentLinkActive} off="Deactivate" id={l.id} active={l.active} onChange={onChange} />
       </div>
     </li>
   );
@@ -251,7 +234,18 @@ export function PaymentLinkPage({ id }: { id: string }) {
       <h1>
         {link.name} <Status status={link.active ? "ACTIVE" : "INACTIVE"} />
       </h1>
-      <Section title="Payment link" actions={<ActiveToggle id={link.id} active={link.active} onChange={() => refetch({ requestPolicy: "network-only" })} />}>
+      <Section
+        title="Payment link"
+        actions={
+          <ActiveToggle
+            mutation={SetPaymentLinkActive}
+            off="Deactivate"
+            id={link.id}
+            active={link.active}
+            onChange={() => refetch({ requestPolicy: "network-only" })}
+          />
+        }
+      >
         <dl class="facts">
           <dt>Id</dt>
           <dd>

@@ -2,6 +2,7 @@
 // form for a new one, retire and reactivate. A plan's amount, period and trial never change, so the
 // page offers no edit of them. How many rows it shows lives in the URL.
 import { useMutation, useQuery } from "@urql/preact";
+import { ActiveToggle } from "../active-toggle.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ListPage, useListQuery } from "../list.js";
 import { Amount, ErrorNote, formValues, Section, Status } from "../ui.js";
@@ -50,24 +51,6 @@ const INTERVALS = ["day", "week", "month", "year"] as const;
 /** "every month", "every 3 weeks": as the buyer's checkout says it. */
 export function periodWords(interval: string, count: number): string {
   return count === 1 ? `every ${interval}` : `every ${count} ${interval}s`;
-}
-
-/** Retire or Reactivate: a retired plan starts no new subscription; those it has go on. */
-function ActiveToggle({ id, active, onChange }: { id: string; active: boolean; onChange: () => void }) {
-  const [result, set] = useMutation(SetPlanActive);
-  return (
-    <>
-      <button
-        type="button"
-        class={active ? "link danger" : "link"}
-        disabled={result.fetching}
-        onClick={() => set({ id, active: !active }).then((r) => !r.error && onChange())}
-      >
-        {active ? "Retire" : "Reactivate"}
-      </button>
-      <ErrorNote error={result.error} />
-    </>
-  );
 }
 
 /** The form for a new plan; `onCreated` reads the list again. */
@@ -156,7 +139,7 @@ function PlanItem({ plan: p, onChange }: { plan: PlanRow; onChange: () => void }
       </span>
       <Status status={p.active ? "ACTIVE" : "RETIRED"} />
       <div>
-        <ActiveToggle id={p.id} active={p.active} onChange={onChange} />
+        <ActiveToggle mutation={SetPlanActive} off="Retire" id={p.id} active={p.active} onChange={onChange} />
       </div>
     </li>
   );
