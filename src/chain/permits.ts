@@ -1,7 +1,7 @@
 // What a subscription checkout reads from a chain: the chain's clock, the USDC EIP-2612 permit's
 // typed data (the token's own EIP-712 domain and the owner's nonce), and whether a signature is a
 // wallet's own, for an EOA (recovered off chain) or a contract wallet (ERC-1271, asked over RPC).
-import { getAddress, Interface, type Provider, type TypedDataDomain, type TypedDataField, TypedDataEncoder, verifyTypedData } from "ethers";
+import { getAddress, Interface, type Provider, Signature, type TypedDataDomain, type TypedDataField, TypedDataEncoder, verifyTypedData } from "ethers";
 import type { ChainSet } from "./chains.js";
 import { ChainRpc } from "./rpc.js";
 
@@ -70,8 +70,10 @@ export class CheckoutReads {
   }
 
   /**
-   * Whether `signature` is `signer`'s over the typed data: recovered for an account without code, asked
-   * of the wallet itself (ERC-1271) for a contract, as the token and SubscriptionsV1 check it.
+   * `signature` as the contract and the token will check it when it is `signer`'s over the typed data,
+   * else null: a key's (tried first, as SubscriptionsV1 does, so an EIP-7702 account signs as itself)
+   * in its canonical 65-byte form (v 27 or 28, also from a 64-byte compact one), which is all the
+   * contract takes; a contract wallet's (ERC-1271) exactly as given.
    */
   async signedBy(
     signer: string,
@@ -79,19 +81,18 @@ export class CheckoutReads {
     types: Record<string, TypedDataField[]>,
     message: Record<string, unknown>,
     signature: string,
-  ): Promise<boolean> {
-    if ((await this.provider.getCode(signer)) !== "0x") {
-      try {
-        const answer = await this.read(signer, "isValidSignature", [TypedDataEncoder.hash(domain, types, message), signature]);
-        return String(answer).toLowerCase() === ERC1271_MAGIC;
-      } catch {
-        return false;
-      }
-    }
+  ): Promise<string | null> {
     try {
-      return verifyTypedData(domain, types, message, signature) === getAddress(signer);
+      if (verifyTypedData(domain, types, message, signature) === getAddress(signer)) return Signature.from(signature).serialized;
     } catch {
-      return false;
+      // Not a key's signature: perhaps a wallet's.
+    }
+    if ((await this.provider.getCode(signer)) === "0x") return null;
+    try {
+      const answer = await this.read(signer, "isValidSignature", [TypedDataEncoder.hash(domain, types, message), signature]);
+      return String(answer).toLowerCase() === ERC1271_MAGIC ? signature : null;
+    } catch {
+      return null;
     }
   }
 

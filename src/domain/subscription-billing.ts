@@ -402,6 +402,19 @@ export async function periodAlreadyPulled(prisma: Prisma, subscriptionId: string
   });
 }
 
+/** A pull of ours whose window another pull of ours took (a re-sent or raced one): FAILED, counting as no failure of the buyer's. */
+export async function pullLost(prisma: Prisma, pullId: string): Promise<void> {
+  await prisma.subscriptionPull.update({ where: { id: pullId }, data: { status: "FAILED", reason: "other", error: "another pull of ours took its window" } });
+}
+
+/**
+ * Puts a renewal off until `until` without counting a failure: the service cannot pull now, which
+ * is not the buyer's doing (nothing becomes PAST_DUE, no email is sent).
+ */
+export async function postponeRenewal(prisma: Prisma, subscriptionId: string, until: Date): Promise<void> {
+  await prisma.subscription.updateMany({ where: { id: subscriptionId, status: { in: ["TRIALING", "ACTIVE", "PAST_DUE"] } }, data: { nextPullAt: until } });
+}
+
 /**
  * Claims a pull for `subscriptionId` in the transaction storing relayer transaction `txId`: the
  * period's invoice opened (not for a trial's checkout), a SubscriptionPull SENT with the transaction.

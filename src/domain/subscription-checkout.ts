@@ -263,22 +263,26 @@ export async function authorizeSubscription(
     if (!same) throw new AppError("parameter_invalid", `permission.${field} must be ${String(expected[field])} for this subscription`, `permission.${field}`);
   }
   const domain = subscriptionsDomain(chain.chainId, chain.subscriptions);
-  if (!(await reads.signedBy(input.payer, domain, PERMISSION_TYPES, expected as unknown as Record<string, unknown>, input.signature))) {
+  const signature = await reads.signedBy(input.payer, domain, PERMISSION_TYPES, expected as unknown as Record<string, unknown>, input.signature);
+  if (!signature) {
     throw new AppError("parameter_invalid", "signature is not the payer's signature of this permission (wrong wallet, chain or field)", "signature");
   }
+  let permit: { value: string; deadline: string; signature: string } | null = null;
   if (input.permit) {
     const p = input.permit;
     if (p.value < sub.amount) throw new AppError("parameter_invalid", `permit.value must be at least the amount per period (${sub.amount})`, "permit.value");
     if (p.deadline <= chainNow + 60n)
       throw new AppError("parameter_invalid", "permit.deadline must be at least a minute ahead of the chain's time", "permit.deadline");
     const message = { owner: input.payer, spender: chain.subscriptions, value: p.value, nonce: await reads.permitNonce(input.payer), deadline: p.deadline };
-    if (!(await reads.signedBy(input.payer, await reads.tokenDomain(), PERMIT_TYPES, message, p.signature))) {
+    const permitSignature = await reads.signedBy(input.payer, await reads.tokenDomain(), PERMIT_TYPES, message, p.signature);
+    if (!permitSignature) {
       throw new AppError(
         "parameter_invalid",
         "permit.signature is not the payer's permit for the subscription contract (wrong wallet, nonce, value or deadline)",
         "permit.signature",
       );
     }
+    permit = { value: p.value.toString(), deadline: p.deadline.toString(), signature: permitSignature };
   }
   return prisma.$transaction(async (tx) => {
     const locked = await lockSubscription(tx, id, null);
@@ -293,11 +297,9 @@ export async function authorizeSubscription(
         contractAddress: getAddress(chain.subscriptions),
         permission: storePermission(expected),
         permissionHash: permissionHash(expected),
-        permissionSignature: input.signature,
+        permissionSignature: signature,
         // Cleared when none is given: a retry after a failed relay must not carry the last attempt's permit.
-        permit: jsonOrNull(
-          input.permit && { value: input.permit.value.toString(), deadline: input.permit.deadline.toString(), signature: input.permit.signature },
-        ),
+        permit: jsonOrNull(permit),
         trialEnd: trial > 0n ? new Date(Number(expected.start) * 1000) : null,
         nextPullAt: now,
       },
@@ -310,8 +312,16 @@ async function openCheckout(prisma: Prisma, id: string, now: Date): Promise<Subs
   const sub = await prisma.subscription.findUnique({ where: { id } });
   if (!sub) throw notFound("subscription", id);
   assertOpen(sub, now);
+  // A checkout whose transactions reverted on chain after their simulation passed cost the relayer
+  // gas each time: after a few, this link takes no more (a wallet that signs for simulations only).
+  const reverted = await prisma.subscriptionPull.count({ where: { subscriptionId: id, checkout: true, status: "FAILED", txId: { not: null } } });
+  if (reverted >= MAX_REVERTED_CHECKOUTS)
+    throw new AppError("parameter_invalid", `Subscription ${id}'s checkout failed on chain ${reverted} times: ask the seller for a new subscription`, "id");
   return sub;
 }
+
+/** Checkout transactions that may revert on chain (relayer gas spent for nothing) before the link takes no more authorizations. */
+const MAX_REVERTED_CHECKOUTS = 3;
 
 function assertOpen(sub: Subscription, now: Date): void {
   if (sub.status !== "INCOMPLETE") throw new AppError("parameter_invalid", `Subscription ${sub.id} is ${sub.status}: it takes no authorization`, "id");

@@ -126,6 +126,7 @@ export async function endSubscription(
     data: { status: "CANCELED", canceledAt: now, cancelReason: reason, nextPullAt: null },
   });
   await recordSubscriptionEvent(tx, ended, "subscription.canceled", settings);
-  await enqueueSubscriptionEmail(tx, ended, { type: "subscription_canceled", reason }, settings);
+  // A buyer who never authorized it was never subscribed: nothing to tell them.
+  if (sub.status !== "INCOMPLETE") await enqueueSubscriptionEmail(tx, ended, { type: "subscription_canceled", reason }, settings);
   return ended;
 }

@@ -106,9 +106,22 @@ export async function matchPulls(db: Prisma | P.TransactionClient, chainId: numb
     ORDER BY c.created_at DESC`;
   const chargeOf = new Map<string, string>();
   for (const r of rows) if (!chargeOf.has(`${r.hash.toLowerCase()}:${r.periodIndex}`)) chargeOf.set(`${r.hash.toLowerCase()}:${r.periodIndex}`, r.chargeId);
+  // Our own pull pays the invoice it was sent for, whichever window it was mined in: a retry or a
+  // fee-bumped pull mined after its period ended still pays that period's invoice (the contract
+  // counts it in the later window), and the ledger never misses money that moved.
+  const txHashes = [...new Set(pulls.map((p) => p.txHash))];
+  const sent = await db.$queryRaw<{ txHash: string; chargeId: string }[]>`
+    SELECT h AS "txHash", c.id AS "chargeId"
+    FROM subscription_pulls sp JOIN relayer_transactions rt ON rt.id = sp.tx_id
+      CROSS JOIN LATERAL unnest(rt.tx_hashes) AS h
+      JOIN charges c ON c.invoice_id = sp.invoice_id
+    WHERE sp.chain_id = ${chainId} AND h = ANY(${txHashes})
+    ORDER BY c.created_at DESC`;
+  const chargeOfTx = new Map<string, string>();
+  for (const r of sent) if (!chargeOfTx.has(r.txHash.toLowerCase())) chargeOfTx.set(r.txHash.toLowerCase(), r.chargeId);
   const out: Observation[] = [];
   for (const p of pulls) {
-    const chargeId = chargeOf.get(`${p.hash}:${p.periodIndex}`);
+    const chargeId = chargeOfTx.get(p.txHash.toLowerCase()) ?? chargeOf.get(`${p.hash}:${p.periodIndex}`);
     if (!chargeId) continue;
     const at = {
       chainId,

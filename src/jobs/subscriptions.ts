@@ -47,6 +47,8 @@ import {
   type Period,
   periodAt,
   type PullFailure,
+  postponeRenewal,
+  pullLost,
   pullSucceeded,
   renewalFailed,
 } from "../domain/subscription-billing.js";
@@ -114,6 +116,14 @@ async function simulate(relayer: Pick<Relayer, "provider" | "address">, call: { 
 }
 
 const ERROR_REASONS: Record<string, PullFailure> = { AlreadyRevoked: "revoked" };
+/**
+ * Refusals that are the service's, not the buyer's: the relayer is not the controller of the
+ * permission's spender (a key rotation not delegated yet), or the permission is not approved on
+ * chain (a deep reorg took the checkout away). They make nothing PAST_DUE and send no email.
+ */
+const SERVICE_FAULTS = new Set(["NotSpender", "NotApproved", "BadSignature"]);
+/** How long a renewal the service could not make waits before it is tried again. */
+const SERVICE_FAULT_WAIT_MS = 3_600_000;
 const TOKEN_MESSAGES: [RegExp, PullFailure][] = [
   [/exceeds balance/i, "insufficient_balance"],
   [/exceeds allowance/i, "insufficient_allowance"],
@@ -252,8 +262,17 @@ async function runRenewals(
   const simulations = await Promise.all(pulls.map((x) => simulate(relayer, x.call)));
   for (const [i, { sub, p, period, call }] of pulls.entries()) {
     const simulated = simulations[i]!;
-    if ("refusal" in simulated && simulated.data && safeParseError(simulated.data) === "AlreadyPulled") {
+    const refused = "refusal" in simulated && simulated.data ? safeParseError(simulated.data) : null;
+    if (refused === "AlreadyPulled") {
       await periodAlreadyPulled(prisma, sub.id, period, settings);
+      continue;
+    }
+    if (refused && SERVICE_FAULTS.has(refused)) {
+      await postponeRenewal(prisma, sub.id, new Date(chainTime.getTime() + SERVICE_FAULT_WAIT_MS));
+      log.error(
+        { subscription: sub.id, period: period.index, refused },
+        "the service cannot pull this renewal (not the buyer's doing): tried again in an hour",
+      );
       continue;
     }
     if ("refusal" in simulated) {
@@ -299,6 +318,13 @@ export function pullHandlers(
         // The receipt has no reason: the same call, simulated now, says why (a reverted call changed nothing).
         const data = pull.checkout ? checkoutCalldata(sub, p, pull.amount) : pullCalldata(p, pull.amount);
         const simulated = await simulate(relayer, { to: relayer.chain.subscriptions, data });
+        const refused = "refusal" in simulated && simulated.data ? safeParseError(simulated.data) : null;
+        // Another pull of ours took the window (a re-sent one, the test helper's): the period is paid.
+        if (!pull.checkout && refused === "AlreadyPulled") {
+          await pullLost(prisma, pull.id);
+          await periodAlreadyPulled(prisma, sub.id, periodAt(p.start, sub.periodSeconds, pull.periodIndex), settings);
+          return;
+        }
         failure = "refusal" in simulated ? await classify(relayer, p, pull.amount, simulated) : { reason: "other", error: "its transaction reverted" };
       }
       if (pull.checkout) await checkoutFailed(prisma, sub.id, pull.id, { ...failure, at }, settings);

@@ -251,6 +251,29 @@ describe("authorization", () => {
     expect(bad).toMatchObject({ status: 400, body: { param: "payer" } });
   });
 
+  it("takes no more authorizations once three of its checkout transactions reverted on chain (relayer gas spent for nothing)", async () => {
+    const sub = await newSubscriptionRow(app);
+    const { body } = await signed(sub, Wallet.createRandom());
+    const failed = (n: number) => ({
+      id: `spull_reverted${n}`,
+      subscriptionId: sub.id,
+      chainId: 31337,
+      periodIndex: 0,
+      amount: sub.amount,
+      checkout: true,
+      status: "FAILED" as const,
+    });
+    // Refusals found by the simulation cost nothing and do not count.
+    await app.db.prisma.subscriptionPull.createMany({ data: [1, 2, 3].map((n) => ({ ...failed(n), id: `spull_simulated${n}` })) });
+    await app.db.prisma.subscriptionPull.createMany({ data: [1, 2].map((n) => ({ ...failed(n), txId: `rtx_reverted${n}` })) });
+    expect((await json(`/pay/subscribe/${sub.id}/authorization?chainId=31337&payer=${body.payer}`)).status).toBe(200);
+    await app.db.prisma.subscriptionPull.create({ data: { ...failed(3), txId: "rtx_reverted3" } });
+    const refused = await post(`/pay/subscribe/${sub.id}/authorize`, body);
+    expect(refused).toMatchObject({ status: 400, body: { code: "parameter_invalid", param: "id" } });
+    expect(refused.body.message).toContain("failed on chain 3 times");
+    expect((await row(sub.id)).permission).toBeNull();
+  });
+
   it("refuses an expired checkout and a canceled subscription", async () => {
     const sub = await newSubscriptionRow(app);
     const { body } = await signed(sub, Wallet.createRandom());
