@@ -43,7 +43,7 @@ describe("subscriptions in the dashboard", () => {
     await form.getByLabel("Name").fill("Pro quarterly");
     await form.getByLabel("Amount (USDC)").fill("60");
     await form.getByLabel("Every").fill("3");
-    await form.getByLabel("Period").selectOption("month");
+    await form.getByLabel("Period").selectOption("MONTH");
     await form.getByLabel("Trial (days)").fill("14");
     await form.getByRole("button", { name: "Create plan" }).click();
     const row = page.locator("li[data-plan]", { hasText: "Pro quarterly" });

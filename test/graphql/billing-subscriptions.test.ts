@@ -29,13 +29,13 @@ beforeAll(async () => {
 
 describe("plans and subscriptions over GraphQL", () => {
   it("creates, lists and retires plans", async () => {
-    const plan = (await gql(CREATE_PLAN, { i: { name: "Team", amount: "40", interval: "week", intervalCount: 2, trialDays: 3, metadata: { a: 1 } } }))
+    const plan = (await gql(CREATE_PLAN, { i: { name: "Team", amount: "40", interval: "WEEK", intervalCount: 2, trialDays: 3, metadata: { a: 1 } } }))
       .createPlan;
     expect(plan).toMatchObject({
       name: "Team",
       amount: "40.00",
       currency: "USDC",
-      interval: "week",
+      interval: "WEEK",
       intervalCount: 2,
       trialDays: 3,
       active: true,
@@ -49,12 +49,12 @@ describe("plans and subscriptions over GraphQL", () => {
     const listed = (await gql(`{ plans(active: false, first: 100) { totalCount edges { node { id } } } }`)).plans;
     expect(listed.edges.map((e: { node: { id: string } }) => e.node.id)).toContain(plan.id);
     expect(listed.totalCount).toBeGreaterThanOrEqual(1);
-    const bad = await errorOf(CREATE_PLAN, { i: { name: "x", amount: "5", interval: "year", intervalCount: 2 } });
+    const bad = await errorOf(CREATE_PLAN, { i: { name: "x", amount: "5", interval: "YEAR", intervalCount: 2 } });
     expect(bad.extensions).toMatchObject({ code: "parameter_invalid", param: "intervalCount" });
   });
 
   it("subscribes a customer, with the plan and customer, and the same errors as REST", async () => {
-    const plan = (await gql(CREATE_PLAN, { i: { name: "Basic", amount: "9.99", interval: "month" } })).createPlan;
+    const plan = (await gql(CREATE_PLAN, { i: { name: "Basic", amount: "9.99", interval: "MONTH" } })).createPlan;
     const sub = (await gql(CREATE_SUB, { i: { customerId, planId: plan.id, metadata: { crm: "x1" } } })).createSubscription;
     expect(sub).toMatchObject({
       status: "INCOMPLETE",
@@ -81,7 +81,7 @@ describe("plans and subscriptions over GraphQL", () => {
   });
 
   it("lists with filters, nests a customer's subscriptions and a subscription's invoices, and changes and cancels", async () => {
-    const plan = (await gql(CREATE_PLAN, { i: { name: "Daily", amount: "1", interval: "day" } })).createPlan;
+    const plan = (await gql(CREATE_PLAN, { i: { name: "Daily", amount: "1", interval: "DAY" } })).createPlan;
     const a = (await gql(CREATE_SUB, { i: { customerId, planId: plan.id } })).createSubscription;
     const b = (await gql(CREATE_SUB, { i: { customerId, planId: plan.id, trialDays: 0 } })).createSubscription;
     const invoice = await app.db.prisma.invoice.create({
@@ -93,7 +93,7 @@ describe("plans and subscriptions over GraphQL", () => {
         status: "OPEN",
         total: 1_000_000n,
         subscriptionId: a.id,
-        billingReason: "subscription_create",
+        billingReason: "SUBSCRIPTION_CREATE",
         periodIndex: 0,
       },
     });
@@ -115,7 +115,7 @@ describe("plans and subscriptions over GraphQL", () => {
     expect(nested.customer.subscriptions.edges[0].node.plan.id).toBe(plan.id);
     expect(nested.subscription.invoices).toEqual({
       totalCount: 1,
-      edges: [{ node: { id: invoice.id, subscriptionId: a.id, billingReason: "subscription_create", subscription: { id: a.id } } }],
+      edges: [{ node: { id: invoice.id, subscriptionId: a.id, billingReason: "SUBSCRIPTION_CREATE", subscription: { id: a.id } } }],
     });
     expect(nested.invoices.edges).toEqual([{ node: { id: invoice.id } }]);
 
@@ -132,7 +132,7 @@ describe("plans and subscriptions over GraphQL", () => {
   });
 
   it("another merchant or the other mode sees none of it", async () => {
-    const plan = (await gql(CREATE_PLAN, { i: { name: "Mine", amount: "2", interval: "month" } })).createPlan;
+    const plan = (await gql(CREATE_PLAN, { i: { name: "Mine", amount: "2", interval: "MONTH" } })).createPlan;
     const sub = (await gql(CREATE_SUB, { i: { customerId, planId: plan.id } })).createSubscription;
     const other = await app.newMerchant();
     for (const key of [other.apiKeys.test.secret, app.liveKey]) {

@@ -39,12 +39,13 @@ const InvoiceStatus = builder.enumType("InvoiceStatus", {
   values: Object.fromEntries(INVOICE_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
 });
 
+// Upper case like every GraphQL enum; the values stay the domain's (and REST's) lower-case ones.
 const BillingReason = builder.enumType("BillingReason", {
   description: "Why a subscription's invoice was made.",
   values: {
-    subscription_create: { description: "Its first period, paid at checkout (or at the trial's end)." },
-    subscription_cycle: { description: "A renewal." },
-  },
+    SUBSCRIPTION_CREATE: { value: "subscription_create", description: "Its first period, paid at checkout (or at the trial's end)." },
+    SUBSCRIPTION_CYCLE: { value: "subscription_cycle", description: "A renewal." },
+  } as const,
 });
 
 type Line = ReturnType<typeof invoiceLines>[number];

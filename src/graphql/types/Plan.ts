@@ -6,9 +6,18 @@ import { PLAN_INTERVALS } from "../../domain/subscriptions.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
+// Upper case like every GraphQL enum; the values stay the domain's (and REST's) lower-case ones.
+const PLAN_INTERVAL_WORDS: Record<(typeof PLAN_INTERVALS)[number], string> = {
+  day: "A day (86,400 seconds).",
+  week: "A week (7 days).",
+  month: "A month of 30 days (periods are fixed windows on chain).",
+  year: "A year of 365 days.",
+};
 const PlanInterval = builder.enumType("PlanInterval", {
   description: "A period's unit: fixed windows on chain, a month being 30 days and a year 365.",
-  values: PLAN_INTERVALS,
+  values: Object.fromEntries(PLAN_INTERVALS.map((i) => [i.toUpperCase(), { value: i, description: PLAN_INTERVAL_WORDS[i] }])) as {
+    [K in (typeof PLAN_INTERVALS)[number] as Uppercase<K>]: { value: K; description: string };
+  },
 });
 
 const Plan = builder.prismaNode("Plan", {

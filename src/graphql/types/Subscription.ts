@@ -60,7 +60,7 @@ const CustomerSubscription = builder.prismaNode("Subscription", {
     canceledAt: t.string({ nullable: true, description: "ISO 8601: when it was canceled.", resolve: (s) => iso(s.canceledAt) }),
     cancelReason: t.exposeString("cancelReason", {
       nullable: true,
-      description: "requested, customer, period_end, payment_failed or revoked_by_payer.",
+      description: "Why it ended: requested, customer, period_end, payment_failed or revoked_by_payer.",
     }),
     latestInvoiceId: t.exposeString("latestInvoiceId", { nullable: true, description: "The invoice of its latest period." }),
     checkoutUrl: t.string({ description: "Where the buyer authorizes it.", resolve: (s, _args, ctx) => checkoutUrl(s, ctx.charges) }),

@@ -46,11 +46,12 @@ const SetPlanActive = graphql(`
   }
 `);
 
-const INTERVALS = ["day", "week", "month", "year"] as const;
+const INTERVALS = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
 
 /** "every month", "every 3 weeks": as the buyer's checkout says it. */
 export function periodWords(interval: string, count: number): string {
-  return count === 1 ? `every ${interval}` : `every ${count} ${interval}s`;
+  const unit = interval.toLowerCase();
+  return count === 1 ? `every ${unit}` : `every ${count} ${unit}s`;
 }
 
 /** The form for a new plan; `onCreated` reads the list again. */
@@ -72,7 +73,7 @@ function NewPlan({ onCreated }: { onCreated: () => void }) {
             input: {
               name: v.name ?? "",
               amount: (v.amount ?? "").trim(),
-              interval: (INTERVALS.find((i) => i === v.interval) ?? "month") as (typeof INTERVALS)[number],
+              interval: INTERVALS.find((i) => i === v.interval) ?? "MONTH",
               intervalCount: Number(v.intervalCount || "1"),
               trialDays: Number(v.trialDays || "0"),
             },
@@ -106,8 +107,8 @@ function NewPlan({ onCreated }: { onCreated: () => void }) {
           Period
           <select name="interval">
             {INTERVALS.map((i) => (
-              <option key={i} value={i} selected={i === "month"}>
-                {i}
+              <option key={i} value={i} selected={i === "MONTH"}>
+                {i.toLowerCase()}
               </option>
             ))}
           </select>

@@ -292,7 +292,7 @@ function PeriodInvoices({ invoices }: { invoices: Invoices }) {
           {invoices.edges.map(({ node: i }) => (
             <li key={i.id}>
               <Link href={`/invoices/${i.id}`}>{i.number ?? "Draft"}</Link> <Amount value={i.total} /> <Status status={i.status} />{" "}
-              <span class="muted small">{i.billingReason === "subscription_create" ? "first period" : "renewal"}</span> <Time iso={i.createdAt} />
+              <span class="muted small">{i.billingReason === "SUBSCRIPTION_CREATE" ? "first period" : "renewal"}</span> <Time iso={i.createdAt} />
             </li>
           ))}
         </ul>
