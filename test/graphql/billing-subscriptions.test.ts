@@ -93,7 +93,7 @@ describe("plans and subscriptions over GraphQL", () => {
         status: "OPEN",
         total: 1_000_000n,
         subscriptionId: a.id,
-        billingReason: "SUBSCRIPTION_CREATE",
+        billingReason: "subscription_create",
         periodIndex: 0,
       },
     });

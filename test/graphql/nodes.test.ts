@@ -70,7 +70,7 @@ const makers: Record<string, () => Promise<string>> = {
     (await gql(`mutation($i: CreatePaymentLinkInput!) { createPaymentLink(input: $i) { id } }`, { i: { name: `Link ${++made}`, amount: "4.00" } }))
       .createPaymentLink.id,
   Plan: async () =>
-    (await gql(`mutation($i: CreatePlanInput!) { createPlan(input: $i) { id } }`, { i: { name: `Plan ${++made}`, amount: "5.00", interval: "month" } }))
+    (await gql(`mutation($i: CreatePlanInput!) { createPlan(input: $i) { id } }`, { i: { name: `Plan ${++made}`, amount: "5.00", interval: "MONTH" } }))
       .createPlan.id,
   CustomerSubscription: async () => {
     const [customerId, planId] = [await makers.Customer!(), await makers.Plan!()];
