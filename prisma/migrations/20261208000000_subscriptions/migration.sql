@@ -135,9 +135,6 @@ ALTER TABLE "subscription_pulls" ADD CONSTRAINT "subscription_pulls_subscription
 -- AddForeignKey
 ALTER TABLE "subscription_pulls" ADD CONSTRAINT "subscription_pulls_invoice_id_fkey" FOREIGN KEY ("invoice_id") REFERENCES "invoices"("id") ON DELETE SET NULL ON UPDATE CASCADE;
 
--- One invoice per subscription period.
-CREATE UNIQUE INDEX "invoices_subscription_period_key" ON "invoices"("subscription_id", "period_index") WHERE "subscription_id" IS NOT NULL;
-
 -- A permission belongs to one subscription.
 CREATE UNIQUE INDEX "subscriptions_permission_hash_key" ON "subscriptions"("permission_hash") WHERE "permission_hash" IS NOT NULL;
 
