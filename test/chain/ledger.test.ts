@@ -198,6 +198,13 @@ describe("reorgs deeper than the confirmations", () => {
     const merchantBefore = await a.balance(WALLET);
     producing = true;
     const done = await until("the charge completed and paid out", id, (c) => c.status === "COMPLETED" && c.deployedAt !== null);
+    // The indexer confirms the payout a moment before the relayer's tracker does. A revert in between
+    // is another story: the tracker sends the very same transaction again, it is re-included, and there
+    // is nothing to review. This one starts once both have confirmed it.
+    await waitFor("the relayer's payout confirmed", async () => {
+      const sent = await app.db.prisma.relayerTransaction.findFirst({ where: { txHash: done.flushTxHash, status: "CONFIRMED" } });
+      return sent ?? undefined;
+    });
     producing = false;
     expect(await a.provider.send("evm_revert", [snapshot])).toBe(true);
     expect(await a.provider.getCode(address)).toBe("0x");
