@@ -2,7 +2,7 @@
 // browser), with the bundle `npm run build` made, under a strict CSP: our own script, stylesheet and
 // connections only (and frames of its own: an email's preview), no inline code, never in a frame.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { securityHeaders } from "../http/security-headers.js";
@@ -23,6 +23,8 @@ interface Asset {
 interface Bundle {
   script: Asset;
   style: Asset;
+  /** The pages' chunks by file name (content-hashed, so cached for good without a version). */
+  chunks: Map<string, Asset>;
   /** Changes with the bundle: in the asset URLs, so that they can be cached for good. */
   version: string;
 }
@@ -34,13 +36,21 @@ function loadBundle(): Bundle | null {
     const style = readFileSync(new URL("app.css", ASSETS));
     const version = createHash("sha256").update(script).update(style).digest("hex").slice(0, 12);
     const asset = (plain: Buffer) => ({ plain, gzipped: gzipSync(plain, { level: 9 }) });
-    return { script: asset(script), style: asset(style), version };
+    const names = (() => {
+      try {
+        return readdirSync(new URL("chunks/", ASSETS)).filter((n) => n.endsWith(".js"));
+      } catch {
+        return [];
+      }
+    })();
+    const chunks = new Map(names.map((n) => [n, asset(readFileSync(new URL(`chunks/${n}`, ASSETS)))]));
+    return { script: asset(script), style: asset(style), chunks, version };
   } catch {
     return null;
   }
 }
 
-/** Registers /dashboard (and its client-side routes) and its two assets. */
+/** Registers /dashboard (and its client-side routes), its entry script, stylesheet and the pages' chunks. */
 export function dashboardPages(app: FastifyInstance): void {
   let bundle: Bundle | null = null;
   const current = () => (bundle ??= loadBundle());
@@ -57,15 +67,23 @@ export function dashboardPages(app: FastifyInstance): void {
   app.get("/dashboard", open, page);
   app.get("/dashboard/*", open, page);
 
-  const asset = (name: "script" | "style", type: string) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const built = current();
-    if (!built) return secure(reply).code(404).type("text/plain; charset=utf-8").send("The dashboard is not built: run npm run build.");
+  const send = (req: FastifyRequest, reply: FastifyReply, found: Asset, type: string) => {
     secure(reply).header("Cache-Control", "public, max-age=31536000, immutable").header("Vary", "Accept-Encoding").type(type);
     const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
-    return gzip ? reply.header("Content-Encoding", "gzip").send(built[name].gzipped) : reply.send(built[name].plain);
+    return gzip ? reply.header("Content-Encoding", "gzip").send(found.gzipped) : reply.send(found.plain);
+  };
+  const missing = (reply: FastifyReply, why: string) => secure(reply).code(404).type("text/plain; charset=utf-8").send(why);
+  const asset = (name: "script" | "style", type: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const built = current();
+    return built ? send(req, reply, built[name], type) : missing(reply, "The dashboard is not built: run npm run build.");
   };
   app.get("/dashboard/assets/app.js", open, asset("script", "text/javascript; charset=utf-8"));
   app.get("/dashboard/assets/app.css", open, asset("style", "text/css; charset=utf-8"));
+  app.get<{ Params: { name: string } }>("/dashboard/assets/chunks/:name", open, async (req, reply) => {
+    const chunk = current()?.chunks.get(req.params.name);
+    // A chunk of an earlier build: the page that asked for it says to reload.
+    return chunk ? send(req, reply, chunk, "text/javascript; charset=utf-8") : missing(reply, "No such chunk: reload the dashboard.");
+  });
 }
 
 function shell(version: string): string {

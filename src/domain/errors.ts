@@ -16,6 +16,7 @@ export type ErrorCode =
   | "totp_required"
   | "csrf_token_invalid"
   | "session_required"
+  | "permission_denied"
   | "session_mode_changed"
   | "reauthentication_required"
   | "resource_missing"
@@ -76,6 +77,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   totp_required: "The account has two-factor authentication: send the code too.",
   csrf_token_invalid: "The dashboard request's CSRF token is missing or wrong.",
   session_required: "Only a dashboard session may do this, not an API key.",
+  permission_denied: "The signed-in user's role may not do this: the message names the roles that may.",
   session_mode_changed: "The dashboard switched mode while the request was made: reload.",
   reauthentication_required:
     "Changing a settlement wallet, creating API keys or users and turning two-factor off need your password again (and a two-factor code when it is on): give it as `password` with the action, or re-authenticate with POST /dashboard/session/reauthenticate, which counts for 5 minutes.",

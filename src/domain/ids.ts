@@ -30,6 +30,7 @@ export function randomBase62(length: number): string {
 export type IdPrefix =
   | "mer"
   | "usr"
+  | "sev"
   | "ses"
   | "ref"
   | "cus"

@@ -1,3 +1,5 @@
+import type { Role } from "./permissions.js";
+
 /** Whose records a caller may touch: one merchant in one mode. Every query is filtered by both. */
 export interface Scope {
   merchantId: string;
@@ -10,6 +12,8 @@ export interface Principal extends Scope {
   credentialId: string;
   /** Set for a dashboard session: its user, who may also change the merchant's settings. */
   userId?: string;
+  /** Set for a dashboard session: what its user may do (domain/permissions.ts). */
+  role?: Role;
 }
 
 /** "live" or "test", as shown in key prefixes and messages. */

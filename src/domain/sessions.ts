@@ -9,6 +9,7 @@ import type { Prisma as P, User } from "../generated/prisma/client.js";
 import { AppError } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
+import { parseRole, type Role } from "./permissions.js";
 import type { Principal } from "./scope.js";
 import { securityNotice } from "./team-emails.js";
 import { acceptSecondFactor } from "./two-factor.js";
@@ -51,6 +52,7 @@ export interface SessionView {
 /** The caller behind a session cookie: a principal of the session's merchant and mode, and its user. */
 export interface SessionPrincipal extends Principal {
   userId: string;
+  role: Role;
   /** The token requests made with the cookie must echo in X-CSRF-Token. */
   csrfToken: string;
 }
@@ -180,6 +182,8 @@ export async function authenticateSession(prisma: Prisma, token: string, now = n
     merchantId: row.user.merchantId,
     livemode: row.livemode,
     userId: row.userId,
+    // A role this release does not know (written by a later one) gets no power here.
+    role: parseRole(row.user.role) ?? "viewer",
     csrfToken: row.csrfToken,
     view: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(row.user), createdAt: row.createdAt },
   };

@@ -11,6 +11,7 @@ import type { Config } from "../config.js";
 import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
+import type { Role } from "../domain/permissions.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import { authenticateSessionRequest, missingCsrfToken, type SessionCredentials } from "../http/session-cookie.js";
@@ -40,7 +41,7 @@ export interface GraphQLContext {
    * The caller's scope and user when it is a dashboard session: the merchant's settings are a
    * session's alone. 403 `session_required` for an API key, the 401 without either.
    */
-  session(): Scope & { userId: string; sessionId: string };
+  session(): Scope & { userId: string; sessionId: string; role: Role };
   /** "ws" for an operation on a WebSocket connection (whose close ends its subscriptions). */
   transport: "http" | "ws";
   /** Set when a subscription over HTTP (SSE) starts: aborting it ends the subscription. */
@@ -121,7 +122,13 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
       if (principal.userId === undefined) {
         throw new AppError("session_required", "Only a dashboard session may change the merchant's settings, API keys and users: sign in to the dashboard.");
       }
-      return { merchantId: principal.merchantId, livemode: principal.livemode, userId: principal.userId, sessionId: principal.credentialId };
+      return {
+        merchantId: principal.merchantId,
+        livemode: principal.livemode,
+        userId: principal.userId,
+        sessionId: principal.credentialId,
+        role: principal.role ?? "viewer",
+      };
     },
   };
 }

@@ -38,6 +38,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   totp_required: 401,
   csrf_token_invalid: 403,
   session_required: 403,
+  permission_denied: 403,
   session_mode_changed: 409,
   reauthentication_required: 403,
   password_reset_invalid: 400,

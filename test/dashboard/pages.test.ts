@@ -45,3 +45,18 @@ it("serves the bundle gzipped to browsers that take it, cached for good under a 
   });
   expect(gunzipSync(raw).toString()).toContain(".test-banner");
 });
+
+it("serves each page's chunk the entry imports, cached for good, and a clear 404 for a chunk of another build", async () => {
+  const entry = await (await fetch(`${app.url}/dashboard/assets/app.js`)).text();
+  const names = [...new Set([...entry.matchAll(/chunks\/([\w-]+\.js)/g)].map((m) => m[1]!))];
+  expect(names.length).toBeGreaterThan(5);
+  for (const name of names) {
+    const res = await fetch(`${app.url}/dashboard/assets/chunks/${name}`, { headers: { "accept-encoding": "gzip" } });
+    expect(res.status, name).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  }
+  const gone = await fetch(`${app.url}/dashboard/assets/chunks/Charges-OLDBUILD.js`);
+  expect(gone.status).toBe(404);
+  expect(await gone.text()).toContain("reload the dashboard");
+});

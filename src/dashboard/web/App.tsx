@@ -3,29 +3,36 @@
 import { Provider } from "@urql/preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { createClient } from "./client.js";
-import { Balance } from "./pages/Balance.js";
-import { ChargePage } from "./pages/ChargePage.js";
-import { Charges } from "./pages/Charges.js";
-import { CustomerPage } from "./pages/CustomerPage.js";
-import { Customers } from "./pages/Customers.js";
-import { Developers } from "./pages/Developers.js";
-import { EmailPage, Emails } from "./pages/Emails.js";
-import { EventPage, Events } from "./pages/Events.js";
 import { Home } from "./pages/Home.js";
-import { NewInvoice } from "./pages/InvoiceForm.js";
-import { InvoicePage } from "./pages/InvoicePage.js";
-import { Invoices } from "./pages/Invoices.js";
 import { LiveNotReady } from "./pages/LiveChecklist.js";
-import { PaymentLinkPage, PaymentLinks } from "./pages/PaymentLinks.js";
-import { Plans } from "./pages/Plans.js";
-import { SubscriptionPage, Subscriptions } from "./pages/Subscriptions.js";
 import { InvitationPage, ResetPasswordPage } from "./pages/PasswordReset.js";
-import { Payouts } from "./pages/Payouts.js";
-import { Settings } from "./pages/Settings.js";
 import { SignIn } from "./pages/SignIn.js";
 import { Link, usePath } from "./router.js";
 import { currentSession, type Session, signOut, switchMode } from "./session.js";
 import { ErrorNote } from "./ui.js";
+import { lazyPage } from "./lazy.js";
+
+// Every page but the home page loads when first shown.
+const Balance = lazyPage(() => import("./pages/Balance.js").then((m) => m.Balance));
+const ChargePage = lazyPage(() => import("./pages/ChargePage.js").then((m) => m.ChargePage));
+const Charges = lazyPage(() => import("./pages/Charges.js").then((m) => m.Charges));
+const CustomerPage = lazyPage(() => import("./pages/CustomerPage.js").then((m) => m.CustomerPage));
+const Customers = lazyPage(() => import("./pages/Customers.js").then((m) => m.Customers));
+const Developers = lazyPage(() => import("./pages/Developers.js").then((m) => m.Developers));
+const EmailPage = lazyPage(() => import("./pages/Emails.js").then((m) => m.EmailPage));
+const Emails = lazyPage(() => import("./pages/Emails.js").then((m) => m.Emails));
+const EventPage = lazyPage(() => import("./pages/Events.js").then((m) => m.EventPage));
+const Events = lazyPage(() => import("./pages/Events.js").then((m) => m.Events));
+const NewInvoice = lazyPage(() => import("./pages/InvoiceForm.js").then((m) => m.NewInvoice));
+const InvoicePage = lazyPage(() => import("./pages/InvoicePage.js").then((m) => m.InvoicePage));
+const Invoices = lazyPage(() => import("./pages/Invoices.js").then((m) => m.Invoices));
+const PaymentLinkPage = lazyPage(() => import("./pages/PaymentLinks.js").then((m) => m.PaymentLinkPage));
+const PaymentLinks = lazyPage(() => import("./pages/PaymentLinks.js").then((m) => m.PaymentLinks));
+const Plans = lazyPage(() => import("./pages/Plans.js").then((m) => m.Plans));
+const SubscriptionPage = lazyPage(() => import("./pages/Subscriptions.js").then((m) => m.SubscriptionPage));
+const Subscriptions = lazyPage(() => import("./pages/Subscriptions.js").then((m) => m.Subscriptions));
+const Payouts = lazyPage(() => import("./pages/Payouts.js").then((m) => m.Payouts));
+const Settings = lazyPage(() => import("./pages/Settings.js").then((m) => m.Settings));
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);

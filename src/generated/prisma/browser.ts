@@ -221,3 +221,8 @@ export type Subscription = Prisma.SubscriptionModel
  * One attempt to pull a subscription's period: the checkout's transaction or a renewal's.
  */
 export type SubscriptionPull = Prisma.SubscriptionPullModel
+/**
+ * Model SecurityEvent
+ * Who did what to a merchant's team and credentials, and every sign-in (domain/security-events.ts): kept a year.
+ */
+export type SecurityEvent = Prisma.SecurityEventModel

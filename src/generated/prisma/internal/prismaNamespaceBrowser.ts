@@ -88,7 +88,8 @@ export const ModelName = {
   ChargeAlert: 'ChargeAlert',
   Plan: 'Plan',
   Subscription: 'Subscription',
-  SubscriptionPull: 'SubscriptionPull'
+  SubscriptionPull: 'SubscriptionPull',
+  SecurityEvent: 'SecurityEvent'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -509,6 +510,7 @@ export const UserScalarFieldEnum = {
   totpSecret: 'totpSecret',
   totpPending: 'totpPending',
   totpLastStep: 'totpLastStep',
+  role: 'role',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -792,6 +794,21 @@ export const SubscriptionPullScalarFieldEnum = {
 } as const
 
 export type SubscriptionPullScalarFieldEnum = (typeof SubscriptionPullScalarFieldEnum)[keyof typeof SubscriptionPullScalarFieldEnum]
+
+
+export const SecurityEventScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  type: 'type',
+  userId: 'userId',
+  email: 'email',
+  ip: 'ip',
+  userAgent: 'userAgent',
+  detail: 'detail',
+  createdAt: 'createdAt'
+} as const
+
+export type SecurityEventScalarFieldEnum = (typeof SecurityEventScalarFieldEnum)[keyof typeof SecurityEventScalarFieldEnum]
 
 
 export const SortOrder = {

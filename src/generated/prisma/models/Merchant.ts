@@ -350,6 +350,7 @@ export type MerchantWhereInput = {
   emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
   plans?: Prisma.PlanListRelationFilter
   subscriptions?: Prisma.SubscriptionListRelationFilter
+  securityEvents?: Prisma.SecurityEventListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -390,6 +391,7 @@ export type MerchantOrderByWithRelationInput = {
   emailSuppressions?: Prisma.EmailSuppressionOrderByRelationAggregateInput
   plans?: Prisma.PlanOrderByRelationAggregateInput
   subscriptions?: Prisma.SubscriptionOrderByRelationAggregateInput
+  securityEvents?: Prisma.SecurityEventOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -433,6 +435,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   emailSuppressions?: Prisma.EmailSuppressionListRelationFilter
   plans?: Prisma.PlanListRelationFilter
   subscriptions?: Prisma.SubscriptionListRelationFilter
+  securityEvents?: Prisma.SecurityEventListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -525,6 +528,7 @@ export type MerchantCreateInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -565,6 +569,7 @@ export type MerchantUncheckedCreateInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -605,6 +610,7 @@ export type MerchantUpdateInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -645,6 +651,7 @@ export type MerchantUncheckedUpdateInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -1081,6 +1088,20 @@ export type MerchantUpdateOneRequiredWithoutSubscriptionsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutSubscriptionsInput, Prisma.MerchantUpdateWithoutSubscriptionsInput>, Prisma.MerchantUncheckedUpdateWithoutSubscriptionsInput>
 }
 
+export type MerchantCreateNestedOneWithoutSecurityEventsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutSecurityEventsInput, Prisma.MerchantUncheckedCreateWithoutSecurityEventsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutSecurityEventsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutSecurityEventsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutSecurityEventsInput, Prisma.MerchantUncheckedCreateWithoutSecurityEventsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutSecurityEventsInput
+  upsert?: Prisma.MerchantUpsertWithoutSecurityEventsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutSecurityEventsInput, Prisma.MerchantUpdateWithoutSecurityEventsInput>, Prisma.MerchantUncheckedUpdateWithoutSecurityEventsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -1118,6 +1139,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -1157,6 +1179,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -1212,6 +1235,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -1251,6 +1275,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -1290,6 +1315,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -1329,6 +1355,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -1384,6 +1411,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -1423,6 +1451,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -1462,6 +1491,7 @@ export type MerchantCreateWithoutCustomersInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -1501,6 +1531,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -1556,6 +1587,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1595,6 +1627,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1634,6 +1667,7 @@ export type MerchantCreateWithoutChargesInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1673,6 +1707,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1728,6 +1763,7 @@ export type MerchantUpdateWithoutChargesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1767,6 +1803,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1806,6 +1843,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1845,6 +1883,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1900,6 +1939,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1939,6 +1979,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -1978,6 +2019,7 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -2017,6 +2059,7 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -2072,6 +2115,7 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -2111,6 +2155,7 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -2150,6 +2195,7 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -2189,6 +2235,7 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -2244,6 +2291,7 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -2283,6 +2331,7 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -2322,6 +2371,7 @@ export type MerchantCreateWithoutEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -2361,6 +2411,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -2416,6 +2467,7 @@ export type MerchantUpdateWithoutEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -2455,6 +2507,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutBalanceTransactionsInput = {
@@ -2494,6 +2547,7 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
@@ -2533,6 +2587,7 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -2588,6 +2643,7 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
@@ -2627,6 +2683,7 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -2666,6 +2723,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -2705,6 +2763,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -2760,6 +2819,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -2799,6 +2859,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -2838,6 +2899,7 @@ export type MerchantCreateWithoutUsersInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -2877,6 +2939,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -2932,6 +2995,7 @@ export type MerchantUpdateWithoutUsersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -2971,6 +3035,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -3010,6 +3075,7 @@ export type MerchantCreateWithoutRefundsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -3049,6 +3115,7 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -3104,6 +3171,7 @@ export type MerchantUpdateWithoutRefundsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -3143,6 +3211,7 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3182,6 +3251,7 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3221,6 +3291,7 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput = {
@@ -3276,6 +3347,7 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
@@ -3315,6 +3387,7 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailsInput = {
@@ -3354,6 +3427,7 @@ export type MerchantCreateWithoutEmailsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailsInput = {
@@ -3393,6 +3467,7 @@ export type MerchantUncheckedCreateWithoutEmailsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailsInput = {
@@ -3448,6 +3523,7 @@ export type MerchantUpdateWithoutEmailsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailsInput = {
@@ -3487,6 +3563,7 @@ export type MerchantUncheckedUpdateWithoutEmailsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvitationsInput = {
@@ -3526,6 +3603,7 @@ export type MerchantCreateWithoutInvitationsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvitationsInput = {
@@ -3565,6 +3643,7 @@ export type MerchantUncheckedCreateWithoutInvitationsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvitationsInput = {
@@ -3620,6 +3699,7 @@ export type MerchantUpdateWithoutInvitationsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvitationsInput = {
@@ -3659,6 +3739,7 @@ export type MerchantUncheckedUpdateWithoutInvitationsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailSuppressionsInput = {
@@ -3698,6 +3779,7 @@ export type MerchantCreateWithoutEmailSuppressionsInput = {
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
@@ -3737,6 +3819,7 @@ export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailSuppressionsInput = {
@@ -3792,6 +3875,7 @@ export type MerchantUpdateWithoutEmailSuppressionsInput = {
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
@@ -3831,6 +3915,7 @@ export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPlansInput = {
@@ -3870,6 +3955,7 @@ export type MerchantCreateWithoutPlansInput = {
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPlansInput = {
@@ -3909,6 +3995,7 @@ export type MerchantUncheckedCreateWithoutPlansInput = {
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPlansInput = {
@@ -3964,6 +4051,7 @@ export type MerchantUpdateWithoutPlansInput = {
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPlansInput = {
@@ -4003,6 +4091,7 @@ export type MerchantUncheckedUpdateWithoutPlansInput = {
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutSubscriptionsInput = {
@@ -4042,6 +4131,7 @@ export type MerchantCreateWithoutSubscriptionsInput = {
   invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutSubscriptionsInput = {
@@ -4081,6 +4171,7 @@ export type MerchantUncheckedCreateWithoutSubscriptionsInput = {
   invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutSubscriptionsInput = {
@@ -4136,6 +4227,7 @@ export type MerchantUpdateWithoutSubscriptionsInput = {
   invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutSubscriptionsInput = {
@@ -4175,6 +4267,183 @@ export type MerchantUncheckedUpdateWithoutSubscriptionsInput = {
   invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutSecurityEventsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutSecurityEventsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutSecurityEventsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutSecurityEventsInput, Prisma.MerchantUncheckedCreateWithoutSecurityEventsInput>
+}
+
+export type MerchantUpsertWithoutSecurityEventsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutSecurityEventsInput, Prisma.MerchantUncheckedUpdateWithoutSecurityEventsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutSecurityEventsInput, Prisma.MerchantUncheckedCreateWithoutSecurityEventsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutSecurityEventsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutSecurityEventsInput, Prisma.MerchantUncheckedUpdateWithoutSecurityEventsInput>
+}
+
+export type MerchantUpdateWithoutSecurityEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutSecurityEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -4201,6 +4470,7 @@ export type MerchantCountOutputType = {
   emailSuppressions: number
   plans: number
   subscriptions: number
+  securityEvents: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -4222,6 +4492,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   emailSuppressions?: boolean | MerchantCountOutputTypeCountEmailSuppressionsArgs
   plans?: boolean | MerchantCountOutputTypeCountPlansArgs
   subscriptions?: boolean | MerchantCountOutputTypeCountSubscriptionsArgs
+  securityEvents?: boolean | MerchantCountOutputTypeCountSecurityEventsArgs
 }
 
 /**
@@ -4360,6 +4631,13 @@ export type MerchantCountOutputTypeCountSubscriptionsArgs<ExtArgs extends runtim
   where?: Prisma.SubscriptionWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountSecurityEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SecurityEventWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -4399,6 +4677,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
   plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
   subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
+  securityEvents?: boolean | Prisma.Merchant$securityEventsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -4488,6 +4767,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   emailSuppressions?: boolean | Prisma.Merchant$emailSuppressionsArgs<ExtArgs>
   plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
   subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
+  securityEvents?: boolean | Prisma.Merchant$securityEventsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -4514,6 +4794,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     emailSuppressions: Prisma.$EmailSuppressionPayload<ExtArgs>[]
     plans: Prisma.$PlanPayload<ExtArgs>[]
     subscriptions: Prisma.$SubscriptionPayload<ExtArgs>[]
+    securityEvents: Prisma.$SecurityEventPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -4977,6 +5258,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   emailSuppressions<T extends Prisma.Merchant$emailSuppressionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$emailSuppressionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EmailSuppressionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   plans<T extends Prisma.Merchant$plansArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$plansArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PlanPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   subscriptions<T extends Prisma.Merchant$subscriptionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$subscriptionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SubscriptionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  securityEvents<T extends Prisma.Merchant$securityEventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$securityEventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SecurityEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -5847,6 +6129,30 @@ export type Merchant$subscriptionsArgs<ExtArgs extends runtime.Types.Extensions.
   take?: number
   skip?: number
   distinct?: Prisma.SubscriptionScalarFieldEnum | Prisma.SubscriptionScalarFieldEnum[]
+}
+
+/**
+ * Merchant.securityEvents
+ */
+export type Merchant$securityEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SecurityEvent
+   */
+  select?: Prisma.SecurityEventSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SecurityEvent
+   */
+  omit?: Prisma.SecurityEventOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SecurityEventInclude<ExtArgs> | null
+  where?: Prisma.SecurityEventWhereInput
+  orderBy?: Prisma.SecurityEventOrderByWithRelationInput | Prisma.SecurityEventOrderByWithRelationInput[]
+  cursor?: Prisma.SecurityEventWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SecurityEventScalarFieldEnum | Prisma.SecurityEventScalarFieldEnum[]
 }
 
 /**

@@ -42,6 +42,7 @@ export type UserMinAggregateOutputType = {
   totpSecret: string | null
   totpPending: string | null
   totpLastStep: number | null
+  role: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +55,7 @@ export type UserMaxAggregateOutputType = {
   totpSecret: string | null
   totpPending: string | null
   totpLastStep: number | null
+  role: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -66,6 +68,7 @@ export type UserCountAggregateOutputType = {
   totpSecret: number
   totpPending: number
   totpLastStep: number
+  role: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -88,6 +91,7 @@ export type UserMinAggregateInputType = {
   totpSecret?: true
   totpPending?: true
   totpLastStep?: true
+  role?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -100,6 +104,7 @@ export type UserMaxAggregateInputType = {
   totpSecret?: true
   totpPending?: true
   totpLastStep?: true
+  role?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -112,6 +117,7 @@ export type UserCountAggregateInputType = {
   totpSecret?: true
   totpPending?: true
   totpLastStep?: true
+  role?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -211,6 +217,7 @@ export type UserGroupByOutputType = {
   totpSecret: string | null
   totpPending: string | null
   totpLastStep: number | null
+  role: string
   createdAt: Date
   updatedAt: Date
   _count: UserCountAggregateOutputType | null
@@ -246,6 +253,7 @@ export type UserWhereInput = {
   totpSecret?: Prisma.StringNullableFilter<"User"> | string | null
   totpPending?: Prisma.StringNullableFilter<"User"> | string | null
   totpLastStep?: Prisma.IntNullableFilter<"User"> | number | null
+  role?: Prisma.StringFilter<"User"> | string
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -263,6 +271,7 @@ export type UserOrderByWithRelationInput = {
   totpSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   totpPending?: Prisma.SortOrderInput | Prisma.SortOrder
   totpLastStep?: Prisma.SortOrderInput | Prisma.SortOrder
+  role?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
@@ -283,6 +292,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   totpSecret?: Prisma.StringNullableFilter<"User"> | string | null
   totpPending?: Prisma.StringNullableFilter<"User"> | string | null
   totpLastStep?: Prisma.IntNullableFilter<"User"> | number | null
+  role?: Prisma.StringFilter<"User"> | string
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -300,6 +310,7 @@ export type UserOrderByWithAggregationInput = {
   totpSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   totpPending?: Prisma.SortOrderInput | Prisma.SortOrder
   totpLastStep?: Prisma.SortOrderInput | Prisma.SortOrder
+  role?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
@@ -320,6 +331,7 @@ export type UserScalarWhereWithAggregatesInput = {
   totpSecret?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   totpPending?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   totpLastStep?: Prisma.IntNullableWithAggregatesFilter<"User"> | number | null
+  role?: Prisma.StringWithAggregatesFilter<"User"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
 }
@@ -331,6 +343,7 @@ export type UserCreateInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutUsersInput
@@ -348,6 +361,7 @@ export type UserUncheckedCreateInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionUncheckedCreateNestedManyWithoutUserInput
@@ -363,6 +377,7 @@ export type UserUpdateInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutUsersNestedInput
@@ -380,6 +395,7 @@ export type UserUncheckedUpdateInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUncheckedUpdateManyWithoutUserNestedInput
@@ -396,6 +412,7 @@ export type UserCreateManyInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -407,6 +424,7 @@ export type UserUpdateManyMutationInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -419,6 +437,7 @@ export type UserUncheckedUpdateManyInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -441,6 +460,7 @@ export type UserCountOrderByAggregateInput = {
   totpSecret?: Prisma.SortOrder
   totpPending?: Prisma.SortOrder
   totpLastStep?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -457,6 +477,7 @@ export type UserMaxOrderByAggregateInput = {
   totpSecret?: Prisma.SortOrder
   totpPending?: Prisma.SortOrder
   totpLastStep?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -469,6 +490,7 @@ export type UserMinOrderByAggregateInput = {
   totpSecret?: Prisma.SortOrder
   totpPending?: Prisma.SortOrder
   totpLastStep?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -587,6 +609,7 @@ export type UserCreateWithoutMerchantInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionCreateNestedManyWithoutUserInput
@@ -602,6 +625,7 @@ export type UserUncheckedCreateWithoutMerchantInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionUncheckedCreateNestedManyWithoutUserInput
@@ -647,6 +671,7 @@ export type UserScalarWhereInput = {
   totpSecret?: Prisma.StringNullableFilter<"User"> | string | null
   totpPending?: Prisma.StringNullableFilter<"User"> | string | null
   totpLastStep?: Prisma.IntNullableFilter<"User"> | number | null
+  role?: Prisma.StringFilter<"User"> | string
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
 }
@@ -658,6 +683,7 @@ export type UserCreateWithoutSessionsInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutUsersInput
@@ -674,6 +700,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   recoveryCodes?: Prisma.RecoveryCodeUncheckedCreateNestedManyWithoutUserInput
@@ -704,6 +731,7 @@ export type UserUpdateWithoutSessionsInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutUsersNestedInput
@@ -720,6 +748,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   recoveryCodes?: Prisma.RecoveryCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -734,6 +763,7 @@ export type UserCreateWithoutRecoveryCodesInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutUsersInput
@@ -750,6 +780,7 @@ export type UserUncheckedCreateWithoutRecoveryCodesInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionUncheckedCreateNestedManyWithoutUserInput
@@ -780,6 +811,7 @@ export type UserUpdateWithoutRecoveryCodesInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutUsersNestedInput
@@ -796,6 +828,7 @@ export type UserUncheckedUpdateWithoutRecoveryCodesInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUncheckedUpdateManyWithoutUserNestedInput
@@ -810,6 +843,7 @@ export type UserCreateWithoutPasswordResetsInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutUsersInput
@@ -826,6 +860,7 @@ export type UserUncheckedCreateWithoutPasswordResetsInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionUncheckedCreateNestedManyWithoutUserInput
@@ -856,6 +891,7 @@ export type UserUpdateWithoutPasswordResetsInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutUsersNestedInput
@@ -872,6 +908,7 @@ export type UserUncheckedUpdateWithoutPasswordResetsInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUncheckedUpdateManyWithoutUserNestedInput
@@ -886,6 +923,7 @@ export type UserCreateWithoutDevicesInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutUsersInput
@@ -902,6 +940,7 @@ export type UserUncheckedCreateWithoutDevicesInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
   sessions?: Prisma.DashboardSessionUncheckedCreateNestedManyWithoutUserInput
@@ -932,6 +971,7 @@ export type UserUpdateWithoutDevicesInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutUsersNestedInput
@@ -948,6 +988,7 @@ export type UserUncheckedUpdateWithoutDevicesInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUncheckedUpdateManyWithoutUserNestedInput
@@ -962,6 +1003,7 @@ export type UserCreateManyMerchantInput = {
   totpSecret?: string | null
   totpPending?: string | null
   totpLastStep?: number | null
+  role?: string
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -973,6 +1015,7 @@ export type UserUpdateWithoutMerchantInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUpdateManyWithoutUserNestedInput
@@ -988,6 +1031,7 @@ export type UserUncheckedUpdateWithoutMerchantInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.DashboardSessionUncheckedUpdateManyWithoutUserNestedInput
@@ -1003,6 +1047,7 @@ export type UserUncheckedUpdateManyWithoutMerchantInput = {
   totpSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpPending?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   totpLastStep?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1073,6 +1118,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   totpSecret?: boolean
   totpPending?: boolean
   totpLastStep?: boolean
+  role?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1091,6 +1137,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   totpSecret?: boolean
   totpPending?: boolean
   totpLastStep?: boolean
+  role?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1104,6 +1151,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   totpSecret?: boolean
   totpPending?: boolean
   totpLastStep?: boolean
+  role?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1117,11 +1165,12 @@ export type UserSelectScalar = {
   totpSecret?: boolean
   totpPending?: boolean
   totpLastStep?: boolean
+  role?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "email" | "passwordHash" | "totpSecret" | "totpPending" | "totpLastStep" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "email" | "passwordHash" | "totpSecret" | "totpPending" | "totpLastStep" | "role" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   sessions?: boolean | Prisma.User$sessionsArgs<ExtArgs>
@@ -1166,6 +1215,11 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      * The last 30 s step whose code was accepted: a code is used once, and no older one after it.
      */
     totpLastStep: number | null
+    /**
+     * owner | admin | developer | support | viewer (domain/permissions.ts): what the user may do. Always set
+     * by the code; the default (least power) is for rows a previous release writes during an upgrade.
+     */
+    role: string
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["user"]>
@@ -1603,6 +1657,7 @@ export interface UserFieldRefs {
   readonly totpSecret: Prisma.FieldRef<"User", 'String'>
   readonly totpPending: Prisma.FieldRef<"User", 'String'>
   readonly totpLastStep: Prisma.FieldRef<"User", 'Int'>
+  readonly role: Prisma.FieldRef<"User", 'String'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"User", 'DateTime'>
 }
