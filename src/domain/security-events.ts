@@ -34,6 +34,7 @@ export const SECURITY_EVENT_RETENTION_DAYS = 365;
 /** Who acted and from where: a dashboard session's user and request, or the operator's CLI (all null). */
 export interface Actor {
   userId: string | null;
+  /** Null: the user's email is read when the event is recorded. */
   email: string | null;
   ip: string | null;
   userAgent: string | null;
@@ -42,7 +43,7 @@ export interface Actor {
 /** The CLI's actor: the operator on the server, no user, no address. */
 export const OPERATOR: Actor = { userId: null, email: null, ip: null, userAgent: null };
 
-/** Records one security event of `merchantId`, in the caller's transaction when given one. */
+/** Records one security event of `merchantId`, in the caller's transaction when given one (with the acting user's email as it is now). */
 export async function recordSecurityEvent(
   db: Prisma | P.TransactionClient,
   merchantId: string,
@@ -51,13 +52,14 @@ export async function recordSecurityEvent(
   detail: Record<string, unknown> | null = null,
   now = new Date(),
 ): Promise<void> {
+  const email = actor.email ?? (actor.userId ? ((await db.user.findUnique({ where: { id: actor.userId }, select: { email: true } }))?.email ?? null) : null);
   await db.securityEvent.create({
     data: {
       id: newId("sev"),
       merchantId,
       type,
       userId: actor.userId,
-      email: actor.email,
+      email,
       ip: actor.ip,
       // A user agent is the client's to choose: keep what identifies a browser, not a novel.
       userAgent: actor.userAgent?.slice(0, 512) ?? null,

@@ -12,6 +12,7 @@ import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import type { Role } from "../domain/permissions.js";
+import type { Actor } from "../domain/security-events.js";
 import type { Principal, Scope } from "../domain/scope.js";
 import type { LiveCharges } from "../realtime/charges.js";
 import { authenticateSessionRequest, missingCsrfToken, type SessionCredentials } from "../http/session-cookie.js";
@@ -27,6 +28,8 @@ export interface GraphQLContext {
   principal: Principal | null;
   /** The client's address: the budget of an anonymous caller. */
   address: string;
+  /** The client's User-Agent header, for the security history. */
+  userAgent: string | null;
   /** The charge whose hosted page sent this request (a valid page token), or null. */
   pageCharge: string | null;
   /** Budgets beyond the request's own (payments without gas per address). */
@@ -42,6 +45,8 @@ export interface GraphQLContext {
    * session's alone. 403 `session_required` for an API key, the 401 without either.
    */
   session(): Scope & { userId: string; sessionId: string; role: Role };
+  /** Who acts, as the security history records it: the session's user, address and browser (throws as session() does). */
+  actor(): Actor;
   /** "ws" for an operation on a WebSocket connection (whose close ends its subscriptions). */
   transport: "http" | "ws";
   /** Set when a subscription over HTTP (SSE) starts: aborting it ends the subscription. */
@@ -69,6 +74,7 @@ export type EmailSettings = Pick<Config["email"], "smtpUrl" | "from">;
  */
 export type Caller = ({ apiKey: string | null; session: SessionCredentials | null; pageCharge?: string | null } | { connection: Principal | null }) & {
   address: string;
+  userAgent?: string | null;
 };
 
 /** Builds the context of one operation. */
@@ -100,7 +106,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
       failure = e;
     }
   }
-  return {
+  const context: GraphQLContext = {
     prisma: deps.prisma,
     charges: deps.charges,
     chains: deps.chains,
@@ -108,6 +114,7 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     authenticator: deps.authenticator,
     principal,
     address: caller.address,
+    userAgent: caller.userAgent ?? null,
     pageCharge: ("pageCharge" in caller && caller.pageCharge) || null,
     rateLimiter: deps.rateLimiter,
     authorizations: deps.authorizations,
@@ -130,5 +137,9 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
         role: principal.role ?? "viewer",
       };
     },
+    actor() {
+      return { userId: context.session().userId, email: null, ip: caller.address, userAgent: caller.userAgent ?? null };
+    },
   };
+  return context;
 }

@@ -50,6 +50,7 @@ export function mountGraphQL(server: FastifyInstance, services: GraphQLServices)
           apiKey: apiKeyOf(req.headers) ?? null,
           session: sessionCredentials(req.headers, config.publicUrl),
           address: req.clientAddress,
+          userAgent: req.headers["user-agent"] ?? null,
           pageCharge: req.pageCharge,
         },
       });

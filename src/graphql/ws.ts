@@ -161,7 +161,11 @@ async function startOperation(
     deps.anonymous.refuseWhenSaturated();
     await deps.rateLimiter.check(`ip:${ctx.extra.address}`, "public");
   }
-  const caller = { connection: ctx.extra.principal ?? null, address: ctx.extra.address ?? "unknown" };
+  const caller = {
+    connection: ctx.extra.principal ?? null,
+    address: ctx.extra.address ?? "unknown",
+    userAgent: ctx.extra.request.headers["user-agent"] ?? null,
+  };
   const text = operationText(deps.persisted, payload, maySendText(caller, deps.production));
   if (typeof text !== "string") return [text];
   const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: { ...payload, query: text }, caller });
