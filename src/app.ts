@@ -4,6 +4,7 @@
 import type { FastifyInstance } from "fastify";
 import { relayerProblems } from "./domain/chain-status.js";
 import { mountDashboard } from "./dashboard/index.js";
+import { faviconRoutes } from "./http/favicon.js";
 import { mountGraphQL } from "./graphql/index.js";
 import { installCors } from "./http/cors.js";
 import { installInputGuard } from "./http/input-guard.js";
@@ -56,6 +57,7 @@ export function buildApp(services: Services): App {
   const rest = mountRest(server, doors);
   mountPay(server, { ...doors, devnet: services.devnet, frameAncestors: config.paymentFrameAncestors });
   mountDashboard(server, doors);
+  faviconRoutes(server);
   const closeGraphQL = mountGraphQL(server, doors);
   return {
     start: (port = config.port) => listen(server, port, config.host),

@@ -3,8 +3,9 @@
 // connections only (and frames of its own: an email's preview), no inline code, never in a frame.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { CompressedAsset } from "../http/compression.js";
+import { FAVICON_LINK } from "../http/favicon.js";
 import { securityHeaders } from "../http/security-headers.js";
 
 /** Where the bundle is, from src/dashboard (tests) and from dist/dashboard (the built service) alike. */
@@ -14,28 +15,25 @@ const ASSETS = new URL("../../dist/dashboard/assets/", import.meta.url);
 // frames an email's HTML from /dashboard/emails/:id/html, sandboxed and under a policy of its own.
 const SECURITY = securityHeaders({ script: { connectTo: [] }, frameAncestors: [], referrer: "same-origin", ownFrames: true });
 
-/** An asset as it is and gzipped once, for the browsers that take it (all of them). */
-interface Asset {
-  plain: Buffer;
-  gzipped: Buffer;
-}
+const SCRIPT = "text/javascript; charset=utf-8";
 
 interface Bundle {
-  script: Asset;
-  style: Asset;
+  /** The single page, the same for every path below /dashboard until the bundle changes. */
+  shell: CompressedAsset;
+  script: CompressedAsset;
+  style: CompressedAsset;
   /** The pages' chunks by file name (content-hashed, so cached for good without a version). */
-  chunks: Map<string, Asset>;
+  chunks: Map<string, CompressedAsset>;
   /** Changes with the bundle: in the asset URLs, so that they can be cached for good. */
   version: string;
 }
 
-/** The bundle, read once; null while it has not been built. */
+/** The bundle, read and compressed once (http/compression.ts); null while it has not been built. */
 function loadBundle(): Bundle | null {
   try {
     const script = readFileSync(new URL("app.js", ASSETS));
     const style = readFileSync(new URL("app.css", ASSETS));
     const version = createHash("sha256").update(script).update(style).digest("hex").slice(0, 12);
-    const asset = (plain: Buffer) => ({ plain, gzipped: gzipSync(plain, { level: 9 }) });
     const names = (() => {
       try {
         return readdirSync(new URL("chunks/", ASSETS)).filter((n) => n.endsWith(".js"));
@@ -43,8 +41,14 @@ function loadBundle(): Bundle | null {
         return [];
       }
     })();
-    const chunks = new Map(names.map((n) => [n, asset(readFileSync(new URL(`chunks/${n}`, ASSETS)))]));
-    return { script: asset(script), style: asset(style), chunks, version };
+    const chunks = new Map(names.map((n) => [n, new CompressedAsset(readFileSync(new URL(`chunks/${n}`, ASSETS)), SCRIPT)]));
+    return {
+      shell: new CompressedAsset(Buffer.from(shell(version)), "text/html; charset=utf-8"),
+      script: new CompressedAsset(script, SCRIPT),
+      style: new CompressedAsset(style, "text/css; charset=utf-8"),
+      chunks,
+      version,
+    };
   } catch {
     return null;
   }
@@ -56,33 +60,30 @@ export function dashboardPages(app: FastifyInstance): void {
   const current = () => (bundle ??= loadBundle());
   const secure = (reply: FastifyReply) => reply.headers(SECURITY);
 
-  const page = async (_req: unknown, reply: FastifyReply) => {
+  const page = async (req: FastifyRequest, reply: FastifyReply) => {
     const built = current();
-    secure(reply).header("Cache-Control", "no-store").type("text/html; charset=utf-8");
-    if (!built) return reply.code(503).send(unbuilt());
-    return reply.send(shell(built.version));
+    secure(reply).header("Cache-Control", "no-store");
+    if (!built) return reply.code(503).type("text/html; charset=utf-8").send(unbuilt());
+    return built.shell.send(req, reply);
   };
   // Like the hosted page, every request spends the client address's public budget.
   const open = { config: { group: "read", auth: "public" } } as const;
   app.get("/dashboard", open, page);
   app.get("/dashboard/*", open, page);
 
-  const send = (req: FastifyRequest, reply: FastifyReply, found: Asset, type: string) => {
-    secure(reply).header("Cache-Control", "public, max-age=31536000, immutable").header("Vary", "Accept-Encoding").type(type);
-    const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
-    return gzip ? reply.header("Content-Encoding", "gzip").send(found.gzipped) : reply.send(found.plain);
-  };
+  const send = (req: FastifyRequest, reply: FastifyReply, found: CompressedAsset) =>
+    found.send(req, secure(reply).header("Cache-Control", "public, max-age=31536000, immutable"));
   const missing = (reply: FastifyReply, why: string) => secure(reply).code(404).type("text/plain; charset=utf-8").send(why);
-  const asset = (name: "script" | "style", type: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+  const asset = (name: "script" | "style") => async (req: FastifyRequest, reply: FastifyReply) => {
     const built = current();
-    return built ? send(req, reply, built[name], type) : missing(reply, "The dashboard is not built: run npm run build.");
+    return built ? send(req, reply, built[name]) : missing(reply, "The dashboard is not built: run npm run build.");
   };
-  app.get("/dashboard/assets/app.js", open, asset("script", "text/javascript; charset=utf-8"));
-  app.get("/dashboard/assets/app.css", open, asset("style", "text/css; charset=utf-8"));
+  app.get("/dashboard/assets/app.js", open, asset("script"));
+  app.get("/dashboard/assets/app.css", open, asset("style"));
   app.get<{ Params: { name: string } }>("/dashboard/assets/chunks/:name", open, async (req, reply) => {
     const chunk = current()?.chunks.get(req.params.name);
     // A chunk of an earlier build: the page that asked for it says to reload.
-    return chunk ? send(req, reply, chunk, "text/javascript; charset=utf-8") : missing(reply, "No such chunk: reload the dashboard.");
+    return chunk ? send(req, reply, chunk) : missing(reply, "No such chunk: reload the dashboard.");
   });
 }
 
@@ -94,6 +95,7 @@ function shell(version: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>Stablegate dashboard</title>
+${FAVICON_LINK}
 <link rel="stylesheet" href="/dashboard/assets/app.css?v=${version}">
 <script type="module" src="/dashboard/assets/app.js?v=${version}"></script>
 </head>
@@ -105,7 +107,7 @@ function shell(version: string): string {
 }
 
 function unbuilt(): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Stablegate dashboard</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Stablegate dashboard</title>${FAVICON_LINK}</head>
 <body><main><h1>The dashboard is not built</h1><p>Run <code>npm run build</code> (npm start does), then reload.</p></main></body></html>
 `;
 }

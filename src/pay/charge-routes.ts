@@ -1,7 +1,6 @@
 // The charge's payment page: the page, the chain pick and the test-mode payment as plain HTML forms
-// (they work without JavaScript), and the page's two assets. The charge id is the capability; no API
+// (they work without JavaScript). The charge id is the capability; no API
 // key is ever involved or shown.
-import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { payFromTestWallet } from "../chain/devnet.js";
 import { selectChain } from "../domain/chain-selection.js";
@@ -13,25 +12,15 @@ import { statusOf } from "../http/errors.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
 import { offersTestWallet, renderPaymentPage } from "./page.js";
 
-const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
-
-/** Registers the payment page, its forms and its assets. */
+/** Registers the payment page and its forms. */
 export function chargeRoutes(scope: FastifyInstance, { options, basePath, failure, backToPage }: PayContext): void {
   const { prisma, chains, charges, devnet } = options;
   const pageUrl = new URL(charges.paymentBaseUrl);
   // Same origin (the default): a relative URL, right whatever host name or port the buyer used.
   const graphqlUrl = pageUrl.origin === new URL(options.publicUrl).origin ? "/graphql" : `${options.publicUrl}/graphql`;
   const links = { basePath, graphqlUrl, testWallet: devnet !== null };
-  const script = readFileSync(new URL("pay.js", ASSETS));
-  const style = readFileSync(new URL("pay.css", ASSETS));
   const paying = new Set<string>();
 
-  scope.get(`${basePath}/assets/pay.js`, OPEN, async (_req, reply) =>
-    reply.header("Cache-Control", "public, max-age=300").type("text/javascript; charset=utf-8").send(script),
-  );
-  scope.get(`${basePath}/assets/pay.css`, OPEN, async (_req, reply) =>
-    reply.header("Cache-Control", "public, max-age=300").type("text/css; charset=utf-8").send(style),
-  );
   // A mistyped or cut-off link under the hosted pages' path (at the root, the API's own 404 answers).
   if (basePath !== "") {
     scope.get(`${basePath}/*`, OPEN, async (req, reply) =>

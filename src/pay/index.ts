@@ -1,9 +1,11 @@
 // The hosted pages, under PAYMENT_BASE_URL's path: the charge's payment page, the invoice and payment
 // link pages, the refund claim page, and the subscription's checkout and manage pages. Each page's routes live in their own module; this one sets up
-// what they share once: the buyer's error page for whatever fails, form posts parsed, and the page's
-// security headers on every answer.
+// what they share once: the buyer's error page for whatever fails, form posts parsed, the page's
+// security headers on every answer, pages compressed for the browsers that take it, and the pages' assets.
 import type { FastifyInstance } from "fastify";
+import { compressPages } from "../http/compression.js";
 import { type PagePolicy, securityHeaders } from "../http/security-headers.js";
+import { assetRoutes } from "./asset-routes.js";
 import { chargeRoutes } from "./charge-routes.js";
 import { type PayContext, payContext, type PayOptions } from "./context.js";
 import { invoiceRoutes } from "./invoice-routes.js";
@@ -26,6 +28,7 @@ export function mountPay(app: FastifyInstance, options: PayOptions): void {
   const subscriptionPages: PagePolicy = { script: { connectTo: [] }, frameAncestors: [], referrer: "no-referrer" };
   // The other pages run no script, post only to themselves and are never framed.
   const scriptless: PagePolicy = { script: null, frameAncestors: [], referrer: "no-referrer" };
+  pages(app, context, scriptless, assetRoutes);
   pages(app, context, paymentPage, chargeRoutes);
   pages(app, context, scriptless, invoiceRoutes);
   pages(app, context, scriptless, refundRoutes);
@@ -45,6 +48,7 @@ function pages(app: FastifyInstance, context: PayContext, policy: PagePolicy, ro
     scope.addHook("onSend", async (_req, reply) => {
       reply.headers(headers);
     });
+    compressPages(scope);
     routes(scope, context);
   });
 }

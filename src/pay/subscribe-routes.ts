@@ -2,7 +2,6 @@
 // JSON calls its script makes (what to sign, the signed authorization) and the status it follows,
 // and the manage page (the manageToken is the capability) with its cancel form. Rate-limited like
 // the other hosted pages: reads count as "read", the posts as "create", per client address.
-import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { checkoutReaders } from "../chain/permits.js";
 import { authorizeSubscription, cancelFromManagePage, manageView, subscriptionAuthorization, subscriptionView } from "../domain/subscription-checkout.js";
@@ -11,16 +10,13 @@ import { buyerNotice } from "./buyer-error.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
 import { renderCheckoutPage, renderManagePage } from "./subscribe-page.js";
 
-const ASSETS = new URL("../../src/pay/assets/", import.meta.url);
-
 type WithToken = IdParams & { Querystring: { token?: string } };
 type CancelForm = IdParams & { Body: Record<string, string> | undefined };
 
-/** Registers the checkout and manage pages, their JSON calls, the cancel form and the pages' script. */
+/** Registers the checkout and manage pages, their JSON calls and the cancel form. */
 export function subscribeRoutes(scope: FastifyInstance, { options, basePath, failure }: PayContext): void {
   const { prisma, chains } = options;
   const readers = checkoutReaders(chains);
-  const script = readFileSync(new URL("subscribe.js", ASSETS));
   const settings = { paymentBaseUrl: options.charges.paymentBaseUrl };
   const at = `${basePath}/subscribe/:id`;
 
@@ -36,10 +32,6 @@ export function subscribeRoutes(scope: FastifyInstance, { options, basePath, fai
       .header("Cache-Control", "no-store")
       .send(errorBody(e, req.id, options.publicUrl));
   };
-
-  scope.get(`${basePath}/assets/subscribe.js`, OPEN, async (_req, reply) =>
-    reply.header("Cache-Control", "public, max-age=300").type("text/javascript; charset=utf-8").send(script),
-  );
 
   scope.get<IdParams>(at, OPEN, async (req, reply) => {
     try {
