@@ -69,7 +69,7 @@ export async function selectChain(
       update: { balanceCheckedAt: null },
     });
     const event = await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
-    return { updated, event, view: publicCharge(updated, charge.merchant.name, chains.forMode(updated.livemode), []) };
+    return { updated, event, view: publicCharge(updated, charge.merchant, chains.forMode(updated.livemode), []) };
   });
   settings.feed?.changed([updated], [event]);
   return view;

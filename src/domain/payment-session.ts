@@ -36,6 +36,10 @@ export const PublicCharge = z.object({
   cloneAddress: z.string().nullable(),
   flushTxHash: z.string().nullable().describe("The settlement transaction, once the money was paid out to the merchant."),
   expiresAt: z.string(),
+  paymentWindowMinutes: z
+    .number()
+    .int()
+    .describe("Minutes the buyer has to pay once a chain is picked: picking one sets expiresAt to that moment plus these (the merchant's payment window)."),
   description: z.string().nullable(),
   merchantName: z.string(),
   successUrl: z.string().nullable(),
@@ -47,7 +51,13 @@ export const PublicCharge = z.object({
 export type PublicCharge = z.infer<typeof PublicCharge>;
 
 /** The public view's row: the charge, its merchant's name, its chain's cursor and its payments (on the picked chain; others count by the ledger). */
-type PublicRow = Charge & { merchantName: string; cursorBlock: bigint | null; paymentRows: PaymentRow[] };
+type PublicRow = Charge & { merchant: Seller; cursorBlock: bigint | null; paymentRows: PaymentRow[] };
+
+/** What the public view shows of the merchant. */
+interface Seller {
+  name: string;
+  paymentWindowMinutes: number;
+}
 
 /**
  * Reads in flight per database. Anyone may ask for this view (the hosted page, its live view,
@@ -61,7 +71,7 @@ export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId
   if (!coalescer) reads.set(prisma, (coalescer = new Coalescer()));
   const row = await coalescer.get(chargeId, () => readPublicRow(prisma, chargeId));
   if (!row) throw notFound("charge", chargeId);
-  const { merchantName, cursorBlock, paymentRows, ...charge } = row;
+  const { merchant, cursorBlock, paymentRows, ...charge } = row;
   const payments = paymentRows.map((p) => {
     const block = BigInt(p.blockNumber);
     return {
@@ -72,15 +82,15 @@ export async function getPublicCharge(prisma: Prisma, chains: ChainSet, chargeId
       confirmations: p.chainId !== charge.chainId ? 0 : cursorBlock !== null && cursorBlock >= block ? Number(cursorBlock - block) + 1 : 0,
     };
   });
-  return publicCharge(charge, merchantName, chains.forMode(charge.livemode), payments);
+  return publicCharge(charge, merchant, chains.forMode(charge.livemode), payments);
 }
 
 /** One statement below the ORM (db/client.ts, selectRows): the row of the public view. */
 async function readPublicRow(prisma: Prisma, chargeId: string): Promise<PublicRow | undefined> {
-  const [row] = await selectRows<Record<string, unknown> & { merchantName: string; cursorBlock: string | null; paymentRows: PaymentRow[] }>(
+  const [row] = await selectRows<Record<string, unknown> & { merchant: Seller; cursorBlock: string | null; paymentRows: PaymentRow[] }>(
     prisma,
     `SELECT ${CHARGE_COLUMNS_TEXT},
-      (SELECT name FROM merchants m WHERE m.id = charges.merchant_id) AS "merchantName",
+      (SELECT json_build_object('name', m.name, 'paymentWindowMinutes', m.payment_window_minutes) FROM merchants m WHERE m.id = charges.merchant_id) AS "merchant",
       (SELECT block_number::text FROM chain_cursors cc WHERE cc.chain_id = charges.chain_id) AS "cursorBlock",
       coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text,
           'chainId', p.chain_id) ORDER BY p.block_number, p.log_index)
@@ -89,8 +99,8 @@ async function readPublicRow(prisma: Prisma, chargeId: string): Promise<PublicRo
     [chargeId],
   );
   if (!row) return undefined;
-  const { merchantName, cursorBlock, paymentRows, ...charge } = row;
-  return { ...chargeFromRow(charge), merchantName, cursorBlock: cursorBlock === null ? null : BigInt(cursorBlock), paymentRows };
+  const { merchant, cursorBlock, paymentRows, ...charge } = row;
+  return { ...chargeFromRow(charge), merchant, cursorBlock: cursorBlock === null ? null : BigInt(cursorBlock), paymentRows };
 }
 
 /** A payment as the public view's query returns it (numbers as decimal strings). */
@@ -102,10 +112,10 @@ interface PaymentRow {
   chainId: number;
 }
 
-/** The public view of a charge, its payments and the chains offered for its mode. */
+/** The public view of a charge (sold by `merchant`), its payments and the chains offered for its mode. */
 export function publicCharge(
   c: Charge,
-  merchantName: string,
+  merchant: Seller,
   chains: EnabledChain[],
   payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[],
 ): PublicCharge {
@@ -127,8 +137,9 @@ export function publicCharge(
     cloneAddress: c.cloneAddress,
     flushTxHash: c.flushTxHash,
     expiresAt: c.expiresAt.toISOString(),
+    paymentWindowMinutes: merchant.paymentWindowMinutes,
     description: c.description,
-    merchantName,
+    merchantName: merchant.name,
     successUrl: c.successUrl,
     cancelUrl: c.cancelUrl,
     livemode: c.livemode,

@@ -3168,6 +3168,8 @@ export interface components {
             /** @description The settlement transaction, once the money was paid out to the merchant. */
             flushTxHash: string | null;
             expiresAt: string;
+            /** @description Minutes the buyer has to pay once a chain is picked: picking one sets expiresAt to that moment plus these (the merchant's payment window). */
+            paymentWindowMinutes: number;
             description: string | null;
             merchantName: string;
             successUrl: string | null;
@@ -7493,6 +7495,7 @@ export interface operations {
                      *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
                      *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
                      *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "paymentWindowMinutes": 15,
                      *       "description": "Two mugs",
                      *       "merchantName": "Mug Shop",
                      *       "successUrl": "https://shop.example/thanks",
@@ -7659,6 +7662,7 @@ export interface operations {
                      *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
                      *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
                      *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "paymentWindowMinutes": 15,
                      *       "description": "Two mugs",
                      *       "merchantName": "Mug Shop",
                      *       "successUrl": "https://shop.example/thanks",

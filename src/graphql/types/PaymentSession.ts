@@ -50,6 +50,9 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The address to pay to; null until a chain is picked." }),
     flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction, once paid out." }),
     expiresAt: t.exposeString("expiresAt", { description: "ISO 8601: when the charge expires unless paid." }),
+    paymentWindowMinutes: t.exposeInt("paymentWindowMinutes", {
+      description: "Minutes the buyer has to pay once a chain is picked: picking one sets expiresAt to that moment plus these.",
+    }),
     description: t.exposeString("description", { nullable: true, description: "The merchant's description of the purchase." }),
     merchantName: t.exposeString("merchantName", { description: "Who the buyer pays." }),
     successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the buyer goes once paid." }),

@@ -126,6 +126,7 @@ export const EXAMPLES: Record<string, unknown> = {
     cloneAddress: CLONE,
     flushTxHash: PAYOUT_TX,
     expiresAt: "2026-11-24T10:16:30.000Z",
+    paymentWindowMinutes: 15,
     description: "Two mugs",
     merchantName: "Mug Shop",
     successUrl: "https://shop.example/thanks",
