@@ -1,7 +1,9 @@
 // The hosted payment page, rendered on the server: everything a buyer needs to pay (network,
-// address, exact amount, QR code) is in the HTML, so it reads without JavaScript. The script
-// (assets/pay.js) adds copy buttons, the countdown, live status and wallet payment.
+// address, exact amount, QR code, the deadline and how picking a network moves it) is in the HTML,
+// so it reads without JavaScript. The script (assets/pay.js) adds copy buttons, the countdown, live
+// status and wallet payment (with the wallet chooser of assets/wallets.js).
 import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
+import { FAVICON_LINK } from "../http/favicon.js";
 import { PAGE_TOKEN_PARAM } from "../http/hosted-pages.js";
 import type { GaslessOffer } from "../domain/charge-authorizations.js";
 import type { PublicChain, PublicCharge } from "../domain/payment-session.js";
@@ -33,16 +35,18 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
     chain: chain && { chainId: chain.chainId, name: chain.name, usdc: chain.usdcAddress, explorerUrl: chain.explorerUrl },
     cloneAddress: s.cloneAddress,
     gasless,
+    paymentWindowMinutes: s.paymentWindowMinutes,
     // What this page was drawn for: when the live view differs, the script reloads it.
     shown: { chainId: s.chainId, amountRemaining: s.amountRemaining, waiting: s.amountPending !== "0.00" },
   };
   const body = [
     s.livemode ? "" : `<p class="test-banner" role="note"><strong>TEST MODE</strong>: no real money moves on this page.</p>`,
+    backToShop(s),
     `<header><p class="merchant">${h(s.merchantName)}</p>`,
     s.description ? `<p class="description">${h(s.description)}</p>` : "",
     `<h1 class="amount"><span id="amount">${h(s.amount)}</span> USDC</h1>`,
-    `<p class="expires">Pay before <time id="expires" datetime="${h(s.expiresAt)}">${h(formatTime(s.expiresAt))}</time>` +
-      ` <span id="time-left" aria-hidden="true"></span></p></header>`,
+    deadline(s),
+    `</header>`,
     `<section aria-labelledby="status-title"><h2 id="status-title" class="visually-hidden">Status</h2>` +
       `<p id="status" class="status" role="status" aria-live="polite" data-status="${h(s.status)}">${h(s.statusMessage)}</p>` +
       overpaidNote(s.amountOverpaid) +
@@ -52,6 +56,33 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
     s.status === "PENDING" ? paySection(s, chain, links) : "",
   ].join("\n");
   return document(`Pay ${s.amount} USDC to ${s.merchantName}`, body, config, links.basePath);
+}
+
+/**
+ * The deadline while the charge is pending, and the rule that moves it (domain/chain-selection.ts):
+ * before the pick, the time left to pick and the window that picking opens; after it, the time left
+ * to pay and where it came from. The script counts down `#time-left` (hidden from screen readers:
+ * it changes every second) and announces the change of deadline in `#window-change`.
+ */
+function deadline(s: PublicCharge): string {
+  if (s.status !== "PENDING") return "";
+  const minutes = `${s.paymentWindowMinutes} minute${s.paymentWindowMinutes === 1 ? "" : "s"}`;
+  const when = `<time id="expires" datetime="${h(s.expiresAt)}">${h(formatTime(s.expiresAt))}</time> <span id="time-left" aria-hidden="true"></span>`;
+  const [line, note] =
+    s.chainId === null
+      ? [`Choose a network before ${when}`, `Once you pick a network you have <strong>${minutes}</strong> to pay, counted from your pick.`]
+      : [`Pay before ${when}`, `You have ${minutes} to pay from the moment the network was picked.`];
+  return (
+    `<div id="deadline" data-phase="${s.chainId === null ? "pick" : "pay"}"><p class="expires">${line}</p>` +
+    `<p class="window-note" id="window-note">${note}</p>` +
+    `<p class="window-change" id="window-change" role="status"></p></div>`
+  );
+}
+
+/** The way back to the shop, while the buyer may still want to leave unpaid (the shop's `cancelUrl`). */
+function backToShop(s: PublicCharge): string {
+  if (!s.cancelUrl || !["PENDING", "EXPIRED", "CANCELLED"].includes(s.status)) return "";
+  return `<p class="back"><a id="back-to-shop" href="${h(s.cancelUrl)}"><span aria-hidden="true">← </span>Back to ${h(s.merchantName)}</a></p>`;
 }
 
 function paySection(s: PublicCharge, chain: PublicChain | null, links: PageLinks): string {
@@ -101,7 +132,8 @@ function payPanel(s: PublicCharge, chain: PublicChain, links: PageLinks): string
 </dl>
 <figure class="qr">${qrSvg(uri, `QR code: pay ${remaining} USDC to ${s.cloneAddress} on ${chain.name}`)}<figcaption>Scan with a wallet app</figcaption></figure>
 <p class="waiting-note">A payment is being confirmed. Please wait before sending anything more: this page updates by itself.</p>
-<p class="wallet"><button type="button" id="pay-gasless" hidden>Pay with wallet (no gas needed)</button><button type="button" id="pay-wallet" hidden>Pay with wallet</button></p>
+${walletChooser("Pay from")}
+<p class="wallet"><button type="button" id="pay-gasless" hidden>Pay with your wallet (no gas needed)</button><button type="button" id="pay-wallet" hidden>Pay with your wallet</button></p>
 <p id="wallet-message" class="wallet-message" role="alert"></p>
 ${testWallet}
 </section>`;
@@ -113,7 +145,6 @@ function outcome(s: PublicCharge, chain: PublicChain | null): string {
     const back = s.successUrl ? `<a href="${h(successLink(s))}" id="continue">Return to the shop</a>` : "";
     return `<p id="outcome">${tx} ${back}</p>`;
   }
-  if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) return `<p id="outcome"><a href="${h(s.cancelUrl)}">Return to the shop</a></p>`;
   return `<p id="outcome"></p>`;
 }
 
@@ -124,6 +155,11 @@ function outcome(s: PublicCharge, chain: PublicChain | null): string {
 function overpaidNote(amountOverpaid: string): string {
   const text = amountOverpaid === "0.00" ? "" : `You paid ${h(amountOverpaid)} USDC more than asked. The merchant has been notified and can refund it.`;
   return `<p id="overpaid" class="overpaid" aria-live="polite"${text ? "" : " hidden"}>${text}</p>`;
+}
+
+/** Where assets/wallets.js lists the browser's wallets when there are two or more (under `legend`). */
+export function walletChooser(legend: string): string {
+  return `<fieldset id="wallets" class="wallets" hidden><legend>${h(legend)}</legend><ul></ul></fieldset>`;
 }
 
 /** Whether the test wallet can pay this charge: a test-mode charge on the devnet, when this process runs the devnet. */
@@ -150,7 +186,10 @@ function formatTime(iso: string): string {
   return `${iso.slice(0, 16).replace("T", " ")} UTC`;
 }
 
-/** A page of the hosted pages' look (their stylesheet; `script` only with a `config`; loading itself again after `refreshSeconds`). */
+/**
+ * A page of the hosted pages' look (their stylesheet and icon; `script`, an ES module, only with a
+ * `config`; loading itself again after `refreshSeconds`).
+ */
 export function document(
   title: string,
   body: string,
@@ -169,8 +208,9 @@ export function document(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 ${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">\n` : ""}<title>${h(title)}</title>
+${FAVICON_LINK}
 <link rel="stylesheet" href="${assets}/pay.css">
-${config ? `<script src="${assets}/${script}" defer></script>` : ""}
+${config ? `<script type="module" src="${assets}/${script}"></script>` : ""}
 </head>
 <body>
 <main>

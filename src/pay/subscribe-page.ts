@@ -1,11 +1,11 @@
 // The subscription's two buyer pages, rendered on the server in the hosted pages' look: the checkout
-// (what is billed, in words; the chains; the wallet chooser; the two signatures explained before they
+// (what is billed, in words; the chains; the wallet chooser of assets/wallets.js; the two signatures explained before they
 // are asked for) and the manage page (status, next charge, invoices, cancel, revoke on chain). What
 // needs a wallet is done by assets/subscribe.js; everything else reads and works without it.
 import { revokeCalldata } from "../chain/subscriptions.js";
 import { formatAmount } from "../domain/money.js";
 import { allowanceWords, type ManageView, type SubscriptionView } from "../domain/subscription-checkout.js";
-import { document } from "./page.js";
+import { document, walletChooser } from "./page.js";
 import { escapeHtml as h } from "./qr.js";
 
 const STATUS_WORDS: Record<string, string> = {
@@ -68,8 +68,8 @@ ${view.failure ? `<p id="failure" class="warning" role="alert">${h(view.failure)
 </ol>
 <form id="checkout">
 ${chains}
-<p><label for="wallet">Wallet</label> <select id="wallet" name="wallet" disabled><option>Looking for wallets…</option></select></p>
-<p class="wallet"><button type="submit" id="subscribe" disabled>Connect wallet and subscribe</button></p>
+${walletChooser("Subscribe from")}
+<p class="wallet"><button type="submit" id="subscribe" disabled>Subscribe with your wallet</button></p>
 </form>
 <noscript><p>Subscribing needs JavaScript and a browser wallet.</p></noscript>
 <p id="wallet-message" class="wallet-message" role="alert"></p>
@@ -127,7 +127,8 @@ ${
   view.permission
     ? `<section aria-labelledby="revoke-title"><h2 id="revoke-title">Revoke on chain</h2>
 <p>Revoking the permission from your wallet stops every future payment whatever happens here. It is a transaction your wallet (${h(s.payer!)}) sends, so it needs a little gas.</p>
-<p><button type="button" id="revoke" class="secondary" hidden>Revoke with my wallet</button></p>
+${walletChooser("Revoke from")}
+<p><button type="button" id="revoke" class="secondary" hidden>Revoke with your wallet</button></p>
 <p id="wallet-message" class="wallet-message" role="alert"></p></section>`
     : ""
 }`;

@@ -17,7 +17,7 @@ import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js
 
 const OUTPUT = new URL("../.output/", import.meta.url);
 const CONFIRMATIONS = 2;
-const GASLESS = "Pay with wallet (no gas needed)";
+const GASLESS = "Pay with Test Wallet (no gas needed)";
 let chain: TestChain;
 let app: TestApp;
 let browser: Browser;
@@ -146,10 +146,10 @@ describe("hosted page: pay without gas", () => {
 
     // Offered first, with the normal transfer kept after it.
     const gasless = page.getByRole("button", { name: GASLESS });
-    const normal = page.getByRole("button", { name: "Pay with wallet", exact: true });
+    const normal = page.getByRole("button", { name: "Pay with Test Wallet", exact: true });
     await expect.poll(() => gasless.isVisible()).toBe(true);
     expect(await normal.isVisible()).toBe(true);
-    expect(await page.locator(".wallet button:not([hidden])").allInnerTexts()).toEqual([GASLESS, "Pay with wallet"]);
+    expect(await page.locator(".wallet button:not([hidden])").allInnerTexts()).toEqual([GASLESS, "Pay with Test Wallet"]);
 
     const answer = page.waitForResponse((r) => r.url().endsWith(`/v1/public/charges/${charge.id}/authorizations`) && r.request().method() === "POST");
     await gasless.click();
@@ -202,7 +202,7 @@ describe("hosted page: pay without gas", () => {
     expect(posted).toEqual([]);
     // From then on the page offers only the normal transfer, as its main button.
     expect(await page.getByRole("button", { name: GASLESS }).isVisible()).toBe(false);
-    const normal = page.getByRole("button", { name: "Pay with wallet", exact: true });
+    const normal = page.getByRole("button", { name: "Pay with Test Wallet", exact: true });
     expect(await normal.isEnabled()).toBe(true);
     expect(await normal.getAttribute("class")).not.toContain("secondary");
     expect((await app.call("GET", `/v1/charges/${charge.id}`)).body).toMatchObject({ status: "PENDING", amountReceived: null });
@@ -224,7 +224,7 @@ describe("hosted page: pay without gas", () => {
       await page.keyboard.press("Tab");
       stops.push(await page.evaluate(() => (document.activeElement as HTMLElement).innerText.trim()));
     }
-    expect(stops).toEqual(["Copy amount", "Copy address", GASLESS, "Pay with wallet"]);
+    expect(stops).toEqual(["Copy amount", "Copy address", GASLESS, "Pay with Test Wallet"]);
     await page.context().close();
   });
 });

@@ -111,7 +111,7 @@ describe("hosted page in a browser", () => {
     expect(await page.locator("#address").textContent()).toBe((await app.call("GET", `/v1/charges/${charge.id}`)).body.cloneAddress);
 
     const beforePay = navigations.length;
-    await page.getByRole("button", { name: "Pay with wallet", exact: true }).click();
+    await page.getByRole("button", { name: "Pay with Test Wallet", exact: true }).click();
     await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toMatch(/^Sent\. Transaction 0x/);
     await expect.poll(() => statusOf(page).textContent(), { timeout: 30_000 }).toBe("Payment complete. Thank you!");
     expect(navigations.length).toBe(beforePay); // live, no reload
@@ -178,7 +178,7 @@ describe("hosted page in a browser", () => {
       stops.push(await page.evaluate(() => (document.activeElement as HTMLElement).innerText.trim()));
     }
     // Payment without gas is offered first (the charge is on the devnet, above GASLESS_MIN_AMOUNT).
-    expect(stops.slice(0, 4)).toEqual(["Copy amount", "Copy address", "Pay with wallet (no gas needed)", "Pay with wallet"]);
+    expect(stops.slice(0, 4)).toEqual(["Copy amount", "Copy address", "Pay with Test Wallet (no gas needed)", "Pay with Test Wallet"]);
     await page.context().close();
 
     let weight = 0;

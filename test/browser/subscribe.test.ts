@@ -112,11 +112,11 @@ describe("subscription checkout and manage pages", () => {
     await page.goto(`${app.url}/pay/subscribe/${sub.id}`);
     expect(await page.locator("#price").textContent()).toBe("25.00 USDC every month (30 days)");
     expect(await page.locator("#allowance").textContent()).toBe("Up to 25.00 USDC every month (30 days), until you cancel.");
-    await expect.poll(() => page.locator("#wallet option").allTextContents()).toEqual(["Test Wallet"]);
+    await expect.poll(() => page.locator("#subscribe").innerText()).toBe("Subscribe with Test Wallet");
     await page.getByLabel("Local devnet").check();
 
     const answer = page.waitForResponse((r) => r.url().endsWith(`/pay/subscribe/${sub.id}/authorize`) && r.request().method() === "POST");
-    await page.getByRole("button", { name: "Connect wallet and subscribe" }).click();
+    await page.getByRole("button", { name: "Subscribe with Test Wallet" }).click();
     const response = await answer;
     expect(response.status(), await response.text()).toBe(202);
 
@@ -148,7 +148,7 @@ describe("subscription checkout and manage pages", () => {
 
     // Revoke on chain: the payer's own wallet sends revoke(permission) to the contract (it pays the gas).
     await chain.provider.send("anvil_setBalance", [buyer.address, `0x${parseEther("1").toString(16)}`]);
-    await page.getByRole("button", { name: "Revoke with my wallet" }).click();
+    await page.getByRole("button", { name: "Revoke with Test Wallet" }).click();
     await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toMatch(/^Revoke sent: transaction 0x[0-9a-f]{64}\./);
     expect(sent).toEqual([{ from: buyer.address, to: devnet.subscriptions, data: revokeCalldata(loadPermission(stored.permission as never)) }]);
     expect(cspErrors).toEqual([]);
@@ -161,7 +161,7 @@ describe("subscription checkout and manage pages", () => {
     const { page } = await pageWithWallet(buyer);
     await page.goto(`${app.url}/pay/subscribe/${sub.id}`);
     const answer = page.waitForResponse((r) => r.url().endsWith(`/pay/subscribe/${sub.id}/authorize`));
-    await page.getByRole("button", { name: "Connect wallet and subscribe" }).click();
+    await page.getByRole("button", { name: "Subscribe with Test Wallet" }).click();
     expect((await answer).status()).toBe(202);
     expect(await page.locator("#authorize").isVisible()).toBe(false);
     // What the engine does when the checkout's transaction fails (the buyer holds no USDC here).
@@ -182,7 +182,7 @@ describe("subscription checkout and manage pages", () => {
     ]);
     await expect.poll(() => page.locator("#wallet-message").textContent(), { timeout: 15_000 }).toContain("did not hold enough USDC");
     expect(await page.locator("#status").textContent()).toBe("Not authorized yet.");
-    expect(await page.getByRole("button", { name: "Connect wallet and subscribe" }).isEnabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Subscribe with Test Wallet" }).isEnabled()).toBe(true);
     await page.context().close();
   });
 
@@ -190,7 +190,7 @@ describe("subscription checkout and manage pages", () => {
     const sub = await newSubscriptionRow(app, { trialDays: 7 });
     const { page } = await pageWithWallet(new Wallet(Wallet.createRandom().privateKey), { width: 360, bypassCSP: true });
     await page.goto(`${app.url}/pay/subscribe/${sub.id}`);
-    await expect.poll(() => page.locator("#wallet option").allTextContents()).toEqual(["Test Wallet"]);
+    await expect.poll(() => page.locator("#subscribe").innerText()).toBe("Subscribe with Test Wallet");
     expect(await page.locator("#trial").textContent()).toBe("Free for 7 days, then 25.00 USDC every month (30 days), until you cancel.");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     await page.screenshot({ path: new URL("subscribe-checkout-360.png", OUTPUT).pathname, fullPage: true });

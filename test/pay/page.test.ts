@@ -1,5 +1,7 @@
 // The hosted payment page over plain HTTP (no browser, no JavaScript): what it shows, its forms,
 // its headers, its QR code (decoded here), and the test wallet.
+import { request } from "node:http";
+import { brotliDecompressSync } from "node:zlib";
 import jsQR from "jsqr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
@@ -80,6 +82,60 @@ describe("hosted page", () => {
     expect((await app.call("GET", `/v1/charges/${other.id}`)).body.chainId).toBeNull();
   });
 
+  it("explains the payment window before the pick and the deadline the pick sets; the way back to the shop while pending", async () => {
+    const charge = await newCharge({ cancelUrl: "https://shop.example/cart?order=7" });
+    const before = await (await page(`/pay/${charge.id}`)).text();
+    expect(before).toContain('<div id="deadline" data-phase="pick">');
+    expect(before).toContain(`Choose a network before <time id="expires" datetime="${charge.expiresAt}">`);
+    expect(before).toContain("Once you pick a network you have <strong>15 minutes</strong> to pay, counted from your pick.");
+    expect(before).toContain('<p class="window-change" id="window-change" role="status"></p>');
+    const back = '<a id="back-to-shop" href="https://shop.example/cart?order=7"><span aria-hidden="true">← </span>Back to Test Shop</a>';
+    expect(before).toContain(back);
+    expect((await app.call("GET", `/v1/public/charges/${charge.id}`, { key: null })).body.paymentWindowMinutes).toBe(15);
+
+    const pickedAt = Date.now();
+    await form(`/pay/${charge.id}/chain`, { chainId: "31337" });
+    const { expiresAt } = (await app.call("GET", `/v1/charges/${charge.id}`)).body;
+    // The rule the page states: the deadline is the pick plus the payment window.
+    expect(Math.abs(Date.parse(expiresAt) - (pickedAt + 15 * 60_000))).toBeLessThan(5_000);
+    const after = await (await page(`/pay/${charge.id}`)).text();
+    expect(after).toContain('<div id="deadline" data-phase="pay">');
+    expect(after).toContain(`Pay before <time id="expires" datetime="${expiresAt}">`);
+    expect(after).toContain("You have 15 minutes to pay from the moment the network was picked.");
+    expect(after).toContain(back);
+
+    // No cancelUrl, no link back; a charge no longer pending shows no deadline.
+    const plain = await newCharge();
+    expect(await (await page(`/pay/${plain.id}`)).text()).not.toContain("back-to-shop");
+    await app.db.prisma.charge.update({ where: { id: charge.id }, data: { status: "CANCELLED" } });
+    const cancelled = await (await page(`/pay/${charge.id}`)).text();
+    expect(cancelled).not.toContain('id="deadline"');
+    expect(cancelled).toContain(back);
+  });
+
+  it("sends the page, its scripts and stylesheet compressed to a browser that takes it, and links the service's icon", async () => {
+    const charge = await newCharge();
+    const path = `/pay/${charge.id}`;
+    const br = await raw(path, "gzip, deflate, br");
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(br.headers.vary).toBe("Accept-Encoding");
+    const html = brotliDecompressSync(br.body).toString();
+    expect(html).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+    expect(html).toContain('<script type="module" src="/pay/assets/pay.js"></script>');
+    expect((await raw(path, "gzip")).headers["content-encoding"]).toBe("gzip");
+    const plain = await raw(path);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.body.length).toBeGreaterThan(br.body.length * 2);
+    for (const asset of ["pay.js", "wallets.js", "subscribe.js", "pay.css"]) {
+      const res = await raw(`/pay/assets/${asset}`, "br, gzip");
+      expect(res.headers["content-encoding"], asset).toBe("br");
+      expect(res.headers["cache-control"]).toBe("public, max-age=300");
+      expect(brotliDecompressSync(res.body).equals((await raw(`/pay/assets/${asset}`)).body)).toBe(true);
+    }
+    // The icon every page links is there.
+    for (const icon of ["/favicon.svg", "/favicon.ico"]) expect((await raw(icon)).status).toBe(200);
+  });
+
   it("pays a test charge from the test wallet, and refuses it for a live charge", async () => {
     const charge = await newCharge({ amount: "3" });
     await form(`/pay/${charge.id}/chain`, { chainId: "31337" });
@@ -126,14 +182,29 @@ describe("hosted page", () => {
     expect(() => loadConfig({ PAYMENT_FRAME_ANCESTORS: "shop.example" })).toThrow(/PAYMENT_FRAME_ANCESTORS: must be origins/);
   });
 
-  it("serves its script and stylesheet", async () => {
-    const js = await page("/pay/assets/pay.js");
-    expect(js.status).toBe(200);
-    expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
+  it("serves its scripts and stylesheet", async () => {
+    for (const name of ["pay.js", "wallets.js"]) {
+      const js = await page(`/pay/assets/${name}`);
+      expect(js.status).toBe(200);
+      expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
+    }
     const css = await page("/pay/assets/pay.css");
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);
   });
 });
+
+/** A GET with exactly this Accept-Encoding (fetch would send its own and decode the answer): the bytes as sent. */
+function raw(path: string, acceptEncoding?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${app.url}${path}`, { headers: acceptEncoding ? { "accept-encoding": acceptEncoding } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 // jsqr is CommonJS: its function is the default export under Node's interop, or the module itself.
 const decode = ((jsQR as unknown as { default?: unknown }).default ?? jsQR) as (d: Uint8ClampedArray, w: number, h: number) => { data: string } | null;

@@ -76,7 +76,7 @@ describe("checkout page", () => {
     expect(html).toContain("25.00 USDC every month (30 days)");
     expect(html).toContain("Up to 25.00 USDC every month (30 days), until you cancel.");
     expect(html).toContain('value="31337"');
-    expect(html).toContain('<select id="wallet"');
+    expect(html).toContain('<fieldset id="wallets"');
     expect(html).toContain("USDC permit");
     expect(html).toContain("/pay/assets/subscribe.js");
     expect([...html.matchAll(/<script(?![^>]*type="application\/json")(?![^>]*src=)[^>]*>/g)]).toEqual([]);

@@ -1,10 +1,10 @@
-// The hosted payment page's script: copy buttons, the countdown, live status over SSE
-// (paymentSessionUpdated), and "Pay with wallet" (EIP-6963 discovery, EIP-1193 fallback), without
+// The hosted payment page's script (an ES module): copy buttons, the countdown, live status over SSE
+// (paymentSessionUpdated), and "Pay with <wallet>" (the wallet chooser of wallets.js), without
 // gas (a signed EIP-3009 authorization the service relays) when the service offers it.
 // Without it the page still shows everything needed to pay. Every request of its own carries the
 // page's token (http/hosted-pages.ts), so the service serves it ahead of anonymous floods; one refused
 // as busy (429/503) is tried again after its Retry-After, and the buyer hears of it only if it keeps failing.
-"use strict";
+import { chooseWallets, nameButton } from "./wallets.js";
 
 (() => {
   const config = JSON.parse(document.getElementById("session").textContent);
@@ -68,17 +68,47 @@
     setTimeout(() => (button.textContent = label), 1500);
   }
 
-  // Countdown to expiry.
+  // The deadline (page.ts's deadline()): counted down every second, shown in the buyer's own time.
+  // Before the pick it is the time to choose a network; the pick (below) opens the merchant's payment
+  // window, a new deadline that may be earlier or later: the page drawn after it says so once, aloud.
   const expires = $("expires");
   const left = $("time-left");
-  const tick = () => {
-    const ms = Date.parse(expires.getAttribute("datetime")) - Date.now();
-    if (statusEl.dataset.status !== "PENDING") return (left.textContent = "");
-    const s = Math.max(0, Math.floor(ms / 1000));
-    left.textContent = `(${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left)`;
+  const phase = $("deadline")?.dataset.phase;
+  const PICKED = `stablegate.picked.${config.chargeId}`;
+  /** A sessionStorage call, or null where the browser refuses storage. */
+  const session = (call) => {
+    try {
+      return call();
+    } catch {
+      return null;
+    }
   };
-  tick();
+  const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const tick = () => {
+    if (!expires) return;
+    if (statusEl.dataset.status !== "PENDING") return $("deadline")?.remove();
+    const s = Math.max(0, Math.floor((Date.parse(expires.getAttribute("datetime")) - Date.now()) / 1000));
+    const h = Math.floor(s / 3600);
+    const mmss = `${Math.floor((s % 3600) / 60)}:${String(s % 60).padStart(2, "0")}`;
+    const time = h > 0 ? `${h}:${mmss.padStart(5, "0")}` : mmss;
+    left.textContent = s === 0 ? "(time is up)" : `(${time} left${phase === "pick" ? " to choose" : ""})`;
+  };
+  const showDeadline = () => {
+    if (!expires) return;
+    expires.textContent = clock(expires.getAttribute("datetime"));
+    tick();
+  };
+  showDeadline();
   setInterval(tick, 1000);
+  if (phase === "pay" && session(() => sessionStorage.getItem(PICKED))) {
+    session(() => sessionStorage.removeItem(PICKED));
+    // Filled once the live region is in place, so that screen readers announce it.
+    setTimeout(() => {
+      $("window-change").textContent =
+        `Network picked: you now have ${config.paymentWindowMinutes} minutes to pay, until ${clock(expires.getAttribute("datetime"))}. ` +
+        "The time to choose a network no longer applies.";
+    }, 500);
+  }
 
   // Live status.
   const query =
@@ -119,7 +149,10 @@
     statusEl.dataset.status = s.status;
     // Rewriting the same text would make screen readers announce it again.
     if (statusEl.textContent !== s.statusMessage) statusEl.textContent = s.statusMessage;
-    expires.setAttribute("datetime", s.expiresAt);
+    if (expires && expires.getAttribute("datetime") !== s.expiresAt) {
+      expires.setAttribute("datetime", s.expiresAt);
+      showDeadline();
+    }
     // Money beyond the amount: the buyer learns how much, and that the merchant was told (page.ts's words).
     const overpaid = $("overpaid");
     const excess = s.amountOverpaid === "0.00" ? "" : `You paid ${s.amountOverpaid} USDC more than asked. The merchant has been notified and can refund it.`;
@@ -136,6 +169,8 @@
       }),
     );
     if (s.status !== "PENDING") document.querySelector("section.pay")?.remove();
+    // Paid: leaving through the shop's cancel link is no longer the way back.
+    if (s.status === "RECEIVED" || s.status === "COMPLETED") $("back-to-shop")?.parentElement.remove();
     const outcome = $("outcome");
     if (s.status === "COMPLETED") {
       source.close();
@@ -146,8 +181,6 @@
         outcome.append(link(config.completedUrl, "Return to the shop"));
         setTimeout(() => location.assign(config.completedUrl), 3000);
       }
-    } else if ((s.status === "EXPIRED" || s.status === "CANCELLED") && s.cancelUrl) {
-      outcome.replaceChildren(link(s.cancelUrl, "Return to the shop"));
     }
   }
 
@@ -178,8 +211,12 @@
           fetch(picker.action, { method: "POST", body: new URLSearchParams(new FormData(picker)), headers: tokenHeaders, redirect: "manual" }),
         );
       } catch {}
-      // Picked: the answer sends the browser back to the page (drawn once, by reload()).
-      if (res?.type === "opaqueredirect" || res?.ok) return reload();
+      // Picked: the answer sends the browser back to the page (drawn once, by reload()), which then
+      // announces the new deadline.
+      if (res?.type === "opaqueredirect" || res?.ok) {
+        session(() => sessionStorage.setItem(PICKED, "1"));
+        return reload();
+      }
       if (res && res.status !== 429 && res.status !== 503) return picker.submit(); // the service's own answer, as without the script
       button.disabled = false;
       const again = document.createElement("button");
@@ -200,32 +237,24 @@
   const message = $("wallet-message");
   if (!payButton || !config.chain) return;
   const gasless = gaslessButton && config.gasless ? config.gasless : null;
-  const providers = [];
-  const offer = () => {
-    payButton.hidden = false;
-    if (gasless) {
-      // Without gas first; the normal transfer stays as the fallback.
-      gaslessButton.hidden = false;
-      payButton.classList.add("secondary");
-    }
-  };
-  window.addEventListener("eip6963:announceProvider", (e) => {
-    providers.push(e.detail.provider);
-    offer();
+  // The buttons name the chosen wallet; without gas first when offered, the normal transfer after it.
+  const wallets = chooseWallets($("wallets"), {
+    onChange: (wallet) => {
+      nameButton(payButton, wallet, "Pay with ");
+      payButton.hidden = false;
+      if (gasless) {
+        nameButton(gaslessButton, wallet, "Pay with ", " (no gas needed)");
+        gaslessButton.hidden = false;
+        payButton.classList.add("secondary");
+      }
+    },
   });
-  window.dispatchEvent(new Event("eip6963:requestProvider"));
-  setTimeout(() => {
-    if (providers.length === 0 && window.ethereum) {
-      providers.push(window.ethereum);
-      offer();
-    }
-  }, 300);
   const buttons = [payButton, gaslessButton].filter(Boolean);
   const busy = (on) => buttons.forEach((b) => (b.disabled = on));
   const chainHex = `0x${config.chain.chainId.toString(16)}`;
 
   payButton.addEventListener("click", async () => {
-    const wallet = providers[0];
+    const wallet = wallets.chosen().provider;
     busy(true);
     message.textContent = "Confirm in your wallet…";
     try {
@@ -269,7 +298,7 @@
   if (gasless) {
     const api = `${config.graphqlUrl.replace(/\/graphql$/, "")}/v1/public/charges/${encodeURIComponent(config.chargeId)}/authorizations`;
     gaslessButton.addEventListener("click", async () => {
-      const wallet = providers[0];
+      const wallet = wallets.chosen().provider;
       busy(true);
       message.textContent = "Confirm in your wallet…";
       let fallback = false;

@@ -1,9 +1,10 @@
-// The subscription pages' script. On the checkout: the wallet chooser (EIP-6963 providers by name,
-// window.ethereum as a fallback), then connect, ask the service what to sign, have the wallet sign
-// the USDC permit and the spend permission (eth_signTypedData_v4, each explained first), post both,
-// and follow the status until the subscription starts (or show why it failed, so the buyer can try
-// again). On the manage page: "Revoke on chain", a transaction the payer's own wallet sends.
-"use strict";
+// The subscription pages' script (an ES module). On the checkout: the wallet chooser (wallets.js:
+// EIP-6963 wallets by name and icon, window.ethereum as a fallback), then connect, ask the service
+// what to sign, have the wallet sign the USDC permit and the spend permission (eth_signTypedData_v4,
+// each explained first), post both, and follow the status until the subscription starts (or show
+// why it failed, so the buyer can try again). On the manage page: "Revoke on chain", a transaction
+// the payer's own wallet sends, from the wallet chosen the same way.
+import { chooseWallets, nameButton } from "./wallets.js";
 
 (() => {
   const config = JSON.parse(document.getElementById("session").textContent);
@@ -11,36 +12,20 @@
   const base = `${config.basePath}/subscribe/${encodeURIComponent(config.subscriptionId)}`;
   const message = $("wallet-message");
 
-  const wallets = [];
-  window.addEventListener("eip6963:announceProvider", (e) => {
-    if (wallets.some((w) => w.info.uuid === e.detail.info?.uuid)) return;
-    wallets.push({ info: e.detail.info ?? { uuid: String(wallets.length), name: "Wallet" }, provider: e.detail.provider });
-    offer();
+  const wallets = chooseWallets($("wallets"), {
+    onChange: (wallet) => {
+      if (config.page === "checkout") {
+        nameButton($("subscribe"), wallet, "Subscribe with ");
+        $("subscribe").disabled = false;
+      } else if ($("revoke")) {
+        nameButton($("revoke"), wallet, "Revoke with ");
+        $("revoke").hidden = false;
+      }
+    },
+    onNone: () => {
+      if (message) message.textContent = "No browser wallet was found. Install or unlock one, then reload this page.";
+    },
   });
-  window.dispatchEvent(new Event("eip6963:requestProvider"));
-  setTimeout(() => {
-    if (wallets.length === 0 && window.ethereum) {
-      wallets.push({ info: { uuid: "injected", name: "Browser wallet" }, provider: window.ethereum });
-      offer();
-    }
-    if (wallets.length === 0 && message) message.textContent = "No browser wallet was found. Install or unlock one, then reload this page.";
-  }, 500);
-
-  function offer() {
-    if (config.page === "checkout") {
-      const select = $("wallet");
-      select.replaceChildren(
-        ...wallets.map((w, i) => {
-          const option = document.createElement("option");
-          option.value = String(i);
-          option.textContent = w.info.name;
-          return option;
-        }),
-      );
-      select.disabled = false;
-      $("subscribe").disabled = false;
-    } else if ($("revoke")) $("revoke").hidden = false;
-  }
 
   const hex = (n) => `0x${Number(n).toString(16)}`;
 
@@ -132,7 +117,7 @@
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const chainId = Number(new FormData(form).get("chainId"));
-      const wallet = wallets[Number($("wallet").value)]?.provider;
+      const wallet = wallets.chosen()?.provider;
       if (!wallet || !chainId) return;
       button.disabled = true;
       try {
@@ -168,7 +153,7 @@
   } else if (config.page === "manage" && $("revoke")) {
     const button = $("revoke");
     button.addEventListener("click", async () => {
-      const wallet = wallets[0]?.provider;
+      const wallet = wallets.chosen()?.provider;
       if (!wallet) return;
       button.disabled = true;
       try {
