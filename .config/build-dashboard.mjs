@@ -1,7 +1,8 @@
 // Bundles the dashboard (src/dashboard/web) into dist/dashboard/assets: the entry script, the chunks
 // of the pages it loads when first shown (chunks/, content-hashed), and one stylesheet, minified, no
 // CDN. Prints the first load's compressed size (the entry, the chunks it imports statically and the
-// stylesheet), which must stay under 60 KB: a page's own code is not in it.
+// stylesheet), which must stay under 60 KB: a page's own code is not in it; their list goes to
+// dist/dashboard/first-load.json.
 // Every graphql(`…`) document of the dashboard is persisted on the way: its printed text goes into
 // dist/dashboard/persisted-operations.json under its sha256 (what the server runs for a dashboard
 // session, src/graphql/persisted.ts), and the bundle carries the hash, which is all it sends.
@@ -72,6 +73,8 @@ const firstLoad = (file, seen = new Set()) => {
 const entry = Object.keys(metafile.outputs).find((f) => f.endsWith("/app.js"));
 const scripts = [...firstLoad(entry)].map((f) => f.slice(f.indexOf("dist/dashboard/assets/") + "dist/dashboard/assets/".length));
 const total = scripts.reduce((sum, name) => sum + size(name), 0) + size("app.css");
+// What the first load fetches, for `npm run bench` (test/bench/pages.mjs) to measure on the wire.
+writeFileSync(new URL("dist/dashboard/first-load.json", root), `${JSON.stringify({ scripts, styles: ["app.css"] }, null, 2)}\n`);
 const chunks = Object.keys(metafile.outputs).filter((f) => f.endsWith(".js")).length - 1;
 console.log(
   `dashboard: first load (${scripts.length} scripts + app.css) = ${(total / 1024).toFixed(1)} KB gzipped, ${chunks} chunks, ${persisted.size} persisted operations`,
