@@ -149,7 +149,7 @@ describe("hosted page in a browser", () => {
     await expect.poll(() => statusOf(page).textContent()).toBe("Choose a network to pay on.");
     await expireDueCharges(app.db.prisma, { ...SETTINGS, feed: app.live }, new Date(Date.now() + 3_600_000));
     await expect.poll(() => statusOf(page).textContent(), { timeout: 10_000 }).toMatch(/^This payment has expired/);
-    expect(await page.getByRole("link", { name: "Return to the shop" }).getAttribute("href")).toBe(`${app.url}/healthz?cancelled=1`);
+    expect(await page.getByRole("link", { name: "Back to Test Shop" }).getAttribute("href")).toBe(`${app.url}/healthz?cancelled=1`);
     await page.context().close();
   });
 
@@ -182,7 +182,7 @@ describe("hosted page in a browser", () => {
     await page.context().close();
 
     let weight = 0;
-    for (const path of [`/pay/${charge.id}`, "/pay/assets/pay.js", "/pay/assets/pay.css"]) {
+    for (const path of [`/pay/${charge.id}`, "/pay/assets/pay.js", "/pay/assets/wallets.js", "/pay/assets/pay.css"]) {
       weight += gzipSync(Buffer.from(await (await fetch(app.url + path)).arrayBuffer())).length;
     }
     metrics.pageWeightGzipBytes = weight;

@@ -1,5 +1,7 @@
-// /dashboard: the single page and its bundle, under a strict CSP, never framed, gzipped when asked.
-import { gunzipSync } from "node:zlib";
+// /dashboard: the single page and its bundle, under a strict CSP, never framed, compressed when asked
+// (brotli preferred, gzip otherwise: http/compression.ts), with the service's icon.
+import { get } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startApp, type TestApp } from "../helpers/harness.js";
 
@@ -44,6 +46,31 @@ it("serves the bundle gzipped to browsers that take it, cached for good under a 
     );
   });
   expect(gunzipSync(raw).toString()).toContain(".test-banner");
+});
+
+/** GET `path` with exactly this Accept-Encoding: the headers and the bytes as sent. */
+const raw = (path: string, acceptEncoding: string) =>
+  new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+    get(`${app.url}${path}`, { headers: { "accept-encoding": acceptEncoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on("error", reject);
+  });
+
+it("sends the page and its bundle brotli-compressed to browsers that take it, varying on Accept-Encoding; the page links the icon", async () => {
+  for (const path of ["/dashboard", "/dashboard/settings", "/dashboard/assets/app.js", "/dashboard/assets/app.css"]) {
+    const br = await raw(path, "gzip, deflate, br");
+    expect(br.headers["content-encoding"], path).toBe("br");
+    expect(br.headers.vary).toBe("Accept-Encoding");
+    const gz = await raw(path, "gzip");
+    expect(gz.headers["content-encoding"], path).toBe("gzip");
+    expect(brotliDecompressSync(br.body).equals(gunzipSync(gz.body))).toBe(true);
+    expect(br.body.length).toBeLessThan(gz.body.length);
+  }
+  const html = brotliDecompressSync((await raw("/dashboard", "br")).body).toString();
+  expect(html).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+  expect((await fetch(`${app.url}/favicon.svg`)).status).toBe(200);
 });
 
 it("serves each page's chunk the entry imports, cached for good, and a clear 404 for a chunk of another build", async () => {

@@ -115,13 +115,13 @@ export function walletName(wallet) {
     icon.width = 20;
     icon.height = 20;
     icon.className = "wallet-icon";
-    name.append(icon, " ");
+    name.append(icon);
   }
   name.append(wallet.name);
   return name;
 }
 
-/** Makes `button` read `${before}<icon> <name>${after}` for `wallet`. */
+/** Makes `button` read `${before}<icon><name>${after}` for `wallet` (the icon's margin spaces it). */
 export function nameButton(button, wallet, before, after = "") {
   button.replaceChildren(before, walletName(wallet), after);
 }
