@@ -120,6 +120,18 @@ describe("hosted page: wallets, the way back, the deadline", () => {
     await page.context().close();
   });
 
+  it("announces the new deadline too when the network was picked elsewhere (another tab or device)", async () => {
+    const charge = await newCharge();
+    const { page } = await pageWith(WALLETS);
+    await page.goto(`${app.url}/pay/${charge.id}`);
+    await expect.poll(() => timeLeft(page)).toMatch(/left to choose\)$/);
+    await app.call("POST", `/v1/public/charges/${charge.id}/chain`, { key: null, body: { chainId: 31337 } });
+    await page.waitForSelector("#address", { timeout: 15_000 });
+    await expect.poll(() => page.locator("#window-change").innerText()).toMatch(/^Network picked: you now have 15 minutes to pay, until /);
+    await expect.poll(() => timeLeft(page)).toMatch(/^\(1[45]:[0-5]\d left\)$/);
+    await page.context().close();
+  });
+
   it("lists both wallets by name and icon, pays with the one picked, and remembers it for the tab", async () => {
     await chain.mint(chain.wallet(4).address, 10_000_000n);
     const charge = await newCharge();

@@ -142,7 +142,11 @@ import { chooseWallets, nameButton } from "./wallets.js";
     // the page must be drawn again (new address, amount, QR code).
     const shown = config.shown;
     const waiting = s.amountPending !== "0.00";
-    if (shown.chainId !== s.chainId) return reload();
+    if (shown.chainId !== s.chainId) {
+      // Picked in another tab or on another device: the new deadline is announced here too.
+      if (shown.chainId === null) session(() => sessionStorage.setItem(PICKED, "1"));
+      return reload();
+    }
     if (s.status === "PENDING" && !waiting && (shown.waiting || s.amountRemaining !== shown.amountRemaining)) return reload();
     // While a payment is being confirmed, asking for money would invite paying twice.
     document.querySelector("section.pay")?.classList.toggle("waiting", waiting);
