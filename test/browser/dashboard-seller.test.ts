@@ -143,7 +143,7 @@ describe("customers and business details in the dashboard", () => {
     await expect.poll(() => section.getByRole("alert").textContent()).toBe("The logo must be at most 64 KB; this one is 70 KB.");
     await logo.setInputFiles({ name: "fake.png", mimeType: "image/png", buffer: Buffer.from("GIF89a;") });
     await section.getByRole("button", { name: "Save business details" }).click();
-    await expect.poll(() => section.getByRole("alert").textContent()).toBe("Invalid logo: is not a PNG or JPEG image (its bytes are neither)");
+    await expect.poll(() => section.getByRole("alert").textContent()).toBe("Logo: is not a PNG or JPEG image (its bytes are neither)");
 
     const image = png({ width: 90, height: 30, colourType: 2 });
     await logo.setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: image });

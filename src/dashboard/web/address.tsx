@@ -56,11 +56,12 @@ export function AddressFields(props: { value?: AddressValue | null; legend?: str
         const name = `address.${key}`;
         const errorId = `${ids}-${key}-error`;
         const described = invalid === name ? { "aria-invalid": true, "aria-describedby": errorId } : {};
+        // The select is named by its label's text alone: a label's own name would include every option.
         return (
           <label key={key} class="grow">
-            {label}
+            {key === "country" ? <span id={`${ids}-country-label`}>{label}</span> : label}
             {key === "country" ? (
-              <CountrySelect name={name} value={value?.country ?? null} {...described} />
+              <CountrySelect name={name} value={value?.country ?? null} aria-labelledby={`${ids}-country-label`} {...described} />
             ) : (
               <input name={name} defaultValue={value?.[key] ?? ""} {...described} />
             )}
@@ -73,7 +74,7 @@ export function AddressFields(props: { value?: AddressValue | null; legend?: str
 }
 
 /** A select of country names (the API's list, sorted by name) whose value is the ISO code; "None" sends no country. */
-function CountrySelect(props: { name: string; value: string | null; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
+function CountrySelect(props: { name: string; value: string | null; "aria-labelledby": string; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
   const [{ data, error }] = useQuery({ query: Countries });
   const sorted = useMemo(() => [...(data?.countries ?? [])].sort((a, b) => a.name.localeCompare(b.name, "en")), [data]);
   const { value, ...rest } = props;
