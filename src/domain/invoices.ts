@@ -7,6 +7,9 @@
 //
 // Invariants:
 // - only a DRAFT changes its lines, customer, due date or memo, or is deleted;
+// - a due date given by a caller (create, update) is not in the past, and a draft whose due date has
+//   passed since is not finalized by a caller until it gets a new one (a subscription's period invoice,
+//   due at its period's start, is issued by the billing loop and may be late by its own delay);
 // - `number` is given once, at finalization, from a per-merchant-and-mode counter whose row stays
 //   locked until the finalization commits: numbers have no gap and no duplicate;
 // - `amountPaid` is the ledger's payments for it (domain/ledger.ts): money its charges received on
@@ -233,9 +236,22 @@ async function assertCustomer(db: Prisma | P.TransactionClient, scope: Scope, cu
 
 const json = (v: unknown) => v as P.InputJsonValue;
 
+/** Refuses a due date that has passed: an invoice asking to be paid by yesterday is a typo, not a term. */
+function assertDueDateAhead(dueDate: Date | null | undefined, now: Date, id?: string): void {
+  if (!dueDate || dueDate.getTime() >= now.getTime()) return;
+  const day = dueDate.toISOString().slice(0, 10);
+  throw invalidParam(
+    "dueDate",
+    id === undefined
+      ? `Invalid dueDate: ${day} is in the past; give today or a later date.`
+      : `Invoice ${id} was due ${day}, which has passed: give it a dueDate of today or later (or none) before finalizing it.`,
+  );
+}
+
 /** Creates a DRAFT invoice for a customer of this merchant and mode; a live one only with a live settlement wallet. */
 export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   const data = parseInput(createSchema, input);
+  assertDueDateAhead(data.dueDate, now);
   const { lines, total } = priceLines(data.lineItems, settings);
   await assertCustomer(prisma, scope, data.customerId);
   await assertLiveWallet(prisma, scope);
@@ -305,6 +321,7 @@ function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: In
 /** Changes a DRAFT: customer, lines (all replaced), due date, memo, metadata (merged). */
 export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   const data = parseInput(updateSchema, input);
+  assertDueDateAhead(data.dueDate, now);
   const priced = data.lineItems === undefined ? null : priceLines(data.lineItems, settings);
   if (data.customerId !== undefined) await assertCustomer(prisma, scope, data.customerId);
   return prisma.$transaction(async (tx) => {
@@ -341,11 +358,20 @@ export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, se
  * Issues a DRAFT: gives it the next number of its merchant and mode, freezes the customer's billing
  * details and the seller's business details onto it, and opens it for payment at `hostedInvoiceUrl`
  * (live: only with a live settlement wallet). In the caller's transaction: domain/invoice-emails.ts
- * `finalizeInvoice` runs it and emails the invoice in the same one.
+ * `finalizeInvoice` runs it and emails the invoice in the same one. A caller's draft whose due date
+ * has passed is refused; the billing loop's (`by: "billing"`) is issued however late it runs.
  */
-export async function finalizeDraft(tx: P.TransactionClient, scope: Scope, id: string, settings: InvoiceSettings, now: Date): Promise<Invoice> {
+export async function finalizeDraft(
+  tx: P.TransactionClient,
+  scope: Scope,
+  id: string,
+  settings: InvoiceSettings,
+  now: Date,
+  by: "caller" | "billing" = "caller",
+): Promise<Invoice> {
   const invoice = await lockInvoice(tx, id, scope);
   assertInvoiceAllows(invoice, "finalize");
+  if (by === "caller") assertDueDateAhead(invoice.dueDate, now, id);
   // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
   await assertLiveWallet(tx, scope);
   const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });

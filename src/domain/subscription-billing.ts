@@ -107,7 +107,7 @@ export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscripti
       },
     });
     await recordEvents(tx, [{ scope, type: "invoice.created", data: invoiceResource(draft, settings) }]);
-    invoice = await finalizeDraft(tx, scope, draft.id, settings, now);
+    invoice = await finalizeDraft(tx, scope, draft.id, settings, now, "billing");
     await insertPeriodCharge(tx, sub, invoice, period, settings, now);
   } else if (invoice.status === "OPEN" && (await tx.charge.count({ where: { invoiceId: invoice.id, status: "PENDING" } })) === 0) {
     // Its charge was completed by a pull a deep reorg took away: a late payment to that charge would not

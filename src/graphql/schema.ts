@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema } from "graphql";
 import { builder } from "./builder.js";
 import "./types/Metadata.js";
 import "./types/Address.js";
+import "./types/Country.js";
 import "./types/CustomerStats.js";
 import "./types/Settlement.js";
 import "./types/Customer.js";

@@ -15,25 +15,51 @@ const PAGE = `<!doctype html>
 <title>Stablegate API reference</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/docs/swagger-ui.css">
+<link rel="stylesheet" href="/docs/docs.css">
 </head>
 <body>
-<div id="docs"></div>
+<main id="docs"></main>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>
 </body>
 </html>
 `;
 
-// An error body's docUrl names its code's entry in the introduction (#error-…), which Swagger UI
-// would read as an operation's deep link: for such a hash it only goes there once it is drawn.
+// An error body's docUrl names its code's entry in the introduction (#error-…): the page goes there
+// once it is drawn.
 const INIT = `const entry = location.hash.startsWith("#error-") ? decodeURIComponent(location.hash.slice(1)) : null;
 window.ui = SwaggerUIBundle({
   url: "/v1/openapi.json",
   dom_id: "#docs",
-  deepLinking: entry === null,
+  // Deep links would put a link inside each operation's button (a control in a control, which
+  // keyboards and screen readers cannot use): operations open by their button alone.
+  deepLinking: false,
   tryItOutEnabled: false,
   onComplete: () => entry && document.getElementById(entry)?.scrollIntoView(),
 });
+`;
+
+// Swagger UI's own colours, where they are too faint to read (WCAG AA, 4.5:1): darker badges and
+// links. The servers picker is hidden: there is one server, and "Try it out" is off.
+const CSS = `.swagger-ui .info .title small pre.version { background: #4b5563; }
+.swagger-ui .info .title small.version-stamp, .swagger-ui .info .title small.version-stamp pre.version { background: #3f6212; }
+.swagger-ui .info .base-url, .swagger-ui .info a.link, .swagger-ui .info a, .swagger-ui a.nostyle, .swagger-ui .url { color: #1d4ed8; }
+.swagger-ui .btn.authorize { color: #047857; border-color: #047857; }
+.swagger-ui .btn.authorize svg { fill: #047857; }
+.swagger-ui .opblock.opblock-post .opblock-summary-method { background: #047857; }
+.swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1d4ed8; }
+.swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #b42318; }
+.swagger-ui .opblock.opblock-patch .opblock-summary-method { background: #0f766e; }
+.swagger-ui .opblock.opblock-put .opblock-summary-method { background: #b45309; }
+.swagger-ui .opblock.opblock-head .opblock-summary-method, .swagger-ui .opblock.opblock-options .opblock-summary-method { background: #6d28d9; }
+.swagger-ui .json-schema-2020-12-expand-deep-button { color: #374151; }
+.swagger-ui .scheme-container { display: none; }
+.swagger-ui .parameter__in { color: #4b5563; }
+.swagger-ui pre.microlight, .swagger-ui .microlight { background: #111827 !important; white-space: pre-wrap !important; overflow-wrap: anywhere; max-height: none !important; overflow: visible !important; }
+.swagger-ui .renderedMarkdown * { overflow-wrap: anywhere; }
+.swagger-ui .renderedMarkdown pre { white-space: pre-wrap; }
+.swagger-ui .responses-table td, .swagger-ui .responses-inner { overflow-wrap: anywhere; }
+@media (max-width: 600px) { .swagger-ui .response-col_links { display: none; } }
 `;
 
 /** A static answer, gzipped once when first asked for. */
@@ -60,6 +86,7 @@ export function docsRoutes(server: FastifyInstance, publicUrl: string): void {
     "/docs/swagger-ui-bundle.js": new Asset("text/javascript; charset=utf-8", dist("swagger-ui-bundle.js")),
     "/docs/swagger-ui.css": new Asset("text/css; charset=utf-8", dist("swagger-ui.css")),
     "/docs/init.js": new Asset("text/javascript; charset=utf-8", () => Buffer.from(INIT)),
+    "/docs/docs.css": new Asset("text/css; charset=utf-8", () => Buffer.from(CSS)),
     "/docs": new Asset("text/html; charset=utf-8", () => Buffer.from(PAGE)),
   };
   // The page connects to the public address the document names as its server ("Try it out").

@@ -51,6 +51,7 @@ describe("subscriptions in the dashboard", () => {
     expect(await row.innerText()).toContain("60.00 USDC every 3 months");
     const old = page.locator("li[data-plan]", { hasText: "Old plan" });
     await old.getByRole("button", { name: "Retire" }).click();
+    await old.getByRole("button", { name: "Yes, retire it" }).click();
     await old.getByRole("button", { name: "Reactivate" }).waitFor();
     const plans = await app.db.prisma.plan.findMany({ where: { merchantId: app.merchant.merchant.id }, orderBy: { createdAt: "asc" } });
     expect(plans.map((p) => [p.name, p.amount, p.interval, p.intervalCount, p.trialDays, p.active])).toEqual([

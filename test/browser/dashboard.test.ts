@@ -308,11 +308,13 @@ describe("the dashboard in a browser", () => {
 
     // A sweep is asked for; the worker sends it (here the token is no contract, so it may fail).
     await stray.getByRole("button", { name: "Sweep to wallet" }).click();
+    await stray.getByRole("button", { name: "Yes, sweep it" }).click();
     await expect.poll(() => stray.locator("[data-sweep] .status").textContent(), { timeout: 10_000 }).toMatch(/^(PENDING|SENT|DONE|FAILED)$/);
     const sweepId = (await stray.locator("[data-sweep]").getAttribute("data-sweep"))!;
     expect(await app.db.prisma.sweep.findUnique({ where: { id: sweepId } })).toMatchObject({ chargeId: charge.id, chainId: 31337, token });
 
     await review.getByRole("button", { name: "Mark reviewed" }).click();
+    await review.getByRole("button", { name: "Yes, mark it reviewed" }).click();
     await page.getByRole("status").filter({ hasText: "Marked reviewed." }).waitFor();
     expect(await review.count()).toBe(0);
     expect(await app.db.prisma.charge.findUnique({ where: { id: charge.id } })).toMatchObject({ reviewReason: null });
@@ -348,7 +350,7 @@ describe("the dashboard in a browser", () => {
     await line(2).getByLabel("Unit price (USDC)").fill("4.99");
     // The total as typed, exact (3 × 12.5 + 4.99), before the server has seen it.
     await expect.poll(() => page.locator("[data-form-total]").textContent()).toBe("42.49 USDC");
-    await page.getByLabel("Due date (optional; the end of that day, UTC)").fill("2030-12-31");
+    await page.getByLabel(/^Due date/).fill("2030-12-31");
     await page.getByLabel("Memo (optional; shown on the invoice)").fill("Thank you!");
     await page.getByRole("button", { name: "Create draft" }).click();
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent(), { timeout: 10_000 }).toBe("Draft invoice DRAFT");
@@ -363,6 +365,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.locator('[data-total="Total"]').textContent(), { timeout: 10_000 }).toBe("47.48");
 
     await page.getByRole("button", { name: "Finalize" }).click();
+    await page.getByRole("button", { name: "Yes, finalize it" }).click();
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent(), { timeout: 10_000 }).toMatch(/^INV-\d{6} OPEN$/);
     const number = (await page.getByRole("heading", { level: 1 }).textContent())!.split(" ")[0]!;
     const hosted = (await page.locator("[data-hosted-url]").textContent())!;
@@ -433,6 +436,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.locator("[data-pays]").textContent()).toBe(`From payment link ${name}`);
     await go(page, "Payment links");
     await row.getByRole("button", { name: "Deactivate" }).click();
+    await row.getByRole("button", { name: "Yes, deactivate it" }).click();
     await expect.poll(() => row.locator(".status").textContent()).toBe("INACTIVE");
     expect((await app.call("GET", `/v1/payment_links/${linkId}`)).body).toMatchObject({
       name,
@@ -480,6 +484,7 @@ describe("the dashboard in a browser", () => {
     }
     await go(first, "Settings");
     await first.getByRole("button", { name: "Sign out everywhere" }).click();
+    await first.getByRole("button", { name: "Yes, sign out everywhere" }).click();
     await first.getByRole("button", { name: "Sign in" }).waitFor();
     await second.reload();
     await second.getByRole("button", { name: "Sign in" }).waitFor();

@@ -64,6 +64,21 @@ describe("customers over GraphQL", () => {
     expect(await app.db.prisma.customer.count()).toBe(before);
   });
 
+  it("lists the countries an address may name (codes with English names), the same list that refuses any other code", async () => {
+    const { data } = await app.gql("{ countries { code name } }");
+    expect(data.countries).toHaveLength(249);
+    expect(data.countries).toContainEqual({ code: "DE", name: "Germany" });
+    expect(data.countries).toContainEqual({ code: "GE", name: "Georgia" });
+    const codes = data.countries.map((c: { code: string }) => c.code);
+    expect(codes).toEqual([...codes].sort());
+    for (const country of ["DE", "ge", "AX"]) {
+      const ok = await app.gql(CREATE, { input: { email: `country-${country}@example.com`, name: "Where", address: { country } } });
+      expect(ok.errors).toBeUndefined();
+    }
+    const refused = await app.gql(CREATE, { input: { email: "country-xk@example.com", name: "Where", address: { country: "XK" } } });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: "parameter_invalid", param: "address.country" });
+  });
+
   it("needs a key for merchant data and isolates merchants and modes", async () => {
     expect(codeOf(await app.gql("{ customers(first: 1) { totalCount } }", {}, null))).toBe("api_key_missing");
     expect(codeOf(await app.gql("{ customers(first: 1) { totalCount } }", {}, "sk_test_nopenopenopenopenopenopenopenope"))).toBe("api_key_invalid");

@@ -96,6 +96,33 @@ describe("drafts", () => {
     expect(await app.db.prisma.invoice.count()).toBe(before);
   });
 
+  it("refuses a due date in the past (create, edit, and finalizing a draft whose date has passed since), naming dueDate and changing nothing", async () => {
+    const customer = await newCustomer();
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const today = new Date().toISOString().slice(0, 10);
+    const before = await app.db.prisma.invoice.count();
+    for (const dueDate of [yesterday, "2019-05-01", new Date(Date.now() - 60_000).toISOString()]) {
+      const res = await app.call("POST", "/v1/invoices", { body: { customerId: customer.id, lineItems: LINES, dueDate } });
+      expectError(res, 400, "parameter_invalid", "dueDate");
+      expect(res.body.message).toMatch(/^Invalid dueDate: \d{4}-\d\d-\d\d is in the past/);
+    }
+    expect(await app.db.prisma.invoice.count()).toBe(before);
+    // Today is due at the end of the day: accepted.
+    const invoice = await draft(app.testKey, { dueDate: today });
+    expectError(await app.call("PATCH", `/v1/invoices/${invoice.id}`, { body: { dueDate: yesterday } }), 400, "parameter_invalid", "dueDate");
+    expect((await get(invoice.id)).dueDate).toBe(`${today}T23:59:59.999Z`);
+    // A draft made earlier whose due date has passed since is not issued until it gets a new one.
+    await app.db.prisma.invoice.update({ where: { id: invoice.id }, data: { dueDate: new Date(`${yesterday}T23:59:59.999Z`) } });
+    const refused = await step(invoice.id, "finalize");
+    expectError(refused, 400, "parameter_invalid", "dueDate");
+    expect(refused.body.message).toBe(
+      `Invoice ${invoice.id} was due ${yesterday}, which has passed: give it a dueDate of today or later (or none) before finalizing it.`,
+    );
+    expect(await get(invoice.id)).toMatchObject({ status: "DRAFT", number: null });
+    expect((await app.call("PATCH", `/v1/invoices/${invoice.id}`, { body: { dueDate: null } })).status).toBe(200);
+    expect((await step(invoice.id, "finalize")).body).toMatchObject({ status: "OPEN", dueDate: null });
+  });
+
   it("edits a draft (lines replaced, metadata merged) and deletes it; invoice.updated and invoice.deleted", async () => {
     const invoice = await draft(app.testKey, { metadata: { a: "1", b: "2" } });
     const other = await newCustomer();

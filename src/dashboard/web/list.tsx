@@ -135,10 +135,14 @@ export interface Column<R> {
   name?: string;
 }
 
-/** Rows as an accessible table (column headers scoped), scrolling sideways on a narrow screen. */
+/**
+ * Rows as an accessible table (column headers scoped). On a narrow screen each row is a card of its
+ * cells, each under its column's name (`data-label`, drawn by app.css), first column first: nothing
+ * scrolls sideways.
+ */
 export function DataTable<R extends { id: string }>(props: { columns: Column<R>[]; rows: readonly R[]; rowData?: (row: R) => Record<string, string> }) {
   return (
-    <div class="table-wrap">
+    <div class="table-wrap stack">
       <table>
         <thead>
           <tr>
@@ -153,7 +157,7 @@ export function DataTable<R extends { id: string }>(props: { columns: Column<R>[
           {props.rows.map((row) => (
             <tr key={row.id} {...props.rowData?.(row)}>
               {props.columns.map((c) => (
-                <td key={c.header} class={c.num ? "num" : undefined} data-column={c.name}>
+                <td key={c.header} class={c.num ? "num" : undefined} data-column={c.name} data-label={c.header}>
                   {c.cell(row)}
                 </td>
               ))}

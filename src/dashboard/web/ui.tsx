@@ -1,24 +1,86 @@
-// Small pieces every page uses: errors as the API words them, amounts, times, statuses, forms.
+// Small pieces every page uses: errors in the words of the forms (not the API's field names), amounts, times, statuses, forms.
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 
-/** An API error (GraphQL or REST) as one readable line; the API's messages are written to be shown. */
-export function errorText(error: CombinedError | Error | null | undefined): string | null {
+/** Field labels for a form's parameters, by the API's name (`address.country`): what its messages call them. */
+export type Labels = Readonly<Record<string, string>>;
+
+/** The dashboard's names for parameters the API's messages name; anything else is said in words from its name. */
+const LABELS: Labels = {
+  password: "Your password",
+  totpCode: "Two-factor code",
+  testWallet: "Test settlement wallet",
+  liveWallet: "Live settlement wallet",
+  ipAllowlist: "IP allowlist",
+  customerId: "Customer",
+  dueDate: "Due date",
+  orderId: "Order id",
+  url: "URL",
+  "address.line1": "Street and number",
+  "address.line2": "Apartment, suite, building",
+  "address.postalCode": "Postal code",
+  "address.state": "State or region",
+  "address.country": "Country",
+};
+
+/** How a person reads a parameter (`lineItems[1].unitAmount` → "Line 2: unit price"): the form's label, the dashboard's, or its name in words. */
+export function fieldLabel(param: string, labels?: Labels): string {
+  const known = labels?.[param] ?? LABELS[param];
+  if (known) return known;
+  const words = param
+    .replace(/^lineItems\[(\d+)\]\.?/, (_, i: string) => `line ${Number(i) + 1}: `)
+    .replace(/unitAmount$/, "unit price")
+    .replace(/\[(\d+)\]/g, (_, i: string) => ` ${Number(i) + 1}`)
+    .replace(/\./g, " ")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * An API message as a person reads it. The API names its fields for the developers who call it
+ * ("Invalid testWallet: …", "… as password"); here the field's label takes the name's place.
+ */
+export function humanMessage(message: string, param: string | null | undefined, labels?: Labels): string {
+  if (!param) return message;
+  const sentence = fieldLabel(param, labels);
+  // Inside a sentence in lower case, unless it starts with an abbreviation (IP, URL).
+  const label = /^.[A-Z]/.test(sentence) ? sentence : sentence.charAt(0).toLowerCase() + sentence.slice(1);
+  const escaped = param.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return (
+    message
+      .replace(new RegExp(`^Invalid ${escaped}: `), `${sentence}: `)
+      .replace(new RegExp(`^Missing required param: ${escaped}$`), `${sentence}: this is required.`)
+      .replace(new RegExp(`^Received unknown parameter: ${escaped}$`), `${sentence}: not something this form can set.`)
+      // "give your current password as password": the field is the one being asked for already.
+      .replace(new RegExp(` as \`?${escaped}\`?( too)?([.:]|$)`), "$1$2")
+      // Any other mention of a name as code spells it (camelCase, a path): in words.
+      .replace(/[a-z]+(?:[A-Z][a-z]*)+|[a-z]+(?:\[\d+\])?(?:\.[a-zA-Z]+(?:\[\d+\])?)+/g, (name) => (name === param ? label : name))
+  );
+}
+
+/** An API error (GraphQL or REST) as one readable line, the fields it names in the form's words. */
+export function errorText(error: CombinedError | Error | null | undefined, labels?: Labels): string | null {
   if (!error) return null;
   const graphQLErrors = (error as CombinedError).graphQLErrors;
-  if (graphQLErrors?.length) return graphQLErrors.map((e) => e.message).join(" ");
+  if (graphQLErrors?.length) return graphQLErrors.map((e) => humanMessage(e.message, paramOf(e.extensions?.param), labels)).join(" ");
   return error.message.replace(/^\[Network\] /, "");
 }
 
+const paramOf = (param: unknown) => (typeof param === "string" ? param : null);
+
 /** The parameter an API error names (`lineItems[1].unitAmount`) as form fields are named: `lineItems.1.unitAmount`. */
 export function errorParam(error: CombinedError | null | undefined): string | null {
-  const param = error?.graphQLErrors?.[0]?.extensions?.param;
-  return typeof param === "string" ? param.replace(/\[(\d+)\]/g, ".$1") : null;
+  const param = paramOf(error?.graphQLErrors?.[0]?.extensions?.param);
+  return param === null ? null : param.replace(/\[(\d+)\]/g, ".$1");
 }
 
-export function ErrorNote({ error }: { error: CombinedError | Error | null | undefined }) {
-  const text = errorText(error);
+/** An error under the form; `labels` name its fields, `skip` leaves out an error a field shows beside itself (FieldError). */
+export function ErrorNote({ error, labels, skip }: { error: CombinedError | Error | null | undefined; labels?: Labels; skip?: (param: string) => boolean }) {
+  const param = errorParam(error as CombinedError);
+  const text = param && skip?.(param) ? null : errorText(error, labels);
   return text ? (
     <p class="error" role="alert">
       {text}
@@ -26,10 +88,26 @@ export function ErrorNote({ error }: { error: CombinedError | Error | null | und
   ) : null;
 }
 
+/** The API's error about the field `name` (as the form names it: `address.country`), shown under that field; `id` is for its aria-describedby. */
+export function FieldError({ error, name, id, labels }: { error: CombinedError | null | undefined; name: string; id: string; labels?: Labels }) {
+  if (errorParam(error) !== name) return null;
+  return (
+    <span id={id} class="error field-error" role="alert">
+      {errorText(error, labels)}
+    </span>
+  );
+}
+
 /** A form's outcome under it: the mutation's error (or `error`, found before sending), or `saved` once it succeeded. */
-export function Outcome(props: { result: { data?: unknown; error?: CombinedError }; saved: ComponentChildren; error?: Error | null }) {
+export function Outcome(props: {
+  result: { data?: unknown; error?: CombinedError };
+  saved: ComponentChildren;
+  error?: Error | null;
+  labels?: Labels;
+  skip?: (param: string) => boolean;
+}) {
   const error = props.error ?? props.result.error;
-  if (error) return <ErrorNote error={error} />;
+  if (error) return <ErrorNote error={error} labels={props.labels} skip={props.skip} />;
   return props.result.data ? <p role="status">{props.saved}</p> : null;
 }
 

@@ -22,6 +22,6 @@ export const AddressInput = builder.inputType("AddressInput", {
     city: t.string({ description: "City or town." }),
     state: t.string({ description: "State, province or region." }),
     postalCode: t.string({ description: "ZIP or postal code." }),
-    country: t.string({ description: "ISO 3166-1 alpha-2 code." }),
+    country: t.string({ description: "ISO 3166-1 alpha-2 code (one of `countries`)." }),
   }),
 });

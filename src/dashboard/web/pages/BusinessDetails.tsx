@@ -3,9 +3,9 @@
 // linked: the server draws PDFs and fetches nothing to do it.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
-import { AddressFields, addressInput } from "../address.js";
+import { AddressFields, addressInput, addressParam } from "../address.js";
 import { graphql } from "../graphql.js";
-import { ErrorNote, formValues, Outcome, Section } from "../ui.js";
+import { Confirm, ErrorNote, formValues, Outcome, Section } from "../ui.js";
 
 /** What the server takes; checked there too, this only spares an upload that would be refused. */
 const LOGO_MAX_BYTES = 64 * 1024;
@@ -105,7 +105,7 @@ export function BusinessDetails() {
           Tax id (VAT number or similar)
           <input name="taxId" defaultValue={details.taxId ?? ""} maxLength={100} />
         </label>
-        <AddressFields value={details.address} legend="Business address" />
+        <AddressFields value={details.address} legend="Business address" error={saved.error} idPrefix="business-address" />
         <label>
           Logo (PNG or JPEG, at most 64 KB)
           <input name="logo" type="file" accept="image/png,image/jpeg" />
@@ -113,12 +113,16 @@ export function BusinessDetails() {
         {details.logo && (
           <p class="actions">
             <img class="logo-preview" src={details.logo} alt="Current logo" />
-            <button type="button" class="link danger" disabled={saved.fetching} onClick={() => void save({ input: { logo: null } })}>
-              Remove logo
-            </button>
+            <Confirm
+              label="Remove logo"
+              question="Remove your logo? Your invoices' pages and PDFs show none from now on, issued ones included; it is not kept (upload the file again to bring it back)."
+              confirm="Yes, remove it"
+              disabled={saved.fetching}
+              onConfirm={() => void save({ input: { logo: null } })}
+            />
           </p>
         )}
-        <Outcome result={saved} error={fileError} saved="Business details saved." />
+        <Outcome result={saved} error={fileError} saved="Business details saved." skip={addressParam} labels={{ legalName: "Legal name", taxId: "Tax id" }} />
         <button type="submit" disabled={saved.fetching}>
           Save business details
         </button>

@@ -285,9 +285,14 @@ function ReviewSection({ charge, onReviewed }: { charge: ChargeWithRefunds; onRe
       title="Needs review"
       class="review"
       actions={
-        <button type="button" disabled={reviewed.fetching} onClick={() => runReviewed({ id: charge.id }).then((r) => !r.error && onReviewed())}>
-          Mark reviewed
-        </button>
+        <Confirm
+          plain
+          label="Mark reviewed"
+          question="Mark this charge reviewed? It leaves the list of charges to review; its amounts stay as they are."
+          confirm="Yes, mark it reviewed"
+          disabled={reviewed.fetching}
+          onConfirm={() => void runReviewed({ id: charge.id }).then((r) => !r.error && onReviewed())}
+        />
       }
     >
       <p data-review-reason>{charge.reviewReason}</p>
@@ -581,9 +586,14 @@ function StrayAsset({ chargeId, asset, chain }: { chargeId: string; asset: Charg
         </span>
       )}
       {(!state || state.status === "FAILED") && (
-        <button type="button" class="link" disabled={swept.fetching} onClick={() => void sweep({ id: chargeId, token: asset.token, chainId: asset.chainId })}>
-          {state ? "Sweep again" : "Sweep to wallet"}
-        </button>
+        <Confirm
+          plain
+          label={state ? "Sweep again" : "Sweep to wallet"}
+          question={`Pay ${native ? "this coin" : "this token"} out of the charge's address to your settlement wallet, less the fee? A transaction is sent on ${chain?.name ?? `chain ${asset.chainId}`}: it cannot be called back.`}
+          confirm="Yes, sweep it"
+          disabled={swept.fetching}
+          onConfirm={() => void sweep({ id: chargeId, token: asset.token, chainId: asset.chainId })}
+        />
       )}
       <ErrorNote error={swept.error ?? error} />
     </li>

@@ -1,7 +1,7 @@
 // A customer: details and address (editable), stats, subscriptions, charges and invoices (with the way
 // to a new subscription or invoice), and Delete.
 import { useMutation, useQuery } from "@urql/preact";
-import { AddressFields, addressInput } from "../address.js";
+import { AddressFields, addressInput, addressParam } from "../address.js";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link, navigate } from "../router.js";
@@ -156,7 +156,7 @@ export function CustomerPage({ id }: { id: string }) {
                 {key === "email" ? <input name={key} value={customer[key]} type="email" required /> : <input name={key} value={customer[key] ?? ""} />}
               </label>
             ))}
-            <Outcome result={update} saved="Saved." />
+            <Outcome result={update} saved="Saved." labels={Object.fromEntries(EDITABLE)} />
             <button type="submit" disabled={update.fetching}>
               Save
             </button>
@@ -170,8 +170,8 @@ export function CustomerPage({ id }: { id: string }) {
               void runAddressUpdate({ id, input: { address: addressInput(formValues(e.currentTarget)) } });
             }}
           >
-            <AddressFields value={customer.address} legend="Postal address (printed on invoices)" />
-            <Outcome result={addressUpdate} saved="Address saved." />
+            <AddressFields value={customer.address} legend="Postal address (printed on invoices)" error={addressUpdate.error} />
+            <Outcome result={addressUpdate} saved="Address saved." skip={addressParam} />
             <button type="submit" disabled={addressUpdate.fetching}>
               Save address
             </button>

@@ -51,6 +51,14 @@ const EventQuery = graphql(`
   }
 `);
 
+const StoredObjects = graphql(`
+  query StoredObjects($ids: [ID!]!) {
+    nodes(ids: $ids) {
+      id
+    }
+  }
+`);
+
 const ResendEvent = graphql(`
   mutation ResendLoggedEvent($id: ID!) {
     resendEvent(id: $id) {
@@ -68,7 +76,7 @@ const OBJECT_TYPES = [
 ] as const;
 type EventRow = ResultOf<typeof EventsQuery>["events"]["edges"][number]["node"];
 
-const COLUMNS: Column<EventRow>[] = [
+const columns = (stored: ReadonlySet<string> | undefined): Column<EventRow>[] => [
   {
     header: "Event",
     cell: (e) => (
@@ -77,7 +85,7 @@ const COLUMNS: Column<EventRow>[] = [
       </RowLink>
     ),
   },
-  { header: "Object", cell: (e) => <ObjectLink data={e.data} /> },
+  { header: "Object", cell: (e) => <ObjectLink data={e.data} stored={stored} /> },
   { header: "Time", cell: (e) => <Time iso={e.timestamp} /> },
 ];
 
@@ -119,25 +127,58 @@ export function Events() {
       connection={result.data?.events}
       noun={["event", "events"]}
     >
-      {(events) => <DataTable columns={COLUMNS} rows={events.edges.map((e) => e.node)} rowData={(e) => ({ "data-event": e.id })} />}
+      {(events) => <EventRows events={events.edges.map((e) => e.node)} />}
     </ListPage>
   );
 }
 
-function ObjectLink({ data }: { data: Record<string, unknown> }) {
+/** The list's rows, each linking to its record while it is stored. */
+function EventRows({ events }: { events: EventRow[] }) {
+  const stored = useStored(events);
+  return <DataTable columns={columns(stored)} rows={events} rowData={(e) => ({ "data-event": e.id })} />;
+}
+
+/** The page of the record an event is about (a refund's is its charge's), and the id that page shows; null for none. */
+function objectPage(data: Record<string, unknown>): { path: string; id: string } | null {
+  const id = typeof data.id === "string" ? data.id : null;
+  if (!id || data.deleted === true) return null;
+  if (data.object === "refund") return typeof data.chargeId === "string" ? { path: `/charges/${data.chargeId}`, id: data.chargeId } : null;
+  const section = { charge: "charges", customer: "customers", invoice: "invoices", subscription: "subscriptions", payment_link: "payment-links" }[
+    String(data.object)
+  ];
+  return section ? { path: `/${section}/${id}`, id } : null;
+}
+
+/**
+ * Which of the events' records are still stored, read in one query: a link is offered only to those
+ * (a deleted customer's, or the made-up record of a test webhook, has no page). Undefined while loading.
+ */
+function useStored(events: readonly { data: Record<string, unknown> }[]): ReadonlySet<string> | undefined {
+  const ids = [...new Set(events.flatMap((e) => objectPage(e.data)?.id ?? []))];
+  const [{ data }] = useQuery({ query: StoredObjects, variables: { ids }, pause: ids.length === 0 });
+  if (ids.length === 0) return new Set();
+  return data ? new Set(data.nodes.flatMap((n) => (n ? [n.id] : []))) : undefined;
+}
+
+/** The event's record: a link to its page while it exists, else its id and why it has no page. */
+function ObjectLink({ data, stored }: { data: Record<string, unknown>; stored: ReadonlySet<string> | undefined }) {
   const id = typeof data.id === "string" ? data.id : null;
   if (!id) return <span class="muted">—</span>;
-  const page =
-    data.object === "charge"
-      ? `/charges/${id}`
-      : data.object === "customer" && data.deleted !== true
-        ? `/customers/${id}`
-        : data.object === "invoice" && data.deleted !== true
-          ? `/invoices/${id}`
-          : data.object === "refund" && typeof data.chargeId === "string"
-            ? `/charges/${data.chargeId}`
-            : null;
-  return page ? <Link href={page}>{id}</Link> : <code>{id}</code>;
+  const page = objectPage(data);
+  if (page && stored?.has(page.id)) return <Link href={page.path}>{id}</Link>;
+  const why = !page || stored === undefined ? null : isSample(data) ? "a test webhook's sample: not a stored record" : "no longer stored";
+  return (
+    <>
+      <code>{id}</code>
+      {why && <span class="muted small"> ({why})</span>}
+    </>
+  );
+}
+
+/** Whether the object is the made-up one of a test webhook (its metadata or description says so). */
+function isSample(data: Record<string, unknown>): boolean {
+  const metadata = data.metadata as Record<string, unknown> | null | undefined;
+  return metadata?.test_webhook === true || /test webhook/.test(String(data.description ?? data.reason ?? ""));
 }
 
 /** One event: what it is about, its payload to read and copy, and where it was delivered. */
@@ -145,6 +186,7 @@ export function EventPage({ id }: { id: string }) {
   const [{ data, error }, refetch] = useQuery({ query: EventQuery, variables: { id } });
   const [resent, resend] = useMutation(ResendEvent);
   const event = data?.event;
+  const stored = useStored(event ? [event] : []);
   if (!event) return <ErrorNote error={error} />;
   const payload = JSON.stringify(event.data, null, 2);
   return (
@@ -165,7 +207,7 @@ export function EventPage({ id }: { id: string }) {
           </dd>
           <dt>Object</dt>
           <dd>
-            <ObjectLink data={event.data} />
+            <ObjectLink data={event.data} stored={stored} />
           </dd>
         </dl>
       </Section>

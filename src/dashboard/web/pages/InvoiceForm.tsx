@@ -6,7 +6,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
 import { Link, navigate } from "../router.js";
-import { Amount, ErrorNote, errorParam, formatUnits, parseUnits, Section } from "../ui.js";
+import { Amount, ErrorNote, errorParam, FieldError, formatUnits, parseUnits, Section } from "../ui.js";
 
 const CustomerSearch = graphql(`
   query CustomerSearch($query: String) {
@@ -156,8 +156,8 @@ export function InvoiceForm(props: {
           </span>
         </p>
       </Section>
-      <Terms dueDate={dueDate} memo={memo} invalid={invalid} onDueDate={setDueDate} onMemo={setMemo} />
-      <ErrorNote error={props.error} />
+      <Terms dueDate={dueDate} memo={memo} error={props.error} onDueDate={setDueDate} onMemo={setMemo} />
+      <ErrorNote error={props.error} skip={(param) => param === "dueDate"} />
       <p class="actions">
         <button type="submit" disabled={props.busy}>
           {props.submit}
@@ -172,19 +172,37 @@ export function InvoiceForm(props: {
   );
 }
 
-/** The due date and the memo. */
-function Terms(props: { dueDate: string; memo: string; invalid: string | null; onDueDate: (value: string) => void; onMemo: (value: string) => void }) {
+/** The due date (today or later: the API refuses one in the past, and the date picker offers none) and the memo. */
+function Terms(props: {
+  dueDate: string;
+  memo: string;
+  error: CombinedError | undefined;
+  onDueDate: (value: string) => void;
+  onMemo: (value: string) => void;
+}) {
+  const invalid = errorParam(props.error);
+  const today = new Date().toISOString().slice(0, 10);
+  const past = props.dueDate !== "" && props.dueDate < today;
   return (
     <Section title="Terms">
       <label>
-        Due date (optional; the end of that day, UTC)
+        Due date (optional; the end of that day, UTC; today or later)
         <input
           name="dueDate"
           type="date"
+          min={today}
           value={props.dueDate}
           onInput={(e) => props.onDueDate(e.currentTarget.value)}
-          aria-invalid={props.invalid === "dueDate" || undefined}
+          aria-invalid={invalid === "dueDate" || past || undefined}
+          aria-describedby={past || invalid === "dueDate" ? "due-date-note" : undefined}
         />
+        {past && invalid !== "dueDate" ? (
+          <span id="due-date-note" class="error field-error">
+            This date has passed: choose today or a later one, or leave it empty.
+          </span>
+        ) : (
+          <FieldError error={props.error} name="dueDate" id="due-date-note" />
+        )}
       </label>
       <label>
         Memo (optional; shown on the invoice)
@@ -194,7 +212,7 @@ function Terms(props: { dueDate: string; memo: string; invalid: string | null; o
           maxLength={5000}
           value={props.memo}
           onInput={(e) => props.onMemo(e.currentTarget.value)}
-          aria-invalid={props.invalid === "memo" || undefined}
+          aria-invalid={invalid === "memo" || undefined}
         />
       </label>
     </Section>

@@ -8,7 +8,7 @@ import { type Action, useAction } from "../action.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ChargeItems } from "../list.js";
 import { Link, navigate } from "../router.js";
-import { Amount, Confirm, CopyButton, Day, ErrorNote, Section, Status, Time } from "../ui.js";
+import { Amount, Confirm, CopyButton, Day, ErrorNote, formatUnits, Section, Status, Time, units } from "../ui.js";
 import { InvoiceForm } from "./InvoiceForm.js";
 
 const InvoiceQuery = graphql(`
@@ -176,9 +176,14 @@ function InvoiceActions(props: { invoice: Invoice; action: Action; busy: boolean
           <button type="button" onClick={props.onEdit}>
             Edit
           </button>
-          <button type="button" disabled={busy} onClick={() => action.run(() => finalize({ id }), onChange)}>
-            Finalize
-          </button>
+          <Confirm
+            plain
+            label="Finalize"
+            question={finalizeQuestion(invoice)}
+            confirm="Yes, finalize it"
+            disabled={busy}
+            onConfirm={() => action.run(() => finalize({ id }), onChange)}
+          />
           <Confirm
             label="Delete"
             question="Delete this draft for good?"
@@ -202,17 +207,43 @@ function InvoiceActions(props: { invoice: Invoice; action: Action; busy: boolean
           onConfirm={() => action.run(() => mark({ id }), onChange)}
         />
       )}
-      {(status === "OPEN" || status === "UNCOLLECTIBLE") && (
-        <Confirm
-          label="Void"
-          question={`Void ${name}? It can no longer be paid, and a charge waiting for payment is cancelled.`}
-          confirm="Yes, void it"
-          disabled={busy}
-          onConfirm={() => action.run(() => voidInvoice({ id }), onChange)}
-        />
-      )}
+      {(status === "OPEN" || status === "UNCOLLECTIBLE") &&
+        (units(invoice.amountPaid) > 0n ? (
+          <p class="muted small" data-no-void>
+            {invoice.amountPaid} {invoice.currency} was paid on it, so it cannot be voided (voiding would not give that money back): mark it uncollectible, or
+            refund the buyer from the charge's page.
+          </p>
+        ) : (
+          <Confirm
+            label="Void"
+            question={voidQuestion(invoice, name)}
+            confirm="Yes, void it"
+            disabled={busy}
+            onConfirm={() => action.run(() => voidInvoice({ id }), onChange)}
+          />
+        ))}
     </div>
   );
+}
+
+/** What finalizing does, asked before it is done: it cannot be undone. */
+function finalizeQuestion(invoice: Invoice): string {
+  const who = invoice.customer ? `${invoice.customer.name} (${invoice.customer.email})` : "the customer";
+  const late = invoice.dueDate !== null && new Date(invoice.dueDate).getTime() < Date.now();
+  return (
+    `Finalize this draft of ${invoice.total} ${invoice.currency}? You can no longer edit or delete it: it gets the next invoice number and a page where ${who} ` +
+    `can pay it (emailed to them when invoice emails are on).${late ? " Its due date has passed: edit it first, or finalizing is refused." : ""}`
+  );
+}
+
+/** What voiding does, asked before it is done; says what money already reached the invoice's charges, which voiding does not refund. */
+function voidQuestion(invoice: Invoice, name: string): string {
+  const received = invoice.charges.reduce((sum, c) => sum + (c.amountReceived ? units(c.amountReceived) : 0n), 0n);
+  const money =
+    received > 0n
+      ? ` ${formatUnits(received)} ${invoice.currency} already reached its charges: voiding does not refund it (refund the buyer from the charge's page).`
+      : " No money was received on it.";
+  return `Void ${name}? This cannot be undone: it can no longer be paid, and a charge waiting for payment is cancelled.${money}`;
 }
 
 /** The invoice's facts: id, customer, amounts, dates. */

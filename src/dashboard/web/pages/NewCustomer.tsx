@@ -2,7 +2,7 @@
 // its page opens.
 import { useMutation } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { AddressFields, addressInput } from "../address.js";
+import { AddressFields, addressInput, addressParam } from "../address.js";
 import { graphql } from "../graphql.js";
 import { navigate } from "../router.js";
 import { ErrorNote, formValues, Section } from "../ui.js";
@@ -74,8 +74,8 @@ export function NewCustomer() {
             <input name="taxId" maxLength={100} />
           </label>
         </div>
-        <AddressFields />
-        <ErrorNote error={created.error} />
+        <AddressFields error={created.error} idPrefix="new-customer-address" />
+        <ErrorNote error={created.error} skip={addressParam} labels={{ companyName: "Company", taxId: "Tax id" }} />
         <div class="actions">
           <button type="submit" disabled={created.fetching}>
             Create customer

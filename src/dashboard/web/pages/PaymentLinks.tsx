@@ -171,7 +171,14 @@ function LinkItem({ link: l, onChange }: { link: LinkRow; onChange: () => void }
         · created <Time iso={l.createdAt} />
       </span>
       <div>
-        <ActiveToggle mutation={SetPaymentLinkActive} off="Deactivate" id={l.id} active={l.active} onChange={onChange} />
+        <ActiveToggle
+          mutation={SetPaymentLinkActive}
+          off="Deactivate"
+          question={`Deactivate ${l.name}? Its page stops taking payments (buyers are told it is no longer available) until you reactivate it; charges already made are not affected.`}
+          id={l.id}
+          active={l.active}
+          onChange={onChange}
+        />
       </div>
     </li>
   );
@@ -240,6 +247,7 @@ export function PaymentLinkPage({ id }: { id: string }) {
           <ActiveToggle
             mutation={SetPaymentLinkActive}
             off="Deactivate"
+            question={`Deactivate ${link.name}? Its page stops taking payments (buyers are told it is no longer available) until you reactivate it; charges already made are not affected.`}
             id={link.id}
             active={link.active}
             onChange={() => refetch({ requestPolicy: "network-only" })}

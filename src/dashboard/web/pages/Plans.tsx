@@ -140,7 +140,14 @@ function PlanItem({ plan: p, onChange }: { plan: PlanRow; onChange: () => void }
       </span>
       <Status status={p.active ? "ACTIVE" : "RETIRED"} />
       <div>
-        <ActiveToggle mutation={SetPlanActive} off="Retire" id={p.id} active={p.active} onChange={onChange} />
+        <ActiveToggle
+          mutation={SetPlanActive}
+          off="Retire"
+          question={`Retire ${p.name}? No new subscription can start on it until you reactivate it; its subscriptions go on being billed.`}
+          id={p.id}
+          active={p.active}
+          onChange={onChange}
+        />
       </div>
     </li>
   );

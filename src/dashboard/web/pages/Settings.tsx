@@ -102,9 +102,12 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       <TwoFactor user={user} reload={reload} />
       <Section title="Sessions">
         <p class="muted">Signed in as {session.user.email}.</p>
-        <button type="button" class="danger" onClick={() => signOutEverywhere({}).then(onSignedOut)}>
-          Sign out everywhere
-        </button>
+        <Confirm
+          label="Sign out everywhere"
+          question="Sign out everywhere? Every session of yours ends, this one included: each device must sign in again."
+          confirm="Yes, sign out everywhere"
+          onConfirm={() => void signOutEverywhere({}).then(onSignedOut)}
+        />
       </Section>
     </>
   );
