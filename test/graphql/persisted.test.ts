@@ -32,8 +32,9 @@ describe("the dashboard build", () => {
     expect(Object.keys(manifest).sort()).toEqual([...new Set(documents.map(sha256))].sort());
   });
 
-  it("puts the hashes in the bundle, which is what the dashboard sends", () => {
-    const bundle = readFileSync(new URL("assets/app.js", DIST), "utf8");
+  it("puts the hashes in the bundle (the entry and the pages' chunks), which is what the dashboard sends", () => {
+    const chunks = readdirSync(new URL("assets/chunks/", DIST)).map((name) => readFileSync(new URL(`assets/chunks/${name}`, DIST), "utf8"));
+    const bundle = [readFileSync(new URL("assets/app.js", DIST), "utf8"), ...chunks].join("\n");
     for (const hash of Object.keys(manifest)) expect(bundle).toContain(hash);
   });
 });
