@@ -44,6 +44,10 @@ const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("
     latencyMs: t.exposeInt("latencyMs", { description: "How long the endpoint took to answer (or to fail)." }),
     error: t.exposeString("error", { nullable: true, description: "Why no 2xx came; null when one did." }),
     succeeded: t.exposeBoolean("succeeded", { description: "Whether the endpoint answered 2xx in time." }),
+    responseBody: t.exposeString("responseBody", {
+      nullable: true,
+      description: "The first 2 KB of the response body, as text; null when no response came.",
+    }),
   }),
 });
 
