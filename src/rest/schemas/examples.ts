@@ -200,6 +200,7 @@ export const EXAMPLES: Record<string, unknown> = {
     cancelUrl: null,
     metadata: null,
     collectEmail: false,
+    quantityMax: null,
     createdAt: CREATED,
   } satisfies PaymentLinkResource,
   Plan: {
