@@ -277,7 +277,10 @@ export class ApiKeyAuthenticator {
     known.lastUsedAt = now;
     const stale = new Date(now - LAST_USED_PRECISION_MS);
     await this.prisma.apiKey
-      .updateMany({ where: { id: known.principal.credentialId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] }, data: { lastUsedAt: new Date(now) } })
+      .updateMany({
+        where: { id: known.principal.credentialId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] },
+        data: { lastUsedAt: new Date(now) },
+      })
       // A lost stamp is not worth refusing the request it came with.
       .catch(() => undefined);
   }

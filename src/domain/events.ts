@@ -366,16 +366,14 @@ export async function eventDeliveries(prisma: Prisma, eventIds: readonly string[
   for (const a of attempts) {
     const key = `${a.eventId} ${a.endpointId}`;
     if (!byDelivery.has(key)) byDelivery.set(key, []);
-    byDelivery
-      .get(key)!
-      .push({
-        attemptedAt: a.attemptedAt.toISOString(),
-        statusCode: a.statusCode,
-        latencyMs: a.latencyMs,
-        error: a.error,
-        succeeded: a.succeeded,
-        responseBody: a.responseBody,
-      });
+    byDelivery.get(key)!.push({
+      attemptedAt: a.attemptedAt.toISOString(),
+      statusCode: a.statusCode,
+      latencyMs: a.latencyMs,
+      error: a.error,
+      succeeded: a.succeeded,
+      responseBody: a.responseBody,
+    });
   }
   const out = new Map<string, DeliveryResource[]>(eventIds.map((id) => [id, []]));
   for (const d of deliveries) {

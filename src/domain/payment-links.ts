@@ -77,11 +77,7 @@ export const PaymentLinkResource = z.object({
   cancelUrl: z.string().nullable(),
   metadata: MetadataShape.nullable().describe("Copied onto every charge the link makes."),
   collectEmail: z.boolean().describe("The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there)."),
-  quantityMax: z
-    .number()
-    .int()
-    .nullable()
-    .describe("When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one."),
+  quantityMax: z.number().int().nullable().describe("When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one."),
   createdAt: z.string(),
 });
 export type PaymentLinkResource = z.infer<typeof PaymentLinkResource>;

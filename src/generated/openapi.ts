@@ -3120,6 +3120,8 @@ export interface components {
             metadata: components["schemas"]["Metadata"] | null;
             /** @description The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there). */
             collectEmail: boolean;
+            /** @description When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one. */
+            quantityMax: number | null;
             createdAt: string;
         };
         Plan: {
@@ -3342,6 +3344,8 @@ export interface components {
                 latencyMs: number;
                 error: string | null;
                 succeeded: boolean;
+                /** @description The first 2 KB of what the endpoint answered, as text; null when no response came. */
+                responseBody: string | null;
             }[];
         };
         WebhookEndpoint: {
@@ -5952,7 +5956,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -6160,7 +6165,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -6384,7 +6390,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -11150,6 +11157,7 @@ export interface operations {
                      *           "cancelUrl": null,
                      *           "metadata": null,
                      *           "collectEmail": false,
+                     *           "quantityMax": null,
                      *           "createdAt": "2026-11-24T10:00:00.000Z"
                      *         }
                      *       ],
@@ -11287,6 +11295,7 @@ export interface operations {
                         [key: string]: string | number | boolean | null;
                     } | null;
                     collectEmail?: boolean;
+                    quantityMax?: number | null;
                 };
             };
         };
@@ -11316,6 +11325,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -11464,6 +11474,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -11604,6 +11615,7 @@ export interface operations {
                         [key: string]: string | number | boolean | null;
                     } | null;
                     collectEmail?: boolean;
+                    quantityMax?: number | null;
                 };
             };
         };
@@ -11633,6 +11645,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */

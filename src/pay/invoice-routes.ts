@@ -82,8 +82,7 @@ export function invoiceRoutes(scope: FastifyInstance, { options, basePath, failu
       // A refused email or quantity: the page again, saying why, with what was typed.
       if (!(e instanceof AppError) || (e.param !== "email" && e.param !== "quantity")) return failure(req, reply, e);
       const { link, merchantName } = await activePaymentLink(prisma, req.params.id);
-      const error =
-        e.param === "email" ? "Enter your email address, such as you@example.com." : `Choose a quantity from 1 to ${link.quantityMax ?? 1}.`;
+      const error = e.param === "email" ? "Enter your email address, such as you@example.com." : `Choose a quantity from 1 to ${link.quantityMax ?? 1}.`;
       return html(reply, 400, renderPaymentLinkPage(link, merchantName, basePath, { email, quantity, error }));
     }
   });

@@ -180,10 +180,14 @@ describe("a key's name and last use", () => {
     const user = await createUser(app.db.prisma, merchantId(), { email: `keys-${Date.now()}@example.com`, password: "correct horse battery" }, OPERATOR);
     const signedIn = await app.call("POST", "/dashboard/session", { key: null, body: { email: user.email, password: "correct horse battery" } });
     const headers = { cookie: signedIn.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": signedIn.body.csrfToken };
-    const gql = async (query: string, variables?: Record<string, unknown>) => (await app.call("POST", "/graphql", { key: null, body: { query, variables }, headers })).body;
-    const made = await gql(`mutation ($n: String) { createApiKey(mode: TEST, name: $n, password: "correct horse battery") { secret apiKey { id name lastUsedAt } } }`, {
-      n: "Reports",
-    });
+    const gql = async (query: string, variables?: Record<string, unknown>) =>
+      (await app.call("POST", "/graphql", { key: null, body: { query, variables }, headers })).body;
+    const made = await gql(
+      `mutation ($n: String) { createApiKey(mode: TEST, name: $n, password: "correct horse battery") { secret apiKey { id name lastUsedAt } } }`,
+      {
+        n: "Reports",
+      },
+    );
     expect(made.errors).toBeUndefined();
     expect(made.data.createApiKey.apiKey).toMatchObject({ name: "Reports", lastUsedAt: null });
     expect((await app.call("GET", "/v1/customers", { key: made.data.createApiKey.secret })).status).toBe(200);

@@ -161,7 +161,8 @@ describe("a payment link's quantity", () => {
     const plain = (await create({ name: "Plain", amount: "3" })).body;
     expect(plain.quantityMax).toBeNull();
     const before = await app.db.prisma.paymentLink.count();
-    for (const quantityMax of [1, 0, 1001, 2.5, "3", true]) expectError(await create({ name: "x", amount: "3", quantityMax }), 400, "parameter_invalid", "quantityMax");
+    for (const quantityMax of [1, 0, 1001, 2.5, "3", true])
+      expectError(await create({ name: "x", amount: "3", quantityMax }), 400, "parameter_invalid", "quantityMax");
     // 1000 × 5,000 USDC is above the 1,000,000 USDC charge limit: at most 200 here.
     const tooMuch = await create({ name: "x", amount: "5000", quantityMax: 1000 });
     expectError(tooMuch, 400, "parameter_invalid", "quantityMax");
@@ -242,4 +243,3 @@ describe("one PENDING charge per buyer session", () => {
     expect(await app.db.prisma.charge.count({ where: { paymentLinkId: link.id } })).toBe(2);
   });
 });
-

@@ -62,7 +62,7 @@ builder.mutationFields((t) => ({
     args: {
       mode: t.arg({ type: Mode, description: "The key's mode; the session's by default." }),
       ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }),
-      name: t.arg.string({ description: "What to call it (at most 100 characters), e.g. \"Shop backend\"." }),
+      name: t.arg.string({ description: 'What to call it (at most 100 characters), e.g. "Shop backend".' }),
       password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
       totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
