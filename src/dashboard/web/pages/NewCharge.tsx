@@ -68,9 +68,9 @@ export function NewCharge() {
   const described = (f: Field) => (shown[f] ? { "aria-invalid": true, "aria-describedby": `${f}-problem` } : {});
   const note = (f: Field) =>
     shown[f] ? (
-      <span id={`${f}-problem`} class="error field-problem" data-problem={f}>
+      <p id={`${f}-problem`} class="error field-problem" data-problem={f}>
         {shown[f]}
-      </span>
+      </p>
     ) : null;
   if (made) return <Created charge={made} again={() => setMade(null)} />;
   return (
@@ -101,22 +101,28 @@ export function NewCharge() {
           }}
         >
           <div class="grid">
-            <label>
-              Amount (USDC)
-              <input name="amount" inputMode="decimal" autoComplete="off" placeholder="25.00" required {...described("amount")} />
+            <div class="field">
+              <label>
+                Amount (USDC)
+                <input name="amount" inputMode="decimal" autoComplete="off" placeholder="25.00" required {...described("amount")} />
+              </label>
               {note("amount")}
-            </label>
-            <label>
-              Order id
-              <input name="orderId" maxLength={200} required {...described("orderId")} />
+            </div>
+            <div class="field">
+              <label>
+                Order id
+                <input name="orderId" maxLength={200} required {...described("orderId")} />
+              </label>
               {note("orderId")}
-            </label>
+            </div>
           </div>
-          <label>
-            Description (shown to the buyer)
-            <input name="description" maxLength={1000} {...described("description")} />
+          <div class="field">
+            <label>
+              Description (shown to the buyer)
+              <input name="description" maxLength={1000} {...described("description")} />
+            </label>
             {note("description")}
-          </label>
+          </div>
           <CustomerPicker initial={null} invalid={Boolean(shown.customerId)} optional />
           {note("customerId")}
           {!fieldError && <ErrorNote error={result.error} />}
