@@ -15,7 +15,8 @@ export const keyCommands: Command[] = [
       const allowlist = flags["ip-allowlist"]?.split(",").filter((entry) => entry.trim() !== "") ?? [];
       const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR, flags.name);
       const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
-      print(`${key.secret}   (${key.id}${only}; shown once)`, key);
+      const named = key.name ? ` "${key.name}"` : "";
+      print(`${key.secret}   (${key.id}${named}${only}; shown once)`, key);
     },
   },
   {
