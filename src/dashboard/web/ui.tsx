@@ -173,11 +173,7 @@ export function CopyButton({ value, label = "Copy" }: { value: string; label?: s
         {state === "copied" ? "Copied" : label}
       </button>
       <span class="muted small" role="status">
-        {state === "copied"
-          ? "Copied to the clipboard."
-          : state === "selected"
-            ? "Could not copy: the text is selected, copy it with Ctrl+C (⌘C on a Mac)."
-            : ""}
+        {state === "copied" ? "Copied." : state === "selected" ? "Could not copy: the text is selected, copy it with Ctrl+C (⌘C on a Mac)." : ""}
       </span>
     </>
   );
