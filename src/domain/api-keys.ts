@@ -19,6 +19,8 @@ export interface NewApiKey {
   livemode: boolean;
   /** The addresses it may be used from; empty means any. */
   ipAllowlist: string[];
+  /** What the merchant calls it; null when unnamed. */
+  name: string | null;
 }
 
 /** SHA-256 hex of a secret key, the only form in which keys are stored (ids.ts hashToken). */
@@ -64,9 +66,19 @@ function allowlistCheck(allowlist: readonly string[]): ((address: string) => boo
   };
 }
 
+/** Longest key name. */
+const NAME_MAX = 100;
+
+/** A key's name, trimmed (blank: none); 400 `parameter_invalid` naming `name` past 100 characters. */
+export function parseKeyName(raw: string | null | undefined): string | null {
+  const name = raw?.trim() ?? "";
+  if (name.length > NAME_MAX) throw new AppError("parameter_invalid", `Invalid name: at most ${NAME_MAX} characters`, "name");
+  return name === "" ? null : name;
+}
+
 /**
- * Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given.
- * A new secret is a way in: it awaits `confirm` (a re-authentication from the dashboard) first.
+ * Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given,
+ * named `name` when given. A new secret is a way in: it awaits `confirm` (a re-authentication from the dashboard) first.
  */
 export async function createApiKey(
   prisma: Prisma,
@@ -74,10 +86,12 @@ export async function createApiKey(
   livemode: boolean,
   ipAllowlist: readonly string[],
   confirm: Confirmation,
+  name?: string | null,
 ): Promise<NewApiKey> {
+  const keyName = parseKeyName(name);
   await confirm();
   return prisma.$transaction(async (tx) => {
-    const key = await storeApiKey(tx, merchantId, livemode, ipAllowlist);
+    const key = await storeApiKey(tx, merchantId, livemode, ipAllowlist, keyName);
     await keyNotice(tx, merchantId, "created", key.id, livemode, `A new ${modeName(livemode)}-mode API key was created.`);
     return key;
   });
@@ -103,12 +117,13 @@ async function storeApiKey(
   merchantId: string,
   livemode: boolean,
   ipAllowlist: readonly string[],
+  name: string | null,
 ): Promise<NewApiKey> {
   const allowed = parseIpAllowlist(ipAllowlist);
   const secret = `sk_${modeName(livemode)}_${randomBase62(32)}`;
   const id = newId("key");
-  await prisma.apiKey.create({ data: { id, merchantId, livemode, hash: hashApiKey(secret), last4: secret.slice(-4), ipAllowlist: allowed } });
-  return { id, secret, livemode, ipAllowlist: allowed };
+  await prisma.apiKey.create({ data: { id, merchantId, livemode, hash: hashApiKey(secret), last4: secret.slice(-4), ipAllowlist: allowed, name } });
+  return { id, secret, livemode, ipAllowlist: allowed, name };
 }
 
 /** A rolled key: its replacement (shown once), and when the old one stops working. */
@@ -140,10 +155,10 @@ export async function rollApiKey(
     const [old] = await tx.apiKey.updateManyAndReturn({
       where: { id: keyId, merchantId, revokedAt: null, expiresAt: null },
       data: { expiresAt },
-      select: { merchantId: true, livemode: true, ipAllowlist: true },
+      select: { merchantId: true, livemode: true, ipAllowlist: true, name: true },
     });
     if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
-    const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist);
+    const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist, old.name);
     await keyNotice(
       tx,
       old.merchantId,
@@ -170,7 +185,17 @@ export async function revokeApiKey(prisma: Prisma, keyId: string, merchantId?: s
 }
 
 /** What listings show of a key: never the secret or its hash. */
-const LISTED = { id: true, livemode: true, last4: true, ipAllowlist: true, createdAt: true, revokedAt: true, expiresAt: true } as const;
+const LISTED = {
+  id: true,
+  livemode: true,
+  last4: true,
+  ipAllowlist: true,
+  createdAt: true,
+  revokedAt: true,
+  expiresAt: true,
+  name: true,
+  lastUsedAt: true,
+} as const;
 
 /** A merchant's keys, oldest first, as listings show them. */
 export function listApiKeys(prisma: Pick<Prisma, "apiKey">, merchantId: string) {
@@ -189,12 +214,16 @@ export async function getApiKey(prisma: Pick<Prisma, "apiKey">, merchantId: stri
   return key;
 }
 
-/** A known key: its principal, the check of its allowlist (null: any address), and its end if rolled. */
+/** A known key: its principal, the check of its allowlist (null: any address), its end if rolled, and when it was last stamped as used. */
 interface KnownKey {
   principal: Principal;
   allows: ((address: string) => boolean) | null;
   expiresAt: number | null;
+  lastUsedAt: number | null;
 }
+
+/** How stale a key's `lastUsedAt` may get: it is written at most once per this, not per request. */
+export const LAST_USED_PRECISION_MS = 60_000;
 
 /**
  * Resolves `X-API-Key` values to principals. Lookups are cached for `ttlMs` so the hot path costs
@@ -233,7 +262,27 @@ export class ApiKeyAuthenticator {
         `This API key cannot be used from ${address}: it only works from the addresses on its allowlist. Call from one of them, or use another key.`,
       );
     }
+    await this.stampUse(known);
     return known.principal;
+  }
+
+  /**
+   * Records that the key was used, when its stamp is a minute old or more. The cached entry carries
+   * the stamp, so a busy key costs one write a minute per process; the conditional update keeps
+   * processes sharing a key from writing more often than that.
+   */
+  private async stampUse(known: KnownKey): Promise<void> {
+    const now = Date.now();
+    if (known.lastUsedAt !== null && now - known.lastUsedAt < LAST_USED_PRECISION_MS) return;
+    known.lastUsedAt = now;
+    const stale = new Date(now - LAST_USED_PRECISION_MS);
+    await this.prisma.apiKey
+      .updateMany({
+        where: { id: known.principal.credentialId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] },
+        data: { lastUsedAt: new Date(now) },
+      })
+      // A lost stamp is not worth refusing the request it came with.
+      .catch(() => undefined);
   }
 
   /** Forgets cached lookups (after a revocation in this process). */
@@ -248,7 +297,7 @@ export class ApiKeyAuthenticator {
     if (hit !== undefined) return hit;
     const row = await this.prisma.apiKey.findUnique({
       where: { hash },
-      select: { id: true, merchantId: true, livemode: true, revokedAt: true, ipAllowlist: true, expiresAt: true },
+      select: { id: true, merchantId: true, livemode: true, revokedAt: true, ipAllowlist: true, expiresAt: true, lastUsedAt: true },
     });
     const known =
       row && !row.revokedAt
@@ -256,6 +305,7 @@ export class ApiKeyAuthenticator {
             principal: { credentialId: row.id, merchantId: row.merchantId, livemode: row.livemode },
             allows: allowlistCheck(row.ipAllowlist),
             expiresAt: row.expiresAt?.getTime() ?? null,
+            lastUsedAt: row.lastUsedAt?.getTime() ?? null,
           }
         : null;
     if (this.ttlMs > 0) {

@@ -228,7 +228,7 @@ export function chargeLinks(
 
 /** What a charge is made to pay when not a merchant's own order: an invoice or a payment link. */
 /** Where a charge came from: an invoice, or a payment link (with the email its buyer gave, when it asks one). */
-export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; customerEmail?: string | null };
+export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; customerEmail?: string | null; linkSessionHash?: string | null };
 
 /**
  * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
@@ -319,6 +319,7 @@ export async function insertCharge(
     invoiceId: origin && "invoiceId" in origin ? origin.invoiceId : null,
     paymentLinkId: origin && "paymentLinkId" in origin ? origin.paymentLinkId : null,
     customerEmail: origin && "paymentLinkId" in origin ? (origin.customerEmail ?? null) : null,
+    linkSessionHash: origin && "paymentLinkId" in origin ? (origin.linkSessionHash ?? null) : null,
   };
   const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
@@ -326,11 +327,11 @@ export async function insertCharge(
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
                              contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
-                             invoice_id, payment_link_id, customer_email)
+                             invoice_id, payment_link_id, customer_email, link_session_hash)
         VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
                 ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.contractVersion}, ${depositAddress}, ${charge.description},
                 ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb, ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt},
-                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail})
+                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail}, ${charge.linkSessionHash})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
@@ -377,6 +378,7 @@ const OTHER_COLUMNS = [
   `payout_blocked_reason AS "payoutBlockedReason", payout_blocked_at AS "payoutBlockedAt", expiry_extended_minutes AS "expiryExtendedMinutes"`,
   `review_reason AS "reviewReason", review_at AS "reviewAt", reviewed_reason AS "reviewedReason", stray_assets AS "strayAssets"`,
   `invoice_id AS "invoiceId", payment_link_id AS "paymentLinkId", customer_email AS "customerEmail"`,
+  `link_session_hash AS "linkSessionHash"`,
 ];
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
 

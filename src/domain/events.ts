@@ -346,6 +346,7 @@ export const DeliveryResource = z.object({
       latencyMs: z.number().int(),
       error: z.string().nullable(),
       succeeded: z.boolean(),
+      responseBody: z.string().nullable().describe("The first 2 KB of what the endpoint answered, as text; null when no response came."),
     }),
   ),
 });
@@ -365,9 +366,14 @@ export async function eventDeliveries(prisma: Prisma, eventIds: readonly string[
   for (const a of attempts) {
     const key = `${a.eventId} ${a.endpointId}`;
     if (!byDelivery.has(key)) byDelivery.set(key, []);
-    byDelivery
-      .get(key)!
-      .push({ attemptedAt: a.attemptedAt.toISOString(), statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, succeeded: a.succeeded });
+    byDelivery.get(key)!.push({
+      attemptedAt: a.attemptedAt.toISOString(),
+      statusCode: a.statusCode,
+      latencyMs: a.latencyMs,
+      error: a.error,
+      succeeded: a.succeeded,
+      responseBody: a.responseBody,
+    });
   }
   const out = new Map<string, DeliveryResource[]>(eventIds.map((id) => [id, []]));
   for (const d of deliveries) {

@@ -5,14 +5,17 @@
 // - a link's amount never changes (a buyer who opened the page pays what it showed);
 // - each charge a link makes carries `paymentLinkId` and an orderId no other charge of the link has;
 // - an inactive link makes no charge (410 `payment_link_inactive`); charges it made live on;
-// - a live link is made or reactivated only while the merchant has a live settlement wallet.
+// - a live link is made or reactivated only while the merchant has a live settlement wallet;
+// - with `quantityMax`, a buyer picks 1..quantityMax and the charge is amount × quantity, which stays
+//   within the charge limits for every quantity allowed;
+// - one browser has at most one PENDING charge per link, quantity and email: Pay → Back → Pay reuses it.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { PaymentLink, Prisma as P } from "../generated/prisma/client.js";
-import { type Charge, type ChargeSettings, checkRedirectUrl, createSchema as chargeSchema, insertCharge } from "./charges.js";
+import { CHARGE_COLUMNS, type Charge, type ChargeSettings, checkRedirectUrl, createSchema as chargeSchema, insertCharge } from "./charges.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
-import { newId, randomBase62 } from "./ids.js";
+import { hashToken, newId, randomBase62 } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
@@ -22,6 +25,9 @@ import { parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
 
 export type { PaymentLink };
+
+/** The largest quantity a link may let a buyer pick. */
+export const QUANTITY_LIMIT = 1000;
 
 const name = z
   .string()
@@ -34,6 +40,13 @@ const optionalFields = {
   cancelUrl: chargeSchema.shape.cancelUrl,
   metadata: metadataInput.optional(),
   collectEmail: z.boolean().optional(),
+  quantityMax: z
+    .number({ error: "must be a whole number from 2 to 1000, or null" })
+    .int("must be a whole number from 2 to 1000, or null")
+    .min(2, "must be at least 2 (or null: buyers always get one)")
+    .max(QUANTITY_LIMIT, `must be at most ${QUANTITY_LIMIT}`)
+    .nullable()
+    .optional(),
 };
 
 /** The body of POST /v1/payment_links (and the createPaymentLink mutation's input). */
@@ -64,6 +77,7 @@ export const PaymentLinkResource = z.object({
   cancelUrl: z.string().nullable(),
   metadata: MetadataShape.nullable().describe("Copied onto every charge the link makes."),
   collectEmail: z.boolean().describe("The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there)."),
+  quantityMax: z.number().int().nullable().describe("When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one."),
   createdAt: z.string(),
 });
 export type PaymentLinkResource = z.infer<typeof PaymentLinkResource>;
@@ -83,6 +97,7 @@ export function paymentLinkResource(l: PaymentLink, settings: Pick<ChargeSetting
     cancelUrl: l.cancelUrl,
     metadata: l.metadata as Metadata | null,
     collectEmail: l.collectEmail,
+    quantityMax: l.quantityMax,
     createdAt: l.createdAt.toISOString(),
   };
 }
@@ -90,6 +105,16 @@ export function paymentLinkResource(l: PaymentLink, settings: Pick<ChargeSetting
 /** The link's page: `{paymentBaseUrl}/l/<id>`. */
 export function paymentLinkUrl(l: Pick<PaymentLink, "id">, settings: Pick<ChargeSettings, "paymentBaseUrl">): string {
   return `${settings.paymentBaseUrl}/l/${l.id}`;
+}
+
+/** 400 naming `quantityMax` when the largest quantity would make a charge above the charge limit. */
+function checkQuantityMax(amount: bigint, quantityMax: number | null | undefined, settings: Pick<ChargeSettings, "amount">): void {
+  if (!quantityMax || amount * BigInt(quantityMax) <= settings.amount.max) return;
+  const most = settings.amount.max / amount;
+  throw invalidParam(
+    "quantityMax",
+    `Invalid quantityMax: ${quantityMax} × ${formatAmount(amount)} USDC is above the charge limit of ${formatAmount(settings.amount.max)} USDC; at most ${most} here`,
+  );
 }
 
 function checkUrls(data: { successUrl?: string | null | undefined; cancelUrl?: string | null | undefined }, livemode: boolean): void {
@@ -106,6 +131,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
       `Invalid amount: must be a decimal string with at most 6 decimals between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`,
     );
   }
+  checkQuantityMax(amount, data.quantityMax, settings);
   checkUrls(data, scope.livemode);
   await assertLiveWallet(prisma, scope);
   return prisma.paymentLink.create({
@@ -119,6 +145,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
       cancelUrl: data.cancelUrl ?? null,
       metadata: jsonOrNull(mergeMetadata(null, data.metadata)),
       collectEmail: data.collectEmail ?? false,
+      quantityMax: data.quantityMax ?? null,
       createdAt: now,
       updatedAt: now,
     },
@@ -132,16 +159,27 @@ export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string, q
   return link;
 }
 
-/** Changes a link's name, description, redirects, metadata (merged) or whether it takes payments (live: again only with a live wallet). */
-export async function updatePaymentLink(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<PaymentLink> {
+/**
+ * Changes a link's name, description, redirects, metadata (merged), quantity maximum or whether it
+ * takes payments (live: again only with a live wallet).
+ */
+export async function updatePaymentLink(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  input: unknown,
+  settings: Pick<ChargeSettings, "amount">,
+  now = new Date(),
+): Promise<PaymentLink> {
   const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
   if (data.active === true) await assertLiveWallet(prisma, scope);
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
-    const [row] = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
-      SELECT metadata FROM payment_links WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+    const [row] = await tx.$queryRaw<{ metadata: Metadata | null; amount: bigint }[]>`
+      SELECT metadata, amount FROM payment_links WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     if (!row) throw notFound("payment link", id);
+    checkQuantityMax(BigInt(row.amount), data.quantityMax, settings);
     const metadata = data.metadata === undefined ? undefined : mergeMetadata(row.metadata, data.metadata);
     return tx.paymentLink.update({
       where: { id },
@@ -153,6 +191,7 @@ export async function updatePaymentLink(prisma: Prisma, scope: Scope, id: string
         ...(data.cancelUrl !== undefined && { cancelUrl: data.cancelUrl }),
         ...(metadata !== undefined && { metadata: jsonOrNull(metadata) }),
         ...(data.collectEmail !== undefined && { collectEmail: data.collectEmail }),
+        ...(data.quantityMax !== undefined && { quantityMax: data.quantityMax }),
         updatedAt: now,
       },
     });
@@ -206,31 +245,76 @@ export async function activePaymentLink(prisma: Prisma, id: string): Promise<{ l
 /** The buyer's email a link that asks for it takes: one plain address (nothing that could add a header), at most 254 characters. */
 export const buyerEmailSchema = z.strictObject({ email: z.string().trim().refine(isEmailAddress, "must be one email address, such as you@example.com") });
 
+/** What the buyer gave on the link's page: their email (when asked) and a quantity (when they may pick one). */
+export interface BuyerChoice {
+  email?: string;
+  quantity?: string;
+}
+
+/** The buyer's quantity: 1 on a link without `quantityMax`; else a whole number 1..quantityMax, or 400 naming `quantity`. */
+export function buyerQuantity(link: Pick<PaymentLink, "quantityMax">, raw: string | undefined): number {
+  if (link.quantityMax === null || raw === undefined) return 1;
+  const quantity = /^\d{1,4}$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!(quantity >= 1 && quantity <= link.quantityMax)) {
+    throw invalidParam("quantity", `Invalid quantity: must be a whole number from 1 to ${link.quantityMax}`);
+  }
+  return quantity;
+}
+
+/** A new random token for a browser's session on a link's page (its cookie); charges keep only its hash. */
+export function newLinkSessionToken(): string {
+  return randomBase62(32);
+}
+
 /**
- * A buyer pressed Pay: a new charge of the link's amount, with its description, redirects and
- * metadata, and `paymentLinkId`. A link with `collectEmail` needs the buyer's `email` in `input`
- * (400 naming `email` without a valid one), kept as the charge's `customerEmail`. 404 for an unknown
- * link, 410 `payment_link_inactive` for a retired one.
+ * A buyer pressed Pay: a charge of the link's amount × the buyer's quantity, with its description
+ * (the quantity stated when the buyer picks one), redirects and metadata, and `paymentLinkId`. A link
+ * with `collectEmail` needs the buyer's `email` (400 naming `email` without a valid one), kept as the
+ * charge's `customerEmail`. With `sessionToken` (the page's cookie), the PENDING charge that browser
+ * made with the same quantity and email is returned instead of a new one. 404 for an unknown link,
+ * 410 `payment_link_inactive` for a retired one.
  */
-export async function chargeFromPaymentLink(prisma: Prisma, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+export async function chargeFromPaymentLink(
+  prisma: Prisma,
+  id: string,
+  input: BuyerChoice,
+  settings: ChargeSettings,
+  { now = new Date(), sessionToken = null }: { now?: Date; sessionToken?: string | null } = {},
+): Promise<Charge> {
   const { link } = await activePaymentLink(prisma, id);
-  const customerEmail = link.collectEmail ? parseInput(buyerEmailSchema, input).email.toLowerCase() : null;
-  const { charge, events } = await insertCharge(
-    prisma,
-    link,
-    {
-      // Unique per link, and says where the charge came from in the merchant's order list.
-      orderId: `${link.id}-${randomBase62(12)}`,
-      amount: formatAmount(link.amount),
-      description: link.description ?? link.name,
-      successUrl: link.successUrl,
-      cancelUrl: link.cancelUrl,
-      metadata: link.metadata as Metadata | null,
-    },
-    settings,
-    now,
-    { paymentLinkId: link.id, customerEmail },
-  );
-  settings.feed?.changed([charge], events);
-  return charge;
+  const customerEmail = link.collectEmail ? parseInput(buyerEmailSchema, { email: input.email ?? "" }).email.toLowerCase() : null;
+  const quantity = buyerQuantity(link, input.quantity);
+  const amount = link.amount * BigInt(quantity);
+  const linkSessionHash = sessionToken ? hashToken(sessionToken) : null;
+  const base = link.description ?? link.name;
+  const made = await prisma.$transaction(async (tx) => {
+    if (linkSessionHash) {
+      // Two presses of one browser at once make one charge: the second waits and finds the first.
+      await tx.$queryRaw`SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(${linkSessionHash}, 0))) AS locked`;
+      const [open] = await tx.$queryRaw<Charge[]>`
+        SELECT ${CHARGE_COLUMNS} FROM charges
+        WHERE link_session_hash = ${linkSessionHash} AND payment_link_id = ${link.id} AND status = 'PENDING' AND expires_at > ${now}
+          AND amount = ${amount} AND customer_email IS NOT DISTINCT FROM ${customerEmail}
+        ORDER BY created_at DESC LIMIT 1`;
+      if (open) return { charge: open, events: [] };
+    }
+    return insertCharge(
+      tx,
+      link,
+      {
+        // Unique per link, and says where the charge came from in the merchant's order list.
+        orderId: `${link.id}-${randomBase62(12)}`,
+        amount: formatAmount(amount),
+        description: link.quantityMax === null ? base : `${base} × ${quantity}`.slice(0, 1000),
+        successUrl: link.successUrl,
+        cancelUrl: link.cancelUrl,
+        metadata: link.metadata as Metadata | null,
+      },
+      settings,
+      now,
+      { paymentLinkId: link.id, customerEmail, linkSessionHash },
+    );
+  });
+  if (made.events.length > 0) settings.feed?.changed([made.charge], made.events);
+  return made.charge;
 }

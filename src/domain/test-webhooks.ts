@@ -146,6 +146,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     invoiceId: null,
     paymentLinkId: null,
     customerEmail: null,
+    linkSessionHash: null,
   };
   // Typed as the resource and its events' extras, so a sample cannot carry what the event schemas do not declare.
   const data: ChargeResource & ChargeEventExtras = chargeResource(charge, settings);

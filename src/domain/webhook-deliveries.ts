@@ -97,8 +97,8 @@ export async function recordDeliveryAttempt(
   const status = result.succeeded ? "SUCCEEDED" : retryAt ? "PENDING" : "FAILED";
   await prisma.$executeRaw`
     WITH attempt AS (
-      INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded)
-      VALUES (${d.eventId}, ${d.endpointId}, ${started}, ${result.statusCode}, ${result.latencyMs}, ${result.error}, ${result.succeeded})
+      INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded, response_body)
+      VALUES (${d.eventId}, ${d.endpointId}, ${started}, ${result.statusCode}, ${result.latencyMs}, ${result.error}, ${result.succeeded}, ${result.responseBody})
     )
     UPDATE webhook_deliveries SET status = ${status}::"DeliveryStatus", attempts = ${failed}, next_attempt_at = ${retryAt ?? started},
       lease = NULL, lease_until = NULL, updated_at = now()

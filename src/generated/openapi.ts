@@ -3120,6 +3120,8 @@ export interface components {
             metadata: components["schemas"]["Metadata"] | null;
             /** @description The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there). */
             collectEmail: boolean;
+            /** @description When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one. */
+            quantityMax: number | null;
             createdAt: string;
         };
         Plan: {
@@ -3344,6 +3346,8 @@ export interface components {
                 latencyMs: number;
                 error: string | null;
                 succeeded: boolean;
+                /** @description The first 2 KB of what the endpoint answered, as text; null when no response came. */
+                responseBody: string | null;
             }[];
         };
         WebhookEndpoint: {
@@ -5954,7 +5958,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -6162,7 +6167,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -6386,7 +6392,8 @@ export interface operations {
                      *               "statusCode": 200,
                      *               "latencyMs": 84,
                      *               "error": null,
-                     *               "succeeded": true
+                     *               "succeeded": true,
+                     *               "responseBody": "ok"
                      *             }
                      *           ]
                      *         }
@@ -11154,6 +11161,7 @@ export interface operations {
                      *           "cancelUrl": null,
                      *           "metadata": null,
                      *           "collectEmail": false,
+                     *           "quantityMax": null,
                      *           "createdAt": "2026-11-24T10:00:00.000Z"
                      *         }
                      *       ],
@@ -11291,6 +11299,7 @@ export interface operations {
                         [key: string]: string | number | boolean | null;
                     } | null;
                     collectEmail?: boolean;
+                    quantityMax?: number | null;
                 };
             };
         };
@@ -11320,6 +11329,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -11468,6 +11478,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */
@@ -11608,6 +11619,7 @@ export interface operations {
                         [key: string]: string | number | boolean | null;
                     } | null;
                     collectEmail?: boolean;
+                    quantityMax?: number | null;
                 };
             };
         };
@@ -11637,6 +11649,7 @@ export interface operations {
                      *       "cancelUrl": null,
                      *       "metadata": null,
                      *       "collectEmail": false,
+                     *       "quantityMax": null,
                      *       "createdAt": "2026-11-24T10:00:00.000Z"
                      *     }
                      */

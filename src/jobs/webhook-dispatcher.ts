@@ -68,7 +68,7 @@ async function attempt(s: Settings, d: ClaimedDelivery, started: Date): Promise<
     return await postWebhook(target, headers, body, s.timeoutMs);
   } catch (e) {
     if (!(e instanceof WebhookTargetError)) throw e;
-    return { statusCode: null, latencyMs: 0, error: `not sent: ${e.message}`, succeeded: false, gone: false };
+    return { statusCode: null, latencyMs: 0, error: `not sent: ${e.message}`, succeeded: false, gone: false, responseBody: null };
   }
 }
 

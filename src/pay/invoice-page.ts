@@ -95,22 +95,35 @@ function lines(texts: (string | null)[]): string {
     .join("<br>");
 }
 
-/** The payment link page: what is sold and its Pay; with `collectEmail`, the buyer's email first (`email`: what was typed, `error`: why it was refused). */
-export function renderPaymentLinkPage(link: PaymentLink, merchantName: string, basePath: string, asked: { email?: string; error?: string } = {}): string {
+/**
+ * The payment link page: what is sold and its Pay; with `collectEmail`, the buyer's email first, and
+ * with `quantityMax`, a quantity to pick (`email`, `quantity`: what was given, `error`: why it was refused).
+ */
+export function renderPaymentLinkPage(
+  link: PaymentLink,
+  merchantName: string,
+  basePath: string,
+  asked: { email?: string; quantity?: string; error?: string } = {},
+): string {
   const amount = formatAmount(link.amount);
+  const each = link.quantityMax === null ? "" : " each";
   const body = [
     testBanner(link.livemode),
     `<header><p class="merchant">${h(merchantName)}</p>`,
     `<h1>${h(link.name)}</h1>`,
     link.description ? `<p class="description">${h(link.description)}</p>` : "",
-    `<p class="amount">${h(amount)} USDC</p></header>`,
+    `<p class="amount">${h(amount)} USDC${each}</p></header>`,
     asked.error ? `<p class="status error" role="alert">${h(asked.error)}</p>` : "",
     `<form method="post" action="${h(basePath)}/l/${h(link.id)}">`,
     link.collectEmail
       ? `<p><label for="email">Your email (${h(merchantName)} sends your receipt there)</label><br>` +
         `<input id="email" name="email" type="email" required maxlength="254" autocomplete="email" value="${h(asked.email ?? "")}"></p>`
       : "",
-    `<p><button type="submit">Pay ${h(amount)} USDC</button></p></form>`,
+    link.quantityMax === null
+      ? ""
+      : `<p><label for="quantity">Quantity (1 to ${link.quantityMax})</label><br>` +
+        `<input id="quantity" name="quantity" type="number" required min="1" max="${link.quantityMax}" step="1" inputmode="numeric" value="${h(asked.quantity ?? "1")}"></p>`,
+    `<p><button type="submit">${link.quantityMax === null ? `Pay ${h(amount)} USDC` : "Continue to payment"}</button></p></form>`,
     `<p class="expires">You choose the network on the next page and pay from any wallet; the money goes straight to ${h(merchantName)}.</p>`,
   ].join("\n");
   return document(`${link.name}: ${amount} USDC to ${merchantName}`, body, null, basePath);

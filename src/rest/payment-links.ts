@@ -79,6 +79,6 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     },
   } as const;
   app.patch<IdParams>("/v1/payment_links/:id", { config: update }, async (req) =>
-    shape(await updatePaymentLink(prisma, scopeOf(req), req.params.id, req.body ?? {})),
+    shape(await updatePaymentLink(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings)),
   );
 }

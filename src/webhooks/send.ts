@@ -4,6 +4,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { StringDecoder } from "node:string_decoder";
 import type { WebhookTarget } from "./target-guard.js";
 
 /** How long an endpoint has to answer (.docs/webhooks.md "The request your endpoint receives"): headers and body, 15 s in all. */
@@ -11,6 +12,9 @@ export const WEBHOOK_TIMEOUT_MS = 15_000;
 
 /** Bytes of a response body read before the rest is discarded (receivers should answer briefly). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Bytes of a response body kept with the attempt, for the merchant to read why their endpoint refused. */
+export const KEPT_RESPONSE_BYTES = 2048;
 
 /** What one attempt came to. */
 export interface AttemptResult {
@@ -22,6 +26,28 @@ export interface AttemptResult {
   succeeded: boolean;
   /** 410 Gone: the receiver asks never to be sent anything again. */
   gone: boolean;
+  /** The first 2 KB of the response body as text (a character cut at the end left out); null when no response arrived. */
+  responseBody: string | null;
+}
+
+/** Keeps the first KEPT_RESPONSE_BYTES of a body as it streams in, never more in memory. */
+class BodyHead {
+  private readonly decoder = new StringDecoder("utf8");
+  private text = "";
+  private kept = 0;
+
+  add(chunk: Buffer): void {
+    if (this.kept >= KEPT_RESPONSE_BYTES) return;
+    const part = chunk.subarray(0, KEPT_RESPONSE_BYTES - this.kept);
+    this.kept += part.length;
+    // The decoder holds back a character cut at the 2 KB edge rather than storing half of it.
+    this.text += this.decoder.write(part);
+  }
+
+  /** The text kept, without NUL characters (a text column refuses them). */
+  value(): string {
+    return this.text.replaceAll("\u0000", "");
+  }
 }
 
 // Keep-alive pools: one TLS handshake per receiver, not per event.
@@ -58,8 +84,10 @@ export function postWebhook(target: WebhookTarget, headers: Record<string, strin
       },
       (res) => {
         const statusCode = res.statusCode ?? 0;
+        const head = new BodyHead();
         let read = 0;
         res.on("data", (chunk: Buffer) => {
+          head.add(chunk);
           read += chunk.length;
           if (read > MAX_RESPONSE_BYTES) res.destroy();
         });
@@ -68,7 +96,7 @@ export function postWebhook(target: WebhookTarget, headers: Record<string, strin
           let error: string | null = null;
           if (statusCode >= 300 && statusCode < 400) error = `redirect (${statusCode}) not followed: configure the final URL`;
           else if (!succeeded) error = `HTTP ${statusCode}`;
-          finish({ statusCode, error, succeeded, gone: statusCode === 410 });
+          finish({ statusCode, error, succeeded, gone: statusCode === 410, responseBody: head.value() });
         };
         res.on("end", done);
         // A body cut short after the status arrived still carries the receiver's answer.
@@ -77,11 +105,11 @@ export function postWebhook(target: WebhookTarget, headers: Record<string, strin
       },
     );
     const timer = setTimeout(() => {
-      finish({ statusCode: null, error: `no answer within ${timeoutMs / 1000} s`, succeeded: false, gone: false });
+      finish({ statusCode: null, error: `no answer within ${timeoutMs / 1000} s`, succeeded: false, gone: false, responseBody: null });
       req.destroy();
     }, timeoutMs);
     req.on("error", (e: NodeJS.ErrnoException) =>
-      finish({ statusCode: null, error: e.code ? `${e.code}: ${e.message}` : e.message, succeeded: false, gone: false }),
+      finish({ statusCode: null, error: e.code ? `${e.code}: ${e.message}` : e.message, succeeded: false, gone: false, responseBody: null }),
     );
     req.end(body);
   });

@@ -1,7 +1,8 @@
 // A payment link that asks the buyer's email (collectEmail), in a real browser: the field is labelled
 // and required, the browser refuses to press Pay without a valid address, a header-injection attempt
 // sent anyway is refused by the server with the page again (nothing made), and a good address makes
-// the charge, which keeps it as customerEmail. No serious accessibility finding.
+// the charge, which keeps it as customerEmail. No serious accessibility finding. Pay → Back → Pay in the
+// same browser comes back to the same charge; a quantity the buyer picks is charged and stated.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, seriousViolations } from "../helpers/browser.js";
@@ -64,6 +65,47 @@ describe("payment link asking the buyer's email", () => {
     await Promise.all([page.waitForURL(/\/pay\/chrg_/), page.getByRole("button", { name: "Pay 7.50 USDC" }).click()]);
     const chargeId = new URL(page.url()).pathname.split("/").pop();
     expect(await charges()).toEqual([{ id: chargeId, customerEmail: "poster-buyer@example.com" }]);
+    await page.context().close();
+  });
+
+  it("Pay → Back → Pay comes back to the same charge; another quantity makes a new one of amount × quantity", async () => {
+    const made = await app.call("POST", "/v1/payment_links", { body: { name: "Stickers", amount: "2.50", collectEmail: true, quantityMax: 5 } });
+    expect(made.status, made.text).toBe(201);
+    const link = made.body.id as string;
+    const page = await newPage();
+    await page.goto(`${app.url}/pay/l/${link}`);
+    expect(await page.locator(".amount").textContent()).toBe("2.50 USDC each");
+    const quantity = page.getByLabel("Quantity (1 to 5)");
+    expect(await quantity.getAttribute("max")).toBe("5");
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel(/Your email/).fill("sticker-buyer@example.com");
+    await quantity.fill("4");
+    await Promise.all([page.waitForURL(/\/pay\/chrg_/), page.getByRole("button", { name: "Continue to payment" }).click()]);
+    const first = page.url();
+
+    await page.goBack();
+    await page.waitForURL(`${app.url}/pay/l/${link}`);
+    await page.getByLabel(/Your email/).fill("sticker-buyer@example.com");
+    await page.getByLabel("Quantity (1 to 5)").fill("4");
+    await Promise.all([page.waitForURL(/\/pay\/chrg_/), page.getByRole("button", { name: "Continue to payment" }).click()]);
+    expect(page.url()).toBe(first);
+
+    await page.goBack();
+    await page.getByLabel(/Your email/).fill("sticker-buyer@example.com");
+    await page.getByLabel("Quantity (1 to 5)").fill("2");
+    await Promise.all([
+      page.waitForURL((u) => /\/pay\/chrg_/.test(u.pathname) && u.href !== first),
+      page.getByRole("button", { name: "Continue to payment" }).click(),
+    ]);
+    const charges = await app.db.prisma.charge.findMany({
+      where: { paymentLinkId: link },
+      orderBy: { createdAt: "asc" },
+      select: { amount: true, description: true },
+    });
+    expect(charges).toEqual([
+      { amount: 10_000_000n, description: "Stickers × 4" },
+      { amount: 5_000_000n, description: "Stickers × 2" },
+    ]);
     await page.context().close();
   });
 });

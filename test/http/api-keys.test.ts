@@ -1,10 +1,11 @@
 // API keys limited to addresses (.docs/cli.md: an API key with an `ipAllowlist` refuses
 // other addresses with 401 `api_key_ip_not_allowed`), on every door that takes a key; and rolling a
 // key with an overlap.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
-import { ApiKeyAuthenticator, createApiKey, parseIpAllowlist, revokeApiKey, rollApiKey } from "../../src/domain/api-keys.js";
+import { ApiKeyAuthenticator, createApiKey, LAST_USED_PRECISION_MS, parseIpAllowlist, revokeApiKey, rollApiKey } from "../../src/domain/api-keys.js";
 import { AppError } from "../../src/domain/errors.js";
+import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 
@@ -125,5 +126,76 @@ describe("rolling a key", () => {
     ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect(await keys()).toBe(before + 1);
+  });
+});
+
+describe("a key's name and last use", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp(POLLING);
+  }, 60_000);
+  afterAll(() => app?.stop());
+  afterEach(() => void vi.useRealTimers());
+  const merchantId = () => app.merchant.merchant.id;
+  const lastUsed = async (id: string) => (await app.db.prisma.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt?.getTime() ?? null;
+
+  it("is named at creation (trimmed, at most 100 characters), and a rolled key keeps the name", async () => {
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "  Shop backend ");
+    expect(key.name).toBe("Shop backend");
+    expect((await rollApiKey(app.db.prisma, key.id, { overlapHours: 0 }, OPERATOR)).key.name).toBe("Shop backend");
+    expect((await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "   ")).name).toBeNull();
+    const keys = await app.db.prisma.apiKey.count();
+    await expect(createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "n".repeat(101))).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "name",
+    });
+    expect(await app.db.prisma.apiKey.count()).toBe(keys);
+  });
+
+  it("records the last use at most once a minute per key, across processes too", async () => {
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
+    expect(await lastUsed(key.id)).toBeNull();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const t0 = Date.now();
+    const authenticator = new ApiKeyAuthenticator(app.db.prisma, 5 * 60_000);
+    const writes = vi.spyOn(app.db.prisma.apiKey, "updateMany");
+    await authenticator.authenticate(key.secret, "127.0.0.1");
+    expect(await lastUsed(key.id)).toBe(t0);
+    // A minute of requests, from this process and from another (no cache: it reads the stored stamp).
+    const other = new ApiKeyAuthenticator(app.db.prisma, 0);
+    for (let i = 0; i < 20; i++) {
+      vi.setSystemTime(t0 + i * 2_000);
+      await authenticator.authenticate(key.secret, "127.0.0.1");
+      await other.authenticate(key.secret, "127.0.0.1");
+    }
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(await lastUsed(key.id)).toBe(t0);
+    vi.setSystemTime(t0 + LAST_USED_PRECISION_MS + 1);
+    await authenticator.authenticate(key.secret, "127.0.0.1");
+    expect(await lastUsed(key.id)).toBe(t0 + LAST_USED_PRECISION_MS + 1);
+    writes.mockRestore();
+  });
+
+  it("shows the name and the last use over GraphQL; createApiKey takes the name", async () => {
+    const user = await createUser(app.db.prisma, merchantId(), { email: `keys-${Date.now()}@example.com`, password: "correct horse battery" }, OPERATOR);
+    const signedIn = await app.call("POST", "/dashboard/session", { key: null, body: { email: user.email, password: "correct horse battery" } });
+    const headers = { cookie: signedIn.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": signedIn.body.csrfToken };
+    const gql = async (query: string, variables?: Record<string, unknown>) =>
+      (await app.call("POST", "/graphql", { key: null, body: { query, variables }, headers })).body;
+    const made = await gql(
+      `mutation ($n: String) { createApiKey(mode: TEST, name: $n, password: "correct horse battery") { secret apiKey { id name lastUsedAt } } }`,
+      {
+        n: "Reports",
+      },
+    );
+    expect(made.errors).toBeUndefined();
+    expect(made.data.createApiKey.apiKey).toMatchObject({ name: "Reports", lastUsedAt: null });
+    expect((await app.call("GET", "/v1/customers", { key: made.data.createApiKey.secret })).status).toBe(200);
+    const listed = await gql(`{ apiKeys { id name lastUsedAt } }`);
+    const row = listed.data.apiKeys.find((k: { id: string }) => k.id === made.data.createApiKey.apiKey.id);
+    expect(row.name).toBe("Reports");
+    expect(Date.now() - Date.parse(row.lastUsedAt)).toBeLessThan(60_000);
+    const long = await gql(`mutation { createApiKey(mode: TEST, name: "${"n".repeat(101)}", password: "correct horse battery") { secret } }`);
+    expect(long.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "name" });
   });
 });

@@ -20,6 +20,21 @@ const press = async (id: string, headers: Record<string, string> = {}) => {
   });
   return { status: res.status, location: res.headers.get("location"), text: await res.text(), headers: res.headers };
 };
+/** A browser on the link's page: it keeps the page's cookie between presses, as Pay → Back → Pay does. */
+const browser = () => {
+  let cookie: string | null = null;
+  return async (id: string, form: Record<string, string> = {}) => {
+    const res = await fetch(`${app.url}/pay/l/${id}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie && { cookie }) },
+      body: new URLSearchParams(form).toString(),
+    });
+    const set = res.headers.get("set-cookie");
+    if (set) cookie = set.split(";")[0]!;
+    return { status: res.status, location: res.headers.get("location"), text: await res.text(), setCookie: set };
+  };
+};
 const chargeOf = async (location: string | null) => (await app.call("GET", `/v1/charges/${location!.split("/").pop()}`)).body;
 
 describe("payment links", () => {
@@ -138,5 +153,93 @@ describe("payment links", () => {
     expect(retired.data.updatePaymentLink.active).toBe(false);
     const listed = await app.gql(`{ paymentLinks(active: false, first: 100) { edges { node { id } } } }`);
     expect(listed.data.paymentLinks.edges.map((e: { node: { id: string } }) => e.node.id)).toContain(id);
+  });
+});
+
+describe("a payment link's quantity", () => {
+  it("is off unless quantityMax is set; quantityMax is a whole number 2-1000 that keeps every charge within the limit", async () => {
+    const plain = (await create({ name: "Plain", amount: "3" })).body;
+    expect(plain.quantityMax).toBeNull();
+    const before = await app.db.prisma.paymentLink.count();
+    for (const quantityMax of [1, 0, 1001, 2.5, "3", true])
+      expectError(await create({ name: "x", amount: "3", quantityMax }), 400, "parameter_invalid", "quantityMax");
+    // 1000 × 5,000 USDC is above the 1,000,000 USDC charge limit: at most 200 here.
+    const tooMuch = await create({ name: "x", amount: "5000", quantityMax: 1000 });
+    expectError(tooMuch, 400, "parameter_invalid", "quantityMax");
+    expect(tooMuch.body.message).toMatch(/at most 200 here/);
+    expect(await app.db.prisma.paymentLink.count()).toBe(before);
+
+    const link = (await create({ name: "Big", amount: "5000", quantityMax: 200 })).body;
+    expect(link.quantityMax).toBe(200);
+    expectError(await app.call("PATCH", `/v1/payment_links/${link.id}`, { body: { quantityMax: 201 } }), 400, "parameter_invalid", "quantityMax");
+    expect((await app.call("PATCH", `/v1/payment_links/${link.id}`, { body: { quantityMax: null } })).body.quantityMax).toBeNull();
+
+    const gql = await app.gql(`mutation { createPaymentLink(input: { name: "Mugs", amount: "8", quantityMax: 6 }) { id quantityMax } }`);
+    expect(gql.data.createPaymentLink.quantityMax).toBe(6);
+    const bad = await app.gql(`mutation { createPaymentLink(input: { name: "Mugs", amount: "8", quantityMax: 1 }) { id } }`);
+    expect(bad.errors[0].extensions).toMatchObject({ code: "parameter_invalid", param: "quantityMax" });
+  });
+
+  it("lets the buyer pick 1..quantityMax on the page; the charge is amount × quantity and says so", async () => {
+    const link = (await create({ name: "Mug", amount: "8.25", quantityMax: 6 })).body;
+    const page = await (await fetch(`${app.url}/pay/l/${link.id}`)).text();
+    expect(page).toContain("8.25 USDC each");
+    expect(page).toMatch(/<input id="quantity" name="quantity" type="number" required min="1" max="6"/);
+    const pay = browser();
+    const paid = await pay(link.id, { quantity: "3" });
+    expect(paid.status).toBe(303);
+    expect(await chargeOf(paid.location)).toMatchObject({ amount: "24.75", description: "Mug × 3", paymentLinkId: link.id });
+    for (const quantity of ["0", "7", "2.5", "abc", "", "-1"]) {
+      const refused = await pay(link.id, { quantity });
+      expect(refused.status, quantity).toBe(400);
+      expect(refused.text).toContain("Choose a quantity from 1 to 6.");
+    }
+    expect(await app.db.prisma.charge.count({ where: { paymentLinkId: link.id } })).toBe(1);
+    // A link without a quantity makes charges of its amount whatever the form says.
+    const plain = (await create({ name: "Plain", amount: "3" })).body;
+    expect((await chargeOf((await pay(plain.id, { quantity: "4" })).location)).amount).toBe("3.00");
+  });
+});
+
+describe("one PENDING charge per buyer session", () => {
+  it("Pay → Back → Pay reuses the charge the same browser made; another browser, another quantity or email, or a charge no longer PENDING makes a new one", async () => {
+    const link = (await create({ name: "Scarf", amount: "20", quantityMax: 3, collectEmail: true })).body;
+    const pay = browser();
+    const first = await pay(link.id, { email: "ann@example.com", quantity: "1" });
+    expect(first.status).toBe(303);
+    expect(first.setCookie).toMatch(new RegExp(`^sg_link=[0-9A-Za-z]{32}; Path=/pay/l/${link.id}; Max-Age=86400; HttpOnly; SameSite=Lax`));
+    const again = await pay(link.id, { email: "Ann@example.com ", quantity: "1" });
+    expect(again.location).toBe(first.location);
+    expect(await app.db.prisma.charge.count({ where: { paymentLinkId: link.id } })).toBe(1);
+    // The cookie's token itself is never stored: only its hash.
+    const stored = await app.db.prisma.charge.findFirstOrThrow({ where: { paymentLinkId: link.id } });
+    expect(stored.linkSessionHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.setCookie).not.toContain(stored.linkSessionHash);
+
+    const two = await pay(link.id, { email: "ann@example.com", quantity: "2" });
+    expect(two.location).not.toBe(first.location);
+    const otherEmail = await pay(link.id, { email: "bob@example.com", quantity: "2" });
+    expect(otherEmail.location).not.toBe(two.location);
+    // Back to quantity 1 and Ann's email: her first charge, still PENDING.
+    expect((await pay(link.id, { email: "ann@example.com", quantity: "1" })).location).toBe(first.location);
+    const elsewhere = await browser()(link.id, { email: "ann@example.com", quantity: "1" });
+    expect(elsewhere.location).not.toBe(first.location);
+
+    const firstId = first.location!.split("/").pop()!;
+    expect((await app.call("DELETE", `/v1/charges/${firstId}`)).status).toBe(200);
+    const afterCancel = await pay(link.id, { email: "ann@example.com", quantity: "1" });
+    expect(afterCancel.location).not.toBe(first.location);
+    expect(await app.db.prisma.charge.count({ where: { paymentLinkId: link.id } })).toBe(5);
+  });
+
+  it("two presses of one browser at once make one charge", async () => {
+    const link = (await create({ name: "Hat", amount: "4" })).body;
+    const pay = browser();
+    // The first press gives the browser its cookie; its charge is cancelled so that the next ones need a new one.
+    const first = await pay(link.id);
+    expect((await app.call("DELETE", `/v1/charges/${first.location!.split("/").pop()}`)).status).toBe(200);
+    const both = await Promise.all([pay(link.id), pay(link.id)]);
+    expect(both[0].location).toBe(both[1].location);
+    expect(await app.db.prisma.charge.count({ where: { paymentLinkId: link.id } })).toBe(2);
   });
 });

@@ -179,6 +179,35 @@ describe("delivery", () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it("keeps the status and the first 2 KB of each response body with the attempt, and shows them over REST and GraphQL", async () => {
+    const { receiver, call, key } = await shop();
+    dispatch();
+    // 2047 ASCII bytes then "é" (2 bytes) across the 2 KB edge, then 60 KB more: none of the tail is kept.
+    const long = `${"x".repeat(2047)}é${"y".repeat(60_000)}`;
+    receiver.respond((_r, res) => void res.writeHead(422, { "content-type": "text/plain; charset=utf-8" }).end(long));
+    await call("POST", "/v1/customers", { email: "body@example.com", name: "Body" });
+    const eventId = (await receiver.waitForCount(1))[0]!.headers["webhook-id"]!;
+    await waitFor("the attempt", async () => ((await delivery(eventId)).attempts === 1 ? true : undefined));
+    const [attempt] = (await call("GET", `/v1/events/${eventId}`)).body.deliveries[0].attempts;
+    expect(attempt).toMatchObject({ statusCode: 422, succeeded: false });
+    // The half of "é" inside the 2 KB is left out rather than stored broken.
+    expect(attempt.responseBody).toBe("x".repeat(2047));
+    const row = await app.db.prisma.webhookAttempt.findFirstOrThrow({ where: { eventId } });
+    expect(Buffer.byteLength(row.responseBody!)).toBeLessThanOrEqual(2048);
+
+    receiver.respond((_r, res) => void res.writeHead(200).end("thanks\u0000!"));
+    await call("POST", "/v1/customers", { email: "body2@example.com", name: "Body two" });
+    const second = (await receiver.waitForCount(2))[1]!.headers["webhook-id"]!;
+    await waitFor("the second attempt", async () => ((await delivery(second)).status === "SUCCEEDED" ? true : undefined));
+    const gql = await app.gql(
+      `query ($id: ID!) { node(id: $id) { ... on Event { deliveries { attempts { statusCode responseBody } } } } }`,
+      { id: second },
+      key,
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data.node.deliveries[0].attempts).toEqual([{ statusCode: 200, responseBody: "thanks!" }]);
+  });
+
   it("counts a redirect as a failure and does not follow it", async () => {
     const { receiver, call } = await shop();
     const elsewhere = await startReceiver();

@@ -7,15 +7,16 @@ import { type Command, overlap, UsageError } from "../command.js";
 export const keyCommands: Command[] = [
   {
     names: ["keys create"],
-    usage: `  keys create MERCHANT_ID --mode test|live [--ip-allowlist IP,CIDR…] [--json]
-      A new API key (shown once); with --ip-allowlist it works only from those addresses, e.g.
-      --ip-allowlist 203.0.113.7,198.51.100.0/24,2001:db8::/32.`,
+    usage: `  keys create MERCHANT_ID --mode test|live [--name NAME] [--ip-allowlist IP,CIDR…] [--json]
+      A new API key (shown once), named NAME (at most 100 characters) when given; with --ip-allowlist
+      it works only from those addresses, e.g. --ip-allowlist 203.0.113.7,198.51.100.0/24,2001:db8::/32.`,
     async run({ flags, open, print, need, mode }) {
       const { prisma } = await open();
       const allowlist = flags["ip-allowlist"]?.split(",").filter((entry) => entry.trim() !== "") ?? [];
-      const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR);
+      const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR, flags.name);
       const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
-      print(`${key.secret}   (${key.id}${only}; shown once)`, key);
+      const named = key.name ? ` "${key.name}"` : "";
+      print(`${key.secret}   (${key.id}${named}${only}; shown once)`, key);
     },
   },
   {

@@ -16,6 +16,7 @@ import { lazyPage } from "./lazy.js";
 const Balance = lazyPage(() => import("./pages/Balance.js").then((m) => m.Balance));
 const ChargePage = lazyPage(() => import("./pages/ChargePage.js").then((m) => m.ChargePage));
 const Charges = lazyPage(() => import("./pages/Charges.js").then((m) => m.Charges));
+const NewCharge = lazyPage(() => import("./pages/NewCharge.js").then((m) => m.NewCharge));
 const CustomerPage = lazyPage(() => import("./pages/CustomerPage.js").then((m) => m.CustomerPage));
 const Customers = lazyPage(() => import("./pages/Customers.js").then((m) => m.Customers));
 const Developers = lazyPage(() => import("./pages/Developers.js").then((m) => m.Developers));
@@ -124,7 +125,7 @@ function section(path: string): string {
 
 function Page({ path, session, onSignedOut }: { path: string; session: Session; onSignedOut: () => void }) {
   const [, first, id, sub] = path.split("/");
-  if (first === "charges") return id ? <ChargePage id={id} /> : <Charges />;
+  if (first === "charges") return id === "new" ? <NewCharge /> : id ? <ChargePage id={id} /> : <Charges />;
   if (first === "balance") return <Balance mode={session.mode} />;
   if (first === "payouts") return <Payouts mode={session.mode} />;
   if (first === "customers") return id ? <CustomerPage id={id} /> : <Customers />;

@@ -147,14 +147,14 @@ export function Section(props: { title: string; children: ComponentChildren; act
   );
 }
 
-/** A secret shown once, with the warning that goes with it. */
+/** A secret shown once, with the warning that goes with it and a Copy button. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {
   return (
-    <div class="secret" role="status">
-      <p>
+    <div class="secret">
+      <p role="status">
         <strong>{label}</strong> (shown once: copy it now)
       </p>
-      <code data-secret>{value}</code>
+      <code data-secret>{value}</code> <CopyButton value={value} />
     </div>
   );
 }
@@ -213,24 +213,45 @@ export function Money({ value, currency = "USDC" }: { value: string | null | und
   );
 }
 
-/** A button that copies `value`, saying whether it could. */
+/** Selects the text of `el`, so that the person can copy it themselves. */
+function selectText(el: Element): void {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const selection = window.getSelection();
+  selection?.removeAllRanges();
+  selection?.addRange(range);
+}
+
+/**
+ * A button that copies `value`: it reads "Copied" for a moment when it could; when the browser refuses
+ * (no clipboard outside https, or denied), it selects the text shown beside it (the element marked
+ * `data-copy-source` in the same parent, else its first `<code>`) and says to copy it.
+ */
 export function CopyButton({ value, label = "Copy" }: { value: string; label?: string }) {
-  const [said, say] = useState("");
+  const [state, setState] = useState<"idle" | "copied" | "selected">("idle");
+  const button = useRef<HTMLButtonElement>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
   const copy = async () => {
+    clearTimeout(timer.current);
     try {
       await navigator.clipboard.writeText(value);
-      say("Copied.");
+      setState("copied");
+      timer.current = setTimeout(() => setState("idle"), 2000);
     } catch {
-      say("Could not copy: select the text and copy it.");
+      const around = button.current?.parentElement;
+      const shown = around?.querySelector("[data-copy-source]") ?? around?.querySelector("code");
+      if (shown) selectText(shown);
+      setState("selected");
     }
   };
   return (
     <>
-      <button type="button" class="link" onClick={() => void copy()}>
-        {label}
+      <button ref={button} type="button" class="link" data-copied={state === "copied" ? "" : undefined} onClick={() => void copy()}>
+        {state === "copied" ? "Copied" : label}
       </button>
       <span class="muted small" role="status">
-        {said}
+        {state === "copied" ? "Copied." : state === "selected" ? "Could not copy: the text is selected, copy it with Ctrl+C (⌘C on a Mac)." : ""}
       </span>
     </>
   );

@@ -16,6 +16,12 @@ const ApiKey = builder.objectRef<KeyRow>("ApiKey").implement({
     id: t.exposeID("id", { description: "The key's id (key_…), not its secret." }),
     livemode: t.exposeBoolean("livemode", { description: "True for a live key (sk_live_…), false for a test key (sk_test_…)." }),
     last4: t.exposeString("last4", { description: "The secret's last four characters, to tell keys apart." }),
+    name: t.exposeString("name", { nullable: true, description: "What the merchant calls it; null when unnamed." }),
+    lastUsedAt: t.string({
+      nullable: true,
+      description: "ISO 8601: when it last authenticated a request, to within a minute; null if never.",
+      resolve: (k) => k.lastUsedAt?.toISOString() ?? null,
+    }),
     ipAllowlist: t.exposeStringList("ipAllowlist", { description: "IPs and CIDR ranges it may be used from; empty: any." }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (k) => k.createdAt.toISOString() }),
     revokedAt: t.string({
@@ -56,13 +62,14 @@ builder.mutationFields((t) => ({
     args: {
       mode: t.arg({ type: Mode, description: "The key's mode; the session's by default." }),
       ipAllowlist: t.arg.stringList({ description: "IPs and CIDR ranges; empty or absent: any address." }),
+      name: t.arg.string({ description: 'What to call it (at most 100 characters), e.g. "Shop backend".' }),
       password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
       totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
-    resolve: async (_root, { mode, ipAllowlist, password, totpCode }, ctx) => {
+    resolve: async (_root, { mode, ipAllowlist, name, password, totpCode }, ctx) => {
       const session = ctx.session();
       const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? [], confirm);
+      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? [], confirm, name);
       return { key, row: await getApiKey(ctx.prisma, session.merchantId, key.id) };
     },
   }),

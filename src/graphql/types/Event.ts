@@ -7,6 +7,8 @@ import {
   countEvents,
   EVENT_DESCRIPTIONS,
   EVENT_OBJECT_TYPES,
+  EVENT_TYPES,
+  type EventType,
   eventDeliveries,
   eventsOfCharges,
   getEvent,
@@ -44,6 +46,10 @@ const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("
     latencyMs: t.exposeInt("latencyMs", { description: "How long the endpoint took to answer (or to fail)." }),
     error: t.exposeString("error", { nullable: true, description: "Why no 2xx came; null when one did." }),
     succeeded: t.exposeBoolean("succeeded", { description: "Whether the endpoint answered 2xx in time." }),
+    responseBody: t.exposeString("responseBody", {
+      nullable: true,
+      description: "The first 2 KB of the response body, as text; null when no response came.",
+    }),
   }),
 });
 
@@ -99,7 +105,20 @@ const EventObjectType = builder.enumType("EventObjectType", {
   values: Object.fromEntries(EVENT_OBJECT_TYPES.map((kind) => [kind.toUpperCase(), { value: kind, description: `Events about a ${kind} (${kind}.…).` }])),
 });
 
+const EventTypeInfo = builder.objectRef<EventType>("EventTypeInfo").implement({
+  description: "One type of event the API sends, as a webhook endpoint can be limited to.",
+  fields: (t) => ({
+    type: t.string({ description: "The type, e.g. charge.completed.", resolve: (type) => type }),
+    description: t.string({ description: "What happened when it is sent.", resolve: (type) => EVENT_DESCRIPTIONS[type] }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  eventTypes: t.field({
+    type: [EventTypeInfo],
+    description: "Every event type the API sends, in a stable order: what a webhook endpoint's `events` may name.",
+    resolve: () => [...EVENT_TYPES],
+  }),
   events: t.connection(
     {
       type: Event,

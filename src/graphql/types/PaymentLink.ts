@@ -27,6 +27,10 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
     cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Copied onto every charge it makes.", resolve: (l) => l.metadata as Metadata | null }),
     collectEmail: t.exposeBoolean("collectEmail", { description: "The page asks the buyer's email before Pay; the charge keeps it as customerEmail." }),
+    quantityMax: t.exposeInt("quantityMax", {
+      nullable: true,
+      description: "When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one.",
+    }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
     charges: t.connection(
       {
@@ -48,6 +52,7 @@ const linkFields = (t: Parameters<Parameters<typeof builder.inputType>[1]["field
   cancelUrl: t.string({ description: "Where a buyer who gives up goes." }),
   metadata: t.field({ type: "Metadata", description: "Merged into the existing metadata; a key set to null is removed." }),
   collectEmail: t.boolean({ description: "Ask the buyer's email before Pay (required on the page); the receipt goes there." }),
+  quantityMax: t.int({ description: "Let the buyer pick a quantity from 1 to this (2–1000); null: always one." }),
 });
 
 const CreatePaymentLinkInput = builder.inputType("CreatePaymentLinkInput", {
@@ -109,6 +114,6 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The link's id (plink_…)." }),
       input: t.arg({ type: UpdatePaymentLinkInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updatePaymentLink(ctx.prisma, ctx.scope(), id, { ...input }),
+    resolve: (_query, _root, { id, input }, ctx) => updatePaymentLink(ctx.prisma, ctx.scope(), id, { ...input }, ctx.charges),
   }),
 }));

@@ -201,6 +201,7 @@ export const EXAMPLES: Record<string, unknown> = {
     cancelUrl: null,
     metadata: null,
     collectEmail: false,
+    quantityMax: null,
     createdAt: CREATED,
   } satisfies PaymentLinkResource,
   Plan: {
@@ -277,7 +278,7 @@ export const EXAMPLES: Record<string, unknown> = {
         url: endpoint.url,
         status: "succeeded",
         nextAttemptAt: null,
-        attempts: [{ attemptedAt: "2026-11-24T10:04:41.000Z", statusCode: 200, latencyMs: 84, error: null, succeeded: true }],
+        attempts: [{ attemptedAt: "2026-11-24T10:04:41.000Z", statusCode: 200, latencyMs: 84, error: null, succeeded: true, responseBody: "ok" }],
       },
     ],
   } satisfies z.output<typeof EventWithDeliveries>,

@@ -8,6 +8,7 @@ import { useChargeEventsRefresh } from "../charge-events.js";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { Link } from "../router.js";
 import { Amount, Time } from "../ui.js";
 
 const ChargesQuery = graphql(`
@@ -93,6 +94,11 @@ export function Charges() {
   return (
     <ListPage
       title="Charges"
+      actions={
+        <Link href="/charges/new" class="button">
+          Create charge
+        </Link>
+      }
       intro={
         <div class="views" role="group" aria-label="Show">
           <button type="button" aria-pressed={!needsReview} onClick={() => show(false)}>

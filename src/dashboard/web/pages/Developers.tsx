@@ -1,5 +1,6 @@
-// Developers: API keys (create with an IP allowlist, roll, revoke), JWT secrets, webhook endpoints
-// (add, send a test event, rotate the secret, pause, delete) with their deliveries, and the event log; a link to the emails (Emails.tsx).
+// Developers: API keys (create with a name and an IP allowlist, roll, revoke; when each was last used), JWT secrets,
+// webhook endpoints (add or edit with the event types they get, send a test event, rotate the secret, pause, delete)
+// with their deliveries (each attempt's status and the start of the answer), and the event log; a link to the emails (Emails.tsx).
 // Whatever cannot be undone asks first, naming the key or endpoint; making a key asks the password.
 import type { OperationResult } from "@urql/core";
 import { useMutation, useQuery } from "@urql/preact";
@@ -18,9 +19,15 @@ const DevelopersQuery = graphql(`
         totpEnabled
       }
     }
+    eventTypes {
+      type
+      description
+    }
     apiKeys {
       id
       livemode
+      name
+      lastUsedAt
       last4
       ipAllowlist
       createdAt
@@ -62,6 +69,7 @@ const DevelopersQuery = graphql(`
               succeeded
               error
               latencyMs
+              responseBody
             }
           }
         }
@@ -71,8 +79,8 @@ const DevelopersQuery = graphql(`
 `);
 
 const CreateApiKey = graphql(`
-  mutation CreateApiKey($ipAllowlist: [String!], $password: String, $totpCode: String) {
-    createApiKey(ipAllowlist: $ipAllowlist, password: $password, totpCode: $totpCode) {
+  mutation CreateApiKey($name: String, $ipAllowlist: [String!], $password: String, $totpCode: String) {
+    createApiKey(name: $name, ipAllowlist: $ipAllowlist, password: $password, totpCode: $totpCode) {
       secret
       apiKey {
         id
@@ -136,6 +144,7 @@ const UpdateEndpoint = graphql(`
     updateWebhookEndpoint(id: $id, input: $input) {
       id
       status
+      events
     }
   }
 `);
@@ -182,7 +191,7 @@ export function Developers() {
       {shown && <ShownOnce label={shown.label} value={shown.value} />}
       <ApiKeys data={data} act={act} />
       <JwtSecrets secrets={data.jwtSecrets.filter((s) => s.livemode === live)} act={act} />
-      <WebhookEndpoints endpoints={data.webhookEndpoints.edges.map((e) => e.node)} events={events} live={live} act={act} />
+      <WebhookEndpoints endpoints={data.webhookEndpoints.edges.map((e) => e.node)} eventTypes={data.eventTypes} events={events} live={live} act={act} />
       <Section title="Emails">
         <p>
           Every email sent for you in this mode (invoices, receipts, refund links, your team's resets and notices), as it arrived, with where sending it stands.{" "}
@@ -216,13 +225,24 @@ function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
     <Section title="API keys">
       <ul class="rows">
         {keys.map((k) => {
-          const name = `the ${modeWord} key sk_${modeWord}_…${k.last4}`;
+          const name = `the ${modeWord} key ${k.name ? `“${k.name}” ` : ""}sk_${modeWord}_…${k.last4}`;
           return (
             <li key={k.id} data-key={k.id}>
+              {k.name && <strong data-key-name>{k.name} </strong>}
               <code>
                 sk_{modeWord}_…{k.last4}
               </code>{" "}
-              <span class="muted">{k.id}</span> {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
+              <span class="muted">{k.id}</span>{" "}
+              <span class="muted" data-last-used>
+                {k.lastUsedAt ? (
+                  <>
+                    last used <Time iso={k.lastUsedAt} />
+                  </>
+                ) : (
+                  "never used"
+                )}
+              </span>{" "}
+              {k.ipAllowlist.length > 0 && <span>only from {k.ipAllowlist.join(", ")}</span>}{" "}
               {k.revokedAt ? (
                 <span class="muted">revoked</span>
               ) : !k.active ? (
@@ -261,6 +281,10 @@ function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
         })}
       </ul>
       <form ref={keyForm} class="inline" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Name (optional)
+          <input name="name" maxLength={100} placeholder="Shop backend" />
+        </label>
         <label class="grow">
           IP allowlist (optional)
           <input name="ipAllowlist" placeholder="203.0.113.7, 198.51.100.0/24" />
@@ -272,12 +296,13 @@ function ApiKeys({ data, act }: { data: DevelopersData; act: Act }) {
           confirm="Yes, create it"
           reauthenticate={{ totp }}
           onConfirm={(v) => {
-            const ipAllowlist = (keyForm.current ? (formValues(keyForm.current).ipAllowlist ?? "") : "")
+            const values = keyForm.current ? formValues(keyForm.current) : {};
+            const ipAllowlist = (values.ipAllowlist ?? "")
               .split(",")
               .map((x) => x.trim())
               .filter(Boolean);
             void act(
-              () => createKey({ ipAllowlist, ...reauthentication(v) }),
+              () => createKey({ name: values.name?.trim() || null, ipAllowlist, ...reauthentication(v) }),
               (d) => ({ label: "New API key", value: d.createApiKey.secret }),
             );
           }}
@@ -328,6 +353,7 @@ function JwtSecrets({ secrets, act }: { secrets: DevelopersData["jwtSecrets"]; a
 /** The webhook endpoints with their deliveries: rotate the secret, pause, delete, add one, send a test event (test mode). */
 function WebhookEndpoints(props: {
   endpoints: readonly DevelopersData["webhookEndpoints"]["edges"][number]["node"][];
+  eventTypes: DevelopersData["eventTypes"];
   events: readonly LoggedEvent[];
   live: boolean;
   act: Act;
@@ -372,6 +398,18 @@ function WebhookEndpoints(props: {
               onConfirm={() => act(() => deleteEndpoint({ id: ep.id }))}
             />
           </p>
+          <details class="event-types-edit">
+            <summary>Choose its event types</summary>
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void act(() => updateEndpoint({ id: ep.id, input: { events: checkedEvents(e.currentTarget) } }));
+              }}
+            >
+              <EventTypePicker types={props.eventTypes} chosen={ep.events} />
+              <button type="submit">Save event types</button>
+            </form>
+          </details>
           <DeliveryLog endpointId={ep.id} events={props.events} />
         </div>
       ))}
@@ -380,8 +418,9 @@ function WebhookEndpoints(props: {
         onSubmit={(e) => {
           e.preventDefault();
           const url = formValues(e.currentTarget).url ?? "";
+          const events = checkedEvents(e.currentTarget);
           void act(
-            () => createEndpoint({ input: { url } }),
+            () => createEndpoint({ input: { url, events } }),
             (d) => ({ label: "Signing secret", value: d.createWebhookEndpoint.secret }),
           );
         }}
@@ -391,6 +430,10 @@ function WebhookEndpoints(props: {
           <input name="url" type="url" required placeholder="https://shop.example/hooks" />
         </label>
         <button type="submit">Add endpoint</button>
+        <details class="event-types-new">
+          <summary>Event types (every type unless you choose some)</summary>
+          <EventTypePicker types={props.eventTypes} chosen={[]} />
+        </details>
       </form>
       {!props.live && (
         <button type="button" onClick={() => act(() => sendTest({ type: "charge.completed" }))}>
@@ -401,6 +444,25 @@ function WebhookEndpoints(props: {
   );
 }
 
+/** The event types an endpoint gets, as checkboxes; none checked means every type. */
+function EventTypePicker({ types, chosen }: { types: DevelopersData["eventTypes"]; chosen: readonly string[] }) {
+  return (
+    <fieldset class="event-types">
+      <legend>Send only these events (none checked: every event)</legend>
+      {types.map((t) => (
+        <label key={t.type} class="check" title={t.description}>
+          <input type="checkbox" name="events" value={t.type} defaultChecked={chosen.includes(t.type)} /> {t.type}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** The event types checked in `form`'s picker. */
+function checkedEvents(form: HTMLFormElement): string[] {
+  return [...form.querySelectorAll<HTMLInputElement>('input[name="events"]:checked')].map((i) => i.value);
+}
+
 type LoggedEvent = {
   id: string;
   type: string;
@@ -408,7 +470,7 @@ type LoggedEvent = {
   deliveries: readonly {
     endpointId: string;
     status: string;
-    attempts: readonly { attemptedAt: string; statusCode: number | null; error: string | null; latencyMs: number }[];
+    attempts: readonly { attemptedAt: string; statusCode: number | null; error: string | null; latencyMs: number; responseBody: string | null }[];
   }[];
 };
 
@@ -425,6 +487,25 @@ function DeliveryLog({ endpointId, events }: { endpointId: string; events: reado
             {event.type}: <strong>{delivery.status.toLowerCase()}</strong>
             {last && ` · ${last.statusCode ?? last.error} in ${last.latencyMs} ms · `}
             {last && <Time iso={last.attemptedAt} />}
+            {delivery.attempts.length > 0 && (
+              <details class="attempts">
+                <summary>Attempts and responses</summary>
+                <ol>
+                  {delivery.attempts.map((a) => (
+                    <li key={a.attemptedAt} data-attempt>
+                      <Time iso={a.attemptedAt} /> · {a.statusCode === null ? `no answer: ${a.error ?? ""}` : `HTTP ${a.statusCode}`} · {a.latencyMs} ms
+                      {a.responseBody ? (
+                        <pre class="response-body" data-response-body>
+                          {a.responseBody}
+                        </pre>
+                      ) : (
+                        a.statusCode !== null && <p class="muted small">The answer had no body.</p>
+                      )}
+                    </li>
+                  ))}
+                </ol>
+              </details>
+            )}
           </li>
         );
       })}

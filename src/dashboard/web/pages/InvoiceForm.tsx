@@ -288,8 +288,9 @@ function LineFields(props: {
 /**
  * The customer: a search (on Enter or Find, not per keystroke: lists spend the session's list
  * budget) whose matches fill the select; the one chosen stays in it whatever is searched next.
+ * `optional`: "No customer" may stay chosen.
  */
-function CustomerPicker({ initial, invalid }: { initial: PickedCustomer | null; invalid: boolean }) {
+export function CustomerPicker({ initial, invalid, optional = false }: { initial: PickedCustomer | null; invalid: boolean; optional?: boolean }) {
   const [query, setQuery] = useState<string | undefined>(undefined);
   const [chosen, setChosen] = useState<PickedCustomer | null>(initial);
   const search = useRef<HTMLInputElement>(null);
@@ -324,12 +325,12 @@ function CustomerPicker({ initial, invalid }: { initial: PickedCustomer | null; 
         <select
           aria-labelledby="customer-label"
           name="customerId"
-          required
+          required={!optional}
           value={chosen?.id ?? ""}
           onChange={(e) => setChosen(options.find((c) => c.id === e.currentTarget.value) ?? null)}
           aria-invalid={invalid || undefined}
         >
-          <option value="">{choice(data?.customers.totalCount, found.length)}</option>
+          <option value="">{optional ? "No customer" : choice(data?.customers.totalCount, found.length)}</option>
           {options.map((c) => (
             <option key={c.id} value={c.id}>
               {c.name} · {c.email}

@@ -1,12 +1,13 @@
 // Payment links: a no-code checkout whose every buyer gets a charge of their own. The list (with how
-// many charges each made), a form for a new one, deactivate and reactivate; and a link's own page
-// with its charges. The list's filter and how many rows it shows live in the URL.
+// many charges each made), a form for a new one (optionally asking the email, letting buyers choose a
+// quantity), deactivate and reactivate; and a link's own page with its charges. The list's filter and how many rows it shows live in the URL.
+import type { CombinedError } from "@urql/core";
 import { useMutation, useQuery } from "@urql/preact";
 import { ActiveToggle } from "../active-toggle.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ChargeItems, FilterForm, ListPage, useListQuery } from "../list.js";
 import { Link } from "../router.js";
-import { Amount, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, CopyButton, ErrorNote, errorText, formValues, Section, Status, Time } from "../ui.js";
 
 const PaymentLinksQuery = graphql(`
   query PaymentLinks($first: Int!, $active: Boolean) {
@@ -45,6 +46,7 @@ const PaymentLinkQuery = graphql(`
       successUrl
       cancelUrl
       collectEmail
+      quantityMax
       createdAt
       charges(first: 50) {
         totalCount
@@ -102,6 +104,7 @@ function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
               successUrl: optional(v.successUrl),
               cancelUrl: optional(v.cancelUrl),
               collectEmail: (form.elements.namedItem("collectEmail") as HTMLInputElement).checked,
+              quantityMax: (form.elements.namedItem("chooseQuantity") as HTMLInputElement).checked ? Number(v.quantityMax) : null,
             },
           });
           if (!result.error) {
@@ -140,11 +143,18 @@ function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
         <label>
           <input type="checkbox" name="collectEmail" /> Ask the buyer's email (the receipt goes there)
         </label>
+        <label>
+          <input type="checkbox" name="chooseQuantity" /> Let buyers choose a quantity
+        </label>
+        <label>
+          Most one buyer may choose
+          <input name="quantityMax" type="number" min={2} max={1000} step={1} defaultValue="10" />
+        </label>
         <button type="submit" disabled={created.fetching}>
           Create payment link
         </button>
       </form>
-      <ErrorNote error={created.error} />
+      <ErrorNote error={readable(created.error)} />
     </Section>
   );
 }
@@ -275,6 +285,8 @@ export function PaymentLinkPage({ id }: { id: string }) {
           </dd>
           <dt>Asks the buyer's email</dt>
           <dd data-collect-email>{link.collectEmail ? "Yes" : "No"}</dd>
+          <dt>Buyers choose a quantity</dt>
+          <dd data-quantity-max>{link.quantityMax ? `Yes, up to ${link.quantityMax}` : "No: one each"}</dd>
           <dt>Created</dt>
           <dd>
             <Time iso={link.createdAt} />
@@ -286,4 +298,11 @@ export function PaymentLinkPage({ id }: { id: string }) {
       </Section>
     </>
   );
+}
+
+/** The API's refusal in the form's words: the quantity's limit is named as the form names it. */
+function readable(error: CombinedError | undefined): Error | undefined {
+  const text = errorText(error);
+  if (!error || !text) return undefined;
+  return new Error(text.replace(/^Invalid quantityMax: /, "Most one buyer may choose: "));
 }

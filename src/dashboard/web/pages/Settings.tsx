@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import type { Session } from "../session.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 import { EmailSettings } from "./EmailSettings.js";
 import { TeamSettings } from "./TeamSettings.js";
@@ -290,17 +290,18 @@ function walletQuestion(input: SettingsInput, current: { testWallet: string | nu
 /** Recovery codes just made: shown this once. */
 function RecoveryCodeList({ codes }: { codes: readonly string[] }) {
   return (
-    <div class="secret" role="status">
-      <p>
+    <div class="secret">
+      <p role="status">
         <strong>Recovery codes</strong> (shown once: keep them somewhere safe). Each one signs you in once in place of a code from your app.
       </p>
-      <ul class="recovery-codes" data-recovery-codes>
+      <ul class="recovery-codes" data-recovery-codes data-copy-source>
         {codes.map((code) => (
           <li key={code}>
             <code>{code}</code>
           </li>
         ))}
       </ul>
+      <CopyButton value={codes.join("\n")} label="Copy the codes" />
     </div>
   );
 }

@@ -3414,7 +3414,9 @@ export const ApiKeyScalarFieldEnum = {
   ipAllowlist: 'ipAllowlist',
   createdAt: 'createdAt',
   revokedAt: 'revokedAt',
-  expiresAt: 'expiresAt'
+  expiresAt: 'expiresAt',
+  name: 'name',
+  lastUsedAt: 'lastUsedAt'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]
@@ -3494,7 +3496,8 @@ export const ChargeScalarFieldEnum = {
   reviewedReason: 'reviewedReason',
   strayAssets: 'strayAssets',
   invoiceId: 'invoiceId',
-  paymentLinkId: 'paymentLinkId'
+  paymentLinkId: 'paymentLinkId',
+  linkSessionHash: 'linkSessionHash'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -3571,6 +3574,7 @@ export const PaymentLinkScalarFieldEnum = {
   description: 'description',
   active: 'active',
   collectEmail: 'collectEmail',
+  quantityMax: 'quantityMax',
   successUrl: 'successUrl',
   cancelUrl: 'cancelUrl',
   metadata: 'metadata',
@@ -3768,6 +3772,7 @@ export const WebhookAttemptScalarFieldEnum = {
   statusCode: 'statusCode',
   latencyMs: 'latencyMs',
   error: 'error',
+  responseBody: 'responseBody',
   succeeded: 'succeeded'
 } as const
 

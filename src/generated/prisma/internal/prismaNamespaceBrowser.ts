@@ -142,7 +142,9 @@ export const ApiKeyScalarFieldEnum = {
   ipAllowlist: 'ipAllowlist',
   createdAt: 'createdAt',
   revokedAt: 'revokedAt',
-  expiresAt: 'expiresAt'
+  expiresAt: 'expiresAt',
+  name: 'name',
+  lastUsedAt: 'lastUsedAt'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]
@@ -222,7 +224,8 @@ export const ChargeScalarFieldEnum = {
   reviewedReason: 'reviewedReason',
   strayAssets: 'strayAssets',
   invoiceId: 'invoiceId',
-  paymentLinkId: 'paymentLinkId'
+  paymentLinkId: 'paymentLinkId',
+  linkSessionHash: 'linkSessionHash'
 } as const
 
 export type ChargeScalarFieldEnum = (typeof ChargeScalarFieldEnum)[keyof typeof ChargeScalarFieldEnum]
@@ -299,6 +302,7 @@ export const PaymentLinkScalarFieldEnum = {
   description: 'description',
   active: 'active',
   collectEmail: 'collectEmail',
+  quantityMax: 'quantityMax',
   successUrl: 'successUrl',
   cancelUrl: 'cancelUrl',
   metadata: 'metadata',
@@ -496,6 +500,7 @@ export const WebhookAttemptScalarFieldEnum = {
   statusCode: 'statusCode',
   latencyMs: 'latencyMs',
   error: 'error',
+  responseBody: 'responseBody',
   succeeded: 'succeeded'
 } as const
 

@@ -33,6 +33,8 @@ export type ApiKeyMinAggregateOutputType = {
   createdAt: Date | null
   revokedAt: Date | null
   expiresAt: Date | null
+  name: string | null
+  lastUsedAt: Date | null
 }
 
 export type ApiKeyMaxAggregateOutputType = {
@@ -44,6 +46,8 @@ export type ApiKeyMaxAggregateOutputType = {
   createdAt: Date | null
   revokedAt: Date | null
   expiresAt: Date | null
+  name: string | null
+  lastUsedAt: Date | null
 }
 
 export type ApiKeyCountAggregateOutputType = {
@@ -56,6 +60,8 @@ export type ApiKeyCountAggregateOutputType = {
   createdAt: number
   revokedAt: number
   expiresAt: number
+  name: number
+  lastUsedAt: number
   _all: number
 }
 
@@ -69,6 +75,8 @@ export type ApiKeyMinAggregateInputType = {
   createdAt?: true
   revokedAt?: true
   expiresAt?: true
+  name?: true
+  lastUsedAt?: true
 }
 
 export type ApiKeyMaxAggregateInputType = {
@@ -80,6 +88,8 @@ export type ApiKeyMaxAggregateInputType = {
   createdAt?: true
   revokedAt?: true
   expiresAt?: true
+  name?: true
+  lastUsedAt?: true
 }
 
 export type ApiKeyCountAggregateInputType = {
@@ -92,6 +102,8 @@ export type ApiKeyCountAggregateInputType = {
   createdAt?: true
   revokedAt?: true
   expiresAt?: true
+  name?: true
+  lastUsedAt?: true
   _all?: true
 }
 
@@ -177,6 +189,8 @@ export type ApiKeyGroupByOutputType = {
   createdAt: Date
   revokedAt: Date | null
   expiresAt: Date | null
+  name: string | null
+  lastUsedAt: Date | null
   _count: ApiKeyCountAggregateOutputType | null
   _min: ApiKeyMinAggregateOutputType | null
   _max: ApiKeyMaxAggregateOutputType | null
@@ -210,6 +224,8 @@ export type ApiKeyWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  name?: Prisma.StringNullableFilter<"ApiKey"> | string | null
+  lastUsedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
 }
 
@@ -223,6 +239,8 @@ export type ApiKeyOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  name?: Prisma.SortOrderInput | Prisma.SortOrder
+  lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
 }
 
@@ -239,6 +257,8 @@ export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  name?: Prisma.StringNullableFilter<"ApiKey"> | string | null
+  lastUsedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
 }, "id" | "hash">
 
@@ -252,6 +272,8 @@ export type ApiKeyOrderByWithAggregationInput = {
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  name?: Prisma.SortOrderInput | Prisma.SortOrder
+  lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ApiKeyCountOrderByAggregateInput
   _max?: Prisma.ApiKeyMaxOrderByAggregateInput
   _min?: Prisma.ApiKeyMinOrderByAggregateInput
@@ -270,6 +292,8 @@ export type ApiKeyScalarWhereWithAggregatesInput = {
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
+  name?: Prisma.StringNullableWithAggregatesFilter<"ApiKey"> | string | null
+  lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
 }
 
 export type ApiKeyCreateInput = {
@@ -281,6 +305,8 @@ export type ApiKeyCreateInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutApiKeysInput
 }
 
@@ -294,6 +320,8 @@ export type ApiKeyUncheckedCreateInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
 }
 
 export type ApiKeyUpdateInput = {
@@ -305,6 +333,8 @@ export type ApiKeyUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutApiKeysNestedInput
 }
 
@@ -318,6 +348,8 @@ export type ApiKeyUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyCreateManyInput = {
@@ -330,6 +362,8 @@ export type ApiKeyCreateManyInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
 }
 
 export type ApiKeyUpdateManyMutationInput = {
@@ -341,6 +375,8 @@ export type ApiKeyUpdateManyMutationInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateManyInput = {
@@ -353,6 +389,8 @@ export type ApiKeyUncheckedUpdateManyInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyListRelationFilter = {
@@ -383,6 +421,8 @@ export type ApiKeyCountOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  name?: Prisma.SortOrder
+  lastUsedAt?: Prisma.SortOrder
 }
 
 export type ApiKeyMaxOrderByAggregateInput = {
@@ -394,6 +434,8 @@ export type ApiKeyMaxOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  name?: Prisma.SortOrder
+  lastUsedAt?: Prisma.SortOrder
 }
 
 export type ApiKeyMinOrderByAggregateInput = {
@@ -405,6 +447,8 @@ export type ApiKeyMinOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  name?: Prisma.SortOrder
+  lastUsedAt?: Prisma.SortOrder
 }
 
 export type ApiKeyCreateNestedManyWithoutMerchantInput = {
@@ -471,6 +515,8 @@ export type ApiKeyCreateWithoutMerchantInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
 }
 
 export type ApiKeyUncheckedCreateWithoutMerchantInput = {
@@ -482,6 +528,8 @@ export type ApiKeyUncheckedCreateWithoutMerchantInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
 }
 
 export type ApiKeyCreateOrConnectWithoutMerchantInput = {
@@ -523,6 +571,8 @@ export type ApiKeyScalarWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"ApiKey"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  name?: Prisma.StringNullableFilter<"ApiKey"> | string | null
+  lastUsedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
 }
 
 export type ApiKeyCreateManyMerchantInput = {
@@ -534,6 +584,8 @@ export type ApiKeyCreateManyMerchantInput = {
   createdAt?: Date | string
   revokedAt?: Date | string | null
   expiresAt?: Date | string | null
+  name?: string | null
+  lastUsedAt?: Date | string | null
 }
 
 export type ApiKeyUpdateWithoutMerchantInput = {
@@ -545,6 +597,8 @@ export type ApiKeyUpdateWithoutMerchantInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateWithoutMerchantInput = {
@@ -556,6 +610,8 @@ export type ApiKeyUncheckedUpdateWithoutMerchantInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type ApiKeyUncheckedUpdateManyWithoutMerchantInput = {
@@ -567,6 +623,8 @@ export type ApiKeyUncheckedUpdateManyWithoutMerchantInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 
@@ -581,6 +639,8 @@ export type ApiKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   createdAt?: boolean
   revokedAt?: boolean
   expiresAt?: boolean
+  name?: boolean
+  lastUsedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -594,6 +654,8 @@ export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   createdAt?: boolean
   revokedAt?: boolean
   expiresAt?: boolean
+  name?: boolean
+  lastUsedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -607,6 +669,8 @@ export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   createdAt?: boolean
   revokedAt?: boolean
   expiresAt?: boolean
+  name?: boolean
+  lastUsedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["apiKey"]>
 
@@ -620,9 +684,11 @@ export type ApiKeySelectScalar = {
   createdAt?: boolean
   revokedAt?: boolean
   expiresAt?: boolean
+  name?: boolean
+  lastUsedAt?: boolean
 }
 
-export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "ipAllowlist" | "createdAt" | "revokedAt" | "expiresAt", ExtArgs["result"]["apiKey"]>
+export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "hash" | "last4" | "ipAllowlist" | "createdAt" | "revokedAt" | "expiresAt" | "name" | "lastUsedAt", ExtArgs["result"]["apiKey"]>
 export type ApiKeyInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
 }
@@ -660,6 +726,14 @@ export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * Set when the key was rolled: it stops working then.
      */
     expiresAt: Date | null
+    /**
+     * What the merchant calls it ("Shop backend"), so keys can be told apart in lists.
+     */
+    name: string | null
+    /**
+     * When it last authenticated a request, to the minute (written at most once a minute per key).
+     */
+    lastUsedAt: Date | null
   }, ExtArgs["result"]["apiKey"]>
   composites: {}
 }
@@ -1093,6 +1167,8 @@ export interface ApiKeyFieldRefs {
   readonly createdAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly expiresAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
+  readonly name: Prisma.FieldRef<"ApiKey", 'String'>
+  readonly lastUsedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
 }
     
 

@@ -96,6 +96,7 @@ export type ChargeMinAggregateOutputType = {
   reviewedReason: string | null
   invoiceId: string | null
   paymentLinkId: string | null
+  linkSessionHash: string | null
 }
 
 export type ChargeMaxAggregateOutputType = {
@@ -138,6 +139,7 @@ export type ChargeMaxAggregateOutputType = {
   reviewedReason: string | null
   invoiceId: string | null
   paymentLinkId: string | null
+  linkSessionHash: string | null
 }
 
 export type ChargeCountAggregateOutputType = {
@@ -183,6 +185,7 @@ export type ChargeCountAggregateOutputType = {
   strayAssets: number
   invoiceId: number
   paymentLinkId: number
+  linkSessionHash: number
   _all: number
 }
 
@@ -257,6 +260,7 @@ export type ChargeMinAggregateInputType = {
   reviewedReason?: true
   invoiceId?: true
   paymentLinkId?: true
+  linkSessionHash?: true
 }
 
 export type ChargeMaxAggregateInputType = {
@@ -299,6 +303,7 @@ export type ChargeMaxAggregateInputType = {
   reviewedReason?: true
   invoiceId?: true
   paymentLinkId?: true
+  linkSessionHash?: true
 }
 
 export type ChargeCountAggregateInputType = {
@@ -344,6 +349,7 @@ export type ChargeCountAggregateInputType = {
   strayAssets?: true
   invoiceId?: true
   paymentLinkId?: true
+  linkSessionHash?: true
   _all?: true
 }
 
@@ -476,6 +482,7 @@ export type ChargeGroupByOutputType = {
   strayAssets: runtime.JsonValue
   invoiceId: string | null
   paymentLinkId: string | null
+  linkSessionHash: string | null
   _count: ChargeCountAggregateOutputType | null
   _avg: ChargeAvgAggregateOutputType | null
   _sum: ChargeSumAggregateOutputType | null
@@ -544,6 +551,7 @@ export type ChargeWhereInput = {
   strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  linkSessionHash?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   clones?: Prisma.CloneListRelationFilter
@@ -599,6 +607,7 @@ export type ChargeOrderByWithRelationInput = {
   strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
+  linkSessionHash?: Prisma.SortOrderInput | Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   customer?: Prisma.CustomerOrderByWithRelationInput
   clones?: Prisma.CloneOrderByRelationAggregateInput
@@ -658,6 +667,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  linkSessionHash?: Prisma.StringNullableFilter<"Charge"> | string | null
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   customer?: Prisma.XOR<Prisma.CustomerNullableScalarRelationFilter, Prisma.CustomerWhereInput> | null
   clones?: Prisma.CloneListRelationFilter
@@ -713,6 +723,7 @@ export type ChargeOrderByWithAggregationInput = {
   strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrderInput | Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrderInput | Prisma.SortOrder
+  linkSessionHash?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ChargeCountOrderByAggregateInput
   _avg?: Prisma.ChargeAvgOrderByAggregateInput
   _max?: Prisma.ChargeMaxOrderByAggregateInput
@@ -766,6 +777,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   strayAssets?: Prisma.JsonWithAggregatesFilter<"Charge">
   invoiceId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
+  linkSessionHash?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
 }
 
 export type ChargeCreateInput = {
@@ -807,6 +819,7 @@ export type ChargeCreateInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -862,6 +875,7 @@ export type ChargeUncheckedCreateInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -909,6 +923,7 @@ export type ChargeUpdateInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -964,6 +979,7 @@ export type ChargeUncheckedUpdateInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -1015,6 +1031,7 @@ export type ChargeCreateManyInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
 }
 
 export type ChargeUpdateManyMutationInput = {
@@ -1056,6 +1073,7 @@ export type ChargeUpdateManyMutationInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeUncheckedUpdateManyInput = {
@@ -1101,6 +1119,7 @@ export type ChargeUncheckedUpdateManyInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeListRelationFilter = {
@@ -1161,6 +1180,7 @@ export type ChargeCountOrderByAggregateInput = {
   strayAssets?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
+  linkSessionHash?: Prisma.SortOrder
 }
 
 export type ChargeAvgOrderByAggregateInput = {
@@ -1218,6 +1238,7 @@ export type ChargeMaxOrderByAggregateInput = {
   reviewedReason?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
+  linkSessionHash?: Prisma.SortOrder
 }
 
 export type ChargeMinOrderByAggregateInput = {
@@ -1260,6 +1281,7 @@ export type ChargeMinOrderByAggregateInput = {
   reviewedReason?: Prisma.SortOrder
   invoiceId?: Prisma.SortOrder
   paymentLinkId?: Prisma.SortOrder
+  linkSessionHash?: Prisma.SortOrder
 }
 
 export type ChargeSumOrderByAggregateInput = {
@@ -1609,6 +1631,7 @@ export type ChargeCreateWithoutMerchantInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
@@ -1662,6 +1685,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -1742,6 +1766,7 @@ export type ChargeScalarWhereInput = {
   strayAssets?: Prisma.JsonFilter<"Charge">
   invoiceId?: Prisma.StringNullableFilter<"Charge"> | string | null
   paymentLinkId?: Prisma.StringNullableFilter<"Charge"> | string | null
+  linkSessionHash?: Prisma.StringNullableFilter<"Charge"> | string | null
 }
 
 export type ChargeCreateWithoutCustomerInput = {
@@ -1783,6 +1808,7 @@ export type ChargeCreateWithoutCustomerInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
@@ -1836,6 +1862,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -1909,6 +1936,7 @@ export type ChargeCreateWithoutClonesInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
@@ -1963,6 +1991,7 @@ export type ChargeUncheckedCreateWithoutClonesInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -2025,6 +2054,7 @@ export type ChargeUpdateWithoutClonesInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
@@ -2079,6 +2109,7 @@ export type ChargeUncheckedUpdateWithoutClonesInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -2125,6 +2156,7 @@ export type ChargeCreateWithoutInvoiceInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -2178,6 +2210,7 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -2251,6 +2284,7 @@ export type ChargeCreateWithoutPaymentLinkInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -2304,6 +2338,7 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -2377,6 +2412,7 @@ export type ChargeCreateWithoutTransfersInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -2431,6 +2467,7 @@ export type ChargeUncheckedCreateWithoutTransfersInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -2493,6 +2530,7 @@ export type ChargeUpdateWithoutTransfersInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -2547,6 +2585,7 @@ export type ChargeUncheckedUpdateWithoutTransfersInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -2593,6 +2632,7 @@ export type ChargeCreateWithoutBalanceTransactionsInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -2647,6 +2687,7 @@ export type ChargeUncheckedCreateWithoutBalanceTransactionsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
@@ -2709,6 +2750,7 @@ export type ChargeUpdateWithoutBalanceTransactionsInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -2763,6 +2805,7 @@ export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
@@ -2809,6 +2852,7 @@ export type ChargeCreateWithoutRefundsInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -2863,6 +2907,7 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -2925,6 +2970,7 @@ export type ChargeUpdateWithoutRefundsInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -2979,6 +3025,7 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3025,6 +3072,7 @@ export type ChargeCreateWithoutAuthorizationsInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -3079,6 +3127,7 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -3141,6 +3190,7 @@ export type ChargeUpdateWithoutAuthorizationsInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -3195,6 +3245,7 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3241,6 +3292,7 @@ export type ChargeCreateWithoutSweepsInput = {
   reviewAt?: Date | string | null
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
   merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
   customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
   clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
@@ -3295,6 +3347,7 @@ export type ChargeUncheckedCreateWithoutSweepsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
   transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
@@ -3357,6 +3410,7 @@ export type ChargeUpdateWithoutSweepsInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -3411,6 +3465,7 @@ export type ChargeUncheckedUpdateWithoutSweepsInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3460,6 +3515,7 @@ export type ChargeCreateManyMerchantInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
 }
 
 export type ChargeUpdateWithoutMerchantInput = {
@@ -3501,6 +3557,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
@@ -3554,6 +3611,7 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3604,6 +3662,7 @@ export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeCreateManyCustomerInput = {
@@ -3648,6 +3707,7 @@ export type ChargeCreateManyCustomerInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
 }
 
 export type ChargeUpdateWithoutCustomerInput = {
@@ -3689,6 +3749,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
@@ -3742,6 +3803,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3792,6 +3854,7 @@ export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeCreateManyInvoiceInput = {
@@ -3836,6 +3899,7 @@ export type ChargeCreateManyInvoiceInput = {
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: string | null
+  linkSessionHash?: string | null
 }
 
 export type ChargeUpdateWithoutInvoiceInput = {
@@ -3877,6 +3941,7 @@ export type ChargeUpdateWithoutInvoiceInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -3930,6 +3995,7 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -3980,6 +4046,7 @@ export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type ChargeCreateManyPaymentLinkInput = {
@@ -4024,6 +4091,7 @@ export type ChargeCreateManyPaymentLinkInput = {
   reviewedReason?: string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: string | null
+  linkSessionHash?: string | null
 }
 
 export type ChargeUpdateWithoutPaymentLinkInput = {
@@ -4065,6 +4133,7 @@ export type ChargeUpdateWithoutPaymentLinkInput = {
   reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
   customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
   clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
@@ -4118,6 +4187,7 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
   transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
@@ -4168,6 +4238,7 @@ export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
   reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 
@@ -4289,6 +4360,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
+  linkSessionHash?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   clones?: boolean | Prisma.Charge$clonesArgs<ExtArgs>
@@ -4345,6 +4417,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
+  linkSessionHash?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
@@ -4394,6 +4467,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
+  linkSessionHash?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
@@ -4443,9 +4517,10 @@ export type ChargeSelectScalar = {
   strayAssets?: boolean
   invoiceId?: boolean
   paymentLinkId?: boolean
+  linkSessionHash?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "customerEmail" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "customerEmail" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId" | "linkSessionHash", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
@@ -4597,6 +4672,10 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * The payment link a buyer made this charge from, if any.
      */
     paymentLinkId: string | null
+    /**
+     * SHA-256 of the payment link page's buyer-session cookie: Pay again from that browser reuses this charge while PENDING.
+     */
+    linkSessionHash: string | null
   }, ExtArgs["result"]["charge"]>
   composites: {}
 }
@@ -5072,6 +5151,7 @@ export interface ChargeFieldRefs {
   readonly strayAssets: Prisma.FieldRef<"Charge", 'Json'>
   readonly invoiceId: Prisma.FieldRef<"Charge", 'String'>
   readonly paymentLinkId: Prisma.FieldRef<"Charge", 'String'>
+  readonly linkSessionHash: Prisma.FieldRef<"Charge", 'String'>
 }
     
 

@@ -28,10 +28,12 @@ export type AggregatePaymentLink = {
 
 export type PaymentLinkAvgAggregateOutputType = {
   amount: number | null
+  quantityMax: number | null
 }
 
 export type PaymentLinkSumAggregateOutputType = {
   amount: bigint | null
+  quantityMax: number | null
 }
 
 export type PaymentLinkMinAggregateOutputType = {
@@ -43,6 +45,7 @@ export type PaymentLinkMinAggregateOutputType = {
   description: string | null
   active: boolean | null
   collectEmail: boolean | null
+  quantityMax: number | null
   successUrl: string | null
   cancelUrl: string | null
   createdAt: Date | null
@@ -58,6 +61,7 @@ export type PaymentLinkMaxAggregateOutputType = {
   description: string | null
   active: boolean | null
   collectEmail: boolean | null
+  quantityMax: number | null
   successUrl: string | null
   cancelUrl: string | null
   createdAt: Date | null
@@ -73,6 +77,7 @@ export type PaymentLinkCountAggregateOutputType = {
   description: number
   active: number
   collectEmail: number
+  quantityMax: number
   successUrl: number
   cancelUrl: number
   metadata: number
@@ -84,10 +89,12 @@ export type PaymentLinkCountAggregateOutputType = {
 
 export type PaymentLinkAvgAggregateInputType = {
   amount?: true
+  quantityMax?: true
 }
 
 export type PaymentLinkSumAggregateInputType = {
   amount?: true
+  quantityMax?: true
 }
 
 export type PaymentLinkMinAggregateInputType = {
@@ -99,6 +106,7 @@ export type PaymentLinkMinAggregateInputType = {
   description?: true
   active?: true
   collectEmail?: true
+  quantityMax?: true
   successUrl?: true
   cancelUrl?: true
   createdAt?: true
@@ -114,6 +122,7 @@ export type PaymentLinkMaxAggregateInputType = {
   description?: true
   active?: true
   collectEmail?: true
+  quantityMax?: true
   successUrl?: true
   cancelUrl?: true
   createdAt?: true
@@ -129,6 +138,7 @@ export type PaymentLinkCountAggregateInputType = {
   description?: true
   active?: true
   collectEmail?: true
+  quantityMax?: true
   successUrl?: true
   cancelUrl?: true
   metadata?: true
@@ -232,6 +242,7 @@ export type PaymentLinkGroupByOutputType = {
   description: string | null
   active: boolean
   collectEmail: boolean
+  quantityMax: number | null
   successUrl: string | null
   cancelUrl: string | null
   metadata: runtime.JsonValue | null
@@ -271,6 +282,7 @@ export type PaymentLinkWhereInput = {
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
   collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  quantityMax?: Prisma.IntNullableFilter<"PaymentLink"> | number | null
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -289,6 +301,7 @@ export type PaymentLinkOrderByWithRelationInput = {
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   active?: Prisma.SortOrder
   collectEmail?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrderInput | Prisma.SortOrder
   successUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   cancelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -310,6 +323,7 @@ export type PaymentLinkWhereUniqueInput = Prisma.AtLeast<{
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
   collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  quantityMax?: Prisma.IntNullableFilter<"PaymentLink"> | number | null
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -328,6 +342,7 @@ export type PaymentLinkOrderByWithAggregationInput = {
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   active?: Prisma.SortOrder
   collectEmail?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrderInput | Prisma.SortOrder
   successUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   cancelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   metadata?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -352,6 +367,7 @@ export type PaymentLinkScalarWhereWithAggregatesInput = {
   description?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolWithAggregatesFilter<"PaymentLink"> | boolean
   collectEmail?: Prisma.BoolWithAggregatesFilter<"PaymentLink"> | boolean
+  quantityMax?: Prisma.IntNullableWithAggregatesFilter<"PaymentLink"> | number | null
   successUrl?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableWithAggregatesFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableWithAggregatesFilter<"PaymentLink">
@@ -367,6 +383,7 @@ export type PaymentLinkCreateInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -385,6 +402,7 @@ export type PaymentLinkUncheckedCreateInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -401,6 +419,7 @@ export type PaymentLinkUpdateInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -419,6 +438,7 @@ export type PaymentLinkUncheckedUpdateInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -436,6 +456,7 @@ export type PaymentLinkCreateManyInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -451,6 +472,7 @@ export type PaymentLinkUpdateManyMutationInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -467,6 +489,7 @@ export type PaymentLinkUncheckedUpdateManyInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -498,6 +521,7 @@ export type PaymentLinkCountOrderByAggregateInput = {
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
   collectEmail?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   metadata?: Prisma.SortOrder
@@ -507,6 +531,7 @@ export type PaymentLinkCountOrderByAggregateInput = {
 
 export type PaymentLinkAvgOrderByAggregateInput = {
   amount?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrder
 }
 
 export type PaymentLinkMaxOrderByAggregateInput = {
@@ -518,6 +543,7 @@ export type PaymentLinkMaxOrderByAggregateInput = {
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
   collectEmail?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -533,6 +559,7 @@ export type PaymentLinkMinOrderByAggregateInput = {
   description?: Prisma.SortOrder
   active?: Prisma.SortOrder
   collectEmail?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrder
   successUrl?: Prisma.SortOrder
   cancelUrl?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -541,6 +568,7 @@ export type PaymentLinkMinOrderByAggregateInput = {
 
 export type PaymentLinkSumOrderByAggregateInput = {
   amount?: Prisma.SortOrder
+  quantityMax?: Prisma.SortOrder
 }
 
 export type PaymentLinkCreateNestedManyWithoutMerchantInput = {
@@ -609,6 +637,7 @@ export type PaymentLinkCreateWithoutMerchantInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -625,6 +654,7 @@ export type PaymentLinkUncheckedCreateWithoutMerchantInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -671,6 +701,7 @@ export type PaymentLinkScalarWhereInput = {
   description?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   active?: Prisma.BoolFilter<"PaymentLink"> | boolean
   collectEmail?: Prisma.BoolFilter<"PaymentLink"> | boolean
+  quantityMax?: Prisma.IntNullableFilter<"PaymentLink"> | number | null
   successUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   cancelUrl?: Prisma.StringNullableFilter<"PaymentLink"> | string | null
   metadata?: Prisma.JsonNullableFilter<"PaymentLink">
@@ -686,6 +717,7 @@ export type PaymentLinkCreateWithoutChargesInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -703,6 +735,7 @@ export type PaymentLinkUncheckedCreateWithoutChargesInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -734,6 +767,7 @@ export type PaymentLinkUpdateWithoutChargesInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -751,6 +785,7 @@ export type PaymentLinkUncheckedUpdateWithoutChargesInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -766,6 +801,7 @@ export type PaymentLinkCreateManyMerchantInput = {
   description?: string | null
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: number | null
   successUrl?: string | null
   cancelUrl?: string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -781,6 +817,7 @@ export type PaymentLinkUpdateWithoutMerchantInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -797,6 +834,7 @@ export type PaymentLinkUncheckedUpdateWithoutMerchantInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -813,6 +851,7 @@ export type PaymentLinkUncheckedUpdateManyWithoutMerchantInput = {
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   active?: Prisma.BoolFieldUpdateOperationsInput | boolean
   collectEmail?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  quantityMax?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -860,6 +899,7 @@ export type PaymentLinkSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   description?: boolean
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -879,6 +919,7 @@ export type PaymentLinkSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   description?: boolean
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -896,6 +937,7 @@ export type PaymentLinkSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   description?: boolean
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -913,6 +955,7 @@ export type PaymentLinkSelectScalar = {
   description?: boolean
   active?: boolean
   collectEmail?: boolean
+  quantityMax?: boolean
   successUrl?: boolean
   cancelUrl?: boolean
   metadata?: boolean
@@ -920,7 +963,7 @@ export type PaymentLinkSelectScalar = {
   updatedAt?: boolean
 }
 
-export type PaymentLinkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "name" | "amount" | "description" | "active" | "collectEmail" | "successUrl" | "cancelUrl" | "metadata" | "createdAt" | "updatedAt", ExtArgs["result"]["paymentLink"]>
+export type PaymentLinkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "name" | "amount" | "description" | "active" | "collectEmail" | "quantityMax" | "successUrl" | "cancelUrl" | "metadata" | "createdAt" | "updatedAt", ExtArgs["result"]["paymentLink"]>
 export type PaymentLinkInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charges?: boolean | Prisma.PaymentLink$chargesArgs<ExtArgs>
@@ -954,6 +997,10 @@ export type $PaymentLinkPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * The hosted link page asks the buyer's email before Pay; the charge keeps it as customerEmail.
      */
     collectEmail: boolean
+    /**
+     * When set, the buyer picks a quantity from 1 to this on the link's page; null: always one.
+     */
+    quantityMax: number | null
     successUrl: string | null
     cancelUrl: string | null
     metadata: runtime.JsonValue | null
@@ -1392,6 +1439,7 @@ export interface PaymentLinkFieldRefs {
   readonly description: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly active: Prisma.FieldRef<"PaymentLink", 'Boolean'>
   readonly collectEmail: Prisma.FieldRef<"PaymentLink", 'Boolean'>
+  readonly quantityMax: Prisma.FieldRef<"PaymentLink", 'Int'>
   readonly successUrl: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly cancelUrl: Prisma.FieldRef<"PaymentLink", 'String'>
   readonly metadata: Prisma.FieldRef<"PaymentLink", 'Json'>

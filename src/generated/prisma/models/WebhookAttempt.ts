@@ -46,6 +46,7 @@ export type WebhookAttemptMinAggregateOutputType = {
   statusCode: number | null
   latencyMs: number | null
   error: string | null
+  responseBody: string | null
   succeeded: boolean | null
 }
 
@@ -57,6 +58,7 @@ export type WebhookAttemptMaxAggregateOutputType = {
   statusCode: number | null
   latencyMs: number | null
   error: string | null
+  responseBody: string | null
   succeeded: boolean | null
 }
 
@@ -68,6 +70,7 @@ export type WebhookAttemptCountAggregateOutputType = {
   statusCode: number
   latencyMs: number
   error: number
+  responseBody: number
   succeeded: number
   _all: number
 }
@@ -93,6 +96,7 @@ export type WebhookAttemptMinAggregateInputType = {
   statusCode?: true
   latencyMs?: true
   error?: true
+  responseBody?: true
   succeeded?: true
 }
 
@@ -104,6 +108,7 @@ export type WebhookAttemptMaxAggregateInputType = {
   statusCode?: true
   latencyMs?: true
   error?: true
+  responseBody?: true
   succeeded?: true
 }
 
@@ -115,6 +120,7 @@ export type WebhookAttemptCountAggregateInputType = {
   statusCode?: true
   latencyMs?: true
   error?: true
+  responseBody?: true
   succeeded?: true
   _all?: true
 }
@@ -213,6 +219,7 @@ export type WebhookAttemptGroupByOutputType = {
   statusCode: number | null
   latencyMs: number
   error: string | null
+  responseBody: string | null
   succeeded: boolean
   _count: WebhookAttemptCountAggregateOutputType | null
   _avg: WebhookAttemptAvgAggregateOutputType | null
@@ -247,6 +254,7 @@ export type WebhookAttemptWhereInput = {
   statusCode?: Prisma.IntNullableFilter<"WebhookAttempt"> | number | null
   latencyMs?: Prisma.IntFilter<"WebhookAttempt"> | number
   error?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
+  responseBody?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
   succeeded?: Prisma.BoolFilter<"WebhookAttempt"> | boolean
   delivery?: Prisma.XOR<Prisma.WebhookDeliveryScalarRelationFilter, Prisma.WebhookDeliveryWhereInput>
 }
@@ -259,6 +267,7 @@ export type WebhookAttemptOrderByWithRelationInput = {
   statusCode?: Prisma.SortOrderInput | Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  responseBody?: Prisma.SortOrderInput | Prisma.SortOrder
   succeeded?: Prisma.SortOrder
   delivery?: Prisma.WebhookDeliveryOrderByWithRelationInput
 }
@@ -274,6 +283,7 @@ export type WebhookAttemptWhereUniqueInput = Prisma.AtLeast<{
   statusCode?: Prisma.IntNullableFilter<"WebhookAttempt"> | number | null
   latencyMs?: Prisma.IntFilter<"WebhookAttempt"> | number
   error?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
+  responseBody?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
   succeeded?: Prisma.BoolFilter<"WebhookAttempt"> | boolean
   delivery?: Prisma.XOR<Prisma.WebhookDeliveryScalarRelationFilter, Prisma.WebhookDeliveryWhereInput>
 }, "id">
@@ -286,6 +296,7 @@ export type WebhookAttemptOrderByWithAggregationInput = {
   statusCode?: Prisma.SortOrderInput | Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  responseBody?: Prisma.SortOrderInput | Prisma.SortOrder
   succeeded?: Prisma.SortOrder
   _count?: Prisma.WebhookAttemptCountOrderByAggregateInput
   _avg?: Prisma.WebhookAttemptAvgOrderByAggregateInput
@@ -305,6 +316,7 @@ export type WebhookAttemptScalarWhereWithAggregatesInput = {
   statusCode?: Prisma.IntNullableWithAggregatesFilter<"WebhookAttempt"> | number | null
   latencyMs?: Prisma.IntWithAggregatesFilter<"WebhookAttempt"> | number
   error?: Prisma.StringNullableWithAggregatesFilter<"WebhookAttempt"> | string | null
+  responseBody?: Prisma.StringNullableWithAggregatesFilter<"WebhookAttempt"> | string | null
   succeeded?: Prisma.BoolWithAggregatesFilter<"WebhookAttempt"> | boolean
 }
 
@@ -314,6 +326,7 @@ export type WebhookAttemptCreateInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
   delivery: Prisma.WebhookDeliveryCreateNestedOneWithoutAttemptsLogInput
 }
@@ -326,6 +339,7 @@ export type WebhookAttemptUncheckedCreateInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
 }
 
@@ -335,6 +349,7 @@ export type WebhookAttemptUpdateInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
   delivery?: Prisma.WebhookDeliveryUpdateOneRequiredWithoutAttemptsLogNestedInput
 }
@@ -347,6 +362,7 @@ export type WebhookAttemptUncheckedUpdateInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -358,6 +374,7 @@ export type WebhookAttemptCreateManyInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
 }
 
@@ -367,6 +384,7 @@ export type WebhookAttemptUpdateManyMutationInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -378,6 +396,7 @@ export type WebhookAttemptUncheckedUpdateManyInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -399,6 +418,7 @@ export type WebhookAttemptCountOrderByAggregateInput = {
   statusCode?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  responseBody?: Prisma.SortOrder
   succeeded?: Prisma.SortOrder
 }
 
@@ -416,6 +436,7 @@ export type WebhookAttemptMaxOrderByAggregateInput = {
   statusCode?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  responseBody?: Prisma.SortOrder
   succeeded?: Prisma.SortOrder
 }
 
@@ -427,6 +448,7 @@ export type WebhookAttemptMinOrderByAggregateInput = {
   statusCode?: Prisma.SortOrder
   latencyMs?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  responseBody?: Prisma.SortOrder
   succeeded?: Prisma.SortOrder
 }
 
@@ -484,6 +506,7 @@ export type WebhookAttemptCreateWithoutDeliveryInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
 }
 
@@ -493,6 +516,7 @@ export type WebhookAttemptUncheckedCreateWithoutDeliveryInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
 }
 
@@ -533,6 +557,7 @@ export type WebhookAttemptScalarWhereInput = {
   statusCode?: Prisma.IntNullableFilter<"WebhookAttempt"> | number | null
   latencyMs?: Prisma.IntFilter<"WebhookAttempt"> | number
   error?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
+  responseBody?: Prisma.StringNullableFilter<"WebhookAttempt"> | string | null
   succeeded?: Prisma.BoolFilter<"WebhookAttempt"> | boolean
 }
 
@@ -542,6 +567,7 @@ export type WebhookAttemptCreateManyDeliveryInput = {
   statusCode?: number | null
   latencyMs: number
   error?: string | null
+  responseBody?: string | null
   succeeded: boolean
 }
 
@@ -551,6 +577,7 @@ export type WebhookAttemptUpdateWithoutDeliveryInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -560,6 +587,7 @@ export type WebhookAttemptUncheckedUpdateWithoutDeliveryInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -569,6 +597,7 @@ export type WebhookAttemptUncheckedUpdateManyWithoutDeliveryInput = {
   statusCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   latencyMs?: Prisma.IntFieldUpdateOperationsInput | number
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  responseBody?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   succeeded?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
@@ -582,6 +611,7 @@ export type WebhookAttemptSelect<ExtArgs extends runtime.Types.Extensions.Intern
   statusCode?: boolean
   latencyMs?: boolean
   error?: boolean
+  responseBody?: boolean
   succeeded?: boolean
   delivery?: boolean | Prisma.WebhookDeliveryDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["webhookAttempt"]>
@@ -594,6 +624,7 @@ export type WebhookAttemptSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   statusCode?: boolean
   latencyMs?: boolean
   error?: boolean
+  responseBody?: boolean
   succeeded?: boolean
   delivery?: boolean | Prisma.WebhookDeliveryDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["webhookAttempt"]>
@@ -606,6 +637,7 @@ export type WebhookAttemptSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   statusCode?: boolean
   latencyMs?: boolean
   error?: boolean
+  responseBody?: boolean
   succeeded?: boolean
   delivery?: boolean | Prisma.WebhookDeliveryDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["webhookAttempt"]>
@@ -618,10 +650,11 @@ export type WebhookAttemptSelectScalar = {
   statusCode?: boolean
   latencyMs?: boolean
   error?: boolean
+  responseBody?: boolean
   succeeded?: boolean
 }
 
-export type WebhookAttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "eventId" | "endpointId" | "attemptedAt" | "statusCode" | "latencyMs" | "error" | "succeeded", ExtArgs["result"]["webhookAttempt"]>
+export type WebhookAttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "eventId" | "endpointId" | "attemptedAt" | "statusCode" | "latencyMs" | "error" | "responseBody" | "succeeded", ExtArgs["result"]["webhookAttempt"]>
 export type WebhookAttemptInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   delivery?: boolean | Prisma.WebhookDeliveryDefaultArgs<ExtArgs>
 }
@@ -648,6 +681,10 @@ export type $WebhookAttemptPayload<ExtArgs extends runtime.Types.Extensions.Inte
     statusCode: number | null
     latencyMs: number
     error: string | null
+    /**
+     * The first 2 KB of the response body, as text (null when no response came).
+     */
+    responseBody: string | null
     succeeded: boolean
   }, ExtArgs["result"]["webhookAttempt"]>
   composites: {}
@@ -1080,6 +1117,7 @@ export interface WebhookAttemptFieldRefs {
   readonly statusCode: Prisma.FieldRef<"WebhookAttempt", 'Int'>
   readonly latencyMs: Prisma.FieldRef<"WebhookAttempt", 'Int'>
   readonly error: Prisma.FieldRef<"WebhookAttempt", 'String'>
+  readonly responseBody: Prisma.FieldRef<"WebhookAttempt", 'String'>
   readonly succeeded: Prisma.FieldRef<"WebhookAttempt", 'Boolean'>
 }
     
