@@ -1,6 +1,7 @@
 // `stablegate keys create|roll|revoke` and `stablegate jwt create|revoke`: a merchant's credentials.
 import { createApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { OPERATOR } from "../../domain/confirmation.js";
+import { OPERATOR as BY_OPERATOR } from "../../domain/security-events.js";
 import { createJwtSecret, describeMerchant, revokeJwtSecret } from "../../domain/merchants.js";
 import { type Command, overlap, UsageError } from "../command.js";
 
@@ -13,7 +14,7 @@ export const keyCommands: Command[] = [
     async run({ flags, open, print, need, mode }) {
       const { prisma } = await open();
       const allowlist = flags["ip-allowlist"]?.split(",").filter((entry) => entry.trim() !== "") ?? [];
-      const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR);
+      const key = await createApiKey(prisma, (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, mode(), allowlist, OPERATOR, BY_OPERATOR);
       const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
       print(`${key.secret}   (${key.id}${only}; shown once)`, key);
     },
@@ -25,7 +26,7 @@ export const keyCommands: Command[] = [
     async run({ flags, open, print, need }) {
       const { prisma } = await open();
       const id = need("KEY_ID");
-      const rolled = await rollApiKey(prisma, id, overlap(flags), OPERATOR);
+      const rolled = await rollApiKey(prisma, id, overlap(flags), OPERATOR, { actor: BY_OPERATOR });
       const until = rolled.previous.expiresAt.toISOString();
       print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${id} stops working at ${until}.`, rolled);
     },
@@ -36,7 +37,7 @@ export const keyCommands: Command[] = [
     async run({ open, print, need }) {
       const { prisma } = await open();
       const id = need("KEY_ID");
-      if (!(await revokeApiKey(prisma, id))) throw new UsageError(`No active API key ${id}.`);
+      if (!(await revokeApiKey(prisma, id, { actor: BY_OPERATOR }))) throw new UsageError(`No active API key ${id}.`);
       print(`Revoked ${id}. Running servers stop accepting it within a few seconds.`, { id, revoked: true });
     },
   },
