@@ -135,10 +135,18 @@ export interface Column<R> {
   name?: string;
 }
 
-/** Rows as an accessible table (column headers scoped), scrolling sideways on a narrow screen. */
-export function DataTable<R extends { id: string }>(props: { columns: Column<R>[]; rows: readonly R[]; rowData?: (row: R) => Record<string, string> }) {
+/**
+ * Rows as an accessible table (column headers scoped), scrolling sideways on a narrow screen; with
+ * `label`, its box is a named region that takes the keyboard's focus, so that the keys scroll it too.
+ */
+export function DataTable<R extends { id: string }>(props: {
+  columns: Column<R>[];
+  rows: readonly R[];
+  rowData?: (row: R) => Record<string, string>;
+  label?: string;
+}) {
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" {...(props.label && { tabIndex: 0, role: "region", "aria-label": props.label })}>
       <table>
         <thead>
           <tr>
