@@ -196,7 +196,8 @@ export async function updateWebhookEndpoint(
       ...(data.description !== undefined && { description: data.description }),
       ...status,
     },
-    { action, actor, more },
+    // A request that changes nothing leaves no record.
+    changed.length > 0 ? { action, actor, more } : null,
   );
 }
 
@@ -246,18 +247,18 @@ export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: st
   });
 }
 
-/** Writes `data` to one of `scope`'s endpoints, recording the `change`; 404 if it is gone (deleted since it was read). */
+/** Writes `data` to one of `scope`'s endpoints, recording the `change` (if any); 404 if it is gone (deleted since it was read). */
 async function writeEndpoint(
   prisma: Prisma,
   scope: Scope,
   id: string,
   data: P.WebhookEndpointUpdateManyMutationInput,
-  change: { action: EndpointAction; actor: Actor; more: Record<string, unknown> },
+  change: { action: EndpointAction; actor: Actor; more: Record<string, unknown> } | null,
 ): Promise<WebhookEndpoint> {
   return prisma.$transaction(async (tx) => {
     const [updated] = await tx.webhookEndpoint.updateManyAndReturn({ where: { id, ...inScope(scope) }, data });
     if (!updated) throw notFound("webhook endpoint", id);
-    await recordChange(tx, updated, change.action, change.actor, change.more);
+    if (change) await recordChange(tx, updated, change.action, change.actor, change.more);
     return updated;
   });
 }

@@ -4,6 +4,7 @@
 // download has the same filters; the worker deletes what is older than a year.
 import { randomBytes } from "node:crypto";
 import { getAddress } from "ethers";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR as NO_CONFIRMATION } from "../../src/domain/confirmation.js";
 import { hashToken, newId } from "../../src/domain/ids.js";
@@ -11,6 +12,7 @@ import { deleteExpiredSecurityEvents, recordSecurityEvent, SECURITY_EVENT_RETENT
 import { SESSION_IDLE_MS } from "../../src/domain/sessions.js";
 import { createUser } from "../../src/domain/users.js";
 import { updateMerchant } from "../../src/domain/merchants.js";
+import { startExpirySweep } from "../../src/jobs/expiry.js";
 import { OPERATOR } from "../../src/domain/security-events.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
@@ -101,9 +103,10 @@ describe("security history", () => {
     const endpoint = await gql(b, `mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:9/a" }) { endpoint { id } } }`);
     expect(endpoint.errors).toBeUndefined();
     const endpointId = endpoint.data.createWebhookEndpoint.endpoint.id;
-    expect(
-      (await gql(b, `mutation($id: ID!) { updateWebhookEndpoint(id: $id, input: { status: DISABLED }) { id } }`, { id: endpointId })).errors,
-    ).toBeUndefined();
+    const pause = () => gql(b, `mutation($id: ID!) { updateWebhookEndpoint(id: $id, input: { status: DISABLED }) { id } }`, { id: endpointId });
+    expect((await pause()).errors).toBeUndefined();
+    // Sent again, it changes nothing, and leaves no record.
+    expect((await pause()).errors).toBeUndefined();
     expect(
       (await gql(b, `mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id, overlapHours: 0) { secret } }`, { id: endpointId })).errors,
     ).toBeUndefined();
@@ -294,14 +297,17 @@ describe("security history", () => {
     expectError(await download("", viewer.cookie), 403, "permission_denied");
   });
 
-  it("keeps a year: the worker's sweep deletes older events in batches", async () => {
+  it("keeps a year: the worker's expiry sweep deletes older events in batches", async () => {
     const merchant = await app.newMerchant();
     const merchantId = merchant.merchant.id;
     // Long ago, so that only this test's events are older than a year before `now`.
     const now = new Date("2025-06-01T00:00:00Z");
-    const day = 86_400_000;
-    const old = now.getTime() - SECURITY_EVENT_RETENTION_DAYS * day;
-    for (let i = 0; i < 5; i++) await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR, { i }, new Date(old - (i + 1) * 1000));
+    const old = now.getTime() - SECURITY_EVENT_RETENTION_DAYS * 86_400_000;
+    const write = async () => {
+      for (let i = 0; i < 5; i++) await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR, { i }, new Date(old - (i + 1) * 1000));
+    };
+    const sweepable = () => app.db.prisma.securityEvent.count({ where: { merchantId, type: "sign_out" } });
+    await write();
     await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR, { kept: true }, new Date(old + 1000));
     const counts: number[] = [];
     for (;;) {
@@ -310,7 +316,14 @@ describe("security history", () => {
       if (deleted < 2) break;
     }
     expect(counts).toEqual([2, 2, 1]);
-    const left = (await rows(merchantId)).filter((e) => e.type === "sign_out");
-    expect(left.map((e) => e.detail)).toEqual([{ kept: true }]);
+    expect((await rows(merchantId)).filter((e) => e.type === "sign_out").map((e) => e.detail)).toEqual([{ kept: true }]);
+
+    // The worker's sweep does it, batch after batch, in one run.
+    await write();
+    expect(await sweepable()).toBe(6);
+    const sweep = startExpirySweep(app.db.prisma, app.settings, pino({ level: "silent" }), { intervalMs: 60_000, now: () => now, batchSize: 2 });
+    for (let i = 0; i < 200 && (await sweepable()) > 1; i++) await new Promise((r) => setTimeout(r, 25));
+    await sweep.stop();
+    expect(await sweepable()).toBe(1);
   });
 });
