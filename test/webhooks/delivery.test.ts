@@ -176,6 +176,13 @@ describe("delivery", () => {
     );
     expect((await delivery(eventId)).status).toBe("FAILED");
     expect(results).toEqual(["gone"]);
+    // The security history has it, done by the service itself (no user, no address).
+    const changes = await app.db.prisma.securityEvent.findMany({
+      where: { type: "webhook_endpoint_changed", detail: { path: ["endpointId"], equals: endpoint.id } },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(changes.map((e) => (e.detail as { action: string }).action)).toEqual(["created", "disabled"]);
+    expect(changes[1]).toMatchObject({ userId: null, ip: null, detail: { action: "disabled", reason: "gone", url: endpoint.url } });
     await call("POST", "/v1/customers", { email: "gone2@example.com", name: "Gone again" });
     await new Promise((r) => setTimeout(r, 200));
     expect(receiver.received).toHaveLength(1);
