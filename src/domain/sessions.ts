@@ -189,13 +189,15 @@ async function endIdleSessions(prisma: Prisma, now: Date): Promise<void> {
       WHERE u.id = s.user_id AND s.last_seen_at < ${new Date(now.getTime() - SESSION_IDLE_MS)}
       RETURNING s.user_id, u.merchant_id, u.email`;
     for (const row of ended) {
-      await recordSecurityEvent(tx, row.merchant_id, "session_expired", { ...NOBODY, userId: row.user_id, email: row.email }, IDLE, now);
+      await recordSecurityEvent(tx, row.merchant_id, "session_expired", idleActor({ id: row.user_id, email: row.email }), IDLE, now);
     }
   });
 }
 
-/** An ended session's record: its user, but no address or browser, as nobody acted. */
-const NOBODY: Actor = { userId: null, email: null, ip: null, userAgent: null };
+/** The actor of a session ended by idling: its user, but no address or browser, as nobody acted. */
+function idleActor(user: { id: string; email: string }): Actor {
+  return actorOf(user, { ip: null, userAgent: null });
+}
 const IDLE = { reason: "idle" };
 
 /** The session a cookie's token opens, refreshed as used; 401 `session_invalid` when it is unknown, ended or idle too long. */
@@ -208,8 +210,7 @@ export async function authenticateSession(prisma: Prisma, token: string, now = n
     await prisma.$transaction(async (tx) => {
       // Of two requests finding it idle at once, only the one that ends it records it.
       const { count } = await tx.dashboardSession.deleteMany({ where: { id: row.id } });
-      if (count === 1)
-        await recordSecurityEvent(tx, row.user.merchantId, "session_expired", { ...NOBODY, userId: row.userId, email: row.user.email }, IDLE, now);
+      if (count === 1) await recordSecurityEvent(tx, row.user.merchantId, "session_expired", idleActor(row.user), IDLE, now);
     });
     throw invalid;
   }
