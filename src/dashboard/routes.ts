@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { reauthenticate } from "../domain/reauthentication.js";
 import { type OpenedSession, type SignInDevice, signIn, signOut, switchMode } from "../domain/sessions.js";
-import { authenticateFrom } from "../http/callers.js";
+import { actorOf } from "../domain/security-events.js";
+import { authenticateFrom, requestClient } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { cookieValue, crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
@@ -64,15 +65,18 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
 
   app.delete("/dashboard/session", async (req, reply) => {
     const session = await sessionOf(req, true);
-    await signOut(prisma, session.credentialId);
+    await signOut(
+      prisma,
+      { sessionId: session.credentialId, merchantId: session.merchantId, userId: session.userId },
+      actorOf(session.view.user, requestClient(req)),
+    );
     return reply.code(204).header("Set-Cookie", clearedSessionCookie(secure)).send();
   });
 }
 
 /** The browser a sign-in comes from, as the domain remembers it. */
 export function signInDevice(req: FastifyRequest): SignInDevice {
-  const agent = req.headers["user-agent"];
-  return { token: cookieValue(req.headers.cookie, DEVICE_COOKIE), userAgent: typeof agent === "string" ? agent : null, ip: req.clientAddress };
+  return { token: cookieValue(req.headers.cookie, DEVICE_COOKIE), ...requestClient(req) };
 }
 
 /** Sets a just-opened session's cookie and the browser's device cookie. */

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { acceptInvitation } from "../domain/invitations.js";
 import { requestPasswordReset, resetPasswordWithToken } from "../domain/password-resets.js";
 import { openSession } from "../domain/sessions.js";
+import { requestClient } from "../http/callers.js";
 import { crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
 import { type DashboardDeps, noStore, signedInReply, signInDevice } from "./routes.js";
 
@@ -43,7 +44,7 @@ export function dashboardTeamRoutes(app: FastifyInstance, deps: DashboardDeps): 
   });
 
   app.post("/dashboard/password/reset", async (req, reply) => {
-    await anonymousPost(req, () => resetPasswordWithToken(prisma, req.body ?? {}));
+    await anonymousPost(req, () => resetPasswordWithToken(prisma, req.body ?? {}, requestClient(req)));
     return noStore(reply).send({ message: "Your password was changed and every session was signed out: sign in with the new password." });
   });
 

@@ -8,6 +8,7 @@ import { AppError, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { overlapHoursParam, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
+import { type Actor, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
 
 const KEY_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{32,128}$/;
@@ -78,7 +79,8 @@ export function parseKeyName(raw: string | null | undefined): string | null {
 
 /**
  * Creates and stores a key for `merchantId` in one mode, usable from `ipAllowlist` only when given,
- * named `name` when given. A new secret is a way in: it awaits `confirm` (a re-authentication from the dashboard) first.
+ * named `name` when given. A new secret is a way in: it awaits `confirm` (a re-authentication from the
+ * dashboard) first, and is recorded in the security history as `actor`'s.
  */
 export async function createApiKey(
   prisma: Prisma,
@@ -86,6 +88,7 @@ export async function createApiKey(
   livemode: boolean,
   ipAllowlist: readonly string[],
   confirm: Confirmation,
+  actor: Actor,
   name?: string | null,
 ): Promise<NewApiKey> {
   const keyName = parseKeyName(name);
@@ -93,8 +96,14 @@ export async function createApiKey(
   return prisma.$transaction(async (tx) => {
     const key = await storeApiKey(tx, merchantId, livemode, ipAllowlist, keyName);
     await keyNotice(tx, merchantId, "created", key.id, livemode, `A new ${modeName(livemode)}-mode API key was created.`);
+    await recordSecurityEvent(tx, merchantId, "api_key_created", actor, keyDetail(key.id, livemode, key.secret.slice(-4)));
     return key;
   });
+}
+
+/** What the history says of a key: never its secret. */
+function keyDetail(keyId: string, livemode: boolean, last4: string): Record<string, unknown> {
+  return { keyId, mode: modeName(livemode), last4 };
 }
 
 /** Tells the merchant's team that an API key was created, rolled or revoked (domain/team-emails.ts). */
@@ -139,13 +148,14 @@ const rollSchema = z.strictObject({ overlapHours: overlapHoursParam() });
  * working for `overlapHours` (0–168, default 24) so that the new one can be deployed first. A key
  * already rolled or revoked (or, with `merchantId`, another merchant's) cannot be rolled: 400
  * `parameter_invalid` naming `keyId`. It makes a new secret, so it awaits `confirm` first as createApiKey does.
+ * Recorded in the security history as `actor`'s.
  */
 export async function rollApiKey(
   prisma: Prisma,
   keyId: string,
   input: unknown,
   confirm: Confirmation,
-  { merchantId, now = new Date() }: { merchantId?: string; now?: Date } = {},
+  { actor, merchantId, now = new Date() }: { actor: Actor; merchantId?: string; now?: Date },
 ): Promise<RolledApiKey> {
   await confirm();
   const { overlapHours } = parseInput(rollSchema, input);
@@ -155,7 +165,7 @@ export async function rollApiKey(
     const [old] = await tx.apiKey.updateManyAndReturn({
       where: { id: keyId, merchantId, revokedAt: null, expiresAt: null },
       data: { expiresAt },
-      select: { merchantId: true, livemode: true, ipAllowlist: true, name: true },
+      select: { merchantId: true, livemode: true, ipAllowlist: true, name: true, last4: true },
     });
     if (!old) throw new AppError("parameter_invalid", `No API key ${keyId} to roll: it does not exist, was revoked, or was rolled already.`, "keyId");
     const key = await storeApiKey(tx, old.merchantId, old.livemode, old.ipAllowlist, old.name);
@@ -167,20 +177,27 @@ export async function rollApiKey(
       old.livemode,
       `API key ${keyId} was replaced by ${key.id}; the old key works until ${expiresAt.toISOString()}.`,
     );
+    await recordSecurityEvent(tx, old.merchantId, "api_key_rolled", actor, {
+      ...keyDetail(keyId, old.livemode, old.last4),
+      newKeyId: key.id,
+      expiresAt: expiresAt.toISOString(),
+    });
     return { key, previous: { id: keyId, expiresAt } };
   });
 }
 
-/** Revokes a key (only `merchantId`'s when given); false when no such active key exists. */
-export async function revokeApiKey(prisma: Prisma, keyId: string, merchantId?: string): Promise<boolean> {
+/** Revokes a key (only `merchantId`'s when given), recorded as `actor`'s; false when no such active key exists. */
+export async function revokeApiKey(prisma: Prisma, keyId: string, { actor, merchantId }: { actor: Actor; merchantId?: string }): Promise<boolean> {
   return prisma.$transaction(async (tx) => {
     const [key] = await tx.apiKey.updateManyAndReturn({
       where: { id: keyId, merchantId, revokedAt: null },
       data: { revokedAt: new Date() },
-      select: { merchantId: true, livemode: true },
+      select: { merchantId: true, livemode: true, last4: true },
     });
-    if (key) await keyNotice(tx, key.merchantId, "revoked", keyId, key.livemode, `API key ${keyId} was revoked: it no longer works.`);
-    return key !== undefined;
+    if (!key) return false;
+    await keyNotice(tx, key.merchantId, "revoked", keyId, key.livemode, `API key ${keyId} was revoked: it no longer works.`);
+    await recordSecurityEvent(tx, key.merchantId, "api_key_revoked", actor, keyDetail(keyId, key.livemode, key.last4));
+    return true;
   });
 }
 

@@ -10,6 +10,7 @@ import { refuseDestination } from "./destinations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
+import { type Actor, OPERATOR as BY_OPERATOR, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
 import { evmAddress, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
@@ -88,10 +89,10 @@ export async function createMerchant(
   }
   const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
   const endpoint = (url: string | null, livemode: boolean) =>
-    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, resolve);
+    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, BY_OPERATOR, resolve);
   const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
-    createApiKey(prisma, merchant.id, false, [], OPERATOR),
-    createApiKey(prisma, merchant.id, true, [], OPERATOR),
+    createApiKey(prisma, merchant.id, false, [], OPERATOR, BY_OPERATOR),
+    createApiKey(prisma, merchant.id, true, [], OPERATOR, BY_OPERATOR),
     createJwtSecret(prisma, merchant.id, false),
     createJwtSecret(prisma, merchant.id, true),
     endpoint(urls.test, false),
@@ -112,15 +113,23 @@ async function refuseWallets(prisma: Prisma, data: { testWallet?: string | null;
   }
 }
 
-/** Changes a merchant's settings (a refused wallet changes nothing: `refuseWallets`); `null` clears a wallet. */
-export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate, chains: ChainSet | undefined): Promise<Merchant> {
+/** Changes a merchant's settings (a refused wallet changes nothing: `refuseWallets`); `null` clears a wallet. A wallet changed is `actor`'s in the history. */
+export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate, chains: ChainSet | undefined, actor: Actor): Promise<Merchant> {
   const data = parseInput(updateSchema, input);
   await refuseWallets(prisma, data, chains);
-  return writeMerchant(prisma, id, data);
+  return writeMerchant(prisma, id, data, actor);
 }
 
-/** Writes `data` and, in the same transaction, tells the team of each settlement wallet it changes (old and new address). */
-async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof updateSchema> | z.output<typeof settingsSchema>): Promise<Merchant> {
+/**
+ * Writes `data` and, in the same transaction, tells the team of each settlement wallet it changes
+ * (old and new address) and records the change as `actor`'s in the security history.
+ */
+async function writeMerchant(
+  prisma: Prisma,
+  id: string,
+  data: z.output<typeof updateSchema> | z.output<typeof settingsSchema>,
+  actor: Actor,
+): Promise<Merchant> {
   return prisma.$transaction(async (tx) => {
     const [before] = await tx.$queryRaw<{ test_wallet: string | null; live_wallet: string | null }[]>`
       SELECT test_wallet, live_wallet FROM merchants WHERE id = ${id} FOR UPDATE`;
@@ -140,6 +149,7 @@ async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof u
         ],
         livemode,
       });
+      await recordSecurityEvent(tx, id, "wallet_changed", actor, { mode: modeName(livemode), from: was, to: now });
     }
     return merchant;
   });
@@ -149,7 +159,8 @@ async function writeMerchant(prisma: Prisma, id: string, data: z.output<typeof u
  * Changes what a merchant's dashboard may: name, settlement wallets (`null` clears one), payment
  * window, underpayment tolerance, and the emails to its buyers (their settings and Reply-To). Open charges keep the wallet and tolerance they were created with.
  * A change of wallet redirects the money, so it first awaits `confirmWalletChange` (a re-authentication,
- * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none.
+ * domain/reauthentication.ts); a wallet sent as it already is changes nothing and needs none. A
+ * wallet changed is recorded as `actor`'s in the security history.
  */
 export async function updateMerchantSettings(
   prisma: Prisma,
@@ -157,6 +168,7 @@ export async function updateMerchantSettings(
   input: unknown,
   confirmWalletChange: Confirmation,
   chains: ChainSet,
+  actor: Actor,
 ): Promise<Merchant> {
   const data = parseInput(settingsSchema, input);
   const current = await getMerchant(prisma, id);
@@ -168,7 +180,7 @@ export async function updateMerchantSettings(
     chains,
   );
   if (changes("testWallet") || changes("liveWallet")) await confirmWalletChange();
-  return writeMerchant(prisma, id, data);
+  return writeMerchant(prisma, id, data, actor);
 }
 
 /** A merchant or 404. */

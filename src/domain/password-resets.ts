@@ -10,6 +10,7 @@ import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
+import { actorOf, type Client, recordSecurityEvent } from "./security-events.js";
 import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
 import { normalizeEmail } from "./users.js";
 import { parseInput } from "./validation.js";
@@ -65,9 +66,10 @@ function invalidToken(): AppError {
 
 /**
  * Sets a new password with a reset link's token: the link and the user's other links are spent, every
- * session of the user ends, and the user is told. Returns the user's id.
+ * session of the user ends, the user is told, and the history records it as the user's from `client`.
+ * Returns the user's id.
  */
-export async function resetPasswordWithToken(prisma: Prisma, input: unknown, now = new Date()): Promise<string> {
+export async function resetPasswordWithToken(prisma: Prisma, input: unknown, client: Client, now = new Date()): Promise<string> {
   const data = parseInput(resetPasswordSchema, input);
   const tokenHash = hashToken(data.token);
   const found = await prisma.passwordReset.findUnique({ where: { tokenHash }, include: { user: true } });
@@ -80,6 +82,7 @@ export async function resetPasswordWithToken(prisma: Prisma, input: unknown, now
     await tx.passwordReset.updateMany({ where: { userId: found.userId, usedAt: null }, data: { usedAt: now } });
     await tx.user.update({ where: { id: found.userId }, data: { passwordHash } });
     await tx.dashboardSession.deleteMany({ where: { userId: found.userId } });
+    await recordSecurityEvent(tx, found.user.merchantId, "password_reset", actorOf(found.user, client), null, now);
     await securityNotice(
       tx,
       found.user.merchantId,

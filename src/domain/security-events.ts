@@ -2,9 +2,15 @@
 // every change to who may act for a merchant or where its money and events go, with who, from where
 // and when. Written in the transaction of the change it records where there is one, so a change is
 // never without its record; kept SECURITY_EVENT_RETENTION_DAYS and then deleted by the worker.
-import type { Prisma as P } from "../generated/prisma/client.js";
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
+import type { Prisma as P, SecurityEvent } from "../generated/prisma/client.js";
+import { csvLines, olderThan } from "./csv.js";
 import { newId } from "./ids.js";
+import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { instantParam, parseInput } from "./validation.js";
+
+export type { SecurityEvent };
 
 /** What the history records. */
 export const SECURITY_EVENT_TYPES = [
@@ -61,10 +67,115 @@ export async function recordSecurityEvent(
       userId: actor.userId,
       email,
       ip: actor.ip,
-      // A user agent is the client's to choose: keep what identifies a browser, not a novel.
-      userAgent: actor.userAgent?.slice(0, 512) ?? null,
+      userAgent: agentOf(actor.userAgent),
       detail: (detail ?? undefined) as P.InputJsonValue | undefined,
       createdAt: now,
     },
   });
+}
+
+/** A user agent as kept: the client's to choose, so what identifies a browser, not a novel. */
+function agentOf(userAgent: string | null): string | null {
+  return userAgent?.slice(0, 512) ?? null;
+}
+
+/** Where a request comes from: its address and browser (a user agent), as the history records them. */
+export type Client = Pick<Actor, "ip" | "userAgent">;
+
+/** The actor of `user` acting from `client`. */
+export function actorOf(user: { id: string; email: string }, client: Client): Actor {
+  return { userId: user.id, email: user.email, ip: client.ip, userAgent: client.userAgent };
+}
+
+/** Why a sign-in failed, as its event's detail says. */
+export type SignInFailure = "wrong_password" | "two_factor_code_missing" | "wrong_two_factor_code" | "locked";
+
+/**
+ * Records a failed sign-in of `email` (normalized) when it is a user's; an email nobody has records
+ * nothing, in the same one statement, so that a failure costs the same whether the email is known or not.
+ */
+export async function recordSignInFailure(db: Prisma, email: string, reason: SignInFailure, client: Client, now = new Date()): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO security_events (id, merchant_id, type, user_id, email, ip, user_agent, detail, created_at)
+    SELECT ${newId("sev")}, merchant_id, 'sign_in_failed', id, ${email}, ${client.ip}, ${agentOf(client.userAgent)},
+           ${JSON.stringify({ reason })}::jsonb, ${now}
+    FROM users WHERE email = ${email}`;
+}
+
+const filterFields = {
+  type: z.enum(SECURITY_EVENT_TYPES, { error: `must be one of ${SECURITY_EVENT_TYPES.join(", ")}` }).optional(),
+  userId: z.string().min(1).max(100).optional(),
+  createdGte: instantParam().optional(),
+  createdLt: instantParam().optional(),
+};
+const filterSchema = z.strictObject(filterFields, { error: "must be an object" });
+const listSchema = z.strictObject({ ...pageParams, ...filterFields }, { error: "must be an object" });
+
+/** A security history's filters: one type, one user, a creation range. */
+export type SecurityEventFilters = { [K in keyof typeof filterFields]?: string | undefined };
+
+/** The where-clause of a merchant's history with `filters`. */
+function historyWhere(merchantId: string, f: z.output<typeof filterSchema>): P.SecurityEventWhereInput {
+  return {
+    merchantId,
+    ...(f.type && { type: f.type }),
+    ...(f.userId && { userId: f.userId }),
+    ...((f.createdGte || f.createdLt) && { createdAt: { ...(f.createdGte && { gte: f.createdGte }), ...(f.createdLt && { lt: f.createdLt }) } }),
+  };
+}
+
+/** One page of a merchant's security history, newest first, with cursor paging and the filters. */
+export async function listSecurityEvents(prisma: Prisma, merchantId: string, input: unknown, end: PageEnd = "newest"): Promise<Page<SecurityEvent>> {
+  const { limit, startingAfter, endingBefore, ...filters } = parseInput(listSchema, input);
+  const where = historyWhere(merchantId, filters);
+  return keysetPage(
+    "security event",
+    { limit, startingAfter, endingBefore },
+    (id) => prisma.securityEvent.findFirst({ where: { id, merchantId }, select: { id: true, createdAt: true } }),
+    (q) => prisma.securityEvent.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
+  );
+}
+
+/** How many events of a merchant's history match `filters` (GraphQL's `totalCount`). */
+export function countSecurityEvents(prisma: Prisma, merchantId: string, filters: SecurityEventFilters): Promise<number> {
+  return prisma.securityEvent.count({ where: historyWhere(merchantId, parseInput(filterSchema, filters)) });
+}
+
+/** The columns of the history's CSV export, in order (its header row). */
+export const SECURITY_EVENT_CSV_COLUMNS = ["id", "createdAt", "type", "userId", "email", "ip", "userAgent", "detail"] as const;
+
+/**
+ * A merchant's whole history matching `input` (the list's filters, no paging), newest first, as CSV
+ * lines: the header, then one line per event. A bad filter throws here, before the first line.
+ */
+export function securityEventsCsv(prisma: Prisma, merchantId: string, input: unknown): AsyncGenerator<string> {
+  const where = historyWhere(merchantId, parseInput(filterSchema, input));
+  return csvLines(
+    SECURITY_EVENT_CSV_COLUMNS,
+    (after, take) =>
+      prisma.securityEvent.findMany({ where: after ? { AND: [where, olderThan(after)] } : where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take }),
+    (e) => ({
+      id: e.id,
+      createdAt: e.createdAt.toISOString(),
+      type: e.type,
+      userId: e.userId,
+      email: e.email,
+      ip: e.ip,
+      userAgent: e.userAgent,
+      detail: e.detail === null ? null : JSON.stringify(e.detail),
+    }),
+  );
+}
+
+/**
+ * Deletes up to `batchSize` events older than SECURITY_EVENT_RETENTION_DAYS before `now`; returns how
+ * many. The worker calls it until a batch comes back short, so that no one statement holds many locks.
+ */
+export async function deleteExpiredSecurityEvents(prisma: Prisma, now: Date, batchSize: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - SECURITY_EVENT_RETENTION_DAYS * 86_400_000);
+  // SKIP LOCKED: two workers pruning at once take different rows.
+  return prisma.$executeRaw`
+    DELETE FROM security_events WHERE id IN (
+      SELECT id FROM security_events WHERE created_at < ${cutoff} ORDER BY created_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
 }

@@ -11,6 +11,7 @@ import { hashToken, newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
 import { parseRole, type Role } from "./permissions.js";
 import type { Principal } from "./scope.js";
+import { type Actor, actorOf, recordSecurityEvent, recordSignInFailure, type SignInFailure } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
 import { acceptSecondFactor } from "./two-factor.js";
 import { normalizeEmail, type UserView, userView } from "./users.js";
@@ -67,14 +68,26 @@ export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unk
   const data = parseInput(signInSchema, input);
   const email = normalizeEmail(data.email);
   const budgetKey = signInBudgetKey(email);
-  await limiter.consume(budgetKey, "signInFailures");
+  const failed = (reason: SignInFailure) => recordSignInFailure(prisma, email, reason, device, now);
+  try {
+    await limiter.consume(budgetKey, "signInFailures");
+  } catch (e) {
+    if (e instanceof AppError && e.code === "rate_limited") await failed("locked");
+    throw e;
+  }
   const user = await prisma.user.findUnique({ where: { email } });
   const passwordOk = await verifyPassword(data.password, user?.passwordHash ?? (await dummyHash()));
-  if (!user || !passwordOk) throw new AppError("sign_in_failed", "Wrong email or password.", "password");
+  if (!user || !passwordOk) {
+    // Recorded (or not, for an unknown email) by the same statement: the answer takes as long either way.
+    await failed("wrong_password");
+    throw new AppError("sign_in_failed", "Wrong email or password.", "password");
+  }
   if (user.totpSecret) {
     if (!data.totpCode) {
-      // The password was right: asking for the code is no failure.
+      // The password was right: asking for the code spends no attempt, but the history shows that
+      // someone knew the password.
       await limiter.reward(budgetKey, "signInFailures");
+      await failed("two_factor_code_missing");
       throw new AppError(
         "totp_required",
         "This account has two-factor sign-in: send the code from its authenticator app (or a recovery code) as totpCode.",
@@ -82,12 +95,14 @@ export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unk
       );
     }
     // A code is good once: one seen over a shoulder, or sent twice at once, counts as wrong.
-    if (!(await acceptSecondFactor(prisma, user, data.totpCode, now)))
+    if (!(await acceptSecondFactor(prisma, user, data.totpCode, now))) {
+      await failed("wrong_two_factor_code");
       throw new AppError("sign_in_failed", "Wrong or already used two-factor code.", "totpCode");
+    }
   }
   await limiter.reward(budgetKey, "signInFailures");
-  // Sign-ins are rare: a good moment to forget sessions that ended by idling (their rows only).
-  await prisma.dashboardSession.deleteMany({ where: { lastSeenAt: { lt: new Date(now.getTime() - SESSION_IDLE_MS) } } });
+  // Sign-ins are rare: a good moment to end the sessions that idled too long (their rows only).
+  await endIdleSessions(prisma, now);
   return openSession(prisma, user, data.mode === "live", device, now);
 }
 
@@ -110,6 +125,7 @@ const DEVICE_TOKEN = /^sgd_[0-9A-Za-z]{43}$/;
 /**
  * Opens a session of `user` (after a sign-in, or an accepted invitation) and remembers the browser;
  * a browser this user has not signed in from before is told to the user, unless it is their first.
+ * The sign-in is recorded in the security history with the mode and whether the browser was new.
  */
 export async function openSession(prisma: Prisma, user: User, livemode: boolean, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
   const token = `sgs_${randomBase62(43)}`;
@@ -121,7 +137,8 @@ export async function openSession(prisma: Prisma, user: User, livemode: boolean,
     const row = await tx.dashboardSession.create({
       data: { id: newId("ses"), userId: user.id, tokenHash: hashToken(token), csrfToken: randomBase62(32), livemode },
     });
-    const deviceToken = await recognizeDevice(tx, user, device, now);
+    const { deviceToken, newDevice } = await recognizeDevice(tx, user, device, now);
+    await recordSecurityEvent(tx, user.merchantId, "sign_in", actorOf(user, device), { mode: livemode ? "live" : "test", newDevice }, now);
     return {
       token,
       deviceToken,
@@ -130,13 +147,13 @@ export async function openSession(prisma: Prisma, user: User, livemode: boolean,
   });
 }
 
-/** Records the browser `device` for `user` (its cookie's SHA-256) and returns its cookie; a new one after the first is notified. */
-async function recognizeDevice(tx: P.TransactionClient, user: User, device: SignInDevice, now: Date): Promise<string> {
+/** Records the browser `device` for `user` (its cookie's SHA-256) and returns its cookie and whether it is new; a new one after the first is notified. */
+async function recognizeDevice(tx: P.TransactionClient, user: User, device: SignInDevice, now: Date): Promise<{ deviceToken: string; newDevice: boolean }> {
   const userAgent = device.userAgent === null ? null : headerText(device.userAgent, 300);
   const given = device.token !== null && DEVICE_TOKEN.test(device.token) ? device.token : null;
   if (given) {
     const { count } = await tx.userDevice.updateMany({ where: { userId: user.id, deviceHash: hashToken(given) }, data: { lastSeenAt: now, userAgent } });
-    if (count === 1) return given;
+    if (count === 1) return { deviceToken: given, newDevice: false };
   }
   // The browser's cookie is kept when it has one (another user of it signed in): one cookie per browser.
   const deviceToken = given ?? `sgd_${randomBase62(43)}`;
@@ -161,8 +178,27 @@ async function recognizeDevice(tx: P.TransactionClient, user: User, device: Sign
       [user.email],
     );
   }
-  return deviceToken;
+  return { deviceToken, newDevice: true };
 }
+
+/** Ends every session idle longer than SESSION_IDLE_MS, each recorded as `session_expired` of its user. */
+async function endIdleSessions(prisma: Prisma, now: Date): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const ended = await tx.$queryRaw<{ user_id: string; merchant_id: string; email: string }[]>`
+      DELETE FROM dashboard_sessions s USING users u
+      WHERE u.id = s.user_id AND s.last_seen_at < ${new Date(now.getTime() - SESSION_IDLE_MS)}
+      RETURNING s.user_id, u.merchant_id, u.email`;
+    for (const row of ended) {
+      await recordSecurityEvent(tx, row.merchant_id, "session_expired", idleActor({ id: row.user_id, email: row.email }), IDLE, now);
+    }
+  });
+}
+
+/** The actor of a session ended by idling: its user, but no address or browser, as nobody acted. */
+function idleActor(user: { id: string; email: string }): Actor {
+  return actorOf(user, { ip: null, userAgent: null });
+}
+const IDLE = { reason: "idle" };
 
 /** The session a cookie's token opens, refreshed as used; 401 `session_invalid` when it is unknown, ended or idle too long. */
 export async function authenticateSession(prisma: Prisma, token: string, now = new Date()): Promise<SessionPrincipal & { view: SessionView }> {
@@ -171,7 +207,11 @@ export async function authenticateSession(prisma: Prisma, token: string, now = n
   const row = await prisma.dashboardSession.findUnique({ where: { tokenHash: hashToken(token) }, include: { user: true } });
   if (!row) throw invalid;
   if (now.getTime() - row.lastSeenAt.getTime() > SESSION_IDLE_MS) {
-    await prisma.dashboardSession.deleteMany({ where: { id: row.id } });
+    await prisma.$transaction(async (tx) => {
+      // Of two requests finding it idle at once, only the one that ends it records it.
+      const { count } = await tx.dashboardSession.deleteMany({ where: { id: row.id } });
+      if (count === 1) await recordSecurityEvent(tx, row.user.merchantId, "session_expired", idleActor(row.user), IDLE, now);
+    });
     throw invalid;
   }
   if (now.getTime() - row.lastSeenAt.getTime() > TOUCH_AFTER_MS) {
@@ -198,12 +238,26 @@ export async function switchMode(prisma: Prisma, sessionId: string, input: unkno
   return data.mode;
 }
 
-/** Ends one session. */
-export async function signOut(prisma: Prisma, sessionId: string): Promise<void> {
-  await prisma.dashboardSession.deleteMany({ where: { id: sessionId } });
+/** The session a sign-out ends, and whose it is. */
+export interface SignedInSession {
+  sessionId: string;
+  merchantId: string;
+  userId: string;
 }
 
-/** Ends every session of a user; returns how many there were. */
-export async function signOutEverywhere(prisma: Prisma, userId: string): Promise<number> {
-  return (await prisma.dashboardSession.deleteMany({ where: { userId } })).count;
+/** Ends one session, recorded as `sign_out` by `actor`. */
+export async function signOut(prisma: Prisma, session: SignedInSession, actor: Actor): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const { count } = await tx.dashboardSession.deleteMany({ where: { id: session.sessionId } });
+    if (count === 1) await recordSecurityEvent(tx, session.merchantId, "sign_out", actor);
+  });
+}
+
+/** Ends every session of the session's user, recorded as one `sign_out` by `actor`; returns how many there were. */
+export async function signOutEverywhere(prisma: Prisma, session: SignedInSession, actor: Actor): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.dashboardSession.deleteMany({ where: { userId: session.userId } });
+    await recordSecurityEvent(tx, session.merchantId, "sign_out", actor, { everywhere: true, sessions: count });
+    return count;
+  });
 }

@@ -2,6 +2,8 @@
 // them. Managed over the API (/v1/webhook_endpoints, GraphQL) within a key's scope, and by the
 // `stablegate` settings command for any merchant. A rotation keeps the old secret signing
 // alongside the new one for an overlap, so receivers can switch without missing a verified event.
+// Every change is recorded in the security history (`webhook_endpoint_changed`): where events go is
+// where a merchant's data goes.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P, WebhookEndpoint } from "../generated/prisma/client.js";
@@ -11,7 +13,8 @@ import { AppError, notFound } from "./errors.js";
 import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
-import { inScope, type Scope } from "./scope.js";
+import { inScope, modeName, type Scope } from "./scope.js";
+import { type Actor, OPERATOR, recordSecurityEvent } from "./security-events.js";
 import { integerParam, overlapHoursParam, parseInput } from "./validation.js";
 
 export type { WebhookEndpoint };
@@ -72,17 +75,47 @@ export function webhookEndpointResource(e: WebhookEndpoint, secret?: string): We
 }
 
 /**
- * Adds an endpoint in `scope`'s mode. The URL must be http(s); in live mode https and resolving only
+ * Adds an endpoint in `scope`'s mode, `actor`'s. The URL must be http(s); in live mode https and resolving only
  * to public addresses (checked again before every delivery, since DNS can change).
  */
-export async function createWebhookEndpoint(prisma: Prisma, scope: Scope, input: unknown, resolve: Resolver = systemResolver): Promise<EndpointCreated> {
+export async function createWebhookEndpoint(
+  prisma: Prisma,
+  scope: Scope,
+  input: unknown,
+  actor: Actor,
+  resolve: Resolver = systemResolver,
+): Promise<EndpointCreated> {
   const data = parseInput(createSchema, input);
   await checkWebhookUrl(data.url, scope.livemode, resolve);
   const secret = newWebhookSecret();
-  const endpoint = await prisma.webhookEndpoint.create({
-    data: { id: newId("whep"), ...inScope(scope), url: data.url, secret, eventTypes: [...new Set(data.events)], description: data.description ?? null },
+  const endpoint = await prisma.$transaction(async (tx) => {
+    const created = await tx.webhookEndpoint.create({
+      data: { id: newId("whep"), ...inScope(scope), url: data.url, secret, eventTypes: [...new Set(data.events)], description: data.description ?? null },
+    });
+    await recordChange(tx, created, "created", actor);
+    return created;
   });
   return { endpoint, secret };
+}
+
+/** What changed an endpoint, as its history record says. */
+type EndpointAction = "created" | "updated" | "enabled" | "disabled" | "secret_rotated" | "deleted";
+
+/** Records a change of `endpoint` (as it is after it) as `actor`'s. */
+function recordChange(
+  tx: P.TransactionClient,
+  endpoint: WebhookEndpoint,
+  action: EndpointAction,
+  actor: Actor,
+  more: Record<string, unknown> = {},
+): Promise<void> {
+  return recordSecurityEvent(tx, endpoint.merchantId, "webhook_endpoint_changed", actor, {
+    endpointId: endpoint.id,
+    action,
+    url: endpoint.url,
+    mode: modeName(endpoint.livemode),
+    ...more,
+  });
 }
 
 /** One page of `scope`'s endpoints, newest first. */
@@ -128,13 +161,14 @@ export async function webhookEndpointScope(prisma: Prisma, id: string): Promise<
 
 /**
  * Changes an endpoint's URL (same checks as on creation), event types or description, or stops
- * (`status: "disabled"`) or resumes deliveries; resuming sends what waited meanwhile.
+ * (`status: "disabled"`) or resumes deliveries; resuming sends what waited meanwhile. `actor`'s in the history.
  */
 export async function updateWebhookEndpoint(
   prisma: Prisma,
   scope: Scope,
   id: string,
   input: unknown,
+  actor: Actor,
   resolve: Resolver = systemResolver,
   now = new Date(),
 ): Promise<WebhookEndpoint> {
@@ -147,49 +181,86 @@ export async function updateWebhookEndpoint(
       : data.status === "enabled"
         ? { disabledAt: null, disabledReason: null }
         : { disabledAt: now, disabledReason: "disabled by the merchant" };
-  return writeEndpoint(prisma, scope, id, {
-    ...(data.url !== undefined && { url: data.url }),
-    ...(data.events !== undefined && { eventTypes: [...new Set(data.events)] }),
-    ...(data.description !== undefined && { description: data.description }),
-    ...status,
-  });
+  const changes = { url: data.url, events: data.events, description: data.description, status: "disabledAt" in status ? data.status : undefined };
+  const changed = Object.keys(changes).filter((k) => changes[k as keyof typeof changes] !== undefined);
+  // A pause or a resume alone says so; any other change is an update, listing what it changed.
+  const action: EndpointAction = changed.length === 1 && changes.status !== undefined ? changes.status : "updated";
+  const more = { changed, ...(data.url !== undefined && data.url !== endpoint.url && { previousUrl: endpoint.url }) };
+  return writeEndpoint(
+    prisma,
+    scope,
+    id,
+    {
+      ...(data.url !== undefined && { url: data.url }),
+      ...(data.events !== undefined && { eventTypes: [...new Set(data.events)] }),
+      ...(data.description !== undefined && { description: data.description }),
+      ...status,
+    },
+    // A request that changes nothing leaves no record.
+    changed.length > 0 ? { action, actor, more } : null,
+  );
 }
 
 /**
- * Gives an endpoint a new secret. The old one keeps signing next to it for `overlapHours`
+ * Gives an endpoint a new secret, `actor`'s in the history. The old one keeps signing next to it for `overlapHours`
  * (0 = it stops at once, for a leaked secret). Returns the new secret, shown this once.
  */
-export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<EndpointCreated> {
+export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: string, input: unknown, actor: Actor, now = new Date()): Promise<EndpointCreated> {
   const { overlapHours } = parseInput(rotateSchema, input);
   const endpoint = await getWebhookEndpoint(prisma, scope, id);
   const secret = newWebhookSecret();
-  const updated = await writeEndpoint(prisma, scope, id, {
-    secret,
-    previousSecret: overlapHours > 0 ? endpoint.secret : null,
-    previousSecretExpiresAt: overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null,
-  });
+  const updated = await writeEndpoint(
+    prisma,
+    scope,
+    id,
+    {
+      secret,
+      previousSecret: overlapHours > 0 ? endpoint.secret : null,
+      previousSecretExpiresAt: overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null,
+    },
+    { action: "secret_rotated", actor, more: { overlapHours } },
+  );
   return { endpoint: updated, secret };
 }
 
-/** An endpoint that answered 410 Gone on `answeredAt` asks never to be sent anything again: disabled, saying why. */
+/**
+ * An endpoint that answered 410 Gone on `answeredAt` asks never to be sent anything again: disabled,
+ * saying why, and recorded in the history with no user (the service did it).
+ */
 export async function disableGoneEndpoint(prisma: Prisma, id: string, answeredAt: Date, now = new Date()): Promise<void> {
-  await prisma.webhookEndpoint.updateMany({
-    where: { id, disabledAt: null },
-    data: { disabledAt: now, disabledReason: `the endpoint answered 410 Gone on ${answeredAt.toISOString()}` },
+  await prisma.$transaction(async (tx) => {
+    const [disabled] = await tx.webhookEndpoint.updateManyAndReturn({
+      where: { id, disabledAt: null },
+      data: { disabledAt: now, disabledReason: `the endpoint answered 410 Gone on ${answeredAt.toISOString()}` },
+    });
+    if (disabled) await recordChange(tx, disabled, "disabled", OPERATOR, { reason: "gone" });
   });
 }
 
-/** Removes an endpoint and its pending deliveries (the events stay). */
-export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: string): Promise<void> {
-  const { count } = await prisma.webhookEndpoint.deleteMany({ where: { id, ...inScope(scope) } });
-  if (count === 0) throw notFound("webhook endpoint", id);
+/** Removes an endpoint and its pending deliveries (the events stay), `actor`'s in the history. */
+export async function deleteWebhookEndpoint(prisma: Prisma, scope: Scope, id: string, actor: Actor): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const endpoint = await tx.webhookEndpoint.findFirst({ where: { id, ...inScope(scope) } });
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { id, ...inScope(scope) } });
+    if (!endpoint || count === 0) throw notFound("webhook endpoint", id);
+    await recordChange(tx, endpoint, "deleted", actor);
+  });
 }
 
-/** Writes `data` to one of `scope`'s endpoints; 404 if it is gone (deleted since it was read). */
-async function writeEndpoint(prisma: Prisma, scope: Scope, id: string, data: P.WebhookEndpointUpdateManyMutationInput): Promise<WebhookEndpoint> {
-  const [updated] = await prisma.webhookEndpoint.updateManyAndReturn({ where: { id, ...inScope(scope) }, data });
-  if (!updated) throw notFound("webhook endpoint", id);
-  return updated;
+/** Writes `data` to one of `scope`'s endpoints, recording the `change` (if any); 404 if it is gone (deleted since it was read). */
+async function writeEndpoint(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  data: P.WebhookEndpointUpdateManyMutationInput,
+  change: { action: EndpointAction; actor: Actor; more: Record<string, unknown> } | null,
+): Promise<WebhookEndpoint> {
+  return prisma.$transaction(async (tx) => {
+    const [updated] = await tx.webhookEndpoint.updateManyAndReturn({ where: { id, ...inScope(scope) }, data });
+    if (!updated) throw notFound("webhook endpoint", id);
+    if (change) await recordChange(tx, updated, change.action, change.actor, change.more);
+    return updated;
+  });
 }
 
 /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */

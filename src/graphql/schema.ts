@@ -23,6 +23,7 @@ import "./types/LiveReadiness.js";
 import "./types/PaymentSession.js";
 import "./types/ChargeAuthorization.js";
 import "./types/Event.js";
+import "./types/SecurityEvent.js";
 import "./types/WebhookEndpoint.js";
 import "./types/Mode.js";
 import "./types/User.js";

@@ -1,7 +1,9 @@
 // Who is calling, as every door sees it: the client's address, and authentication that stops
 // answering an address after too many failures (.docs/api.md "Idempotency and rate limits").
 import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyRequest } from "fastify";
 import { AppError, type ErrorCode } from "../domain/errors.js";
+import type { Client } from "../domain/security-events.js";
 import type { RateLimiter } from "./rate-limit.js";
 
 /**
@@ -59,4 +61,10 @@ export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
     throw new AppError("parameter_invalid", "X-API-Key and Authorization: Bearer name different API keys: send the key in one of them", "Authorization");
   }
   return bearer;
+}
+
+/** Where a request comes from as the security history records it: the client's address and User-Agent. */
+export function requestClient(req: FastifyRequest): Client & { ip: string } {
+  const agent = req.headers["user-agent"];
+  return { ip: req.clientAddress, userAgent: typeof agent === "string" ? agent : null };
 }

@@ -3,11 +3,15 @@
 import { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
 
-/** Streams `lines` as the download `<name>_<test|live>.csv`; never cached, as it holds the merchant's money. */
-export function sendCsv(reply: FastifyReply, name: string, livemode: boolean, lines: AsyncIterable<string> | Iterable<string>): FastifyReply {
+/**
+ * Streams `lines` as the download `<name>_<test|live>.csv` (`<name>.csv` when `livemode` is null: what
+ * both modes share); never cached, as it holds the merchant's money or security history.
+ */
+export function sendCsv(reply: FastifyReply, name: string, livemode: boolean | null, lines: AsyncIterable<string> | Iterable<string>): FastifyReply {
+  const mode = livemode === null ? "" : livemode ? "_live" : "_test";
   return reply
     .type("text/csv; charset=utf-8")
-    .header("Content-Disposition", `attachment; filename="${name}_${livemode ? "live" : "test"}.csv"`)
+    .header("Content-Disposition", `attachment; filename="${name}${mode}.csv"`)
     .header("Cache-Control", "no-store")
     .send(Readable.from(lines));
 }

@@ -12,9 +12,10 @@ import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
 import { AppError } from "../domain/errors.js";
 import { inScope, type Scope } from "../domain/scope.js";
+import type { Actor } from "../domain/security-events.js";
 import { parseInput } from "../domain/validation.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
-import { apiKeyOf, authenticateFrom, clientAddress } from "../http/callers.js";
+import { apiKeyOf, authenticateFrom, clientAddress, requestClient } from "../http/callers.js";
 import { type HostedPages, pageTokenOf } from "../http/hosted-pages.js";
 import { hasSessionCookie } from "../http/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
@@ -79,6 +80,11 @@ function holdUntilClosed(reply: FastifyReply, release: Release): void {
 export function scopeOf(req: FastifyRequest): Scope {
   if (!req.scope) throw new Error("route is missing its auth config");
   return req.scope;
+}
+
+/** An API key's request as the security history's actor: no user, the request's address and browser. */
+export function apiKeyActor(req: FastifyRequest): Actor {
+  return { userId: null, email: null, ...requestClient(req) };
 }
 
 /** Installs authentication, rate limiting and idempotency for routes that declare a `group`. */

@@ -15,7 +15,7 @@ import {
 } from "../domain/webhook-endpoints.js";
 import { listOf } from "./openapi.js";
 import { DeletedWebhookEndpoint, WebhookEndpoint as Endpoint, WebhookEndpointWithSecret } from "./schemas/components.js";
-import { type RestDeps, scopeOf } from "./plumbing.js";
+import { apiKeyActor, type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "Webhook endpoints";
 
@@ -37,7 +37,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.post("/v1/webhook_endpoints", { config: create }, async (req, reply) => {
-    const { endpoint, secret } = await createWebhookEndpoint(prisma, scopeOf(req), req.body ?? {});
+    const { endpoint, secret } = await createWebhookEndpoint(prisma, scopeOf(req), req.body ?? {}, apiKeyActor(req));
     return reply.code(201).send(webhookEndpointResource(endpoint, secret));
   });
 
@@ -83,7 +83,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.patch<IdParams>("/v1/webhook_endpoints/:id", { config: update }, async (req) => {
-    return webhookEndpointResource(await updateWebhookEndpoint(prisma, scopeOf(req), req.params.id, req.body ?? {}));
+    return webhookEndpointResource(await updateWebhookEndpoint(prisma, scopeOf(req), req.params.id, req.body ?? {}, apiKeyActor(req)));
   });
 
   const remove = {
@@ -97,7 +97,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.delete<IdParams>("/v1/webhook_endpoints/:id", { config: remove }, async (req) => {
-    await deleteWebhookEndpoint(prisma, scopeOf(req), req.params.id);
+    await deleteWebhookEndpoint(prisma, scopeOf(req), req.params.id, apiKeyActor(req));
     return { id: req.params.id, object: "webhook_endpoint", deleted: true };
   });
 
@@ -114,7 +114,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.post<IdParams>("/v1/webhook_endpoints/:id/rotate_secret", { config: rotate }, async (req) => {
-    const { endpoint, secret } = await rotateWebhookSecret(prisma, scopeOf(req), req.params.id, req.body ?? {});
+    const { endpoint, secret } = await rotateWebhookSecret(prisma, scopeOf(req), req.params.id, req.body ?? {}, apiKeyActor(req));
     return webhookEndpointResource(endpoint, secret);
   });
 }

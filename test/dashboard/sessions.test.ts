@@ -11,6 +11,7 @@ import { totpCode } from "../../src/domain/totp.js";
 import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
+import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
 
 const PASSWORD = "correct horse battery";
 
@@ -323,7 +324,7 @@ describe("dashboard sessions", () => {
     expectError(await app.call("GET", "/dashboard/session", { key: null }), 401, "session_invalid");
     expectError(await app.call("GET", "/dashboard/session", { key: null, headers: { cookie: `sg_session=sgs_${"a".repeat(43)}` } }), 401, "session_invalid");
     // A key still works next to a stale cookie: the key wins.
-    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR)).secret;
+    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR, BY_OPERATOR)).secret;
     const both = await app.call("POST", "/graphql", { key, body: { query: "{ customers(first: 1) { totalCount } }" }, headers: { cookie: "sg_session=junk" } });
     expect(both.body.errors).toBeUndefined();
   });

@@ -15,6 +15,7 @@ import { regenerateRecoveryCodes } from "../../src/domain/two-factor.js";
 import { createUser, disableTotp, startTotpEnrollment } from "../../src/domain/users.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
 
 const PASSWORD = "correct horse battery";
 // Emails of this run only: on Redis the sign-in counters outlive a run.
@@ -83,7 +84,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     {
       name: "rollApiKey",
       query: "mutation($id: ID!, $p: String, $c: String) { rollApiKey(id: $id, overlapHours: 1, password: $p, totpCode: $c) { secret } }",
-      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR)).id }),
+      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR)).id }),
       param: "password",
     },
     {
@@ -174,7 +175,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     const refuse = () => Promise.reject(refused);
     const b = await browser();
     await withTotp(b);
-    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
     const state = async () => ({
       keys: await app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } }),
       users: await app.db.prisma.user.count({ where: { merchantId: merchantId() } }),
@@ -182,8 +183,8 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
       codes: await app.db.prisma.recoveryCode.findMany({ where: { userId: b.userId }, select: { codeHash: true } }),
     });
     const before = await state();
-    await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse)).rejects.toBe(refused);
-    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse)).rejects.toBe(refused);
+    await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse, BY_OPERATOR)).rejects.toBe(refused);
+    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse, { actor: BY_OPERATOR })).rejects.toBe(refused);
     await expect(createUser(app.db.prisma, merchantId(), { email: `refused-${RUN}@example.com`, password: PASSWORD }, refuse)).rejects.toBe(refused);
     await expect(disableTotp(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
     await expect(regenerateRecoveryCodes(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
@@ -262,7 +263,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
 
   it("revokes a rolled key at once, during its overlap", async () => {
     const b = await browser();
-    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
     const rolled = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { secret } }", { id: old.id, p: PASSWORD });
     expect(rolled.errors).toBeUndefined();
     expect((await app.call("GET", "/v1/customers", { key: old.secret })).status).toBe(200);

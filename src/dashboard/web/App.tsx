@@ -33,6 +33,7 @@ const Plans = lazyPage(() => import("./pages/Plans.js").then((m) => m.Plans));
 const SubscriptionPage = lazyPage(() => import("./pages/Subscriptions.js").then((m) => m.SubscriptionPage));
 const Subscriptions = lazyPage(() => import("./pages/Subscriptions.js").then((m) => m.Subscriptions));
 const Payouts = lazyPage(() => import("./pages/Payouts.js").then((m) => m.Payouts));
+const Security = lazyPage(() => import("./pages/Security.js").then((m) => m.Security));
 const Settings = lazyPage(() => import("./pages/Settings.js").then((m) => m.Settings));
 
 export function App() {
@@ -136,6 +137,7 @@ function Page({ path, session, onSignedOut }: { path: string; session: Session; 
   if (first === "events") return id ? <EventPage key={id} id={id} /> : <Events />;
   if (first === "developers" && id === "emails") return sub ? <EmailPage key={sub} id={sub} /> : <Emails />;
   if (first === "developers") return <Developers />;
+  if (first === "settings" && id === "security") return <Security />;
   if (first === "settings") return <Settings session={session} onSignedOut={onSignedOut} />;
   if (!first) return <Home />;
   return (

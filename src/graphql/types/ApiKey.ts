@@ -69,7 +69,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { mode, ipAllowlist, name, password, totpCode }, ctx) => {
       const session = ctx.session();
       const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? [], confirm, name);
+      const key = await createApiKey(ctx.prisma, session.merchantId, mode ? isLive(mode) : session.livemode, ipAllowlist ?? [], confirm, ctx.actor(), name);
       return { key, row: await getApiKey(ctx.prisma, session.merchantId, key.id) };
     },
   }),
@@ -79,7 +79,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The key's id (key_…)." }) },
     resolve: async (_root, { id }, ctx) => {
       const { merchantId } = ctx.session();
-      if (!(await revokeApiKey(ctx.prisma, id, merchantId))) throw new AppError("resource_missing", `No active API key '${id}'`, "id");
+      if (!(await revokeApiKey(ctx.prisma, id, { actor: ctx.actor(), merchantId }))) throw new AppError("resource_missing", `No active API key '${id}'`, "id");
       ctx.authenticator.clear();
       return getApiKey(ctx.prisma, merchantId, id);
     },
@@ -98,7 +98,7 @@ builder.mutationFields((t) => ({
       const session = ctx.session();
       const { merchantId } = session;
       const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, confirm, { merchantId });
+      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, confirm, { actor: ctx.actor(), merchantId });
       ctx.authenticator.clear();
       return { key, row: await getApiKey(ctx.prisma, merchantId, key.id) };
     },

@@ -72,7 +72,10 @@ builder.mutationFields((t) => ({
   }),
   signOutEverywhere: t.int({
     description: "Ends every session of the signed-in user, this one included; returns how many ended.",
-    resolve: (_root, _args, ctx) => signOutEverywhere(ctx.prisma, ctx.session().userId),
+    resolve: (_root, _args, ctx) => {
+      const { sessionId, merchantId, userId } = ctx.session();
+      return signOutEverywhere(ctx.prisma, { sessionId, merchantId, userId }, ctx.actor());
+    },
   }),
   startTotpEnrollment: t.field({
     type: TotpEnrollment,

@@ -81,6 +81,7 @@ builder.mutationFields((t) => ({
         changes,
         confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }),
         ctx.chains,
+        ctx.actor(),
       );
     },
   }),

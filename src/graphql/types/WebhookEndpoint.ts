@@ -12,6 +12,7 @@ import {
   updateWebhookEndpoint,
   type WebhookEndpoint as Endpoint,
 } from "../../domain/webhook-endpoints.js";
+import { callerActor } from "../actor.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -98,7 +99,7 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointWithSecret,
     description: "Adds an enabled endpoint in the key's mode, with its signing secret.",
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: "The endpoint." }) },
-    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx.prisma, ctx.scope(), { ...input }),
+    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx.prisma, ctx.scope(), { ...input }, callerActor(ctx)),
   }),
   updateWebhookEndpoint: t.prismaField({
     type: "WebhookEndpoint",
@@ -107,7 +108,7 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The endpoint's id (whep_…)." }),
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updateWebhookEndpoint(ctx.prisma, ctx.scope(), id, { ...input }),
+    resolve: (_query, _root, { id, input }, ctx) => updateWebhookEndpoint(ctx.prisma, ctx.scope(), id, { ...input }, callerActor(ctx)),
   }),
   rotateWebhookEndpointSecret: t.field({
     type: WebhookEndpointWithSecret,
@@ -116,14 +117,15 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The endpoint's id (whep_…)." }),
       overlapHours: t.arg.int({ description: "Hours the old secret keeps signing: 0–168, default 24." }),
     },
-    resolve: (_root, { id, overlapHours }, ctx) => rotateWebhookSecret(ctx.prisma, ctx.scope(), id, overlapHours == null ? {} : { overlapHours }),
+    resolve: (_root, { id, overlapHours }, ctx) =>
+      rotateWebhookSecret(ctx.prisma, ctx.scope(), id, overlapHours == null ? {} : { overlapHours }, callerActor(ctx)),
   }),
   deleteWebhookEndpoint: t.field({
     type: DeletedWebhookEndpoint,
     description: "Deletes the endpoint and its pending deliveries; the events stay.",
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (whep_…)." }) },
     resolve: async (_root, { id }, ctx) => {
-      await deleteWebhookEndpoint(ctx.prisma, ctx.scope(), id);
+      await deleteWebhookEndpoint(ctx.prisma, ctx.scope(), id, callerActor(ctx));
       return { id };
     },
   }),

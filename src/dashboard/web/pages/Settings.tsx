@@ -1,9 +1,11 @@
 // Settings: business name, settlement wallets per mode, payment window, the team (TeamSettings.tsx),
-// two-factor sign-in (QR code, recovery codes) and "sign out everywhere". Changing a wallet, inviting
-// a user and turning two-factor off ask the password (and code) in the confirmation that names what changes.
+// two-factor sign-in (QR code, recovery codes), the way to the security history (owners and admins)
+// and "sign out everywhere". Changing a wallet, inviting a user and turning two-factor off ask the
+// password (and code) in the confirmation that names what changes.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
+import { Link } from "../router.js";
 import type { Session } from "../session.js";
 import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
@@ -100,6 +102,12 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       <EmailSettings />
       <TeamSettings user={user} />
       <TwoFactor user={user} reload={reload} />
+      {mayReadSecurity(session) && (
+        <Section title="Security history">
+          <p class="muted">Who signed in from where, and who changed API keys, wallets, the team or webhook endpoints, over the last year.</p>
+          <Link href="/settings/security">View the security history</Link>
+        </Section>
+      )}
       <Section title="Sessions">
         <p class="muted">Signed in as {session.user.email}.</p>
         <Confirm
@@ -111,6 +119,12 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       </Section>
     </>
   );
+}
+
+/** Whether the session's role may read the security history (owners and admins); a session read before roles existed has none: the server decides. */
+function mayReadSecurity(session: Session): boolean {
+  const role = (session.user as { role?: string }).role;
+  return role === undefined || role === "owner" || role === "admin";
 }
 
 /** The business' name, settlement wallets (a change asks first, with the password), payment window and tolerance. */
