@@ -1,5 +1,5 @@
 // Re-authentication over GraphQL (.docs/dashboard.md "Safety rails"): changing a settlement wallet, creating or
-// rolling API keys, creating users and turning two-factor off answer 403 `reauthentication_required`
+// rolling API keys, creating users and turning two-factor on or off answer 403 `reauthentication_required`
 // without the password; they pass with the password given with the mutation, or after POST
 // /dashboard/session/reauthenticate for 5 minutes (signing in does not count); wrong passwords and
 // codes spend the email's sign-in budget; a rolled key can be revoked at once. The rule is the domain's own:
@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
+import { OPERATOR as OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 import { createApiKey, rollApiKey } from "../../src/domain/api-keys.js";
 import { REAUTHENTICATION_MS, requireRecentAuthentication } from "../../src/domain/reauthentication.js";
 import { totpCode } from "../../src/domain/totp.js";
@@ -61,7 +62,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
   /** Turns two-factor sign-in on for the browser's user; returns its secret. */
   const withTotp = async (b: Browser) => {
     const user = await app.db.prisma.user.findUniqueOrThrow({ where: { id: b.userId } });
-    const { secret } = await startTotpEnrollment(app.db.prisma, user);
+    const { secret } = await startTotpEnrollment(app.db.prisma, user, OPERATOR);
     await app.db.prisma.user.update({ where: { id: b.userId }, data: { totpSecret: secret, totpPending: null } });
     return secret;
   };
@@ -90,6 +91,12 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
       name: "inviteUser",
       query: "mutation($e: String!, $p: String, $c: String) { inviteUser(email: $e, password: $p, totpCode: $c) { id } }",
       variables: async () => ({ e: `added${++n}-${RUN}@example.com` }),
+      param: "password",
+    },
+    {
+      name: "startTotpEnrollment (turning two-factor on)",
+      query: "mutation($p: String) { startTotpEnrollment(password: $p) { uri } }",
+      variables: async () => ({}),
       param: "password",
     },
     {
@@ -185,7 +192,8 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse)).rejects.toBe(refused);
     await expect(rollApiKey(app.db.prisma, key.id, {}, refuse)).rejects.toBe(refused);
     await expect(createUser(app.db.prisma, merchantId(), { email: `refused-${RUN}@example.com`, password: PASSWORD }, refuse)).rejects.toBe(refused);
-    await expect(disableTotp(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
+    await expect(disableTotp(app.db.prisma, b.userId, refuse, OPERATOR_ACTOR)).rejects.toBe(refused);
+    await expect(startTotpEnrollment(app.db.prisma, { id: b.userId, email: b.email, totpSecret: null }, refuse)).rejects.toBe(refused);
     await expect(regenerateRecoveryCodes(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
     expect(await state()).toEqual(before);
   });
