@@ -185,7 +185,8 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
       </label>
       <label>
         Role
-        <select name="role" defaultValue="ADMIN">
+        {/* Named by itself: the label around it would add the chosen option to its name. */}
+        <select name="role" aria-label="Role" defaultValue="ADMIN">
           {roles.map((r) => (
             <option key={r} value={r}>
               {roleName(r)}
