@@ -57,7 +57,8 @@ function userExists(): AppError {
 /**
  * Invites `input.email` (role `input.role`, admin by default) to `inviter`'s merchant once `confirm`
  * passes (a recent re-authentication): writes the invitation, records `user_invited` and emails the
- * link. 403 `permission_denied` for an owner's invitation unless the inviter is an owner.
+ * link, which it also returns (the inviter passes it on where no email is sent). 403
+ * `permission_denied` for an owner's invitation unless the inviter is an owner.
  */
 export async function inviteUser(
   prisma: Prisma,
@@ -67,7 +68,7 @@ export async function inviteUser(
   publicUrl: string,
   actor: Actor,
   now = new Date(),
-): Promise<InvitationView> {
+): Promise<InvitationView & { link: string }> {
   const data = parseInput(inviteSchema, input);
   if (data.role === "owner" && inviter.role !== "owner") throw new AppError("permission_denied", "Only owners may invite an owner.", "role");
   await confirm();
@@ -95,6 +96,7 @@ export async function inviteUser(
     });
     await recordSecurityEvent(tx, inviter.merchantId, "user_invited", actor, { email: data.email, role: data.role }, now);
     const merchant = await tx.merchant.findUniqueOrThrow({ where: { id: inviter.merchantId }, select: { name: true } });
+    const link = dashboardUrl(publicUrl, "/invitation", { token });
     await emailTeam(
       tx,
       inviter.merchantId,
@@ -108,12 +110,12 @@ export async function inviteUser(
             `${by?.email ?? "A team member"} invited you to ${merchant.name}'s payments dashboard as ${data.role}.`,
             "Choose your password with this link within 7 days; it works once.",
           ],
-          action: { label: "Accept the invitation", url: dashboardUrl(publicUrl, "/invitation", { token }) },
+          action: { label: "Accept the invitation", url: link },
         },
       },
       [data.email],
     );
-    return invitationView(row);
+    return { ...invitationView(row), link };
   });
 }
 

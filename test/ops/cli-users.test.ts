@@ -38,7 +38,7 @@ it("creates, lists, resets and deletes dashboard users; the password comes from 
   expect(noEmail.stderr).toMatch(/--email is required/);
 
   const created = await cli("long enough password\n", "users", "create", merchant.id, "--email", "Ops@Acme.example");
-  expect(created.stdout).toMatch(/^User usr_\w{24} <ops@acme\.example> can sign in at the dashboard\./);
+  expect(created.stdout).toMatch(/^User usr_\w{24} <ops@acme\.example> \(owner\) can sign in at the dashboard\./);
   const taken = await cli("another long password\n", "users", "create", merchant.id, "--email", "ops@acme.example");
   expect(taken.stderr).toMatch(/Invalid email: it cannot be given a new account; use another\. \(--email\)/);
   expect(created.stdout).toMatch(/\(owner\)/);

@@ -6,7 +6,7 @@ import { confirmedBySession } from "../../domain/reauthentication.js";
 import { builder } from "../builder.js";
 import { UserRole } from "./User.js";
 
-export const Invitation = builder.objectRef<InvitationView>("Invitation").implement({
+export const Invitation = builder.objectRef<InvitationView & { link?: string }>("Invitation").implement({
   description: "A pending invitation to the merchant's dashboard: the invitee chooses a password with the emailed link (7 days, once).",
   fields: (t) => ({
     id: t.exposeID("id", { description: "The invitation's id (invt_…)." }),
@@ -14,6 +14,13 @@ export const Invitation = builder.objectRef<InvitationView>("Invitation").implem
     role: t.field({ type: UserRole, description: "The role they will have once they join.", resolve: (i) => i.role }),
     invitedBy: t.exposeString("invitedBy", { nullable: true, description: "The id of the user who invited (usr_…), null once that user is gone." }),
     expiresAt: t.string({ description: "When the link stops working (ISO 8601).", resolve: (i) => i.expiresAt.toISOString() }),
+    link: t.string({
+      nullable: true,
+      description:
+        "The invitation's link, to pass on yourself: only in inviteUser's answer, and only when this service sends no email (SMTP_URL unset); null otherwise.",
+      // Where emails are sent, the link goes to the invitee's mailbox only.
+      resolve: (i, _args, ctx) => (ctx.email.smtpUrl === undefined ? (i.link ?? null) : null),
+    }),
     createdAt: t.string({ description: "ISO 8601.", resolve: (i) => i.createdAt.toISOString() }),
   }),
 });

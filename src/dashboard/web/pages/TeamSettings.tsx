@@ -8,7 +8,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
 import { may, type Role, type Session } from "../session.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, reauthentication, RoleNote, Section, Time } from "../ui.js";
+import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, reauthentication, RoleNote, Section, Time } from "../ui.js";
 
 const TeamQuery = graphql(`
   query Team {
@@ -49,6 +49,7 @@ const InviteUser = graphql(`
     inviteUser(email: $email, role: $role, password: $password, totpCode: $totpCode) {
       id
       email
+      link
     }
   }
 `);
@@ -167,7 +168,7 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
   const [invited, inviteUser] = useMutation(InviteUser);
   /** The invitation to send once the confirmation is answered. */
   const [pending, setPending] = useState<{ email: string; role: UserRole; form: HTMLFormElement } | null>(null);
-  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [sent, setSent] = useState<{ email: string; link: string | null } | null>(null);
   return (
     <form
       class="inline"
@@ -175,7 +176,7 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
         e.preventDefault();
         const form = e.currentTarget;
         const v = formValues(form);
-        setSentTo(null);
+        setSent(null);
         setPending({ email: v.email ?? "", role: (v.role ?? "ADMIN") as UserRole, form });
       }}
     >
@@ -206,7 +207,7 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
             const result = await inviteUser({ email: pending.email, role: pending.role, ...reauthentication(v) });
             if (!result.error) {
               pending.form.reset();
-              setSentTo(pending.email);
+              setSent({ email: pending.email, link: result.data?.inviteUser.link ?? null });
               onInvited();
             }
           }}
@@ -215,7 +216,13 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
         <button type="submit">Invite</button>
       )}
       <ErrorNote error={invited.error} />
-      {sentTo && <p role="status">Invitation sent to {sentTo}.</p>}
+      {sent && !sent.link && <p role="status">Invitation sent to {sent.email}.</p>}
+      {sent?.link && (
+        <p role="status">
+          This service sends no email: give {sent.email} this link yourself (valid 7 days, once): <code data-invitation-link>{sent.link}</code>{" "}
+          <CopyButton value={sent.link} />
+        </p>
+      )}
     </form>
   );
 }
