@@ -219,7 +219,7 @@ describe("team roles", () => {
   it("gives an invitee the invitation's role, recording the invitation and the joining", async () => {
     const owner = await browser("owner");
     const email = `dev-${RUN}@example.com`;
-    const invited = await gql(owner, "mutation($e: String!, $p: String) { inviteUser(email: $e, role: DEVELOPER, password: $p) { id role } }", {
+    const invited = await gql(owner, "mutation($e: String!, $p: String) { inviteUser(email: $e, role: DEVELOPER, password: $p) { id role link } }", {
       e: email,
       p: PASSWORD,
     });
@@ -227,6 +227,8 @@ describe("team roles", () => {
     expect(invited.data.inviteUser.role).toBe("DEVELOPER");
     const mail = await prisma().email.findFirstOrThrow({ where: { to: email, type: "invitation" } });
     const token = /token=(invt_[0-9A-Za-z]+)/.exec(mail.text)![1];
+    // No SMTP_URL here: the inviter is given the same link to pass on.
+    expect(new URL(invited.data.inviteUser.link).searchParams.get("token")).toBe(token);
     const accepted = await app.call("POST", "/dashboard/invitations/accept", { key: null, body: { token, password: NEW_PASSWORD } });
     expect(accepted.status, accepted.text).toBe(200);
     expect(accepted.body.user).toMatchObject({ email, role: "developer" });

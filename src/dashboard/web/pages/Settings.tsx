@@ -103,8 +103,8 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
     <>
       <h1>Settings</h1>
       {!may(session, "settings") && <RoleNote role={session.user.role} cannot="change the business, its settlement wallets or its emails" />}
-      {/* Shown to every role; a disabled fieldset keeps a role without the right from changing them. */}
-      <fieldset class="bare" disabled={!may(session, "settings")}>
+      {/* Shown to every role; a disabled fieldset (no group of its own to assistive technology) keeps a role without the right from changing them. */}
+      <fieldset class="bare" role="none" disabled={!may(session, "settings")}>
         <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
         <BusinessDetails />
         <EmailSettings />

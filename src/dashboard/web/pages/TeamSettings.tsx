@@ -187,9 +187,10 @@ function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole
       <label>
         Role
         {/* Named by itself: the label around it would add the chosen option to its name. */}
-        <select name="role" aria-label="Role" defaultValue="ADMIN">
+        <select name="role" aria-label="Role">
+          {/* Admin first chosen: set on the option, as the select's own default comes before its options. */}
           {roles.map((r) => (
-            <option key={r} value={r}>
+            <option key={r} value={r} selected={r === "ADMIN"}>
               {roleName(r)}
             </option>
           ))}
