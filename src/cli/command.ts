@@ -22,6 +22,7 @@ export const FLAGS = {
   events: { type: "string" },
   "ip-allowlist": { type: "string" },
   email: { type: "string" },
+  role: { type: "string" },
   "overlap-hours": { type: "string" },
   rpc: { type: "string" },
   out: { type: "string" },

@@ -105,6 +105,7 @@ const FLAG_OF_PARAM: Record<string, string> = {
   liveWebhookUrl: "--live-webhook-url",
   ipAllowlist: "--ip-allowlist",
   email: "--email",
+  role: "--role",
   password: "the password on standard input",
   token: "--token",
   chainId: "--chain",

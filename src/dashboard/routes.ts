@@ -25,7 +25,8 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
   const { prisma, rateLimiter, anonymous, publicUrl } = deps;
   const secure = publicUrl.startsWith("https:");
 
-  const sessionOf = (req: FastifyRequest, changes: boolean) => requestSession(req, deps, changes);
+  // Switching mode, re-authenticating and signing out are one's own session's: every role's `account`.
+  const sessionOf = (req: FastifyRequest, changes: boolean) => requestSession(req, deps, changes && "account");
 
   app.post("/dashboard/session", async (req, reply) => {
     // Anyone may try: each attempt spends the address's public budget, each failure also its

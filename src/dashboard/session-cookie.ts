@@ -3,6 +3,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
+import { authorize, type Capability } from "../domain/permissions.js";
 import type { SessionPrincipal, SessionView } from "../domain/sessions.js";
 import { authenticateFrom } from "../http/callers.js";
 import type { RateLimiter } from "../http/rate-limit.js";
@@ -31,14 +32,18 @@ export function clearedSessionCookie(secure: boolean): string {
 
 /**
  * The session a /dashboard request opens with its cookie; 401 `session_invalid` without one (every
- * visit to the sign-in page), and a cookie that is refused counts as a failed authentication of the address.
+ * visit to the sign-in page), and a cookie that is refused counts as a failed authentication of the
+ * address. A request that changes something names the capability it needs (domain/permissions.ts),
+ * so no route can forget the role's rule: 403 `permission_denied` when the session's role lacks it.
  */
-export function requestSession(
+export async function requestSession(
   req: FastifyRequest,
   deps: { prisma: Prisma; rateLimiter: RateLimiter; publicUrl: string },
-  changes: boolean,
+  changes: Capability | false,
 ): Promise<SessionPrincipal & { view: SessionView }> {
   const credentials = sessionCredentials(req.headers, deps.publicUrl);
   if (!credentials) throw new AppError("session_invalid", "Sign in to the dashboard first.");
-  return authenticateFrom(deps.rateLimiter, req.clientAddress, () => authenticateSessionRequest(deps.prisma, credentials, changes));
+  const session = await authenticateFrom(deps.rateLimiter, req.clientAddress, () => authenticateSessionRequest(deps.prisma, credentials, changes !== false));
+  if (changes !== false) authorize(session.role, changes);
+  return session;
 }

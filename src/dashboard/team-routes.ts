@@ -49,7 +49,9 @@ export function dashboardTeamRoutes(app: FastifyInstance, deps: DashboardDeps): 
   });
 
   app.post("/dashboard/invitations/accept", async (req, reply) => {
-    const opened = await anonymousPost(req, async () => openSession(prisma, await acceptInvitation(prisma, req.body ?? {}), false, signInDevice(req)));
+    const device = signInDevice(req);
+    const from = { ip: device.ip, userAgent: device.userAgent };
+    const opened = await anonymousPost(req, async () => openSession(prisma, await acceptInvitation(prisma, req.body ?? {}, from), false, device));
     return signedInReply(reply, opened, secure).send(opened.session);
   });
 }

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "password_reset_invalid"
   | "invitation_invalid"
   | "user_exists"
+  | "last_owner"
   | "customer_email_exists"
   | "customer_has_subscriptions"
   | "duplicate_order_id"
@@ -84,6 +85,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   password_reset_invalid: "The password reset link is unknown, already used or expired (1 hour): ask for a new one.",
   invitation_invalid: "The invitation link is unknown, already used, revoked or expired (7 days): ask for a new invitation.",
   user_exists: "The email already has a dashboard account.",
+  last_owner: "The merchant's last owner cannot lose the role or be removed: make another user an owner first.",
   resource_missing: "No such record for this merchant and mode (404); a 400 when a body or query field names it.",
   customer_email_exists: "Another customer of this mode has this email (compared case-insensitively).",
   customer_has_subscriptions:

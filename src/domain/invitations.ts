@@ -5,7 +5,8 @@
 //   opens one account however often it is sent at once;
 // - an email that already has an account cannot be invited (409 `user_exists`); a new invitation of
 //   the same email replaces the pending one;
-// - the account, the spent invitation and the notice to the team commit together.
+// - the account, the spent invitation and the notice to the team commit together;
+// - only owners invite owners (domain/team.ts); the invitee gets the invitation's role.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
@@ -14,20 +15,20 @@ import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
+import { parseRole, ROLES, type Role } from "./permissions.js";
+import { type Actor, recordSecurityEvent } from "./security-events.js";
 import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
 import { parseInput } from "./validation.js";
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** The roles an invitation may name (kept as given; enforced by a later change). */
-export const ROLES = ["owner", "admin", "developer", "support", "viewer"] as const;
-
 const inviteSchema = z.strictObject(
   {
     email: z
       .email({ error: "must be a valid email address" })
       .max(254)
       .transform((e) => e.toLowerCase()),
+    // The roles are domain/permissions.ts's: one list for invitations, the CLI and setUserRole.
     role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }).default("admin"),
   },
   { error: "must be a JSON object" },
@@ -38,14 +39,14 @@ export const acceptInvitationSchema = z.strictObject({ token: z.string().max(200
 export interface InvitationView {
   id: string;
   email: string;
-  role: string;
+  role: Role;
   invitedBy: string | null;
   expiresAt: Date;
   createdAt: Date;
 }
 
 function invitationView(row: Invitation): InvitationView {
-  return { id: row.id, email: row.email, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt, createdAt: row.createdAt };
+  return { id: row.id, email: row.email, role: parseRole(row.role) ?? "viewer", invitedBy: row.invitedBy, expiresAt: row.expiresAt, createdAt: row.createdAt };
 }
 
 /** 409 `user_exists`: the email already has an account. */
@@ -55,17 +56,21 @@ function userExists(): AppError {
 
 /**
  * Invites `input.email` (role `input.role`, admin by default) to `inviter`'s merchant once `confirm`
- * passes (a recent re-authentication): writes the invitation and emails its link.
+ * passes (a recent re-authentication): writes the invitation, records `user_invited` and emails the
+ * link, which it also returns (the inviter passes it on where no email is sent). 403
+ * `permission_denied` for an owner's invitation unless the inviter is an owner.
  */
 export async function inviteUser(
   prisma: Prisma,
-  inviter: { merchantId: string; userId: string },
+  inviter: { merchantId: string; userId: string; role: Role },
   input: unknown,
   confirm: Confirmation,
   publicUrl: string,
+  actor: Actor,
   now = new Date(),
-): Promise<InvitationView> {
+): Promise<InvitationView & { link: string }> {
   const data = parseInput(inviteSchema, input);
+  if (data.role === "owner" && inviter.role !== "owner") throw new AppError("permission_denied", "Only owners may invite an owner.", "role");
   await confirm();
   return prisma.$transaction(async (tx) => {
     // Only a teammate already on this merchant is refused here: whether another merchant has a user
@@ -89,7 +94,9 @@ export async function inviteUser(
         createdAt: now,
       },
     });
+    await recordSecurityEvent(tx, inviter.merchantId, "user_invited", actor, { email: data.email, role: data.role }, now);
     const merchant = await tx.merchant.findUniqueOrThrow({ where: { id: inviter.merchantId }, select: { name: true } });
+    const link = dashboardUrl(publicUrl, "/invitation", { token });
     await emailTeam(
       tx,
       inviter.merchantId,
@@ -103,12 +110,12 @@ export async function inviteUser(
             `${by?.email ?? "A team member"} invited you to ${merchant.name}'s payments dashboard as ${data.role}.`,
             "Choose your password with this link within 7 days; it works once.",
           ],
-          action: { label: "Accept the invitation", url: dashboardUrl(publicUrl, "/invitation", { token }) },
+          action: { label: "Accept the invitation", url: link },
         },
       },
       [data.email],
     );
-    return invitationView(row);
+    return { ...invitationView(row), link };
   });
 }
 
@@ -135,9 +142,10 @@ function invalidInvitation(): AppError {
 
 /**
  * Accepts an invitation with its token and the invitee's chosen password: creates the user in the
- * inviting merchant, spends the invitation and tells the team. Returns the new user.
+ * inviting merchant with the invitation's role, spends the invitation, records `user_joined` (from
+ * the browser `from`) and tells the team. Returns the new user.
  */
-export async function acceptInvitation(prisma: Prisma, input: unknown, now = new Date()): Promise<User> {
+export async function acceptInvitation(prisma: Prisma, input: unknown, from: Pick<Actor, "ip" | "userAgent">, now = new Date()): Promise<User> {
   const data = parseInput(acceptInvitationSchema, input);
   const tokenHash = hashToken(data.token);
   const found = await prisma.invitation.findUnique({ where: { tokenHash } });
@@ -151,11 +159,21 @@ export async function acceptInvitation(prisma: Prisma, input: unknown, now = new
     if (count === 0) throw invalidInvitation();
     if (await tx.user.findUnique({ where: { email: found.email }, select: { id: true } })) throw userExists();
     // Two invitations of one address accepted at once: the second finds the email taken when it writes.
+    // A role this release does not know (written by a later one) gets the least power.
+    const role = parseRole(found.role) ?? "viewer";
     const user = await tx.user
-      .create({ data: { id: newId("usr"), merchantId: found.merchantId, email: found.email, passwordHash, createdAt: now } })
+      .create({ data: { id: newId("usr"), merchantId: found.merchantId, email: found.email, passwordHash, role, createdAt: now } })
       .catch((e: unknown) => {
         throw isUniqueViolation(e) ? userExists() : e;
       });
+    await recordSecurityEvent(
+      tx,
+      found.merchantId,
+      "user_joined",
+      { userId: user.id, email: user.email, ...from },
+      { userId: user.id, email: user.email, role },
+      now,
+    );
     await securityNotice(tx, found.merchantId, {
       subject: "A user was added to your team",
       paragraphs: [`${found.email} accepted an invitation and can now sign in to the dashboard.`],

@@ -10,7 +10,7 @@ import { refuseDestination } from "./destinations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
-import { type Actor, OPERATOR as BY_OPERATOR, recordSecurityEvent } from "./security-events.js";
+import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
 import { evmAddress, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
@@ -89,10 +89,10 @@ export async function createMerchant(
   }
   const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
   const endpoint = (url: string | null, livemode: boolean) =>
-    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, BY_OPERATOR, resolve);
+    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, OPERATOR_ACTOR, resolve);
   const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
-    createApiKey(prisma, merchant.id, false, [], OPERATOR, BY_OPERATOR),
-    createApiKey(prisma, merchant.id, true, [], OPERATOR, BY_OPERATOR),
+    createApiKey(prisma, merchant.id, false, [], OPERATOR, OPERATOR_ACTOR),
+    createApiKey(prisma, merchant.id, true, [], OPERATOR, OPERATOR_ACTOR),
     createJwtSecret(prisma, merchant.id, false),
     createJwtSecret(prisma, merchant.id, true),
     endpoint(urls.test, false),

@@ -93,7 +93,9 @@ export const MUTATION_CAPABILITIES: Record<string, Capability | "public"> = {
   inviteUser: "team",
   revokeInvitation: "team",
   deleteUser: "team",
+  setUserRole: "team",
   // One's own account.
+  changePassword: "account",
   signOutEverywhere: "account",
   startTotpEnrollment: "account",
   confirmTotp: "account",
@@ -107,6 +109,11 @@ export const MUTATION_CAPABILITIES: Record<string, Capability | "public"> = {
 /** Whether `role` has `capability`. */
 export function can(role: Role, capability: Capability): boolean {
   return (CAPABILITIES[capability] as readonly Role[]).includes(role);
+}
+
+/** The capabilities `role` has: what the dashboard shows as possible (the server still checks each). */
+export function capabilitiesOf(role: Role): Capability[] {
+  return (Object.keys(CAPABILITIES) as Capability[]).filter((capability) => can(role, capability));
 }
 
 /** Throws 403 `permission_denied`, naming the roles that may, unless `role` has `capability`. */

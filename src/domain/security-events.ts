@@ -47,7 +47,7 @@ export interface Actor {
 }
 
 /** The CLI's actor: the operator on the server, no user, no address. */
-export const OPERATOR: Actor = { userId: null, email: null, ip: null, userAgent: null };
+export const OPERATOR_ACTOR: Actor = { userId: null, email: null, ip: null, userAgent: null };
 
 /** Records one security event of `merchantId`, in the caller's transaction when given one (with the acting user's email as it is now). */
 export async function recordSecurityEvent(

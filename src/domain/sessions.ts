@@ -9,7 +9,7 @@ import type { Prisma as P, User } from "../generated/prisma/client.js";
 import { AppError } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { dummyHash, verifyPassword } from "./passwords.js";
-import { parseRole, type Role } from "./permissions.js";
+import { type Capability, capabilitiesOf, parseRole, type Role } from "./permissions.js";
 import type { Principal } from "./scope.js";
 import { type Actor, actorOf, recordSecurityEvent, recordSignInFailure, type SignInFailure } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
@@ -47,7 +47,22 @@ export interface SessionView {
   mode: "test" | "live";
   csrfToken: string;
   user: UserView;
+  /** What the user's role may do (domain/permissions.ts): the page hides the rest; the server refuses it anyway. */
+  capabilities: Capability[];
   createdAt: Date;
+}
+
+/** The view of a session row and its user. */
+function sessionView(row: { id: string; livemode: boolean; csrfToken: string; createdAt: Date }, user: User): SessionView {
+  const view = userView(user);
+  return {
+    id: row.id,
+    mode: row.livemode ? "live" : "test",
+    csrfToken: row.csrfToken,
+    user: view,
+    capabilities: capabilitiesOf(view.role),
+    createdAt: row.createdAt,
+  };
 }
 
 /** The caller behind a session cookie: a principal of the session's merchant and mode, and its user. */
@@ -142,7 +157,7 @@ export async function openSession(prisma: Prisma, user: User, livemode: boolean,
     return {
       token,
       deviceToken,
-      session: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(user), createdAt: row.createdAt },
+      session: sessionView(row, user),
     };
   });
 }
@@ -225,7 +240,7 @@ export async function authenticateSession(prisma: Prisma, token: string, now = n
     // A role this release does not know (written by a later one) gets no power here.
     role: parseRole(row.user.role) ?? "viewer",
     csrfToken: row.csrfToken,
-    view: { id: row.id, mode: row.livemode ? "live" : "test", csrfToken: row.csrfToken, user: userView(row.user), createdAt: row.createdAt },
+    view: sessionView(row, row.user),
   };
 }
 

@@ -7,6 +7,8 @@ import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { hashPassword, passwordSchema } from "./passwords.js";
+import { parseRole, type Role, ROLES } from "./permissions.js";
+import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
 import { newTotpSecret, totpStep, totpUri } from "./totp.js";
 import { issueRecoveryCodes } from "./two-factor.js";
@@ -17,6 +19,8 @@ export interface UserView {
   id: string;
   merchantId: string;
   email: string;
+  /** What they may do (domain/permissions.ts). */
+  role: Role;
   totpEnabled: boolean;
   createdAt: Date;
 }
@@ -25,11 +29,22 @@ const email = z
   .email({ error: "must be a valid email address" })
   .max(254)
   .transform((e) => e.toLowerCase());
-const createSchema = z.strictObject({ email, password: passwordSchema }, { error: "must be a JSON object" });
+const createSchema = z.strictObject(
+  { email, password: passwordSchema, role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }).default("owner") },
+  { error: "must be a JSON object" },
+);
 
 /** The public view of a user row. */
 export function userView(user: User): UserView {
-  return { id: user.id, merchantId: user.merchantId, email: user.email, totpEnabled: user.totpSecret !== null, createdAt: user.createdAt };
+  return {
+    id: user.id,
+    merchantId: user.merchantId,
+    email: user.email,
+    // A role this release does not know (written by a later one) gets no power here.
+    role: parseRole(user.role) ?? "viewer",
+    totpEnabled: user.totpSecret !== null,
+    createdAt: user.createdAt,
+  };
 }
 
 /** Normalizes an email as users are stored (lowercase), for lookups. */
@@ -39,8 +54,9 @@ export function normalizeEmail(value: string): string {
 
 /**
  * Creates a user of `merchantId` with a password chosen for it: the operator's CLI and seeding only
- * (a dashboard invites instead, domain/invitations.ts), once `confirm` passes; 400
- * `parameter_invalid` naming `email` when that email already has an account.
+ * (a dashboard invites instead, domain/invitations.ts), once `confirm` passes, with `input.role`
+ * (owner by default: the operator's first user runs the team); 400 `parameter_invalid` naming
+ * `email` when that email already has an account.
  */
 export async function createUser(prisma: Prisma, merchantId: string, input: unknown, confirm: Confirmation): Promise<UserView> {
   await confirm();
@@ -50,11 +66,15 @@ export async function createUser(prisma: Prisma, merchantId: string, input: unkn
   const passwordHash = await hashPassword(data.password);
   try {
     return await prisma.$transaction(async (tx) => {
-      const user = await tx.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash } });
+      const user = await tx.user.create({ data: { id: newId("usr"), merchantId, email: data.email, passwordHash, role: data.role } });
+      await recordSecurityEvent(tx, merchantId, "user_joined", OPERATOR_ACTOR, { userId: user.id, email: user.email, role: user.role });
       await securityNotice(tx, merchantId, {
         subject: "A user was added to your team",
         paragraphs: [`${user.email} was given a dashboard account by the operator.`],
-        facts: [["User", user.email]],
+        facts: [
+          ["User", user.email],
+          ["Role", user.role],
+        ],
         relatedId: user.id,
       });
       return userView(user);
@@ -88,40 +108,20 @@ export async function resetPassword(prisma: Prisma, userId: string, password: un
 }
 
 /**
- * Deletes a user and its sessions. From the dashboard (`keepOne`) the merchant's last user cannot be
- * deleted, which would leave nobody able to sign in; the CLI may.
+ * Starts two-factor enrollment once `confirm` passes (from the dashboard: the password, or a recent
+ * re-authentication): a new secret to put in an authenticator app, active once confirmed. Turning it
+ * on needs the password as turning it off does, or a stolen session could enroll its own app, keep
+ * the recovery codes and lock the owner out. Refused while two-factor is on: replacing the app must
+ * go through turning it off, which takes a current code.
  */
-export async function deleteUser(prisma: Prisma, user: Pick<User, "id" | "merchantId">, options: { keepOne: boolean }): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    // The merchant's row lock orders concurrent deletes, so two cannot both see a second user left.
-    await tx.$queryRaw`SELECT id FROM merchants WHERE id = ${user.merchantId} FOR UPDATE`;
-    if (options.keepOne && (await tx.user.count({ where: { merchantId: user.merchantId } })) <= 1) {
-      throw new AppError("parameter_invalid", "This is the merchant's only user: create another before deleting it.", "id");
-    }
-    const gone = await tx.user.delete({ where: { id: user.id } });
-    // Whom a removed user invited does not join after them: their pending invitations end with them.
-    await tx.invitation.updateMany({ where: { invitedBy: user.id, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
-    await tx.invitation.updateMany({ where: { invitedBy: user.id }, data: { invitedBy: null } });
-    const notice = {
-      subject: "A user was removed from your team",
-      paragraphs: [`${gone.email} can no longer sign in to the dashboard; their sessions were ended.`],
-      facts: [["User", gone.email]] as [string, string][],
-      relatedId: gone.id,
-    };
-    // The team as it is now, and the removed user, who should know too.
-    await securityNotice(tx, user.merchantId, notice);
-    await securityNotice(tx, user.merchantId, notice, [gone.email]);
-  });
-}
-
-/**
- * Starts two-factor enrollment: a new secret to put in an authenticator app, active once confirmed.
- * Refused while two-factor is on: replacing the app must go through turning it off, which takes a
- * current code, or a stolen session could swap in its own app.
- */
-export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" | "email" | "totpSecret">): Promise<{ secret: string; uri: string }> {
+export async function startTotpEnrollment(
+  prisma: Prisma,
+  user: Pick<User, "id" | "email" | "totpSecret">,
+  confirm: Confirmation,
+): Promise<{ secret: string; uri: string }> {
   if (user.totpSecret)
     throw new AppError("parameter_invalid", "Two-factor sign-in is already on: turn it off (password and a current code) before setting up another app.");
+  await confirm();
   const secret = newTotpSecret();
   await prisma.user.update({ where: { id: user.id }, data: { totpPending: secret } });
   return { secret, uri: totpUri(secret, user.email) };
@@ -129,9 +129,9 @@ export async function startTotpEnrollment(prisma: Prisma, user: Pick<User, "id" 
 
 /**
  * Turns two-factor sign-in on with a code from the enrolled app and returns the user's ten recovery
- * codes, shown this once; 400 naming `code` when it is wrong.
+ * codes, shown this once; 400 naming `code` when it is wrong. Records `two_factor_enabled`.
  */
-export async function confirmTotp(prisma: Prisma, userId: string, code: string, now = new Date()): Promise<string[]> {
+export async function confirmTotp(prisma: Prisma, userId: string, code: string, actor: Actor, now = new Date()): Promise<string[]> {
   const user = await prisma.user.findUniqueOrThrow({ where: { id: userId } });
   const notStarted = new AppError("parameter_invalid", "Start two-factor enrollment first.", "code");
   if (!user.totpPending) throw notStarted;
@@ -144,19 +144,21 @@ export async function confirmTotp(prisma: Prisma, userId: string, code: string, 
       data: { totpSecret: user.totpPending, totpPending: null, totpLastStep: step },
     });
     if (count === 0) throw notStarted;
+    await recordSecurityEvent(tx, user.merchantId, "two_factor_enabled", actor, { userId });
     return issueRecoveryCodes(tx, userId);
   });
 }
 
 /**
  * Turns two-factor sign-in off and drops its recovery codes, once `confirm` passes (from the
- * dashboard: the password and a current code, or a recent re-authentication).
+ * dashboard: the password and a current code, or a recent re-authentication). Records `two_factor_disabled`.
  */
-export async function disableTotp(prisma: Prisma, userId: string, confirm: Confirmation): Promise<void> {
+export async function disableTotp(prisma: Prisma, userId: string, confirm: Confirmation, actor: Actor): Promise<void> {
   await confirm();
   await prisma.$transaction(async (tx) => {
     const user = await tx.user.update({ where: { id: userId }, data: { totpSecret: null, totpPending: null, totpLastStep: null } });
     await tx.recoveryCode.deleteMany({ where: { userId } });
+    await recordSecurityEvent(tx, user.merchantId, "two_factor_disabled", actor, { userId });
     await securityNotice(
       tx,
       user.merchantId,

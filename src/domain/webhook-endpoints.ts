@@ -14,7 +14,7 @@ import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
-import { type Actor, OPERATOR, recordSecurityEvent } from "./security-events.js";
+import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
 import { integerParam, overlapHoursParam, parseInput } from "./validation.js";
 
 export type { WebhookEndpoint };
@@ -233,7 +233,7 @@ export async function disableGoneEndpoint(prisma: Prisma, id: string, answeredAt
       where: { id, disabledAt: null },
       data: { disabledAt: now, disabledReason: `the endpoint answered 410 Gone on ${answeredAt.toISOString()}` },
     });
-    if (disabled) await recordChange(tx, disabled, "disabled", OPERATOR, { reason: "gone" });
+    if (disabled) await recordChange(tx, disabled, "disabled", OPERATOR_ACTOR, { reason: "gone" });
   });
 }
 

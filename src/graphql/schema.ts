@@ -1,6 +1,7 @@
 // Assembles the executable schema from the type files.
 import { lexicographicSortSchema, printSchema } from "graphql";
 import { builder } from "./builder.js";
+import { guardMutations } from "./permissions.js";
 import "./types/Metadata.js";
 import "./types/Address.js";
 import "./types/Country.js";
@@ -34,8 +35,8 @@ import "./types/ApiKey.js";
 import "./types/JwtSecret.js";
 import "./types/Email.js";
 
-/** The GraphQL schema served at /graphql. */
-export const schema = builder.toSchema();
+/** The GraphQL schema served at /graphql, each mutation checked against the signed-in role. */
+export const schema = guardMutations(builder.toSchema());
 
 /** The SDL committed as schema.graphql. */
 export function printedSchema(): string {

@@ -47,6 +47,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   customer_email_exists: 409,
   customer_has_subscriptions: 409,
   user_exists: 409,
+  last_owner: 409,
   duplicate_order_id: 409,
   charge_not_cancellable: 409,
   charge_payment_confirming: 409,

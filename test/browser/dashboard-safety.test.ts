@@ -169,8 +169,10 @@ describe("the dashboard's safety rails", () => {
     const row = page.getByRole("listitem").filter({ hasText: leaving });
     await row.waitFor();
     await row.getByRole("button", { name: "Remove" }).click();
-    expect(await question(page).getAttribute("aria-label")).toBe(`Remove ${leaving}? They are signed out at once and can no longer sign in.`);
-    await page.getByRole("button", { name: "Yes, remove them" }).click();
+    expect(await question(page).getAttribute("aria-label")).toBe(
+      `Remove ${leaving} (owner) from the team? They are signed out at once and can no longer sign in.`,
+    );
+    await page.getByRole("button", { name: `Yes, remove ${leaving}` }).click();
     await expect.poll(() => row.count()).toBe(0);
     expect(await app.db.prisma.user.count({ where: { email: { in: [colleague, leaving] } } })).toBe(0);
     await page.context().close();
@@ -183,6 +185,9 @@ describe("the dashboard's safety rails", () => {
     await signedIn(page);
     await go(page, "Settings");
     await page.getByRole("button", { name: "Set up two-factor sign-in" }).click();
+    // Turning it on needs the password, as turning it off does.
+    await question(page).getByLabel("Your password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Continue" }).click();
     const qr = page.getByRole("img", { name: /^QR code for your authenticator app/ });
     await qr.waitFor();
     expect(await qr.getAttribute("src")).toMatch(/^data:image\/svg\+xml,%3Csvg/);
@@ -257,6 +262,8 @@ describe("the dashboard's safety rails", () => {
       await signedIn(setup);
       await go(setup, "Settings");
       await setup.getByRole("button", { name: "Set up two-factor sign-in" }).click();
+      await question(setup).getByLabel("Your password").fill(PASSWORD);
+      await setup.getByRole("button", { name: "Continue" }).click();
       await setup.getByRole("img", { name: /^QR code/ }).waitFor();
       await audit(setup, "two-factor-setup", width);
       const secret = (await setup.locator("[data-totp-secret]").textContent())!;

@@ -103,7 +103,7 @@ describe("dashboard team emails", () => {
     await signInAs(page, app.url, owner);
     await go(page, "Settings");
     await page.getByLabel("Email", { exact: true }).fill(invitee);
-    await page.getByLabel("Role").selectOption("developer");
+    await page.getByLabel("Role", { exact: true }).selectOption("developer");
     await page.getByRole("button", { name: "Invite" }).click();
     await page.getByLabel("Your password").fill(PASSWORD);
     await page.getByRole("button", { name: "Yes, invite them" }).click();

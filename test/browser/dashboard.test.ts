@@ -90,7 +90,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^Too many failed sign-ins for this email: the limit is 5 per 15 minutes/);
 
     const guarded = await createUser(app.db.prisma, app.merchant.merchant.id, { email: mail("2fa"), password: PASSWORD }, OPERATOR);
-    const { secret } = await startTotpEnrollment(app.db.prisma, { ...guarded, totpSecret: null });
+    const { secret } = await startTotpEnrollment(app.db.prisma, { ...guarded, totpSecret: null }, OPERATOR);
     await app.db.prisma.user.update({ where: { id: guarded.id }, data: { totpSecret: secret, totpPending: null } });
     await signIn(page, guarded.email);
     await page.getByLabel("Two-factor code").fill(totpCode(secret, Date.now()));

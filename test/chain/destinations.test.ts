@@ -18,7 +18,7 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -189,7 +189,7 @@ describe("settlement wallets", () => {
     const wallets = await refusedWallets();
     const before = await state();
     for (const [what, address, why] of wallets) {
-      await expect(updateMerchant(app.db.prisma, merchantId, { liveWallet: address }, chains, BY_OPERATOR), what).rejects.toMatchObject({
+      await expect(updateMerchant(app.db.prisma, merchantId, { liveWallet: address }, chains, OPERATOR_ACTOR), what).rejects.toMatchObject({
         code: "parameter_invalid",
         param: "liveWallet",
         message: expect.stringMatching(why),

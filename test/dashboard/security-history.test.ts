@@ -8,12 +8,17 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR as NO_CONFIRMATION } from "../../src/domain/confirmation.js";
 import { hashToken, newId } from "../../src/domain/ids.js";
-import { deleteExpiredSecurityEvents, recordSecurityEvent, SECURITY_EVENT_RETENTION_DAYS, SECURITY_EVENT_TYPES } from "../../src/domain/security-events.js";
+import {
+  deleteExpiredSecurityEvents,
+  OPERATOR_ACTOR,
+  recordSecurityEvent,
+  SECURITY_EVENT_RETENTION_DAYS,
+  SECURITY_EVENT_TYPES,
+} from "../../src/domain/security-events.js";
 import { SESSION_IDLE_MS } from "../../src/domain/sessions.js";
 import { createUser } from "../../src/domain/users.js";
 import { updateMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
-import { OPERATOR } from "../../src/domain/security-events.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const PASSWORD = "correct horse battery";
@@ -145,7 +150,7 @@ describe("security history", () => {
   it("records the command line's changes with no user, and the failures of two-factor and of a locked-out email", async () => {
     const merchant = await app.newMerchant();
     const merchantId = merchant.merchant.id;
-    await updateMerchant(app.db.prisma, merchantId, { liveWallet: OTHER_WALLET }, undefined, OPERATOR);
+    await updateMerchant(app.db.prisma, merchantId, { liveWallet: OTHER_WALLET }, undefined, OPERATOR_ACTOR);
     const [changed] = await rows(merchantId);
     expect(changed).toMatchObject({ type: "wallet_changed", userId: null, email: null, ip: null, detail: { mode: "live", from: WALLET, to: OTHER_WALLET } });
     // Merchant creation made its two keys as the operator.
@@ -304,11 +309,11 @@ describe("security history", () => {
     const now = new Date("2025-06-01T00:00:00Z");
     const old = now.getTime() - SECURITY_EVENT_RETENTION_DAYS * 86_400_000;
     const write = async () => {
-      for (let i = 0; i < 5; i++) await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR, { i }, new Date(old - (i + 1) * 1000));
+      for (let i = 0; i < 5; i++) await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR_ACTOR, { i }, new Date(old - (i + 1) * 1000));
     };
     const sweepable = () => app.db.prisma.securityEvent.count({ where: { merchantId, type: "sign_out" } });
     await write();
-    await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR, { kept: true }, new Date(old + 1000));
+    await recordSecurityEvent(app.db.prisma, merchantId, "sign_out", OPERATOR_ACTOR, { kept: true }, new Date(old + 1000));
     const counts: number[] = [];
     for (;;) {
       const deleted = await deleteExpiredSecurityEvents(app.db.prisma, now, 2);

@@ -11,7 +11,7 @@ import { totpCode } from "../../src/domain/totp.js";
 import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 const PASSWORD = "correct horse battery";
 
@@ -109,7 +109,7 @@ describe("dashboard sessions", () => {
   it("asks for a TOTP code once two-factor sign-in is on, and counts wrong codes as failures", async () => {
     const user = await newUser();
     const b = await browser(user.email);
-    const enrolled = await gql(b, "mutation { startTotpEnrollment { secret uri } }");
+    const enrolled = await gql(b, "mutation($p: String) { startTotpEnrollment(password: $p) { secret uri } }", { p: PASSWORD });
     const { secret, uri } = enrolled.data.startTotpEnrollment;
     expect(uri).toBe(`otpauth://totp/Stablegate%3A${encodeURIComponent(user.email)}?secret=${secret}&issuer=Stablegate&algorithm=SHA1&digits=6&period=30`);
     const wrong = await gql(b, "mutation($c: String!) { confirmTotp(code: $c) { user { totpEnabled } } }", {
@@ -119,7 +119,7 @@ describe("dashboard sessions", () => {
     const confirmed = await gql(b, "mutation($c: String!) { confirmTotp(code: $c) { user { totpEnabled } } }", { c: totpCode(secret, Date.now()) });
     expect(confirmed.data.confirmTotp.user.totpEnabled).toBe(true);
     // A stolen session cannot swap in its own app: replacing it goes through turning it off, with a code.
-    const again = await gql(b, "mutation { startTotpEnrollment { secret } }");
+    const again = await gql(b, "mutation($p: String) { startTotpEnrollment(password: $p) { secret } }", { p: PASSWORD });
     expect(again.errors[0].message).toMatch(/already on: turn it off \(password and a current code\)/);
 
     expectError(await signIn({ email: user.email, password: PASSWORD }), 401, "totp_required", "totpCode");
@@ -242,7 +242,7 @@ describe("dashboard sessions", () => {
     expect(foreignUser.errors[0].extensions.code).toBe("resource_missing");
     const lastUser = await gql(b, "{ viewer { user { id } } }");
     const alone = await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: lastUser.data.viewer.user.id });
-    expect(alone.errors[0].extensions.message ?? alone.errors[0].message).toMatch(/only user/);
+    expect(alone.errors[0].extensions.message ?? alone.errors[0].message).toMatch(/only owner/);
     expect((await app.call("GET", "/v1/customers", { key: app.merchant.apiKeys.test.secret })).status).toBe(200);
   });
 
@@ -324,7 +324,7 @@ describe("dashboard sessions", () => {
     expectError(await app.call("GET", "/dashboard/session", { key: null }), 401, "session_invalid");
     expectError(await app.call("GET", "/dashboard/session", { key: null, headers: { cookie: `sg_session=sgs_${"a".repeat(43)}` } }), 401, "session_invalid");
     // A key still works next to a stale cookie: the key wins.
-    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR, BY_OPERATOR)).secret;
+    const key = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR, OPERATOR_ACTOR)).secret;
     const both = await app.call("POST", "/graphql", { key, body: { query: "{ customers(first: 1) { totalCount } }" }, headers: { cookie: "sg_session=junk" } });
     expect(both.body.errors).toBeUndefined();
   });

@@ -62,7 +62,11 @@ describe("two-factor sign-in", () => {
     app.call("POST", "/dashboard/session/reauthenticate", { key: null, body, headers: { cookie: b.cookie, "x-csrf-token": b.csrf } });
   /** Sets two-factor up through GraphQL as the dashboard does; returns the secret and the recovery codes. */
   const enroll = async (b: Browser) => {
-    const { secret, uri, qrSvg: svg } = (await gql(b, "mutation { startTotpEnrollment { secret uri qrSvg } }")).data.startTotpEnrollment;
+    const {
+      secret,
+      uri,
+      qrSvg: svg,
+    } = (await gql(b, "mutation($p: String) { startTotpEnrollment(password: $p) { secret uri qrSvg } }", { p: PASSWORD })).data.startTotpEnrollment;
     const confirmed = await gql(b, "mutation($c: String!) { confirmTotp(code: $c) { codes user { totpEnabled recoveryCodesRemaining } } }", {
       c: totpCode(secret, Date.now()),
     });

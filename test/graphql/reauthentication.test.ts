@@ -1,5 +1,5 @@
 // Re-authentication over GraphQL (.docs/dashboard.md "Safety rails"): changing a settlement wallet, creating or
-// rolling API keys, creating users and turning two-factor off answer 403 `reauthentication_required`
+// rolling API keys, creating users and turning two-factor on or off answer 403 `reauthentication_required`
 // without the password; they pass with the password given with the mutation, or after POST
 // /dashboard/session/reauthenticate for 5 minutes (signing in does not count); wrong passwords and
 // codes spend the email's sign-in budget; a rolled key can be revoked at once. The rule is the domain's own:
@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 import { createApiKey, rollApiKey } from "../../src/domain/api-keys.js";
 import { REAUTHENTICATION_MS, requireRecentAuthentication } from "../../src/domain/reauthentication.js";
 import { totpCode } from "../../src/domain/totp.js";
@@ -15,7 +16,6 @@ import { regenerateRecoveryCodes } from "../../src/domain/two-factor.js";
 import { createUser, disableTotp, startTotpEnrollment } from "../../src/domain/users.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
 
 const PASSWORD = "correct horse battery";
 // Emails of this run only: on Redis the sign-in counters outlive a run.
@@ -62,7 +62,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
   /** Turns two-factor sign-in on for the browser's user; returns its secret. */
   const withTotp = async (b: Browser) => {
     const user = await app.db.prisma.user.findUniqueOrThrow({ where: { id: b.userId } });
-    const { secret } = await startTotpEnrollment(app.db.prisma, user);
+    const { secret } = await startTotpEnrollment(app.db.prisma, user, OPERATOR);
     await app.db.prisma.user.update({ where: { id: b.userId }, data: { totpSecret: secret, totpPending: null } });
     return secret;
   };
@@ -84,13 +84,19 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     {
       name: "rollApiKey",
       query: "mutation($id: ID!, $p: String, $c: String) { rollApiKey(id: $id, overlapHours: 1, password: $p, totpCode: $c) { secret } }",
-      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR)).id }),
+      variables: async () => ({ id: (await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR)).id }),
       param: "password",
     },
     {
       name: "inviteUser",
       query: "mutation($e: String!, $p: String, $c: String) { inviteUser(email: $e, password: $p, totpCode: $c) { id } }",
       variables: async () => ({ e: `added${++n}-${RUN}@example.com` }),
+      param: "password",
+    },
+    {
+      name: "startTotpEnrollment (turning two-factor on)",
+      query: "mutation($p: String) { startTotpEnrollment(password: $p) { uri } }",
+      variables: async () => ({}),
       param: "password",
     },
     {
@@ -175,7 +181,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     const refuse = () => Promise.reject(refused);
     const b = await browser();
     await withTotp(b);
-    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
     const state = async () => ({
       keys: await app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } }),
       users: await app.db.prisma.user.count({ where: { merchantId: merchantId() } }),
@@ -183,10 +189,11 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
       codes: await app.db.prisma.recoveryCode.findMany({ where: { userId: b.userId }, select: { codeHash: true } }),
     });
     const before = await state();
-    await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse, BY_OPERATOR)).rejects.toBe(refused);
-    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse, { actor: BY_OPERATOR })).rejects.toBe(refused);
+    await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse, OPERATOR_ACTOR)).rejects.toBe(refused);
+    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse, { actor: OPERATOR_ACTOR })).rejects.toBe(refused);
     await expect(createUser(app.db.prisma, merchantId(), { email: `refused-${RUN}@example.com`, password: PASSWORD }, refuse)).rejects.toBe(refused);
-    await expect(disableTotp(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
+    await expect(disableTotp(app.db.prisma, b.userId, refuse, OPERATOR_ACTOR)).rejects.toBe(refused);
+    await expect(startTotpEnrollment(app.db.prisma, { id: b.userId, email: b.email, totpSecret: null }, refuse)).rejects.toBe(refused);
     await expect(regenerateRecoveryCodes(app.db.prisma, b.userId, refuse)).rejects.toBe(refused);
     expect(await state()).toEqual(before);
   });
@@ -263,7 +270,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
 
   it("revokes a rolled key at once, during its overlap", async () => {
     const b = await browser();
-    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
     const rolled = await gql(b, "mutation($id: ID!, $p: String) { rollApiKey(id: $id, password: $p) { secret } }", { id: old.id, p: PASSWORD });
     expect(rolled.errors).toBeUndefined();
     expect((await app.call("GET", "/v1/customers", { key: old.secret })).status).toBe(200);

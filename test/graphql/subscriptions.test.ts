@@ -6,7 +6,7 @@ import { createApiKey, revokeApiKey } from "../../src/domain/api-keys.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -209,14 +209,14 @@ describe("connections", () => {
   });
 
   it("closes a revoked key's sockets and SSE streams", async () => {
-    const key = await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR, BY_OPERATOR);
+    const key = await createApiKey(app.db.prisma, app.merchant.merchant.id, false, [], OPERATOR, OPERATOR_ACTOR);
     const charge = await newCharge("live-revoke");
     const client = wsClient(app.url, key.secret);
     const ws = subscribe(client, CHARGE_UPDATED, { id: charge.id });
     const sse = sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, key.secret);
     await ws.waitFor(1);
     await sse.waitFor(1);
-    expect(await revokeApiKey(app.db.prisma, key.id, { actor: BY_OPERATOR })).toBe(true);
+    expect(await revokeApiKey(app.db.prisma, key.id, { actor: OPERATOR_ACTOR })).toBe(true);
     await ws.ended(5_000);
     await sse.ended(5_000);
     expect(client.closes[0]).toEqual({ code: 4403, reason: "API key revoked" });

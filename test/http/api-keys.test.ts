@@ -8,7 +8,7 @@ import { AppError } from "../../src/domain/errors.js";
 import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 describe("parseIpAllowlist", () => {
   it("takes IPv4 and IPv6 addresses and CIDR ranges, normalized", () => {
@@ -37,7 +37,7 @@ describe("a key with an allowlist", () => {
   let fenced: string;
   beforeAll(async () => {
     app = await startApp({ ...POLLING, TRUST_PROXY: "true", RATE_LIMIT_AUTH_FAILURES: "4" });
-    fenced = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, ["203.0.113.0/24", "2001:db8::/32"], OPERATOR, BY_OPERATOR)).secret;
+    fenced = (await createApiKey(app.db.prisma, app.merchant.merchant.id, false, ["203.0.113.0/24", "2001:db8::/32"], OPERATOR, OPERATOR_ACTOR)).secret;
   }, 60_000);
   afterAll(() => app?.stop());
   const from = (ip: string) => ({ "x-forwarded-for": ip });
@@ -82,8 +82,8 @@ describe("rolling a key", () => {
   const status = async (key: string) => (await app.call("GET", "/v1/customers", { key })).status;
 
   it("makes a new key of the same mode and allowlist; the old one works until the overlap ends, checked at each use", async () => {
-    const old = await createApiKey(app.db.prisma, merchantId(), false, ["127.0.0.1", "::1"], OPERATOR, BY_OPERATOR);
-    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 24 }, OPERATOR, { actor: BY_OPERATOR });
+    const old = await createApiKey(app.db.prisma, merchantId(), false, ["127.0.0.1", "::1"], OPERATOR, OPERATOR_ACTOR);
+    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 24 }, OPERATOR, { actor: OPERATOR_ACTOR });
     expect(rolled.key).toMatchObject({ livemode: false, ipAllowlist: ["127.0.0.1", "::1"] });
     expect(rolled.key.secret).toMatch(/^sk_test_/);
     expect(rolled.previous.expiresAt.getTime() - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
@@ -91,8 +91,8 @@ describe("rolling a key", () => {
     expect(await status(rolled.key.secret)).toBe(200);
 
     // A key whose overlap ends while the lookup cache holds it stops at its end, not at the cache's.
-    const short = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
-    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, OPERATOR, { actor: BY_OPERATOR, now: new Date(Date.now() - 3_600_000 + 300) });
+    const short = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
+    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR, now: new Date(Date.now() - 3_600_000 + 300) });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
     expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
     await new Promise((r) => setTimeout(r, 400));
@@ -100,22 +100,22 @@ describe("rolling a key", () => {
   });
 
   it("with no overlap stops the old key at once; a rolled or revoked key cannot be rolled; the overlap is 0-168 hours", async () => {
-    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
-    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 0 }, OPERATOR, { actor: BY_OPERATOR });
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
+    const rolled = await rollApiKey(app.db.prisma, old.id, { overlapHours: 0 }, OPERATOR, { actor: OPERATOR_ACTOR });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 0);
     await expect(authenticator.authenticate(old.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
-    await expect(rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: BY_OPERATOR })).rejects.toMatchObject({
+    await expect(rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR })).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "keyId",
     });
-    await revokeApiKey(app.db.prisma, rolled.key.id, { actor: BY_OPERATOR });
-    await expect(rollApiKey(app.db.prisma, rolled.key.id, { overlapHours: 1 }, OPERATOR, { actor: BY_OPERATOR })).rejects.toMatchObject({
+    await revokeApiKey(app.db.prisma, rolled.key.id, { actor: OPERATOR_ACTOR });
+    await expect(rollApiKey(app.db.prisma, rolled.key.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR })).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "keyId",
     });
-    const fresh = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
+    const fresh = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
     for (const hours of [-1, 169, 1.5, Number.NaN]) {
-      await expect(rollApiKey(app.db.prisma, fresh.id, { overlapHours: hours }, OPERATOR, { actor: BY_OPERATOR })).rejects.toMatchObject({
+      await expect(rollApiKey(app.db.prisma, fresh.id, { overlapHours: hours }, OPERATOR, { actor: OPERATOR_ACTOR })).rejects.toMatchObject({
         code: "parameter_invalid",
         param: "overlapHours",
       });
@@ -124,12 +124,12 @@ describe("rolling a key", () => {
   });
 
   it("twice at once makes one new key", async () => {
-    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, BY_OPERATOR);
+    const old = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
     const keys = () => app.db.prisma.apiKey.count({ where: { merchantId: merchantId() } });
     const before = await keys();
     const results = await Promise.allSettled([
-      rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: BY_OPERATOR }),
-      rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: BY_OPERATOR }),
+      rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR }),
+      rollApiKey(app.db.prisma, old.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect(await keys()).toBe(before + 1);
@@ -147,12 +147,12 @@ describe("a key's name and last use", () => {
   const lastUsed = async (id: string) => (await app.db.prisma.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt?.getTime() ?? null;
 
   it("is named at creation (trimmed, at most 100 characters), and a rolled key keeps the name", async () => {
-    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "  Shop backend ");
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR, "  Shop backend ");
     expect(key.name).toBe("Shop backend");
-    expect((await rollApiKey(app.db.prisma, key.id, { overlapHours: 0 }, OPERATOR)).key.name).toBe("Shop backend");
-    expect((await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "   ")).name).toBeNull();
+    expect((await rollApiKey(app.db.prisma, key.id, { overlapHours: 0 }, OPERATOR, { actor: OPERATOR_ACTOR })).key.name).toBe("Shop backend");
+    expect((await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR, "   ")).name).toBeNull();
     const keys = await app.db.prisma.apiKey.count();
-    await expect(createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, "n".repeat(101))).rejects.toMatchObject({
+    await expect(createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR, "n".repeat(101))).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "name",
     });
@@ -160,7 +160,7 @@ describe("a key's name and last use", () => {
   });
 
   it("records the last use at most once a minute per key, across processes too", async () => {
-    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR);
+    const key = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
     expect(await lastUsed(key.id)).toBeNull();
     vi.useFakeTimers({ toFake: ["Date"] });
     const t0 = Date.now();

@@ -38,10 +38,27 @@ it("creates, lists, resets and deletes dashboard users; the password comes from 
   expect(noEmail.stderr).toMatch(/--email is required/);
 
   const created = await cli("long enough password\n", "users", "create", merchant.id, "--email", "Ops@Acme.example");
-  expect(created.stdout).toMatch(/^User usr_\w{24} <ops@acme\.example> can sign in at the dashboard\./);
+  expect(created.stdout).toMatch(/^User usr_\w{24} <ops@acme\.example> \(owner\) can sign in at the dashboard\./);
   const taken = await cli("another long password\n", "users", "create", merchant.id, "--email", "ops@acme.example");
   expect(taken.stderr).toMatch(/Invalid email: it cannot be given a new account; use another\. \(--email\)/);
-  expect((await cli("", "users", "list", merchant.id)).stdout).toMatch(/usr_\w{24}\s+ops@acme\.example/);
+  expect(created.stdout).toMatch(/\(owner\)/);
+  expect((await cli("long enough password\n", "users", "create", merchant.id, "--email", "help@acme.example", "--role", "root")).stderr).toMatch(
+    /Invalid role: must be one of owner, admin, developer, support, viewer \(--role\)/,
+  );
+  expect((await cli("long enough password\n", "users", "create", merchant.id, "--email", "help@acme.example", "--role", "support")).stdout).toMatch(
+    /<help@acme\.example> \(support\)/,
+  );
+  const list = (await cli("", "users", "list", merchant.id)).stdout;
+  expect(list).toMatch(/usr_\w{24}\s+owner\s+ops@acme\.example/);
+  expect(list).toMatch(/usr_\w{24}\s+support\s+help@acme\.example/);
+  // The operator may do anything but leave the merchant without an owner.
+  expect((await cli("", "users", "set-role", "ops@acme.example", "viewer")).stderr).toMatch(/only owner: make another user an owner/);
+  expect((await cli("", "users", "set-role", "help@acme.example", "boss")).stderr).toMatch(/ROLE must be one of owner, admin, developer, support, viewer/);
+  expect((await cli("", "users", "set-role", "help@acme.example", "owner")).stdout).toMatch(/help@acme\.example \(usr_\w{24}\) is now owner\./);
+  expect((await cli("", "users", "set-role", "ops@acme.example", "viewer")).stdout).toMatch(/is now viewer/);
+  expect((await cli("", "users", "delete", "help@acme.example")).stderr).toMatch(/only owner/);
+  expect((await cli("", "users", "set-role", "ops@acme.example", "owner")).stdout).toMatch(/is now owner/);
+  expect((await cli("", "users", "delete", "help@acme.example")).stdout).toMatch(/Deleted help@acme\.example/);
   expect((await cli("a new long password\r\n", "users", "reset-password", "ops@acme.example")).stdout).toMatch(/New password set for ops@acme\.example/);
 
   const db = await openDatabase({ dataDir, poolSize: 1 });

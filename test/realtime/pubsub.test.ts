@@ -105,6 +105,7 @@ describe("charge codec", () => {
       invoiceId: null,
       paymentLinkId: null,
       customerEmail: null,
+      linkSessionHash: null,
     };
     const wire = JSON.parse(JSON.stringify(encodeCharge(charge)));
     expect(wire.amountReceived).toBe((2n ** 128n + 1n).toString());

@@ -14,7 +14,7 @@ import { startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import { Contract } from "../helpers/contract.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 import { startReceiver } from "../helpers/receiver.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 let app: TestApp;
 let doc: any;
@@ -217,7 +217,7 @@ describe("webhooks", () => {
     const merchant = await app.newMerchant();
     const key = merchant.apiKeys.test.secret;
     const receiver = await startReceiver();
-    const { secret } = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: false }, { url: receiver.url }, BY_OPERATOR);
+    const { secret } = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: false }, { url: receiver.url }, OPERATOR_ACTOR);
     const dispatcher = startWebhookDispatcher(app.db.prisma, pino({ level: "silent" }), { intervalMs: 20 });
     try {
       for (const type of EVENT_TYPES) expect((await app.call("POST", "/v1/webhooks/test", { key, body: { type } })).status, type).toBe(201);

@@ -13,7 +13,7 @@ import { webhookHeaders } from "../../src/webhooks/signature.js";
 import { waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { type Receiver, startReceiver } from "../helpers/receiver.js";
-import { OPERATOR as BY_OPERATOR } from "../../src/domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 let app: TestApp;
 const logger = pino({ level: "silent" });
@@ -46,7 +46,7 @@ async function shop(eventTypes?: string[]) {
     app.db.prisma,
     { merchantId: merchant.merchant.id, livemode: false },
     { url: receiver.url, events: eventTypes },
-    BY_OPERATOR,
+    OPERATOR_ACTOR,
   );
   const key = merchant.apiKeys.test.secret;
   const call = (method: string, path: string, body?: unknown) => app.call(method, path, { key, body });
@@ -277,14 +277,14 @@ describe("delivery", () => {
     const { receiver, endpoint, secret: old, call } = await shop();
     dispatch();
     const scope = { merchantId: endpoint.merchantId, livemode: false };
-    const rotated = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 24 }, BY_OPERATOR);
+    const rotated = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 24 }, OPERATOR_ACTOR);
     await call("POST", "/v1/customers", { email: "rot@example.com", name: "Rot" });
     const [during] = await receiver.waitForCount(1);
     expect(during!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect(() => verify(old, during!)).not.toThrow();
     expect(() => verify(rotated.secret, during!)).not.toThrow();
 
-    const again = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 0 }, BY_OPERATOR);
+    const again = await rotateWebhookSecret(app.db.prisma, scope, endpoint.id, { overlapHours: 0 }, OPERATOR_ACTOR);
     await call("POST", "/v1/customers", { email: "rot2@example.com", name: "Rot 2" });
     const after = (await receiver.waitForCount(2))[1]!;
     expect(() => verify(again.secret, after)).not.toThrow();
@@ -356,7 +356,7 @@ describe("delivery", () => {
       app.db.prisma,
       { merchantId: merchant.merchant.id, livemode: true },
       { url: "https://hooks.example.com/stablegate" },
-      BY_OPERATOR,
+      OPERATOR_ACTOR,
       publicDns,
     );
     const sends = [vi.spyOn(https, "request"), vi.spyOn(http, "request")];
@@ -383,7 +383,7 @@ describe("delivery", () => {
   it("refuses to save a live endpoint on a private address, with the reason", async () => {
     const merchant = await app.newMerchant();
     for (const url of ["https://127.0.0.1/x", "https://10.0.0.1/x", "https://[::1]/x", "https://169.254.169.254/x", "http://hooks.example.com/x"]) {
-      const error = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: true }, { url }, BY_OPERATOR, async () => [
+      const error = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: true }, { url }, OPERATOR_ACTOR, async () => [
         { address: "93.184.215.14", family: 4 },
       ]).catch((e) => e);
       expect(error).toMatchObject({ code: "parameter_invalid", param: "url" });
@@ -392,7 +392,7 @@ describe("delivery", () => {
       app.db.prisma,
       { merchantId: merchant.merchant.id, livemode: true },
       { url: "https://intranet.example/x" },
-      BY_OPERATOR,
+      OPERATOR_ACTOR,
       async () => [{ address: "192.168.1.5", family: 4 }],
     ).catch((e) => e);
     expect(local.message).toMatch(/intranet.example resolves to 192.168.1.5/);

@@ -1,7 +1,7 @@
 // `stablegate keys create|roll|revoke` and `stablegate jwt create|revoke`: a merchant's credentials.
 import { createApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { OPERATOR } from "../../domain/confirmation.js";
-import { OPERATOR as BY_OPERATOR } from "../../domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../domain/security-events.js";
 import { createJwtSecret, describeMerchant, revokeJwtSecret } from "../../domain/merchants.js";
 import { type Command, overlap, UsageError } from "../command.js";
 
@@ -20,7 +20,7 @@ export const keyCommands: Command[] = [
         mode(),
         allowlist,
         OPERATOR,
-        BY_OPERATOR,
+        OPERATOR_ACTOR,
         flags.name,
       );
       const only = key.ipAllowlist.length ? `; only from ${key.ipAllowlist.join(", ")}` : "";
@@ -35,7 +35,7 @@ export const keyCommands: Command[] = [
     async run({ flags, open, print, need }) {
       const { prisma } = await open();
       const id = need("KEY_ID");
-      const rolled = await rollApiKey(prisma, id, overlap(flags), OPERATOR, { actor: BY_OPERATOR });
+      const rolled = await rollApiKey(prisma, id, overlap(flags), OPERATOR, { actor: OPERATOR_ACTOR });
       const until = rolled.previous.expiresAt.toISOString();
       print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${id} stops working at ${until}.`, rolled);
     },
@@ -46,7 +46,7 @@ export const keyCommands: Command[] = [
     async run({ open, print, need }) {
       const { prisma } = await open();
       const id = need("KEY_ID");
-      if (!(await revokeApiKey(prisma, id, { actor: BY_OPERATOR }))) throw new UsageError(`No active API key ${id}.`);
+      if (!(await revokeApiKey(prisma, id, { actor: OPERATOR_ACTOR }))) throw new UsageError(`No active API key ${id}.`);
       print(`Revoked ${id}. Running servers stop accepting it within a few seconds.`, { id, revoked: true });
     },
   },

@@ -1,6 +1,6 @@
 // `stablegate merchant create|update|show`.
 import { createMerchant, describeMerchant, type MerchantInput, updateMerchant } from "../../domain/merchants.js";
-import { OPERATOR } from "../../domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../domain/security-events.js";
 import { type Command, type Flags, UsageError } from "../command.js";
 import { describeEndpoint, describeKey } from "../describe.js";
 
@@ -47,7 +47,7 @@ const update: Command = {
       throw new UsageError("Webhook URLs are endpoints with their own secrets: use 'stablegate webhooks create|update|delete'.");
     }
     const { prisma, chains } = await open();
-    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(flags), chains, OPERATOR);
+    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(flags), chains, OPERATOR_ACTOR);
     print(`Updated ${merchant.id}.`, merchant);
   },
 };

@@ -1,6 +1,6 @@
 // `stablegate webhooks create|list|update|rotate|disable|enable|delete`: a merchant's webhook endpoints.
 import { describeMerchant } from "../../domain/merchants.js";
-import { OPERATOR } from "../../domain/security-events.js";
+import { OPERATOR_ACTOR } from "../../domain/security-events.js";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -16,7 +16,11 @@ import { describeEndpoint } from "../describe.js";
 async function updateAndShow({ open, print, need }: CommandContext, update: Parameters<typeof updateWebhookEndpoint>[3]): Promise<void> {
   const { prisma } = await open();
   const id = need("WHEP_ID");
-  const { secret: _, previousSecret: __, ...endpoint } = await updateWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, update, OPERATOR);
+  const {
+    secret: _,
+    previousSecret: __,
+    ...endpoint
+  } = await updateWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, update, OPERATOR_ACTOR);
   print(describeEndpoint(endpoint), endpoint);
 }
 
@@ -29,7 +33,7 @@ export const webhookCommands: Command[] = [
     async run({ flags, open, print, need, mode }) {
       const { prisma } = await open();
       const scope = { merchantId: (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, livemode: mode() };
-      const created = await createWebhookEndpoint(prisma, scope, { url: required(flags.url, "--url"), events: eventList(flags.events) }, OPERATOR);
+      const created = await createWebhookEndpoint(prisma, scope, { url: required(flags.url, "--url"), events: eventList(flags.events) }, OPERATOR_ACTOR);
       print(`${describeEndpoint(created.endpoint)}\n  signing secret (shown once): ${created.secret}`, created);
     },
   },
@@ -58,7 +62,7 @@ export const webhookCommands: Command[] = [
     async run({ flags, open, print, need }) {
       const { prisma } = await open();
       const id = need("WHEP_ID");
-      const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap(flags), OPERATOR);
+      const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap(flags), OPERATOR_ACTOR);
       const until = rotated.endpoint.previousSecretExpiresAt;
       print(
         `New signing secret (shown once): ${rotated.secret}\n${until ? `The old secret also signs until ${until.toISOString()}.` : "The old secret no longer signs."}`,
@@ -77,7 +81,7 @@ export const webhookCommands: Command[] = [
     async run({ open, print, need }) {
       const { prisma } = await open();
       const id = need("WHEP_ID");
-      await deleteWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, OPERATOR);
+      await deleteWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, OPERATOR_ACTOR);
       print(`Deleted ${id}.`, { id, deleted: true });
     },
   },

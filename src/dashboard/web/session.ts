@@ -5,7 +5,17 @@ export interface Session {
   id: string;
   mode: "test" | "live";
   csrfToken: string;
-  user: { id: string; email: string; totpEnabled: boolean };
+  user: { id: string; email: string; role: Role; totpEnabled: boolean };
+  /** What the user's role may do (.docs/dashboard.md "Roles"): the page hides or disables the rest. */
+  capabilities: Capability[];
+}
+
+export type Role = "owner" | "admin" | "developer" | "support" | "viewer";
+export type Capability = "team" | "settings" | "developers" | "money" | "billing" | "security" | "account";
+
+/** Whether the signed-in role may do what `capability` covers. */
+export function may(session: Session, capability: Capability): boolean {
+  return session.capabilities.includes(capability);
 }
 
 /** An error answer of the API: its code and message, shown as they are. */

@@ -147,6 +147,15 @@ export function Section(props: { title: string; children: ComponentChildren; act
   );
 }
 
+/** Says what the signed-in role cannot do here (.docs/dashboard.md "Roles"): the server refuses it anyway. */
+export function RoleNote({ role, cannot }: { role: string; cannot: string }) {
+  return (
+    <p class="muted small" role="note">
+      Your role ({role}) cannot {cannot}. Ask an owner or admin of your team.
+    </p>
+  );
+}
+
 /** A secret shown once, with the warning that goes with it and a Copy button. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {
   return (

@@ -1,20 +1,34 @@
-// `User`: the people who sign in to a merchant's dashboard, managed by the merchant's other users
-// (session-only fields), with optional two-factor sign-in and its recovery codes. Users join by
-// invitation (types/Invitation.ts); nobody types another person's password (the operator's CLI still
-// may). Turning two-factor off needs a re-authentication. Rules live in domain/users.ts,
-// domain/two-factor.ts and domain/reauthentication.ts.
+// `User`: the people who sign in to a merchant's dashboard, each with a role, managed by the merchant's
+// other users (session-only fields), with optional two-factor sign-in and its recovery codes. Users
+// join by invitation (types/Invitation.ts); nobody types another person's password (the operator's CLI
+// still may). Turning two-factor on or off and changing one's password need the password. Rules live
+// in domain/users.ts, domain/team.ts, domain/account.ts, domain/two-factor.ts and
+// domain/reauthentication.ts; which role may call each mutation, in domain/permissions.ts.
+import { changePassword } from "../../domain/account.js";
+import { ROLE_DESCRIPTIONS, ROLES, type Role } from "../../domain/permissions.js";
 import { confirmedBySession } from "../../domain/reauthentication.js";
 import { signOutEverywhere } from "../../domain/sessions.js";
+import { removeUser, setUserRole } from "../../domain/team.js";
 import { recoveryCodesRemaining, regenerateRecoveryCodes } from "../../domain/two-factor.js";
-import { confirmTotp, deleteUser, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
+import { confirmTotp, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
 import { qrSvg } from "../../lib/qr-svg.js";
 import { builder } from "../builder.js";
+
+// Upper case like every GraphQL enum; the values stay the domain's lower-case ones.
+export const UserRole = builder.enumType("UserRole", {
+  description: 'What a dashboard user may do (the permission table: .docs/dashboard.md "Roles").',
+  values: Object.fromEntries(ROLES.map((role) => [role.toUpperCase(), { value: role, description: ROLE_DESCRIPTIONS[role] }])) as Record<
+    string,
+    { value: Role; description: string }
+  >,
+});
 
 export const User = builder.objectRef<UserView>("User").implement({
   description: "Someone who signs in to the merchant's dashboard.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "The user's id (usr_…)." }),
     email: t.exposeString("email", { description: "What they sign in with (lower case)." }),
+    role: t.field({ type: UserRole, description: "What they may do in the dashboard.", resolve: (u) => u.role }),
     totpEnabled: t.exposeBoolean("totpEnabled", { description: "Whether signing in needs a code from an authenticator app." }),
     recoveryCodesRemaining: t.loadable({
       type: "Int",
@@ -51,7 +65,23 @@ const RecoveryCodes = builder.objectRef<{ user: UserView; codes: string[] }>("Re
   }),
 });
 
+const RoleDescription = builder.objectRef<Role>("RoleDescription").implement({
+  description: "A role and what it may do, as the team page shows it.",
+  fields: (t) => ({
+    role: t.field({ type: UserRole, description: "The role.", resolve: (role) => role }),
+    description: t.string({ description: "What it may read and do.", resolve: (role) => ROLE_DESCRIPTIONS[role] }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  roles: t.field({
+    type: [RoleDescription],
+    description: "The roles a teammate can have, most powerful first, with what each may do (dashboard sessions only).",
+    resolve: (_root, _args, ctx) => {
+      ctx.session();
+      return [...ROLES];
+    },
+  }),
   users: t.field({
     type: [User],
     description: "The merchant's dashboard users, oldest first (dashboard sessions only).",
@@ -62,12 +92,39 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   deleteUser: t.field({
     type: "ID",
-    description: "Deletes a user and ends its sessions; the merchant's last user cannot be deleted (dashboard sessions only).",
+    description:
+      "Removes a user from the team and ends its sessions (dashboard sessions only). Only owners remove owners; the merchant's last owner cannot be removed (409 `last_owner`).",
     args: { id: t.arg.id({ required: true, description: "The user's id (usr_…)." }) },
     resolve: async (_root, { id }, ctx) => {
-      const user = await findUser(ctx.prisma, id, ctx.session().merchantId);
-      await deleteUser(ctx.prisma, user, { keepOne: true });
+      const session = ctx.session();
+      await removeUser(ctx.prisma, session, await findUser(ctx.prisma, id, session.merchantId), ctx.actor());
       return id;
+    },
+  }),
+  setUserRole: t.field({
+    type: User,
+    description:
+      "Changes a teammate's role (dashboard sessions only). Nobody changes their own role; only owners make an owner or change an owner's role; the merchant's last owner keeps the role (409 `last_owner`).",
+    args: {
+      id: t.arg.id({ required: true, description: "The user's id (usr_…)." }),
+      role: t.arg({ type: UserRole, required: true, description: "The role to give them." }),
+    },
+    resolve: async (_root, { id, role }, ctx) => {
+      const session = ctx.session();
+      return setUserRole(ctx.prisma, session, await findUser(ctx.prisma, id, session.merchantId), role, ctx.actor());
+    },
+  }),
+  changePassword: t.int({
+    description:
+      "Changes the signed-in user's password; every other session of the user ends (this one stays); returns how many ended. A wrong current password spends the email's sign-in budget.",
+    args: {
+      currentPassword: t.arg.string({ required: true, description: "Your current password." }),
+      newPassword: t.arg.string({ required: true, description: "The new password: 10 to 200 characters." }),
+      totpCode: t.arg.string({ description: "When two-factor sign-in is on: a current code or a recovery code." }),
+    },
+    resolve: (_root, args, ctx) => {
+      const session = ctx.session();
+      return changePassword(ctx.prisma, ctx.rateLimiter, session, args, ctx.actor());
     },
   }),
   signOutEverywhere: t.int({
@@ -79,8 +136,14 @@ builder.mutationFields((t) => ({
   }),
   startTotpEnrollment: t.field({
     type: TotpEnrollment,
-    description: "Begins two-factor sign-in for the signed-in user: it is on once confirmTotp gets a code.",
-    resolve: async (_root, _args, ctx) => startTotpEnrollment(ctx.prisma, await findUser(ctx.prisma, ctx.session().userId)),
+    description:
+      "Begins two-factor sign-in for the signed-in user: it is on once confirmTotp gets a code. Needs your password: as `password`, or a re-authentication in the last 5 minutes.",
+    args: { password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }) },
+    resolve: async (_root, { password }, ctx) => {
+      const session = ctx.session();
+      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password });
+      return startTotpEnrollment(ctx.prisma, await findUser(ctx.prisma, session.userId), confirm);
+    },
   }),
   confirmTotp: t.field({
     type: RecoveryCodes,
@@ -88,7 +151,7 @@ builder.mutationFields((t) => ({
     args: { code: t.arg.string({ required: true, description: "The app's current six-digit code." }) },
     resolve: async (_root, { code }, ctx) => {
       const { userId } = ctx.session();
-      const codes = await confirmTotp(ctx.prisma, userId, code);
+      const codes = await confirmTotp(ctx.prisma, userId, code, ctx.actor());
       return { user: userView(await findUser(ctx.prisma, userId)), codes };
     },
   }),
@@ -102,7 +165,12 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { password, code }, ctx) => {
       const session = ctx.session();
       const params = { password: "password", totpCode: "code" };
-      await disableTotp(ctx.prisma, session.userId, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode: code }, params));
+      await disableTotp(
+        ctx.prisma,
+        session.userId,
+        confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode: code }, params),
+        ctx.actor(),
+      );
       return userView(await findUser(ctx.prisma, session.userId));
     },
   }),

@@ -1,13 +1,14 @@
 // Settings: business name, settlement wallets per mode, payment window, the team (TeamSettings.tsx),
-// two-factor sign-in (QR code, recovery codes), the way to the security history (owners and admins)
-// and "sign out everywhere". Changing a wallet, inviting a user and turning two-factor off ask the
-// password (and code) in the confirmation that names what changes.
+// one's password, two-factor sign-in (QR code, recovery codes), the way to the security history (owners
+// and admins) and "sign out everywhere". Changing a wallet, inviting a user and turning two-factor on or
+// off ask the password (and code) in the confirmation that names what changes. The merchant's settings
+// are shown to every role but only owners and admins may change them (.docs/dashboard.md "Roles").
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import type { Session } from "../session.js";
-import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, Outcome, reauthentication, Section, Time } from "../ui.js";
+import { may, type Session } from "../session.js";
+import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, Outcome, reauthentication, RoleNote, Section, Time } from "../ui.js";
 import { BusinessDetails } from "./BusinessDetails.js";
 import { EmailSettings } from "./EmailSettings.js";
 import { TeamSettings } from "./TeamSettings.js";
@@ -46,8 +47,8 @@ const UpdateSettings = graphql(`
   }
 `);
 const StartTotp = graphql(`
-  mutation StartTotp {
-    startTotpEnrollment {
+  mutation StartTotp($password: String) {
+    startTotpEnrollment(password: $password) {
       secret
       uri
       qrSvg
@@ -80,6 +81,11 @@ const RegenerateRecoveryCodes = graphql(`
     }
   }
 `);
+const ChangePassword = graphql(`
+  mutation ChangePassword($currentPassword: String!, $newPassword: String!, $totpCode: String) {
+    changePassword(currentPassword: $currentPassword, newPassword: $newPassword, totpCode: $totpCode)
+  }
+`);
 const SignOutEverywhere = graphql(`
   mutation SignOutEverywhere {
     signOutEverywhere
@@ -97,10 +103,15 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
   return (
     <>
       <h1>Settings</h1>
-      <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
-      <BusinessDetails />
-      <EmailSettings />
-      <TeamSettings user={user} />
+      {!may(session, "settings") && <RoleNote role={session.user.role} cannot="change the business, its settlement wallets or its emails" />}
+      {/* Shown to every role; a disabled fieldset (no group of its own to assistive technology) keeps a role without the right from changing them. */}
+      <fieldset class="bare" role="none" disabled={!may(session, "settings")}>
+        <BusinessSettings merchant={merchant} totp={user.totpEnabled} />
+        <BusinessDetails />
+        <EmailSettings />
+      </fieldset>
+      <TeamSettings session={session} totp={user.totpEnabled} />
+      <PasswordChange totp={user.totpEnabled} />
       <TwoFactor user={user} reload={reload} />
       {mayReadSecurity(session) && (
         <Section title="Security history">
@@ -203,7 +214,59 @@ function BusinessSettings({ merchant, totp }: { merchant: SettingsData["viewer"]
   );
 }
 
-/** Two-factor sign-in: set it up (QR code, then a code), turn it off, new recovery codes (both with the password). */
+/** Changing one's password: the current one (and code), the new one twice; the user's other sessions end. */
+function PasswordChange({ totp }: { totp: boolean }) {
+  const [changed, changePassword] = useMutation(ChangePassword);
+  const [mismatch, setMismatch] = useState<Error | null>(null);
+  return (
+    <Section title="Password">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const form = e.currentTarget;
+          const v = formValues(form);
+          setMismatch(v.newPassword === v.repeat ? null : new Error("The new password and its repetition differ: type the same password twice."));
+          if (v.newPassword !== v.repeat) return;
+          const result = await changePassword({
+            currentPassword: v.currentPassword ?? "",
+            newPassword: v.newPassword ?? "",
+            ...(v.totpCode && { totpCode: v.totpCode }),
+          });
+          if (!result.error) form.reset();
+        }}
+      >
+        <label>
+          Current password
+          <input name="currentPassword" type="password" autoComplete="current-password" required />
+        </label>
+        {totp && (
+          <label>
+            Two-factor code (or a recovery code)
+            <input name="totpCode" autoComplete="one-time-code" spellcheck={false} required />
+          </label>
+        )}
+        <label>
+          New password (10 characters or more)
+          <input name="newPassword" type="password" autoComplete="new-password" minLength={10} required />
+        </label>
+        <label>
+          New password again
+          <input name="repeat" type="password" autoComplete="new-password" minLength={10} required />
+        </label>
+        <Outcome
+          result={changed}
+          error={mismatch}
+          saved={`Password changed. ${changed.data?.changePassword ? `Your ${changed.data.changePassword} other session(s) were signed out.` : "You had no other session."}`}
+        />
+        <button type="submit" disabled={changed.fetching}>
+          Change password
+        </button>
+      </form>
+    </Section>
+  );
+}
+
+/** Two-factor sign-in: set it up (password, QR code, then a code), turn it off, new recovery codes (each with the password). */
 function TwoFactor({ user, reload }: { user: SettingsData["viewer"]["user"]; reload: () => void }) {
   const [enrollment, startTotp] = useMutation(StartTotp);
   const [confirmed, confirmTotp] = useMutation(ConfirmTotp);
@@ -282,9 +345,17 @@ function TwoFactor({ user, reload }: { user: SettingsData["viewer"]["user"]; rel
           <ErrorNote error={confirmed.error} />
         </form>
       ) : (
-        <button type="button" onClick={() => startTotp({})}>
-          Set up two-factor sign-in
-        </button>
+        <>
+          <Confirm
+            plain
+            label="Set up two-factor sign-in"
+            question="Set up two-factor sign-in? Signing in will need a code from an authenticator app too."
+            confirm="Continue"
+            reauthenticate={{ totp: false }}
+            onConfirm={(v) => void startTotp(reauthentication(v))}
+          />
+          <ErrorNote error={enrollment.error} />
+        </>
       )}
     </Section>
   );

@@ -1,16 +1,21 @@
-// Settings → Team: the merchant's users (remove one), pending invitations (revoke one), and inviting
-// someone by email (asks first, with your password). The invitee chooses their own password from the
-// emailed link (pages/Invitation.tsx): nobody here types another person's password.
+// Settings → Team: the merchant's users with their roles (change one, remove one), pending invitations
+// (revoke one), and inviting someone by email with a role (asks first, with your password), next to
+// what each role may do. The invitee chooses their own password from the emailed link
+// (pages/PasswordReset.tsx): nobody here types another person's password. What the signed-in role
+// cannot do is not offered (the server refuses it anyway, .docs/dashboard.md "Roles"): nobody changes
+// their own role, and only owners make, change or remove owners.
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
-import { Confirm, ConfirmStep, ErrorNote, formValues, reauthentication, Section, Time } from "../ui.js";
+import { may, type Role, type Session } from "../session.js";
+import { Confirm, ConfirmStep, CopyButton, ErrorNote, formValues, reauthentication, RoleNote, Section, Time } from "../ui.js";
 
 const TeamQuery = graphql(`
   query Team {
     users {
       id
       email
+      role
       totpEnabled
       createdAt
     }
@@ -20,6 +25,10 @@ const TeamQuery = graphql(`
       role
       expiresAt
     }
+    roles {
+      role
+      description
+    }
   }
 `);
 const DeleteUser = graphql(`
@@ -27,11 +36,20 @@ const DeleteUser = graphql(`
     deleteUser(id: $id)
   }
 `);
+const SetUserRole = graphql(`
+  mutation SetUserRole($id: ID!, $role: UserRole!) {
+    setUserRole(id: $id, role: $role) {
+      id
+      role
+    }
+  }
+`);
 const InviteUser = graphql(`
-  mutation InviteUser($email: String!, $role: String, $password: String, $totpCode: String) {
+  mutation InviteUser($email: String!, $role: UserRole, $password: String, $totpCode: String) {
     inviteUser(email: $email, role: $role, password: $password, totpCode: $totpCode) {
       id
       email
+      link
     }
   }
 `);
@@ -43,26 +61,62 @@ const RevokeInvitation = graphql(`
   }
 `);
 
-const ROLES = ["admin", "owner", "developer", "support", "viewer"] as const;
+type UserRole = "OWNER" | "ADMIN" | "DEVELOPER" | "SUPPORT" | "VIEWER";
 
-/** The team: users, pending invitations and the invite form. */
-export function TeamSettings({ user }: { user: { id: string; totpEnabled: boolean } }) {
+/** A role as a person reads it. */
+function roleName(role: UserRole): string {
+  return role.toLowerCase();
+}
+
+/** The roles the signed-in role may give: an owner any, an admin any but owner. */
+function givable(mine: Role, all: readonly UserRole[]): UserRole[] {
+  return mine === "owner" ? [...all] : all.filter((r) => r !== "OWNER");
+}
+
+/** The team: users with their roles, pending invitations, the invite form and what each role may do. */
+export function TeamSettings({ session, totp }: { session: Session; totp: boolean }) {
   const [{ data, error }, refetch] = useQuery({ query: TeamQuery });
   const reload = () => refetch({ requestPolicy: "network-only" });
   const [deleted, deleteUser] = useMutation(DeleteUser);
+  const [changed, setUserRole] = useMutation(SetUserRole);
   const [revoked, revokeInvitation] = useMutation(RevokeInvitation);
   if (!data) return <ErrorNote error={error} />;
+  const me = session.user;
+  const team = may(session, "team");
+  const roles = data.roles.map((r) => r.role);
+  /** Whether the signed-in user may change or remove `u` (the server checks the same). */
+  const manages = (u: { id: string; role: UserRole }) => team && u.id !== me.id && (u.role !== "OWNER" || me.role === "owner");
   return (
-    <Section title="Users">
+    <Section title="Team">
+      {!team && <RoleNote role={me.role} cannot="invite, remove or change the roles of teammates" />}
+      {team && me.role !== "owner" && <p class="muted small">Only owners make, change or remove owners.</p>}
       <ul class="rows">
         {data.users.map((u) => (
-          <li key={u.id}>
+          <li key={u.id} data-user={u.email}>
             {u.email} {u.totpEnabled && <span class="muted">(two-factor)</span>} <span class="muted small">since</span> <Time iso={u.createdAt} />{" "}
-            {u.id !== user.id && (
+            {manages(u) ? (
+              <select
+                aria-label={`Role of ${u.email}`}
+                value={u.role}
+                onChange={(e) => void setUserRole({ id: u.id, role: e.currentTarget.value as UserRole }).then(reload)}
+              >
+                {givable(me.role, roles).map((r) => (
+                  <option key={r} value={r}>
+                    {roleName(r)}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <span class="muted" data-role={roleName(u.role)}>
+                {roleName(u.role)}
+                {u.id === me.id && " (you)"}
+              </span>
+            )}{" "}
+            {manages(u) && (
               <Confirm
                 label="Remove"
-                question={`Remove ${u.email}? They are signed out at once and can no longer sign in.`}
-                confirm="Yes, remove them"
+                question={`Remove ${u.email} (${roleName(u.role)}) from the team? They are signed out at once and can no longer sign in.`}
+                confirm={`Yes, remove ${u.email}`}
                 onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
               />
             )}
@@ -70,30 +124,51 @@ export function TeamSettings({ user }: { user: { id: string; totpEnabled: boolea
         ))}
         {data.invitations.map((i) => (
           <li key={i.id} data-invitation={i.email}>
-            {i.email} <span class="muted">(invited as {i.role}, link valid until</span> <Time iso={i.expiresAt} />
+            {i.email} <span class="muted">(invited as {roleName(i.role)}, link valid until</span> <Time iso={i.expiresAt} />
             <span class="muted">)</span>{" "}
-            <Confirm
-              plain
-              label="Revoke"
-              question={`Revoke the invitation of ${i.email}? Its link stops working.`}
-              confirm="Yes, revoke it"
-              onConfirm={() => void revokeInvitation({ id: i.id }).then(reload)}
-            />
+            {team && (
+              <Confirm
+                plain
+                label="Revoke"
+                question={`Revoke the invitation of ${i.email}? Its link stops working.`}
+                confirm="Yes, revoke it"
+                onConfirm={() => void revokeInvitation({ id: i.id }).then(reload)}
+              />
+            )}
           </li>
         ))}
       </ul>
-      <ErrorNote error={deleted.error ?? revoked.error} />
-      <InviteForm totp={user.totpEnabled} onInvited={reload} />
+      <ErrorNote error={deleted.error ?? changed.error ?? revoked.error} />
+      {team && <InviteForm totp={totp} roles={givable(me.role, roles)} onInvited={reload} />}
+      <details class="roles">
+        <summary>What each role may do</summary>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Role</th>
+              <th scope="col">May</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.roles.map((r) => (
+              <tr key={r.role}>
+                <th scope="row">{roleName(r.role)}</th>
+                <td>{r.description}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
     </Section>
   );
 }
 
-/** Invite by email: the confirmation asks your password (and code); the invitee gets the link by email. */
-function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void }) {
+/** Invite by email with a role: the confirmation asks your password (and code); the invitee gets the link by email. */
+function InviteForm({ totp, roles, onInvited }: { totp: boolean; roles: UserRole[]; onInvited: () => void }) {
   const [invited, inviteUser] = useMutation(InviteUser);
   /** The invitation to send once the confirmation is answered. */
-  const [pending, setPending] = useState<{ email: string; role: string; form: HTMLFormElement } | null>(null);
-  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [pending, setPending] = useState<{ email: string; role: UserRole; form: HTMLFormElement } | null>(null);
+  const [sent, setSent] = useState<{ email: string; link: string | null } | null>(null);
   return (
     <form
       class="inline"
@@ -101,8 +176,8 @@ function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void 
         e.preventDefault();
         const form = e.currentTarget;
         const v = formValues(form);
-        setSentTo(null);
-        setPending({ email: v.email ?? "", role: v.role ?? "admin", form });
+        setSent(null);
+        setPending({ email: v.email ?? "", role: (v.role ?? "ADMIN") as UserRole, form });
       }}
     >
       <label class="grow">
@@ -111,10 +186,12 @@ function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void 
       </label>
       <label>
         Role
-        <select name="role">
-          {ROLES.map((r) => (
-            <option key={r} value={r}>
-              {r}
+        {/* Named by itself: the label around it would add the chosen option to its name. */}
+        <select name="role" aria-label="Role">
+          {/* Admin first chosen: set on the option, as the select's own default comes before its options. */}
+          {roles.map((r) => (
+            <option key={r} value={r} selected={r === "ADMIN"}>
+              {roleName(r)}
             </option>
           ))}
         </select>
@@ -122,7 +199,7 @@ function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void 
       {pending ? (
         <ConfirmStep
           plain
-          question={`Invite ${pending.email} as ${pending.role}? They get an email with a link, valid 7 days, to choose their password.`}
+          question={`Invite ${pending.email} as ${roleName(pending.role)}? They get an email with a link, valid 7 days, to choose their password.`}
           confirm="Yes, invite them"
           reauthenticate={{ totp }}
           onCancel={() => setPending(null)}
@@ -131,7 +208,7 @@ function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void 
             const result = await inviteUser({ email: pending.email, role: pending.role, ...reauthentication(v) });
             if (!result.error) {
               pending.form.reset();
-              setSentTo(pending.email);
+              setSent({ email: pending.email, link: result.data?.inviteUser.link ?? null });
               onInvited();
             }
           }}
@@ -140,7 +217,13 @@ function InviteForm({ totp, onInvited }: { totp: boolean; onInvited: () => void 
         <button type="submit">Invite</button>
       )}
       <ErrorNote error={invited.error} />
-      {sentTo && <p role="status">Invitation sent to {sentTo}.</p>}
+      {sent && !sent.link && <p role="status">Invitation sent to {sent.email}.</p>}
+      {sent?.link && (
+        <p role="status">
+          This service sends no email: give {sent.email} this link yourself (valid 7 days, once): <code data-invitation-link>{sent.link}</code>{" "}
+          <CopyButton value={sent.link} />
+        </p>
+      )}
     </form>
   );
 }
