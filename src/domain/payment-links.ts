@@ -266,6 +266,9 @@ export function newLinkSessionToken(): string {
   return randomBase62(32);
 }
 
+/** A buyer's open charge is handed back only with this long left to pay: one about to expire would be paid late. */
+const REUSE_MIN_LEFT_MS = 5 * 60_000;
+
 /**
  * A buyer pressed Pay: a charge of the link's amount × the buyer's quantity, with its description
  * (the quantity stated when the buyer picks one), redirects and metadata, and `paymentLinkId`. A link
@@ -293,7 +296,8 @@ export async function chargeFromPaymentLink(
       await tx.$queryRaw`SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(${linkSessionHash}, 0))) AS locked`;
       const [open] = await tx.$queryRaw<Charge[]>`
         SELECT ${CHARGE_COLUMNS} FROM charges
-        WHERE link_session_hash = ${linkSessionHash} AND payment_link_id = ${link.id} AND status = 'PENDING' AND expires_at > ${now}
+        WHERE link_session_hash = ${linkSessionHash} AND payment_link_id = ${link.id} AND status = 'PENDING'
+          AND expires_at > ${new Date(now.getTime() + REUSE_MIN_LEFT_MS)}
           AND amount = ${amount} AND customer_email IS NOT DISTINCT FROM ${customerEmail}
         ORDER BY created_at DESC LIMIT 1`;
       if (open) return { charge: open, events: [] };

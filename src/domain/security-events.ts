@@ -90,16 +90,25 @@ export function actorOf(user: { id: string; email: string }, client: Client): Ac
 /** Why a sign-in failed, as its event's detail says. */
 export type SignInFailure = "wrong_password" | "two_factor_code_missing" | "wrong_two_factor_code" | "locked";
 
+/** A locked email's attempts are recorded once per this long (the sign-in budget's window): a flood of them costs nothing else and must not bury the history. */
+const LOCKED_RECORD_MS = 15 * 60_000;
+
 /**
  * Records a failed sign-in of `email` (normalized) when it is a user's; an email nobody has records
  * nothing, in the same one statement, so that a failure costs the same whether the email is known or not.
+ * Attempts refused because the email is locked are recorded once per LOCKED_RECORD_MS.
  */
 export async function recordSignInFailure(db: Prisma, email: string, reason: SignInFailure, client: Client, now = new Date()): Promise<void> {
+  const since = new Date(now.getTime() - (reason === "locked" ? LOCKED_RECORD_MS : 0));
   await db.$executeRaw`
     INSERT INTO security_events (id, merchant_id, type, user_id, email, ip, user_agent, detail, created_at)
-    SELECT ${newId("sev")}, merchant_id, 'sign_in_failed', id, ${email}, ${client.ip}, ${agentOf(client.userAgent)},
+    SELECT ${newId("sev")}, u.merchant_id, 'sign_in_failed', u.id, ${email}, ${client.ip}, ${agentOf(client.userAgent)},
            ${JSON.stringify({ reason })}::jsonb, ${now}
-    FROM users WHERE email = ${email}`;
+    FROM users u WHERE u.email = ${email}
+      AND NOT EXISTS (
+        SELECT 1 FROM security_events e
+        WHERE e.merchant_id = u.merchant_id AND e.created_at > ${since} AND e.user_id = u.id
+          AND e.type = 'sign_in_failed' AND e.detail->>'reason' = ${reason} AND ${reason} = 'locked')`;
 }
 
 const filterFields = {

@@ -100,11 +100,17 @@ export async function listUsers(prisma: Prisma, merchantId: string): Promise<Use
   return (await prisma.user.findMany({ where: { merchantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] })).map(userView);
 }
 
-/** Sets a new password and signs the user out everywhere: whoever knew the old one loses the sessions it opened. */
+/** Sets a new password (the operator's CLI) and signs the user out everywhere: whoever knew the old one loses the sessions it opened; recorded as a `password_reset` by the operator. */
 export async function resetPassword(prisma: Prisma, userId: string, password: unknown): Promise<void> {
   const data = parseInput(z.strictObject({ password: passwordSchema }), { password });
   const passwordHash = await hashPassword(data.password);
-  await prisma.$transaction([prisma.user.update({ where: { id: userId }, data: { passwordHash } }), prisma.dashboardSession.deleteMany({ where: { userId } })]);
+  await prisma.$transaction(async (tx) => {
+    const user = await tx.user.update({ where: { id: userId }, data: { passwordHash } });
+    await tx.dashboardSession.deleteMany({ where: { userId } });
+    // The emailed reset links sent before no longer apply.
+    await tx.passwordReset.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date() } });
+    await recordSecurityEvent(tx, user.merchantId, "password_reset", OPERATOR_ACTOR, { userId, email: user.email, by: "operator" });
+  });
 }
 
 /**

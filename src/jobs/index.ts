@@ -28,7 +28,7 @@ export interface JobServices {
     | "relayerGasBudgetPerMerchant"
     | "email"
   > &
-    Partial<Pick<Config, "relayerPreviousKeys">>;
+    Partial<Pick<Config, "relayerPreviousKeys" | "env">>;
   db: Database;
   chains: ChainSet;
   logger: Logger;
@@ -60,7 +60,11 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
       : undefined;
   const running = [
     startExpirySweep(db.prisma, settings, logger, { intervalMs: config.expirySweepIntervalMs, now: options.now, onExpired: options.onExpired }),
-    startWebhookDispatcher(db.prisma, logger, { now: options.now, onResult: (result) => metrics.webhookDeliveries.inc({ result }) }),
+    startWebhookDispatcher(db.prisma, logger, {
+      now: options.now,
+      keepPrivateResponses: config.env !== "production",
+      onResult: (result) => metrics.webhookDeliveries.inc({ result }),
+    }),
     startEmailSender(db.prisma, logger, {
       smtpUrl: config.email.smtpUrl,
       from: config.email.from,

@@ -10,7 +10,7 @@ import { type ClaimedDelivery, claimDueDeliveries, type DeliveryResult, recordDe
 import { disableGoneEndpoint, signingSecrets } from "../domain/webhook-endpoints.js";
 import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "../webhooks/send.js";
 import { webhookHeaders } from "../webhooks/signature.js";
-import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
+import { checkWebhookTarget, isNonPublicAddress, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
 import { startLeasedLoop, Tally } from "./leased-loop.js";
 
 export type { DeliveryResult };
@@ -28,6 +28,12 @@ export interface DispatcherOptions {
   timeoutMs?: number;
   /** How long a claim holds without renewal; a dead dispatcher's deliveries wait this long. */
   leaseMs?: number;
+  /**
+   * Whether the answer of a non-public address (test mode may post to one) is kept for the merchant to
+   * read: true outside production (a local receiver while developing); in production only its status
+   * is, or every merchant could read the operator's internal services through a test endpoint.
+   */
+  keepPrivateResponses?: boolean;
   resolve?: Resolver;
   random?: () => number;
   /** Told each attempt's result once it is recorded (/metrics counts them). */
@@ -51,6 +57,7 @@ function settingsOf(logger: Logger, o: DispatcherOptions): Settings {
     perEndpoint: o.perEndpoint ?? 10,
     timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
     leaseMs: o.leaseMs ?? 10_000,
+    keepPrivateResponses: o.keepPrivateResponses ?? true,
     resolve: o.resolve ?? systemResolver,
     random: o.random ?? Math.random,
     onResult: o.onResult,
@@ -65,7 +72,8 @@ async function attempt(s: Settings, d: ClaimedDelivery, started: Date): Promise<
     // Checked before every attempt, not only when saved: DNS may point elsewhere by now.
     const target = await checkWebhookTarget(d.url, d.livemode, s.resolve);
     const headers = webhookHeaders(d.eventId, Math.floor(Date.now() / 1000), body, signingSecrets(d, started));
-    return await postWebhook(target, headers, body, s.timeoutMs);
+    const result = await postWebhook(target, headers, body, s.timeoutMs);
+    return s.keepPrivateResponses || !isNonPublicAddress(target.address) ? result : { ...result, responseBody: null };
   } catch (e) {
     if (!(e instanceof WebhookTargetError)) throw e;
     return { statusCode: null, latencyMs: 0, error: `not sent: ${e.message}`, succeeded: false, gone: false, responseBody: null };

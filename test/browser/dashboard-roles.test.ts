@@ -125,6 +125,9 @@ describe("dashboard roles", () => {
       await page.getByLabel("Role", { exact: true }).waitFor();
       expect(await page.getByLabel("Role", { exact: true }).locator("option").allTextContents()).not.toContain("owner");
       await select.selectOption("support");
+      // A role change asks the password, as inviting does.
+      await team.getByLabel("Your password").fill(PASSWORD);
+      await team.getByRole("button", { name: "Yes, make them support" }).click();
       await expect.poll(async () => (await app.db.prisma.user.findUniqueOrThrow({ where: { id: viewer.id } })).role).toBe("support");
       await auditPage(page, "dashboard-roles-team-admin", 1280);
     } else {

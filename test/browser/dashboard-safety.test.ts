@@ -172,6 +172,7 @@ describe("the dashboard's safety rails", () => {
     expect(await question(page).getAttribute("aria-label")).toBe(
       `Remove ${leaving} (owner) from the team? They are signed out at once and can no longer sign in.`,
     );
+    await page.getByLabel("Your password").fill(PASSWORD);
     await page.getByRole("button", { name: `Yes, remove ${leaving}` }).click();
     await expect.poll(() => row.count()).toBe(0);
     expect(await app.db.prisma.user.count({ where: { email: { in: [colleague, leaving] } } })).toBe(0);

@@ -59,6 +59,7 @@ describe("public view", () => {
       expiresAt: charge.expiresAt,
       description: "Mugs",
       merchantName: "Test Shop",
+      paymentWindowMinutes: 15,
       successUrl: null,
       cancelUrl: null,
       livemode: false,

@@ -159,6 +159,8 @@ describe("security history", () => {
     const locked = await newUser("viewer", merchantId);
     for (let i = 0; i < 5; i++) expectError(await signIn({ email: locked.email, password: "wrong password" }), 401, "sign_in_failed");
     expectError(await signIn({ email: locked.email, password: PASSWORD }), 429, "rate_limited");
+    // More attempts at a locked email cost the guesser nothing: they are recorded once per lock window.
+    for (let i = 0; i < 3; i++) expectError(await signIn({ email: locked.email, password: PASSWORD }), 429, "rate_limited");
     const reasons = (await rows(merchantId)).filter((e) => e.userId === locked.id).map((e) => (e.detail as { reason: string }).reason);
     expect(reasons).toEqual(["locked", ...Array(5).fill("wrong_password")]);
 
@@ -220,8 +222,8 @@ describe("security history", () => {
     const all = await gql(ab, LIST, { first: 100 });
     expect(all.errors).toBeUndefined();
     const nodes = all.data.securityEvents.edges.map((e: { node: unknown }) => e.node);
-    // Each type once, the two keys made with the merchant, the two sign-ins.
-    expect(all.data.securityEvents.totalCount).toBe(SECURITY_EVENT_TYPES.length + 4);
+    // Each type once, the two keys made with the merchant, the two users joining, the two sign-ins.
+    expect(all.data.securityEvents.totalCount).toBe(SECURITY_EVENT_TYPES.length + 6);
     expect(nodes.slice(0, 2).map((e: { type: string }) => e.type)).toEqual(["SIGN_IN", "SIGN_IN"]);
     expect(nodes.at(-1)).toMatchObject({ type: "SIGN_IN", userId: owner.id, email: owner.email, ip: "198.51.100.1", userAgent: "Old", detail: { i: 0 } });
     const times = nodes.map((e: { createdAt: string }) => Date.parse(e.createdAt));
@@ -284,8 +286,8 @@ describe("security history", () => {
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="security_events.csv"');
     const lines = res.text.trimEnd().split("\r\n");
     expect(lines[0]).toBe("id,createdAt,type,userId,email,ip,userAgent,detail");
-    // The header, the wallet change, the sign-in, the two keys made with the merchant.
-    expect(lines).toHaveLength(5);
+    // The header, the wallet change, the sign-in, the user joining, the two keys made with the merchant.
+    expect(lines).toHaveLength(6);
     expect(lines[1]).toContain(",wallet_changed,");
     // A user agent that a spreadsheet would run is written as text; the detail is its JSON, quoted.
     expect(lines[1]).toContain(`,'=cmd|' /C calc'!A0,"{`);

@@ -219,7 +219,7 @@ describe("dashboard sessions", () => {
     const typed = await gql(b, 'mutation { createUser(email: "colleague@example.com", password: "another long password") { id } }');
     expect(typed.errors[0].message).toMatch(/createUser/);
     const added = await createUser(app.db.prisma, app.merchant.merchant.id, { email: `colleague-${run}@example.com`, password: PASSWORD }, OPERATOR);
-    expect((await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: added.id })).data.deleteUser).toBe(added.id);
+    expect((await gql(b, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: added.id })).data.deleteUser).toBe(added.id);
   });
 
   it("keeps one merchant's session away from another merchant's records and keys", async () => {
@@ -238,10 +238,10 @@ describe("dashboard sessions", () => {
     });
     expect(roll.errors[0].extensions.code).toBe("parameter_invalid");
     const someone = await newUser();
-    const foreignUser = await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: someone.id });
+    const foreignUser = await gql(b, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: someone.id });
     expect(foreignUser.errors[0].extensions.code).toBe("resource_missing");
     const lastUser = await gql(b, "{ viewer { user { id } } }");
-    const alone = await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: lastUser.data.viewer.user.id });
+    const alone = await gql(b, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: lastUser.data.viewer.user.id });
     expect(alone.errors[0].extensions.message ?? alone.errors[0].message).toMatch(/only owner/);
     expect((await app.call("GET", "/v1/customers", { key: app.merchant.apiKeys.test.secret })).status).toBe(200);
   });

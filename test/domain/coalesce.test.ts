@@ -56,7 +56,7 @@ describe("the public charge view", () => {
     const app = await startApp(POLLING);
     try {
       const id = (await app.call("POST", "/v1/charges", { body: { orderId: "burst-1", amount: "5" } })).body.id as string;
-      const isViewRead = (q: string) => /FROM charges WHERE id/.test(q) && /merchantName/.test(q);
+      const isViewRead = (q: string) => /FROM charges WHERE id/.test(q) && /paymentWindowMinutes/.test(q);
       // Fifteen root fields of one operation resolve concurrently: the first reads, the rest share the next read.
       const fields = Array.from({ length: 15 }, (_, i) => `s${i}: paymentSession(chargeId: $id) { status }`).join(" ");
       app.queries.length = 0;

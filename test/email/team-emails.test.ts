@@ -204,7 +204,7 @@ describe("team emails", () => {
       const alt = email("alt");
       expect((await invite(await browser(inviter.email), alt)).errors).toBeUndefined();
       const token = linkToken((await outbox({ to: alt, type: "invitation" }))[0]!.text, "invitation");
-      await removeUser(prisma(), "operator", inviter, OPERATOR_ACTOR);
+      await removeUser(prisma(), "operator", inviter, OPERATOR, OPERATOR_ACTOR);
       expectError(await post("/dashboard/invitations/accept", { token, password: NEW_PASSWORD }), 400, "invitation_invalid", "token");
       expect(await prisma().invitation.count({ where: { invitedBy: inviter.id } })).toBe(0);
       expect(user.merchantId).toBe(merchantId);
@@ -268,7 +268,7 @@ describe("team emails", () => {
       const { user, merchantId } = await team();
       const other = await createUser(prisma(), merchantId, { email: email("leaving"), password: PASSWORD }, OPERATOR);
       const b = await browser(user.email);
-      expect((await gql(b, "mutation($id: ID!) { deleteUser(id: $id) }", { id: other.id })).errors).toBeUndefined();
+      expect((await gql(b, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: other.id })).errors).toBeUndefined();
       const removed = (await outbox({ merchantId, type: "security_notice" })).filter((e) => e.subject.startsWith("A user was removed"));
       expect(removed.map((e) => e.to).sort()).toEqual([user.email, other.email].sort());
 

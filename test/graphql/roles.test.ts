@@ -72,10 +72,10 @@ describe("team roles", () => {
   const PROBES: Probe[] = [
     {
       capability: "team",
-      query: "mutation($id: ID!) { setUserRole(id: $id, role: SUPPORT) { role } }",
+      query: 'mutation($id: ID!) { setUserRole(id: $id, role: SUPPORT, password: "correct horse battery") { role } }',
       variables: () => ({ id: target }),
     },
-    { capability: "team", query: "mutation($id: ID!) { deleteUser(id: $id) }", variables: () => ({ id: target }) },
+    { capability: "team", query: 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', variables: () => ({ id: target }) },
     {
       capability: "team",
       query: "mutation($e: String!, $p: String) { inviteUser(email: $e, role: VIEWER, password: $p) { id } }",
@@ -136,7 +136,7 @@ describe("team roles", () => {
 
   describe("the team's rules", () => {
     const setRole = (b: Browser, id: string, role: string) =>
-      gql(b, "mutation($id: ID!, $r: UserRole!) { setUserRole(id: $id, role: $r) { id role } }", { id, r: role });
+      gql(b, 'mutation($id: ID!, $r: UserRole!) { setUserRole(id: $id, role: $r, password: "correct horse battery") { id role } }', { id, r: role });
 
     it("changes a role and records it; nobody changes their own", async () => {
       const admin = await browser("admin");
@@ -171,7 +171,7 @@ describe("team roles", () => {
       expect(made.errors[0].extensions).toMatchObject({ code: "permission_denied", statusCode: 403 });
       expect(made.errors[0].message).toMatch(/Only owners may make an owner/);
       expect((await setRole(admin, owner.userId, "VIEWER")).errors[0].extensions.code).toBe("permission_denied");
-      const removed = await gql(admin, "mutation($id: ID!) { deleteUser(id: $id) }", { id: owner.userId });
+      const removed = await gql(admin, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: owner.userId });
       expect(removed.errors[0].message).toMatch(/Only owners may remove an owner/);
       const invited = await gql(admin, "mutation($e: String!, $p: String) { inviteUser(email: $e, role: OWNER, password: $p) { id } }", {
         e: `boss-${RUN}@example.com`,
@@ -189,27 +189,30 @@ describe("team roles", () => {
       const shop = await app.newMerchant();
       const only = await browser("owner", shop.merchant.id);
       const admin = await newUser("admin", shop.merchant.id);
-      const self = await gql(only, "mutation($id: ID!) { deleteUser(id: $id) }", { id: only.userId });
+      const self = await gql(only, 'mutation($id: ID!) { deleteUser(id: $id, password: "correct horse battery") }', { id: only.userId });
       expect(self.errors[0].extensions).toMatchObject({ code: "last_owner", statusCode: 409 });
       const row = await prisma().user.findUniqueOrThrow({ where: { id: only.userId } });
-      await expect(setUserRole(prisma(), "operator", row, "admin", OPERATOR_ACTOR)).rejects.toMatchObject({ code: "last_owner" });
-      await expect(removeUser(prisma(), "operator", row, OPERATOR_ACTOR)).rejects.toMatchObject({ code: "last_owner" });
+      await expect(setUserRole(prisma(), "operator", row, "admin", OPERATOR, OPERATOR_ACTOR)).rejects.toMatchObject({ code: "last_owner" });
+      await expect(removeUser(prisma(), "operator", row, OPERATOR, OPERATOR_ACTOR)).rejects.toMatchObject({ code: "last_owner" });
       // Two owners demoting each other at once: one of them stays an owner.
-      await setUserRole(prisma(), "operator", admin, "owner", OPERATOR_ACTOR);
+      await setUserRole(prisma(), "operator", admin, "owner", OPERATOR, OPERATOR_ACTOR);
       const [a, b] = await Promise.allSettled([
-        setUserRole(prisma(), "operator", row, "viewer", OPERATOR_ACTOR),
-        setUserRole(prisma(), "operator", admin, "viewer", OPERATOR_ACTOR),
+        setUserRole(prisma(), "operator", row, "viewer", OPERATOR, OPERATOR_ACTOR),
+        setUserRole(prisma(), "operator", admin, "viewer", OPERATOR, OPERATOR_ACTOR),
       ]);
       expect([a.status, b.status].sort()).toEqual(["fulfilled", "rejected"]);
       expect(await prisma().user.count({ where: { merchantId: shop.merchant.id, role: "owner" } })).toBe(1);
-      expect((await gql(only, "{ users { id } }")).data.users).toHaveLength(2);
+      expect(await prisma().user.count({ where: { merchantId: shop.merchant.id } })).toBe(2);
+      // Whoever was demoted signs in again under the new role: their sessions ended with the change.
+      const demoted = a.status === "fulfilled" ? row.id : admin.id;
+      expect(await prisma().dashboardSession.count({ where: { userId: demoted } })).toBe(0);
     });
 
     it("refuses an unknown role naming the field", async () => {
       const owner = await browser("owner");
       const viewer = await newUser("viewer");
       expect((await setRole(owner, viewer.id, "ROOT")).errors[0].message).toMatch(/"ROOT" does not exist in "UserRole" enum/);
-      await expect(setUserRole(prisma(), "operator", viewer as never, "root", OPERATOR_ACTOR)).rejects.toMatchObject({
+      await expect(setUserRole(prisma(), "operator", viewer as never, "root", OPERATOR, OPERATOR_ACTOR)).rejects.toMatchObject({
         code: "parameter_invalid",
         param: "role",
       });
@@ -293,6 +296,7 @@ describe("team roles", () => {
     });
     expect(off.errors).toBeUndefined();
     const events = await prisma().securityEvent.findMany({ where: { userId: b.userId }, orderBy: { createdAt: "asc" } });
-    expect(events.map((e) => e.type)).toEqual(["two_factor_enabled", "two_factor_disabled"]);
+    // The sign-in that opened the session is in the history too.
+    expect(events.map((e) => e.type)).toEqual(["sign_in", "two_factor_enabled", "two_factor_disabled"]);
   });
 });

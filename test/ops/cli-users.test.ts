@@ -66,6 +66,8 @@ it("creates, lists, resets and deletes dashboard users; the password comes from 
     const user = await db.prisma.user.findUniqueOrThrow({ where: { email: "ops@acme.example" } });
     expect(await verifyPassword("a new long password", user.passwordHash)).toBe(true);
     expect(user.passwordHash).not.toContain("a new long password");
+    const reset = await db.prisma.securityEvent.findFirstOrThrow({ where: { type: "password_reset" }, orderBy: { createdAt: "desc" } });
+    expect(reset).toMatchObject({ userId: null, ip: null, detail: { userId: user.id, email: "ops@acme.example", by: "operator" } });
   } finally {
     await db.close();
   }

@@ -217,6 +217,17 @@ describe("delivery", () => {
     expect(gql.data.node.deliveries[0].attempts).toEqual([{ statusCode: 200, responseBody: "thanks!" }]);
   });
 
+  it("in production keeps only the status of a non-public address's answer (a test endpoint must not read internal services)", async () => {
+    const { receiver, call } = await shop();
+    dispatch({ keepPrivateResponses: false });
+    receiver.respond((_r, res) => void res.writeHead(403).end("internal admin page"));
+    await call("POST", "/v1/customers", { email: "private@example.com", name: "Private" });
+    const eventId = (await receiver.waitForCount(1))[0]!.headers["webhook-id"]!;
+    await waitFor("the attempt", async () => ((await delivery(eventId)).attempts === 1 ? true : undefined));
+    const [attempt] = (await call("GET", `/v1/events/${eventId}`)).body.deliveries[0].attempts;
+    expect(attempt).toMatchObject({ statusCode: 403, succeeded: false, responseBody: null });
+  });
+
   it("counts a redirect as a failure and does not follow it", async () => {
     const { receiver, call } = await shop();
     const elsewhere = await startReceiver();

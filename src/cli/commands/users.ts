@@ -42,7 +42,7 @@ export const userCommands: Command[] = [
       const role = parseRole(args[1]);
       if (!role) throw new UsageError(`ROLE must be one of ${ROLES.join(", ")}.`);
       const { prisma } = await open();
-      const user = await setUserRole(prisma, "operator", await findUser(prisma, need("USER")), role, OPERATOR_ACTOR);
+      const user = await setUserRole(prisma, "operator", await findUser(prisma, need("USER")), role, OPERATOR, OPERATOR_ACTOR);
       print(`${user.email} (${user.id}) is now ${user.role}.`, user);
     },
   },
@@ -64,7 +64,7 @@ export const userCommands: Command[] = [
     async run({ open, print, need }) {
       const { prisma } = await open();
       const user = await findUser(prisma, need("USER"));
-      await removeUser(prisma, "operator", user, OPERATOR_ACTOR);
+      await removeUser(prisma, "operator", user, OPERATOR, OPERATOR_ACTOR);
       print(`Deleted ${user.email} (${user.id}).`, { id: user.id, deleted: true });
     },
   },

@@ -93,25 +93,34 @@ builder.mutationFields((t) => ({
   deleteUser: t.field({
     type: "ID",
     description:
-      "Removes a user from the team and ends its sessions (dashboard sessions only). Only owners remove owners; the merchant's last owner cannot be removed (409 `last_owner`).",
-    args: { id: t.arg.id({ required: true, description: "The user's id (usr_…)." }) },
-    resolve: async (_root, { id }, ctx) => {
+      "Removes a user from the team and ends its sessions (dashboard sessions only). Only owners remove owners; the merchant's last owner cannot be removed (409 `last_owner`). Needs your password: as `password`, or a re-authentication in the last 5 minutes.",
+    args: {
+      id: t.arg.id({ required: true, description: "The user's id (usr_…)." }),
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
+    },
+    resolve: async (_root, { id, password, totpCode }, ctx) => {
       const session = ctx.session();
-      await removeUser(ctx.prisma, session, await findUser(ctx.prisma, id, session.merchantId), ctx.actor());
+      const target = await findUser(ctx.prisma, id, session.merchantId);
+      await removeUser(ctx.prisma, session, target, confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }), ctx.actor());
       return id;
     },
   }),
   setUserRole: t.field({
     type: User,
     description:
-      "Changes a teammate's role (dashboard sessions only). Nobody changes their own role; only owners make an owner or change an owner's role; the merchant's last owner keeps the role (409 `last_owner`).",
+      "Changes a teammate's role and ends their sessions: they sign in again under it (dashboard sessions only). Nobody changes their own role; only owners make an owner or change an owner's role; the merchant's last owner keeps the role (409 `last_owner`). Needs your password: as `password`, or a re-authentication in the last 5 minutes.",
     args: {
       id: t.arg.id({ required: true, description: "The user's id (usr_…)." }),
       role: t.arg({ type: UserRole, required: true, description: "The role to give them." }),
+      password: t.arg.string({ description: "Your password, unless you re-authenticated in the last 5 minutes." }),
+      totpCode: t.arg.string({ description: "With `password`, when two-factor sign-in is on: a current code or a recovery code." }),
     },
-    resolve: async (_root, { id, role }, ctx) => {
+    resolve: async (_root, { id, role, password, totpCode }, ctx) => {
       const session = ctx.session();
-      return setUserRole(ctx.prisma, session, await findUser(ctx.prisma, id, session.merchantId), role, ctx.actor());
+      const target = await findUser(ctx.prisma, id, session.merchantId);
+      const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
+      return setUserRole(ctx.prisma, session, target, role, confirm, ctx.actor());
     },
   }),
   changePassword: t.int({

@@ -68,7 +68,7 @@ export function NewCharge() {
   const described = (f: Field) => (shown[f] ? { "aria-invalid": true, "aria-describedby": `${f}-problem` } : {});
   const note = (f: Field) =>
     shown[f] ? (
-      <p id={`${f}-problem`} class="error field-problem" data-problem={f}>
+      <p id={`${f}-problem`} class="error field-error" data-problem={f}>
         {shown[f]}
       </p>
     ) : null;

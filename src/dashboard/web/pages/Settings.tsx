@@ -113,7 +113,7 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       <TeamSettings session={session} totp={user.totpEnabled} />
       <PasswordChange totp={user.totpEnabled} />
       <TwoFactor user={user} reload={reload} />
-      {mayReadSecurity(session) && (
+      {may(session, "security") && (
         <Section title="Security history">
           <p class="muted">Who signed in from where, and who changed API keys, wallets, the team or webhook endpoints, over the last year.</p>
           <Link href="/settings/security">View the security history</Link>
@@ -130,12 +130,6 @@ export function Settings({ session, onSignedOut }: { session: Session; onSignedO
       </Section>
     </>
   );
-}
-
-/** Whether the session's role may read the security history (owners and admins); a session read before roles existed has none: the server decides. */
-function mayReadSecurity(session: Session): boolean {
-  const role = (session.user as { role?: string }).role;
-  return role === undefined || role === "owner" || role === "admin";
 }
 
 /** The business' name, settlement wallets (a change asks first, with the password), payment window and tolerance. */

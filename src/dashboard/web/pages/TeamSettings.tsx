@@ -32,13 +32,13 @@ const TeamQuery = graphql(`
   }
 `);
 const DeleteUser = graphql(`
-  mutation DeleteUser($id: ID!) {
-    deleteUser(id: $id)
+  mutation DeleteUser($id: ID!, $password: String, $totpCode: String) {
+    deleteUser(id: $id, password: $password, totpCode: $totpCode)
   }
 `);
 const SetUserRole = graphql(`
-  mutation SetUserRole($id: ID!, $role: UserRole!) {
-    setUserRole(id: $id, role: $role) {
+  mutation SetUserRole($id: ID!, $role: UserRole!, $password: String, $totpCode: String) {
+    setUserRole(id: $id, role: $role, password: $password, totpCode: $totpCode) {
       id
       role
     }
@@ -80,6 +80,8 @@ export function TeamSettings({ session, totp }: { session: Session; totp: boolea
   const [deleted, deleteUser] = useMutation(DeleteUser);
   const [changed, setUserRole] = useMutation(SetUserRole);
   const [revoked, revokeInvitation] = useMutation(RevokeInvitation);
+  /** A role change picked in a select, until its confirmation (with the password) is answered. */
+  const [pendingRole, setPendingRole] = useState<{ id: string; email: string; role: UserRole } | null>(null);
   if (!data) return <ErrorNote error={error} />;
   const me = session.user;
   const team = may(session, "team");
@@ -97,8 +99,8 @@ export function TeamSettings({ session, totp }: { session: Session; totp: boolea
             {manages(u) ? (
               <select
                 aria-label={`Role of ${u.email}`}
-                value={u.role}
-                onChange={(e) => void setUserRole({ id: u.id, role: e.currentTarget.value as UserRole }).then(reload)}
+                value={pendingRole?.id === u.id ? pendingRole.role : u.role}
+                onChange={(e) => setPendingRole({ id: u.id, email: u.email, role: e.currentTarget.value as UserRole })}
               >
                 {givable(me.role, roles).map((r) => (
                   <option key={r} value={r}>
@@ -112,12 +114,26 @@ export function TeamSettings({ session, totp }: { session: Session; totp: boolea
                 {u.id === me.id && " (you)"}
               </span>
             )}{" "}
+            {pendingRole?.id === u.id && (
+              <ConfirmStep
+                plain
+                question={`Make ${u.email} ${roleName(pendingRole.role)}? They are signed out and sign in again under the new role.`}
+                confirm={`Yes, make them ${roleName(pendingRole.role)}`}
+                reauthenticate={{ totp }}
+                onCancel={() => setPendingRole(null)}
+                onConfirm={(v) => {
+                  setPendingRole(null);
+                  void setUserRole({ id: u.id, role: pendingRole.role, ...reauthentication(v) }).then(reload);
+                }}
+              />
+            )}
             {manages(u) && (
               <Confirm
                 label="Remove"
                 question={`Remove ${u.email} (${roleName(u.role)}) from the team? They are signed out at once and can no longer sign in.`}
                 confirm={`Yes, remove ${u.email}`}
-                onConfirm={() => void deleteUser({ id: u.id }).then(reload)}
+                reauthenticate={{ totp }}
+                onConfirm={(v) => void deleteUser({ id: u.id, ...reauthentication(v) }).then(reload)}
               />
             )}
           </li>
