@@ -100,6 +100,9 @@ describe("the security history in a browser", () => {
       "API_KEY_CREATED",
       "SIGN_IN",
       "SIGN_IN_FAILED",
+      // The two users of the test joining (the operator's `users create`), then the merchant's keys.
+      "USER_JOINED",
+      "USER_JOINED",
       "API_KEY_CREATED",
       "API_KEY_CREATED",
     ]);

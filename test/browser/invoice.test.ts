@@ -209,6 +209,11 @@ describe("invoices and payment links in a browser", () => {
     const first = await pay();
     await page.goBack();
     expect(page.url()).toBe(link.url);
+    // The same buyer pressing Pay again gets their open charge back; another buyer (another browser
+    // session: the link's cookie gone) gets a charge of their own.
+    expect(await pay()).toBe(first);
+    await page.goBack();
+    await page.context().clearCookies();
     const second = await pay();
     expect(second).not.toBe(first);
     for (const id of [first, second]) {

@@ -6,7 +6,7 @@ import { useMutation } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, CopyButton, ErrorNote, errorParam, errorText, formValues, parseUnits, Section } from "../ui.js";
+import { Amount, CopyButton, ErrorNote, errorParam, formValues, humanMessage, parseUnits, Section } from "../ui.js";
 import { CustomerPicker } from "./InvoiceForm.js";
 
 const CreateCharge = graphql(`
@@ -49,7 +49,8 @@ function apiProblem(error: CombinedError | undefined): Problems | null {
   const code = error.graphQLErrors[0]?.extensions?.code;
   if (code === "duplicate_order_id") return { orderId: "An open charge for this order exists already: use another order id, or cancel that charge first." };
   if (code === "resource_missing") return { customerId: "That customer no longer exists: choose another one." };
-  const detail = (errorText(error) ?? "").replace(/^Invalid [\w.[\]]+: /, "");
+  // The field's label leads the sentence: the API's "Invalid amount: " prefix goes, other names in it are said in words.
+  const detail = humanMessage((error.graphQLErrors[0]?.message ?? "").replace(/^Invalid [\w.[\]]+: /, ""), param, LABELS);
   return { [field]: `${LABELS[field]} ${detail}` };
 }
 
