@@ -135,6 +135,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
+  /** Whether PUBLIC_URL or PORT was set: the CLI then talks to that address, not to the one `npm start` recorded. */
+  publicUrlSet: boolean;
   paymentBaseUrl: string;
   /** Directory of the embedded database; unused when `databaseUrl` is set. */
   dataDir: string;
@@ -257,6 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     port: e.PORT,
     host: e.HOST,
     publicUrl,
+    publicUrlSet: cleaned.PUBLIC_URL !== undefined || cleaned.PORT !== undefined,
     paymentBaseUrl: stripSlash(e.PAYMENT_BASE_URL ?? `${publicUrl}/pay`),
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL && withPassword(e.DATABASE_URL, e.DATABASE_PASSWORD),

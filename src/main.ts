@@ -3,6 +3,7 @@
 import { buildApp } from "./app.js";
 import { startDevnet } from "./chain/devnet.js";
 import { demoBanner, seedDemoMerchant } from "./demo.js";
+import { recordInstance } from "./instance.js";
 import { startJobs } from "./jobs/index.js";
 import { configOrExit, logMode, runUntilSignal, startOrExit } from "./process.js";
 import { buildServices, createLogger } from "./services.js";
@@ -28,6 +29,9 @@ logger.info(
   },
   "stablegate listening",
 );
+// Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
+const forgetInstance =
+  config.env === "production" ? null : recordInstance(config.dataDir, config.publicUrlSet ? config.publicUrl : url.replace("//0.0.0.0:", "//127.0.0.1:"));
 if (demo) process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
 runUntilSignal(logger, {
   leaveRotation: app.leaveRotation,
@@ -37,5 +41,6 @@ runUntilSignal(logger, {
     await app.stop();
     // Then the devnet, then the database.
     await services.close();
+    forgetInstance?.();
   },
 });

@@ -1,0 +1,52 @@
+// Where the running `npm start` answers. It records its address in DATA_DIR once it listens, so the
+// CLI commands that talk to it (devnet pay, listen) find it whatever port it took, without flags.
+//
+// Invariants:
+// - PUBLIC_URL or PORT in the environment wins: the operator said where the service is.
+// - A record whose process is gone is ignored (a crashed start leaves it behind).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "./config.js";
+
+const RECORD = "instance.json";
+
+interface InstanceRecord {
+  url: string;
+  pid: number;
+}
+
+/** Records that this process serves at `url`; returns a function that removes the record (on stop). */
+export function recordInstance(dataDir: string, url: string, pid = process.pid): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, RECORD);
+  writeFileSync(file, JSON.stringify({ url, pid } satisfies InstanceRecord) + "\n");
+  return () => {
+    if (readRecord(dataDir)?.pid === pid) rmSync(file, { force: true });
+  };
+}
+
+/** The base URL of the running service: PUBLIC_URL/PORT when set, else what a running `npm start` recorded, else the default. */
+export function runningInstanceUrl(config: Pick<Config, "publicUrl" | "publicUrlSet" | "dataDir">): string {
+  if (config.publicUrlSet) return config.publicUrl;
+  const record = readRecord(config.dataDir);
+  return record && isAlive(record.pid) ? record.url : config.publicUrl;
+}
+
+function readRecord(dataDir: string): InstanceRecord | null {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dataDir, RECORD), "utf8")) as Partial<InstanceRecord>;
+    return typeof parsed.url === "string" && Number.isInteger(parsed.pid) ? (parsed as InstanceRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
