@@ -13,6 +13,7 @@ import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
 import { ensureMigrated } from "./db/migrate.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
+import { announceCommittedEvents } from "./domain/events.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";
 import { HostedPages, pageTokenSecret } from "./http/hosted-pages.js";
@@ -142,6 +143,9 @@ export async function buildServices(config: Config, options: ServicesOptions = {
   const serves = role === "all" || role === "api";
   const redis: Redis | undefined = serves && config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
   const { pubsub, live } = openRealtime(role === "cli" ? { ...config, redisUrl: undefined } : config, logger, { subscribe: serves, publisher: redis });
+
+  // Every event this process commits reaches subscribers (the CLI's have none: it stays off Redis).
+  if (role !== "cli") announceCommittedEvents(db.prisma, live);
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });

@@ -35,7 +35,7 @@ export async function selectChain(
   now = new Date(),
 ): Promise<PublicCharge> {
   const { chainId } = parseInput(selectSchema, input);
-  const { updated, event, view } = await prisma.$transaction(async (tx) => {
+  const { updated, view } = await prisma.$transaction(async (tx) => {
     // The row lock makes a second, concurrent selection wait and then see the first.
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${chargeId} FOR UPDATE`;
     if (locked.length === 0) throw notFound("charge", chargeId);
@@ -68,9 +68,9 @@ export async function selectChain(
       create: { chargeId, chainId, address: cloneAddress, version: charge.contractVersion ?? CURRENT_CONTRACT_VERSION },
       update: { balanceCheckedAt: null },
     });
-    const event = await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
-    return { updated, event, view: publicCharge(updated, charge.merchant, chains.forMode(updated.livemode), []) };
+    await recordEvent(tx, updated, "charge.chain_selected", chargeResource(updated, settings));
+    return { updated, view: publicCharge(updated, charge.merchant, chains.forMode(updated.livemode), []) };
   });
-  settings.feed?.changed([updated], [event]);
+  settings.feed?.changed([updated]);
   return view;
 }

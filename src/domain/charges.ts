@@ -24,7 +24,7 @@ import {
 } from "./paging.js";
 import { searchCondition, searchFilter } from "./charge-search.js";
 import { PaymentResource } from "./payment-schema.js";
-import { EXPIRY_CAUSE, eventWrites, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
+import { EXPIRY_CAUSE, eventWrites, eventsWritten, type RecordedEvent, recordEvent, recordEvents } from "./events.js";
 import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
@@ -237,7 +237,7 @@ export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; cust
  */
 export async function createCharge(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
   const { charge, events } = await insertCharge(prisma, scope, input, settings, now);
-  settings.feed?.changed([charge], events);
+  if (events.length > 0) settings.feed?.changed([charge]);
   return charge;
 }
 
@@ -335,6 +335,7 @@ export async function insertCharge(
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
+    eventsWritten(db, events.recorded);
     return { charge: created!, events: events.recorded };
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
@@ -604,7 +605,7 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
     const { confirming, ...charge } = found;
     return cancelLockedCharge(tx, charge, confirming, settings, now);
   });
-  if (event) settings.feed?.changed([charge], [event]);
+  if (event) settings.feed?.changed([charge]);
   return charge;
 }
 
@@ -663,7 +664,7 @@ export interface ExpiryOptions {
 export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings, now: Date, options: ExpiryOptions = {}): Promise<Charge[]> {
   const { limit = 500, only, force = false } = options;
   const clock = force ? P.sql`${now}::timestamptz` : expiryClock(settings, now);
-  const { expired, events } = await prisma.$transaction(async (tx) => {
+  const expired = await prisma.$transaction(async (tx) => {
     // The first bound (no charge's clock is later than the latest clock there is) lets the partial
     // index over PENDING charges find the candidates: the cost is the due rows only.
     const due = await tx.$queryRaw<(Charge & { clock: Date })[]>`
@@ -672,13 +673,13 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
         AND expires_at <= ${clock}
         AND NOT ${moneyOnItsWay(settings)} ${only === undefined ? P.empty : P.sql`AND charges.id = ${only}`}
       ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-    if (due.length === 0) return { expired: [], events: [] };
+    if (due.length === 0) return [];
     // The query chose them, but the state machine has the last word (it throws on a disagreement).
     for (const { clock, ...c } of due) nextStatus(c, "expire", clock);
     const ids = due.map((c) => c.id);
     const expired = await tx.$queryRaw<Charge[]>`
       UPDATE charges SET status = 'EXPIRED', updated_at = now() WHERE id = ANY(${ids}) AND status = 'PENDING' RETURNING ${CHARGE_COLUMNS}`;
-    const events = await recordEvents(
+    await recordEvents(
       tx,
       expired.map((c) => ({
         scope: c,
@@ -687,9 +688,9 @@ export async function expireDueCharges(prisma: Prisma, settings: ChangeSettings,
         cause: EXPIRY_CAUSE,
       })),
     );
-    return { expired, events };
+    return expired;
   });
-  if (expired.length > 0) settings.feed?.changed(expired, events);
+  if (expired.length > 0) settings.feed?.changed(expired);
   return expired;
 }
 

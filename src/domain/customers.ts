@@ -6,7 +6,7 @@ import { isCountryCode } from "./countries.js";
 import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { jsonOrNull } from "../db/json.js";
-import { eventWrites, recordEvent } from "./events.js";
+import { eventWrites, eventsWritten, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
@@ -319,6 +319,7 @@ async function insertCustomer(prisma: Prisma, scope: Scope, data: CreateData): P
         RETURNING ${CUSTOMER_COLUMNS}
       ), ${events.sql}
       SELECT * FROM inserted`;
+    eventsWritten(prisma, events.recorded);
     return created!;
   });
 }

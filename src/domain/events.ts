@@ -152,6 +152,50 @@ export interface RecordedEvent extends EventResource {
   merchantId: string;
 }
 
+/** Where committed events are announced (realtime/ implements it). Never throws; announcing is best effort. */
+export interface EventFeed {
+  /** Events whose write has committed, in the order they were recorded. */
+  recorded(events: readonly RecordedEvent[]): void;
+}
+
+// Announcing every event once its write commits. Every event is written through recordEvents or
+// eventWrites, and every write of one reports it to `eventsWritten` with the client it ran on: the
+// root client has committed it already (one statement), a transaction's client keeps it until
+// $transaction resolves. Invariants: an event is announced once, after its commit, never after a
+// rollback (a rejected transaction's list is dropped with its client).
+const feeds = new WeakMap<object, EventFeed>();
+const uncommitted = new WeakMap<object, RecordedEvent[]>();
+
+/** Announces to `feed` every event `prisma` commits from now on (the composition root calls it once per client; the latest feed wins). */
+export function announceCommittedEvents(prisma: Prisma, feed: EventFeed): void {
+  const wrapped = feeds.has(prisma);
+  feeds.set(prisma, feed);
+  if (wrapped) return;
+  const transaction = prisma.$transaction.bind(prisma) as (arg: unknown, options?: unknown) => Promise<unknown>;
+  const announcing = async (arg: unknown, options?: unknown) => {
+    if (typeof arg !== "function") return transaction(arg, options);
+    let client: object | undefined;
+    const result = await transaction((tx: object) => {
+      client = tx;
+      return (arg as (tx: object) => unknown)(tx);
+    }, options);
+    const events = client && uncommitted.get(client);
+    if (events) feeds.get(prisma)!.recorded(events);
+    return result;
+  };
+  prisma.$transaction = announcing as Prisma["$transaction"];
+}
+
+/** Reports events written through `db` (the root client or a transaction's): announced once they have committed. */
+export function eventsWritten(db: object, events: readonly RecordedEvent[]): void {
+  if (events.length === 0) return;
+  const feed = feeds.get(db);
+  if (feed) return feed.recorded(events);
+  const pending = uncommitted.get(db);
+  if (pending) pending.push(...events);
+  else uncommitted.set(db, [...events]);
+}
+
 /** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
 export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: EventType, data: object): Promise<RecordedEvent> {
   const [event] = await recordEvents(tx, [{ scope, type, data }]);
@@ -167,13 +211,16 @@ export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]):
   const writes = eventWrites(events);
   const rows = await tx.$queryRaw<{ id: string }[]>`WITH ${writes.sql} SELECT id FROM new_events`;
   const written = new Set(rows.map((r) => r.id));
-  return writes.recorded.filter((e) => written.has(e.id));
+  const recorded = writes.recorded.filter((e) => written.has(e.id));
+  eventsWritten(tx, recorded);
+  return recorded;
 }
 
 /**
  * The WITH-clause parts that append `events` and queue one delivery per enabled endpoint of the
  * merchant and mode that wants the type. A change written in the same statement (a hot path's single
- * round trip) commits with its events or not at all.
+ * round trip) commits with its events or not at all. The caller reports `recorded` to `eventsWritten`
+ * once the statement ran.
  */
 export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
   // The timestamp is chosen here, not by the database, so what live subscribers are sent after the
@@ -203,6 +250,18 @@ export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; 
        AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
     )`;
   return { sql, recorded };
+}
+
+/** The exact body of a webhook carrying `e` (the dispatcher's and `stablegate listen`'s). */
+export function webhookBody(e: EventResource): string {
+  return JSON.stringify({ id: e.id, type: e.type, timestamp: e.timestamp, livemode: e.livemode, data: e.data });
+}
+
+const followedTypes = z.array(z.enum(EVENT_TYPES, { error: "must be an event type, e.g. customer.created (the eventTypes query lists them)" })).max(100);
+
+/** The event types a live stream follows, checked (400 naming `types`); empty: every type. */
+export function parseFollowedTypes(types: readonly string[] | null | undefined): EventType[] {
+  return [...new Set(parseInput(z.object({ types: followedTypes }), { types: types ?? [] }).types)];
 }
 
 /** Shapes a stored event as the API shows it and webhooks carry it. */
@@ -299,15 +358,15 @@ export async function eventsOfCharges(prisma: Prisma, scope: Scope, chargeIds: r
 }
 
 /**
- * The charge events of this merchant and mode at or after `since`, oldest first, of `types` (every
- * charge event type when empty): at most `max`, read a page at a time.
+ * The events of this merchant and mode at or after `since`, oldest first, of `types` (every type
+ * when empty): at most `max`, read a page at a time.
  */
-export async function chargeEventsSince(prisma: Prisma, scope: Scope, types: readonly string[], since: Date, max = 5_000): Promise<RecordedEvent[]> {
+export async function eventsSince(prisma: Prisma, scope: Scope, types: readonly string[], since: Date, max = 5_000): Promise<RecordedEvent[]> {
   const out: RecordedEvent[] = [];
   const where: P.EventWhereInput = {
     merchantId: scope.merchantId,
     livemode: scope.livemode,
-    type: { in: types.length > 0 ? [...types] : [...CHARGE_EVENT_TYPES] },
+    ...(types.length > 0 && { type: { in: [...types] } }),
   };
   let cursor: { createdAt: Date; id: string } | null = null;
   while (out.length < max) {

@@ -415,7 +415,7 @@ export async function voidInvoice(prisma: Prisma, scope: Scope, id: string, sett
     const outcome = await prisma.$transaction(async (tx) => voidLocked(tx, scope, id, settings, now));
     if (outcome === "retry" && attempt < VOID_ATTEMPTS) continue;
     if (outcome === "retry") throw new AppError("invoice_not_editable", `Invoice ${id} is being paid right now; try again in a moment.`, "id");
-    if (outcome.charges.length > 0) settings.feed?.changed(outcome.charges, outcome.events);
+    if (outcome.charges.length > 0) settings.feed?.changed(outcome.charges);
     return outcome.invoice;
   }
 }
@@ -431,7 +431,7 @@ async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, set
   const [{ count }] = (await tx.$queryRaw<{ count: number }[]>`
     SELECT count(*)::int AS count FROM charges WHERE invoice_id = ${id} AND status = 'PENDING'`) as [{ count: number }];
   if (count !== open.length) return "retry" as const;
-  if (invoice.status === "VOID") return { invoice, charges: [], events: [] };
+  if (invoice.status === "VOID") return { invoice, charges: [] };
   assertInvoiceAllows(invoice, "void");
   const paid = toUnits(invoice.amountPaid);
   if (open.some((c) => c.confirming)) {
@@ -451,12 +451,8 @@ async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, set
   const cancelled = [];
   for (const { confirming, ...charge } of open) cancelled.push(await cancelLockedCharge(tx, charge, confirming, settings, now));
   const voided = await tx.invoice.update({ where: { id }, data: { status: "VOID", voidedAt: now, updatedAt: now } });
-  const recorded = await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
-  return {
-    invoice: voided,
-    charges: cancelled.map((c) => c.charge),
-    events: [...cancelled.flatMap((c) => (c.event ? [c.event] : [])), ...recorded],
-  };
+  await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
+  return { invoice: voided, charges: cancelled.map((c) => c.charge) };
 }
 
 /** Marks an OPEN invoice uncollectible (it can still be paid, or voided); an UNCOLLECTIBLE one is returned as is. */
@@ -620,7 +616,7 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
       { invoiceId: invoice.id },
     );
   });
-  if (made.events) settings.feed?.changed([made.charge], made.events);
+  if (made.events) settings.feed?.changed([made.charge]);
   return made.charge;
 }
 

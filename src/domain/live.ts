@@ -4,7 +4,6 @@
 // Invariant: a domain function announces a change only after the transaction that made it has
 // committed, so no subscriber ever sees a change that was rolled back.
 import type { Charge } from "../generated/prisma/client.js";
-import type { RecordedEvent } from "./events.js";
 
 /** Identifies a charge and whose it is, for announcements that carry no snapshot. */
 export interface ChargeRef {
@@ -15,8 +14,8 @@ export interface ChargeRef {
 
 /** Where committed charge changes are announced. Never throws; announcing is best effort. */
 export interface ChargeFeed {
-  /** Charges whose stored state changed, with the events their change recorded (possibly none). */
-  changed(charges: readonly Charge[], events: readonly RecordedEvent[]): void;
+  /** Charges whose stored state changed (their events are announced on their own: domain/events.ts announceCommittedEvents). */
+  changed(charges: readonly Charge[]): void;
   /** Charges whose payments moved on chain without changing the charge (seen, one more confirmation, rolled back). */
   progressed(charges: readonly ChargeRef[]): void;
 }

@@ -319,6 +319,6 @@ export async function chargeFromPaymentLink(
       { paymentLinkId: link.id, customerEmail, linkSessionHash },
     );
   });
-  if (made.events.length > 0) settings.feed?.changed([made.charge], made.events);
+  if (made.events.length > 0) settings.feed?.changed([made.charge]);
   return made.charge;
 }

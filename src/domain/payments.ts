@@ -199,11 +199,12 @@ async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, cha
       now,
     ))
       events.push({ ...e, cause: factCause("refund", refundFact.get((e.data as { id: string }).id)!) });
-    return { updated: written, events: await recordEvents(tx, events) };
+    await recordEvents(tx, events);
+    return written;
   });
   if (!done) return null;
-  settings.feed?.changed([done.updated], done.events);
-  return done.updated;
+  settings.feed?.changed([done]);
+  return done;
 }
 
 /**

@@ -136,7 +136,7 @@ export async function releaseFlush(
   logger: Logger,
   now = new Date(),
 ): Promise<Charge[]> {
-  const result = await prisma.$transaction(async (tx) => {
+  const changed = await prisma.$transaction(async (tx) => {
     const clones = await tx.$queryRaw<ClaimedClone[]>`
       SELECT k.charge_id AS "chargeId", k.chain_id AS "chainId", k.address, k.flush_failures AS "flushFailures", k.payout_blocked_at AS "payoutBlockedAt",
         (k.held <= 0 OR EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id
@@ -187,8 +187,8 @@ export async function releaseFlush(
     }
     return summarizeBlocks(tx, stopped, settings);
   });
-  settings.feed?.changed(result.changed, result.events);
-  return result.changed;
+  settings.feed?.changed(changed);
+  return changed;
 }
 
 /**
@@ -206,23 +206,23 @@ export async function blockPayouts(
   now = new Date(),
 ): Promise<Charge[]> {
   if (chargeIds.length === 0) return [];
-  const result = await prisma.$transaction(async (tx) => {
+  const changed = await prisma.$transaction(async (tx) => {
     await tx.$executeRaw`
       UPDATE clones SET flush_retry_at = ${retryAt}, payout_blocked_reason = ${reason}, payout_blocked_at = coalesce(payout_blocked_at, ${now}), updated_at = ${now}
       WHERE chain_id = ${chainId} AND charge_id = ANY(${chargeIds}) AND flush_id IS NULL`;
     return summarizeBlocks(tx, chargeIds, settings);
   });
-  settings.feed?.changed(result.changed, result.events);
-  return result.changed;
+  settings.feed?.changed(changed);
+  return changed;
 }
 
 /**
  * Brings `chargeIds`' shown payout block up to date with their clones (the first clone's reason, by
  * chain) under their row locks; records `charge.payout_blocked` for each newly blocked. Returns the
- * charges whose reason changed, and the events.
+ * charges whose reason changed.
  */
-export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readonly string[], settings: ChangeSettings) {
-  if (chargeIds.length === 0) return { changed: [] as Charge[], events: [] };
+export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readonly string[], settings: ChangeSettings): Promise<Charge[]> {
+  if (chargeIds.length === 0) return [];
   const before = await tx.$queryRaw<{ id: string; reason: string | null; next: string | null; at: Date | null }[]>`
     SELECT c.id, c.payout_blocked_reason AS reason,
       (SELECT k.payout_blocked_reason FROM clones k WHERE k.charge_id = c.id AND k.payout_blocked_reason IS NOT NULL ORDER BY k.chain_id LIMIT 1) AS next,
@@ -242,13 +242,13 @@ export async function summarizeBlocks(tx: P.TransactionClient, chargeIds: readon
     settings.publicUrl,
   );
   const was = new Map(before.map((b) => [b.id, b.reason]));
-  const events = await recordEvents(
+  await recordEvents(
     tx,
     changed
       .filter((c) => c.payoutBlockedReason !== null && was.get(c.id) == null)
       .map((c) => ({ scope: c, type: "charge.payout_blocked" as const, data: chargeResource(c, settings) })),
   );
-  return { changed, events };
+  return changed;
 }
 
 /** Puts off the payouts of `chargeIds`' clones on `chainId` until `retryAt` (their money is already leaving by someone else's payout). */

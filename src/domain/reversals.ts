@@ -168,13 +168,13 @@ export async function reverseTransfers(
       const lines = gone.map((t) => `${t.kind.toLowerCase()} of ${t.amount.toFixed()} base units in ${t.txHash}`);
       const reopened = await reopenUnpaid(tx, chargeId, now);
       const reason = `${why}: ${lines.join("; ")} no longer on chain; reversed in the ledger${reopened ? REOPENED : ""}`;
-      const flagged = await flagForReview(tx, new Map([[chargeId, reason]]), settings, now);
-      const recorded = await recordEvents(tx, events);
+      await flagForReview(tx, new Map([[chargeId, reason]]), settings, now);
+      await recordEvents(tx, events);
       const charge = await tx.charge.findUniqueOrThrow({ where: { id: chargeId } });
-      return { charge, reopened, events: [...flagged.events, ...recorded] };
+      return { charge, reopened };
     });
     if (!done) continue;
-    settings.feed?.changed([done.charge], done.events);
+    settings.feed?.changed([done.charge]);
     // Reopened past its time (by the clock its expiry goes by): it expires now, as any PENDING charge.
     const expired = done.reopened ? await expireDueCharges(prisma, settings, now, { limit: 1, only: chargeId }) : [];
     touched.push(expired[0] ?? done.charge);

@@ -7,7 +7,7 @@
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource, getCharge } from "./charges.js";
-import { type RecordedEvent, recordEvents } from "./events.js";
+import { recordEvents } from "./events.js";
 import type { Scope } from "./scope.js";
 import { alertTeam } from "./team-emails.js";
 
@@ -19,12 +19,7 @@ const MAX_REASON = 1_000;
  * flagged for the same reason, or whose review of that very finding is done, is left as it is; a new
  * reason replaces the old one and is announced.
  */
-export async function flagForReview(
-  tx: P.TransactionClient,
-  reasons: ReadonlyMap<string, string>,
-  settings: ChangeSettings,
-  now: Date,
-): Promise<{ charges: Charge[]; events: RecordedEvent[] }> {
+export async function flagForReview(tx: P.TransactionClient, reasons: ReadonlyMap<string, string>, settings: ChangeSettings, now: Date): Promise<Charge[]> {
   const charges: Charge[] = [];
   for (const [id, why] of reasons) {
     const reason = why.slice(0, MAX_REASON);
@@ -38,11 +33,11 @@ export async function flagForReview(
     charges.map((c) => ({ charge: c, kind: "review" as const, reason: c.reviewReason! })),
     settings.publicUrl,
   );
-  const events = await recordEvents(
+  await recordEvents(
     tx,
     charges.map((c) => ({ scope: c, type: "charge.needs_review" as const, data: chargeResource(c, settings) })),
   );
-  return { charges, events };
+  return charges;
 }
 
 /** `flagForReview` in its own transaction, announced to live views once it commits. */
@@ -53,8 +48,8 @@ export async function flagChargesForReview(
   now = new Date(),
 ): Promise<Charge[]> {
   if (reasons.size === 0) return [];
-  const { charges, events } = await prisma.$transaction((tx) => flagForReview(tx, reasons, settings, now));
-  settings.feed?.changed(charges, events);
+  const charges = await prisma.$transaction((tx) => flagForReview(tx, reasons, settings, now));
+  settings.feed?.changed(charges);
   return charges;
 }
 
@@ -70,9 +65,10 @@ export async function markChargeReviewed(prisma: Prisma, scope: Scope, id: strin
       UPDATE charges SET reviewed_reason = review_reason, review_reason = NULL, review_at = ${now}, updated_at = ${now}
       WHERE id = ${id} AND review_reason IS NOT NULL RETURNING ${CHARGE_COLUMNS}`;
     if (!reviewed) return null;
-    return { charge: reviewed, events: await recordEvents(tx, [{ scope: reviewed, type: "charge.reviewed", data: chargeResource(reviewed, settings) }]) };
+    await recordEvents(tx, [{ scope: reviewed, type: "charge.reviewed", data: chargeResource(reviewed, settings) }]);
+    return reviewed;
   });
   if (!done) return getCharge(prisma, scope, id);
-  settings.feed?.changed([done.charge], done.events);
-  return done.charge;
+  settings.feed?.changed([done]);
+  return done;
 }

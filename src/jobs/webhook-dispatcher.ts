@@ -5,7 +5,7 @@
 // flight per dispatcher, so an endpoint that hangs for its 15 s holds a few slots, not all of them.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { eventResource } from "../domain/events.js";
+import { eventResource, webhookBody } from "../domain/events.js";
 import { type ClaimedDelivery, claimDueDeliveries, type DeliveryResult, recordDeliveryAttempt, renewDeliveryLeases } from "../domain/webhook-deliveries.js";
 import { disableGoneEndpoint, signingSecrets } from "../domain/webhook-endpoints.js";
 import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "../webhooks/send.js";
@@ -67,7 +67,7 @@ function settingsOf(logger: Logger, o: DispatcherOptions): Settings {
 
 /** Signs and posts one delivery; a target the guard refuses is a failed attempt, not an error. */
 async function attempt(s: Settings, d: ClaimedDelivery, started: Date): Promise<AttemptResult> {
-  const body = JSON.stringify(eventResource({ id: d.eventId, type: d.type, createdAt: d.createdAt, livemode: d.livemode, data: d.data }));
+  const body = webhookBody(eventResource({ id: d.eventId, type: d.type, createdAt: d.createdAt, livemode: d.livemode, data: d.data }));
   try {
     // Checked before every attempt, not only when saved: DNS may point elsewhere by now.
     const target = await checkWebhookTarget(d.url, d.livemode, s.resolve);

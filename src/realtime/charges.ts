@@ -1,4 +1,5 @@
-// Live charge updates: the domain's ChargeFeed over the pub/sub, and the streams the GraphQL
+// Live charge updates: the domain's ChargeFeed and EventFeed over the pub/sub (every committed
+// event goes to its merchant and mode's channel, whatever its type), and the streams the GraphQL
 // subscriptions serve. A message carries the whole committed charge, so fanning it out to any
 // number of subscribers costs no database read; the hosted page's view (paymentSessionUpdated)
 // needs the payments too and is read again once per message and process, however many follow it.
@@ -15,7 +16,7 @@ import type { Logger } from "pino";
 import { AMOUNT_FIELDS, type Charge, chargeFromRow } from "../domain/charges.js";
 import { toUnits } from "../domain/money.js";
 import type { PublicCharge } from "../domain/payment-session.js";
-import type { RecordedEvent } from "../domain/events.js";
+import type { EventFeed, RecordedEvent } from "../domain/events.js";
 import type { ChargeFeed, ChargeRef } from "../domain/live.js";
 import { AppError } from "../domain/errors.js";
 import { modeName, type Scope } from "../domain/scope.js";
@@ -47,8 +48,8 @@ export function chargeChannel(chargeId: string): Channel<ChargeMessage> {
   return channel(`stablegate:charge:${chargeId}`);
 }
 
-/** The channel of a merchant's charge events in one mode. */
-export function chargeEventsChannel(scope: Scope): Channel<RecordedEvent> {
+/** The channel of a merchant's events (of every type) in one mode. */
+export function eventsChannel(scope: Scope): Channel<RecordedEvent> {
   return channel(`stablegate:events:${scope.merchantId}:${modeName(scope.livemode)}`);
 }
 
@@ -67,8 +68,8 @@ export function decodeCharge(wire: WireCharge): Charge {
   return c as unknown as Charge;
 }
 
-/** Announces committed changes and serves the streams that follow them. */
-export class LiveCharges implements ChargeFeed {
+/** Announces committed changes and events, and serves the streams that follow them. */
+export class LiveCharges implements ChargeFeed, EventFeed {
   /** Hosted-page subscribers per charge in this process. */
   private readonly sessionSubscribers = new Map<string, number>();
   /** The reload each message caused, shared by every subscriber it reached (one object per message and process). */
@@ -81,11 +82,16 @@ export class LiveCharges implements ChargeFeed {
     private readonly subscribersPerCharge = Number.POSITIVE_INFINITY,
   ) {}
 
-  changed(charges: readonly Charge[], events: readonly RecordedEvent[]): void {
+  changed(charges: readonly Charge[]): void {
     this.guard(() => {
       for (const c of charges)
         this.pubsub.publish(chargeChannel(c.id), { chargeId: c.id, merchantId: c.merchantId, livemode: c.livemode, charge: encodeCharge(c) });
-      for (const e of events) if (e.type.startsWith("charge.")) this.pubsub.publish(chargeEventsChannel({ merchantId: e.merchantId, livemode: e.livemode }), e);
+    });
+  }
+
+  recorded(events: readonly RecordedEvent[]): void {
+    this.guard(() => {
+      for (const e of events) this.pubsub.publish(eventsChannel({ merchantId: e.merchantId, livemode: e.livemode }), e);
     });
   }
 
@@ -140,16 +146,11 @@ export class LiveCharges implements ChargeFeed {
   }
 
   /**
-   * The charge events of `scope` whose type is in `types` (all when empty), as they are committed.
+   * The events of `scope` whose type is in `types` (every type when empty), as they are committed.
    * After a Redis outage, `since(after)` backfills what was missed from the event log.
    */
-  chargeEvents(
-    scope: Scope,
-    types: readonly string[],
-    since: (after: Date) => Promise<RecordedEvent[]>,
-    signal?: AbortSignal,
-  ): AsyncIterable<Live<RecordedEvent>> {
-    const source = this.pubsub.subscribe(chargeEventsChannel(scope), { maxQueued: this.maxQueued, signal });
+  events(scope: Scope, types: readonly string[], since: (after: Date) => Promise<RecordedEvent[]>, signal?: AbortSignal): AsyncIterable<Live<RecordedEvent>> {
+    const source = this.pubsub.subscribe(eventsChannel(scope), { maxQueued: this.maxQueued, signal });
     const wanted = (e: RecordedEvent) => inScope(e, scope) && (types.length === 0 || types.includes(e.type));
     return closing(
       source,

@@ -2,7 +2,6 @@
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
 import {
   CHARGE_EVENT_TYPES,
-  chargeEventsSince,
   type DeliveryResource,
   countEvents,
   EVENT_DESCRIPTIONS,
@@ -11,6 +10,9 @@ import {
   type EventType,
   eventDeliveries,
   eventsOfCharges,
+  eventsSince,
+  parseFollowedTypes,
+  type RecordedEvent,
   getEvent,
   listEvents,
   resendEvent,
@@ -167,6 +169,11 @@ const ChargeEventType = builder.enumType("ChargeEventType", {
   ),
 });
 
+/** A streamed event as the Event type reads it (a stored row's fields). */
+function eventRow(e: RecordedEvent) {
+  return { id: e.id, merchantId: e.merchantId, livemode: e.livemode, type: e.type, data: e.data as never, createdAt: new Date(e.timestamp) };
+}
+
 builder.subscriptionFields((t) => ({
   chargeEvents: t.field({
     type: Event,
@@ -174,12 +181,23 @@ builder.subscriptionFields((t) => ({
     args: { types: t.arg({ type: [ChargeEventType], description: "The types to follow; empty or absent: every charge event." }) },
     subscribe: (_root, { types }, ctx) => {
       const scope = ctx.scope();
-      const wanted = types ?? [];
-      return ctx.live.chargeEvents(scope, wanted, (after) => chargeEventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
+      const wanted = types && types.length > 0 ? types : CHARGE_EVENT_TYPES;
+      return ctx.live.events(scope, wanted, (after) => eventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
     },
-    resolve: (event) => {
-      const e = liveValue(event);
-      return { id: e.id, merchantId: e.merchantId, livemode: e.livemode, type: e.type, data: e.data as never, createdAt: new Date(e.timestamp) };
+    resolve: (event) => eventRow(liveValue(event)),
+  }),
+  events: t.field({
+    type: Event,
+    description:
+      "Every event of your key's merchant and mode as it is committed (what `stablegate listen` forwards), of `types` only when given; empty or absent: every type.",
+    args: {
+      types: t.arg.stringList({ description: 'Event types to follow, e.g. ["customer.created"] (eventTypes lists them); empty or absent: every type.' }),
     },
+    subscribe: (_root, { types }, ctx) => {
+      const scope = ctx.scope();
+      const wanted = parseFollowedTypes(types);
+      return ctx.live.events(scope, wanted, (after) => eventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
+    },
+    resolve: (event) => eventRow(liveValue(event)),
   }),
 }));
