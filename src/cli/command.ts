@@ -19,6 +19,8 @@ export const FLAGS = {
   "live-webhook-url": { type: "string" },
   mode: { type: "string" },
   url: { type: "string" },
+  "forward-to": { type: "string" },
+  "api-key": { type: "string" },
   events: { type: "string" },
   "ip-allowlist": { type: "string" },
   email: { type: "string" },

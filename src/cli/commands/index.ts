@@ -3,6 +3,7 @@ import type { Command } from "../command.js";
 import { databaseCommands } from "./database.js";
 import { devnetCommands } from "./devnet.js";
 import { jwtCommands, keyCommands } from "./keys.js";
+import { listenCommands } from "./listen.js";
 import { merchantCommands } from "./merchant.js";
 import { operationCommands } from "./operations.js";
 import { userCommands } from "./users.js";
@@ -17,4 +18,5 @@ export const COMMANDS: readonly Command[] = [
   ...operationCommands,
   ...databaseCommands,
   ...devnetCommands,
+  ...listenCommands,
 ];
