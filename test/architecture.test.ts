@@ -25,7 +25,8 @@ const SRC = resolve(import.meta.dirname, "../src");
  * floor or stay in its own unit. From the import graph as it is meant to be:
  * 0 generated code and lib/ import nothing of ours; 1 db/, chain/, webhooks/ and email/ are the machinery
  * the domain drives; 2 domain/ holds every rule; 3 config.ts reads the environment into domain and
- * chain settings; 4 realtime/ (live updates) and jobs/ (the loops) run the domain; 5 http/ is the
+ * chain settings; 4 realtime/ (live updates) and jobs/ (the loops) run the domain, instance.ts says where
+ * the running service answers (from the settings); 5 http/ is the
  * web plumbing every door shares (server, errors, limits, metrics over realtime, the session cookie,
  * security headers); 6 services.ts, the one composition root (buildServices) every process, the CLI
  * included, starts from; 7 the doors, which never import each other; 8 what assembles them (app, the
@@ -42,6 +43,7 @@ const FLOORS: Record<string, number> = {
   config: 3,
   realtime: 4,
   jobs: 4,
+  instance: 4,
   http: 5,
   services: 6,
   rest: 7,
