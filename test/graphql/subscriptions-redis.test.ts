@@ -13,6 +13,7 @@ import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 
 const CHARGE_UPDATED = `subscription($id: ID!) { chargeUpdated(id: $id) { id status } }`;
 const CHARGE_EVENTS = `subscription { chargeEvents { id type data } }`;
+const EVENTS = `subscription { events { id type data } }`;
 
 const newCharge = async (app: TestApp, orderId: string) => {
   const res = await app.call("POST", "/v1/charges", { body: { orderId, amount: "5.00", expiresInMinutes: 5 } });
@@ -110,6 +111,7 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
     const client = wsClient(app.url, app.testKey);
     const updates = subscribe(client, CHARGE_UPDATED, { id: first.id });
     const events = subscribe(client, CHARGE_EVENTS);
+    const everything = subscribe(client, EVENTS);
     await updates.waitFor(1);
     await settle(300);
 
@@ -128,6 +130,8 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
     // Requests still work; this cancel's live update cannot be published now.
     expect((await app.call("DELETE", `/v1/charges/${first.id}`)).status).toBe(200);
     const during = await newCharge(app, "outage-2");
+    const customer = await app.call("POST", "/v1/customers", { body: { email: "outage@example.com", name: "Outage" } });
+    expect(customer.status, customer.text).toBe(201);
 
     await startRedis();
     // Back: subscribers reload what they follow, so the changes made during the outage arrive.
@@ -144,6 +148,14 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
       ["charge.pending", after.id],
     ]);
     expect(updates.values.length).toBe(2);
+    // Every type is backfilled alike: the customer's event committed during the outage too.
+    await everything.waitFor(4, 10_000);
+    expect(everything.values.map((v) => [v.events.type, v.events.data.id])).toEqual([
+      ["charge.cancelled", first.id],
+      ["charge.pending", during.id],
+      ["customer.created", customer.body.id],
+      ["charge.pending", after.id],
+    ]);
     await client.dispose();
   });
 });
