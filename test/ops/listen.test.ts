@@ -1,7 +1,8 @@
-// `stablegate listen` against a running service: each new event of the test key's merchant is
+// `stablegate listen` (its module, and the built command) against a running service: each new event of the test key's merchant is
 // forwarded to a local receiver that verifies it with the `standardwebhooks` package and the secret
 // `listen` printed; --events filters; a 500 shows as 500; a live key is refused; a dropped connection
 // is caught up on without forwarding anything twice.
+import { spawn } from "node:child_process";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
@@ -134,6 +135,32 @@ it("reconnects after the connection drops and forwards what it missed, none twic
   await new Promise((r) => setTimeout(r, 1_000));
   expect(verified(listener.secret, from).map((e) => e.data.id)).toEqual([before.id, missed.id, after.id]);
   expect(lines.some((l) => l.startsWith("Reconnected"))).toBe(true);
+}, 60_000);
+
+it("runs as the built command: prints the secret, forwards, and stops cleanly on Ctrl-C", async () => {
+  const child = spawn(process.execPath, ["dist/cli/main.js", "listen", "--forward-to", receiver.url, "--url", app.url], {
+    env: { ...process.env, STABLEGATE_API_KEY: app.testKey, DATA_DIR: "", DATABASE_URL: "", REDIS_URL: "" },
+  });
+  stops.push(async () => void child.kill("SIGKILL"));
+  let stdout = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  await until(
+    () => stdout.includes("Forwarding every test event"),
+    () => stdout,
+  );
+  const secret = /Your webhook signing secret is (whsec_\S+)/.exec(stdout)![1]!;
+  await new Promise((r) => setTimeout(r, 500));
+  const from = receiver.received.length;
+  const customer = await newCustomer("child@example.com");
+  await until(
+    () => stdout.includes("customer.created"),
+    () => stdout,
+  );
+  expect(verified(secret, from).map((e) => [e.type, e.data.id])).toEqual([["customer.created", customer.id]]);
+  expect(stdout).toMatch(/customer\.created +evt_\w+ {2}\[200\] POST /);
+  child.kill("SIGINT");
+  expect(await exited).toBe(0);
 }, 60_000);
 
 it("refuses a live key and an unknown event type before connecting", async () => {
