@@ -1,7 +1,7 @@
-// `stablegate listen` (its module, and the built command) against a running service: each new event of the test key's merchant is
-// forwarded to a local receiver that verifies it with the `standardwebhooks` package and the secret
-// `listen` printed; --events filters; a 500 shows as 500; a live key is refused; a dropped connection
-// is caught up on without forwarding anything twice.
+// `stablegate listen` (its module, and the built command) against a running service: each new
+// event of the test key's merchant is forwarded to a local receiver that verifies it with the
+// `standardwebhooks` package and the secret `listen` printed; --events filters; a 500 shows as 500; a
+// live key is refused; a dropped connection is caught up on without forwarding anything twice.
 import { spawn } from "node:child_process";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
