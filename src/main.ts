@@ -2,7 +2,7 @@
 // the API, the local devnet in development, and, unless RUN_WORKER=false, the background jobs.
 import { buildApp } from "./app.js";
 import { startDevnet } from "./chain/devnet.js";
-import { demoBanner, seedDemoMerchant } from "./demo.js";
+import { demoBanner, demoShown, seedDemoMerchant } from "./demo.js";
 import { recordInstance } from "./instance.js";
 import { startJobs } from "./jobs/index.js";
 import { configOrExit, logMode, runUntilSignal, startOrExit } from "./process.js";
@@ -32,7 +32,10 @@ logger.info(
 // Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
 const forgetInstance =
   config.env === "production" ? null : recordInstance(config.dataDir, config.publicUrlSet ? config.publicUrl : url.replace("//0.0.0.0:", "//127.0.0.1:"));
-if (demo) process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
+if (demo) {
+  process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
+  demoShown(config.dataDir);
+}
 runUntilSignal(logger, {
   leaveRotation: app.leaveRotation,
   delayMs: config.shutdownDelayMs,
