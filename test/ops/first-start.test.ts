@@ -79,5 +79,5 @@ describe("the first npm start", () => {
     expect(third.output()).toMatch(/stablegate listening/);
     expect(third.output()).not.toMatch(/Demo merchant created|sk_test_/);
     await stop(third);
-  });
+  }, 300_000);
 });
