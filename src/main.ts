@@ -16,9 +16,15 @@ const services = await startOrExit(
   buildServices(config, { role: "all", logger, ...(config.devnet && { startDevnet: () => startDevnet(config.dataDir, logger, config.feeRecipient) }) }),
 );
 const app = buildApp(services);
-const demo = config.env === "production" ? null : await seedDemoMerchant(services.prisma, config);
+// The demo merchant is seeded while the server starts listening: its keys and password hash take
+// seconds of a first start. Both are waited for, so that a listen that fails (its port taken) still
+// leaves the credentials kept for the next start (demo.ts) before the process ends.
+const seeding = config.env === "production" ? Promise.resolve(null) : seedDemoMerchant(services.prisma, config);
 const jobs = config.runWorker ? startJobs(services) : null;
-const url = await app.start();
+const [listening, seeded] = await Promise.allSettled([app.start(), seeding]);
+if (listening.status === "rejected") throw listening.reason;
+if (seeded.status === "rejected") throw seeded.reason;
+const [url, demo] = [listening.value, seeded.value];
 logger.info(
   {
     url,

@@ -56,9 +56,18 @@ async function until(path, since, service) {
   }
 }
 
+/** SIGTERM to npm and the service under it; resolves once both exited and the port answers no more. */
 async function stop(service) {
   process.kill(-service.child.pid, "SIGTERM");
   await service.exited;
+  for (;;) {
+    try {
+      await fetch(`${url}/healthz`);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** Starts npm start and times it: healthz answering, readyz ready. */
