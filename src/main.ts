@@ -25,6 +25,11 @@ const [listening, seeded] = await Promise.allSettled([app.start(), seeding]);
 if (listening.status === "rejected") throw listening.reason;
 if (seeded.status === "rejected") throw seeded.reason;
 const [url, demo] = [listening.value, seeded.value];
+// Before the line that says it listens, so whoever waits for that line finds the credentials printed.
+if (demo) {
+  process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
+  demoShown(config.dataDir);
+}
 logger.info(
   {
     url,
@@ -38,10 +43,6 @@ logger.info(
 // Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
 const forgetInstance =
   config.env === "production" ? null : recordInstance(config.dataDir, config.publicUrlSet ? config.publicUrl : url.replace("//0.0.0.0:", "//127.0.0.1:"));
-if (demo) {
-  process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
-  demoShown(config.dataDir);
-}
 runUntilSignal(logger, {
   leaveRotation: app.leaveRotation,
   delayMs: config.shutdownDelayMs,
