@@ -2,7 +2,7 @@
 // the API, the local devnet in development, and, unless RUN_WORKER=false, the background jobs.
 import { buildApp } from "./app.js";
 import { startDevnet } from "./chain/devnet.js";
-import { demoBanner, seedDemoMerchant } from "./demo.js";
+import { demoBanner, demoShown, seedDemoMerchant } from "./demo.js";
 import { recordInstance } from "./instance.js";
 import { startJobs } from "./jobs/index.js";
 import { configOrExit, logMode, runUntilSignal, startOrExit } from "./process.js";
@@ -16,9 +16,20 @@ const services = await startOrExit(
   buildServices(config, { role: "all", logger, ...(config.devnet && { startDevnet: () => startDevnet(config.dataDir, logger, config.feeRecipient) }) }),
 );
 const app = buildApp(services);
-const demo = config.env === "production" ? null : await seedDemoMerchant(services.prisma, config);
+// The demo merchant is seeded while the server starts listening: its keys and password hash take
+// seconds of a first start. Both are waited for, so that a listen that fails (its port taken) still
+// leaves the credentials kept for the next start (demo.ts) before the process ends.
+const seeding = config.env === "production" ? Promise.resolve(null) : seedDemoMerchant(services.prisma, config);
 const jobs = config.runWorker ? startJobs(services) : null;
-const url = await app.start();
+const [listening, seeded] = await Promise.allSettled([app.start(), seeding]);
+if (listening.status === "rejected") throw listening.reason;
+if (seeded.status === "rejected") throw seeded.reason;
+const [url, demo] = [listening.value, seeded.value];
+// Before the line that says it listens, so whoever waits for that line finds the credentials printed.
+if (demo) {
+  process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
+  demoShown(config.dataDir);
+}
 logger.info(
   {
     url,
@@ -32,7 +43,6 @@ logger.info(
 // Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
 const forgetInstance =
   config.env === "production" ? null : recordInstance(config.dataDir, config.publicUrlSet ? config.publicUrl : url.replace("//0.0.0.0:", "//127.0.0.1:"));
-if (demo) process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
 runUntilSignal(logger, {
   leaveRotation: app.leaveRotation,
   delayMs: config.shutdownDelayMs,

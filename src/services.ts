@@ -11,6 +11,7 @@ import type { Config } from "./config.js";
 import type { Database } from "./db/client.js";
 import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
 import { ensureMigrated } from "./db/migrate.js";
+import { readTemplate } from "./db/template.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
 import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
 import { announceCommittedEvents } from "./domain/events.js";
@@ -109,7 +110,8 @@ async function openMigratedDatabase(
 ): Promise<{ db: Database; migrations: string[] }> {
   const target = { url: config.databaseUrl, dataDir: config.dataDir };
   // Refuses a database the marker in DATA_DIR says held data but is now empty, before migrating it.
-  const db = await openGuardedDatabase(target, { poolSize, applicationName: `${service} ${config.instanceId}` });
+  // A first start of the embedded database begins from the build's migrated template (src/db/template.ts).
+  const db = await openGuardedDatabase(target, { poolSize, applicationName: `${service} ${config.instanceId}`, template: readTemplate });
   try {
     const migrations = await ensureMigrated(db, force || config.autoMigrate);
     if (migrations.length > 0) logger.info({ migrations }, "database migrated");

@@ -1,7 +1,7 @@
 // Opens the database: embedded PGlite by default, PostgreSQL when a URL is given. Everything above
 // this module sees the same Prisma client and the same SQL, whichever engine is underneath.
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -89,6 +89,8 @@ export interface DatabaseOptions {
   dataDir?: string | null;
   /** In memory only: starts from this dumped data directory (PGlite's `dumpDataDir`) instead of an empty database. */
   loadDataDir?: Blob;
+  /** On disk only: the dumped data directory to begin from when the directory holds no database yet (a first start); null: initdb. */
+  template?: () => Blob | null;
   poolSize?: number;
   /** PostgreSQL's application_name for this pool's connections: pg_stat_activity and server logs name the process. */
   applicationName?: string;
@@ -217,8 +219,10 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     const dbDir = resolve(dir, "pglite");
     release = lockDataDir(resolve(dir));
     try {
+      // As for PostgreSQL, a directory without PG_VERSION holds no database yet: PGlite would run initdb in it.
+      const loadDataDir = existsSync(join(dbDir, "PG_VERSION")) ? null : (options.template?.() ?? null);
       mkdirSync(dbDir, { recursive: true });
-      pglite = await PGlite.create(dbDir);
+      pglite = await PGlite.create(dbDir, loadDataDir ? { loadDataDir } : {});
     } catch (e) {
       release();
       throw e;

@@ -87,7 +87,10 @@ export async function initialisedAt(query: RunQuery): Promise<string | null> {
  * Opens the target's database, refusing one the marker records that has lost its data. An embedded
  * database whose directory is gone is refused before PGlite would create an empty one in its place.
  */
-export async function openGuardedDatabase(target: DatabaseTarget, options: Pick<DatabaseOptions, "poolSize" | "applicationName"> = {}): Promise<Database> {
+export async function openGuardedDatabase(
+  target: DatabaseTarget,
+  options: Pick<DatabaseOptions, "poolSize" | "applicationName" | "template"> = {},
+): Promise<Database> {
   if (!target.url && target.dataDir !== null) {
     const dataDir = resolve(target.dataDir);
     const since = readMarker(dataDir)?.databases[EMBEDDED_DATABASE]?.since;

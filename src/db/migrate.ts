@@ -5,7 +5,10 @@
 // transaction (CREATE INDEX CONCURRENTLY, which builds an index on a large table without blocking
 // its writes), each run on its own, one per line ending in a semicolon; each must be safe to run
 // again (IF NOT EXISTS), since a failure part-way leaves the ones before it done.
-import { createHash, randomUUID } from "node:crypto";
+// A database with no migration applied yet (a first start) gets the baseline instead: every migration
+// at once, in one transaction, all recorded. It is derived from the migrations themselves, so it cannot
+// drift from them; test/domain/migrate-baseline.test.ts proves it yields the step-by-step schema.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,7 +39,7 @@ export class MigrationError extends Error {
 /** The first line of a migration whose statements run one by one, outside a transaction. */
 export const NO_TRANSACTION = "-- stablegate: no-transaction";
 
-interface Migration {
+export interface Migration {
   name: string;
   sql: string;
   checksum: string;
@@ -98,18 +101,18 @@ export async function ensureMigrated(db: Database, apply: boolean, dir = MIGRATI
   return [];
 }
 
-/** Applies every pending migration; returns the names applied now. Safe to run from many processes at once. */
-export async function migrate(db: Database, dir = MIGRATIONS_DIR): Promise<string[]> {
+/**
+ * Applies every pending migration; returns the names applied now. Safe to run from many processes at once.
+ * `stepByStep` applies them one by one even on an empty database (the baseline's tests).
+ */
+export async function migrate(db: Database, dir = MIGRATIONS_DIR, { stepByStep = false } = {}): Promise<string[]> {
   const migrations = readMigrations(dir);
   return db.sql.withLock(MIGRATION_LOCK, async (conn) => {
+    const pending = await unapplied(conn, migrations);
+    if (!stepByStep && pending.length > 0 && (await historyIsEmpty(conn))) return applyBaseline(conn, pending);
     const done: string[] = [];
-    for (const m of await unapplied(conn, migrations)) {
-      const record = () =>
-        conn.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
-           VALUES ($1, $2, now(), $3, now(), 1)`,
-          [randomUUID(), m.checksum, m.name],
-        );
+    for (const m of pending) {
+      const record = () => recordApplied(conn, [m]);
       if (m.sql.startsWith(NO_TRANSACTION)) {
         for (const statement of statements(m.sql)) {
           await conn.exec(statement).catch((e: Error) => {
@@ -134,6 +137,52 @@ export async function migrate(db: Database, dir = MIGRATIONS_DIR): Promise<strin
     }
     return done;
   });
+}
+
+/** Records `applied` as applied now, in one statement. */
+async function recordApplied(conn: SqlConnection, applied: Migration[]): Promise<void> {
+  await conn.query(
+    `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
+     SELECT gen_random_uuid()::text, checksum, now(), name, now(), 1 FROM unnest($1::text[], $2::text[]) AS m(name, checksum)`,
+    [applied.map((m) => m.name), applied.map((m) => m.checksum)],
+  );
+}
+
+/** Whether the database has never recorded a migration (not even one rolled back): a first start. */
+async function historyIsEmpty(conn: SqlConnection): Promise<boolean> {
+  const [row] = await conn.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM "_prisma_migrations") AS empty`);
+  return row?.empty === true;
+}
+
+/**
+ * The baseline: the whole schema of `migrations` as one script. A NO_TRANSACTION migration's indexes are
+ * built plainly (without CONCURRENTLY, which a transaction refuses): on an empty database nothing waits
+ * for them.
+ */
+export function baselineSql(migrations: Migration[]): string {
+  return migrations
+    .map((m) =>
+      m.sql.startsWith(NO_TRANSACTION)
+        ? statements(m.sql)
+            .map((s) => `${s.replace(/\bCONCURRENTLY\s+/i, "")};`)
+            .join("\n")
+        : m.sql,
+    )
+    .join("\n;\n");
+}
+
+/** Applies `migrations` to an empty database at once, in one transaction with their records; returns their names. */
+async function applyBaseline(conn: SqlConnection, migrations: Migration[]): Promise<string[]> {
+  await conn.exec("BEGIN");
+  try {
+    await conn.exec(baselineSql(migrations));
+    await recordApplied(conn, migrations);
+    await conn.exec("COMMIT");
+  } catch (e) {
+    await conn.exec("ROLLBACK");
+    throw new MigrationError(`The baseline (every migration at once, on an empty database) failed: ${(e as Error).message}`);
+  }
+  return migrations.map((m) => m.name);
 }
 
 /** The statements of a NO_TRANSACTION migration: comment lines dropped, one statement per line ending in ";". */
