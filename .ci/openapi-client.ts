@@ -1,8 +1,8 @@
 // A client of the API as an integrator writes one: its types are what openapi-typescript generates
 // from GET /v1/openapi.json (.ci/lint-openapi.mjs writes them to ./openapi.ts next to this file and
 // compiles both under strict and exactOptionalPropertyTypes), by hand with fetch and with
-// openapi-fetch. No casts: the document alone types every answer, query and webhook; each
-// @ts-expect-error is a mistake the document's types catch.
+// openapi-fetch. No casts: the document alone types every answer, query and webhook; each expected
+// error (@ts-expect-error) is a mistake the document's types catch.
 import createClient from "openapi-fetch";
 import type { components, operations, paths, webhooks } from "./openapi.js";
 
