@@ -1,9 +1,10 @@
 // CI: GET /v1/openapi.json of the built service (`npm run build` first), linted with Spectral
 // (.config/spectral.yaml: spectral:oas) and Redocly (.config/redocly.yaml: recommended), where any
-// error or warning fails; then a client typed by openapi-typescript from it must compile with no
-// casts under strict and exactOptionalPropertyTypes (.ci/openapi-client.ts is that client).
+// error or warning fails; then a client typed by openapi-typescript from it (by hand and with
+// openapi-fetch) must compile with no casts under strict and exactOptionalPropertyTypes
+// (.ci/openapi-client.ts is that client).
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
@@ -53,6 +54,8 @@ try {
   // The client: types generated as an integrator would (openapi-typescript's defaults), used without casts.
   writeFileSync(join(dir, "openapi.ts"), astToString(await openapiTS(document)));
   copyFileSync(".ci/openapi-client.ts", join(dir, "client.ts"));
+  // The client imports openapi-fetch as an integrator's project would: from its node_modules (ours).
+  symlinkSync(join(process.cwd(), "node_modules"), join(dir, "node_modules"));
   const compilerOptions = {
     strict: true,
     exactOptionalPropertyTypes: true,
@@ -67,7 +70,7 @@ try {
   };
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["client.ts"] }));
   const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", join(dir, "tsconfig.json")], { encoding: "utf8" });
-  console.log(`openapi-typescript client under strict and exactOptionalPropertyTypes: ${tsc.status === 0 ? "compiles" : "does not compile"}`);
+  console.log(`openapi-typescript and openapi-fetch client under strict and exactOptionalPropertyTypes: ${tsc.status === 0 ? "compiles" : "does not compile"}`);
   if (tsc.status !== 0) {
     console.log(tsc.stdout, tsc.stderr);
     failures.push("the generated client");

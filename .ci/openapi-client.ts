@@ -1,8 +1,10 @@
 // A client of the API as an integrator writes one: its types are what openapi-typescript generates
 // from GET /v1/openapi.json (.ci/lint-openapi.mjs writes them to ./openapi.ts next to this file and
-// compiles both under strict and exactOptionalPropertyTypes). No casts: the document alone types
-// every answer, query and webhook; each @ts-expect-error is a mistake the document's types catch.
-import type { components, operations, webhooks } from "./openapi.js";
+// compiles both under strict and exactOptionalPropertyTypes), by hand with fetch and with
+// openapi-fetch. No casts: the document alone types every answer, query and webhook; each expected
+// error (@ts-expect-error) is a mistake the document's types catch.
+import createClient from "openapi-fetch";
+import type { components, operations, paths, webhooks } from "./openapi.js";
 
 type Schemas = components["schemas"];
 type Query<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
@@ -108,6 +110,37 @@ export function onChargeCompleted(raw: string): string {
   // @ts-expect-error the webhook of charge.completed carries no other type
   const other: Webhook<"charge.completed">["type"] = "charge.expired";
   return `${charge.id} ${charge.status}`;
+}
+
+/** openapi-fetch, typed by the document's paths. */
+const typed = (key: string) => createClient<paths>({ baseUrl: BASE, headers: { "X-API-Key": key } });
+
+/**
+ * The ids of a page of charges that need review, and the whole period as CSV: each its own
+ * operation, so the list's `data` is typed as a list (not "a list or CSV text") and the export's as text.
+ */
+export async function reviewQueue(key: string): Promise<{ ids: string[]; csv: string }> {
+  const client = typed(key);
+  const { data: page, error } = await client.GET("/v1/charges", { params: { query: { needsReview: "true", limit: 100 } } });
+  if (error) throw new ApiError(error);
+  const ids: string[] = page.data.map((charge) => charge.id);
+  const total: number | undefined = page.total;
+  const { data: csv } = await client.GET("/v1/charges/export.csv", {
+    params: { query: { needsReview: "true", createdGte: "2026-11-01T00:00:00Z" } },
+    parseAs: "text",
+  });
+  // @ts-expect-error the export has every matching charge: no paging
+  await client.GET("/v1/charges/export.csv", { params: { query: { page: 2 } }, parseAs: "text" });
+  return { ids: total === 0 ? [] : ids, csv: csv ?? "" };
+}
+
+/** The ledger's rows of one charge, a page at a time, and their CSV for an accountant. */
+export async function ledgerOf(key: string, chargeId: string): Promise<{ amounts: string[]; csv: string }> {
+  const client = typed(key);
+  const { data: page } = await client.GET("/v1/balance_transactions", { params: { query: { chargeId } } });
+  const amounts: string[] = page ? page.data.map((row) => row.amount) : [];
+  const { data: csv } = await client.GET("/v1/balance_transactions/export.csv", { params: { query: { chargeId } }, parseAs: "text" });
+  return { amounts, csv: csv ?? "" };
 }
 
 export { ApiError, numeral, retryable, unset };

@@ -1,13 +1,14 @@
 // The SDK as a merchant installs it (issue 33). From a clean tree of the repository (no build
-// output), `npm pack` in src/sdk builds @stablegate/sdk (its `prepare`) and `npm pack` at the root
-// gives the tarball an install of the repository from git makes (`stablegate/sdk`, built by the
-// root's `prepare`). Each is installed into throwaway projects, and against the built service
-// (dist/main.js: run after `npm run build`):
+// output), `npm run build:sdk` then `npm pack` in src/sdk makes @stablegate/sdk (whose manifest has
+// no scripts: the tarball ships dist/ alone), and `npm pack` at the root gives the tarball an install
+// of the repository from git makes (`stablegate/sdk`, built by the root's `prepare`). Each is
+// installed into throwaway projects, and against the built service (dist/main.js: run after `npm run build`):
 //   - an ES module and a CommonJS script create a charge, have a mock charge.completed delivered to
 //     a receiver of theirs and verify it into its typed event (a changed body is refused);
 //   - a TypeScript program (strict, exactOptionalPropertyTypes; moduleResolution node10 for a
 //     CommonJS project, nodenext for an ES module one) narrows a verified event on its type and
-//     reads a field of its data with no cast.
+//     reads a field of its data, reads a list's page as a list and `expand: "stats"` as the stats,
+//     all with no cast.
 // @stablegate/sdk is installed with --offline: it must depend on nothing.
 //
 // Usage: node .ci/sdk-pack-check.mjs [--working-tree]
@@ -46,8 +47,9 @@ try {
   // rather than install the server's dependencies a second time.
   symlinkSync(join(repo, "node_modules"), join(tree, "node_modules"));
 
-  step("npm pack in src/sdk (its prepare builds it) and at the root (the root's prepare builds the SDK)");
+  step("npm run build:sdk, npm pack in src/sdk, and npm pack at the root (the root's prepare builds the SDK)");
   mkdirSync(tarballs);
+  npm(["run", "build:sdk"], tree);
   npm(["pack", "--pack-destination", tarballs], join(tree, "src/sdk"));
   npm(["pack", "--pack-destination", tarballs], tree);
   const version = (dir) => JSON.parse(readFileSync(join(tree, dir, "package.json"), "utf8")).version;
@@ -58,6 +60,8 @@ try {
   const manifest = JSON.parse(run("tar", ["-xzOf", sdkTarball, "package/package.json"], work));
   const dependencies = ["dependencies", "peerDependencies", "optionalDependencies"].flatMap((field) => Object.keys(manifest[field] ?? {}));
   if (dependencies.length > 0) throw new Error(`@stablegate/sdk depends on ${dependencies.join(", ")}: it should need nothing but Node`);
+  // An installer would run them, and they could name only files the tarball does not ship.
+  if (manifest.scripts !== undefined) throw new Error(`@stablegate/sdk's packed package.json has scripts (${Object.keys(manifest.scripts).join(", ")})`);
 
   step("the built service (dist/main.js) on an empty embedded database");
   if (!existsSync(join(repo, "dist/main.js"))) throw new Error("dist/main.js is missing: run npm run build first");
@@ -245,6 +249,23 @@ export function onWebhook(rawBody: string, headers: Record<string, string | stri
   if (event.type === "charge.paid") return null;
   if (event.type === "customer.created") return event.data.email;
   return event.type;
+}
+
+export async function reviewQueue(): Promise<string[]> {
+  // A page of the list is a list (its JSON answer is not typed as "JSON or CSV text").
+  const page = await sg.charges.list({ needsReview: "true", limit: 100 });
+  const ids: string[] = page.data.map((c) => c.id);
+  const csv: string = await sg.charges.csv({ needsReview: "true" });
+  return csv.length > 0 ? ids : [];
+}
+
+export async function loyalty(customerId: string): Promise<number> {
+  // expand: "stats" gives the customer with its stats; without it, the customer has none.
+  const withStats = await sg.customers.retrieve(customerId, { expand: "stats" });
+  const spent: string = withStats.totalSpent;
+  // @ts-expect-error a customer retrieved without expand has no stats
+  void (await sg.customers.retrieve(customerId)).chargeCount;
+  return spent === "0.00" ? 0 : withStats.chargeCount;
 }
 
 export function code(e: unknown): string | null {

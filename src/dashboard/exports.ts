@@ -1,4 +1,4 @@
-// The dashboard's CSV downloads: the same exports as REST's `?format=csv` (the ledger's, the charges'),
+// The dashboard's CSV downloads: the same exports as REST's GET /v1/…/export.csv (the ledger's, the charges'),
 // written by the same domain writers, opened with the session cookie instead of an API key, so that a
 // plain link on the Balance and Payouts pages downloads them. A download is a read: no CSRF token is
 // needed (another site cannot read the answer), but it comes from our own origin, and a `mode`

@@ -67,9 +67,9 @@ const filterShape = {
 export const listSchema = z.strictObject({
   ...pageParams,
   ...filterShape,
-  format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json").describe("csv: every matching row, as text/csv with a header row."),
 });
-const filterSchema = z.strictObject(filterShape);
+/** The filters alone: what the CSV export takes. */
+export const filterSchema = z.strictObject(filterShape);
 export type BalanceTransactionFilters = z.input<typeof filterSchema>;
 
 /** The where-clause of a ledger list: this merchant and mode, and the filters. */
@@ -83,9 +83,9 @@ function ledgerFilter(scope: Scope, f: z.output<typeof filterSchema>): P.Balance
   };
 }
 
-/** One page of balance transactions, newest first (the query's `format` is the door's business). */
+/** One page of balance transactions, newest first. */
 export async function listBalanceTransactions(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<BalanceTransaction>> {
-  const { limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
+  const { limit, startingAfter, endingBefore, ...filters } = parseInput(listSchema, input);
   const where = ledgerFilter(scope, filters);
   return keysetPage(
     "balance_transaction",
@@ -123,18 +123,12 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * Every balance transaction matching the query, newest first, as CSV lines (domain/csv.ts): the
- * header, then one line per row. A bad query throws here, before the first line.
+ * Every balance transaction matching the filters `input` (no cursor: an export is every matching
+ * row), newest first, as CSV lines (domain/csv.ts): the header, then one line per row. A bad query
+ * throws here, before the first line.
  */
 export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
-  const { limit: _limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
-  // An export is every matching row: a cursor would silently be ignored.
-  if (startingAfter !== undefined || endingBefore !== undefined) {
-    throw invalidParam(
-      startingAfter !== undefined ? "startingAfter" : "endingBefore",
-      "a CSV export has every matching row: narrow it with createdGte and createdLt, not a cursor",
-    );
-  }
+  const filters = parseInput(filterSchema, input);
   const where = ledgerFilter(scope, filters);
   return csvLines(
     CSV_COLUMNS,

@@ -1,13 +1,12 @@
-// The charges as one CSV for accountants (GET /v1/charges?format=csv, the dashboard's export): every
+// The charges as one CSV for accountants (GET /v1/charges/export.csv, the dashboard's export): every
 // charge matching the list's filters (status, customer, search, createdGte/createdLt), newest first,
 // written by the one CSV writer (domain/csv.ts) a batch at a time. Amounts are the API's decimal
 // strings, money fields the ledger's sums as the charge carries them.
 import type { Prisma } from "../db/client.js";
 import type { Charge } from "../generated/prisma/client.js";
 import { amountOverpaid } from "./charge-display.js";
-import { chargeFilter, listSchema } from "./charges.js";
+import { chargeFilter, filtersOnly } from "./charges.js";
 import { csvLines, olderThan } from "./csv.js";
-import { invalidParam } from "./errors.js";
 import { formatAmount, formatAmountOrNull } from "./money.js";
 import type { Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
@@ -65,14 +64,12 @@ function chargeRecord(c: ChargeWithEmail): Record<(typeof CHARGE_CSV_COLUMNS)[nu
 }
 
 /**
- * Every charge of `scope` matching the list query `input`, newest first, as CSV lines: the header,
- * then one line per charge. A bad query throws here, before the first line.
+ * Every charge of `scope` matching the list's filters `input` (no page: an export is every matching
+ * charge), newest first, as CSV lines: the header, then one line per charge. A bad query throws
+ * here, before the first line.
  */
 export function chargesCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
-  const { page, limit: _limit, startingAfter, endingBefore, format: _format, ...filters } = parseInput(listSchema, input);
-  // An export is every matching charge: a page or a cursor would silently be ignored.
-  const paging = page !== undefined ? "page" : startingAfter !== undefined ? "startingAfter" : endingBefore !== undefined ? "endingBefore" : null;
-  if (paging !== null) throw invalidParam(paging, "a CSV export has every matching charge: narrow it with createdGte and createdLt, not a page or a cursor");
+  const filters = parseInput(filtersOnly, input);
   const where = chargeFilter(scope, filters);
   return csvLines(
     CHARGE_CSV_COLUMNS,

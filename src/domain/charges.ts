@@ -446,9 +446,9 @@ export const listSchema = z.strictObject({
   page: integerParam(1, 100_000).optional().describe("Numbered paging: 1 (the default) is the newest page. Not with startingAfter or endingBefore."),
   ...pageParams,
   ...filterSchema,
-  format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json").describe("csv: every matching charge, as text/csv with a header row."),
 });
-const filtersOnly = z.strictObject(filterSchema);
+/** The filters alone: what the CSV export (domain/charges-csv.ts) and GraphQL's counts take. */
+export const filtersOnly = z.strictObject(filterSchema);
 
 export type ChargeFilters = z.input<typeof filtersOnly>;
 type Filters = z.output<typeof filtersOnly>;
@@ -517,8 +517,7 @@ export interface NumberedPage extends Page<Charge> {
  * other list), else by number with the total count (`page`, default 1, as the contract keeps it).
  */
 export async function listCharges(prisma: Prisma, scope: Scope, input: unknown): Promise<NumberedPage | Page<Charge>> {
-  // The format is the door's business (domain/charges-csv.ts writes the CSV).
-  const { page, format: _format, ...params } = parseInput(listSchema, input);
+  const { page, ...params } = parseInput(listSchema, input);
   const cursor = params.startingAfter !== undefined ? "startingAfter" : params.endingBefore !== undefined ? "endingBefore" : null;
   if (cursor !== null && page !== undefined) throw invalidParam(cursor, `Page by number (page) or by cursor (${cursor}), not both`);
   if (cursor !== null) return pageCharges(prisma, scope, params);

@@ -80,8 +80,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List charges, newest first, by cursor or page number; format=csv exports every matching charge
-         * @description Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. `format=csv` answers every matching charge as one CSV file (a header row: `id,orderId,status,amount,amountReceived,…`), with the same filters and no paging.
+         * List charges, newest first, by cursor or page number
+         * @description Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. Every matching charge as one CSV file: `GET /v1/charges/export.csv`.
          */
         get: operations["listCharges"];
         put?: never;
@@ -132,6 +132,26 @@ export interface paths {
          * @description The newest charge made for this order id, whatever its status: find a charge by your own order number.
          */
         get: operations["getChargeByOrderId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/charges/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every charge matching the list's filters, as one CSV file
+         * @description Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.
+         */
+        get: operations["exportCharges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -500,10 +520,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page
-         * @description The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. `format=csv` answers every matching row as one CSV file.
+         * List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt
+         * @description The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. Every matching row as one CSV file: `GET /v1/balance_transactions/export.csv`.
          */
         get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every balance transaction matching the list's filters, as one CSV file for accountants
+         * @description Every matching row of the ledger, newest first, as one CSV file (`balance_transactions_test.csv` or `balance_transactions_live.csv`): a header row (`id,type,amount,…`), then one line per row, with the list's filters (`chargeId`, `refundId`, `type`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A bad filter is a JSON 400, before any CSV.
+         */
+        get: operations["exportBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4519,8 +4559,6 @@ export interface operations {
                 createdGte?: string;
                 /** @description Only charges created before this instant (ISO 8601). */
                 createdLt?: string;
-                /** @description csv: every matching charge, as text/csv with a header row. */
-                format?: "json" | "csv";
             };
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
@@ -4611,7 +4649,6 @@ export interface operations {
                         /** @description Numbered paging only: how many charges match. */
                         total?: number;
                     };
-                    "text/csv": string;
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
@@ -5395,6 +5432,136 @@ export interface operations {
             };
             /** @description code: resource_missing */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportCharges: {
+        parameters: {
+            query?: {
+                status?: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
+                /** @description Only charges that need review (true) or that do not (false). */
+                needsReview?: "true" | "false";
+                customerId?: string;
+                /** @description The start of a charge id, an order id, a clone address, a transaction hash (of a payment, a payout or a refund) or a customer's email (any case); a hash shortened as "0x1234abcd…89abcdef"; or an exact amount such as "12.50". */
+                search?: string;
+                /** @description Only charges created at or after this instant (ISO 8601). */
+                createdGte?: string;
+                /** @description Only charges created before this instant (ISO 8601). */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example id,orderId,status,amount,amountReceived,amountRefunded,feeAmount,netAmount,amountOverpaid,currency,chainId,customerId,customerEmail,description,invoiceId,paymentLinkId,needsReview,createdAt,completedAt,livemode */
+                    "text/csv": string;
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Stablegate-Version": components["headers"]["Stablegate-Version"];
@@ -8954,8 +9121,6 @@ export interface operations {
                 createdGte?: string;
                 /** @description Only rows recorded before this instant. */
                 createdLt?: string;
-                /** @description csv: every matching row, as text/csv with a header row. */
-                format?: "json" | "csv";
             };
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
@@ -9006,6 +9171,132 @@ export interface operations {
                         data: components["schemas"]["BalanceTransaction"][];
                         hasMore: boolean;
                     };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportBalanceTransactions: {
+        parameters: {
+            query?: {
+                chargeId?: string;
+                refundId?: string;
+                type?: "payment" | "fee" | "payout" | "refund" | "reversal";
+                /** @description Only rows recorded at or after this instant. */
+                createdGte?: string;
+                /** @description Only rows recorded before this instant. */
+                createdLt?: string;
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode */
                     "text/csv": string;
                 };
             };

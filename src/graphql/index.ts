@@ -7,6 +7,7 @@ import { apiKeyOf } from "../http/callers.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
 import { closeRevokedConnections, LiveConnections } from "../realtime/connections.js";
 import type { PubSub } from "../realtime/pubsub.js";
+import { GRAPHIQL_HEADERS, graphiqlRoutes } from "./graphiql.js";
 import { loadPersistedOperations } from "./persisted.js";
 import { serveGraphQLOverWebSocket } from "./ws.js";
 import { createGraphQL, type GraphQLDeps } from "./yoga.js";
@@ -55,10 +56,13 @@ export function mountGraphQL(server: FastifyInstance, services: GraphQLServices)
         },
       });
       for (const [key, value] of response.headers) reply.header(key, value);
+      // The one page yoga draws: GraphiQL, held to its policy.
+      if (response.headers.get("content-type")?.startsWith("text/html")) reply.headers(GRAPHIQL_HEADERS);
       reply.status(response.status);
       return reply.send(response.body);
     },
   });
+  if (!deps.production) graphiqlRoutes(server);
   const closeSockets = serveGraphQLOverWebSocket(server.server, yoga, deps);
   // A revoked key's live connections close within the time a revoked key keeps working for requests.
   const revocations = closeRevokedConnections(services.prisma, connections, Math.max(config.authCacheTtlMs, 250), services.logger);

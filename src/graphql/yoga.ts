@@ -18,6 +18,7 @@ import type { LiveCharges } from "../realtime/charges.js";
 import type { LiveConnections } from "../realtime/connections.js";
 import { type Caller, createContext, type EmailSettings, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import { renderGraphiQL } from "./graphiql.js";
 import { inputGuardPlugin } from "./input-guard.js";
 import { introspectionDepthPlugin } from "./introspection.js";
 import { parameterError, parameterValidationPlugin, variablesPlugin } from "./parameters.js";
@@ -124,7 +125,9 @@ export function createGraphQL(deps: GraphQLDeps & { persisted: PersistedOperatio
   return createYoga<{ caller: Caller }>({
     schema,
     graphqlEndpoint: "/graphql",
-    graphiql: !deps.production,
+    // Its page and files are this process's (graphiql.ts): no CDN, so it works offline.
+    graphiql: deps.production ? false : { title: "Stablegate GraphiQL" },
+    renderGraphiQL,
     // Cross-origin rules are the server's (src/http/cors.ts): yoga's own would echo any origin.
     cors: false,
     landingPage: false,

@@ -17,15 +17,22 @@ export interface PagePolicy {
    * sandboxed frame served under a policy of its own (dashboard/email-preview.ts).
    */
   ownFrames?: boolean;
+  /**
+   * An in-browser code editor (GraphiQL's Monaco): its web workers from this origin, the styles it
+   * writes at run time, and its fonts (data: URLs in its stylesheet).
+   */
+  codeEditor?: boolean;
 }
 
 /** The response headers that hold a page to `policy`. */
-export function securityHeaders({ script, frameAncestors, referrer, ownFrames = false }: PagePolicy): Record<string, string> {
+export function securityHeaders({ script, frameAncestors, referrer, ownFrames = false, codeEditor = false }: PagePolicy): Record<string, string> {
   const csp = [
     "default-src 'none'",
     script && "script-src 'self'",
-    "style-src 'self'",
+    codeEditor && "worker-src 'self'",
+    codeEditor ? "style-src 'self' 'unsafe-inline'" : "style-src 'self'",
     "img-src 'self' data:",
+    codeEditor && "font-src 'self' data:",
     script && ["connect-src 'self'", ...script.connectTo].join(" "),
     ownFrames && "frame-src 'self'",
     "form-action 'self'",

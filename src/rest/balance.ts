@@ -6,13 +6,15 @@ import {
   BalanceTransactionResource,
   balanceTransactionResource,
   balanceTransactionsCsv,
+  CSV_COLUMNS,
+  filterSchema,
   getBalance,
   getBalanceTransaction,
   listBalanceTransactions,
   listSchema,
 } from "../domain/balance-transactions.js";
-import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
+import { legacyFormat } from "./legacy-format.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -24,23 +26,40 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
     group: "list",
     doc: {
       operationId: "listBalanceTransactions",
-      summary: "List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt; format=csv exports every page",
+      summary: "List balance transactions (the ledger), newest first: chargeId, refundId, type, createdGte, createdLt",
       description:
-        "The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. `format=csv` answers every matching row as one CSV file.",
+        "The ledger, newest first, paged by cursor: one immutable row per movement of money (payment, fee, payout, refund, reversal), filtered by `chargeId`, `refundId`, `type` and creation time. Every matching row as one CSV file: `GET /v1/balance_transactions/export.csv`.",
       tag,
       query: listSchema,
       ok: { 200: listOf(BalanceTransactionResource) },
-      alsoAs: "text/csv",
     },
   } as const;
   app.get("/v1/balance_transactions", { config: list }, async (req, reply) => {
     const scope = scopeOf(req);
-    if (parseInput(listSchema, req.query).format === "csv") {
-      // The query is checked before the stream starts, so its errors are still JSON bodies.
-      return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, req.query));
-    }
-    const { data, hasMore } = await listBalanceTransactions(prisma, scope, req.query);
+    const asked = legacyFormat(req.query, listSchema);
+    // The query is checked before the stream starts, so its errors are still JSON bodies.
+    if (asked.csv) return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, asked.filters));
+    const { data, hasMore } = await listBalanceTransactions(prisma, scope, asked.query);
     return { object: "list", data: data.map(balanceTransactionResource), hasMore };
+  });
+
+  const exportCsv = {
+    group: "list",
+    doc: {
+      operationId: "exportBalanceTransactions",
+      summary: "Every balance transaction matching the list's filters, as one CSV file for accountants",
+      description:
+        "Every matching row of the ledger, newest first, as one CSV file (`balance_transactions_test.csv` or `balance_transactions_live.csv`): a header row (`id,type,amount,…`), then one line per row, with the list's filters (`chargeId`, `refundId`, `type`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A bad filter is a JSON 400, before any CSV.",
+      tag,
+      query: filterSchema,
+      ok: { 200: listOf(BalanceTransactionResource) },
+      file: { type: "text/csv", example: `${CSV_COLUMNS.join(",")}\r\n` },
+    },
+  } as const;
+  // A static path: Fastify routes it before /v1/balance_transactions/:id.
+  app.get("/v1/balance_transactions/export.csv", { config: exportCsv }, async (req, reply) => {
+    const scope = scopeOf(req);
+    return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, req.query));
   });
 
   const retrieve = {

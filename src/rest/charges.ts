@@ -1,21 +1,22 @@
 // REST /v1/charges: parse, call the domain, shape the response.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { chargesCsv } from "../domain/charges-csv.js";
+import { CHARGE_CSV_COLUMNS, chargesCsv } from "../domain/charges-csv.js";
 import {
   cancelCharge,
   ChargeResource,
   chargeResource,
   createCharge,
   createSchema,
+  filtersOnly,
   getCharge,
   getChargeByOrderId,
   listCharges,
   listSchema,
 } from "../domain/charges.js";
 import { markChargeReviewed } from "../domain/review.js";
-import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
+import { legacyFormat } from "./legacy-format.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -83,23 +84,40 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     group: "list",
     doc: {
       operationId: "listCharges",
-      summary: "List charges, newest first, by cursor or page number; format=csv exports every matching charge",
+      summary: "List charges, newest first, by cursor or page number",
       description:
-        "Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. `format=csv` answers every matching charge as one CSV file (a header row: `id,orderId,status,amount,amountReceived,…`), with the same filters and no paging.",
+        "Newest first, filtered by `status`, `customerId`, `needsReview`, `search` or creation time (`createdGte`, `createdLt`). Pages by number (`page`, with `total`) or, like every other list, by cursor (`startingAfter` / `endingBefore`); not both. Every matching charge as one CSV file: `GET /v1/charges/export.csv`.",
       tag,
       query: listSchema,
       ok: { 200: ChargeList },
-      alsoAs: "text/csv",
     },
   } as const;
   app.get("/v1/charges", { config: list }, async (req, reply) => {
     const scope = scopeOf(req);
-    if (parseInput(listSchema, req.query).format === "csv") {
-      // The query is checked before the stream starts, so its errors are still JSON bodies.
-      return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, req.query));
-    }
-    const { data, ...page } = await listCharges(prisma, scope, req.query);
+    const asked = legacyFormat(req.query, listSchema);
+    // The query is checked before the stream starts, so its errors are still JSON bodies.
+    if (asked.csv) return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, asked.filters));
+    const { data, ...page } = await listCharges(prisma, scope, asked.query);
     return { object: "list", data: data.map((c) => chargeResource(c, settings)), ...page };
+  });
+
+  const exportCsv = {
+    group: "list",
+    doc: {
+      operationId: "exportCharges",
+      summary: "Every charge matching the list's filters, as one CSV file",
+      description:
+        "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.",
+      tag,
+      query: filtersOnly,
+      ok: { 200: ChargeList },
+      file: { type: "text/csv", example: `${CHARGE_CSV_COLUMNS.join(",")}\r\n` },
+    },
+  } as const;
+  // A static path: Fastify routes it before /v1/charges/:id.
+  app.get("/v1/charges/export.csv", { config: exportCsv }, async (req, reply) => {
+    const scope = scopeOf(req);
+    return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, req.query));
   });
 
   const cancel = {

@@ -71,10 +71,12 @@ export interface RouteDoc {
   query?: z.ZodType;
   /** The success answers by status. */
   ok: Partial<Record<200 | 201 | 202, z.ZodType>>;
-  /** A success answer that is a file, not JSON (its `ok` schema is then unused): its media type, and how such a file begins. */
+  /**
+   * A success answer that is a file, not JSON (its `ok` schema is then unused): its media type, and
+   * how such a file begins. Such an operation answers nothing else: a JSON answer and a file never
+   * share a response, or generated clients type the JSON as "JSON or a string".
+   */
   file?: { type: string; example: string };
-  /** Another media type the JSON answer is also given in (`?format=…`), as text. */
-  alsoAs?: string;
   /** Error codes of this route beyond those every route of its kind may answer. */
   errors?: readonly ErrorCode[];
 }
@@ -249,6 +251,11 @@ function introduction(): string {
   ].join("\n");
 }
 
+/** A file answer's schema: text (a CSV) as a string, anything else (a PDF) as bytes. */
+function fileSchema(type: string): JsonSchema {
+  return type.startsWith("text/") ? { type: "string" } : { type: "string", format: "binary" };
+}
+
 /** Collects the documented routes as they are registered; `document()` builds the OpenAPI object. */
 export class ApiDocument {
   private readonly routes: { method: string; url: string; auth: string; doc: RouteDoc }[] = [];
@@ -333,11 +340,8 @@ export class ApiDocument {
         description: ({ "201": "Created", "202": "Accepted" } as Record<string, string>)[status] ?? "OK",
         headers: headers("X-Request-Id", VERSION_HEADER, "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"),
         content: doc.file
-          ? { [doc.file.type]: { schema: { type: "string", format: "binary" }, example: doc.file.example } }
-          : {
-              "application/json": { schema: json, example: exampleOf(json, schemas.components) },
-              ...(doc.alsoAs && { [doc.alsoAs]: { schema: { type: "string" } } }),
-            },
+          ? { [doc.file.type]: { schema: fileSchema(doc.file.type), example: doc.file.example } }
+          : { "application/json": { schema: json, example: exampleOf(json, schemas.components) } },
       };
     }
     const byStatus = new Map<number, ErrorCode[]>();

@@ -1,8 +1,9 @@
 // Builds the SDK package into src/sdk/dist: ES modules in dist/esm and CommonJS in dist/cjs, each
 // with its own declarations, so TypeScript types an importer and a requirer by the file Node loads
-// for each. Run by this package's `prepare` (`npm pack` here builds first), by the root's `prepare`
-// (an install of the repository from git gets a built `stablegate/sdk`) and by `npm run build`. It
-// compiles with the repository's TypeScript: `npm ci` at the repository's root first.
+// for each. Run by `npm run build:sdk` (and `npm run build`), and by the root's `prepare` (an install
+// of the repository from git gets a built `stablegate/sdk`). The SDK's own package has no scripts (its
+// tarball ships dist/ alone, not this file): build, then `npm pack` in src/sdk. It compiles with the
+// repository's TypeScript: `npm ci` at the repository's root first.
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -29,7 +29,8 @@ type Body<Op extends keyof operations> = operations[Op] extends { requestBody?: 
 type Query<Op extends keyof operations> = operations[Op]["parameters"] extends { query?: infer Q } ? NonNullable<Q> : never;
 
 export type Customer = Answer<"createCustomer">;
-export type CustomerWithStats = Answer<"getCustomer">;
+/** A customer retrieved with `{ expand: "stats" }`: with its invoiceCount, chargeCount and totalSpent. */
+export type CustomerWithStats = components["schemas"]["CustomerWithStats"];
 export type Charge = Answer<"getCharge">;
 export type Event = Answer<"listEvents">["data"][number];
 export type EventWithDeliveries = Answer<"getEvent">;
@@ -99,6 +100,15 @@ export interface CallOptions {
   idempotencyKey?: string;
 }
 
+/**
+ * customers.retrieve: the customer, or with `{ expand: "stats" }` the customer with its stats, typed
+ * by which one was asked for (the API's answer is one or the other, never a surprise).
+ */
+export interface RetrieveCustomer {
+  (id: string, query: { expand: "stats" }): Promise<CustomerWithStats>;
+  (id: string, query?: { expand?: never }): Promise<Customer>;
+}
+
 /** A list call: await it for the first page, or iterate it for every item of every page. */
 export interface List<T, P> extends PromiseLike<P>, AsyncIterable<T> {}
 
@@ -115,7 +125,8 @@ export class Stablegate {
 
   readonly customers = {
     create: (body: Body<"createCustomer">, o?: CallOptions) => this.call<Customer>("POST", "/v1/customers", { body, ...o }),
-    retrieve: (id: string, query?: Query<"getCustomer">) => this.call<CustomerWithStats>("GET", `/v1/customers/${seg(id)}`, { query }),
+    retrieve: ((id: string, query?: { expand?: "stats" }) =>
+      this.call<Customer | CustomerWithStats>("GET", `/v1/customers/${seg(id)}`, { query })) as RetrieveCustomer,
     update: (id: string, body: Body<"updateCustomer">, o?: CallOptions) => this.call<Customer>("PATCH", `/v1/customers/${seg(id)}`, { body, ...o }),
     delete: (id: string, o?: CallOptions) => this.call<Answer<"deleteCustomer">>("DELETE", `/v1/customers/${seg(id)}`, o),
     list: (query: Query<"listCustomers"> = {}) => this.keysetList<Customer, Answer<"listCustomers">>("/v1/customers", query),
@@ -132,6 +143,8 @@ export class Stablegate {
      */
     list: ({ page, ...query }: Query<"listCharges"> = {}) =>
       this.keysetList<Charge, Answer<"listCharges">>("/v1/charges", query, page === undefined ? {} : { page }),
+    /** Every charge the filters match (not one page), as CSV text with a header row, for a spreadsheet. */
+    csv: (query: Query<"exportCharges"> = {}) => this.text("/v1/charges/export.csv", query),
   };
 
   readonly events = {
@@ -207,11 +220,10 @@ export class Stablegate {
 
   readonly balanceTransactions = {
     retrieve: (id: string) => this.call<BalanceTransaction>("GET", `/v1/balance_transactions/${seg(id)}`),
-    list: (query: Omit<Query<"listBalanceTransactions">, "format"> = {}) =>
+    list: (query: Query<"listBalanceTransactions"> = {}) =>
       this.keysetList<BalanceTransaction, Answer<"listBalanceTransactions">>("/v1/balance_transactions", query),
     /** Every row the filters match (not one page), as CSV text with a header row, for a spreadsheet. */
-    csv: async (query: Omit<Query<"listBalanceTransactions">, "format" | "limit" | "startingAfter" | "endingBefore"> = {}) =>
-      new TextDecoder().decode(await this.call<Uint8Array>("GET", "/v1/balance_transactions", { query: { ...query, format: "csv" }, bytes: true })),
+    csv: (query: Query<"exportBalanceTransactions"> = {}) => this.text("/v1/balance_transactions/export.csv", query),
   };
 
   readonly emails = {
@@ -258,6 +270,11 @@ export class Stablegate {
         if (!p.hasMore || p.data.length === 0) return;
       }
     });
+  }
+
+  /** A text answer (a CSV export), decoded as UTF-8. */
+  private async text(path: string, query: object): Promise<string> {
+    return new TextDecoder().decode(await this.call<Uint8Array>("GET", path, { query, bytes: true }));
   }
 
   private async call<T>(

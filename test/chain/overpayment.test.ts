@@ -102,7 +102,7 @@ describe("overpayment", () => {
   });
 
   it("the CSV export has the excess in its own column", async () => {
-    const res = await fetch(`${app.url}/v1/charges?format=csv`, { headers: { "x-api-key": app.testKey } });
+    const res = await fetch(`${app.url}/v1/charges/export.csv`, { headers: { "x-api-key": app.testKey } });
     const [header, ...lines] = (await res.text())
       .trim()
       .split("\r\n")

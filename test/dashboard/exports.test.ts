@@ -1,6 +1,6 @@
 // The dashboard's CSV downloads (src/dashboard/exports.ts): GET /dashboard/exports/balance_transactions.csv
 // and /dashboard/exports/charges.csv with the session cookie, in the session's mode, the same lines as
-// REST's ?format=csv for that mode; 401 without a session, 403 from another origin, 409 for a page in
+// REST's export (GET /v1/…/export.csv) for that mode; 401 without a session, 403 from another origin, 409 for a page in
 // the other mode, 400 naming a bad parameter.
 import { randomBytes } from "node:crypto";
 import { getAddress } from "ethers";
@@ -61,24 +61,24 @@ describe("dashboard CSV exports", () => {
     expectError(await download("balance_transactions.csv?mode=live", cookie), 409, "session_mode_changed", "mode");
   });
 
-  it("downloads the session's mode only, as REST's ?format=csv writes it", async () => {
+  it("downloads the session's mode only, as REST's export writes it", async () => {
     const test = await session("test");
     const ledger = await download("balance_transactions.csv?mode=test", test);
     expect(ledger.status, ledger.text).toBe(200);
     expect(ledger.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(ledger.headers.get("content-disposition")).toBe('attachment; filename="balance_transactions_test.csv"');
     expect(ledger.headers.get("cache-control")).toBe("no-store");
-    expect(ledger.text).toBe(await rest("/v1/balance_transactions?format=csv", app.testKey));
+    expect(ledger.text).toBe(await rest("/v1/balance_transactions/export.csv", app.testKey));
     expect(ledger.text.split("\r\n")[1]).toMatch(new RegExp(`^btx_\\w+,payment,6\\.00,${testCharge},`));
     const charges = await download("charges.csv", test);
-    expect(charges.text).toBe(await rest("/v1/charges?format=csv", app.testKey));
+    expect(charges.text).toBe(await rest("/v1/charges/export.csv", app.testKey));
     expect(charges.text).toContain(testCharge);
     expect(charges.text).not.toContain(liveCharge);
 
     const live = await session("live");
     const liveLedger = await download("balance_transactions.csv?mode=live", live);
     expect(liveLedger.headers.get("content-disposition")).toBe('attachment; filename="balance_transactions_live.csv"');
-    expect(liveLedger.text).toBe(await rest("/v1/balance_transactions?format=csv", app.liveKey));
+    expect(liveLedger.text).toBe(await rest("/v1/balance_transactions/export.csv", app.liveKey));
     expect(liveLedger.text).toContain(liveCharge);
     expect(liveLedger.text).not.toContain(testCharge);
     const liveCharges = await download("charges.csv?mode=live", live);

@@ -1,7 +1,8 @@
-// GET /v1/charges?format=csv (domain/charges-csv.ts): a header row, one line per charge of the key's
+// GET /v1/charges/export.csv (domain/charges-csv.ts): a header row, one line per charge of the key's
 // merchant and mode matching the list's filters and the period (createdGte inclusive, createdLt
 // exclusive), newest first, every page; money fields as the ledger made them; a bad date or a page
-// or cursor refused with a JSON 400 naming the parameter, before any CSV.
+// or cursor refused with a JSON 400 naming the parameter, before any CSV. GET /v1/charges?format=csv,
+// the way older integrations ask, still answers the same file.
 import { getAddress } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHARGE_CSV_COLUMNS } from "../../src/domain/charges-csv.js";
@@ -61,7 +62,7 @@ afterAll(() => app?.stop());
 
 /** The export's lines (header first), checked as a CSV answer. */
 async function csv(query: string, key = app.testKey): Promise<string[]> {
-  const res = await app.call("GET", `/v1/charges?format=csv${query}`, { key });
+  const res = await app.call("GET", `/v1/charges/export.csv?${query}`, { key });
   expect(res.status, res.text).toBe(200);
   expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
   expect(res.text.endsWith("\r\n")).toBe(true);
@@ -69,9 +70,9 @@ async function csv(query: string, key = app.testKey): Promise<string[]> {
 }
 const idOf = (line: string) => line.split(",")[0];
 
-describe("GET /v1/charges?format=csv", () => {
+describe("GET /v1/charges/export.csv", () => {
   it("answers a header row, then every charge of the key's merchant and mode, newest first, as the API shows it", async () => {
-    const res = await app.call("GET", "/v1/charges?format=csv");
+    const res = await app.call("GET", "/v1/charges/export.csv");
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="charges_test.csv"');
     const [header, ...rows] = await csv("");
     expect(header).toBe(HEADER);
@@ -103,13 +104,13 @@ describe("GET /v1/charges?format=csv", () => {
   });
 
   it("takes a period (createdGte inclusive, createdLt exclusive) and the list's filters", async () => {
-    const [, ...window] = await csv(`&createdGte=${iso(1)}&createdLt=${iso(3)}`);
+    const [, ...window] = await csv(`createdGte=${iso(1)}&createdLt=${iso(3)}`);
     expect(window.map(idOf)).toEqual([made.comma!.id, made.formula!.id]);
-    const [, ...since] = await csv(`&createdGte=${encodeURIComponent("2026-05-12T14:00:00+02:00")}`);
+    const [, ...since] = await csv(`createdGte=${encodeURIComponent("2026-05-12T14:00:00+02:00")}`);
     expect(since.map(idOf)).toEqual([made.cancelled!.id, made.comma!.id]);
-    const [, ...completed] = await csv("&status=COMPLETED");
+    const [, ...completed] = await csv("status=COMPLETED");
     expect(completed.map(idOf)).toEqual([made.paid!.id]);
-    const [header, ...none] = await csv(`&createdLt=${iso(-1)}`);
+    const [header, ...none] = await csv(`createdLt=${iso(-1)}`);
     expect([header, none]).toEqual([HEADER, []]);
     // The JSON list takes the same period.
     const listed = await app.call("GET", `/v1/charges?createdGte=${iso(1)}&createdLt=${iso(3)}`);
@@ -119,7 +120,7 @@ describe("GET /v1/charges?format=csv", () => {
   it("keeps to the key's merchant and mode", async () => {
     const [, ...other] = await csv("", otherKey);
     expect(other.map((l) => l.split(",")[1])).toEqual(["csv-other"]);
-    const res = await app.call("GET", "/v1/charges?format=csv", { key: app.liveKey });
+    const res = await app.call("GET", "/v1/charges/export.csv", { key: app.liveKey });
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="charges_live.csv"');
     const [, ...live] = await csv("", app.liveKey);
     expect(live.map((l) => l.split(",")[1])).toEqual(["csv-live"]);
@@ -131,16 +132,70 @@ describe("GET /v1/charges?format=csv", () => {
       ["createdGte=yesterday", "parameter_invalid", "createdGte"],
       ["createdLt=2026-02-30T25:00:00Z", "parameter_invalid", "createdLt"],
       ["createdGte=1778414400", "parameter_invalid", "createdGte"],
-      ["format=xlsx", "parameter_invalid", "format"],
-      ["page=2", "parameter_invalid", "page"],
-      [`startingAfter=${made.paid!.id}`, "parameter_invalid", "startingAfter"],
+      ["page=2", "parameter_unknown", "page"],
+      [`startingAfter=${made.paid!.id}`, "parameter_unknown", "startingAfter"],
+      ["format=csv", "parameter_unknown", "format"],
       ["since=2026-05-10", "parameter_unknown", "since"],
     ] as const) {
-      const res = await app.call("GET", `/v1/charges?${query.startsWith("format") ? "" : "format=csv&"}${query}`);
+      const res = await app.call("GET", `/v1/charges/export.csv?${query}`);
       expect(res.headers.get("content-type"), query).toMatch(/^application\/json/);
       expectError(res, 400, code, param);
     }
     expectError(await app.call("GET", "/v1/charges?createdLt=soon"), 400, "parameter_invalid", "createdLt");
-    expect((await app.call("GET", "/v1/charges?format=csv", { key: "sk_test_nothing" })).status).toBe(401);
+    expect((await app.call("GET", "/v1/charges/export.csv", { key: "sk_test_nothing" })).status).toBe(401);
+  });
+});
+
+describe("GET /v1/charges?format=csv (older integrations' way, no longer in the document)", () => {
+  // Plain fetch: the harness's call() holds every answer to the document, which lists this one no more.
+  const legacy = (query: string) => fetch(`${app.url}/v1/charges?${query}`, { headers: { "x-api-key": app.testKey } });
+
+  it("still answers the export's file, with the same filters; limit is ignored as it always was", async () => {
+    const res = await legacy(`format=csv&limit=1&createdGte=${iso(1)}&createdLt=${iso(3)}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe('attachment; filename="charges_test.csv"');
+    expect(await res.text()).toBe((await app.call("GET", `/v1/charges/export.csv?createdGte=${iso(1)}&createdLt=${iso(3)}`)).text);
+    // format=json (the default) is the list.
+    const json = await (await legacy(`format=json&createdGte=${iso(1)}&createdLt=${iso(3)}`)).json();
+    expect(json.data.map((c: { id: string }) => c.id)).toEqual([made.comma!.id, made.formula!.id]);
+  });
+
+  it("refuses a bad format, date, page or cursor with a JSON 400 naming the parameter", async () => {
+    for (const [query, code, param] of [
+      ["format=xlsx", "parameter_invalid", "format"],
+      ["format=csv&createdGte=yesterday", "parameter_invalid", "createdGte"],
+      ["format=csv&limit=0", "parameter_invalid", "limit"],
+      ["format=csv&page=2", "parameter_invalid", "page"],
+      [`format=csv&startingAfter=${made.paid!.id}`, "parameter_invalid", "startingAfter"],
+      ["format=csv&since=2026-05-10", "parameter_unknown", "since"],
+    ] as const) {
+      const res = await legacy(query);
+      expect(res.headers.get("content-type"), query).toMatch(/^application\/json/);
+      expect(res.status, query).toBe(400);
+      expect(await res.json(), query).toMatchObject({ code, param });
+    }
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("documents the list as JSON alone and the export as an operation of its own answering text/csv", async () => {
+    const doc = (await (await fetch(`${app.url}/v1/openapi.json`)).json()) as any;
+    const list = doc.paths["/v1/charges"].get;
+    expect(Object.keys(list.responses["200"].content)).toEqual(["application/json"]);
+    expect(list.parameters.map((p: { name: string }) => p.name)).not.toContain("format");
+    const exported = doc.paths["/v1/charges/export.csv"].get;
+    expect(exported.operationId).toBe("exportCharges");
+    expect(exported.responses["200"].content).toEqual({ "text/csv": { schema: { type: "string" }, example: `${HEADER}\r\n` } });
+    // The filters, then the version header (a $ref).
+    expect(exported.parameters.map((p: { name?: string }) => p.name ?? "version")).toEqual([
+      "status",
+      "needsReview",
+      "customerId",
+      "search",
+      "createdGte",
+      "createdLt",
+      "version",
+    ]);
   });
 });

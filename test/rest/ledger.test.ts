@@ -1,5 +1,5 @@
 // The ledger over REST (.docs/ledger.md): GET /v1/balance_transactions (newest first, cursor paging,
-// the filters, `format=csv`), GET /v1/balance_transactions/:id and GET /v1/balance, on rows the real
+// the filters, and its CSV export at /export.csv), GET /v1/balance_transactions/:id and GET /v1/balance, on rows the real
 // posting code wrote: chain transfers matched and recorded as the indexer does (no RPC), confirmed by
 // confirmChainMoney, one reversed by reverseTransfers, a refund made over the API and paid on chain.
 import { getAddress, parseUnits } from "ethers";
@@ -107,7 +107,7 @@ const list = async (query: string, key?: string) => {
   return res.body as { object: string; data: Row[]; hasMore: boolean };
 };
 const idsOf = (rows: Row[]) => rows.map((r) => r.id);
-const csv = (query: string, key = app.testKey) => fetch(`${app.url}/v1/balance_transactions${query}`, { headers: { "x-api-key": key } });
+const csv = (query: string, key = app.testKey) => fetch(`${app.url}/v1/balance_transactions/export.csv${query}`, { headers: { "x-api-key": key } });
 
 describe("GET /v1/balance_transactions", () => {
   it("lists every row of the merchant and mode, newest first, amounts as signed decimal strings", () => {
@@ -220,7 +220,7 @@ describe("GET /v1/balance_transactions", () => {
   });
 });
 
-describe("GET /v1/balance_transactions?format=csv", () => {
+describe("GET /v1/balance_transactions/export.csv", () => {
   const HEADER = "id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode";
   const lines = async (res: Response) => {
     expect(res.status).toBe(200);
@@ -245,7 +245,7 @@ describe("GET /v1/balance_transactions?format=csv", () => {
     ].join(",");
 
   it("answers text/csv: a header row, then one line per row in the list's order, of every page", async () => {
-    const res = await csv("?format=csv&limit=2");
+    const res = await csv("");
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="balance_transactions_test.csv"');
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
@@ -257,31 +257,49 @@ describe("GET /v1/balance_transactions?format=csv", () => {
   });
 
   it("takes the list's filters", async () => {
-    const [, ...fees] = await lines(await csv("?format=csv&type=fee"));
+    const [, ...fees] = await lines(await csv("?type=fee"));
     expect(fees).toEqual(all.filter((r) => r.type === "fee").map(asLine));
-    const [, ...ofCharge] = await lines(await csv(`?format=csv&chargeId=${ids.a}&createdGte=${at(10).toISOString()}&createdLt=${at(20).toISOString()}`));
+    const [, ...ofCharge] = await lines(await csv(`?chargeId=${ids.a}&createdGte=${at(10).toISOString()}&createdLt=${at(20).toISOString()}`));
     expect(ofCharge).toEqual(all.filter((r) => r.chargeId === ids.a && r.createdAt === at(10).toISOString()).map(asLine));
     expect(ofCharge).toHaveLength(2);
-    const [header, ...none] = await lines(await csv(`?format=csv&refundId=${newId("ref")}`));
+    const [header, ...none] = await lines(await csv(`?refundId=${newId("ref")}`));
     expect([header, none]).toEqual([HEADER, []]);
   });
 
   it("refuses a bad filter with the same JSON error, before any CSV", async () => {
-    for (const [query, param] of [
-      ["format=csv&type=bogus", "type"],
-      ["format=csv&createdLt=soon", "createdLt"],
-      ["format=csv&limit=0", "limit"],
-      // A cursor would be ignored by an export of every row: refused rather than silently dropped.
-      [`format=csv&startingAfter=${newId("btx")}`, "startingAfter"],
-      [`format=csv&endingBefore=${newId("btx")}`, "endingBefore"],
+    for (const [query, code, param] of [
+      ["type=bogus", "parameter_invalid", "type"],
+      ["createdLt=soon", "parameter_invalid", "createdLt"],
+      // An export has every row: paging parameters are not its own.
+      ["limit=2", "parameter_unknown", "limit"],
+      [`startingAfter=${newId("btx")}`, "parameter_unknown", "startingAfter"],
     ] as const) {
       const res = await csv(`?${query}`);
       expect(res.headers.get("content-type"), query).toMatch(/^application\/json/);
       const body = await res.json();
       expect(res.status, query).toBe(400);
-      expect(body, query).toMatchObject({ statusCode: 400, code: "parameter_invalid", param });
+      expect(body, query).toMatchObject({ statusCode: 400, code, param });
     }
-    expect((await csv("?format=csv", "sk_test_nothing")).status).toBe(401);
+    expect((await csv("", "sk_test_nothing")).status).toBe(401);
+  });
+
+  it("is still answered at the list's path with format=csv (older integrations), limit ignored, a cursor refused", async () => {
+    const legacy = (query: string) => fetch(`${app.url}/v1/balance_transactions?${query}`, { headers: { "x-api-key": app.testKey } });
+    const res = await legacy("format=csv&limit=2&type=fee");
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(await lines(res)).toEqual(await lines(await csv("?type=fee")));
+    for (const [query, code, param] of [
+      ["format=csv&type=bogus", "parameter_invalid", "type"],
+      ["format=csv&limit=0", "parameter_invalid", "limit"],
+      // A cursor would be ignored by an export of every row: refused rather than silently dropped.
+      [`format=csv&startingAfter=${newId("btx")}`, "parameter_invalid", "startingAfter"],
+      [`format=csv&endingBefore=${newId("btx")}`, "parameter_invalid", "endingBefore"],
+      ["format=pdf", "parameter_invalid", "format"],
+    ] as const) {
+      const refused = await legacy(query);
+      expect(refused.status, query).toBe(400);
+      expect(await refused.json(), query).toMatchObject({ code, param });
+    }
   });
 
   it("writes no field a spreadsheet would run as a formula, and quotes what needs quoting", () => {
@@ -313,7 +331,7 @@ describe("GET /v1/balance_transactions?format=csv", () => {
     const payments = Array.from({ length: 1_001 }, () => ({ from: BUYER, to: charge.address, amount: "0.01" }));
     await ethSepolia.sees(...payments);
     await ethSepolia.confirm(at(100));
-    const [header, ...rows] = await lines(await csv("?format=csv", key));
+    const [header, ...rows] = await lines(await csv("", key));
     expect(header).toBe(HEADER);
     expect(rows).toHaveLength(1_001);
     const rowIds = rows.map((l) => l.split(",")[0]!);
@@ -442,13 +460,13 @@ describe("livemode and merchants", () => {
     expect(live.data.map((r) => [r.chargeId, r.type, r.amount, r.livemode, r.chainId])).toEqual([[ids.live, "payment", "7.00", true, BASE]]);
     expect((await list(`?chargeId=${ids.live}`)).data).toEqual([]);
     expect((await list(`?chargeId=${ids.a}`, app.liveKey)).data).toEqual([]);
-    const liveCsv = await csv("?format=csv", app.liveKey);
+    const liveCsv = await csv("", app.liveKey);
     expect(liveCsv.headers.get("content-disposition")).toBe('attachment; filename="balance_transactions_live.csv"');
     const text = await liveCsv.text();
     expect(text.trim().split("\r\n")).toHaveLength(2);
     expect(text).toContain(ids.live);
-    expect(await (await csv("?format=csv")).text()).not.toContain(ids.live);
-    expect(await (await csv("?format=csv")).text()).not.toContain(ids.other);
+    expect(await (await csv("")).text()).not.toContain(ids.live);
+    expect(await (await csv("")).text()).not.toContain(ids.other);
   });
 });
 
@@ -464,10 +482,24 @@ describe("OpenAPI", () => {
     expect(item.required).toEqual(expect.arrayContaining(["id", "object", "livemode", "type", "amount", "chargeId", "chainId", "txHash", "createdAt"]));
     expect(item.properties.amount.type).toBe("string");
     expect(item.properties.type.enum).toEqual(["payment", "fee", "payout", "refund", "reversal"]);
-    expect(listOp.responses["200"].content["text/csv"]).toEqual({ schema: { type: "string" } });
+    // The list is JSON alone (a generated client types it as a list); the CSV is an operation of its own.
+    expect(Object.keys(listOp.responses["200"].content)).toEqual(["application/json"]);
     expect(listOp.parameters.map((p: { name: string }) => p.name)).toEqual(
-      expect.arrayContaining(["limit", "startingAfter", "endingBefore", "chargeId", "refundId", "type", "createdGte", "createdLt", "format"]),
+      expect.arrayContaining(["limit", "startingAfter", "endingBefore", "chargeId", "refundId", "type", "createdGte", "createdLt"]),
     );
+    expect(listOp.parameters.map((p: { name: string }) => p.name)).not.toContain("format");
+    const exportOp = doc.paths["/v1/balance_transactions/export.csv"].get;
+    expect(exportOp.operationId).toBe("exportBalanceTransactions");
+    expect(Object.keys(exportOp.responses["200"].content)).toEqual(["text/csv"]);
+    expect(exportOp.responses["200"].content["text/csv"].schema).toEqual({ type: "string" });
+    expect(exportOp.parameters.map((p: { name?: string }) => p.name ?? "version")).toEqual([
+      "chargeId",
+      "refundId",
+      "type",
+      "createdGte",
+      "createdLt",
+      "version",
+    ]);
     expect(Object.keys(listOp.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "429"]));
 
     const getOp = doc.paths["/v1/balance_transactions/{id}"].get;

@@ -35,7 +35,9 @@ describe("the SDK package", () => {
   it("depends on nothing, has the root's version, and the root's stablegate/sdk is the same build", () => {
     const sdk = json("src/sdk/package.json");
     const pkg = json("package.json");
-    expect(sdk).toMatchObject({ name: "@stablegate/sdk", version: pkg.version, type: "module", files: ["dist"], scripts: { prepare: "node build.mjs" } });
+    expect(sdk).toMatchObject({ name: "@stablegate/sdk", version: pkg.version, type: "module", files: ["dist"] });
+    // No scripts: the tarball ships dist/ alone, so a script (a prepare running build.mjs) would name a file it lacks.
+    expect(sdk.scripts).toBeUndefined();
     for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) expect(sdk[field]).toBeUndefined();
     // TypeScript takes the first condition that matches: `types` must come first in each.
     for (const condition of ["import", "require"]) expect(Object.keys(sdk.exports["."][condition])).toEqual(["types", "default"]);

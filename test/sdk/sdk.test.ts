@@ -63,8 +63,12 @@ describe("stablegate/sdk", () => {
     expect(done).toMatchObject({ amountReceived: "12.50", netAmount: "12.375", feeAmount: "0.125" });
     expect(done.settlements).toHaveLength(1);
     expect(done.deployedAt).not.toBeNull();
+    // Typed as the customer with its stats (no cast), and the plain retrieve as the customer without.
     const stats = await sdk.customers.retrieve(customer.id, { expand: "stats" });
-    expect(stats).toMatchObject({ chargeCount: 1, totalSpent: "12.50" });
+    expect([stats.chargeCount, stats.invoiceCount, stats.totalSpent]).toEqual([1, 0, "12.50"]);
+    expect(await sdk.customers.retrieve(customer.id)).not.toHaveProperty("chargeCount");
+    const exported = (await sdk.charges.csv({ customerId: customer.id })).split("\r\n");
+    expect([exported[0]!.split(",")[0], exported[1]!.split(",")[0], exported.length]).toEqual(["id", charge.id, 3]);
   });
 
   it("awaits a list for its first page and iterates it for every item of every page", async () => {
@@ -325,6 +329,18 @@ export async function run(): Promise<string> {
   const held: string | undefined = (await sg.balance.retrieve()).held[0]?.amount;
   void held;
   void (await sg.balanceTransactions.csv({ chargeId: charge.id })).length;
+  // @ts-expect-error an export has every row: no cursor
+  await sg.balanceTransactions.csv({ startingAfter: "btx_1" });
+  const page = await sg.charges.list({ limit: 10 });
+  const firstId: string | undefined = page.data[0]?.id;
+  void firstId;
+  const withStats = await sg.customers.retrieve("cus_1", { expand: "stats" });
+  const count: number = withStats.chargeCount;
+  void count;
+  // @ts-expect-error a customer retrieved without expand has no stats
+  void (await sg.customers.retrieve("cus_1")).chargeCount;
+  // @ts-expect-error stats is the one expandable field
+  await sg.customers.retrieve("cus_1", { expand: "charges" });
   try { await sg.charges.cancel(charge.id); } catch (e) { if (e instanceof StablegateError) return e.code; }
   return charge.paymentUrl;
 }
