@@ -1657,6 +1657,16 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description A postal address. Every part is a string: "" when it was not given. An address with no part given is null instead. */
+        Address: {
+            line1: string;
+            line2: string;
+            city: string;
+            state: string;
+            postalCode: string;
+            /** @description ISO 3166-1 alpha-2, upper case. */
+            country: string;
+        };
         Balance: {
             /** @constant */
             object: "balance";
@@ -2155,15 +2165,7 @@ export interface components {
             email: string;
             name: string;
             phone: string | null;
-            address: {
-                line1: string | null;
-                line2: string | null;
-                city: string | null;
-                state: string | null;
-                postalCode: string | null;
-                /** @description ISO 3166-1 alpha-2, upper case. */
-                country: string | null;
-            } | null;
+            address: components["schemas"]["Address"] | null;
             companyName: string | null;
             taxId: string | null;
             description: string | null;
@@ -2201,15 +2203,7 @@ export interface components {
                 email: string;
                 name: string;
                 phone: string | null;
-                address: {
-                    line1: string | null;
-                    line2: string | null;
-                    city: string | null;
-                    state: string | null;
-                    postalCode: string | null;
-                    /** @description ISO 3166-1 alpha-2, upper case. */
-                    country: string | null;
-                } | null;
+                address: components["schemas"]["Address"] | null;
                 companyName: string | null;
                 taxId: string | null;
                 description: string | null;
@@ -2246,15 +2240,7 @@ export interface components {
             email: string;
             name: string;
             phone: string | null;
-            address: {
-                line1: string | null;
-                line2: string | null;
-                city: string | null;
-                state: string | null;
-                postalCode: string | null;
-                /** @description ISO 3166-1 alpha-2, upper case. */
-                country: string | null;
-            } | null;
+            address: components["schemas"]["Address"] | null;
             companyName: string | null;
             taxId: string | null;
             description: string | null;
@@ -2718,15 +2704,7 @@ export interface components {
                 email: string;
                 name: string;
                 phone: string | null;
-                address: {
-                    line1: string | null;
-                    line2: string | null;
-                    city: string | null;
-                    state: string | null;
-                    postalCode: string | null;
-                    /** @description ISO 3166-1 alpha-2, upper case. */
-                    country: string | null;
-                } | null;
+                address: components["schemas"]["Address"] | null;
                 companyName: string | null;
                 taxId: string | null;
                 description: string | null;
@@ -3381,7 +3359,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+        /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
         IdempotencyKey: string;
         /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
         Version: string;
@@ -3453,9 +3431,9 @@ export interface operations {
                      *           "phone": null,
                      *           "address": {
                      *             "line1": "1 Main St",
-                     *             "line2": null,
+                     *             "line2": "",
                      *             "city": "Berlin",
-                     *             "state": null,
+                     *             "state": "",
                      *             "postalCode": "10115",
                      *             "country": "DE"
                      *           },
@@ -3580,7 +3558,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3646,9 +3624,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -3776,7 +3754,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3825,9 +3803,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -3867,9 +3845,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4028,9 +4006,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4161,7 +4139,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4312,7 +4290,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4366,9 +4344,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4712,7 +4690,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5103,7 +5081,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5480,7 +5458,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6078,7 +6056,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6298,7 +6276,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6660,7 +6638,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6972,7 +6950,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7123,7 +7101,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7292,7 +7270,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7954,7 +7932,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8441,7 +8419,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8605,7 +8583,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8769,7 +8747,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9569,7 +9547,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -9928,7 +9906,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10079,7 +10057,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10278,7 +10256,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10456,7 +10434,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10634,7 +10612,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10812,7 +10790,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -11274,7 +11252,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -11594,7 +11572,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -11926,7 +11904,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -12242,7 +12220,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -12579,7 +12557,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -12910,7 +12888,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13094,7 +13072,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13275,7 +13253,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13470,7 +13448,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
