@@ -108,6 +108,9 @@ function describe(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_type" && issue.input === null) return "must not be null";
   // A record's key (a metadata key) is named in the path; what is wrong is the key, not the record.
   if (issue.code === "invalid_key") return keyProblem(issue.issues[0] as z.core.$ZodIssue | undefined, issue.input);
+  // A schema's type message (`z.email({ error })`) also words its length checks: a length is said as one.
+  if (issue.code === "too_big" && (issue.origin === "string" || issue.origin === "array")) return `must ${bound(issue.origin, "most", issue.maximum)}`;
+  if (issue.code === "too_small" && (issue.origin === "string" || issue.origin === "array")) return `must ${bound(issue.origin, "least", issue.minimum)}`;
   return issue.message;
 }
 
