@@ -87,9 +87,12 @@ export function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-/** --overlap-hours as the domain parses it (absent: its default). */
-export function overlap(flags: Flags): { overlapHours?: string } {
-  return flags["overlap-hours"] === undefined ? {} : { overlapHours: flags["overlap-hours"] };
+/** --overlap-hours for the domain, read from the flag's text as a query parameter is (absent: its default). */
+export function overlap(flags: Flags): { overlapHours?: number | string } {
+  const text = flags["overlap-hours"];
+  if (text === undefined) return {};
+  // Digits become the number; anything else goes on as text for the domain to refuse in its words.
+  return { overlapHours: /^-?\d+$/.test(text) ? Number(text) : text };
 }
 
 /** The chains this service takes payments on, as its configuration (and a running devnet) say. */

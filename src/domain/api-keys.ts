@@ -6,7 +6,7 @@ import type { Prisma as P } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { overlapHoursParam, parseInput } from "./validation.js";
+import { overlapHoursField, parseInput } from "./validation.js";
 import { modeName, type Principal } from "./scope.js";
 import { type Actor, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
@@ -141,7 +141,7 @@ export interface RolledApiKey {
   previous: { id: string; expiresAt: Date };
 }
 
-const rollSchema = z.strictObject({ overlapHours: overlapHoursParam() });
+const rollSchema = z.strictObject({ overlapHours: overlapHoursField() });
 
 /**
  * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps

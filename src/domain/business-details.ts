@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Merchant } from "../generated/prisma/client.js";
-import { address, type CustomerAddress, normaliseAddress } from "./customers.js";
+import { addressInput, normaliseAddress, type PostalAddress, storedAddress } from "./postal-address.js";
 import { notFound } from "./errors.js";
 import { inspectImage } from "./images.js";
 import { getMerchant } from "./merchants.js";
@@ -18,7 +18,7 @@ export const LOGO_MAX_BYTES = 64 * 1024;
 /** Who bills, as an invoice shows it under the merchant's name. */
 export interface SellerDetails {
   legalName: string | null;
-  address: CustomerAddress | null;
+  address: PostalAddress | null;
   taxId: string | null;
 }
 
@@ -64,7 +64,7 @@ const logo = z
   .optional();
 
 const detailsSchema = z.strictObject(
-  { legalName: optionalLine(200), address: address.optional(), taxId: optionalLine(100), logo },
+  { legalName: optionalLine(200), address: addressInput.optional(), taxId: optionalLine(100), logo },
   { error: "must be an object" },
 );
 
@@ -87,7 +87,7 @@ export async function updateBusinessDetails(prisma: Prisma, merchantId: string, 
 
 /** A merchant's business details as an invoice finalized now freezes them. */
 export function sellerDetailsOf(m: Pick<Merchant, "legalName" | "businessAddress" | "taxId">): SellerDetails {
-  return { legalName: m.legalName, address: m.businessAddress as CustomerAddress | null, taxId: m.taxId };
+  return { legalName: m.legalName, address: storedAddress(m.businessAddress), taxId: m.taxId };
 }
 
 /** A merchant's logo, or null without one. */

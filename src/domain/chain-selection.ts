@@ -12,12 +12,15 @@ import { type ChangeSettings, chargeResource } from "./charges.js";
 import { AppError, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { type PublicCharge, publicCharge } from "./payment-session.js";
-import { parseInput } from "./validation.js";
+import { integerTypeError, parseInput } from "./validation.js";
 
 const MINUTE_MS = 60_000;
 
 /** The body of POST /v1/public/charges/:id/chain and the hosted page's chain form. */
-export const selectSchema = z.strictObject({ chainId: z.number({ error: "must be a chain id (a number)" }).int() }, { error: "must be a JSON object" });
+export const selectSchema = z.strictObject(
+  { chainId: z.number({ error: integerTypeError("must be a chain id (a number)") }).int() },
+  { error: "must be a JSON object" },
+);
 
 /**
  * Picks the chain a charge will be paid on, once. Shows its address (CREATE2, computed locally; for a

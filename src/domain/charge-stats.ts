@@ -6,7 +6,7 @@ import { type Prisma, selectRows } from "../db/client.js";
 import { CHARGE_STATUSES, type ChargeStatus } from "./charge-lifecycle.js";
 import { formatAmount } from "./money.js";
 import type { Scope } from "./scope.js";
-import { integerParam, parseInput } from "./validation.js";
+import { integerField, parseInput } from "./validation.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -20,7 +20,7 @@ export interface ChargeStats {
   feesPaid: string;
 }
 
-const statsSchema = z.strictObject({ days: integerParam(1, 366).default(30) });
+const statsSchema = z.strictObject({ days: integerField(1, 366).default(30) });
 
 /** The summary over the last `days` UTC days (today included). */
 export async function chargeStats(prisma: Prisma, scope: Scope, input: unknown, now = new Date()): Promise<ChargeStats> {

@@ -32,7 +32,7 @@ import { formatAmount, formatAmountOrNull, parseAmount, toUnits, type Units } fr
 import { inScope, type Scope } from "./scope.js";
 import { settlementWalletMissing } from "./settlement-wallets.js";
 import { SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
-import { instantParam, integerParam, parseInput } from "./validation.js";
+import { amountInput, instantParam, integerField, integerParam, parseInput } from "./validation.js";
 
 export type { Charge };
 
@@ -108,13 +108,13 @@ export const ORDER_ID_MAX_LENGTH = 200;
 export const createSchema = z.strictObject(
   {
     orderId: z.string().min(1).max(ORDER_ID_MAX_LENGTH).regex(printable, "must contain only printable characters"),
-    amount: z.string({ error: 'must be a decimal string such as "25.00"' }),
+    amount: amountInput("25.00"),
     description: z.string().max(1000).nullable().optional(),
     customerId: z.string().min(1).max(100).nullable().optional(),
     metadata: metadataInput.optional(),
     successUrl: redirectUrl,
     cancelUrl: redirectUrl,
-    expiresInMinutes: integerParam(5, 10_080).default(30),
+    expiresInMinutes: integerField(5, 10_080).default(30),
   },
   { error: "must be a JSON object" },
 );

@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { type Prisma, selectRows } from "../db/client.js";
 import { type Customer, Prisma as P } from "../generated/prisma/client.js";
-import { isCountryCode } from "./countries.js";
 import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { jsonOrNull } from "../db/json.js";
@@ -12,6 +11,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWit
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { addressInput, AddressResource, addressResource, normaliseAddress } from "./postal-address.js";
 import { parseInput } from "./validation.js";
 
 export type { Customer };
@@ -25,29 +25,9 @@ const name = z
   .max(200)
   .refine((s) => s.trim().length > 0, "must not be blank");
 
-/** A postal address as callers give it (customers' and the seller's): every part optional, the country checked. */
-export const address = z
-  .strictObject(
-    {
-      line1: optionalText(200),
-      line2: optionalText(200),
-      city: optionalText(200),
-      state: optionalText(200),
-      postalCode: optionalText(200),
-      country: z
-        .string()
-        .refine(isCountryCode, "must be a two-letter ISO 3166-1 country code")
-        .transform((c) => c.toUpperCase())
-        .nullable()
-        .optional(),
-    },
-    { error: "must be an object" },
-  )
-  .nullable();
-
 const optionalFields = {
   phone: optionalText(50),
-  address: address.optional(),
+  address: addressInput.optional(),
   companyName: optionalText(200),
   taxId: optionalText(100),
   description: optionalText(1000),
@@ -61,16 +41,6 @@ export const updateSchema = z.strictObject({ email: email.optional(), name: name
 /** The fields a JWT-authenticated caller may send in the body (identity comes from the token). */
 export const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
 
-const AddressShape = z.object({
-  line1: z.string().nullable(),
-  line2: z.string().nullable(),
-  city: z.string().nullable(),
-  state: z.string().nullable(),
-  postalCode: z.string().nullable(),
-  country: z.string().nullable().describe("ISO 3166-1 alpha-2, upper case."),
-});
-export type CustomerAddress = z.infer<typeof AddressShape>;
-
 /** The public JSON form of a customer (spec 2.1 plus `livemode`); also the event snapshot. */
 export const CustomerResource = z.object({
   id: z.string(),
@@ -79,7 +49,7 @@ export const CustomerResource = z.object({
   email: z.string(),
   name: z.string(),
   phone: z.string().nullable(),
-  address: AddressShape.nullable(),
+  address: AddressResource.nullable(),
   companyName: z.string().nullable(),
   taxId: z.string().nullable(),
   description: z.string().nullable(),
@@ -115,7 +85,7 @@ export function customerResource(c: Customer): CustomerResource {
     email: c.email,
     name: c.name,
     phone: c.phone,
-    address: c.address ? normaliseAddress(c.address as CustomerAddress) : null,
+    address: addressResource(c.address),
     companyName: c.companyName,
     taxId: c.taxId,
     description: c.description,
@@ -335,20 +305,6 @@ function columns(d: z.output<typeof updateSchema>) {
     ...(d.taxId !== undefined && { taxId: d.taxId }),
     ...(d.description !== undefined && { description: d.description }),
   };
-}
-
-/** An address always has all six keys; one with none set is stored as null. */
-export function normaliseAddress(a: z.output<typeof address>): CustomerAddress | null {
-  if (!a) return null;
-  const full: CustomerAddress = {
-    line1: a.line1 ?? null,
-    line2: a.line2 ?? null,
-    city: a.city ?? null,
-    state: a.state ?? null,
-    postalCode: a.postalCode ?? null,
-    country: a.country ?? null,
-  };
-  return Object.values(full).some((v) => v !== null) ? full : null;
 }
 
 function filterWhere(scope: Scope, p: z.output<typeof listSchema>): P.CustomerWhereInput {

@@ -59,7 +59,8 @@ export type ErrorCode =
 
 /** What each code means and what to do about it, as the API reference (/docs) lists them. */
 export const ERROR_MEANINGS: Record<ErrorCode, string> = {
-  body_invalid_json: "The body is not a JSON object sent as application/json (or it has a `__proto__` key).",
+  body_invalid_json:
+    "The body is not a JSON object sent as application/json in UTF-8 (an array, a string or `null` is not an object), or it has a `__proto__` key. An empty body is no body.",
   parameter_missing: "A required parameter is missing: `param` names it.",
   parameter_invalid: "A parameter is present but wrong (type, format, range): `param` names it and the message says why.",
   parameter_unknown: "The body or query has a field the route does not take: `param` names it.",

@@ -2,7 +2,7 @@
 // extractable), laid out top to bottom so that nothing a buyer typed, however long, can push text off
 // a page: long strings wrap and flow onto new pages, and so do long tables.
 import PDFDocument from "pdfkit";
-import type { CustomerAddress as PostalAddress } from "./customers.js";
+import type { PostalAddress } from "./postal-address.js";
 
 /** What an invoice document shows; amounts are already formatted decimal strings such as "12.50". */
 export interface InvoiceDocument {

@@ -27,7 +27,7 @@ import { jsonOrNull } from "../db/json.js";
 import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
 import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, moneyOnItsWay } from "./charges.js";
 import { type BusinessLogo, businessLogoOf, type SellerDetails, sellerDetailsOf } from "./business-details.js";
-import type { CustomerAddress } from "./customers.js";
+import { type PostalAddress, storedAddress } from "./postal-address.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
@@ -36,7 +36,7 @@ import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { integerParam, parseInput } from "./validation.js";
+import { amountInput, integerField, parseInput } from "./validation.js";
 
 export type { Invoice };
 
@@ -56,8 +56,8 @@ const lineItemInput = z.strictObject(
       .string()
       .max(500)
       .refine((s) => s.trim().length > 0, "must not be blank"),
-    quantity: integerParam(1, 10_000),
-    unitAmount: z.string({ error: 'must be a decimal string such as "5.00"' }),
+    quantity: integerField(1, 10_000),
+    unitAmount: amountInput("5.00"),
   },
   { error: "must be an object with description, quantity and unitAmount" },
 );
@@ -149,7 +149,7 @@ export interface BillingDetails {
   email: string;
   companyName: string | null;
   taxId: string | null;
-  address: CustomerAddress | null;
+  address: PostalAddress | null;
 }
 
 /** Where hosted invoices live: `{paymentBaseUrl}/invoices/<id>`. */
@@ -522,7 +522,7 @@ function invoicesBy(prisma: Prisma, scope: Scope, parent: Relation["parent"], in
 }
 
 function billingDetailsOf(c: Customer): BillingDetails {
-  return { name: c.name, email: c.email, companyName: c.companyName, taxId: c.taxId, address: c.address as CustomerAddress | null };
+  return { name: c.name, email: c.email, companyName: c.companyName, taxId: c.taxId, address: storedAddress(c.address) };
 }
 
 /** What the hosted page and the PDF show: the invoice, who bills and who is billed. */

@@ -21,7 +21,7 @@ import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { parseInput } from "./validation.js";
+import { amountInput, integerTypeError, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
 
 export type { PaymentLink };
@@ -41,7 +41,7 @@ const optionalFields = {
   metadata: metadataInput.optional(),
   collectEmail: z.boolean().optional(),
   quantityMax: z
-    .number({ error: "must be a whole number from 2 to 1000, or null" })
+    .number({ error: integerTypeError("must be a whole number from 2 to 1000, or null") })
     .int("must be a whole number from 2 to 1000, or null")
     .min(2, "must be at least 2 (or null: buyers always get one)")
     .max(QUANTITY_LIMIT, `must be at most ${QUANTITY_LIMIT}`)
@@ -50,10 +50,7 @@ const optionalFields = {
 };
 
 /** The body of POST /v1/payment_links (and the createPaymentLink mutation's input). */
-export const createSchema = z.strictObject(
-  { name, amount: z.string({ error: 'must be a decimal string such as "25.00"' }), ...optionalFields },
-  { error: "must be a JSON object" },
-);
+export const createSchema = z.strictObject({ name, amount: amountInput("25.00"), ...optionalFields }, { error: "must be a JSON object" });
 
 /** The body of PATCH /v1/payment_links/:id: everything but the amount; `active: false` retires it. */
 export const updateSchema = z.strictObject({ name: name.optional(), active: z.boolean().optional(), ...optionalFields }, { error: "must be a JSON object" });

@@ -21,8 +21,8 @@ import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams, type Position } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { PLAN_INTERVALS, type Plan, periodSeconds, trialDaysParam } from "./subscriptions.js";
-import { integerParam, parseInput } from "./validation.js";
+import { PLAN_INTERVALS, type Plan, periodSeconds, trialDaysField } from "./subscriptions.js";
+import { amountInput, integerField, parseInput } from "./validation.js";
 
 /** The longest period a plan bills: a year (365 days), whatever the interval. */
 export const MAX_PERIOD_SECONDS = periodSeconds("year", 1);
@@ -36,10 +36,10 @@ const name = z
 export const createSchema = z.strictObject(
   {
     name,
-    amount: z.string({ error: 'must be a decimal string such as "25.00"' }),
+    amount: amountInput("25.00"),
     interval: z.enum(PLAN_INTERVALS, { error: `must be one of ${PLAN_INTERVALS.join(", ")}` }),
-    intervalCount: integerParam(1, 365).optional(),
-    trialDays: trialDaysParam.optional(),
+    intervalCount: integerField(1, 365).optional(),
+    trialDays: trialDaysField.optional(),
     metadata: metadataInput.optional(),
   },
   { error: "must be a JSON object" },

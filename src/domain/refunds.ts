@@ -36,7 +36,7 @@ import { newId, randomBase62 } from "./ids.js";
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { evmAddress, parseInput } from "./validation.js";
+import { amountInput, evmAddress, parseInput } from "./validation.js";
 
 export type { Refund };
 
@@ -56,7 +56,7 @@ export interface RefundSettings {
 /** The body of POST /v1/charges/:id/refunds. */
 export const createSchema = z.strictObject(
   {
-    amount: z.string({ error: 'must be a decimal string such as "5.00"' }).optional(),
+    amount: amountInput("5.00").optional(),
     reason: z.string().trim().min(1).max(500).optional(),
     address: evmAddress().optional(),
     chainId: z

@@ -26,7 +26,7 @@ import { formatAmount } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { integerParam, parseInput } from "./validation.js";
+import { integerField, parseInput } from "./validation.js";
 
 export type { Plan, Subscription };
 
@@ -40,7 +40,7 @@ export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 export const MAX_TRIAL_DAYS = 730;
 
 /** A trial's length in days (0: none). */
-export const trialDaysParam = integerParam(0, MAX_TRIAL_DAYS);
+export const trialDaysField = integerField(0, MAX_TRIAL_DAYS);
 
 /** How long a buyer has to authorize a new subscription (then INCOMPLETE_EXPIRED). */
 export const CHECKOUT_WINDOW_MS = 23 * 3_600_000;
@@ -179,7 +179,7 @@ export const createSchema = z.strictObject(
   {
     customerId: z.string().min(1).max(100),
     planId: z.string().min(1).max(100),
-    trialDays: trialDaysParam.optional(),
+    trialDays: trialDaysField.optional(),
     metadata: metadataInput.optional(),
   },
   { error: "must be a JSON object" },

@@ -15,7 +15,7 @@ import { newId } from "./ids.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
-import { integerParam, overlapHoursParam, parseInput } from "./validation.js";
+import { integerParam, overlapHoursField, parseInput } from "./validation.js";
 
 export type { WebhookEndpoint };
 
@@ -31,7 +31,7 @@ export const updateSchema = z.strictObject({
   description: fields.description.optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
 });
-export const rotateSchema = z.strictObject({ overlapHours: overlapHoursParam() });
+export const rotateSchema = z.strictObject({ overlapHours: overlapHoursField() });
 export const listSchema = z.strictObject(pageParams);
 
 /** An endpoint as the API shows it; `secret` only when just created or rotated. */

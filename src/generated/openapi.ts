@@ -1697,6 +1697,16 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description A postal address. Every part is a string: "" when it was not given. An address with no part given is null instead. */
+        Address: {
+            line1: string;
+            line2: string;
+            city: string;
+            state: string;
+            postalCode: string;
+            /** @description ISO 3166-1 alpha-2, upper case. */
+            country: string;
+        };
         Balance: {
             /** @constant */
             object: "balance";
@@ -2195,15 +2205,7 @@ export interface components {
             email: string;
             name: string;
             phone: string | null;
-            address: {
-                line1: string | null;
-                line2: string | null;
-                city: string | null;
-                state: string | null;
-                postalCode: string | null;
-                /** @description ISO 3166-1 alpha-2, upper case. */
-                country: string | null;
-            } | null;
+            address: components["schemas"]["Address"] | null;
             companyName: string | null;
             taxId: string | null;
             description: string | null;
@@ -2241,15 +2243,7 @@ export interface components {
                 email: string;
                 name: string;
                 phone: string | null;
-                address: {
-                    line1: string | null;
-                    line2: string | null;
-                    city: string | null;
-                    state: string | null;
-                    postalCode: string | null;
-                    /** @description ISO 3166-1 alpha-2, upper case. */
-                    country: string | null;
-                } | null;
+                address: components["schemas"]["Address"] | null;
                 companyName: string | null;
                 taxId: string | null;
                 description: string | null;
@@ -2286,15 +2280,7 @@ export interface components {
             email: string;
             name: string;
             phone: string | null;
-            address: {
-                line1: string | null;
-                line2: string | null;
-                city: string | null;
-                state: string | null;
-                postalCode: string | null;
-                /** @description ISO 3166-1 alpha-2, upper case. */
-                country: string | null;
-            } | null;
+            address: components["schemas"]["Address"] | null;
             companyName: string | null;
             taxId: string | null;
             description: string | null;
@@ -2758,15 +2744,7 @@ export interface components {
                 email: string;
                 name: string;
                 phone: string | null;
-                address: {
-                    line1: string | null;
-                    line2: string | null;
-                    city: string | null;
-                    state: string | null;
-                    postalCode: string | null;
-                    /** @description ISO 3166-1 alpha-2, upper case. */
-                    country: string | null;
-                } | null;
+                address: components["schemas"]["Address"] | null;
                 companyName: string | null;
                 taxId: string | null;
                 description: string | null;
@@ -3421,7 +3399,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+        /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
         IdempotencyKey: string;
         /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
         Version: string;
@@ -3493,9 +3471,9 @@ export interface operations {
                      *           "phone": null,
                      *           "address": {
                      *             "line1": "1 Main St",
-                     *             "line2": null,
+                     *             "line2": "",
                      *             "city": "Berlin",
-                     *             "state": null,
+                     *             "state": "",
                      *             "postalCode": "10115",
                      *             "country": "DE"
                      *           },
@@ -3620,7 +3598,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3686,9 +3664,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -3816,7 +3794,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3865,9 +3843,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -3907,9 +3885,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4068,9 +4046,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4201,7 +4179,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4352,7 +4330,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4406,9 +4384,9 @@ export interface operations {
                      *       "phone": null,
                      *       "address": {
                      *         "line1": "1 Main St",
-                     *         "line2": null,
+                     *         "line2": "",
                      *         "city": "Berlin",
-                     *         "state": null,
+                     *         "state": "",
                      *         "postalCode": "10115",
                      *         "country": "DE"
                      *       },
@@ -4749,7 +4727,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5140,7 +5118,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5647,7 +5625,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6245,7 +6223,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6465,7 +6443,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6827,7 +6805,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -7139,7 +7117,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7290,7 +7268,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7459,7 +7437,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8121,7 +8099,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8608,7 +8586,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8772,7 +8750,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8936,7 +8914,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9860,7 +9838,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -10219,7 +10197,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10370,7 +10348,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10569,7 +10547,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10747,7 +10725,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10925,7 +10903,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -11103,7 +11081,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -11565,7 +11543,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -11885,7 +11863,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -12217,7 +12195,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -12533,7 +12511,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -12870,7 +12848,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -13201,7 +13179,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13385,7 +13363,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13566,7 +13544,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -13761,7 +13739,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {

@@ -100,8 +100,6 @@ export function toAppError(err: unknown): AppError {
   switch (e.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new AppError("body_invalid_json", "Request bodies must be JSON sent with 'Content-Type: application/json'");
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return new AppError("body_invalid_json", "The body is empty but Content-Type is application/json; send a JSON object");
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError("parameter_invalid", `The request body is larger than ${BODY_LIMIT_KB} KB`);
     case "FST_ERR_CTP_INVALID_JSON_BODY":

@@ -10,6 +10,7 @@ import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";
 import { ConnectionDrain } from "./drain.js";
 import { BODY_LIMIT_BYTES, errorBody, HttpError, toAppError } from "./errors.js";
+import { installJsonBodyParser } from "./json-body.js";
 
 /**
  * The longest value a path parameter legitimately carries: an order id. Longer is 400
@@ -81,6 +82,7 @@ export function createServer(logger: Logger, db: Database, pubsub: PubSub, optio
 
   // JSON is the only body the API takes; anything else is refused by the error mapping.
   app.removeContentTypeParser("text/plain");
+  installJsonBodyParser(app);
 
   // Without a listener Node answers an Expect other than 100-continue with a bare 417 and never
   // hands the request over; routing it lets the onRequest hook refuse it like any other error.

@@ -1,6 +1,7 @@
 // Idempotency-Key support: the first response to a key is stored for 24 h and replayed verbatim.
 // Invariant: at most one request per key runs at a time; a claim left by a crashed request
-// expires after CLAIM_MS so the key becomes usable again.
+// expires after CLAIM_MS so the key becomes usable again. A claim is ended (completed or released)
+// only by the request holding it: one whose claim expired and was taken over touches nothing.
 import { createHash } from "node:crypto";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "../domain/errors.js";
@@ -9,8 +10,15 @@ import { inScope, type Scope } from "../domain/scope.js";
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const CLAIM_MS = 60 * 1000;
 
+/** A running request's hold on its key: what ends it, and only it. */
+export interface HeldKey {
+  key: string;
+  /** The claim's expiry as this request set it: a request that took the key over set another. */
+  lockedUntil: Date;
+}
+
 /** The outcome of presenting a key: run the request, or send the stored response. */
-export type IdempotencyClaim = { kind: "run" } | { kind: "replay"; status: number; body: string };
+export type IdempotencyClaim = { kind: "run"; held: HeldKey } | { kind: "replay"; status: number; body: string };
 
 /**
  * Fingerprint of a request, so a key reused for a different request is caught. The body counts as
@@ -47,11 +55,12 @@ export class IdempotencyStore {
     const id = { merchantId_livemode_key: { ...inScope(scope), key } };
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
+      const lockedUntil = new Date(now.getTime() + CLAIM_MS);
       const { count } = await this.prisma.idempotencyRecord.createMany({
-        data: [{ ...inScope(scope), key, requestHash, lockedUntil: new Date(now.getTime() + CLAIM_MS) }],
+        data: [{ ...inScope(scope), key, requestHash, lockedUntil }],
         skipDuplicates: true,
       });
-      if (count === 1) return { kind: "run" };
+      if (count === 1) return { kind: "run", held: { key, lockedUntil } };
       const record = await this.prisma.idempotencyRecord.findUnique({ where: id });
       if (!record) continue; // pruned between the two statements
       if (now.getTime() - record.createdAt.getTime() > RETENTION_MS) {
@@ -74,24 +83,27 @@ export class IdempotencyStore {
       // The previous holder died mid-request. Take over its claim, unless another retry just did.
       const { count: taken } = await this.prisma.idempotencyRecord.updateMany({
         where: { ...inScope(scope), key, lockedUntil: record.lockedUntil, responseStatus: null },
-        data: { lockedUntil: new Date(now.getTime() + CLAIM_MS) },
+        data: { lockedUntil },
       });
-      if (taken === 1) return { kind: "run" };
+      if (taken === 1) return { kind: "run", held: { key, lockedUntil } };
     }
     throw new AppError("idempotency_key_in_use", `Idempotency-Key '${key}' is contended; retry shortly`, "Idempotency-Key");
   }
 
   /** Stores the final response for replay. */
-  async complete(scope: Scope, key: string, status: number, body: string): Promise<void> {
+  async complete(scope: Scope, held: HeldKey, status: number, body: string): Promise<void> {
     await this.prisma.idempotencyRecord.updateMany({
-      where: { ...inScope(scope), key, responseStatus: null },
+      where: { ...inScope(scope), ...held, responseStatus: null },
       data: { responseStatus: status, responseBody: body },
     });
   }
 
-  /** Releases a claim whose request failed unexpectedly, so a retry can run. */
-  async release(scope: Scope, key: string): Promise<void> {
-    await this.prisma.idempotencyRecord.deleteMany({ where: { ...inScope(scope), key, responseStatus: null } });
+  /**
+   * Frees a key whose request did not run to an answer worth replaying (refused input, a failure of
+   * ours, a rate limit), so the same key can carry the request again.
+   */
+  async release(scope: Scope, held: HeldKey): Promise<void> {
+    await this.prisma.idempotencyRecord.deleteMany({ where: { ...inScope(scope), ...held, responseStatus: null } });
   }
 
   /** Deletes records past their 24 h retention. */

@@ -118,7 +118,8 @@ const PARAMETERS = {
     name: "Idempotency-Key",
     in: "header",
     required: false,
-    description: "Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true).",
+    description:
+      "Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again.",
     schema: { type: "string", maxLength: 255 },
   },
   Version: {
@@ -237,7 +238,7 @@ function introduction(): string {
   return [
     "Non-custodial USDC payments: charges and their hosted pages, customers, refunds, invoices, payment links, the ledger, events and webhooks.",
     "",
-    "Authenticate with `X-API-Key: sk_test_…` (test mode) or `sk_live_…` (live mode), or the same key as `Authorization: Bearer sk_…`: the key fixes the merchant and the mode. Amounts are decimal strings of USDC (6 decimals), never numbers. Lists are newest first, `limit` 1–100 (default 10), paged by `startingAfter` / `endingBefore` (the id of the last or first record you got: pages never overlap or skip, even while records are written). Every POST, PATCH and DELETE takes an `Idempotency-Key`. A query parameter a route does not document is refused (400 `parameter_unknown`), never ignored. Pin the API version with the `Stablegate-Version` header; every answer names the version it followed.",
+    'Authenticate with `X-API-Key: sk_test_…` (test mode) or `sk_live_…` (live mode), or the same key as `Authorization: Bearer sk_…`: the key fixes the merchant and the mode. A JSON body is taken as typed: amounts are decimal strings of USDC (6 decimals), never numbers (a float cannot carry money exactly), and integers are JSON integers, never numeric strings; query parameters are text, their integers read from digits. An address\'s parts are strings, `""` when not given. Lists are newest first, `limit` 1–100 (default 10), paged by `startingAfter` / `endingBefore` (the id of the last or first record you got: pages never overlap or skip, even while records are written). Every POST, PATCH and DELETE takes an `Idempotency-Key`; a request whose input is refused (400 `body_invalid_json` or `parameter_*`) stores nothing under it, so the corrected request may reuse it. A query parameter a route does not document is refused (400 `parameter_unknown`), never ignored. Pin the API version with the `Stablegate-Version` header; every answer names the version it followed.',
     "",
     "Guides (concepts, webhooks, going live, operations) are in the `.docs/` folder of the Stablegate repository.",
     "",

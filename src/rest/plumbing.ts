@@ -10,7 +10,7 @@ import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
-import { AppError } from "../domain/errors.js";
+import { AppError, type ErrorCode } from "../domain/errors.js";
 import { inScope, type Scope } from "../domain/scope.js";
 import type { Actor } from "../domain/security-events.js";
 import { parseInput } from "../domain/validation.js";
@@ -19,7 +19,8 @@ import { apiKeyOf, authenticateFrom, clientAddress, requestClient } from "../htt
 import { type HostedPages, pageTokenOf } from "../http/hosted-pages.js";
 import { hasSessionCookie } from "../http/session-cookie.js";
 import type { RateLimiter, RateLimitState, RouteGroup } from "../http/rate-limit.js";
-import { type IdempotencyStore, requestFingerprint } from "./idempotency.js";
+import { toAppError } from "../http/errors.js";
+import { type HeldKey, type IdempotencyStore, requestFingerprint } from "./idempotency.js";
 import { API_VERSION, checkVersion, VERSION_HEADER } from "./version.js";
 
 declare module "fastify" {
@@ -38,7 +39,10 @@ declare module "fastify" {
     /** The charge whose hosted page this request says it comes from (a valid page token), or null. */
     pageCharge: string | null;
     jwtClaims: CustomerClaims | null;
-    idempotencyKey: string | null;
+    /** The Idempotency-Key this request holds while it runs, or null. */
+    idempotency: HeldKey | null;
+    /** Whether the answer refuses the request's input (400 body_invalid_json or parameter_*): such an answer is never stored under its key. */
+    inputRefused: boolean;
   }
 }
 
@@ -62,6 +66,12 @@ export interface RestDeps {
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);
+/**
+ * The codes of input refused before anything changed, by the door or by the domain's validation
+ * (a request that fails changes nothing): like Stripe, a key is saved only for a request that ran,
+ * so the corrected request may reuse the key.
+ */
+const REFUSED_INPUT = new Set<ErrorCode>(["body_invalid_json", "parameter_missing", "parameter_invalid", "parameter_unknown"]);
 /** The query of a route whose doc declares none. */
 const NO_QUERY = z.strictObject({});
 
@@ -91,7 +101,8 @@ export function apiKeyActor(req: FastifyRequest): Actor {
 export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.decorateRequest("scope", null);
   app.decorateRequest("jwtClaims", null);
-  app.decorateRequest("idempotencyKey", null);
+  app.decorateRequest("idempotency", null);
+  app.decorateRequest("inputRefused", false);
   app.decorateRequest("pageCharge", null);
   app.decorateRequest("clientAddress", "");
 
@@ -115,6 +126,12 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
   app.addHook("onSend", async (req, reply, payload) => {
     if (isApiPath(req.url)) reply.header(VERSION_HEADER, API_VERSION);
     return payload;
+  });
+
+  // A body, when there is one, is a JSON object: refused as the malformed body it is (before the
+  // caller is even identified, as unparsable JSON is), never read as an empty one.
+  app.addHook("preValidation", async (req) => {
+    if (req.routeOptions.config.group && isApiPath(req.url)) assertJsonObject(req.body);
   });
 
   app.addHook("preHandler", async (req, reply) => {
@@ -154,21 +171,34 @@ export function installApiPlumbing(app: FastifyInstance, deps: RestDeps): void {
     if (key === undefined || !MUTATING.has(req.method) || !req.scope) return;
     const claim = await deps.idempotency.claim(req.scope, key, requestFingerprint(req.method, req.url, req.body));
     if (claim.kind === "replay") return replay(reply, claim.status, claim.body);
-    req.idempotencyKey = key;
+    req.idempotency = claim.held;
+  });
+
+  // Runs before the error handler shapes the answer: the error's code is still at hand.
+  app.addHook("onError", async (req, _reply, err) => {
+    if (req.idempotency && REFUSED_INPUT.has(toAppError(err).code)) req.inputRefused = true;
   });
 
   app.addHook("onSend", async (req, reply, payload) => {
-    if (!req.idempotencyKey || !req.scope) return payload;
+    if (!req.idempotency || !req.scope) return payload;
     const { statusCode } = reply;
-    // 5xx and 429 say nothing about the request itself: let a retry run it again.
-    if (statusCode >= 500 || statusCode === 429) await deps.idempotency.release(req.scope, req.idempotencyKey);
-    else await deps.idempotency.complete(req.scope, req.idempotencyKey, statusCode, String(payload));
+    // 5xx and 429 say nothing about the request itself, and refused input changed nothing: a
+    // retry with the same key runs (the corrected request too). Anything else is the key's answer.
+    if (statusCode >= 500 || statusCode === 429 || req.inputRefused) await deps.idempotency.release(req.scope, req.idempotency);
+    else await deps.idempotency.complete(req.scope, req.idempotency, statusCode, String(payload));
     return payload;
   });
 }
 
 function replay(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).header("content-type", "application/json; charset=utf-8").header("Idempotent-Replayed", "true").send(body);
+}
+
+/** Refuses a body that is present but not a JSON object (`null`, an array, a string, a number, a boolean). */
+function assertJsonObject(body: unknown): void {
+  if (body === undefined || (typeof body === "object" && body !== null && !Array.isArray(body))) return;
+  const received = body === null ? "null" : Array.isArray(body) ? "an array" : `a ${typeof body}`;
+  throw new AppError("body_invalid_json", `The request body must be a JSON object such as {"name": "value"}; received ${received}`);
 }
 
 /** Whether `url` is a REST /v1 address (whose answers carry the version header). */

@@ -89,7 +89,6 @@ describe("bodies", () => {
     ["text/plain", "text/plain", '{"email":"a@b.co","name":"A"}', "body_invalid_json"],
     ["no content type at all", "", '{"email":"a@b.co","name":"A"}', "body_invalid_json"],
     ["malformed JSON", "application/json", '{"email":', "body_invalid_json"],
-    ["an empty JSON body", "application/json", "", "body_invalid_json"],
     ["a __proto__ key", "application/json", '{"email":"a@b.co","name":"A","__proto__":{"admin":true}}', "body_invalid_json"],
     ["a constructor.prototype key", "application/json", '{"email":"a@b.co","name":"A","constructor":{"prototype":{"admin":true}}}', "body_invalid_json"],
     ["a body over 100 KB", "application/json", JSON.stringify({ email: "a@b.co", name: "A", description: "x".repeat(200_000) }), "parameter_invalid"],

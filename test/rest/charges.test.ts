@@ -162,7 +162,7 @@ describe("create and retrieve", () => {
       const res = await create(body);
       expectError(res, 400, code, param);
     }
-    expectError(await app.call("POST", "/v1/charges", { body: ["orderId"] }), 400, "parameter_invalid", null);
+    expectError(await app.call("POST", "/v1/charges", { body: ["orderId"] }), 400, "body_invalid_json", null);
     expect(await chargeRows()).toBe(before);
   });
 

@@ -1,9 +1,10 @@
-// `Address` and `AddressInput`: a customer's postal address.
-import type { CustomerAddress } from "../../domain/customers.js";
+// `Address` and `AddressInput`: a customer's (or the seller's) postal address. A part not given is
+// null here, as GraphQL says "absent"; REST gives it as "" (domain/postal-address.ts).
+import type { PostalAddress } from "../../domain/postal-address.js";
 import { builder } from "../builder.js";
 
-export const Address = builder.objectRef<CustomerAddress>("Address").implement({
-  description: "A postal address; every part is optional.",
+export const Address = builder.objectRef<PostalAddress>("Address").implement({
+  description: "A postal address; a part not given is null (never an empty string).",
   fields: (t) => ({
     line1: t.exposeString("line1", { nullable: true, description: "Street and number." }),
     line2: t.exposeString("line2", { nullable: true, description: "Apartment, suite, building." }),
@@ -15,7 +16,7 @@ export const Address = builder.objectRef<CustomerAddress>("Address").implement({
 });
 
 export const AddressInput = builder.inputType("AddressInput", {
-  description: "A postal address; every part is optional.",
+  description: 'A postal address; every part is optional ("" or null: not given).',
   fields: (t) => ({
     line1: t.string({ description: "Street and number." }),
     line2: t.string({ description: "Apartment, suite, building." }),

@@ -2,6 +2,7 @@
 import { countCustomers, createCustomer, customerStats, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "../../domain/customers.js";
 import { relatedCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
+import { storedAddress } from "../../domain/postal-address.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -19,7 +20,7 @@ export const Customer = builder.prismaNode("Customer", {
     email: t.exposeString("email", { description: "Unique among the merchant's customers of the mode (compared case-insensitively)." }),
     name: t.exposeString("name", { description: "The customer's name." }),
     phone: t.exposeString("phone", { nullable: true, description: "A phone number, as given." }),
-    address: t.field({ type: Address, nullable: true, description: "The postal address, if given.", resolve: (c) => c.address as never }),
+    address: t.field({ type: Address, nullable: true, description: "The postal address, if given.", resolve: (c) => storedAddress(c.address) }),
     companyName: t.exposeString("companyName", { nullable: true, description: "The company billed, if any." }),
     taxId: t.exposeString("taxId", { nullable: true, description: "A tax or VAT number, as given." }),
     description: t.exposeString("description", { nullable: true, description: "Your note about the customer." }),

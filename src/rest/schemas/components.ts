@@ -12,6 +12,7 @@ import { DeliveryResource } from "../../domain/events.js";
 import { InvoiceResource } from "../../domain/invoices.js";
 import { MetadataShape } from "../../domain/metadata.js";
 import { PaymentResource } from "../../domain/payment-schema.js";
+import { AddressResource } from "../../domain/postal-address.js";
 import { PaymentLinkResource } from "../../domain/payment-links.js";
 import { PublicCharge } from "../../domain/payment-session.js";
 import { RefundResource } from "../../domain/refunds.js";
@@ -30,6 +31,7 @@ export function named<S extends z.ZodType>(id: string, schema: S): S {
 }
 
 named("Metadata", MetadataShape);
+named("Address", AddressResource);
 named("Payment", PaymentResource);
 named("Settlement", SettlementResource);
 named("Charge", ChargeResource);

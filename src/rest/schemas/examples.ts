@@ -74,7 +74,7 @@ const customer = {
   email: "jane@example.com",
   name: "Jane Doe",
   phone: null,
-  address: { line1: "1 Main St", line2: null, city: "Berlin", state: null, postalCode: "10115", country: "DE" },
+  address: { line1: "1 Main St", line2: "", city: "Berlin", state: "", postalCode: "10115", country: "DE" },
   companyName: null,
   taxId: null,
   description: null,
