@@ -5,7 +5,7 @@ import pg from "pg";
 import { expect } from "vitest";
 import { type App, buildApp } from "../../src/app.js";
 import { parseEther } from "ethers";
-import { ChainSet, enableChain } from "../../src/chain/chains.js";
+import { ChainSet, type EnabledChain, enableChain } from "../../src/chain/chains.js";
 import { factoryV2Address } from "../../src/chain/clones.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
@@ -21,11 +21,13 @@ export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 /**
  * Base as the one live chain of a test service (nothing calls its RPC URL): live charges, invoices and
- * payment links need an enabled live chain (domain/live-chains.ts). Pass `{ chains: liveChains() }` to startApp.
+ * payment links need an enabled live chain (domain/live-chains.ts). Pass `{ chains: liveChains() }` to startApp;
+ * `others` (a test chain) join it, Base then taking their fee recipient (one fee recipient makes one factory).
  */
-export function liveChains(): ChainSet {
-  const feeRecipient = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+export function liveChains(others: EnabledChain[] = []): ChainSet {
+  const feeRecipient = others[0]?.feeRecipient ?? "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
   return new ChainSet([
+    ...others,
     enableChain({
       chainId: 8453,
       rpcUrls: ["http://127.0.0.1:9"],
