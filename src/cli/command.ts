@@ -36,6 +36,7 @@ export const FLAGS = {
   token: { type: "string" },
   detach: { type: "boolean", default: false },
   force: { type: "boolean", default: false },
+  late: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const satisfies ParseArgsConfig["options"];

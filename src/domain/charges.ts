@@ -29,6 +29,7 @@ import type { ChargeFeed } from "./live.js";
 import { newId } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
 import { formatAmount, formatAmountOrNull, parseAmount, toUnits, type Units } from "./money.js";
+import { assertLiveChain } from "./live-chains.js";
 import { inScope, type Scope } from "./scope.js";
 import { settlementWalletMissing } from "./settlement-wallets.js";
 import { SettlementResource, settlementResource, storedSettlements } from "./settlements.js";
@@ -232,7 +233,8 @@ export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; cust
 
 /**
  * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
- * it, so later settings changes never redirect its funds: 400 `settlement_wallet_missing` without one.
+ * it, so later settings changes never redirect its funds: 400 `settlement_wallet_missing` without one;
+ * a live one needs an enabled live chain (400 `chain_unsupported`, domain/live-chains.ts).
  * 409 `duplicate_order_id` while another charge for the same order is open.
  */
 export async function createCharge(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Charge> {
@@ -272,6 +274,7 @@ export async function insertCharge(
   if (data.customerId && !customer) throw missingCustomer(data.customerId);
   const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
   if (!wallet) throw settlementWalletMissing(scope.livemode);
+  assertLiveChain(scope.livemode, settings.chains);
   const id = newId("chrg");
   const feeBps = merchant.feeBps;
   // Known now and the same on every chain: money sent there before the pick is counted too.

@@ -9,6 +9,7 @@ import { type BuyerSender, buyerSender, enqueueBuyerEmail, subjectName } from ".
 import { AppError } from "./errors.js";
 import { invoicePdf } from "./invoice-document.js";
 import { amountDue, finalizeDraft, getInvoice, hostedInvoiceUrl, type InvoiceSettings, viewOf } from "./invoices.js";
+import { assertLiveChain } from "./live-chains.js";
 import { formatAmount } from "./money.js";
 import type { Scope } from "./scope.js";
 
@@ -27,6 +28,8 @@ export async function finalizeInvoice(prisma: Prisma, scope: Scope, id: string, 
 
 /** Emails an open invoice to its customer now; 409 `invoice_not_sendable` for any other (a DRAFT, or one paid, void or uncollectible: the email asks for payment) or a customer without an email. */
 export async function sendInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings): Promise<Invoice> {
+  // The email asks for payment: not while no live chain could take it.
+  assertLiveChain(scope.livemode, settings.chains);
   return prisma.$transaction(async (tx) => {
     const invoice = await getInvoice(tx, scope, id);
     if (invoice.status === "DRAFT") {

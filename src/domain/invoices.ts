@@ -35,6 +35,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
+import { assertLiveChain } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerField, parseInput } from "./validation.js";
 
@@ -153,7 +154,7 @@ export interface BillingDetails {
 }
 
 /** Where hosted invoices live: `{paymentBaseUrl}/invoices/<id>`. */
-export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl">;
+export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl" | "chains">;
 
 const lines = (i: Pick<Invoice, "lineItems">) => i.lineItems as unknown as StoredLine[];
 
@@ -248,13 +249,14 @@ function assertDueDateAhead(dueDate: Date | null | undefined, now: Date, id?: st
   );
 }
 
-/** Creates a DRAFT invoice for a customer of this merchant and mode; a live one only with a live settlement wallet. */
+/** Creates a DRAFT invoice for a customer of this merchant and mode; a live one only with a live settlement wallet and an enabled live chain. */
 export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   const data = parseInput(createSchema, input);
   assertDueDateAhead(data.dueDate, now);
   const { lines, total } = priceLines(data.lineItems, settings);
   await assertCustomer(prisma, scope, data.customerId);
   await assertLiveWallet(prisma, scope);
+  assertLiveChain(scope.livemode, settings.chains);
   return prisma.$transaction(async (tx) => {
     const invoice = await tx.invoice.create({
       data: {
@@ -374,6 +376,8 @@ export async function finalizeDraft(
   if (by === "caller") assertDueDateAhead(invoice.dueDate, now, id);
   // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
   await assertLiveWallet(tx, scope);
+  // A caller's invoice is refused without a live chain; a renewal's was authorized on one already.
+  if (by === "caller") assertLiveChain(scope.livemode, settings.chains);
   const customer = invoice.customerId === null ? null : await tx.customer.findUnique({ where: { id: invoice.customerId } });
   if (!customer) {
     throw new AppError("parameter_missing", `Invoice ${id} has no customer (it was deleted): set customerId before finalizing.`, "customerId");

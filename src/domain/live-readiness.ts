@@ -6,6 +6,7 @@ import { formatEther } from "ethers";
 import type { EnabledChain } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import { type RelayerBalance, relayerBalances } from "./chain-status.js";
+import { LIVE_CHAIN_SETTING } from "./live-chains.js";
 
 /** The checks, in the order a merchant works through them. */
 export type LiveReadinessKey = "live_wallet" | "live_chain" | "live_webhook_endpoint";
@@ -63,7 +64,7 @@ function chainItem(chains: readonly LiveChain[], balances: ReadonlyMap<number, R
     return {
       key: "live_chain",
       done: false,
-      detail: "This service runs no mainnet yet. Its operator enables one (an RPC URL, the payment factory and a funded relayer; .docs/going-live.md).",
+      detail: `This service runs no mainnet yet: until its operator enables one (${LIVE_CHAIN_SETTING}, and a funded relayer; .docs/going-live.md), no live charge, invoice or payment link can be made.`,
     };
   }
   const states = chains.map((c) => {

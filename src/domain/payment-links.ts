@@ -20,6 +20,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
+import { assertLiveChain } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerTypeError, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
@@ -118,7 +119,7 @@ function checkUrls(data: { successUrl?: string | null | undefined; cancelUrl?: s
   for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, livemode);
 }
 
-/** Creates an active payment link; its amount is bound by the same limits as a charge's. A live one needs a live settlement wallet. */
+/** Creates an active payment link; its amount is bound by the same limits as a charge's. A live one needs a live settlement wallet and an enabled live chain. */
 export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<PaymentLink> {
   const data = parseInput(createSchema, input);
   const amount = parseAmount(data.amount);
@@ -131,6 +132,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
   checkQuantityMax(amount, data.quantityMax, settings);
   checkUrls(data, scope.livemode);
   await assertLiveWallet(prisma, scope);
+  assertLiveChain(scope.livemode, settings.chains);
   return prisma.paymentLink.create({
     data: {
       id: newId("plink"),
@@ -158,19 +160,22 @@ export async function getPaymentLink(prisma: Prisma, scope: Scope, id: string, q
 
 /**
  * Changes a link's name, description, redirects, metadata (merged), quantity maximum or whether it
- * takes payments (live: again only with a live wallet).
+ * takes payments (live: again only with a live wallet and an enabled live chain).
  */
 export async function updatePaymentLink(
   prisma: Prisma,
   scope: Scope,
   id: string,
   input: unknown,
-  settings: Pick<ChargeSettings, "amount">,
+  settings: Pick<ChargeSettings, "amount" | "chains">,
   now = new Date(),
 ): Promise<PaymentLink> {
   const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
-  if (data.active === true) await assertLiveWallet(prisma, scope);
+  if (data.active === true) {
+    await assertLiveWallet(prisma, scope);
+    assertLiveChain(scope.livemode, settings.chains);
+  }
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
     const [row] = await tx.$queryRaw<{ metadata: Metadata | null; amount: bigint }[]>`

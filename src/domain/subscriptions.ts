@@ -25,6 +25,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
+import { assertLiveChain } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { integerField, parseInput } from "./validation.js";
 
@@ -223,10 +224,7 @@ export async function createSubscription(
   if (!plan) throw unknownReference("plan", data.planId, "planId");
   if (!plan.active) throw new AppError("plan_inactive", `Plan ${plan.id} was retired: new subscriptions cannot use it.`, "planId");
   await assertLiveWallet(prisma, scope);
-  // Test mode, like a test charge, is made before any chain is configured (the devnet comes later).
-  if (scope.livemode && !settings.chains?.some((c) => !c.testnet)) {
-    throw new AppError("chain_unsupported", "No live chain is enabled: a buyer could not authorize this subscription anywhere.", null);
-  }
+  assertLiveChain(scope.livemode, settings.chains);
   return prisma.$transaction(async (tx) => {
     const { feeBps } = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true } });
     const sub = await tx.subscription.create({

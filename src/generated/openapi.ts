@@ -87,7 +87,7 @@ export interface paths {
         put?: never;
         /**
          * Create a charge (a payment request) and its hosted payment page
-         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`. Sends `charge.pending`.
+         * @description Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`; a live charge without an enabled live chain on this service: 400 `chain_unsupported` (its message names the operator's setting, `CHAIN_<id>_RPC_URL` and `CHAIN_<id>_FACTORY`). Sends `charge.pending`.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -607,7 +607,7 @@ export interface paths {
         put?: never;
         /**
          * Draft an invoice for a customer: line items (1–100), due date, memo
-         * @description Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.created`.
+         * @description Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting). Sends `invoice.created`.
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -655,7 +655,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize a DRAFT: it gets its number and hosted page, and can be paid
-         * @description Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.
+         * @description Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting). Sends `invoice.finalized`.
          */
         post: operations["finalizeInvoice"];
         delete?: never;
@@ -715,7 +715,7 @@ export interface paths {
         put?: never;
         /**
          * Email a finalized invoice to its customer, with its PDF attached
-         * @description Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns.
+         * @description Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns. A live invoice is not sent while the service has no enabled live chain (400 `chain_unsupported`).
          */
         post: operations["sendInvoice"];
         delete?: never;
@@ -759,7 +759,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment link: each buyer who pays at its url gets a charge of its amount
-         * @description Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page. A live link needs a live settlement wallet (400 `settlement_wallet_missing`).
+         * @description Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page. A live link needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting).
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -787,7 +787,7 @@ export interface paths {
         head?: never;
         /**
          * Change a payment link (all but its amount); active: false retires it
-         * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`).
+         * @description Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`).
          */
         patch: operations["updatePaymentLink"];
         trace?: never;
@@ -922,6 +922,26 @@ export interface paths {
          * @description Test mode: expires a PENDING charge now, as the expiry sweep would: `charge.expired`, or `charge.underpaid` with partial money. Money still confirming is 409 `charge_payment_confirming`.
          */
         post: operations["expireTestCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/charges/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode, devnet only: pay a charge from the devnet's funded test wallet, on time or late
+         * @description Test mode, on the local devnet this process runs only: sends `amount` of USDC (a decimal string; default: what is still due, `amount` less `amountReceived`) from the devnet's funded test wallet to the charge's address, like `stablegate devnet pay` or a buyer, waits until the transfer is mined and answers the charge. The worker counts it like any payment: a PENDING charge with no chain gets the devnet picked first, as the hosted page would; an EXPIRED or CANCELLED charge is paid late (its status stays, `charge.late_payment`, paid out to you all the same), at its address whether or not a chain was picked. `late: true` expires a PENDING charge first (as the expire helper does), then pays it. The answer is the charge right after the transfer is mined: its payment shows once the worker has seen and confirmed it. 400 `test_mode_only` for a live key, 400 `chain_unsupported` when this process runs no devnet or the charge was picked on another chain, 400 `parameter_invalid` naming `amount`, 409 `charge_not_payable` when nothing is due and no amount is given.
+         */
+        post: operations["payTestCharge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4827,7 +4847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Charge"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9923,7 +9943,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10605,7 +10625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, idempotency_key_reused */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, idempotency_key_reused */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11139,7 +11159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, idempotency_key_reused */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, chain_unsupported, idempotency_key_reused */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11605,7 +11625,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11925,7 +11945,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, body_invalid_json, idempotency_key_reused, resource_missing */
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13620,6 +13640,214 @@ export interface operations {
                 };
             };
             /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, idempotency_key_reused */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: resource_missing */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: charge_not_payable, charge_payment_confirming, idempotency_key_in_use */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payTestCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "10.00",
+                 *       "late": true
+                 *     }
+                 */
+                "application/json": {
+                    amount?: string;
+                    late?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "object": "charge",
+                     *       "livemode": false,
+                     *       "orderId": "order-1001",
+                     *       "amount": "25.00",
+                     *       "amountReceived": "25.00",
+                     *       "amountOverpaid": "0.00",
+                     *       "amountRefunded": "0.00",
+                     *       "feeAmount": "0.25",
+                     *       "netAmount": "24.75",
+                     *       "currency": "USDC",
+                     *       "status": "COMPLETED",
+                     *       "cloneAddress": "0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "chainId": 84532,
+                     *       "paymentUrl": "https://stablegate.shop.example/pay/chrg_7Hd2kQ9xLm4Tz7Wc1Vb6Np3R",
+                     *       "explorerUrl": "https://sepolia.basescan.org/address/0x8D3A1F6B2C4e9a7d5B0c3E1f2A4B6C8d0e2F4A6b",
+                     *       "feeBps": 100,
+                     *       "flushTxHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *       "expiresAt": "2026-11-24T10:16:30.000Z",
+                     *       "createdAt": "2026-11-24T10:00:00.000Z",
+                     *       "completedAt": "2026-11-24T10:04:40.000Z",
+                     *       "deployedAt": "2026-11-24T10:04:40.000Z",
+                     *       "customerId": "cus_4qXk9TbN2mVc7Rz1LhW8sPdA",
+                     *       "description": "Two mugs",
+                     *       "metadata": {
+                     *         "sku": "mug-2"
+                     *       },
+                     *       "successUrl": "https://shop.example/thanks",
+                     *       "cancelUrl": null,
+                     *       "settlements": [
+                     *         {
+                     *           "txHash": "0x1e7a3c5b9d2f4e6a8c0b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c",
+                     *           "chainId": 84532,
+                     *           "blockNumber": 18204377,
+                     *           "amount": "25.00",
+                     *           "netAmount": "24.75",
+                     *           "feeAmount": "0.25",
+                     *           "confirmedAt": "2026-11-24T10:04:40.000Z"
+                     *         }
+                     *       ],
+                     *       "payoutBlockedReason": null,
+                     *       "needsReview": false,
+                     *       "reviewReason": null,
+                     *       "strayAssets": [],
+                     *       "invoiceId": null,
+                     *       "paymentLinkId": null,
+                     *       "customerEmail": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, test_mode_only, chain_unsupported, body_invalid_json, idempotency_key_reused, resource_missing */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

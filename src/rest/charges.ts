@@ -38,12 +38,12 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
       operationId: "createCharge",
       summary: "Create a charge (a payment request) and its hosted payment page",
       description:
-        "Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`. Sends `charge.pending`.",
+        "Creates a PENDING charge for one of your orders, with its hosted payment page (`paymentUrl`): send the buyer there. `amount` is a decimal string of USDC with at most 6 decimals, from 0.01 to 1,000,000 by default (`CHARGE_MIN_AMOUNT`, `CHARGE_MAX_AMOUNT`); a JSON number is refused. `orderId` is 1–200 printable characters, unique among your charges that are neither EXPIRED nor CANCELLED (409 `duplicate_order_id`; after expiry or cancel the order can be charged again). `successUrl` and `cancelUrl` must be https (http too in test mode); `customerId` must be one of your customers in the same mode. The charge keeps your fee, settlement wallet and underpayment tolerance as they are now, so changing your settings never redirects its money, and gives the buyer `expiresInMinutes` (5–10080, default 30) to pay. Without a settlement wallet for the mode: 400 `settlement_wallet_missing`; a live charge without an enabled live chain on this service: 400 `chain_unsupported` (its message names the operator's setting, `CHAIN_<id>_RPC_URL` and `CHAIN_<id>_FACTORY`). Sends `charge.pending`.",
       tag,
       body: createSchema,
       example: { orderId: "order-1001", amount: "25.00", description: "Two mugs", metadata: { sku: "mug-2" }, successUrl: "https://shop.example/thanks" },
       ok: { 201: ChargeResource },
-      errors: ["duplicate_order_id", "settlement_wallet_missing"],
+      errors: ["duplicate_order_id", "settlement_wallet_missing", "chain_unsupported"],
     },
   } as const;
   app.post("/v1/charges", { config: create }, async (req, reply) => {

@@ -47,12 +47,12 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
       operationId: "createInvoice",
       summary: "Draft an invoice for a customer: line items (1–100), due date, memo",
       description:
-        "Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.created`.",
+        "Drafts an invoice (DRAFT) for a customer: 1–100 line items, an optional due date and memo. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting). Sends `invoice.created`.",
       tag,
       body: createSchema,
       example: { customerId: "cus_…", lineItems: [{ description: "Consulting, November", quantity: 10, unitAmount: "120.00" }], dueDate: "2026-12-31" },
       ok: { 201: InvoiceResource },
-      errors: ["settlement_wallet_missing"],
+      errors: ["settlement_wallet_missing", "chain_unsupported"],
     },
   } as const;
   app.post("/v1/invoices", { config: create }, async (req, reply) => {
@@ -122,10 +122,10 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
 }
 
 const STEP_ERRORS = {
-  finalize: ["invoice_not_editable", "settlement_wallet_missing"],
+  finalize: ["invoice_not_editable", "settlement_wallet_missing", "chain_unsupported"],
   void: ["invoice_not_editable"],
   mark_uncollectible: ["invoice_not_editable"],
-  send: ["invoice_not_sendable"],
+  send: ["invoice_not_sendable", "chain_unsupported"],
 } as const;
 
 /** The lifecycle steps: finalize, void, mark uncollectible; and sending it by email. */
@@ -136,7 +136,7 @@ function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDep
       "finalize",
       "finalizeInvoice",
       "Finalize a DRAFT: it gets its number and hosted page, and can be paid",
-      "Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`). Sends `invoice.finalized`.",
+      "Gives the DRAFT the next number of your account in its mode (INV-000001, INV-000002, …: no gaps, no duplicates), freezes the customer's billing details onto it, and opens its hosted page (`hostedInvoiceUrl`), where the customer pays it, in one go or in parts: OPEN, then PAID when nothing is due. A live invoice needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting). Sends `invoice.finalized`.",
       finalizeInvoice,
     ],
     ["void", "voidInvoice", "Void an invoice nothing was paid on; its open charge is cancelled", `${VOID_RULE} Sends \`invoice.voided\`.`, voidInvoice],
@@ -151,7 +151,7 @@ function stepRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDep
       "send",
       "sendInvoice",
       "Email a finalized invoice to its customer, with its PDF attached",
-      "Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns.",
+      "Emails the invoice to its customer's email now, in your name (Reply-To: your support email when set): the amount due, number, due date and a link to its hosted page, with the PDF attached. A DRAFT, or an invoice whose customer is gone, is 409 `invoice_not_sendable`. With the setting `emailInvoices` on, finalizing sends it already. The email is in the outbox (`GET /v1/emails`) once this returns. A live invoice is not sent while the service has no enabled live chain (400 `chain_unsupported`).",
       sendInvoice,
     ],
   ] as const;

@@ -30,12 +30,12 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
       operationId: "createPaymentLink",
       summary: "Create a payment link: each buyer who pays at its url gets a charge of its amount",
       description:
-        "Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page. A live link needs a live settlement wallet (400 `settlement_wallet_missing`).",
+        "Creates a link to share: a buyer who presses Pay at its `url` gets a charge of its amount (with `paymentLinkId`) and is sent to that charge's page. A live link needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`, naming the operator's setting).",
       tag,
       body: createSchema,
       example: { name: "Coffee beans, 1 kg", amount: "24.00", description: "Roasted this week" },
       ok: { 201: PaymentLinkResource },
-      errors: ["settlement_wallet_missing"],
+      errors: ["settlement_wallet_missing", "chain_unsupported"],
     },
   } as const;
   app.post("/v1/payment_links", { config: create }, async (req, reply) => {
@@ -70,12 +70,12 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
       operationId: "updatePaymentLink",
       summary: "Change a payment link (all but its amount); active: false retires it",
       description:
-        "Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`).",
+        "Changes the link, all but its amount; `active: false` retires it (its page then answers 410). `active: true` on a live link needs a live settlement wallet (400 `settlement_wallet_missing`) and an enabled live chain (400 `chain_unsupported`).",
       tag,
       body: updateSchema,
       example: { active: false },
       ok: { 200: PaymentLinkResource },
-      errors: ["settlement_wallet_missing"],
+      errors: ["settlement_wallet_missing", "chain_unsupported"],
     },
   } as const;
   app.patch<IdParams>("/v1/payment_links/:id", { config: update }, async (req) =>

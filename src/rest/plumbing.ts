@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
+import type { DevnetInfo } from "../chain/devnet.js";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
 import type { ChargeSettings } from "../domain/charges.js";
@@ -63,6 +64,8 @@ export interface RestDeps {
   hostedPages: HostedPages;
   /** SUBSCRIPTION_RETRY_SCHEDULE (ms): the test helper's advance runs failures as the worker does. */
   subscriptionRetrySchedule: readonly number[];
+  /** The devnet this process runs (its funded test wallet pays the test helper's payments), or null. */
+  devnet: DevnetInfo | null;
 }
 
 const MUTATING = new Set(["POST", "PATCH", "DELETE"]);

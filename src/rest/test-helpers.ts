@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { ChargeResource, chargeResource, expireChargeNow } from "../domain/charges.js";
 import { subscriptionToAdvance } from "../domain/subscription-billing.js";
+import { payChargeFromTestWallet, testPaySchema } from "../domain/test-payments.js";
 import { SubscriptionResource, subscriptionResource } from "../domain/subscriptions.js";
 import { advanceSubscription } from "../jobs/subscriptions.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
@@ -13,7 +14,7 @@ type IdParams = { Params: { id: string } };
 /** Registers the test helper endpoints. */
 export function testHelperRoutes(
   app: FastifyInstance,
-  { prisma, charges: settings, chains, subscriptionRetrySchedule, logger }: RestDeps & { logger: Logger },
+  { prisma, charges: settings, chains, devnet, subscriptionRetrySchedule, logger }: RestDeps & { logger: Logger },
 ): void {
   const expire = {
     group: "create",
@@ -29,6 +30,24 @@ export function testHelperRoutes(
   } as const;
   app.post<IdParams>("/v1/test_helpers/charges/:id/expire", { config: expire }, async (req) => {
     return chargeResource(await expireChargeNow(prisma, scopeOf(req), req.params.id, settings), settings);
+  });
+
+  const pay = {
+    group: "create",
+    doc: {
+      operationId: "payTestCharge",
+      summary: "Test mode, devnet only: pay a charge from the devnet's funded test wallet, on time or late",
+      description:
+        "Test mode, on the local devnet this process runs only: sends `amount` of USDC (a decimal string; default: what is still due, `amount` less `amountReceived`) from the devnet's funded test wallet to the charge's address, like `stablegate devnet pay` or a buyer, waits until the transfer is mined and answers the charge. The worker counts it like any payment: a PENDING charge with no chain gets the devnet picked first, as the hosted page would; an EXPIRED or CANCELLED charge is paid late (its status stays, `charge.late_payment`, paid out to you all the same), at its address whether or not a chain was picked. `late: true` expires a PENDING charge first (as the expire helper does), then pays it. The answer is the charge right after the transfer is mined: its payment shows once the worker has seen and confirmed it. 400 `test_mode_only` for a live key, 400 `chain_unsupported` when this process runs no devnet or the charge was picked on another chain, 400 `parameter_invalid` naming `amount`, 409 `charge_not_payable` when nothing is due and no amount is given.",
+      tag: "Test helpers",
+      body: testPaySchema,
+      example: { amount: "10.00", late: true },
+      ok: { 200: ChargeResource },
+      errors: ["test_mode_only", "chain_unsupported", "charge_not_payable", "charge_payment_confirming"],
+    },
+  } as const;
+  app.post<IdParams>("/v1/test_helpers/charges/:id/pay", { config: pay }, async (req) => {
+    return chargeResource(await payChargeFromTestWallet(prisma, chains, devnet, scopeOf(req), req.params.id, req.body ?? {}, settings), settings);
   });
 
   const advance = {

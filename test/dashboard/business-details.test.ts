@@ -6,7 +6,7 @@ import { deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
-import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { liveChains, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 import { pdfText } from "../helpers/pdf.js";
 import { dataUrl, png } from "../helpers/png.js";
 
@@ -19,7 +19,7 @@ const LOGO = png({ width: 60, height: 20 });
 let app: TestApp;
 let email: string;
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   email = (
     await createUser(app.db.prisma, app.merchant.merchant.id, { email: `seller-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }, OPERATOR)
   ).email;

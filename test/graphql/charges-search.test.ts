@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { searchCondition } from "../../src/domain/charge-search.js";
 import { chargeFilter } from "../../src/domain/charges.js";
-import { POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
+import { liveChains, POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
 // Charges by name, in the order they were made (so the newest is last).
@@ -19,7 +19,7 @@ const CLONE = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01";
 let foreignCharge: string;
 
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   const alice = (await app.call("POST", "/v1/customers", { body: { email: "Alice.Smith@Shop.example", name: "Alice" } })).body;
   const bob = (await app.call("POST", "/v1/customers", { body: { email: "bob_x@shop.example", name: "Bob" } })).body;
   for (const [name, orderId, amount, customerId] of [

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_NODE_IDS } from "../../src/graphql/builder.js";
 import { QUERY_LIMITS } from "../../src/graphql/yoga.js";
-import { startApp, type TestApp } from "../helpers/harness.js";
+import { liveChains, startApp, type TestApp } from "../helpers/harness.js";
 import { settle, subscribe, wsClient } from "../helpers/live.js";
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startApp();
+  app = await startApp({}, { chains: liveChains() });
 });
 afterAll(() => app?.stop());
 

@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys.js";
 import { expireDueCharges } from "../../src/domain/charges.js";
-import { SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { liveChains, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startApp({ LIVE_SUBSCRIPTIONS_PER_CONNECTION: "3", LIVE_CONNECTIONS_PER_KEY: "4", AUTH_CACHE_TTL_MS: "200" });
+  app = await startApp({ LIVE_SUBSCRIPTIONS_PER_CONNECTION: "3", LIVE_CONNECTIONS_PER_KEY: "4", AUTH_CACHE_TTL_MS: "200" }, { chains: liveChains() });
 });
 afterAll(() => app?.stop());
 

@@ -4,7 +4,9 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { expect } from "vitest";
 import { type App, buildApp } from "../../src/app.js";
-import type { ChainSet } from "../../src/chain/chains.js";
+import { parseEther } from "ethers";
+import { ChainSet, type EnabledChain, enableChain } from "../../src/chain/chains.js";
+import { factoryV2Address } from "../../src/chain/clones.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { type Database, openDatabase } from "../../src/db/client.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.js";
@@ -16,6 +18,30 @@ import { type Contract, contractOf } from "./contract.js";
 import { migratedTemplate } from "./database-template.js";
 
 export const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/**
+ * Base as the one live chain of a test service (nothing calls its RPC URL): live charges, invoices and
+ * payment links need an enabled live chain (domain/live-chains.ts). Pass `{ chains: liveChains() }` to startApp;
+ * `others` (a test chain) join it, Base then taking their fee recipient (one fee recipient makes one factory).
+ */
+export function liveChains(others: EnabledChain[] = []): ChainSet {
+  const feeRecipient = others[0]?.feeRecipient ?? "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+  return new ChainSet([
+    ...others,
+    enableChain({
+      chainId: 8453,
+      rpcUrls: ["http://127.0.0.1:9"],
+      factory: factoryV2Address(feeRecipient),
+      feeRecipient,
+      maxFeePerGas: parseEther("0.0000001"),
+      stuckAfterSeconds: 900,
+      watchTokens: [],
+      confirmations: 20,
+      relayerKey: "",
+      relayerMinBalance: parseEther("0.005"),
+    }),
+  ]);
+}
 
 /** The charge and payment settings of a service started with test defaults. */
 export const SETTINGS = {

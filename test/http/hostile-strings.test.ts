@@ -26,6 +26,7 @@ import { selectSchema } from "../../src/domain/chain-selection.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
+import { testPaySchema } from "../../src/domain/test-payments.js";
 import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
 import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
 import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plans.js";
@@ -177,6 +178,7 @@ describe("REST and the hosted page", () => {
     "POST /pay/:id/chain": { schema: selectSchema, valid: { chainId: "31337" }, form: true },
     "POST /pay/:id/test-payment": null,
     "POST /v1/test_helpers/charges/:id/expire": null,
+    "POST /v1/test_helpers/charges/:id/pay": { schema: testPaySchema, valid: { amount: "1.00" } },
     "POST /v1/test_helpers/subscriptions/:id/advance": null,
     "POST /v1/charges/:id/mark_reviewed": null,
     "POST /v1/charges/:id/refunds": { schema: refundCreateSchema, valid: {} },

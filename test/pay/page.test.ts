@@ -4,10 +4,9 @@ import { request } from "node:http";
 import { brotliDecompressSync } from "node:zlib";
 import jsQR from "jsqr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChainSet } from "../../src/chain/chains.js";
 import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";
 import { loadConfig } from "../../src/config.js";
-import { POLLING, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";
+import { liveChains, POLLING, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";
 
 let chain: TestChain;
 let app: TestApp;
@@ -17,7 +16,7 @@ beforeAll(async () => {
   chain = await startTestChain();
   const devnet = await chain.enabled(1);
   usdc = await chain.usdc.getAddress();
-  app = await startApp(POLLING, { chains: new ChainSet([devnet]), devnet: await testWalletDevnet(chain) });
+  app = await startApp(POLLING, { chains: liveChains([devnet]), devnet: await testWalletDevnet(chain) });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();

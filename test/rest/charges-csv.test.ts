@@ -7,7 +7,7 @@ import { getAddress } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHARGE_CSV_COLUMNS } from "../../src/domain/charges-csv.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
-import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
 const DEVNET = 31337;
 const BUYER = getAddress("0x00000000000000000000000000000000000b0b02");
@@ -28,7 +28,7 @@ const backdate = (id: string, day: number) => app.db.prisma.charge.update({ wher
 const iso = (day: number) => new Date(T0 + day * DAY).toISOString();
 
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   customerId = (await app.call("POST", "/v1/customers", { body: { email: "csv.buyer@example.com", name: "Csv Buyer" } })).body.id;
   const devnet = new ChainHistory(app, DEVNET);
 

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueCharges } from "../../src/domain/charges.js";
 import { newId } from "../../src/domain/ids.js";
 import { parseAmount } from "../../src/domain/money.js";
-import { expectError, recordPayment, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, liveChains, recordPayment, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startApp({ PAYMENT_BASE_URL: "https://pay.example.com/c" });
+  app = await startApp({ PAYMENT_BASE_URL: "https://pay.example.com/c" }, { chains: liveChains() });
 });
 afterAll(() => app?.stop());
 

@@ -3,12 +3,12 @@
 // isolation between merchants and modes. Paying on chain is test/chain/invoices.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pdfText } from "../helpers/pdf.js";
-import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
   // The state machine and numbering tests make a few hundred invoices within a minute.
-  app = await startApp({ ...POLLING, RATE_LIMIT_CREATE: "100000", RATE_LIMIT_READ: "100000", RATE_LIMIT_LIST: "100000" });
+  app = await startApp({ ...POLLING, RATE_LIMIT_CREATE: "100000", RATE_LIMIT_READ: "100000", RATE_LIMIT_LIST: "100000" }, { chains: liveChains() });
 }, 60_000);
 afterAll(() => app?.stop());
 

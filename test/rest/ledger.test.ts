@@ -8,7 +8,7 @@ import { csvField } from "../../src/domain/csv.js";
 import { newId } from "../../src/domain/ids.js";
 import { reverseTransfers } from "../../src/domain/reversals.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
-import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const DEVNET = 31337;
 const BASE_SEPOLIA = 84532;
@@ -45,7 +45,7 @@ let otherKey: string;
 let all: Row[];
 
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   devnet = new ChainHistory(app, DEVNET);
   sepolia = new ChainHistory(app, BASE_SEPOLIA);
   const base = new ChainHistory(app, BASE, false);

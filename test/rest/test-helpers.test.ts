@@ -1,12 +1,12 @@
 // POST /v1/test_helpers/charges/:id/expire: a test-mode charge expires now, as the sweep would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
 
 describe("test helpers", () => {
   let app: TestApp;
   let n = 0;
   beforeAll(async () => {
-    app = await startApp(POLLING);
+    app = await startApp(POLLING, { chains: liveChains() });
   }, 60_000);
   afterAll(() => app?.stop());
   const newCharge = async (key = app.testKey) => (await app.call("POST", "/v1/charges", { key, body: { orderId: `helper-${++n}`, amount: "10" } })).body;

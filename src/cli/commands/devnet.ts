@@ -17,11 +17,14 @@ async function report(step: Promise<string>): Promise<void> {
 export const devnetCommands: Command[] = [
   {
     names: ["devnet pay"],
-    usage: `  devnet pay CHARGE_ID [AMOUNT]                          Pays a test charge from the devnet's test wallet
-                                                         (default: the amount still due; needs npm start).`,
-    async run({ config, args: [chargeId, amount] }) {
-      if (!chargeId) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT]");
-      await report(payFromDevnet(config, chargeId, amount));
+    usage: `  devnet pay CHARGE_ID [AMOUNT] [--key sk_test_… [--late]]
+                                                         Pays a test charge from the devnet's test wallet
+                                                         (default: the amount still due; needs npm start).
+                                                         With the key, through the test helper: an expired
+                                                         charge is paid late; --late expires it first.`,
+    async run({ config, flags, args: [chargeId, amount] }) {
+      if (!chargeId) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT] [--key sk_test_… [--late]]");
+      await report(payFromDevnet(config, chargeId, { amount, apiKey: flags.key ?? process.env.STABLEGATE_API_KEY, late: flags.late }));
     },
   },
   {

@@ -189,7 +189,8 @@ function filters(args: { status?: string | null; customerId?: string | null; sea
 builder.mutationFields((t) => ({
   createCharge: t.prismaField({
     type: "Charge",
-    description: "Creates a PENDING charge: send the buyer to its paymentUrl. Needs a settlement wallet for the mode (settlement_wallet_missing).",
+    description:
+      "Creates a PENDING charge: send the buyer to its paymentUrl. Needs a settlement wallet for the mode (settlement_wallet_missing); a live charge needs an enabled live chain (chain_unsupported, naming the operator's setting).",
     args: { input: t.arg({ type: CreateChargeInput, required: true, description: "The charge." }) },
     resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),

@@ -224,7 +224,8 @@ const step = (name: string, description: string, run: typeof voidInvoice) =>
 builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
-    description: "Drafts an invoice for a customer. A live invoice needs a live settlement wallet (settlement_wallet_missing), also when it is finalized.",
+    description:
+      "Drafts an invoice for a customer. A live invoice needs a live settlement wallet (settlement_wallet_missing) and an enabled live chain (chain_unsupported, naming the operator's setting), also when it is finalized.",
     args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: "The invoice." }) },
     resolve: (_query, _root, { input }, ctx) =>
       createInvoice(ctx.prisma, ctx.scope(), { ...input, lineItems: input.lineItems.map((l) => ({ ...l })) }, ctx.charges),

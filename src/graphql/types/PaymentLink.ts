@@ -103,7 +103,8 @@ builder.prismaObjectField("Charge", "paymentLink", (t) =>
 builder.mutationFields((t) => ({
   createPaymentLink: t.prismaField({
     type: "PaymentLink",
-    description: "Creates an active payment link: share its url. A live link needs a live settlement wallet (settlement_wallet_missing).",
+    description:
+      "Creates an active payment link: share its url. A live link needs a live settlement wallet (settlement_wallet_missing) and an enabled live chain (chain_unsupported, naming the operator's setting).",
     args: { input: t.arg({ type: CreatePaymentLinkInput, required: true, description: "The link." }) },
     resolve: (_query, _root, { input }, ctx) => createPaymentLink(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
   }),
