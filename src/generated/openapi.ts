@@ -13759,7 +13759,7 @@ export interface operations {
             header?: {
                 /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
                 "Stablegate-Version"?: components["parameters"]["Version"];
-                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). */
+                /** @description Makes a retry safe: the first answer is stored for 24 h and replayed (with Idempotent-Replayed: true). An answer refusing the request's input (400 body_invalid_json or parameter_*), a 5xx or a 429 is not stored: the key can carry the request again. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
