@@ -6,6 +6,7 @@ import { Contract, JsonRpcProvider, JsonRpcSigner, parseEther, Wallet } from "et
 import { readDevnetInfo } from "../chain/devnet.js";
 import { circleUsdc, usdcInterface } from "../chain/usdc.js";
 import type { Config } from "../config.js";
+import { runningInstanceUrl } from "../instance.js";
 import { parseAmount } from "../domain/money.js";
 
 interface RefundView {
@@ -21,7 +22,7 @@ interface RefundView {
 /** Sends the refund's amount from its settlement wallet to its address on the devnet; the worker then completes it. */
 export async function payRefundFromDevnet(config: Config, refundId: string, apiKey: string): Promise<string> {
   const info = readDevnetInfo(config.dataDir);
-  const url = `${config.publicUrl}/v1/refunds/${encodeURIComponent(refundId)}`;
+  const url = `${runningInstanceUrl(config)}/v1/refunds/${encodeURIComponent(refundId)}`;
   const res = await fetch(url, { headers: { "x-api-key": apiKey } }).catch((e: Error) => {
     throw new Error(`Cannot reach the service at ${url} (${e.message}); is npm start running?`);
   });

@@ -6,6 +6,7 @@
 import { Wallet } from "ethers";
 import { readDevnetInfo } from "../chain/devnet.js";
 import type { Config } from "../config.js";
+import { runningInstanceUrl } from "../instance.js";
 
 interface Typed {
   domain: Record<string, unknown>;
@@ -17,7 +18,10 @@ interface Typed {
 export async function subscribeFromDevnet(config: Config, subscriptionId: string, apiKey?: string): Promise<string> {
   const info = readDevnetInfo(config.dataDir);
   const wallet = new Wallet(info.payerKey);
-  const base = `${config.paymentBaseUrl}/subscribe/${encodeURIComponent(subscriptionId)}`;
+  const instance = runningInstanceUrl(config);
+  // The pay pages are under the running instance unless PAYMENT_BASE_URL puts them elsewhere.
+  const pages = config.paymentBaseUrl === `${config.publicUrl}/pay` ? `${instance}/pay` : config.paymentBaseUrl;
+  const base = `${pages}/subscribe/${encodeURIComponent(subscriptionId)}`;
   const ask = (await request(`${base}/authorization?chainId=${info.chainId}&payer=${wallet.address}`)) as {
     permit: Typed;
     permission: Typed;
@@ -39,7 +43,7 @@ export async function subscribeFromDevnet(config: Config, subscriptionId: string
     `The service now starts it on chain (TRIALING or ACTIVE once its transaction is mined).`,
   ];
   if (apiKey) {
-    const sub = (await request(`${config.publicUrl}/v1/subscriptions/${encodeURIComponent(subscriptionId)}`, undefined, apiKey)) as { manageUrl: string };
+    const sub = (await request(`${instance}/v1/subscriptions/${encodeURIComponent(subscriptionId)}`, undefined, apiKey)) as { manageUrl: string };
     lines.push(`Manage it at ${sub.manageUrl}`);
   } else lines.push(`Its manage link is the subscription's manageUrl (GET /v1/subscriptions/${subscriptionId}, or pass --key sk_test_… here).`);
   return lines.join("\n");

@@ -17,12 +17,12 @@ import { type ChangeSettings, type Charge, type ChargeSettings, expireChargeNow,
 import { AppError, invalidParam } from "./errors.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import type { Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
+import { amountInput, parseInput } from "./validation.js";
 
 /** The body of POST /v1/test_helpers/charges/:id/pay. */
 export const testPaySchema = z.strictObject(
   {
-    amount: z.string({ error: 'must be a decimal string such as "25.00"' }).optional(),
+    amount: amountInput("25.00").optional(),
     late: z.boolean({ error: "must be true or false" }).optional(),
   },
   { error: "must be a JSON object" },
