@@ -146,8 +146,9 @@ export async function buildServices(config: Config, options: ServicesOptions = {
   const redis: Redis | undefined = serves && config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
   const { pubsub, live } = openRealtime(role === "cli" ? { ...config, redisUrl: undefined } : config, logger, { subscribe: serves, publisher: redis });
 
-  // Every event this process commits reaches subscribers (the CLI's have none: it stays off Redis).
-  if (role !== "cli") announceCommittedEvents(db.prisma, live);
+  // Every event this process commits reaches subscribers (the CLI's in-process feed has none, but
+  // without a feed a root client's events would be kept for announcing forever).
+  announceCommittedEvents(db.prisma, live);
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });

@@ -145,7 +145,19 @@ export function writeDevnetInfo(dataDir: string, info: DevnetInfo): void {
 }
 
 /** Sends `units` of devnet USDC from the funded test payer to `to`, like a buyer would; returns the mined transaction's hash. */
-export async function payFromTestWallet(info: DevnetInfo, to: string, units: bigint): Promise<string> {
+export function payFromTestWallet(info: DevnetInfo, to: string, units: bigint): Promise<string> {
+  // One transfer at a time in this process: two wallets on one key would pick the same nonce.
+  const paid = payerQueue.then(() => transfer(info, to, units));
+  payerQueue = paid.then(
+    () => undefined,
+    () => undefined,
+  );
+  return paid;
+}
+
+let payerQueue: Promise<void> = Promise.resolve();
+
+async function transfer(info: DevnetInfo, to: string, units: bigint): Promise<string> {
   const provider = new JsonRpcProvider(info.rpcUrl, info.chainId, { staticNetwork: true });
   try {
     const usdc = new Contract(info.usdc, usdcInterface, new Wallet(info.payerKey, provider));

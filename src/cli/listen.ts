@@ -6,10 +6,12 @@
 // Invariants:
 // - An event is forwarded at most once per run: an id is taken when it first arrives, from the
 //   stream or a catch-up, and skipped after.
-// - Deliveries go one at a time, in the order events arrived: the receiver sees commit order.
-// - Nothing committed while the connection was down is lost: after every reconnect (and after a
-//   stream the server ended), GET /v1/events is read back to the last event forwarded, less a
-//   margin for events stamped just before their commit, never before the run began.
+// - Deliveries go one at a time, in the order events arrived (a catch-up's events come after those
+//   the stream already gave).
+// - Nothing committed since the run began is lost: after every connection (the first included, as
+//   the stream registers only after the socket opens) and after a stream the server ended because
+//   it fell behind, GET /v1/events is read back to the last event forwarded, less a margin for
+//   events stamped just before their commit, never before the run began.
 import { CloseCode, createClient, type FormattedExecutionResult } from "graphql-ws";
 import WebSocket from "ws";
 import { type EventResource } from "../domain/events.js";
@@ -85,6 +87,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const forwarder = new Forwarder(options, secret, began);
   let stopping = false;
   let finish!: (error?: Error) => void;
+  let onConnected!: () => void;
+  const connected = new Promise<void>((resolve) => (onConnected = resolve));
   const done = new Promise<void>((resolve, reject) => (finish = (error) => (error ? reject(error) : resolve())));
 
   const client = createClient({
@@ -97,10 +101,9 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     shouldRetry: (e) => !(isClose(e) && e.code === CloseCode.Forbidden),
     on: {
       connected: (_socket, _payload, wasRetry) => {
-        if (wasRetry) {
-          options.print("Reconnected: catching up on events missed meanwhile.");
-          forwarder.catchUpSoon();
-        }
+        if (wasRetry) options.print("Reconnected: catching up on events missed meanwhile.");
+        forwarder.catchUpSoon();
+        onConnected();
       },
       closed: (e) => {
         if (!stopping && isClose(e) && e.code !== CloseCode.Forbidden) options.print(`Connection lost (${e.code}); reconnecting…`);
@@ -139,6 +142,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     await forwarder.idle();
     finish(error);
   }
+  // Listening once the first connection is up (or never, when the instance refuses first).
+  await Promise.race([connected, done]);
   return { secret, done, stop: () => end() };
 }
 
@@ -197,9 +202,10 @@ class Forwarder {
         if (new Date(e.timestamp) < since) return found.reverse();
         found.push(e);
       }
-      if (!body.hasMore || body.data.length === 0) break;
+      if (!body.hasMore || body.data.length === 0) return found.reverse();
       after = body.data[body.data.length - 1]!.id;
     }
+    this.options.print(`Catching up stopped at the ${found.length} newest events; older ones missed meanwhile are in GET /v1/events.`);
     return found.reverse();
   }
 }

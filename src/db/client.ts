@@ -1,7 +1,7 @@
 // Opens the database: embedded PGlite by default, PostgreSQL when a URL is given. Everything above
 // this module sees the same Prisma client and the same SQL, whichever engine is underneath.
-import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -219,10 +219,16 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     const dbDir = resolve(dir, "pglite");
     release = lockDataDir(resolve(dir));
     try {
-      // As for PostgreSQL, a directory without PG_VERSION holds no database yet: PGlite would run initdb in it.
-      const loadDataDir = existsSync(join(dbDir, "PG_VERSION")) ? null : (options.template?.() ?? null);
+      // The template goes only into a missing or empty directory, never over files. A start that died
+      // while loading it leaves the marker: what it wrote is the template alone, so it is loaded again.
+      const loading = resolve(dir, "pglite.loading");
+      if (existsSync(loading)) rmSync(dbDir, { recursive: true, force: true });
+      const empty = !existsSync(dbDir) || readdirSync(dbDir).length === 0;
+      const loadDataDir = empty ? (options.template?.() ?? null) : null;
       mkdirSync(dbDir, { recursive: true });
+      if (loadDataDir) writeFileSync(loading, "");
       pglite = await PGlite.create(dbDir, loadDataDir ? { loadDataDir } : {});
+      if (loadDataDir) rmSync(loading, { force: true });
     } catch (e) {
       release();
       throw e;

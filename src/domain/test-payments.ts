@@ -64,17 +64,14 @@ export async function payChargeFromTestWallet(
       "The test wallet pays on the local devnet, which this process does not run: use the service `npm start` runs in development (DEVNET=auto), or DEVNET=true.",
     );
   }
+  // Everything that can refuse is checked on the charge as read, before `late` expires it: a refused
+  // request changes nothing.
   let charge = await getCharge(prisma, scope, id);
-  if (data.late && charge.status === "PENDING") charge = await expireChargeNow(prisma, scope, id, settings);
   if (charge.chainId !== null && charge.chainId !== local.chainId) {
     throw new AppError("chain_unsupported", `Charge ${id} is to be paid on chain ${charge.chainId}, not the devnet (${local.chainId}).`, "id");
   }
-  if (charge.chainId === null && charge.status === "PENDING") {
-    await selectChain(prisma, chains, settings, id, { chainId: local.chainId });
-    charge = await getCharge(prisma, scope, id);
-  }
-  const address = charge.cloneAddress ?? charge.depositAddress;
-  if (address === null) {
+  const ends = charge.status !== "PENDING" || data.late === true;
+  if (ends && charge.cloneAddress === null && charge.depositAddress === null) {
     throw new AppError(
       "charge_not_payable",
       `Charge ${id} has no payment address: it ended before any chain was picked and was made before the devnet ran.`,
@@ -86,6 +83,16 @@ export async function payChargeFromTestWallet(
   if (units === 0n) {
     throw new AppError("charge_not_payable", `Nothing is due on charge ${id} (${charge.status}): give an amount to send more than it asks.`, "amount");
   }
+  if (data.late && charge.status === "PENDING") charge = await expireChargeNow(prisma, scope, id, settings);
+  if (charge.chainId === null && charge.status === "PENDING") {
+    // The expiry sweep may end it meanwhile: then it is paid late, at its deposit address.
+    await selectChain(prisma, chains, settings, id, { chainId: local.chainId }).catch((e: unknown) => {
+      if (!(e instanceof AppError && e.code === "charge_not_payable")) throw e;
+    });
+    charge = await getCharge(prisma, scope, id);
+  }
+  const address = charge.cloneAddress ?? charge.depositAddress;
+  if (address === null) throw new AppError("charge_not_payable", `Charge ${id} has no payment address.`, "id");
   await payFromTestWallet(local, address, units);
   return getCharge(prisma, scope, id);
 }
