@@ -46,6 +46,8 @@ export interface Listener {
 const CATCH_UP_MARGIN_MS = 10_000;
 /** The most pages of 100 events one catch-up reads. */
 const CATCH_UP_PAGES = 50;
+/** The newest events read when the run begins, which it never forwards (they came before it). */
+const IDS_BEFORE = 100;
 /** Ids forwarded, remembered to skip repeats. */
 const IDS_KEPT = 10_000;
 /** How long after a reconnect the catch-up waits, so that the stream it overlaps with is registered first. */
@@ -80,11 +82,14 @@ async function getJson<T>(options: ListenOptions, path: string): Promise<{ body:
  * streams and forwards. Rejects when the instance cannot be reached or refuses the key.
  */
 export async function listen(options: ListenOptions): Promise<Listener> {
-  const { date } = await getJson(options, "/v1/events?limit=1");
+  const { body, date } = await getJson<{ data: EventResource[] }>(options, `/v1/events?limit=${IDS_BEFORE}`);
   // The Date header has whole seconds: the run begins at the start of that second, on the instance's clock.
   const began = new Date(Math.floor(date.getTime() / 1000) * 1000);
   const secret = newWebhookSecret();
   const forwarder = new Forwarder(options, secret, began);
+  // What was there before the run is not new: the first catch-up reads back to the start of the
+  // Date header's second, which may hold events committed just before.
+  forwarder.skip(body.data.map((e) => e.id));
   let stopping = false;
   let finish!: (error?: Error) => void;
   let onConnected!: () => void;
@@ -159,6 +164,11 @@ class Forwarder {
     private readonly began: Date,
   ) {
     this.latest = began;
+  }
+
+  /** Marks events as taken without forwarding them. */
+  skip(ids: readonly string[]): void {
+    for (const id of ids) this.forwarded.add(id);
   }
 
   /** Queues `event` for forwarding unless it was taken before or its type is not followed. */

@@ -12,7 +12,7 @@ import { newId } from "../../src/domain/ids.js";
 import { relayerTxHandlers } from "../../src/jobs/chain-runner.js";
 import { resendStored, sendRelayerTx, trackRelayerTxs } from "../../src/jobs/relayer-txs.js";
 import { startTestChain, type TestChain } from "../helpers/chain.js";
-import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 let chain: TestChain;
 let app: TestApp;
@@ -21,7 +21,8 @@ const logger = pino({ level: "silent" });
 
 beforeAll(async () => {
   chain = await startTestChain();
-  chains = new ChainSet([await chain.enabled(1)]);
+  // A live chain too (nothing calls it): live charges need one.
+  chains = liveChains([await chain.enabled(1)]);
   app = await startApp(POLLING, { chains });
 }, 60_000);
 afterAll(async () => {
@@ -67,7 +68,8 @@ describe("public view", () => {
       statusMessage: "Choose a network to pay on.",
     });
     const live = await newCharge(app.liveKey);
-    expect((await app.call("GET", `/v1/public/charges/${live.id}`, { key: null })).body.chains).toEqual([]);
+    const liveView = await app.call("GET", `/v1/public/charges/${live.id}`, { key: null });
+    expect(liveView.body.chains.map((c: { chainId: number }) => c.chainId)).toEqual([8453]);
     expectError(await app.call("GET", `/v1/public/charges/${newId("chrg")}`, { key: null }), 404, "resource_missing", "id");
   });
 });

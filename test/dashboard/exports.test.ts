@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
-import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
 const PASSWORD = "correct horse battery";
 const BUYER = getAddress("0x00000000000000000000000000000000000b0b03");
@@ -20,7 +20,7 @@ let testCharge: string;
 let liveCharge: string;
 
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   email = (
     await createUser(app.db.prisma, app.merchant.merchant.id, { email: `exports-${randomBytes(4).toString("hex")}@example.com`, password: PASSWORD }, OPERATOR)
   ).email;

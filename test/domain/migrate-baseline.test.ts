@@ -2,7 +2,7 @@
 // transaction); an older one still migrates step by step. Both, and a first start from the build's
 // embedded template, must give the same schema: on PGlite always, on PostgreSQL too when
 // DATABASE_URL names a server (each test database is created with a name of its own and dropped).
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -148,6 +148,18 @@ describe("the embedded template a first start begins from", () => {
       expect(asked).toBe(1);
       expect(await reopened.prisma.$queryRawUnsafe(`SELECT count(*)::int AS n FROM "kept"`)).toEqual([{ n: 0 }]);
       await reopened.close();
+
+      // A start that died while loading the template (its marker still there) loads it again over
+      // what it half wrote; without the marker, files are never loaded over.
+      const interrupted = join(scratch, "interrupted");
+      mkdirSync(join(interrupted, "pglite"), { recursive: true });
+      writeFileSync(join(interrupted, "pglite", "PG_VERSION"), "17\n");
+      writeFileSync(join(interrupted, "pglite.loading"), "");
+      const resumed = await openDatabase({ dataDir: interrupted, template: () => (asked++, template) });
+      expect(asked).toBe(2);
+      expect((await history(resumed)).map((r) => r.name)).toEqual(ALL);
+      await resumed.close();
+      expect(existsSync(join(interrupted, "pglite.loading"))).toBe(false);
 
       // A template made from other migrations (a migration added or changed since) is not used.
       const changed = join(scratch, "changed-migrations");

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { reverseTransfers } from "../../src/domain/reversals.js";
 import { ChainHistory, chargeOn } from "../helpers/ledger.js";
-import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { liveChains, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const DEVNET = 31337;
 const BASE_SEPOLIA = 84532;
@@ -31,7 +31,7 @@ const ids = { a: "", c: "", live: "", other: "", refund: "" };
 let otherKey: string;
 
 beforeAll(async () => {
-  app = await startApp(POLLING);
+  app = await startApp(POLLING, { chains: liveChains() });
   const devnet = new ChainHistory(app, DEVNET);
   const sepolia = new ChainHistory(app, BASE_SEPOLIA);
   const base = new ChainHistory(app, BASE, false);

@@ -1,6 +1,7 @@
 // Idempotency, concurrency, rate limits and JWT creation on /v1/customers.
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
@@ -22,11 +23,12 @@ describe("Idempotency-Key", () => {
     expect(await app.db.prisma.customer.count({ where: { email: "idem@example.com" } })).toBe(1);
   });
 
-  it("replays an error response too, and refuses the key with another body", async () => {
+  it("replays an error response too (not a refusal of the input), and refuses the key with another body", async () => {
     const headers = { "idempotency-key": "bad-then-other" };
-    const bad = await app.call("POST", "/v1/customers", { body: { email: "nope" }, headers });
-    expect(bad.status).toBe(400);
-    expect((await app.call("POST", "/v1/customers", { body: { email: "nope" }, headers })).text).toBe(bad.text);
+    const body = { orderId: "idem-missing", amount: "5", customerId: newId("cus") };
+    const missing = await app.call("POST", "/v1/charges", { body, headers });
+    expect(missing.body).toMatchObject({ code: "resource_missing", param: "customerId" });
+    expect((await app.call("POST", "/v1/charges", { body, headers })).text).toBe(missing.text);
     const other = await app.call("POST", "/v1/customers", { body: { email: "other@example.com", name: "O" }, headers });
     expect(other.status).toBe(400);
     expect(other.body).toMatchObject({ code: "idempotency_key_reused", param: "Idempotency-Key" });

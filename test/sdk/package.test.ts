@@ -52,7 +52,7 @@ describe("the SDK package", () => {
     });
     expect(pkg.typesVersions).toEqual({ "*": { sdk: [inRoot(exported.require.types)] } });
     expect(pkg.files).toContain("src/sdk/dist");
-    expect(pkg.scripts.prepare).toBe("npm run build:sdk");
+    expect(pkg.scripts.prepare).toBe("node .config/build.mjs");
   });
 
   it("asks for the API version the service speaks (its types are generated from that service's document)", () => {
