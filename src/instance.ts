@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.js";
+import { isAlive } from "./db/embedded-lock.js";
 
 const RECORD = "instance.json";
 
@@ -38,15 +39,5 @@ function readRecord(dataDir: string): InstanceRecord | null {
     return typeof parsed.url === "string" && Number.isInteger(parsed.pid) ? (parsed as InstanceRecord) : null;
   } catch {
     return null;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -37,7 +37,8 @@ export function lockDataDir(dataDir: string): () => void {
   throw new Error(`Could not lock ${file}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, under another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
