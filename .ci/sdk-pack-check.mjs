@@ -1,7 +1,7 @@
 // The SDK as a merchant installs it (issue 33). From a clean tree of the repository (no build
 // output), `npm run build:sdk` then `npm pack` in src/sdk makes @stablegate/sdk (whose manifest has
 // no scripts: the tarball ships dist/ alone), and `npm pack` at the root gives the tarball an install
-// of the repository from git makes (`stablegate/sdk`, built by the root's `prepare`). Each is
+// of the repository from git makes (`stablegate/sdk` and the built service its `stablegate` bin runs, built by the root's `prepare`). Each is
 // installed into throwaway projects, and against the built service (dist/main.js: run after `npm run build`):
 //   - an ES module and a CommonJS script create a charge, have a mock charge.completed delivered to
 //     a receiver of theirs and verify it into its typed event (a changed body is refused);
@@ -56,7 +56,9 @@ try {
   const sdkTarball = join(tarballs, `stablegate-sdk-${version("src/sdk")}.tgz`);
   const rootTarball = join(tarballs, `stablegate-${version(".")}.tgz`);
   checkContents(sdkTarball, "package/dist/", ["esm/sdk/index.js", "esm/sdk/index.d.ts", "cjs/sdk/index.js", "cjs/sdk/index.d.ts", "cjs/package.json"]);
-  checkContents(rootTarball, "package/src/sdk/dist/", ["esm/sdk/index.js", "cjs/sdk/index.js", "cjs/sdk/index.d.ts"]);
+  checkContents(rootTarball, "package/src/sdk/dist/", ["esm/sdk/index.js", "cjs/sdk/index.js", "cjs/sdk/index.d.ts"], "package/dist/");
+  // The root's prepare builds the service too, and its bin (stablegate) needs the rest of dist/.
+  checkContents(rootTarball, "package/dist/", ["cli/main.js", "main.js", "db/template.json"], "package/src/sdk/dist/");
   const manifest = JSON.parse(run("tar", ["-xzOf", sdkTarball, "package/package.json"], work));
   const dependencies = ["dependencies", "peerDependencies", "optionalDependencies"].flatMap((field) => Object.keys(manifest[field] ?? {}));
   if (dependencies.length > 0) throw new Error(`@stablegate/sdk depends on ${dependencies.join(", ")}: it should need nothing but Node`);
@@ -124,11 +126,11 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** Fails unless the tarball has each of `expected` below `prefix`, and nothing outside it but package.json and README/LICENSE. */
-function checkContents(tarball, prefix, expected) {
+/** Fails unless the tarball has each of `expected` below `prefix`, and nothing outside it (and `also`) but package.json and README/LICENSE. */
+function checkContents(tarball, prefix, expected, also = prefix) {
   const files = run("tar", ["-tzf", tarball], work).trim().split("\n");
   const missing = expected.filter((f) => !files.includes(prefix + f));
-  const stray = files.filter((f) => !f.startsWith(prefix) && !/^package\/(package\.json|README\.md|LICENSE)$/.test(f));
+  const stray = files.filter((f) => !f.startsWith(prefix) && !f.startsWith(also) && !/^package\/(package\.json|README\.md|LICENSE)$/.test(f));
   if (missing.length || stray.length) throw new Error(`${tarball}: missing ${missing.join(", ") || "nothing"}; unexpected ${stray.join(", ") || "nothing"}`);
   console.log(`${tarball.slice(tarballs.length + 1)}: ${files.length} files`);
 }
