@@ -77,7 +77,7 @@ describe("customers and business details in the dashboard", () => {
       companyName: "Engines Ltd",
       taxId: "GB123456789",
       phone: null,
-      address: { line1: "12 St James's Square", line2: null, city: "London", state: null, postalCode: "SW1Y 4LB", country: "GB" },
+      address: { line1: "12 St James's Square", line2: "", city: "London", state: "", postalCode: "SW1Y 4LB", country: "GB" },
     });
     expect(page.url()).toBe(`${app.url}/dashboard/customers/${ada.id}`);
 
@@ -93,10 +93,10 @@ describe("customers and business details in the dashboard", () => {
     await address.getByRole("status").filter({ hasText: "Address saved." }).waitFor();
     expect((await app.call("GET", `/v1/customers/${grace.id}`)).body.address).toEqual({
       line1: "1 Navy Way",
-      line2: null,
+      line2: "",
       city: "Arlington",
       state: "VA",
-      postalCode: null,
+      postalCode: "",
       country: "US",
     });
     for (const width of [1280, 360]) await audit(page, "dashboard-customer-address", width);
