@@ -6,7 +6,7 @@
 // sending on it would have sent by then), and at the limit whatever remains is cut.
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate as afterPoll, setTimeout as sleep } from "node:timers/promises";
 
 /**
  * How long a connection must have been quiet (no request in flight, none answered) to be closed.
@@ -50,12 +50,15 @@ export class ConnectionDrain {
     if (this.server.listening) NetServer.prototype.close.call(this.server);
     const started = Date.now();
     while (this.sockets.size > 0) {
+      await sleep(10);
+      // A timer can fire right after a stall of this process, before the requests that arrived
+      // meanwhile are read: letting the poll phase run first counts them as in flight, not quiet.
+      await afterPoll();
       const now = Date.now();
       if (now - started >= DRAIN_LIMIT_MS) this.server.closeAllConnections();
       for (const [socket, { inFlight, lastActive }] of this.sockets) {
         if (inFlight === 0 && now - lastActive >= QUIET_MS) socket.destroy();
       }
-      await sleep(10);
     }
   }
 }
