@@ -98,8 +98,6 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e.code) {
-    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError("body_invalid_json", "Request bodies must be JSON sent with 'Content-Type: application/json'");
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError("parameter_invalid", `The request body is larger than ${BODY_LIMIT_KB} KB`);
     case "FST_ERR_CTP_INVALID_JSON_BODY":

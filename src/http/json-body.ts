@@ -9,7 +9,11 @@ import { AppError } from "../domain/errors.js";
 // what the caller sent without telling them.
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Replaces Fastify's JSON parser on `app` with one that refuses invalid UTF-8 and takes an empty body as none. */
+/**
+ * Replaces Fastify's JSON parser on `app` with one that refuses invalid UTF-8 and takes an empty body
+ * as none, and takes an empty body of any other type as none too (a form-encoding client's bodyless
+ * DELETE), refusing a non-empty one.
+ */
 export function installJsonBodyParser(app: FastifyInstance): void {
   // The default parser keeps the prototype-poisoning refusal the server was created with.
   const parseJson = app.getDefaultJsonParser("error", "error");
@@ -24,5 +28,10 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       return done(new AppError("body_invalid_json", "The request body is not valid UTF-8: send JSON text encoded as UTF-8"), undefined);
     }
     parseJson(req, text, done);
+  });
+  // The catch-all: a scope's own parser (the hosted pages' forms) still wins for its type.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    done(new AppError("body_invalid_json", "Request bodies must be JSON sent with 'Content-Type: application/json'"), undefined);
   });
 }

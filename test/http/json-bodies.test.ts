@@ -37,6 +37,26 @@ describe("a bodyless request with Content-Type: application/json", () => {
   });
 });
 
+describe("a bodyless request with another Content-Type", () => {
+  it.each(["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"])("%s: a DELETE cancels the charge", async (type) => {
+    const charge = (await app.call("POST", "/v1/charges", { body: { orderId: `bodyless-${type}`, amount: "25" } })).body;
+    const res = await app.call("DELETE", `/v1/charges/${charge.id}`, { headers: { "content-type": type } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ id: charge.id, status: "CANCELLED" });
+  });
+
+  it("with a body is still refused: bodies are JSON", async () => {
+    const before = await customerCount(app);
+    const res = await app.call("POST", "/v1/customers", {
+      raw: "email=form%40example.com&name=Form",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expectError(res, 400, "body_invalid_json", null);
+    expect(res.body.message).toBe("Request bodies must be JSON sent with 'Content-Type: application/json'");
+    expect(await customerCount(app)).toBe(before);
+  });
+});
+
 describe("bytes that are not UTF-8", () => {
   it("are 400 body_invalid_json, and nothing is stored", async () => {
     const before = await customerCount(app);
