@@ -157,12 +157,23 @@ export function payFromTestWallet(info: DevnetInfo, to: string, units: bigint): 
 
 let payerQueue: Promise<void> = Promise.resolve();
 
+/** How long a test transfer (or the top-up before it) may take to be mined before the caller is told. */
+const TRANSFER_TIMEOUT_MS = 30_000;
+
 async function transfer(info: DevnetInfo, to: string, units: bigint): Promise<string> {
   const provider = new JsonRpcProvider(info.rpcUrl, info.chainId, { staticNetwork: true });
   try {
-    const usdc = new Contract(info.usdc, usdcInterface, new Wallet(info.payerKey, provider));
+    const payer = new Wallet(info.payerKey, provider);
+    const usdc = new Contract(info.usdc, usdcInterface, payer);
+    // Devnet USDC is test money: a payment larger than what the wallet holds is minted first rather
+    // than failing, so no caller (a test key on a shared devnet) can empty it for the others.
+    const balance: bigint = await usdc.getFunction("balanceOf")(payer.address);
+    if (balance < units) {
+      const issuer = circleUsdc(info.usdc, new Wallet(info.usdcIssuerKey, provider));
+      await (await issuer.getFunction("mint")(payer.address, units - balance + PAYER_FLOAT)).wait(1, TRANSFER_TIMEOUT_MS);
+    }
     const tx = await usdc.getFunction("transfer")(to, units);
-    await tx.wait();
+    await tx.wait(1, TRANSFER_TIMEOUT_MS);
     return tx.hash as string;
   } finally {
     provider.destroy();

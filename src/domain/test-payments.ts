@@ -93,6 +93,13 @@ export async function payChargeFromTestWallet(
   }
   const address = charge.cloneAddress ?? charge.depositAddress;
   if (address === null) throw new AppError("charge_not_payable", `Charge ${id} has no payment address.`, "id");
-  await payFromTestWallet(local, address, units);
+  await payFromTestWallet(local, address, units).catch((e: unknown) => {
+    // ethers' short message ("timeout", "execution reverted") says which, without its request dump.
+    const reason = (e as { shortMessage?: string }).shortMessage ?? "no answer";
+    throw new AppError(
+      "internal_error",
+      `The devnet did not mine the test payment of charge ${id} (${reason}): check that the devnet runs (npm start), then retry.`,
+    );
+  });
   return getCharge(prisma, scope, id);
 }

@@ -83,6 +83,16 @@ describe("POST /v1/test_helpers/charges/:id/pay", () => {
     expect((await settled(c.id, "COMPLETED")).amountReceived).toBe("10.00");
   }, 60_000);
 
+  it("pays more than the test wallet holds by minting devnet USDC to it first: no test key can empty it for the others", async () => {
+    const held = await chain.balance(payer);
+    expect(held).toBeLessThan(usdc("5000"));
+    const c = await newCharge("5000");
+    expect((await pay(c.id)).status).toBe(200);
+    expect((await settled(c.id, "COMPLETED")).amountReceived).toBe("5000.00");
+    // Topped up by what was missing plus the devnet's float, then paid.
+    expect(await chain.balance(payer)).toBe(usdc("1000000"));
+  }, 60_000);
+
   it("pays a part when given an amount, then the rest by default", async () => {
     const c = await newCharge("10");
     expect((await pay(c.id, { amount: "4.5" })).status).toBe(200);
