@@ -156,7 +156,7 @@ function startService() {
     child,
     exited,
     output: () => out,
-    async waitFor(pattern, timeoutMs = 60_000) {
+    async waitFor(pattern, timeoutMs = 180_000) {
       for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
         const m = pattern.exec(out);
         if (m) return m;
