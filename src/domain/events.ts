@@ -26,6 +26,7 @@ import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { derivedId, newId } from "./ids.js";
 import { beyond, keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
+import { addressResource } from "./postal-address.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { parseInput } from "./validation.js";
 
@@ -266,7 +267,17 @@ export function parseFollowedTypes(types: readonly string[] | null | undefined):
 
 /** Shapes a stored event as the API shows it and webhooks carry it. */
 export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "livemode" | "data">): EventResource {
-  return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: e.data };
+  return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: eventData(e.type, e.data) };
+}
+
+/**
+ * An event's data as the resource is shaped today. A customer's snapshot recorded before REST's
+ * address parts became strings holds null parts: read back (list, resend, retries, GraphQL) it is
+ * shaped as a new one would be, so one schema describes every event.
+ */
+export function eventData(type: string, data: Event["data"]): Event["data"] {
+  if (!type.startsWith("customer.") || data === null || typeof data !== "object" || Array.isArray(data) || !("address" in data)) return data;
+  return { ...data, address: addressResource(data.address) };
 }
 
 /** The kinds of object events are about: the part of their type before the dot (charge, customer, …). */

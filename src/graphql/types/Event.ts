@@ -8,6 +8,7 @@ import {
   EVENT_OBJECT_TYPES,
   EVENT_TYPES,
   type EventType,
+  eventData,
   eventDeliveries,
   eventsOfCharges,
   eventsSince,
@@ -74,7 +75,7 @@ const Event = builder.prismaNode("Event", {
     type: t.exposeString("type", { description: "What happened, e.g. charge.completed." }),
     timestamp: t.string({ description: "ISO 8601: when the change was committed.", resolve: (e) => e.createdAt.toISOString() }),
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    data: t.field({ type: "JSON", description: "The object as it was right after the change.", resolve: (e) => e.data }),
+    data: t.field({ type: "JSON", description: "The object as it was right after the change.", resolve: (e) => eventData(e.type, e.data) }),
     deliveries: t.loadableList({
       type: WebhookDelivery,
       description: "Where the event was sent, with every attempt; batched across a list.",
