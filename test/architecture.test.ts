@@ -10,8 +10,10 @@ import {
   fileCircles,
   floorViolations,
   importGraph,
+  importRefusals,
   isGenerated,
   longFunctions,
+  type PackageJson,
   prismaTables,
   readSources,
   type Sources,
@@ -81,8 +83,15 @@ const MAX_FUNCTION_LINES = 120;
  */
 const GUARDED_MODELS = ["Charge", "Clone", "ChainTransfer", "BalanceTransaction", "Refund", "Authorization", "Invoice", "InvoiceNumber"];
 
+/** The packages whose files live in src/: the repository's own (`stablegate`) and the SDK's (`@stablegate/sdk`). */
+const packageAt = (dir: string): PackageJson => {
+  const { name, exports, imports } = JSON.parse(readFileSync(resolve(SRC, dir, "package.json"), "utf8")) as Omit<PackageJson, "dir">;
+  return { dir, name, exports, imports };
+};
+const PACKAGES = [packageAt(".."), packageAt("sdk")];
+
 const sources = readSources(SRC);
-const graph = importGraph(sources);
+const graph = importGraph(sources, PACKAGES);
 const tables = prismaTables(readFileSync(resolve(SRC, "../prisma/schema.prisma"), "utf8"));
 const guarded = tables.filter((t) => GUARDED_MODELS.includes(t.model));
 
@@ -98,9 +107,15 @@ describe("floors", () => {
     expect(closedWorldViolations(graph, CLOSED_WORLDS)).toEqual([]);
   });
 
-  it("reads the imports it judges, .tsx files included", () => {
+  it("no import names what it loads by a computed specifier, an absolute path, or a name that is no source", () => {
+    expect(importRefusals(sources, PACKAGES)).toEqual([]);
+  });
+
+  it("reads the imports it judges, .tsx and .js files included", () => {
     expect(graph.length).toBeGreaterThan(300);
     expect(graph.some(({ from }) => from.endsWith(".tsx"))).toBe(true);
+    expect(graph).toContainEqual({ from: "pay/assets/pay.js", to: "pay/assets/wallets.js" });
+    expect([...sources.keys()]).toEqual(expect.arrayContaining(["sdk/build.mjs"]));
     expect(Object.keys(FLOORS)).toEqual(expect.arrayContaining([...new Set([...sources.keys()].map((p) => p.split("/")[0]!.replace(/\.tsx?$/, "")))]));
   });
 
@@ -117,6 +132,70 @@ describe("floors", () => {
       `rest/x.ts -> pay/y.ts: sideways (rest ${FLOORS.rest} -> pay ${FLOORS.pay})`,
       `db/client.ts -> rest/x.ts: up (db ${FLOORS.db} -> rest ${FLOORS.rest})`,
       "domain/z.ts -> newfolder/q.ts: newfolder has no floor",
+    ]);
+  });
+
+  it("refuses a door imported from below however the import is written", () => {
+    const withSubpaths = [{ ...PACKAGES[0]!, imports: { "#doors/*": "./src/rest/*" } }, PACKAGES[1]!];
+    const edges = importGraph(
+      planted({
+        "rest/x.ts": "export const x = 1;",
+        "graphql/y.ts": "export const y = 1;",
+        "sdk/index.ts": "export class Client {}",
+        "domain/relative.ts": 'import { x } from "../rest/x.js";',
+        "domain/type.ts": 'type X = typeof import("../rest/x.js");\nexport type { Y } from "../graphql/y.js";',
+        "domain/dynamic.ts": 'const { x } = await import("../rest/x.js");',
+        "domain/self.ts": 'import { x } from "stablegate/src/rest/x.js";\nimport { y } from "stablegate/dist/graphql/y.js";',
+        "domain/subpath.ts": 'import { x } from "#doors/x.js";',
+        "jobs/sdk.ts": 'import { Client } from "stablegate/sdk";',
+        "db/require.cjs": 'const { x } = require("../rest/x.js");',
+        "lib/equals.ts": 'import x = require("../rest/x.js");',
+        "chain/loader.ts": [
+          'import { createRequire } from "node:module";',
+          "const load = createRequire(import.meta.url);",
+          'load("../rest/x.js");',
+          'createRequire(import.meta.url)("../graphql/y.js");',
+        ].join("\n"),
+        "pay/assets/a.js": 'import { y } from "../../graphql/y.js";',
+      }),
+      withSubpaths,
+    );
+    expect(floorViolations(edges, FLOORS)).toEqual([
+      "domain/relative.ts -> rest/x.ts: up (domain 2 -> rest 7)",
+      "domain/type.ts -> rest/x.ts: up (domain 2 -> rest 7)",
+      "domain/type.ts -> graphql/y.ts: up (domain 2 -> graphql 7)",
+      "domain/dynamic.ts -> rest/x.ts: up (domain 2 -> rest 7)",
+      "domain/self.ts -> rest/x.ts: up (domain 2 -> rest 7)",
+      "domain/self.ts -> graphql/y.ts: up (domain 2 -> graphql 7)",
+      "domain/subpath.ts -> rest/x.ts: up (domain 2 -> rest 7)",
+      "jobs/sdk.ts -> sdk/index.ts: up (jobs 4 -> sdk 7)",
+      "db/require.cjs -> rest/x.ts: up (db 1 -> rest 7)",
+      "lib/equals.ts -> rest/x.ts: up (lib 0 -> rest 7)",
+      "chain/loader.ts -> rest/x.ts: up (chain 1 -> rest 7)",
+      "chain/loader.ts -> graphql/y.ts: up (chain 1 -> graphql 7)",
+      "pay/assets/a.js -> graphql/y.ts: sideways (pay 7 -> graphql 7)",
+    ]);
+  });
+
+  it("refuses outright an import whose specifier is computed, absolute, or names nothing it can follow", () => {
+    const files = planted({
+      "rest/x.ts": "export const x = 1;",
+      "domain/computed.ts": ['const door = "rest";', "await import(`../${door}/x.js`);", 'await import("../rest/" + "x.js");'].join("\n"),
+      "pay/assets/a.js": "const m = await import(location.href);\nrequire(name);",
+      "chain/artifacts.ts": 'import { createRequire } from "node:module";\ncreateRequire(import.meta.url)(`${DIR}/x.json`);',
+      "domain/absolute.ts": 'import "/work/src/rest/x.js";\nimport "file:///work/src/rest/x.js";',
+      "domain/names.ts": 'import "#rest/x.js";\nimport "stablegate/rest/nowhere.js";\nimport "node:fs";\nimport "ethers";',
+    });
+    expect(importRefusals(files, PACKAGES)).toEqual([
+      "domain/computed.ts:2: import() of a computed specifier",
+      "domain/computed.ts:3: import() of a computed specifier",
+      "pay/assets/a.js:1: import() of a computed specifier",
+      "pay/assets/a.js:2: require() of a computed specifier",
+      "chain/artifacts.ts:2: require() of a computed specifier",
+      'domain/absolute.ts:1: import of "/work/src/rest/x.js", an absolute path or URL',
+      'domain/absolute.ts:2: import of "file:///work/src/rest/x.js", an absolute path or URL',
+      'domain/names.ts:1: import of "#rest/x.js", a subpath import no package maps',
+      'domain/names.ts:2: import of "stablegate/rest/nowhere.js", the package\'s own name for no source',
     ]);
   });
 
@@ -191,6 +270,75 @@ describe("writes", () => {
       "jobs/x.ts:8: DELETE FROM public.balance_transactions",
     ]);
   });
+
+  it("finds a Prisma write however the delegate is reached: a name, a destructuring, an element, a static block", () => {
+    const text = [
+      "const { charge } = prisma;",
+      "await charge.update({ where, data });",
+      "const c = tx.charge;",
+      "await c.updateMany({ where, data });",
+      'await tx["refund"].create({ data });',
+      "await tx.authorization['delete']({ where });",
+      "const { invoice: bill } = tx;",
+      "const again = bill;",
+      "await again.upsert({ where, create, update });",
+      "await prisma.$transaction(async ({ clone }) => clone.deleteMany({}));",
+      "const write = tx.chainTransfer.create;",
+      "const { update } = tx.balanceTransaction;",
+      "await tx.charge[method]({ where });",
+      "await tx[model].update({ where, data });",
+      "class Job { static { void tx.refund.create({ data }); } }",
+      "let d; d = tx.invoiceNumber; await d.update({ where, data });",
+      "await tx.charge.findMany({ where }); const { charge: paid } = result; paid.id;",
+    ].join("\n");
+    expect(tableWrites("jobs/x.ts", text, guarded)).toEqual([
+      "jobs/x.ts:2: charge.update",
+      "jobs/x.ts:4: charge.updateMany",
+      "jobs/x.ts:5: refund.create",
+      "jobs/x.ts:6: authorization.delete",
+      "jobs/x.ts:9: invoice.upsert",
+      "jobs/x.ts:10: clone.deleteMany",
+      "jobs/x.ts:11: chainTransfer.create",
+      "jobs/x.ts:12: balanceTransaction.update",
+      "jobs/x.ts:13: charge[?]",
+      "jobs/x.ts:14: [?].update",
+      "jobs/x.ts:15: refund.create",
+      "jobs/x.ts:16: invoiceNumber.update",
+    ]);
+  });
+
+  it("finds SQL split across literals, joined, templated, behind ONLY, quoted or schema-qualified", () => {
+    const text = [
+      'await tx.$executeRawUnsafe("UPDATE " + "charges SET status = $1", s);',
+      "await tx.$executeRaw`UPDATE ONLY charges SET status = ${s}`;",
+      'await tx.$executeRawUnsafe(\'DELETE FROM ONLY "public"."refunds" WHERE id = $1\', id);',
+      'const table = "clones";',
+      "await tx.$executeRaw(Prisma.sql`INSERT INTO ${Prisma.raw(table)} (id) VALUES (${id})`);",
+      'const parts = ["update", "stablegate.invoices", "set x = 1"];',
+      'await tx.$executeRawUnsafe(parts.join(" "));',
+      'await tx.$executeRawUnsafe(`UPD${"ATE"} /* x */ authorizations SET x = 1`);',
+      'let q = "MERGE INTO ";',
+      'q += "chain_transfers t USING x ON true WHEN MATCHED THEN DELETE";',
+      "await tx.$executeRawUnsafe(`UPDATE ${name} SET x = 1 WHERE id = $1`, id);",
+      'await tx.$executeRawUnsafe("TRUNCATE TABLE balance_transactions");',
+      "const note = `update ${thing} soon`;",
+      "await tx.$executeRaw`UPDATE webhook_deliveries SET x = 1`;",
+      'await tx.$queryRawUnsafe("SELECT * FROM charges FOR UPDATE OF charges");',
+      'await tx.$executeRawUnsafe("INSERT INTO invoice_numbers".concat(" (id) VALUES ($1)"), id);',
+    ].join("\n");
+    expect(tableWrites("jobs/x.ts", text, guarded)).toEqual([
+      "jobs/x.ts:1: UPDATE charges",
+      "jobs/x.ts:2: UPDATE ONLY charges",
+      'jobs/x.ts:3: DELETE FROM ONLY "public"."refunds"',
+      "jobs/x.ts:5: INSERT INTO clones",
+      "jobs/x.ts:7: update stablegate.invoices",
+      "jobs/x.ts:8: UPDATE authorizations",
+      "jobs/x.ts:9: MERGE INTO chain_transfers",
+      "jobs/x.ts:11: UPDATE ?",
+      "jobs/x.ts:12: TRUNCATE TABLE balance_transactions",
+      "jobs/x.ts:16: INSERT INTO invoice_numbers",
+    ]);
+  });
 });
 
 describe("functions", () => {
@@ -203,5 +351,21 @@ describe("functions", () => {
     const body = (n: number) => Array.from({ length: n - 2 }, (_, i) => `  const v${i} = ${i};`).join("\n");
     const text = [`export function long() {`, body(121), `}`, `const Page = () => {`, body(119), `  return <div />;`, `};`].join("\n");
     expect(longFunctions("dashboard/web/pages/p.tsx", text, MAX_FUNCTION_LINES)).toEqual(["dashboard/web/pages/p.tsx:1: long (121 lines)"]);
+  });
+
+  it("measures static blocks, methods, accessors and object literals' functions, and .js sources", () => {
+    const body = (n: number) => Array.from({ length: n - 2 }, (_, i) => `    v${i}();`);
+    const lines = ["class Job {", "  static {", ...body(121), "  }", "  get total() {", ...body(121), "  }", "  run() {", ...body(120), "  }", "}"];
+    const [block, getter] = [2, 2 + 121];
+    const start = lines.length + 1;
+    lines.push("const handlers = {", "  save() {", ...body(121), "  },", "  load: function () {", ...body(121), "  },", "};");
+    expect(longFunctions("jobs/job.ts", lines.join("\n"), MAX_FUNCTION_LINES)).toEqual([
+      `jobs/job.ts:${block}: static {} (121 lines)`,
+      `jobs/job.ts:${getter}: get total (121 lines)`,
+      `jobs/job.ts:${start + 1}: save (121 lines)`,
+      `jobs/job.ts:${start + 1 + 121}: load (121 lines)`,
+    ]);
+    const script = ["(() => {", ...body(121), "})();"].join("\n");
+    expect(longFunctions("pay/assets/page.js", script, MAX_FUNCTION_LINES)).toEqual(["pay/assets/page.js:1: (anonymous) (121 lines)"]);
   });
 });

