@@ -1,4 +1,4 @@
-// The only reader of process.env (besides the documented exceptions test/architecture.test.ts lists).
+// The only reader of process.env (test/architecture.test.ts checks that no other file reads it).
 // Every setting is written once, in `settings`: the variable it is read from, its parsing and
 // validation, its default and its doc comment; `Config` is derived from it.
 import { readFileSync } from "node:fs";
