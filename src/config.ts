@@ -1,4 +1,6 @@
-// The only reader of process.env. Every setting, its default and its validation live here.
+// The only reader of process.env (test/architecture.test.ts checks that no other file reads it).
+// Every setting is written once, in `settings`: the variable it is read from, its parsing and
+// validation, its default and its doc comment; `Config` is derived from it.
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { config as loadDotenv } from "dotenv";
@@ -10,6 +12,17 @@ import { isEmailAddress } from "./email/address.js";
 import { DEFAULT_RELAYER_GAS_BUDGET } from "./domain/relayer-budget.js";
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/subscription-billing.js";
 
+/** The environment variable each setting's schema reads (see `read`). */
+const variables = z.registry<{ variable: string }>();
+
+/** `schema`, read from the environment variable `variable`. */
+function read<T extends z.ZodType>(variable: string, schema: T): T {
+  // One schema per variable: a shared one would be named twice.
+  if (variables.has(schema)) throw new Error(`${variable}: its schema is already ${variables.get(schema)!.variable}'s`);
+  variables.add(schema as z.ZodType, { variable });
+  return schema;
+}
+
 const port = z.coerce.number().int().min(0).max(65535);
 const perMinute = z.coerce.number().int().min(1).max(1_000_000);
 const url = z.url({ protocol: /^https?$/ });
@@ -18,300 +31,273 @@ const amount = z
   .string()
   .refine((s) => (parseAmount(s) ?? 0n) > 0n, "must be a positive USDC amount such as 0.01")
   .transform((s) => parseAmount(s)!);
-
-const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: port.default(4000),
-  WORKER_PORT: port.default(9464),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  PUBLIC_URL: url.optional(),
-  PAYMENT_BASE_URL: url.optional(),
-  DATA_DIR: z.string().min(1).default("./.data"),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_PASSWORD: z.string().min(1).optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
-  FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(100),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  RATE_LIMIT_CREATE: perMinute.default(100),
-  RATE_LIMIT_READ: perMinute.default(300),
-  RATE_LIMIT_LIST: perMinute.default(60),
-  RATE_LIMIT_PUBLIC: perMinute.default(120),
-  RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
-  RATE_LIMIT_GASLESS: perMinute.default(10),
-  TRUST_PROXY: z
+const origins = (example: string) =>
+  z
     .string()
-    .regex(/^(true|false|10|[0-9])$/, { error: "must be true, false, or the number of proxies in front (0-10)" })
-    .default("false")
-    .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v))),
-  CORS_ORIGINS: z
-    .string()
-    .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://admin.shop.example")
-    .optional(),
-  SHED_ANONYMOUS_LAG_MS: z.coerce.number().int().min(0).max(10_000).default(10),
-  PAGE_TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
-  CHARGE_MIN_AMOUNT: amount.default(parseAmount("0.01")!),
-  CHARGE_MAX_AMOUNT: amount.default(parseAmount("1000000")!),
-  GASLESS_MIN_AMOUNT: amount.default(parseAmount("1")!),
-  PAYOUT_MIN_AMOUNT: amount.optional(),
-  RELAYER_GAS_BUDGET_PER_MERCHANT: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(1_000_000_000)
-    .default(Number(DEFAULT_RELAYER_GAS_BUDGET))
-    .transform((n) => BigInt(n)),
-  RELAYER_PREVIOUS_KEYS: z
-    .string()
-    .regex(/^\s*0x[0-9a-fA-F]{64}\s*(,\s*0x[0-9a-fA-F]{64}\s*)*$/, "must be 0x-prefixed 32-byte private keys separated by commas")
+    .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, `must be origins separated by spaces, such as ${example}`)
     .optional()
-    .transform((v) => v?.split(",").map((k) => k.trim()) ?? []),
-  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
-  SUBSCRIPTION_RETRY_SCHEDULE: z
+    .transform((v) => v?.split(" ") ?? []);
+const email = (example: string) =>
+  z
     .string()
-    .default(DEFAULT_RETRY_SCHEDULE)
-    .transform((text, ctx) => {
-      try {
-        return parseRetrySchedule(text);
-      } catch (e) {
-        ctx.addIssue({ code: "custom", message: (e as Error).message });
-        return z.NEVER;
-      }
-    }),
-  RUN_WORKER: flag.default(true),
-  AUTO_MIGRATE: flag.default(true),
-  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
-  INSTANCE_ID: z
-    .string()
-    .regex(/^[\w.:-]{1,64}$/, "must be 1-64 letters, digits, dots, colons, dashes or underscores")
-    .optional(),
-  FEE_RECIPIENT: z.string().optional(),
-  DEVNET: z.enum(["auto", "true", "false"], { error: "must be auto, true or false" }).default("auto"),
-  EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
-  CHAIN_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1_000),
-  RELAYER_BUMP_AFTER_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
-  PARTIAL_PAYMENT_EXTENSION_MINUTES: z.coerce.number().int().min(0).max(10_080).default(15),
-  LIVE_CONNECTIONS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(100),
-  LIVE_STREAMS_PER_IP: z.coerce.number().int().min(1).max(100_000).default(10),
-  LIVE_SUBSCRIBERS_PER_CHARGE: z.coerce.number().int().min(1).max(100_000).default(50),
-  LIVE_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(1_000).default(20),
-  LIVE_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
-  LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be smtp://user:pass@host:port or smtps://user:pass@host:port" }).optional(),
-  EMAIL_FROM: z
-    .string()
-    .refine((v) => isEmailAddress(v), "must be one email address, such as payments@shop.example")
-    .optional(),
-  ALERT_EMAIL: z
-    .string()
-    .refine((v) => isEmailAddress(v), "must be one email address, such as ops@shop.example")
-    .optional(),
-  PAYMENT_FRAME_ANCESTORS: z
-    .string()
-    .regex(/^https?:\/\/[^\s/]+( https?:\/\/[^\s/]+)*$/, "must be origins separated by spaces, such as https://shop.example https://www.shop.example")
-    .optional(),
-});
+    .refine((v) => isEmailAddress(v), `must be one email address, such as ${example}`)
+    .optional();
 
-export type Mode = "development" | "production" | "test";
-
-/** Requests per minute: per API key and route group, and per client address for callers without a key. */
-export interface RateLimits {
-  create: number;
-  read: number;
-  list: number;
-  /** Public routes, the hosted page and anonymous GraphQL, per client address. */
-  public: number;
-  /** Failed authentications per client address, after which its requests get 429. */
-  authFailures: number;
-  /** Payments without gas handed in per client address (each costs RPC calls, and gas once sent). */
-  gasless: number;
-}
-
-/** Validated service configuration. */
-export interface Config {
-  env: Mode;
-  port: number;
-  host: string;
-  publicUrl: string;
-  /** Whether PUBLIC_URL or PORT was set: the CLI then talks to that address, not to the one `npm start` recorded. */
-  publicUrlSet: boolean;
-  paymentBaseUrl: string;
+/** Every setting besides the per-chain CHAIN_<id>_* ones, by its name in `Config`. */
+const settings = z.object({
+  env: read("NODE_ENV", z.enum(["development", "production", "test"]).default("development")),
+  port: read("PORT", port.default(4000)),
+  host: read("HOST", z.string().min(1).default("127.0.0.1")),
+  /** Base URL of the API as buyers' browsers reach it (no trailing slash); default http://localhost:PORT. */
+  publicUrl: read("PUBLIC_URL", url.optional()),
+  /** Base URL of the hosted payment pages; default PUBLIC_URL/pay. */
+  paymentBaseUrl: read("PAYMENT_BASE_URL", url.optional()),
   /** Directory of the embedded database; unused when `databaseUrl` is set. */
-  dataDir: string;
+  dataDir: read("DATA_DIR", z.string().min(1).default("./.data")),
   /** PostgreSQL URL (DATABASE_PASSWORD, when set, is its password); the embedded database when unset. */
-  databaseUrl: string | undefined;
-  databasePoolSize: number;
+  databaseUrl: read("DATABASE_URL", z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  /** Goes into `databaseUrl` as its password; not kept apart. */
+  databasePassword: read("DATABASE_PASSWORD", z.string().min(1).optional()),
+  databasePoolSize: read("DATABASE_POOL_SIZE", z.coerce.number().int().min(1).max(500).default(10)),
   /** Whether a process applies pending migrations as it starts; off, it refuses to start on a database behind its release. */
-  autoMigrate: boolean;
-  /** After SIGTERM, how long /readyz fails before the server stops taking requests (a load balancer's time to notice). */
-  shutdownDelayMs: number;
-  /** Names this process on every log line and on its database connections. */
-  instanceId: string;
-  redisUrl: string | undefined;
-  feeBps: number;
-  logLevel: string;
-  rateLimits: RateLimits;
+  autoMigrate: read("AUTO_MIGRATE", flag.default(true)),
+  /** After SIGTERM, how long /readyz fails before the server stops taking requests (a load balancer's time to notice); default 5 s in production, else 0. */
+  shutdownDelayMs: read("SHUTDOWN_DELAY_MS", z.coerce.number().int().min(0).max(60_000).optional()),
+  /** Names this process on every log line and on its database connections; default <host name>-<pid>. */
+  instanceId: read(
+    "INSTANCE_ID",
+    z
+      .string()
+      .regex(/^[\w.:-]{1,64}$/, "must be 1-64 letters, digits, dots, colons, dashes or underscores")
+      .optional(),
+  ),
+  redisUrl: read("REDIS_URL", z.url({ protocol: /^rediss?$/ }).optional()),
+  /** The fee of new merchants, in basis points. */
+  feeBps: read("FEE_BPS", z.coerce.number().int().min(0).max(10_000).default(100)),
+  logLevel: read("LOG_LEVEL", z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+  /** Requests per minute: per API key and route group, and per client address for callers without a key. */
+  rateLimits: z.object({
+    create: read("RATE_LIMIT_CREATE", perMinute.default(100)),
+    read: read("RATE_LIMIT_READ", perMinute.default(300)),
+    list: read("RATE_LIMIT_LIST", perMinute.default(60)),
+    /** Public routes, the hosted page and anonymous GraphQL, per client address. */
+    public: read("RATE_LIMIT_PUBLIC", perMinute.default(120)),
+    /** Failed authentications per client address, after which its requests get 429. */
+    authFailures: read("RATE_LIMIT_AUTH_FAILURES", perMinute.default(30)),
+    /** Payments without gas handed in per client address (each costs RPC calls, and gas once sent). */
+    gasless: read("RATE_LIMIT_GASLESS", perMinute.default(10)),
+  }),
   /** How many proxies in front append to X-Forwarded-For (0: the header is not believed). */
-  trustProxy: number;
+  trustProxy: read(
+    "TRUST_PROXY",
+    z
+      .string()
+      .regex(/^(true|false|10|[0-9])$/, { error: "must be true, false, or the number of proxies in front (0-10)" })
+      .default("false")
+      .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v))),
+  ),
   /** Origins whose browsers may call the keyed REST routes and /graphql; none when empty. */
-  corsOrigins: string[];
-  authCacheTtlMs: number;
-  /** Bounds of a charge's amount, in USDC base units. */
-  chargeAmount: { min: bigint; max: bigint };
-  /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
-  gaslessMinAmount: bigint;
-  /**
-   * PAYOUT_MIN_AMOUNT (base units), when set: every chain's payout minimum where CHAIN_<id>_PAYOUT_MIN_AMOUNT sets
-   * none (unset: the registry's, per chain), and the dust limit (unset: 0.01 USDC).
-   */
-  payoutMinAmount: bigint | undefined;
-  /** Gas the relayer may spend per merchant, chain and UTC day on its sweeps and its buyers' payments without gas. */
-  relayerGasBudgetPerMerchant: bigint;
-  /** RELAYER_PREVIOUS_KEYS: keys the relayer used before; their subscription permissions are delegated to the current key. */
-  relayerPreviousKeys: string[];
-  /** How often the worker compares the ledger with each chain. */
-  reconcileIntervalMs: number;
-  /** SUBSCRIPTION_RETRY_SCHEDULE: after each failed subscription pull, how long until it is tried again (ms). */
-  subscriptionRetrySchedule: number[];
-  /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
-  runWorker: boolean;
-  /** Chains configured by the operator (CHAIN_<id>_* variables). */
-  chains: ChainSettings[];
-  /** Receives the protocol fee on every configured chain. */
-  feeRecipient: string | undefined;
-  /** Whether to run the local anvil devnet (chain 31337) for test mode. */
-  devnet: boolean;
-  /** How often the worker looks for PENDING charges past their expiry. */
-  expirySweepIntervalMs: number;
-  /** How often each chain's runner polls the node for new blocks and moves payments along. */
-  chainPollIntervalMs: number;
-  /** How long a deployment or flush transaction may stay unmined before it is replaced with higher fees. */
-  relayerBumpAfterMs: number;
-  /** How far a partial payment pushes a charge's expiry back, in minutes. */
-  partialExtensionMinutes: number;
-  /** Origins allowed to embed the hosted payment page in a frame; none when empty. */
-  paymentFrameAncestors: string[];
+  corsOrigins: read("CORS_ORIGINS", origins("https://shop.example https://admin.shop.example")),
   /** Event-loop lag (ms) past which requests without an API key are refused (429) until it falls; 0: never. */
-  shedAnonymousLagMs: number;
+  shedAnonymousLagMs: read("SHED_ANONYMOUS_LAG_MS", z.coerce.number().int().min(0).max(10_000).default(10)),
   /**
    * Signs the hosted pages' tokens, which let a page's own requests past the anonymous shedding; the
    * same on every API process. Unset: a random one per process.
    */
-  pageTokenSecret: string | undefined;
+  pageTokenSecret: read("PAGE_TOKEN_SECRET", z.string().min(32, "must be at least 32 characters").optional()),
+  authCacheTtlMs: read("AUTH_CACHE_TTL_MS", z.coerce.number().int().min(0).max(300_000).default(5_000)),
+  /** Bounds of a charge's amount, in USDC base units. */
+  chargeAmount: z.object({
+    min: read("CHARGE_MIN_AMOUNT", amount.default(parseAmount("0.01")!)),
+    max: read("CHARGE_MAX_AMOUNT", amount.default(parseAmount("1000000")!)),
+  }),
+  /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
+  gaslessMinAmount: read("GASLESS_MIN_AMOUNT", amount.default(parseAmount("1")!)),
   /**
-   * Email (.docs/email.md): the SMTP server emails are sent through (none: kept in the outbox as
-   * `held`, never sent), the sender's address, and where the operator's alerts go.
+   * PAYOUT_MIN_AMOUNT (base units), when set: every chain's payout minimum where CHAIN_<id>_PAYOUT_MIN_AMOUNT sets
+   * none (unset: the registry's, per chain), and the dust limit (unset: 0.01 USDC).
    */
-  email: { smtpUrl: string | undefined; from: string; alertTo: string | undefined };
+  payoutMinAmount: read("PAYOUT_MIN_AMOUNT", amount.optional()),
+  /** Gas the relayer may spend per merchant, chain and UTC day on its sweeps and its buyers' payments without gas. */
+  relayerGasBudgetPerMerchant: read(
+    "RELAYER_GAS_BUDGET_PER_MERCHANT",
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .default(Number(DEFAULT_RELAYER_GAS_BUDGET))
+      .transform((n) => BigInt(n)),
+  ),
+  /** Keys the relayer used before; their subscription permissions are delegated to the current key. */
+  relayerPreviousKeys: read(
+    "RELAYER_PREVIOUS_KEYS",
+    z
+      .string()
+      .regex(/^\s*0x[0-9a-fA-F]{64}\s*(,\s*0x[0-9a-fA-F]{64}\s*)*$/, "must be 0x-prefixed 32-byte private keys separated by commas")
+      .optional()
+      .transform((v) => v?.split(",").map((k) => k.trim()) ?? []),
+  ),
+  /** How often the worker compares the ledger with each chain. */
+  reconcileIntervalMs: read("RECONCILE_INTERVAL_MS", z.coerce.number().int().min(1_000).max(86_400_000).default(600_000)),
+  /** After each failed subscription pull, how long until it is tried again (ms). */
+  subscriptionRetrySchedule: read(
+    "SUBSCRIPTION_RETRY_SCHEDULE",
+    z
+      .string()
+      .default(DEFAULT_RETRY_SCHEDULE)
+      .transform((text, ctx) => {
+        try {
+          return parseRetrySchedule(text);
+        } catch (e) {
+          ctx.addIssue({ code: "custom", message: (e as Error).message });
+          return z.NEVER;
+        }
+      }),
+  ),
+  /** Whether `npm start` also runs the background jobs (turn off when dedicated workers run). */
+  runWorker: read("RUN_WORKER", flag.default(true)),
+  /** Receives the protocol fee on every configured chain (checksummed). */
+  feeRecipient: read(
+    "FEE_RECIPIENT",
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined) return undefined;
+        const address = checksummed(v);
+        if (address === null) ctx.addIssue({ code: "custom", message: "not a valid (checksummed) EVM address" });
+        return address ?? z.NEVER;
+      }),
+  ),
+  /** Whether to run the local anvil devnet (chain 31337) for test mode; `auto`: in development when no chain is configured. */
+  devnet: read("DEVNET", z.enum(["auto", "true", "false"], { error: "must be auto, true or false" }).default("auto")),
+  /** How often the worker looks for PENDING charges past their expiry. */
+  expirySweepIntervalMs: read("EXPIRY_SWEEP_INTERVAL_MS", z.coerce.number().int().min(100).max(3_600_000).default(1_000)),
+  /** How often each chain's runner polls the node for new blocks and moves payments along. */
+  chainPollIntervalMs: read("CHAIN_POLL_INTERVAL_MS", z.coerce.number().int().min(50).max(600_000).default(1_000)),
+  /** How long a deployment or flush transaction may stay unmined before it is replaced with higher fees. */
+  relayerBumpAfterMs: read("RELAYER_BUMP_AFTER_MS", z.coerce.number().int().min(1_000).max(3_600_000).default(60_000)),
+  /** How far a partial payment pushes a charge's expiry back, in minutes. */
+  partialExtensionMinutes: read("PARTIAL_PAYMENT_EXTENSION_MINUTES", z.coerce.number().int().min(0).max(10_080).default(15)),
+  /** Origins allowed to embed the hosted payment page in a frame; none when empty. */
+  paymentFrameAncestors: read("PAYMENT_FRAME_ANCESTORS", origins("https://shop.example https://www.shop.example")),
+  /** Email (.docs/email.md). */
+  email: z.object({
+    /** The SMTP server emails are sent through; none: kept in the outbox as `held`, never sent. */
+    smtpUrl: read("SMTP_URL", z.url({ protocol: /^smtps?$/, error: "must be smtp://user:pass@host:port or smtps://user:pass@host:port" }).optional()),
+    /** The sender's address; default no-reply@<PUBLIC_URL's host name>. */
+    from: read("EMAIL_FROM", email("payments@shop.example")),
+    /** Where the operator's alerts go. */
+    alertTo: read("ALERT_EMAIL", email("ops@shop.example")),
+  }),
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
-  metricsToken: string | undefined;
+  metricsToken: read("METRICS_TOKEN", z.string().min(16, "must be at least 16 characters").optional()),
   /** Where `npm run worker` answers /healthz, /readyz and /metrics (0: a free port). */
-  workerPort: number;
+  workerPort: read("WORKER_PORT", port.default(9464)),
   /** GraphQL subscriptions (WebSocket and SSE). */
-  live: {
+  live: z.object({
     /** Open WebSockets plus SSE subscriptions per API key and API process. */
-    connectionsPerKey: number;
+    connectionsPerKey: read("LIVE_CONNECTIONS_PER_KEY", z.coerce.number().int().min(1).max(100_000).default(100)),
     /** The same, for callers without a key, per client address and API process. */
-    streamsPerIp: number;
+    streamsPerIp: read("LIVE_STREAMS_PER_IP", z.coerce.number().int().min(1).max(100_000).default(10)),
     /** Anonymous subscribers (the hosted page's) one charge may have per API process. */
-    subscribersPerCharge: number;
-    subscriptionsPerConnection: number;
+    subscribersPerCharge: read("LIVE_SUBSCRIBERS_PER_CHARGE", z.coerce.number().int().min(1).max(100_000).default(50)),
+    subscriptionsPerConnection: read("LIVE_SUBSCRIPTIONS_PER_CONNECTION", z.coerce.number().int().min(1).max(1_000).default(20)),
     /** Updates a subscription may leave unread before it is ended (a slow consumer). */
-    maxQueued: number;
+    maxQueued: read("LIVE_QUEUE_LIMIT", z.coerce.number().int().min(1).max(100_000).default(100)),
     /** Ping interval on WebSockets; a client silent for as long again is dropped. */
-    keepAliveMs: number;
+    keepAliveMs: read("LIVE_KEEPALIVE_MS", z.coerce.number().int().min(1_000).max(600_000).default(12_000)),
+  }),
+  /** The git commit of the build, shown in /metrics (stablegate_build_info). */
+  gitCommit: read("GIT_COMMIT", z.string().default("unknown")),
+  /** The test key the CLI's `listen` and `devnet` commands use when --api-key/--key is not given. */
+  apiKey: read("STABLEGATE_API_KEY", z.string().optional()),
+});
+
+/** The settings resolved against each other: defaults that depend on another setting, and the checks across two. */
+const schema = settings.transform(({ databasePassword, ...s }, ctx) => {
+  if (databasePassword && !s.databaseUrl)
+    ctx.addIssue({ code: "custom", path: ["databasePassword"], message: "set DATABASE_URL too (the password goes into it)" });
+  if (s.chargeAmount.min > s.chargeAmount.max) ctx.addIssue({ code: "custom", path: ["chargeAmount", "min"], message: "must not exceed CHARGE_MAX_AMOUNT" });
+  const publicUrl = stripSlash(s.publicUrl ?? `http://localhost:${s.port}`);
+  return {
+    ...s,
+    publicUrl,
+    paymentBaseUrl: stripSlash(s.paymentBaseUrl ?? `${publicUrl}/pay`),
+    databaseUrl: s.databaseUrl && withPassword(s.databaseUrl, databasePassword),
+    shutdownDelayMs: s.shutdownDelayMs ?? (s.env === "production" ? 5_000 : 0),
+    instanceId: s.instanceId ?? `${hostname()}-${process.pid}`,
+    email: { ...s.email, from: s.email.from ?? `no-reply@${new URL(publicUrl).hostname}` },
   };
-}
+});
+
+/** Validated service configuration: the settings, and what needs the chains' variables too. */
+export type Config = Omit<z.output<typeof schema>, "devnet"> & {
+  /** Whether PUBLIC_URL or PORT was set: the CLI then talks to that address, not to the one `npm start` recorded. */
+  publicUrlSet: boolean;
+  /** Chains configured by the operator (CHAIN_<id>_* variables). */
+  chains: ChainSettings[];
+  /**
+   * Whether to run the local anvil devnet (chain 31337): by default for local development only, not in
+   * production, not in tests, and not once real chains are configured.
+   */
+  devnet: boolean;
+};
+
+/** Requests per minute: per API key and route group, and per client address for callers without a key. */
+export type RateLimits = Config["rateLimits"];
 
 /** Thrown when the environment holds an invalid setting; the message names every bad variable. */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** The variable of each setting of `shape`, groups included, in order. */
+function variablesOf(shape: z.ZodRawShape): string[] {
+  return Object.values(shape).flatMap((s) => (s instanceof z.ZodObject ? variablesOf(s.shape) : [variables.get(s)!.variable]));
+}
+
+/** The input `shape` parses: each setting's variable from `env`, groups as nested objects. */
+function gather(shape: z.ZodRawShape, env: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(shape).map(([key, s]) => [key, s instanceof z.ZodObject ? gather(s.shape, env) : env[variables.get(s)!.variable]]));
+}
+
+/** The variable of the setting at `path` in `settings` (a problem names the variable, as the operator wrote it). */
+function variableAt(path: PropertyKey[]): string {
+  let shape: z.ZodRawShape = settings.shape;
+  for (const key of path) {
+    const s = shape[key as string]!;
+    if (!(s instanceof z.ZodObject)) return variables.get(s)!.variable;
+    shape = s.shape;
+  }
+  return path.join(".");
+}
+
 /** The names of every setting (besides the per-chain CHAIN_<id>_* ones): what .env.example must list. */
 export function configVariables(): string[] {
-  return [...Object.keys(schema.shape), "RELAYER_PRIVATE_KEY"];
+  return [...variablesOf(settings.shape), "RELAYER_PRIVATE_KEY"];
 }
 
 /** Reads and validates settings from `env` (process.env plus `.env` by default). */
 export function loadConfig(env: Record<string, string | undefined> = readProcessEnv()): Config {
-  const { env: cleaned, problems: fileProblems } = readSecretFiles(Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1])));
-  const parsed = schema.safeParse(cleaned);
+  const { env: cleaned, problems } = readSecretFiles(Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1])));
+  const parsed = schema.safeParse(gather(settings.shape, cleaned));
   // A problem names the variable and what is wrong, never the value: it may be a secret.
-  if (!parsed.success) throw invalidConfig(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
-  const e = parsed.data;
-  const { chains, problems } = parseChainSettings(cleaned, { payoutMinAmount: e.PAYOUT_MIN_AMOUNT });
-  problems.unshift(...fileProblems);
-  if (e.DATABASE_PASSWORD && !e.DATABASE_URL) problems.push("DATABASE_PASSWORD: set DATABASE_URL too (the password goes into it)");
-  if (e.CHARGE_MIN_AMOUNT > e.CHARGE_MAX_AMOUNT) problems.push("CHARGE_MIN_AMOUNT: must not exceed CHARGE_MAX_AMOUNT");
-  const feeRecipient = checksummed(e.FEE_RECIPIENT) ?? undefined;
-  if (e.FEE_RECIPIENT && !feeRecipient) {
-    problems.push("FEE_RECIPIENT: not a valid (checksummed) EVM address");
-  } else if (!e.FEE_RECIPIENT && Object.keys(cleaned).some((k) => /^CHAIN_\d+_/.test(k))) {
+  if (!parsed.success) throw invalidConfig([...problems, ...parsed.error.issues.map((i) => `${variableAt(i.path)}: ${i.message}`)]);
+  const { devnet, ...s } = parsed.data;
+  const chainSettings = parseChainSettings(cleaned, { payoutMinAmount: s.payoutMinAmount });
+  problems.push(...chainSettings.problems);
+  if (!s.feeRecipient && Object.keys(cleaned).some((k) => /^CHAIN_\d+_/.test(k))) {
     problems.push("FEE_RECIPIENT: required once a chain is configured (the address that receives the protocol fee)");
   }
   if (problems.length > 0) throw invalidConfig(problems);
-  const publicUrl = stripSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
+  const { chains } = chainSettings;
   return {
-    env: e.NODE_ENV,
-    port: e.PORT,
-    host: e.HOST,
-    publicUrl,
+    ...s,
     publicUrlSet: cleaned.PUBLIC_URL !== undefined || cleaned.PORT !== undefined,
-    paymentBaseUrl: stripSlash(e.PAYMENT_BASE_URL ?? `${publicUrl}/pay`),
-    dataDir: e.DATA_DIR,
-    databaseUrl: e.DATABASE_URL && withPassword(e.DATABASE_URL, e.DATABASE_PASSWORD),
-    databasePoolSize: e.DATABASE_POOL_SIZE,
-    autoMigrate: e.AUTO_MIGRATE,
-    shutdownDelayMs: e.SHUTDOWN_DELAY_MS ?? (e.NODE_ENV === "production" ? 5_000 : 0),
-    instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}`,
-    redisUrl: e.REDIS_URL,
-    feeBps: e.FEE_BPS,
-    logLevel: e.LOG_LEVEL,
-    rateLimits: {
-      create: e.RATE_LIMIT_CREATE,
-      read: e.RATE_LIMIT_READ,
-      list: e.RATE_LIMIT_LIST,
-      public: e.RATE_LIMIT_PUBLIC,
-      authFailures: e.RATE_LIMIT_AUTH_FAILURES,
-      gasless: e.RATE_LIMIT_GASLESS,
-    },
-    trustProxy: e.TRUST_PROXY,
-    corsOrigins: e.CORS_ORIGINS?.split(" ") ?? [],
-    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
-    chargeAmount: { min: e.CHARGE_MIN_AMOUNT, max: e.CHARGE_MAX_AMOUNT },
-    gaslessMinAmount: e.GASLESS_MIN_AMOUNT,
-    payoutMinAmount: e.PAYOUT_MIN_AMOUNT,
-    relayerGasBudgetPerMerchant: e.RELAYER_GAS_BUDGET_PER_MERCHANT,
-    relayerPreviousKeys: e.RELAYER_PREVIOUS_KEYS,
-    subscriptionRetrySchedule: e.SUBSCRIPTION_RETRY_SCHEDULE,
-    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
-    runWorker: e.RUN_WORKER,
     chains,
-    feeRecipient,
-    // By default the devnet runs for local development only: not in production, not in tests,
-    // and not once real chains are configured.
-    devnet: e.DEVNET === "true" || (e.DEVNET === "auto" && e.NODE_ENV === "development" && chains.length === 0),
-    expirySweepIntervalMs: e.EXPIRY_SWEEP_INTERVAL_MS,
-    chainPollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
-    relayerBumpAfterMs: e.RELAYER_BUMP_AFTER_MS,
-    partialExtensionMinutes: e.PARTIAL_PAYMENT_EXTENSION_MINUTES,
-    paymentFrameAncestors: e.PAYMENT_FRAME_ANCESTORS?.split(" ") ?? [],
-    metricsToken: e.METRICS_TOKEN,
-    email: { smtpUrl: e.SMTP_URL, from: e.EMAIL_FROM ?? `no-reply@${new URL(publicUrl).hostname}`, alertTo: e.ALERT_EMAIL },
-    workerPort: e.WORKER_PORT,
-    shedAnonymousLagMs: e.SHED_ANONYMOUS_LAG_MS,
-    pageTokenSecret: e.PAGE_TOKEN_SECRET,
-    live: {
-      connectionsPerKey: e.LIVE_CONNECTIONS_PER_KEY,
-      streamsPerIp: e.LIVE_STREAMS_PER_IP,
-      subscribersPerCharge: e.LIVE_SUBSCRIBERS_PER_CHARGE,
-      subscriptionsPerConnection: e.LIVE_SUBSCRIPTIONS_PER_CONNECTION,
-      maxQueued: e.LIVE_QUEUE_LIMIT,
-      keepAliveMs: e.LIVE_KEEPALIVE_MS,
-    },
+    devnet: devnet === "true" || (devnet === "auto" && s.env === "development" && chains.length === 0),
   };
 }
 

@@ -178,7 +178,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     rateLimiter,
     anonymous,
     hostedPages,
-    metrics: new ProcessMetrics(),
+    metrics: new ProcessMetrics(config.gitCommit),
     settings: {
       amount: config.chargeAmount,
       paymentBaseUrl: config.paymentBaseUrl,

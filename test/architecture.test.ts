@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   closedWorldViolations,
+  environmentReads,
   fileCircles,
   floorViolations,
   importGraph,
@@ -367,5 +368,46 @@ describe("functions", () => {
     ]);
     const script = ["(() => {", ...body(121), "})();"].join("\n");
     expect(longFunctions("pay/assets/page.js", script, MAX_FUNCTION_LINES)).toEqual(["pay/assets/page.js:1: (anonymous) (121 lines)"]);
+  });
+});
+
+/** The files of src/ that may read process.env, each with its reason. */
+const ENVIRONMENT_READERS: Record<string, string> = {
+  "config.ts": "the one reader: every setting is read, validated and documented there, and handed on as Config",
+};
+
+describe("environment", () => {
+  it("only config.ts reads process.env: every setting is validated and documented in one place", () => {
+    const readers = [...sources].filter(([path]) => !(path in ENVIRONMENT_READERS)).flatMap(([path, text]) => environmentReads(path, text));
+    expect(readers).toEqual([]);
+    for (const path of Object.keys(ENVIRONMENT_READERS)) expect(environmentReads(path, sources.get(path)!), path).not.toEqual([]);
+  });
+
+  it("finds the environment read however it is written", () => {
+    const text = [
+      "const key = process.env.X;",
+      'const all = process["env"];',
+      "const { env } = process;",
+      "const { env: e, argv } = globalThis.process;",
+      "({ env } = process);",
+      'import { env as environment } from "node:process";',
+      'import proc from "node:process";',
+      "const port = proc.env.PORT;",
+      "const p = process;",
+      "const q = p.env;",
+      "// process.env in a comment is no read",
+      'const words = "process.env";',
+      "const argv = process.argv; const { exit } = process; const other = config.env;",
+    ].join("\n");
+    expect(environmentReads("cli/x.ts", text)).toEqual([
+      "cli/x.ts:1: process.env",
+      'cli/x.ts:2: process["env"]',
+      "cli/x.ts:3: { env } = process",
+      "cli/x.ts:4: { env: e, argv } = globalThis.process",
+      "cli/x.ts:5: { env } = process",
+      'cli/x.ts:6: import { env as environment } from "node:process";',
+      "cli/x.ts:8: proc.env",
+      "cli/x.ts:10: p.env",
+    ]);
   });
 });

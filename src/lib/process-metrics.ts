@@ -81,7 +81,8 @@ export class ProcessMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  /** `commit`: the git commit of the build (GIT_COMMIT, read by config). */
+  constructor(commit = "unknown") {
     collectDefaultMetrics({ register: this.registry });
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
     new Gauge({
@@ -89,7 +90,7 @@ export class ProcessMetrics {
       help: "The build this process runs: package version, Node.js version and git commit (GIT_COMMIT), always 1.",
       labelNames: ["version", "node", "commit"] as const,
       registers: [this.registry],
-    }).set({ version: VERSION, node: process.version, commit: process.env.GIT_COMMIT || "unknown" }, 1);
+    }).set({ version: VERSION, node: process.version, commit }, 1);
   }
 
   /**

@@ -584,3 +584,56 @@ export function longFunctions(path: string, text: string, limit: number): string
   visit(file);
   return found;
 }
+
+/** The modules that are the process object, whose `env` is the environment. */
+const PROCESS_MODULES = new Set(["process", "node:process"]);
+
+/** Whether `node` is `env` as a property name: an identifier, or a string literal naming it. */
+function namesEnv(node: ts.Node | undefined): boolean {
+  return node !== undefined && (ts.isIdentifier(node) || ts.isStringLiteralLike(node)) && node.text === "env";
+}
+
+/** Whether a destructuring pattern takes `env` (`{ env }`, `{ env: e }`, `{ "env": e }`). */
+function takesEnv(pattern: ts.Node): boolean {
+  if (ts.isObjectBindingPattern(pattern)) return pattern.elements.some((e) => namesEnv(e.propertyName ?? e.name));
+  if (ts.isObjectLiteralExpression(pattern)) {
+    return pattern.properties.some((p) => (ts.isShorthandPropertyAssignment(p) || ts.isPropertyAssignment(p)) && namesEnv(p.name));
+  }
+  return false;
+}
+
+/**
+ * The reads of the environment in one file, as "path:line: what": `process.env`, `process["env"]`,
+ * `globalThis.process.env`, `const { env } = process` (or an assignment destructuring it), `env`
+ * imported from node:process, and any of these through a name the process object is given
+ * (`import proc from "node:process"`, `const p = process`).
+ */
+export function environmentReads(path: string, text: string): string[] {
+  const file = parse(path, text);
+  const processNames = new Set(["process"]);
+  const found: string[] = [];
+  const isProcess = (node: ts.Node): boolean =>
+    (ts.isIdentifier(node) && processNames.has(node.text)) || (ts.isPropertyAccessExpression(node) && node.name.text === "process");
+  const report = (node: ts.Node) => found.push(`${path}:${lineOf(file, node)}: ${node.getText(file).replace(/\s+/g, " ")}`);
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && PROCESS_MODULES.has(node.moduleSpecifier.text)) {
+      const clause = node.importClause;
+      if (clause?.name) processNames.add(clause.name.text);
+      const bindings = clause?.namedBindings;
+      if (bindings && ts.isNamespaceImport(bindings)) processNames.add(bindings.name.text);
+      if (bindings && ts.isNamedImports(bindings) && bindings.elements.some((e) => namesEnv(e.propertyName ?? e.name))) report(node);
+    } else if (ts.isVariableDeclaration(node) && node.initializer && isProcess(node.initializer)) {
+      if (ts.isIdentifier(node.name)) processNames.add(node.name.text);
+      else if (takesEnv(node.name)) report(node);
+    } else if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken && isProcess(node.right) && takesEnv(node.left)) {
+      report(node);
+    } else if (ts.isPropertyAccessExpression(node) && node.name.text === "env" && isProcess(node.expression)) {
+      report(node);
+    } else if (ts.isElementAccessExpression(node) && namesEnv(node.argumentExpression) && isProcess(node.expression)) {
+      report(node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}

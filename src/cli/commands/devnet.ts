@@ -24,7 +24,7 @@ export const devnetCommands: Command[] = [
                                                          charge is paid late; --late expires it first.`,
     async run({ config, flags, args: [chargeId, amount] }) {
       if (!chargeId) throw new UsageError("Usage: stablegate devnet pay CHARGE_ID [AMOUNT] [--key sk_test_… [--late]]");
-      await report(payFromDevnet(config, chargeId, { amount, apiKey: flags.key ?? process.env.STABLEGATE_API_KEY, late: flags.late }));
+      await report(payFromDevnet(config, chargeId, { amount, apiKey: flags.key ?? config.apiKey, late: flags.late }));
     },
   },
   {
@@ -34,7 +34,7 @@ export const devnetCommands: Command[] = [
                                                          npm start); with the key, prints the manage link.`,
     async run({ config, flags, args: [subscriptionId] }) {
       if (!subscriptionId) throw new UsageError("Usage: stablegate devnet subscribe SUBSCRIPTION_ID [--key sk_test_…]");
-      await report(subscribeFromDevnet(config, subscriptionId, flags.key ?? process.env.STABLEGATE_API_KEY));
+      await report(subscribeFromDevnet(config, subscriptionId, flags.key ?? config.apiKey));
     },
   },
   {
@@ -42,7 +42,7 @@ export const devnetCommands: Command[] = [
     usage: `  devnet refund REFUND_ID --key sk_test_…                Pays a test refund from the merchant's settlement
                                                          wallet on the devnet (needs npm start).`,
     async run({ config, flags, args: [refundId] }) {
-      const key = flags.key ?? process.env.STABLEGATE_API_KEY;
+      const key = flags.key ?? config.apiKey;
       if (!refundId || !key) throw new UsageError("Usage: stablegate devnet refund REFUND_ID --key sk_test_… (or STABLEGATE_API_KEY)");
       await report(payRefundFromDevnet(config, refundId, key));
     },

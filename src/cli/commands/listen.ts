@@ -18,8 +18,8 @@ function eventTypes(flag: string | undefined): string[] {
 }
 
 /** The test key of --api-key (or --key, as the devnet commands name it) or STABLEGATE_API_KEY; a live key is refused. */
-function testKey(flag: string | undefined): string {
-  const key = flag ?? process.env.STABLEGATE_API_KEY;
+function testKey(flag: string | undefined, fromEnvironment: string | undefined): string {
+  const key = flag ?? fromEnvironment;
   if (!key) throw new UsageError("--api-key (or STABLEGATE_API_KEY) is required: a test key, sk_test_….");
   if (key.startsWith("sk_live_")) {
     throw new CommandError("listen forwards test-mode events only: use a test key (sk_test_…). Live events go to your webhook endpoints, not to a laptop.");
@@ -39,7 +39,7 @@ export const listenCommands: Command[] = [
       const forwardTo = required(flags["forward-to"], "--forward-to");
       if (!URL.canParse(forwardTo) || !/^https?:$/.test(new URL(forwardTo).protocol)) throw new UsageError("--forward-to must be an http(s) URL.");
       const types = eventTypes(flags.events);
-      const key = testKey(flags["api-key"] ?? flags.key);
+      const key = testKey(flags["api-key"] ?? flags.key, config.apiKey);
       const baseUrl = flags.url ?? runningInstanceUrl(config);
       const listener = await listen({ baseUrl, key, forwardTo, types, print: (line) => console.log(line) }).catch((e: Error) => {
         throw new CommandError(e.message);
