@@ -26,11 +26,20 @@ export function recordInstance(dataDir: string, url: string, pid = process.pid):
   };
 }
 
+/** Which setting chose the running service's address (a merchant's shell may export PORT for an app of theirs). */
+export type InstanceSource = "PUBLIC_URL" | "PORT" | "record" | "default";
+
 /** The base URL of the running service: PUBLIC_URL/PORT when set, else what a running `npm start` recorded, else the default. */
 export function runningInstanceUrl(config: Pick<Config, "publicUrl" | "publicUrlSet" | "dataDir">): string {
-  if (config.publicUrlSet) return config.publicUrl;
+  return runningInstance(config).url;
+}
+
+/** The running service's base URL and which setting chose it. */
+export function runningInstance(config: Pick<Config, "publicUrl" | "publicUrlSet" | "dataDir">): { url: string; source: InstanceSource } {
+  // PORT alone gives http://localhost:PORT; any other address came from PUBLIC_URL.
+  if (config.publicUrlSet) return { url: config.publicUrl, source: /^http:\/\/localhost:\d+$/.test(config.publicUrl) ? "PORT" : "PUBLIC_URL" };
   const record = readRecord(config.dataDir);
-  return record && isAlive(record.pid) ? record.url : config.publicUrl;
+  return record && isAlive(record.pid) ? { url: record.url, source: "record" } : { url: config.publicUrl, source: "default" };
 }
 
 function readRecord(dataDir: string): InstanceRecord | null {

@@ -9,7 +9,7 @@ import { DEVNET_CHAIN_ID } from "../chain/anvil.js";
 import { payFromTestWallet, readDevnetInfo } from "../chain/devnet.js";
 import type { Config } from "../config.js";
 import { formatAmount, parseAmount } from "../domain/money.js";
-import { runningInstanceUrl } from "../instance.js";
+import { type InstanceAddress, instanceAddress, instanceFetch } from "./instance-fetch.js";
 
 /** How to pay: the amount (default: what is still due), and a test key to pay through the test helper (`late` needs one). */
 export interface DevnetPayOptions {
@@ -20,19 +20,19 @@ export interface DevnetPayOptions {
 
 /** Sends the amount of devnet USDC to the charge's payment address; returns what was done, in words. */
 export async function payFromDevnet(config: Config, chargeId: string, options: DevnetPayOptions = {}): Promise<string> {
-  const base = runningInstanceUrl(config);
+  const base = instanceAddress(config);
   if (options.apiKey) return payThroughTestHelper(base, chargeId, options.apiKey, options);
   if (options.late) throw new Error("--late expires the charge first, which needs your test key: add --key sk_test_… (or set STABLEGATE_API_KEY).");
   const info = readDevnetInfo(config.dataDir);
-  const url = `${base}/v1/public/charges/${encodeURIComponent(chargeId)}`;
-  let charge = await request(url);
+  const path = `/v1/public/charges/${encodeURIComponent(chargeId)}`;
+  let { body: charge } = await instanceFetch<ChargeAnswer>(base, path);
   if (charge.status !== "PENDING") {
     throw new Error(
       `Charge ${chargeId} is ${charge.status}: without a key only a PENDING charge is paid, as a buyer would. ` +
         `To pay it late (charge.late_payment), give your test key: stablegate devnet pay ${chargeId} --key sk_test_… (or set STABLEGATE_API_KEY).`,
     );
   }
-  if (charge.chainId === null) charge = await request(`${url}/chain`, { body: { chainId: DEVNET_CHAIN_ID } });
+  if (charge.chainId === null) ({ body: charge } = await instanceFetch<ChargeAnswer>(base, `${path}/chain`, { body: { chainId: DEVNET_CHAIN_ID } }));
   if (charge.chainId !== DEVNET_CHAIN_ID) throw new Error(`Charge ${chargeId} is to be paid on chain ${charge.chainId}, not the devnet.`);
   const units = parseAmount(options.amount ?? charge.amountRemaining);
   if (units === null) throw new Error(`Invalid amount ${JSON.stringify(options.amount)}: use a decimal such as 25 or 12.50`);
@@ -43,10 +43,10 @@ export async function payFromDevnet(config: Config, chargeId: string, options: D
 }
 
 /** Pays through POST /v1/test_helpers/charges/:id/pay, which answers the charge once the transfer is mined. */
-async function payThroughTestHelper(base: string, chargeId: string, apiKey: string, options: DevnetPayOptions): Promise<string> {
+async function payThroughTestHelper(base: InstanceAddress, chargeId: string, apiKey: string, options: DevnetPayOptions): Promise<string> {
   const body = { ...(options.amount !== undefined && { amount: options.amount }), ...(options.late && { late: true }) };
-  const url = `${base}/v1/test_helpers/charges/${encodeURIComponent(chargeId)}/pay`;
-  const charge = await request(url, { body, apiKey });
+  const path = `/v1/test_helpers/charges/${encodeURIComponent(chargeId)}/pay`;
+  const { body: charge } = await instanceFetch<ChargeAnswer>(base, path, { body, key: apiKey });
   const sent = options.amount === undefined ? "what was due" : `${options.amount} USDC`;
   const late = charge.status === "PENDING" || charge.status === "RECEIVED" ? "" : " (late: charge.late_payment follows once it is confirmed)";
   return `Paid ${sent} to ${chargeId} from the devnet's test wallet; the charge is ${charge.status}${late}.`;
@@ -57,18 +57,4 @@ interface ChargeAnswer {
   cloneAddress: string | null;
   amountRemaining: string;
   status: string;
-}
-
-async function request(url: string, options: { body?: unknown; apiKey?: string } = {}): Promise<ChargeAnswer> {
-  const headers: Record<string, string> = { ...(options.apiKey && { "x-api-key": options.apiKey }) };
-  const init: RequestInit =
-    options.body === undefined
-      ? { headers }
-      : { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(options.body) };
-  const res = await fetch(url, init).catch((e: Error) => {
-    throw new Error(`Cannot reach the service at ${url} (${e.message}); is npm start running?`);
-  });
-  const json = (await res.json()) as ChargeAnswer & { message?: string };
-  if (!res.ok) throw new Error(json.message ?? `HTTP ${res.status} from ${url}`);
-  return json;
 }

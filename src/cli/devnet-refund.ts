@@ -6,8 +6,8 @@ import { Contract, JsonRpcProvider, JsonRpcSigner, parseEther, Wallet } from "et
 import { readDevnetInfo } from "../chain/devnet.js";
 import { circleUsdc, usdcInterface } from "../chain/usdc.js";
 import type { Config } from "../config.js";
-import { runningInstanceUrl } from "../instance.js";
 import { parseAmount } from "../domain/money.js";
+import { instanceAddress, instanceFetch } from "./instance-fetch.js";
 
 interface RefundView {
   id: string;
@@ -22,12 +22,7 @@ interface RefundView {
 /** Sends the refund's amount from its settlement wallet to its address on the devnet; the worker then completes it. */
 export async function payRefundFromDevnet(config: Config, refundId: string, apiKey: string): Promise<string> {
   const info = readDevnetInfo(config.dataDir);
-  const url = `${runningInstanceUrl(config)}/v1/refunds/${encodeURIComponent(refundId)}`;
-  const res = await fetch(url, { headers: { "x-api-key": apiKey } }).catch((e: Error) => {
-    throw new Error(`Cannot reach the service at ${url} (${e.message}); is npm start running?`);
-  });
-  const refund = (await res.json()) as RefundView & { message?: string };
-  if (!res.ok) throw new Error(refund.message ?? `HTTP ${res.status} from ${url}`);
+  const { body: refund } = await instanceFetch<RefundView>(instanceAddress(config), `/v1/refunds/${encodeURIComponent(refundId)}`, { key: apiKey });
   if (refund.livemode || refund.chainId !== info.chainId) throw new Error(`Refund ${refundId} is not a test refund on the devnet (chain ${refund.chainId}).`);
   if (refund.status !== "AWAITING_PAYMENT" || !refund.address) {
     throw new Error(

@@ -6,6 +6,14 @@ import { type AttemptResult, postWebhook } from "../webhooks/send.js";
 import { webhookHeaders } from "../webhooks/signature.js";
 import { checkWebhookTarget, WebhookTargetError } from "../webhooks/target-guard.js";
 
+/** Why `url` cannot be forwarded to (not an absolute http(s) URL, or credentials in it), else null; any host is allowed, as in test mode. */
+export function forwardTargetProblem(url: string): string | null {
+  const parsed = URL.canParse(url) ? new URL(url) : null;
+  if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) return "must be an absolute http(s) URL, such as http://localhost:3000/webhooks";
+  if (parsed.username || parsed.password) return "must not hold credentials (user:password@): the signature authenticates each delivery";
+  return null;
+}
+
 /** Signs `event` with `secret` and posts it to `url`; a URL that cannot be reached is a result, not an error. */
 export async function forwardEvent(event: EventResource, url: string, secret: string): Promise<AttemptResult> {
   const body = webhookBody(event);

@@ -11,17 +11,25 @@
 // - Nothing committed since the run began is lost: after every connection (the first included, as
 //   the stream registers only after the socket opens) and after a stream the server ended because
 //   it fell behind, GET /v1/events is read back to the last event forwarded, less a margin for
-//   events stamped just before their commit, never before the run began.
+//   events stamped just before their commit (a transaction in flight when the run began commits
+//   events stamped before it), never before the run began less that margin.
+// - What existed before the run is never forwarded: the first read takes every event visible then
+//   back to that same floor, and marks them taken.
+// - One delivery's failure (a receiver's error, a print to a closed pipe) is printed and stops none
+//   after it.
 import { CloseCode, createClient, type FormattedExecutionResult } from "graphql-ws";
 import WebSocket from "ws";
 import { type EventResource } from "../domain/events.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import { deliveryLine, forwardEvent } from "./forward.js";
+import { instanceFetch, InstanceRefusal, instanceUrl } from "./instance-fetch.js";
 
 /** What `listen` is told by the command. */
 export interface ListenOptions {
-  /** The instance's base URL (http(s)://host[:port]). */
+  /** The instance's base URL (http(s)://host[:port][/path]). */
   baseUrl: string;
+  /** What chose `baseUrl`, in words (said when it cannot be reached). */
+  chosenBy?: string;
   /** A test-mode secret key (sk_test_…). */
   key: string;
   forwardTo: string;
@@ -46,8 +54,6 @@ export interface Listener {
 const CATCH_UP_MARGIN_MS = 10_000;
 /** The most pages of 100 events one catch-up reads. */
 const CATCH_UP_PAGES = 50;
-/** The newest events read when the run begins, which it never forwards (they came before it). */
-const IDS_BEFORE = 100;
 /** Ids forwarded, remembered to skip repeats. */
 const IDS_KEPT = 10_000;
 /** How long after a reconnect the catch-up waits, so that the stream it overlaps with is registered first. */
@@ -60,21 +66,46 @@ function backoff(retries: number): number {
   return Math.min(30_000, 1000 * 2 ** retries);
 }
 
-/** Why the instance refused: its error message, or the status. */
-async function refusal(res: Response): Promise<string> {
-  const body = (await res.json().catch(() => null)) as { message?: string } | null;
-  return body?.message ?? `HTTP ${res.status}`;
+interface EventPage {
+  data: EventResource[];
+  hasMore: boolean;
 }
 
 /** GET `path` of the instance with the key; throws the API's message when it refuses. */
 async function getJson<T>(options: ListenOptions, path: string): Promise<{ body: T; date: Date }> {
-  const url = new URL(path, options.baseUrl);
-  const res = await fetch(url, { headers: { "X-API-Key": options.key } }).catch((e: Error) => {
-    throw new Error(`Cannot reach ${url.origin} (${e.message}); is the instance running? (--url sets it)`);
+  return instanceFetch<T>(options, path, { key: options.key }).catch((e: Error) => {
+    throw e instanceof InstanceRefusal ? new Error(`${new URL(options.baseUrl).origin} refused: ${e.message}`) : e;
   });
-  if (!res.ok) throw new Error(`${url.origin} refused: ${await refusal(res)}`);
-  const date = new Date(res.headers.get("date") ?? Date.now());
-  return { body: (await res.json()) as T, date };
+}
+
+/** `path` of GET /v1/events: 100 events, newest first, after the one `after` names. */
+function eventsPath(after: string | undefined): string {
+  return `/v1/events?limit=100${after ? `&startingAfter=${encodeURIComponent(after)}` : ""}`;
+}
+
+/**
+ * The events there when the run begins: where it begins (the instance's clock), the ids visible
+ * back to CATCH_UP_MARGIN_MS before that, and the floor below which catch-ups never read (that
+ * point, or the oldest event read when there were too many to read so far back).
+ */
+async function eventsBefore(options: ListenOptions): Promise<{ began: Date; floor: Date; ids: string[] }> {
+  const first = await getJson<EventPage>(options, eventsPath(undefined));
+  // The Date header has whole seconds: the run begins at the start of that second, on the instance's clock.
+  const began = new Date(Math.floor(first.date.getTime() / 1000) * 1000);
+  let floor = new Date(began.getTime() - CATCH_UP_MARGIN_MS);
+  const ids: string[] = [];
+  let page = first.body;
+  for (let read = 1; ; read++) {
+    ids.push(...page.data.map((e) => e.id));
+    const oldest = page.data.at(-1);
+    if (!page.hasMore || !oldest || new Date(oldest.timestamp) < floor) break;
+    if (read === CATCH_UP_PAGES) {
+      floor = new Date(oldest.timestamp);
+      break;
+    }
+    page = (await getJson<EventPage>(options, eventsPath(oldest.id))).body;
+  }
+  return { began, floor, ids };
 }
 
 /**
@@ -82,14 +113,12 @@ async function getJson<T>(options: ListenOptions, path: string): Promise<{ body:
  * streams and forwards. Rejects when the instance cannot be reached or refuses the key.
  */
 export async function listen(options: ListenOptions): Promise<Listener> {
-  const { body, date } = await getJson<{ data: EventResource[] }>(options, `/v1/events?limit=${IDS_BEFORE}`);
-  // The Date header has whole seconds: the run begins at the start of that second, on the instance's clock.
-  const began = new Date(Math.floor(date.getTime() / 1000) * 1000);
+  const { began, floor, ids } = await eventsBefore(options);
   const secret = newWebhookSecret();
-  const forwarder = new Forwarder(options, secret, began);
-  // What was there before the run is not new: the first catch-up reads back to the start of the
-  // Date header's second, which may hold events committed just before.
-  forwarder.skip(body.data.map((e) => e.id));
+  const forwarder = new Forwarder(options, secret, began, floor);
+  // What was there before the run is not new; an event that appears later, stamped as far back as
+  // the floor, committed after the first read and is.
+  forwarder.skip(ids);
   let stopping = false;
   let finish!: (error?: Error) => void;
   let onConnected!: () => void;
@@ -97,7 +126,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const done = new Promise<void>((resolve, reject) => (finish = (error) => (error ? reject(error) : resolve())));
 
   const client = createClient({
-    url: `${options.baseUrl.replace(/^http/, "ws").replace(/\/$/, "")}/graphql`,
+    url: instanceUrl(options.baseUrl.replace(/^http/, "ws"), "/graphql"),
     webSocketImpl: WebSocket,
     connectionParams: { "X-API-Key": options.key },
     retryAttempts: Number.POSITIVE_INFINITY,
@@ -161,7 +190,8 @@ class Forwarder {
   constructor(
     private readonly options: ListenOptions,
     private readonly secret: string,
-    private readonly began: Date,
+    began: Date,
+    private readonly floor: Date,
   ) {
     this.latest = began;
   }
@@ -180,18 +210,22 @@ class Forwarder {
     const at = new Date(event.timestamp);
     if (at > this.latest) this.latest = at;
     this.queue = this.queue.then(async () => {
-      const result = await forwardEvent(event, this.options.forwardTo, this.secret);
-      this.options.print(deliveryLine(event, this.options.forwardTo, result));
+      try {
+        const result = await forwardEvent(event, this.options.forwardTo, this.secret);
+        this.options.print(deliveryLine(event, this.options.forwardTo, result));
+      } catch (e) {
+        this.say(`Forwarding ${event.type} ${event.id} failed: ${(e as Error).message}`);
+      }
     });
   }
 
   /** Reads back, shortly, the events committed since the last one forwarded, and takes them oldest first. */
   catchUpSoon(): void {
     setTimeout(() => {
-      const since = new Date(Math.max(this.began.getTime(), this.latest.getTime() - CATCH_UP_MARGIN_MS));
+      const since = new Date(Math.max(this.floor.getTime(), this.latest.getTime() - CATCH_UP_MARGIN_MS));
       this.missedSince(since).then(
         (missed) => missed.forEach((e) => this.take(e)),
-        (e: Error) => this.options.print(`Catching up failed: ${e.message}`),
+        (e: Error) => this.say(`Catching up failed: ${e.message}`),
       );
     }, CATCH_UP_DELAY_MS).unref();
   }
@@ -201,13 +235,21 @@ class Forwarder {
     return this.queue;
   }
 
+  /** Prints a failure; a print that fails too (stdout closed) is dropped, as nothing else could show it. */
+  private say(line: string): void {
+    try {
+      this.options.print(line);
+    } catch {
+      // Nowhere left to say it.
+    }
+  }
+
   /** The events committed at or after `since`, oldest first (GET /v1/events pages newest first). */
   private async missedSince(since: Date): Promise<EventResource[]> {
     const found: EventResource[] = [];
     let after: string | undefined;
     for (let page = 0; page < CATCH_UP_PAGES; page++) {
-      const query = `/v1/events?limit=100${after ? `&startingAfter=${encodeURIComponent(after)}` : ""}`;
-      const { body } = await getJson<{ data: EventResource[]; hasMore: boolean }>(this.options, query);
+      const { body } = await getJson<EventPage>(this.options, eventsPath(after));
       for (const e of body.data) {
         if (new Date(e.timestamp) < since) return found.reverse();
         found.push(e);
@@ -215,7 +257,7 @@ class Forwarder {
       if (!body.hasMore || body.data.length === 0) return found.reverse();
       after = body.data[body.data.length - 1]!.id;
     }
-    this.options.print(`Catching up stopped at the ${found.length} newest events; older ones missed meanwhile are in GET /v1/events.`);
+    this.say(`Catching up stopped at the ${found.length} newest events; older ones missed meanwhile are in GET /v1/events.`);
     return found.reverse();
   }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { recordInstance, runningInstanceUrl } from "../../src/instance.js";
+import { recordInstance, runningInstance, runningInstanceUrl } from "../../src/instance.js";
 
 const fresh = () => mkdtempSync(join(tmpdir(), "instance-"));
 
@@ -30,5 +30,15 @@ describe("the running instance's address", () => {
     expect(runningInstanceUrl(config)).toBe("http://localhost:4000");
     writeFileSync(join(dataDir, "instance.json"), "{not json");
     expect(runningInstanceUrl(config)).toBe("http://localhost:4000");
+  });
+
+  it("says which setting chose it", () => {
+    const dataDir = fresh();
+    const at = (publicUrl: string, publicUrlSet: boolean) => runningInstance({ publicUrl, publicUrlSet, dataDir });
+    expect(at("https://pay.example.com", true)).toEqual({ url: "https://pay.example.com", source: "PUBLIC_URL" });
+    expect(at("http://localhost:3000", true)).toEqual({ url: "http://localhost:3000", source: "PORT" });
+    expect(at("http://localhost:4000", false)).toEqual({ url: "http://localhost:4000", source: "default" });
+    recordInstance(dataDir, "http://127.0.0.1:4123");
+    expect(at("http://localhost:4000", false)).toEqual({ url: "http://127.0.0.1:4123", source: "record" });
   });
 });
