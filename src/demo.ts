@@ -3,7 +3,7 @@
 // DATA_DIR/demo-credentials.json (mode 0600, like the embedded database beside it, which holds the
 // service's own secrets), so a first start that cannot listen (its port taken) loses nothing: the next
 // start prints them, then deletes the file, and no start after prints them again.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "./config.js";
 import type { Prisma } from "./db/client.js";
@@ -11,6 +11,7 @@ import { OPERATOR } from "./domain/confirmation.js";
 import { randomBase62 } from "./domain/ids.js";
 import { createMerchant } from "./domain/merchants.js";
 import { createUser } from "./domain/users.js";
+import { writeFileAtomic } from "./lib/write-file-atomic.js";
 
 /** The devnet's second default account: the demo merchant's test settlement wallet. */
 const DEMO_TEST_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -68,9 +69,7 @@ export function demoShown(dataDir: string): void {
 /** Writes `credentials` readable by this user only; whole or not at all (written aside, then renamed). */
 function keep(path: string, credentials: DemoCredentials): void {
   mkdirSync(dirname(path), { recursive: true });
-  const partial = `${path}.${process.pid}`;
-  writeFileSync(partial, `${JSON.stringify(credentials)}\n`, { mode: 0o600 });
-  renameSync(partial, path);
+  writeFileAtomic(path, `${JSON.stringify(credentials)}\n`, { mode: 0o600 });
 }
 
 function readKept(path: string): DemoCredentials | null {

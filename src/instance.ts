@@ -4,10 +4,11 @@
 // Invariants:
 // - PUBLIC_URL or PORT in the environment wins: the operator said where the service is.
 // - A record whose process is gone is ignored (a crashed start leaves it behind).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.js";
 import { isAlive } from "./db/embedded-lock.js";
+import { writeFileAtomic } from "./lib/write-file-atomic.js";
 
 const RECORD = "instance.json";
 
@@ -20,7 +21,8 @@ interface InstanceRecord {
 export function recordInstance(dataDir: string, url: string, pid = process.pid): () => void {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, RECORD);
-  writeFileSync(file, JSON.stringify({ url, pid } satisfies InstanceRecord) + "\n");
+  // Written aside then renamed: a CLI command reading it meanwhile finds a whole record or none.
+  writeFileAtomic(file, JSON.stringify({ url, pid } satisfies InstanceRecord) + "\n");
   return () => {
     if (readRecord(dataDir)?.pid === pid) rmSync(file, { force: true });
   };
