@@ -135,8 +135,10 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
-  /** Whether PUBLIC_URL or PORT was set: the CLI then talks to that address, not to the one `npm start` recorded. */
-  publicUrlSet: boolean;
+  /** Whether PUBLIC_URL itself was set (not derived from PORT): where the service is reached, whatever port it took. */
+  publicUrlGiven: boolean;
+  /** Whether PORT was set: with PUBLIC_URL, it makes the CLI talk to that address, not to the one `npm start` recorded. */
+  portGiven: boolean;
   paymentBaseUrl: string;
   /** Directory of the embedded database; unused when `databaseUrl` is set. */
   dataDir: string;
@@ -259,7 +261,8 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
     port: e.PORT,
     host: e.HOST,
     publicUrl,
-    publicUrlSet: cleaned.PUBLIC_URL !== undefined || cleaned.PORT !== undefined,
+    publicUrlGiven: cleaned.PUBLIC_URL !== undefined,
+    portGiven: cleaned.PORT !== undefined,
     paymentBaseUrl: stripSlash(e.PAYMENT_BASE_URL ?? `${publicUrl}/pay`),
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL && withPassword(e.DATABASE_URL, e.DATABASE_PASSWORD),

@@ -43,13 +43,17 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
   if ((await prisma.merchant.count()) > 0) {
     const kept = readKept(path);
     // Kept for another database (this one replaced since): its merchant is not here, so nothing to show.
-    if (kept && (await prisma.merchant.count({ where: { id: kept.merchantId } })) === 1) return kept;
+    if (kept && (await prisma.merchant.count({ where: { id: kept.merchantId } })) === 1) {
+      await ensureDemoUser(prisma, kept);
+      return kept;
+    }
     rmSync(path, { force: true });
     return null;
   }
-  const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
+  // Kept as soon as the merchant and its keys exist, before the user (its password hash takes a
+  // while): a start interrupted after that loses nothing, and the next one creates the user it lacks.
   const password = randomBase62(16);
-  await createUser(prisma, created.merchant.id, { email: DEMO_EMAIL, password }, OPERATOR);
+  const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
   const credentials: DemoCredentials = {
     merchantId: created.merchant.id,
     merchantName: created.merchant.name,
@@ -58,7 +62,15 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
     user: { email: DEMO_EMAIL, password },
   };
   keep(path, credentials);
+  await ensureDemoUser(prisma, credentials);
   return credentials;
+}
+
+/** Creates the demo merchant's dashboard user from its kept credentials, unless it exists. */
+async function ensureDemoUser(prisma: Prisma, credentials: DemoCredentials): Promise<void> {
+  const { merchantId, user } = credentials;
+  if ((await prisma.user.count({ where: { merchantId, email: user.email } })) > 0) return;
+  await createUser(prisma, merchantId, { email: user.email, password: user.password }, OPERATOR);
 }
 
 /** Forgets the kept credentials once the banner has printed them: no later start shows them again. */

@@ -17,6 +17,14 @@ interface InstanceRecord {
   pid: number;
 }
 
+/**
+ * The address `npm start` records: PUBLIC_URL when it was given, else where the server listens (PORT
+ * alone says nothing of it when 0), an any-address bind (0.0.0.0, [::]) reached at localhost.
+ */
+export function instanceUrl(config: Pick<Config, "publicUrl" | "publicUrlGiven">, listening: string): string {
+  return config.publicUrlGiven ? config.publicUrl : listening.replace(/^http:\/\/(0\.0\.0\.0|\[::\]):/, "http://localhost:");
+}
+
 /** Records that this process serves at `url`; returns a function that removes the record (on stop). */
 export function recordInstance(dataDir: string, url: string, pid = process.pid): () => void {
   mkdirSync(dataDir, { recursive: true });
@@ -29,8 +37,8 @@ export function recordInstance(dataDir: string, url: string, pid = process.pid):
 }
 
 /** The base URL of the running service: PUBLIC_URL/PORT when set, else what a running `npm start` recorded, else the default. */
-export function runningInstanceUrl(config: Pick<Config, "publicUrl" | "publicUrlSet" | "dataDir">): string {
-  if (config.publicUrlSet) return config.publicUrl;
+export function runningInstanceUrl(config: Pick<Config, "publicUrl" | "publicUrlGiven" | "portGiven" | "dataDir">): string {
+  if (config.publicUrlGiven || config.portGiven) return config.publicUrl;
   const record = readRecord(config.dataDir);
   return record && isAlive(record.pid) ? record.url : config.publicUrl;
 }

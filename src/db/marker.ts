@@ -89,7 +89,7 @@ export async function initialisedAt(query: RunQuery): Promise<string | null> {
  */
 export async function openGuardedDatabase(
   target: DatabaseTarget,
-  options: Pick<DatabaseOptions, "poolSize" | "applicationName" | "template"> = {},
+  options: Pick<DatabaseOptions, "poolSize" | "applicationName" | "template" | "onTemplateFailed"> = {},
 ): Promise<Database> {
   if (!target.url && target.dataDir !== null) {
     const dataDir = resolve(target.dataDir);
