@@ -29,7 +29,7 @@ export const PARTS = [
     name: "server",
     inputs: ["src", "prisma/migrations", "tsconfig.json", ...LOCK],
     skip: ["src/dashboard/web", "src/sdk/dist"],
-    outputs: ["dist/main.js", "dist/worker.js", "dist/cli/main.js", "dist/db/template.json"],
+    outputs: ["dist/main.js", "dist/worker.js", "dist/cli/main.js", "dist/db/template.tar.gz", "dist/db/template.json"],
     build: [node(tsc, "-p", "."), node("dist/db/build-template.js")],
   },
   {

@@ -234,8 +234,10 @@ const schema = settings.transform(({ databasePassword, ...s }, ctx) => {
 
 /** Validated service configuration: the settings, and what needs the chains' variables too. */
 export type Config = Omit<z.output<typeof schema>, "devnet"> & {
-  /** Whether PUBLIC_URL or PORT was set: the CLI then talks to that address, not to the one `npm start` recorded. */
-  publicUrlSet: boolean;
+  /** Whether PUBLIC_URL itself was set (not derived from PORT): where the service is reached, whatever port it took. */
+  publicUrlGiven: boolean;
+  /** Whether PORT was set: with PUBLIC_URL, it makes the CLI talk to that address, not to the one `npm start` recorded. */
+  portGiven: boolean;
   /** Chains configured by the operator (CHAIN_<id>_* variables). */
   chains: ChainSettings[];
   /**
@@ -295,7 +297,8 @@ export function loadConfig(env: Record<string, string | undefined> = readProcess
   const { chains } = chainSettings;
   return {
     ...s,
-    publicUrlSet: cleaned.PUBLIC_URL !== undefined || cleaned.PORT !== undefined,
+    publicUrlGiven: cleaned.PUBLIC_URL !== undefined,
+    portGiven: cleaned.PORT !== undefined,
     chains,
     devnet: devnet === "true" || (devnet === "auto" && s.env === "development" && chains.length === 0),
   };

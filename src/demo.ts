@@ -3,7 +3,7 @@
 // DATA_DIR/demo-credentials.json (mode 0600, like the embedded database beside it, which holds the
 // service's own secrets), so a first start that cannot listen (its port taken) loses nothing: the next
 // start prints them, then deletes the file, and no start after prints them again.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "./config.js";
 import type { Prisma } from "./db/client.js";
@@ -11,6 +11,7 @@ import { OPERATOR } from "./domain/confirmation.js";
 import { randomBase62 } from "./domain/ids.js";
 import { createMerchant } from "./domain/merchants.js";
 import { createUser } from "./domain/users.js";
+import { writeFileAtomic } from "./lib/write-file-atomic.js";
 
 /** The devnet's second default account: the demo merchant's test settlement wallet. */
 const DEMO_TEST_WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -42,13 +43,17 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
   if ((await prisma.merchant.count()) > 0) {
     const kept = readKept(path);
     // Kept for another database (this one replaced since): its merchant is not here, so nothing to show.
-    if (kept && (await prisma.merchant.count({ where: { id: kept.merchantId } })) === 1) return kept;
+    if (kept && (await prisma.merchant.count({ where: { id: kept.merchantId } })) === 1) {
+      await ensureDemoUser(prisma, kept);
+      return kept;
+    }
     rmSync(path, { force: true });
     return null;
   }
-  const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
+  // Kept as soon as the merchant and its keys exist, before the user (its password hash takes a
+  // while): a start interrupted after that loses nothing, and the next one creates the user it lacks.
   const password = randomBase62(16);
-  await createUser(prisma, created.merchant.id, { email: DEMO_EMAIL, password }, OPERATOR);
+  const created = await createMerchant(prisma, { name: "Demo Store", testWallet: DEMO_TEST_WALLET }, { feeBps: config.feeBps });
   const credentials: DemoCredentials = {
     merchantId: created.merchant.id,
     merchantName: created.merchant.name,
@@ -57,7 +62,15 @@ export async function seedDemoMerchant(prisma: Prisma, config: Config): Promise<
     user: { email: DEMO_EMAIL, password },
   };
   keep(path, credentials);
+  await ensureDemoUser(prisma, credentials);
   return credentials;
+}
+
+/** Creates the demo merchant's dashboard user from its kept credentials, unless it exists. */
+async function ensureDemoUser(prisma: Prisma, credentials: DemoCredentials): Promise<void> {
+  const { merchantId, user } = credentials;
+  if ((await prisma.user.count({ where: { merchantId, email: user.email } })) > 0) return;
+  await createUser(prisma, merchantId, { email: user.email, password: user.password }, OPERATOR);
 }
 
 /** Forgets the kept credentials once the banner has printed them: no later start shows them again. */
@@ -68,9 +81,7 @@ export function demoShown(dataDir: string): void {
 /** Writes `credentials` readable by this user only; whole or not at all (written aside, then renamed). */
 function keep(path: string, credentials: DemoCredentials): void {
   mkdirSync(dirname(path), { recursive: true });
-  const partial = `${path}.${process.pid}`;
-  writeFileSync(partial, `${JSON.stringify(credentials)}\n`, { mode: 0o600 });
-  renameSync(partial, path);
+  writeFileAtomic(path, `${JSON.stringify(credentials)}\n`, { mode: 0o600 });
 }
 
 function readKept(path: string): DemoCredentials | null {

@@ -1,9 +1,10 @@
 // `npm start`: the whole service in one process on the configured (by default embedded) database:
 // the API, the local devnet in development, and, unless RUN_WORKER=false, the background jobs.
+import { existsSync } from "node:fs";
 import { buildApp } from "./app.js";
 import { startDevnet } from "./chain/devnet.js";
-import { demoBanner, demoShown, seedDemoMerchant } from "./demo.js";
-import { recordInstance } from "./instance.js";
+import { demoBanner, demoCredentialsPath, demoShown, seedDemoMerchant } from "./demo.js";
+import { instanceUrl, recordInstance } from "./instance.js";
 import { startJobs } from "./jobs/index.js";
 import { configOrExit, logMode, runUntilSignal, startOrExit } from "./process.js";
 import { buildServices, createLogger } from "./services.js";
@@ -22,7 +23,15 @@ const app = buildApp(services);
 const seeding = config.env === "production" ? Promise.resolve(null) : seedDemoMerchant(services.prisma, config);
 const jobs = config.runWorker ? startJobs(services) : null;
 const [listening, seeded] = await Promise.allSettled([app.start(), seeding]);
-if (listening.status === "rejected") throw listening.reason;
+if (listening.status === "rejected") {
+  const err = listening.reason as NodeJS.ErrnoException;
+  const hint = err.code === "EADDRINUSE" ? ": another process holds this port; stop it, or set PORT to another (0 picks a free one)" : "";
+  const kept = existsSync(demoCredentialsPath(config.dataDir))
+    ? `; the demo credentials wait in ${demoCredentialsPath(config.dataDir)} for the next start`
+    : "";
+  logger.fatal({ err }, `stablegate cannot listen on ${config.host}:${config.port} (PORT)${hint}${kept}`);
+  process.exit(1);
+}
 if (seeded.status === "rejected") throw seeded.reason;
 const [url, demo] = [listening.value, seeded.value];
 // Before the line that says it listens, so whoever waits for that line finds the credentials printed.
@@ -41,8 +50,7 @@ logger.info(
   "stablegate listening",
 );
 // Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
-const forgetInstance =
-  config.env === "production" ? null : recordInstance(config.dataDir, config.publicUrlSet ? config.publicUrl : url.replace("//0.0.0.0:", "//127.0.0.1:"));
+const forgetInstance = config.env === "production" ? null : recordInstance(config.dataDir, instanceUrl(config, url));
 runUntilSignal(logger, {
   leaveRotation: app.leaveRotation,
   delayMs: config.shutdownDelayMs,

@@ -111,7 +111,12 @@ async function openMigratedDatabase(
   const target = { url: config.databaseUrl, dataDir: config.dataDir };
   // Refuses a database the marker in DATA_DIR says held data but is now empty, before migrating it.
   // A first start of the embedded database begins from the build's migrated template (src/db/template.ts).
-  const db = await openGuardedDatabase(target, { poolSize, applicationName: `${service} ${config.instanceId}`, template: readTemplate });
+  const db = await openGuardedDatabase(target, {
+    poolSize,
+    applicationName: `${service} ${config.instanceId}`,
+    template: readTemplate,
+    onTemplateFailed: (err) => logger.warn({ err }, "the database template did not load: the database begins without it, and the migrations fill it"),
+  });
   try {
     const migrations = await ensureMigrated(db, force || config.autoMigrate);
     if (migrations.length > 0) logger.info({ migrations }, "database migrated");

@@ -23,7 +23,7 @@ export interface InstanceRequest {
 export class InstanceRefusal extends Error {}
 
 /** The running instance's address and which setting chose it: PUBLIC_URL, PORT, DATA_DIR/instance.json, or the default. */
-export function instanceAddress(config: Pick<Config, "publicUrl" | "publicUrlSet" | "dataDir">): InstanceAddress {
+export function instanceAddress(config: Pick<Config, "publicUrl" | "publicUrlGiven" | "portGiven" | "dataDir">): InstanceAddress {
   const { url, source } = runningInstance(config);
   const record = join(config.dataDir, "instance.json");
   const chosenBy = {

@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { join, resolve } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
+import { writeFileAtomic } from "../lib/write-file-atomic.js";
 import { lockDataDir } from "./embedded-lock.js";
 import { EMBEDDED_DATABASE, initialisedAt, markDatabase } from "./marker.js";
 
@@ -92,10 +93,8 @@ export async function restoreEmbedded(dataDir: string, file: string, { force = f
       if (aside) rmSync(aside, { recursive: true, force: true });
       if (devnetState) {
         // Written beside and renamed over: a crash leaves the old state or the new one, never half.
-        const statePath = devnetStatePath(home);
         mkdirSync(join(home, "devnet"), { recursive: true });
-        writeFileSync(`${statePath}.restore`, devnetState);
-        renameSync(`${statePath}.restore`, statePath);
+        writeFileAtomic(devnetStatePath(home), devnetState);
       }
       return { bytes: tarball.length, devnet: devnetState !== null };
     } finally {

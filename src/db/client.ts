@@ -1,7 +1,7 @@
 // Opens the database: embedded PGlite by default, PostgreSQL when a URL is given. Everything above
 // this module sees the same Prisma client and the same SQL, whichever engine is underneath.
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -91,6 +91,8 @@ export interface DatabaseOptions {
   loadDataDir?: Blob;
   /** On disk only: the dumped data directory to begin from when the directory holds no database yet (a first start); null: initdb. */
   template?: () => Blob | null;
+  /** Called when the template fails to load: the database then begins empty (initdb), for the migrations to fill. */
+  onTemplateFailed?: (error: Error) => void;
   poolSize?: number;
   /** PostgreSQL's application_name for this pool's connections: pg_stat_activity and server logs name the process. */
   applicationName?: string;
@@ -209,6 +211,40 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   };
 }
 
+/** Where a first start loads the template, beside pglite/, before renaming it into place. */
+const TEMPLATE_STAGING = "pglite.template-";
+
+/**
+ * Opens (or creates) the embedded database in `home`/pglite, which the caller has locked. A missing or
+ * empty directory begins from the template when there is one. Invariant: nothing here deletes or
+ * writes into a pglite/ that holds files (a database restored or copied in, even after a start died
+ * loading the template): the template is loaded beside it and renamed into place only once whole.
+ */
+async function openEmbeddedDir(home: string, options: DatabaseOptions): Promise<PGlite> {
+  const dbDir = join(home, "pglite");
+  // A start that died loading the template left its staging directory, which held the template alone.
+  for (const name of readdirSync(home)) {
+    if (name.startsWith(TEMPLATE_STAGING)) rmSync(join(home, name), { recursive: true, force: true });
+  }
+  const empty = !existsSync(dbDir) || readdirSync(dbDir).length === 0;
+  const template = empty ? (options.template?.() ?? null) : null;
+  if (template) {
+    const staging = mkdtempSync(join(home, TEMPLATE_STAGING));
+    try {
+      await (await PGlite.create(staging, { loadDataDir: template })).close();
+      // rmdir removes only an empty directory: files put there meanwhile stay, and the rename then fails.
+      if (existsSync(dbDir)) rmdirSync(dbDir);
+      renameSync(staging, dbDir);
+    } catch (e) {
+      // A template that does not load costs the first start its speed, never the start itself.
+      rmSync(staging, { recursive: true, force: true });
+      options.onTemplateFailed?.(e as Error);
+    }
+  }
+  mkdirSync(dbDir, { recursive: true });
+  return PGlite.create(dbDir);
+}
+
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const dir = options.dataDir === undefined ? "./.data" : options.dataDir;
   let release = () => {};
@@ -216,19 +252,10 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   if (dir === null) {
     pglite = await PGlite.create(options.loadDataDir && { loadDataDir: options.loadDataDir });
   } else {
-    const dbDir = resolve(dir, "pglite");
-    release = lockDataDir(resolve(dir));
+    const home = resolve(dir);
+    release = lockDataDir(home);
     try {
-      // The template goes only into a missing or empty directory, never over files. A start that died
-      // while loading it leaves the marker: what it wrote is the template alone, so it is loaded again.
-      const loading = resolve(dir, "pglite.loading");
-      if (existsSync(loading)) rmSync(dbDir, { recursive: true, force: true });
-      const empty = !existsSync(dbDir) || readdirSync(dbDir).length === 0;
-      const loadDataDir = empty ? (options.template?.() ?? null) : null;
-      mkdirSync(dbDir, { recursive: true });
-      if (loadDataDir) writeFileSync(loading, "");
-      pglite = await PGlite.create(dbDir, loadDataDir ? { loadDataDir } : {});
-      if (loadDataDir) rmSync(loading, { force: true });
+      pglite = await openEmbeddedDir(home, options);
     } catch (e) {
       release();
       throw e;

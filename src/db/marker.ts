@@ -7,11 +7,11 @@
 // a new OID) is the recorded one emptied, whatever host the URL names. A wiped volume makes a new
 // server (a new system identifier), so the addresses that reached a database (host as written and
 // as resolved, port, name) are recorded too: the same address with nothing in it is the same loss.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { writeFileAtomic } from "../lib/write-file-atomic.js";
 import { type Database, type DatabaseOptions, openDatabase, selectRows } from "./client.js";
 import { lockDataDir } from "./embedded-lock.js";
 
@@ -89,7 +89,7 @@ export async function initialisedAt(query: RunQuery): Promise<string | null> {
  */
 export async function openGuardedDatabase(
   target: DatabaseTarget,
-  options: Pick<DatabaseOptions, "poolSize" | "applicationName" | "template"> = {},
+  options: Pick<DatabaseOptions, "poolSize" | "applicationName" | "template" | "onTemplateFailed"> = {},
 ): Promise<Database> {
   if (!target.url && target.dataDir !== null) {
     const dataDir = resolve(target.dataDir);
@@ -141,13 +141,10 @@ export function markDatabase(dataDir: string, database: string, since: string, i
   };
   marker.databases[database] = { since, ...identity };
   // Written aside then renamed: processes starting together never read half a file.
-  const partial = `${file}.${randomBytes(6).toString("hex")}.tmp`;
   try {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(partial, `${JSON.stringify(marker, null, 2)}\n`);
-    renameSync(partial, file);
+    writeFileAtomic(file, `${JSON.stringify(marker, null, 2)}\n`);
   } catch (e) {
-    rmSync(partial, { force: true });
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new DatabaseMarkerError(`Cannot write ${file} (${code}): DATA_DIR must be writable, with PostgreSQL too, to record which database holds the data.`);
   }

@@ -17,6 +17,13 @@ import type { Database, SqlConnection } from "./client.js";
 /** prisma/migrations, found the same way from src/ (tests) and dist/ (built). */
 export const MIGRATIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../prisma/migrations");
 
+/**
+ * The migrator's own version, recorded by the embedded template (template.ts). Bump it with any change
+ * here that changes what a migrated database holds (the history table, what the baseline records or
+ * creates), so that the build makes the template again instead of keeping one this code would not make.
+ */
+export const MIGRATOR_FORMAT = 1;
+
 // Arbitrary constant shared by every process that migrates the same database.
 const MIGRATION_LOCK = 0x5761_7465;
 

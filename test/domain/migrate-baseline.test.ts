@@ -2,12 +2,13 @@
 // transaction); an older one still migrates step by step. Both, and a first start from the build's
 // embedded template, must give the same schema: on PGlite always, on PostgreSQL too when
 // DATABASE_URL names a server (each test database is created with a name of its own and dropped).
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/db/client.js";
-import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/db/migrate.js";
+import { MIGRATIONS_DIR, MIGRATOR_FORMAT, migrate, readMigrations } from "../../src/db/migrate.js";
 import { readTemplate, writeTemplate } from "../../src/db/template.js";
 import { freshDatabase } from "../helpers/harness.js";
 
@@ -71,6 +72,28 @@ async function history(db: Database): Promise<{ name: string; startedAt: number 
 }
 
 const ALL = readMigrations().map((m) => m.name);
+
+/** The installed PGlite's version, read from its own package.json. */
+const installedPglite = (JSON.parse(readFileSync("node_modules/@electric-sql/pglite/package.json", "utf8")) as { version: string }).version;
+
+/** A template whose bytes cannot be read: its load fails. */
+class Unreadable extends Blob {
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    throw new Error("unreadable");
+  }
+}
+
+/** A process that opens an empty DATA_DIR with a template and is killed (SIGKILL) while PGlite loads it (the built client). */
+const DIE_LOADING_TEMPLATE = `
+import { openDatabase } from "./dist/db/client.js";
+class Dying extends Blob {
+  async arrayBuffer() {
+    process.kill(process.pid, "SIGKILL");
+    await new Promise(() => {});
+  }
+}
+await openDatabase({ dataDir: process.env.DATA_DIR, template: () => new Dying([]) });
+`;
 // Several databases migrated per test: minutes on a busy machine.
 const SLOW = 300_000;
 
@@ -149,17 +172,43 @@ describe("the embedded template a first start begins from", () => {
       expect(await reopened.prisma.$queryRawUnsafe(`SELECT count(*)::int AS n FROM "kept"`)).toEqual([{ n: 0 }]);
       await reopened.close();
 
-      // A start that died while loading the template (its marker still there) loads it again over
-      // what it half wrote; without the marker, files are never loaded over.
+      // A start killed while loading the template leaves its staging directory beside pglite/; the
+      // operator then restores a database into pglite/. The next start keeps that database (the template
+      // is not asked for) and removes the staging directory.
       const interrupted = join(scratch, "interrupted");
-      mkdirSync(join(interrupted, "pglite"), { recursive: true });
-      writeFileSync(join(interrupted, "pglite", "PG_VERSION"), "17\n");
-      writeFileSync(join(interrupted, "pglite.loading"), "");
-      const resumed = await openDatabase({ dataDir: interrupted, template: () => (asked++, template) });
-      expect(asked).toBe(2);
-      expect((await history(resumed)).map((r) => r.name)).toEqual(ALL);
-      await resumed.close();
-      expect(existsSync(join(interrupted, "pglite.loading"))).toBe(false);
+      const killed = spawnSync(process.execPath, ["--input-type=module", "-e", DIE_LOADING_TEMPLATE], {
+        env: { ...process.env, DATA_DIR: interrupted },
+        encoding: "utf8",
+      });
+      expect(killed.signal, killed.stderr).toBe("SIGKILL");
+      expect(readdirSync(interrupted).filter((f) => f.startsWith("pglite."))).not.toEqual([]);
+      rmSync(join(interrupted, "pglite"), { recursive: true, force: true });
+      cpSync(join(dataDir, "pglite"), join(interrupted, "pglite"), { recursive: true });
+      const restored = await openDatabase({ dataDir: interrupted, template: () => (asked++, template) });
+      expect(asked).toBe(1);
+      expect(await restored.prisma.$queryRawUnsafe(`SELECT count(*)::int AS n FROM "kept"`)).toEqual([{ n: 0 }]);
+      await restored.close();
+      expect(readdirSync(interrupted).filter((f) => f.startsWith("pglite."))).toEqual([]);
+
+      // A template that does not load: the start goes on from an empty database (initdb), says so, and
+      // leaves nothing of the attempt; the migrations then fill it.
+      const fallback = join(scratch, "fallback");
+      const failures: Error[] = [];
+      const empty = await openDatabase({ dataDir: fallback, template: () => new Unreadable([]), onTemplateFailed: (e) => failures.push(e) });
+      expect(failures).toHaveLength(1);
+      expect(readdirSync(fallback).filter((f) => f.startsWith("pglite."))).toEqual([]);
+      expect(await migrate(empty)).toEqual(ALL);
+      await empty.close();
+
+      // The manifest names the installed PGlite and the migrator's format, and vouches for its dump
+      // only whole: one cut short (an interrupted build) is not used, and the build makes it again.
+      const manifest = JSON.parse(readFileSync(join(out, "template.json"), "utf8")) as Record<string, unknown>;
+      expect(manifest).toMatchObject({ pglite: installedPglite, migrator: MIGRATOR_FORMAT, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const cut = join(scratch, "cut-template");
+      cpSync(out, cut, { recursive: true });
+      const whole = readFileSync(join(cut, "template.tar.gz"));
+      writeFileSync(join(cut, "template.tar.gz"), whole.subarray(0, whole.length >> 1));
+      expect(readTemplate(cut)).toBeNull();
 
       // A template made from other migrations (a migration added or changed since) is not used.
       const changed = join(scratch, "changed-migrations");

@@ -71,5 +71,6 @@ describe("the build stamp", () => {
     const server = PARTS.find((p) => p.name === "server")!;
     expect(server.inputs).toContain("prisma/migrations");
     expect(server.outputs).toContain("dist/db/template.json");
+    expect(server.outputs).toContain("dist/db/template.tar.gz");
   });
 });

@@ -49,6 +49,8 @@ describe("the first npm start", () => {
     const failed = await start(taken);
     expect(await failed.exited).not.toBe(0);
     expect(failed.output()).toMatch(/EADDRINUSE/);
+    // One line that names the setting and where the credentials wait, not a bare stack.
+    expect(failed.output()).toMatch(/cannot listen on [^"]+ \(PORT\)[^"]*demo-credentials\.json/);
     expect(failed.output()).not.toMatch(KEY);
     // Nothing migrated: the template held every migration.
     expect(failed.output()).not.toMatch(/database migrated/);
@@ -58,6 +60,9 @@ describe("the first npm start", () => {
     blocker = undefined;
 
     const db = await openDatabase({ dataDir });
+    // A first start interrupted after keeping the credentials and before creating the dashboard user
+    // (its password hash is slow): the next start creates the user before printing its password.
+    await db.prisma.user.deleteMany({ where: { email: "demo@example.com" } });
     const rows = await db.prisma.$queryRawUnsafe<{ migration_name: string; started_at: Date }[]>(
       `SELECT migration_name, started_at FROM "_prisma_migrations" ORDER BY migration_name`,
     );
@@ -73,6 +78,13 @@ describe("the first npm start", () => {
     const url = /"url":"(http:[^"]+)"/.exec(second.output())![1]!;
     const charges = await fetch(`${url}/v1/charges`, { headers: { "x-api-key": key! } });
     expect(charges.status).toBe(200);
+    const [, email, password] = /Dashboard sign-in \(shown once\): (\S+) \/ (\S+)/.exec(second.output())!;
+    const signIn = await fetch(`${url}/dashboard/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(signIn.status).toBe(201);
     await stop(second);
 
     const third = await start(0);
