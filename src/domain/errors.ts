@@ -67,7 +67,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   test_mode_only: "This works in test mode only: use a test key (sk_test_…).",
   settlement_wallet_missing:
     "No settlement wallet is set for this mode (`param` names it: liveWallet or testWallet), so a buyer's payment would have nowhere to go: set one in the dashboard's Settings first. Live charges, invoices and payment links all need one.",
-  chain_unsupported: "The chain is not enabled for this mode.",
+  chain_unsupported:
+    "The chain is not enabled for this mode: in live mode, no mainnet is enabled yet (the operator sets CHAIN_<id>_RPC_URL and CHAIN_<id>_FACTORY); for a test helper, this process runs no local devnet.",
   idempotency_key_reused: "This Idempotency-Key was used with another request: use a new key for a new request.",
   webhook_endpoint_missing: "No enabled webhook endpoint of this mode wants this event: add one first.",
   api_key_missing: "No API key was sent: send X-API-Key (or Authorization: Bearer sk_…).",
@@ -95,7 +96,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   charge_not_cancellable: "Only a PENDING charge can be cancelled.",
   charge_payment_confirming: "Money to this charge is on its way (seen, not yet confirmed, or being relayed): retry once it arrives.",
   chain_already_selected: "The buyer already picked a chain for this charge.",
-  charge_not_payable: "The charge cannot take this step any more: it is not PENDING, or it expired.",
+  charge_not_payable: "The charge cannot take this step: it is not PENDING or it expired, or (the pay test helper) nothing is due on it.",
   charge_not_refundable: "The charge has no confirmed money left to refund (on the chain named by `chainId`, when `param` is chainId).",
   refund_not_cancellable: "A COMPLETED refund cannot be cancelled.",
   refund_not_payable: "The refund is not waiting for a payment.",

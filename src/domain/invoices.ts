@@ -35,7 +35,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { assertLiveChain } from "./live-chains.js";
+import { assertLiveChain, assertLiveReady } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerField, parseInput } from "./validation.js";
 
@@ -255,8 +255,7 @@ export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown
   assertDueDateAhead(data.dueDate, now);
   const { lines, total } = priceLines(data.lineItems, settings);
   await assertCustomer(prisma, scope, data.customerId);
-  await assertLiveWallet(prisma, scope);
-  assertLiveChain(scope.livemode, settings.chains);
+  await assertLiveReady(prisma, scope, settings.chains);
   return prisma.$transaction(async (tx) => {
     const invoice = await tx.invoice.create({
       data: {

@@ -2,8 +2,12 @@
 // this service runs no mainnet, so that no buyer meets a payment page that says no network is available
 // (.docs/going-live.md). Test mode passes: test charges are made before any chain is configured (the
 // devnet or a testnet comes later). This is the one place that rule is written; the domain functions
-// that make or open such offers call it next to the live settlement wallet's check.
+// that make or open such offers call it with the live settlement wallet's check (assertLiveReady).
+import type { Prisma } from "../db/client.js";
+import type { Prisma as P } from "../generated/prisma/client.js";
 import { AppError } from "./errors.js";
+import type { Scope } from "./scope.js";
+import { assertLiveWallet } from "./settlement-wallets.js";
 
 /** What the check needs of each enabled chain: whether it serves test mode (testnets, the devnet) or live mode. */
 export interface ModeChain {
@@ -21,4 +25,10 @@ export function assertLiveChain(livemode: boolean, chains: readonly ModeChain[] 
     `No live chain is enabled on this service, so a buyer could not pay this anywhere. The operator enables a mainnet with ${LIVE_CHAIN_SETTING} (with FEE_RECIPIENT and a funded relayer key; see .docs/going-live.md).`,
     null,
   );
+}
+
+/** What a live offer needs, checked in this order: the merchant's live settlement wallet, then an enabled live chain. */
+export async function assertLiveReady(db: Prisma | P.TransactionClient, scope: Scope, chains: readonly ModeChain[] | undefined): Promise<void> {
+  await assertLiveWallet(db, scope);
+  assertLiveChain(scope.livemode, chains);
 }

@@ -20,7 +20,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { assertLiveChain } from "./live-chains.js";
+import { assertLiveReady } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerTypeError, parseInput } from "./validation.js";
 import { isEmailAddress } from "../email/address.js";
@@ -131,8 +131,7 @@ export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unk
   }
   checkQuantityMax(amount, data.quantityMax, settings);
   checkUrls(data, scope.livemode);
-  await assertLiveWallet(prisma, scope);
-  assertLiveChain(scope.livemode, settings.chains);
+  await assertLiveReady(prisma, scope, settings.chains);
   return prisma.paymentLink.create({
     data: {
       id: newId("plink"),
@@ -173,8 +172,7 @@ export async function updatePaymentLink(
   const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
   if (data.active === true) {
-    await assertLiveWallet(prisma, scope);
-    assertLiveChain(scope.livemode, settings.chains);
+    await assertLiveReady(prisma, scope, settings.chains);
   }
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.

@@ -25,8 +25,7 @@ import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./me
 import { formatAmount } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { assertLiveChain } from "./live-chains.js";
-import { assertLiveWallet } from "./settlement-wallets.js";
+import { assertLiveReady } from "./live-chains.js";
 import { integerField, parseInput } from "./validation.js";
 
 export type { Plan, Subscription };
@@ -223,8 +222,7 @@ export async function createSubscription(
   if (!customer) throw unknownReference("customer", data.customerId, "customerId");
   if (!plan) throw unknownReference("plan", data.planId, "planId");
   if (!plan.active) throw new AppError("plan_inactive", `Plan ${plan.id} was retired: new subscriptions cannot use it.`, "planId");
-  await assertLiveWallet(prisma, scope);
-  assertLiveChain(scope.livemode, settings.chains);
+  await assertLiveReady(prisma, scope, settings.chains);
   return prisma.$transaction(async (tx) => {
     const { feeBps } = await tx.merchant.findUniqueOrThrow({ where: { id: scope.merchantId }, select: { feeBps: true } });
     const sub = await tx.subscription.create({

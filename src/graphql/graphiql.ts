@@ -77,7 +77,11 @@ class Files {
   /** Answers `req` with the file `name`. */
   async send(name: string, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const file = FILES[name]!;
-    this.bundle ??= import("@graphql-yoga/render-graphiql/graphiql");
+    // A failed load is not kept: the next request tries again.
+    this.bundle ??= import("@graphql-yoga/render-graphiql/graphiql").catch((e: unknown) => {
+      this.bundle = null;
+      throw e;
+    });
     if (!this.plain.has(name)) this.plain.set(name, Buffer.from(file.body(await this.bundle)));
     const plain = this.plain.get(name)!;
     reply.type(file.type).header("Cache-Control", "public, max-age=3600").header("Vary", "Accept-Encoding");

@@ -107,6 +107,7 @@ export interface CallOptions {
 export interface RetrieveCustomer {
   (id: string, query: { expand: "stats" }): Promise<CustomerWithStats>;
   (id: string, query?: { expand?: never }): Promise<Customer>;
+  (id: string, query?: { expand?: "stats" | undefined }): Promise<Customer | CustomerWithStats>;
 }
 
 /** A list call: await it for the first page, or iterate it for every item of every page. */
