@@ -37,7 +37,7 @@ let dirs = 0;
 /**
  * The production environment of one process. Only what it needs, not this shell's environment: a
  * variable set here (a CI's DATABASE_URL) must not leak in. Its cwd is a temp dir, so a developer's
- * .env in the repo (dotenv fills unset variables from the cwd's .env) cannot either. Each process
+ * .env in the repo (the config fills unset variables from the cwd's .env) cannot either. Each process
  * gets its own DATA_DIR (its database marker). No chain is configured: none is reachable here, and
  * then neither FEE_RECIPIENT nor a relayer key is required.
  */

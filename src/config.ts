@@ -3,7 +3,6 @@
 // validation, its default and its doc comment; `Config` is derived from it.
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { config as loadDotenv } from "dotenv";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { type ChainSettings, missingRelayerKeys, parseChainSettings, relayerKeyOf, relayerKeyProblem, rpcUrlProblem, splitUrls } from "./chain/config.js";
@@ -361,8 +360,13 @@ function readSecretFiles(env: Record<string, string>): { env: Record<string, str
 }
 
 function readProcessEnv(): Record<string, string | undefined> {
-  // A .env file fills in what the real environment leaves unset; it never overrides it.
-  loadDotenv({ quiet: true });
+  // The cwd's .env file fills in what the real environment leaves unset (loadEnvFile never overrides
+  // a variable already set); without one, the environment alone counts.
+  try {
+    process.loadEnvFile(".env");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
   return process.env;
 }
 

@@ -1,6 +1,8 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { getCreateAddress, parseEther, parseUnits } from "ethers";
 import { afterAll, describe, expect, it } from "vitest";
 import { enableChain } from "../../src/chain/chains.js";
@@ -219,4 +221,21 @@ describe("relayer keys from files (RELAYER_PRIVATE_KEY_FILE, CHAIN_<id>_RELAYER_
     expect(bad).toThrow(/RELAYER_PRIVATE_KEY: required, a 0x-prefixed 32-byte private key/);
     expect(bad).not.toThrow(/not-a-key-but-secret/);
   });
+});
+
+it("fills what the environment leaves unset from the working directory's .env, and the environment wins", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sg-dotenv-"));
+  try {
+    writeFileSync(join(dir, ".env"), "# a comment\nPORT=5555\nLOG_LEVEL=debug\nDATA_DIR='./from file'\n");
+    const config = pathToFileURL(resolve("dist/config.js")).href;
+    const script = `const { loadConfig } = await import(${JSON.stringify(config)}); const c = loadConfig(); console.log(JSON.stringify([c.port, c.logLevel, c.dataDir]));`;
+    const env = { PATH: process.env.PATH, NODE_ENV: "development", PORT: "4321" };
+    const read = (cwd: string) => JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd, env, encoding: "utf8" }));
+    expect(read(dir)).toEqual([4321, "debug", "./from file"]);
+    // No .env there: the defaults.
+    rmSync(join(dir, ".env"));
+    expect(read(dir)).toEqual([4321, "info", "./.data"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -146,7 +146,8 @@ describe("the RPC client", () => {
         expect(isLogRangeError(e), shape).toBe(true);
         expect(isTransientRpcError(e), shape).toBe(false);
         expect(statedRangeLimit(e), shape).toBe(3);
-        expect((await rpc.getLogs({ fromBlock: 0, toBlock: 2 })).length, shape).toBeGreaterThanOrEqual(0);
+        // A range within the stated limit is served.
+        await expect(rpc.getLogs({ fromBlock: 0, toBlock: 2 }), shape).resolves.toBeInstanceOf(Array);
       }
       for (let i = 0; i < 2; i++) await chain.mint(chain.wallet(6).address, 1n);
       p.setFaults({ maxLogs: 1 });

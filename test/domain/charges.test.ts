@@ -14,6 +14,7 @@ import { createCustomer, getCustomer } from "../../src/domain/customers.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
 import { freshDatabase, WALLET } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 
 const fresh = await freshDatabase();
 afterAll(() => fresh.drop());
@@ -159,12 +160,17 @@ describe("expiry sweep", () => {
 
     // The clock moves 10 minutes ahead: the 5-minute charges are due, the 60-minute one is not.
     const now = () => new Date(t0 + 10 * 60_000);
+    const clockReads = [0, 0];
     const seen: string[] = [];
     const onExpired = (charges: Charge[]) => seen.push(...charges.map((c) => c.id));
     const logger = pino({ level: "silent" });
-    const sweeps = [1, 2].map(() => startExpirySweep(prisma, settings, logger, { intervalMs: 20, now, batchSize: 25, onExpired }));
-    for (let i = 0; i < 200 && seen.length < due.length; i++) await new Promise((r) => setTimeout(r, 25));
-    await new Promise((r) => setTimeout(r, 100));
+    const sweeps = [0, 1].map((i) =>
+      startExpirySweep(prisma, settings, logger, { intervalMs: 20, now: () => (clockReads[i]!++, now()), batchSize: 25, onExpired }),
+    );
+    await until("every due charge expired", () => seen.length >= due.length, 10_000);
+    // Each sweep looks again (a pass reads the clock twice) before they stop: a charge expired twice would show.
+    const after = [...clockReads];
+    await until("each sweep's next pass", () => clockReads.every((n, i) => n >= after[i]! + 3), 10_000);
     await Promise.all(sweeps.map((s) => s.stop()));
 
     expect(seen.length).toBe(due.length);

@@ -92,10 +92,15 @@ describe("rolling a key", () => {
 
     // A key whose overlap ends while the lookup cache holds it stops at its end, not at the cache's.
     const short = await createApiKey(app.db.prisma, merchantId(), false, [], OPERATOR, OPERATOR_ACTOR);
-    await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, OPERATOR, { actor: OPERATOR_ACTOR, now: new Date(Date.now() - 3_600_000 + 300) });
+    const { previous } = await rollApiKey(app.db.prisma, short.id, { overlapHours: 1 }, OPERATOR, {
+      actor: OPERATOR_ACTOR,
+      // Its overlap ends 2 s from now: time for the first use below even on a busy host.
+      now: new Date(Date.now() - 3_600_000 + 2_000),
+    });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
     expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
-    await new Promise((r) => setTimeout(r, 400));
+    // The clock passes the overlap's end, far inside the cache's minute.
+    await new Promise((r) => setTimeout(r, Math.max(0, previous.expiresAt.getTime() - Date.now() + 10)));
     await expect(authenticator.authenticate(short.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
   });
 

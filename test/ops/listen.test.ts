@@ -100,9 +100,14 @@ it("forwards only the types of --events, and shows a receiver's 500", async () =
       () => lines.length >= 1,
       () => lines.join("\n"),
     );
-    await new Promise((r) => setTimeout(r, 500));
-    expect(verified(listener.secret, from).map((e) => e.type)).toEqual(["customer.updated"]);
-    expect(lines).toHaveLength(1);
+    // A second update, forwarded in order: had customer.created been let through, it would have come first.
+    expect((await app.call("PATCH", `/v1/customers/${customer.id}`, { body: { name: "Renamed again" } })).status).toBe(200);
+    await until(
+      () => lines.length >= 2,
+      () => lines.join("\n"),
+    );
+    expect(verified(listener.secret, from).map((e) => e.type)).toEqual(["customer.updated", "customer.updated"]);
+    expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/customer\.updated +evt_\w+ {2}\[500\] POST /);
   } finally {
     receiver.respond((_req, res) => void res.writeHead(200).end("ok"));
@@ -132,8 +137,13 @@ it("reconnects after the connection drops and forwards what it missed, none twic
     () => verified(listener.secret, from).length >= 3,
     () => lines.join("\n"),
   );
-  await new Promise((r) => setTimeout(r, 1_000));
-  expect(verified(listener.secret, from).map((e) => e.data.id)).toEqual([before.id, missed.id, after.id]);
+  // One more, forwarded in order: a duplicate of the first three would have come before it.
+  const last = await newCustomer("last@example.com");
+  await until(
+    () => verified(listener.secret, from).length >= 4,
+    () => lines.join("\n"),
+  );
+  expect(verified(listener.secret, from).map((e) => e.data.id)).toEqual([before.id, missed.id, after.id, last.id]);
   expect(lines.some((l) => l.startsWith("Reconnected"))).toBe(true);
 }, 60_000);
 

@@ -10,6 +10,7 @@ import { afterAll, expect, it } from "vitest";
 import { sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 import { spawnService } from "../helpers/service-process.js";
 import { ANSWERED_OR_REFUSED, steadyLoad } from "../helpers/steady-load.js";
+import { until } from "../helpers/wait.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "sg-shutdown-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -52,7 +53,8 @@ it("drains: the request in flight is answered, none is cut off under load, WebSo
   const inFlight = fetch(`${url}/v1/charges?limit=100`, { headers }).then((r) => r.status);
   // And keep-alive clients that keep sending: each request is answered or refused, never cut off.
   const load = steadyLoad(`${url}/v1/charges/${charge.id}`, { "x-api-key": key });
-  await new Promise((r) => setTimeout(r, 200));
+  // The signal comes once the load is on: its clients have had answers, so their connections are kept alive.
+  await until("the load's first answers", () => (load.outcomes.get("200") ?? 0) >= 8);
   const started = Date.now();
   service.child.kill("SIGTERM");
   expect(await inFlight).toBe(200);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { customerCount, expectError, startApp, type TestApp } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -97,8 +98,17 @@ describe("authentication and isolation", () => {
     const key = m.apiKeys.test.secret;
     expect((await app.call("GET", "/v1/customers", { key })).status).toBe(200);
     await app.db.prisma.apiKey.update({ where: { id: m.apiKeys.test.id }, data: { revokedAt: new Date() } });
-    await new Promise((r) => setTimeout(r, 5_100)); // the auth cache's default TTL
-    expectError(await app.call("GET", "/v1/customers", { key }), 401, "api_key_invalid");
+    // Refused once the auth cache's entry lapses (its default TTL is 5 s), not later.
+    const refused = await until(
+      "the revoked key to be refused",
+      async () => {
+        const res = await app.call("GET", "/v1/customers", { key });
+        return res.status !== 200 && res;
+      },
+      7_000,
+      100,
+    );
+    expectError(refused, 401, "api_key_invalid");
   });
 
   it("shows another merchant's or mode's customer as 404 on read, update and delete", async () => {

@@ -31,10 +31,29 @@ afterAll(async () => {
   await app?.stop();
 });
 
+/** How often the dispatchers read their clock: at each claim, at a delivery's start and end, at a lease renewal while busy. */
+let clockReads = 0;
+
 function dispatch(options: DispatcherOptions = {}): Dispatcher {
-  const d = startWebhookDispatcher(app.db.prisma, logger, { intervalMs: 20, ...options });
+  const clock = options.now ?? (() => new Date());
+  const d = startWebhookDispatcher(app.db.prisma, logger, { intervalMs: 20, ...options, now: () => (clockReads++, clock()) });
   dispatchers.push(d);
   return d;
+}
+
+/**
+ * Resolves once the clock was read twice more per dispatcher: at least one claim began after
+ * everything so far was committed. For "nothing more is sent" (settled() also waits for that claim).
+ */
+async function nextClaims(): Promise<void> {
+  const before = clockReads;
+  await waitFor("the dispatchers' next claims", async () => clockReads >= before + 2 * dispatchers.length);
+}
+
+/** Lets the dispatchers claim again, then stops them (waiting for what they sent): the receiver has all it will get. */
+async function settled(): Promise<void> {
+  await nextClaims();
+  await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
 }
 
 /** A fresh merchant with a test-mode endpoint pointing at a fresh receiver. */
@@ -67,7 +86,7 @@ describe("delivery", () => {
     await call("DELETE", `/v1/charges/${charge.id}`);
     await call("DELETE", `/v1/customers/${customer.id}`);
     const got = await receiver.waitForCount(5);
-    await new Promise((r) => setTimeout(r, 200));
+    await settled();
     expect(got).toHaveLength(5);
 
     const events = got.map((r) => verify(secret, r));
@@ -121,7 +140,7 @@ describe("delivery", () => {
       expect(delay).toBeLessThanOrEqual(scheduled * 1.1);
       // Not a moment early.
       clock = new Date(row.nextAttemptAt.getTime() - 1);
-      await new Promise((r) => setTimeout(r, 150));
+      await nextClaims();
       expect(receiver.received).toHaveLength(failures);
       clock = row.nextAttemptAt;
       await receiver.waitForCount(failures + 1);
@@ -159,7 +178,7 @@ describe("delivery", () => {
     // What /metrics counts: each failed attempt that will be retried, then the one that gives up.
     expect(results).toEqual([...RETRY_DELAYS_MS.map(() => "retrying"), "failed"]);
     clock = new Date(clock.getTime() + 30 * 86_400_000);
-    await new Promise((r) => setTimeout(r, 150));
+    await settled();
     expect(receiver.received).toHaveLength(RETRY_DELAYS_MS.length + 1);
   });
 
@@ -184,7 +203,7 @@ describe("delivery", () => {
     expect(changes.map((e) => (e.detail as { action: string }).action)).toEqual(["created", "disabled"]);
     expect(changes[1]).toMatchObject({ userId: null, ip: null, detail: { action: "disabled", reason: "gone", url: endpoint.url } });
     await call("POST", "/v1/customers", { email: "gone2@example.com", name: "Gone again" });
-    await new Promise((r) => setTimeout(r, 200));
+    await settled();
     expect(receiver.received).toHaveLength(1);
   });
 
@@ -308,7 +327,7 @@ describe("delivery", () => {
     const charge = (await call("POST", "/v1/charges", { orderId: "only-cancel", amount: "5" })).body;
     await call("DELETE", `/v1/charges/${charge.id}`);
     await receiver.waitForCount(1);
-    await new Promise((r) => setTimeout(r, 200));
+    await settled();
     expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(["charge.cancelled"]);
   });
 
@@ -354,7 +373,7 @@ describe("delivery", () => {
       "all deliveries recorded",
       async () => (await app.db.prisma.webhookDelivery.count({ where: { endpoint: { merchantId: scope.merchantId }, status: "SUCCEEDED" } })) === 300,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await settled();
     expect(overlaps).toBe(0);
     expect(receiver.received).toHaveLength(300);
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(300);
