@@ -41,7 +41,7 @@ export const PARTS = [
   },
   {
     name: "dashboard",
-    inputs: ["src/dashboard/web", ".config/build-dashboard.mjs", ...LOCK],
+    inputs: ["src/dashboard/web", "src/lib/money.js", ".config/build-dashboard.mjs", ...LOCK],
     skip: [],
     outputs: ["dist/dashboard/assets/app.js", "dist/dashboard/persisted-operations.json"],
     build: [node(".config/build-dashboard.mjs")],

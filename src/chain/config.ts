@@ -9,6 +9,7 @@
 import { getAddress, isHexString, parseEther, parseUnits, Wallet } from "ethers";
 import { factoryV2Address } from "./clones.js";
 import { knownChain } from "./registry.js";
+import { tryParseUnits, USDC_DECIMALS } from "../lib/money.js";
 
 /** A chain the operator configured. */
 export interface ChainSettings {
@@ -48,7 +49,7 @@ export interface ChainDefaults {
 
 /** A USDC amount as PAYOUT_MIN_AMOUNT takes it: a positive decimal with at most 6 decimals, in base units; null otherwise. */
 function usdcAmount(value: string): bigint | null {
-  const units = /^\d{1,30}(\.\d{1,6})?$/.test(value) ? parseUnits(value, 6) : 0n;
+  const units = tryParseUnits(value, USDC_DECIMALS, { negative: false, maxWholeDigits: 30 }) ?? 0n;
   return units > 0n ? units : null;
 }
 

@@ -3,7 +3,8 @@
 // worth a payout's gas (.docs/configuration.md "Payout minimums" has the figures). A chain is
 // *enabled* only once it has an RPC URL and deployed contracts (see ./config.ts); this table never
 // changes at run time.
-import { parseEther, parseUnits } from "ethers";
+import { parseEther } from "ethers";
+import { parseUnits, USDC_DECIMALS } from "../lib/money.js";
 
 /** A chain in the registry. */
 export interface ChainInfo {
@@ -40,8 +41,8 @@ export interface ChainInfo {
   payoutMinAmount: bigint;
 }
 
-const gwei = (n: string) => parseUnits(n, "gwei");
-const usdc = (n: string) => parseUnits(n, 6);
+const gwei = (n: string) => parseUnits(n, 9);
+const usdc = (n: string) => parseUnits(n, USDC_DECIMALS);
 
 const chains: ChainInfo[] = [
   {

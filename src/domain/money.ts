@@ -1,17 +1,20 @@
-// USDC amounts: decimal strings at the edges, integer base units (6 decimals) everywhere else.
+// USDC amounts as the domain takes and gives them: decimal strings at the edges, integer base units
+// (6 decimals) everywhere else, parsed and printed by the one money module (lib/money.js) the
+// dashboard and the hosted pages use too.
 // Invariant: no amount is ever a JavaScript number; arithmetic is on bigint only. Money the chain
 // moved (any uint256) is stored as numeric(78,0), which Prisma hands back as a decimal.js value:
 // such a value is turned into bigint with `toUnits` before anything is computed with it.
+import { formatUnits, tryParseUnits, USDC_DECIMALS } from "../lib/money.js";
 
-export const USDC_DECIMALS = 6;
-const UNIT = 10n ** BigInt(USDC_DECIMALS);
-const AMOUNT = /^\d+(\.\d{1,6})?$/;
+export { USDC_DECIMALS };
 
-/** Parses a decimal string such as "25" or "0.000001" into base units; null if malformed. */
+/** The longest amount text taken: past it, a request's digits are refused before any arithmetic. */
+const MAX_LENGTH = 40;
+
+/** Parses a decimal string of zero or more such as "25" or "0.000001" into base units; null if malformed. */
 export function parseAmount(value: string): bigint | null {
-  if (!AMOUNT.test(value) || value.length > 40) return null;
-  const [whole = "0", frac = ""] = value.split(".");
-  return BigInt(whole) * UNIT + BigInt(frac.padEnd(USDC_DECIMALS, "0"));
+  if (value.length > MAX_LENGTH) return null;
+  return tryParseUnits(value, USDC_DECIMALS, { negative: false });
 }
 
 /** A numeric column as Prisma returns it (a decimal.js value): read with `toUnits`, never computed with. */
@@ -29,12 +32,7 @@ export function toUnits(value: Units): bigint {
 
 /** Formats base units with at least 2 and at most 6 decimals: 25000000n → "25.00". */
 export function formatAmount(value: Units): string {
-  const units = toUnits(value);
-  const sign = units < 0n ? "-" : "";
-  const abs = units < 0n ? -units : units;
-  const whole = abs / UNIT;
-  const frac = (abs % UNIT).toString().padStart(USDC_DECIMALS, "0").replace(/0+$/, "").padEnd(2, "0");
-  return `${sign}${whole}.${frac}`;
+  return formatUnits(toUnits(value), USDC_DECIMALS, { minDecimals: 2 });
 }
 
 /** `formatAmount`, passing null through (amounts not known yet). */

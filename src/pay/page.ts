@@ -36,7 +36,8 @@ export function renderPaymentPage(s: PublicCharge, links: PageLinks, gasless: Ga
     cloneAddress: s.cloneAddress,
     gasless,
     paymentWindowMinutes: s.paymentWindowMinutes,
-    // What this page was drawn for: when the live view differs, the script reloads it.
+    // What this page was drawn for: when the live view differs, the script reloads it. The amount
+    // due is what the script asks a wallet to pay (as data: the page's text is for people).
     shown: { chainId: s.chainId, amountRemaining: s.amountRemaining, waiting: s.amountPending !== "0.00" },
   };
   const body = [

@@ -2,6 +2,7 @@
 import type { CombinedError } from "@urql/core";
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { formatUnits, parseUnits, tryParseUnits, USDC_DECIMALS } from "../../lib/money.js";
 
 /** Field labels for a form's parameters, by the API's name (`address.country`): what its messages call them. */
 export type Labels = Readonly<Record<string, string>>;
@@ -180,22 +181,23 @@ export function Explorer({ base, kind, value }: { base: string | null | undefine
   );
 }
 
-/** A USDC decimal string ("2.50") in base units, exactly. */
+/** A USDC decimal string from the API ("2.50", "-1.25") in base units, exactly (lib/money.js). */
 export function units(amount: string): bigint {
-  const [whole = "0", frac = ""] = amount.split(".");
-  return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, "0").slice(0, 6));
+  return parseUnits(amount, USDC_DECIMALS);
 }
 
-/** A USDC decimal string ("2.50", at most 6 decimals) in base units; null if it is not one. */
-export function parseUnits(amount: string): bigint | null {
-  return /^\d{1,15}(\.\d{1,6})?$/.test(amount) ? units(amount) : null;
+/** A USDC amount a person typed ("2.50", at most 6 decimals, not negative) in base units; null if it is not one. */
+export function typedUnits(amount: string): bigint | null {
+  return tryParseUnits(amount, USDC_DECIMALS, { negative: false, maxWholeDigits: 15 });
 }
 
 /** Base units as a USDC decimal string with 2 to 6 decimals, as the API writes amounts: 2500000n → "2.50". */
-export function formatUnits(value: bigint): string {
-  const frac = (value % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "").padEnd(2, "0");
-  return `${value / 1_000_000n}.${frac}`;
+export function usdc(value: bigint): string {
+  return formatUnits(value, USDC_DECIMALS, { minDecimals: 2 });
 }
+
+/** Base units in a cent. */
+const CENT = 10n ** BigInt(USDC_DECIMALS - 2);
 
 /**
  * An amount as money views (Balance, Payouts, Home) show it: always two decimals, rounded to the
@@ -204,11 +206,9 @@ export function formatUnits(value: bigint): string {
  * `data-amount` keeps it for whoever reads the page's markup.
  */
 export function cents(amount: string): { text: string; exact: boolean } {
-  const negative = amount.startsWith("-");
-  const value = units(negative ? amount.slice(1) : amount);
-  const rounded = (value + 5_000n) / 10_000n;
-  const sign = negative && rounded !== 0n ? "-" : "";
-  return { text: `${sign}${rounded / 100n}.${(rounded % 100n).toString().padStart(2, "0")}`, exact: value % 10_000n === 0n };
+  const value = units(amount);
+  const half = value < 0n ? -CENT / 2n : CENT / 2n;
+  return { text: formatUnits((value + half) / CENT, 2, { minDecimals: 2 }), exact: value % CENT === 0n };
 }
 
 /** An amount in a money view: two decimals (see `cents`), the exact amount in the title when that rounds. */

@@ -4,6 +4,9 @@
 // Without it the page still shows everything needed to pay. Every request of its own carries the
 // page's token (http/hosted-pages.ts), so the service serves it ahead of anonymous floods; one refused
 // as busy (429/503) is tried again after its Retry-After, and the buyer hears of it only if it keeps failing.
+// Amounts come as data (the page's config and the live view, decimal strings) and are read and
+// written by money.js, the service's own money module; never from the page's text.
+import { formatUnits, parseUnits, USDC_DECIMALS } from "./money.js";
 import { chooseWallets, nameButton } from "./wallets.js";
 
 const config = JSON.parse(document.getElementById("session").textContent);
@@ -155,13 +158,13 @@ function show(s) {
   // The chain was picked elsewhere, or a payment finished confirming and changed the amount due:
   // the page must be drawn again (new address, amount, QR code).
   const shown = config.shown;
-  const waiting = s.amountPending !== "0.00";
+  const waiting = toUnits(s.amountPending) !== 0n;
   if (shown.chainId !== s.chainId) {
     // Picked in another tab or on another device: the new deadline is announced here too.
     if (shown.chainId === null) session(() => sessionStorage.setItem(PICKED, "1"));
     return reload();
   }
-  if (s.status === "PENDING" && !waiting && (shown.waiting || s.amountRemaining !== shown.amountRemaining)) return reload();
+  if (s.status === "PENDING" && !waiting && (shown.waiting || toUnits(s.amountRemaining) !== toUnits(shown.amountRemaining))) return reload();
   // While a payment is being confirmed, asking for money would invite paying twice.
   document.querySelector("section.pay")?.classList.toggle("waiting", waiting);
   statusEl.dataset.status = s.status;
@@ -173,7 +176,7 @@ function show(s) {
   }
   // Money beyond the amount: the buyer learns how much, and that the merchant was told (page.ts's words).
   const overpaid = $("overpaid");
-  const excess = s.amountOverpaid === "0.00" ? "" : `You paid ${s.amountOverpaid} USDC more than asked. The merchant has been notified and can refund it.`;
+  const excess = toUnits(s.amountOverpaid) === 0n ? "" : `You paid ${s.amountOverpaid} USDC more than asked. The merchant has been notified and can refund it.`;
   if (overpaid.textContent !== excess) overpaid.textContent = excess;
   overpaid.hidden = excess === "";
   $("payments").replaceChildren(
@@ -301,7 +304,8 @@ async function checkBalance(wallet, from, units) {
 
 /** The normal payment: an ERC-20 transfer to the charge's address, sent (and paid for) by the wallet. */
 async function transfer(wallet, from) {
-  const units = toUnits($("remaining").textContent);
+  // What the page was drawn for: a different amount due redraws it (show()).
+  const units = toUnits(config.shown.amountRemaining);
   await checkBalance(wallet, from, units);
   const hash = await wallet.request({
     method: "eth_sendTransaction",
@@ -430,15 +434,14 @@ function word(address) {
   return address.toLowerCase().replace(/^0x/, "").padStart(64, "0");
 }
 
-function toUnits(s) {
-  const [whole, frac = ""] = s.split(".");
-  return BigInt(whole) * 1000000n + BigInt((frac + "000000").slice(0, 6));
+/** A USDC amount of the service's (a decimal string) in base units. */
+function toUnits(amount) {
+  return parseUnits(amount, USDC_DECIMALS);
 }
 
-function fromUnits(u) {
-  return `${u / 1000000n}.${String(u % 1000000n)
-    .padStart(6, "0")
-    .replace(/0{1,4}$/, "")}`;
+/** Base units as the service writes USDC amounts: 2 to 6 decimals. */
+function fromUnits(units) {
+  return formatUnits(units, USDC_DECIMALS, { minDecimals: 2 });
 }
 
 showCopyButtons();

@@ -5,7 +5,7 @@ import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
 import { type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
 import { Link } from "../router.js";
-import { ErrorNote, Money, Section, Time, formatUnits, units } from "../ui.js";
+import { ErrorNote, Money, Section, Time, units, usdc } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
 
 const BalanceQuery = graphql(`
@@ -98,7 +98,7 @@ function BalanceTable({ balance }: { balance: BalanceData }) {
   const names = new Map(COLUMNS.flatMap(([key]) => balance[key].map((a) => [a.chainId, a.chainName] as const)));
   const chains = [...names.keys()].sort((a, b) => a - b);
   const on = (key: (typeof COLUMNS)[number][0], chainId: number) => balance[key].find((a) => a.chainId === chainId)?.amount ?? "0.00";
-  const total = (key: (typeof COLUMNS)[number][0]) => formatUnits(balance[key].reduce((sum, a) => sum + units(a.amount), 0n));
+  const total = (key: (typeof COLUMNS)[number][0]) => usdc(balance[key].reduce((sum, a) => sum + units(a.amount), 0n));
   return (
     <Section title="Your money">
       {/* Focusable, so that a keyboard can scroll it sideways on a narrow screen (it has no link of its own). */}

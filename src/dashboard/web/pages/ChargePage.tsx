@@ -9,7 +9,7 @@ import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { CustomerLink } from "../list.js";
 import { Link } from "../router.js";
-import { Amount, Confirm, ConfirmStep, ErrorNote, Explorer, formatUnits, formValues, Section, Status, Time, units } from "../ui.js";
+import { Amount, Confirm, ConfirmStep, ErrorNote, Explorer, formValues, Section, Status, Time, units, usdc } from "../ui.js";
 import { browserWallet, sendFromWallet } from "../wallet.js";
 
 const ChargeQuery = graphql(`
@@ -764,7 +764,7 @@ function NewRefund({ charge, chains, onChange }: { charge: ChargeWithRefunds; ch
       {asking && (
         <ConfirmStep
           question={refundQuestion(asking.input, left, chainId === undefined ? undefined : nameOf(chainId))}
-          confirm={`Yes, refund ${asking.input.amount ?? formatUnits(left)} USDC`}
+          confirm={`Yes, refund ${asking.input.amount ?? usdc(left)} USDC`}
           disabled={created.fetching}
           onCancel={() => setAsking(null)}
           onConfirm={async () => {
@@ -790,7 +790,7 @@ function OverpaidRefund({ charge }: { charge: ChargeWithRefunds }) {
   const refunding = charge.refunds.filter((r) => r.status !== "CANCELLED").reduce((sum, r) => sum + units(r.amount), 0n);
   const excess = units(charge.amountOverpaid) - refunding;
   if (excess <= 0n) return null;
-  const amount = formatUnits(excess);
+  const amount = usdc(excess);
   const prefill = () => {
     const form = document.getElementById("new-refund") as HTMLFormElement | null;
     const field = (name: string) => form?.elements.namedItem(name) as HTMLInputElement | null;
@@ -810,7 +810,7 @@ function OverpaidRefund({ charge }: { charge: ChargeWithRefunds }) {
 
 /** What Refund asks: how much, to where, on which chain, and that the merchant's wallet pays it. */
 function refundQuestion(input: { amount?: string; address?: string }, left: bigint, chainName: string | undefined): string {
-  const amount = input.amount ? `${input.amount} USDC` : `all that is left (${formatUnits(left)} USDC)`;
+  const amount = input.amount ? `${input.amount} USDC` : `all that is left (${usdc(left)} USDC)`;
   const to = input.address ? `to ${input.address}` : "through a claim link the buyer gives an address to";
   return `Refund ${amount}${chainName ? ` on ${chainName}` : ""} ${to}? Your settlement wallet pays it.`;
 }

@@ -8,7 +8,7 @@ import { graphql } from "../graphql.js";
 import { instants, lastDays, PeriodFields, periodOf } from "../period.js";
 import { Link, useQueryState } from "../router.js";
 import { LiveChecklist } from "./LiveChecklist.js";
-import { cents, ErrorNote, formatUnits, formValues, Money, Section, Status, units } from "../ui.js";
+import { cents, ErrorNote, formValues, Money, Section, Status, units, usdc } from "../ui.js";
 
 const SummaryQuery = graphql(`
   query HomeSummary($createdGte: String, $createdLt: String) {
@@ -138,7 +138,7 @@ function yStep(top: bigint): bigint {
 
 /** Cents as the axis writes them: two decimals. */
 function centsText(c: bigint): string {
-  return cents(formatUnits(c * 10_000n)).text;
+  return cents(usdc(c * 10_000n)).text;
 }
 
 /** "Nov 24" for the UTC day "2026-11-24". */

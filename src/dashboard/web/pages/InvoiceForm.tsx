@@ -6,7 +6,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
 import { Link, navigate } from "../router.js";
-import { Amount, ErrorNote, errorParam, FieldError, formatUnits, parseUnits, Section } from "../ui.js";
+import { Amount, ErrorNote, errorParam, FieldError, Section, typedUnits, usdc } from "../ui.js";
 
 const CustomerSearch = graphql(`
   query CustomerSearch($query: String) {
@@ -67,7 +67,7 @@ interface Line {
 
 /** `quantity × unit price` in base units, or null while either is not a valid number yet. */
 function lineUnits(line: Line): bigint | null {
-  const unit = parseUnits(line.unitAmount.trim());
+  const unit = typedUnits(line.unitAmount.trim());
   return unit !== null && /^\d{1,5}$/.test(line.quantity.trim()) ? unit * BigInt(line.quantity.trim()) : null;
 }
 
@@ -148,7 +148,7 @@ export function InvoiceForm(props: {
             Add line
           </button>
           <span>
-            Total: <span data-form-total>{total === null ? <span class="muted">— (complete every line)</span> : <Amount value={formatUnits(total)} />}</span>
+            Total: <span data-form-total>{total === null ? <span class="muted">— (complete every line)</span> : <Amount value={usdc(total)} />}</span>
             <span class="muted small">
               {" "}
               · {lines.length === MAX_LINES ? `${MAX_LINES} lines, the most an invoice has` : `${lines.length} of at most ${MAX_LINES} lines`}
@@ -276,7 +276,7 @@ function LineFields(props: {
         />
       </label>
       <p class="line-amount">
-        <span class="muted small">Amount</span> {amount == null ? <span class="muted">—</span> : <Amount value={formatUnits(amount)} />}
+        <span class="muted small">Amount</span> {amount == null ? <span class="muted">—</span> : <Amount value={usdc(amount)} />}
       </p>
       <button type="button" class="link danger" disabled={!props.removable} onClick={props.onRemove}>
         Remove line {i + 1}

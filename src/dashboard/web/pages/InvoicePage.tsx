@@ -8,7 +8,7 @@ import { type Action, useAction } from "../action.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ChargeItems } from "../list.js";
 import { Link, navigate } from "../router.js";
-import { Amount, Confirm, CopyButton, Day, ErrorNote, formatUnits, Section, Status, Time, units } from "../ui.js";
+import { Amount, Confirm, CopyButton, Day, ErrorNote, Section, Status, Time, units, usdc } from "../ui.js";
 import { InvoiceForm } from "./InvoiceForm.js";
 
 const InvoiceQuery = graphql(`
@@ -241,7 +241,7 @@ function voidQuestion(invoice: Invoice, name: string): string {
   const received = invoice.charges.reduce((sum, c) => sum + (c.amountReceived ? units(c.amountReceived) : 0n), 0n);
   const money =
     received > 0n
-      ? ` ${formatUnits(received)} ${invoice.currency} already reached its charges: voiding does not refund it (refund the buyer from the charge's page).`
+      ? ` ${usdc(received)} ${invoice.currency} already reached its charges: voiding does not refund it (refund the buyer from the charge's page).`
       : " No money was received on it.";
   return `Void ${name}? This cannot be undone: it can no longer be paid, and a charge waiting for payment is cancelled.${money}`;
 }

@@ -6,7 +6,7 @@ import { useMutation } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql, type ResultOf } from "../graphql.js";
 import { Link } from "../router.js";
-import { Amount, CopyButton, ErrorNote, errorParam, formValues, humanMessage, parseUnits, Section } from "../ui.js";
+import { Amount, CopyButton, ErrorNote, errorParam, formValues, humanMessage, Section, typedUnits } from "../ui.js";
 import { CustomerPicker } from "./InvoiceForm.js";
 
 const CreateCharge = graphql(`
@@ -32,7 +32,7 @@ type Problems = Partial<Record<Field, string>>;
 /** What is wrong with the form before it is sent, in the words shown beside each field. */
 function check(v: Record<string, string>): Problems {
   const problems: Problems = {};
-  const amount = parseUnits((v.amount ?? "").trim());
+  const amount = typedUnits((v.amount ?? "").trim());
   if (amount === null || amount === 0n) problems.amount = "Enter an amount in USDC, such as 25.00 (at most 6 decimals).";
   const orderId = (v.orderId ?? "").trim();
   if (orderId === "") problems.orderId = "Enter the order this charge is for, such as 1042.";
