@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import { UNREADABLE_BALANCE } from "../chain/holdings.js";
 import type { Prisma } from "../db/client.js";
-import type { Sweep } from "../generated/prisma/client.js";
+import type { Prisma as P, Sweep } from "../generated/prisma/client.js";
 import type { AuthorizationReaders } from "./authorizations.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
@@ -159,4 +159,38 @@ export async function getSweep(prisma: Prisma, scope: Scope | null, id: string) 
   });
   if (!sweep) throw notFound("sweep", id);
   return sweep;
+}
+
+/**
+ * A PENDING sweep the worker will not send: why, and the balance the address held when it looked
+ * (`balanceSeen`; null when it did not look), so the same sweep is refused until that balance changes.
+ */
+export async function failSweep(prisma: Prisma, id: string, error: string, balanceSeen: bigint | null = null): Promise<void> {
+  await prisma.sweep.updateMany({ where: { id, status: "PENDING" }, data: { status: "FAILED", error, balanceSeen: balanceSeen?.toString() ?? null } });
+}
+
+/** Claims a PENDING sweep for the relayer transaction `txId`, in the transaction that stores it; false when it is no longer PENDING. */
+export async function claimSweep(tx: P.TransactionClient, id: string, txId: string, gasNeeded: bigint): Promise<boolean> {
+  const { count } = await tx.sweep.updateMany({ where: { id, status: "PENDING" }, data: { status: "SENT", txId, gasNeeded } });
+  return count === 1;
+}
+
+/**
+ * How the relayer transaction `txId` of a sweep ended: DONE when the clone gave up the token, else
+ * FAILED with why and, when it was looked at, the balance that stayed (`balanceSeen`).
+ */
+export async function endSweep(
+  prisma: Prisma,
+  txId: string,
+  end: { done: true; gasUsed: bigint } | { done: false; error: string; gasUsed?: bigint; balanceSeen?: bigint | null },
+): Promise<void> {
+  const data = end.done
+    ? { status: "DONE" as const, error: null, gasUsed: end.gasUsed }
+    : {
+        status: "FAILED" as const,
+        error: end.error,
+        gasUsed: end.gasUsed,
+        balanceSeen: end.balanceSeen === undefined ? undefined : (end.balanceSeen?.toString() ?? null),
+      };
+  await prisma.sweep.updateMany({ where: { txId }, data });
 }

@@ -18,6 +18,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
+import { workerHeartbeat, workerLeft } from "../domain/workers.js";
 import { every, type Periodic } from "../lib/periodic.js";
 
 /** How often a worker beats and re-reads who is live. */
@@ -56,7 +57,7 @@ export function startChainShare(prisma: Prisma, workerId: string, chainIds: read
   const periodic: Periodic = every(
     HEARTBEAT_MS,
     async () => {
-      const seen = await beat(prisma, workerId);
+      const seen = await workerHeartbeat(prisma, workerId, { timeoutMs: WORKER_TIMEOUT_MS, forgetAfterMs: FORGET_AFTER_MS });
       // This worker is live whatever a slow beat says: it is the one asking.
       const next = seen.includes(workerId) ? seen : [...seen, workerId].sort();
       if (live && next.join() !== live.join())
@@ -85,20 +86,9 @@ export function startChainShare(prisma: Prisma, workerId: string, chainIds: read
     },
     async stop() {
       await periodic.stop();
-      await prisma.$executeRaw`DELETE FROM workers WHERE id = ${workerId}`.catch(() => {});
+      await workerLeft(prisma, workerId).catch(() => {});
     },
   };
-}
-
-/** Records this worker as seen now; answers the live workers' ids, sorted. */
-async function beat(prisma: Prisma, workerId: string): Promise<string[]> {
-  await prisma.$executeRaw`
-    INSERT INTO workers (id, started_at, last_seen) VALUES (${workerId}, now(), now())
-    ON CONFLICT (id) DO UPDATE SET last_seen = now()`;
-  await prisma.$executeRaw`DELETE FROM workers WHERE last_seen < now() - ${FORGET_AFTER_MS}::int * interval '1 millisecond'`;
-  const rows = await prisma.$queryRaw<{ id: string }[]>`
-    SELECT id FROM workers WHERE last_seen >= now() - ${WORKER_TIMEOUT_MS}::int * interval '1 millisecond' ORDER BY id`;
-  return rows.map((r) => r.id);
 }
 
 /** A worker's rendezvous score for a chain: the highest-scoring live worker is where the chain belongs. */

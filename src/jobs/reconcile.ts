@@ -28,7 +28,9 @@ import {
   unknownAddresses,
 } from "../domain/reconcile.js";
 import type { ProcessMetrics } from "../lib/process-metrics.js";
-import { blockBefore, factsOf, MAX_RANGE, parseLogs, TRANSFER_TOPIC } from "./indexer.js";
+import { blockFacts, factsOf, parseLogs, TRANSFER_TOPIC } from "./chain-logs.js";
+import { MAX_RANGE } from "./range-size.js";
+import { blockBefore } from "./start-block.js";
 
 /** What one reconciliation of a chain found, and what it cost. */
 export interface ReconcileResult {
@@ -225,8 +227,8 @@ export async function checkPickedClones(
 
 /** Records the transfers into `clone` since its charge was made up to `block`, read from the chain; returns how many were new. */
 async function backfill(prisma: Prisma, rpc: ChainRpc, chain: EnabledChain, clone: { address: string; since: Date }, block: bigint): Promise<number> {
-  const latest = (await withRpcRetry(() => rpc.getBlock(block)))!;
-  const from = BigInt((await blockBefore(rpc, clone.since, latest)).number);
+  const latest = blockFacts((await withRpcRetry(() => rpc.getBlock(block)))!);
+  const from = (await blockBefore(rpc, clone.since, latest)).number;
   const logs = await logsInRange(rpc, chain.usdc, [TRANSFER_TOPIC, null, zeroPadValue(clone.address, 32)], from, block);
   const { transfers } = parseLogs(logs);
   const times = new Map<bigint, Date>();
@@ -270,7 +272,7 @@ export async function findUnknownDeposits(prisma: Prisma, rpc: ChainRpc, chain: 
 
 /** The logs of `address` with `topics` in blocks `from` to `to`, in ranges the node accepts. */
 async function logsInRange(rpc: ChainRpc, address: string, topics: (string | string[] | null)[], from: bigint, to: bigint) {
-  let range = BigInt(MAX_RANGE);
+  let range = MAX_RANGE;
   const logs = [];
   while (from <= to) {
     const end = from + range - 1n < to ? from + range - 1n : to;

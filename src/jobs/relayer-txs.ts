@@ -1,6 +1,7 @@
 // The relayer's transactions, from signature to confirmation, whatever they are for (a batch of
 // clone deployments, a payout). Runs only in the process holding the chain's lock. A transaction
-// row moves SENT → MINED → CONFIRMED, or to FAILED; what it was for reacts through handlers.
+// row moves SENT → MINED → CONFIRMED, or to FAILED (the rows are written by
+// domain/relayer-transactions.ts); what it was for reacts through handlers.
 //
 // Invariants, whatever crashes where:
 // - a transaction is signed and stored, with what it is for claimed in the same database
@@ -19,8 +20,20 @@ import type { AccessList, TransactionReceipt } from "ethers";
 import type { Logger } from "pino";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
-import { newId } from "../domain/ids.js";
-import type { Prisma as P, RelayerTxKind } from "../generated/prisma/client.js";
+import {
+  markRelayerTxConfirmed,
+  markRelayerTxFailed,
+  markRelayerTxMined,
+  openRelayerTxs,
+  recordBroadcast,
+  recordReplacement,
+  recordWaitAtCeiling,
+  type RelayerTxClaim,
+  reopenRelayerTx,
+  storeNonceFiller,
+  storeRelayerTx,
+} from "../domain/relayer-transactions.js";
+import type { RelayerTxKind } from "../generated/prisma/client.js";
 
 /** A relayer transaction still on its way. */
 export interface OpenTx {
@@ -66,24 +79,12 @@ export async function sendRelayerTx(
   relayer: Relayer,
   kind: RelayerTxKind,
   call: { to: string; data: string; accessList?: AccessList },
-  claim: (tx: P.TransactionClient, txId: string) => Promise<boolean>,
+  claim: RelayerTxClaim,
   options: { gasNeeded?: bigint } = {},
 ): Promise<string | null> {
   const signed = await relayer.sign(call, options);
-  const id = newId("rtx");
-  const stored = await prisma
-    .$transaction(async (tx) => {
-      await tx.relayerTransaction.create({
-        data: { id, chainId: relayer.chain.chainId, kind, nonce: signed.nonce, rawTx: signed.raw, txHashes: [signed.hash] },
-      });
-      if (!(await claim(tx, id))) throw new ClaimLost();
-      return true;
-    })
-    .catch((e) => {
-      if (e instanceof ClaimLost) return false;
-      throw e;
-    });
-  if (!stored) {
+  const id = await storeRelayerTx(prisma, { chainId: relayer.chain.chainId, kind, nonce: signed.nonce, raw: signed.raw, hash: signed.hash }, claim);
+  if (!id) {
     // Never broadcast: give the nonce back.
     relayer.resetNonce();
     return null;
@@ -91,8 +92,6 @@ export async function sendRelayerTx(
   await broadcast(prisma, relayer, id, signed.raw);
   return id;
 }
-
-class ClaimLost extends Error {}
 
 /** Moves every open transaction of the relayer's chain along, in nonce order, up to the indexed `tip`. */
 export async function trackRelayerTxs(
@@ -103,10 +102,7 @@ export async function trackRelayerTxs(
   options: TrackOptions,
   logger: Logger,
 ): Promise<void> {
-  const open = (await prisma.relayerTransaction.findMany({
-    where: { chainId: relayer.chain.chainId, status: { in: ["SENT", "MINED"] } },
-    orderBy: { nonce: "asc" },
-  })) as OpenTx[];
+  const open = (await openRelayerTxs(prisma, relayer.chain.chainId)) as OpenTx[];
   await healNonceGap(prisma, relayer, open, options, logger);
   for (const tx of open) {
     const handler = handlers[tx.kind];
@@ -125,7 +121,7 @@ async function broadcast(prisma: Prisma, relayer: Relayer, txId: string, raw: st
   } catch (e) {
     lastError = (e as Error).message.slice(0, 500);
   }
-  await prisma.relayerTransaction.update({ where: { id: txId }, data: { lastError } });
+  await recordBroadcast(prisma, txId, lastError);
 }
 
 /**
@@ -146,13 +142,13 @@ async function trackSent(
     if (receipt.status !== 1) {
       log.error({ hash: receipt.hash, block: receipt.blockNumber }, "relayer transaction reverted");
       await handler.failed(tx, receipt);
-      await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { status: "FAILED", txHash: receipt.hash, lastError: "reverted" } });
+      await markRelayerTxFailed(prisma, tx.id, { txHash: receipt.hash, lastError: "reverted" });
       return null;
     }
-    const mined = { status: "MINED" as const, txHash: receipt.hash, blockNumber: BigInt(receipt.blockNumber), blockHash: receipt.blockHash, lastError: null };
-    const minedTx = { ...tx, ...mined };
+    const mined = { txHash: receipt.hash, blockNumber: BigInt(receipt.blockNumber), blockHash: receipt.blockHash };
+    const minedTx = { ...tx, ...mined, status: "MINED" as const, lastError: null };
     await handler.mined(minedTx, receipt);
-    await prisma.relayerTransaction.update({ where: { id: tx.id }, data: mined });
+    await markRelayerTxMined(prisma, tx.id, mined);
     log.info({ hash: receipt.hash, block: receipt.blockNumber }, "relayer transaction mined");
     return { tx: minedTx, receipt };
   }
@@ -164,7 +160,7 @@ async function trackSent(
     log.warn({ nonce: tx.nonce }, "another transaction used this one's nonce; what it was for is tried again");
     relayer.resetNonce();
     await handler.failed(tx, null);
-    await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { status: "FAILED", lastError: "another transaction used its nonce" } });
+    await markRelayerTxFailed(prisma, tx.id, { lastError: "another transaction used its nonce" });
     return null;
   }
   if (age < o.bumpAfterMs) {
@@ -175,17 +171,14 @@ async function trackSent(
   if (!replacement) {
     // At the chain's fee ceiling: it waits as it is (and counts as stuck past the chain's limit).
     await broadcast(prisma, relayer, tx.id, tx.rawTx);
-    await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { sentAt: o.now() } });
+    await recordWaitAtCeiling(prisma, tx.id, o.now());
     log.warn(
       { waitedMs: age, ceiling: relayer.chain.maxFeePerGas.toString() },
       "relayer transaction not mined in time, but its fees are at the chain's ceiling; waiting",
     );
     return null;
   }
-  await prisma.relayerTransaction.update({
-    where: { id: tx.id },
-    data: { rawTx: replacement.raw, txHashes: { push: replacement.hash }, bumps: { increment: 1 }, sentAt: o.now() },
-  });
+  await recordReplacement(prisma, tx.id, replacement, o.now());
   log.warn({ hash: replacement.hash, waitedMs: age }, "relayer transaction not mined in time; replaced with higher fees");
   await broadcast(prisma, relayer, tx.id, replacement.raw);
   return null;
@@ -208,12 +201,12 @@ async function confirmMined(
   const receipt = fresh ?? (await relayer.receipt(tx.txHash!));
   if (!receipt || receipt.blockHash !== tx.blockHash) {
     logger.warn({ tx: tx.id, kind: tx.kind, hash: tx.txHash }, "relayer transaction's block was reorganised away; sending it again");
-    await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { status: "SENT", txHash: null, blockNumber: null, blockHash: null } });
+    await reopenRelayerTx(prisma, tx.id);
     await broadcast(prisma, relayer, tx.id, tx.rawTx);
     return;
   }
   await handler.confirmed(tx, receipt);
-  await prisma.relayerTransaction.update({ where: { id: tx.id }, data: { status: "CONFIRMED" } });
+  await markRelayerTxConfirmed(prisma, tx.id);
 }
 
 /**
@@ -243,18 +236,12 @@ async function healNonceGap(prisma: Prisma, relayer: Relayer, open: OpenTx[], o:
     });
     if (stored) {
       // Taken away by a reorg deeper than its confirmations: the very same transaction again.
-      await prisma.relayerTransaction.update({
-        where: { id: stored.id },
-        data: { status: "SENT", txHash: null, blockNumber: null, blockHash: null, sentAt: o.now() },
-      });
+      await reopenRelayerTx(prisma, stored.id, o.now());
       await broadcast(prisma, relayer, stored.id, stored.rawTx);
       continue;
     }
     const filler = await relayer.fill(nonce);
-    const id = newId("rtx");
-    await prisma.relayerTransaction.create({
-      data: { id, chainId: relayer.chain.chainId, kind: "FILL", nonce, rawTx: filler.raw, txHashes: [filler.hash] },
-    });
+    const id = await storeNonceFiller(prisma, { chainId: relayer.chain.chainId, nonce, raw: filler.raw, hash: filler.hash });
     await broadcast(prisma, relayer, id, filler.raw);
   }
 }

@@ -26,7 +26,7 @@ import { withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { markDeployed } from "../domain/payouts.js";
 import { countRelayerRefusal, fitsRelayerBudget, withinRelayerBudget } from "../domain/relayer-budget.js";
-import { SWEEP_MIN_GAS } from "../domain/sweeps.js";
+import { claimSweep, endSweep, failSweep, SWEEP_MIN_GAS } from "../domain/sweeps.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
@@ -51,12 +51,7 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
   });
   for (const { charge, ...sweep } of waiting) {
     const address = charge.depositAddress!;
-    const fail = async (error: string, seen: bigint | null = null) => {
-      await prisma.sweep.updateMany({
-        where: { id: sweep.id, status: "PENDING" },
-        data: { status: "FAILED", error, balanceSeen: seen === null ? null : seen.toString() },
-      });
-    };
+    const fail = (error: string, seen: bigint | null = null) => failSweep(prisma, sweep.id, error, seen);
     const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
     const overBudget = (gas: string) =>
       fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gas} it needs; ask again tomorrow (UTC)`);
@@ -97,8 +92,7 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
         // Checked and claimed under the chain's budget lock, as a payment without gas is.
         refused = !(await withinRelayerBudget(tx, budget, gasNeeded));
         if (refused) return false;
-        const { count } = await tx.sweep.updateMany({ where: { id: sweep.id, status: "PENDING" }, data: { status: "SENT", txId, gasNeeded } });
-        return count === 1;
+        return claimSweep(tx, sweep.id, txId, gasNeeded);
       },
       { gasNeeded },
     );
@@ -193,13 +187,18 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
       const address = sweep.charge.depositAddress!;
       const moved = await sweptAnything(relayer, sweep.token, address, receipt);
       const { gasUsed } = receipt;
-      const seen = moved ? null : (await holding(relayer.provider, sweep.token, address, receipt.blockNumber)).toString();
-      await prisma.sweep.updateMany({
-        where: { txId: tx.id },
-        data: moved
-          ? { status: "DONE", error: null, gasUsed }
-          : { status: "FAILED", error: "nothing moved: the token refused the transfer when it was mined", gasUsed, balanceSeen: seen },
-      });
+      await endSweep(
+        prisma,
+        tx.id,
+        moved
+          ? { done: true, gasUsed }
+          : {
+              done: false,
+              error: "nothing moved: the token refused the transfer when it was mined",
+              gasUsed,
+              balanceSeen: await holding(relayer.provider, sweep.token, address, receipt.blockNumber),
+            },
+      );
     },
     async confirmed(tx) {
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id, status: "DONE" } });
@@ -207,16 +206,13 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
     },
     async failed(tx, receipt) {
       if (!receipt) {
-        await prisma.sweep.updateMany({ where: { txId: tx.id }, data: { status: "FAILED", error: "its transaction was dropped" } });
+        await endSweep(prisma, tx.id, { done: false, error: "its transaction was dropped" });
         return;
       }
       // Reverted: it cost gas and moved nothing, so it too waits for the balance to change.
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
-      const seen = sweep && (await holding(relayer.provider, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber)).toString();
-      await prisma.sweep.updateMany({
-        where: { txId: tx.id },
-        data: { status: "FAILED", error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen },
-      });
+      const seen = sweep && (await holding(relayer.provider, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber));
+      await endSweep(prisma, tx.id, { done: false, error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen });
     },
   };
 }
