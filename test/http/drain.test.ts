@@ -25,7 +25,8 @@ function nextRead(socket: Socket): Promise<string> {
   });
 }
 
-it("answers a request that arrived while the server stalled past the quiet period, instead of resetting its connection", async () => {
+/** A server with its drain, and a client whose first request was answered on a connection kept alive. */
+async function keptAliveClient(): Promise<{ drain: ConnectionDrain; client: Socket }> {
   server = createServer((_req, res) => res.end("ok"));
   const drain = new ConnectionDrain(server);
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
@@ -33,6 +34,11 @@ it("answers a request that arrived while the server stalled past the quiet perio
   await new Promise((resolve) => client.once("connect", resolve));
   client.write(REQUEST);
   expect(await nextRead(client)).toMatch(/^HTTP\/1\.1 200/);
+  return { drain, client };
+}
+
+it("answers a request that arrived while the server stalled past the quiet period, instead of resetting its connection", async () => {
+  const { drain, client } = await keptAliveClient();
 
   const drained = drain.drain();
   const answer = nextRead(client);
@@ -46,13 +52,7 @@ it("answers a request that arrived while the server stalled past the quiet perio
 }, 15_000);
 
 it("closes a connection nobody sends on once it has been quiet, well before the drain limit", async () => {
-  server = createServer((_req, res) => res.end("ok"));
-  const drain = new ConnectionDrain(server);
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
-  await new Promise((resolve) => client.once("connect", resolve));
-  client.write(REQUEST);
-  expect(await nextRead(client)).toMatch(/^HTTP\/1\.1 200/);
+  const { drain, client } = await keptAliveClient();
 
   const started = Date.now();
   const closed = nextRead(client);
