@@ -73,4 +73,5 @@ it("creates, lists, resets and deletes dashboard users; the password comes from 
   }
   expect((await cli("", "users", "delete", "ops@acme.example")).stdout).toMatch(/Deleted ops@acme\.example/);
   expect((await cli("", "users", "delete", "ops@acme.example")).stderr).toMatch(/No such user/);
-}, 120_000);
+  // 23 CLI processes one after another, each opening the embedded database (4-7 s on a loaded host).
+}, 300_000);
