@@ -36,13 +36,13 @@ export function instanceAddress(config: Pick<Config, "publicUrl" | "publicUrlGiv
 }
 
 /** `path` (starting with /) under `baseUrl`, its path kept (new URL(path, base) would drop it). */
-export function instanceUrl(baseUrl: string, path: string): string {
+export function underBaseUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, "")}${path}`;
 }
 
 /** Calls `path` of the instance; the JSON answer and the instance's clock (its Date header). Throws InstanceRefusal when it refuses. */
 export async function instanceFetch<T>(address: InstanceAddress, path: string, request: InstanceRequest = {}): Promise<{ body: T; date: Date }> {
-  const url = instanceUrl(address.baseUrl, path);
+  const url = underBaseUrl(address.baseUrl, path);
   const why = address.chosenBy === undefined ? "" : ` (${address.chosenBy})`;
   const headers: Record<string, string> = { accept: "application/json", ...(request.key && { "x-api-key": request.key }) };
   const init: RequestInit =

@@ -22,7 +22,7 @@ import WebSocket from "ws";
 import { type EventResource } from "../domain/events.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import { deliveryLine, forwardEvent } from "./forward.js";
-import { instanceFetch, InstanceRefusal, instanceUrl } from "./instance-fetch.js";
+import { instanceFetch, InstanceRefusal, underBaseUrl } from "./instance-fetch.js";
 
 /** What `listen` is told by the command. */
 export interface ListenOptions {
@@ -126,7 +126,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const done = new Promise<void>((resolve, reject) => (finish = (error) => (error ? reject(error) : resolve())));
 
   const client = createClient({
-    url: instanceUrl(options.baseUrl.replace(/^http/, "ws"), "/graphql"),
+    url: underBaseUrl(options.baseUrl.replace(/^http/, "ws"), "/graphql"),
     webSocketImpl: WebSocket,
     connectionParams: { "X-API-Key": options.key },
     retryAttempts: Number.POSITIVE_INFINITY,
