@@ -3,6 +3,7 @@
 // used, the signer's balance, whether the call would succeed). Read from the token itself: name and
 // version differ between chains.
 import { type Provider, Interface, verifyTypedData } from "ethers";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../lib/eip3009.js";
 import type { ChainSet } from "./chains.js";
 import { holding } from "./holdings.js";
 import { ChainRpc } from "./rpc.js";
@@ -19,17 +20,6 @@ export interface TransferAuthorization {
   /** 65 bytes, hex. */
   signature: string;
 }
-
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
 
 const token = new Interface([
   "function name() view returns (string)",
@@ -58,7 +48,7 @@ export function transferWithAuthorizationCall(usdc: string, a: TransferAuthoriza
 /** The address that signed `a` under `domain` (not necessarily `a.from`: compare). */
 export function authorizationSigner(domain: TokenDomain, a: TransferAuthorization): string {
   const message = { from: a.from, to: a.to, value: a.value, validAfter: a.validAfter, validBefore: a.validBefore, nonce: a.nonce };
-  return verifyTypedData(domain, TYPES, message, a.signature);
+  return verifyTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message, a.signature);
 }
 
 /** What one chain's USDC says about authorizations, read over `provider`. */

@@ -2,7 +2,8 @@
 // read and compressed once when the service starts (http/compression.ts). wallets.js is the wallet
 // chooser the pages' scripts import (ES modules), so that every page finds and names wallets alike;
 // money.js is the service's own money module (src/lib/money.js, the file the server runs), so that
-// the pages parse and print amounts exactly as the domain does, from one copy.
+// the pages parse and print amounts exactly as the domain does, from one copy; eip3009.js, likewise,
+// is the typed data the service verifies gasless payments against (src/lib/eip3009.js).
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { CompressedAsset } from "../http/compression.js";
@@ -18,6 +19,7 @@ export const PAY_ASSETS: Record<string, { type: string; file: URL }> = {
   "subscribe.js": { type: SCRIPT, file: new URL("subscribe.js", ASSETS) },
   "wallets.js": { type: SCRIPT, file: new URL("wallets.js", ASSETS) },
   "money.js": { type: SCRIPT, file: new URL("../../src/lib/money.js", import.meta.url) },
+  "eip3009.js": { type: SCRIPT, file: new URL("../../src/lib/eip3009.js", import.meta.url) },
   "pay.css": { type: "text/css; charset=utf-8", file: new URL("pay.css", ASSETS) },
 };
 

@@ -125,7 +125,7 @@ describe("hosted page", () => {
     const plain = await raw(path);
     expect(plain.headers["content-encoding"]).toBeUndefined();
     expect(plain.body.length).toBeGreaterThan(br.body.length * 2);
-    for (const asset of ["pay.js", "wallets.js", "money.js", "subscribe.js", "pay.css"]) {
+    for (const asset of ["pay.js", "wallets.js", "money.js", "eip3009.js", "subscribe.js", "pay.css"]) {
       const res = await raw(`/pay/assets/${asset}`, "br, gzip");
       expect(res.headers["content-encoding"], asset).toBe("br");
       expect(res.headers["cache-control"]).toBe("public, max-age=300");
@@ -182,10 +182,14 @@ describe("hosted page", () => {
   });
 
   it("serves its scripts and stylesheet", async () => {
-    for (const name of ["pay.js", "wallets.js", "money.js"]) {
+    const scripts = ["pay.js", "subscribe.js", "wallets.js", "money.js", "eip3009.js"];
+    for (const name of scripts) {
       const js = await page(`/pay/assets/${name}`);
       expect(js.status).toBe(200);
       expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
+      // Every module a script imports is served beside it (a missing one breaks the page in the browser only).
+      for (const [, imported] of (await js.text()).matchAll(/^import .* from "\.\/([\w-]+\.js)";$/gm))
+        expect(scripts, `${name} imports ${imported}`).toContain(imported);
     }
     const css = await page("/pay/assets/pay.css");
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);

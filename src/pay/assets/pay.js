@@ -6,6 +6,7 @@
 // as busy (429/503) is tried again after its Retry-After, and the buyer hears of it only if it keeps failing.
 // Amounts come as data (the page's config and the live view, decimal strings) and are read and
 // written by money.js, the service's own money module; never from the page's text.
+import { TOKEN_DOMAIN_FIELDS, TRANSFER_WITH_AUTHORIZATION_TYPES } from "./eip3009.js";
 import { formatUnits, parseUnits, USDC_DECIMALS } from "./money.js";
 import { chooseWallets, nameButton } from "./wallets.js";
 
@@ -363,22 +364,7 @@ async function payWithoutGas(wallet, gasless, api) {
 function typedData(from, gasless) {
   const nonce = `0x${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
   return {
-    types: {
-      EIP712Domain: [
-        { name: "name", type: "string" },
-        { name: "version", type: "string" },
-        { name: "chainId", type: "uint256" },
-        { name: "verifyingContract", type: "address" },
-      ],
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    types: { EIP712Domain: TOKEN_DOMAIN_FIELDS, ...TRANSFER_WITH_AUTHORIZATION_TYPES },
     primaryType: "TransferWithAuthorization",
     domain: gasless.domain,
     message: {
