@@ -69,6 +69,26 @@ export function FilterForm(props: {
   );
 }
 
+/** A filter's choice among `options` (values, or [value, label] pairs), or Any. */
+export function AnyOf(props: { label: string; name: string; options: readonly (string | readonly [string, string])[]; selected: string | undefined }) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        <option value="">Any</option>
+        {props.options.map((option) => {
+          const [value, label] = typeof option === "string" ? [option, option] : option;
+          return (
+            <option key={value} value={value} selected={value === props.selected}>
+              {label}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
 /** "1 charge", "3 charges": a list's count, announced when it changes. */
 export function ListCount({ count, noun }: { count: number; noun: readonly [one: string, many: string] }) {
   return (

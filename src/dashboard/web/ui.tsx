@@ -1,6 +1,6 @@
 // Small pieces every page uses: errors in the words of the forms (not the API's field names), amounts, times, statuses, forms.
 import type { CombinedError } from "@urql/core";
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, InputHTMLAttributes } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { formatUnits, parseUnits, tryParseUnits, USDC_DECIMALS } from "../../lib/money.js";
 
@@ -212,6 +212,19 @@ export function cents(amount: string): { text: string; exact: boolean } {
 }
 
 /** An amount in a money view: two decimals (see `cents`), the exact amount in the title when that rounds. */
+/** A USDC amount field: a decimal with at most 6 decimals, as the API takes it (which checks it again). */
+export function AmountInput({ example = "25.00", ...input }: { example?: string } & InputHTMLAttributes<HTMLInputElement>) {
+  return (
+    <input
+      inputMode="decimal"
+      pattern="\d+(\.\d{1,6})?"
+      title={`A decimal amount with at most 6 decimals, such as ${example}`}
+      placeholder={example}
+      {...input}
+    />
+  );
+}
+
 export function Money({ value, currency = "USDC" }: { value: string | null | undefined; currency?: string }) {
   if (value == null) return <span class="muted">—</span>;
   const { text, exact } = cents(value);

@@ -3,7 +3,7 @@
 // period, paged by cursor; filters and page live in the URL, and the period's CSV exports are a click away.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
+import { AnyOf, type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
 import { Link } from "../router.js";
 import { ErrorNote, Money, Section, Time, units, usdc } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
@@ -169,17 +169,7 @@ function Ledger({ mode }: { mode: string }) {
   return (
     <Section title="Balance transactions">
       <FilterForm list={list} label="Filter balance transactions" toQuery={(v) => ({ type: v.type, from: v.from, to: v.to, after: null, before: null })}>
-        <label>
-          Type
-          <select name="type">
-            <option value="">Any</option>
-            {TYPES.map((t) => (
-              <option key={t} value={t} selected={t === type}>
-                {t.toLowerCase()}
-              </option>
-            ))}
-          </select>
-        </label>
+        <AnyOf label="Type" name="type" options={TYPES.map((t) => [t, t.toLowerCase()] as const)} selected={type ?? undefined} />
         <PeriodFields period={period} />
       </FilterForm>
       <ExportLinks period={period} mode={mode} />

@@ -7,7 +7,7 @@ import { useQuery } from "@urql/preact";
 import { useChargeEventsRefresh } from "../charge-events.js";
 import { ChargeBadges } from "../charge-status.js";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { AnyOf, type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
 import { Link } from "../router.js";
 import { Amount, Time } from "../ui.js";
 
@@ -111,17 +111,7 @@ export function Charges() {
       }
       filters={
         <FilterForm list={list} toQuery={(v) => ({ status: v.status, q: v.search })}>
-          <label>
-            Status
-            <select name="status">
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s} selected={s === status}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnyOf label="Status" name="status" options={STATUSES} selected={status} />
           <label class="grow">
             Search
             <input

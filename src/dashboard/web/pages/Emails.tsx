@@ -6,7 +6,7 @@
 // emails are kept, not sent.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf, type VariablesOf } from "../graphql.js";
-import { type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { AnyOf, type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
 import { BASE, Link } from "../router.js";
 import { ErrorNote, Section, Status, Time } from "../ui.js";
 
@@ -143,23 +143,6 @@ export function Emails() {
     >
       {(emails) => <DataTable columns={COLUMNS} rows={emails.edges.map((e) => e.node)} rowData={(e) => ({ "data-email": e.id })} />}
     </ListPage>
-  );
-}
-
-/** A filter's choice among `options`, or Any. */
-function AnyOf(props: { label: string; name: string; options: readonly [string, string][]; selected: string | undefined }) {
-  return (
-    <label>
-      {props.label}
-      <select name={props.name}>
-        <option value="">Any</option>
-        {props.options.map(([value, label]) => (
-          <option key={value} value={value} selected={value === props.selected}>
-            {label}
-          </option>
-        ))}
-      </select>
-    </label>
   );
 }
 

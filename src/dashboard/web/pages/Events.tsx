@@ -3,7 +3,7 @@
 // payload (the exact `data` its webhooks carry, pretty-printed, to copy) and its webhook deliveries.
 import { useMutation, useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { AnyOf, type Column, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
 import { Link } from "../router.js";
 import { CopyButton, ErrorNote, Section, Status, Time } from "../ui.js";
 
@@ -101,17 +101,7 @@ export function Events() {
       title="Events"
       filters={
         <FilterForm list={list} toQuery={(v) => ({ type: v.type, object: v.object, objectId: v.objectId })}>
-          <label>
-            Kind of object
-            <select name="object">
-              <option value="">Any</option>
-              {OBJECT_TYPES.map(([value, label]) => (
-                <option key={value} value={value} selected={value === objectType}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnyOf label="Kind of object" name="object" options={OBJECT_TYPES} selected={objectType} />
           <label>
             Type
             <input name="type" defaultValue={type ?? ""} placeholder="charge.completed" spellcheck={false} />

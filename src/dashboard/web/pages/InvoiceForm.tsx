@@ -6,7 +6,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql } from "../graphql.js";
 import { Link, navigate } from "../router.js";
-import { Amount, ErrorNote, errorParam, FieldError, Section, typedUnits, usdc } from "../ui.js";
+import { Amount, AmountInput, ErrorNote, errorParam, FieldError, Section, typedUnits, usdc } from "../ui.js";
 
 const CustomerSearch = graphql(`
   query CustomerSearch($query: String) {
@@ -263,12 +263,9 @@ function LineFields(props: {
       </label>
       <label class="price">
         Unit price (USDC)
-        <input
+        <AmountInput
           name={name("unitAmount")}
-          inputMode="decimal"
-          pattern="\d+(\.\d{1,6})?"
-          title="A decimal amount with at most 6 decimals, such as 12.50"
-          placeholder="12.50"
+          example="12.50"
           value={l.unitAmount}
           onInput={(e) => props.onChange("unitAmount", e.currentTarget.value)}
           required

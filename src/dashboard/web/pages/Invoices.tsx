@@ -2,7 +2,7 @@
 // many rows are shown live in the URL (a reload and Back keep them).
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { AnyOf, type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
 import { Link } from "../router.js";
 import { Amount, Day, Status, Time } from "../ui.js";
 
@@ -68,17 +68,7 @@ export function Invoices() {
       }
       filters={
         <FilterForm list={list} toQuery={(v) => ({ status: v.status })}>
-          <label>
-            Status
-            <select name="status">
-              <option value="">Any</option>
-              {INVOICE_STATUSES.map((s) => (
-                <option key={s} value={s} selected={s === status}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnyOf label="Status" name="status" options={INVOICE_STATUSES} selected={status} />
         </FilterForm>
       }
       list={list}

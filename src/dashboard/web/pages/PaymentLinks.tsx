@@ -7,7 +7,7 @@ import { ActiveToggle } from "../active-toggle.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ChargeItems, FilterForm, ListPage, useListQuery } from "../list.js";
 import { Link } from "../router.js";
-import { Amount, CopyButton, ErrorNote, errorText, formValues, Section, Status, Time } from "../ui.js";
+import { Amount, AmountInput, CopyButton, ErrorNote, errorText, formValues, Section, Status, Time } from "../ui.js";
 
 const PaymentLinksQuery = graphql(`
   query PaymentLinks($first: Int!, $active: Boolean) {
@@ -119,14 +119,7 @@ function NewPaymentLink({ onCreated }: { onCreated: () => void }) {
         </label>
         <label>
           Amount (USDC)
-          <input
-            name="amount"
-            inputMode="decimal"
-            pattern="\d+(\.\d{1,6})?"
-            title="A decimal amount with at most 6 decimals, such as 25.00"
-            placeholder="25.00"
-            required
-          />
+          <AmountInput name="amount" required />
         </label>
         <label class="grow">
           Description (optional)

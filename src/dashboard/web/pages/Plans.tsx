@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { ActiveToggle } from "../active-toggle.js";
 import { graphql, type ResultOf } from "../graphql.js";
 import { ListPage, useListQuery } from "../list.js";
-import { Amount, ErrorNote, formValues, Section, Status } from "../ui.js";
+import { Amount, AmountInput, ErrorNote, formValues, Section, Status } from "../ui.js";
 
 export const PlansQuery = graphql(`
   query Plans($first: Int!, $active: Boolean) {
@@ -90,14 +90,7 @@ function NewPlan({ onCreated }: { onCreated: () => void }) {
         </label>
         <label>
           Amount (USDC)
-          <input
-            name="amount"
-            inputMode="decimal"
-            pattern="\d+(\.\d{1,6})?"
-            title="A decimal amount with at most 6 decimals, such as 25.00"
-            placeholder="25.00"
-            required
-          />
+          <AmountInput name="amount" required />
         </label>
         <label>
           Every

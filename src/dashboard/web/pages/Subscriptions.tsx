@@ -3,7 +3,7 @@
 // period's end), and the form that subscribes a customer from the customer's page.
 import { useMutation, useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
+import { AnyOf, type Column, CustomerLink, DataTable, FilterForm, ListPage, RowLink, useListQuery } from "../list.js";
 import { Link, navigate } from "../router.js";
 import { Amount, Confirm, CopyButton, ErrorNote, formValues, Section, Status, Time } from "../ui.js";
 import { PlansQuery, periodWords } from "./Plans.js";
@@ -138,17 +138,7 @@ export function Subscriptions() {
       title="Subscriptions"
       filters={
         <FilterForm list={list} toQuery={(v) => ({ status: v.status })}>
-          <label>
-            Status
-            <select name="status">
-              <option value="">Any</option>
-              {SUBSCRIPTION_STATUSES.map((s) => (
-                <option key={s} value={s} selected={s === status}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnyOf label="Status" name="status" options={SUBSCRIPTION_STATUSES} selected={status} />
         </FilterForm>
       }
       list={list}
