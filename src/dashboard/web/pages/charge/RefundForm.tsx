@@ -6,15 +6,19 @@
 import type { CombinedError } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { compareUnits } from "../../../../lib/money.js";
-import type { ResultOf } from "../../graphql.js";
 import { Amount, ConfirmStep, ErrorNote, formValues, typedUnits, units } from "../../ui.js";
 import { type ChainInfo, chainName } from "./live.js";
-import type { ChargeRefunds } from "./Refunds.js";
 
 /** What the form asks createRefund for. */
 export type RefundInput = { amount?: string; reason?: string; address?: string; chainId?: number };
 
-type RefundsData = ResultOf<typeof ChargeRefunds>;
+/** What the form reads of the charge (its part of the Refunds section's fragment). */
+interface RefundsData {
+  amountOverpaid: string;
+  amountRefundable: string;
+  refundable: readonly { chainId: number; left: string }[];
+  refunds: readonly { status: string }[];
+}
 
 /** Whether a USDC amount the API wrote is above zero. */
 const positive = (amount: string) => compareUnits(units(amount), 0n) > 0;
