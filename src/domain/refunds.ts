@@ -160,7 +160,7 @@ export async function refundableByChain(db: Prisma | P.TransactionClient, charge
 }
 
 /** What is left to refund of a chain's money: never below zero (refunds made before they followed the money may ask more of the picked chain than arrived there). */
-export const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
+const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
 
 /** What is left to refund of a charge's money in all: what it received less what its refunds ask, never below zero. */
 export function refundableInAll(money: readonly ChainMoney[]): bigint {
