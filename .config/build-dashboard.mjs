@@ -3,11 +3,13 @@
 // CDN. Prints the first load's compressed size (the entry, the chunks it imports statically and the
 // stylesheet), which must stay under 60 KB: a page's own code is not in it; their list goes to
 // dist/dashboard/first-load.json.
-// Every graphql(`…`) document of the dashboard is persisted on the way: its printed text goes into
-// dist/dashboard/persisted-operations.json under its sha256 (what the server runs for a dashboard
-// session, src/graphql/persisted.ts), and the bundle carries the hash, which is all it sends.
+// Every graphql(`…`) operation of the dashboard is persisted on the way: its printed text, with the
+// fragments it spreads, goes into dist/dashboard/persisted-operations.json under its sha256 (what the
+// server runs for a dashboard session, src/graphql/persisted.ts), and the bundle carries the hash,
+// which is all it sends.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { parse, print } from "graphql";
@@ -20,24 +22,59 @@ mkdirSync(out, { recursive: true });
 
 /** Hash → printed text of each document, filled as esbuild loads the dashboard's sources. */
 const persisted = new Map();
-/** Wraps each graphql(`…`) call as graphql.persisted(hash, graphql(`…`)): gql.tada's stand-in, the document with its hash as documentId. */
+/** A graphql(`…`) call, with or without the fragments it spreads (graphql(`…`, [A, B])). */
+const DOCUMENT = /graphql\(\s*`([\s\S]*?)`(?:\s*,\s*\[[\w\s,]*\])?\s*,?\s*\)/g;
+const sources = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : /\.tsx?$/.test(e.name) ? [join(dir, e.name)] : []));
+/** Name → text of every fragment the dashboard defines: an operation is persisted with those it spreads. */
+const fragments = new Map();
+for (const path of sources(new URL("src/dashboard/web/", root).pathname)) {
+  for (const [, body] of readFileSync(path, "utf8").matchAll(DOCUMENT)) {
+    for (const d of parse(body).definitions) {
+      if (d.kind !== "FragmentDefinition") continue;
+      if (fragments.has(d.name.value)) throw new Error(`${path}: fragment ${d.name.value} is defined twice in the dashboard`);
+      fragments.set(d.name.value, print(d));
+    }
+  }
+}
+/** `text` with the fragments it spreads, transitively, after it: the whole document the server runs. */
+function withFragments(text) {
+  const names = new Set();
+  const visit = (t) => {
+    for (const [, name] of t.matchAll(/\.\.\.\s*([_A-Za-z]\w*)/g)) {
+      if (name === "on" || names.has(name)) continue;
+      if (!fragments.has(name)) throw new Error(`fragment ${name} is spread but not defined in the dashboard`);
+      names.add(name);
+      visit(fragments.get(name));
+    }
+  };
+  visit(text);
+  return [text, ...[...names].sort().map((n) => fragments.get(n))].join("\n\n");
+}
+/**
+ * Wraps each operation's graphql(`…`) call as graphql.persisted(hash, graphql(`…`)): gql.tada's
+ * stand-in, the document with its hash as documentId; a fragment's call stays as it is.
+ */
 const persistDocuments = {
   name: "persisted-operations",
   setup(bundle) {
     bundle.onLoad({ filter: /\/src\/dashboard\/web\/.*\.tsx?$/ }, ({ path }) => {
       const source = readFileSync(path, "utf8");
       let documents = 0;
-      const contents = source.replace(/graphql\(`([\s\S]*?)`\)/g, (call, body) => {
+      const contents = source.replace(DOCUMENT, (call, body) => {
         documents++;
-        const text = print(parse(body));
+        const document = parse(body);
+        if (document.definitions.every((d) => d.kind === "FragmentDefinition")) return call;
+        const text = print(parse(withFragments(print(document))));
         const hash = createHash("sha256").update(text).digest("hex");
         persisted.set(hash, text);
         return `graphql.persisted(${JSON.stringify(hash)}, ${call})`;
       });
-      // Any other shape (a document with fragments, a variable) would reach the server as text,
-      // which production refuses a dashboard session: fail here rather than there.
+      // Any other shape (a document in a variable, built from parts) would reach the server as
+      // text, which production refuses a dashboard session: fail here rather than there.
       const calls = source.match(/\bgraphql\((?!\))/g)?.length ?? 0;
-      if (calls !== documents) throw new Error(`${path}: every graphql(…) call must be graphql(\`…\`) with one document and no fragments, to be persisted`);
+      if (calls !== documents)
+        throw new Error(`${path}: every graphql(…) call must be graphql(\`…\`) or graphql(\`…\`, [fragments]) with one document, to be persisted`);
       return { contents, loader: path.endsWith(".tsx") ? "tsx" : "ts" };
     });
   },

@@ -160,7 +160,24 @@ export async function refundableByChain(db: Prisma | P.TransactionClient, charge
 }
 
 /** What is left to refund of a chain's money: never below zero (refunds made before they followed the money may ask more of the picked chain than arrived there). */
-export const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
+const leftToRefund = (m: ChainMoney): bigint => (m.received > m.asked ? m.received - m.asked : 0n);
+
+/** What is left to refund of a charge's money in all: what it received less what its refunds ask, never below zero. */
+export function refundableInAll(money: readonly ChainMoney[]): bigint {
+  const total = money.reduce((sum, m) => sum + m.received - m.asked, 0n);
+  return total > 0n ? total : 0n;
+}
+
+/** The most one refund on `m`'s chain may ask (createRefund's limit): what is left there, never more than what is left in all. */
+export function refundLimit(m: ChainMoney, money: readonly ChainMoney[]): bigint {
+  const all = refundableInAll(money);
+  return leftToRefund(m) < all ? leftToRefund(m) : all;
+}
+
+/** What the refunds of a charge may still take back in all (Charge.amountRefundable), by the rule createRefund enforces. */
+export async function amountRefundable(db: Prisma | P.TransactionClient, chargeId: string): Promise<bigint> {
+  return refundableInAll(await refundableByChain(db, chargeId));
+}
 
 const chainName = (chainId: number) => `${knownChain(chainId)?.name ?? "chain"} (${chainId})`;
 const listed = (money: readonly ChainMoney[]) => money.map((m) => `${chainName(m.chainId)} ${formatAmount(leftToRefund(m))} USDC left`).join(", ");
@@ -173,12 +190,11 @@ const listed = (money: readonly ChainMoney[]) => money.map((m) => `${chainName(m
  */
 function refundChain(chargeId: string, money: readonly ChainMoney[], chainId: number | undefined): { chainId: number; left: bigint } {
   const paid = money.filter((m) => m.received > 0n);
-  const total = money.reduce((sum, m) => sum + m.received - m.asked, 0n);
   if (paid.length === 0) throw new AppError("charge_not_refundable", `Charge ${chargeId} has no confirmed money to refund.`, "id");
-  if (total <= 0n) {
+  if (refundableInAll(money) === 0n) {
     throw new AppError("charge_not_refundable", `Charge ${chargeId} has nothing left to refund: its refunds already ask for all it received.`, "id");
   }
-  const bounded = (m: ChainMoney) => ({ chainId: m.chainId, left: leftToRefund(m) < total ? leftToRefund(m) : total });
+  const bounded = (m: ChainMoney) => ({ chainId: m.chainId, left: refundLimit(m, money) });
   if (chainId !== undefined) {
     const on = paid.find((m) => m.chainId === chainId);
     if (!on) {

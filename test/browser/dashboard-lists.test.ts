@@ -3,7 +3,8 @@
 // and needing review marked as such in the list and on the customer's page; search by a hash as the
 // dashboard shortens it and by email; filters, search and "Show more" kept in the URL through reload
 // and Back; a charge's description, metadata and refunds on its page, with Cancel and Refund asking
-// first, naming what they do; the event log filtered and an event's payload opened and copied.
+// first, naming what they do; the event log filtered and an event's payload opened and copied; a
+// charge's page following its payment and refunds live, its refund form held to amountRefundable.
 // Accessibility and screenshots at 1280 and 360 px.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -274,5 +275,48 @@ describe("the dashboard's lists and details", () => {
       await expect.poll(async () => [...new Set(await types())], { timeout: 10_000 }).toEqual(["customer.created"]);
       await page.context().close();
     }
+  });
+
+  // Last: its charge and refunds would change the counts the tests above expect.
+  it("follows a charge live: its payment, and refunds made and cancelled through the API, without reload; the refund form's limit is the server's amountRefundable", async () => {
+    const made = (await app.call("POST", "/v1/charges", { body: { orderId: `lists-live-${RUN}`, amount: "3" } })).body;
+    const picked = await app.call("POST", `/v1/public/charges/${made.id}/chain`, { key: null, body: { chainId: 31337 } });
+    const page = await newPage();
+    await signIn(page);
+    await page.goto(`${app.url}/dashboard/charges/${made.id}`);
+    await page.getByRole("region", { name: "Charge" }).waitFor();
+    // Anything that reloads the page forgets this.
+    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    expect(await page.getByRole("region", { name: "Refunds" }).count()).toBe(0);
+
+    await chain.pay(chain.wallet(2), picked.body.cloneAddress, 3_000_000n);
+    const refundable = page.locator("[data-amount-refundable]");
+    await expect.poll(() => refundable.textContent(), { timeout: 30_000 }).toBe("3.00");
+    expect(await page.getByRole("region", { name: "Payments" }).textContent()).toContain("3.00 USDC");
+
+    // More than amountRefundable is refused beside the form, naming the field; nothing is asked.
+    const amount = page.getByLabel("Amount (empty: all that is left)");
+    await amount.fill("3.01");
+    await page.getByRole("button", { name: "Refund", exact: true }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Amount: at most 3.00 USDC is left to refund.");
+    expect(await page.getByRole("group", { name: /^Refund / }).count()).toBe(0);
+
+    // A refund made through the API shows, and lowers the limit, without reload.
+    const refund = (await app.call("POST", `/v1/charges/${made.id}/refunds`, { body: { amount: "1.25", address: BUYER } })).body;
+    const row = page.locator(`[data-refund="${refund.id}"]`);
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 10_000 }).toBe("AWAITING_PAYMENT");
+    await expect.poll(() => refundable.textContent(), { timeout: 10_000 }).toBe("1.75");
+    expect(await page.locator(`[data-timeline-refund="${refund.id}"]`).count()).toBe(1);
+    await amount.fill("1.76");
+    await page.getByRole("button", { name: "Refund", exact: true }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Amount: at most 1.75 USDC is left to refund.");
+
+    // Cancelled through the API: the page says so and gives the amount back.
+    expect((await app.call("POST", `/v1/refunds/${refund.id}/cancel`)).status).toBe(200);
+    await expect.poll(() => row.locator(".status").textContent(), { timeout: 10_000 }).toBe("CANCELLED");
+    await expect.poll(() => refundable.textContent(), { timeout: 10_000 }).toBe("3.00");
+    expect((await app.gql("query($id: ID!) { charge(id: $id) { amountRefundable } }", { id: made.id })).data.charge.amountRefundable).toBe("3.00");
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    await page.context().close();
   });
 });

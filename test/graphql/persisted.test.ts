@@ -1,10 +1,10 @@
-// Persisted operations: the dashboard build hashes every document of the dashboard into
-// dist/dashboard/persisted-operations.json and the bundle; a hash runs its operation; an unknown
-// hash is PersistedQueryNotFound; in production a dashboard session runs hashes only, while an API
-// key (and a caller without one) may still send any operation's text.
+// Persisted operations: the dashboard build hashes every operation of the dashboard (with the
+// fragments it spreads) into dist/dashboard/persisted-operations.json and the bundle; a hash runs its
+// operation; an unknown hash is PersistedQueryNotFound; in production a dashboard session runs hashes
+// only, while an API key (and a caller without one) may still send any operation's text.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { getOperationAST, parse, print } from "graphql";
+import { type ASTNode, type DefinitionNode, getOperationAST, Kind, parse, print, visit } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
@@ -21,12 +21,35 @@ const hashOf = (name: string) => Object.entries(manifest).find(([, text]) => get
 const persisted = (hash: string) => ({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
 
 describe("the dashboard build", () => {
-  const documents = readdirSync(WEB, { recursive: true, encoding: "utf8" })
+  // graphql(`…`), or graphql(`…`, [fragments]) for one that spreads fragments (as prettier lays it out).
+  const definitions = readdirSync(WEB, { recursive: true, encoding: "utf8" })
     .filter((file) => /\.tsx?$/.test(file))
-    .flatMap((file) => [...readFileSync(new URL(file, WEB), "utf8").matchAll(/graphql\(`([\s\S]*?)`\)/g)].map((m) => print(parse(m[1]!))));
+    .flatMap((file) =>
+      [...readFileSync(new URL(file, WEB), "utf8").matchAll(/graphql\(\s*`([\s\S]*?)`(?:\s*,\s*\[[\w\s,]*\])?\s*,?\s*\)/g)].flatMap(
+        (m) => parse(m[1]!).definitions,
+      ),
+    );
+  const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  /** An operation as the server runs it: the operation, then every fragment it spreads (transitively), by name. */
+  const whole = (operation: DefinitionNode) => {
+    const names = new Set<string>();
+    const spreads = (node: ASTNode) =>
+      visit(node, {
+        FragmentSpread: (spread) => {
+          if (names.has(spread.name.value)) return;
+          names.add(spread.name.value);
+          spreads(fragments.get(spread.name.value)!);
+        },
+      });
+    spreads(operation);
+    return print({ kind: Kind.DOCUMENT, definitions: [operation, ...[...names].sort().map((n) => fragments.get(n)!)] });
+  };
+  const documents = definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).map(whole);
   const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-  it("writes every document of the dashboard to the manifest, under the sha256 of its text", () => {
+  it("writes every operation of the dashboard to the manifest, with the fragments it spreads, under the sha256 of its text", () => {
+    expect(fragments.size).toBeGreaterThanOrEqual(6);
+    expect(documents.filter((text) => text.includes("\nfragment ")).length).toBeGreaterThanOrEqual(6);
     expect(documents.length).toBeGreaterThanOrEqual(40);
     for (const text of documents) expect(manifest[sha256(text)], text.split("\n")[0]).toBe(text);
     expect(Object.keys(manifest).sort()).toEqual([...new Set(documents.map(sha256))].sort());

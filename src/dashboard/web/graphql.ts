@@ -9,3 +9,4 @@ export const graphql = initGraphQLTada<{
 }>();
 
 export type { ResultOf, VariablesOf } from "gql.tada";
+export { readFragment, type FragmentOf } from "gql.tada";

@@ -7,6 +7,7 @@ import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getCh
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
+import { amountRefundable } from "../../domain/refunds.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
@@ -74,6 +75,11 @@ export const Charge = builder.prismaNode("Charge", {
       resolve: (c) => formatAmount(amountOverpaid(c)),
     }),
     amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
+    amountRefundable: t.string({
+      description:
+        'What refunds may still take back ("0.00" when nothing): confirmed money received less the refunds that are not cancelled (createRefund\'s limit).',
+      resolve: async (c, _args, ctx) => formatAmount(await amountRefundable(ctx.prisma, c.id)),
+    }),
     feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
     netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
     currency: t.exposeString("currency", { description: 'Always "USDC".' }),

@@ -8,8 +8,8 @@ import {
   getRefund,
   listRefunds,
   REFUND_STATUSES,
-  leftToRefund,
   refundableByChain,
+  refundLimit,
   refundResource,
   sendRefundClaim,
 } from "../../domain/refunds.js";
@@ -108,14 +108,15 @@ builder.prismaObjectField("Charge", "refunds", (t) =>
   t.relation("refunds", { description: "The charge's refunds, oldest first.", query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] } }),
 );
 
-const RefundableMoney = builder.objectRef<ChainMoney>("RefundableMoney").implement({
+const RefundableMoney = builder.objectRef<ChainMoney & { limit: bigint }>("RefundableMoney").implement({
   description: "A charge's confirmed money on one chain, and what is left to refund there.",
   fields: (t) => ({
     chainId: t.exposeInt("chainId", { description: "The chain the money arrived on: a refund of it is made there." }),
     received: t.string({ description: "USDC confirmed on that chain.", resolve: (m) => formatAmount(m.received) }),
     left: t.string({
-      description: "USDC left to refund on that chain: received less its refunds that are not cancelled.",
-      resolve: (m) => formatAmount(leftToRefund(m)),
+      description:
+        "USDC left to refund on that chain: received less its refunds that are not cancelled, never more than the charge's amountRefundable (the most one refund there may ask).",
+      resolve: (m) => formatAmount(m.limit),
     }),
   }),
 });
@@ -124,7 +125,10 @@ builder.prismaObjectField("Charge", "refundable", (t) =>
   t.field({
     type: [RefundableMoney],
     description: "Per chain where its confirmed money arrived, what is left to refund: a refund is made on one of these chains (createRefund's chainId).",
-    resolve: async (charge, _args, ctx) => (await refundableByChain(ctx.prisma, charge.id)).filter((m) => m.received > 0n),
+    resolve: async (charge, _args, ctx) => {
+      const money = await refundableByChain(ctx.prisma, charge.id);
+      return money.filter((m) => m.received > 0n).map((m) => ({ ...m, limit: refundLimit(m, money) }));
+    },
   }),
 );
 
