@@ -31,7 +31,9 @@ const OTHER_COLUMNS = [
 ];
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
 
-// Every column of the Charge model under its Prisma field name (a test holds it equal to the model).
+// Every column of the Charge model under its Prisma field name (a test holds it equal to the model):
+// for raw SQL inside a transaction that locks, updates or returns charges (its numerics come back as
+// decimals, `amount` as bigint). Outside one, getCharge and getChargeByOrderId read through selectRows.
 export const CHARGE_COLUMNS = P.raw([...OTHER_COLUMNS, ...amounts("")].join(", "));
 /** The same columns with the amounts as text, for `selectRows`; `chargeFromRow` reads them. */
 export const CHARGE_COLUMNS_TEXT = [...OTHER_COLUMNS, ...amounts("::text")].join(", ");
@@ -52,23 +54,24 @@ export function chargeFromRow(row: Record<string, unknown>): Charge {
 
 /** Retrieves a charge of this merchant and mode, or 404. */
 export async function getCharge(prisma: Prisma, scope: Scope, id: string): Promise<Charge> {
-  // A hot read: below the ORM (db/client.ts, selectRows).
-  const [row] = await selectRows<Record<string, unknown>>(
-    prisma,
-    `SELECT ${CHARGE_COLUMNS_TEXT} FROM charges WHERE id = $1 AND merchant_id = $2 AND livemode = $3`,
-    [id, scope.merchantId, scope.livemode],
-  );
-  if (!row) throw notFound("charge", id);
-  return chargeFromRow(row);
+  const charge = await selectCharge(prisma, "id = $1 AND merchant_id = $2 AND livemode = $3", [id, scope.merchantId, scope.livemode]);
+  if (!charge) throw notFound("charge", id);
+  return charge;
 }
 
 /** The newest charge for an order of this merchant and mode, whatever its status, or 404. */
 export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: string): Promise<Charge> {
-  const [row] = await selectRows<Record<string, unknown>>(
-    prisma,
-    `SELECT ${CHARGE_COLUMNS_TEXT} FROM charges WHERE merchant_id = $1 AND livemode = $2 AND order_id = $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
-    [scope.merchantId, scope.livemode, orderId],
-  );
-  if (!row) throw new AppError("resource_missing", `No charge for order '${orderId}'`, "orderId");
-  return chargeFromRow(row);
+  const charge = await selectCharge(prisma, "merchant_id = $1 AND livemode = $2 AND order_id = $3 ORDER BY created_at DESC, id DESC", [
+    scope.merchantId,
+    scope.livemode,
+    orderId,
+  ]);
+  if (!charge) throw new AppError("resource_missing", `No charge for order '${orderId}'`, "orderId");
+  return charge;
+}
+
+/** The first charge `condition` (and its order) selects, or null. A hot read: below the ORM (db/client.ts, selectRows). */
+async function selectCharge(prisma: Prisma, condition: string, params: unknown[]): Promise<Charge | null> {
+  const [row] = await selectRows<Record<string, unknown>>(prisma, `SELECT ${CHARGE_COLUMNS_TEXT} FROM charges WHERE ${condition} LIMIT 1`, params);
+  return row ? chargeFromRow(row) : null;
 }
