@@ -13,7 +13,7 @@ import { openGuardedDatabase, recordDatabase } from "./db/marker.js";
 import { ensureMigrated } from "./db/migrate.js";
 import { readTemplate } from "./db/template.js";
 import { ApiKeyAuthenticator } from "./domain/api-keys.js";
-import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges.js";
+import { type ChargeSettings, DEFAULT_PAYOUT_MIN_AMOUNT } from "./domain/charges/settings.js";
 import { announceCommittedEvents } from "./domain/events.js";
 import type { PaymentSettings } from "./domain/payments.js";
 import { Bulkhead } from "./http/bulkhead.js";

@@ -9,10 +9,12 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { balanceTransactionsCsv } from "../domain/balance-transactions.js";
 import { chargesCsv } from "../domain/charges-csv.js";
+import { filtersOnly } from "../domain/charges/requests.js";
 import { authorize } from "../domain/permissions.js";
 import { inScope, modeName, type Scope } from "../domain/scope.js";
 import type { SessionPrincipal } from "../domain/sessions.js";
 import { securityEventsCsv } from "../domain/security-events.js";
+import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { sessionModeChanged } from "../http/session-cookie.js";
@@ -27,7 +29,7 @@ export interface ExportDeps {
 /** What each download writes, from the scope and the export's query (its filters, without `mode`). */
 const EXPORTS = {
   balance_transactions: balanceTransactionsCsv,
-  charges: chargesCsv,
+  charges: (prisma: Prisma, scope: Scope, query: unknown) => chargesCsv(prisma, scope, parseInput(filtersOnly, query)),
 } as const;
 
 /**

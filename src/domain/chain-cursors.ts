@@ -1,6 +1,6 @@
 // Where the indexer is on each chain (chain_cursors) and the block hashes it keeps near the head to
 // find a fork (chain_blocks). The cursor is the chain's clock: its confirmed block and time decide which
-// charges expire (domain/charges.ts), so moving it back on a reorg is a decision of the domain, taken
+// charges expire (domain/charges/expire.ts), so moving it back on a reorg is a decision of the domain, taken
 // here in one transaction with what the reorg makes the ledger forget (domain/chain-transfers.ts).
 //
 // Invariants:

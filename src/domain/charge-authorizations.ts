@@ -20,7 +20,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
 import type { Authorization, Prisma as P } from "../generated/prisma/client.js";
-import type { ChargeSettings } from "./charges.js";
+import type { ChargeSettings } from "./charges/settings.js";
 import { type AuthorizationReaders, authorizationRow, authorizationSchema, checkAuthorization, invalidAuthorization, validUntil } from "./authorizations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";

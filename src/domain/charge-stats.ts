@@ -3,7 +3,7 @@
 // in the database over integer base units (numeric), read as text and formatted once.
 import { z } from "zod";
 import { type Prisma, selectRows } from "../db/client.js";
-import { CHARGE_STATUSES, type ChargeStatus } from "./charge-lifecycle.js";
+import { CHARGE_STATUSES, type ChargeStatus } from "./charges/lifecycle.js";
 import { formatAmount } from "./money.js";
 import type { Scope } from "./scope.js";
 import { integerField, parseInput } from "./validation.js";

@@ -4,12 +4,12 @@
 // strings, money fields the ledger's sums as the charge carries them.
 import type { Prisma } from "../db/client.js";
 import type { Charge } from "../generated/prisma/client.js";
-import { amountOverpaid } from "./charge-display.js";
-import { chargeFilter, filtersOnly } from "./charges.js";
+import { amountOverpaid } from "./charges/display.js";
+import { chargeFilter } from "./charges/list.js";
+import type { ChargeFilters } from "./charges/requests.js";
 import { csvLines, olderThan } from "./csv.js";
 import { formatAmount, formatAmountOrNull } from "./money.js";
 import type { Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
 
 /** The columns of the charges export, in order (its header row). */
 export const CHARGE_CSV_COLUMNS = [
@@ -64,12 +64,10 @@ function chargeRecord(c: ChargeWithEmail): Record<(typeof CHARGE_CSV_COLUMNS)[nu
 }
 
 /**
- * Every charge of `scope` matching the list's filters `input` (no page: an export is every matching
- * charge), newest first, as CSV lines: the header, then one line per charge. A bad query throws
- * here, before the first line.
+ * Every charge of `scope` matching the list's `filters` (no page: an export is every matching
+ * charge), newest first, as CSV lines: the header, then one line per charge.
  */
-export function chargesCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
-  const filters = parseInput(filtersOnly, input);
+export function chargesCsv(prisma: Prisma, scope: Scope, filters: ChargeFilters): AsyncGenerator<string> {
   const where = chargeFilter(scope, filters);
   return csvLines(
     CHARGE_CSV_COLUMNS,

@@ -8,7 +8,7 @@
 // or a crash between reading and committing. Such an event carries its `cause` and its id is derived
 // from merchant, mode, type, the object's id and that cause, so the same fact always gives the same
 // `evt_` id, hence the same webhook-id, and recording an id that exists is a no-op (no second row, no
-// second delivery). The causes (domain/payments.ts, charges.ts, reversals.ts):
+// second delivery). The causes (domain/payments.ts, charges/expire.ts, reversals.ts):
 //   charge.partial, received, late_payment, payout_confirmed, refund.completed, and invoice.paid or
 //     invoice.updated by a payment: the chain transfer that decided them (chain, fact key, and how
 //     many times a reorg reversed that fact before: a payment re-included after a reversal is news)

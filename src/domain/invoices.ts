@@ -25,7 +25,13 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Customer, Invoice, Prisma as P } from "../generated/prisma/client.js";
-import { type Charge, CHARGE_COLUMNS, type ChargeSettings, cancelLockedCharge, expireDueCharges, insertCharge, moneyOnItsWay } from "./charges.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
+import type { ChargeSettings } from "./charges/settings.js";
+import { cancelLockedCharge } from "./charges/cancel.js";
+import { expireDueCharges } from "./charges/expire.js";
+import { insertCharge } from "./charges/create.js";
+import { createSchema as chargeSchema } from "./charges/requests.js";
+import { moneyOnItsWay } from "./charges/money-on-its-way.js";
 import { type BusinessLogo, businessLogoOf, type SellerDetails, sellerDetailsOf } from "./business-details.js";
 import { type PostalAddress, storedAddress } from "./postal-address.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
@@ -605,7 +611,7 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
     return insertCharge(
       tx,
       invoice,
-      {
+      parseInput(chargeSchema, {
         orderId: invoice.id,
         amount: formatAmount(amount),
         description: `Invoice ${invoice.number}`,
@@ -613,7 +619,7 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
         successUrl: returnUrl,
         cancelUrl: returnUrl,
         expiresInMinutes: CHARGE_MINUTES,
-      },
+      }),
       settings,
       now,
       { invoiceId: invoice.id },

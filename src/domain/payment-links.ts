@@ -13,7 +13,10 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { PaymentLink, Prisma as P } from "../generated/prisma/client.js";
-import { CHARGE_COLUMNS, type Charge, type ChargeSettings, checkRedirectUrl, createSchema as chargeSchema, insertCharge } from "./charges.js";
+import { CHARGE_COLUMNS, type Charge } from "./charges/read.js";
+import type { ChargeSettings } from "./charges/settings.js";
+import { checkRedirectUrl, insertCharge } from "./charges/create.js";
+import { createSchema as chargeSchema } from "./charges/requests.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
@@ -305,7 +308,7 @@ export async function chargeFromPaymentLink(
     return insertCharge(
       tx,
       link,
-      {
+      parseInput(chargeSchema, {
         // Unique per link, and says where the charge came from in the merchant's order list.
         orderId: `${link.id}-${randomBase62(12)}`,
         amount: formatAmount(amount),
@@ -313,7 +316,7 @@ export async function chargeFromPaymentLink(
         successUrl: link.successUrl,
         cancelUrl: link.cancelUrl,
         metadata: link.metadata as Metadata | null,
-      },
+      }),
       settings,
       now,
       { paymentLinkId: link.id, customerEmail, linkSessionHash },

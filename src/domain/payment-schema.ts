@@ -1,5 +1,5 @@
-// A payment as the API shows it, in a module of its own: charges.ts declares it (the charge events
-// that report payments carry them) and payments.ts shapes it, and payments.ts already imports charges.ts.
+// A payment as the API shows it, in a module of its own: charges/resource.ts declares it (the charge
+// events that report payments carry them) and payments.ts shapes it, and payments.ts already imports charges/.
 import { z } from "zod";
 
 /** A payment as events and the hosted page show it. */

@@ -4,8 +4,8 @@
 import { z } from "zod";
 import type { ChainSet, EnabledChain } from "../chain/chains.js";
 import { type Prisma, selectRows } from "../db/client.js";
-import { amountOverpaid } from "./charge-display.js";
-import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./charges.js";
+import { amountOverpaid } from "./charges/display.js";
+import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./charges/read.js";
 import { notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
 import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";

@@ -21,9 +21,11 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { enqueueReceipt } from "./buyer-emails.js";
-import { amountOverpaid } from "./charge-display.js";
-import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charge-lifecycle.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, type ChargeEventExtras, type ChargeView, chargeResource } from "./charges.js";
+import { amountOverpaid } from "./charges/display.js";
+import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charges/lifecycle.js";
+import type { ChangeSettings } from "./charges/settings.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
+import { type ChargeEventExtras, type ChargeView, chargeResource } from "./charges/resource.js";
 import { COMPLETION_CAUSE, EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";

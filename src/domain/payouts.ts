@@ -19,7 +19,9 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource } from "./charges.js";
+import type { ChangeSettings } from "./charges/settings.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
+import { chargeResource } from "./charges/resource.js";
 import { notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { toUnits } from "./money.js";
@@ -71,7 +73,7 @@ export interface DueClone {
 /**
  * Up to `limit` clones of `chainId` due for a payout, oldest charge first: those holding the chain's
  * `payoutMinAmount` or more and, below it, any holding money of a RECEIVED charge whose money left in
- * all its clones is `dust` or more. That is exactly when the charge cannot complete (charge-lifecycle's
+ * all its clones is `dust` or more. That is exactly when the charge cannot complete (charges/lifecycle's
  * `complete` guard), so a minimum above a charge's amount, or a stranger's crumbs sent to its address
  * on several chains, never strand a sale.
  */

@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import type { ChargeSettings } from "./charges.js";
+import type { ChargeSettings } from "./charges/settings.js";
 import { invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";

@@ -15,7 +15,7 @@
 // charge (strayAssets), to be swept. The chain side (balances, headers, receipts) is jobs/reconcile.ts.
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
-import type { ChangeSettings } from "./charges.js";
+import type { ChangeSettings } from "./charges/settings.js";
 import { formatAmount } from "./money.js";
 import { flagChargesForReview } from "./review.js";
 

@@ -10,7 +10,7 @@
 //
 //   payment gone   amountReceived falls (a completed charge stays completed: someone must look); a
 //                  RECEIVED charge nothing was paid out of, no longer paid by what is left, reopens:
-//                  PENDING again, or EXPIRED when its time has passed (domain/charges.ts's expiry)
+//                  PENDING again, or EXPIRED when its time has passed (domain/charges/expire.ts)
 //   payout gone    the money is back in the clone: it is due again, and the clone, whose deployment went
 //                  with it, is deployed again by that payout (which the charge then shows as its flush)
 //   refund gone    the refund waits for its payment again
@@ -23,8 +23,10 @@
 // neither late nor new money.
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import { ChargeTransitionError, nextStatus } from "./charge-lifecycle.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, expireDueCharges } from "./charges.js";
+import { ChargeTransitionError, nextStatus } from "./charges/lifecycle.js";
+import type { ChangeSettings } from "./charges/settings.js";
+import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
+import { expireDueCharges } from "./charges/expire.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { deriveMoney, postReversals } from "./ledger.js";
 import { REFUND_INCLUDE, refundResource } from "./refunds.js";

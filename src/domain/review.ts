@@ -6,7 +6,9 @@
 // users get an `alert` email once per charge and reason.
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
-import { type ChangeSettings, type Charge, CHARGE_COLUMNS, chargeResource, getCharge } from "./charges.js";
+import type { ChangeSettings } from "./charges/settings.js";
+import { type Charge, CHARGE_COLUMNS, getCharge } from "./charges/read.js";
+import { chargeResource } from "./charges/resource.js";
 import { recordEvents } from "./events.js";
 import type { Scope } from "./scope.js";
 import { alertTeam } from "./team-emails.js";

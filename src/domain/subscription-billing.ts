@@ -17,7 +17,8 @@
 // - a pull's outcome is applied once: only a pull still SENT (or SENDING) moves.
 import type { Prisma } from "../db/client.js";
 import { type Invoice, Prisma as P, type Subscription, type SubscriptionPull } from "../generated/prisma/client.js";
-import { type ChargeSettings, chargeResource } from "./charges.js";
+import type { ChargeSettings } from "./charges/settings.js";
+import { chargeResource } from "./charges/resource.js";
 import { AppError, notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";

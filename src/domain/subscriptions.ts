@@ -17,7 +17,7 @@ import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Plan, Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { buyerSender, enqueueBuyerEmail, subjectName } from "./buyer-emails.js";
-import type { ExpiryChain } from "./charges.js";
+import type { ExpiryChain } from "./charges/settings.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
 import { type EventType, type RecordedEvent, recordEvent } from "./events.js";
 import { newId, randomBase62 } from "./ids.js";

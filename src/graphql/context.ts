@@ -6,7 +6,7 @@ import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
-import type { ChargeSettings } from "../domain/charges.js";
+import type { ChargeSettings } from "../domain/charges/settings.js";
 import type { Config } from "../config.js";
 import { AppError } from "../domain/errors.js";
 import { authenticateFrom } from "../http/callers.js";

@@ -8,7 +8,7 @@ import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { Prisma } from "../db/client.js";
 import type { ChainSet } from "../chain/chains.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
-import type { ChargeSettings } from "../domain/charges.js";
+import type { ChargeSettings } from "../domain/charges/settings.js";
 import { AppError } from "../domain/errors.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { HostedPages } from "../http/hosted-pages.js";

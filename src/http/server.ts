@@ -4,7 +4,7 @@ import type { Socket } from "node:net";
 import Fastify, { type ConnectionError, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { Database } from "../db/client.js";
-import { ORDER_ID_MAX_LENGTH } from "../domain/charges.js";
+import { ORDER_ID_MAX_LENGTH } from "../domain/charges/requests.js";
 import { AppError, invalidParam } from "../domain/errors.js";
 import { randomBase62 } from "../domain/ids.js";
 import type { PubSub } from "../realtime/pubsub.js";

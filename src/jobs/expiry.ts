@@ -3,7 +3,9 @@
 // history's events past their retention are deleted, in batches too.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { type Charge, type ChangeSettings, expireDueCharges } from "../domain/charges.js";
+import type { Charge } from "../domain/charges/read.js";
+import type { ChangeSettings } from "../domain/charges/settings.js";
+import { expireDueCharges } from "../domain/charges/expire.js";
 import { deleteExpiredSecurityEvents } from "../domain/security-events.js";
 import { every, type Periodic } from "../lib/periodic.js";
 

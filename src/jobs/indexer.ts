@@ -24,7 +24,7 @@ import type { Block } from "ethers";
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { type ChainBlockFacts, chainCursorOf, type ChainCursorAt, recordIndexedRange, startChainCursor } from "../domain/chain-cursors.js";
-import type { ChangeSettings } from "../domain/charges.js";
+import type { ChangeSettings } from "../domain/charges/settings.js";
 import { matchTransfers, type Observation, type SeenAuthorizationUse, type SeenTransfer } from "../domain/chain-transfers.js";
 import { matchPulls, parseSubscriptionLogs, type SeenPull } from "../domain/subscription-facts.js";
 import type { EnabledChain } from "../chain/chains.js";

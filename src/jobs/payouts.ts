@@ -35,7 +35,7 @@ import type { Relayer } from "../chain/relayer.js";
 import { withRpcRetry } from "../chain/rpc.js";
 import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
-import { type ChangeSettings, dustLimit } from "../domain/charges.js";
+import { type ChangeSettings, dustLimit } from "../domain/charges/settings.js";
 import {
   blockPayouts,
   claimForFlush,

@@ -14,7 +14,7 @@ import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, isLogRangeError, withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { matchTransfers, recordSeenTransfers } from "../domain/chain-transfers.js";
-import type { ChangeSettings } from "../domain/charges.js";
+import type { ChangeSettings } from "../domain/charges/settings.js";
 import {
   balanceDifferences,
   type Difference,

@@ -15,7 +15,7 @@ import type { Prisma } from "../db/client.js";
 import type { EnabledChain } from "../chain/chains.js";
 import { type ChainRpc, withRpcRetry } from "../chain/rpc.js";
 import { type ChainCursorAt, rollBackChainCursor, storedChainBlocks } from "../domain/chain-cursors.js";
-import type { ChangeSettings } from "../domain/charges.js";
+import type { ChangeSettings } from "../domain/charges/settings.js";
 import { type PendingRecheck, pendingRechecks, type RecheckFinding, settleRechecks } from "../domain/reversals.js";
 import { blockFacts, factsOf } from "./chain-logs.js";
 

@@ -6,7 +6,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { DevnetInfo } from "../chain/devnet.js";
 import type { Prisma } from "../db/client.js";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
-import type { ChargeSettings } from "../domain/charges.js";
+import type { ChargeSettings } from "../domain/charges/settings.js";
 import type { AppError } from "../domain/errors.js";
 import { sellerName } from "../domain/payment-session.js";
 import { statusOf, toAppError } from "../http/errors.js";

@@ -13,7 +13,7 @@
 // - Every message is checked against the subscriber's merchant and mode, not only its channel.
 // - A charge has at most `subscribersPerCharge` hosted-page subscribers per process (they need no key).
 import type { Logger } from "pino";
-import { AMOUNT_FIELDS, type Charge, chargeFromRow } from "../domain/charges.js";
+import { AMOUNT_FIELDS, type Charge, chargeFromRow } from "../domain/charges/read.js";
 import { toUnits } from "../domain/money.js";
 import type { PublicCharge } from "../domain/payment-session.js";
 import type { EventFeed, RecordedEvent } from "../domain/events.js";

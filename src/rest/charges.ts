@@ -2,19 +2,14 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { CHARGE_CSV_COLUMNS, chargesCsv } from "../domain/charges-csv.js";
-import {
-  cancelCharge,
-  ChargeResource,
-  chargeResource,
-  createCharge,
-  createSchema,
-  filtersOnly,
-  getCharge,
-  getChargeByOrderId,
-  listCharges,
-  listSchema,
-} from "../domain/charges.js";
+import { cancelCharge } from "../domain/charges/cancel.js";
+import { createCharge } from "../domain/charges/create.js";
+import { listCharges } from "../domain/charges/list.js";
+import { getCharge, getChargeByOrderId } from "../domain/charges/read.js";
+import { createSchema, filtersOnly, listSchema } from "../domain/charges/requests.js";
+import { ChargeResource, chargeResource } from "../domain/charges/resource.js";
 import { markChargeReviewed } from "../domain/review.js";
+import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
 import { legacyFormat } from "./legacy-format.js";
 import { listOf } from "./openapi.js";
@@ -47,7 +42,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     },
   } as const;
   app.post("/v1/charges", { config: create }, async (req, reply) => {
-    const charge = await createCharge(prisma, scopeOf(req), req.body ?? {}, settings);
+    const charge = await createCharge(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), settings);
     return reply.code(201).send(chargeResource(charge, settings));
   });
 
@@ -96,8 +91,8 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     const scope = scopeOf(req);
     const asked = legacyFormat(req.query, listSchema);
     // The query is checked before the stream starts, so its errors are still JSON bodies.
-    if (asked.csv) return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, asked.filters));
-    const { data, ...page } = await listCharges(prisma, scope, asked.query);
+    if (asked.csv) return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, parseInput(filtersOnly, asked.filters)));
+    const { data, ...page } = await listCharges(prisma, scope, parseInput(listSchema, asked.query));
     return { object: "list", data: data.map((c) => chargeResource(c, settings)), ...page };
   });
 
@@ -117,7 +112,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
   // A static path: Fastify routes it before /v1/charges/:id.
   app.get("/v1/charges/export.csv", { config: exportCsv }, async (req, reply) => {
     const scope = scopeOf(req);
-    return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, req.query));
+    return sendCsv(reply, "charges", scope.livemode, chargesCsv(prisma, scope, parseInput(filtersOnly, req.query)));
   });
 
   const cancel = {

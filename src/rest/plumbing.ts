@@ -8,7 +8,7 @@ import type { ChainSet } from "../chain/chains.js";
 import type { DevnetInfo } from "../chain/devnet.js";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
 import type { ApiKeyAuthenticator } from "../domain/api-keys.js";
-import type { ChargeSettings } from "../domain/charges.js";
+import type { ChargeSettings } from "../domain/charges/settings.js";
 import { verifyCustomerJwt } from "../domain/customer-jwt.js";
 import type { CustomerClaims } from "../domain/customers.js";
 import { AppError, type ErrorCode } from "../domain/errors.js";

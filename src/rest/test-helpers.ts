@@ -2,7 +2,8 @@
 // an integration can exercise what normally takes time. A live key gets 400 test_mode_only.
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { ChargeResource, chargeResource, expireChargeNow } from "../domain/charges.js";
+import { ChargeResource, chargeResource } from "../domain/charges/resource.js";
+import { expireChargeNow } from "../domain/charges/expire.js";
 import { subscriptionToAdvance } from "../domain/subscription-billing.js";
 import { payChargeFromTestWallet, testPaySchema } from "../domain/test-payments.js";
 import { SubscriptionResource, subscriptionResource } from "../domain/subscriptions.js";

@@ -25,7 +25,7 @@ import { circleUsdc, deployCircleUsdc, usdcInterface } from "../../dist/chain/us
 import { openDatabase } from "../../dist/db/client.js";
 import { migrate } from "../../dist/db/migrate.js";
 import { selectChain } from "../../dist/domain/chain-selection.js";
-import { createCharge } from "../../dist/domain/charges.js";
+import { createCharge } from "../../dist/domain/charges/create.js";
 import { createMerchant } from "../../dist/domain/merchants.js";
 import { startChainRunner } from "../../dist/jobs/chain-runner.js";
 import { startRpcProxy } from "../helpers/rpc-proxy.mjs";

@@ -16,7 +16,7 @@ import { circleUsdc, deployCircleUsdc } from "../../dist/chain/usdc.js";
 import { openDatabase } from "../../dist/db/client.js";
 import { migrate } from "../../dist/db/migrate.js";
 import { selectChain } from "../../dist/domain/chain-selection.js";
-import { createCharge } from "../../dist/domain/charges.js";
+import { createCharge } from "../../dist/domain/charges/create.js";
 import { createMerchant } from "../../dist/domain/merchants.js";
 import { startJobs } from "../../dist/jobs/index.js";
 import { ProcessMetrics } from "../../dist/lib/process-metrics.js";

@@ -10,7 +10,7 @@ import { PNG } from "pngjs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, testWalletDevnet } from "../helpers/chain.js";

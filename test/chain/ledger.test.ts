@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { formatAmount, parseAmount } from "../../src/domain/money.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { reconcileChain, runReconciliation } from "../../src/jobs/reconcile.js";

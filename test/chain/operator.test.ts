@@ -5,7 +5,7 @@
 import { parseEther, toQuantity } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { ChargeTransitionError, nextStatus } from "../../src/domain/charge-lifecycle.js";
+import { ChargeTransitionError, nextStatus } from "../../src/domain/charges/lifecycle.js";
 import { newId } from "../../src/domain/ids.js";
 import { claimForFlush, dueClones, MAX_FLUSH_FAILURES, releaseFlush, retryPayout } from "../../src/domain/payouts.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";

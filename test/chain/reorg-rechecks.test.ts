@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { payoutWords } from "../../src/chain/clones.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { confirmChainMoney } from "../../src/domain/payments.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import { ChainIndexer } from "../../src/jobs/indexer.js";

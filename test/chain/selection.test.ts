@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet } from "../../src/chain/chains.js";
 import { predictCloneV2 } from "../../src/chain/clones.js";
 import { Relayer } from "../../src/chain/relayer.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { newId } from "../../src/domain/ids.js";
 import { relayerTxHandlers } from "../../src/jobs/chain-runner.js";
 import { resendStored, sendRelayerTx, trackRelayerTxs } from "../../src/jobs/relayer-txs.js";

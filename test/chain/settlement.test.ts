@@ -5,7 +5,7 @@ import { parseUnits } from "ethers";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";

@@ -8,8 +8,11 @@ import {
   cancelStatus,
   nextStatus,
   partialExtensionMinutes,
-} from "../../src/domain/charge-lifecycle.js";
-import { type Charge, createCharge, getCharge, getChargeByOrderId } from "../../src/domain/charges.js";
+} from "../../src/domain/charges/lifecycle.js";
+import { type Charge, getCharge, getChargeByOrderId } from "../../src/domain/charges/read.js";
+import { createCharge } from "../../src/domain/charges/create.js";
+import { createSchema } from "../../src/domain/charges/requests.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { createCustomer, getCustomer } from "../../src/domain/customers.js";
 import { createMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
@@ -116,7 +119,7 @@ describe("reads", () => {
     const created = await createCharge(
       prisma,
       scope,
-      { orderId: "cols", amount: "12.5", metadata: { a: "b" }, description: "d", cancelUrl: "http://x.test/c" },
+      parseInput(createSchema, { orderId: "cols", amount: "12.5", metadata: { a: "b" }, description: "d", cancelUrl: "http://x.test/c" }),
       settings,
     );
     await prisma.charge.update({
@@ -152,7 +155,8 @@ describe("reads", () => {
 describe("expiry sweep", () => {
   it("expires each due PENDING charge exactly once with two sweeps running at once, and nothing else", async () => {
     const t0 = Date.now();
-    const make = (orderId: string, minutes: number) => createCharge(prisma, scope, { orderId, amount: "1", expiresInMinutes: minutes }, settings, new Date(t0));
+    const make = (orderId: string, minutes: number) =>
+      createCharge(prisma, scope, parseInput(createSchema, { orderId, amount: "1", expiresInMinutes: minutes }), settings, new Date(t0));
     const due = await Promise.all(Array.from({ length: 120 }, (_, i) => make(`due-${i}`, 5)));
     const later = await make("later", 60);
     const cancelled = await make("cancelled", 5);

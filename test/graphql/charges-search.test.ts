@@ -3,8 +3,10 @@
 // like any list; the display status of charges partly paid, underpaid or refunded; the event log
 // filtered by type, kind of object and object id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { searchCondition } from "../../src/domain/charge-search.js";
-import { chargeFilter } from "../../src/domain/charges.js";
+import { searchCondition } from "../../src/domain/charges/search.js";
+import { chargeFilter } from "../../src/domain/charges/list.js";
+import { filtersOnly } from "../../src/domain/charges/requests.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { liveChains, POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
@@ -128,7 +130,10 @@ describe("charge search", () => {
     expect(byCursor.body.data.map((c: { id: string }) => c.id)).toEqual([ids.paid]);
     const scope = { merchantId: app.merchant.merchant.id, livemode: false };
     for (const term of ["srch-", "a_", SHORT, HASH.slice(0, 10), CLONE.slice(0, 12), "ALICE", "bob_", "12.5", "nothing-at-all"]) {
-      const rows = await app.db.prisma.charge.findMany({ where: chargeFilter(scope, { search: term }), orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      const rows = await app.db.prisma.charge.findMany({
+        where: chargeFilter(scope, parseInput(filtersOnly, { search: term })),
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      });
       expect(
         rows.map((c) => c.id),
         term,

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCharge } from "../../src/domain/charges.js";
+import { createCharge } from "../../src/domain/charges/create.js";
+import { createSchema } from "../../src/domain/charges/requests.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
@@ -106,7 +108,8 @@ describe("charges over GraphQL", () => {
     // Straight through the domain: 100 creates would exceed the key's per-minute create limit.
     const scope = { merchantId: shop.merchant.id, livemode: false };
     const settings = { amount: { min: 1n, max: 10n ** 12n }, paymentBaseUrl: "http://pay.test" };
-    for (let i = 0; i < 100; i++) await createCharge(app.db.prisma, scope, { orderId: `q-${i}`, amount: "1", customerId: customers[i % 10].id }, settings);
+    for (let i = 0; i < 100; i++)
+      await createCharge(app.db.prisma, scope, parseInput(createSchema, { orderId: `q-${i}`, amount: "1", customerId: customers[i % 10].id }), settings);
     app.queries.length = 0;
     const res = await app.gql(
       `{ charges(first: 100) { totalCount edges { node { id amount customer { id email stats { chargeCount totalSpent } } } } } }`,

@@ -1,7 +1,9 @@
 // Every GraphQL list whose nodes nest lists or counts reads them once for the whole list: the number
 // of SQL statements a query sends is the same for a merchant with 2 rows as for one with 20.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCharge } from "../../src/domain/charges.js";
+import { createCharge } from "../../src/domain/charges/create.js";
+import { createSchema } from "../../src/domain/charges/requests.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { createCustomer } from "../../src/domain/customers.js";
 import { createInvoice } from "../../src/domain/invoices.js";
 import { createPaymentLink } from "../../src/domain/payment-links.js";
@@ -42,7 +44,12 @@ async function shopWith(rows: number) {
     // A fixture: the invoice as the renewal engine would have made it for the subscription's period.
     await app.db.prisma.invoice.update({ where: { id: invoice.id }, data: { subscriptionId: sub.id, billingReason: "subscription_create", periodIndex: 0 } });
     for (const origin of [{ invoiceId: invoice.id }, { paymentLinkId: link.id }]) {
-      const charge = await createCharge(app.db.prisma, scope, { orderId: `o-${i}-${Object.keys(origin)[0]}`, amount: "1", customerId: customer.id }, SETTINGS);
+      const charge = await createCharge(
+        app.db.prisma,
+        scope,
+        parseInput(createSchema, { orderId: `o-${i}-${Object.keys(origin)[0]}`, amount: "1", customerId: customer.id }),
+        SETTINGS,
+      );
       // A fixture: the charge as the invoice's or the link's page would have made it.
       await app.db.prisma.charge.update({ where: { id: charge.id }, data: origin });
     }

@@ -5,7 +5,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { loadConfig } from "../../src/config.js";
 import { openRealtime, type Realtime } from "../../src/realtime/index.js";
 import { SETTINGS, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys.js";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { liveChains, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
 import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";

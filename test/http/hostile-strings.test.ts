@@ -23,7 +23,7 @@ import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { selectSchema } from "../../src/domain/chain-selection.js";
-import { createSchema as chargeCreateSchema } from "../../src/domain/charges.js";
+import { createSchema as chargeCreateSchema } from "../../src/domain/charges/requests.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
 import { testPaySchema } from "../../src/domain/test-payments.js";

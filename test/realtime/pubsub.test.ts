@@ -1,7 +1,7 @@
 // The pub/sub's guarantees without a network: registration before the first read, bounded queues
 // for slow readers, abort, resync; and the charge codec's round trip.
 import { describe, expect, it } from "vitest";
-import type { Charge } from "../../src/domain/charges.js";
+import type { Charge } from "../../src/domain/charges/read.js";
 import { Prisma } from "../../src/generated/prisma/client.js";
 import { decodeCharge, encodeCharge } from "../../src/realtime/charges.js";
 import { channel, OVERFLOW, PubSub, RESYNC } from "../../src/realtime/pubsub.js";

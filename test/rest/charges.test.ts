@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expireDueCharges } from "../../src/domain/charges.js";
+import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { newId } from "../../src/domain/ids.js";
 import { parseAmount } from "../../src/domain/money.js";
 import { expectError, liveChains, recordPayment, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";

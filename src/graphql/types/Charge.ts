@@ -1,15 +1,21 @@
 // `Charge`: the type, its queries (`charge`, `chargeByOrderId`, `charges`) and mutations
-// (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges,
-// domain/charge-lifecycle and domain/review.
-import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
-import { amountOverpaid, CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
-import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges, SEARCH_DESCRIPTION } from "../../domain/charges.js";
+// (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges/
+// (the state machine in lifecycle.ts) and domain/review.
+import { CHARGE_STATUSES } from "../../domain/charges/lifecycle.js";
+import { amountOverpaid, CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charges/display.js";
+import { cancelCharge } from "../../domain/charges/cancel.js";
+import { chargeLinks } from "../../domain/charges/resource.js";
+import { countCharges, pageCharges } from "../../domain/charges/list.js";
+import { createCharge } from "../../domain/charges/create.js";
+import { getCharge, getChargeByOrderId } from "../../domain/charges/read.js";
+import { createSchema, filtersOnly, pageSchema, SEARCH_DESCRIPTION } from "../../domain/charges/requests.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
 import { amountRefundable } from "../../domain/refunds.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, nodeInclude, pageEnd, pageRequest } from "../connection.js";
@@ -175,8 +181,8 @@ builder.queryFields((t) => ({
         const scope = ctx.scope();
         // Relations the selection asks for (a charge's customer) come in the same read.
         const include = nodeInclude<P.ChargeInclude>(ctx, info, "Charge");
-        const page = await pageCharges(ctx.prisma, scope, { ...filters(args), ...pageRequest(args) }, include, pageEnd(args));
-        return connectionOf(page, args, () => countCharges(ctx.prisma, scope, filters(args)));
+        const page = await pageCharges(ctx.prisma, scope, parseInput(pageSchema, { ...filters(args), ...pageRequest(args) }), include, pageEnd(args));
+        return connectionOf(page, args, () => countCharges(ctx.prisma, scope, parseInput(filtersOnly, filters(args))));
       },
     },
     countedConnection("Charges matching the filters."),
@@ -198,7 +204,7 @@ builder.mutationFields((t) => ({
     description:
       "Creates a PENDING charge: send the buyer to its paymentUrl. Needs a settlement wallet for the mode (settlement_wallet_missing); a live charge needs an enabled live chain (chain_unsupported, naming the operator's setting).",
     args: { input: t.arg({ type: CreateChargeInput, required: true, description: "The charge." }) },
-    resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+    resolve: (_query, _root, { input }, ctx) => createCharge(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input }), ctx.charges),
   }),
   cancelCharge: t.prismaField({
     type: "Charge",

@@ -1,6 +1,6 @@
 // `Customer`: the type, its queries (`customer`, `customers`) and mutations. Rules live in domain/customers.
 import { countCustomers, createCustomer, customerStats, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "../../domain/customers.js";
-import { relatedCharges } from "../../domain/charges.js";
+import { relatedCharges } from "../../domain/charges/list.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { storedAddress } from "../../domain/postal-address.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";

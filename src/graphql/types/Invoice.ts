@@ -21,7 +21,7 @@ import {
 import { finalizeInvoice, sendInvoice } from "../../domain/invoice-emails.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
-import { CHARGE_ORDER } from "../../domain/charges.js";
+import { CHARGE_ORDER } from "../../domain/charges/list.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";

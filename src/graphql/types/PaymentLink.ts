@@ -1,6 +1,6 @@
 // `PaymentLink`: a no-code checkout whose page makes a charge for each buyer, like REST's payment
 // links. Rules live in domain/payment-links.ts.
-import { relatedCharges } from "../../domain/charges.js";
+import { relatedCharges } from "../../domain/charges/list.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { formatAmount } from "../../domain/money.js";
 import { countPaymentLinks, createPaymentLink, getPaymentLink, listPaymentLinks, paymentLinkUrl, updatePaymentLink } from "../../domain/payment-links.js";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { BalanceResource, BalanceTransactionResource } from "../../domain/balance-transactions.js";
 import { ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
-import { ChargeResource } from "../../domain/charges.js";
+import { ChargeResource } from "../../domain/charges/resource.js";
 import { CustomerResource, CustomerWithStats } from "../../domain/customers.js";
 import { EmailResource } from "../../domain/emails.js";
 import { DeliveryResource } from "../../domain/events.js";

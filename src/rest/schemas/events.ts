@@ -3,7 +3,7 @@
 // fields only that event carries (a charge's payments, a deletion's `deleted`). The webhooks section
 // has one entry per type with its schema; GET /v1/events lists the union of them.
 import { z } from "zod";
-import { ChargeEventExtras, ChargeResource } from "../../domain/charges.js";
+import { ChargeEventExtras, ChargeResource } from "../../domain/charges/resource.js";
 import { CustomerResource } from "../../domain/customers.js";
 import { DeliveryResource, EVENT_DESCRIPTIONS, EVENT_TYPES, EventResource, type EventType } from "../../domain/events.js";
 import { InvoiceResource } from "../../domain/invoices.js";

@@ -4,7 +4,7 @@
 import type { z } from "zod";
 import type { BalanceResource, BalanceTransactionResource } from "../../domain/balance-transactions.js";
 import type { ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
-import type { ChargeResource } from "../../domain/charges.js";
+import type { ChargeResource } from "../../domain/charges/resource.js";
 import type { CustomerResource, CustomerWithStats } from "../../domain/customers.js";
 import type { InvoiceResource } from "../../domain/invoices.js";
 import type { PaymentLinkResource } from "../../domain/payment-links.js";

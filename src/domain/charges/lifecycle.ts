@@ -16,8 +16,8 @@
 // earliest of those times as `now`). A RECEIVED charge whose payments a reorg deeper than the
 // confirmations took away before anything was paid out of it reopens: it is PENDING again (and
 // expires as any PENDING charge, by the same clocks).
-import { AppError } from "./errors.js";
-import { toUnits, type Units } from "./money.js";
+import { AppError } from "../errors.js";
+import { toUnits, type Units } from "../money.js";
 
 export const CHARGE_STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];

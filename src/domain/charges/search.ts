@@ -8,9 +8,9 @@
 // 'prefix%' uses it whatever the database's collation; hex through lower()), so the cost follows the
 // matches, never the merchant's charge count. The CSV export, which reads its whole range anyway,
 // takes the same readings as a Prisma filter (`searchFilter`).
-import { Prisma as P } from "../generated/prisma/client.js";
-import { parseAmount } from "./money.js";
-import type { Scope } from "./scope.js";
+import { Prisma as P } from "../../generated/prisma/client.js";
+import { parseAmount } from "../money.js";
+import type { Scope } from "../scope.js";
 
 /** What a search text can name. */
 export interface SearchTerms {

@@ -3,8 +3,8 @@
 // here once (GraphQL's `displayStatus`, the dashboard's badges). Pure: no I/O. Whether the charge
 // needs review is not a display status: it is shown beside whichever applies (`needsReview`), and so
 // is what was paid beyond the amount (`amountOverpaid`, decided here too).
-import type { ChargeStatus } from "./charge-lifecycle.js";
-import { toUnits, type Units } from "./money.js";
+import type { ChargeStatus } from "./lifecycle.js";
+import { toUnits, type Units } from "../money.js";
 
 export const CHARGE_DISPLAY_STATUSES = [
   "PENDING",

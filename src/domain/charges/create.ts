@@ -1,0 +1,155 @@
+// Creating a charge: checks what the request cannot say alone (the amount's bounds, the redirect
+// URLs for the mode, the customer, the settlement wallet), then writes the row and its
+// `charge.pending` event in one statement.
+import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../../chain/clones.js";
+import type { Prisma } from "../../db/client.js";
+import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.js";
+import { type Charge, Prisma as P } from "../../generated/prisma/client.js";
+import { AppError, invalidParam, unknownReference } from "../errors.js";
+import { eventWrites, eventsWritten, type RecordedEvent } from "../events.js";
+import { newId } from "../ids.js";
+import { assertLiveChain } from "../live-chains.js";
+import { mergeMetadata } from "../metadata.js";
+import { formatAmount, parseAmount } from "../money.js";
+import { inScope, type Scope } from "../scope.js";
+import { settlementWalletMissing } from "../settlement-wallets.js";
+import { CHARGE_COLUMNS } from "./read.js";
+import type { ChargeRequest } from "./requests.js";
+import { chargeResource } from "./resource.js";
+import type { ChargeSettings } from "./settings.js";
+
+const MINUTE_MS = 60_000;
+
+/** Where a charge came from: an invoice, or a payment link (with the email its buyer gave, when it asks one). */
+export type ChargeOrigin = { invoiceId: string } | { paymentLinkId: string; customerEmail?: string | null; linkSessionHash?: string | null };
+
+/**
+ * Creates a PENDING charge. The merchant's fee and settlement wallet for the mode are copied onto
+ * it, so later settings changes never redirect its funds: 400 `settlement_wallet_missing` without one;
+ * a live one needs an enabled live chain (400 `chain_unsupported`, domain/live-chains.ts).
+ * 409 `duplicate_order_id` while another charge for the same order is open.
+ */
+export async function createCharge(prisma: Prisma, scope: Scope, data: ChargeRequest, settings: ChargeSettings, now = new Date()): Promise<Charge> {
+  const { charge, events } = await insertCharge(prisma, scope, data, settings, now);
+  if (events.length > 0) settings.feed?.changed([charge]);
+  return charge;
+}
+
+/**
+ * `createCharge` without the announcement, so it can run inside a caller's transaction (which
+ * announces once it commits). A charge paying an invoice takes no underpayment tolerance: the
+ * invoice counts what is still due.
+ */
+export async function insertCharge(
+  db: Prisma | P.TransactionClient,
+  scope: Scope,
+  data: ChargeRequest,
+  settings: ChargeSettings,
+  now: Date,
+  origin?: ChargeOrigin,
+): Promise<{ charge: Charge; events: RecordedEvent[] }> {
+  const amount = parseAmount(data.amount);
+  if (amount === null) throw invalidParam("amount", 'Invalid amount: must be a decimal string with at most 6 decimals, such as "25.00"');
+  if (amount < settings.amount.min || amount > settings.amount.max) {
+    throw invalidParam("amount", `Invalid amount: must be between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`);
+  }
+  for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, scope.livemode);
+
+  const [merchant, customer] = await Promise.all([
+    db.merchant.findUniqueOrThrow({
+      where: { id: scope.merchantId },
+      select: { feeBps: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true },
+    }),
+    data.customerId ? db.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
+  ]);
+  if (data.customerId && !customer) throw missingCustomer(data.customerId);
+  const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
+  if (!wallet) throw settlementWalletMissing(scope.livemode);
+  assertLiveChain(scope.livemode, settings.chains);
+  const id = newId("chrg");
+  const feeBps = merchant.feeBps;
+  // Known now and the same on every chain: money sent there before the pick is counted too.
+  const depositAddress = settings.factory ? predictCloneV2({ factory: settings.factory, chargeId: id, wallet, feeBps }) : null;
+  // Built here, so the row and its `charge.pending` event go in one statement (the create path is hot).
+  const charge: Charge = {
+    id,
+    ...inScope(scope),
+    customerId: data.customerId ?? null,
+    orderId: data.orderId,
+    amount,
+    amountReceived: null,
+    feeAmount: null,
+    netAmount: null,
+    currency: "USDC",
+    status: "PENDING",
+    feeBps,
+    underpaymentToleranceBps: origin && "invoiceId" in origin ? 0 : merchant.underpaymentToleranceBps,
+    settlementWallet: wallet,
+    contractVersion: CURRENT_CONTRACT_VERSION,
+    depositAddress,
+    chainId: null,
+    confirmations: null,
+    cloneAddress: null,
+    flushTxHash: null,
+    description: data.description ?? null,
+    metadata: mergeMetadata(null, data.metadata),
+    successUrl: data.successUrl ?? null,
+    cancelUrl: data.cancelUrl ?? null,
+    expiresAt: new Date(now.getTime() + data.expiresInMinutes * MINUTE_MS),
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    deployedAt: null,
+    settledAmount: new P.Decimal(0),
+    amountRefunded: new P.Decimal(0),
+    settlements: [],
+    payoutBlockedReason: null,
+    payoutBlockedAt: null,
+    expiryExtendedMinutes: 0,
+    reviewReason: null,
+    reviewAt: null,
+    reviewedReason: null,
+    strayAssets: [],
+    invoiceId: origin && "invoiceId" in origin ? origin.invoiceId : null,
+    paymentLinkId: origin && "paymentLinkId" in origin ? origin.paymentLinkId : null,
+    customerEmail: origin && "paymentLinkId" in origin ? (origin.customerEmail ?? null) : null,
+    linkSessionHash: origin && "paymentLinkId" in origin ? (origin.linkSessionHash ?? null) : null,
+  };
+  const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
+  try {
+    const [created] = await db.$queryRaw<Charge[]>`
+      WITH inserted AS (
+        INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
+                             contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
+                             invoice_id, payment_link_id, customer_email, link_session_hash)
+        VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
+                ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.contractVersion}, ${depositAddress}, ${charge.description},
+                ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb, ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt},
+                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail}, ${charge.linkSessionHash})
+        RETURNING ${CHARGE_COLUMNS}
+      ), ${events.sql}
+      SELECT * FROM inserted`;
+    eventsWritten(db, events.recorded);
+    return { charge: created!, events: events.recorded };
+  } catch (e) {
+    // The only unique key a new charge can hit is the open-orderId index (ids are random).
+    if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
+    // The customer was deleted between the check and the insert.
+    if (isForeignKeyViolation(e)) throw missingCustomer(data.customerId!);
+    throw e;
+  }
+}
+
+function missingCustomer(id: string): AppError {
+  return unknownReference("customer", id, "customerId");
+}
+
+/** Redirect targets must be absolute https URLs; test mode also allows http (local shops). */
+export function checkRedirectUrl(value: string | null | undefined, param: string, livemode: boolean): void {
+  if (value == null) return;
+  const allowed = livemode ? ["https:"] : ["https:", "http:"];
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (!url || !allowed.includes(url.protocol) || !url.hostname) {
+    throw invalidParam(param, `Invalid ${param}: must be an absolute ${livemode ? "https" : "http(s)"} URL`);
+  }
+}
