@@ -13,9 +13,11 @@
 // A difference is never corrected here: its charge needs review (domain/review.ts), the worker counts
 // it in a metric and logs it. Other tokens and the native coin found at the addresses are stored on the
 // charge (strayAssets), to be swept. The chain side (balances, headers, receipts) is jobs/reconcile.ts.
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import type { ChangeSettings } from "./charges.js";
+import { jsonColumn } from "./json-columns.js";
 import { formatAmount } from "./money.js";
 import { flagChargesForReview } from "./review.js";
 
@@ -167,6 +169,15 @@ export interface StrayAsset {
   amount: bigint;
 }
 
+/** A stray asset as a charge stores it (charges.stray_assets): the amount in base units, as a decimal string. */
+const StoredStrayAsset = z.object({ chainId: z.number().int(), token: z.string(), amount: z.string().regex(/^\d+$/) });
+type StoredStrayAsset = z.infer<typeof StoredStrayAsset>;
+
+/** A charge's stored stray assets, every chain's. */
+export function storedStrayAssets(value: unknown): StoredStrayAsset[] {
+  return jsonColumn(z.array(StoredStrayAsset), value, "charges.stray_assets");
+}
+
 /**
  * Records what a reconciliation of `chainId` found: each charge of a difference needs review (one
  * `charge.needs_review` per new finding), and the charges checked show the stray assets found at
@@ -184,17 +195,17 @@ export async function recordReconciliation(
   const reasons = new Map<string, string>();
   for (const d of differences) reasons.set(d.chargeId, reasons.has(d.chargeId) ? `${reasons.get(d.chargeId)}; ${d.message}` : d.message);
   const flagged = await flagChargesForReview(prisma, reasons, settings, now);
-  const found = new Map<string, { chainId: number; token: string; amount: string }[]>();
+  const found = new Map<string, StoredStrayAsset[]>();
   for (const s of strays) found.set(s.chargeId, [...(found.get(s.chargeId) ?? []), { chainId, token: s.token, amount: s.amount.toString() }]);
   // Only charges whose list changes are written: most have none, before and after.
   const ids = [...new Set([...checked])];
   const current = await prisma.charge.findMany({ where: { id: { in: ids }, NOT: { strayAssets: { equals: [] } } }, select: { id: true, strayAssets: true } });
-  const before = new Map(current.map((c) => [c.id, (c.strayAssets as { chainId: number; token: string; amount: string }[]) ?? []]));
+  const before = new Map(current.map((c) => [c.id, storedStrayAssets(c.strayAssets)]));
   for (const id of new Set([...before.keys(), ...found.keys()])) {
     const others = (before.get(id) ?? []).filter((a) => a.chainId !== chainId);
     const next = [...others, ...(found.get(id) ?? [])];
     if (JSON.stringify(next) === JSON.stringify(before.get(id) ?? [])) continue;
-    await prisma.charge.update({ where: { id }, data: { strayAssets: next as unknown as P.InputJsonValue } });
+    await prisma.charge.update({ where: { id }, data: { strayAssets: next } });
   }
   await prisma.clone.updateMany({ where: { chainId, chargeId: { in: ids } }, data: { balanceCheckedAt: now } });
   return flagged.map((c) => c.id);
