@@ -39,6 +39,7 @@ import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerField, parseInput } from "./validation.js";
 
 export type { Invoice };
+// The doors find these here with the rest of the invoice (graphql/types/Invoice.ts, pay/invoice-page.ts).
 export { amountDue, INVOICE_STATUSES, takesPayment } from "./invoice-lifecycle.js";
 
 /** Why a subscription's invoice was made. */
