@@ -84,7 +84,8 @@ const MAX_FUNCTION_LINES = 120;
  * the ledger, refunds, invoices and their numbers), gasless authorizations, whose state machines live
  * there, and what the loops of jobs/ keep: the chain's clock (chain cursors, whose confirmed time
  * expires charges, and the block hashes a reorg is found by), the relayer's transactions and the
- * sweeps they send, and the workers' membership. The loops read and call the domain.
+ * sweeps they send, and the workers' membership; and the idempotency records the REST door claims
+ * (replayed responses, whose claim rules live there). The loops and doors read and call the domain.
  */
 const GUARDED_MODELS = [
   "Charge",
@@ -100,6 +101,7 @@ const GUARDED_MODELS = [
   "RelayerTransaction",
   "Sweep",
   "Worker",
+  "IdempotencyRecord",
 ];
 
 /** The packages whose files live in src/: the repository's own (`stablegate`) and the SDK's (`@stablegate/sdk`). */
@@ -261,11 +263,23 @@ describe("writes", () => {
     expect(guarded).toContainEqual({ model: "BalanceTransaction", delegate: "balanceTransaction", sql: "balance_transactions" });
   });
 
-  it("only domain/ writes money, authorization, chain cursor, relayer and sweep records: their state machines have one owner", () => {
+  it("only domain/ writes money, authorization, chain cursor, relayer, sweep and idempotency records: their state machines have one owner", () => {
     const writers = [...sources]
       .filter(([path]) => !path.startsWith("domain/") && !isGenerated(path))
       .flatMap(([path, text]) => tableWrites(path, text, guarded));
     expect(writers).toEqual([]);
+  });
+
+  it("finds a door writing idempotency records itself, by delegate or SQL", () => {
+    const text = [
+      "await this.prisma.idempotencyRecord.createMany({ data, skipDuplicates: true });",
+      "await prisma.idempotencyRecord.findUnique({ where });",
+      "await prisma.$executeRaw`DELETE FROM idempotency_records WHERE created_at < ${cutoff}`;",
+    ].join("\n");
+    expect(tableWrites("rest/idempotency.ts", text, guarded)).toEqual([
+      "rest/idempotency.ts:1: idempotencyRecord.createMany",
+      "rest/idempotency.ts:3: DELETE FROM idempotency_records",
+    ]);
   });
 
   it("finds writes by any Prisma method but a read, and SQL in any case, over any lines", () => {

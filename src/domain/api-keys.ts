@@ -102,7 +102,7 @@ export async function createApiKey(
 }
 
 /** What the history says of a key: never its secret. */
-function keyDetail(keyId: string, livemode: boolean, last4: string): Record<string, unknown> {
+function keyDetail(keyId: string, livemode: boolean, last4: string): Record<string, string> {
   return { keyId, mode: modeName(livemode), last4 };
 }
 

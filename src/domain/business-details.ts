@@ -15,12 +15,12 @@ import { parseInput } from "./validation.js";
 /** A logo's largest size: its data URL must fit a request body (100 KB) with room to spare. */
 export const LOGO_MAX_BYTES = 64 * 1024;
 
-/** Who bills, as an invoice shows it under the merchant's name. */
-export interface SellerDetails {
+/** Who bills, as an invoice shows it under the merchant's name (a type, not an interface: a JSON column takes it as it is). */
+export type SellerDetails = {
   legalName: string | null;
   address: PostalAddress | null;
   taxId: string | null;
-}
+};
 
 /** A logo as stored: its bytes and their type. */
 export interface BusinessLogo {

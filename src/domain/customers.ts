@@ -7,7 +7,7 @@ import { isUniqueViolation } from "../db/errors.js";
 import { jsonOrNull } from "../db/json.js";
 import { eventWrites, eventsWritten, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { type Metadata, MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits } from "./metadata.js";
+import { MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits, storedMetadata } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
@@ -89,7 +89,7 @@ export function customerResource(c: Customer): CustomerResource {
     companyName: c.companyName,
     taxId: c.taxId,
     description: c.description,
-    metadata: c.metadata as Metadata | null,
+    metadata: storedMetadata(c.metadata, "customers.metadata"),
     created: unixSeconds(c.createdAt),
     updated: unixSeconds(c.updatedAt),
     createdAt: c.createdAt.toISOString(),
@@ -131,11 +131,11 @@ export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, i
   return withEmailConflict(patch.email, () =>
     prisma.$transaction(async (tx) => {
       // Row lock: two concurrent metadata patches must both land, not overwrite each other.
-      const locked = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
+      const locked = await tx.$queryRaw<{ metadata: unknown }[]>`
         SELECT metadata FROM customers WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
       const current = locked[0];
       if (!current) throw notFound("customer", id);
-      const metadata = mergeMetadata(current.metadata, patch.metadata);
+      const metadata = mergeMetadata(storedMetadata(current.metadata, "customers.metadata"), patch.metadata);
       if (!metadataWithinLimits(metadata)) throw new AppError("parameter_invalid", "Invalid metadata: a customer can hold at most 50 keys", "metadata");
       const updated = await tx.customer.update({
         where: { id },

@@ -12,9 +12,11 @@
 // - QUEUED goes to SENT once, to FAILED on a 5xx or once the webhook retry schedule is used up, or to
 //   QUEUED again (due later) on anything else; HELD (no SMTP_URL) is kept and never sent;
 // - the merchant's logo is read with the claim, not copied into the outbox.
+import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { OutgoingEmail, SendOutcome } from "../email/transport.js";
 import { nextAttemptAt } from "../webhooks/schedule.js";
+import { jsonColumn } from "./json-columns.js";
 
 /** A claimed email with what is needed to send it. */
 export interface ClaimedEmail extends OutgoingEmail {
@@ -25,10 +27,17 @@ export interface ClaimedEmail extends OutgoingEmail {
 /** What became of one attempt: sent, to be tried again, or given up. */
 export type EmailResult = "sent" | "retrying" | "failed";
 
-interface ClaimedRow extends Omit<ClaimedEmail, "logo"> {
+interface ClaimedRow extends Omit<ClaimedEmail, "logo" | "headers" | "attachments"> {
+  headers: unknown;
+  attachments: unknown;
   logo: Uint8Array | null;
   logoType: string | null;
 }
+
+/** emails.headers: extra header lines, by name. */
+const StoredHeaders = z.record(z.string(), z.string()).nullable();
+/** emails.attachments: as domain/emails.ts stores them, content in base64. */
+const StoredAttachments = z.array(z.object({ filename: z.string(), contentType: z.string(), content: z.string() })).nullable();
 
 /** Claims at most `limit` due emails, oldest due first, under lease `token` until `leaseUntil`. */
 export async function claimDueEmails(prisma: Prisma, c: { token: string; now: Date; leaseUntil: Date; limit: number }): Promise<ClaimedEmail[]> {
@@ -46,8 +55,10 @@ export async function claimDueEmails(prisma: Prisma, c: { token: string; now: Da
     RETURNING e.id, e.type, e."to", e.from_name AS "fromName", e.reply_to AS "replyTo", e.subject, e.html, e.text, e.headers, e.attachments, e.attempts,
       (SELECT m.logo FROM merchants m WHERE m.id = e.merchant_id AND e.inline_logo AND m.logo_type IS NOT NULL) AS logo,
       (SELECT m.logo_type FROM merchants m WHERE m.id = e.merchant_id) AS "logoType"`;
-  return rows.map(({ logo, logoType, ...row }) => ({
+  return rows.map(({ logo, logoType, headers, attachments, ...row }) => ({
     ...row,
+    headers: jsonColumn(StoredHeaders, headers, "emails.headers"),
+    attachments: jsonColumn(StoredAttachments, attachments, "emails.attachments"),
     logo: logo && logo.length > 0 && logoType ? { content: logo, contentType: logoType } : null,
   }));
 }

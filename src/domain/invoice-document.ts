@@ -1,6 +1,7 @@
 // An invoice as its PDF shows it (the same figures the hosted invoice page shows), and that PDF: one
 // document for the REST download and the buyer's "Download PDF" alike.
-import { amountDue, hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView, takesPayment } from "./invoices.js";
+import { amountDue, takesPayment } from "./invoice-lifecycle.js";
+import { hostedInvoiceUrl, invoiceLines, type InvoiceSettings, type InvoiceView } from "./invoices.js";
 import { type InvoiceDocument, renderInvoicePdf } from "./invoice-pdf.js";
 import { formatAmount } from "./money.js";
 

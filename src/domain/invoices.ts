@@ -1,9 +1,6 @@
 // Invoices (.docs/invoices.md "Invoices"): a bill of line items to a customer, paid through charges made from
 // its hosted page. The invoice never holds money either: it counts the confirmed money of its charges.
-//
-//   DRAFT ──finalize──▶ OPEN ──money reaches the total──▶ PAID
-//     │                  │  ╲──mark_uncollectible──▶ UNCOLLECTIBLE ──money reaches the total──▶ PAID
-//   delete               └──void──▶ VOID ◀──void──────────┘
+// Its statuses and what moves them are domain/invoice-lifecycle.ts; this module reads and writes invoices.
 //
 // Invariants:
 // - only a DRAFT changes its lines, customer, due date or memo, or is deleted;
@@ -37,7 +34,9 @@ import { type PostalAddress, storedAddress } from "./postal-address.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
-import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
+import { amountDue, INVOICE_STATUSES, invoiceStep, settles } from "./invoice-lifecycle.js";
+import { jsonColumn } from "./json-columns.js";
+import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
@@ -46,9 +45,8 @@ import { assertLiveWallet } from "./settlement-wallets.js";
 import { amountInput, integerField, parseInput } from "./validation.js";
 
 export type { Invoice };
-
-export const INVOICE_STATUSES = ["DRAFT", "OPEN", "PAID", "VOID", "UNCOLLECTIBLE"] as const;
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+// The doors find these here with the rest of the invoice (graphql/types/Invoice.ts, pay/invoice-page.ts).
+export { amountDue, INVOICE_STATUSES, takesPayment } from "./invoice-lifecycle.js";
 
 /** Why a subscription's invoice was made. */
 export const BILLING_REASONS = ["subscription_create", "subscription_cycle"] as const;
@@ -142,37 +140,39 @@ export const InvoiceResource = z.object({
 });
 export type InvoiceResource = z.infer<typeof InvoiceResource>;
 
-/** A line as stored: amounts in base units. */
-interface StoredLine {
-  description: string;
-  quantity: number;
-  unitAmount: string;
-  amount: string;
-}
+/** A line as stored (invoices.line_items): amounts in base units, as decimal strings. */
+const StoredLine = z.object({
+  description: z.string(),
+  quantity: z.number().int(),
+  unitAmount: z.string().regex(/^\d+$/),
+  amount: z.string().regex(/^\d+$/),
+});
+type StoredLine = z.infer<typeof StoredLine>;
 
-/** Who is billed, as the invoice shows it. */
-export interface BillingDetails {
-  name: string;
-  email: string;
-  companyName: string | null;
-  taxId: string | null;
-  address: PostalAddress | null;
-}
+/** An address frozen onto an invoice, read as any stored address is (domain/postal-address.ts). */
+const FrozenAddress = z.unknown().transform((a): PostalAddress | null => storedAddress(a));
+
+/** Who is billed, as the invoice shows it (invoices.customer_details, frozen at finalization). */
+const BillingDetails = z.object({
+  name: z.string(),
+  email: z.string(),
+  companyName: z.string().nullable(),
+  taxId: z.string().nullable(),
+  address: FrozenAddress,
+});
+export type BillingDetails = z.infer<typeof BillingDetails>;
+
+/** The seller as frozen at finalization (invoices.seller_details). */
+const FrozenSeller = z.object({ legalName: z.string().nullable(), address: FrozenAddress, taxId: z.string().nullable() });
 
 /** Where hosted invoices live: `{paymentBaseUrl}/invoices/<id>`. */
 export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl" | "chains">;
 
-const lines = (i: Pick<Invoice, "lineItems">) => i.lineItems as unknown as StoredLine[];
+const lines = (i: Pick<Invoice, "lineItems">) => jsonColumn(z.array(StoredLine), i.lineItems, "invoices.line_items");
 
 /** An invoice's lines as the API shows them: amounts as USDC decimal strings. */
 export function invoiceLines(i: Pick<Invoice, "lineItems">): InvoiceResource["lineItems"] {
   return lines(i).map((l) => ({ ...l, unitAmount: formatAmount(BigInt(l.unitAmount)), amount: formatAmount(BigInt(l.amount)) }));
-}
-
-/** What is left to pay: never below zero (a buyer may send more than asked). */
-export function amountDue(i: Pick<Invoice, "total" | "amountPaid">): bigint {
-  const due = i.total - toUnits(i.amountPaid);
-  return due > 0n ? due : 0n;
 }
 
 /** Shapes a stored invoice as the API shows it. */
@@ -194,7 +194,7 @@ export function invoiceResource(i: Invoice, settings: InvoiceSettings): InvoiceR
     amountDue: formatAmount(amountDue(i)),
     dueDate: iso(i.dueDate),
     memo: i.memo,
-    metadata: i.metadata as Metadata | null,
+    metadata: storedMetadata(i.metadata, "invoices.metadata"),
     hostedInvoiceUrl: publishedUrl(i, settings),
     createdAt: i.createdAt.toISOString(),
     finalizedAt: iso(i.finalizedAt),
@@ -241,8 +241,6 @@ async function assertCustomer(db: Prisma | P.TransactionClient, scope: Scope, cu
   if (!found) throw unknownReference("customer", customerId, "customerId");
 }
 
-const json = (v: unknown) => v as P.InputJsonValue;
-
 /** Refuses a due date that has passed: an invoice asking to be paid by yesterday is a typo, not a term. */
 function assertDueDateAhead(dueDate: Date | null | undefined, now: Date, id?: string): void {
   if (!dueDate || dueDate.getTime() >= now.getTime()) return;
@@ -268,7 +266,7 @@ export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown
         id: newId("inv"),
         ...inScope(scope),
         customerId: data.customerId,
-        lineItems: json(lines),
+        lineItems: lines,
         total,
         dueDate: data.dueDate ?? null,
         memo: data.memo ?? null,
@@ -298,33 +296,6 @@ async function lockInvoice(tx: P.TransactionClient, id: string, scope: Scope | n
   return tx.invoice.findUniqueOrThrow({ where: { id } });
 }
 
-/** What each action needs the invoice to be in (the state machine above, in one place), and its words. */
-const ACTIONS = {
-  update: { from: ["DRAFT"], done: "changed" },
-  delete: { from: ["DRAFT"], done: "deleted" },
-  finalize: { from: ["DRAFT"], done: "finalized" },
-  void: { from: ["OPEN", "UNCOLLECTIBLE"], done: "voided" },
-  mark_uncollectible: { from: ["OPEN"], done: "marked uncollectible" },
-  pay: { from: ["OPEN", "UNCOLLECTIBLE"], done: "paid" },
-} as const satisfies Record<string, { from: readonly InvoiceStatus[]; done: string }>;
-type InvoiceAction = keyof typeof ACTIONS;
-
-/** Whether the invoice takes a payment now: its status allows one and something is due. */
-export function takesPayment(i: Pick<Invoice, "status" | "total" | "amountPaid">): boolean {
-  return (ACTIONS.pay.from as readonly InvoiceStatus[]).includes(i.status) && amountDue(i) > 0n;
-}
-
-/** Throws the 409 for an action the invoice's status does not allow. */
-function assertInvoiceAllows(invoice: Pick<Invoice, "id" | "status">, action: InvoiceAction): void {
-  const { from: allowed, done: verb } = ACTIONS[action];
-  if ((allowed as readonly InvoiceStatus[]).includes(invoice.status)) return;
-  throw new AppError(
-    action === "pay" ? "invoice_not_payable" : "invoice_not_editable",
-    `Invoice ${invoice.id} is ${invoice.status}: only ${allowed.join(" or ")} invoices can be ${verb}.`,
-    "id",
-  );
-}
-
 /** Changes a DRAFT: customer, lines (all replaced), due date, memo, metadata (merged). */
 export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   const data = parseInput(updateSchema, input);
@@ -333,15 +304,15 @@ export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, in
   if (data.customerId !== undefined) await assertCustomer(prisma, scope, data.customerId);
   return prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, scope);
-    assertInvoiceAllows(invoice, "update");
+    invoiceStep(invoice, "update", now);
     const updated = await tx.invoice.update({
       where: { id },
       data: {
         ...(data.customerId !== undefined && { customerId: data.customerId }),
-        ...(priced && { lineItems: json(priced.lines), total: priced.total }),
+        ...(priced && { lineItems: priced.lines, total: priced.total }),
         ...(data.dueDate !== undefined && { dueDate: data.dueDate }),
         ...(data.memo !== undefined && { memo: data.memo }),
-        ...(data.metadata !== undefined && { metadata: jsonOrNull(mergeMetadata(invoice.metadata as Metadata | null, data.metadata)) }),
+        ...(data.metadata !== undefined && { metadata: jsonOrNull(mergeMetadata(storedMetadata(invoice.metadata, "invoices.metadata"), data.metadata)) }),
         updatedAt: now,
       },
     });
@@ -351,10 +322,10 @@ export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, in
 }
 
 /** Deletes a DRAFT for good; `invoice.deleted` carries it as it was. */
-export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings): Promise<Invoice> {
+export async function deleteInvoice(prisma: Prisma, scope: Scope, id: string, settings: InvoiceSettings, now = new Date()): Promise<Invoice> {
   return prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, scope);
-    assertInvoiceAllows(invoice, "delete");
+    invoiceStep(invoice, "delete", now);
     await tx.invoice.delete({ where: { id } });
     await recordEvents(tx, [{ scope: invoice, type: "invoice.deleted", data: { ...invoiceResource(invoice, settings), deleted: true } }]);
     return invoice;
@@ -377,7 +348,7 @@ export async function finalizeDraft(
   by: "caller" | "billing" = "caller",
 ): Promise<Invoice> {
   const invoice = await lockInvoice(tx, id, scope);
-  assertInvoiceAllows(invoice, "finalize");
+  const status = invoiceStep(invoice, "finalize", now);
   if (by === "caller") assertDueDateAhead(invoice.dueDate, now, id);
   // The wallet may have been cleared since the draft was made: an issued invoice must be payable.
   await assertLiveWallet(tx, scope);
@@ -396,10 +367,10 @@ export async function finalizeDraft(
   const finalized = await tx.invoice.update({
     where: { id },
     data: {
-      status: "OPEN",
+      status,
       number: `INV-${String(number).padStart(6, "0")}`,
-      customerDetails: json(billingDetailsOf(customer)),
-      sellerDetails: json(sellerDetailsOf(seller)),
+      customerDetails: billingDetailsOf(customer),
+      sellerDetails: sellerDetailsOf(seller),
       finalizedAt: now,
       updatedAt: now,
     },
@@ -441,8 +412,8 @@ async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, set
     SELECT count(*)::int AS count FROM charges WHERE invoice_id = ${id} AND status = 'PENDING'`) as [{ count: number }];
   if (count !== open.length) return "retry" as const;
   if (invoice.status === "VOID") return { invoice, charges: [] };
-  assertInvoiceAllows(invoice, "void");
-  const paid = toUnits(invoice.amountPaid);
+  // As a charge's cancel does (charges/lifecycle.ts cancelStatus), money on its way is refused before
+  // the machine is asked; only an OPEN or UNCOLLECTIBLE invoice has charges that can be confirming.
   if (open.some((c) => c.confirming)) {
     throw new AppError(
       "charge_payment_confirming",
@@ -450,16 +421,11 @@ async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, set
       "id",
     );
   }
-  if (paid > 0n || open.some((c) => c.amountReceived !== null && toUnits(c.amountReceived) > 0n)) {
-    throw new AppError(
-      "invoice_not_editable",
-      `Invoice ${id} cannot be voided: ${formatAmount(paid)} USDC was paid on it. Mark it uncollectible instead, or refund the buyer.`,
-      "id",
-    );
-  }
+  const openChargeHoldsMoney = open.some((c) => c.amountReceived !== null && toUnits(c.amountReceived) > 0n);
+  const status = invoiceStep({ ...invoice, openChargeHoldsMoney }, "void", now);
   const cancelled = [];
   for (const { confirming, ...charge } of open) cancelled.push(await cancelLockedCharge(tx, charge, confirming, settings, now));
-  const voided = await tx.invoice.update({ where: { id }, data: { status: "VOID", voidedAt: now, updatedAt: now } });
+  const voided = await tx.invoice.update({ where: { id }, data: { status, voidedAt: now, updatedAt: now } });
   await recordEvents(tx, [invoiceEvent(voided, "invoice.voided", settings)]);
   return { invoice: voided, charges: cancelled.map((c) => c.charge) };
 }
@@ -469,8 +435,8 @@ export async function markInvoiceUncollectible(prisma: Prisma, scope: Scope, id:
   return prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, scope);
     if (invoice.status === "UNCOLLECTIBLE") return invoice;
-    assertInvoiceAllows(invoice, "mark_uncollectible");
-    const marked = await tx.invoice.update({ where: { id }, data: { status: "UNCOLLECTIBLE", markedUncollectibleAt: now, updatedAt: now } });
+    const status = invoiceStep(invoice, "mark_uncollectible", now);
+    const marked = await tx.invoice.update({ where: { id }, data: { status, markedUncollectibleAt: now, updatedAt: now } });
     await recordEvents(tx, [invoiceEvent(marked, "invoice.marked_uncollectible", settings)]);
     return marked;
   });
@@ -567,8 +533,8 @@ export async function viewOf(prisma: Prisma | P.TransactionClient, invoice: Invo
     }),
     invoice.customerDetails === null && invoice.customerId !== null ? prisma.customer.findUnique({ where: { id: invoice.customerId } }) : null,
   ]);
-  const billTo = (invoice.customerDetails as BillingDetails | null) ?? (customer ? billingDetailsOf(customer) : null);
-  const seller = (invoice.sellerDetails as SellerDetails | null) ?? sellerDetailsOf(merchant);
+  const billTo = jsonColumn(BillingDetails.nullable(), invoice.customerDetails, "invoices.customer_details") ?? (customer ? billingDetailsOf(customer) : null);
+  const seller: SellerDetails = jsonColumn(FrozenSeller.nullable(), invoice.sellerDetails, "invoices.seller_details") ?? sellerDetailsOf(merchant);
   return { invoice, merchantName: merchant.name, seller, logo: businessLogoOf(merchant), billTo };
 }
 
@@ -594,13 +560,8 @@ export async function payInvoice(prisma: Prisma, id: string, settings: ChargeSet
   const made = await prisma.$transaction(async (tx) => {
     const invoice = await lockInvoice(tx, id, null);
     if (invoice.status === "DRAFT") throw notFound("invoice", id);
-    assertInvoiceAllows(invoice, "pay");
-    // Paid by hand as well as by a retry of its pull, a period would be paid twice.
-    if (invoice.subscriptionId !== null) {
-      throw new AppError("invoice_not_payable", `Invoice ${id} bills a subscription period: the subscription pulls it from the subscriber's wallet.`, "id");
-    }
+    invoiceStep(invoice, "pay", now);
     const due = amountDue(invoice);
-    if (due === 0n) throw new AppError("invoice_not_payable", `Invoice ${id} has nothing left to pay.`, "id");
     const [open] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE invoice_id = ${id} AND status = 'PENDING' LIMIT 1`;
     // A remainder below the smallest charge is charged at that minimum: a little over, rather than never payable.
     const amount = due < settings.amount.min ? settings.amount.min : due;
@@ -640,9 +601,9 @@ export async function lockPaidInvoice(tx: P.TransactionClient, invoiceId: string
  */
 export async function invoicePaymentEvent(tx: P.TransactionClient, invoiceId: string, settings: InvoiceSettings, now: Date): Promise<NewEvent> {
   const invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId } });
-  const settles = (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") && toUnits(invoice.amountPaid) >= invoice.total;
-  const updated = settles ? await tx.invoice.update({ where: { id: invoiceId }, data: { status: "PAID", paidAt: now, updatedAt: now } }) : invoice;
-  return invoiceEvent(updated, settles ? "invoice.paid" : "invoice.updated", settings);
+  const paid = settles(invoice, now);
+  const updated = paid ? await tx.invoice.update({ where: { id: invoiceId }, data: { status: "PAID", paidAt: now, updatedAt: now } }) : invoice;
+  return invoiceEvent(updated, paid ? "invoice.paid" : "invoice.updated", settings);
 }
 
 function invoiceEvent(invoice: Invoice, type: NewEvent["type"], settings: InvoiceSettings): NewEvent {

@@ -1,9 +1,15 @@
 // Merchant metadata: a flat object of at most 50 keys (.docs/api.md "REST conventions").
 import { z } from "zod";
+import { jsonColumn } from "./json-columns.js";
 
 /** Stored metadata as the API shows it. */
 export const MetadataShape = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 export type Metadata = z.infer<typeof MetadataShape>;
+
+/** A metadata column (`what`, e.g. "customers.metadata") read back: null or the flat object it stores. */
+export function storedMetadata(value: unknown, what: string): Metadata | null {
+  return jsonColumn(MetadataShape.nullable(), value, what);
+}
 
 const MAX_KEYS = 50;
 

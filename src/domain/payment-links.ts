@@ -19,7 +19,7 @@ import { checkRedirectUrl, insertCharge } from "./charges/create.js";
 import { createSchema as chargeSchema } from "./charges/requests.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
+import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
@@ -96,7 +96,7 @@ export function paymentLinkResource(l: PaymentLink, settings: Pick<ChargeSetting
     active: l.active,
     successUrl: l.successUrl,
     cancelUrl: l.cancelUrl,
-    metadata: l.metadata as Metadata | null,
+    metadata: storedMetadata(l.metadata, "payment_links.metadata"),
     collectEmail: l.collectEmail,
     quantityMax: l.quantityMax,
     createdAt: l.createdAt.toISOString(),
@@ -179,11 +179,11 @@ export async function updatePaymentLink(
   }
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
-    const [row] = await tx.$queryRaw<{ metadata: Metadata | null; amount: bigint }[]>`
+    const [row] = await tx.$queryRaw<{ metadata: unknown; amount: bigint }[]>`
       SELECT metadata, amount FROM payment_links WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     if (!row) throw notFound("payment link", id);
     checkQuantityMax(BigInt(row.amount), data.quantityMax, settings);
-    const metadata = data.metadata === undefined ? undefined : mergeMetadata(row.metadata, data.metadata);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(storedMetadata(row.metadata, "payment_links.metadata"), data.metadata);
     return tx.paymentLink.update({
       where: { id },
       data: {
@@ -315,7 +315,7 @@ export async function chargeFromPaymentLink(
         description: link.quantityMax === null ? base : `${base} × ${quantity}`.slice(0, 1000),
         successUrl: link.successUrl,
         cancelUrl: link.cancelUrl,
-        metadata: link.metadata as Metadata | null,
+        metadata: storedMetadata(link.metadata, "payment_links.metadata"),
       }),
       settings,
       now,

@@ -16,7 +16,7 @@ import type { Prisma as P } from "../generated/prisma/client.js";
 import type { ChargeSettings } from "./charges/settings.js";
 import { invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
+import { mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
 import { keysetPage, type Page, type PageEnd, pageParams, type Position } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
@@ -106,10 +106,10 @@ export async function updatePlan(prisma: Prisma, scope: Scope, id: string, input
   if (data.active === true) await assertLiveWallet(prisma, scope);
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
-    const [row] = await tx.$queryRaw<{ metadata: Metadata | null }[]>`
+    const [row] = await tx.$queryRaw<{ metadata: unknown }[]>`
       SELECT metadata FROM plans WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     if (!row) throw notFound("plan", id);
-    const metadata = data.metadata === undefined ? undefined : mergeMetadata(row.metadata, data.metadata);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(storedMetadata(row.metadata, "plans.metadata"), data.metadata);
     return tx.plan.update({
       where: { id },
       data: {

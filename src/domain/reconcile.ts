@@ -16,6 +16,7 @@
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import type { ChangeSettings } from "./charges/settings.js";
+import { type StoredStrayAsset, storedStrayAssets } from "./stray-assets.js";
 import { formatAmount } from "./money.js";
 import { flagChargesForReview } from "./review.js";
 
@@ -184,17 +185,17 @@ export async function recordReconciliation(
   const reasons = new Map<string, string>();
   for (const d of differences) reasons.set(d.chargeId, reasons.has(d.chargeId) ? `${reasons.get(d.chargeId)}; ${d.message}` : d.message);
   const flagged = await flagChargesForReview(prisma, reasons, settings, now);
-  const found = new Map<string, { chainId: number; token: string; amount: string }[]>();
+  const found = new Map<string, StoredStrayAsset[]>();
   for (const s of strays) found.set(s.chargeId, [...(found.get(s.chargeId) ?? []), { chainId, token: s.token, amount: s.amount.toString() }]);
   // Only charges whose list changes are written: most have none, before and after.
   const ids = [...new Set([...checked])];
   const current = await prisma.charge.findMany({ where: { id: { in: ids }, NOT: { strayAssets: { equals: [] } } }, select: { id: true, strayAssets: true } });
-  const before = new Map(current.map((c) => [c.id, (c.strayAssets as { chainId: number; token: string; amount: string }[]) ?? []]));
+  const before = new Map(current.map((c) => [c.id, storedStrayAssets(c.strayAssets)]));
   for (const id of new Set([...before.keys(), ...found.keys()])) {
     const others = (before.get(id) ?? []).filter((a) => a.chainId !== chainId);
     const next = [...others, ...(found.get(id) ?? [])];
     if (JSON.stringify(next) === JSON.stringify(before.get(id) ?? [])) continue;
-    await prisma.charge.update({ where: { id }, data: { strayAssets: next as unknown as P.InputJsonValue } });
+    await prisma.charge.update({ where: { id }, data: { strayAssets: next } });
   }
   await prisma.clone.updateMany({ where: { chainId, chargeId: { in: ids } }, data: { balanceCheckedAt: now } });
   return flagged.map((c) => c.id);

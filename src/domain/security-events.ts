@@ -55,7 +55,7 @@ export async function recordSecurityEvent(
   merchantId: string,
   type: SecurityEventType,
   actor: Actor,
-  detail: Record<string, unknown> | null = null,
+  detail: P.InputJsonObject | null = null,
   now = new Date(),
 ): Promise<void> {
   const email = actor.email ?? (actor.userId ? ((await db.user.findUnique({ where: { id: actor.userId }, select: { email: true } }))?.email ?? null) : null);
@@ -68,7 +68,7 @@ export async function recordSecurityEvent(
       email,
       ip: actor.ip,
       userAgent: agentOf(actor.userAgent),
-      detail: (detail ?? undefined) as P.InputJsonValue | undefined,
+      detail: detail ?? undefined,
       createdAt: now,
     },
   });

@@ -3,17 +3,19 @@
 // fee. They are derived from the ledger's payout and fee rows that stand (domain/ledger.ts), and a
 // charge keeps them, oldest first, in its `settlements` column, in the form stored here.
 import { z } from "zod";
+import { jsonColumn } from "./json-columns.js";
 import { formatAmount } from "./money.js";
 
 /** A confirmed settlement as a charge stores it (amounts as base-unit strings). */
-export interface StoredSettlement {
-  txHash: string;
-  chainId: number;
-  blockNumber: number;
-  netAmount: string;
-  feeAmount: string;
-  confirmedAt: string;
-}
+const StoredSettlement = z.object({
+  txHash: z.string(),
+  chainId: z.number().int(),
+  blockNumber: z.number().int(),
+  netAmount: z.string().regex(/^\d+$/),
+  feeAmount: z.string().regex(/^\d+$/),
+  confirmedAt: z.string(),
+});
+export type StoredSettlement = z.infer<typeof StoredSettlement>;
 
 /** A settlement as the API shows it. */
 export const SettlementResource = z.object({
@@ -29,7 +31,7 @@ export type SettlementResource = z.infer<typeof SettlementResource>;
 
 /** The confirmed settlements stored on a charge. */
 export function storedSettlements(charge: { settlements: unknown }): StoredSettlement[] {
-  return Array.isArray(charge.settlements) ? (charge.settlements as StoredSettlement[]) : [];
+  return jsonColumn(z.array(StoredSettlement), charge.settlements, "charges.settlements");
 }
 
 /** Shapes a stored settlement. */

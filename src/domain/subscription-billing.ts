@@ -24,6 +24,7 @@ import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { finalizeDraft, invoiceResource } from "./invoices.js";
 import { enqueueSubscriptionEmail } from "./subscription-emails.js";
+import { storedPermission } from "./subscription-permission.js";
 import { endSubscription, lockSubscription } from "./subscription-endings.js";
 import type { Scope } from "./scope.js";
 import { recordSubscriptionEvent } from "./subscriptions.js";
@@ -95,7 +96,7 @@ export async function openPeriodInvoice(tx: P.TransactionClient, sub: Subscripti
         id: newId("inv"),
         ...scope,
         customerId: sub.customerId,
-        lineItems: [{ description: `${plan.name} ${day(period.start)} – ${day(period.end)}`, quantity: 1, unitAmount: amount, amount }] as P.InputJsonValue,
+        lineItems: [{ description: `${plan.name} ${day(period.start)} – ${day(period.end)}`, quantity: 1, unitAmount: amount, amount }],
         total: sub.amount,
         dueDate: period.start,
         subscriptionId: sub.id,
@@ -162,7 +163,7 @@ export async function pullSucceeded(prisma: Prisma, pullId: string, txHash: stri
     if (moved.count === 0) return null;
     // A pull that lands after the subscription ended still paid its invoice (the ledger shows it); nothing else moves.
     if (sub.status === "CANCELED" || sub.status === "INCOMPLETE_EXPIRED") return sub;
-    const start = BigInt((sub.permission as { start: string }).start);
+    const { start } = storedPermission(sub.permission);
     let data: P.SubscriptionUpdateInput;
     if (pull.checkout && pull.amount === 0n) {
       // The trial is the period before the permission's first window: authorization to trialEnd (= start).

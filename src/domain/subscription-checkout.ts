@@ -17,7 +17,6 @@ import { z } from "zod";
 import type { EnabledChain, ChainSet } from "../chain/chains.js";
 import { type CheckoutReads, PERMIT_TYPES } from "../chain/permits.js";
 import {
-  loadPermission,
   type Permission,
   PERMISSION_TYPES,
   permissionHash,
@@ -35,6 +34,7 @@ import { formatAmount } from "./money.js";
 import { settlementWalletMissing } from "./settlement-wallets.js";
 import { cancelSubscription, lockSubscription } from "./subscription-endings.js";
 import type { PlanInterval, SubscriptionSettings } from "./subscriptions.js";
+import { storedPermission } from "./subscription-permission.js";
 import { evmAddress, parseInput } from "./validation.js";
 
 /** How far behind the chain's clock a posted permission's start may be: time to sign both messages. */
@@ -383,7 +383,7 @@ export async function manageView(prisma: Prisma, chains: ChainSet, id: string, t
     take: 100,
   });
   const stored = view.subscription.permission;
-  return { ...view, invoices, permission: stored ? loadPermission(stored as never) : null };
+  return { ...view, invoices, permission: stored ? storedPermission(stored) : null };
 }
 
 /** The manage page's cancel form: its token, and whether to cancel now or at the period's end. */

@@ -12,7 +12,7 @@ import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
-import { type Metadata, mergeMetadata, metadataInput } from "./metadata.js";
+import { mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
 import type { Scope } from "./scope.js";
 import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { recordSubscriptionEvent, type SubscriptionSettings } from "./subscriptions.js";
@@ -97,7 +97,7 @@ export async function updateSubscription(
   return prisma.$transaction(async (tx) => {
     let sub = await lockSubscription(tx, id, scope);
     if (data.cancelAtPeriodEnd !== undefined) assertNotEnded(sub);
-    const metadata = data.metadata === undefined ? undefined : mergeMetadata(sub.metadata as Metadata | null, data.metadata);
+    const metadata = data.metadata === undefined ? undefined : mergeMetadata(storedMetadata(sub.metadata, "subscriptions.metadata"), data.metadata);
     const unschedule = data.cancelAtPeriodEnd === false && sub.cancelAtPeriodEnd;
     // Ending it (or scheduling its end) below sends its own event, with the metadata already in it.
     const ends = data.cancelAtPeriodEnd === true && !(sub.cancelAtPeriodEnd && sub.currentPeriodEnd);

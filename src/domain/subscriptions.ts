@@ -21,7 +21,7 @@ import type { ExpiryChain } from "./charges/settings.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
 import { type EventType, type RecordedEvent, recordEvent } from "./events.js";
 import { newId, randomBase62 } from "./ids.js";
-import { type Metadata, MetadataShape, mergeMetadata, metadataInput } from "./metadata.js";
+import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
 import { formatAmount } from "./money.js";
 import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
@@ -87,7 +87,7 @@ export function planResource(p: Plan): PlanResource {
     intervalCount: p.intervalCount,
     trialDays: p.trialDays,
     active: p.active,
-    metadata: p.metadata as Metadata | null,
+    metadata: storedMetadata(p.metadata, "plans.metadata"),
     createdAt: p.createdAt.toISOString(),
   };
 }
@@ -152,7 +152,7 @@ export function subscriptionResource(s: Subscription, settings: SubscriptionSett
     latestInvoiceId: s.latestInvoiceId,
     checkoutUrl: checkoutUrl(s, settings),
     manageUrl: manageUrl(s, settings),
-    metadata: s.metadata as Metadata | null,
+    metadata: storedMetadata(s.metadata, "subscriptions.metadata"),
     createdAt: s.createdAt.toISOString(),
   };
 }

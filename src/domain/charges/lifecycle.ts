@@ -18,6 +18,7 @@
 // expires as any PENDING charge, by the same clocks).
 import { AppError } from "../errors.js";
 import { toUnits, type Units } from "../money.js";
+import { type Rules, step } from "../state-machine.js";
 
 export const CHARGE_STATUSES = ["PENDING", "RECEIVED", "COMPLETED", "EXPIRED", "CANCELLED"] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
@@ -40,13 +41,6 @@ export interface ChargeFacts {
   payoutMinAmount?: bigint;
 }
 
-interface Rule {
-  from: ChargeStatus;
-  to: ChargeStatus;
-  /** Why the step may not happen to a charge in `from`, or null when it may. */
-  guard(charge: ChargeFacts, now: Date): string | null;
-}
-
 const received = (c: ChargeFacts) => (c.amountReceived === null ? 0n : toUnits(c.amountReceived));
 
 /**
@@ -57,26 +51,25 @@ export function acceptedAmount(charge: Pick<ChargeFacts, "amount" | "underpaymen
   return charge.amount - (charge.amount * BigInt(charge.underpaymentToleranceBps)) / 10_000n;
 }
 
-const RULES: Record<ChargeTrigger, Rule> = {
+const RULES: Rules<ChargeTrigger, ChargeStatus, ChargeFacts> = {
   // Confirmed partial money does not stop a cancel: it is paid out to the merchant like an underpaid
   // expiry's. A payment still waiting for confirmations does (see cancelStatus).
   cancel: {
-    from: "PENDING",
+    from: ["PENDING"],
     to: "CANCELLED",
-    guard: () => null,
   },
   expire: {
-    from: "PENDING",
+    from: ["PENDING"],
     to: "EXPIRED",
     guard: (c, now) => (c.expiresAt.getTime() > now.getTime() ? "it has not reached its expiry time" : null),
   },
   receive: {
-    from: "PENDING",
+    from: ["PENDING"],
     to: "RECEIVED",
     guard: (c) => (received(c) < acceptedAmount(c) ? "less than the amount (less its underpayment tolerance) has been received" : null),
   },
   complete: {
-    from: "RECEIVED",
+    from: ["RECEIVED"],
     to: "COMPLETED",
     guard: (c) =>
       received(c) - toUnits(c.settledAmount) >= (c.payoutMinAmount && c.payoutMinAmount > 1n ? c.payoutMinAmount : 1n)
@@ -85,7 +78,7 @@ const RULES: Record<ChargeTrigger, Rule> = {
   },
   // Only a reorg's reversal asks: the money that made it RECEIVED is gone, and none was paid out.
   reopen: {
-    from: "RECEIVED",
+    from: ["RECEIVED"],
     to: "PENDING",
     guard: (c) =>
       toUnits(c.settledAmount) > 0n
@@ -110,11 +103,10 @@ export class ChargeTransitionError extends Error {
 
 /** The status `trigger` moves `charge` to, or throws ChargeTransitionError saying why it cannot. */
 export function nextStatus(charge: ChargeFacts, trigger: ChargeTrigger, now: Date): ChargeStatus {
-  const rule = RULES[trigger];
-  if (charge.status !== rule.from) throw new ChargeTransitionError(trigger, charge.status, `it is ${charge.status}`);
-  const refusal = rule.guard(charge, now);
-  if (refusal) throw new ChargeTransitionError(trigger, charge.status, refusal);
-  return rule.to;
+  const next = step(RULES, trigger, charge, now);
+  if (next.ok) return next.to;
+  const { refusal } = next;
+  throw new ChargeTransitionError(trigger, charge.status, refusal.kind === "status" ? `it is ${charge.status}` : refusal.reason);
 }
 
 /**

@@ -4,9 +4,10 @@
 import { z } from "zod";
 import { explorerAddressUrl } from "../../chain/registry.js";
 import type { Charge } from "../../generated/prisma/client.js";
-import { type Metadata, MetadataShape } from "../metadata.js";
+import { MetadataShape, storedMetadata } from "../metadata.js";
 import { formatAmount, formatAmountOrNull, type Units } from "../money.js";
 import { PaymentResource } from "../payment-schema.js";
+import { storedStrayAssets } from "../stray-assets.js";
 import { SettlementResource, settlementResource, storedSettlements } from "../settlements.js";
 import { amountOverpaid } from "./display.js";
 import { CHARGE_STATUSES } from "./lifecycle.js";
@@ -108,14 +109,14 @@ export function chargeResource(c: ChargeView, settings: Pick<ChargeSettings, "pa
     deployedAt: c.deployedAt?.toISOString() ?? null,
     customerId: c.customerId,
     description: c.description,
-    metadata: c.metadata as Metadata | null,
+    metadata: storedMetadata(c.metadata, "charges.metadata"),
     successUrl: c.successUrl,
     cancelUrl: c.cancelUrl,
     settlements: storedSettlements(c).map(settlementResource),
     payoutBlockedReason: c.payoutBlockedReason,
     needsReview: c.reviewReason !== null,
     reviewReason: c.reviewReason,
-    strayAssets: Array.isArray(c.strayAssets) ? (c.strayAssets as ChargeResource["strayAssets"]) : [],
+    strayAssets: storedStrayAssets(c.strayAssets),
     invoiceId: c.invoiceId,
     paymentLinkId: c.paymentLinkId,
     customerEmail: c.customerEmail ?? null,
