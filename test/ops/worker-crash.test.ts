@@ -161,6 +161,7 @@ describe.runIf(process.env.DATABASE_URL)("two workers on one PostgreSQL database
     const workers = [start("dist/worker.js"), start("dist/worker.js")];
     const active = await Promise.race(workers.map((w) => w.waitFor(/chain runner active/, 30_000).then(() => w)));
     const standby = workers.find((w) => w !== active)!;
+    // Kept: a standby's failed try at the lock leaves no trace outside it; a second of its polls (every 100 ms here) must not take it.
     await new Promise((r) => setTimeout(r, 1000));
     expect(standby.output()).not.toMatch(/chain runner active/);
     const killedAt = Date.now();
