@@ -145,6 +145,7 @@ describe("the service killed with SIGKILL mid-settlement", () => {
       const completed = await db.prisma.event.findMany({ where: { type: "charge.completed" } });
       expect(completed.map((e) => (e.data as { id: string }).id).sort()).toEqual(charges.map((c) => c.id).sort());
       const flushes = await db.prisma.relayerTransaction.findMany({ where: { kind: "FLUSH" } });
+      expect(flushes.length).toBeGreaterThan(0);
       expect(flushes.every((f) => f.status === "CONFIRMED")).toBe(true);
       // Nothing else was sent: the relayer's transactions since are exactly these flushes.
       expect(await nonce("latest")).toBe(startNonce + flushes.length);
