@@ -211,7 +211,7 @@ describe("random histories", () => {
       };
 
       /**
-       * A deep reorg while the node refuses receipts (~2 s from the rollback): the re-check fails, and
+       * A deep reorg while the node refuses receipts (several requests of them): the re-check fails, and
        * is done once they come back.
        */
       const reorgWithoutReceipts = async () => {
