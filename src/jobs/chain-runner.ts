@@ -68,8 +68,17 @@ export interface ChainRunnerOptions {
   now?: () => Date;
 }
 
+/** A running chain runner, and how far its work has got. */
+export interface ChainRunner extends Periodic {
+  /**
+   * Ticks this runner completed with the chain in hand (every job of the tick run), and the block the
+   * last one's indexing reached: what "it has looked at block B and acted on it" is read from.
+   */
+  readonly progress: { passes: number; tip: bigint | null };
+}
+
 /** Starts the chain's background work every `intervalMs`. */
-export function startChainRunner(db: Database, chain: EnabledChain, logger: Logger, options: ChainRunnerOptions): Periodic {
+export function startChainRunner(db: Database, chain: EnabledChain, logger: Logger, options: ChainRunnerOptions): ChainRunner {
   const { now = () => new Date(), settings, balanceCheckMs = 60_000, reconcileMs = 600_000 } = options;
   const log = logger.child({ chainId: chain.chainId });
   const relayer = new Relayer(chain, {
@@ -96,6 +105,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
   const stuck = new Set<string>();
   const { feed } = settings;
   const progress = feed ? new PaymentProgress(db.prisma, chain.chainId) : null;
+  const done: ChainRunner["progress"] = { passes: 0, tip: null };
   const periodic = every(
     options.intervalMs,
     async () => {
@@ -166,10 +176,13 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
           log.warn({ err: (err as Error).message }, "relayer balance check failed"),
         );
       }
+      done.tip = step.tip;
+      done.passes++;
     },
     (err) => log.warn({ err: (err as Error).message }, "chain runner tick failed; retrying next tick"),
   );
   return {
+    progress: done,
     async stop() {
       await periodic.stop();
       await lock?.release();

@@ -164,6 +164,11 @@ export class PubSub {
     return this.open.size;
   }
 
+  /** Resolves once every subscription open now is sure to get what is published from then on (with Redis: its channel confirmed). */
+  async confirmed(): Promise<void> {
+    await Promise.all([...this.open].map((q) => q.ready));
+  }
+
   /** Sends `message` to every subscriber of `ch` (in every process, with Redis). */
   publish<T>(ch: Channel<T>, message: T): void {
     this.target.dispatchEvent(new CustomEvent(ch.name, { detail: message }));

@@ -25,6 +25,7 @@ import { launchChromium, seriousViolations } from "../helpers/browser.js";
 import { auditPage, go, openPage, PASSWORD, signedIn, submitSignIn } from "./dashboard-helpers.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 import { type Receiver, startReceiver } from "../helpers/receiver.js";
+import { until } from "../helpers/wait.js";
 
 const OUTPUT = new URL("../.output/", import.meta.url);
 // Emails of this run only: on Redis the sign-in counters outlive a run, and CI runs follow each other.
@@ -62,6 +63,25 @@ afterAll(async () => {
   await app?.stop();
   await chain?.stop();
 });
+
+/** GraphQL subscriptions the service started so far (its /metrics counter), whatever their outcome. */
+async function subscriptionStarts(): Promise<number> {
+  const text = await (await fetch(`${app.url}/metrics`)).text();
+  return [...text.matchAll(/^stablegate_graphql_operations_total\{[^}]*type="subscription"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+/**
+ * Waits until a page's live subscription that started after `since` starts is the only one the service
+ * holds open (the page it replaced closed its own), and is confirmed: a change made now reaches it.
+ */
+async function pageSubscribed(since: number): Promise<number> {
+  const starts = await until("the page's live subscription", async () => {
+    const n = await subscriptionStarts();
+    return n > since && app.pubsub.subscriptions === 1 && n;
+  });
+  await app.pubsub.confirmed();
+  return starts;
+}
 
 async function newPage(width = 1280, bypassCSP = false): Promise<Page> {
   const page = await openPage(browser, { width, bypassCSP });
@@ -144,12 +164,14 @@ describe("the dashboard in a browser", () => {
 
   it("shows a new charge and its way to COMPLETED without reload, finds it by transaction hash, refunds part of it through the claim page, edits a customer", async () => {
     const page = await newPage();
+    const before = await subscriptionStarts();
     await signIn(page);
     await signedIn(page);
+    const home = await pageSubscribed(before);
     await go(page, "Charges");
     await page.getByRole("searchbox").waitFor();
-    // Created through the API while the page is open: it appears, then completes, live.
-    await new Promise((r) => setTimeout(r, 500));
+    // Created through the API once the page's live subscription is in place: it appears, then completes, live.
+    await pageSubscribed(home);
     const customer = (await app.call("POST", "/v1/customers", { body: { email: "buyer@example.com", name: "Buyer One" } })).body;
     const charge = (await app.call("POST", "/v1/charges", { body: { orderId: "dash-live-1", amount: "12.5", customerId: customer.id } })).body;
     const row = page.locator(`tr[data-charge="${charge.id}"]`);

@@ -46,15 +46,15 @@ async function openPage(chargeId: string): Promise<{ page: Page; errors: number[
 
 /**
  * An anonymous flood in full swing: its requests hold the anonymous place and fill the queue behind it,
- * while more keep coming from the test (bounded: they stop by themselves after `ms`). Returns the
- * flood's answers once it has stopped and its places are given back.
+ * while more keep coming from the test (bounded: they stop by themselves after `ms`). `statuses`: the
+ * flood's answers so far; `done`: all of them, once it has stopped and its places are given back.
  */
-function flood(chargeId: string, ms: number): { done: Promise<number[]> } {
+function flood(chargeId: string, ms: number): { statuses: number[]; done: Promise<number[]> } {
+  const statuses: number[] = [];
   const done = (async () => {
     const held = await app.anonymous.enter();
     const waiting = Array.from({ length: 200 }, () => app.anonymous.enter());
     const until = Date.now() + ms;
-    const statuses: number[] = [];
     const worker = async () => {
       while (Date.now() < until) statuses.push((await fetch(`${app.url}/v1/public/charges/${chargeId}`)).status);
     };
@@ -63,15 +63,15 @@ function flood(chargeId: string, ms: number): { done: Promise<number[]> } {
     for (const w of waiting) (await w)();
     return statuses;
   })();
-  return { done };
+  return { statuses, done };
 }
 
 describe("hosted page when the service is busy", () => {
   it("under an anonymous flood being shed, the buyer's pick goes through and the page follows the charge", async () => {
     const chargeId = await newCharge();
     const { page, errors } = await openPage(chargeId);
-    const { done } = flood(chargeId, 6_000);
-    await new Promise((r) => setTimeout(r, 300)); // the flood is on
+    const { statuses, done } = flood(chargeId, 6_000);
+    await expect.poll(() => statuses.includes(429), { timeout: 5_000 }).toBe(true); // the flood is on: being shed
     await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForSelector("#address", { timeout: 5_000 });
     expect(await page.locator("#address").textContent()).toBe((await app.call("GET", `/v1/charges/${chargeId}`)).body.cloneAddress);

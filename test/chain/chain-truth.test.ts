@@ -8,9 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payoutWords } from "../../src/chain/clones.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { createMerchant } from "../../src/domain/merchants.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { blockProducer, payoutLookedAgain, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const CONFIRMATIONS = 2;
@@ -20,7 +19,7 @@ const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
 let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
-let runner: Periodic | null = null;
+let runner: ChainRunner | null = null;
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -81,7 +80,6 @@ const strangerPayout = (charge: { id: string; wallet: string }, runner: Wallet, 
     overrides,
   );
 const usdcAddress = () => chain.usdc.getAddress();
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("settlements by anyone", () => {
   it("a stranger's flush right after the payment completes the charge exactly as ours would, and the relayer sends nothing", async () => {
@@ -255,7 +253,7 @@ describe("dust below PAYOUT_MIN_AMOUNT (0.01)", () => {
     const nonce = await relayerNonce();
     startProducer();
     await until("the dust confirmed", id, (c) => c.amountReceived === "0.000001" && c.status === "CANCELLED");
-    await settle(1_000);
+    await runnerPassed(runner!, chain.provider);
     expect(await relayerNonce()).toBe(nonce);
     expect(await chain.provider.getCode(clone)).toBe("0x");
     expect(await chain.balance(clone)).toBe(1n);
@@ -268,7 +266,7 @@ describe("dust below PAYOUT_MIN_AMOUNT (0.01)", () => {
     const nonce = await relayerNonce();
     await chain.pay(chain.wallet(3), clone, usdc("0.005"));
     await waitFor("the late dust counted", async () => (await eventsOf(id)).some((e) => e.type === "charge.late_payment"));
-    await settle(1_000);
+    await runnerPassed(runner!, chain.provider);
     expect(await relayerNonce()).toBe(nonce);
     expect(await chain.balance(clone)).toBe(usdc("0.005"));
     await chain.pay(chain.wallet(3), clone, usdc("0.005"));
@@ -295,7 +293,7 @@ describe("a chain's payout minimum (the registry's, or CHAIN_<id>_PAYOUT_MIN_AMO
       const nonce = await relayerNonce();
       await chain.pay(chain.wallet(3), clone, usdc("0.60"));
       await waitFor("the late money counted", async () => (await eventsOf(id)).some((e) => e.type === "charge.late_payment"));
-      await settle(1_000);
+      await runnerPassed(runner!, chain.provider);
       expect(await relayerNonce()).toBe(nonce);
       expect(await chain.balance(clone)).toBe(usdc("0.60"));
       await chain.pay(chain.wallet(3), clone, usdc("0.40"));
@@ -366,7 +364,8 @@ describe("Circle's USDC", () => {
       const blocked = await until("the payout blocked", id, (c) => c.payoutBlockedReason === "wallet_blacklisted", key);
       expect(blocked.status).toBe("RECEIVED");
       // Many rechecks later (every 300 ms here): still one event, no transaction, the money in place.
-      await settle(2_000);
+      await payoutLookedAgain(app.db.prisma, id, 4);
+      await runnerPassed(runner!, chain.provider);
       expect(await relayerNonce()).toBe(nonce);
       expect(await chain.balance(clone)).toBe(usdc("25"));
       expect((await eventsOf(id)).filter((e) => e.type === "charge.payout_blocked")).toHaveLength(1);
@@ -405,7 +404,7 @@ describe("Circle's USDC", () => {
     await (await chain.usdc.getFunction("blacklist")(payer.address)).wait();
     try {
       await expect((chain.usdc.connect(payer) as Contract).getFunction("transfer")(clone, usdc("3"))).rejects.toThrow(/blacklisted/);
-      await settle(500);
+      await runnerPassed(runner!, chain.provider);
       expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: null });
       expect(await app.db.prisma.chainTransfer.count({ where: { chargeId: id } })).toBe(0);
     } finally {
@@ -428,7 +427,8 @@ describe("Circle's USDC", () => {
     startProducer();
     try {
       await until("the payout waiting", id, (c) => c.payoutBlockedReason === "token_paused");
-      await settle(1_000);
+      await payoutLookedAgain(app.db.prisma, id, 2);
+      await runnerPassed(runner!, chain.provider);
       expect(await relayerNonce()).toBe(nonce);
       expect(await chain.balance(clone)).toBe(usdc("4"));
     } finally {

@@ -13,11 +13,10 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
 import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { formatAmount, parseAmount } from "../../src/domain/money.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import { reconcileChain, runReconciliation } from "../../src/jobs/reconcile.js";
 import { ProcessMetrics } from "../../src/lib/process-metrics.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { ANVIL_KEYS, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { recordingLogger } from "../helpers/logs.js";
 
@@ -30,7 +29,7 @@ let b: TestChain;
 let chainA: EnabledChain;
 let chainB: EnabledChain;
 let app: TestApp;
-const runners = new Map<number, Periodic>();
+const runners = new Map<number, ChainRunner>();
 const metrics = new ProcessMetrics();
 const logs = recordingLogger();
 
@@ -62,6 +61,12 @@ function startRunner(chain: EnabledChain, options: { reconcileMs?: number } = {}
     chain.chainId,
     startChainRunner(app.db, chain, logger, { intervalMs: 50, settings: { ...SETTINGS, feed: app.live }, bumpAfterMs: 60_000, metrics, ...options }),
   );
+}
+/** Waits until chain A's reconciliation has run `n` more times (its summary line), so whatever it would do has been done. */
+async function reconciled(n = 2) {
+  const count = () => logs.lines().filter((l) => l.msg === "reconciled the ledger with the chain").length;
+  const from = count();
+  await waitFor(`${n} more reconciliations of chain A`, async () => count() >= from + n);
 }
 async function stopRunner(chain: EnabledChain) {
   await runners.get(chain.chainId)?.stop();
@@ -334,7 +339,7 @@ describe("reconciliation", () => {
     );
     expect(logs.lines().some((l) => l.level === 50 && l.chargeId === id && /reconciliation difference/.test(String(l.msg)))).toBe(true);
     // The next runs find the same difference: no second event.
-    await new Promise((r) => setTimeout(r, 600));
+    await reconciled();
     expect((await eventTypes(id)).filter((t) => t === "charge.needs_review")).toHaveLength(1);
 
     const reviewed = await app.call("POST", `/v1/charges/${id}/mark_reviewed`);
@@ -342,7 +347,7 @@ describe("reconciliation", () => {
     expect(reviewed.body).toMatchObject({ needsReview: false, reviewReason: null });
     expect(await eventTypes(id)).toContain("charge.reviewed");
     // Reviewed, the same finding flags it no more; the clone is then put right.
-    await new Promise((r) => setTimeout(r, 600));
+    await reconciled();
     expect((await getCharge(id)).needsReview).toBe(false);
     await setBalance(address, 0n);
     await waitFor("the metric back to 0", async () =>
@@ -365,7 +370,7 @@ describe("reconciliation", () => {
       expect(JSON.parse(clean.stdout)).toEqual({ differences: [] });
       await setBalance(address, usdc("0.5"));
       await a.mine(CONFIRMATIONS + 1);
-      await new Promise((r) => setTimeout(r, 300));
+      await runnerPassed(runners.get(chainA.chainId)!, a.provider);
       const dirty = await cli("reconcile", "--json");
       expect(dirty.code).toBe(1);
       const { differences } = JSON.parse(dirty.stdout);

@@ -8,9 +8,8 @@ import { concat, type Contract, getAddress, id, type JsonRpcProvider, Transactio
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 
 const CONFIRMATIONS = 2;
@@ -21,7 +20,7 @@ const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
 let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
-let runner: Periodic | null = null;
+let runner: ChainRunner | null = null;
 let stranger: Wallet;
 
 beforeAll(async () => {
@@ -91,7 +90,7 @@ async function mineUntil(done: () => Promise<boolean>, onPending: (raw: string, 
       await onPending(tx.rawTx, hash);
     }
     await chain.mine();
-    await new Promise((r) => setTimeout(r, 150));
+    await runnerPassed(runner!, chain.provider);
   }
 }
 

@@ -5,9 +5,8 @@ import { Contract, hexlify, parseUnits, randomBytes, Wallet } from "ethers";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const CONFIRMATIONS = 2;
@@ -28,7 +27,7 @@ const EIP3009_TYPES = {
 let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
-let runner: Periodic;
+let runner: ChainRunner;
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -140,14 +139,14 @@ describe("refunds", () => {
     await payBack(OTHER, "2.99");
     await payBack(BUYER, "3");
     await chain.mine(CONFIRMATIONS + 3);
-    await new Promise((r) => setTimeout(r, 500));
+    await runnerPassed(runner, chain.provider);
     for (const r of [first, second, rest]) expect((await getRefund(r.id)).status).toBe("AWAITING_PAYMENT");
 
     // One transfer of 3.00 to OTHER completes one refund, the oldest; the next one completes the other.
     const one = await payBack(OTHER, "3");
     await waitFor("one refund's completion", async () => (await getRefund(first.id)).status === "COMPLETED");
     await chain.mine(CONFIRMATIONS + 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await runnerPassed(runner, chain.provider);
     expect((await getRefund(second.id)).status).toBe("AWAITING_PAYMENT");
     const two = await payBack(OTHER, "3");
     await waitFor("the other refund's completion", async () => (await getRefund(second.id)).status === "COMPLETED");
@@ -160,7 +159,7 @@ describe("refunds", () => {
     // Cancelled, its 4.00 is refundable again; a transfer for it now completes nothing.
     await payBack(BUYER, "4");
     await chain.mine(CONFIRMATIONS + 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await runnerPassed(runner, chain.provider);
     expect((await getRefund(rest.id)).status).toBe("CANCELLED");
     expect((await refund(chargeId, { address: BUYER })).body.amount).toBe("4.00");
     const listed = await app.call("GET", `/v1/refunds?chargeId=${chargeId}&status=COMPLETED`);
@@ -369,7 +368,7 @@ describe("refunds", () => {
     await chain.mine(CONFIRMATIONS + 2);
     await waitFor("the reorg to be noticed", async () => (await app.db.prisma.refund.findUnique({ where: { id: made.id } }))?.txHash === null);
     await chain.mine(CONFIRMATIONS + 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await runnerPassed(runner, chain.provider);
     expect((await getRefund(made.id)).status).toBe("AWAITING_PAYMENT");
     startProducer();
     const replacement = await payBack(BUYER, "6");

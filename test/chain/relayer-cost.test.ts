@@ -16,9 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationReaders } from "../../src/chain/authorizations.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { submitChargeAuthorization } from "../../src/domain/charge-authorizations.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 /** The API's RELAYER_GAS_BUDGET_PER_MERCHANT: a few payments without gas. The worker keeps the default (2M), so an expensive sweep fits. */
@@ -67,7 +66,7 @@ function compileTestToken(): { abi: unknown[]; bytecode: string } {
 let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
-let runner: Periodic;
+let runner: ChainRunner;
 let domain: { name: string; version: string; chainId: number; verifyingContract: string };
 let artifact: { abi: unknown[]; bytecode: string };
 const producer = blockProducer(() => chain.mine());
@@ -172,7 +171,7 @@ describe("sweeps the relayer pays for", () => {
       expect(again.errors![0].extensions).toMatchObject({ code: "sweep_unchanged", statusCode: 409, param: "token" });
       expect(again.errors![0].message).toMatch(new RegExp(`last sweep of ${tokenAddress} here \\(${failed.id}\\) moved nothing.*same 1000000 base units`));
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await runnerPassed(runner, chain.provider);
     expect(await relayerTxs("SWEEP")).toBe(sent);
     expect(await app.db.prisma.sweep.count({ where: { chargeId: c.id } })).toBe(1);
 

@@ -12,12 +12,11 @@ import { payoutWords } from "../../src/chain/clones.js";
 import { ChainRpc } from "../../src/chain/rpc.js";
 import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { confirmChainMoney } from "../../src/domain/payments.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import { ChainIndexer } from "../../src/jobs/indexer.js";
 import { RECHECK_PENDING_MS } from "../../src/jobs/reorgs.js";
 import { reconcileChain } from "../../src/jobs/reconcile.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { recordingLogger } from "../helpers/logs.js";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.mjs";
@@ -25,13 +24,12 @@ import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.mjs";
 const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 const quiet = pino({ level: process.env.TEST_LOG ?? "silent" });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let chain: TestChain;
 let proxy: RpcProxy;
 let devnet: EnabledChain;
 let app: TestApp;
-let runner: Periodic | null = null;
+let runner: ChainRunner | null = null;
 const logs = recordingLogger();
 const settings = () => ({ ...SETTINGS, feed: app.live });
 
@@ -168,7 +166,13 @@ describe("a deep reorg's re-check, interrupted", () => {
         .slice(taken.mark)
         .some((l) => String(l.msg).startsWith("chain reorganised")),
     );
-    await sleep(2_000);
+    // Refused through several passes: each one says so and waits.
+    const refusedPasses = () =>
+      logs
+        .lines()
+        .slice(taken.mark)
+        .filter((l) => l.level === 50 && String(l.msg).startsWith("could not re-check the transfers a reorg left above its fork")).length;
+    await waitFor("three passes refused the receipts", async () => refusedPasses() >= 3);
     expect(proxy.calls().eth_getTransactionReceipt).toBeGreaterThan(0);
     proxy.setFaults({});
     producing = true;

@@ -356,8 +356,9 @@ describe("the chain runner with a faulty endpoint among good ones", () => {
       good.setFaults({ down: true });
       lagging.reset();
       await chain.mine(2);
-      await waitFor("the lagging endpoint seen behind", async () => lines().some((l) => l.msg === "RPC endpoint is behind the indexer; waiting"));
-      await new Promise((r) => setTimeout(r, 500));
+      // Several passes wait it out (each says so) without taking it for a reorg.
+      const behind = () => lines().filter((l) => l.msg === "RPC endpoint is behind the indexer; waiting").length;
+      await waitFor("three passes behind the lagging endpoint", async () => behind() >= 3);
       expect(await app.db.prisma.chainTransfer.findFirst({ where: { chargeId } })).toMatchObject({ status: "SEEN" });
       expect(await statusOf(chargeId)).toBe("PENDING");
 

@@ -168,7 +168,6 @@ describe("the relayer's nonces", () => {
       await chain.mine();
       await track(relayer, bumpAfterMs);
       if ((await app.db.prisma.relayerTransaction.count({ where: { chainId: 31337, status: { in: ["SENT", "MINED"] } } })) === 0) return;
-      await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error("relayer transactions never finished");
   }

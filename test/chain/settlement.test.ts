@@ -6,9 +6,8 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { expireDueCharges } from "../../src/domain/charges/expire.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 import { subscribe, wsClient } from "../helpers/live.js";
 
@@ -18,7 +17,7 @@ const usdc = (s: string) => parseUnits(s, 6);
 let chain: TestChain;
 let app: TestApp;
 let devnet: EnabledChain;
-let runner: Periodic | null = null;
+let runner: ChainRunner | null = null;
 const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
 
 beforeAll(async () => {
@@ -310,7 +309,7 @@ describe("reorgs", () => {
     await waitFor("the reorg to be noticed", async () => (await publicView(id)).payments.length === 0);
     expect(await chain.provider.getTransactionReceipt(orphan)).toBeNull();
     await chain.mine(CONFIRMATIONS + 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await runnerPassed(runner!, chain.provider);
     expect(await getCharge(id)).toMatchObject({ status: "PENDING", amountReceived: null });
     expect(await eventsOf(id)).toHaveLength(2);
 

@@ -21,7 +21,7 @@ import {
 import type { Database } from "../../src/db/client.js";
 import { recordRelayerBalance, relayerProblems, subscriptionChainIds } from "../../src/domain/chain-status.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { ANVIL_KEYS, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { freshDatabase, SETTINGS } from "../helpers/harness.js";
 
 let chain: TestChain;
@@ -96,7 +96,7 @@ describe("relayer key rotation (RELAYER_PREVIOUS_KEYS)", () => {
         async () => (await db.prisma.relayerTransaction.count({ where: { kind: "DELEGATE", status: "CONFIRMED" } })) === 2,
       );
       // Done: later ticks send nothing more.
-      await new Promise((r) => setTimeout(r, 500));
+      await runnerPassed(runner, chain.provider);
       expect(await db.prisma.relayerTransaction.count({ where: { kind: "DELEGATE" } })).toBe(2);
       expect(await contract.getFunction("delegateOf")(relayer.address)).toBe("0x0000000000000000000000000000000000000000");
     } finally {

@@ -37,11 +37,10 @@ import { relayerGasToday } from "../../src/domain/relayer-budget.js";
 import { getSweep, sweepResource } from "../../src/domain/sweeps.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createUser } from "../../src/domain/users.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { OpenTx } from "../../src/jobs/relayer-txs.js";
 import { runSweeps, SWEEPS_PER_ROUND, sweepHandlers } from "../../src/jobs/sweeps.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { ANVIL_KEYS, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { ANVIL_KEYS, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { buildTestApp, freshDatabase, POLLING, SETTINGS, UNLIMITED_ADDRESS, WALLET } from "../helpers/harness.js";
 
 const FEE_BPS = 100n;
@@ -60,7 +59,7 @@ let db: Database;
 let dataDir: string | undefined;
 let dbUrl: string | undefined;
 let dropDb: (() => Promise<void>) | undefined;
-let service: { app: App; url: string; runner: Periodic } | null = null;
+let service: { app: App; url: string; runner: ChainRunner } | null = null;
 let testKey: string;
 let browser: { cookie: string; csrf: string };
 
@@ -337,8 +336,8 @@ describe("sweeps", () => {
     expect(badRun).toMatchObject({ code: 1, stdout: "", stderr: 'Error: Invalid token: 0xnot-a-token is neither a token address nor "native" (--token)\n' });
     expect(unknownRun).toMatchObject({ code: 1, stdout: "", stderr: "Error: No such charge: 'chrg_000000000000000000000000'\n" });
 
-    // A few runner ticks later: still nothing asked for, nothing sent, the token where it was.
-    await new Promise((r) => setTimeout(r, 300));
+    // Two runner ticks later: still nothing asked for, nothing sent, the token where it was.
+    await runnerPassed(service!.runner, chain.provider);
     expect(await counts()).toEqual(before);
     expect(await tokenBalance(clone)).toBe(1_000_000n);
   });

@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChargeFactoryV1Artifact } from "../../src/chain/artifacts.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { chargeKey, predictCloneV1 } from "../../src/chain/clones.js";
-import { startChainRunner } from "../../src/jobs/chain-runner.js";
-import type { Periodic } from "../../src/lib/periodic.js";
-import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
+import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
+import { blockProducer, payoutLookedAgain, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
@@ -19,7 +18,7 @@ const logger = pino({ level: process.env.TEST_LOG ?? "silent" });
 let chain: TestChain;
 let app: TestApp;
 let withV1: EnabledChain;
-let runner: Periodic | null = null;
+let runner: ChainRunner | null = null;
 let v1Factory: string;
 const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
 
@@ -99,7 +98,9 @@ describe("version 1 charges", () => {
       return charge.payoutBlockedReason === "contract_unavailable" ? charge : undefined;
     });
     expect(blocked.status).toBe("RECEIVED");
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Looked at again (every 300 ms here), and still nothing sent.
+    await payoutLookedAgain(app.db.prisma, c.id, 2);
+    await runnerPassed(runner!, chain.provider);
     expect(await chain.provider.getTransactionCount(chain.deployer.address)).toBe(nonce);
     expect(await chain.balance(c.clone)).toBe(usdc("2"));
     await runner!.stop();

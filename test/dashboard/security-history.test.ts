@@ -20,6 +20,7 @@ import { createUser } from "../../src/domain/users.js";
 import { updateMerchant } from "../../src/domain/merchants.js";
 import { startExpirySweep } from "../../src/jobs/expiry.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 
 const PASSWORD = "correct horse battery";
 const IP = "203.0.113.77";
@@ -329,7 +330,7 @@ describe("security history", () => {
     await write();
     expect(await sweepable()).toBe(6);
     const sweep = startExpirySweep(app.db.prisma, app.settings, pino({ level: "silent" }), { intervalMs: 60_000, now: () => now, batchSize: 2 });
-    for (let i = 0; i < 200 && (await sweepable()) > 1; i++) await new Promise((r) => setTimeout(r, 25));
+    await until("the sweep down to the one kept", async () => (await sweepable()) <= 1);
     await sweep.stop();
     expect(await sweepable()).toBe(1);
   });

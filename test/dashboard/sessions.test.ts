@@ -10,7 +10,7 @@ import { verifyPassword } from "../../src/domain/passwords.js";
 import { totpCode } from "../../src/domain/totp.js";
 import { createUser } from "../../src/domain/users.js";
 import { expectError, POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
-import { subscribe, wsClient } from "../helpers/live.js";
+import { subscribe, subscribed, wsClient } from "../helpers/live.js";
 import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 const PASSWORD = "correct horse battery";
@@ -274,9 +274,10 @@ describe("dashboard sessions", () => {
     expect(refused.closes[0]?.reason).toMatch(/csrf_token_invalid/);
     await refused.dispose();
 
+    await subscribed(app.pubsub, 0);
     const client = wsClient(app.url, undefined, { cookie: b.cookie }, { "X-CSRF-Token": b.csrf });
     const events = subscribe(client, "subscription { chargeEvents { type data } }");
-    await new Promise((r) => setTimeout(r, 300));
+    await subscribed(app.pubsub, 1);
     await app.call("POST", "/v1/charges", { body: { orderId: `live-ws-${n}`, amount: "5" } });
     const [first] = await events.waitFor(1);
     expect(first.chargeEvents).toMatchObject({ type: "charge.pending", data: { orderId: `live-ws-${n}` } });

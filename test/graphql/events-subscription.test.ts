@@ -2,7 +2,7 @@
 // (customers, invoices, charges alike), filtered by `types`; other merchants' and modes' never.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startApp, type TestApp } from "../helpers/harness.js";
-import { settle, subscribe, wsClient } from "../helpers/live.js";
+import { subscribe, subscribed, wsClient } from "../helpers/live.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -14,10 +14,11 @@ const EVENTS = `subscription($types: [String!]) { events(types: $types) { id typ
 
 it("streams every committed event of the key's merchant and mode, and only those", async () => {
   const other = await app.newMerchant();
+  await subscribed(app.pubsub, 0);
   const clients = [wsClient(app.url, app.testKey), wsClient(app.url, app.liveKey), wsClient(app.url, other.apiKeys.test.secret)];
   const [all, live, otherMerchant] = clients.map((c) => subscribe(c, EVENTS));
   const customersOnly = subscribe(clients[0]!, EVENTS, { types: ["customer.created", "customer.updated"] });
-  await settle();
+  await subscribed(app.pubsub, 4);
 
   const customer = await app.call("POST", "/v1/customers", { body: { email: "ada@example.com", name: "Ada" } });
   expect(customer.status, customer.text).toBe(201);
@@ -37,11 +38,19 @@ it("streams every committed event of the key's merchant and mode, and only those
   expect(values[1].events).toEqual({ id: stored.id, type: stored.type, livemode: false, timestamp: stored.timestamp, data: stored.data });
   expect((await customersOnly.waitFor(2)).map((v) => v.events.type)).toEqual(["customer.created", "customer.updated"]);
 
-  await settle(500);
-  expect(all!.values).toHaveLength(3);
-  expect(customersOnly.values).toHaveLength(2);
-  expect(live!.values).toEqual([]);
-  expect(otherMerchant!.values).toEqual([]);
+  // One more customer in each scope, sent after everything above: whatever else a stream was to get
+  // would have come before it (one publisher, messages in order), so what came before it is all.
+  const fence = async (key: string) => {
+    const made = await app.call("POST", "/v1/customers", { key, body: { email: "fence@example.com", name: "Fence" } });
+    expect(made.status, made.text).toBe(201);
+    return made.body.id;
+  };
+  const fences = { test: await fence(app.testKey), live: await fence(app.liveKey), other: await fence(other.apiKeys.test.secret) };
+  const got = async (r: typeof all, count: number) => (await r!.waitFor(count)).map((v) => [v.events.type, v.events.data.id]);
+  expect((await got(all, 4)).slice(3)).toEqual([["customer.created", fences.test]]);
+  expect((await got(customersOnly, 3)).slice(2)).toEqual([["customer.created", fences.test]]);
+  expect(await got(live, 1)).toEqual([["customer.created", fences.live]]);
+  expect(await got(otherMerchant, 1)).toEqual([["customer.created", fences.other]]);
   for (const r of [all!, live!, otherMerchant!, customersOnly]) expect(r.errors).toEqual([]);
   await Promise.all(clients.map((c) => c.dispose()));
 });

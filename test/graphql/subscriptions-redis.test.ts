@@ -2,14 +2,15 @@
 // one Redis, and a Redis that goes away and comes back. These need a Redis server, so they run in
 // the PostgreSQL + Redis pass of .ci/run (REDIS_URL set); the Redis restart test starts its own.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { loadConfig } from "../../src/config.js";
 import { openRealtime, type Realtime } from "../../src/realtime/index.js";
 import { SETTINGS, startApp, startSecondInstance, type TestApp } from "../helpers/harness.js";
-import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+import { resyncBehind, sseSubscribe, subscribe, subscribed, wsClient } from "../helpers/live.js";
+import { until } from "../helpers/wait.js";
 
 const CHARGE_UPDATED = `subscription($id: ID!) { chargeUpdated(id: $id) { id status } }`;
 const CHARGE_EVENTS = `subscription { chargeEvents { id type data } }`;
@@ -23,7 +24,7 @@ const newCharge = async (app: TestApp, orderId: string) => {
 
 describe.runIf(process.env.REDIS_URL)("two API instances and a worker sharing Redis", () => {
   let a: TestApp;
-  let b: { url: string; stop(): Promise<void> };
+  let b: Awaited<ReturnType<typeof startSecondInstance>>;
   let worker: Realtime;
   beforeAll(async () => {
     a = await startApp();
@@ -39,6 +40,7 @@ describe.runIf(process.env.REDIS_URL)("two API instances and a worker sharing Re
 
   it("a change through instance A or the worker reaches subscribers on instance B, in order, exactly once", async () => {
     const watched = await newCharge(a, "two-watched");
+    await subscribed(b.pubsub, 0);
     const client = wsClient(b.url, a.testKey);
     const updates = subscribe(client, CHARGE_UPDATED, { id: watched.id });
     const events = subscribe(client, CHARGE_EVENTS);
@@ -46,7 +48,7 @@ describe.runIf(process.env.REDIS_URL)("two API instances and a worker sharing Re
     const sseEvents = sseSubscribe(b.url, CHARGE_EVENTS, {}, a.testKey);
     await updates.waitFor(1);
     await sseUpdates.waitFor(1);
-    await settle(300); // the event streams' SUBSCRIBE reaches Redis
+    await subscribed(b.pubsub, 4); // the event streams' SUBSCRIBE confirmed by Redis
 
     const made = [];
     for (let i = 0; i < 6; i++) made.push(await newCharge(a, `two-${i}`));
@@ -60,9 +62,13 @@ describe.runIf(process.env.REDIS_URL)("two API instances and a worker sharing Re
       ...made.slice(0, 3).map((c) => ["charge.cancelled", c.id]),
       ...[...expired].map((c) => ["charge.expired", c.id]),
     ];
+    // Then one more charge through A, once all of the above arrived: whatever else a stream was to get
+    // (a second copy above all) would have come before its event, so what came before it is all.
+    for (const r of [events, sseEvents]) await r.waitFor(expected.length);
+    const fence = await newCharge(a, "two-fence");
+    expected.push(["charge.pending", fence.id]);
     for (const r of [events, sseEvents]) {
       await r.waitFor(expected.length);
-      await settle(500);
       expect(r.values.map((v) => [v.chargeEvents.type, v.chargeEvents.data.id])).toEqual(expected);
       expect(new Set(r.values.map((v) => v.chargeEvents.id)).size).toBe(expected.length);
     }
@@ -98,7 +104,7 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
   beforeAll(async () => {
     port = await freePort();
     await startRedis();
-    await settle(300);
+    await until("redis-server listening", () => accepts(port));
     app = await startApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
   });
   afterAll(async () => {
@@ -113,7 +119,7 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
     const events = subscribe(client, CHARGE_EVENTS);
     const everything = subscribe(client, EVENTS);
     await updates.waitFor(1);
-    await settle(300);
+    await subscribed(app.pubsub, 3);
 
     await stopRedis();
     await waitFor(async () => (await app.call("GET", "/readyz", { key: null })).body.status === "degraded", 10_000);
@@ -141,20 +147,29 @@ describe.runIf(process.env.REDIS_URL && redisServer)("Redis going away", () => {
 
     const after = await newCharge(app, "outage-3");
     await events.waitFor(3, 10_000);
-    await settle(300);
+    // Fences, behind all of the above: a change to the followed charge (a customer attached, seen on a
+    // reload every subscriber is told to make), then one more charge. Whatever else a stream was to
+    // get (a second copy above all) would have come before them.
+    await app.db.prisma.charge.update({ where: { id: first.id }, data: { customerId: customer.body.id } });
+    resyncBehind(app.pubsub);
+    await updates.waitFor(3, 10_000);
+    expect(updates.values.map((v) => v.chargeUpdated.status)).toEqual(["PENDING", "CANCELLED", "CANCELLED"]);
+    const fence = await newCharge(app, "outage-fence");
+    await events.waitFor(4, 10_000);
     expect(events.values.map((v) => [v.chargeEvents.type, v.chargeEvents.data.id])).toEqual([
       ["charge.cancelled", first.id],
       ["charge.pending", during.id],
       ["charge.pending", after.id],
+      ["charge.pending", fence.id],
     ]);
-    expect(updates.values.length).toBe(2);
     // Every type is backfilled alike: the customer's event committed during the outage too.
-    await everything.waitFor(4, 10_000);
+    await everything.waitFor(5, 10_000);
     expect(everything.values.map((v) => [v.events.type, v.events.data.id])).toEqual([
       ["charge.cancelled", first.id],
       ["charge.pending", during.id],
       ["customer.created", customer.body.id],
       ["charge.pending", after.id],
+      ["charge.pending", fence.id],
     ]);
     await client.dispose();
   });
@@ -165,8 +180,18 @@ async function waitFor(test: () => Promise<boolean>, timeoutMs: number): Promise
   for (;;) {
     if (await test().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error("condition not met in time");
-    await settle(100);
+    await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => resolve(true)).once("error", () => resolve(false));
+    socket.once("close", () => socket.destroy());
+    socket.once("connect", () => socket.end());
+  });
 }
 
 function freePort(): Promise<number> {

@@ -5,7 +5,7 @@ import { OPERATOR } from "../../src/domain/confirmation.js";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys.js";
 import { expireDueCharges } from "../../src/domain/charges/expire.js";
 import { liveChains, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
-import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+import { liveConnections, resyncBehind, sseSubscribe, subscribe, subscribed, wsClient } from "../helpers/live.js";
 import { OPERATOR_ACTOR } from "../../src/domain/security-events.js";
 
 let app: TestApp;
@@ -24,6 +24,7 @@ const newCharge = async (orderId: string, key = app.testKey) => {
   return res.body;
 };
 const codeOf = (errors: unknown[]) => (errors[0] as any[])?.[0]?.extensions?.code;
+const keyedConnectionsAre = (count: number) => liveConnections(app.url, "key", count);
 
 describe("chargeUpdated", () => {
   it("sends the current state, then each committed change once, over WebSocket and SSE alike", async () => {
@@ -36,13 +37,18 @@ describe("chargeUpdated", () => {
     await sse.waitFor(1);
 
     expect((await app.call("DELETE", `/v1/charges/${charge.id}`)).status).toBe(200);
-    // Cancelling again changes nothing and must send nothing.
+    // Cancelling again changes nothing and must send nothing: the next thing each stream sends is a
+    // change made behind it (a customer attached, shown on a reload every subscription is told to make).
     expect((await app.call("DELETE", `/v1/charges/${charge.id}`)).status).toBe(200);
+    const customer = await app.call("POST", "/v1/customers", { body: { email: "fence@example.com", name: "Fence" } });
+    expect(customer.status, customer.text).toBe(201);
+    await app.db.prisma.charge.update({ where: { id: charge.id }, data: { customerId: customer.body.id } });
+    resyncBehind(app.pubsub);
     for (const r of [ws, sse]) {
-      await r.waitFor(2);
-      await settle();
-      expect(r.values.map((v) => v.chargeUpdated.status)).toEqual(["PENDING", "CANCELLED"]);
+      await r.waitFor(3);
+      expect(r.values.map((v) => v.chargeUpdated.status)).toEqual(["PENDING", "CANCELLED", "CANCELLED"]);
       expect(r.values[1].chargeUpdated).toEqual({ id: charge.id, status: "CANCELLED", amount: "25.00", amountReceived: null, livemode: false, customer: null });
+      expect(r.values[2].chargeUpdated.customer).toEqual({ id: customer.body.id });
       expect(r.errors).toEqual([]);
     }
     ws.stop();
@@ -84,6 +90,7 @@ describe("chargeUpdated", () => {
 describe("chargeEvents", () => {
   it("streams this merchant's and mode's charge events of the asked types, and nothing else", async () => {
     const other = await app.newMerchant();
+    await subscribed(app.pubsub, 0);
     const mine = wsClient(app.url, app.testKey);
     const theirs = wsClient(app.url, other.apiKeys.test.secret);
     const myLive = wsClient(app.url, app.liveKey);
@@ -93,36 +100,45 @@ describe("chargeEvents", () => {
     const stranger = subscribe(theirs, CHARGE_EVENTS);
     const live = subscribe(myLive, CHARGE_EVENTS);
     expect(await sse.status).toBe(200);
-    await settle(200); // subscriptions are registered once their first request has been handled
+    await subscribed(app.pubsub, 5);
 
     const one = await newCharge("ev-1");
     const two = await newCharge("ev-2");
     await app.call("DELETE", `/v1/charges/${one.id}`);
     await app.call("POST", "/v1/customers", { body: { email: "ev@example.com", name: "Not a charge event" } });
 
+    // Then one more charge, created and cancelled: whatever else a stream was to get would have come
+    // before its events (one publisher, messages in order), so what came before them is all.
+    const fence = await newCharge("ev-fence");
+    await app.call("DELETE", `/v1/charges/${fence.id}`);
     for (const r of [all, sse]) {
-      await r.waitFor(3);
-      await settle();
+      await r.waitFor(5);
       expect(r.values.map((v) => [v.chargeEvents.type, v.chargeEvents.data.id])).toEqual([
         ["charge.pending", one.id],
         ["charge.pending", two.id],
         ["charge.cancelled", one.id],
+        ["charge.pending", fence.id],
+        ["charge.cancelled", fence.id],
       ]);
     }
-    await cancelledOnly.waitFor(1);
-    await settle();
-    expect(cancelledOnly.values.map((v) => v.chargeEvents.type)).toEqual(["charge.cancelled"]);
+    await cancelledOnly.waitFor(2);
+    expect(cancelledOnly.values.map((v) => [v.chargeEvents.type, v.chargeEvents.data.id])).toEqual([
+      ["charge.cancelled", one.id],
+      ["charge.cancelled", fence.id],
+    ]);
 
     // The pushed event is the stored one.
     const stored = (await app.call("GET", `/v1/events/${all.values[2].chargeEvents.id}`)).body;
     expect(all.values[2].chargeEvents).toEqual({ id: stored.id, type: stored.type, livemode: false, timestamp: stored.timestamp, data: stored.data });
 
-    // Another merchant, and this merchant's live mode, heard nothing of it.
-    await newCharge("ev-live", app.liveKey);
-    await live.waitFor(1);
-    await settle();
-    expect(stranger.values).toEqual([]);
-    expect(live.values.map((v) => [v.chargeEvents.type, v.chargeEvents.livemode])).toEqual([["charge.pending", true]]);
+    // Another merchant, and this merchant's live mode, heard nothing of it: the first thing each
+    // hears is its own charge's event, made after all of the above.
+    const liveCharge = await newCharge("ev-live", app.liveKey);
+    const theirCharge = await newCharge("ev-theirs", other.apiKeys.test.secret);
+    expect((await live.waitFor(1)).map((v) => [v.chargeEvents.type, v.chargeEvents.data.id, v.chargeEvents.livemode])).toEqual([
+      ["charge.pending", liveCharge.id, true],
+    ]);
+    expect((await stranger.waitFor(1)).map((v) => [v.chargeEvents.type, v.chargeEvents.data.id])).toEqual([["charge.pending", theirCharge.id]]);
     sse.stop();
     await Promise.all([mine.dispose(), theirs.dispose(), myLive.dispose()]);
   });
@@ -165,15 +181,17 @@ describe("connections", () => {
 
   it("limits subscriptions per connection and connections per key", async () => {
     const charge = await newCharge("live-limits");
+    await subscribed(app.pubsub, 0);
+    await keyedConnectionsAre(0);
     const client = wsClient(app.url, app.testKey);
     const subs = [1, 2, 3].map(() => subscribe(client, CHARGE_UPDATED, { id: charge.id }));
     for (const s of subs) await s.waitFor(1);
     const fourth = subscribe(client, CHARGE_UPDATED, { id: charge.id });
     await fourth.ended();
     expect(codeOf(fourth.errors)).toBe("rate_limited");
-    // Ending one frees its slot.
+    // Ending one frees its slot (the service closed it).
     subs[0]!.stop();
-    await settle(100);
+    await subscribed(app.pubsub, 2);
     const again = subscribe(client, CHARGE_UPDATED, { id: charge.id });
     await again.waitFor(1);
 
@@ -191,7 +209,7 @@ describe("connections", () => {
     await Promise.all([client, ...more].map((c) => c.dispose()));
     // Closed connections give their slots back, and so do subscriptions that failed to start:
     // failing SSE subscriptions, SSE streams one after another, then four at once.
-    await settle(100);
+    await keyedConnectionsAre(0);
     for (let i = 0; i < 6; i++) {
       const failing = sseSubscribe(app.url, CHARGE_UPDATED, { id: "chrg_doesnotexist000000000000" }, app.testKey);
       await failing.ended();
@@ -201,7 +219,7 @@ describe("connections", () => {
       const one = sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, app.testKey);
       await one.waitFor(1);
       one.stop();
-      await settle(50);
+      await keyedConnectionsAre(0);
     }
     const four = [1, 2, 3, 4].map(() => sseSubscribe(app.url, CHARGE_UPDATED, { id: charge.id }, app.testKey));
     for (const s of four) await s.waitFor(1);
@@ -220,9 +238,9 @@ describe("connections", () => {
     await ws.ended(5_000);
     await sse.ended(5_000);
     expect(client.closes[0]).toEqual({ code: 4403, reason: "API key revoked" });
-    // Changes after the revocation reach nobody on that key.
+    // Changes after the revocation reach nobody on that key: the service closed both subscriptions.
+    await subscribed(app.pubsub, 0);
     await app.call("DELETE", `/v1/charges/${charge.id}`);
-    await settle();
     expect(ws.values.length).toBe(1);
     expect(sse.values.length).toBe(1);
   });

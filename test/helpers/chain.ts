@@ -14,6 +14,7 @@ import { type EnabledChain, enableChain } from "../../src/chain/chains.js";
 import { deployFactoryV2, deploySubscriptionsV1, type DevnetInfo, placeMulticall3 } from "../../src/chain/devnet.js";
 import { knownChain } from "../../src/chain/registry.js";
 import { circleUsdc, deployCircleUsdc } from "../../src/chain/usdc.js";
+import type { Prisma } from "../../src/db/client.js";
 
 /** Anvil's well-known development keys (public test mnemonic; worthless anywhere real). */
 export const ANVIL_KEYS = [
@@ -208,6 +209,43 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Waits until `runner` has completed two whole ticks begun after this call, the last one indexed past
+ * `block` (default: the chain's head now): whatever those blocks call for has been done, so "nothing
+ * more happened" can be asserted after it. Two, because the tick in flight when called may have read
+ * the chain before the change being looked at.
+ */
+export async function runnerPassed(
+  runner: { progress: { passes: number; tip: bigint | null } },
+  provider: JsonRpcProvider,
+  block?: bigint | number,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const target = BigInt(block ?? (await provider.getBlockNumber()));
+  const from = runner.progress.passes;
+  await waitFor(
+    `the chain runner's two ticks past block ${target} (it completed ${runner.progress.passes - from}, indexed to ${runner.progress.tip})`,
+    async () => runner.progress.passes >= from + 2 && (runner.progress.tip ?? -1n) >= target,
+    timeoutMs,
+  );
+}
+
+/**
+ * Waits until the worker has looked at the blocked payout of charge `chargeId` `times` more times: each
+ * look puts the next one off (the clone's flushRetryAt moves on by blockedRecheckMs).
+ */
+export async function payoutLookedAgain(prisma: Prisma, chargeId: string, times = 1): Promise<void> {
+  const retryAt = async () => (await prisma.clone.findFirst({ where: { chargeId } }))?.flushRetryAt?.getTime() ?? 0;
+  let last = await retryAt();
+  for (let i = 0; i < times; i++) {
+    const seen = last;
+    last = await waitFor(`look ${i + 1} of ${times} at the blocked payout of ${chargeId}`, async () => {
+      const at = await retryAt();
+      return at > seen ? at : undefined;
+    });
   }
 }
 

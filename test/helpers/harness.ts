@@ -111,6 +111,8 @@ export interface TestApp {
   queries: string[];
   /** The service's live feed (for jobs run by the test that should announce their changes). */
   live: LiveCharges;
+  /** The service's pub/sub: how many subscriptions it has open, and whether they are confirmed. */
+  pubsub: Services["pubsub"];
   /** The domain's settings as the service built them (the enabled chains among them): what its worker would run the jobs with. */
   settings: Services["settings"];
   /** The anonymous bulkhead: a test may hold its places to stand for a flood being shed. */
@@ -192,6 +194,7 @@ export async function startApp(env: Record<string, string> = {}, options: Pick<S
     liveKey: merchant.apiKeys.live.secret,
     queries,
     live: app.services.live,
+    pubsub: app.services.pubsub,
     settings: app.services.settings,
     anonymous: app.services.anonymous,
     call,
@@ -241,10 +244,13 @@ export function expectError(res: { status: number; body: any; headers: Headers }
 }
 
 /** A second API process's worth of service on `app`'s database (its own HTTP server, pub/sub and connections), as behind a load balancer. */
-export async function startSecondInstance(app: TestApp, env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startSecondInstance(
+  app: TestApp,
+  env: Record<string, string> = {},
+): Promise<{ url: string; pubsub: Services["pubsub"]; stop(): Promise<void> }> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const second = await buildTestApp(config, { db: app.db });
-  return { url: await second.start(0), stop: () => second.stop() };
+  return { url: await second.start(0), pubsub: second.services.pubsub, stop: () => second.stop() };
 }
 
 /** A USDC payment into a charge's address as the indexer records it: SEEN (waiting for confirmations) unless said. */

@@ -1,6 +1,8 @@
 // Real subscription clients for tests: graphql-ws over a WebSocket, and GraphQL over SSE with fetch.
 import { type Client, createClient } from "graphql-ws";
 import WebSocket from "ws";
+import { channel, type PubSub } from "../../src/realtime/pubsub.js";
+import { until } from "./wait.js";
 
 /** What a subscription received so far, and a way to wait for more. */
 export interface Received<T = any> {
@@ -160,5 +162,36 @@ export function sseSubscribe<T = any>(
   return Object.assign(r, { status });
 }
 
-/** Waits `ms` (to show that nothing more arrives). */
-export const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Waits until the service at `baseUrl` has `count` live connections (WebSockets and SSE streams) open
+ * for `caller` ("key" or "anonymous"), as its /metrics counts them: closed ones have given their slots back.
+ */
+export async function liveConnections(baseUrl: string, caller: "key" | "anonymous", count: number, timeoutMs = 10_000): Promise<void> {
+  const open = async () => {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    return Number(new RegExp(`^stablegate_live_connections\\{caller="${caller}"\\} (\\d+)$`, "m").exec(text)?.[1]);
+  };
+  let now = NaN;
+  await until(`${count} live connections (${caller}) open, not ${now}`, async () => (now = await open()) === count, timeoutMs);
+}
+
+/**
+ * A fence: has every open subscription of the service reload what it follows, behind whatever the
+ * service published before (in-process at once; on Redis through its resync channel, on the one
+ * publisher connection, so after the earlier messages). A stream that then shows a change made
+ * meanwhile in the database has been sent all that was published before it.
+ */
+export function resyncBehind(pubsub: PubSub): void {
+  if (pubsub.distributed) pubsub.publish(channel<string>("stablegate:resync"), "");
+  else pubsub.resyncAll();
+}
+
+/**
+ * Waits until the service has exactly `count` subscriptions open (GraphQL and SSE), each confirmed, so
+ * that a change made from now on reaches them: before the test's first ones, pass 0 (earlier tests'
+ * closing subscriptions gone), then the number it opened.
+ */
+export async function subscribed(pubsub: { subscriptions: number; confirmed(): Promise<void> }, count: number, timeoutMs = 10_000): Promise<void> {
+  await until(`${count} open subscriptions (now ${pubsub.subscriptions})`, () => pubsub.subscriptions === count, timeoutMs);
+  await pubsub.confirmed();
+}

@@ -99,7 +99,7 @@ describe("rolling a key", () => {
     });
     const authenticator = new ApiKeyAuthenticator(app.db.prisma, 60_000);
     expect((await authenticator.authenticate(short.secret, "127.0.0.1")).merchantId).toBe(merchantId());
-    // The clock passes the overlap's end, far inside the cache's minute.
+    // The clock passes the overlap's end, far inside the cache's minute (kept: what is tested is wall time passing).
     await new Promise((r) => setTimeout(r, Math.max(0, previous.expiresAt.getTime() - Date.now() + 10)));
     await expect(authenticator.authenticate(short.secret, "127.0.0.1")).rejects.toMatchObject({ code: "api_key_invalid" });
   });

@@ -7,6 +7,7 @@ import type { Database } from "../../src/db/client.js";
 import { createServer } from "../../src/http/server.js";
 import type { PubSub } from "../../src/realtime/pubsub.js";
 import { expectError, startApp, type TestApp } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -172,7 +173,7 @@ describe("shutting down", () => {
         await running;
         closed = server.close();
         // Draining has begun once the listener is closed; this connection is not dropped meanwhile.
-        while (server.server.listening) await new Promise((r) => setTimeout(r, 5));
+        await until("the listener closed", () => !server.server.listening, 5_000, 5);
         socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
         await new Promise((resolve) => socket.once("data", resolve));
         release();

@@ -12,7 +12,8 @@ import { loadConfig } from "../../src/config.js";
 import { clientAddress } from "../../src/http/callers.js";
 import { EventLoopLag } from "../../src/lib/event-loop-lag.js";
 import { expectError, POLLING, startApp, type TestApp } from "../helpers/harness.js";
-import { settle, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+import { liveConnections, sseSubscribe, subscribe, wsClient } from "../helpers/live.js";
+import { until } from "../helpers/wait.js";
 
 const LIMITS = {
   TRUST_PROXY: "true",
@@ -113,9 +114,10 @@ describe("requests without a key", () => {
       const elsewhere = sseSubscribe(app.url, SESSION_UPDATES, { id }, undefined, from(nextAddress()));
       await elsewhere.waitFor(1);
       elsewhere.stop();
+      await liveConnections(app.url, "anonymous", 10);
       // Closing one frees its place.
       streams[0]!.stop();
-      await settle(200);
+      await liveConnections(app.url, "anonymous", 9);
       const again = sseSubscribe(app.url, SESSION_UPDATES, { id }, undefined, from(ip));
       await again.waitFor(1);
       again.stop();
@@ -140,8 +142,8 @@ describe("requests without a key", () => {
         const before = app.queries.length;
         expect((await app.call("DELETE", `/v1/charges/${charge}`)).status).toBe(200);
         await Promise.all(followers.map((s) => s.waitFor(2)));
+        // Every follower's second value came from the change's one reload: its reads are all in.
         expect(followers.every((s) => s.values[1].paymentSessionUpdated.status === "CANCELLED")).toBe(true);
-        await settle(200);
         return app.queries.slice(before).filter((q) => /payments/.test(q)).length;
       };
       const lone = await newCharge();
@@ -165,7 +167,8 @@ describe("the anonymous bulkhead", () => {
     let thirdIn = false;
     const third = bulkhead.enter().then((release) => ((thirdIn = true), release));
     await expect(bulkhead.enter()).rejects.toMatchObject({ code: "rate_limited" });
-    await settle(10);
+    // Every promise that could settle has (a macrotask runs after all of them): the third still waits.
+    await new Promise((r) => setImmediate(r));
     expect(thirdIn).toBe(false);
     a();
     a(); // twice: still one place
@@ -182,7 +185,8 @@ describe("the anonymous bulkhead", () => {
     try {
       const bulkhead = new Bulkhead(2, 10, { lag, atMs: 10 });
       const first = await bulkhead.enter();
-      await settle(50);
+      // Kept: the lag is sampled by a timer in wall time; a few calm samples first.
+      await new Promise((r) => setTimeout(r, 50));
       expect(() => bulkhead.refuseWhenSaturated()).not.toThrow();
       // A saturated loop: every tick runs 30 ms late for a while.
       for (let i = 0; i < 8; i++) {
@@ -197,8 +201,7 @@ describe("the anonymous bulkhead", () => {
       expect(lag.ms).toBeGreaterThan(10);
       expect(() => bulkhead.refuseWhenSaturated()).toThrow(expect.objectContaining({ code: "rate_limited", headers: { "Retry-After": "1" } }));
       await expect(bulkhead.enter()).rejects.toMatchObject({ code: "rate_limited" });
-      await settle(200);
-      expect(lag.ms).toBeLessThan(10);
+      await until("the loop caught up", () => lag.ms < 10);
       second();
       first();
       const release = await bulkhead.enter();

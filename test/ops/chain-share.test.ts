@@ -14,6 +14,8 @@ const CHAINS = [1, 10, 137, 8453];
 let db: Database;
 let drop: () => Promise<void>;
 const shares: ChainShare[] = [];
+/** Each share's log lines, by worker id. */
+const logs = new Map<string, ReturnType<typeof recordingLogger>>();
 
 beforeAll(async () => {
   ({ db, drop } = await freshDatabase());
@@ -24,7 +26,9 @@ afterAll(async () => {
 });
 
 function share(id: string): ChainShare {
-  const s = startChainShare(db.prisma, id, CHAINS, recordingLogger().logger);
+  const log = recordingLogger();
+  logs.set(id, log);
+  const s = startChainShare(db.prisma, id, CHAINS, log.logger);
   shares.push(s);
   return s;
 }
@@ -35,6 +39,13 @@ function takeWhatIsAllowed(s: ChainShare, among = CHAINS): number[] {
   return got;
 }
 const toRelease = (s: ChainShare) => CHAINS.filter((c) => s.shouldRelease(c));
+/** The views of who is live that worker `id` changed to, in order (its "workers changed" lines). */
+const views = (id: string) =>
+  logs
+    .get(id)!
+    .lines()
+    .filter((l) => l.msg.startsWith("workers changed"))
+    .map((l) => (l.workers as string[]).join());
 
 it("shares four chains two and two, moves only the excess, and gives a leaving worker's share back", async () => {
   const first = share("worker-1");
@@ -56,9 +67,15 @@ it("shares four chains two and two, moves only the excess, and gives a leaving w
   expect(CHAINS.filter((c) => second.mayTake(c))).toEqual([]);
 
   // A third worker that stops beating: the share falls to ceil(4/3) = 2 while it counts, then it is dead.
-  await db.prisma.$executeRaw`INSERT INTO workers (id, last_seen) VALUES ('worker-gone', now() - ${WORKER_TIMEOUT_MS - 2000}::int * interval '1 millisecond')`;
-  // Holding exactly its share (2 of ceil(4/3)), nobody lets go: no chain moves back and forth.
-  await new Promise((r) => setTimeout(r, 2500));
+  await db.prisma.$executeRaw`INSERT INTO workers (id, last_seen) VALUES ('worker-gone', now())`;
+  // Holding exactly its share (2 of ceil(4/3)), nobody lets go while it counts, nor once it is dead: no
+  // chain moves back and forth.
+  const [three, two] = ["worker-1,worker-2,worker-gone", "worker-1,worker-2"];
+  await waitFor("both workers counting the third", async () => ["worker-1", "worker-2"].every((id) => views(id).at(-1) === three));
+  expect([toRelease(first), toRelease(second)]).toEqual([[], []]);
+  // Its last beat now lies further back than the timeout.
+  await db.prisma.$executeRaw`UPDATE workers SET last_seen = now() - ${WORKER_TIMEOUT_MS + 1000}::int * interval '1 millisecond' WHERE id = 'worker-gone'`;
+  await waitFor("both workers seeing the third dead", async () => ["worker-1", "worker-2"].every((id) => views(id).slice(-2).join(" ") === `${three} ${two}`));
   expect([toRelease(first), toRelease(second)]).toEqual([[], []]);
 
   // The second leaves cleanly: its row goes, and the first may take what it held.

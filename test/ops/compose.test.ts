@@ -339,7 +339,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)("docker-compos
     // SIGTERM while requests keep coming: each is answered (200, or 503 "shutting down: retry"
     // for one that reached a closing process) or refused before it was accepted; none is cut off.
     const load = steadyLoad(`${first}/v1/charges/${charge.id}`, { "x-api-key": key });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor("the load under way", async () => [...load.outcomes.values()].reduce((a, b) => a + b, 0) >= 16);
     const { code, ms } = await stop(apis[0]!.child);
     await load.stop();
     expect(code, apis[0]!.output().slice(-2000)).toBe(0);

@@ -12,6 +12,7 @@ import { listenCommands } from "../../src/cli/commands/listen.js";
 import { listen, type Listener } from "../../src/cli/listen.js";
 import { loadConfig } from "../../src/config.js";
 import { startApp, type TestApp } from "../helpers/harness.js";
+import { subscribed } from "../helpers/live.js";
 import { startReceiver, type Receiver } from "../helpers/receiver.js";
 
 let app: TestApp;
@@ -33,9 +34,10 @@ afterAll(async () => {
 /** Starts `listen` on `baseUrl` with the test key; `lines` collects what it prints. */
 async function startListening(baseUrl: string, types: string[] = []): Promise<{ listener: Listener; lines: string[] }> {
   const lines: string[] = [];
+  await subscribed(app.pubsub, 0);
   const listener = await listen({ baseUrl, key: app.testKey, forwardTo: receiver.url, types, print: (l) => lines.push(l), retryWaitMs: () => 100 });
   // The subscription registers right after the socket opens.
-  await new Promise((r) => setTimeout(r, 500));
+  await subscribed(app.pubsub, 1);
   return { listener, lines };
 }
 
@@ -148,6 +150,7 @@ it("reconnects after the connection drops and forwards what it missed, none twic
 }, 60_000);
 
 it("runs as the built command: prints the secret, forwards, and stops cleanly on Ctrl-C", async () => {
+  await subscribed(app.pubsub, 0);
   const child = spawn(process.execPath, ["dist/cli/main.js", "listen", "--forward-to", receiver.url, "--url", app.url], {
     env: { ...process.env, STABLEGATE_API_KEY: app.testKey, DATA_DIR: "", DATABASE_URL: "", REDIS_URL: "" },
   });
@@ -160,7 +163,7 @@ it("runs as the built command: prints the secret, forwards, and stops cleanly on
     () => stdout,
   );
   const secret = /Your webhook signing secret is (whsec_\S+)/.exec(stdout)![1]!;
-  await new Promise((r) => setTimeout(r, 500));
+  await subscribed(app.pubsub, 1);
   const from = receiver.received.length;
   const customer = await newCustomer("child@example.com");
   await until(

@@ -92,6 +92,19 @@ async function startWorker(name: string): Promise<Worker> {
   return worker;
 }
 
+/** Waits until each of the `count` live workers has beaten `n` more times (its row's last_seen moved on `n` times), each time weighing its share again. */
+async function beats(count: number, n: number): Promise<void> {
+  const seen = new Map<string, Set<number>>();
+  await waitFor(
+    `${n} more heartbeats of each of ${count} workers`,
+    async () => {
+      for (const w of await pg!.db.prisma.worker.findMany()) seen.set(w.id, (seen.get(w.id) ?? new Set()).add(w.lastSeen.getTime()));
+      return seen.size === count && [...seen.values()].every((times) => times.size > n);
+    },
+    (n + 2) * HEARTBEAT_MS * 3,
+  );
+}
+
 const calls = (w: Worker, ids: readonly number[]) => ids.map((id) => w.rpc.get(id)!.total());
 const resetCalls = (w: Worker) => [...w.rpc.values()].forEach((p) => p.reset());
 
@@ -120,7 +133,7 @@ describe.runIf(process.env.DATABASE_URL)("two workers, four chains, one PostgreS
     // Balanced, it stays so over a few heartbeats; each worker calls its own chains' nodes and no other.
     resetCalls(a);
     resetCalls(b);
-    await new Promise((r) => setTimeout(r, 3 * HEARTBEAT_MS));
+    await beats(2, 3);
     expect([await a.held(), await b.held()]).toEqual([ofA, ofB]);
     for (const [w, mine, theirs] of [
       [a, ofA, ofB],
