@@ -27,7 +27,7 @@ export type { Sweep };
  */
 export const SWEEP_MIN_GAS = 100_000n;
 
-/** The most sweeps a charge lists (its newest): every one past them was asked for, and ended, before these. */
+/** The most sweeps a charge lists, newest first: a bound on the answer, well past the tokens one address holds. */
 export const CHARGE_SWEEPS_LISTED = 50;
 
 /** Where a sweep's changes are announced: the charge feed (none in a process that serves no one live, like the CLI). */
