@@ -8,8 +8,9 @@ import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import { UNREADABLE_BALANCE } from "../chain/holdings.js";
 import type { Prisma } from "../db/client.js";
-import type { Prisma as P, Sweep } from "../generated/prisma/client.js";
+import type { Charge, Prisma as P, Sweep } from "../generated/prisma/client.js";
 import type { AuthorizationReaders } from "./authorizations.js";
+import { CHARGE_COLUMNS, type ChargeSettings } from "./charges.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { toUnits } from "./money.js";
@@ -25,6 +26,12 @@ export type { Sweep };
  * sends, and does not simulate one for a merchant with less than this left).
  */
 export const SWEEP_MIN_GAS = 100_000n;
+
+/** The most sweeps a charge lists, newest first: a bound on the answer, well past the tokens one address holds. */
+export const CHARGE_SWEEPS_LISTED = 50;
+
+/** Where a sweep's changes are announced: the charge feed (none in a process that serves no one live, like the CLI). */
+export type SweepSettings = Pick<ChargeSettings, "feed">;
 
 /** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
 export const sweepSchema = z.strictObject(
@@ -64,8 +71,8 @@ export function sweepResource(s: Sweep & { tx?: { txHash: string | null; txHashe
   };
 }
 
-/** What a sweep request is checked against: the chains, each chain's view of balances, and RELAYER_GAS_BUDGET_PER_MERCHANT. */
-export interface SweepDoor {
+/** What a sweep request is checked against (the chains, each chain's view of balances, RELAYER_GAS_BUDGET_PER_MERCHANT), and the feed it is announced on. */
+export interface SweepDoor extends SweepSettings {
   chains: ChainSet;
   readers: AuthorizationReaders;
   relayerGasBudget?: bigint | undefined;
@@ -118,7 +125,9 @@ export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope
   const pending = await prisma.sweep.count({ where: { chainId, status: "PENDING", charge: { merchantId: charge.merchantId } } });
   const needed = SWEEP_MIN_GAS * BigInt(pending + 1);
   await checkRelayerBudget(prisma, { merchantId: charge.merchantId, chainId, kind: "sweep", budget: door.relayerGasBudget }, needed, null, now);
-  return prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
+  const sweep = await prisma.sweep.create({ data: { id: newId("swp"), chargeId, chainId, token, createdAt: now, updatedAt: now } });
+  await announceSweepChange(prisma, door, chargeId);
+  return sweep;
 }
 
 /**
@@ -161,15 +170,48 @@ export async function getSweep(prisma: Prisma, scope: Scope | null, id: string) 
   return sweep;
 }
 
+/** The newest sweeps of charge `chargeId` (CHARGE_SWEEPS_LISTED at most), newest first; the caller has checked the charge is the reader's. */
+export function chargeSweeps(prisma: Prisma, chargeId: string) {
+  return prisma.sweep.findMany({
+    where: { chargeId },
+    include: { tx: { select: { txHash: true, txHashes: true } } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: CHARGE_SWEEPS_LISTED,
+  });
+}
+
+/**
+ * Announces charge `chargeId` as changed by one of its sweeps, once that change has committed:
+ * `chargeUpdated` sends the charge, and its sweeps, again. A sweep changes no column of the charge,
+ * and a live stream skips a charge identical to the last one it sent, so the charge's `updatedAt`
+ * moves on (by a millisecond at least: two changes within one must not look like one).
+ * Its own statement, after the sweep's: the claim's transaction holds the chain's budget lock, and
+ * locking the charge there too would risk a deadlock with a payout; a crash between the two only
+ * leaves the page to learn of the sweep with the charge's next change or reload.
+ */
+export async function announceSweepChange(prisma: Prisma, settings: SweepSettings, chargeId: string): Promise<void> {
+  const [charge] = await prisma.$queryRaw<Charge[]>`
+    UPDATE charges SET updated_at = GREATEST(now(), updated_at + interval '1 millisecond') WHERE id = ${chargeId} RETURNING ${CHARGE_COLUMNS}`;
+  if (charge) settings.feed?.changed([charge]);
+}
+
 /**
  * A PENDING sweep the worker will not send: why, and the balance the address held when it looked
  * (`balanceSeen`; null when it did not look), so the same sweep is refused until that balance changes.
  */
-export async function failSweep(prisma: Prisma, id: string, error: string, balanceSeen: bigint | null = null): Promise<void> {
-  await prisma.sweep.updateMany({ where: { id, status: "PENDING" }, data: { status: "FAILED", error, balanceSeen: balanceSeen?.toString() ?? null } });
+export async function failSweep(prisma: Prisma, settings: SweepSettings, id: string, error: string, balanceSeen: bigint | null = null): Promise<void> {
+  const failed = await prisma.sweep.updateManyAndReturn({
+    where: { id, status: "PENDING" },
+    data: { status: "FAILED", error, balanceSeen: balanceSeen?.toString() ?? null },
+    select: { chargeId: true },
+  });
+  for (const { chargeId } of failed) await announceSweepChange(prisma, settings, chargeId);
 }
 
-/** Claims a PENDING sweep for the relayer transaction `txId`, in the transaction that stores it; false when it is no longer PENDING. */
+/**
+ * Claims a PENDING sweep for the relayer transaction `txId`, in the transaction that stores it; false
+ * when it is no longer PENDING. The caller announces it (announceSweepChange) once that transaction has committed.
+ */
 export async function claimSweep(tx: P.TransactionClient, id: string, txId: string, gasNeeded: bigint): Promise<boolean> {
   const { count } = await tx.sweep.updateMany({ where: { id, status: "PENDING" }, data: { status: "SENT", txId, gasNeeded } });
   return count === 1;
@@ -181,6 +223,7 @@ export async function claimSweep(tx: P.TransactionClient, id: string, txId: stri
  */
 export async function endSweep(
   prisma: Prisma,
+  settings: SweepSettings,
   txId: string,
   end: { done: true; gasUsed: bigint } | { done: false; error: string; gasUsed?: bigint; balanceSeen?: bigint | null },
 ): Promise<void> {
@@ -192,5 +235,6 @@ export async function endSweep(
         gasUsed: end.gasUsed,
         balanceSeen: end.balanceSeen === undefined ? undefined : (end.balanceSeen?.toString() ?? null),
       };
-  await prisma.sweep.updateMany({ where: { txId }, data });
+  const ended = await prisma.sweep.updateManyAndReturn({ where: { txId }, data, select: { chargeId: true } });
+  for (const { chargeId } of ended) await announceSweepChange(prisma, settings, chargeId);
 }

@@ -161,7 +161,7 @@ export function startChainRunner(db: Database, chain: EnabledChain, logger: Logg
       await runPayouts(db.prisma, relayer, settings, log, { now, blockedRecheckMs: options.blockedRecheckMs, payoutMinAmount: chain.payoutMinAmount });
       await runAuthorizations(db.prisma, relayer, log);
       await runSubscriptions(db.prisma, relayer, settings, log, { retrySchedule, now });
-      await runSweeps(db.prisma, relayer, log, { relayerGasBudget: options.relayerGasBudget });
+      await runSweeps(db.prisma, relayer, log, { relayerGasBudget: options.relayerGasBudget, feed });
       await checkPickedClones(db.prisma, relayer.provider, chain, settings, log, now());
       if (chain.chainId === DEVNET_CHAIN_ID) await keepDevnetClock(db.prisma, relayer, now());
       if (Date.now() - reconciledAt >= reconcileMs) {
@@ -289,7 +289,7 @@ export function relayerTxHandlers(
     DEPLOY: IGNORED,
     FLUSH: payoutHandlers(prisma, settings, logger, now),
     AUTHORIZATION: authorizationHandlers(prisma, logger),
-    SWEEP: sweepHandlers(prisma, relayer, now),
+    SWEEP: sweepHandlers(prisma, relayer, now, settings),
     FILL: IGNORED,
     PULL: pullHandlers(prisma, relayer, settings, logger, { retrySchedule, now }),
     DELEGATE: delegationHandlers(logger),

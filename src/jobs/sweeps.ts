@@ -26,7 +26,7 @@ import { withRpcRetry } from "../chain/rpc.js";
 import type { Prisma } from "../db/client.js";
 import { markDeployed } from "../domain/payouts.js";
 import { countRelayerRefusal, fitsRelayerBudget, withinRelayerBudget } from "../domain/relayer-budget.js";
-import { claimSweep, endSweep, failSweep, SWEEP_MIN_GAS } from "../domain/sweeps.js";
+import { announceSweepChange, claimSweep, endSweep, failSweep, SWEEP_MIN_GAS, type SweepSettings } from "../domain/sweeps.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 const factoryV2 = new Interface(ChargeFactoryV2Artifact.abi);
@@ -41,8 +41,16 @@ export const SWEEPS_PER_ROUND = 20;
 type Call = { to: string; data: string };
 type Sim = Pick<Relayer, "provider" | "address">;
 
-/** Sends the sweeps waiting on the relayer's chain (`relayerGasBudget`: RELAYER_GAS_BUDGET_PER_MERCHANT, the default where unset). */
-export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger, options: { relayerGasBudget?: bigint | undefined } = {}): Promise<void> {
+/**
+ * Sends the sweeps waiting on the relayer's chain (`relayerGasBudget`: RELAYER_GAS_BUDGET_PER_MERCHANT,
+ * the default where unset), announcing each one's change on `feed`.
+ */
+export async function runSweeps(
+  prisma: Prisma,
+  relayer: Relayer,
+  logger: Logger,
+  options: SweepSettings & { relayerGasBudget?: bigint | undefined } = {},
+): Promise<void> {
   const waiting = await prisma.sweep.findMany({
     where: { chainId: relayer.chain.chainId, status: "PENDING" },
     include: { charge: { select: { merchantId: true, depositAddress: true, settlementWallet: true, feeBps: true, contractVersion: true } } },
@@ -51,7 +59,7 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
   });
   for (const { charge, ...sweep } of waiting) {
     const address = charge.depositAddress!;
-    const fail = (error: string, seen: bigint | null = null) => failSweep(prisma, sweep.id, error, seen);
+    const fail = (error: string, seen: bigint | null = null) => failSweep(prisma, options, sweep.id, error, seen);
     const budget = { merchantId: charge.merchantId, chainId: sweep.chainId, kind: "sweep" as const, budget: options.relayerGasBudget };
     const overBudget = (gas: string) =>
       fail(`the merchant's relayer gas for today (RELAYER_GAS_BUDGET_PER_MERCHANT) cannot pay the ${gas} it needs; ask again tomorrow (UTC)`);
@@ -100,7 +108,10 @@ export async function runSweeps(prisma: Prisma, relayer: Relayer, logger: Logger
       await countRelayerRefusal(prisma, budget);
       await overBudget(`${gasNeeded} gas`);
     }
-    if (sent) logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, gasNeeded, relayerTx: sent }, "sweep sent");
+    if (sent) {
+      await announceSweepChange(prisma, options, sweep.chargeId);
+      logger.info({ sweep: sweep.id, chargeId: sweep.chargeId, token: sweep.token, gasNeeded, relayerTx: sent }, "sweep sent");
+    }
   }
 }
 
@@ -179,7 +190,7 @@ function decodePaid(version: number, token: string, deployed: boolean, out: stri
  * token (ChargeFactoryV2 reports a clone it could not pay without reverting); confirmed, the clone is
  * known to have code, so no payout creates it again.
  */
-export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" | "chain">, now: () => Date): TxHandlers {
+export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" | "chain">, now: () => Date, settings: SweepSettings = {}): TxHandlers {
   return {
     async mined(tx, receipt) {
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
@@ -189,6 +200,7 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
       const { gasUsed } = receipt;
       await endSweep(
         prisma,
+        settings,
         tx.id,
         moved
           ? { done: true, gasUsed }
@@ -206,13 +218,13 @@ export function sweepHandlers(prisma: Prisma, relayer: Pick<Relayer, "provider" 
     },
     async failed(tx, receipt) {
       if (!receipt) {
-        await endSweep(prisma, tx.id, { done: false, error: "its transaction was dropped" });
+        await endSweep(prisma, settings, tx.id, { done: false, error: "its transaction was dropped" });
         return;
       }
       // Reverted: it cost gas and moved nothing, so it too waits for the balance to change.
       const sweep = await prisma.sweep.findFirst({ where: { txId: tx.id }, include: { charge: { select: { depositAddress: true } } } });
       const seen = sweep && (await holding(relayer.provider, sweep.token, sweep.charge.depositAddress!, receipt.blockNumber));
-      await endSweep(prisma, tx.id, { done: false, error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen });
+      await endSweep(prisma, settings, tx.id, { done: false, error: "its transaction reverted", gasUsed: receipt.gasUsed, balanceSeen: seen });
     },
   };
 }

@@ -328,12 +328,17 @@ describe("the dashboard in a browser", () => {
     await audit(narrow, "charge-review", 360);
     await narrow.context().close();
 
-    // A sweep is asked for; the worker sends it (here the token is no contract, so it may fail).
+    // A sweep is asked for; the worker refuses it (the token is no contract), and the page learns of
+    // that from chargeUpdated: the sweep's end arrives live, with why, and it can be asked again.
     await stray.getByRole("button", { name: "Sweep to wallet" }).click();
     await stray.getByRole("button", { name: "Yes, sweep it" }).click();
     await expect.poll(() => stray.locator("[data-sweep] .status").textContent(), { timeout: 10_000 }).toMatch(/^(PENDING|SENT|DONE|FAILED)$/);
     const sweepId = (await stray.locator("[data-sweep]").getAttribute("data-sweep"))!;
     expect(await app.db.prisma.sweep.findUnique({ where: { id: sweepId } })).toMatchObject({ chargeId: charge.id, chainId: 31337, token });
+    await expect.poll(() => stray.locator("[data-sweep] .status").textContent(), { timeout: 20_000 }).toBe("FAILED");
+    const failed = await app.db.prisma.sweep.findUniqueOrThrow({ where: { id: sweepId } });
+    expect(await stray.locator("[data-sweep] .error").textContent()).toBe(` ${failed.error}`);
+    await stray.getByRole("button", { name: "Sweep again" }).waitFor();
 
     await review.getByRole("button", { name: "Mark reviewed" }).click();
     await review.getByRole("button", { name: "Yes, mark it reviewed" }).click();

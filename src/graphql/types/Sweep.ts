@@ -1,6 +1,7 @@
 // `Sweep`: another token, or the native coin, paid out of a charge's address to your wallet
-// (`sweepCharge`), like the operator's `stablegate sweep`. Rules live in domain/sweeps.ts.
-import { requestSweep, type SweepResource, sweepResource, getSweep } from "../../domain/sweeps.js";
+// (`sweepCharge`), like the operator's `stablegate sweep`, and a charge's `sweeps`, which
+// `chargeUpdated` sends again with each change of one. Rules live in domain/sweeps.ts.
+import { CHARGE_SWEEPS_LISTED, chargeSweeps, getSweep, requestSweep, type SweepResource, sweepResource } from "../../domain/sweeps.js";
 import { builder } from "../builder.js";
 
 const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
@@ -16,6 +17,15 @@ const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
     createdAt: t.exposeString("createdAt", { description: "ISO 8601." }),
   }),
 });
+
+builder.prismaObjectField("Charge", "sweeps", (t) =>
+  t.field({
+    type: [Sweep],
+    description: `The charge's sweeps, newest first (the newest ${CHARGE_SWEEPS_LISTED}); chargeUpdated sends the charge again whenever one is asked for, sent, or ends.`,
+    // The charge was read in the caller's scope: its sweeps are the caller's.
+    resolve: async (charge, _args, ctx) => (await chargeSweeps(ctx.prisma, charge.id)).map(sweepResource),
+  }),
+);
 
 builder.queryFields((t) => ({
   sweep: t.field({
@@ -41,7 +51,7 @@ builder.mutationFields((t) => ({
       sweepResource(
         await requestSweep(
           ctx.prisma,
-          { chains: ctx.chains, readers: ctx.authorizations, relayerGasBudget: ctx.charges.relayerGasBudget },
+          { chains: ctx.chains, readers: ctx.authorizations, relayerGasBudget: ctx.charges.relayerGasBudget, feed: ctx.charges.feed },
           ctx.scope(),
           args.id,
           { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) },

@@ -1,7 +1,7 @@
 // Other tokens, or the native coin, found at the charge's address, each with a way to sweep it to the
-// merchant's wallet.
-import { useMutation, useQuery } from "@urql/preact";
-import { useEffect } from "preact/hooks";
+// merchant's wallet, and the state of its latest sweep: the charge's sweeps are in its fragment, so
+// chargeUpdated (sent again with each sweep's change) keeps them live.
+import { useMutation } from "@urql/preact";
 import { formatUnits } from "../../../../lib/money.js";
 import { type FragmentOf, graphql, readFragment, type ResultOf } from "../../graphql.js";
 import { Confirm, ErrorNote, Explorer, Section, Status } from "../../ui.js";
@@ -14,6 +14,14 @@ export const ChargeStrayAssets = graphql(`
       chainId
       token
       amount
+    }
+    sweeps {
+      id
+      chainId
+      token
+      status
+      txHash
+      error
     }
   }
 `);
@@ -29,27 +37,12 @@ const SweepCharge = graphql(`
   }
 `);
 
-const SweepQuery = graphql(`
-  query Sweep($id: ID!) {
-    sweep(id: $id) {
-      id
-      status
-      txHash
-      error
-    }
-  }
-`);
-
 /** Decimals of a chain's native coin (ether and the like). */
 const NATIVE_DECIMALS = 18;
 
-/**
- * How often a sweep under way is read again. Nothing announces a sweep's progress (it records no
- * event and changes no charge), so this is the one thing on the page still read on a timer.
- */
-const SWEEP_POLL_MS = 3000;
-
-type StrayAsset = ResultOf<typeof ChargeStrayAssets>["strayAssets"][number];
+type Charge = ResultOf<typeof ChargeStrayAssets>;
+type StrayAsset = Charge["strayAssets"][number];
+type SweepState = Pick<Charge["sweeps"][number], "id" | "status" | "txHash" | "error">;
 
 /** The assets besides USDC at the charge's address, or nothing when there are none. */
 export function StrayAssetsSection(props: { charge: FragmentOf<typeof ChargeStrayAssets>; chains: readonly ChainInfo[] }) {
@@ -62,25 +55,22 @@ export function StrayAssetsSection(props: { charge: FragmentOf<typeof ChargeStra
       </p>
       <ul class="rows">
         {charge.strayAssets.map((a) => (
-          <StrayAssetRow key={`${a.chainId}:${a.token}`} chargeId={charge.id} asset={a} chain={chainOf(props.chains, a.chainId)} />
+          <StrayAssetRow key={`${a.chainId}:${a.token}`} chargeId={charge.id} asset={a} sweeps={charge.sweeps} chain={chainOf(props.chains, a.chainId)} />
         ))}
       </ul>
     </Section>
   );
 }
 
-/** One asset, its sweep's state once asked for, and Sweep to wallet (again, after a failure). */
-function StrayAssetRow({ chargeId, asset, chain }: { chargeId: string; asset: StrayAsset; chain: ChainInfo | undefined }) {
+/** One asset, its latest sweep's state, and Sweep to wallet (again, after a failure). */
+function StrayAssetRow(props: { chargeId: string; asset: StrayAsset; sweeps: Charge["sweeps"]; chain: ChainInfo | undefined }) {
+  const { chargeId, asset, chain } = props;
   const [swept, sweep] = useMutation(SweepCharge);
-  const id = swept.data?.sweepCharge.id;
-  const [{ data, error }, refetch] = useQuery({ query: SweepQuery, variables: { id: id ?? "" }, pause: !id });
-  const state = data?.sweep.id === id ? data?.sweep : swept.data?.sweepCharge;
-  const over = state?.status === "DONE" || state?.status === "FAILED";
-  useEffect(() => {
-    if (!id || over) return;
-    const timer = setInterval(() => refetch({ requestPolicy: "network-only" }), SWEEP_POLL_MS);
-    return () => clearInterval(timer);
-  }, [id, over]);
+  const asked = swept.data?.sweepCharge;
+  // The charge's sweeps are newest first. The mutation's answer stands in for its sweep until the
+  // charge, sent again, lists it: from then on the list has the live state.
+  const latest = props.sweeps.find((s) => s.chainId === asset.chainId && s.token === asset.token);
+  const state: SweepState | undefined = asked && !props.sweeps.some((s) => s.id === asked.id) ? asked : latest;
   const native = asset.token === "native";
   return (
     <li data-stray={asset.token}>
@@ -108,7 +98,7 @@ function StrayAssetRow({ chargeId, asset, chain }: { chargeId: string; asset: St
           onConfirm={() => void sweep({ id: chargeId, token: asset.token, chainId: asset.chainId })}
         />
       )}
-      <ErrorNote error={swept.error ?? error} />
+      <ErrorNote error={swept.error} />
     </li>
   );
 }
