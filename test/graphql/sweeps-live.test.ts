@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { announceSweepChange, claimSweep, endSweep, failSweep } from "../../src/domain/sweeps.js";
 import { liveChains, startApp, type TestApp } from "../helpers/harness.js";
-import { settle, subscribe, wsClient } from "../helpers/live.js";
+import { subscribe, wsClient } from "../helpers/live.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -63,8 +63,10 @@ describe("a charge's sweeps, live", () => {
     expect(live.values[4].chargeUpdated.sweeps[0]).toEqual({ ...again, status: "SENT", txHash: TX_HASH });
     await endSweep(app.db.prisma, feed, "rtx_sweeplive1", { done: true, gasUsed: 80_000n });
     await live.waitFor(6);
-    await settle();
-    expect(sweepsSent()).toEqual([[], ["PENDING"], ["FAILED"], ["PENDING", "FAILED"], ["SENT", "FAILED"], ["DONE", "FAILED"]]);
+    // A fence: one more announcement, so that a message sent in between would show before it.
+    await announceSweepChange(app.db.prisma, feed, id);
+    await live.waitFor(7);
+    expect(sweepsSent()).toEqual([[], ["PENDING"], ["FAILED"], ["PENDING", "FAILED"], ["SENT", "FAILED"], ["DONE", "FAILED"], ["DONE", "FAILED"]]);
     expect(live.values[5].chargeUpdated.sweeps.map((s: { id: string }) => s.id)).toEqual([again.id, first.id]);
     expect(live.errors).toEqual([]);
 
