@@ -34,7 +34,7 @@ export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>(
     id: t.exposeID("id", { description: "The row's id (btx_…)." }),
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     type: t.field({ type: BalanceTransactionType, description: "What moved the money.", resolve: (b) => b.type.toUpperCase() }),
-    amount: t.exposeString("amount", { description: 'Signed USDC: "25.00" in, "-24.75" out.' }),
+    amount: t.expose("amount", { type: "Amount", description: 'Signed USDC: "25.00" in, "-24.75" out.' }),
     chargeId: t.exposeID("chargeId", { description: "The charge whose money moved." }),
     refundId: t.exposeID("refundId", { nullable: true, description: "The refund a REFUND row pays (and its reversal undoes)." }),
     invoiceId: t.exposeID("invoiceId", { nullable: true, description: "The invoice a payment pays." }),
@@ -42,7 +42,7 @@ export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>(
     txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
     blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
     reversesId: t.exposeID("reversesId", { nullable: true, description: "The row a reversal undoes." }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it." }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: "ISO 8601: when the ledger recorded it." }),
   }),
 });
 
@@ -54,7 +54,7 @@ const ChainAmount = builder.objectRef<{ chainId: number; amount: string }>("Chai
       description: "The chain's name from the registry of known chains (e.g. Base), whether or not this service runs it now.",
       resolve: (a) => knownChain(a.chainId)?.name ?? `Chain ${a.chainId}`,
     }),
-    amount: t.exposeString("amount", { description: "USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC." }),
   }),
 });
 

@@ -5,7 +5,6 @@ import { CHARGE_STATUSES } from "../../domain/charge-lifecycle.js";
 import { amountOverpaid, CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charge-display.js";
 import { cancelCharge, chargeLinks, countCharges, createCharge, getCharge, getChargeByOrderId, pageCharges, SEARCH_DESCRIPTION } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
 import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
@@ -45,8 +44,6 @@ export const ChargeDisplayStatus = builder.enumType("ChargeDisplayStatus", {
   description: "The status refined by the money a charge holds, as the dashboard shows it: partly paid, underpaid, partly or fully refunded.",
 });
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
 const StrayAsset = builder.objectRef<{ chainId: number; token: string; amount: string }>("StrayAsset").implement({
   description: "Another token, or the native coin, found at a charge's address: sweep it to your wallet with sweepCharge.",
   fields: (t) => ({
@@ -63,19 +60,21 @@ export const Charge = builder.prismaNode("Charge", {
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     orderId: t.exposeString("orderId", { description: "The merchant's order identifier." }),
-    amount: t.string({ description: "Requested amount, a USDC decimal string.", resolve: (c) => formatAmount(c.amount) }),
-    amountReceived: t.string({
+    amount: t.field({ type: "Amount", description: "Requested amount, a USDC decimal string.", resolve: (c) => c.amount }),
+    amountReceived: t.field({
+      type: "Amount",
       description: "Confirmed amount received; null until a payment is confirmed.",
       nullable: true,
-      resolve: (c) => formatAmountOrNull(c.amountReceived),
+      resolve: (c) => c.amountReceived,
     }),
-    amountOverpaid: t.string({
+    amountOverpaid: t.field({
+      type: "Amount",
       description: 'Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.',
-      resolve: (c) => formatAmount(amountOverpaid(c)),
+      resolve: (c) => amountOverpaid(c),
     }),
-    amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
-    feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
-    netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
+    amountRefunded: t.field({ type: "Amount", description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => c.amountRefunded }),
+    feeAmount: t.field({ type: "Amount", description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => c.feeAmount }),
+    netAmount: t.field({ type: "Amount", description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => c.netAmount }),
     currency: t.exposeString("currency", { description: 'Always "USDC".' }),
     status: t.field({ type: ChargeStatus, description: "Where the charge is in its lifecycle.", resolve: (c) => c.status }),
     displayStatus: t.field({
@@ -93,10 +92,10 @@ export const Charge = builder.prismaNode("Charge", {
     }),
     feeBps: t.exposeInt("feeBps", { description: "Protocol fee in basis points (100 = 1%)." }),
     flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction." }),
-    expiresAt: t.string({ description: "ISO 8601.", resolve: (c) => c.expiresAt.toISOString() }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (c) => c.createdAt.toISOString() }),
-    completedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.completedAt) }),
-    deployedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.deployedAt) }),
+    expiresAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (c) => c.expiresAt }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (c) => c.createdAt }),
+    completedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601.", resolve: (c) => c.completedAt }),
+    deployedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601.", resolve: (c) => c.deployedAt }),
     description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the hosted page." }),
     customerEmail: t.exposeString("customerEmail", {
       nullable: true,

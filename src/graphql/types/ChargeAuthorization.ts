@@ -10,7 +10,7 @@ const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("Char
     chargeId: t.exposeID("chargeId", { description: "The charge it pays." }),
     status: t.exposeString("status", { description: "RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error." }),
     txHash: t.exposeString("txHash", { nullable: true, description: "The relayer's transaction; the payment then shows on the charge like any transfer." }),
-    value: t.exposeString("value", { description: "USDC base units (6 decimals) it transfers." }),
+    value: t.expose("value", { type: "Amount", description: "USDC base units (6 decimals) it transfers." }),
     error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
   }),
 });

@@ -27,8 +27,8 @@ export const Customer = builder.prismaNode("Customer", {
     metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
     created: t.int({ description: "Unix timestamp (seconds) of creation.", resolve: (c) => Math.floor(c.createdAt.getTime() / 1000) }),
     updated: t.int({ description: "Unix timestamp (seconds) of the last update.", resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
-    createdAt: t.string({ description: "ISO 8601: the instant of created, as every other object gives it.", resolve: (c) => c.createdAt.toISOString() }),
-    updatedAt: t.string({ description: "ISO 8601: the instant of updated.", resolve: (c) => c.updatedAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601: the instant of created, as every other object gives it.", resolve: (c) => c.createdAt }),
+    updatedAt: t.field({ type: "DateTime", description: "ISO 8601: the instant of updated.", resolve: (c) => c.updatedAt }),
     charges: t.connection(
       {
         type: Charge,

@@ -53,8 +53,8 @@ const Email = builder.prismaNode("Email", {
       select: { type: true, html: true, inlineLogo: true, merchant: { select: { logo: true, logoType: true } } },
       resolve: (e) => emailPreviewHtml(e, e.merchant ? businessLogoOf(e.merchant) : null),
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
-    sentAt: t.string({ nullable: true, description: "ISO 8601: when the SMTP server accepted it.", resolve: (e) => e.sentAt?.toISOString() ?? null }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (e) => e.createdAt }),
+    sentAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when the SMTP server accepted it.", resolve: (e) => e.sentAt }),
   }),
 });
 

@@ -44,7 +44,7 @@ const DeliveryStatus = builder.enumType("WebhookDeliveryStatus", {
 const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("WebhookAttempt").implement({
   description: "One HTTP request of a delivery.",
   fields: (t) => ({
-    attemptedAt: t.exposeString("attemptedAt", { description: "ISO 8601." }),
+    attemptedAt: t.expose("attemptedAt", { type: "DateTime", description: "ISO 8601." }),
     statusCode: t.exposeInt("statusCode", { nullable: true, description: "Null when no response came (timeout, connection refused, address not allowed)." }),
     latencyMs: t.exposeInt("latencyMs", { description: "How long the endpoint took to answer (or to fail)." }),
     error: t.exposeString("error", { nullable: true, description: "Why no 2xx came; null when one did." }),
@@ -62,7 +62,11 @@ const WebhookDelivery = builder.objectRef<DeliveryResource>("WebhookDelivery").i
     endpointId: t.exposeID("endpointId", { description: "The endpoint (whep_…)." }),
     url: t.exposeString("url", { description: "The endpoint's URL." }),
     status: t.field({ type: DeliveryStatus, description: "Where the delivery is.", resolve: (d) => d.status }),
-    nextAttemptAt: t.exposeString("nextAttemptAt", { nullable: true, description: "ISO 8601: the next attempt of a PENDING delivery; null otherwise." }),
+    nextAttemptAt: t.expose("nextAttemptAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "ISO 8601: the next attempt of a PENDING delivery; null otherwise.",
+    }),
     attempts: t.field({ type: [WebhookAttempt], description: "Every attempt so far, oldest first.", resolve: (d) => d.attempts }),
   }),
 });
@@ -73,7 +77,7 @@ const Event = builder.prismaNode("Event", {
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
     type: t.exposeString("type", { description: "What happened, e.g. charge.completed." }),
-    timestamp: t.string({ description: "ISO 8601: when the change was committed.", resolve: (e) => e.createdAt.toISOString() }),
+    timestamp: t.field({ type: "DateTime", description: "ISO 8601: when the change was committed.", resolve: (e) => e.createdAt }),
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     data: t.field({ type: "JSON", description: "The object as it was right after the change.", resolve: (e) => eventData(e.type, e.data) }),
     deliveries: t.loadableList({

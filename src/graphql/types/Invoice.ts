@@ -20,7 +20,6 @@ import {
 } from "../../domain/invoices.js";
 import { finalizeInvoice, sendInvoice } from "../../domain/invoice-emails.js";
 import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
 import { CHARGE_ORDER } from "../../domain/charges.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -55,12 +54,10 @@ const InvoiceLineItem = builder.objectRef<Line>("InvoiceLineItem").implement({
   fields: (t) => ({
     description: t.exposeString("description", { description: "What the line bills." }),
     quantity: t.exposeInt("quantity", { description: "How many units." }),
-    unitAmount: t.exposeString("unitAmount", { description: "USDC." }),
-    amount: t.exposeString("amount", { description: "The line's total: quantity × unitAmount." }),
+    unitAmount: t.expose("unitAmount", { type: "Amount", description: "USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "The line's total: quantity × unitAmount." }),
   }),
 });
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 const Invoice = builder.prismaNode("Invoice", {
   description: "A bill of line items to a customer, paid through charges from its hosted page.",
@@ -73,11 +70,15 @@ const Invoice = builder.prismaNode("Invoice", {
     customer: t.relation("customer", { nullable: true, description: "The customer billed; null once that customer is deleted." }),
     currency: t.exposeString("currency", { description: 'Always "USDC".' }),
     lineItems: t.field({ type: [InvoiceLineItem], description: "The lines, in order.", resolve: (i) => invoiceLines(i) }),
-    subtotal: t.string({ description: "The lines' sum, USDC.", resolve: (i) => formatAmount(i.total) }),
-    total: t.string({ description: "What the invoice asks for, USDC (the subtotal: there are no taxes or discounts).", resolve: (i) => formatAmount(i.total) }),
-    amountPaid: t.string({ description: "Confirmed money of the charges made to pay it.", resolve: (i) => formatAmount(i.amountPaid) }),
-    amountDue: t.string({ description: "The total less amountPaid (the total while DRAFT).", resolve: (i) => formatAmount(amountDue(i)) }),
-    dueDate: t.string({ nullable: true, description: "ISO 8601: when it is due, if you set a date.", resolve: (i) => iso(i.dueDate) }),
+    subtotal: t.field({ type: "Amount", description: "The lines' sum, USDC.", resolve: (i) => i.total }),
+    total: t.field({
+      type: "Amount",
+      description: "What the invoice asks for, USDC (the subtotal: there are no taxes or discounts).",
+      resolve: (i) => i.total,
+    }),
+    amountPaid: t.field({ type: "Amount", description: "Confirmed money of the charges made to pay it.", resolve: (i) => i.amountPaid }),
+    amountDue: t.field({ type: "Amount", description: "The total less amountPaid (the total while DRAFT).", resolve: (i) => amountDue(i) }),
+    dueDate: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it is due, if you set a date.", resolve: (i) => i.dueDate }),
     memo: t.exposeString("memo", { nullable: true, description: "A note shown on the invoice." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (i) => i.metadata as Metadata | null }),
     hostedInvoiceUrl: t.string({
@@ -94,14 +95,15 @@ const Invoice = builder.prismaNode("Invoice", {
       },
     }),
     charges: t.relation("charges", { description: "The charges made to pay it, newest first.", query: { orderBy: CHARGE_ORDER } }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (i) => i.createdAt.toISOString() }),
-    finalizedAt: t.string({ nullable: true, description: "ISO 8601: when it became OPEN.", resolve: (i) => iso(i.finalizedAt) }),
-    paidAt: t.string({ nullable: true, description: "ISO 8601: when it was paid in full.", resolve: (i) => iso(i.paidAt) }),
-    voidedAt: t.string({ nullable: true, description: "ISO 8601: when it was voided.", resolve: (i) => iso(i.voidedAt) }),
-    markedUncollectibleAt: t.string({
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (i) => i.createdAt }),
+    finalizedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it became OPEN.", resolve: (i) => i.finalizedAt }),
+    paidAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was paid in full.", resolve: (i) => i.paidAt }),
+    voidedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was voided.", resolve: (i) => i.voidedAt }),
+    markedUncollectibleAt: t.field({
+      type: "DateTime",
       nullable: true,
       description: "ISO 8601: when it was marked uncollectible.",
-      resolve: (i) => iso(i.markedUncollectibleAt),
+      resolve: (i) => i.markedUncollectibleAt,
     }),
     subscriptionId: t.exposeString("subscriptionId", { nullable: true, description: "The subscription whose period it bills; null for one made by hand." }),
     billingReason: t.field({

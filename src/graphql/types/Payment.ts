@@ -10,7 +10,7 @@ const Payment = builder.objectRef<PaymentResource>("Payment").implement({
     logIndex: t.exposeInt("logIndex", { description: "The transfer's log index in its transaction." }),
     blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
     from: t.exposeString("from", { description: "The sender: a hint only, often an exchange's wallet rather than the buyer's own." }),
-    amount: t.exposeString("amount", { description: "USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC." }),
     status: t.exposeString("status", { description: "Either pending (waiting for confirmations) or confirmed (counted)." }),
   }),
 });

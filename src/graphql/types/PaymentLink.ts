@@ -2,7 +2,6 @@
 // links. Rules live in domain/payment-links.ts.
 import { relatedCharges } from "../../domain/charges.js";
 import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
 import { countPaymentLinks, createPaymentLink, getPaymentLink, listPaymentLinks, paymentLinkUrl, updatePaymentLink } from "../../domain/payment-links.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -16,7 +15,7 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     name: t.exposeString("name", { description: "What the buyer pays for, shown on the page." }),
-    amount: t.string({ description: "USDC; fixed for the link's life.", resolve: (l) => formatAmount(l.amount) }),
+    amount: t.field({ type: "Amount", description: "USDC; fixed for the link's life.", resolve: (l) => l.amount }),
     description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the page." }),
     url: t.string({
       description: "Share it: each buyer who pays there gets a charge of their own.",
@@ -31,7 +30,7 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
       nullable: true,
       description: "When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one.",
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (l) => l.createdAt }),
     charges: t.connection(
       {
         type: Charge,

@@ -19,11 +19,11 @@ export const Payout = builder.objectRef<PayoutResource>("Payout").implement({
     chainId: t.exposeInt("chainId", { description: "The chain it paid out on." }),
     txHash: t.exposeString("txHash", { description: "The transaction that paid out." }),
     blockNumber: t.exposeInt("blockNumber", { description: "The block it is in." }),
-    amount: t.exposeString("amount", { description: "USDC paid to your wallet (net of the fee)." }),
-    feeAmount: t.exposeString("feeAmount", { description: "USDC taken as the protocol fee." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC paid to your wallet (net of the fee)." }),
+    feeAmount: t.expose("feeAmount", { type: "Amount", description: "USDC taken as the protocol fee." }),
     chargeIds: t.exposeIDList("chargeIds", { description: "The charges whose addresses it paid out." }),
     status: t.field({ type: PayoutStatus, description: "Whether it stands.", resolve: (p) => p.status }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it (its confirmation)." }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: "ISO 8601: when the ledger recorded it (its confirmation)." }),
   }),
 });
 

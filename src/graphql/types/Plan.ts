@@ -1,6 +1,5 @@
 // `Plan`: what a merchant bills on a schedule, like REST's plans. Rules live in domain/plans.ts.
 import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
 import { countPlans, createPlan, getPlan, listPlans, updatePlan } from "../../domain/plans.js";
 import { PLAN_INTERVALS } from "../../domain/subscriptions.js";
 import { builder } from "../builder.js";
@@ -27,14 +26,14 @@ const Plan = builder.prismaNode("Plan", {
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     name: t.exposeString("name", { description: "What the buyer subscribes to." }),
-    amount: t.string({ description: "USDC billed each period; fixed for the plan's life.", resolve: (p) => formatAmount(p.amount) }),
+    amount: t.field({ type: "Amount", description: "USDC billed each period; fixed for the plan's life.", resolve: (p) => p.amount }),
     currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
     interval: t.field({ type: PlanInterval, description: "The period's unit.", resolve: (p) => p.interval as (typeof PLAN_INTERVALS)[number] }),
     intervalCount: t.exposeInt("intervalCount", { description: "How many units a period lasts (a year at most in total)." }),
     trialDays: t.exposeInt("trialDays", { description: "The default trial of its subscriptions, in days (0: none)." }),
     active: t.exposeBoolean("active", { description: "False once retired: it starts no new subscription; existing ones go on." }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (p) => p.metadata as Metadata | null }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (p) => p.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (p) => p.createdAt }),
   }),
 });
 

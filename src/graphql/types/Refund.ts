@@ -13,7 +13,6 @@ import {
   refundResource,
   sendRefundClaim,
 } from "../../domain/refunds.js";
-import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
@@ -37,7 +36,7 @@ const Refund = builder.prismaNode("Refund", {
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
     charge: t.relation("charge", { description: "The charge refunded." }),
-    amount: t.string({ description: "USDC.", resolve: (r) => formatAmount(r.amount) }),
+    amount: t.field({ type: "Amount", description: "USDC.", resolve: (r) => r.amount }),
     reason: t.exposeString("reason", { nullable: true, description: "Your reason, if given." }),
     status: t.field({ type: RefundStatus, description: "Where the refund is.", resolve: (r) => r.status }),
     address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
@@ -53,9 +52,9 @@ const Refund = builder.prismaNode("Refund", {
       description: "The page where the buyer gives an address: share it with the buyer only.",
       resolve: (r, _args, ctx) => resource(r, ctx).claimUrl,
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (r) => r.createdAt.toISOString() }),
-    completedAt: t.string({ nullable: true, description: "ISO 8601: when the transfer was confirmed.", resolve: (r) => r.completedAt?.toISOString() ?? null }),
-    cancelledAt: t.string({ nullable: true, description: "ISO 8601: when you cancelled it.", resolve: (r) => r.cancelledAt?.toISOString() ?? null }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (r) => r.createdAt }),
+    completedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when the transfer was confirmed.", resolve: (r) => r.completedAt }),
+    cancelledAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when you cancelled it.", resolve: (r) => r.cancelledAt }),
   }),
 });
 
@@ -112,10 +111,11 @@ const RefundableMoney = builder.objectRef<ChainMoney>("RefundableMoney").impleme
   description: "A charge's confirmed money on one chain, and what is left to refund there.",
   fields: (t) => ({
     chainId: t.exposeInt("chainId", { description: "The chain the money arrived on: a refund of it is made there." }),
-    received: t.string({ description: "USDC confirmed on that chain.", resolve: (m) => formatAmount(m.received) }),
-    left: t.string({
+    received: t.field({ type: "Amount", description: "USDC confirmed on that chain.", resolve: (m) => m.received }),
+    left: t.field({
+      type: "Amount",
       description: "USDC left to refund on that chain: received less its refunds that are not cancelled.",
-      resolve: (m) => formatAmount(leftToRefund(m)),
+      resolve: (m) => leftToRefund(m),
     }),
   }),
 });

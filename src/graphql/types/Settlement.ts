@@ -8,9 +8,9 @@ export const Settlement = builder.objectRef<SettlementResource>("Settlement").im
     txHash: t.exposeString("txHash", { description: "The transaction that paid out." }),
     chainId: t.exposeInt("chainId", { description: "The chain it paid out on." }),
     blockNumber: t.exposeInt("blockNumber", { description: "The block it is in." }),
-    amount: t.exposeString("amount", { description: "Everything that left the contract: netAmount + feeAmount." }),
-    netAmount: t.exposeString("netAmount", { description: "Paid to the merchant's settlement wallet." }),
-    feeAmount: t.exposeString("feeAmount", { description: "Paid to the fee recipient." }),
-    confirmedAt: t.exposeString("confirmedAt", { description: "ISO 8601." }),
+    amount: t.expose("amount", { type: "Amount", description: "Everything that left the contract: netAmount + feeAmount." }),
+    netAmount: t.expose("netAmount", { type: "Amount", description: "Paid to the merchant's settlement wallet." }),
+    feeAmount: t.expose("feeAmount", { type: "Amount", description: "Paid to the fee recipient." }),
+    confirmedAt: t.expose("confirmedAt", { type: "DateTime", description: "ISO 8601." }),
   }),
 });

@@ -2,7 +2,6 @@
 // wallet, like REST's subscriptions. Rules live in domain/subscriptions.ts and domain/subscription-endings.ts.
 // (The GraphQL `Subscription` root type is the live feed's: this object type is `CustomerSubscription`.)
 import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
 import { cancelSubscription, updateSubscription } from "../../domain/subscription-endings.js";
 import {
   checkoutUrl,
@@ -33,8 +32,6 @@ const SubscriptionStatus = builder.enumType("SubscriptionStatus", {
   values: Object.fromEntries(SUBSCRIPTION_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
 });
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
 const CustomerSubscription = builder.prismaNode("Subscription", {
   name: "CustomerSubscription",
   description: "A customer's recurring billing on a plan, pulled each period from the buyer's own wallet under a capped, revocable permission.",
@@ -45,7 +42,7 @@ const CustomerSubscription = builder.prismaNode("Subscription", {
     status: t.field({ type: SubscriptionStatus, description: "Where the subscription is in its lifecycle.", resolve: (s) => s.status }),
     customer: t.relation("customer", { description: "The customer billed." }),
     plan: t.relation("plan", { description: "The plan it was made from (its amount and period were copied then)." }),
-    amount: t.string({ description: "USDC pulled each period.", resolve: (s) => formatAmount(s.amount) }),
+    amount: t.field({ type: "Amount", description: "USDC pulled each period.", resolve: (s) => s.amount }),
     currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
     chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the payer authorized on (null until checkout)." }),
     payer: t.exposeString("payer", { nullable: true, description: "The wallet the money is pulled from." }),
@@ -53,11 +50,16 @@ const CustomerSubscription = builder.prismaNode("Subscription", {
       nullable: true,
       description: "The subscription contract on its chain: what the payer's USDC allowance is given to.",
     }),
-    currentPeriodStart: t.string({ nullable: true, description: "ISO 8601, by the chain's clock.", resolve: (s) => iso(s.currentPeriodStart) }),
-    currentPeriodEnd: t.string({ nullable: true, description: "ISO 8601: when it renews, by the chain's clock.", resolve: (s) => iso(s.currentPeriodEnd) }),
-    trialEnd: t.string({ nullable: true, description: "ISO 8601: when the trial ends, if it has one.", resolve: (s) => iso(s.trialEnd) }),
+    currentPeriodStart: t.field({ type: "DateTime", nullable: true, description: "ISO 8601, by the chain's clock.", resolve: (s) => s.currentPeriodStart }),
+    currentPeriodEnd: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: "ISO 8601: when it renews, by the chain's clock.",
+      resolve: (s) => s.currentPeriodEnd,
+    }),
+    trialEnd: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when the trial ends, if it has one.", resolve: (s) => s.trialEnd }),
     cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: "It ends when the current period does." }),
-    canceledAt: t.string({ nullable: true, description: "ISO 8601: when it was canceled.", resolve: (s) => iso(s.canceledAt) }),
+    canceledAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was canceled.", resolve: (s) => s.canceledAt }),
     cancelReason: t.exposeString("cancelReason", {
       nullable: true,
       description: "Why it ended: requested, customer, period_end, payment_failed or revoked_by_payer.",
@@ -69,7 +71,7 @@ const CustomerSubscription = builder.prismaNode("Subscription", {
       resolve: (s, _args, ctx) => manageUrl(s, ctx.charges),
     }),
     metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (s) => s.metadata as Metadata | null }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (s) => s.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (s) => s.createdAt }),
   }),
 });
 

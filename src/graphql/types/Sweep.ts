@@ -13,7 +13,7 @@ const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
     status: t.exposeString("status", { description: "PENDING (the worker sends it soon), SENT, DONE, or FAILED (see error)." }),
     txHash: t.exposeString("txHash", { nullable: true, description: "The worker's transaction, once sent." }),
     error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601." }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: "ISO 8601." }),
   }),
 });
 

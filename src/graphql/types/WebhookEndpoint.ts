@@ -34,7 +34,7 @@ const WebhookEndpoint = builder.prismaNode("WebhookEndpoint", {
     events: t.exposeStringList("eventTypes", { description: "The event types sent here; empty means every type." }),
     description: t.exposeString("description", { nullable: true, description: "Your note about the endpoint." }),
     status: t.field({ type: WebhookEndpointStatus, description: "Whether events are sent.", resolve: endpointStatus }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (e) => e.createdAt }),
   }),
 });
 
