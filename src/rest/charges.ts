@@ -1,7 +1,7 @@
 // REST /v1/charges: parse, call the domain, shape the response.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { CHARGE_CSV_COLUMNS, chargesCsv } from "../domain/charges-csv.js";
+import { CHARGE_CSV_COLUMNS, chargeCsvColumns, chargesCsv } from "../domain/charges-csv.js";
 import {
   cancelCharge,
   ChargeResource,
@@ -107,7 +107,10 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
       operationId: "exportCharges",
       summary: "Every charge matching the list's filters, as one CSV file",
       description:
-        "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.",
+        "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.\n\nThe columns, each the charge field of that name:\n" +
+        chargeCsvColumns()
+          .map((c) => `- \`${c.name}\`: ${c.description}`)
+          .join("\n"),
       tag,
       query: filtersOnly,
       ok: { 200: ChargeList },

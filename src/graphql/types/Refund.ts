@@ -1,5 +1,6 @@
 // `Refund`: money your settlement wallet sends back to a buyer, prepared here and completed when the
 // chain shows the transfer, like REST's refunds. Rules live in domain/refunds.ts.
+import { describe } from "../../domain/describe.js";
 import {
   cancelRefund,
   type ChainMoney,
@@ -12,6 +13,7 @@ import {
   refundableByChain,
   refundResource,
   sendRefundClaim,
+  RefundResource,
 } from "../../domain/refunds.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -34,27 +36,27 @@ const Refund = builder.prismaNode("Refund", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    livemode: t.exposeBoolean("livemode", { description: describe(RefundResource, "livemode") }),
     charge: t.relation("charge", { description: "The charge refunded." }),
-    amount: t.field({ type: "Amount", description: "USDC.", resolve: (r) => r.amount }),
-    reason: t.exposeString("reason", { nullable: true, description: "Your reason, if given." }),
-    status: t.field({ type: RefundStatus, description: "Where the refund is.", resolve: (r) => r.status }),
-    address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
-    fromAddress: t.exposeString("fromAddress", { description: "The settlement wallet that must send it." }),
-    chainId: t.exposeInt("chainId", { description: "The chain it is paid on: one where the charge's money arrived." }),
+    amount: t.field({ type: "Amount", description: describe(RefundResource, "amount"), resolve: (r) => r.amount }),
+    reason: t.exposeString("reason", { nullable: true, description: describe(RefundResource, "reason") }),
+    status: t.field({ type: RefundStatus, description: describe(RefundResource, "status"), resolve: (r) => r.status }),
+    address: t.exposeString("address", { nullable: true, description: describe(RefundResource, "address") }),
+    fromAddress: t.exposeString("fromAddress", { description: describe(RefundResource, "fromAddress") }),
+    chainId: t.exposeInt("chainId", { description: describe(RefundResource, "chainId") }),
     txHash: t.string({
       nullable: true,
-      description: "The transfer that pays it, once seen on chain; the refund completes when it is confirmed.",
+      description: describe(RefundResource, "txHash"),
       resolve: (r, _args, ctx) => resource(r, ctx).txHash,
     }),
     claimUrl: t.string({
       nullable: true,
-      description: "The page where the buyer gives an address: share it with the buyer only.",
+      description: describe(RefundResource, "claimUrl"),
       resolve: (r, _args, ctx) => resource(r, ctx).claimUrl,
     }),
-    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (r) => r.createdAt }),
-    completedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when the transfer was confirmed.", resolve: (r) => r.completedAt }),
-    cancelledAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when you cancelled it.", resolve: (r) => r.cancelledAt }),
+    createdAt: t.field({ type: "DateTime", description: describe(RefundResource, "createdAt"), resolve: (r) => r.createdAt }),
+    completedAt: t.field({ type: "DateTime", nullable: true, description: describe(RefundResource, "completedAt"), resolve: (r) => r.completedAt }),
+    cancelledAt: t.field({ type: "DateTime", nullable: true, description: describe(RefundResource, "cancelledAt"), resolve: (r) => r.cancelledAt }),
   }),
 });
 

@@ -1,6 +1,7 @@
 // `Subscription`: a customer's recurring billing on a plan, pulled each period from the buyer's own
 // wallet, like REST's subscriptions. Rules live in domain/subscriptions.ts and domain/subscription-endings.ts.
 // (The GraphQL `Subscription` root type is the live feed's: this object type is `CustomerSubscription`.)
+import { describe } from "../../domain/describe.js";
 import type { Metadata } from "../../domain/metadata.js";
 import { cancelSubscription, updateSubscription } from "../../domain/subscription-endings.js";
 import {
@@ -13,6 +14,7 @@ import {
   manageUrl,
   SUBSCRIPTION_STATUSES,
   type SubscriptionStatus as Status,
+  SubscriptionResource,
 } from "../../domain/subscriptions.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -38,40 +40,50 @@ const CustomerSubscription = builder.prismaNode("Subscription", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    status: t.field({ type: SubscriptionStatus, description: "Where the subscription is in its lifecycle.", resolve: (s) => s.status }),
+    livemode: t.exposeBoolean("livemode", { description: describe(SubscriptionResource, "livemode") }),
+    status: t.field({ type: SubscriptionStatus, description: describe(SubscriptionResource, "status"), resolve: (s) => s.status }),
     customer: t.relation("customer", { description: "The customer billed." }),
     plan: t.relation("plan", { description: "The plan it was made from (its amount and period were copied then)." }),
-    amount: t.field({ type: "Amount", description: "USDC pulled each period.", resolve: (s) => s.amount }),
-    currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
-    chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the payer authorized on (null until checkout)." }),
-    payer: t.exposeString("payer", { nullable: true, description: "The wallet the money is pulled from." }),
+    amount: t.field({ type: "Amount", description: describe(SubscriptionResource, "amount"), resolve: (s) => s.amount }),
+    currency: t.string({ description: describe(SubscriptionResource, "currency"), resolve: () => "USDC" }),
+    chainId: t.exposeInt("chainId", { nullable: true, description: describe(SubscriptionResource, "chainId") }),
+    payer: t.exposeString("payer", { nullable: true, description: describe(SubscriptionResource, "payer") }),
     contractAddress: t.exposeString("contractAddress", {
       nullable: true,
-      description: "The subscription contract on its chain: what the payer's USDC allowance is given to.",
+      description: describe(SubscriptionResource, "contractAddress"),
     }),
-    currentPeriodStart: t.field({ type: "DateTime", nullable: true, description: "ISO 8601, by the chain's clock.", resolve: (s) => s.currentPeriodStart }),
+    currentPeriodStart: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: describe(SubscriptionResource, "currentPeriodStart"),
+      resolve: (s) => s.currentPeriodStart,
+    }),
     currentPeriodEnd: t.field({
       type: "DateTime",
       nullable: true,
-      description: "ISO 8601: when it renews, by the chain's clock.",
+      description: describe(SubscriptionResource, "currentPeriodEnd"),
       resolve: (s) => s.currentPeriodEnd,
     }),
-    trialEnd: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when the trial ends, if it has one.", resolve: (s) => s.trialEnd }),
-    cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: "It ends when the current period does." }),
-    canceledAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was canceled.", resolve: (s) => s.canceledAt }),
+    trialEnd: t.field({ type: "DateTime", nullable: true, description: describe(SubscriptionResource, "trialEnd"), resolve: (s) => s.trialEnd }),
+    cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: describe(SubscriptionResource, "cancelAtPeriodEnd") }),
+    canceledAt: t.field({ type: "DateTime", nullable: true, description: describe(SubscriptionResource, "canceledAt"), resolve: (s) => s.canceledAt }),
     cancelReason: t.exposeString("cancelReason", {
       nullable: true,
-      description: "Why it ended: requested, customer, period_end, payment_failed or revoked_by_payer.",
+      description: describe(SubscriptionResource, "cancelReason"),
     }),
-    latestInvoiceId: t.exposeString("latestInvoiceId", { nullable: true, description: "The invoice of its latest period." }),
-    checkoutUrl: t.string({ description: "Where the buyer authorizes it.", resolve: (s, _args, ctx) => checkoutUrl(s, ctx.charges) }),
+    latestInvoiceId: t.exposeString("latestInvoiceId", { nullable: true, description: describe(SubscriptionResource, "latestInvoiceId") }),
+    checkoutUrl: t.string({ description: describe(SubscriptionResource, "checkoutUrl"), resolve: (s, _args, ctx) => checkoutUrl(s, ctx.charges) }),
     manageUrl: t.string({
-      description: "The buyer's capability link: status, invoices, cancel, revoke on chain.",
+      description: describe(SubscriptionResource, "manageUrl"),
       resolve: (s, _args, ctx) => manageUrl(s, ctx.charges),
     }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (s) => s.metadata as Metadata | null }),
-    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (s) => s.createdAt }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(SubscriptionResource, "metadata"),
+      resolve: (s) => s.metadata as Metadata | null,
+    }),
+    createdAt: t.field({ type: "DateTime", description: describe(SubscriptionResource, "createdAt"), resolve: (s) => s.createdAt }),
   }),
 });
 
