@@ -30,6 +30,13 @@ const ChargeList = listOf(ChargeResource).extend({
 
 type IdParams = { Params: { id: string } };
 
+/** The export's reference text, each column described by the charge field it holds. */
+const EXPORT_DESCRIPTION =
+  "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.\n\nThe columns, each the charge field of that name:\n" +
+  chargeCsvColumns()
+    .map((c) => `- \`${c.name}\`: ${c.description}`)
+    .join("\n");
+
 /** Registers the charge endpoints. */
 export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
   const create = {
@@ -106,11 +113,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     doc: {
       operationId: "exportCharges",
       summary: "Every charge matching the list's filters, as one CSV file",
-      description:
-        "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.\n\nThe columns, each the charge field of that name:\n" +
-        chargeCsvColumns()
-          .map((c) => `- \`${c.name}\`: ${c.description}`)
-          .join("\n"),
+      description: EXPORT_DESCRIPTION,
       tag,
       query: filtersOnly,
       ok: { 200: ChargeList },
