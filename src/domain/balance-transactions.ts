@@ -18,19 +18,19 @@ export const BALANCE_TRANSACTION_TYPES = ["payment", "fee", "payout", "refund", 
 
 /** The public JSON form of a balance transaction. */
 export const BalanceTransactionResource = z.object({
-  id: z.string(),
+  id: z.string().describe("The row's id (btx_…)."),
   object: z.literal("balance_transaction"),
-  livemode: z.boolean(),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
   type: z
     .enum(BALANCE_TRANSACTION_TYPES)
     .describe("payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed."),
   amount: z.string().describe('Signed USDC: "25.00" in, "-24.75" out.'),
-  chargeId: z.string(),
-  refundId: z.string().nullable(),
+  chargeId: z.string().describe("The charge whose money moved."),
+  refundId: z.string().nullable().describe("The refund a refund row pays (and its reversal undoes)."),
   invoiceId: z.string().nullable().describe("The invoice a payment pays (money its charge received on time)."),
-  chainId: z.number().int(),
-  txHash: z.string(),
-  blockNumber: z.number().int(),
+  chainId: z.number().int().describe("The chain the transfer is on."),
+  txHash: z.string().describe("The transaction of the transfer."),
+  blockNumber: z.number().int().describe("The block of the transfer."),
   reversesId: z.string().nullable().describe("The row a reversal undoes."),
   createdAt: z.string().describe("When the ledger recorded it (the transfer's confirmation)."),
 });

@@ -41,13 +41,13 @@ export type GaslessSettings = Pick<ChargeSettings, "gasless" | "relayerGasBudget
 
 /** The answer to a submitted authorization. */
 export const ChargeAuthorizationResource = z.object({
-  id: z.string(),
+  id: z.string().describe("The authorization's id (cauth_…)."),
   object: z.literal("charge_authorization"),
-  chargeId: z.string(),
+  chargeId: z.string().describe("The charge it pays."),
   status: z.enum(["RELAYING", "SENT", "MINED", "FAILED"]).describe("RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error."),
   txHash: z.string().nullable().describe("The relayer's transaction; the payment then shows on the charge like any transfer."),
   value: z.string().describe('USDC, e.g. "25.00".'),
-  error: z.string().nullable(),
+  error: z.string().nullable().describe("Why it FAILED; null otherwise."),
 });
 export type ChargeAuthorizationResource = z.infer<typeof ChargeAuthorizationResource>;
 

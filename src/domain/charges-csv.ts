@@ -7,11 +7,13 @@ import type { Charge } from "../generated/prisma/client.js";
 import { amountOverpaid } from "./charges/display.js";
 import { chargeFilter } from "./charges/list.js";
 import type { ChargeFilters } from "./charges/requests.js";
+import { ChargeResource } from "./charges/resource.js";
 import { csvLines, olderThan } from "./csv.js";
+import { describe } from "./describe.js";
 import { formatAmount, formatAmountOrNull } from "./money.js";
 import type { Scope } from "./scope.js";
 
-/** The columns of the charges export, in order (its header row). */
+/** The columns of the charges export, in order (its header row): fields of the API's charge, named and meant alike. */
 export const CHARGE_CSV_COLUMNS = [
   "id",
   "orderId",
@@ -33,7 +35,21 @@ export const CHARGE_CSV_COLUMNS = [
   "createdAt",
   "completedAt",
   "livemode",
-] as const;
+] as const satisfies readonly (keyof ChargeResource)[];
+
+/**
+ * The one column that holds something else than the API's field of its name: the export has always
+ * given the linked customer's email there, which accountants match on, where the API's customerEmail
+ * is the email a payment link asked for. Renaming it would break their sheets; it is described here.
+ */
+const OWN_DESCRIPTIONS: Partial<Record<(typeof CHARGE_CSV_COLUMNS)[number], string>> = {
+  customerEmail: "The email of the customer the charge is for (customerId); empty without one.",
+};
+
+/** Each column of the export with the description of the charge field it holds (the API reference lists them). */
+export function chargeCsvColumns(): { name: (typeof CHARGE_CSV_COLUMNS)[number]; description: string }[] {
+  return CHARGE_CSV_COLUMNS.map((name) => ({ name, description: OWN_DESCRIPTIONS[name] ?? describe(ChargeResource, name) }));
+}
 
 type ChargeWithEmail = Charge & { customer: { email: string } | null };
 

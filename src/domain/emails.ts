@@ -116,10 +116,10 @@ export const EMAIL_STATUS_DESCRIPTIONS: Record<EmailStatus, string> = {
 export const EmailResource = z.object({
   id: z.string().describe("eml_…"),
   object: z.literal("email"),
-  livemode: z.boolean(),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
   type: z.enum(EMAIL_TYPES).describe("What the email is: an invoice, a receipt, a password reset…"),
   to: z.string().describe("The recipient's address, in lower case."),
-  subject: z.string(),
+  subject: z.string().describe("The subject line."),
   status: z.enum(EMAIL_STATUSES).describe(EMAIL_STATUSES.map((s) => `\`${s}\`: ${EMAIL_STATUS_DESCRIPTIONS[s]}`).join(" ")),
   relatedId: z.string().nullable().describe("The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any."),
   attempts: z.number().int().describe("How many times sending it was tried."),
@@ -129,7 +129,7 @@ export const EmailResource = z.object({
     .describe(
       "The plain-text part, exactly as sent, except that the link of a `password_reset` or `invitation` email shows its token as `[redacted]`: only the recipient's mailbox holds it.",
     ),
-  createdAt: z.string(),
+  createdAt: z.string().describe("When it was queued."),
   sentAt: z.string().nullable().describe("When the SMTP server accepted it; null until then."),
 });
 export type EmailResource = z.infer<typeof EmailResource>;

@@ -141,9 +141,9 @@ export function eventId(e: NewEvent): string {
 /** The public JSON form of an event: also the exact body of its webhooks. */
 export const EventResource = z.object({
   id: z.string(),
-  type: z.string().describe("e.g. charge.completed"),
-  timestamp: z.string(),
-  livemode: z.boolean(),
+  type: z.string().describe("What happened, e.g. charge.completed."),
+  timestamp: z.string().describe("When the change was committed."),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
   data: z.unknown().describe("The object as it was right after the change."),
 });
 export type EventResource = z.infer<typeof EventResource>;
@@ -405,20 +405,22 @@ export async function getEvent(prisma: Prisma, scope: Scope, id: string, query: 
 
 /** One delivery of an event to one endpoint, with every attempt, as the API shows it. */
 export const DeliveryResource = z.object({
-  endpointId: z.string(),
-  url: z.string(),
-  status: z.enum(["pending", "succeeded", "failed"]),
-  nextAttemptAt: z.string().nullable(),
-  attempts: z.array(
-    z.object({
-      attemptedAt: z.string(),
-      statusCode: z.number().int().nullable(),
-      latencyMs: z.number().int(),
-      error: z.string().nullable(),
-      succeeded: z.boolean(),
-      responseBody: z.string().nullable().describe("The first 2 KB of what the endpoint answered, as text; null when no response came."),
-    }),
-  ),
+  endpointId: z.string().describe("The endpoint (whep_…)."),
+  url: z.string().describe("The endpoint's URL."),
+  status: z.enum(["pending", "succeeded", "failed"]).describe("Where the delivery is."),
+  nextAttemptAt: z.string().nullable().describe("The next attempt of a pending delivery; null otherwise."),
+  attempts: z
+    .array(
+      z.object({
+        attemptedAt: z.string().describe("When it was made."),
+        statusCode: z.number().int().nullable().describe("Null when no response came (timeout, connection refused, address not allowed)."),
+        latencyMs: z.number().int().describe("How long the endpoint took to answer (or to fail)."),
+        error: z.string().nullable().describe("Why no 2xx came; null when one did."),
+        succeeded: z.boolean().describe("Whether the endpoint answered 2xx in time."),
+        responseBody: z.string().nullable().describe("The first 2 KB of what the endpoint answered, as text; null when no response came."),
+      }),
+    )
+    .describe("Every attempt so far, oldest first."),
 });
 export type DeliveryResource = z.infer<typeof DeliveryResource>;
 

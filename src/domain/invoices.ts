@@ -103,35 +103,35 @@ export const listSchema = z.strictObject({
 });
 
 const LineItem = z.object({
-  description: z.string(),
-  quantity: z.number().int(),
+  description: z.string().describe("What the line bills."),
+  quantity: z.number().int().describe("How many units."),
   unitAmount: z.string().describe('USDC, e.g. "5.00".'),
-  amount: z.string().describe("quantity × unitAmount."),
+  amount: z.string().describe("The line's total: quantity × unitAmount."),
 });
 
 /** The public JSON form of an invoice; also its events' data. */
 export const InvoiceResource = z.object({
   id: z.string(),
   object: z.literal("invoice"),
-  livemode: z.boolean(),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
   number: z.string().nullable().describe("INV-000001, per merchant and mode; given at finalization."),
-  status: z.enum(INVOICE_STATUSES),
+  status: z.enum(INVOICE_STATUSES).describe("Where the invoice is in its lifecycle."),
   customerId: z.string().nullable(),
-  currency: z.literal("USDC"),
-  lineItems: z.array(LineItem),
-  subtotal: z.string(),
-  total: z.string(),
+  currency: z.literal("USDC").describe('Always "USDC".'),
+  lineItems: z.array(LineItem).describe("The lines, in order."),
+  subtotal: z.string().describe("The lines' sum, USDC."),
+  total: z.string().describe("What the invoice asks for, USDC (the subtotal: there are no taxes or discounts)."),
   amountPaid: z.string().describe("What its charges received on time, confirmed on chain (the ledger's payments for it)."),
   amountDue: z.string().describe("What is left to pay: the total less amountPaid (the total while DRAFT)."),
-  dueDate: z.string().nullable(),
-  memo: z.string().nullable(),
-  metadata: MetadataShape.nullable(),
+  dueDate: z.string().nullable().describe("When it is due, if you set a date."),
+  memo: z.string().nullable().describe("A note shown on the invoice."),
+  metadata: MetadataShape.nullable().describe("Your key-value pairs."),
   hostedInvoiceUrl: z.string().nullable().describe("The page where the customer sees and pays it; from finalization on."),
-  createdAt: z.string(),
-  finalizedAt: z.string().nullable(),
-  paidAt: z.string().nullable(),
-  voidedAt: z.string().nullable(),
-  markedUncollectibleAt: z.string().nullable(),
+  createdAt: z.string().describe("When it was created."),
+  finalizedAt: z.string().nullable().describe("When it became OPEN."),
+  paidAt: z.string().nullable().describe("When it was paid in full."),
+  voidedAt: z.string().nullable().describe("When it was voided."),
+  markedUncollectibleAt: z.string().nullable().describe("When it was marked uncollectible."),
   subscriptionId: z.string().nullable().describe("The subscription whose period it bills; null for an invoice made by hand."),
   billingReason: z
     .enum(BILLING_REASONS)

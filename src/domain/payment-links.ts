@@ -68,18 +68,18 @@ export const listSchema = z.strictObject({
 export const PaymentLinkResource = z.object({
   id: z.string(),
   object: z.literal("payment_link"),
-  livemode: z.boolean(),
-  name: z.string(),
-  amount: z.string().describe('USDC, e.g. "25.00".'),
-  description: z.string().nullable(),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
+  name: z.string().describe("What the buyer pays for, shown on the page."),
+  amount: z.string().describe('USDC, e.g. "25.00"; fixed for the link\'s life.'),
+  description: z.string().nullable().describe("Shown to the buyer on the page."),
   url: z.string().describe("Share it: each buyer who pays there gets a charge of their own."),
-  active: z.boolean(),
-  successUrl: z.string().nullable(),
-  cancelUrl: z.string().nullable(),
+  active: z.boolean().describe("False once retired: its page answers 410."),
+  successUrl: z.string().nullable().describe("Where the buyer goes once paid."),
+  cancelUrl: z.string().nullable().describe("Where a buyer who gives up goes."),
   metadata: MetadataShape.nullable().describe("Copied onto every charge the link makes."),
   collectEmail: z.boolean().describe("The page asks the buyer's email before Pay; the charge keeps it as customerEmail (the receipt goes there)."),
   quantityMax: z.number().int().nullable().describe("When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one."),
-  createdAt: z.string(),
+  createdAt: z.string().describe("When it was created."),
 });
 export type PaymentLinkResource = z.infer<typeof PaymentLinkResource>;
 

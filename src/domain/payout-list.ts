@@ -20,9 +20,9 @@ export const PAYOUT_STATUSES = ["paid", "reversed"] as const;
 /** A payout as the API shows it. */
 export const PayoutResource = z.object({
   id: z.string().describe("The id of the payout's first ledger row (btx_…)."),
-  chainId: z.number().int(),
+  chainId: z.number().int().describe("The chain it paid out on."),
   txHash: z.string().describe("The transaction that paid out."),
-  blockNumber: z.number().int(),
+  blockNumber: z.number().int().describe("The block it is in."),
   amount: z.string().describe("Paid to your wallet (net of the fee)."),
   feeAmount: z.string().describe("Taken as the protocol fee."),
   chargeIds: z.array(z.string()).describe("The charges whose addresses it paid out, by id."),

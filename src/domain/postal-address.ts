@@ -36,12 +36,12 @@ export type PostalAddress = Record<(typeof PARTS)[number], string | null>;
 /** An address as REST shows it: every part a string, "" when not given. */
 export const AddressResource = z
   .object({
-    line1: z.string(),
-    line2: z.string(),
-    city: z.string(),
-    state: z.string(),
-    postalCode: z.string(),
-    country: z.string().describe("ISO 3166-1 alpha-2, upper case."),
+    line1: z.string().describe("Street and number."),
+    line2: z.string().describe("Apartment, suite, building."),
+    city: z.string().describe("City or town."),
+    state: z.string().describe("State, province or region."),
+    postalCode: z.string().describe("ZIP or postal code."),
+    country: z.string().describe("ISO 3166-1 alpha-2 code, upper case."),
   })
   .describe('A postal address. Every part is a string: "" when it was not given. An address with no part given is null instead.');
 export type AddressResource = z.infer<typeof AddressResource>;

@@ -79,11 +79,11 @@ export const listSchema = z.strictObject({
 export const RefundResource = z.object({
   id: z.string(),
   object: z.literal("refund"),
-  livemode: z.boolean(),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
   chargeId: z.string(),
   amount: z.string().describe('USDC, e.g. "5.00".'),
-  reason: z.string().nullable(),
-  status: z.enum(REFUND_STATUSES),
+  reason: z.string().nullable().describe("Your reason, if given."),
+  status: z.enum(REFUND_STATUSES).describe("Where the refund is."),
   address: z.string().nullable().describe("Where the money goes; null until the buyer gives one at claimUrl."),
   fromAddress: z.string().describe("The settlement wallet that must send it."),
   chainId: z.number().int().describe("The chain it is paid on: one where the charge's money arrived."),
@@ -102,9 +102,9 @@ export const RefundResource = z.object({
     })
     .nullable()
     .describe("The latest EIP-3009 authorization given for it, if any."),
-  createdAt: z.string(),
-  completedAt: z.string().nullable(),
-  cancelledAt: z.string().nullable(),
+  createdAt: z.string().describe("When it was created."),
+  completedAt: z.string().nullable().describe("When the transfer was confirmed."),
+  cancelledAt: z.string().nullable().describe("When you cancelled it."),
 });
 export type RefundResource = z.infer<typeof RefundResource>;
 

@@ -21,11 +21,11 @@ export type StoredSettlement = z.infer<typeof StoredSettlement>;
 export const SettlementResource = z.object({
   txHash: z.string().describe("The transaction that paid out (anyone's)."),
   chainId: z.number().int().describe("The chain it paid out on."),
-  blockNumber: z.number().int(),
-  amount: z.string().describe("Everything that left the clone: netAmount + feeAmount."),
-  netAmount: z.string().describe("Paid to the merchant's wallet."),
+  blockNumber: z.number().int().describe("The block it is in."),
+  amount: z.string().describe("Everything that left the payment contract: netAmount + feeAmount."),
+  netAmount: z.string().describe("Paid to the merchant's settlement wallet."),
   feeAmount: z.string().describe("Paid to the fee recipient."),
-  confirmedAt: z.string(),
+  confirmedAt: z.string().describe("When it was confirmed."),
 });
 export type SettlementResource = z.infer<typeof SettlementResource>;
 

@@ -45,15 +45,15 @@ export const sweepSchema = z.strictObject(
 
 /** A sweep as the API shows it. */
 export const SweepResource = z.object({
-  id: z.string(),
+  id: z.string().describe("The sweep's id (swp_…)."),
   object: z.literal("sweep"),
-  chargeId: z.string(),
-  chainId: z.number().int(),
-  token: z.string(),
-  status: z.enum(["PENDING", "SENT", "DONE", "FAILED"]),
-  txHash: z.string().nullable(),
-  error: z.string().nullable(),
-  createdAt: z.string(),
+  chargeId: z.string().describe("The charge whose address is swept."),
+  chainId: z.number().int().describe("The chain it is swept on."),
+  token: z.string().describe('The token\'s address, or "native".'),
+  status: z.enum(["PENDING", "SENT", "DONE", "FAILED"]).describe("PENDING (the worker sends it soon), SENT, DONE, or FAILED (see error)."),
+  txHash: z.string().nullable().describe("The worker's transaction, once sent."),
+  error: z.string().nullable().describe("Why it FAILED; null otherwise."),
+  createdAt: z.string().describe("When it was requested."),
 });
 export type SweepResource = z.infer<typeof SweepResource>;
 

@@ -38,13 +38,13 @@ export const listSchema = z.strictObject(pageParams);
 export const WebhookEndpointResource = z.object({
   id: z.string(),
   object: z.literal("webhook_endpoint"),
-  livemode: z.boolean(),
-  url: z.string(),
+  livemode: z.boolean().describe("True for live-mode events, false for test-mode ones."),
+  url: z.string().describe("Where events are POSTed."),
   events: z.array(z.string()).describe("The event types sent here; empty means every type."),
-  description: z.string().nullable(),
-  status: z.enum(["enabled", "disabled"]),
+  description: z.string().nullable().describe("Your note about the endpoint."),
+  status: z.enum(["enabled", "disabled"]).describe("Whether events are sent."),
   secret: z.string().optional().describe("whsec_…: only in the answers that create or rotate it."),
-  createdAt: z.string(),
+  createdAt: z.string().describe("When it was created."),
 });
 export type WebhookEndpointResource = z.infer<typeof WebhookEndpointResource>;
 

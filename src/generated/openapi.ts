@@ -150,6 +150,28 @@ export interface paths {
         /**
          * Every charge matching the list's filters, as one CSV file
          * @description Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.
+         *
+         *     The columns, each the charge field of that name:
+         *     - `id`: The charge's id (chrg_…).
+         *     - `orderId`: The merchant's order identifier.
+         *     - `status`: Where the charge is in its lifecycle.
+         *     - `amount`: Requested amount, USDC, e.g. "25.00".
+         *     - `amountReceived`: Confirmed money received; null until a payment is confirmed.
+         *     - `amountRefunded`: Paid back to the buyer by your wallet: the completed refunds.
+         *     - `feeAmount`: Protocol fee taken at settlement; null until then.
+         *     - `netAmount`: Amount sent to the merchant's wallet; null until settlement.
+         *     - `amountOverpaid`: Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.
+         *     - `currency`: Always "USDC".
+         *     - `chainId`: The chain the buyer picked; null until then.
+         *     - `customerId`: The customer the charge is for (cus_…), if any.
+         *     - `customerEmail`: The email of the customer the charge is for (customerId); empty without one.
+         *     - `description`: Shown to the buyer on the hosted page.
+         *     - `invoiceId`: The invoice this charge pays (made from its hosted page), or null.
+         *     - `paymentLinkId`: The payment link a buyer made this charge from, or null.
+         *     - `needsReview`: True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked.
+         *     - `createdAt`: When it was created.
+         *     - `completedAt`: When it completed (paid out to your wallet); null until then.
+         *     - `livemode`: True in live mode, false in test mode.
          */
         get: operations["exportCharges"];
         put?: never;
@@ -1719,12 +1741,17 @@ export interface components {
     schemas: {
         /** @description A postal address. Every part is a string: "" when it was not given. An address with no part given is null instead. */
         Address: {
+            /** @description Street and number. */
             line1: string;
+            /** @description Apartment, suite, building. */
             line2: string;
+            /** @description City or town. */
             city: string;
+            /** @description State, province or region. */
             state: string;
+            /** @description ZIP or postal code. */
             postalCode: string;
-            /** @description ISO 3166-1 alpha-2, upper case. */
+            /** @description ISO 3166-1 alpha-2 code, upper case. */
             country: string;
         };
         Balance: {
@@ -1758,9 +1785,11 @@ export interface components {
             }[];
         };
         BalanceTransaction: {
+            /** @description The row's id (btx_…). */
             id: string;
             /** @constant */
             object: "balance_transaction";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             /**
              * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
@@ -1769,12 +1798,17 @@ export interface components {
             type: "payment" | "fee" | "payout" | "refund" | "reversal";
             /** @description Signed USDC: "25.00" in, "-24.75" out. */
             amount: string;
+            /** @description The charge whose money moved. */
             chargeId: string;
+            /** @description The refund a refund row pays (and its reversal undoes). */
             refundId: string | null;
             /** @description The invoice a payment pays (money its charge received on time). */
             invoiceId: string | null;
+            /** @description The chain the transfer is on. */
             chainId: number;
+            /** @description The transaction of the transfer. */
             txHash: string;
+            /** @description The block of the transfer. */
             blockNumber: number;
             /** @description The row a reversal undoes. */
             reversesId: string | null;
@@ -1782,68 +1816,93 @@ export interface components {
             createdAt: string;
         };
         Charge: {
+            /** @description The charge's id (chrg_…). */
             id: string;
             /** @constant */
             object: "charge";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
+            /** @description The merchant's order identifier. */
             orderId: string;
-            /** @description USDC, e.g. "25.00". */
+            /** @description Requested amount, USDC, e.g. "25.00". */
             amount: string;
-            /** @description Confirmed money in the clone. */
+            /** @description Confirmed money received; null until a payment is confirmed. */
             amountReceived: string | null;
             /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
             amountOverpaid: string;
             /** @description Paid back to the buyer by your wallet: the completed refunds. */
             amountRefunded: string;
+            /** @description Protocol fee taken at settlement; null until then. */
             feeAmount: string | null;
+            /** @description Amount sent to the merchant's wallet; null until settlement. */
             netAmount: string | null;
+            /** @description Always "USDC". */
             currency: string;
-            /** @enum {string} */
+            /**
+             * @description Where the charge is in its lifecycle.
+             * @enum {string}
+             */
             status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-            /** @description Where to pay, once the buyer picked a chain. */
+            /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
             cloneAddress: string | null;
+            /** @description The chain the buyer picked; null until then. */
             chainId: number | null;
-            /** @description The hosted payment page. */
+            /** @description The hosted payment page to send the buyer to. */
             paymentUrl: string;
+            /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
             explorerUrl: string | null;
+            /** @description Protocol fee in basis points (100 = 1%). */
             feeBps: number;
+            /** @description The settlement transaction; null until paid out. */
             flushTxHash: string | null;
+            /** @description When the charge expires unless paid. */
             expiresAt: string;
+            /** @description When it was created. */
             createdAt: string;
+            /** @description When it completed (paid out to your wallet); null until then. */
             completedAt: string | null;
+            /** @description When its payment contract was deployed; null until then. */
             deployedAt: string | null;
+            /** @description The customer the charge is for (cus_…), if any. */
             customerId: string | null;
+            /** @description Shown to the buyer on the hosted page. */
             description: string | null;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
+            /** @description Where the hosted page sends the buyer once paid. */
             successUrl: string | null;
+            /** @description Where the hosted page sends a buyer who gives up. */
             cancelUrl: string | null;
-            /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+            /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
             settlements: components["schemas"]["Settlement"][];
-            /** @description Why money in the clone cannot be paid out right now, or null. */
+            /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
             payoutBlockedReason: string | null;
-            /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+            /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
             needsReview: boolean;
-            /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+            /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
             reviewReason: string | null;
-            /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+            /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
             strayAssets: {
+                /** @description The chain it is on. */
                 chainId: number;
-                /** @description A token address, or "native". */
+                /** @description The token's address, or "native". */
                 token: string;
-                /** @description Base units. */
+                /** @description Base units of that token. */
                 amount: string;
             }[];
             /** @description The invoice this charge pays (made from its hosted page), or null. */
             invoiceId: string | null;
             /** @description The payment link a buyer made this charge from, or null. */
             paymentLinkId: string | null;
-            /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+            /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
             customerEmail: string | null;
         };
         ChargeAuthorization: {
+            /** @description The authorization's id (cauth_…). */
             id: string;
             /** @constant */
             object: "charge_authorization";
+            /** @description The charge it pays. */
             chargeId: string;
             /**
              * @description RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error.
@@ -1854,6 +1913,7 @@ export interface components {
             txHash: string | null;
             /** @description USDC, e.g. "25.00". */
             value: string;
+            /** @description Why it FAILED; null otherwise. */
             error: string | null;
         };
         /** @description The charge was cancelled: CANCELLED; confirmed partial money (amountReceived) is paid out to your wallet. */
@@ -1861,7 +1921,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.cancelled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -1870,7 +1932,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.chain_selected";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -1879,65 +1943,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.completed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
@@ -1950,7 +2039,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.expired";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -1959,65 +2050,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.late_payment";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2028,7 +2144,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.needs_review";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2037,65 +2155,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.partial";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2106,7 +2249,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.payout_blocked";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2115,7 +2260,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.payout_confirmed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2124,7 +2271,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.pending";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2133,65 +2282,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.received";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2204,7 +2378,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.reviewed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2213,7 +2389,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.underpaid";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
         };
@@ -2221,22 +2399,31 @@ export interface components {
             id: string;
             /** @constant */
             object: "customer";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
+            /** @description Unique among the merchant's customers of the mode (compared case-insensitively). */
             email: string;
+            /** @description The customer's name. */
             name: string;
+            /** @description A phone number, as given. */
             phone: string | null;
+            /** @description The postal address, if given. */
             address: components["schemas"]["Address"] | null;
+            /** @description The company billed, if any. */
             companyName: string | null;
+            /** @description A tax or VAT number, as given. */
             taxId: string | null;
+            /** @description Your note about the customer. */
             description: string | null;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
-            /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+            /** @description Unix timestamp (seconds) of creation; createdAt is the same instant as every other resource gives it. */
             created: number;
-            /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+            /** @description Unix timestamp (seconds) of the last update; updatedAt is the same instant. */
             updated: number;
-            /** @description ISO 8601 UTC, like every other resource's createdAt. */
+            /** @description When it was created: the instant of created, as every other resource gives it. */
             createdAt: string;
-            /** @description ISO 8601 UTC. */
+            /** @description When it was last updated: the instant of updated. */
             updatedAt: string;
         };
         /** @description A customer was created. */
@@ -2244,7 +2431,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Customer"];
         };
@@ -2253,28 +2442,39 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.deleted";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
                 id: string;
                 /** @constant */
                 object: "customer";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description Unique among the merchant's customers of the mode (compared case-insensitively). */
                 email: string;
+                /** @description The customer's name. */
                 name: string;
+                /** @description A phone number, as given. */
                 phone: string | null;
+                /** @description The postal address, if given. */
                 address: components["schemas"]["Address"] | null;
+                /** @description The company billed, if any. */
                 companyName: string | null;
+                /** @description A tax or VAT number, as given. */
                 taxId: string | null;
+                /** @description Your note about the customer. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
-                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                /** @description Unix timestamp (seconds) of creation; createdAt is the same instant as every other resource gives it. */
                 created: number;
-                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                /** @description Unix timestamp (seconds) of the last update; updatedAt is the same instant. */
                 updated: number;
-                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                /** @description When it was created: the instant of created, as every other resource gives it. */
                 createdAt: string;
-                /** @description ISO 8601 UTC. */
+                /** @description When it was last updated: the instant of updated. */
                 updatedAt: string;
                 /**
                  * @description Always true: the object was deleted and is shown as it was.
@@ -2288,7 +2488,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Customer"];
         };
@@ -2296,22 +2498,31 @@ export interface components {
             id: string;
             /** @constant */
             object: "customer";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
+            /** @description Unique among the merchant's customers of the mode (compared case-insensitively). */
             email: string;
+            /** @description The customer's name. */
             name: string;
+            /** @description A phone number, as given. */
             phone: string | null;
+            /** @description The postal address, if given. */
             address: components["schemas"]["Address"] | null;
+            /** @description The company billed, if any. */
             companyName: string | null;
+            /** @description A tax or VAT number, as given. */
             taxId: string | null;
+            /** @description Your note about the customer. */
             description: string | null;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
-            /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+            /** @description Unix timestamp (seconds) of creation; createdAt is the same instant as every other resource gives it. */
             created: number;
-            /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+            /** @description Unix timestamp (seconds) of the last update; updatedAt is the same instant. */
             updated: number;
-            /** @description ISO 8601 UTC, like every other resource's createdAt. */
+            /** @description When it was created: the instant of created, as every other resource gives it. */
             createdAt: string;
-            /** @description ISO 8601 UTC. */
+            /** @description When it was last updated: the instant of updated. */
             updatedAt: string;
             invoiceCount: number;
             chargeCount: number;
@@ -2344,6 +2555,7 @@ export interface components {
             id: string;
             /** @constant */
             object: "email";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             /**
              * @description What the email is: an invoice, a receipt, a password reset…
@@ -2352,6 +2564,7 @@ export interface components {
             type: "invoice" | "receipt" | "refund_claim" | "password_reset" | "invitation" | "security_notice" | "alert" | "subscription_checkout" | "invoice_upcoming" | "invoice_payment_failed" | "subscription_canceled";
             /** @description The recipient's address, in lower case. */
             to: string;
+            /** @description The subject line. */
             subject: string;
             /**
              * @description `queued`: Waiting for the worker to send it (again, after a temporary failure: attempts and lastError say so). `sent`: The SMTP server accepted it (sentAt). `failed`: The SMTP server refused it for good (5xx), or every retry failed: lastError holds its reply. `held`: Kept and not sent: the service has no SMTP_URL (development). It stays readable here and in the dashboard.
@@ -2366,6 +2579,7 @@ export interface components {
             lastError: string | null;
             /** @description The plain-text part, exactly as sent, except that the link of a `password_reset` or `invitation` email shows its token as `[redacted]`: only the recipient's mailbox holds it. */
             text: string;
+            /** @description When it was queued. */
             createdAt: string;
             /** @description When the SMTP server accepted it; null until then. */
             sentAt: string | null;
@@ -2390,7 +2604,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.pending";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2398,7 +2614,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.chain_selected";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2406,65 +2624,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.partial";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2474,65 +2717,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.received";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2544,65 +2812,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.completed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description What is missing when money within the underpayment tolerance was accepted. */
                 underpaidAmount?: string;
@@ -2614,7 +2907,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.underpaid";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2622,7 +2917,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.expired";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2630,7 +2927,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.cancelled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2638,65 +2937,90 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.late_payment";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
+                /** @description The charge's id (chrg_…). */
                 id: string;
                 /** @constant */
                 object: "charge";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description The merchant's order identifier. */
                 orderId: string;
-                /** @description USDC, e.g. "25.00". */
+                /** @description Requested amount, USDC, e.g. "25.00". */
                 amount: string;
-                /** @description Confirmed money in the clone. */
+                /** @description Confirmed money received; null until a payment is confirmed. */
                 amountReceived: string | null;
                 /** @description Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it. */
                 amountOverpaid: string;
                 /** @description Paid back to the buyer by your wallet: the completed refunds. */
                 amountRefunded: string;
+                /** @description Protocol fee taken at settlement; null until then. */
                 feeAmount: string | null;
+                /** @description Amount sent to the merchant's wallet; null until settlement. */
                 netAmount: string | null;
+                /** @description Always "USDC". */
                 currency: string;
-                /** @enum {string} */
+                /**
+                 * @description Where the charge is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "RECEIVED" | "COMPLETED" | "EXPIRED" | "CANCELLED";
-                /** @description Where to pay, once the buyer picked a chain. */
+                /** @description The charge's payment contract, where the buyer pays; null until a chain is picked. */
                 cloneAddress: string | null;
+                /** @description The chain the buyer picked; null until then. */
                 chainId: number | null;
-                /** @description The hosted payment page. */
+                /** @description The hosted payment page to send the buyer to. */
                 paymentUrl: string;
+                /** @description The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one. */
                 explorerUrl: string | null;
+                /** @description Protocol fee in basis points (100 = 1%). */
                 feeBps: number;
+                /** @description The settlement transaction; null until paid out. */
                 flushTxHash: string | null;
+                /** @description When the charge expires unless paid. */
                 expiresAt: string;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it completed (paid out to your wallet); null until then. */
                 completedAt: string | null;
+                /** @description When its payment contract was deployed; null until then. */
                 deployedAt: string | null;
+                /** @description The customer the charge is for (cus_…), if any. */
                 customerId: string | null;
+                /** @description Shown to the buyer on the hosted page. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
+                /** @description Where the hosted page sends the buyer once paid. */
                 successUrl: string | null;
+                /** @description Where the hosted page sends a buyer who gives up. */
                 cancelUrl: string | null;
-                /** @description Every confirmed payout from the clone, oldest first, whoever sent it. */
+                /** @description Every confirmed payout from the payment contract, oldest first, whoever sent it. */
                 settlements: components["schemas"]["Settlement"][];
-                /** @description Why money in the clone cannot be paid out right now, or null. */
+                /** @description Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it. */
                 payoutBlockedReason: string | null;
-                /** @description True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final. */
+                /** @description True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked. */
                 needsReview: boolean;
-                /** @description What the reconciliation or a deep reorg found, until the charge is marked reviewed. */
+                /** @description What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed. */
                 reviewReason: string | null;
-                /** @description Other tokens and the native coin found at the charge's address: they can be swept to your wallet. */
+                /** @description Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet. */
                 strayAssets: {
+                    /** @description The chain it is on. */
                     chainId: number;
-                    /** @description A token address, or "native". */
+                    /** @description The token's address, or "native". */
                     token: string;
-                    /** @description Base units. */
+                    /** @description Base units of that token. */
                     amount: string;
                 }[];
                 /** @description The invoice this charge pays (made from its hosted page), or null. */
                 invoiceId: string | null;
                 /** @description The payment link a buyer made this charge from, or null. */
                 paymentLinkId: string | null;
-                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer. */
+                /** @description The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise. */
                 customerEmail: string | null;
                 /** @description The confirmed payments the event reports, in chain order. */
                 payments?: components["schemas"]["Payment"][];
@@ -2706,7 +3030,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.payout_confirmed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2714,7 +3040,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.payout_blocked";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2722,7 +3050,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.needs_review";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2730,7 +3060,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "charge.reviewed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Charge"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2738,7 +3070,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Customer"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2746,7 +3080,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Customer"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2754,28 +3090,39 @@ export interface components {
             id: string;
             /** @constant */
             type: "customer.deleted";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
                 id: string;
                 /** @constant */
                 object: "customer";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
+                /** @description Unique among the merchant's customers of the mode (compared case-insensitively). */
                 email: string;
+                /** @description The customer's name. */
                 name: string;
+                /** @description A phone number, as given. */
                 phone: string | null;
+                /** @description The postal address, if given. */
                 address: components["schemas"]["Address"] | null;
+                /** @description The company billed, if any. */
                 companyName: string | null;
+                /** @description A tax or VAT number, as given. */
                 taxId: string | null;
+                /** @description Your note about the customer. */
                 description: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
-                /** @description Unix timestamp (seconds); createdAt is the same instant as every other resource gives it. */
+                /** @description Unix timestamp (seconds) of creation; createdAt is the same instant as every other resource gives it. */
                 created: number;
-                /** @description Unix timestamp (seconds); updatedAt is the same instant in ISO 8601. */
+                /** @description Unix timestamp (seconds) of the last update; updatedAt is the same instant. */
                 updated: number;
-                /** @description ISO 8601 UTC, like every other resource's createdAt. */
+                /** @description When it was created: the instant of created, as every other resource gives it. */
                 createdAt: string;
-                /** @description ISO 8601 UTC. */
+                /** @description When it was last updated: the instant of updated. */
                 updatedAt: string;
                 /**
                  * @description Always true: the object was deleted and is shown as it was.
@@ -2788,7 +3135,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2796,7 +3145,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2804,7 +3155,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.completed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2812,7 +3165,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.cancelled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2820,7 +3175,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2828,7 +3185,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2836,7 +3195,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.finalized";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2844,7 +3205,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.paid";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2852,7 +3215,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.voided";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2860,7 +3225,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.marked_uncollectible";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2868,43 +3235,65 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.deleted";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
                 id: string;
                 /** @constant */
                 object: "invoice";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
                 /** @description INV-000001, per merchant and mode; given at finalization. */
                 number: string | null;
-                /** @enum {string} */
+                /**
+                 * @description Where the invoice is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
                 customerId: string | null;
-                /** @constant */
+                /**
+                 * @description Always "USDC".
+                 * @constant
+                 */
                 currency: "USDC";
+                /** @description The lines, in order. */
                 lineItems: {
+                    /** @description What the line bills. */
                     description: string;
+                    /** @description How many units. */
                     quantity: number;
                     /** @description USDC, e.g. "5.00". */
                     unitAmount: string;
-                    /** @description quantity × unitAmount. */
+                    /** @description The line's total: quantity × unitAmount. */
                     amount: string;
                 }[];
+                /** @description The lines' sum, USDC. */
                 subtotal: string;
+                /** @description What the invoice asks for, USDC (the subtotal: there are no taxes or discounts). */
                 total: string;
                 /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                 amountPaid: string;
                 /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                 amountDue: string;
+                /** @description When it is due, if you set a date. */
                 dueDate: string | null;
+                /** @description A note shown on the invoice. */
                 memo: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
                 /** @description The page where the customer sees and pays it; from finalization on. */
                 hostedInvoiceUrl: string | null;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it became OPEN. */
                 finalizedAt: string | null;
+                /** @description When it was paid in full. */
                 paidAt: string | null;
+                /** @description When it was voided. */
                 voidedAt: string | null;
+                /** @description When it was marked uncollectible. */
                 markedUncollectibleAt: string | null;
                 /** @description The subscription whose period it bills; null for an invoice made by hand. */
                 subscriptionId: string | null;
@@ -2921,7 +3310,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.upcoming";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2929,7 +3320,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.payment_failed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2937,7 +3330,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2945,7 +3340,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2953,7 +3350,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.canceled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
             deliveries: components["schemas"]["WebhookDelivery"][];
@@ -2962,37 +3361,57 @@ export interface components {
             id: string;
             /** @constant */
             object: "invoice";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             /** @description INV-000001, per merchant and mode; given at finalization. */
             number: string | null;
-            /** @enum {string} */
+            /**
+             * @description Where the invoice is in its lifecycle.
+             * @enum {string}
+             */
             status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
             customerId: string | null;
-            /** @constant */
+            /**
+             * @description Always "USDC".
+             * @constant
+             */
             currency: "USDC";
+            /** @description The lines, in order. */
             lineItems: {
+                /** @description What the line bills. */
                 description: string;
+                /** @description How many units. */
                 quantity: number;
                 /** @description USDC, e.g. "5.00". */
                 unitAmount: string;
-                /** @description quantity × unitAmount. */
+                /** @description The line's total: quantity × unitAmount. */
                 amount: string;
             }[];
+            /** @description The lines' sum, USDC. */
             subtotal: string;
+            /** @description What the invoice asks for, USDC (the subtotal: there are no taxes or discounts). */
             total: string;
             /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
             amountPaid: string;
             /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
             amountDue: string;
+            /** @description When it is due, if you set a date. */
             dueDate: string | null;
+            /** @description A note shown on the invoice. */
             memo: string | null;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
             /** @description The page where the customer sees and pays it; from finalization on. */
             hostedInvoiceUrl: string | null;
+            /** @description When it was created. */
             createdAt: string;
+            /** @description When it became OPEN. */
             finalizedAt: string | null;
+            /** @description When it was paid in full. */
             paidAt: string | null;
+            /** @description When it was voided. */
             voidedAt: string | null;
+            /** @description When it was marked uncollectible. */
             markedUncollectibleAt: string | null;
             /** @description The subscription whose period it bills; null for an invoice made by hand. */
             subscriptionId: string | null;
@@ -3004,7 +3423,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3013,43 +3434,65 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.deleted";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: {
                 id: string;
                 /** @constant */
                 object: "invoice";
+                /** @description True in live mode, false in test mode. */
                 livemode: boolean;
                 /** @description INV-000001, per merchant and mode; given at finalization. */
                 number: string | null;
-                /** @enum {string} */
+                /**
+                 * @description Where the invoice is in its lifecycle.
+                 * @enum {string}
+                 */
                 status: "DRAFT" | "OPEN" | "PAID" | "VOID" | "UNCOLLECTIBLE";
                 customerId: string | null;
-                /** @constant */
+                /**
+                 * @description Always "USDC".
+                 * @constant
+                 */
                 currency: "USDC";
+                /** @description The lines, in order. */
                 lineItems: {
+                    /** @description What the line bills. */
                     description: string;
+                    /** @description How many units. */
                     quantity: number;
                     /** @description USDC, e.g. "5.00". */
                     unitAmount: string;
-                    /** @description quantity × unitAmount. */
+                    /** @description The line's total: quantity × unitAmount. */
                     amount: string;
                 }[];
+                /** @description The lines' sum, USDC. */
                 subtotal: string;
+                /** @description What the invoice asks for, USDC (the subtotal: there are no taxes or discounts). */
                 total: string;
                 /** @description What its charges received on time, confirmed on chain (the ledger's payments for it). */
                 amountPaid: string;
                 /** @description What is left to pay: the total less amountPaid (the total while DRAFT). */
                 amountDue: string;
+                /** @description When it is due, if you set a date. */
                 dueDate: string | null;
+                /** @description A note shown on the invoice. */
                 memo: string | null;
+                /** @description Your key-value pairs. */
                 metadata: components["schemas"]["Metadata"] | null;
                 /** @description The page where the customer sees and pays it; from finalization on. */
                 hostedInvoiceUrl: string | null;
+                /** @description When it was created. */
                 createdAt: string;
+                /** @description When it became OPEN. */
                 finalizedAt: string | null;
+                /** @description When it was paid in full. */
                 paidAt: string | null;
+                /** @description When it was voided. */
                 voidedAt: string | null;
+                /** @description When it was marked uncollectible. */
                 markedUncollectibleAt: string | null;
                 /** @description The subscription whose period it bills; null for an invoice made by hand. */
                 subscriptionId: string | null;
@@ -3067,7 +3510,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.finalized";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3076,7 +3521,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.marked_uncollectible";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3085,7 +3532,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.paid";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3094,7 +3543,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.payment_failed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3103,7 +3554,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.upcoming";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
         };
@@ -3112,7 +3565,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3121,7 +3576,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "invoice.voided";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Invoice"];
         };
@@ -3129,30 +3586,42 @@ export interface components {
             [key: string]: string | number | boolean;
         };
         Payment: {
+            /** @description The transaction of the transfer. */
             txHash: string;
+            /** @description The transfer's log index in its transaction. */
             logIndex: number;
+            /** @description The block of the transfer. */
             blockNumber: number;
             chainId: number;
             /** @description The sender: a hint only, often an exchange's hot wallet rather than the buyer's own. */
             from: string;
             /** @description USDC, e.g. "25.00". */
             amount: string;
-            /** @enum {string} */
+            /**
+             * @description Either pending (waiting for confirmations) or confirmed (counted).
+             * @enum {string}
+             */
             status: "pending" | "confirmed";
         };
         PaymentLink: {
             id: string;
             /** @constant */
             object: "payment_link";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
+            /** @description What the buyer pays for, shown on the page. */
             name: string;
-            /** @description USDC, e.g. "25.00". */
+            /** @description USDC, e.g. "25.00"; fixed for the link's life. */
             amount: string;
+            /** @description Shown to the buyer on the page. */
             description: string | null;
             /** @description Share it: each buyer who pays there gets a charge of their own. */
             url: string;
+            /** @description False once retired: its page answers 410. */
             active: boolean;
+            /** @description Where the buyer goes once paid. */
             successUrl: string | null;
+            /** @description Where a buyer who gives up goes. */
             cancelUrl: string | null;
             /** @description Copied onto every charge the link makes. */
             metadata: components["schemas"]["Metadata"] | null;
@@ -3160,24 +3629,38 @@ export interface components {
             collectEmail: boolean;
             /** @description When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one. */
             quantityMax: number | null;
+            /** @description When it was created. */
             createdAt: string;
         };
         Plan: {
             id: string;
             /** @constant */
             object: "plan";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
+            /** @description What the buyer subscribes to. */
             name: string;
-            /** @description USDC billed each period, as a decimal string. */
+            /** @description USDC billed each period; fixed for the plan's life. */
             amount: string;
-            /** @constant */
+            /**
+             * @description Always "USDC".
+             * @constant
+             */
             currency: "USDC";
-            /** @enum {string} */
+            /**
+             * @description The period's unit.
+             * @enum {string}
+             */
             interval: "day" | "week" | "month" | "year";
+            /** @description How many units a period lasts (a year at most in total). */
             intervalCount: number;
+            /** @description The default trial of its subscriptions, in days (0: none). */
             trialDays: number;
+            /** @description False once retired: it starts no new subscription; existing ones go on. */
             active: boolean;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
+            /** @description When it was created. */
             createdAt: string;
         };
         PublicCharge: {
@@ -3228,12 +3711,17 @@ export interface components {
             id: string;
             /** @constant */
             object: "refund";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             chargeId: string;
             /** @description USDC, e.g. "5.00". */
             amount: string;
+            /** @description Your reason, if given. */
             reason: string | null;
-            /** @enum {string} */
+            /**
+             * @description Where the refund is.
+             * @enum {string}
+             */
             status: "AWAITING_ADDRESS" | "AWAITING_PAYMENT" | "COMPLETED" | "CANCELLED";
             /** @description Where the money goes; null until the buyer gives one at claimUrl. */
             address: string | null;
@@ -3258,8 +3746,11 @@ export interface components {
                 /** @description When it stops being valid (ISO 8601). */
                 validBefore: string;
             } | null;
+            /** @description When it was created. */
             createdAt: string;
+            /** @description When the transfer was confirmed. */
             completedAt: string | null;
+            /** @description When you cancelled it. */
             cancelledAt: string | null;
         };
         /** @description A refund was cancelled. */
@@ -3267,7 +3758,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.cancelled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
         };
@@ -3276,7 +3769,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.completed";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
         };
@@ -3285,7 +3780,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
         };
@@ -3294,7 +3791,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "refund.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Refund"];
         };
@@ -3303,46 +3802,64 @@ export interface components {
             txHash: string;
             /** @description The chain it paid out on. */
             chainId: number;
+            /** @description The block it is in. */
             blockNumber: number;
-            /** @description Everything that left the clone: netAmount + feeAmount. */
+            /** @description Everything that left the payment contract: netAmount + feeAmount. */
             amount: string;
-            /** @description Paid to the merchant's wallet. */
+            /** @description Paid to the merchant's settlement wallet. */
             netAmount: string;
             /** @description Paid to the fee recipient. */
             feeAmount: string;
+            /** @description When it was confirmed. */
             confirmedAt: string;
         };
         Subscription: {
             id: string;
             /** @constant */
             object: "subscription";
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             customerId: string;
             planId: string;
-            /** @enum {string} */
+            /**
+             * @description Where the subscription is in its lifecycle.
+             * @enum {string}
+             */
             status: "INCOMPLETE" | "INCOMPLETE_EXPIRED" | "TRIALING" | "ACTIVE" | "PAST_DUE" | "CANCELED";
             /** @description USDC pulled each period (the plan's amount at creation). */
             amount: string;
-            /** @constant */
+            /**
+             * @description Always "USDC".
+             * @constant
+             */
             currency: "USDC";
             /** @description The chain the payer authorized on (null until checkout). */
             chainId: number | null;
             /** @description The wallet the money is pulled from. */
             payer: string | null;
-            /** @description SubscriptionsV1 on its chain: what the payer's USDC allowance is given to. */
+            /** @description The subscription contract (SubscriptionsV1) on its chain: what the payer's USDC allowance is given to. */
             contractAddress: string | null;
+            /** @description When the current period started, by the chain's clock. */
             currentPeriodStart: string | null;
+            /** @description When it renews, by the chain's clock. */
             currentPeriodEnd: string | null;
+            /** @description When the trial ends, if it has one. */
             trialEnd: string | null;
+            /** @description It ends when the current period does. */
             cancelAtPeriodEnd: boolean;
+            /** @description When it was canceled. */
             canceledAt: string | null;
+            /** @description Why it ended: requested, customer, period_end, payment_failed or revoked_by_payer. */
             cancelReason: string | null;
+            /** @description The invoice of its latest period. */
             latestInvoiceId: string | null;
             /** @description Where the buyer authorizes it: {PAYMENT_BASE_URL}/subscribe/<id>. */
             checkoutUrl: string;
             /** @description The buyer's capability link: status, invoices, cancel, revoke on chain. */
             manageUrl: string;
+            /** @description Your key-value pairs. */
             metadata: components["schemas"]["Metadata"] | null;
+            /** @description When it was created. */
             createdAt: string;
         };
         /** @description A subscription ended: CANCELED, with cancelReason. */
@@ -3350,7 +3867,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.canceled";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
         };
@@ -3359,7 +3878,9 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.created";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
         };
@@ -3368,21 +3889,35 @@ export interface components {
             id: string;
             /** @constant */
             type: "subscription.updated";
+            /** @description When the change was committed. */
             timestamp: string;
+            /** @description True in live mode, false in test mode. */
             livemode: boolean;
             data: components["schemas"]["Subscription"];
         };
         WebhookDelivery: {
+            /** @description The endpoint (whep_…). */
             endpointId: string;
+            /** @description The endpoint's URL. */
             url: string;
-            /** @enum {string} */
+            /**
+             * @description Where the delivery is.
+             * @enum {string}
+             */
             status: "pending" | "succeeded" | "failed";
+            /** @description The next attempt of a pending delivery; null otherwise. */
             nextAttemptAt: string | null;
+            /** @description Every attempt so far, oldest first. */
             attempts: {
+                /** @description When it was made. */
                 attemptedAt: string;
+                /** @description Null when no response came (timeout, connection refused, address not allowed). */
                 statusCode: number | null;
+                /** @description How long the endpoint took to answer (or to fail). */
                 latencyMs: number;
+                /** @description Why no 2xx came; null when one did. */
                 error: string | null;
+                /** @description Whether the endpoint answered 2xx in time. */
                 succeeded: boolean;
                 /** @description The first 2 KB of what the endpoint answered, as text; null when no response came. */
                 responseBody: string | null;
@@ -3392,28 +3927,42 @@ export interface components {
             id: string;
             /** @constant */
             object: "webhook_endpoint";
+            /** @description True for live-mode events, false for test-mode ones. */
             livemode: boolean;
+            /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent here; empty means every type. */
             events: string[];
+            /** @description Your note about the endpoint. */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description Whether events are sent.
+             * @enum {string}
+             */
             status: "enabled" | "disabled";
+            /** @description When it was created. */
             createdAt: string;
         };
         WebhookEndpointWithSecret: {
             id: string;
             /** @constant */
             object: "webhook_endpoint";
+            /** @description True for live-mode events, false for test-mode ones. */
             livemode: boolean;
+            /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent here; empty means every type. */
             events: string[];
+            /** @description Your note about the endpoint. */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description Whether events are sent.
+             * @enum {string}
+             */
             status: "enabled" | "disabled";
             /** @description whsec_…: only in the answers that create or rotate it. */
             secret: string;
+            /** @description When it was created. */
             createdAt: string;
         };
     };

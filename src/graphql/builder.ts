@@ -6,6 +6,7 @@ import RelayPlugin, { resolveNodes } from "@pothos/plugin-relay";
 import type { GraphQLResolveInfo } from "graphql";
 import { AppError } from "../domain/errors.js";
 import type { Metadata } from "../domain/metadata.js";
+import type { Units } from "../domain/money.js";
 import type PrismaTypes from "../generated/pothos-types.js";
 import { getDatamodel } from "../generated/pothos-types.js";
 import { Prisma as P } from "../generated/prisma/client.js";
@@ -23,6 +24,10 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
     Metadata: { Input: Record<string, unknown>; Output: Metadata };
     JSON: { Input: unknown; Output: unknown };
+    // Money and instants go out as the REST API writes them: resolvers return base units and Dates,
+    // or a REST resource's own text (types/Amount.ts, types/DateTime.ts check it).
+    Amount: { Input: bigint; Output: Units | string };
+    DateTime: { Input: Date; Output: Date | string };
   };
 }>({
   plugins: [PrismaPlugin, RelayPlugin, DataloaderPlugin],

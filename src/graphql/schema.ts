@@ -2,6 +2,8 @@
 import { lexicographicSortSchema, printSchema } from "graphql";
 import { builder } from "./builder.js";
 import { guardMutations } from "./permissions.js";
+import "./types/Amount.js";
+import "./types/DateTime.js";
 import "./types/Metadata.js";
 import "./types/Address.js";
 import "./types/Country.js";

@@ -1,7 +1,7 @@
 // REST /v1/charges: parse, call the domain, shape the response.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { CHARGE_CSV_COLUMNS, chargesCsv } from "../domain/charges-csv.js";
+import { CHARGE_CSV_COLUMNS, chargeCsvColumns, chargesCsv } from "../domain/charges-csv.js";
 import { cancelCharge } from "../domain/charges/cancel.js";
 import { createCharge } from "../domain/charges/create.js";
 import { listCharges } from "../domain/charges/list.js";
@@ -24,6 +24,13 @@ const ChargeList = listOf(ChargeResource).extend({
 });
 
 type IdParams = { Params: { id: string } };
+
+/** The export's reference text, each column described by the charge field it holds. */
+const EXPORT_DESCRIPTION =
+  "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.\n\nThe columns, each the charge field of that name:\n" +
+  chargeCsvColumns()
+    .map((c) => `- \`${c.name}\`: ${c.description}`)
+    .join("\n");
 
 /** Registers the charge endpoints. */
 export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }: RestDeps): void {
@@ -101,8 +108,7 @@ export function chargeRoutes(app: FastifyInstance, { prisma, charges: settings }
     doc: {
       operationId: "exportCharges",
       summary: "Every charge matching the list's filters, as one CSV file",
-      description:
-        "Every matching charge, newest first, as one CSV file for a spreadsheet or an accountant (`charges_test.csv` or `charges_live.csv`): a header row (`id,orderId,status,amount,amountReceived,…`), then one line per charge, with the list's filters (`status`, `customerId`, `needsReview`, `search`, `createdGte` inclusive, `createdLt` exclusive) and no paging. A text field a spreadsheet would run as a formula starts with `'`. A bad filter is a JSON 400, before any CSV.",
+      description: EXPORT_DESCRIPTION,
       tag,
       query: filtersOnly,
       ok: { 200: ChargeList },

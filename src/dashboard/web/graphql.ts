@@ -5,7 +5,8 @@ import type { introspection } from "./graphql-env.d.ts";
 
 export const graphql = initGraphQLTada<{
   introspection: introspection;
-  scalars: { Metadata: Record<string, string>; JSON: Record<string, unknown> };
+  // Amount: a USDC decimal string ("25.00"); DateTime: ISO 8601 ("2026-05-01T12:00:00.000Z").
+  scalars: { Metadata: Record<string, string>; JSON: Record<string, unknown>; Amount: string; DateTime: string };
 }>();
 
 export type { ResultOf, VariablesOf } from "gql.tada";

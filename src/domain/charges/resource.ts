@@ -27,48 +27,66 @@ export type ChargeView = Omit<Charge, "amountReceived" | "feeAmount" | "netAmoun
 
 /** The public JSON form of a charge (spec 2.2 plus the fields the OpenAPI `Charge` schema adds); also the event snapshot. */
 export const ChargeResource = z.object({
-  id: z.string(),
+  id: z.string().describe("The charge's id (chrg_…)."),
   object: z.literal("charge"),
-  livemode: z.boolean(),
-  orderId: z.string(),
-  amount: z.string().describe('USDC, e.g. "25.00".'),
-  amountReceived: z.string().nullable().describe("Confirmed money in the clone."),
+  livemode: z.boolean().describe("True in live mode, false in test mode."),
+  orderId: z.string().describe("The merchant's order identifier."),
+  amount: z.string().describe('Requested amount, USDC, e.g. "25.00".'),
+  amountReceived: z.string().nullable().describe("Confirmed money received; null until a payment is confirmed."),
   amountOverpaid: z
     .string()
     .describe('Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.'),
   amountRefunded: z.string().describe("Paid back to the buyer by your wallet: the completed refunds."),
-  feeAmount: z.string().nullable(),
-  netAmount: z.string().nullable(),
-  currency: z.string(),
-  status: z.enum(CHARGE_STATUSES),
-  cloneAddress: z.string().nullable().describe("Where to pay, once the buyer picked a chain."),
-  chainId: z.number().int().nullable(),
-  paymentUrl: z.string().describe("The hosted payment page."),
-  explorerUrl: z.string().nullable(),
-  feeBps: z.number().int(),
-  flushTxHash: z.string().nullable(),
-  expiresAt: z.string(),
-  createdAt: z.string(),
-  completedAt: z.string().nullable(),
-  deployedAt: z.string().nullable(),
-  customerId: z.string().nullable(),
-  description: z.string().nullable(),
-  metadata: MetadataShape.nullable(),
-  successUrl: z.string().nullable(),
-  cancelUrl: z.string().nullable(),
-  settlements: z.array(SettlementResource).describe("Every confirmed payout from the clone, oldest first, whoever sent it."),
-  payoutBlockedReason: z.string().nullable().describe("Why money in the clone cannot be paid out right now, or null."),
-  needsReview: z.boolean().describe("True when the ledger and the chain disagree about this charge (see reviewReason); the money fields may not be final."),
-  reviewReason: z.string().nullable().describe("What the reconciliation or a deep reorg found, until the charge is marked reviewed."),
+  feeAmount: z.string().nullable().describe("Protocol fee taken at settlement; null until then."),
+  netAmount: z.string().nullable().describe("Amount sent to the merchant's wallet; null until settlement."),
+  currency: z.string().describe('Always "USDC".'),
+  status: z.enum(CHARGE_STATUSES).describe("Where the charge is in its lifecycle."),
+  cloneAddress: z.string().nullable().describe("The charge's payment contract, where the buyer pays; null until a chain is picked."),
+  chainId: z.number().int().nullable().describe("The chain the buyer picked; null until then."),
+  paymentUrl: z.string().describe("The hosted payment page to send the buyer to."),
+  explorerUrl: z.string().nullable().describe("The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one."),
+  feeBps: z.number().int().describe("Protocol fee in basis points (100 = 1%)."),
+  flushTxHash: z.string().nullable().describe("The settlement transaction; null until paid out."),
+  expiresAt: z.string().describe("When the charge expires unless paid."),
+  createdAt: z.string().describe("When it was created."),
+  completedAt: z.string().nullable().describe("When it completed (paid out to your wallet); null until then."),
+  deployedAt: z.string().nullable().describe("When its payment contract was deployed; null until then."),
+  customerId: z.string().nullable().describe("The customer the charge is for (cus_…), if any."),
+  description: z.string().nullable().describe("Shown to the buyer on the hosted page."),
+  metadata: MetadataShape.nullable().describe("Your key-value pairs."),
+  successUrl: z.string().nullable().describe("Where the hosted page sends the buyer once paid."),
+  cancelUrl: z.string().nullable().describe("Where the hosted page sends a buyer who gives up."),
+  settlements: z.array(SettlementResource).describe("Every confirmed payout from the payment contract, oldest first, whoever sent it."),
+  payoutBlockedReason: z
+    .string()
+    .nullable()
+    .describe(
+      "Why money in the payment contract cannot be paid out right now (it stays safe there), e.g. wallet_blacklisted or flush_failing; null when nothing blocks it.",
+    ),
+  needsReview: z
+    .boolean()
+    .describe(
+      "True when the ledger and the chain disagree about this charge (reviewReason says how; the money fields may not be final); mark it reviewed once you have looked.",
+    ),
+  reviewReason: z
+    .string()
+    .nullable()
+    .describe("What the reconciliation or a deep reorg found; null when nothing needs review, and again once the charge is marked reviewed."),
   strayAssets: z
-    .array(z.object({ chainId: z.number().int(), token: z.string().describe('A token address, or "native".'), amount: z.string().describe("Base units.") }))
-    .describe("Other tokens and the native coin found at the charge's address: they can be swept to your wallet."),
+    .array(
+      z.object({
+        chainId: z.number().int().describe("The chain it is on."),
+        token: z.string().describe('The token\'s address, or "native".'),
+        amount: z.string().describe("Base units of that token."),
+      }),
+    )
+    .describe("Other tokens and the native coin found at the charge's address by the last reconciliation: they can be swept to your wallet."),
   invoiceId: z.string().nullable().describe("The invoice this charge pays (made from its hosted page), or null."),
   paymentLinkId: z.string().nullable().describe("The payment link a buyer made this charge from, or null."),
   customerEmail: z
     .string()
     .nullable()
-    .describe("The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer."),
+    .describe("The email the buyer gave on a payment link that asks for it (collectEmail): where the receipt goes without a customer; null otherwise."),
 });
 export type ChargeResource = z.infer<typeof ChargeResource>;
 

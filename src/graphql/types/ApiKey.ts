@@ -17,23 +17,16 @@ const ApiKey = builder.objectRef<KeyRow>("ApiKey").implement({
     livemode: t.exposeBoolean("livemode", { description: "True for a live key (sk_live_…), false for a test key (sk_test_…)." }),
     last4: t.exposeString("last4", { description: "The secret's last four characters, to tell keys apart." }),
     name: t.exposeString("name", { nullable: true, description: "What the merchant calls it; null when unnamed." }),
-    lastUsedAt: t.string({
+    lastUsedAt: t.field({
+      type: "DateTime",
       nullable: true,
       description: "ISO 8601: when it last authenticated a request, to within a minute; null if never.",
-      resolve: (k) => k.lastUsedAt?.toISOString() ?? null,
+      resolve: (k) => k.lastUsedAt,
     }),
     ipAllowlist: t.exposeStringList("ipAllowlist", { description: "IPs and CIDR ranges it may be used from; empty: any." }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (k) => k.createdAt.toISOString() }),
-    revokedAt: t.string({
-      nullable: true,
-      description: "ISO 8601: when it was revoked; null while it is not.",
-      resolve: (k) => k.revokedAt?.toISOString() ?? null,
-    }),
-    expiresAt: t.string({
-      nullable: true,
-      description: "Set when the key was rolled: it stops working then.",
-      resolve: (k) => k.expiresAt?.toISOString() ?? null,
-    }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (k) => k.createdAt }),
+    revokedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was revoked; null while it is not.", resolve: (k) => k.revokedAt }),
+    expiresAt: t.field({ type: "DateTime", nullable: true, description: "Set when the key was rolled: it stops working then.", resolve: (k) => k.expiresAt }),
     active: t.boolean({ description: "Whether it works now: neither revoked nor past expiresAt.", resolve: (k) => apiKeyActive(k) }),
   }),
 });

@@ -1,16 +1,17 @@
 // `BalanceTransaction` and `Balance`: the ledger, like REST's /v1/balance_transactions and /v1/balance,
 // with `balanceTransactions` (a connection with the same filters), `balance`, and each charge's own
 // rows. Rules live in domain/balance-transactions.ts.
+import { describe } from "../../domain/describe.js";
 import { knownChain } from "../../chain/registry.js";
 import {
   BALANCE_TRANSACTION_TYPES,
   type BalanceResource,
-  type BalanceTransactionResource,
   balanceTransactionResource,
   balanceTransactionsOfCharge,
   countBalanceTransactions,
   getBalance,
   listBalanceTransactions,
+  BalanceTransactionResource,
 } from "../../domain/balance-transactions.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
@@ -31,18 +32,18 @@ const BalanceTransactionType = builder.enumType("BalanceTransactionType", {
 export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>("BalanceTransaction").implement({
   description: "One immutable movement of a charge's money, from a confirmed chain transfer (or its undoing).",
   fields: (t) => ({
-    id: t.exposeID("id", { description: "The row's id (btx_…)." }),
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    type: t.field({ type: BalanceTransactionType, description: "What moved the money.", resolve: (b) => b.type.toUpperCase() }),
-    amount: t.exposeString("amount", { description: 'Signed USDC: "25.00" in, "-24.75" out.' }),
-    chargeId: t.exposeID("chargeId", { description: "The charge whose money moved." }),
-    refundId: t.exposeID("refundId", { nullable: true, description: "The refund a REFUND row pays (and its reversal undoes)." }),
-    invoiceId: t.exposeID("invoiceId", { nullable: true, description: "The invoice a payment pays." }),
-    chainId: t.exposeInt("chainId", { description: "The chain the transfer is on." }),
-    txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
-    blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
-    reversesId: t.exposeID("reversesId", { nullable: true, description: "The row a reversal undoes." }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it." }),
+    id: t.exposeID("id", { description: describe(BalanceTransactionResource, "id") }),
+    livemode: t.exposeBoolean("livemode", { description: describe(BalanceTransactionResource, "livemode") }),
+    type: t.field({ type: BalanceTransactionType, description: describe(BalanceTransactionResource, "type"), resolve: (b) => b.type.toUpperCase() }),
+    amount: t.expose("amount", { type: "Amount", description: describe(BalanceTransactionResource, "amount") }),
+    chargeId: t.exposeID("chargeId", { description: describe(BalanceTransactionResource, "chargeId") }),
+    refundId: t.exposeID("refundId", { nullable: true, description: describe(BalanceTransactionResource, "refundId") }),
+    invoiceId: t.exposeID("invoiceId", { nullable: true, description: describe(BalanceTransactionResource, "invoiceId") }),
+    chainId: t.exposeInt("chainId", { description: describe(BalanceTransactionResource, "chainId") }),
+    txHash: t.exposeString("txHash", { description: describe(BalanceTransactionResource, "txHash") }),
+    blockNumber: t.exposeInt("blockNumber", { description: describe(BalanceTransactionResource, "blockNumber") }),
+    reversesId: t.exposeID("reversesId", { nullable: true, description: describe(BalanceTransactionResource, "reversesId") }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: describe(BalanceTransactionResource, "createdAt") }),
   }),
 });
 
@@ -54,7 +55,7 @@ const ChainAmount = builder.objectRef<{ chainId: number; amount: string }>("Chai
       description: "The chain's name from the registry of known chains (e.g. Base), whether or not this service runs it now.",
       resolve: (a) => knownChain(a.chainId)?.name ?? `Chain ${a.chainId}`,
     }),
-    amount: t.exposeString("amount", { description: "USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC." }),
   }),
 });
 

@@ -1,17 +1,16 @@
 // `Charge`: the type, its queries (`charge`, `chargeByOrderId`, `charges`) and mutations
 // (`createCharge`, `cancelCharge`, `markChargeReviewed`). Rules live in domain/charges/
 // (the state machine in lifecycle.ts) and domain/review.
+import { describe } from "../../domain/describe.js";
 import { CHARGE_STATUSES } from "../../domain/charges/lifecycle.js";
 import { amountOverpaid, CHARGE_DISPLAY_STATUSES, type ChargeDisplayStatus as DisplayStatusName, chargeDisplayStatus } from "../../domain/charges/display.js";
 import { cancelCharge } from "../../domain/charges/cancel.js";
-import { chargeLinks } from "../../domain/charges/resource.js";
+import { ChargeResource, chargeLinks } from "../../domain/charges/resource.js";
 import { countCharges, pageCharges } from "../../domain/charges/list.js";
 import { createCharge } from "../../domain/charges/create.js";
 import { getCharge, getChargeByOrderId } from "../../domain/charges/read.js";
 import { createSchema, filtersOnly, pageSchema, SEARCH_DESCRIPTION } from "../../domain/charges/requests.js";
-import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount, formatAmountOrNull } from "../../domain/money.js";
-import { PAYOUT_BLOCK_REASONS } from "../../domain/payouts.js";
+import { storedMetadata } from "../../domain/metadata.js";
 import { amountRefundable } from "../../domain/refunds.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
@@ -52,14 +51,12 @@ export const ChargeDisplayStatus = builder.enumType("ChargeDisplayStatus", {
   description: "The status refined by the money a charge holds, as the dashboard shows it: partly paid, underpaid, partly or fully refunded.",
 });
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
 const StrayAsset = builder.objectRef<{ chainId: number; token: string; amount: string }>("StrayAsset").implement({
   description: "Another token, or the native coin, found at a charge's address: sweep it to your wallet with sweepCharge.",
   fields: (t) => ({
-    chainId: t.exposeInt("chainId", { description: "The chain it is on." }),
-    token: t.exposeString("token", { description: 'The token\'s address, or "native".' }),
-    amount: t.exposeString("amount", { description: "Base units of that token." }),
+    chainId: t.exposeInt("chainId", { description: describe(ChargeResource.shape.strayAssets.element, "chainId") }),
+    token: t.exposeString("token", { description: describe(ChargeResource.shape.strayAssets.element, "token") }),
+    amount: t.exposeString("amount", { description: describe(ChargeResource.shape.strayAssets.element, "amount") }),
   }),
 });
 
@@ -68,72 +65,80 @@ export const Charge = builder.prismaNode("Charge", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    orderId: t.exposeString("orderId", { description: "The merchant's order identifier." }),
-    amount: t.string({ description: "Requested amount, a USDC decimal string.", resolve: (c) => formatAmount(c.amount) }),
-    amountReceived: t.string({
-      description: "Confirmed amount received; null until a payment is confirmed.",
+    livemode: t.exposeBoolean("livemode", { description: describe(ChargeResource, "livemode") }),
+    orderId: t.exposeString("orderId", { description: describe(ChargeResource, "orderId") }),
+    amount: t.field({ type: "Amount", description: describe(ChargeResource, "amount"), resolve: (c) => c.amount }),
+    amountReceived: t.field({
+      type: "Amount",
+      description: describe(ChargeResource, "amountReceived"),
       nullable: true,
-      resolve: (c) => formatAmountOrNull(c.amountReceived),
+      resolve: (c) => c.amountReceived,
     }),
-    amountOverpaid: t.string({
-      description: 'Confirmed money received beyond amount ("0.00" when none): what the buyer paid too much, yours to refund. Refunds do not lower it.',
-      resolve: (c) => formatAmount(amountOverpaid(c)),
+    amountOverpaid: t.field({
+      type: "Amount",
+      description: describe(ChargeResource, "amountOverpaid"),
+      resolve: (c) => amountOverpaid(c),
     }),
-    amountRefunded: t.string({ description: "Paid back to the buyer by your wallet: the completed refunds.", resolve: (c) => formatAmount(c.amountRefunded) }),
-    amountRefundable: t.string({
+    amountRefunded: t.field({ type: "Amount", description: describe(ChargeResource, "amountRefunded"), resolve: (c) => c.amountRefunded }),
+    amountRefundable: t.field({
+      type: "Amount",
       description:
         'What refunds may still take back ("0.00" when nothing): confirmed money received less the refunds that are not cancelled (createRefund\'s limit).',
-      resolve: async (c, _args, ctx) => formatAmount(await amountRefundable(ctx.prisma, c.id)),
+      resolve: (c, _args, ctx) => amountRefundable(ctx.prisma, c.id),
     }),
-    feeAmount: t.string({ description: "Protocol fee taken at settlement.", nullable: true, resolve: (c) => formatAmountOrNull(c.feeAmount) }),
-    netAmount: t.string({ description: "Amount sent to the merchant's wallet.", nullable: true, resolve: (c) => formatAmountOrNull(c.netAmount) }),
-    currency: t.exposeString("currency", { description: 'Always "USDC".' }),
-    status: t.field({ type: ChargeStatus, description: "Where the charge is in its lifecycle.", resolve: (c) => c.status }),
+    feeAmount: t.field({ type: "Amount", description: describe(ChargeResource, "feeAmount"), nullable: true, resolve: (c) => c.feeAmount }),
+    netAmount: t.field({ type: "Amount", description: describe(ChargeResource, "netAmount"), nullable: true, resolve: (c) => c.netAmount }),
+    currency: t.exposeString("currency", { description: describe(ChargeResource, "currency") }),
+    status: t.field({ type: ChargeStatus, description: describe(ChargeResource, "status"), resolve: (c) => c.status }),
     displayStatus: t.field({
       type: ChargeDisplayStatus,
       description: "The status to show: status refined by the money received and refunded (needsReview is shown beside it).",
       resolve: (c) => chargeDisplayStatus(c),
     }),
-    cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The charge's payment contract; null until a chain is picked." }),
-    chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the buyer picked; null until then." }),
-    paymentUrl: t.string({ description: "The hosted payment page to send the buyer to.", resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).paymentUrl }),
+    cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: describe(ChargeResource, "cloneAddress") }),
+    chainId: t.exposeInt("chainId", { nullable: true, description: describe(ChargeResource, "chainId") }),
+    paymentUrl: t.string({ description: describe(ChargeResource, "paymentUrl"), resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).paymentUrl }),
     explorerUrl: t.string({
       nullable: true,
-      description: "The payment contract on the chain's block explorer; null until a chain is picked, or on a chain without one.",
+      description: describe(ChargeResource, "explorerUrl"),
       resolve: (c, _args, ctx) => chargeLinks(c, ctx.charges).explorerUrl,
     }),
-    feeBps: t.exposeInt("feeBps", { description: "Protocol fee in basis points (100 = 1%)." }),
-    flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction." }),
-    expiresAt: t.string({ description: "ISO 8601.", resolve: (c) => c.expiresAt.toISOString() }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (c) => c.createdAt.toISOString() }),
-    completedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.completedAt) }),
-    deployedAt: t.string({ nullable: true, description: "ISO 8601.", resolve: (c) => iso(c.deployedAt) }),
-    description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the hosted page." }),
+    feeBps: t.exposeInt("feeBps", { description: describe(ChargeResource, "feeBps") }),
+    flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: describe(ChargeResource, "flushTxHash") }),
+    expiresAt: t.field({ type: "DateTime", description: describe(ChargeResource, "expiresAt"), resolve: (c) => c.expiresAt }),
+    createdAt: t.field({ type: "DateTime", description: describe(ChargeResource, "createdAt"), resolve: (c) => c.createdAt }),
+    completedAt: t.field({ type: "DateTime", nullable: true, description: describe(ChargeResource, "completedAt"), resolve: (c) => c.completedAt }),
+    deployedAt: t.field({ type: "DateTime", nullable: true, description: describe(ChargeResource, "deployedAt"), resolve: (c) => c.deployedAt }),
+    description: t.exposeString("description", { nullable: true, description: describe(ChargeResource, "description") }),
     customerEmail: t.exposeString("customerEmail", {
       nullable: true,
-      description: "The email the buyer gave on a payment link that asks for it (collectEmail); null otherwise.",
+      description: describe(ChargeResource, "customerEmail"),
     }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
-    successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the hosted page sends the buyer once paid." }),
-    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where the hosted page sends a buyer who gives up." }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(ChargeResource, "metadata"),
+      resolve: (c) => storedMetadata(c.metadata, "charges.metadata"),
+    }),
+    successUrl: t.exposeString("successUrl", { nullable: true, description: describe(ChargeResource, "successUrl") }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: describe(ChargeResource, "cancelUrl") }),
     settlements: t.field({
       type: [Settlement],
-      description: "Every confirmed payout from the payment contract, oldest first, whoever sent it.",
+      description: describe(ChargeResource, "settlements"),
       resolve: (c) => storedSettlements(c).map(settlementResource),
     }),
     payoutBlockedReason: t.exposeString("payoutBlockedReason", {
       nullable: true,
-      description: `Why money in the payment contract cannot be paid out right now (it stays safe there): ${PAYOUT_BLOCK_REASONS.join(", ")}; null when nothing blocks it.`,
+      description: describe(ChargeResource, "payoutBlockedReason"),
     }),
     needsReview: t.boolean({
-      description: "True when the ledger and the chain disagree about this charge (reviewReason says how); mark it reviewed once you have looked.",
+      description: describe(ChargeResource, "needsReview"),
       resolve: (c) => c.reviewReason !== null,
     }),
-    reviewReason: t.exposeString("reviewReason", { nullable: true, description: "What the reconciliation found; null when nothing needs review." }),
+    reviewReason: t.exposeString("reviewReason", { nullable: true, description: describe(ChargeResource, "reviewReason") }),
     strayAssets: t.field({
       type: [StrayAsset],
-      description: "Other tokens and the native coin found at the charge's address by the last reconciliation.",
+      description: describe(ChargeResource, "strayAssets"),
       resolve: (c) => (Array.isArray(c.strayAssets) ? (c.strayAssets as { chainId: number; token: string; amount: string }[]) : []),
     }),
     customer: t.relation("customer", { nullable: true, description: "The customer the charge is for, if any." }),

@@ -1,17 +1,18 @@
 // `ChargeAuthorization`: a buyer's payment without gas, for the hosted page, like REST's
 // POST /v1/public/charges/:id/authorizations. Rules live in domain/charge-authorizations.ts.
-import { type ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../../domain/charge-authorizations.js";
+import { describe } from "../../domain/describe.js";
+import { relayedAnswer, submitChargeAuthorization, ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
 import { builder } from "../builder.js";
 
 const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("ChargeAuthorization").implement({
   description: "A payment without gas the service relays: the buyer's signed EIP-3009 transferWithAuthorization.",
   fields: (t) => ({
-    id: t.exposeID("id", { description: "The authorization's id (cauth_…)." }),
-    chargeId: t.exposeID("chargeId", { description: "The charge it pays." }),
-    status: t.exposeString("status", { description: "RELAYING: accepted, not sent yet; SENT: in a transaction; MINED: paid; FAILED: see error." }),
-    txHash: t.exposeString("txHash", { nullable: true, description: "The relayer's transaction; the payment then shows on the charge like any transfer." }),
-    value: t.exposeString("value", { description: "USDC base units (6 decimals) it transfers." }),
-    error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
+    id: t.exposeID("id", { description: describe(ChargeAuthorizationResource, "id") }),
+    chargeId: t.exposeID("chargeId", { description: describe(ChargeAuthorizationResource, "chargeId") }),
+    status: t.exposeString("status", { description: describe(ChargeAuthorizationResource, "status") }),
+    txHash: t.exposeString("txHash", { nullable: true, description: describe(ChargeAuthorizationResource, "txHash") }),
+    value: t.expose("value", { type: "Amount", description: describe(ChargeAuthorizationResource, "value") }),
+    error: t.exposeString("error", { nullable: true, description: describe(ChargeAuthorizationResource, "error") }),
   }),
 });
 

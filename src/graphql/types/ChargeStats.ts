@@ -15,7 +15,7 @@ const DayVolume = builder.objectRef<Stats["completedVolume"][number]>("ChargeDay
   description: "The USDC of the charges completed on one day.",
   fields: (t) => ({
     day: t.exposeString("day", { description: "A UTC day, YYYY-MM-DD." }),
-    amount: t.exposeString("amount", { description: "USDC of the charges completed that day." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC of the charges completed that day." }),
   }),
 });
 
@@ -25,7 +25,7 @@ const ChargeStats = builder.objectRef<Stats>("ChargeStats").implement({
     days: t.exposeInt("days", { description: "The window's length in days, today included." }),
     byStatus: t.field({ type: [StatusCount], description: "Charges created in the window, by status.", resolve: (s) => s.byStatus }),
     completedVolume: t.field({ type: [DayVolume], description: "One entry per day, oldest first.", resolve: (s) => s.completedVolume }),
-    feesPaid: t.exposeString("feesPaid", { description: "Protocol fees of the charges completed in the window (USDC)." }),
+    feesPaid: t.expose("feesPaid", { type: "Amount", description: "Protocol fees of the charges completed in the window (USDC)." }),
   }),
 });
 

@@ -1,7 +1,17 @@
 // `Customer`: the type, its queries (`customer`, `customers`) and mutations. Rules live in domain/customers.
-import { countCustomers, createCustomer, customerStats, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "../../domain/customers.js";
+import { describe } from "../../domain/describe.js";
+import {
+  countCustomers,
+  createCustomer,
+  customerStats,
+  deleteCustomer,
+  getCustomer,
+  listCustomers,
+  updateCustomer,
+  CustomerResource,
+} from "../../domain/customers.js";
 import { relatedCharges } from "../../domain/charges/list.js";
-import type { Metadata } from "../../domain/metadata.js";
+import { storedMetadata } from "../../domain/metadata.js";
 import { storedAddress } from "../../domain/postal-address.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -16,19 +26,24 @@ export const Customer = builder.prismaNode("Customer", {
   // Node lookups go through the same merchant-and-mode filter as every other read.
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    email: t.exposeString("email", { description: "Unique among the merchant's customers of the mode (compared case-insensitively)." }),
-    name: t.exposeString("name", { description: "The customer's name." }),
-    phone: t.exposeString("phone", { nullable: true, description: "A phone number, as given." }),
-    address: t.field({ type: Address, nullable: true, description: "The postal address, if given.", resolve: (c) => storedAddress(c.address) }),
-    companyName: t.exposeString("companyName", { nullable: true, description: "The company billed, if any." }),
-    taxId: t.exposeString("taxId", { nullable: true, description: "A tax or VAT number, as given." }),
-    description: t.exposeString("description", { nullable: true, description: "Your note about the customer." }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (c) => c.metadata as Metadata | null }),
-    created: t.int({ description: "Unix timestamp (seconds) of creation.", resolve: (c) => Math.floor(c.createdAt.getTime() / 1000) }),
-    updated: t.int({ description: "Unix timestamp (seconds) of the last update.", resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
-    createdAt: t.string({ description: "ISO 8601: the instant of created, as every other object gives it.", resolve: (c) => c.createdAt.toISOString() }),
-    updatedAt: t.string({ description: "ISO 8601: the instant of updated.", resolve: (c) => c.updatedAt.toISOString() }),
+    livemode: t.exposeBoolean("livemode", { description: describe(CustomerResource, "livemode") }),
+    email: t.exposeString("email", { description: describe(CustomerResource, "email") }),
+    name: t.exposeString("name", { description: describe(CustomerResource, "name") }),
+    phone: t.exposeString("phone", { nullable: true, description: describe(CustomerResource, "phone") }),
+    address: t.field({ type: Address, nullable: true, description: describe(CustomerResource, "address"), resolve: (c) => storedAddress(c.address) }),
+    companyName: t.exposeString("companyName", { nullable: true, description: describe(CustomerResource, "companyName") }),
+    taxId: t.exposeString("taxId", { nullable: true, description: describe(CustomerResource, "taxId") }),
+    description: t.exposeString("description", { nullable: true, description: describe(CustomerResource, "description") }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(CustomerResource, "metadata"),
+      resolve: (c) => storedMetadata(c.metadata, "customers.metadata"),
+    }),
+    created: t.int({ description: describe(CustomerResource, "created"), resolve: (c) => Math.floor(c.createdAt.getTime() / 1000) }),
+    updated: t.int({ description: describe(CustomerResource, "updated"), resolve: (c) => Math.floor(c.updatedAt.getTime() / 1000) }),
+    createdAt: t.field({ type: "DateTime", description: describe(CustomerResource, "createdAt"), resolve: (c) => c.createdAt }),
+    updatedAt: t.field({ type: "DateTime", description: describe(CustomerResource, "updatedAt"), resolve: (c) => c.updatedAt }),
     charges: t.connection(
       {
         type: Charge,

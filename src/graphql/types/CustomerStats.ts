@@ -7,7 +7,8 @@ export const CustomerStats = builder.objectRef<Stats>("CustomerStats").implement
   fields: (t) => ({
     invoiceCount: t.exposeInt("invoiceCount", { description: "The customer's invoices past DRAFT." }),
     chargeCount: t.exposeInt("chargeCount", { description: "All charges linked to the customer." }),
-    totalSpent: t.string({
+    totalSpent: t.field({
+      type: "Amount",
       description: "Sum received on COMPLETED charges, a USDC decimal string.",
       resolve: (s) => statsResource(s).totalSpent,
     }),

@@ -1,6 +1,7 @@
 // `Email`: the emails written for the caller's merchant and mode (`emails`, like REST's /v1/emails),
 // with the HTML part as its recipient saw it for the dashboard's preview, and `emailSending`: whether
 // this service sends them at all. Rules live in domain/emails.ts.
+import { describe } from "../../domain/describe.js";
 import { businessLogoOf } from "../../domain/business-details.js";
 import {
   countEmails,
@@ -11,6 +12,7 @@ import {
   type EmailStatus as Status,
   getEmail,
   listEmails,
+  EmailResource,
 } from "../../domain/emails.js";
 import { emailPreviewHtml } from "../../domain/email-preview.js";
 import { builder } from "../builder.js";
@@ -35,16 +37,16 @@ const Email = builder.prismaNode("Email", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    type: t.field({ type: EmailType, description: "What the email is.", resolve: (e) => emailResource(e).type }),
-    to: t.exposeString("to", { description: "The recipient's address, in lower case." }),
-    subject: t.exposeString("subject", { description: "The subject line." }),
-    status: t.field({ type: EmailStatus, description: "Where the email is.", resolve: (e) => emailResource(e).status }),
-    relatedId: t.exposeString("relatedId", { nullable: true, description: "The object the email is about (inv_…, chrg_…, ref_…, usr_…), if any." }),
-    attempts: t.exposeInt("attempts", { description: "How many times sending it was tried." }),
-    lastError: t.exposeString("lastError", { nullable: true, description: "The SMTP server's last refusal, or the connection error; null when none." }),
+    livemode: t.exposeBoolean("livemode", { description: describe(EmailResource, "livemode") }),
+    type: t.field({ type: EmailType, description: describe(EmailResource, "type"), resolve: (e) => emailResource(e).type }),
+    to: t.exposeString("to", { description: describe(EmailResource, "to") }),
+    subject: t.exposeString("subject", { description: describe(EmailResource, "subject") }),
+    status: t.field({ type: EmailStatus, description: describe(EmailResource, "status"), resolve: (e) => emailResource(e).status }),
+    relatedId: t.exposeString("relatedId", { nullable: true, description: describe(EmailResource, "relatedId") }),
+    attempts: t.exposeInt("attempts", { description: describe(EmailResource, "attempts") }),
+    lastError: t.exposeString("lastError", { nullable: true, description: describe(EmailResource, "lastError") }),
     text: t.string({
-      description: "The plain-text part, exactly as sent, except that a password reset's or an invitation's link shows its token as [redacted].",
+      description: describe(EmailResource, "text"),
       resolve: (e) => emailResource(e).text,
     }),
     html: t.string({
@@ -53,8 +55,8 @@ const Email = builder.prismaNode("Email", {
       select: { type: true, html: true, inlineLogo: true, merchant: { select: { logo: true, logoType: true } } },
       resolve: (e) => emailPreviewHtml(e, e.merchant ? businessLogoOf(e.merchant) : null),
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
-    sentAt: t.string({ nullable: true, description: "ISO 8601: when the SMTP server accepted it.", resolve: (e) => e.sentAt?.toISOString() ?? null }),
+    createdAt: t.field({ type: "DateTime", description: describe(EmailResource, "createdAt"), resolve: (e) => e.createdAt }),
+    sentAt: t.field({ type: "DateTime", nullable: true, description: describe(EmailResource, "sentAt"), resolve: (e) => e.sentAt }),
   }),
 });
 

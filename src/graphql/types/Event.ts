@@ -1,8 +1,8 @@
 // `Event`: the event log (`events`), each event's webhook deliveries, `resendEvent` and the test-mode
 // `sendTestWebhook`. Rules live in domain/events.ts and domain/test-webhooks.ts.
+import { describe } from "../../domain/describe.js";
 import {
   CHARGE_EVENT_TYPES,
-  type DeliveryResource,
   countEvents,
   EVENT_DESCRIPTIONS,
   EVENT_OBJECT_TYPES,
@@ -17,6 +17,8 @@ import {
   getEvent,
   listEvents,
   resendEvent,
+  DeliveryResource,
+  EventResource,
 } from "../../domain/events.js";
 import { sendTestWebhook } from "../../domain/test-webhooks.js";
 import { builder } from "../builder.js";
@@ -44,14 +46,14 @@ const DeliveryStatus = builder.enumType("WebhookDeliveryStatus", {
 const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("WebhookAttempt").implement({
   description: "One HTTP request of a delivery.",
   fields: (t) => ({
-    attemptedAt: t.exposeString("attemptedAt", { description: "ISO 8601." }),
-    statusCode: t.exposeInt("statusCode", { nullable: true, description: "Null when no response came (timeout, connection refused, address not allowed)." }),
-    latencyMs: t.exposeInt("latencyMs", { description: "How long the endpoint took to answer (or to fail)." }),
-    error: t.exposeString("error", { nullable: true, description: "Why no 2xx came; null when one did." }),
-    succeeded: t.exposeBoolean("succeeded", { description: "Whether the endpoint answered 2xx in time." }),
+    attemptedAt: t.expose("attemptedAt", { type: "DateTime", description: describe(DeliveryResource.shape.attempts.element, "attemptedAt") }),
+    statusCode: t.exposeInt("statusCode", { nullable: true, description: describe(DeliveryResource.shape.attempts.element, "statusCode") }),
+    latencyMs: t.exposeInt("latencyMs", { description: describe(DeliveryResource.shape.attempts.element, "latencyMs") }),
+    error: t.exposeString("error", { nullable: true, description: describe(DeliveryResource.shape.attempts.element, "error") }),
+    succeeded: t.exposeBoolean("succeeded", { description: describe(DeliveryResource.shape.attempts.element, "succeeded") }),
     responseBody: t.exposeString("responseBody", {
       nullable: true,
-      description: "The first 2 KB of the response body, as text; null when no response came.",
+      description: describe(DeliveryResource.shape.attempts.element, "responseBody"),
     }),
   }),
 });
@@ -59,11 +61,15 @@ const WebhookAttempt = builder.objectRef<DeliveryResource["attempts"][number]>("
 const WebhookDelivery = builder.objectRef<DeliveryResource>("WebhookDelivery").implement({
   description: "An event's delivery to one webhook endpoint.",
   fields: (t) => ({
-    endpointId: t.exposeID("endpointId", { description: "The endpoint (whep_…)." }),
-    url: t.exposeString("url", { description: "The endpoint's URL." }),
-    status: t.field({ type: DeliveryStatus, description: "Where the delivery is.", resolve: (d) => d.status }),
-    nextAttemptAt: t.exposeString("nextAttemptAt", { nullable: true, description: "ISO 8601: the next attempt of a PENDING delivery; null otherwise." }),
-    attempts: t.field({ type: [WebhookAttempt], description: "Every attempt so far, oldest first.", resolve: (d) => d.attempts }),
+    endpointId: t.exposeID("endpointId", { description: describe(DeliveryResource, "endpointId") }),
+    url: t.exposeString("url", { description: describe(DeliveryResource, "url") }),
+    status: t.field({ type: DeliveryStatus, description: describe(DeliveryResource, "status"), resolve: (d) => d.status }),
+    nextAttemptAt: t.expose("nextAttemptAt", {
+      type: "DateTime",
+      nullable: true,
+      description: describe(DeliveryResource, "nextAttemptAt"),
+    }),
+    attempts: t.field({ type: [WebhookAttempt], description: describe(DeliveryResource, "attempts"), resolve: (d) => d.attempts }),
   }),
 });
 
@@ -72,10 +78,10 @@ const Event = builder.prismaNode("Event", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    type: t.exposeString("type", { description: "What happened, e.g. charge.completed." }),
-    timestamp: t.string({ description: "ISO 8601: when the change was committed.", resolve: (e) => e.createdAt.toISOString() }),
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    data: t.field({ type: "JSON", description: "The object as it was right after the change.", resolve: (e) => eventData(e.type, e.data) }),
+    type: t.exposeString("type", { description: describe(EventResource, "type") }),
+    timestamp: t.field({ type: "DateTime", description: describe(EventResource, "timestamp"), resolve: (e) => e.createdAt }),
+    livemode: t.exposeBoolean("livemode", { description: describe(EventResource, "livemode") }),
+    data: t.field({ type: "JSON", description: describe(EventResource, "data"), resolve: (e) => eventData(e.type, e.data) }),
     deliveries: t.loadableList({
       type: WebhookDelivery,
       description: "Where the event was sent, with every attempt; batched across a list.",

@@ -13,7 +13,7 @@ export const Invitation = builder.objectRef<InvitationView & { link?: string }>(
     email: t.exposeString("email", { description: "Who was invited (lower case)." }),
     role: t.field({ type: UserRole, description: "The role they will have once they join.", resolve: (i) => i.role }),
     invitedBy: t.exposeString("invitedBy", { nullable: true, description: "The id of the user who invited (usr_…), null once that user is gone." }),
-    expiresAt: t.string({ description: "When the link stops working (ISO 8601).", resolve: (i) => i.expiresAt.toISOString() }),
+    expiresAt: t.field({ type: "DateTime", description: "When the link stops working (ISO 8601).", resolve: (i) => i.expiresAt }),
     link: t.string({
       nullable: true,
       description:
@@ -21,7 +21,7 @@ export const Invitation = builder.objectRef<InvitationView & { link?: string }>(
       // Where emails are sent, the link goes to the invitee's mailbox only.
       resolve: (i, _args, ctx) => (ctx.email.smtpUrl === undefined ? (i.link ?? null) : null),
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (i) => i.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (i) => i.createdAt }),
   }),
 });
 

@@ -1,5 +1,6 @@
 // `Invoice`: a bill of line items to a customer, paid through charges from its hosted page, like
 // REST's invoices. Rules live in domain/invoices.ts.
+import { describe } from "../../domain/describe.js";
 import {
   amountDue,
   countInvoices,
@@ -17,10 +18,10 @@ import {
   updateInvoice,
   VOID_RULE,
   voidInvoice,
+  InvoiceResource,
 } from "../../domain/invoices.js";
 import { finalizeInvoice, sendInvoice } from "../../domain/invoice-emails.js";
-import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
+import { storedMetadata } from "../../domain/metadata.js";
 import { CHARGE_ORDER } from "../../domain/charges/list.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -53,36 +54,43 @@ type Line = ReturnType<typeof invoiceLines>[number];
 const InvoiceLineItem = builder.objectRef<Line>("InvoiceLineItem").implement({
   description: "One line of an invoice.",
   fields: (t) => ({
-    description: t.exposeString("description", { description: "What the line bills." }),
-    quantity: t.exposeInt("quantity", { description: "How many units." }),
-    unitAmount: t.exposeString("unitAmount", { description: "USDC." }),
-    amount: t.exposeString("amount", { description: "The line's total: quantity × unitAmount." }),
+    description: t.exposeString("description", { description: describe(InvoiceResource.shape.lineItems.element, "description") }),
+    quantity: t.exposeInt("quantity", { description: describe(InvoiceResource.shape.lineItems.element, "quantity") }),
+    unitAmount: t.expose("unitAmount", { type: "Amount", description: describe(InvoiceResource.shape.lineItems.element, "unitAmount") }),
+    amount: t.expose("amount", { type: "Amount", description: describe(InvoiceResource.shape.lineItems.element, "amount") }),
   }),
 });
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 const Invoice = builder.prismaNode("Invoice", {
   description: "A bill of line items to a customer, paid through charges from its hosted page.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    number: t.exposeString("number", { nullable: true, description: "INV-000001, per merchant and mode; given at finalization." }),
-    status: t.field({ type: InvoiceStatus, description: "Where the invoice is in its lifecycle.", resolve: (i) => i.status }),
+    livemode: t.exposeBoolean("livemode", { description: describe(InvoiceResource, "livemode") }),
+    number: t.exposeString("number", { nullable: true, description: describe(InvoiceResource, "number") }),
+    status: t.field({ type: InvoiceStatus, description: describe(InvoiceResource, "status"), resolve: (i) => i.status }),
     customer: t.relation("customer", { nullable: true, description: "The customer billed; null once that customer is deleted." }),
-    currency: t.exposeString("currency", { description: 'Always "USDC".' }),
-    lineItems: t.field({ type: [InvoiceLineItem], description: "The lines, in order.", resolve: (i) => invoiceLines(i) }),
-    subtotal: t.string({ description: "The lines' sum, USDC.", resolve: (i) => formatAmount(i.total) }),
-    total: t.string({ description: "What the invoice asks for, USDC (the subtotal: there are no taxes or discounts).", resolve: (i) => formatAmount(i.total) }),
-    amountPaid: t.string({ description: "Confirmed money of the charges made to pay it.", resolve: (i) => formatAmount(i.amountPaid) }),
-    amountDue: t.string({ description: "The total less amountPaid (the total while DRAFT).", resolve: (i) => formatAmount(amountDue(i)) }),
-    dueDate: t.string({ nullable: true, description: "ISO 8601: when it is due, if you set a date.", resolve: (i) => iso(i.dueDate) }),
-    memo: t.exposeString("memo", { nullable: true, description: "A note shown on the invoice." }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (i) => i.metadata as Metadata | null }),
+    currency: t.exposeString("currency", { description: describe(InvoiceResource, "currency") }),
+    lineItems: t.field({ type: [InvoiceLineItem], description: describe(InvoiceResource, "lineItems"), resolve: (i) => invoiceLines(i) }),
+    subtotal: t.field({ type: "Amount", description: describe(InvoiceResource, "subtotal"), resolve: (i) => i.total }),
+    total: t.field({
+      type: "Amount",
+      description: describe(InvoiceResource, "total"),
+      resolve: (i) => i.total,
+    }),
+    amountPaid: t.field({ type: "Amount", description: describe(InvoiceResource, "amountPaid"), resolve: (i) => i.amountPaid }),
+    amountDue: t.field({ type: "Amount", description: describe(InvoiceResource, "amountDue"), resolve: (i) => amountDue(i) }),
+    dueDate: t.field({ type: "DateTime", nullable: true, description: describe(InvoiceResource, "dueDate"), resolve: (i) => i.dueDate }),
+    memo: t.exposeString("memo", { nullable: true, description: describe(InvoiceResource, "memo") }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(InvoiceResource, "metadata"),
+      resolve: (i) => storedMetadata(i.metadata, "invoices.metadata"),
+    }),
     hostedInvoiceUrl: t.string({
       nullable: true,
-      description: "Where the customer sees and pays it; from finalization on.",
+      description: describe(InvoiceResource, "hostedInvoiceUrl"),
       resolve: (i, _args, ctx) => publishedUrl(i, ctx.charges),
     }),
     pdfUrl: t.string({
@@ -94,20 +102,21 @@ const Invoice = builder.prismaNode("Invoice", {
       },
     }),
     charges: t.relation("charges", { description: "The charges made to pay it, newest first.", query: { orderBy: CHARGE_ORDER } }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (i) => i.createdAt.toISOString() }),
-    finalizedAt: t.string({ nullable: true, description: "ISO 8601: when it became OPEN.", resolve: (i) => iso(i.finalizedAt) }),
-    paidAt: t.string({ nullable: true, description: "ISO 8601: when it was paid in full.", resolve: (i) => iso(i.paidAt) }),
-    voidedAt: t.string({ nullable: true, description: "ISO 8601: when it was voided.", resolve: (i) => iso(i.voidedAt) }),
-    markedUncollectibleAt: t.string({
+    createdAt: t.field({ type: "DateTime", description: describe(InvoiceResource, "createdAt"), resolve: (i) => i.createdAt }),
+    finalizedAt: t.field({ type: "DateTime", nullable: true, description: describe(InvoiceResource, "finalizedAt"), resolve: (i) => i.finalizedAt }),
+    paidAt: t.field({ type: "DateTime", nullable: true, description: describe(InvoiceResource, "paidAt"), resolve: (i) => i.paidAt }),
+    voidedAt: t.field({ type: "DateTime", nullable: true, description: describe(InvoiceResource, "voidedAt"), resolve: (i) => i.voidedAt }),
+    markedUncollectibleAt: t.field({
+      type: "DateTime",
       nullable: true,
-      description: "ISO 8601: when it was marked uncollectible.",
-      resolve: (i) => iso(i.markedUncollectibleAt),
+      description: describe(InvoiceResource, "markedUncollectibleAt"),
+      resolve: (i) => i.markedUncollectibleAt,
     }),
-    subscriptionId: t.exposeString("subscriptionId", { nullable: true, description: "The subscription whose period it bills; null for one made by hand." }),
+    subscriptionId: t.exposeString("subscriptionId", { nullable: true, description: describe(InvoiceResource, "subscriptionId") }),
     billingReason: t.field({
       type: BillingReason,
       nullable: true,
-      description: "Why a subscription's invoice was made.",
+      description: describe(InvoiceResource, "billingReason"),
       resolve: (i) => i.billingReason as (typeof BILLING_REASONS)[number] | null,
     }),
   }),

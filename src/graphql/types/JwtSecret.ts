@@ -12,12 +12,8 @@ const JwtSecret = builder.objectRef<SecretRow>("JwtSecret").implement({
   fields: (t) => ({
     id: t.exposeID("id", { description: "The `kid` header of tokens signed with it." }),
     livemode: t.exposeBoolean("livemode", { description: "True for live-mode customers, false for test-mode ones." }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (s) => s.createdAt.toISOString() }),
-    revokedAt: t.string({
-      nullable: true,
-      description: "ISO 8601: when it was revoked; null while it is not.",
-      resolve: (s) => s.revokedAt?.toISOString() ?? null,
-    }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (s) => s.createdAt }),
+    revokedAt: t.field({ type: "DateTime", nullable: true, description: "ISO 8601: when it was revoked; null while it is not.", resolve: (s) => s.revokedAt }),
   }),
 });
 

@@ -7,20 +7,20 @@ const LedgerDay = builder.objectRef<Summary["daily"][number]>("LedgerDay").imple
   description: "The money received on one UTC day.",
   fields: (t) => ({
     day: t.exposeString("day", { description: "A UTC day, YYYY-MM-DD." }),
-    grossReceived: t.exposeString("grossReceived", { description: "USDC of the payments recorded that day (less reversals)." }),
+    grossReceived: t.expose("grossReceived", { type: "Amount", description: "USDC of the payments recorded that day (less reversals)." }),
   }),
 });
 
 const LedgerSummary = builder.objectRef<Summary>("LedgerSummary").implement({
   description: "The ledger summed over a period.",
   fields: (t) => ({
-    createdGte: t.string({ description: "ISO 8601: the period's start (included).", resolve: (s) => s.createdGte.toISOString() }),
-    createdLt: t.string({ description: "ISO 8601: the period's end (excluded).", resolve: (s) => s.createdLt.toISOString() }),
-    grossReceived: t.exposeString("grossReceived", { description: "USDC paid into your charges' addresses." }),
-    fees: t.exposeString("fees", { description: "USDC of protocol fees taken by payouts." }),
-    refunded: t.exposeString("refunded", { description: "USDC of refunds your wallet paid." }),
-    net: t.exposeString("net", { description: "USDC received less fees and refunds: grossReceived - fees - refunded." }),
-    paidOut: t.exposeString("paidOut", { description: "USDC paid out to your wallet (net of fees)." }),
+    createdGte: t.field({ type: "DateTime", description: "ISO 8601: the period's start (included).", resolve: (s) => s.createdGte }),
+    createdLt: t.field({ type: "DateTime", description: "ISO 8601: the period's end (excluded).", resolve: (s) => s.createdLt }),
+    grossReceived: t.expose("grossReceived", { type: "Amount", description: "USDC paid into your charges' addresses." }),
+    fees: t.expose("fees", { type: "Amount", description: "USDC of protocol fees taken by payouts." }),
+    refunded: t.expose("refunded", { type: "Amount", description: "USDC of refunds your wallet paid." }),
+    net: t.expose("net", { type: "Amount", description: "USDC received less fees and refunds: grossReceived - fees - refunded." }),
+    paidOut: t.expose("paidOut", { type: "Amount", description: "USDC paid out to your wallet (net of fees)." }),
     daily: t.field({ type: [LedgerDay], description: "One entry per UTC day of the period, oldest first.", resolve: (s) => s.daily }),
   }),
 });

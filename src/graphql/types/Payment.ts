@@ -1,17 +1,19 @@
 // `Charge.payments`: the USDC transfers into a charge's clone, as its merchant sees them
 // (domain/payments.ts).
-import { type PaymentResource, paymentsOfCharges } from "../../domain/payments.js";
+import { describe } from "../../domain/describe.js";
+import { PaymentResource } from "../../domain/payment-schema.js";
+import { paymentsOfCharges } from "../../domain/payments.js";
 import { builder } from "../builder.js";
 
 const Payment = builder.objectRef<PaymentResource>("Payment").implement({
   description: "A USDC transfer into the charge's payment contract.",
   fields: (t) => ({
-    txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
-    logIndex: t.exposeInt("logIndex", { description: "The transfer's log index in its transaction." }),
-    blockNumber: t.exposeInt("blockNumber", { description: "The block of the transfer." }),
-    from: t.exposeString("from", { description: "The sender: a hint only, often an exchange's wallet rather than the buyer's own." }),
-    amount: t.exposeString("amount", { description: "USDC." }),
-    status: t.exposeString("status", { description: "Either pending (waiting for confirmations) or confirmed (counted)." }),
+    txHash: t.exposeString("txHash", { description: describe(PaymentResource, "txHash") }),
+    logIndex: t.exposeInt("logIndex", { description: describe(PaymentResource, "logIndex") }),
+    blockNumber: t.exposeInt("blockNumber", { description: describe(PaymentResource, "blockNumber") }),
+    from: t.exposeString("from", { description: describe(PaymentResource, "from") }),
+    amount: t.expose("amount", { type: "Amount", description: describe(PaymentResource, "amount") }),
+    status: t.exposeString("status", { description: describe(PaymentResource, "status") }),
   }),
 });
 

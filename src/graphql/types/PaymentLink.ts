@@ -1,9 +1,17 @@
 // `PaymentLink`: a no-code checkout whose page makes a charge for each buyer, like REST's payment
 // links. Rules live in domain/payment-links.ts.
+import { describe } from "../../domain/describe.js";
 import { relatedCharges } from "../../domain/charges/list.js";
-import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
-import { countPaymentLinks, createPaymentLink, getPaymentLink, listPaymentLinks, paymentLinkUrl, updatePaymentLink } from "../../domain/payment-links.js";
+import { storedMetadata } from "../../domain/metadata.js";
+import {
+  countPaymentLinks,
+  createPaymentLink,
+  getPaymentLink,
+  listPaymentLinks,
+  paymentLinkUrl,
+  updatePaymentLink,
+  PaymentLinkResource,
+} from "../../domain/payment-links.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -14,24 +22,29 @@ const PaymentLink = builder.prismaNode("PaymentLink", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    name: t.exposeString("name", { description: "What the buyer pays for, shown on the page." }),
-    amount: t.string({ description: "USDC; fixed for the link's life.", resolve: (l) => formatAmount(l.amount) }),
-    description: t.exposeString("description", { nullable: true, description: "Shown to the buyer on the page." }),
+    livemode: t.exposeBoolean("livemode", { description: describe(PaymentLinkResource, "livemode") }),
+    name: t.exposeString("name", { description: describe(PaymentLinkResource, "name") }),
+    amount: t.field({ type: "Amount", description: describe(PaymentLinkResource, "amount"), resolve: (l) => l.amount }),
+    description: t.exposeString("description", { nullable: true, description: describe(PaymentLinkResource, "description") }),
     url: t.string({
-      description: "Share it: each buyer who pays there gets a charge of their own.",
+      description: describe(PaymentLinkResource, "url"),
       resolve: (l, _args, ctx) => paymentLinkUrl(l, ctx.charges),
     }),
-    active: t.exposeBoolean("active", { description: "False once retired: its page answers 410." }),
-    successUrl: t.exposeString("successUrl", { nullable: true, description: "Where the buyer goes once paid." }),
-    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: "Where a buyer who gives up goes." }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Copied onto every charge it makes.", resolve: (l) => l.metadata as Metadata | null }),
-    collectEmail: t.exposeBoolean("collectEmail", { description: "The page asks the buyer's email before Pay; the charge keeps it as customerEmail." }),
+    active: t.exposeBoolean("active", { description: describe(PaymentLinkResource, "active") }),
+    successUrl: t.exposeString("successUrl", { nullable: true, description: describe(PaymentLinkResource, "successUrl") }),
+    cancelUrl: t.exposeString("cancelUrl", { nullable: true, description: describe(PaymentLinkResource, "cancelUrl") }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(PaymentLinkResource, "metadata"),
+      resolve: (l) => storedMetadata(l.metadata, "payment_links.metadata"),
+    }),
+    collectEmail: t.exposeBoolean("collectEmail", { description: describe(PaymentLinkResource, "collectEmail") }),
     quantityMax: t.exposeInt("quantityMax", {
       nullable: true,
-      description: "When set, the buyer picks a quantity from 1 to this; the charge is amount × quantity. Null: always one.",
+      description: describe(PaymentLinkResource, "quantityMax"),
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (l) => l.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: describe(PaymentLinkResource, "createdAt"), resolve: (l) => l.createdAt }),
     charges: t.connection(
       {
         type: Charge,

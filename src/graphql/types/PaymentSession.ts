@@ -19,7 +19,7 @@ export const SessionPayment = builder.objectRef<PublicPayment>("SessionPayment")
   description: "A USDC transfer to the charge's clone, as the hosted page shows it.",
   fields: (t) => ({
     txHash: t.exposeString("txHash", { description: "The transaction of the transfer." }),
-    amount: t.exposeString("amount", { description: "USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "USDC." }),
     status: t.exposeString("status", { description: "Either pending (waiting for confirmations) or confirmed (counted)." }),
     confirmations: t.exposeInt("confirmations", { description: "Blocks on top of the payment's, counting its own." }),
   }),
@@ -31,16 +31,17 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     id: t.exposeID("id", { description: "The charge's id (chrg_…)." }),
     orderId: t.exposeString("orderId", { description: "The merchant's order id (handed back to successUrl)." }),
     livemode: t.exposeBoolean("livemode", { description: "True for real money, false for test chains." }),
-    amount: t.exposeString("amount", { description: "What the buyer is asked to pay, USDC." }),
+    amount: t.expose("amount", { type: "Amount", description: "What the buyer is asked to pay, USDC." }),
     currency: t.exposeString("currency", { description: 'Always "USDC".' }),
     status: t.exposeString("status", { description: "The charge's status: PENDING, RECEIVED, COMPLETED, EXPIRED or CANCELLED." }),
     statusMessage: t.exposeString("statusMessage", { description: "The status in the buyer's words, as the hosted page shows it." }),
-    amountReceived: t.exposeString("amountReceived", { nullable: true, description: "Confirmed money so far, USDC; null before any." }),
-    amountRemaining: t.exposeString("amountRemaining", { description: "What is left to pay, USDC." }),
-    amountOverpaid: t.exposeString("amountOverpaid", {
+    amountReceived: t.expose("amountReceived", { type: "Amount", nullable: true, description: "Confirmed money so far, USDC; null before any." }),
+    amountRemaining: t.expose("amountRemaining", { type: "Amount", description: "What is left to pay, USDC." }),
+    amountOverpaid: t.expose("amountOverpaid", {
+      type: "Amount",
       description: 'Confirmed money beyond amount, USDC ("0.00" when none): the merchant sees it and can refund it.',
     }),
-    amountPending: t.exposeString("amountPending", { description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),
+    amountPending: t.expose("amountPending", { type: "Amount", description: "Seen on chain, waiting for confirmations; not in amountReceived yet." }),
     confirmationsRequired: t.exposeInt("confirmationsRequired", {
       nullable: true,
       description: "Blocks a payment needs on the picked chain before it counts; null until a chain is picked.",
@@ -49,7 +50,7 @@ export const PaymentSession = builder.objectRef<PublicCharge>("PaymentSession").
     chainId: t.exposeInt("chainId", { nullable: true, description: "The chain picked; null until then." }),
     cloneAddress: t.exposeString("cloneAddress", { nullable: true, description: "The address to pay to; null until a chain is picked." }),
     flushTxHash: t.exposeString("flushTxHash", { nullable: true, description: "The settlement transaction, once paid out." }),
-    expiresAt: t.exposeString("expiresAt", { description: "ISO 8601: when the charge expires unless paid." }),
+    expiresAt: t.expose("expiresAt", { type: "DateTime", description: "ISO 8601: when the charge expires unless paid." }),
     paymentWindowMinutes: t.exposeInt("paymentWindowMinutes", {
       description: "Minutes the buyer has to pay once a chain is picked: picking one sets expiresAt to that moment plus these.",
     }),

@@ -1,6 +1,7 @@
 // `Payout` and the `payouts` connection: each transaction that paid your charges' money out to your
 // wallet, from the ledger. Rules live in domain/payout-list.ts.
-import { countPayouts, listPayouts, PAYOUT_STATUSES, type PayoutResource } from "../../domain/payout-list.js";
+import { describe } from "../../domain/describe.js";
+import { countPayouts, listPayouts, PAYOUT_STATUSES, PayoutResource } from "../../domain/payout-list.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -15,15 +16,15 @@ const PayoutStatus = builder.enumType("PayoutStatus", {
 export const Payout = builder.objectRef<PayoutResource>("Payout").implement({
   description: "One transaction that paid money out of your charges' addresses on one chain (to your wallet and the fee recipient), whoever sent it.",
   fields: (t) => ({
-    id: t.exposeID("id", { description: "The id of the payout's first ledger row (btx_…): its cursor." }),
-    chainId: t.exposeInt("chainId", { description: "The chain it paid out on." }),
-    txHash: t.exposeString("txHash", { description: "The transaction that paid out." }),
-    blockNumber: t.exposeInt("blockNumber", { description: "The block it is in." }),
-    amount: t.exposeString("amount", { description: "USDC paid to your wallet (net of the fee)." }),
-    feeAmount: t.exposeString("feeAmount", { description: "USDC taken as the protocol fee." }),
-    chargeIds: t.exposeIDList("chargeIds", { description: "The charges whose addresses it paid out." }),
-    status: t.field({ type: PayoutStatus, description: "Whether it stands.", resolve: (p) => p.status }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601: when the ledger recorded it (its confirmation)." }),
+    id: t.exposeID("id", { description: describe(PayoutResource, "id") }),
+    chainId: t.exposeInt("chainId", { description: describe(PayoutResource, "chainId") }),
+    txHash: t.exposeString("txHash", { description: describe(PayoutResource, "txHash") }),
+    blockNumber: t.exposeInt("blockNumber", { description: describe(PayoutResource, "blockNumber") }),
+    amount: t.expose("amount", { type: "Amount", description: describe(PayoutResource, "amount") }),
+    feeAmount: t.expose("feeAmount", { type: "Amount", description: describe(PayoutResource, "feeAmount") }),
+    chargeIds: t.exposeIDList("chargeIds", { description: describe(PayoutResource, "chargeIds") }),
+    status: t.field({ type: PayoutStatus, description: describe(PayoutResource, "status"), resolve: (p) => p.status }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: describe(PayoutResource, "createdAt") }),
   }),
 });
 

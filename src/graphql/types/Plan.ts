@@ -1,8 +1,8 @@
 // `Plan`: what a merchant bills on a schedule, like REST's plans. Rules live in domain/plans.ts.
-import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
+import { describe } from "../../domain/describe.js";
+import { storedMetadata } from "../../domain/metadata.js";
 import { countPlans, createPlan, getPlan, listPlans, updatePlan } from "../../domain/plans.js";
-import { PLAN_INTERVALS } from "../../domain/subscriptions.js";
+import { PLAN_INTERVALS, PlanResource } from "../../domain/subscriptions.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -25,16 +25,21 @@ const Plan = builder.prismaNode("Plan", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    name: t.exposeString("name", { description: "What the buyer subscribes to." }),
-    amount: t.string({ description: "USDC billed each period; fixed for the plan's life.", resolve: (p) => formatAmount(p.amount) }),
-    currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
-    interval: t.field({ type: PlanInterval, description: "The period's unit.", resolve: (p) => p.interval as (typeof PLAN_INTERVALS)[number] }),
-    intervalCount: t.exposeInt("intervalCount", { description: "How many units a period lasts (a year at most in total)." }),
-    trialDays: t.exposeInt("trialDays", { description: "The default trial of its subscriptions, in days (0: none)." }),
-    active: t.exposeBoolean("active", { description: "False once retired: it starts no new subscription; existing ones go on." }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (p) => p.metadata as Metadata | null }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (p) => p.createdAt.toISOString() }),
+    livemode: t.exposeBoolean("livemode", { description: describe(PlanResource, "livemode") }),
+    name: t.exposeString("name", { description: describe(PlanResource, "name") }),
+    amount: t.field({ type: "Amount", description: describe(PlanResource, "amount"), resolve: (p) => p.amount }),
+    currency: t.string({ description: describe(PlanResource, "currency"), resolve: () => "USDC" }),
+    interval: t.field({ type: PlanInterval, description: describe(PlanResource, "interval"), resolve: (p) => p.interval as (typeof PLAN_INTERVALS)[number] }),
+    intervalCount: t.exposeInt("intervalCount", { description: describe(PlanResource, "intervalCount") }),
+    trialDays: t.exposeInt("trialDays", { description: describe(PlanResource, "trialDays") }),
+    active: t.exposeBoolean("active", { description: describe(PlanResource, "active") }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(PlanResource, "metadata"),
+      resolve: (p) => storedMetadata(p.metadata, "plans.metadata"),
+    }),
+    createdAt: t.field({ type: "DateTime", description: describe(PlanResource, "createdAt"), resolve: (p) => p.createdAt }),
   }),
 });
 

@@ -1,5 +1,6 @@
 // `Refund`: money your settlement wallet sends back to a buyer, prepared here and completed when the
 // chain shows the transfer, like REST's refunds. Rules live in domain/refunds.ts.
+import { describe } from "../../domain/describe.js";
 import {
   cancelRefund,
   type ChainMoney,
@@ -12,8 +13,8 @@ import {
   refundLimit,
   refundResource,
   sendRefundClaim,
+  RefundResource,
 } from "../../domain/refunds.js";
-import { formatAmount } from "../../domain/money.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
@@ -35,27 +36,27 @@ const Refund = builder.prismaNode("Refund", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
+    livemode: t.exposeBoolean("livemode", { description: describe(RefundResource, "livemode") }),
     charge: t.relation("charge", { description: "The charge refunded." }),
-    amount: t.string({ description: "USDC.", resolve: (r) => formatAmount(r.amount) }),
-    reason: t.exposeString("reason", { nullable: true, description: "Your reason, if given." }),
-    status: t.field({ type: RefundStatus, description: "Where the refund is.", resolve: (r) => r.status }),
-    address: t.exposeString("address", { nullable: true, description: "Where the money goes; null until the buyer gives one at claimUrl." }),
-    fromAddress: t.exposeString("fromAddress", { description: "The settlement wallet that must send it." }),
-    chainId: t.exposeInt("chainId", { description: "The chain it is paid on: one where the charge's money arrived." }),
+    amount: t.field({ type: "Amount", description: describe(RefundResource, "amount"), resolve: (r) => r.amount }),
+    reason: t.exposeString("reason", { nullable: true, description: describe(RefundResource, "reason") }),
+    status: t.field({ type: RefundStatus, description: describe(RefundResource, "status"), resolve: (r) => r.status }),
+    address: t.exposeString("address", { nullable: true, description: describe(RefundResource, "address") }),
+    fromAddress: t.exposeString("fromAddress", { description: describe(RefundResource, "fromAddress") }),
+    chainId: t.exposeInt("chainId", { description: describe(RefundResource, "chainId") }),
     txHash: t.string({
       nullable: true,
-      description: "The transfer that pays it, once seen on chain; the refund completes when it is confirmed.",
+      description: describe(RefundResource, "txHash"),
       resolve: (r, _args, ctx) => resource(r, ctx).txHash,
     }),
     claimUrl: t.string({
       nullable: true,
-      description: "The page where the buyer gives an address: share it with the buyer only.",
+      description: describe(RefundResource, "claimUrl"),
       resolve: (r, _args, ctx) => resource(r, ctx).claimUrl,
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (r) => r.createdAt.toISOString() }),
-    completedAt: t.string({ nullable: true, description: "ISO 8601: when the transfer was confirmed.", resolve: (r) => r.completedAt?.toISOString() ?? null }),
-    cancelledAt: t.string({ nullable: true, description: "ISO 8601: when you cancelled it.", resolve: (r) => r.cancelledAt?.toISOString() ?? null }),
+    createdAt: t.field({ type: "DateTime", description: describe(RefundResource, "createdAt"), resolve: (r) => r.createdAt }),
+    completedAt: t.field({ type: "DateTime", nullable: true, description: describe(RefundResource, "completedAt"), resolve: (r) => r.completedAt }),
+    cancelledAt: t.field({ type: "DateTime", nullable: true, description: describe(RefundResource, "cancelledAt"), resolve: (r) => r.cancelledAt }),
   }),
 });
 
@@ -112,11 +113,12 @@ const RefundableMoney = builder.objectRef<ChainMoney & { limit: bigint }>("Refun
   description: "A charge's confirmed money on one chain, and what is left to refund there.",
   fields: (t) => ({
     chainId: t.exposeInt("chainId", { description: "The chain the money arrived on: a refund of it is made there." }),
-    received: t.string({ description: "USDC confirmed on that chain.", resolve: (m) => formatAmount(m.received) }),
-    left: t.string({
+    received: t.field({ type: "Amount", description: "USDC confirmed on that chain.", resolve: (m) => m.received }),
+    left: t.field({
+      type: "Amount",
       description:
         "USDC left to refund on that chain: received less its refunds that are not cancelled, never more than the charge's amountRefundable (the most one refund there may ask).",
-      resolve: (m) => formatAmount(m.limit),
+      resolve: (m) => m.limit,
     }),
   }),
 });

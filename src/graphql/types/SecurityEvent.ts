@@ -55,7 +55,7 @@ const SecurityEvent = builder.objectRef<SecurityEventRow>("SecurityEvent").imple
       description: "What it was about, by type: {mode, newDevice}, {reason}, {keyId, mode, last4}, {mode, from, to}, {endpointId, action, url}, …",
       resolve: (e) => e.detail,
     }),
-    createdAt: t.string({ description: "ISO 8601: when it happened.", resolve: (e) => e.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601: when it happened.", resolve: (e) => e.createdAt }),
   }),
 });
 

@@ -1,8 +1,8 @@
 // `Subscription`: a customer's recurring billing on a plan, pulled each period from the buyer's own
 // wallet, like REST's subscriptions. Rules live in domain/subscriptions.ts and domain/subscription-endings.ts.
 // (The GraphQL `Subscription` root type is the live feed's: this object type is `CustomerSubscription`.)
-import type { Metadata } from "../../domain/metadata.js";
-import { formatAmount } from "../../domain/money.js";
+import { describe } from "../../domain/describe.js";
+import { storedMetadata } from "../../domain/metadata.js";
 import { cancelSubscription, updateSubscription } from "../../domain/subscription-endings.js";
 import {
   checkoutUrl,
@@ -14,6 +14,7 @@ import {
   manageUrl,
   SUBSCRIPTION_STATUSES,
   type SubscriptionStatus as Status,
+  SubscriptionResource,
 } from "../../domain/subscriptions.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -33,43 +34,56 @@ const SubscriptionStatus = builder.enumType("SubscriptionStatus", {
   values: Object.fromEntries(SUBSCRIPTION_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])),
 });
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
 const CustomerSubscription = builder.prismaNode("Subscription", {
   name: "CustomerSubscription",
   description: "A customer's recurring billing on a plan, pulled each period from the buyer's own wallet under a capped, revocable permission.",
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True in live mode, false in test mode." }),
-    status: t.field({ type: SubscriptionStatus, description: "Where the subscription is in its lifecycle.", resolve: (s) => s.status }),
+    livemode: t.exposeBoolean("livemode", { description: describe(SubscriptionResource, "livemode") }),
+    status: t.field({ type: SubscriptionStatus, description: describe(SubscriptionResource, "status"), resolve: (s) => s.status }),
     customer: t.relation("customer", { description: "The customer billed." }),
     plan: t.relation("plan", { description: "The plan it was made from (its amount and period were copied then)." }),
-    amount: t.string({ description: "USDC pulled each period.", resolve: (s) => formatAmount(s.amount) }),
-    currency: t.string({ description: 'Always "USDC".', resolve: () => "USDC" }),
-    chainId: t.exposeInt("chainId", { nullable: true, description: "The chain the payer authorized on (null until checkout)." }),
-    payer: t.exposeString("payer", { nullable: true, description: "The wallet the money is pulled from." }),
+    amount: t.field({ type: "Amount", description: describe(SubscriptionResource, "amount"), resolve: (s) => s.amount }),
+    currency: t.string({ description: describe(SubscriptionResource, "currency"), resolve: () => "USDC" }),
+    chainId: t.exposeInt("chainId", { nullable: true, description: describe(SubscriptionResource, "chainId") }),
+    payer: t.exposeString("payer", { nullable: true, description: describe(SubscriptionResource, "payer") }),
     contractAddress: t.exposeString("contractAddress", {
       nullable: true,
-      description: "The subscription contract on its chain: what the payer's USDC allowance is given to.",
+      description: describe(SubscriptionResource, "contractAddress"),
     }),
-    currentPeriodStart: t.string({ nullable: true, description: "ISO 8601, by the chain's clock.", resolve: (s) => iso(s.currentPeriodStart) }),
-    currentPeriodEnd: t.string({ nullable: true, description: "ISO 8601: when it renews, by the chain's clock.", resolve: (s) => iso(s.currentPeriodEnd) }),
-    trialEnd: t.string({ nullable: true, description: "ISO 8601: when the trial ends, if it has one.", resolve: (s) => iso(s.trialEnd) }),
-    cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: "It ends when the current period does." }),
-    canceledAt: t.string({ nullable: true, description: "ISO 8601: when it was canceled.", resolve: (s) => iso(s.canceledAt) }),
+    currentPeriodStart: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: describe(SubscriptionResource, "currentPeriodStart"),
+      resolve: (s) => s.currentPeriodStart,
+    }),
+    currentPeriodEnd: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: describe(SubscriptionResource, "currentPeriodEnd"),
+      resolve: (s) => s.currentPeriodEnd,
+    }),
+    trialEnd: t.field({ type: "DateTime", nullable: true, description: describe(SubscriptionResource, "trialEnd"), resolve: (s) => s.trialEnd }),
+    cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: describe(SubscriptionResource, "cancelAtPeriodEnd") }),
+    canceledAt: t.field({ type: "DateTime", nullable: true, description: describe(SubscriptionResource, "canceledAt"), resolve: (s) => s.canceledAt }),
     cancelReason: t.exposeString("cancelReason", {
       nullable: true,
-      description: "Why it ended: requested, customer, period_end, payment_failed or revoked_by_payer.",
+      description: describe(SubscriptionResource, "cancelReason"),
     }),
-    latestInvoiceId: t.exposeString("latestInvoiceId", { nullable: true, description: "The invoice of its latest period." }),
-    checkoutUrl: t.string({ description: "Where the buyer authorizes it.", resolve: (s, _args, ctx) => checkoutUrl(s, ctx.charges) }),
+    latestInvoiceId: t.exposeString("latestInvoiceId", { nullable: true, description: describe(SubscriptionResource, "latestInvoiceId") }),
+    checkoutUrl: t.string({ description: describe(SubscriptionResource, "checkoutUrl"), resolve: (s, _args, ctx) => checkoutUrl(s, ctx.charges) }),
     manageUrl: t.string({
-      description: "The buyer's capability link: status, invoices, cancel, revoke on chain.",
+      description: describe(SubscriptionResource, "manageUrl"),
       resolve: (s, _args, ctx) => manageUrl(s, ctx.charges),
     }),
-    metadata: t.field({ type: "Metadata", nullable: true, description: "Your key-value pairs.", resolve: (s) => s.metadata as Metadata | null }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (s) => s.createdAt.toISOString() }),
+    metadata: t.field({
+      type: "Metadata",
+      nullable: true,
+      description: describe(SubscriptionResource, "metadata"),
+      resolve: (s) => storedMetadata(s.metadata, "subscriptions.metadata"),
+    }),
+    createdAt: t.field({ type: "DateTime", description: describe(SubscriptionResource, "createdAt"), resolve: (s) => s.createdAt }),
   }),
 });
 

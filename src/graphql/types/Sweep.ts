@@ -1,20 +1,21 @@
 // `Sweep`: another token, or the native coin, paid out of a charge's address to your wallet
 // (`sweepCharge`), like the operator's `stablegate sweep`, and a charge's `sweeps`, which
 // `chargeUpdated` sends again with each change of one. Rules live in domain/sweeps.ts.
-import { CHARGE_SWEEPS_LISTED, chargeSweeps, getSweep, requestSweep, type SweepResource, sweepResource } from "../../domain/sweeps.js";
+import { describe } from "../../domain/describe.js";
+import { CHARGE_SWEEPS_LISTED, chargeSweeps, getSweep, requestSweep, SweepResource, sweepResource } from "../../domain/sweeps.js";
 import { builder } from "../builder.js";
 
 const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
   description: "A payout of another token, or the native coin, from a charge's address to your wallet (less the fee), sent by the worker.",
   fields: (t) => ({
-    id: t.exposeID("id", { description: "The sweep's id (swp_…)." }),
-    chargeId: t.exposeID("chargeId", { description: "The charge whose address is swept." }),
-    chainId: t.exposeInt("chainId", { description: "The chain it is swept on." }),
-    token: t.exposeString("token", { description: 'The token\'s address, or "native".' }),
-    status: t.exposeString("status", { description: "PENDING (the worker sends it soon), SENT, DONE, or FAILED (see error)." }),
-    txHash: t.exposeString("txHash", { nullable: true, description: "The worker's transaction, once sent." }),
-    error: t.exposeString("error", { nullable: true, description: "Why it FAILED; null otherwise." }),
-    createdAt: t.exposeString("createdAt", { description: "ISO 8601." }),
+    id: t.exposeID("id", { description: describe(SweepResource, "id") }),
+    chargeId: t.exposeID("chargeId", { description: describe(SweepResource, "chargeId") }),
+    chainId: t.exposeInt("chainId", { description: describe(SweepResource, "chainId") }),
+    token: t.exposeString("token", { description: describe(SweepResource, "token") }),
+    status: t.exposeString("status", { description: describe(SweepResource, "status") }),
+    txHash: t.exposeString("txHash", { nullable: true, description: describe(SweepResource, "txHash") }),
+    error: t.exposeString("error", { nullable: true, description: describe(SweepResource, "error") }),
+    createdAt: t.expose("createdAt", { type: "DateTime", description: describe(SweepResource, "createdAt") }),
   }),
 });
 

@@ -41,7 +41,7 @@ export const User = builder.objectRef<UserView>("User").implement({
       },
       resolve: (u) => u.id,
     }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (u) => u.createdAt.toISOString() }),
+    createdAt: t.field({ type: "DateTime", description: "ISO 8601.", resolve: (u) => u.createdAt }),
   }),
 });
 

@@ -1,6 +1,7 @@
 // `WebhookEndpoint`: where the key's merchant gets its events in the key's mode, managed like REST's
 // /v1/webhook_endpoints. The signing secret is shown only by the mutations that make one. Rules live
 // in domain/webhook-endpoints.ts.
+import { describe } from "../../domain/describe.js";
 import {
   countWebhookEndpoints,
   createWebhookEndpoint,
@@ -11,6 +12,7 @@ import {
   rotateWebhookSecret,
   updateWebhookEndpoint,
   type WebhookEndpoint as Endpoint,
+  WebhookEndpointResource,
 } from "../../domain/webhook-endpoints.js";
 import { callerActor } from "../actor.js";
 import { builder } from "../builder.js";
@@ -29,12 +31,12 @@ const WebhookEndpoint = builder.prismaNode("WebhookEndpoint", {
   id: { field: "id" },
   findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
   fields: (t) => ({
-    livemode: t.exposeBoolean("livemode", { description: "True for live-mode events, false for test-mode ones." }),
-    url: t.exposeString("url", { description: "Where events are POSTed." }),
-    events: t.exposeStringList("eventTypes", { description: "The event types sent here; empty means every type." }),
-    description: t.exposeString("description", { nullable: true, description: "Your note about the endpoint." }),
-    status: t.field({ type: WebhookEndpointStatus, description: "Whether events are sent.", resolve: endpointStatus }),
-    createdAt: t.string({ description: "ISO 8601.", resolve: (e) => e.createdAt.toISOString() }),
+    livemode: t.exposeBoolean("livemode", { description: describe(WebhookEndpointResource, "livemode") }),
+    url: t.exposeString("url", { description: describe(WebhookEndpointResource, "url") }),
+    events: t.exposeStringList("eventTypes", { description: describe(WebhookEndpointResource, "events") }),
+    description: t.exposeString("description", { nullable: true, description: describe(WebhookEndpointResource, "description") }),
+    status: t.field({ type: WebhookEndpointStatus, description: describe(WebhookEndpointResource, "status"), resolve: endpointStatus }),
+    createdAt: t.field({ type: "DateTime", description: describe(WebhookEndpointResource, "createdAt"), resolve: (e) => e.createdAt }),
   }),
 });
 
