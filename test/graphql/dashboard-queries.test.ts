@@ -2,7 +2,7 @@
 // transaction hash), the home page's stats, and a charge's timeline of events; and every GraphQL
 // document of the dashboard (graphql(`…`) in src/dashboard/web) is valid against the served schema.
 import { readdirSync, readFileSync } from "node:fs";
-import { parse, validate } from "graphql";
+import { Kind, NoUnusedFragmentsRule, parse, specifiedRules, validate } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../src/graphql/schema.js";
 import { POLLING, recordPayment, startApp, type TestApp } from "../helpers/harness.js";
@@ -10,15 +10,26 @@ import { POLLING, recordPayment, startApp, type TestApp } from "../helpers/harne
 const WEB = new URL("../../src/dashboard/web/", import.meta.url);
 const documents = readdirSync(WEB, { recursive: true, encoding: "utf8" })
   .filter((file) => /\.tsx?$/.test(file))
-  .flatMap((file) => [...readFileSync(new URL(file, WEB), "utf8").matchAll(/graphql\(`([\s\S]*?)`\)/g)].map((m) => [file, m[1]!] as const));
+  .flatMap((file) => [...readFileSync(new URL(file, WEB), "utf8").matchAll(/graphql\(\s*`([\s\S]*?)`\s*[,)]/g)].map((m) => [file, m[1]!] as const));
+const isFragment = (document: string) => parse(document).definitions.every((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+/** Every fragment of the dashboard: an operation is checked with them, as the build persists it with those it spreads. */
+const fragments = documents.filter(([, d]) => isFragment(d)).map(([, d]) => d);
+const rulesButUnused = specifiedRules.filter((rule) => rule !== NoUnusedFragmentsRule);
 
 describe("the dashboard's GraphQL documents", () => {
-  it("are found", () => {
+  it("are found, fragments among them", () => {
     expect(documents.length).toBeGreaterThanOrEqual(40);
+    expect(fragments.length).toBeGreaterThanOrEqual(6);
   });
 
   it.each(documents.map(([file, d]) => [file, d.trim().split("\n")[0]!, d]))("%s: %s … is valid against the schema", (_file, _first, document) => {
-    expect(validate(schema, parse(document)).map((e) => e.message)).toEqual([]);
+    const withFragments = isFragment(document) ? fragments : [document, ...fragments];
+    expect(validate(schema, parse(withFragments.join("\n")), rulesButUnused).map((e) => e.message)).toEqual([]);
+  });
+
+  it("spreads every fragment in some operation", () => {
+    const all = parse(documents.map(([, d]) => d).join("\n"));
+    expect(validate(schema, all, [NoUnusedFragmentsRule]).map((e) => e.message)).toEqual([]);
   });
 });
 

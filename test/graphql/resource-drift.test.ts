@@ -71,6 +71,8 @@ const PAIRS: Pair[] = [
       payments: "its transfers, pending ones too; REST events carry the confirmed ones (data.payments)",
       refunds: CONNECTIONS,
       refundable: "the per-chain refund limits the dashboard's refund form needs",
+      amountRefundable: "read from its refunds when asked; REST's createRefund answers refund_exceeds_refundable beyond it",
+      sweeps: "its sweeps of stray assets, which chargeUpdated sends as they change; sweeps are asked for in the dashboard, GraphQL and the CLI, not over REST",
       events: CONNECTIONS,
       balanceTransactions: CONNECTIONS,
     },
