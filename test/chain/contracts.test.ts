@@ -7,6 +7,7 @@ import { ChargeCloneV1Artifact, ChargeFactoryV2Artifact, MockUSDCArtifact, Subsc
 import { chargeKey, factoryV2Address, type PayoutEntry, payoutWords, predictCloneV1, predictCloneV2 } from "../../src/chain/clones.js";
 import { subscriptionsAddress } from "../../src/chain/subscriptions.js";
 import { ANVIL_KEYS, type TestChain, startTestChain } from "../helpers/chain.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 let chain: TestChain;
 beforeAll(async () => {
@@ -319,16 +320,7 @@ describe("Circle's USDC, as the devnet and these tests run it", () => {
     const to = Wallet.createRandom().address;
     const nonce = `0x${"ab".repeat(32)}`;
     const auth = { from: holderAddress, to, value: 7_000_000n, validAfter: 0n, validBefore: deadline, nonce };
-    const authTypes = {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    };
+    const authTypes = TRANSFER_WITH_AUTHORIZATION_TYPES;
     const a = (await import("ethers")).Signature.from(await holder.signTypedData(domain, authTypes, auth));
     const args = [holderAddress, to, 7_000_000n, 0n, deadline, nonce, a.v, a.r, a.s] as const;
     await (await asRelayer.getFunction("transferWithAuthorization")(...args)).wait();

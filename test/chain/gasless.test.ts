@@ -12,18 +12,10 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
+const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let chain: TestChain;
 let app: TestApp;

@@ -12,21 +12,13 @@ import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 // Not an anvil account: the fee recipient (account 2) receives fees while the test runs.
 const BUYER = Wallet.createRandom().address;
-const EIP3009_TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
+const EIP3009_TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let a: TestChain;
 let b: TestChain;

@@ -8,21 +8,13 @@ import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
-const EIP3009_TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
+const EIP3009_TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let chain: TestChain;
 let app: TestApp;

@@ -19,6 +19,7 @@ import { submitChargeAuthorization } from "../../src/domain/charge-authorization
 import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 /** The API's RELAYER_GAS_BUDGET_PER_MERCHANT: a few payments without gas. The worker keeps the default (2M), so an expensive sweep fits. */
 const BUDGET = 250_000n;
@@ -194,16 +195,7 @@ describe("sweeps the relayer pays for", () => {
   });
 });
 
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
+const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 const CANCEL_TYPES = {
   CancelAuthorization: [
     { name: "authorizer", type: "address" },
