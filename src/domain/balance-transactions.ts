@@ -23,7 +23,9 @@ export const BalanceTransactionResource = z.object({
   livemode: z.boolean().describe("True in live mode, false in test mode."),
   type: z
     .enum(BALANCE_TRANSACTION_TYPES)
-    .describe("payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed."),
+    .describe(
+      "What moved: payment, into a charge's address; payout and fee, out of it; refund, your wallet to a buyer; reversal, undoes a row a reorg removed.",
+    ),
   amount: z.string().describe('Signed USDC: "25.00" in, "-24.75" out.'),
   chargeId: z.string().describe("The charge whose money moved."),
   refundId: z.string().nullable().describe("The refund a refund row pays (and its reversal undoes)."),

@@ -26,7 +26,7 @@ export const PayoutResource = z.object({
   amount: z.string().describe("Paid to your wallet (net of the fee)."),
   feeAmount: z.string().describe("Taken as the protocol fee."),
   chargeIds: z.array(z.string()).describe("The charges whose addresses it paid out, by id."),
-  status: z.enum(PAYOUT_STATUSES).describe("paid; reversed: a reorg deeper than the confirmations took it away (the ledger has reversals)."),
+  status: z.enum(PAYOUT_STATUSES).describe("Paid, or reversed: a reorg deeper than the confirmations took it away (the ledger has reversals)."),
   createdAt: z.string().describe("When the ledger recorded it (its confirmation)."),
 });
 export type PayoutResource = z.infer<typeof PayoutResource>;

@@ -1792,7 +1792,7 @@ export interface components {
             /** @description True in live mode, false in test mode. */
             livemode: boolean;
             /**
-             * @description payment: into a charge's address; payout and fee: out of it; refund: your wallet to a buyer; reversal: undoes a row a reorg removed.
+             * @description What moved: payment, into a charge's address; payout and fee, out of it; refund, your wallet to a buyer; reversal, undoes a row a reorg removed.
              * @enum {string}
              */
             type: "payment" | "fee" | "payout" | "refund" | "reversal";
