@@ -6,7 +6,7 @@
 // completes) read the refunds and the timeline again. A mutation's answer updates its own section.
 import { useQuery, useSubscription } from "@urql/preact";
 import { useEffect } from "preact/hooks";
-import { type FragmentOf, graphql } from "../graphql.js";
+import { type FragmentOf, graphql, readFragment } from "../graphql.js";
 import { Link } from "../router.js";
 import { ErrorNote } from "../ui.js";
 import { useNewest } from "./charge/live.js";
@@ -16,6 +16,22 @@ import { ChargeReview, ReviewSection } from "./charge/Review.js";
 import { ChargeStrayAssets, StrayAssetsSection } from "./charge/StrayAssets.js";
 import { ChargeFacts, ChargeHeading, ChargeSummary } from "./charge/Summary.js";
 import { ChargeTimeline, TimelineSection } from "./charge/Timeline.js";
+
+/** Every section's fields: what the page reads first, and what chargeUpdated sends again after each change. */
+const ChargeSections = graphql(
+  `
+    fragment ChargeSections on Charge {
+      id
+      ...ChargeSummary
+      ...ChargeReview
+      ...ChargePayments
+      ...ChargeRefunds
+      ...ChargeStrayAssets
+      ...ChargeTimeline
+    }
+  `,
+  [ChargeSummary, ChargeReview, ChargePayments, ChargeRefunds, ChargeStrayAssets, ChargeTimeline],
+);
 
 const ChargeQuery = graphql(
   `
@@ -27,34 +43,22 @@ const ChargeQuery = graphql(
         usdcAddress
       }
       charge(id: $id) {
-        id
-        ...ChargeSummary
-        ...ChargeReview
-        ...ChargePayments
-        ...ChargeRefunds
-        ...ChargeStrayAssets
-        ...ChargeTimeline
+        ...ChargeSections
       }
     }
   `,
-  [ChargeSummary, ChargeReview, ChargePayments, ChargeRefunds, ChargeStrayAssets, ChargeTimeline],
+  [ChargeSections],
 );
 
 const ChargeLive = graphql(
   `
     subscription ChargeLive($id: ID!) {
       chargeUpdated(id: $id) {
-        id
-        ...ChargeSummary
-        ...ChargeReview
-        ...ChargePayments
-        ...ChargeRefunds
-        ...ChargeStrayAssets
-        ...ChargeTimeline
+        ...ChargeSections
       }
     }
   `,
-  [ChargeSummary, ChargeReview, ChargePayments, ChargeRefunds, ChargeStrayAssets, ChargeTimeline],
+  [ChargeSections],
 );
 
 const RefundEvents = graphql(`
@@ -88,7 +92,8 @@ export function ChargePage({ id }: { id: string }) {
   useEffect(() => {
     if (event && event.events.data.chargeId === id) readAgain({ requestPolicy: "network-only" });
   }, [event?.events.id]);
-  const charge = useNewest(data?.charge, live?.chargeUpdated);
+  const newest = useNewest(data?.charge, live?.chargeUpdated);
+  const charge = newest && readFragment(ChargeSections, newest);
   const refunds = useNewest<FragmentOf<typeof ChargeRefunds> & FragmentOf<typeof ChargeTimeline>>(charge, again?.charge);
   if (!charge || !refunds || !data) return <ErrorNote error={error ?? liveError} />;
   return (
