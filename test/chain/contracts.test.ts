@@ -320,8 +320,7 @@ describe("Circle's USDC, as the devnet and these tests run it", () => {
     const to = Wallet.createRandom().address;
     const nonce = `0x${"ab".repeat(32)}`;
     const auth = { from: holderAddress, to, value: 7_000_000n, validAfter: 0n, validBefore: deadline, nonce };
-    const authTypes = TRANSFER_WITH_AUTHORIZATION_TYPES;
-    const a = (await import("ethers")).Signature.from(await holder.signTypedData(domain, authTypes, auth));
+    const a = (await import("ethers")).Signature.from(await holder.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, auth));
     const args = [holderAddress, to, 7_000_000n, 0n, deadline, nonce, a.v, a.r, a.s] as const;
     await (await asRelayer.getFunction("transferWithAuthorization")(...args)).wait();
     expect(await balance(to)).toBe(7_000_000n);

@@ -15,7 +15,6 @@ import { expectError, POLLING, SETTINGS, startApp, type TestApp } from "../helpe
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
-const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let chain: TestChain;
 let app: TestApp;
@@ -64,7 +63,7 @@ async function sign(signer: Wallet, to: string, value: bigint, over: Over = {}) 
     validBefore: over.validBefore ?? Math.floor(Date.now() / 1000) + 3600,
     nonce: over.nonce ?? hexlify(randomBytes(32)),
   };
-  const signature = await signer.signTypedData(over.domain ?? domain, TYPES, message);
+  const signature = await signer.signTypedData(over.domain ?? domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
   return {
     from: message.from,
     value: String(message.value),

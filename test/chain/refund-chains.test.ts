@@ -18,7 +18,6 @@ const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 // Not an anvil account: the fee recipient (account 2) receives fees while the test runs.
 const BUYER = Wallet.createRandom().address;
-const EIP3009_TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let a: TestChain;
 let b: TestChain;
@@ -79,7 +78,7 @@ async function signFor(chain: TestChain, chainId: number, signer: Wallet, value:
     verifyingContract: await chain.usdc.getAddress(),
   };
   const message = { from: signer.address, to: BUYER, value, validAfter: 0, validBefore: Math.floor(Date.now() / 1000) + 3600, nonce: hexlify(randomBytes(32)) };
-  const signature = await signer.signTypedData(domain, EIP3009_TYPES, message);
+  const signature = await signer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
   return { from: message.from, value: String(value), validAfter: "0", validBefore: String(message.validBefore), nonce: message.nonce, signature };
 }
 

@@ -14,7 +14,6 @@ const CONFIRMATIONS = 2;
 const usdc = (s: string) => parseUnits(s, 6);
 const BUYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
-const EIP3009_TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 let chain: TestChain;
 let app: TestApp;
@@ -78,7 +77,7 @@ async function signAuthorization(signer: Wallet, over: AuthorizationFields) {
     nonce: hexlify(randomBytes(32)),
     ...over,
   };
-  const signature = await signer.signTypedData(domain, EIP3009_TYPES, message);
+  const signature = await signer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
   // The body names no `to`: the service puts the refund's address there, so a signature for any other fails.
   const { to: _, ...body } = message;
   return { ...body, value: String(message.value), validAfter: String(message.validAfter), validBefore: String(message.validBefore), signature };

@@ -195,7 +195,6 @@ describe("sweeps the relayer pays for", () => {
   });
 });
 
-const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 const CANCEL_TYPES = {
   CancelAuthorization: [
     { name: "authorizer", type: "address" },
@@ -210,7 +209,7 @@ async function buyer(holds = "20"): Promise<Wallet> {
 }
 async function sign(signer: Wallet, to: string, value: bigint) {
   const message = { from: signer.address, to, value, validAfter: 0, validBefore: Math.floor(Date.now() / 1000) + 3600, nonce: hexlify(randomBytes(32)) };
-  const signature = await signer.signTypedData(domain, TYPES, message);
+  const signature = await signer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
   return { from: message.from, value: String(value), validAfter: "0", validBefore: String(message.validBefore), nonce: message.nonce, signature };
 }
 const submit = (chargeId: string, body: object) => app.call("POST", `/v1/public/charges/${chargeId}/authorizations`, { key: null, body });
