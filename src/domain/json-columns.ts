@@ -15,7 +15,10 @@ export class StoredJsonError extends Error {
   }
 }
 
-/** `value`, read from the JSON column `what` (e.g. "invoices.line_items"), parsed with `schema`; StoredJsonError when it does not fit. */
+/**
+ * `value`, read from the JSON column `what` (e.g. "invoices.line_items"), parsed with `schema`; StoredJsonError when it does not fit.
+ * Pass a schema built once, at module level: building one (even `z.array(x)`) costs microseconds, which a hot read pays per row.
+ */
 export function jsonColumn<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

@@ -5,10 +5,11 @@ import { jsonColumn } from "./json-columns.js";
 /** Stored metadata as the API shows it. */
 export const MetadataShape = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 export type Metadata = z.infer<typeof MetadataShape>;
+const StoredMetadata = MetadataShape.nullable();
 
 /** A metadata column (`what`, e.g. "customers.metadata") read back: null or the flat object it stores. */
 export function storedMetadata(value: unknown, what: string): Metadata | null {
-  return jsonColumn(MetadataShape.nullable(), value, what);
+  return jsonColumn(StoredMetadata, value, what);
 }
 
 const MAX_KEYS = 50;

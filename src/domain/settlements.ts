@@ -16,6 +16,7 @@ const StoredSettlement = z.object({
   confirmedAt: z.string(),
 });
 export type StoredSettlement = z.infer<typeof StoredSettlement>;
+const StoredSettlements = z.array(StoredSettlement);
 
 /** A settlement as the API shows it. */
 export const SettlementResource = z.object({
@@ -31,7 +32,7 @@ export type SettlementResource = z.infer<typeof SettlementResource>;
 
 /** The confirmed settlements stored on a charge. */
 export function storedSettlements(charge: { settlements: unknown }): StoredSettlement[] {
-  return jsonColumn(z.array(StoredSettlement), charge.settlements, "charges.settlements");
+  return jsonColumn(StoredSettlements, charge.settlements, "charges.settlements");
 }
 
 /** Shapes a stored settlement. */

@@ -6,8 +6,9 @@ import { jsonColumn } from "./json-columns.js";
 /** A stray asset as a charge stores it (charges.stray_assets): the amount in base units, as a decimal string. */
 const StoredStrayAsset = z.object({ chainId: z.number().int(), token: z.string(), amount: z.string().regex(/^\d+$/) });
 export type StoredStrayAsset = z.infer<typeof StoredStrayAsset>;
+const StoredStrayAssets = z.array(StoredStrayAsset);
 
 /** A charge's stored stray assets, every chain's. */
 export function storedStrayAssets(value: unknown): StoredStrayAsset[] {
-  return jsonColumn(z.array(StoredStrayAsset), value, "charges.stray_assets");
+  return jsonColumn(StoredStrayAssets, value, "charges.stray_assets");
 }
