@@ -4,6 +4,7 @@
 // `Address` schema of /v1/openapi.json says so once); GraphQL's Address keeps null for it.
 import { z } from "zod";
 import { isCountryCode } from "./countries.js";
+import { jsonColumn } from "./json-columns.js";
 
 const part = z.string().max(200).nullable().optional();
 
@@ -51,10 +52,16 @@ export function normaliseAddress(a: z.output<typeof addressInput>): PostalAddres
   return a ? storedAddress(a) : null;
 }
 
+const storedPart = z.string().nullable().optional();
+/** An address as a JSON column holds it: parts may be missing, null or "" (rows written before blanks were stored as null). */
+const StoredAddress = z
+  .object({ line1: storedPart, line2: storedPart, city: storedPart, state: storedPart, postalCode: storedPart, country: storedPart })
+  .nullable();
+
 /** A stored address read back, every part present and a blank one null (rows written before blanks were stored as null included). */
 export function storedAddress(stored: unknown): PostalAddress | null {
-  if (stored === null || typeof stored !== "object") return null;
-  const parts = stored as Partial<Record<(typeof PARTS)[number], string | null>>;
+  const parts = jsonColumn(StoredAddress, stored ?? null, "a postal address (customers.address, merchants.business_address, invoice details)");
+  if (parts === null) return null;
   const full = Object.fromEntries(PARTS.map((p) => [p, parts[p] ? parts[p] : null])) as PostalAddress;
   return PARTS.some((p) => full[p] !== null) ? full : null;
 }

@@ -14,6 +14,7 @@ import { storedMetadata } from "../../domain/metadata.js";
 import { amountRefundable } from "../../domain/refunds.js";
 import { markChargeReviewed } from "../../domain/review.js";
 import { settlementResource, storedSettlements } from "../../domain/settlements.js";
+import { storedStrayAssets } from "../../domain/stray-assets.js";
 import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
@@ -139,7 +140,7 @@ export const Charge = builder.prismaNode("Charge", {
     strayAssets: t.field({
       type: [StrayAsset],
       description: describe(ChargeResource, "strayAssets"),
-      resolve: (c) => (Array.isArray(c.strayAssets) ? (c.strayAssets as { chainId: number; token: string; amount: string }[]) : []),
+      resolve: (c) => storedStrayAssets(c.strayAssets),
     }),
     customer: t.relation("customer", { nullable: true, description: "The customer the charge is for, if any." }),
   }),
