@@ -4,6 +4,7 @@
 // fail on a planted violation, so a checker that silently stops finding things fails here too.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import {
   closedWorldViolations,
@@ -12,11 +13,15 @@ import {
   floorViolations,
   importGraph,
   importRefusals,
+  importsOf,
   isGenerated,
   longFunctions,
   type PackageJson,
+  PRISMA_READS,
+  PRISMA_WRITES,
   prismaTables,
   readSources,
+  type Served,
   type Sources,
   tableWrites,
 } from "./helpers/architecture.js";
@@ -80,29 +85,12 @@ const CLOSED_WORLDS: Record<string, string[]> = {
 const MAX_FUNCTION_LINES = 120;
 
 /**
- * The records only domain/ may write: money (charges and their clones, the transfers that pay them,
- * the ledger, refunds, invoices and their numbers), gasless authorizations, whose state machines live
- * there, and what the loops of jobs/ keep: the chain's clock (chain cursors, whose confirmed time
- * expires charges, and the block hashes a reorg is found by), the relayer's transactions and the
- * sweeps they send, and the workers' membership; and the idempotency records the REST door claims
- * (replayed responses, whose claim rules live there). The loops and doors read and call the domain.
+ * Every model of prisma/schema.prisma is written by domain/ alone: money (charges, clones, transfers,
+ * the ledger, refunds, invoices), the state machines around it (authorizations, subscriptions,
+ * emails, webhook deliveries), what the loops of jobs/ keep (the chain's clock and block hashes, the
+ * reorg re-checks, the relayer's transactions, sweeps, the workers' membership) and what the doors
+ * claim (idempotency records, sessions). The loops and doors read and call the domain.
  */
-const GUARDED_MODELS = [
-  "Charge",
-  "Clone",
-  "ChainTransfer",
-  "BalanceTransaction",
-  "Refund",
-  "Authorization",
-  "Invoice",
-  "InvoiceNumber",
-  "ChainCursor",
-  "ChainBlock",
-  "RelayerTransaction",
-  "Sweep",
-  "Worker",
-  "IdempotencyRecord",
-];
 
 /** The packages whose files live in src/: the repository's own (`stablegate`) and the SDK's (`@stablegate/sdk`). */
 const packageAt = (dir: string): PackageJson => {
@@ -110,11 +98,13 @@ const packageAt = (dir: string): PackageJson => {
   return { dir, name, exports, imports };
 };
 const PACKAGES = [packageAt(".."), packageAt("sdk")];
+/** The hosted pages import the money module and the EIP-3009 typed data as siblings; pay/asset-routes.ts serves them from lib/. */
+const SERVED: Served = { "pay/assets/money.js": "lib/money.js", "pay/assets/eip3009.js": "lib/eip3009.js" };
 
 const sources = readSources(SRC);
-const graph = importGraph(sources, PACKAGES);
+const graph = importGraph(sources, PACKAGES, SERVED);
 const tables = prismaTables(readFileSync(resolve(SRC, "../prisma/schema.prisma"), "utf8"));
-const guarded = tables.filter((t) => GUARDED_MODELS.includes(t.model));
+const guarded = tables;
 
 /** In-memory sources for a planted violation. */
 const planted = (files: Record<string, string>): Sources => new Map(Object.entries(files));
@@ -129,13 +119,38 @@ describe("floors", () => {
   });
 
   it("no import names what it loads by a computed specifier, an absolute path, or a name that is no source", () => {
-    expect(importRefusals(sources, PACKAGES)).toEqual([]);
+    expect(importRefusals(sources, PACKAGES, SERVED)).toEqual([]);
+  });
+
+  it("the money module and the EIP-3009 typed data import nothing; the SDK imports no package but Node's own", () => {
+    const packagesOf = (path: string) => importsOf(path, sources.get(path)!).filter((s) => s === null || !(s.startsWith(".") || s.startsWith("node:")));
+    expect(["lib/money.js", "lib/eip3009.js"].flatMap((path) => importsOf(path, sources.get(path)!))).toEqual([]);
+    const sdk = [...sources.keys()].filter((path) => path.startsWith("sdk/") && path !== "sdk/build.mjs");
+    expect(sdk.length).toBeGreaterThan(1);
+    expect(sdk.flatMap(packagesOf)).toEqual([]);
+    expect(importsOf("lib/money.js", 'import { x } from "./periodic.js";\nexport const y = await import("zod");')).toEqual(["./periodic.js", "zod"]);
+  });
+
+  it("the guide's picture of the floors is this table", () => {
+    const guide = readFileSync(resolve(SRC, "../.docs/architecture.md"), "utf8");
+    const picture = guide.slice(guide.indexOf("```\n") + 4, guide.indexOf("\n```", guide.indexOf("```\n") + 4)).split("\n");
+    const drawn: Record<string, number> = {};
+    let floor = -1;
+    for (const line of picture) {
+      // The left column: a floor's number on its first line, then its units ("rest/", "main.ts").
+      const [, number, units] = /^\s*(\d+)?\s+(\S.*?)?(?:\s{2,}|$)/.exec(line.slice(0, 40)) ?? [];
+      if (number !== undefined) floor = Number(number);
+      for (const unit of units?.split(" ") ?? []) drawn[unit.replace(/\/$|\.ts$/, "")] = floor;
+    }
+    const { "dashboard/web": _, ...units } = FLOORS;
+    expect(drawn).toEqual(units);
   });
 
   it("reads the imports it judges, .tsx and .js files included", () => {
     expect(graph.length).toBeGreaterThan(300);
     expect(graph.some(({ from }) => from.endsWith(".tsx"))).toBe(true);
     expect(graph).toContainEqual({ from: "pay/assets/pay.js", to: "pay/assets/wallets.js" });
+    expect(graph).toContainEqual({ from: "pay/assets/pay.js", to: "lib/money.js" });
     expect([...sources.keys()]).toEqual(expect.arrayContaining(["sdk/build.mjs"]));
     expect(Object.keys(FLOORS)).toEqual(expect.arrayContaining([...new Set([...sources.keys()].map((p) => p.split("/")[0]!.replace(/\.tsx?$/, "")))]));
   });
@@ -147,6 +162,7 @@ describe("floors", () => {
         "pay/y.ts": 'import type { Prisma } from "../db/client.js";\nexport const page = 1;',
         "db/client.ts": 'import { x } from "../rest/x.js";',
         "domain/z.ts": 'import { q } from "../newfolder/q.js";',
+        "newfolder/q.ts": "export const q = 1;",
       }),
     );
     expect(floorViolations(edges, FLOORS)).toEqual([
@@ -206,8 +222,11 @@ describe("floors", () => {
       "chain/artifacts.ts": 'import { createRequire } from "node:module";\ncreateRequire(import.meta.url)(`${DIR}/x.json`);',
       "domain/absolute.ts": 'import "/work/src/rest/x.js";\nimport "file:///work/src/rest/x.js";',
       "domain/names.ts": 'import "#rest/x.js";\nimport "stablegate/rest/nowhere.js";\nimport "node:fs";\nimport "ethers";',
+      "pay/assets/b.js":
+        'import { formatUnits } from "./money.js";\nimport { gone } from "./gone.js";\nimport artifacts from "../../chain/contracts/artifacts.json";',
+      "lib/money.js": "",
     });
-    expect(importRefusals(files, PACKAGES)).toEqual([
+    expect(importRefusals(files, PACKAGES, SERVED)).toEqual([
       "domain/computed.ts:2: import() of a computed specifier",
       "domain/computed.ts:3: import() of a computed specifier",
       "pay/assets/a.js:1: import() of a computed specifier",
@@ -217,6 +236,7 @@ describe("floors", () => {
       'domain/absolute.ts:2: import of "file:///work/src/rest/x.js", an absolute path or URL',
       'domain/names.ts:1: import of "#rest/x.js", a subpath import no package maps',
       'domain/names.ts:2: import of "stablegate/rest/nowhere.js", the package\'s own name for no source',
+      'pay/assets/b.js:2: import of "./gone.js", a relative path to no source',
     ]);
   });
 
@@ -228,6 +248,11 @@ describe("floors", () => {
         "dashboard/web/pages/b.tsx": 'import { formatUnits } from "../../../lib/money.js";\nimport { Periodic } from "../../../lib/periodic.js";',
         "dashboard/routes.ts": 'import { y } from "./web/client.js";',
         "sdk/index.ts": 'import type { paths } from "../generated/openapi.js";\nimport { AppError } from "../domain/errors.js";',
+        "domain/money.ts": "",
+        "lib/money.js": "",
+        "lib/periodic.ts": "",
+        "generated/openapi.ts": "",
+        "domain/errors.ts": "",
       }),
     );
     expect(closedWorldViolations(edges, CLOSED_WORLDS)).toEqual([
@@ -258,12 +283,21 @@ describe("circles", () => {
 });
 
 describe("writes", () => {
-  it("knows every guarded model by its delegate and its SQL name", () => {
-    expect(guarded.map((t) => t.model).sort()).toEqual([...GUARDED_MODELS].sort());
+  it("knows every method of a Prisma delegate as a read or a write", () => {
+    const file = ts.createSourceFile("Charge.ts", readFileSync(resolve(SRC, "generated/prisma/models/Charge.ts"), "utf8"), ts.ScriptTarget.Latest);
+    const delegate = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === "ChargeDelegate");
+    const methods = delegate!.members.flatMap((m) => (ts.isMethodSignature(m) && ts.isIdentifier(m.name) ? [m.name.text] : []));
+    expect(methods).toEqual(expect.arrayContaining(["findMany", "update", "createManyAndReturn"]));
+    expect(methods.filter((m) => !PRISMA_READS.has(m) && !PRISMA_WRITES.test(m))).toEqual([]);
+  });
+
+  it("knows every model by its delegate and its SQL name", () => {
+    expect(guarded.length).toBeGreaterThan(35);
+    expect(guarded).toContainEqual({ model: "ReorgRecheck", delegate: "reorgRecheck", sql: "reorg_rechecks" });
     expect(guarded).toContainEqual({ model: "BalanceTransaction", delegate: "balanceTransaction", sql: "balance_transactions" });
   });
 
-  it("only domain/ writes money, authorization, chain cursor, relayer, sweep and idempotency records: their state machines have one owner", () => {
+  it("only domain/ writes any table: every state machine has one owner", () => {
     const writers = [...sources]
       .filter(([path]) => !path.startsWith("domain/") && !isGenerated(path))
       .flatMap(([path, text]) => tableWrites(path, text, guarded));
@@ -294,12 +328,17 @@ describe("writes", () => {
       "const sql = Prisma.sql`DELETE FROM public.balance_transactions WHERE id = ${id}`;",
       "// update charges set status = 'PAID' (a comment is no write)",
       'const words = "update the webhook endpoints";',
-      "await tx.webhookDelivery.update({ where, data }); // not a guarded table",
+      "await tx.webhookDelivery.update({ where, data });",
+      "const { email, event } = body;",
+      "const address = email.trim().toLowerCase(); // a string named like a model is no delegate",
+      "await event.create({ data }); // but Prisma's own writing method through that name still counts",
     ].join("\n");
     expect(tableWrites("jobs/x.ts", text, guarded)).toEqual([
       "jobs/x.ts:2: authorization.updateManyAndReturn",
       "jobs/x.ts:3: charge.createManyAndReturn",
       "jobs/x.ts:4: invoiceNumber.upsert",
+      "jobs/x.ts:11: webhookDelivery.update",
+      "jobs/x.ts:14: event.create",
       "jobs/x.ts:5: update charges",
       'jobs/x.ts:7: Insert Into "refunds"',
       "jobs/x.ts:8: DELETE FROM public.balance_transactions",
@@ -371,6 +410,7 @@ describe("writes", () => {
       "jobs/x.ts:9: MERGE INTO chain_transfers",
       "jobs/x.ts:11: UPDATE ?",
       "jobs/x.ts:12: TRUNCATE TABLE balance_transactions",
+      "jobs/x.ts:14: UPDATE webhook_deliveries",
       "jobs/x.ts:16: INSERT INTO invoice_numbers",
     ]);
   });

@@ -29,6 +29,12 @@ export interface PackageJson {
   imports?: unknown;
 }
 
+/**
+ * Files the server hands out under another path, as "what an import names" → "the source it gets":
+ * the hosted pages' scripts import `./money.js`, which the service serves from src/lib/ (pay/asset-routes.ts).
+ */
+export type Served = Readonly<Record<string, string>>;
+
 /** The extensions of a source: TypeScript and JavaScript, modules and scripts alike. */
 const SOURCE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
 
@@ -198,10 +204,14 @@ function resolveSpecifier(
   packages: readonly PackageJson[],
   from: string,
   specifier: string,
+  served: Served,
 ): { to: string } | "external" | { refused: string } {
   if (specifier.startsWith(".")) {
     const target = normalize(join(dirname(from), specifier));
-    return { to: sourceAt(sources, target) ?? `${target.replace(/(?:\.d)?\.(?:[cm]?[jt]s|[jt]sx)$/, "")}.ts` };
+    const to = sourceAt(sources, served[target] ?? target);
+    if (to) return { to };
+    // JSON is data (the contracts' artifacts): it imports nothing, so it cannot break a floor.
+    return target.endsWith(".json") ? "external" : { refused: "a relative path to no source" };
   }
   if (specifier.startsWith("node:")) return "external";
   if (specifier.startsWith("/") || /^[a-z][\w+.-]*:/i.test(specifier)) return { refused: "an absolute path or URL" };
@@ -216,11 +226,16 @@ function resolveSpecifier(
   return to ? { to } : { refused: "the package's own name for no source" };
 }
 
+/** What one file imports, as written (null for a computed specifier): for the files that must import nothing, or no package. */
+export function importsOf(path: string, text: string): (string | null)[] {
+  return moduleReferences(path, text).map(({ specifier }) => specifier);
+}
+
 /** Every import between files of `sources`, however it is written (see moduleReferences), a package's own name included. */
-export function importGraph(sources: Sources, packages: readonly PackageJson[] = []): ImportEdge[] {
+export function importGraph(sources: Sources, packages: readonly PackageJson[] = [], served: Served = {}): ImportEdge[] {
   return [...sources].flatMap(([from, text]) =>
     moduleReferences(from, text).flatMap(({ specifier }) => {
-      const resolved = specifier === null ? "external" : resolveSpecifier(sources, packages, from, specifier);
+      const resolved = specifier === null ? "external" : resolveSpecifier(sources, packages, from, specifier, served);
       return typeof resolved === "object" && "to" in resolved ? [{ from, to: resolved.to }] : [];
     }),
   );
@@ -228,14 +243,16 @@ export function importGraph(sources: Sources, packages: readonly PackageJson[] =
 
 /**
  * The imports no reader can follow, as "path:line: form of what": a computed specifier (`import(x)`,
- * `require(`./${name}`)`), an absolute path or URL, a subpath import (`#x`) no package maps, and the
- * package's own name for no source. What they load is unknown, so each is refused outright.
+ * `require(`./${name}`)`), an absolute path or URL, a relative path to no source (JSON data aside;
+ * `served` names the files the server hands out under another path), a subpath import (`#x`) no
+ * package maps, and the package's own name for no source. What they load is unknown, so each is
+ * refused outright.
  */
-export function importRefusals(sources: Sources, packages: readonly PackageJson[] = []): string[] {
+export function importRefusals(sources: Sources, packages: readonly PackageJson[] = [], served: Served = {}): string[] {
   return [...sources].flatMap(([from, text]) =>
     moduleReferences(from, text).flatMap(({ specifier, line, form }) => {
       if (specifier === null) return [`${from}:${line}: ${form} of a computed specifier`];
-      const resolved = resolveSpecifier(sources, packages, from, specifier);
+      const resolved = resolveSpecifier(sources, packages, from, specifier, served);
       return typeof resolved === "object" && "refused" in resolved ? [`${from}:${line}: ${form} of "${specifier}", ${resolved.refused}`] : [];
     }),
   );
@@ -319,11 +336,11 @@ export function prismaTables(schema: string): TableNames[] {
   }));
 }
 
-/** The calls of a Prisma delegate that only read; any other method (create*, update*, upsert, delete*, *AndReturn) writes. */
-const PRISMA_READS = new Set(["findMany", "findFirst", "findUnique", "findUniqueOrThrow", "findFirstOrThrow", "count", "aggregate", "groupBy"]);
+/** The methods of a Prisma delegate that only read; every other one is a write (a test holds the generated delegates to the two lists). */
+export const PRISMA_READS = new Set(["findMany", "findFirst", "findUnique", "findUniqueOrThrow", "findFirstOrThrow", "count", "aggregate", "groupBy"]);
 
 /** The methods that write, by name: so that one taken without a call (`const up = tx.charge.update`) is found too. */
-const PRISMA_WRITES = /^(?:(?:create|update)(?:Many(?:AndReturn)?)?|upsert|delete(?:Many)?)$/;
+export const PRISMA_WRITES = /^(?:(?:create|update)(?:Many(?:AndReturn)?)?|upsert|delete(?:Many)?)$/;
 
 /** What stands in a text the checker builds for a part it cannot know (a parameter, a call's answer). */
 const UNKNOWN = "\u0000";
@@ -508,10 +525,14 @@ function delegateWrites(path: string, file: ts.SourceFile, tables: readonly Tabl
       const delegate = delegateOf(node.expression);
       const method = ts.isPropertyAccessExpression(node) ? node.name.text : text(node.argumentExpression);
       const called = ts.isCallExpression(node.parent) && node.parent.expression === node;
+      const receiver = skipWrappers(node.expression);
       if (delegate && (method === null || method.includes(UNKNOWN))) {
         if (called) report(node, `${delegate}[?]`);
-      } else if (delegate && !PRISMA_READS.has(method!) && (called || PRISMA_WRITES.test(method!))) report(node, `${delegate}.${method}`);
-      const receiver = skipWrappers(node.expression);
+      } else if (delegate && PRISMA_WRITES.test(method!)) {
+        // Prisma's writing methods only: a field named like a model (`claims.email.toLowerCase()`)
+        // is a string, and a delegate has no other way to write.
+        report(node, `${delegate}.${method}`);
+      }
       if (!delegate && called && method && PRISMA_WRITES.test(method) && ts.isElementAccessExpression(receiver) && text(receiver.argumentExpression) === null) {
         report(node, `[?].${method}`);
       }
