@@ -472,6 +472,11 @@ describe("environment", () => {
       "// process.env in a comment is no read",
       'const words = "process.env";',
       "const argv = process.argv; const { exit } = process; const other = config.env;",
+      'const g = globalThis["process"].env;',
+      'const r = Reflect.get(process, "env");',
+      'const { env: d } = await import("node:process");',
+      'const m = require("process");',
+      "const n = m.env;",
     ].join("\n");
     expect(environmentReads("cli/x.ts", text)).toEqual([
       "cli/x.ts:1: process.env",
@@ -482,6 +487,10 @@ describe("environment", () => {
       'cli/x.ts:6: import { env as environment } from "node:process";',
       "cli/x.ts:8: proc.env",
       "cli/x.ts:10: p.env",
+      'cli/x.ts:14: globalThis["process"].env',
+      'cli/x.ts:15: Reflect.get(process, "env")',
+      'cli/x.ts:16: { env: d } = await import("node:process")',
+      "cli/x.ts:18: m.env",
     ]);
   });
 });

@@ -625,16 +625,28 @@ function takesEnv(pattern: ts.Node): boolean {
 
 /**
  * The reads of the environment in one file, as "path:line: what": `process.env`, `process["env"]`,
- * `globalThis.process.env`, `const { env } = process` (or an assignment destructuring it), `env`
- * imported from node:process, and any of these through a name the process object is given
- * (`import proc from "node:process"`, `const p = process`).
+ * `globalThis.process.env` (or `globalThis["process"]`), `Reflect.get(process, "env")`, `const { env }
+ * = process` (or an assignment destructuring it), `env` imported from node:process (statically, by
+ * `import()` or `require`), and any of these through a name the process object is given (`import
+ * proc from "node:process"`, `const p = process`).
  */
 export function environmentReads(path: string, text: string): string[] {
   const file = parse(path, text);
   const processNames = new Set(["process"]);
   const found: string[] = [];
-  const isProcess = (node: ts.Node): boolean =>
-    (ts.isIdentifier(node) && processNames.has(node.text)) || (ts.isPropertyAccessExpression(node) && node.name.text === "process");
+  const loadsProcess = (node: ts.Node): boolean =>
+    ts.isCallExpression(node) &&
+    (node.expression.kind === ts.SyntaxKind.ImportKeyword || calleeName(node.expression) === "require") &&
+    PROCESS_MODULES.has(literal(node.arguments[0]) ?? "");
+  const isProcess = (node: ts.Node): boolean => {
+    const e = ts.isAwaitExpression(node) ? node.expression : node;
+    return (
+      (ts.isIdentifier(e) && processNames.has(e.text)) ||
+      (ts.isPropertyAccessExpression(e) && e.name.text === "process") ||
+      (ts.isElementAccessExpression(e) && literal(e.argumentExpression) === "process") ||
+      loadsProcess(e)
+    );
+  };
   const report = (node: ts.Node) => found.push(`${path}:${lineOf(file, node)}: ${node.getText(file).replace(/\s+/g, " ")}`);
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && PROCESS_MODULES.has(node.moduleSpecifier.text)) {
@@ -651,6 +663,8 @@ export function environmentReads(path: string, text: string): string[] {
     } else if (ts.isPropertyAccessExpression(node) && node.name.text === "env" && isProcess(node.expression)) {
       report(node);
     } else if (ts.isElementAccessExpression(node) && namesEnv(node.argumentExpression) && isProcess(node.expression)) {
+      report(node);
+    } else if (ts.isCallExpression(node) && node.expression.getText(file) === "Reflect.get" && isProcess(node.arguments[0]!) && namesEnv(node.arguments[1])) {
       report(node);
     }
     ts.forEachChild(node, visit);
