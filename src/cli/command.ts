@@ -88,11 +88,11 @@ export function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-/** --overlap-hours for the domain, read from the flag's text as a query parameter is (absent: its default). */
+/** --overlap-hours as a request carries it, for the command to parse: the flag's text read as a query parameter is (absent: its default). */
 export function overlap(flags: Flags): { overlapHours?: number | string } {
   const text = flags["overlap-hours"];
   if (text === undefined) return {};
-  // Digits become the number; anything else goes on as text for the domain to refuse in its words.
+  // Digits become the number; anything else goes on as text for the schema to refuse in its words.
   return { overlapHours: /^-?\d+$/.test(text) ? Number(text) : text };
 }
 

@@ -3,24 +3,14 @@
 // session alone must not be able to take the account over), and a wrong one spends the email's
 // sign-in budget as a failed sign-in does. The user's other sessions end, so whoever knew the old
 // password loses what it opened; the session that changed it stays signed in.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
-import { hashPassword, passwordSchema } from "./passwords.js";
+import type { PasswordChange } from "./account-requests.js";
+import { hashPassword } from "./passwords.js";
 import { type ActingSession, requireRecentAuthentication } from "./reauthentication.js";
 import { type Actor, recordSecurityEvent } from "./security-events.js";
 import type { SignInAttempts } from "./sessions.js";
 import { securityNotice } from "./team-emails.js";
-import { parseInput } from "./validation.js";
-
-export const changePasswordSchema = z.strictObject(
-  {
-    currentPassword: z.string().min(1, "is required: your current password").max(200),
-    newPassword: passwordSchema,
-    totpCode: z.string().max(20).nullish(),
-  },
-  { error: "must be a JSON object" },
-);
 
 /**
  * Changes the signed-in user's password: 403 `reauthentication_required` naming `currentPassword` when
@@ -32,11 +22,10 @@ export async function changePassword(
   prisma: Prisma,
   limiter: SignInAttempts,
   session: ActingSession,
-  input: unknown,
+  data: PasswordChange,
   actor: Actor,
   now = new Date(),
 ): Promise<number> {
-  const data = parseInput(changePasswordSchema, input);
   await requireRecentAuthentication(prisma, limiter, session, { password: data.currentPassword, totpCode: data.totpCode }, now, {
     password: "currentPassword",
     totpCode: "totpCode",

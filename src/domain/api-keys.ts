@@ -6,7 +6,7 @@ import type { Prisma as P } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { overlapHoursField, parseInput } from "./validation.js";
+import type { ApiKeyRoll } from "./api-key-requests.js";
 import { modeName, type Principal } from "./scope.js";
 import { type Actor, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
@@ -141,8 +141,6 @@ export interface RolledApiKey {
   previous: { id: string; expiresAt: Date };
 }
 
-const rollSchema = z.strictObject({ overlapHours: overlapHoursField() });
-
 /**
  * Replaces an active key with a new one of the same merchant, mode and allowlist; the old key keeps
  * working for `overlapHours` (0–168, default 24) so that the new one can be deployed first. A key
@@ -153,12 +151,11 @@ const rollSchema = z.strictObject({ overlapHours: overlapHoursField() });
 export async function rollApiKey(
   prisma: Prisma,
   keyId: string,
-  input: unknown,
+  { overlapHours }: ApiKeyRoll,
   confirm: Confirmation,
   { actor, merchantId, now = new Date() }: { actor: Actor; merchantId?: string; now?: Date },
 ): Promise<RolledApiKey> {
   await confirm();
-  const { overlapHours } = parseInput(rollSchema, input);
   const expiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
   return prisma.$transaction(async (tx) => {
     // Only the caller that sets the expiry rolls the key: two concurrent rolls make one new key.

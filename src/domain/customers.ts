@@ -7,39 +7,22 @@ import { isUniqueViolation } from "../db/errors.js";
 import { jsonOrNull } from "../db/json.js";
 import { eventWrites, eventsWritten, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { MetadataShape, mergeMetadata, metadataInput, metadataWithinLimits, storedMetadata } from "./metadata.js";
+import { MetadataShape, mergeMetadata, metadataWithinLimits, storedMetadata } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
 import { inScope, type Scope } from "./scope.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
-import { addressInput, AddressResource, addressResource, normaliseAddress } from "./postal-address.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
+import { AddressResource, addressResource, normaliseAddress } from "./postal-address.js";
+import {
+  type CustomerFilters,
+  type CustomerJwtBody,
+  type CustomerListQuery,
+  type CustomerRequest,
+  type CustomerUpdate,
+  jwtClaimsSchema,
+} from "./customer-requests.js";
 import { parseInput } from "./validation.js";
 
 export type { Customer };
-
-const optionalText = (max: number) => z.string().max(max).nullable().optional();
-
-const email = z.email({ error: "must be a valid email address" }).max(254);
-const name = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine((s) => s.trim().length > 0, "must not be blank");
-
-const optionalFields = {
-  phone: optionalText(50),
-  address: addressInput.optional(),
-  companyName: optionalText(200),
-  taxId: optionalText(100),
-  description: optionalText(1000),
-  metadata: metadataInput.optional(),
-};
-
-/** The body of POST /v1/customers (and the createCustomer mutation's input). */
-export const createSchema = z.strictObject({ email, name, ...optionalFields }, { error: "must be a JSON object" });
-/** The body of PATCH /v1/customers/:id. */
-export const updateSchema = z.strictObject({ email: email.optional(), name: name.optional(), ...optionalFields }, { error: "must be a JSON object" });
-/** The fields a JWT-authenticated caller may send in the body (identity comes from the token). */
-export const jwtBodySchema = z.strictObject(optionalFields, { error: "must be a JSON object" });
 
 /** The public JSON form of a customer (spec 2.1 plus `livemode`); also the event snapshot. */
 export const CustomerResource = z.object({
@@ -103,8 +86,7 @@ export function statsResource(s: CustomerStats): Omit<z.infer<typeof CustomerWit
 }
 
 /** Creates a customer; 409 `customer_email_exists` when the email is taken (case-insensitively). */
-export async function createCustomer(prisma: Prisma, scope: Scope, input: unknown): Promise<Customer> {
-  const data = parseInput(createSchema, input);
+export async function createCustomer(prisma: Prisma, scope: Scope, data: CustomerRequest): Promise<Customer> {
   return insertCustomer(prisma, scope, data);
 }
 
@@ -125,8 +107,7 @@ export async function getCustomer(prisma: Prisma, scope: Scope, id: string): Pro
 }
 
 /** Updates a customer: given fields replace, `null` clears an optional field, metadata merges. */
-export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, input: unknown): Promise<Customer> {
-  const patch = parseInput(updateSchema, input);
+export async function updateCustomer(prisma: Prisma, scope: Scope, id: string, patch: CustomerUpdate): Promise<Customer> {
   if (Object.keys(patch).length === 0) return getCustomer(prisma, scope, id);
   return withEmailConflict(patch.email, () =>
     prisma.$transaction(async (tx) => {
@@ -173,17 +154,8 @@ export async function deleteCustomer(prisma: Prisma, scope: Scope, id: string): 
   });
 }
 
-export const listSchema = z.strictObject({
-  ...pageParams,
-  email: z.string().min(1).max(254).optional(),
-  query: z.string().min(1).max(100).optional(),
-});
-
-export type ListCustomersParams = z.input<typeof listSchema>;
-
 /** One page of customers, newest first, with cursor pagination and filters. */
-export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Customer>> {
-  const params = parseInput(listSchema, input);
+export async function listCustomers(prisma: Prisma, scope: Scope, params: CustomerListQuery, end: PageEnd = "newest"): Promise<Page<Customer>> {
   const where = filterWhere(scope, params);
   return keysetPage(
     "customer",
@@ -195,9 +167,8 @@ export async function listCustomers(prisma: Prisma, scope: Scope, input: unknown
 }
 
 /** How many customers match the list filters (for GraphQL's `totalCount`). */
-export async function countCustomers(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  const params = parseInput(listSchema, input);
-  return prisma.customer.count({ where: filterWhere(scope, params) });
+export async function countCustomers(prisma: Prisma, scope: Scope, filters: CustomerFilters): Promise<number> {
+  return prisma.customer.count({ where: filterWhere(scope, filters) });
 }
 
 /** Stats for many customers in a fixed number of queries, whatever their count. */
@@ -230,10 +201,10 @@ export async function findOrCreateCustomerByEmail(
   prisma: Prisma,
   scope: Scope,
   claims: CustomerClaims,
-  body: unknown,
+  extra: CustomerJwtBody,
 ): Promise<{ customer: Customer; created: boolean }> {
-  const extra = parseInput(jwtBodySchema, body ?? {});
-  const identity = parseInput(z.object({ email, name: name.optional(), phone: optionalText(50) }), claims, "jwt");
+  // The claims are checked here, not by the door: they come signed inside the token, not as the request's fields.
+  const identity = parseInput(jwtClaimsSchema, claims, "jwt");
   const existing = await findByEmail(prisma, scope, identity.email);
   if (existing) return { customer: existing, created: false };
   try {
@@ -257,10 +228,8 @@ function findByEmail(prisma: Prisma, scope: Scope, address: string): Promise<Cus
   return prisma.customer.findFirst({ where: { ...inScope(scope), emailLower: address.toLowerCase() } });
 }
 
-type CreateData = z.output<typeof createSchema>;
-
 /** Inserts a customer and its `customer.created` event in one statement (the create path is hot). */
-async function insertCustomer(prisma: Prisma, scope: Scope, data: CreateData): Promise<Customer> {
+async function insertCustomer(prisma: Prisma, scope: Scope, data: CustomerRequest): Promise<Customer> {
   const now = new Date();
   const address = data.address === undefined ? null : normaliseAddress(data.address);
   const customer: Customer = {
@@ -295,7 +264,7 @@ async function insertCustomer(prisma: Prisma, scope: Scope, data: CreateData): P
 }
 
 /** Maps validated fields onto columns, leaving out what was not sent. */
-function columns(d: z.output<typeof updateSchema>) {
+function columns(d: CustomerUpdate) {
   return {
     ...(d.email !== undefined && { email: d.email }),
     ...(d.name !== undefined && { name: d.name }),
@@ -307,7 +276,7 @@ function columns(d: z.output<typeof updateSchema>) {
   };
 }
 
-function filterWhere(scope: Scope, p: z.output<typeof listSchema>): P.CustomerWhereInput {
+function filterWhere(scope: Scope, p: CustomerFilters): P.CustomerWhereInput {
   const where: P.CustomerWhereInput = { ...inScope(scope) };
   if (p.email) where.emailLower = p.email.toLowerCase();
   if (p.query) {

@@ -1,6 +1,5 @@
 // Merchant accounts and their credentials, managed by the `stablegate` settings command.
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import type { Prisma } from "../db/client.js";
 import type { Merchant } from "../generated/prisma/client.js";
@@ -12,46 +11,11 @@ import { newId } from "./ids.js";
 import { modeName } from "./scope.js";
 import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
 import { securityNotice } from "./team-emails.js";
-import { evmAddress, parseInput } from "./validation.js";
-import { isEmailAddress } from "../email/address.js";
+import type { MerchantRequest, MerchantSettingsUpdate, MerchantUpdate } from "./merchant-requests.js";
 import { checkWebhookUrl, createWebhookEndpoint, type EndpointCreated, merchantWebhookEndpoints } from "./webhook-endpoints.js";
 import type { Resolver } from "../webhooks/target-guard.js";
 
 export type { Merchant };
-
-const wallet = evmAddress();
-
-const fields = {
-  name: z.string().min(1).max(200),
-  paymentWindowMinutes: z.number().int("must be a whole number of minutes").min(5, "must be 5-1440").max(1440, "must be 5-1440"),
-  /** At most 10%: beyond that a "tolerance" is a discount, which belongs in the amount. */
-  underpaymentToleranceBps: z.number().int("must be 0-1000").min(0, "must be 0-1000").max(1000, "must be 0-1000"),
-  feeBps: z.number().int().min(0, "must be 0-10000").max(10_000, "must be 0-10000"),
-  testWallet: wallet.nullable(),
-  liveWallet: wallet.nullable(),
-};
-const createSchema = z
-  .strictObject({ ...fields, feeBps: fields.feeBps.optional(), testWebhookUrl: z.string().nullable(), liveWebhookUrl: z.string().nullable() })
-  .partial({ paymentWindowMinutes: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true, testWebhookUrl: true, liveWebhookUrl: true });
-const updateSchema = z.strictObject(fields).partial();
-/** What a merchant's own dashboard may change: not the protocol fee, which is the operator's. */
-const settingsSchema = z
-  .strictObject({
-    name: fields.name,
-    testWallet: fields.testWallet,
-    liveWallet: fields.liveWallet,
-    paymentWindowMinutes: fields.paymentWindowMinutes,
-    underpaymentToleranceBps: fields.underpaymentToleranceBps,
-    // Customer-facing emails (domain/buyer-emails.ts), and where buyers' replies go.
-    emailInvoices: z.boolean(),
-    emailReceipts: z.boolean(),
-    emailRefunds: z.boolean(),
-    supportEmail: z.string().trim().refine(isEmailAddress, "must be one email address (no name, list or line breaks)").nullable(),
-  })
-  .partial();
-
-export type MerchantInput = z.input<typeof createSchema>;
-export type MerchantUpdate = z.input<typeof updateSchema>;
 
 /** A JWT signing secret: `id` is the `kid` callers put in the token header. */
 export interface NewJwtSecret {
@@ -76,11 +40,10 @@ export interface MerchantCreated {
  */
 export async function createMerchant(
   prisma: Prisma,
-  input: MerchantInput,
+  { testWebhookUrl, liveWebhookUrl, ...data }: MerchantRequest,
   defaults: { feeBps: number; chains?: ChainSet },
   resolve?: Resolver,
 ): Promise<MerchantCreated> {
-  const { testWebhookUrl, liveWebhookUrl, ...data } = parseInput(createSchema, input);
   // Wallets and URLs first: they are the part that can still be refused.
   await refuseWallets(prisma, data, defaults.chains);
   const urls = { test: testWebhookUrl ?? null, live: liveWebhookUrl ?? null };
@@ -89,7 +52,7 @@ export async function createMerchant(
   }
   const merchant = await prisma.merchant.create({ data: { id: newId("mer"), ...data, feeBps: data.feeBps ?? defaults.feeBps } });
   const endpoint = (url: string | null, livemode: boolean) =>
-    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url }, OPERATOR_ACTOR, resolve);
+    url === null ? null : createWebhookEndpoint(prisma, { merchantId: merchant.id, livemode }, { url, events: [] }, OPERATOR_ACTOR, resolve);
   const [test, live, jwtTest, jwtLive, hookTest, hookLive] = await Promise.all([
     createApiKey(prisma, merchant.id, false, [], OPERATOR, OPERATOR_ACTOR),
     createApiKey(prisma, merchant.id, true, [], OPERATOR, OPERATOR_ACTOR),
@@ -114,8 +77,7 @@ async function refuseWallets(prisma: Prisma, data: { testWallet?: string | null;
 }
 
 /** Changes a merchant's settings (a refused wallet changes nothing: `refuseWallets`); `null` clears a wallet. A wallet changed is `actor`'s in the history. */
-export async function updateMerchant(prisma: Prisma, id: string, input: MerchantUpdate, chains: ChainSet | undefined, actor: Actor): Promise<Merchant> {
-  const data = parseInput(updateSchema, input);
+export async function updateMerchant(prisma: Prisma, id: string, data: MerchantUpdate, chains: ChainSet | undefined, actor: Actor): Promise<Merchant> {
   await refuseWallets(prisma, data, chains);
   return writeMerchant(prisma, id, data, actor);
 }
@@ -124,12 +86,7 @@ export async function updateMerchant(prisma: Prisma, id: string, input: Merchant
  * Writes `data` and, in the same transaction, tells the team of each settlement wallet it changes
  * (old and new address) and records the change as `actor`'s in the security history.
  */
-async function writeMerchant(
-  prisma: Prisma,
-  id: string,
-  data: z.output<typeof updateSchema> | z.output<typeof settingsSchema>,
-  actor: Actor,
-): Promise<Merchant> {
+async function writeMerchant(prisma: Prisma, id: string, data: MerchantUpdate | MerchantSettingsUpdate, actor: Actor): Promise<Merchant> {
   return prisma.$transaction(async (tx) => {
     const [before] = await tx.$queryRaw<{ test_wallet: string | null; live_wallet: string | null }[]>`
       SELECT test_wallet, live_wallet FROM merchants WHERE id = ${id} FOR UPDATE`;
@@ -165,12 +122,11 @@ async function writeMerchant(
 export async function updateMerchantSettings(
   prisma: Prisma,
   id: string,
-  input: unknown,
+  data: MerchantSettingsUpdate,
   confirmWalletChange: Confirmation,
   chains: ChainSet,
   actor: Actor,
 ): Promise<Merchant> {
-  const data = parseInput(settingsSchema, input);
   const current = await getMerchant(prisma, id);
   const changes = (field: "testWallet" | "liveWallet") => data[field] !== undefined && data[field] !== current[field];
   // Only a new wallet is checked (a form sends both), and before the password is asked for: a refused one needs no confirming.

@@ -16,53 +16,25 @@ import type { PaymentLink, Prisma as P } from "../generated/prisma/client.js";
 import { CHARGE_COLUMNS, type Charge } from "./charges/read.js";
 import type { ChargeSettings } from "./charges/settings.js";
 import { checkRedirectUrl, insertCharge } from "./charges/create.js";
-import { createSchema as chargeSchema } from "./charges/requests.js";
+import { CHARGE_MINUTES_DEFAULT } from "./charges/requests.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
+import { MetadataShape, mergeMetadata, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
+import {
+  buyerEmailSchema,
+  type PaymentLinkFilters,
+  type PaymentLinkListQuery,
+  type PaymentLinkRequest,
+  type PaymentLinkUpdate,
+} from "./payment-link-requests.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveReady } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { amountInput, integerTypeError, parseInput } from "./validation.js";
-import { isEmailAddress } from "../email/address.js";
+import { parseInput } from "./validation.js";
 
 export type { PaymentLink };
-
-/** The largest quantity a link may let a buyer pick. */
-export const QUANTITY_LIMIT = 1000;
-
-const name = z
-  .string()
-  .max(200)
-  .refine((s) => s.trim().length > 0, "must not be blank");
-
-const optionalFields = {
-  description: z.string().max(1000).nullable().optional(),
-  successUrl: chargeSchema.shape.successUrl,
-  cancelUrl: chargeSchema.shape.cancelUrl,
-  metadata: metadataInput.optional(),
-  collectEmail: z.boolean().optional(),
-  quantityMax: z
-    .number({ error: integerTypeError("must be a whole number from 2 to 1000, or null") })
-    .int("must be a whole number from 2 to 1000, or null")
-    .min(2, "must be at least 2 (or null: buyers always get one)")
-    .max(QUANTITY_LIMIT, `must be at most ${QUANTITY_LIMIT}`)
-    .nullable()
-    .optional(),
-};
-
-/** The body of POST /v1/payment_links (and the createPaymentLink mutation's input). */
-export const createSchema = z.strictObject({ name, amount: amountInput("25.00"), ...optionalFields }, { error: "must be a JSON object" });
-
-/** The body of PATCH /v1/payment_links/:id: everything but the amount; `active: false` retires it. */
-export const updateSchema = z.strictObject({ name: name.optional(), active: z.boolean().optional(), ...optionalFields }, { error: "must be a JSON object" });
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  active: z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")], { error: "must be true or false" }).optional(),
-});
 
 /** The public JSON form of a payment link. */
 export const PaymentLinkResource = z.object({
@@ -123,8 +95,13 @@ function checkUrls(data: { successUrl?: string | null | undefined; cancelUrl?: s
 }
 
 /** Creates an active payment link; its amount is bound by the same limits as a charge's. A live one needs a live settlement wallet and an enabled live chain. */
-export async function createPaymentLink(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<PaymentLink> {
-  const data = parseInput(createSchema, input);
+export async function createPaymentLink(
+  prisma: Prisma,
+  scope: Scope,
+  data: PaymentLinkRequest,
+  settings: ChargeSettings,
+  now = new Date(),
+): Promise<PaymentLink> {
   const amount = parseAmount(data.amount);
   if (amount === null || amount < settings.amount.min || amount > settings.amount.max) {
     throw invalidParam(
@@ -168,11 +145,10 @@ export async function updatePaymentLink(
   prisma: Prisma,
   scope: Scope,
   id: string,
-  input: unknown,
+  data: PaymentLinkUpdate,
   settings: Pick<ChargeSettings, "amount" | "chains">,
   now = new Date(),
 ): Promise<PaymentLink> {
-  const data = parseInput(updateSchema, input);
   checkUrls(data, scope.livemode);
   if (data.active === true) {
     await assertLiveReady(prisma, scope, settings.chains);
@@ -201,20 +177,18 @@ export async function updatePaymentLink(
   });
 }
 
-const filterSchema = listSchema.pick({ active: true });
-
-function linkFilter(scope: Scope, f: z.output<typeof filterSchema>): P.PaymentLinkWhereInput {
+function linkFilter(scope: Scope, f: PaymentLinkFilters): P.PaymentLinkWhereInput {
   return { ...inScope(scope), ...(f.active !== undefined && { active: f.active }) };
 }
 
 /** How many links match the list's filter (GraphQL's `totalCount`). */
-export function countPaymentLinks(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  return prisma.paymentLink.count({ where: linkFilter(scope, parseInput(filterSchema, input)) });
+export function countPaymentLinks(prisma: Prisma, scope: Scope, filters: PaymentLinkFilters): Promise<number> {
+  return prisma.paymentLink.count({ where: linkFilter(scope, filters) });
 }
 
 /** One page of payment links, newest first, optionally only active or inactive ones. */
-export async function listPaymentLinks(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<PaymentLink>> {
-  const { active, ...page } = parseInput(listSchema, input);
+export async function listPaymentLinks(prisma: Prisma, scope: Scope, query: PaymentLinkListQuery, end: PageEnd = "newest"): Promise<Page<PaymentLink>> {
+  const { active, ...page } = query;
   const where = linkFilter(scope, { active });
   return keysetPage(
     "payment link",
@@ -244,9 +218,6 @@ export async function activePaymentLink(prisma: Prisma, id: string): Promise<{ l
   await assertLiveWallet(prisma, found.link);
   return found;
 }
-
-/** The buyer's email a link that asks for it takes: one plain address (nothing that could add a header), at most 254 characters. */
-export const buyerEmailSchema = z.strictObject({ email: z.string().trim().refine(isEmailAddress, "must be one email address, such as you@example.com") });
 
 /** What the buyer gave on the link's page: their email (when asked) and a quantity (when they may pick one). */
 export interface BuyerChoice {
@@ -288,6 +259,7 @@ export async function chargeFromPaymentLink(
   { now = new Date(), sessionToken = null }: { now?: Date; sessionToken?: string | null } = {},
 ): Promise<Charge> {
   const { link } = await activePaymentLink(prisma, id);
+  // Parsed here rather than by the pay door: whether the email is asked for at all is the link's to say.
   const customerEmail = link.collectEmail ? parseInput(buyerEmailSchema, { email: input.email ?? "" }).email.toLowerCase() : null;
   const quantity = buyerQuantity(link, input.quantity);
   const amount = link.amount * BigInt(quantity);
@@ -308,7 +280,8 @@ export async function chargeFromPaymentLink(
     return insertCharge(
       tx,
       link,
-      parseInput(chargeSchema, {
+      // Made from the link's stored fields, which were checked when the link was written: typed, not parsed again.
+      {
         // Unique per link, and says where the charge came from in the merchant's order list.
         orderId: `${link.id}-${randomBase62(12)}`,
         amount: formatAmount(amount),
@@ -316,7 +289,8 @@ export async function chargeFromPaymentLink(
         successUrl: link.successUrl,
         cancelUrl: link.cancelUrl,
         metadata: storedMetadata(link.metadata, "payment_links.metadata"),
-      }),
+        expiresInMinutes: CHARGE_MINUTES_DEFAULT,
+      },
       settings,
       now,
       { paymentLinkId: link.id, customerEmail, linkSessionHash },

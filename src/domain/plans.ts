@@ -9,52 +9,22 @@
 //   signed for longer windows would let one pull wait for years;
 // - a retired plan (active: false) starts no subscription (409 plan_inactive); its subscriptions go on;
 // - a live plan is made only while the merchant has a live settlement wallet.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Prisma as P } from "../generated/prisma/client.js";
 import type { ChargeSettings } from "./charges/settings.js";
 import { invalidParam, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
+import { mergeMetadata, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount } from "./money.js";
-import { keysetPage, type Page, type PageEnd, pageParams, type Position } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, type Position } from "./paging.js";
+import type { PlanFilters, PlanListQuery, PlanRequest, PlanUpdate } from "./plan-requests.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { PLAN_INTERVALS, type Plan, periodSeconds, trialDaysField } from "./subscriptions.js";
-import { amountInput, integerField, parseInput } from "./validation.js";
+import { type Plan, periodSeconds } from "./subscriptions.js";
 
 /** The longest period a plan bills: a year (365 days), whatever the interval. */
 export const MAX_PERIOD_SECONDS = periodSeconds("year", 1);
-
-const name = z
-  .string()
-  .max(200)
-  .refine((s) => s.trim().length > 0, "must not be blank");
-
-/** The body of POST /v1/plans (and the createPlan mutation's input). */
-export const createSchema = z.strictObject(
-  {
-    name,
-    amount: amountInput("25.00"),
-    interval: z.enum(PLAN_INTERVALS, { error: `must be one of ${PLAN_INTERVALS.join(", ")}` }),
-    intervalCount: integerField(1, 365).optional(),
-    trialDays: trialDaysField.optional(),
-    metadata: metadataInput.optional(),
-  },
-  { error: "must be a JSON object" },
-);
-
-/** The body of PATCH /v1/plans/:id: name, active, metadata; the price and period never change. */
-export const updateSchema = z.strictObject(
-  { name: name.optional(), active: z.boolean().optional(), metadata: metadataInput.optional() },
-  { error: "must be a JSON object" },
-);
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  active: z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")], { error: "must be true or false" }).optional(),
-});
 
 /** The amount of a plan in base units: within the charge bounds; 400 naming `amount` otherwise. */
 function planAmount(value: string, settings: Pick<ChargeSettings, "amount">): bigint {
@@ -69,8 +39,7 @@ function planAmount(value: string, settings: Pick<ChargeSettings, "amount">): bi
 }
 
 /** Creates an active plan; a live one needs a live settlement wallet. */
-export async function createPlan(prisma: Prisma, scope: Scope, input: unknown, settings: Pick<ChargeSettings, "amount">, now = new Date()): Promise<Plan> {
-  const data = parseInput(createSchema, input);
+export async function createPlan(prisma: Prisma, scope: Scope, data: PlanRequest, settings: Pick<ChargeSettings, "amount">, now = new Date()): Promise<Plan> {
   const amount = planAmount(data.amount, settings);
   const intervalCount = data.intervalCount ?? 1;
   if (periodSeconds(data.interval, intervalCount) > MAX_PERIOD_SECONDS) {
@@ -101,8 +70,7 @@ export async function getPlan(prisma: Prisma | P.TransactionClient, scope: Scope
 }
 
 /** Renames a plan, retires or reactivates it (live: again only with a live wallet), or merges its metadata. */
-export async function updatePlan(prisma: Prisma, scope: Scope, id: string, input: unknown, now = new Date()): Promise<Plan> {
-  const data = parseInput(updateSchema, input);
+export async function updatePlan(prisma: Prisma, scope: Scope, id: string, data: PlanUpdate, now = new Date()): Promise<Plan> {
   if (data.active === true) await assertLiveWallet(prisma, scope);
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
@@ -122,20 +90,18 @@ export async function updatePlan(prisma: Prisma, scope: Scope, id: string, input
   });
 }
 
-const filterSchema = listSchema.pick({ active: true });
-
-function planFilter(scope: Scope, f: z.output<typeof filterSchema>): P.PlanWhereInput {
+function planFilter(scope: Scope, f: PlanFilters): P.PlanWhereInput {
   return { ...inScope(scope), ...(f.active !== undefined && { active: f.active }) };
 }
 
 /** How many plans match the list's filter (GraphQL's `totalCount`). */
-export function countPlans(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  return prisma.plan.count({ where: planFilter(scope, parseInput(filterSchema, input)) });
+export function countPlans(prisma: Prisma, scope: Scope, filters: PlanFilters): Promise<number> {
+  return prisma.plan.count({ where: planFilter(scope, filters) });
 }
 
 /** One page of plans, newest first, optionally only active or retired ones. */
-export async function listPlans(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Plan>> {
-  const { active, ...page } = parseInput(listSchema, input);
+export async function listPlans(prisma: Prisma, scope: Scope, query: PlanListQuery, end: PageEnd = "newest"): Promise<Page<Plan>> {
+  const { active, ...page } = query;
   const where = planFilter(scope, { active });
   return keysetPage(
     "plan",

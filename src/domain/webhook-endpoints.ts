@@ -10,29 +10,13 @@ import type { Prisma as P, WebhookEndpoint } from "../generated/prisma/client.js
 import { newWebhookSecret } from "../webhooks/signature.js";
 import { checkWebhookTarget, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
 import { AppError, notFound } from "./errors.js";
-import { EVENT_TYPES } from "./events.js";
 import { newId } from "./ids.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
 import { inScope, modeName, type Scope } from "./scope.js";
 import { type Actor, OPERATOR_ACTOR, recordSecurityEvent } from "./security-events.js";
-import { integerParam, overlapHoursField, parseInput } from "./validation.js";
+import type { WebhookEndpointListQuery, WebhookEndpointRequest, WebhookEndpointUpdate, WebhookSecretRotation } from "./webhook-endpoint-requests.js";
 
 export type { WebhookEndpoint };
-
-const fields = {
-  url: z.string().min(1).max(2048),
-  events: z.array(z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` })).max(EVENT_TYPES.length),
-  description: z.string().max(500).nullable(),
-};
-export const createSchema = z.strictObject({ url: fields.url, events: fields.events.default([]), description: fields.description.optional() });
-export const updateSchema = z.strictObject({
-  url: fields.url.optional(),
-  events: fields.events.optional(),
-  description: fields.description.optional(),
-  status: z.enum(["enabled", "disabled"]).optional(),
-});
-export const rotateSchema = z.strictObject({ overlapHours: overlapHoursField() });
-export const listSchema = z.strictObject(pageParams);
 
 /** An endpoint as the API shows it; `secret` only when just created or rotated. */
 export const WebhookEndpointResource = z.object({
@@ -81,11 +65,10 @@ export function webhookEndpointResource(e: WebhookEndpoint, secret?: string): We
 export async function createWebhookEndpoint(
   prisma: Prisma,
   scope: Scope,
-  input: unknown,
+  data: WebhookEndpointRequest,
   actor: Actor,
   resolve: Resolver = systemResolver,
 ): Promise<EndpointCreated> {
-  const data = parseInput(createSchema, input);
   await checkWebhookUrl(data.url, scope.livemode, resolve);
   const secret = newWebhookSecret();
   const endpoint = await prisma.$transaction(async (tx) => {
@@ -119,8 +102,12 @@ function recordChange(
 }
 
 /** One page of `scope`'s endpoints, newest first. */
-export async function listWebhookEndpoints(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<WebhookEndpoint>> {
-  const params = parseInput(listSchema, input);
+export async function listWebhookEndpoints(
+  prisma: Prisma,
+  scope: Scope,
+  params: WebhookEndpointListQuery,
+  end: PageEnd = "newest",
+): Promise<Page<WebhookEndpoint>> {
   return keysetPage(
     "webhook endpoint",
     params,
@@ -167,12 +154,11 @@ export async function updateWebhookEndpoint(
   prisma: Prisma,
   scope: Scope,
   id: string,
-  input: unknown,
+  data: WebhookEndpointUpdate,
   actor: Actor,
   resolve: Resolver = systemResolver,
   now = new Date(),
 ): Promise<WebhookEndpoint> {
-  const data = parseInput(updateSchema, input);
   const endpoint = await getWebhookEndpoint(prisma, scope, id);
   if (data.url !== undefined) await checkWebhookUrl(data.url, endpoint.livemode, resolve);
   const status =
@@ -205,8 +191,14 @@ export async function updateWebhookEndpoint(
  * Gives an endpoint a new secret, `actor`'s in the history. The old one keeps signing next to it for `overlapHours`
  * (0 = it stops at once, for a leaked secret). Returns the new secret, shown this once.
  */
-export async function rotateWebhookSecret(prisma: Prisma, scope: Scope, id: string, input: unknown, actor: Actor, now = new Date()): Promise<EndpointCreated> {
-  const { overlapHours } = parseInput(rotateSchema, input);
+export async function rotateWebhookSecret(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  { overlapHours }: WebhookSecretRotation,
+  actor: Actor,
+  now = new Date(),
+): Promise<EndpointCreated> {
   const endpoint = await getWebhookEndpoint(prisma, scope, id);
   const secret = newWebhookSecret();
   const updated = await writeEndpoint(

@@ -1,22 +1,19 @@
 // REST /v1/customers: parse, call the domain, shape the response.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { createSchema, jwtBodySchema, listSchema, updateSchema } from "../domain/customer-requests.js";
 import {
   CustomerResource,
   CustomerWithStats,
   createCustomer,
-  createSchema,
   customerResource,
   customerStats,
   deleteCustomer,
   findOrCreateCustomerByEmail,
   getCustomer,
-  jwtBodySchema,
   listCustomers,
-  listSchema,
   statsResource,
   updateCustomer,
-  updateSchema,
 } from "../domain/customers.js";
 import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
@@ -50,7 +47,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     },
   } as const;
   app.post("/v1/customers", { config: create }, async (req, reply) => {
-    const customer = await createCustomer(prisma, scopeOf(req), req.body ?? {});
+    const customer = await createCustomer(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}));
     return reply.code(201).send(customerResource(customer));
   });
 
@@ -68,7 +65,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     },
   } as const;
   app.post("/v1/customers/jwt", { config: jwt }, async (req, reply) => {
-    const { customer, created } = await findOrCreateCustomerByEmail(prisma, scopeOf(req), req.jwtClaims!, req.body ?? {});
+    const { customer, created } = await findOrCreateCustomerByEmail(prisma, scopeOf(req), req.jwtClaims!, parseInput(jwtBodySchema, req.body ?? {}));
     return reply.code(created ? 201 : 200).send(customerResource(customer));
   });
 
@@ -103,7 +100,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     },
   } as const;
   app.get("/v1/customers", { config: list }, async (req) => {
-    const page = await listCustomers(prisma, scopeOf(req), req.query);
+    const page = await listCustomers(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: page.data.map(customerResource), hasMore: page.hasMore };
   });
 
@@ -121,7 +118,7 @@ export function customerRoutes(app: FastifyInstance, { prisma }: RestDeps): void
     },
   } as const;
   app.patch<IdParams>("/v1/customers/:id", { config: update }, async (req) => {
-    return customerResource(await updateCustomer(prisma, scopeOf(req), req.params.id, req.body ?? {}));
+    return customerResource(await updateCustomer(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {})));
   });
 
   const remove = {

@@ -1,18 +1,17 @@
 // REST payment links (.docs/invoices.md "Payment links"). Rules live in domain/payment-links.ts; the buyer's
 // side is the hosted link page (pay/invoice-routes.ts).
 import type { FastifyInstance } from "fastify";
+import { createSchema, listSchema, updateSchema } from "../domain/payment-link-requests.js";
 import {
   createPaymentLink,
-  createSchema,
   getPaymentLink,
   listPaymentLinks,
-  listSchema,
   type PaymentLink,
   PaymentLinkResource,
   paymentLinkResource,
   updatePaymentLink,
-  updateSchema,
 } from "../domain/payment-links.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -39,7 +38,7 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     },
   } as const;
   app.post("/v1/payment_links", { config: create }, async (req, reply) => {
-    return reply.code(201).send(shape(await createPaymentLink(prisma, scopeOf(req), req.body ?? {}, settings)));
+    return reply.code(201).send(shape(await createPaymentLink(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), settings)));
   });
 
   const list = {
@@ -54,7 +53,7 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     },
   } as const;
   app.get("/v1/payment_links", { config: list }, async (req) => {
-    const { data, hasMore } = await listPaymentLinks(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listPaymentLinks(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(shape), hasMore };
   });
 
@@ -79,6 +78,6 @@ export function paymentLinkRoutes(app: FastifyInstance, { prisma, charges: setti
     },
   } as const;
   app.patch<IdParams>("/v1/payment_links/:id", { config: update }, async (req) =>
-    shape(await updatePaymentLink(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings)),
+    shape(await updatePaymentLink(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {}), settings)),
   );
 }

@@ -1,7 +1,9 @@
 // REST plans (.docs/subscriptions.md "Plans"). Rules live in domain/plans.ts.
 import type { FastifyInstance } from "fastify";
-import { createPlan, createSchema, getPlan, listPlans, listSchema, updatePlan, updateSchema } from "../domain/plans.js";
+import { createSchema, listSchema, updateSchema } from "../domain/plan-requests.js";
+import { createPlan, getPlan, listPlans, updatePlan } from "../domain/plans.js";
 import { PlanResource, planResource } from "../domain/subscriptions.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -26,7 +28,7 @@ export function planRoutes(app: FastifyInstance, { prisma, charges: settings }: 
     },
   } as const;
   app.post("/v1/plans", { config: create }, async (req, reply) => {
-    return reply.code(201).send(planResource(await createPlan(prisma, scopeOf(req), req.body ?? {}, settings)));
+    return reply.code(201).send(planResource(await createPlan(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), settings)));
   });
 
   const list = {
@@ -41,7 +43,7 @@ export function planRoutes(app: FastifyInstance, { prisma, charges: settings }: 
     },
   } as const;
   app.get("/v1/plans", { config: list }, async (req) => {
-    const { data, hasMore } = await listPlans(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listPlans(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(planResource), hasMore };
   });
 
@@ -65,5 +67,7 @@ export function planRoutes(app: FastifyInstance, { prisma, charges: settings }: 
       errors: ["settlement_wallet_missing"],
     },
   } as const;
-  app.patch<IdParams>("/v1/plans/:id", { config: update }, async (req) => planResource(await updatePlan(prisma, scopeOf(req), req.params.id, req.body ?? {})));
+  app.patch<IdParams>("/v1/plans/:id", { config: update }, async (req) =>
+    planResource(await updatePlan(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {}))),
+  );
 }

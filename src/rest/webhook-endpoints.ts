@@ -1,15 +1,13 @@
 // REST /v1/webhook_endpoints: where the key's merchant gets its events in the key's mode.
 import type { FastifyInstance } from "fastify";
+import { parseInput } from "../domain/validation.js";
+import { createSchema, listSchema, rotateSchema, updateSchema } from "../domain/webhook-endpoint-requests.js";
 import {
-  createSchema,
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
-  listSchema,
   listWebhookEndpoints,
-  rotateSchema,
   rotateWebhookSecret,
-  updateSchema,
   updateWebhookEndpoint,
   webhookEndpointResource,
 } from "../domain/webhook-endpoints.js";
@@ -37,7 +35,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.post("/v1/webhook_endpoints", { config: create }, async (req, reply) => {
-    const { endpoint, secret } = await createWebhookEndpoint(prisma, scopeOf(req), req.body ?? {}, apiKeyActor(req));
+    const { endpoint, secret } = await createWebhookEndpoint(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), apiKeyActor(req));
     return reply.code(201).send(webhookEndpointResource(endpoint, secret));
   });
 
@@ -53,7 +51,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.get("/v1/webhook_endpoints", { config: list }, async (req) => {
-    const { data, hasMore } = await listWebhookEndpoints(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listWebhookEndpoints(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map((e) => webhookEndpointResource(e)), hasMore };
   });
 
@@ -83,7 +81,9 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.patch<IdParams>("/v1/webhook_endpoints/:id", { config: update }, async (req) => {
-    return webhookEndpointResource(await updateWebhookEndpoint(prisma, scopeOf(req), req.params.id, req.body ?? {}, apiKeyActor(req)));
+    return webhookEndpointResource(
+      await updateWebhookEndpoint(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {}), apiKeyActor(req)),
+    );
   });
 
   const remove = {
@@ -114,7 +114,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, { prisma }: RestDeps
     },
   } as const;
   app.post<IdParams>("/v1/webhook_endpoints/:id/rotate_secret", { config: rotate }, async (req) => {
-    const { endpoint, secret } = await rotateWebhookSecret(prisma, scopeOf(req), req.params.id, req.body ?? {}, apiKeyActor(req));
+    const { endpoint, secret } = await rotateWebhookSecret(prisma, scopeOf(req), req.params.id, parseInput(rotateSchema, req.body ?? {}), apiKeyActor(req));
     return webhookEndpointResource(endpoint, secret);
   });
 }

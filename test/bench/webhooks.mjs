@@ -42,9 +42,10 @@ try {
   await migrate(db);
   const { prisma } = db;
   const fanout = await createMerchant(prisma, { name: "Fan-out" }, { feeBps: 100 });
-  for (let i = 0; i < ENDPOINTS; i++) await createWebhookEndpoint(prisma, { merchantId: fanout.merchant.id, livemode: false }, { url: `${receiverUrl}/e${i}` });
+  for (let i = 0; i < ENDPOINTS; i++)
+    await createWebhookEndpoint(prisma, { merchantId: fanout.merchant.id, livemode: false }, { url: `${receiverUrl}/e${i}`, events: [] });
   const single = await createMerchant(prisma, { name: "Steady" }, { feeBps: 100 });
-  await createWebhookEndpoint(prisma, { merchantId: single.merchant.id, livemode: false }, { url: `${receiverUrl}/steady` });
+  await createWebhookEndpoint(prisma, { merchantId: single.merchant.id, livemode: false }, { url: `${receiverUrl}/steady`, events: [] });
   const event = (merchantId, i) => ({
     scope: { merchantId, livemode: false },
     type: "customer.updated",

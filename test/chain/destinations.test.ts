@@ -12,7 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import { knownChain } from "../../src/chain/registry.js";
 import { OPERATOR } from "../../src/domain/confirmation.js";
+import { createSchema, updateSchema } from "../../src/domain/merchant-requests.js";
 import { createMerchant, updateMerchant } from "../../src/domain/merchants.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { createUser } from "../../src/domain/users.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
@@ -189,12 +191,15 @@ describe("settlement wallets", () => {
     const wallets = await refusedWallets();
     const before = await state();
     for (const [what, address, why] of wallets) {
-      await expect(updateMerchant(app.db.prisma, merchantId, { liveWallet: address }, chains, OPERATOR_ACTOR), what).rejects.toMatchObject({
+      // As the CLI calls them: its flags parsed first (domain/merchant-requests.ts), then the domain.
+      const update = async () => updateMerchant(app.db.prisma, merchantId, parseInput(updateSchema, { liveWallet: address }), chains, OPERATOR_ACTOR);
+      await expect(update(), what).rejects.toMatchObject({
         code: "parameter_invalid",
         param: "liveWallet",
         message: expect.stringMatching(why),
       });
-      await expect(createMerchant(app.db.prisma, { name: "Refused", testWallet: address }, { feeBps: 100, chains }), what).rejects.toMatchObject({
+      const create = async () => createMerchant(app.db.prisma, parseInput(createSchema, { name: "Refused", testWallet: address }), { feeBps: 100, chains });
+      await expect(create(), what).rejects.toMatchObject({
         code: "parameter_invalid",
         param: "testWallet",
         message: expect.stringMatching(why),

@@ -190,7 +190,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
     });
     const before = await state();
     await expect(createApiKey(app.db.prisma, merchantId(), false, [], refuse, OPERATOR_ACTOR)).rejects.toBe(refused);
-    await expect(rollApiKey(app.db.prisma, key.id, {}, refuse, { actor: OPERATOR_ACTOR })).rejects.toBe(refused);
+    await expect(rollApiKey(app.db.prisma, key.id, { overlapHours: 24 }, refuse, { actor: OPERATOR_ACTOR })).rejects.toBe(refused);
     await expect(createUser(app.db.prisma, merchantId(), { email: `refused-${RUN}@example.com`, password: PASSWORD }, refuse)).rejects.toBe(refused);
     await expect(disableTotp(app.db.prisma, b.userId, refuse, OPERATOR_ACTOR)).rejects.toBe(refused);
     await expect(startTotpEnrollment(app.db.prisma, { id: b.userId, email: b.email, totpSecret: null }, refuse)).rejects.toBe(refused);

@@ -24,12 +24,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { selectSchema } from "../../src/domain/chain-selection.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges/requests.js";
-import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
+import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customer-requests.js";
 import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
 import { testPaySchema } from "../../src/domain/test-payments.js";
 import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
-import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
-import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plans.js";
+import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-link-requests.js";
+import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plan-requests.js";
 import { cancelSchema as subscriptionCancelSchema, updateSchema as subscriptionUpdateSchema } from "../../src/domain/subscription-endings.js";
 import { createSchema as subscriptionCreateSchema } from "../../src/domain/subscriptions.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
@@ -38,7 +38,7 @@ import {
   createSchema as endpointCreateSchema,
   rotateSchema as endpointRotateSchema,
   updateSchema as endpointUpdateSchema,
-} from "../../src/domain/webhook-endpoints.js";
+} from "../../src/domain/webhook-endpoint-requests.js";
 import { schema } from "../../src/graphql/schema.js";
 import { guardedRoutes } from "../../src/http/input-guard.js";
 import { type Call, expectError, startApp, WALLET } from "../helpers/harness.js";

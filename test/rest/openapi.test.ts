@@ -217,7 +217,12 @@ describe("webhooks", () => {
     const merchant = await app.newMerchant();
     const key = merchant.apiKeys.test.secret;
     const receiver = await startReceiver();
-    const { secret } = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: false }, { url: receiver.url }, OPERATOR_ACTOR);
+    const { secret } = await createWebhookEndpoint(
+      app.db.prisma,
+      { merchantId: merchant.merchant.id, livemode: false },
+      { url: receiver.url, events: [] },
+      OPERATOR_ACTOR,
+    );
     const dispatcher = startWebhookDispatcher(app.db.prisma, pino({ level: "silent" }), { intervalMs: 20 });
     try {
       for (const type of EVENT_TYPES) expect((await app.call("POST", "/v1/webhooks/test", { key, body: { type } })).status, type).toBe(201);

@@ -6,6 +6,8 @@ import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { recordEvents } from "../../src/domain/events.js";
+import { parseInput } from "../../src/domain/validation.js";
+import { createSchema } from "../../src/domain/webhook-endpoint-requests.js";
 import { createWebhookEndpoint, rotateWebhookSecret } from "../../src/domain/webhook-endpoints.js";
 import { type DeliveryResult, type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
 import { RETRY_DELAYS_MS } from "../../src/webhooks/schedule.js";
@@ -64,7 +66,7 @@ async function shop(eventTypes?: string[]) {
   const { endpoint, secret } = await createWebhookEndpoint(
     app.db.prisma,
     { merchantId: merchant.merchant.id, livemode: false },
-    { url: receiver.url, events: eventTypes },
+    parseInput(createSchema, { url: receiver.url, events: eventTypes }),
     OPERATOR_ACTOR,
   );
   const key = merchant.apiKeys.test.secret;
@@ -385,7 +387,7 @@ describe("delivery", () => {
     const { endpoint } = await createWebhookEndpoint(
       app.db.prisma,
       { merchantId: merchant.merchant.id, livemode: true },
-      { url: "https://hooks.example.com/stablegate" },
+      { url: "https://hooks.example.com/stablegate", events: [] },
       OPERATOR_ACTOR,
       publicDns,
     );
@@ -413,15 +415,19 @@ describe("delivery", () => {
   it("refuses to save a live endpoint on a private address, with the reason", async () => {
     const merchant = await app.newMerchant();
     for (const url of ["https://127.0.0.1/x", "https://10.0.0.1/x", "https://[::1]/x", "https://169.254.169.254/x", "http://hooks.example.com/x"]) {
-      const error = await createWebhookEndpoint(app.db.prisma, { merchantId: merchant.merchant.id, livemode: true }, { url }, OPERATOR_ACTOR, async () => [
-        { address: "93.184.215.14", family: 4 },
-      ]).catch((e) => e);
+      const error = await createWebhookEndpoint(
+        app.db.prisma,
+        { merchantId: merchant.merchant.id, livemode: true },
+        { url, events: [] },
+        OPERATOR_ACTOR,
+        async () => [{ address: "93.184.215.14", family: 4 }],
+      ).catch((e) => e);
       expect(error).toMatchObject({ code: "parameter_invalid", param: "url" });
     }
     const local = await createWebhookEndpoint(
       app.db.prisma,
       { merchantId: merchant.merchant.id, livemode: true },
-      { url: "https://intranet.example/x" },
+      { url: "https://intranet.example/x", events: [] },
       OPERATOR_ACTOR,
       async () => [{ address: "192.168.1.5", family: 4 }],
     ).catch((e) => e);

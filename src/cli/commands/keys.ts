@@ -1,7 +1,9 @@
 // `stablegate keys create|roll|revoke` and `stablegate jwt create|revoke`: a merchant's credentials.
+import { rollSchema } from "../../domain/api-key-requests.js";
 import { createApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
 import { OPERATOR } from "../../domain/confirmation.js";
 import { OPERATOR_ACTOR } from "../../domain/security-events.js";
+import { parseInput } from "../../domain/validation.js";
 import { createJwtSecret, describeMerchant, revokeJwtSecret } from "../../domain/merchants.js";
 import { type Command, overlap, UsageError } from "../command.js";
 
@@ -35,7 +37,7 @@ export const keyCommands: Command[] = [
     async run({ flags, open, print, need }) {
       const { prisma } = await open();
       const id = need("KEY_ID");
-      const rolled = await rollApiKey(prisma, id, overlap(flags), OPERATOR, { actor: OPERATOR_ACTOR });
+      const rolled = await rollApiKey(prisma, id, parseInput(rollSchema, overlap(flags)), OPERATOR, { actor: OPERATOR_ACTOR });
       const until = rolled.previous.expiresAt.toISOString();
       print(`${rolled.key.secret}   (${rolled.key.id}; shown once)\n${id} stops working at ${until}.`, rolled);
     },

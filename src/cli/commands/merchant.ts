@@ -1,6 +1,8 @@
 // `stablegate merchant create|update|show`.
-import { createMerchant, describeMerchant, type MerchantInput, updateMerchant } from "../../domain/merchants.js";
+import { createSchema, updateSchema } from "../../domain/merchant-requests.js";
+import { createMerchant, describeMerchant, updateMerchant } from "../../domain/merchants.js";
 import { OPERATOR_ACTOR } from "../../domain/security-events.js";
+import { parseInput } from "../../domain/validation.js";
 import { type Command, type Flags, UsageError } from "../command.js";
 import { describeEndpoint, describeKey } from "../describe.js";
 
@@ -13,7 +15,7 @@ const create: Command = {
   async run({ config, flags, open, print }) {
     if (!flags.name) throw new UsageError("--name is required.");
     const { prisma, chains } = await open();
-    const created = await createMerchant(prisma, merchantInput(flags), { feeBps: config.feeBps, chains });
+    const created = await createMerchant(prisma, parseInput(createSchema, merchantInput(flags)), { feeBps: config.feeBps, chains });
     const { merchant, apiKeys, jwtSecrets, webhookEndpoints } = created;
     const hook = (mode: "test" | "live") => {
       const e = webhookEndpoints[mode];
@@ -47,7 +49,7 @@ const update: Command = {
       throw new UsageError("Webhook URLs are endpoints with their own secrets: use 'stablegate webhooks create|update|delete'.");
     }
     const { prisma, chains } = await open();
-    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), merchantInput(flags), chains, OPERATOR_ACTOR);
+    const merchant = await updateMerchant(prisma, need("MERCHANT_ID"), parseInput(updateSchema, merchantInput(flags)), chains, OPERATOR_ACTOR);
     print(`Updated ${merchant.id}.`, merchant);
   },
 };
@@ -78,8 +80,8 @@ const show: Command = {
 
 export const merchantCommands = [create, update, show];
 
-/** CLI flags to merchant fields; an empty string clears an optional setting. */
-function merchantInput(v: Flags): MerchantInput {
+/** CLI flags to merchant fields, still to be parsed; an empty string clears an optional setting. */
+function merchantInput(v: Flags): Record<string, unknown> {
   const text = (x: unknown) => (x === undefined ? undefined : x === "" ? null : String(x));
   const number = (x: unknown) => (x === undefined ? undefined : Number(x));
   const input: Record<string, unknown> = {
@@ -92,5 +94,5 @@ function merchantInput(v: Flags): MerchantInput {
     testWebhookUrl: text(v["test-webhook-url"]),
     liveWebhookUrl: text(v["live-webhook-url"]),
   };
-  return Object.fromEntries(Object.entries(input).filter(([, x]) => x !== undefined)) as MerchantInput;
+  return Object.fromEntries(Object.entries(input).filter(([, x]) => x !== undefined));
 }

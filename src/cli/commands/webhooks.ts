@@ -1,6 +1,8 @@
 // `stablegate webhooks create|list|update|rotate|disable|enable|delete`: a merchant's webhook endpoints.
 import { describeMerchant } from "../../domain/merchants.js";
 import { OPERATOR_ACTOR } from "../../domain/security-events.js";
+import { parseInput } from "../../domain/validation.js";
+import { createSchema, rotateSchema, updateSchema } from "../../domain/webhook-endpoint-requests.js";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -13,14 +15,14 @@ import { type Command, type CommandContext, overlap, required } from "../command
 import { describeEndpoint } from "../describe.js";
 
 /** Applies `update` to the endpoint named by the first argument and prints it (without its secrets). */
-async function updateAndShow({ open, print, need }: CommandContext, update: Parameters<typeof updateWebhookEndpoint>[3]): Promise<void> {
+async function updateAndShow({ open, print, need }: CommandContext, update: Record<string, unknown>): Promise<void> {
   const { prisma } = await open();
   const id = need("WHEP_ID");
   const {
     secret: _,
     previousSecret: __,
     ...endpoint
-  } = await updateWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, update, OPERATOR_ACTOR);
+  } = await updateWebhookEndpoint(prisma, await webhookEndpointScope(prisma, id), id, parseInput(updateSchema, update), OPERATOR_ACTOR);
   print(describeEndpoint(endpoint), endpoint);
 }
 
@@ -33,7 +35,8 @@ export const webhookCommands: Command[] = [
     async run({ flags, open, print, need, mode }) {
       const { prisma } = await open();
       const scope = { merchantId: (await describeMerchant(prisma, need("MERCHANT_ID"))).merchant.id, livemode: mode() };
-      const created = await createWebhookEndpoint(prisma, scope, { url: required(flags.url, "--url"), events: eventList(flags.events) }, OPERATOR_ACTOR);
+      const request = parseInput(createSchema, { url: required(flags.url, "--url"), events: eventList(flags.events) });
+      const created = await createWebhookEndpoint(prisma, scope, request, OPERATOR_ACTOR);
       print(`${describeEndpoint(created.endpoint)}\n  signing secret (shown once): ${created.secret}`, created);
     },
   },
@@ -62,7 +65,7 @@ export const webhookCommands: Command[] = [
     async run({ flags, open, print, need }) {
       const { prisma } = await open();
       const id = need("WHEP_ID");
-      const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, overlap(flags), OPERATOR_ACTOR);
+      const rotated = await rotateWebhookSecret(prisma, await webhookEndpointScope(prisma, id), id, parseInput(rotateSchema, overlap(flags)), OPERATOR_ACTOR);
       const until = rotated.endpoint.previousSecretExpiresAt;
       print(
         `New signing secret (shown once): ${rotated.secret}\n${until ? `The old secret also signs until ${until.toISOString()}.` : "The old secret no longer signs."}`,

@@ -15,6 +15,9 @@ const redirectUrl = z.string().max(2048).nullable().optional();
 /** The longest order id: also the longest path parameter any route takes. */
 export const ORDER_ID_MAX_LENGTH = 200;
 
+/** The minutes a charge gives its buyer to pay when the request names none (expiresInMinutes). */
+export const CHARGE_MINUTES_DEFAULT = 30;
+
 /** The body of POST /v1/charges (and the createCharge mutation's input). */
 export const createSchema = z.strictObject(
   {
@@ -25,7 +28,7 @@ export const createSchema = z.strictObject(
     metadata: metadataInput.optional(),
     successUrl: redirectUrl,
     cancelUrl: redirectUrl,
-    expiresInMinutes: integerField(5, 10_080).default(30),
+    expiresInMinutes: integerField(5, 10_080).default(CHARGE_MINUTES_DEFAULT),
   },
   { error: "must be a JSON object" },
 );

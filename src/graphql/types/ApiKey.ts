@@ -3,8 +3,10 @@
 // mutation that makes it, which needs a re-authentication. Rules live in domain/api-keys.ts and
 // domain/reauthentication.ts.
 import { apiKeyActive, createApiKey, getApiKey, listApiKeys, type NewApiKey, revokeApiKey, rollApiKey } from "../../domain/api-keys.js";
+import { rollSchema } from "../../domain/api-key-requests.js";
 import { AppError } from "../../domain/errors.js";
 import { confirmedBySession } from "../../domain/reauthentication.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { isLive, Mode } from "./Mode.js";
 
@@ -91,7 +93,8 @@ builder.mutationFields((t) => ({
       const session = ctx.session();
       const { merchantId } = session;
       const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
-      const { key } = await rollApiKey(ctx.prisma, id, overlapHours == null ? {} : { overlapHours }, confirm, { actor: ctx.actor(), merchantId });
+      const roll = parseInput(rollSchema, overlapHours == null ? {} : { overlapHours });
+      const { key } = await rollApiKey(ctx.prisma, id, roll, confirm, { actor: ctx.actor(), merchantId });
       ctx.authenticator.clear();
       return { key, row: await getApiKey(ctx.prisma, merchantId, key.id) };
     },

@@ -1,8 +1,10 @@
 // `BusinessDetails`: what invoices print about the seller (legal name, address, tax id, logo), on
 // `MerchantSettings.businessDetails`, changed by `updateBusinessDetails` (dashboard sessions only).
 // Rules live in domain/business-details.ts.
+import { detailsSchema } from "../../domain/business-details-requests.js";
 import { businessLogoOf, logoDataUrl, sellerDetailsOf, updateBusinessDetails } from "../../domain/business-details.js";
 import type { Merchant } from "../../domain/merchants.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { Address, AddressInput } from "./Address.js";
 import { MerchantSettings } from "./Viewer.js";
@@ -51,6 +53,6 @@ builder.mutationFields((t) => ({
     type: MerchantSettings,
     description: "Changes the business details invoices print: legal name, address, tax id and logo (dashboard sessions only).",
     args: { input: t.arg({ type: BusinessDetailsInput, required: true, description: "The changes." }) },
-    resolve: (_root, { input }, ctx) => updateBusinessDetails(ctx.prisma, ctx.session().merchantId, { ...input }),
+    resolve: (_root, { input }, ctx) => updateBusinessDetails(ctx.prisma, ctx.session().merchantId, parseInput(detailsSchema, { ...input })),
   }),
 }));

@@ -1,4 +1,5 @@
 // `Customer`: the type, its queries (`customer`, `customers`) and mutations. Rules live in domain/customers.
+import { createSchema, listSchema, updateSchema } from "../../domain/customer-requests.js";
 import { describe } from "../../domain/describe.js";
 import {
   countCustomers,
@@ -13,6 +14,7 @@ import {
 import { relatedCharges } from "../../domain/charges/list.js";
 import { storedMetadata } from "../../domain/metadata.js";
 import { storedAddress } from "../../domain/postal-address.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -120,8 +122,9 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { email: args.email ?? undefined, query: args.query ?? undefined };
-        const page = await listCustomers(ctx.prisma, scope, { ...filters, ...pageRequest(args) }, pageEnd(args));
-        return connectionOf(page, args, () => countCustomers(ctx.prisma, scope, filters));
+        const query = parseInput(listSchema, { ...filters, ...pageRequest(args) });
+        const page = await listCustomers(ctx.prisma, scope, query, pageEnd(args));
+        return connectionOf(page, args, () => countCustomers(ctx.prisma, scope, query));
       },
     },
     countedConnection("Customers matching the filters."),
@@ -133,7 +136,7 @@ builder.mutationFields((t) => ({
     type: "Customer",
     description: "Creates a customer; customer_email_exists when the email is taken.",
     args: { input: t.arg({ type: CreateCustomerInput, required: true, description: "The customer." }) },
-    resolve: (_query, _root, { input }, ctx) => createCustomer(ctx.prisma, ctx.scope(), { ...input }),
+    resolve: (_query, _root, { input }, ctx) => createCustomer(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input })),
   }),
   updateCustomer: t.prismaField({
     type: "Customer",
@@ -142,7 +145,7 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The customer's id (cus_…)." }),
       input: t.arg({ type: UpdateCustomerInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updateCustomer(ctx.prisma, ctx.scope(), id, { ...input }),
+    resolve: (_query, _root, { id, input }, ctx) => updateCustomer(ctx.prisma, ctx.scope(), id, parseInput(updateSchema, { ...input })),
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,

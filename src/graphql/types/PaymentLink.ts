@@ -12,6 +12,8 @@ import {
   updatePaymentLink,
   PaymentLinkResource,
 } from "../../domain/payment-links.js";
+import { createSchema, listSchema, updateSchema } from "../../domain/payment-link-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -95,8 +97,9 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { active: args.active ?? undefined };
-        const page = await listPaymentLinks(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countPaymentLinks(ctx.prisma, scope, filters));
+        const query = parseInput(listSchema, { ...pageRequest(args), ...filters });
+        const page = await listPaymentLinks(ctx.prisma, scope, query, pageEnd(args));
+        return connectionOf(page, args, () => countPaymentLinks(ctx.prisma, scope, query));
       },
     },
     countedConnection("Payment links matching the filter."),
@@ -119,7 +122,7 @@ builder.mutationFields((t) => ({
     description:
       "Creates an active payment link: share its url. A live link needs a live settlement wallet (settlement_wallet_missing) and an enabled live chain (chain_unsupported, naming the operator's setting).",
     args: { input: t.arg({ type: CreatePaymentLinkInput, required: true, description: "The link." }) },
-    resolve: (_query, _root, { input }, ctx) => createPaymentLink(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+    resolve: (_query, _root, { input }, ctx) => createPaymentLink(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input }), ctx.charges),
   }),
   updatePaymentLink: t.prismaField({
     type: "PaymentLink",
@@ -128,6 +131,6 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The link's id (plink_…)." }),
       input: t.arg({ type: UpdatePaymentLinkInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updatePaymentLink(ctx.prisma, ctx.scope(), id, { ...input }, ctx.charges),
+    resolve: (_query, _root, { id, input }, ctx) => updatePaymentLink(ctx.prisma, ctx.scope(), id, parseInput(updateSchema, { ...input }), ctx.charges),
   }),
 }));

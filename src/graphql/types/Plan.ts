@@ -1,8 +1,10 @@
 // `Plan`: what a merchant bills on a schedule, like REST's plans. Rules live in domain/plans.ts.
 import { describe } from "../../domain/describe.js";
 import { storedMetadata } from "../../domain/metadata.js";
+import { createSchema, listSchema, updateSchema } from "../../domain/plan-requests.js";
 import { countPlans, createPlan, getPlan, listPlans, updatePlan } from "../../domain/plans.js";
 import { PLAN_INTERVALS, PlanResource } from "../../domain/subscriptions.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -73,8 +75,9 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { active: args.active ?? undefined };
-        const page = await listPlans(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countPlans(ctx.prisma, scope, filters));
+        const query = parseInput(listSchema, { ...pageRequest(args), ...filters });
+        const page = await listPlans(ctx.prisma, scope, query, pageEnd(args));
+        return connectionOf(page, args, () => countPlans(ctx.prisma, scope, query));
       },
     },
     countedConnection("Plans matching the filter."),
@@ -92,7 +95,7 @@ builder.mutationFields((t) => ({
     type: "Plan",
     description: "Creates an active plan. A live plan needs a live settlement wallet (settlement_wallet_missing).",
     args: { input: t.arg({ type: CreatePlanInput, required: true, description: "The plan." }) },
-    resolve: (_query, _root, { input }, ctx) => createPlan(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+    resolve: (_query, _root, { input }, ctx) => createPlan(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input }), ctx.charges),
   }),
   updatePlan: t.prismaField({
     type: "Plan",
@@ -101,6 +104,6 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The plan's id (plan_…)." }),
       input: t.arg({ type: UpdatePlanInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updatePlan(ctx.prisma, ctx.scope(), id, { ...input }),
+    resolve: (_query, _root, { id, input }, ctx) => updatePlan(ctx.prisma, ctx.scope(), id, parseInput(updateSchema, { ...input })),
   }),
 }));

@@ -4,6 +4,7 @@
 // still may). Turning two-factor on or off and changing one's password need the password. Rules live
 // in domain/users.ts, domain/team.ts, domain/account.ts, domain/two-factor.ts and
 // domain/reauthentication.ts; which role may call each mutation, in domain/permissions.ts.
+import { changePasswordSchema } from "../../domain/account-requests.js";
 import { changePassword } from "../../domain/account.js";
 import { ROLE_DESCRIPTIONS, ROLES, type Role } from "../../domain/permissions.js";
 import { confirmedBySession } from "../../domain/reauthentication.js";
@@ -11,6 +12,7 @@ import { signOutEverywhere } from "../../domain/sessions.js";
 import { removeUser, setUserRole } from "../../domain/team.js";
 import { recoveryCodesRemaining, regenerateRecoveryCodes } from "../../domain/two-factor.js";
 import { confirmTotp, disableTotp, findUser, listUsers, startTotpEnrollment, type UserView, userView } from "../../domain/users.js";
+import { parseInput } from "../../domain/validation.js";
 import { qrSvg } from "../../lib/qr-svg.js";
 import { builder } from "../builder.js";
 
@@ -133,7 +135,7 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, args, ctx) => {
       const session = ctx.session();
-      return changePassword(ctx.prisma, ctx.rateLimiter, session, args, ctx.actor());
+      return changePassword(ctx.prisma, ctx.rateLimiter, session, parseInput(changePasswordSchema, args), ctx.actor());
     },
   }),
   signOutEverywhere: t.int({

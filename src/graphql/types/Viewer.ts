@@ -1,8 +1,10 @@
 // `viewer`: who is signed in to the dashboard, in which mode, and the merchant's settings, which
 // only a session may change (updateMerchantSettings). Rules live in domain/merchants.ts.
+import { settingsSchema } from "../../domain/merchant-requests.js";
 import { getMerchant, type Merchant, updateMerchantSettings } from "../../domain/merchants.js";
 import { confirmedBySession } from "../../domain/reauthentication.js";
 import { findUser, userView } from "../../domain/users.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { User } from "./User.js";
 import { Mode } from "./Mode.js";
@@ -78,7 +80,7 @@ builder.mutationFields((t) => ({
       return updateMerchantSettings(
         ctx.prisma,
         session.merchantId,
-        changes,
+        parseInput(settingsSchema, changes),
         confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode }),
         ctx.chains,
         ctx.actor(),

@@ -2,6 +2,8 @@
 // /v1/webhook_endpoints. The signing secret is shown only by the mutations that make one. Rules live
 // in domain/webhook-endpoints.ts.
 import { describe } from "../../domain/describe.js";
+import { parseInput } from "../../domain/validation.js";
+import { createSchema, listSchema, rotateSchema, updateSchema } from "../../domain/webhook-endpoint-requests.js";
 import {
   countWebhookEndpoints,
   createWebhookEndpoint,
@@ -82,7 +84,7 @@ builder.queryFields((t) => ({
       description: "Your webhook endpoints in the key's mode, newest first.",
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
-        const page = await listWebhookEndpoints(ctx.prisma, scope, pageRequest(args), pageEnd(args));
+        const page = await listWebhookEndpoints(ctx.prisma, scope, parseInput(listSchema, pageRequest(args)), pageEnd(args));
         return connectionOf(page, args, () => countWebhookEndpoints(ctx.prisma, scope));
       },
     },
@@ -101,7 +103,7 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointWithSecret,
     description: "Adds an enabled endpoint in the key's mode, with its signing secret.",
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: "The endpoint." }) },
-    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx.prisma, ctx.scope(), { ...input }, callerActor(ctx)),
+    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input }), callerActor(ctx)),
   }),
   updateWebhookEndpoint: t.prismaField({
     type: "WebhookEndpoint",
@@ -110,7 +112,8 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The endpoint's id (whep_…)." }),
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updateWebhookEndpoint(ctx.prisma, ctx.scope(), id, { ...input }, callerActor(ctx)),
+    resolve: (_query, _root, { id, input }, ctx) =>
+      updateWebhookEndpoint(ctx.prisma, ctx.scope(), id, parseInput(updateSchema, { ...input }), callerActor(ctx)),
   }),
   rotateWebhookEndpointSecret: t.field({
     type: WebhookEndpointWithSecret,
@@ -120,7 +123,7 @@ builder.mutationFields((t) => ({
       overlapHours: t.arg.int({ description: "Hours the old secret keeps signing: 0–168, default 24." }),
     },
     resolve: (_root, { id, overlapHours }, ctx) =>
-      rotateWebhookSecret(ctx.prisma, ctx.scope(), id, overlapHours == null ? {} : { overlapHours }, callerActor(ctx)),
+      rotateWebhookSecret(ctx.prisma, ctx.scope(), id, parseInput(rotateSchema, overlapHours == null ? {} : { overlapHours }), callerActor(ctx)),
   }),
   deleteWebhookEndpoint: t.field({
     type: DeletedWebhookEndpoint,
