@@ -21,11 +21,11 @@ import {
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { selectSchema } from "../../src/domain/chain-selection.js";
+import { selectSchema } from "../../src/domain/chain-selection-requests.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges/requests.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customers.js";
 import { testWebhookSchema } from "../../src/domain/test-webhook-requests.js";
-import { testPaySchema } from "../../src/domain/test-payments.js";
+import { testPaySchema } from "../../src/domain/test-payment-requests.js";
 import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoice-requests.js";
 import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-links.js";
 import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plans.js";
