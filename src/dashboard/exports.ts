@@ -7,12 +7,14 @@
 // history's download is the merchant's in both modes, for owners and admins only.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
+import { filterSchema as ledgerFilters } from "../domain/balance-transaction-requests.js";
 import { balanceTransactionsCsv } from "../domain/balance-transactions.js";
 import { chargesCsv } from "../domain/charges-csv.js";
 import { filtersOnly } from "../domain/charges/requests.js";
 import { authorize } from "../domain/permissions.js";
 import { inScope, modeName, type Scope } from "../domain/scope.js";
 import type { SessionPrincipal } from "../domain/sessions.js";
+import { filterSchema as securityFilters } from "../domain/security-event-requests.js";
 import { securityEventsCsv } from "../domain/security-events.js";
 import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
@@ -28,7 +30,7 @@ export interface ExportDeps {
 
 /** What each download writes, from the scope and the export's query (its filters, without `mode`). */
 const EXPORTS = {
-  balance_transactions: balanceTransactionsCsv,
+  balance_transactions: (prisma: Prisma, scope: Scope, query: unknown) => balanceTransactionsCsv(prisma, scope, parseInput(ledgerFilters, query)),
   charges: (prisma: Prisma, scope: Scope, query: unknown) => chargesCsv(prisma, scope, parseInput(filtersOnly, query)),
 } as const;
 
@@ -62,6 +64,6 @@ export function dashboardExportRoutes(app: FastifyInstance, { prisma, rateLimite
   app.get<{ Querystring: Record<string, unknown> }>("/dashboard/security-events.csv", async (req, reply) => {
     const principal = await sessionOf(req);
     authorize(principal.role, "security");
-    return sendCsv(reply, "security_events", null, securityEventsCsv(prisma, principal.merchantId, req.query ?? {}));
+    return sendCsv(reply, "security_events", null, securityEventsCsv(prisma, principal.merchantId, parseInput(securityFilters, req.query ?? {})));
   });
 }

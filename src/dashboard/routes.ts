@@ -4,8 +4,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Prisma } from "../db/client.js";
 import { reauthenticate } from "../domain/reauthentication.js";
+import { reauthenticateSchema } from "../domain/reauthentication-requests.js";
+import { signInSchema, switchModeSchema } from "../domain/session-requests.js";
 import { type OpenedSession, type SignInDevice, signIn, signOut, switchMode } from "../domain/sessions.js";
 import { actorOf } from "../domain/security-events.js";
+import { parseInput } from "../domain/validation.js";
 import { authenticateFrom, requestClient } from "../http/callers.js";
 import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
@@ -36,7 +39,9 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
     const release = await anonymous.enter();
     let signedIn: Awaited<ReturnType<typeof signIn>>;
     try {
-      signedIn = await authenticateFrom(rateLimiter, req.clientAddress, () => signIn(prisma, rateLimiter, req.body ?? {}, signInDevice(req)));
+      signedIn = await authenticateFrom(rateLimiter, req.clientAddress, () =>
+        signIn(prisma, rateLimiter, parseInput(signInSchema, req.body ?? {}), signInDevice(req)),
+      );
     } finally {
       release();
     }
@@ -50,7 +55,7 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
 
   app.patch("/dashboard/session", async (req, reply) => {
     const { view } = await sessionOf(req, true);
-    const mode = await switchMode(prisma, view.id, req.body ?? {});
+    const mode = await switchMode(prisma, view.id, parseInput(switchModeSchema, req.body ?? {}));
     return noStore(reply).send({ ...view, mode });
   });
 
@@ -60,7 +65,12 @@ export function dashboardSessionRoutes(app: FastifyInstance, deps: DashboardDeps
     const session = await sessionOf(req, true);
     // Each attempt is a 32 MiB password hash: a session gets as many as it may create things.
     await rateLimiter.consume(session.credentialId, "create");
-    const until = await reauthenticate(prisma, rateLimiter, { sessionId: session.credentialId, userId: session.userId }, req.body ?? {});
+    const until = await reauthenticate(
+      prisma,
+      rateLimiter,
+      { sessionId: session.credentialId, userId: session.userId },
+      parseInput(reauthenticateSchema, req.body ?? {}),
+    );
     return noStore(reply).send({ reauthenticatedUntil: until.toISOString() });
   });
 

@@ -3,9 +3,12 @@
 // only, each request spending the address's public budget, inside the anonymous bulkhead (a reset or
 // an acceptance is a 32 MiB password hash).
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { acceptInvitationSchema } from "../domain/invitation-requests.js";
 import { acceptInvitation } from "../domain/invitations.js";
+import { forgotPasswordSchema, resetPasswordSchema } from "../domain/password-reset-requests.js";
 import { requestPasswordReset, resetPasswordWithToken } from "../domain/password-resets.js";
 import { openSession } from "../domain/sessions.js";
+import { parseInput } from "../domain/validation.js";
 import { requestClient } from "../http/callers.js";
 import { crossOrigin, fromOwnOrigin } from "../http/session-cookie.js";
 import { type DashboardDeps, noStore, signedInReply, signInDevice } from "./routes.js";
@@ -35,7 +38,7 @@ export function dashboardTeamRoutes(app: FastifyInstance, deps: DashboardDeps): 
 
   app.post("/dashboard/password/forgot", async (req, reply) => {
     const started = Date.now();
-    await anonymousPost(req, () => requestPasswordReset(prisma, req.body ?? {}, publicUrl));
+    await anonymousPost(req, () => requestPasswordReset(prisma, parseInput(forgotPasswordSchema, req.body ?? {}), publicUrl));
     const rest = FORGOT_ANSWER_MS - (Date.now() - started);
     if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
     return noStore(reply)
@@ -44,14 +47,16 @@ export function dashboardTeamRoutes(app: FastifyInstance, deps: DashboardDeps): 
   });
 
   app.post("/dashboard/password/reset", async (req, reply) => {
-    await anonymousPost(req, () => resetPasswordWithToken(prisma, req.body ?? {}, requestClient(req)));
+    await anonymousPost(req, () => resetPasswordWithToken(prisma, parseInput(resetPasswordSchema, req.body ?? {}), requestClient(req)));
     return noStore(reply).send({ message: "Your password was changed and every session was signed out: sign in with the new password." });
   });
 
   app.post("/dashboard/invitations/accept", async (req, reply) => {
     const device = signInDevice(req);
     const from = { ip: device.ip, userAgent: device.userAgent };
-    const opened = await anonymousPost(req, async () => openSession(prisma, await acceptInvitation(prisma, req.body ?? {}, from), false, device));
+    const opened = await anonymousPost(req, async () =>
+      openSession(prisma, await acceptInvitation(prisma, parseInput(acceptInvitationSchema, req.body ?? {}), from), false, device),
+    );
     return signedInReply(reply, opened, secure).send(opened.session);
   });
 }

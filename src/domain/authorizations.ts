@@ -41,6 +41,8 @@ export const authorizationSchema = z.strictObject(
   },
   { error: "must be a JSON object" },
 );
+/** A signed authorization handed in, parsed (authorizationSchema): the doors parse it, the domain checks it. */
+export type AuthorizationRequest = z.output<typeof authorizationSchema>;
 
 /** The token's view of each chain's authorizations (null: the chain is not one of ours). */
 export type AuthorizationReaders = (chainId: number) => UsdcAuthorizations | null;

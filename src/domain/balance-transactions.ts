@@ -5,16 +5,17 @@
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { BalanceTransaction, Prisma as P } from "../generated/prisma/client.js";
+import { BALANCE_TRANSACTION_TYPES, type BalanceTransactionFilters, type BalanceTransactionListQuery } from "./balance-transaction-requests.js";
 import { csvLines, olderThan } from "./csv.js";
 import { invalidParam, notFound } from "./errors.js";
 import { formatAmount } from "./money.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { instantParam, parseInput } from "./validation.js";
 
 export type { BalanceTransaction };
 
-export const BALANCE_TRANSACTION_TYPES = ["payment", "fee", "payout", "refund", "reversal"] as const;
+// Defined with the requests that filter by them; the GraphQL door finds them here with the rest of the ledger.
+export { BALANCE_TRANSACTION_TYPES };
 
 /** The public JSON form of a balance transaction. */
 export const BalanceTransactionResource = z.object({
@@ -57,25 +58,8 @@ export function balanceTransactionResource(b: BalanceTransaction): BalanceTransa
   };
 }
 
-const filterShape = {
-  chargeId: z.string().min(1).max(100).optional(),
-  refundId: z.string().min(1).max(100).optional(),
-  type: z.enum(BALANCE_TRANSACTION_TYPES, { error: `must be one of ${BALANCE_TRANSACTION_TYPES.join(", ")}` }).optional(),
-  createdGte: instantParam().optional().describe("Only rows recorded at or after this instant."),
-  createdLt: instantParam().optional().describe("Only rows recorded before this instant."),
-};
-
-/** The query of GET /v1/balance_transactions. */
-export const listSchema = z.strictObject({
-  ...pageParams,
-  ...filterShape,
-});
-/** The filters alone: what the CSV export takes. */
-export const filterSchema = z.strictObject(filterShape);
-export type BalanceTransactionFilters = z.input<typeof filterSchema>;
-
 /** The where-clause of a ledger list: this merchant and mode, and the filters. */
-function ledgerFilter(scope: Scope, f: z.output<typeof filterSchema>): P.BalanceTransactionWhereInput {
+function ledgerFilter(scope: Scope, f: BalanceTransactionFilters): P.BalanceTransactionWhereInput {
   return {
     ...inScope(scope),
     ...(f.chargeId && { chargeId: f.chargeId }),
@@ -86,8 +70,13 @@ function ledgerFilter(scope: Scope, f: z.output<typeof filterSchema>): P.Balance
 }
 
 /** One page of balance transactions, newest first. */
-export async function listBalanceTransactions(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<BalanceTransaction>> {
-  const { limit, startingAfter, endingBefore, ...filters } = parseInput(listSchema, input);
+export async function listBalanceTransactions(
+  prisma: Prisma,
+  scope: Scope,
+  query: BalanceTransactionListQuery,
+  end: PageEnd = "newest",
+): Promise<Page<BalanceTransaction>> {
+  const { limit, startingAfter, endingBefore, ...filters } = query;
   const where = ledgerFilter(scope, filters);
   return keysetPage(
     "balance_transaction",
@@ -99,8 +88,8 @@ export async function listBalanceTransactions(prisma: Prisma, scope: Scope, inpu
 }
 
 /** How many balance transactions match the filters (GraphQL's `totalCount`). */
-export function countBalanceTransactions(prisma: Prisma, scope: Scope, filters: unknown): Promise<number> {
-  return prisma.balanceTransaction.count({ where: ledgerFilter(scope, parseInput(filterSchema, filters)) });
+export function countBalanceTransactions(prisma: Prisma, scope: Scope, filters: BalanceTransactionFilters): Promise<number> {
+  return prisma.balanceTransaction.count({ where: ledgerFilter(scope, filters) });
 }
 
 /** A charge's balance transactions, oldest first (the charge's own ledger). */
@@ -125,12 +114,10 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * Every balance transaction matching the filters `input` (no cursor: an export is every matching
- * row), newest first, as CSV lines (domain/csv.ts): the header, then one line per row. A bad query
- * throws here, before the first line.
+ * Every balance transaction matching `filters` (no cursor: an export is every matching row), newest
+ * first, as CSV lines (domain/csv.ts): the header, then one line per row.
  */
-export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, input: unknown): AsyncGenerator<string> {
-  const filters = parseInput(filterSchema, input);
+export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, filters: BalanceTransactionFilters): AsyncGenerator<string> {
   const where = ledgerFilter(scope, filters);
   return csvLines(
     CSV_COLUMNS,

@@ -3,25 +3,18 @@
 // payout that first needs it, so an abandoned charge costs no gas. The worker compares the address's
 // balance there with the ledger at once (money sent before the pick is counted). The charge id is the
 // capability: no merchant scope.
-import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../chain/clones.js";
 import type { Prisma } from "../db/client.js";
+import type { SelectChainRequest } from "./chain-selection-requests.js";
 import { notPayableReason } from "./charges/lifecycle.js";
 import type { ChangeSettings } from "./charges/settings.js";
 import { chargeResource } from "./charges/resource.js";
 import { AppError, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { type PublicCharge, publicCharge } from "./payment-session.js";
-import { integerTypeError, parseInput } from "./validation.js";
 
 const MINUTE_MS = 60_000;
-
-/** The body of POST /v1/public/charges/:id/chain and the hosted page's chain form. */
-export const selectSchema = z.strictObject(
-  { chainId: z.number({ error: integerTypeError("must be a chain id (a number)") }).int() },
-  { error: "must be a JSON object" },
-);
 
 /**
  * Picks the chain a charge will be paid on, once. Shows its address (CREATE2, computed locally; for a
@@ -35,10 +28,9 @@ export async function selectChain(
   chains: ChainSet,
   settings: ChangeSettings,
   chargeId: string,
-  input: unknown,
+  { chainId }: SelectChainRequest,
   now = new Date(),
 ): Promise<PublicCharge> {
-  const { chainId } = parseInput(selectSchema, input);
   const { updated, view } = await prisma.$transaction(async (tx) => {
     // The row lock makes a second, concurrent selection wait and then see the first.
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM charges WHERE id = ${chargeId} FOR UPDATE`;

@@ -21,12 +21,18 @@ import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
 import type { Authorization, Prisma as P } from "../generated/prisma/client.js";
 import type { ChargeSettings } from "./charges/settings.js";
-import { type AuthorizationReaders, authorizationRow, authorizationSchema, checkAuthorization, invalidAuthorization, validUntil } from "./authorizations.js";
+import {
+  type AuthorizationReaders,
+  type AuthorizationRequest,
+  authorizationRow,
+  checkAuthorization,
+  invalidAuthorization,
+  validUntil,
+} from "./authorizations.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import { budgetExhausted, checkRelayerBudget, countRelayerRefusal, merchantGasLeft, relayerGasToday, withinRelayerBudget } from "./relayer-budget.js";
-import { parseInput } from "./validation.js";
 
 /** A chain's gasless gas per UTC day when CHAIN_<id>_GASLESS_DAILY_GAS does not say: about 50 payments. */
 export const DEFAULT_GASLESS_DAILY_GAS = 5_000_000n;
@@ -156,10 +162,9 @@ export async function submitChargeAuthorization(
   readers: AuthorizationReaders,
   settings: GaslessSettings,
   chargeId: string,
-  input: unknown,
+  data: AuthorizationRequest,
   now = new Date(),
 ): Promise<Authorization> {
-  const data = parseInput(authorizationSchema, input);
   const charge = await payableCharge(prisma, chargeId, now);
   const reader = readers(charge.chainId);
   const a: TransferAuthorization = { ...data, to: charge.cloneAddress };

@@ -1,12 +1,11 @@
 // The dashboard's summary of a merchant's charges in one mode: how many are in each status, the
 // volume completed per day, and the protocol fees paid, over the last `days` days. Sums are taken
 // in the database over integer base units (numeric), read as text and formatted once.
-import { z } from "zod";
 import { type Prisma, selectRows } from "../db/client.js";
+import type { ChargeStatsQuery } from "./charge-stats-requests.js";
 import { CHARGE_STATUSES, type ChargeStatus } from "./charges/lifecycle.js";
 import { formatAmount } from "./money.js";
 import type { Scope } from "./scope.js";
-import { integerField, parseInput } from "./validation.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -20,11 +19,8 @@ export interface ChargeStats {
   feesPaid: string;
 }
 
-const statsSchema = z.strictObject({ days: integerField(1, 366).default(30) });
-
 /** The summary over the last `days` UTC days (today included). */
-export async function chargeStats(prisma: Prisma, scope: Scope, input: unknown, now = new Date()): Promise<ChargeStats> {
-  const { days } = parseInput(statsSchema, input);
+export async function chargeStats(prisma: Prisma, scope: Scope, { days }: ChargeStatsQuery, now = new Date()): Promise<ChargeStats> {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const since = new Date(today - (days - 1) * DAY_MS);
   const params = [scope.merchantId, scope.livemode, since];

@@ -12,28 +12,16 @@ import type { Email, Merchant } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { isEmailAddress, isHeaderSafe } from "../email/address.js";
 import type { EmailBrand, RenderedEmail } from "../email/layout.js";
+import { EMAIL_STATUSES, EMAIL_TYPES, type EmailFilters, type EmailListQuery } from "./email-requests.js";
 import { AppError, notFound } from "./errors.js";
 import { newId } from "./ids.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
 
 export type { Email };
 
-/** Every kind of email the service writes (.docs/email.md). */
-export const EMAIL_TYPES = [
-  "invoice",
-  "receipt",
-  "refund_claim",
-  "password_reset",
-  "invitation",
-  "security_notice",
-  "alert",
-  "subscription_checkout",
-  "invoice_upcoming",
-  "invoice_payment_failed",
-  "subscription_canceled",
-] as const;
+// Defined with the requests that filter by them; the rest of the service finds them here with the outbox.
+export { EMAIL_STATUSES, EMAIL_TYPES };
 
 export type EmailType = (typeof EMAIL_TYPES)[number];
 
@@ -99,9 +87,6 @@ export async function enqueueEmail(tx: P.TransactionClient, draft: EmailDraft): 
   return id;
 }
 
-/** Where an email is, as the API shows it (the stored status in lower case). */
-export const EMAIL_STATUSES = ["queued", "sent", "failed", "held"] as const;
-
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 /** What each status means: the OpenAPI and GraphQL descriptions. */
@@ -165,20 +150,8 @@ export function emailResource(e: Email): EmailResource {
   };
 }
 
-export const listSchema = z.strictObject({
-  ...pageParams,
-  to: z.string().trim().min(1).max(320).optional().describe("Only emails to this address (case-insensitive, the whole address)."),
-  type: z.enum(EMAIL_TYPES, { error: `must be one of ${EMAIL_TYPES.join(", ")}` }).optional(),
-  status: z.enum(EMAIL_STATUSES, { error: `must be one of ${EMAIL_STATUSES.join(", ")}` }).optional(),
-});
-
-const filterSchema = listSchema.pick({ to: true, type: true, status: true });
-
-/** An email list's filters, as REST's query and GraphQL's arguments name them (checked here). */
-export type EmailFilters = { [K in keyof z.input<typeof filterSchema>]?: string | undefined };
-
 /** The where-clause of an email list: this merchant and mode (so never the operator's), optionally one address, type or status. */
-function emailFilter(scope: Scope, f: z.output<typeof filterSchema>): P.EmailWhereInput {
+function emailFilter(scope: Scope, f: EmailFilters): P.EmailWhereInput {
   return {
     ...inScope(scope),
     // Stored in lower case (enqueueEmail), so equality is the case-insensitive match.
@@ -189,13 +162,13 @@ function emailFilter(scope: Scope, f: z.output<typeof filterSchema>): P.EmailWhe
 }
 
 /** How many emails match the list's filters (GraphQL's `totalCount`). */
-export function countEmails(prisma: Prisma, scope: Scope, input: EmailFilters): Promise<number> {
-  return prisma.email.count({ where: emailFilter(scope, parseInput(filterSchema, input)) });
+export function countEmails(prisma: Prisma, scope: Scope, filters: EmailFilters): Promise<number> {
+  return prisma.email.count({ where: emailFilter(scope, filters) });
 }
 
 /** One page of emails, newest first, optionally to one address, of one type or in one status. */
-export async function listEmails(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Email>> {
-  const { to, type, status, ...page } = parseInput(listSchema, input);
+export async function listEmails(prisma: Prisma, scope: Scope, query: EmailListQuery, end: PageEnd = "newest"): Promise<Page<Email>> {
+  const { to, type, status, ...page } = query;
   const where = emailFilter(scope, { to, type, status });
   return keysetPage(
     "email",

@@ -24,49 +24,17 @@ import { type Prisma, selectRows } from "../db/client.js";
 import type { Event } from "../generated/prisma/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
+import { EVENT_OBJECT_TYPES, EVENT_TYPES, type EventFilters, type EventListQuery } from "./event-requests.js";
 import { derivedId, newId } from "./ids.js";
-import { beyond, keysetPage, keysetSql, type Page, type PageEnd, pageParams } from "./paging.js";
+import { beyond, keysetPage, keysetSql, type Page, type PageEnd } from "./paging.js";
 import { addressResource } from "./postal-address.js";
 import { inScope, modeName, type Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
 
 export type { Event };
 
-/** Every event type .docs/webhooks.md lists. */
-export const EVENT_TYPES = [
-  "charge.pending",
-  "charge.chain_selected",
-  "charge.partial",
-  "charge.received",
-  "charge.completed",
-  "charge.underpaid",
-  "charge.expired",
-  "charge.cancelled",
-  "charge.late_payment",
-  "charge.payout_confirmed",
-  "charge.payout_blocked",
-  "charge.needs_review",
-  "charge.reviewed",
-  "customer.created",
-  "customer.updated",
-  "customer.deleted",
-  "refund.created",
-  "refund.updated",
-  "refund.completed",
-  "refund.cancelled",
-  "invoice.created",
-  "invoice.updated",
-  "invoice.finalized",
-  "invoice.paid",
-  "invoice.voided",
-  "invoice.marked_uncollectible",
-  "invoice.deleted",
-  "invoice.upcoming",
-  "invoice.payment_failed",
-  "subscription.created",
-  "subscription.updated",
-  "subscription.canceled",
-] as const;
+// Defined with the requests that name them (a list's filter, a live stream's, a webhook endpoint's);
+// the rest of the service finds them here with the events.
+export { EVENT_OBJECT_TYPES, EVENT_TYPES };
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -258,13 +226,6 @@ export function webhookBody(e: EventResource): string {
   return JSON.stringify({ id: e.id, type: e.type, timestamp: e.timestamp, livemode: e.livemode, data: e.data });
 }
 
-const followedTypes = z.array(z.enum(EVENT_TYPES, { error: "must be an event type, e.g. customer.created (the eventTypes query lists them)" })).max(100);
-
-/** The event types a live stream follows, checked (400 naming `types`); empty: every type. */
-export function parseFollowedTypes(types: readonly string[] | null | undefined): EventType[] {
-  return [...new Set(parseInput(z.object({ types: followedTypes }), { types: types ?? [] }).types)];
-}
-
 /** Shapes a stored event as the API shows it and webhooks carry it. */
 export function eventResource(e: Pick<Event, "id" | "type" | "createdAt" | "livemode" | "data">): EventResource {
   return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), livemode: e.livemode, data: eventData(e.type, e.data) };
@@ -280,54 +241,35 @@ export function eventData(type: string, data: Event["data"]): Event["data"] {
   return { ...data, address: addressResource(data.address) };
 }
 
-/** The kinds of object events are about: the part of their type before the dot (charge, customer, …). */
-export const EVENT_OBJECT_TYPES = [...new Set(EVENT_TYPES.map((t) => t.slice(0, t.indexOf("."))))];
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
-  objectType: z
-    .enum(EVENT_OBJECT_TYPES as [string, ...string[]], { error: `must be one of ${EVENT_OBJECT_TYPES.join(", ")}` })
-    .optional()
-    .describe(`Only events about this kind of object: ${EVENT_OBJECT_TYPES.join(", ")}.`),
-  objectId: z.string().trim().min(1).max(100).optional().describe("Only events about this object: the id its data carries (chrg_…, cus_…, ref_…, inv_…)."),
-});
-
-const filterSchema = listSchema.pick({ type: true, objectType: true, objectId: true });
-
-/** An event list's filters, as REST's query and GraphQL's arguments name them (checked here). */
-export type EventFilters = { [K in keyof z.input<typeof filterSchema>]?: string | undefined };
-
 /** The types an event list keeps (null: any): the one asked for, or every type of the object kind asked for. */
-function typesOf(f: z.output<typeof filterSchema>): string[] | null {
+function typesOf(f: EventFilters): string[] | null {
   const types = EVENT_TYPES.filter((t) => (!f.type || t === f.type) && (!f.objectType || t.startsWith(`${f.objectType}.`)));
   return f.type || f.objectType ? types : null;
 }
 
 /** The where-clause of an event list without an object id: this merchant and mode, optionally some types. */
-export function eventFilter(scope: Scope, input: EventFilters): P.EventWhereInput {
-  const types = typesOf(parseInput(filterSchema, input));
+export function eventFilter(scope: Scope, f: EventFilters): P.EventWhereInput {
+  const types = typesOf(f);
   return { merchantId: scope.merchantId, livemode: scope.livemode, ...(types && { type: { in: types } }) };
 }
 
 /** An event list's filters in SQL, for lists by object id: `data->>'id'` has an expression index (migration 20261201010000), which Prisma cannot write. */
-function objectFilterSql(scope: Scope, f: z.output<typeof filterSchema>, objectId: string): P.Sql {
+function objectFilterSql(scope: Scope, f: EventFilters, objectId: string): P.Sql {
   const types = typesOf(f);
   return P.sql`merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND (data->>'id') = ${objectId}
     ${types ? P.sql`AND type = ANY(${types})` : P.empty}`;
 }
 
 /** How many events match the list filters (GraphQL's `totalCount`). */
-export async function countEvents(prisma: Prisma, scope: Scope, input: EventFilters): Promise<number> {
-  const f = parseInput(filterSchema, input);
+export async function countEvents(prisma: Prisma, scope: Scope, f: EventFilters): Promise<number> {
   if (!f.objectId) return prisma.event.count({ where: eventFilter(scope, f) });
   const [row] = await prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM events WHERE ${objectFilterSql(scope, f, f.objectId)}`;
   return row!.count;
 }
 
 /** One page of events, newest first, with cursor pagination, filtered by type, object kind or object id. */
-export async function listEvents(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Event>> {
-  const { type, objectType, objectId, ...params } = parseInput(listSchema, input);
+export async function listEvents(prisma: Prisma, scope: Scope, query: EventListQuery, end: PageEnd = "newest"): Promise<Page<Event>> {
+  const { type, objectType, objectId, ...params } = query;
   const f = { type, objectType, objectId };
   const where = eventFilter(scope, f);
   return keysetPage(

@@ -7,34 +7,20 @@
 //   the same email replaces the pending one;
 // - the account, the spent invitation and the notice to the team commit together;
 // - only owners invite owners (domain/team.ts); the invitee gets the invitation's role.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
 import type { Invitation, User } from "../generated/prisma/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { hashPassword, passwordSchema } from "./passwords.js";
-import { parseRole, ROLES, type Role } from "./permissions.js";
+import type { AcceptInvitationRequest, InviteRequest } from "./invitation-requests.js";
+import { hashPassword } from "./passwords.js";
+import { parseRole, type Role } from "./permissions.js";
 import { type Actor, recordSecurityEvent } from "./security-events.js";
 import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
-import { parseInput } from "./validation.js";
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-const inviteSchema = z.strictObject(
-  {
-    email: z
-      .email({ error: "must be a valid email address" })
-      .max(254)
-      .transform((e) => e.toLowerCase()),
-    // The roles are domain/permissions.ts's: one list for invitations, the CLI and setUserRole.
-    role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }).default("admin"),
-  },
-  { error: "must be a JSON object" },
-);
-export const acceptInvitationSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
-
 /** An invitation as the dashboard lists it: never its token. */
 export interface InvitationView {
   id: string;
@@ -63,13 +49,12 @@ function userExists(): AppError {
 export async function inviteUser(
   prisma: Prisma,
   inviter: { merchantId: string; userId: string; role: Role },
-  input: unknown,
+  data: InviteRequest,
   confirm: Confirmation,
   publicUrl: string,
   actor: Actor,
   now = new Date(),
 ): Promise<InvitationView & { link: string }> {
-  const data = parseInput(inviteSchema, input);
   if (data.role === "owner" && inviter.role !== "owner") throw new AppError("permission_denied", "Only owners may invite an owner.", "role");
   await confirm();
   return prisma.$transaction(async (tx) => {
@@ -145,8 +130,7 @@ function invalidInvitation(): AppError {
  * inviting merchant with the invitation's role, spends the invitation, records `user_joined` (from
  * the browser `from`) and tells the team. Returns the new user.
  */
-export async function acceptInvitation(prisma: Prisma, input: unknown, from: Pick<Actor, "ip" | "userAgent">, now = new Date()): Promise<User> {
-  const data = parseInput(acceptInvitationSchema, input);
+export async function acceptInvitation(prisma: Prisma, data: AcceptInvitationRequest, from: Pick<Actor, "ip" | "userAgent">, now = new Date()): Promise<User> {
   const tokenHash = hashToken(data.token);
   const found = await prisma.invitation.findUnique({ where: { tokenHash } });
   if (!found || found.acceptedAt || found.revokedAt || found.expiresAt <= now) throw invalidInvitation();

@@ -35,14 +35,15 @@ import { AppError, invalidParam, notFound, unknownReference } from "./errors.js"
 import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { amountDue, INVOICE_STATUSES, invoiceStep, settles } from "./invoice-lifecycle.js";
+import type { InvoiceFilters, InvoiceListQuery, InvoiceRequest, InvoiceUpdate, LineItemsRequest } from "./invoice-requests.js";
 import { jsonColumn } from "./json-columns.js";
-import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
+import { MetadataShape, mergeMetadata, storedMetadata } from "./metadata.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
-import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
+import { countsByParent, keysetPage, type Page, type PageEnd, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveChain, assertLiveReady } from "./live-chains.js";
 import { assertLiveWallet } from "./settlement-wallets.js";
-import { amountInput, integerField, parseInput } from "./validation.js";
+import { parseInput } from "./validation.js";
 
 export type { Invoice };
 // The doors find these here with the rest of the invoice (graphql/types/Invoice.ts, pay/invoice-page.ts).
@@ -54,53 +55,6 @@ export type BillingReason = (typeof BILLING_REASONS)[number];
 
 /** How long the charge made from the hosted page waits for the buyer's money. */
 const CHARGE_MINUTES = 60;
-
-const lineItemInput = z.strictObject(
-  {
-    description: z
-      .string()
-      .max(500)
-      .refine((s) => s.trim().length > 0, "must not be blank"),
-    quantity: integerField(1, 10_000),
-    unitAmount: amountInput("5.00"),
-  },
-  { error: "must be an object with description, quantity and unitAmount" },
-);
-
-const lineItemsInput = z
-  .array(lineItemInput, { error: "must be an array of line items" })
-  .min(1, "must have 1 to 100 items")
-  .max(100, "must have 1 to 100 items");
-
-/** A due date: an ISO 8601 date (`2026-12-31`, the end of that day in UTC) or date-time with offset. */
-const dueDateInput = z
-  .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: "must be an ISO 8601 date (2026-12-31) or date-time with offset" })
-  .transform((s) => new Date(s.length === 10 ? `${s}T23:59:59.999Z` : s))
-  .nullable();
-
-const memoInput = z.string().max(5000).nullable();
-
-/** The body of POST /v1/invoices (and the createInvoice mutation's input). */
-export const createSchema = z.strictObject(
-  {
-    customerId: z.string().min(1).max(100),
-    lineItems: lineItemsInput,
-    dueDate: dueDateInput.optional(),
-    memo: memoInput.optional(),
-    metadata: metadataInput.optional(),
-  },
-  { error: "must be a JSON object" },
-);
-
-/** The body of PATCH /v1/invoices/:id: what it names changes; `lineItems` replaces all the lines. */
-export const updateSchema = createSchema.partial();
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  status: z.enum(INVOICE_STATUSES, { error: `must be one of ${INVOICE_STATUSES.join(", ")}` }).optional(),
-  customerId: z.string().min(1).max(100).optional(),
-  subscriptionId: z.string().min(1).max(100).optional(),
-});
 
 const LineItem = z.object({
   description: z.string().describe("What the line bills."),
@@ -217,7 +171,7 @@ export function hostedInvoiceUrl(i: Pick<Invoice, "id">, settings: InvoiceSettin
 }
 
 /** The lines as stored and their total; 400 naming the line for a bad amount or a total out of bounds. */
-function priceLines(input: z.output<typeof lineItemsInput>, settings: Pick<ChargeSettings, "amount">): { lines: StoredLine[]; total: bigint } {
+function priceLines(input: LineItemsRequest, settings: Pick<ChargeSettings, "amount">): { lines: StoredLine[]; total: bigint } {
   const priced = input.map((line, index) => {
     const unit = parseAmount(line.unitAmount);
     if (unit === null || unit <= 0n) {
@@ -254,8 +208,7 @@ function assertDueDateAhead(dueDate: Date | null | undefined, now: Date, id?: st
 }
 
 /** Creates a DRAFT invoice for a customer of this merchant and mode; a live one only with a live settlement wallet and an enabled live chain. */
-export async function createInvoice(prisma: Prisma, scope: Scope, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
-  const data = parseInput(createSchema, input);
+export async function createInvoice(prisma: Prisma, scope: Scope, data: InvoiceRequest, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
   assertDueDateAhead(data.dueDate, now);
   const { lines, total } = priceLines(data.lineItems, settings);
   await assertCustomer(prisma, scope, data.customerId);
@@ -297,8 +250,14 @@ async function lockInvoice(tx: P.TransactionClient, id: string, scope: Scope | n
 }
 
 /** Changes a DRAFT: customer, lines (all replaced), due date, memo, metadata (merged). */
-export async function updateInvoice(prisma: Prisma, scope: Scope, id: string, input: unknown, settings: ChargeSettings, now = new Date()): Promise<Invoice> {
-  const data = parseInput(updateSchema, input);
+export async function updateInvoice(
+  prisma: Prisma,
+  scope: Scope,
+  id: string,
+  data: InvoiceUpdate,
+  settings: ChargeSettings,
+  now = new Date(),
+): Promise<Invoice> {
   assertDueDateAhead(data.dueDate, now);
   const priced = data.lineItems === undefined ? null : priceLines(data.lineItems, settings);
   if (data.customerId !== undefined) await assertCustomer(prisma, scope, data.customerId);
@@ -442,9 +401,7 @@ export async function markInvoiceUncollectible(prisma: Prisma, scope: Scope, id:
   });
 }
 
-const filterSchema = listSchema.pick({ status: true, customerId: true, subscriptionId: true });
-
-function invoiceFilter(scope: Scope, f: z.output<typeof filterSchema>): P.InvoiceWhereInput {
+function invoiceFilter(scope: Scope, f: InvoiceFilters): P.InvoiceWhereInput {
   return {
     ...inScope(scope),
     ...(f.status && { status: f.status }),
@@ -454,13 +411,13 @@ function invoiceFilter(scope: Scope, f: z.output<typeof filterSchema>): P.Invoic
 }
 
 /** How many invoices match the list's filters (GraphQL's `totalCount`). */
-export function countInvoices(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  return prisma.invoice.count({ where: invoiceFilter(scope, parseInput(filterSchema, input)) });
+export function countInvoices(prisma: Prisma, scope: Scope, filters: InvoiceFilters): Promise<number> {
+  return prisma.invoice.count({ where: invoiceFilter(scope, filters) });
 }
 
 /** One page of invoices, newest first, optionally of one status, customer or subscription. */
-export async function listInvoices(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Invoice>> {
-  const { status, customerId, subscriptionId, ...page } = parseInput(listSchema, input);
+export async function listInvoices(prisma: Prisma, scope: Scope, query: InvoiceListQuery, end: PageEnd = "newest"): Promise<Page<Invoice>> {
+  const { status, customerId, subscriptionId, ...page } = query;
   const where = invoiceFilter(scope, { status, customerId, subscriptionId });
   return keysetPage(
     "invoice",

@@ -2,12 +2,11 @@
 // left, and the money received on each UTC day, for a window of at most 366 days (the last 30 by
 // default). Sums are the ledger's (domain/ledger.ts), a reversal counted with the kind of row it
 // undoes on the day it was recorded, so a period's figures never change once the period is over.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { invalidParam } from "./errors.js";
+import type { LedgerSummaryQuery } from "./ledger-summary-requests.js";
 import { formatAmount } from "./money.js";
 import type { Scope } from "./scope.js";
-import { instantParam, parseInput } from "./validation.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The longest window: a year, leap day included. */
@@ -31,14 +30,8 @@ export interface LedgerSummary {
   daily: { day: string; grossReceived: string }[];
 }
 
-const summarySchema = z.strictObject({
-  createdGte: instantParam().optional(),
-  createdLt: instantParam().optional(),
-});
-
 /** The ledger of `scope` summed over [createdGte, createdLt): by default the last 30 UTC days, today included. */
-export async function ledgerSummary(prisma: Prisma, scope: Scope, input: unknown, now = new Date()): Promise<LedgerSummary> {
-  const parsed = parseInput(summarySchema, input);
+export async function ledgerSummary(prisma: Prisma, scope: Scope, parsed: LedgerSummaryQuery, now = new Date()): Promise<LedgerSummary> {
   const tomorrow = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + DAY_MS;
   const createdLt = parsed.createdLt ?? new Date(tomorrow);
   const createdGte = parsed.createdGte ?? new Date(createdLt.getTime() - DEFAULT_DAYS * DAY_MS);

@@ -5,30 +5,26 @@
 //   row lock, so parallel requests and several API processes cannot get past it;
 // - only the token's SHA-256 is stored; using it sets the password, spends every link of the user,
 //   ends every session of the user and tells the user, in one transaction.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { AppError } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
-import { hashPassword, passwordSchema } from "./passwords.js";
+import type { ForgotPasswordRequest, ResetPasswordRequest } from "./password-reset-requests.js";
+import { hashPassword } from "./passwords.js";
 import { actorOf, type Client, recordSecurityEvent } from "./security-events.js";
 import { dashboardUrl, emailTeam, securityNotice } from "./team-emails.js";
 import { normalizeEmail } from "./users.js";
-import { parseInput } from "./validation.js";
 
 /** How long a reset link works. */
 export const RESET_TTL_MS = 60 * 60 * 1000;
 /** Reset emails an address may get per hour. */
 export const RESETS_PER_HOUR = 3;
 
-export const forgotPasswordSchema = z.strictObject({ email: z.string().max(254) }, { error: "must be a JSON object" });
-export const resetPasswordSchema = z.strictObject({ token: z.string().max(200), password: passwordSchema }, { error: "must be a JSON object" });
-
 /**
  * Emails a reset link to `email` when it has an account and fewer than 3 links were sent it in the
  * last hour; otherwise does nothing. Says nothing either way: the caller answers alike.
  */
-export async function requestPasswordReset(prisma: Prisma, input: unknown, publicUrl: string, now = new Date()): Promise<void> {
-  const email = normalizeEmail(parseInput(forgotPasswordSchema, input).email);
+export async function requestPasswordReset(prisma: Prisma, input: ForgotPasswordRequest, publicUrl: string, now = new Date()): Promise<void> {
+  const email = normalizeEmail(input.email);
   await prisma.$transaction(async (tx) => {
     // The row lock orders concurrent requests for one user: the count below cannot be raced past.
     const [user] = await tx.$queryRaw<{ id: string; merchant_id: string }[]>`SELECT id, merchant_id FROM users WHERE email = ${email} FOR UPDATE`;
@@ -69,8 +65,7 @@ function invalidToken(): AppError {
  * session of the user ends, the user is told, and the history records it as the user's from `client`.
  * Returns the user's id.
  */
-export async function resetPasswordWithToken(prisma: Prisma, input: unknown, client: Client, now = new Date()): Promise<string> {
-  const data = parseInput(resetPasswordSchema, input);
+export async function resetPasswordWithToken(prisma: Prisma, data: ResetPasswordRequest, client: Client, now = new Date()): Promise<string> {
   const tokenHash = hashToken(data.token);
   const found = await prisma.passwordReset.findUnique({ where: { tokenHash }, include: { user: true } });
   if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();

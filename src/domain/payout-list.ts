@@ -11,9 +11,9 @@ import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import { formatAmount } from "./money.js";
-import { keysetPage, type Page, type PageEnd, type Position, pageParams } from "./paging.js";
+import { keysetPage, type Page, type PageEnd, type Position } from "./paging.js";
+import type { PayoutFilters, PayoutListQuery } from "./payout-requests.js";
 import { inScope, type Scope } from "./scope.js";
-import { instantParam, parseInput } from "./validation.js";
 
 export const PAYOUT_STATUSES = ["paid", "reversed"] as const;
 
@@ -31,25 +31,17 @@ export const PayoutResource = z.object({
 });
 export type PayoutResource = z.infer<typeof PayoutResource>;
 
-const listSchema = z.strictObject({
-  ...pageParams,
-  createdGte: instantParam().optional(),
-  createdLt: instantParam().optional(),
-});
-
 /** A payout's first ledger row: where the payout sits in the list. */
 interface Anchor extends Position {
   chainId: number;
   txHash: string;
 }
 
-type Filters = Pick<z.output<typeof listSchema>, "createdGte" | "createdLt">;
-
 /**
  * The where-clause of the payouts' first rows (`x`) of `scope` recorded in the filters' window: a row
  * is its payout's first when no row of the same transaction, merchant and mode comes before it.
  */
-function firstRows(scope: Scope, { createdGte, createdLt }: Filters): P.Sql {
+function firstRows(scope: Scope, { createdGte, createdLt }: PayoutFilters): P.Sql {
   return P.sql`x.merchant_id = ${scope.merchantId} AND x.livemode = ${scope.livemode} AND x.type IN ('payout', 'fee')
     ${createdGte ? P.sql`AND x.created_at >= ${createdGte}` : P.empty} ${createdLt ? P.sql`AND x.created_at < ${createdLt}` : P.empty}
     AND NOT EXISTS (
@@ -59,8 +51,8 @@ function firstRows(scope: Scope, { createdGte, createdLt }: Filters): P.Sql {
 }
 
 /** One page of the payouts of `scope`, newest first, filtered by when they were recorded. */
-export async function listPayouts(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<PayoutResource>> {
-  const { limit, startingAfter, endingBefore, ...filters } = parseInput(listSchema, input);
+export async function listPayouts(prisma: Prisma, scope: Scope, query: PayoutListQuery, end: PageEnd = "newest"): Promise<Page<PayoutResource>> {
+  const { limit, startingAfter, endingBefore, ...filters } = query;
   let cursor: Position | null = null;
   const page = await keysetPage<Anchor>(
     "payout",
@@ -122,8 +114,7 @@ async function payoutsOf(prisma: Prisma, scope: Scope, anchors: Anchor[]): Promi
 }
 
 /** How many payouts of `scope` match the filters (GraphQL's `totalCount`). */
-export async function countPayouts(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  const filters = parseInput(listSchema.pick({ createdGte: true, createdLt: true }), input);
+export async function countPayouts(prisma: Prisma, scope: Scope, filters: PayoutFilters): Promise<number> {
   const [row] = await prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM balance_transactions x WHERE ${firstRows(scope, filters)}`;
   return Number(row!.count);
 }

@@ -5,14 +5,13 @@
 // Signing in does not count: an open session alone, on a shared computer or stolen, must not be
 // enough to redirect the money. Every attempt spends the email's sign-in budget as a sign-in does, so
 // guessing here locks the email just the same.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Confirmation } from "./confirmation.js";
 import { AppError } from "./errors.js";
 import { verifyPassword } from "./passwords.js";
+import type { ReauthenticateRequest } from "./reauthentication-requests.js";
 import { type SignInAttempts, signInBudgetKey } from "./sessions.js";
 import { acceptSecondFactor } from "./two-factor.js";
-import { parseInput } from "./validation.js";
 
 /** How long a re-authentication counts for. */
 export const REAUTHENTICATION_MS = 5 * 60 * 1000;
@@ -36,11 +35,6 @@ export interface ActingSession {
 }
 
 const PARAMS: ProofParams = { password: "password", totpCode: "totpCode" };
-
-export const reauthenticateSchema = z.strictObject(
-  { password: z.string().max(200), totpCode: z.string().max(20).optional() },
-  { error: "must be a JSON object" },
-);
 
 /**
  * Checks the user's password and, with two-factor sign-in on, a TOTP or recovery code (used up
@@ -86,8 +80,13 @@ async function checkIdentity(
  * Re-authenticates a session with `{password, totpCode?}`: for the next 5 minutes its guarded actions
  * need no proof of their own. Returns when that ends.
  */
-export async function reauthenticate(prisma: Prisma, limiter: SignInAttempts, session: ActingSession, input: unknown, now = new Date()): Promise<Date> {
-  const data = parseInput(reauthenticateSchema, input);
+export async function reauthenticate(
+  prisma: Prisma,
+  limiter: SignInAttempts,
+  session: ActingSession,
+  data: ReauthenticateRequest,
+  now = new Date(),
+): Promise<Date> {
   await checkIdentity(prisma, limiter, session.userId, data, PARAMS, now);
   await prisma.dashboardSession.updateMany({ where: { id: session.sessionId, userId: session.userId }, data: { reauthenticatedAt: now } });
   return new Date(now.getTime() + REAUTHENTICATION_MS);

@@ -12,8 +12,8 @@ import type { Prisma } from "../db/client.js";
 import { isUniqueViolation } from "../db/errors.js";
 import {
   type AuthorizationReaders,
+  type AuthorizationRequest,
   authorizationRow,
-  authorizationSchema,
   checkAuthorization,
   invalidAuthorization as invalid,
   validUntil,
@@ -23,7 +23,6 @@ import { newId } from "./ids.js";
 import { toUnits } from "./money.js";
 import { getRefund, REFUND_INCLUDE, type RefundRow } from "./refunds.js";
 import type { Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
 
 /**
  * Checks a signed authorization for refund `id` and stores it for the worker to relay (202). 400
@@ -35,11 +34,10 @@ export async function submitRefundAuthorization(
   prisma: Prisma,
   scope: Scope,
   id: string,
-  input: unknown,
+  data: AuthorizationRequest,
   readers: AuthorizationReaders,
   now = new Date(),
 ): Promise<RefundRow> {
-  const data = parseInput(authorizationSchema, input);
   const refund = await getRefund(prisma, scope, id);
   const payable = (r: RefundRow) => r.status === "AWAITING_PAYMENT" && r.address !== null && r.txHash === null;
   if (!payable(refund)) {

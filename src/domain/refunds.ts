@@ -34,9 +34,9 @@ import { type NewEvent, recordEvents } from "./events.js";
 import { validUntil } from "./authorizations.js";
 import { newId, randomBase62 } from "./ids.js";
 import { formatAmount, parseAmount } from "./money.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
+import { REFUND_STATUSES, type RefundClaim, type RefundFilters, type RefundListQuery, type RefundRequest } from "./refund-requests.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
-import { amountInput, evmAddress, parseInput } from "./validation.js";
 
 export type { Refund };
 
@@ -46,34 +46,13 @@ export type RefundRow = Refund & { authorizations?: Pick<Authorization, "status"
 /** Reads a refund with what `refundResource` shows of its authorizations. */
 export const REFUND_INCLUDE = { authorizations: { orderBy: { createdAt: "desc" as const }, take: 1 } };
 
-export const REFUND_STATUSES = ["AWAITING_ADDRESS", "AWAITING_PAYMENT", "COMPLETED", "CANCELLED"] as const;
+// Defined with the requests that filter by them; the GraphQL door finds them here with the rest of the refund.
+export { REFUND_STATUSES };
 
 /** Where the claim page lives: `{paymentBaseUrl}/refunds/<id>?token=…`. */
 export interface RefundSettings {
   paymentBaseUrl: string;
 }
-
-/** The body of POST /v1/charges/:id/refunds. */
-export const createSchema = z.strictObject(
-  {
-    amount: amountInput("5.00").optional(),
-    reason: z.string().trim().min(1).max(500).optional(),
-    address: evmAddress().optional(),
-    chainId: z
-      .number({ error: "must be a chain id (an integer)" })
-      .int("must be a chain id (an integer)")
-      .positive("must be a chain id (an integer)")
-      .optional()
-      .describe("The chain to refund on: one where the charge's money arrived. Needed only when money is left on several."),
-  },
-  { error: "must be a JSON object" },
-);
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  chargeId: z.string().min(1).max(100).optional(),
-  status: z.enum(REFUND_STATUSES, { error: `must be one of ${REFUND_STATUSES.join(", ")}` }).optional(),
-});
 
 /** The public JSON form of a refund; also its events' data. */
 export const RefundResource = z.object({
@@ -233,12 +212,11 @@ export async function createRefund(
   prisma: Prisma,
   scope: Scope,
   chargeId: string,
-  input: unknown,
+  data: RefundRequest,
   settings: RefundSettings,
   chains: ChainSet,
   now = new Date(),
 ): Promise<RefundRow> {
-  const data = parseInput(createSchema, input);
   const asked = data.amount === undefined ? null : parseAmount(data.amount);
   if (data.amount !== undefined && (asked === null || asked <= 0n)) {
     throw new AppError("parameter_invalid", 'Invalid amount: must be a positive decimal string with at most 6 decimals, such as "5.00"', "amount");
@@ -333,21 +311,19 @@ export async function getRefund(prisma: Prisma, scope: Scope, id: string, query:
   return refund;
 }
 
-const filterSchema = listSchema.pick({ chargeId: true, status: true });
-
 /** The where-clause of a refund list: this merchant and mode, optionally one charge or status. */
-function refundFilter(scope: Scope, filters: z.output<typeof filterSchema>): P.RefundWhereInput {
+function refundFilter(scope: Scope, filters: RefundFilters): P.RefundWhereInput {
   return { ...inScope(scope), ...(filters.chargeId && { chargeId: filters.chargeId }), ...(filters.status && { status: filters.status }) };
 }
 
 /** How many refunds match the list's filters (GraphQL's `totalCount`). */
-export function countRefunds(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  return prisma.refund.count({ where: refundFilter(scope, parseInput(filterSchema, input)) });
+export function countRefunds(prisma: Prisma, scope: Scope, filters: RefundFilters): Promise<number> {
+  return prisma.refund.count({ where: refundFilter(scope, filters) });
 }
 
 /** One page of refunds, newest first, optionally of one charge or status. */
-export async function listRefunds(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<RefundRow>> {
-  const { chargeId, status, ...page } = parseInput(listSchema, input);
+export async function listRefunds(prisma: Prisma, scope: Scope, query: RefundListQuery, end: PageEnd = "newest"): Promise<Page<RefundRow>> {
+  const { chargeId, status, ...page } = query;
   const where = refundFilter(scope, { chargeId, status });
   if (chargeId && !(await prisma.charge.findFirst({ where: { id: chargeId, ...inScope(scope) }, select: { id: true } }))) {
     throw unknownReference("charge", chargeId, "chargeId");
@@ -419,9 +395,6 @@ async function merchantName(prisma: Prisma, merchantId: string): Promise<string>
   return (await prisma.merchant.findUniqueOrThrow({ where: { id: merchantId }, select: { name: true } })).name;
 }
 
-/** What the claim page posts, besides its token. */
-export const claimSchema = z.strictObject({ address: evmAddress(), confirmAddress: z.string() }, { error: "must be a JSON object" });
-
 /**
  * The buyer gives the address to refund to, typed twice: a mismatch, a bad checksum or an address the
  * money could not reach them at (domain/destinations.ts: the address they paid to, the shop's wallet,
@@ -433,12 +406,11 @@ export async function claimRefund(
   prisma: Prisma,
   id: string,
   token: string,
-  input: unknown,
+  data: RefundClaim,
   settings: RefundSettings,
   chains: ChainSet,
   now = new Date(),
 ): Promise<ClaimView> {
-  const data = parseInput(claimSchema, input);
   if (data.confirmAddress.trim().toLowerCase() !== data.address.toLowerCase()) {
     throw new AppError("parameter_invalid", "The two addresses differ: type the same address twice.", "confirmAddress");
   }

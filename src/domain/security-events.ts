@@ -2,36 +2,17 @@
 // every change to who may act for a merchant or where its money and events go, with who, from where
 // and when. Written in the transaction of the change it records where there is one, so a change is
 // never without its record; kept SECURITY_EVENT_RETENTION_DAYS and then deleted by the worker.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import type { Prisma as P, SecurityEvent } from "../generated/prisma/client.js";
 import { csvLines, olderThan } from "./csv.js";
 import { newId } from "./ids.js";
-import { keysetPage, type Page, type PageEnd, pageParams } from "./paging.js";
-import { instantParam, parseInput } from "./validation.js";
+import { keysetPage, type Page, type PageEnd } from "./paging.js";
+import { SECURITY_EVENT_TYPES, type SecurityEventFilters, type SecurityEventListQuery } from "./security-event-requests.js";
 
 export type { SecurityEvent };
 
-/** What the history records. */
-export const SECURITY_EVENT_TYPES = [
-  "sign_in",
-  "sign_in_failed",
-  "sign_out",
-  "session_expired",
-  "password_changed",
-  "password_reset",
-  "api_key_created",
-  "api_key_rolled",
-  "api_key_revoked",
-  "wallet_changed",
-  "user_invited",
-  "user_joined",
-  "user_removed",
-  "role_changed",
-  "two_factor_enabled",
-  "two_factor_disabled",
-  "webhook_endpoint_changed",
-] as const;
+// Defined with the requests that filter by them; the GraphQL door finds them here with the history.
+export { SECURITY_EVENT_TYPES };
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
 /** How long the history is kept. */
@@ -111,20 +92,8 @@ export async function recordSignInFailure(db: Prisma, email: string, reason: Sig
           AND e.type = 'sign_in_failed' AND e.detail->>'reason' = ${reason} AND ${reason} = 'locked')`;
 }
 
-const filterFields = {
-  type: z.enum(SECURITY_EVENT_TYPES, { error: `must be one of ${SECURITY_EVENT_TYPES.join(", ")}` }).optional(),
-  userId: z.string().min(1).max(100).optional(),
-  createdGte: instantParam().optional(),
-  createdLt: instantParam().optional(),
-};
-const filterSchema = z.strictObject(filterFields, { error: "must be an object" });
-const listSchema = z.strictObject({ ...pageParams, ...filterFields }, { error: "must be an object" });
-
-/** A security history's filters: one type, one user, a creation range. */
-export type SecurityEventFilters = { [K in keyof typeof filterFields]?: string | undefined };
-
 /** The where-clause of a merchant's history with `filters`. */
-function historyWhere(merchantId: string, f: z.output<typeof filterSchema>): P.SecurityEventWhereInput {
+function historyWhere(merchantId: string, f: SecurityEventFilters): P.SecurityEventWhereInput {
   return {
     merchantId,
     ...(f.type && { type: f.type }),
@@ -134,8 +103,13 @@ function historyWhere(merchantId: string, f: z.output<typeof filterSchema>): P.S
 }
 
 /** One page of a merchant's security history, newest first, with cursor paging and the filters. */
-export async function listSecurityEvents(prisma: Prisma, merchantId: string, input: unknown, end: PageEnd = "newest"): Promise<Page<SecurityEvent>> {
-  const { limit, startingAfter, endingBefore, ...filters } = parseInput(listSchema, input);
+export async function listSecurityEvents(
+  prisma: Prisma,
+  merchantId: string,
+  query: SecurityEventListQuery,
+  end: PageEnd = "newest",
+): Promise<Page<SecurityEvent>> {
+  const { limit, startingAfter, endingBefore, ...filters } = query;
   const where = historyWhere(merchantId, filters);
   return keysetPage(
     "security event",
@@ -148,18 +122,18 @@ export async function listSecurityEvents(prisma: Prisma, merchantId: string, inp
 
 /** How many events of a merchant's history match `filters` (GraphQL's `totalCount`). */
 export function countSecurityEvents(prisma: Prisma, merchantId: string, filters: SecurityEventFilters): Promise<number> {
-  return prisma.securityEvent.count({ where: historyWhere(merchantId, parseInput(filterSchema, filters)) });
+  return prisma.securityEvent.count({ where: historyWhere(merchantId, filters) });
 }
 
 /** The columns of the history's CSV export, in order (its header row). */
 export const SECURITY_EVENT_CSV_COLUMNS = ["id", "createdAt", "type", "userId", "email", "ip", "userAgent", "detail"] as const;
 
 /**
- * A merchant's whole history matching `input` (the list's filters, no paging), newest first, as CSV
- * lines: the header, then one line per event. A bad filter throws here, before the first line.
+ * A merchant's whole history matching `filters` (the list's, no paging), newest first, as CSV lines:
+ * the header, then one line per event.
  */
-export function securityEventsCsv(prisma: Prisma, merchantId: string, input: unknown): AsyncGenerator<string> {
-  const where = historyWhere(merchantId, parseInput(filterSchema, input));
+export function securityEventsCsv(prisma: Prisma, merchantId: string, filters: SecurityEventFilters): AsyncGenerator<string> {
+  const where = historyWhere(merchantId, filters);
   return csvLines(
     SECURITY_EVENT_CSV_COLUMNS,
     (after, take) =>

@@ -2,7 +2,6 @@
 // user turned it on, a TOTP or recovery code gives a random token for an HttpOnly cookie. Only the
 // token's SHA-256 is stored, so a database leak opens no session, and signing out (everywhere)
 // deletes rows: a session is checked against the database on every use, and ends at once.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { headerText } from "../email/address.js";
 import type { Prisma as P, User } from "../generated/prisma/client.js";
@@ -12,21 +11,15 @@ import { dummyHash, verifyPassword } from "./passwords.js";
 import { type Capability, capabilitiesOf, parseRole, type Role } from "./permissions.js";
 import type { Principal } from "./scope.js";
 import { type Actor, actorOf, recordSecurityEvent, recordSignInFailure, type SignInFailure } from "./security-events.js";
+import type { SignInRequest, SwitchModeRequest } from "./session-requests.js";
 import { securityNotice } from "./team-emails.js";
 import { acceptSecondFactor } from "./two-factor.js";
 import { normalizeEmail, type UserView, userView } from "./users.js";
-import { parseInput } from "./validation.js";
 
 /** A session unused for this long has ended. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 /** How stale `lastSeenAt` may get before a use refreshes it: one write a minute, not one per request. */
 const TOUCH_AFTER_MS = 60 * 1000;
-
-const mode = z.enum(["test", "live"], { error: "must be test or live" });
-export const signInSchema = z.strictObject(
-  { email: z.string().max(254), password: z.string().max(200), totpCode: z.string().max(20).optional(), mode: mode.optional() },
-  { error: "must be a JSON object" },
-);
 
 /** Counts sign-in attempts per email and refuses a locked-out one (the RateLimiter's signInFailures budget). */
 export interface SignInAttempts {
@@ -79,8 +72,7 @@ export interface SessionPrincipal extends Principal {
  * guesses cannot get past the limit. An unknown email costs the same time as a wrong password and
  * gets the same answer.
  */
-export async function signIn(prisma: Prisma, limiter: SignInAttempts, input: unknown, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
-  const data = parseInput(signInSchema, input);
+export async function signIn(prisma: Prisma, limiter: SignInAttempts, data: SignInRequest, device: SignInDevice, now = new Date()): Promise<OpenedSession> {
   const email = normalizeEmail(data.email);
   const budgetKey = signInBudgetKey(email);
   const failed = (reason: SignInFailure) => recordSignInFailure(prisma, email, reason, device, now);
@@ -244,11 +236,8 @@ export async function authenticateSession(prisma: Prisma, token: string, now = n
   };
 }
 
-export const switchModeSchema = z.strictObject({ mode }, { error: "must be a JSON object" });
-
 /** Switches a session to test or live mode; returns the new mode. */
-export async function switchMode(prisma: Prisma, sessionId: string, input: unknown): Promise<"test" | "live"> {
-  const data = parseInput(switchModeSchema, input);
+export async function switchMode(prisma: Prisma, sessionId: string, data: SwitchModeRequest): Promise<"test" | "live"> {
   await prisma.dashboardSession.updateMany({ where: { id: sessionId }, data: { livemode: data.mode === "live" } });
   return data.mode;
 }

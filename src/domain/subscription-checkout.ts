@@ -13,7 +13,6 @@
 // - a refusal is a 400 naming the field, and changes nothing.
 import { timingSafeEqual } from "node:crypto";
 import { getAddress, MaxUint256, Wallet } from "ethers";
-import { z } from "zod";
 import type { EnabledChain, ChainSet } from "../chain/chains.js";
 import { type CheckoutReads, PERMIT_TYPES } from "../chain/permits.js";
 import {
@@ -33,9 +32,9 @@ import { AppError, notFound } from "./errors.js";
 import { formatAmount } from "./money.js";
 import { settlementWalletMissing } from "./settlement-wallets.js";
 import { cancelSubscription, lockSubscription } from "./subscription-endings.js";
+import type { AuthorizationQuery, ManageCancelForm, SignedAuthorization } from "./subscription-requests.js";
 import type { PlanInterval, SubscriptionSettings } from "./subscriptions.js";
 import { storedPermission } from "./subscription-permission.js";
-import { evmAddress, parseInput } from "./validation.js";
 
 /** How far behind the chain's clock a posted permission's start may be: time to sign both messages. */
 export const START_TOLERANCE_SECONDS = 600n;
@@ -158,21 +157,14 @@ export interface SubscriptionAuthorizationRequest {
   words: { permit: string; permission: string };
 }
 
-const chainIdParam = z.preprocess(
-  (v) => (typeof v === "string" && /^\d{1,12}$/.test(v) ? Number(v) : v),
-  z.number({ error: "must be a chain id" }).int().positive(),
-);
-const authorizationQuerySchema = z.strictObject({ chainId: chainIdParam, payer: evmAddress() });
-
 /** The permission and permit the payer `payer` signs on `chainId` for subscription `id`. */
 export async function subscriptionAuthorization(
   prisma: Prisma,
   chains: ChainSet,
   readers: CheckoutReaders,
   id: string,
-  query: unknown,
+  { chainId, payer }: AuthorizationQuery,
 ): Promise<SubscriptionAuthorizationRequest> {
-  const { chainId, payer } = parseInput(authorizationQuerySchema, query);
   const sub = await openCheckout(prisma, id, new Date());
   const { chain, spender, reads } = await checkoutChain(prisma, chains, readers, sub, chainId);
   const now = await reads.chainTime();
@@ -205,45 +197,15 @@ export async function subscriptionAuthorization(
   };
 }
 
-const uint = z.union([z.string().regex(/^\d{1,78}$/, "must be a non-negative integer"), z.number().int().nonnegative()]).transform((v) => BigInt(v));
-const signature = z
-  .string()
-  .max(4000)
-  .regex(/^0x([0-9a-fA-F]{2})+$/, "must be a signature in hex (0x…)");
-
-/** The body the checkout posts: the payer's signed permission and, unless the allowance is already given, the permit. */
-export const authorizeSchema = z.strictObject(
-  {
-    chainId: chainIdParam,
-    payer: evmAddress(),
-    permission: z.strictObject({
-      payer: evmAddress(),
-      merchant: evmAddress(),
-      token: evmAddress(),
-      spender: evmAddress(),
-      amount: uint,
-      feeBps: z.number().int().nonnegative().max(10_000),
-      period: uint,
-      start: uint,
-      end: uint,
-      salt: uint,
-    }),
-    signature,
-    permit: z.strictObject({ value: uint, deadline: uint, signature }).nullable(),
-  },
-  { error: "must be a JSON object" },
-);
-
 /** Stores the payer's signed permission (and permit) on an open checkout, for the engine to relay; the subscription as it now is. */
 export async function authorizeSubscription(
   prisma: Prisma,
   chains: ChainSet,
   readers: CheckoutReaders,
   id: string,
-  body: unknown,
+  input: SignedAuthorization,
   now = new Date(),
 ): Promise<Subscription> {
-  const input = parseInput(authorizeSchema, body);
   const sub = await openCheckout(prisma, id, now);
   const { chain, spender, reads } = await checkoutChain(prisma, chains, readers, sub, input.chainId);
   const posted: Permission = input.permission;
@@ -386,12 +348,14 @@ export async function manageView(prisma: Prisma, chains: ChainSet, id: string, t
   return { ...view, invoices, permission: stored ? storedPermission(stored) : null };
 }
 
-/** The manage page's cancel form: its token, and whether to cancel now or at the period's end. */
-export const manageCancelSchema = z.strictObject({ token: z.string(), at: z.enum(["now", "period_end"]) });
-
 /** Cancels from the manage page (reason "customer"), now or at the period's end, when the form's token is the subscription's manageToken. */
-export async function cancelFromManagePage(prisma: Prisma, id: string, form: unknown, settings: SubscriptionSettings, now = new Date()): Promise<Subscription> {
-  const { token, at } = parseInput(manageCancelSchema, form);
+export async function cancelFromManagePage(
+  prisma: Prisma,
+  id: string,
+  { token, at }: ManageCancelForm,
+  settings: SubscriptionSettings,
+  now = new Date(),
+): Promise<Subscription> {
   const atPeriodEnd = at === "period_end";
   const sub = await prisma.subscription.findUnique({ where: { id }, select: { manageToken: true, merchantId: true, livemode: true } });
   if (!sub || !sameToken(sub.manageToken, token)) throw notFound("subscription", id);

@@ -7,16 +7,15 @@
 //   nextPullAt is cleared in the same transaction;
 // - a pull already on its way when it ends may still land: its money pays its invoice like any other
 //   (the ledger follows the chain), but no later pull is made.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Prisma as P, Subscription } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
-import { mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
+import { mergeMetadata, storedMetadata } from "./metadata.js";
 import type { Scope } from "./scope.js";
 import { enqueueSubscriptionEmail } from "./subscription-emails.js";
+import type { SubscriptionUpdate } from "./subscription-requests.js";
 import { recordSubscriptionEvent, type SubscriptionSettings } from "./subscriptions.js";
-import { parseInput } from "./validation.js";
 
 /** Why a subscription was canceled (`cancelReason`). */
 export type CancelReason = "requested" | "customer" | "period_end" | "payment_failed" | "revoked_by_payer";
@@ -70,15 +69,6 @@ function assertNotEnded(sub: Subscription): void {
   if (ENDED.has(sub.status)) throw new AppError("subscription_not_cancelable", `Subscription ${sub.id} has already ended (${sub.status})`, "id");
 }
 
-/** The body of POST /v1/subscriptions/:id/cancel: now unless `atPeriodEnd`. */
-export const cancelSchema = z.strictObject({ atPeriodEnd: z.boolean({ error: "must be true or false" }).optional() }, { error: "must be a JSON object" });
-
-/** The body of PATCH /v1/subscriptions/:id (and the updateSubscription mutation's input). */
-export const updateSchema = z.strictObject(
-  { metadata: metadataInput.optional(), cancelAtPeriodEnd: z.boolean().optional() },
-  { error: "must be a JSON object" },
-);
-
 /**
  * The merchant's changes to a subscription: metadata (merged, at any time) and `cancelAtPeriodEnd`:
  * true cancels as `cancelSubscription(..., {atPeriodEnd: true})` does (an INCOMPLETE one, which has
@@ -89,11 +79,10 @@ export async function updateSubscription(
   prisma: Prisma,
   scope: Scope,
   id: string,
-  input: unknown,
+  data: SubscriptionUpdate,
   settings: SubscriptionSettings,
   now = new Date(),
 ): Promise<Subscription> {
-  const data = parseInput(updateSchema, input);
   return prisma.$transaction(async (tx) => {
     let sub = await lockSubscription(tx, id, scope);
     if (data.cancelAtPeriodEnd !== undefined) assertNotEnded(sub);

@@ -21,26 +21,27 @@ import type { ExpiryChain } from "./charges/settings.js";
 import { AppError, notFound, unknownReference } from "./errors.js";
 import { type EventType, type RecordedEvent, recordEvent } from "./events.js";
 import { newId, randomBase62 } from "./ids.js";
-import { MetadataShape, mergeMetadata, metadataInput, storedMetadata } from "./metadata.js";
+import { MetadataShape, mergeMetadata, storedMetadata } from "./metadata.js";
 import { formatAmount } from "./money.js";
-import { countsByParent, keysetPage, type Page, type PageEnd, pageParams, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
+import { countsByParent, keysetPage, type Page, type PageEnd, pagesByParent, type Position, type RelatedRows, type Relation } from "./paging.js";
 import { inScope, type Scope } from "./scope.js";
 import { assertLiveReady } from "./live-chains.js";
-import { integerField, parseInput } from "./validation.js";
+import {
+  SUBSCRIPTION_STATUSES,
+  type SubscriptionFilters,
+  type SubscriptionListQuery,
+  type SubscriptionRequest,
+  trialDaysField,
+} from "./subscription-requests.js";
 
 export type { Plan, Subscription };
 
 export const PLAN_INTERVALS = ["day", "week", "month", "year"] as const;
 export type PlanInterval = (typeof PLAN_INTERVALS)[number];
 
-export const SUBSCRIPTION_STATUSES = ["INCOMPLETE", "INCOMPLETE_EXPIRED", "TRIALING", "ACTIVE", "PAST_DUE", "CANCELED"] as const;
+// Defined with the requests that name them; plans and the GraphQL door find them here with the rest of the subscription.
+export { SUBSCRIPTION_STATUSES, trialDaysField };
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
-
-/** The longest trial a plan or subscription gives, in days (two years). */
-export const MAX_TRIAL_DAYS = 730;
-
-/** A trial's length in days (0: none). */
-export const trialDaysField = integerField(0, MAX_TRIAL_DAYS);
 
 /** How long a buyer has to authorize a new subscription (then INCOMPLETE_EXPIRED). */
 export const CHECKOUT_WINDOW_MS = 23 * 3_600_000;
@@ -174,24 +175,6 @@ export interface CreateSubscriptionSettings extends SubscriptionSettings {
   chains?: readonly ExpiryChain[] | undefined;
 }
 
-/** The body of POST /v1/subscriptions (and the createSubscription mutation's input). */
-export const createSchema = z.strictObject(
-  {
-    customerId: z.string().min(1).max(100),
-    planId: z.string().min(1).max(100),
-    trialDays: trialDaysField.optional(),
-    metadata: metadataInput.optional(),
-  },
-  { error: "must be a JSON object" },
-);
-
-export const listSchema = z.strictObject({
-  ...pageParams,
-  status: z.enum(SUBSCRIPTION_STATUSES, { error: `must be one of ${SUBSCRIPTION_STATUSES.join(", ")}` }).optional(),
-  customerId: z.string().min(1).max(100).optional(),
-  planId: z.string().min(1).max(100).optional(),
-});
-
 const MANAGE_TOKEN_LENGTH = 32;
 
 /** "every month", "every 3 weeks": a period in words, as the checkout email and pages say it. */
@@ -210,11 +193,10 @@ export function periodWords(interval: PlanInterval, intervalCount: number): stri
 export async function createSubscription(
   prisma: Prisma,
   scope: Scope,
-  input: unknown,
+  data: SubscriptionRequest,
   settings: CreateSubscriptionSettings,
   now = new Date(),
 ): Promise<Subscription> {
-  const data = parseInput(createSchema, input);
   const [customer, plan] = await Promise.all([
     prisma.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { email: true } }),
     prisma.plan.findFirst({ where: { id: data.planId, ...inScope(scope) } }),
@@ -288,9 +270,7 @@ export async function getSubscription(
   return sub;
 }
 
-const filterSchema = listSchema.pick({ status: true, customerId: true, planId: true });
-
-function subscriptionFilter(scope: Scope, f: z.output<typeof filterSchema>): P.SubscriptionWhereInput {
+function subscriptionFilter(scope: Scope, f: SubscriptionFilters): P.SubscriptionWhereInput {
   return {
     ...inScope(scope),
     ...(f.status && { status: f.status }),
@@ -300,13 +280,13 @@ function subscriptionFilter(scope: Scope, f: z.output<typeof filterSchema>): P.S
 }
 
 /** How many subscriptions match the list's filters (GraphQL's `totalCount`). */
-export function countSubscriptions(prisma: Prisma, scope: Scope, input: unknown): Promise<number> {
-  return prisma.subscription.count({ where: subscriptionFilter(scope, parseInput(filterSchema, input)) });
+export function countSubscriptions(prisma: Prisma, scope: Scope, filters: SubscriptionFilters): Promise<number> {
+  return prisma.subscription.count({ where: subscriptionFilter(scope, filters) });
 }
 
 /** One page of subscriptions, newest first, optionally of one status, customer or plan. */
-export async function listSubscriptions(prisma: Prisma, scope: Scope, input: unknown, end: PageEnd = "newest"): Promise<Page<Subscription>> {
-  const { status, customerId, planId, ...page } = parseInput(listSchema, input);
+export async function listSubscriptions(prisma: Prisma, scope: Scope, query: SubscriptionListQuery, end: PageEnd = "newest"): Promise<Page<Subscription>> {
+  const { status, customerId, planId, ...page } = query;
   const where = subscriptionFilter(scope, { status, customerId, planId });
   return keysetPage(
     "subscription",

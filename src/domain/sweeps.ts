@@ -17,7 +17,7 @@ import { newId } from "./ids.js";
 import { toUnits } from "./money.js";
 import { checkRelayerBudget } from "./relayer-budget.js";
 import { inScope, type Scope } from "./scope.js";
-import { parseInput } from "./validation.js";
+import type { SweepRequest } from "./sweep-requests.js";
 
 export type { Sweep };
 
@@ -33,15 +33,6 @@ export const CHARGE_SWEEPS_LISTED = 50;
 
 /** Where a sweep's changes are announced: the charge feed (none in a process that serves no one live, like the CLI). */
 export type SweepSettings = Pick<ChargeSettings, "feed">;
-
-/** What a sweep asks: the token (an address, or "native"/"eth" for the chain's coin) and the chain (the charge's by default). */
-export const sweepSchema = z.strictObject(
-  {
-    token: z.string().min(1).max(100).describe('A token address, or "native" (also "eth") for the chain\'s own coin.'),
-    chainId: z.number().int().positive().optional().describe("The chain to sweep on; the charge's picked chain by default."),
-  },
-  { error: "must be a JSON object" },
-);
 
 /** A sweep as the API shows it. */
 export const SweepResource = z.object({
@@ -87,9 +78,15 @@ export interface SweepDoor extends SweepSettings {
  * 429 `relayer_budget_exhausted` when the merchant's relayer gas for the day cannot pay for this sweep
  * and those still waiting, each at SWEEP_MIN_GAS.
  */
-export async function requestSweep(prisma: Prisma, door: SweepDoor, scope: Scope | null, chargeId: string, input: unknown, now = new Date()): Promise<Sweep> {
+export async function requestSweep(
+  prisma: Prisma,
+  door: SweepDoor,
+  scope: Scope | null,
+  chargeId: string,
+  data: SweepRequest,
+  now = new Date(),
+): Promise<Sweep> {
   const { chains } = door;
-  const data = parseInput(sweepSchema, input);
   const charge = await prisma.charge.findFirst({ where: { id: chargeId, ...(scope && inScope(scope)) } });
   if (!charge) throw notFound("charge", chargeId);
   const chainId = data.chainId ?? charge.chainId;

@@ -8,7 +8,6 @@
 // - test mode and the devnet this process runs only: no other chain's money is ever sent;
 // - an ended charge whose chain was never picked is paid at its deposit address (the same on every
 //   chain of its mode, watched whether picked or not): the domain allows no pick once it has ended.
-import { z } from "zod";
 import type { ChainSet } from "../chain/chains.js";
 import { payFromTestWallet, type DevnetInfo } from "../chain/devnet.js";
 import type { Prisma } from "../db/client.js";
@@ -19,19 +18,16 @@ import { expireChargeNow } from "./charges/expire.js";
 import { AppError, invalidParam } from "./errors.js";
 import { formatAmount, parseAmount, toUnits } from "./money.js";
 import type { Scope } from "./scope.js";
-import { amountInput, parseInput } from "./validation.js";
-
-/** The body of POST /v1/test_helpers/charges/:id/pay. */
-export const testPaySchema = z.strictObject(
-  {
-    amount: amountInput("25.00").optional(),
-    late: z.boolean({ error: "must be true or false" }).optional(),
-  },
-  { error: "must be a JSON object" },
-);
+import type { TestPayRequest } from "./test-payment-requests.js";
 
 /** What paying needs of the service settings: the amount bounds and what a change to a charge needs. */
 export type TestPaySettings = ChangeSettings & Pick<ChargeSettings, "amount">;
+
+/** 400 `test_mode_only` for a live key: the door asks before it parses the body, so that a live key hears this first. */
+export function assertTestPayMode(scope: Scope): void {
+  if (scope.livemode)
+    throw new AppError("test_mode_only", "Test helpers work in test mode only: use a test key (sk_test_…). A live charge is paid by its buyer.");
+}
 
 /**
  * Pays test-mode charge `id` from the devnet's test wallet and answers it once the transfer is mined:
@@ -46,12 +42,10 @@ export async function payChargeFromTestWallet(
   devnet: DevnetInfo | null,
   scope: Scope,
   id: string,
-  input: unknown,
+  data: TestPayRequest,
   settings: TestPaySettings,
 ): Promise<Charge> {
-  if (scope.livemode)
-    throw new AppError("test_mode_only", "Test helpers work in test mode only: use a test key (sk_test_…). A live charge is paid by its buyer.");
-  const data = parseInput(testPaySchema, input);
+  assertTestPayMode(scope);
   const asked = data.amount === undefined ? null : parseAmount(data.amount);
   if (asked === 0n || (data.amount !== undefined && asked === null) || (asked !== null && asked > settings.amount.max)) {
     throw invalidParam(

@@ -1,14 +1,13 @@
 // Mock webhook events for test mode (spec 6: "the test environment supports mock webhook events").
 // A mock event is a real event row with sample data shaped exactly like the real type's, signed and
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
-import { z } from "zod";
 import type { Prisma } from "../db/client.js";
 import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
 import { type ChargeEventExtras, type ChargeResource, chargeResource, type ChargeView } from "./charges/resource.js";
 import type { ChargeSettings } from "./charges/settings.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
-import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
+import { type ChargeEventType, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { invoiceResource } from "./invoices.js";
 import { formatAmount } from "./money.js";
@@ -16,21 +15,22 @@ import { refundResource } from "./refunds.js";
 import type { StoredSettlement } from "./settlements.js";
 import type { Scope } from "./scope.js";
 import { subscriptionResource } from "./subscriptions.js";
-import { parseInput } from "./validation.js";
+import type { TestWebhookRequest } from "./test-webhook-requests.js";
 
-/** The body of POST /v1/webhooks/test. */
-export const testWebhookSchema = z.strictObject({ type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }) });
+/** 400 `test_mode_only` in live mode: the doors ask before they parse the body, so that a live key hears this first. */
+export function assertTestWebhookMode(scope: Scope): void {
+  if (scope.livemode) throw new AppError("test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
+}
 
 /** Records a mock event of the requested type for test mode and queues its delivery; 400 in live mode. */
 export async function sendTestWebhook(
   prisma: Prisma,
   scope: Scope,
-  input: unknown,
+  { type }: TestWebhookRequest,
   settings: Pick<ChargeSettings, "paymentBaseUrl">,
   now = new Date(),
 ): Promise<Event> {
-  if (scope.livemode) throw new AppError("test_mode_only", "Mock webhooks are sent in test mode only: use a test key (sk_test_…)");
-  const { type } = parseInput(testWebhookSchema, input);
+  assertTestWebhookMode(scope);
   return prisma.$transaction(async (tx) => {
     const { id } = await recordEvent(tx, scope, type, sampleData(scope, type, settings, now));
     const queued = await tx.webhookDelivery.count({ where: { eventId: id } });

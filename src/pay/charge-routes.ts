@@ -4,10 +4,12 @@
 import type { FastifyInstance } from "fastify";
 import { payFromTestWallet } from "../chain/devnet.js";
 import { selectChain } from "../domain/chain-selection.js";
+import { selectSchema } from "../domain/chain-selection-requests.js";
 import { gaslessOffer } from "../domain/charge-authorizations.js";
 import { AppError } from "../domain/errors.js";
 import { parseAmount } from "../domain/money.js";
 import { getPublicCharge } from "../domain/payment-session.js";
+import { parseInput } from "../domain/validation.js";
 import { statusOf } from "../http/errors.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
 import { offersTestWallet, renderPaymentPage } from "./page.js";
@@ -42,7 +44,7 @@ export function chargeRoutes(scope: FastifyInstance, { options, basePath, failur
   scope.post<IdParams & { Body: Record<string, string> | undefined }>(`${basePath}/:id/chain`, ACTING, async (req, reply) => {
     try {
       const chainId = Number(req.body?.chainId);
-      await selectChain(prisma, chains, charges, req.params.id, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId });
+      await selectChain(prisma, chains, charges, req.params.id, parseInput(selectSchema, { chainId: Number.isInteger(chainId) ? chainId : req.body?.chainId }));
     } catch (e) {
       // Already picked or no longer payable: the page itself shows the charge as it now is.
       if (!(e instanceof AppError) || statusOf(e) !== 409) return failure(req, reply, e);

@@ -2,7 +2,9 @@
 // address to refund to, then the same link tells where the refund stands.
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../domain/errors.js";
+import { claimSchema } from "../domain/refund-requests.js";
 import { claimRefund, claimView } from "../domain/refunds.js";
+import { parseInput } from "../domain/validation.js";
 import { statusOf } from "../http/errors.js";
 import { buyerNotice } from "./buyer-error.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
@@ -37,7 +39,14 @@ export function refundRoutes(scope: FastifyInstance, { options, basePath, failur
   scope.post<Claim>(`${basePath}/refunds/:id`, ACTING, async (req, reply) => {
     const token = String(req.body?.token ?? "");
     try {
-      await claimRefund(prisma, req.params.id, token, { address: req.body?.address, confirmAddress: req.body?.confirmAddress }, options.charges, chains);
+      await claimRefund(
+        prisma,
+        req.params.id,
+        token,
+        parseInput(claimSchema, { address: req.body?.address, confirmAddress: req.body?.confirmAddress }),
+        options.charges,
+        chains,
+      );
       // To the link's own page, which now shows the refund's status (303: a reload does not post again).
       return reply
         .code(303)

@@ -5,6 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { checkoutReaders } from "../chain/permits.js";
 import { authorizeSubscription, cancelFromManagePage, manageView, subscriptionAuthorization, subscriptionView } from "../domain/subscription-checkout.js";
+import { authorizationQuerySchema, authorizeSchema, manageCancelSchema } from "../domain/subscription-requests.js";
+import { parseInput } from "../domain/validation.js";
 import { errorBody, toAppError, statusOf } from "../http/errors.js";
 import { buyerNotice } from "./buyer-error.js";
 import { ACTING, html, type IdParams, OPEN, type PayContext } from "./context.js";
@@ -43,7 +45,7 @@ export function subscribeRoutes(scope: FastifyInstance, { options, basePath, fai
 
   scope.get<IdParams & { Querystring: Record<string, string> }>(`${at}/authorization`, OPEN, async (req, reply) => {
     try {
-      const body = await subscriptionAuthorization(prisma, chains, readers, req.params.id, req.query);
+      const body = await subscriptionAuthorization(prisma, chains, readers, req.params.id, parseInput(authorizationQuerySchema, req.query));
       return reply.header("Cache-Control", "no-store").send(body);
     } catch (e) {
       return refuse(req, reply, e);
@@ -52,7 +54,7 @@ export function subscribeRoutes(scope: FastifyInstance, { options, basePath, fai
 
   scope.post<IdParams>(`${at}/authorize`, ACTING, async (req, reply) => {
     try {
-      const sub = await authorizeSubscription(prisma, chains, readers, req.params.id, req.body);
+      const sub = await authorizeSubscription(prisma, chains, readers, req.params.id, parseInput(authorizeSchema, req.body));
       return reply.code(202).header("Cache-Control", "no-store").send({ status: sub.status, authorized: true });
     } catch (e) {
       return refuse(req, reply, e);
@@ -91,7 +93,7 @@ export function subscribeRoutes(scope: FastifyInstance, { options, basePath, fai
     const back = (done: string | null) =>
       `${basePath}/subscribe/${encodeURIComponent(req.params.id)}/manage?token=${encodeURIComponent(token)}${done ? `&done=${done}` : ""}`;
     try {
-      const sub = await cancelFromManagePage(prisma, req.params.id, req.body, settings);
+      const sub = await cancelFromManagePage(prisma, req.params.id, parseInput(manageCancelSchema, req.body), settings);
       // 303: a reload shows the page, it does not post again.
       return reply
         .code(303)

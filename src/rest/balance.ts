@@ -7,12 +7,12 @@ import {
   balanceTransactionResource,
   balanceTransactionsCsv,
   CSV_COLUMNS,
-  filterSchema,
   getBalance,
   getBalanceTransaction,
   listBalanceTransactions,
-  listSchema,
 } from "../domain/balance-transactions.js";
+import { filterSchema, listSchema } from "../domain/balance-transaction-requests.js";
+import { parseInput } from "../domain/validation.js";
 import { sendCsv } from "../http/csv.js";
 import { legacyFormat } from "./legacy-format.js";
 import { listOf } from "./openapi.js";
@@ -38,8 +38,9 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
     const scope = scopeOf(req);
     const asked = legacyFormat(req.query, listSchema);
     // The query is checked before the stream starts, so its errors are still JSON bodies.
-    if (asked.csv) return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, asked.filters));
-    const { data, hasMore } = await listBalanceTransactions(prisma, scope, asked.query);
+    if (asked.csv)
+      return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, parseInput(filterSchema, asked.filters)));
+    const { data, hasMore } = await listBalanceTransactions(prisma, scope, parseInput(listSchema, asked.query));
     return { object: "list", data: data.map(balanceTransactionResource), hasMore };
   });
 
@@ -59,7 +60,7 @@ export function balanceRoutes(app: FastifyInstance, { prisma }: RestDeps): void 
   // A static path: Fastify routes it before /v1/balance_transactions/:id.
   app.get("/v1/balance_transactions/export.csv", { config: exportCsv }, async (req, reply) => {
     const scope = scopeOf(req);
-    return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, req.query));
+    return sendCsv(reply, "balance_transactions", scope.livemode, balanceTransactionsCsv(prisma, scope, parseInput(filterSchema, req.query)));
   });
 
   const retrieve = {

@@ -1,7 +1,9 @@
 // REST /v1/emails: the emails the service wrote for the key's merchant and mode (invoices, receipts,
 // resets…), as they were sent or, without SMTP, kept. Rules live in domain/emails.ts.
 import type { FastifyInstance } from "fastify";
-import { EmailResource, emailResource, getEmail, listEmails, listSchema } from "../domain/emails.js";
+import { listSchema } from "../domain/email-requests.js";
+import { EmailResource, emailResource, getEmail, listEmails } from "../domain/emails.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -24,7 +26,7 @@ export function emailRoutes(app: FastifyInstance, { prisma }: RestDeps): void {
     },
   } as const;
   app.get("/v1/emails", { config: list }, async (req) => {
-    const { data, hasMore } = await listEmails(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listEmails(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(emailResource), hasMore };
   });
 

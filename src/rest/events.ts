@@ -2,8 +2,11 @@
 // and mock webhooks for test mode.
 import type { FastifyInstance } from "fastify";
 import type { Prisma } from "../db/client.js";
-import { type Event, eventDeliveries, eventResource, getEvent, listEvents, listSchema, resendEvent } from "../domain/events.js";
-import { sendTestWebhook, testWebhookSchema } from "../domain/test-webhooks.js";
+import { listSchema } from "../domain/event-requests.js";
+import { type Event, eventDeliveries, eventResource, getEvent, listEvents, resendEvent } from "../domain/events.js";
+import { testWebhookSchema } from "../domain/test-webhook-requests.js";
+import { assertTestWebhookMode, sendTestWebhook } from "../domain/test-webhooks.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { Event as AnyEvent, EventWithDeliveries } from "./schemas/events.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
@@ -27,7 +30,7 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
     },
   } as const;
   app.get("/v1/events", { config: list }, async (req) => {
-    const { data, hasMore } = await listEvents(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listEvents(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(eventResource), hasMore };
   });
 
@@ -75,7 +78,9 @@ export function eventRoutes(app: FastifyInstance, { prisma, charges: settings }:
     },
   } as const;
   app.post("/v1/webhooks/test", { config: test }, async (req, reply) => {
-    const event = await sendTestWebhook(prisma, scopeOf(req), req.body ?? {}, settings);
+    const scope = scopeOf(req);
+    assertTestWebhookMode(scope);
+    const event = await sendTestWebhook(prisma, scope, parseInput(testWebhookSchema, req.body ?? {}), settings);
     return reply.code(201).send(await withDeliveries(prisma, event));
   });
 }

@@ -2,22 +2,21 @@
 import type { FastifyInstance } from "fastify";
 import {
   createInvoice,
-  createSchema,
   deleteInvoice,
   getInvoice,
   InvoiceResource,
   invoiceResource,
   invoiceView,
   listInvoices,
-  listSchema,
   markInvoiceUncollectible,
   updateInvoice,
-  updateSchema,
   VOID_RULE,
   voidInvoice,
 } from "../domain/invoices.js";
 import { invoicePdf } from "../domain/invoice-document.js";
+import { createSchema, listSchema, updateSchema } from "../domain/invoice-requests.js";
 import { finalizeInvoice, sendInvoice } from "../domain/invoice-emails.js";
+import { parseInput } from "../domain/validation.js";
 import { sendPdf } from "../http/pdf.js";
 import { listOf } from "./openapi.js";
 import { DeletedInvoice } from "./schemas/components.js";
@@ -56,7 +55,7 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
     },
   } as const;
   app.post("/v1/invoices", { config: create }, async (req, reply) => {
-    return reply.code(201).send(shape(await createInvoice(prisma, scopeOf(req), req.body ?? {}, settings)));
+    return reply.code(201).send(shape(await createInvoice(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), settings)));
   });
 
   const list = {
@@ -71,7 +70,7 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
     },
   } as const;
   app.get("/v1/invoices", { config: list }, async (req) => {
-    const { data, hasMore } = await listInvoices(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listInvoices(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(shape), hasMore };
   });
 
@@ -101,7 +100,7 @@ function recordRoutes(app: FastifyInstance, { prisma, charges: settings }: RestD
     },
   } as const;
   app.patch<IdParams>("/v1/invoices/:id", { config: update }, async (req) =>
-    shape(await updateInvoice(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings)),
+    shape(await updateInvoice(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {}), settings)),
   );
 
   const remove = {

@@ -1,9 +1,11 @@
 // REST /v1/public: what the hosted payment page calls. No API key; the charge id is the capability.
 import type { FastifyInstance } from "fastify";
 import { authorizationSchema } from "../domain/authorizations.js";
-import { selectChain, selectSchema } from "../domain/chain-selection.js";
+import { selectChain } from "../domain/chain-selection.js";
+import { selectSchema } from "../domain/chain-selection-requests.js";
 import { ChargeAuthorizationResource, relayedAnswer, submitChargeAuthorization } from "../domain/charge-authorizations.js";
 import { getPublicCharge, PublicCharge } from "../domain/payment-session.js";
+import { parseInput } from "../domain/validation.js";
 import type { RestDeps } from "./plumbing.js";
 
 const tag = "Hosted page";
@@ -46,7 +48,7 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   } as const;
   app.post<IdParams>("/v1/public/charges/:id/chain", { config: select }, async (req, reply) => {
     reply.header("Cache-Control", "no-store");
-    return selectChain(prisma, chains, settings, req.params.id, req.body ?? {});
+    return selectChain(prisma, chains, settings, req.params.id, parseInput(selectSchema, req.body ?? {}));
   });
 
   const authorize = {
@@ -65,7 +67,7 @@ export function publicRoutes(app: FastifyInstance, { prisma, chains, charges: se
   } as const;
   app.post<IdParams>("/v1/public/charges/:id/authorizations", { config: authorize }, async (req, reply) => {
     await rateLimiter.consume(req.clientAddress, "gasless");
-    const accepted = await submitChargeAuthorization(prisma, chains, authorizations, settings, req.params.id, req.body ?? {});
+    const accepted = await submitChargeAuthorization(prisma, chains, authorizations, settings, req.params.id, parseInput(authorizationSchema, req.body ?? {}));
     return reply
       .code(202)
       .header("Cache-Control", "no-store")

@@ -3,17 +3,9 @@
 import type { FastifyInstance } from "fastify";
 import { authorizationSchema } from "../domain/authorizations.js";
 import { submitRefundAuthorization } from "../domain/refund-authorizations.js";
-import {
-  cancelRefund,
-  createRefund,
-  createSchema,
-  getRefund,
-  listRefunds,
-  listSchema,
-  RefundResource,
-  refundResource,
-  sendRefundClaim,
-} from "../domain/refunds.js";
+import { cancelRefund, createRefund, getRefund, listRefunds, RefundResource, refundResource, sendRefundClaim } from "../domain/refunds.js";
+import { createSchema, listSchema } from "../domain/refund-requests.js";
+import { parseInput } from "../domain/validation.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
@@ -38,7 +30,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     },
   } as const;
   app.post<IdParams>("/v1/charges/:id/refunds", { config: create }, async (req, reply) => {
-    const refund = await createRefund(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings, chains);
+    const refund = await createRefund(prisma, scopeOf(req), req.params.id, parseInput(createSchema, req.body ?? {}), settings, chains);
     return reply.code(201).send(refundResource(refund, settings));
   });
 
@@ -54,7 +46,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     },
   } as const;
   app.get("/v1/refunds", { config: list }, async (req) => {
-    const { data, hasMore } = await listRefunds(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listRefunds(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map((r) => refundResource(r, settings)), hasMore };
   });
 
@@ -118,7 +110,7 @@ export function refundRoutes(app: FastifyInstance, { prisma, charges: settings, 
     },
   } as const;
   app.post<IdParams>("/v1/refunds/:id/authorization", { config: authorize }, async (req, reply) => {
-    const refund = await submitRefundAuthorization(prisma, scopeOf(req), req.params.id, req.body ?? {}, authorizations);
+    const refund = await submitRefundAuthorization(prisma, scopeOf(req), req.params.id, parseInput(authorizationSchema, req.body ?? {}), authorizations);
     return reply.code(202).send(refundResource(refund, settings));
   });
 }

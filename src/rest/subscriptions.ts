@@ -1,12 +1,11 @@
 // REST subscriptions (.docs/subscriptions.md). Rules live in domain/subscriptions.ts and
 // domain/subscription-endings.ts; the buyer's side is the checkout and manage pages.
 import type { FastifyInstance } from "fastify";
-import { cancelSchema, cancelSubscription, updateSchema, updateSubscription } from "../domain/subscription-endings.js";
+import { cancelSubscription, updateSubscription } from "../domain/subscription-endings.js";
+import { cancelSchema, createSchema, listSchema, updateSchema } from "../domain/subscription-requests.js";
 import {
-  createSchema,
   createSubscription,
   getSubscription,
-  listSchema,
   listSubscriptions,
   type Subscription,
   SubscriptionResource,
@@ -39,7 +38,7 @@ export function subscriptionRoutes(app: FastifyInstance, { prisma, charges: sett
     },
   } as const;
   app.post("/v1/subscriptions", { config: create }, async (req, reply) => {
-    return reply.code(201).send(shape(await createSubscription(prisma, scopeOf(req), req.body ?? {}, settings)));
+    return reply.code(201).send(shape(await createSubscription(prisma, scopeOf(req), parseInput(createSchema, req.body ?? {}), settings)));
   });
 
   const list = {
@@ -54,7 +53,7 @@ export function subscriptionRoutes(app: FastifyInstance, { prisma, charges: sett
     },
   } as const;
   app.get("/v1/subscriptions", { config: list }, async (req) => {
-    const { data, hasMore } = await listSubscriptions(prisma, scopeOf(req), req.query);
+    const { data, hasMore } = await listSubscriptions(prisma, scopeOf(req), parseInput(listSchema, req.query));
     return { object: "list", data: data.map(shape), hasMore };
   });
 
@@ -85,7 +84,7 @@ export function subscriptionRoutes(app: FastifyInstance, { prisma, charges: sett
     },
   } as const;
   app.patch<IdParams>("/v1/subscriptions/:id", { config: update }, async (req) =>
-    shape(await updateSubscription(prisma, scopeOf(req), req.params.id, req.body ?? {}, settings)),
+    shape(await updateSubscription(prisma, scopeOf(req), req.params.id, parseInput(updateSchema, req.body ?? {}), settings)),
   );
 
   const cancel = {

@@ -5,7 +5,9 @@ import type { Logger } from "pino";
 import { ChargeResource, chargeResource } from "../domain/charges/resource.js";
 import { expireChargeNow } from "../domain/charges/expire.js";
 import { subscriptionToAdvance } from "../domain/subscription-billing.js";
-import { payChargeFromTestWallet, testPaySchema } from "../domain/test-payments.js";
+import { testPaySchema } from "../domain/test-payment-requests.js";
+import { assertTestPayMode, payChargeFromTestWallet } from "../domain/test-payments.js";
+import { parseInput } from "../domain/validation.js";
 import { SubscriptionResource, subscriptionResource } from "../domain/subscriptions.js";
 import { advanceSubscription } from "../jobs/subscriptions.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
@@ -48,7 +50,12 @@ export function testHelperRoutes(
     },
   } as const;
   app.post<IdParams>("/v1/test_helpers/charges/:id/pay", { config: pay }, async (req) => {
-    return chargeResource(await payChargeFromTestWallet(prisma, chains, devnet, scopeOf(req), req.params.id, req.body ?? {}, settings), settings);
+    const scope = scopeOf(req);
+    assertTestPayMode(scope);
+    return chargeResource(
+      await payChargeFromTestWallet(prisma, chains, devnet, scope, req.params.id, parseInput(testPaySchema, req.body ?? {}), settings),
+      settings,
+    );
   });
 
   const advance = {

@@ -7,7 +7,9 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationReaders } from "../../src/chain/authorizations.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { authorizationSchema } from "../../src/domain/authorizations.js";
 import { gaslessGasToday, submitChargeAuthorization } from "../../src/domain/charge-authorizations.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
@@ -188,11 +190,18 @@ describe("payment without gas", () => {
     const c = await charge("5");
     const payer = await buyer("20");
     const body = await sign(payer, c.clone, usdc("5"));
-    const error = await submitChargeAuthorization(app.db.prisma, capped, authorizationReaders(capped), GASLESS, c.id, body).catch((e: Error) => e);
+    const error = await submitChargeAuthorization(
+      app.db.prisma,
+      capped,
+      authorizationReaders(capped),
+      GASLESS,
+      c.id,
+      parseInput(authorizationSchema, body),
+    ).catch((e: Error) => e);
     expect(error).toMatchObject({ code: "authorization_invalid", message: expect.stringMatching(/spent for today/) });
     // With room left, the same goes through.
     const roomy = new ChainSet([{ ...devnet, gaslessDailyGas: spent + 1_000_000n }]);
-    const accepted = await submitChargeAuthorization(app.db.prisma, roomy, authorizationReaders(roomy), GASLESS, c.id, body);
+    const accepted = await submitChargeAuthorization(app.db.prisma, roomy, authorizationReaders(roomy), GASLESS, c.id, parseInput(authorizationSchema, body));
     expect(accepted.status).toBe("RELAYING");
     await waitFor("the charge to complete", async () => (await getCharge(c.id)).status === "COMPLETED");
   });

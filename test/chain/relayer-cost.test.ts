@@ -15,7 +15,9 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationReaders } from "../../src/chain/authorizations.js";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { authorizationSchema } from "../../src/domain/authorizations.js";
 import { submitChargeAuthorization } from "../../src/domain/charge-authorizations.js";
+import { parseInput } from "../../src/domain/validation.js";
 import { type ChainRunner, startChainRunner } from "../../src/jobs/chain-runner.js";
 import { blockProducer, runnerPassed, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
@@ -298,7 +300,14 @@ describe("an authorization cancelled on chain", () => {
     let stored;
     try {
       const chains = new ChainSet([devnet]);
-      stored = await submitChargeAuthorization(app.db.prisma, chains, authorizationReaders(chains), { gasless: { minAmount: usdc("1") } }, c.id, body);
+      stored = await submitChargeAuthorization(
+        app.db.prisma,
+        chains,
+        authorizationReaders(chains),
+        { gasless: { minAmount: usdc("1") } },
+        c.id,
+        parseInput(authorizationSchema, body),
+      );
       expect(stored).toMatchObject({ status: "RELAYING", endedAt: null });
       // The buyer cancels the nonce on chain (with gas of its own) before the relay.
       await (await chain.wallet(5).sendTransaction({ to: payer.address, value: parseEther("1") })).wait();

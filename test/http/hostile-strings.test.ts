@@ -3,11 +3,10 @@
 // refuse them mid-write (22021, 22P05). The cases are generated from the routes the input guard
 // checks, the domain's zod schemas and the GraphQL schema, so a new route, body field or argument is
 // covered without editing this file, and a new POST or PATCH route fails until BODIES names its schema.
-import { authorizeSchema, manageCancelSchema } from "../../src/domain/subscription-checkout.js";
-import { reauthenticateSchema } from "../../src/domain/reauthentication.js";
-import { signInSchema, switchModeSchema } from "../../src/domain/sessions.js";
-import { forgotPasswordSchema, resetPasswordSchema } from "../../src/domain/password-resets.js";
-import { acceptInvitationSchema } from "../../src/domain/invitations.js";
+import { reauthenticateSchema } from "../../src/domain/reauthentication-requests.js";
+import { signInSchema, switchModeSchema } from "../../src/domain/session-requests.js";
+import { forgotPasswordSchema, resetPasswordSchema } from "../../src/domain/password-reset-requests.js";
+import { acceptInvitationSchema } from "../../src/domain/invitation-requests.js";
 import {
   getNamedType,
   type GraphQLField,
@@ -22,17 +21,22 @@ import {
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { selectSchema } from "../../src/domain/chain-selection.js";
+import { selectSchema } from "../../src/domain/chain-selection-requests.js";
 import { createSchema as chargeCreateSchema } from "../../src/domain/charges/requests.js";
 import { jwtBodySchema, createSchema as customerCreateSchema, updateSchema as customerUpdateSchema } from "../../src/domain/customer-requests.js";
-import { testWebhookSchema } from "../../src/domain/test-webhooks.js";
-import { testPaySchema } from "../../src/domain/test-payments.js";
-import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoices.js";
+import { testWebhookSchema } from "../../src/domain/test-webhook-requests.js";
+import { testPaySchema } from "../../src/domain/test-payment-requests.js";
+import { createSchema as invoiceCreateSchema, updateSchema as invoiceUpdateSchema } from "../../src/domain/invoice-requests.js";
 import { createSchema as linkCreateSchema, updateSchema as linkUpdateSchema } from "../../src/domain/payment-link-requests.js";
 import { createSchema as planCreateSchema, updateSchema as planUpdateSchema } from "../../src/domain/plan-requests.js";
-import { cancelSchema as subscriptionCancelSchema, updateSchema as subscriptionUpdateSchema } from "../../src/domain/subscription-endings.js";
-import { createSchema as subscriptionCreateSchema } from "../../src/domain/subscriptions.js";
-import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refunds.js";
+import {
+  authorizeSchema,
+  cancelSchema as subscriptionCancelSchema,
+  createSchema as subscriptionCreateSchema,
+  manageCancelSchema,
+  updateSchema as subscriptionUpdateSchema,
+} from "../../src/domain/subscription-requests.js";
+import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refund-requests.js";
 import { authorizationSchema } from "../../src/domain/authorizations.js";
 import {
   createSchema as endpointCreateSchema,

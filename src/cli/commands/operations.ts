@@ -1,7 +1,9 @@
 // The operator's commands on charges and chains: `payouts retry`, `reconcile`, `sweep`, `charges reviewed`.
 import { retryPayout } from "../../domain/payouts.js";
 import { markChargeReviewed } from "../../domain/review.js";
+import { sweepSchema } from "../../domain/sweep-requests.js";
 import { getSweep, requestSweep, sweepResource } from "../../domain/sweeps.js";
+import { parseInput } from "../../domain/validation.js";
 import { authorizationReaders } from "../../chain/authorizations.js";
 import { DEVNET_CHAIN_ID } from "../../chain/anvil.js";
 import { ChainSet } from "../../chain/chains.js";
@@ -101,7 +103,7 @@ const sweep: Command = {
     const input = { token: flags.token, ...(flags.chain !== undefined && { chainId: Number(flags.chain) }) };
     const chains = enabledChains(config);
     const door = { chains, readers: authorizationReaders(chains), relayerGasBudget: config.relayerGasBudgetPerMerchant };
-    const sweep = await requestSweep(prisma, door, null, chargeId, input);
+    const sweep = await requestSweep(prisma, door, null, chargeId, parseInput(sweepSchema, input));
     // No worker can run on the embedded database while we hold it: waiting could only time out.
     if (flags.detach || db.kind === "embedded") {
       const when = db.kind === "embedded" ? " once the service runs again" : "";

@@ -13,6 +13,8 @@ import {
   listBalanceTransactions,
   BalanceTransactionResource,
 } from "../../domain/balance-transactions.js";
+import { filterSchema, listSchema } from "../../domain/balance-transaction-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -96,8 +98,10 @@ builder.queryFields((t) => ({
           createdGte: args.createdGte ?? undefined,
           createdLt: args.createdLt ?? undefined,
         };
-        const page = await listBalanceTransactions(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf({ ...page, data: page.data.map(balanceTransactionResource) }, args, () => countBalanceTransactions(ctx.prisma, scope, filters));
+        const page = await listBalanceTransactions(ctx.prisma, scope, parseInput(listSchema, { ...pageRequest(args), ...filters }), pageEnd(args));
+        return connectionOf({ ...page, data: page.data.map(balanceTransactionResource) }, args, () =>
+          countBalanceTransactions(ctx.prisma, scope, parseInput(filterSchema, filters)),
+        );
       },
     },
     countedConnection("Balance transactions matching the filters."),

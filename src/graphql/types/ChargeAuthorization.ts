@@ -1,7 +1,9 @@
 // `ChargeAuthorization`: a buyer's payment without gas, for the hosted page, like REST's
 // POST /v1/public/charges/:id/authorizations. Rules live in domain/charge-authorizations.ts.
 import { describe } from "../../domain/describe.js";
+import { authorizationSchema } from "../../domain/authorizations.js";
 import { relayedAnswer, submitChargeAuthorization, ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 
 const ChargeAuthorization = builder.objectRef<ChargeAuthorizationResource>("ChargeAuthorization").implement({
@@ -38,7 +40,14 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, { chargeId, input }, ctx) => {
       await ctx.rateLimiter.consume(ctx.address, "gasless");
-      const accepted = await submitChargeAuthorization(ctx.prisma, ctx.chains, ctx.authorizations, ctx.charges, chargeId, { ...input });
+      const accepted = await submitChargeAuthorization(
+        ctx.prisma,
+        ctx.chains,
+        ctx.authorizations,
+        ctx.charges,
+        chargeId,
+        parseInput(authorizationSchema, { ...input }),
+      );
       return relayedAnswer(ctx.prisma, accepted);
     },
   }),

@@ -1,5 +1,7 @@
 // `chargeStats`: the dashboard home's summary of the caller's charges (domain/charge-stats.ts).
 import { type ChargeStats as Stats, chargeStats } from "../../domain/charge-stats.js";
+import { statsSchema } from "../../domain/charge-stats-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { ChargeStatus } from "./Charge.js";
 
@@ -34,6 +36,6 @@ builder.queryFields((t) => ({
     type: ChargeStats,
     description: "A summary of your charges over the last `days` days (the dashboard's home).",
     args: { days: t.arg.int({ description: "1–366, default 30." }) },
-    resolve: (_root, { days }, ctx) => chargeStats(ctx.prisma, ctx.scope(), days == null ? {} : { days }),
+    resolve: (_root, { days }, ctx) => chargeStats(ctx.prisma, ctx.scope(), parseInput(statsSchema, days == null ? {} : { days })),
   }),
 }));

@@ -14,6 +14,8 @@ import {
   listEmails,
   EmailResource,
 } from "../../domain/emails.js";
+import { filterSchema, listSchema } from "../../domain/email-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { emailPreviewHtml } from "../../domain/email-preview.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
@@ -81,8 +83,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filter = { to: args.to ?? undefined, type: args.type ?? undefined, status: args.status ?? undefined };
-        const page = await listEmails(ctx.prisma, scope, { ...filter, ...pageRequest(args) }, pageEnd(args));
-        return connectionOf(page, args, () => countEmails(ctx.prisma, scope, filter));
+        const page = await listEmails(ctx.prisma, scope, parseInput(listSchema, { ...filter, ...pageRequest(args) }), pageEnd(args));
+        return connectionOf(page, args, () => countEmails(ctx.prisma, scope, parseInput(filterSchema, filter)));
       },
     },
     countedConnection("Emails matching the filters."),

@@ -12,7 +12,6 @@ import {
   eventDeliveries,
   eventsOfCharges,
   eventsSince,
-  parseFollowedTypes,
   type RecordedEvent,
   getEvent,
   listEvents,
@@ -20,7 +19,10 @@ import {
   DeliveryResource,
   EventResource,
 } from "../../domain/events.js";
-import { sendTestWebhook } from "../../domain/test-webhooks.js";
+import { filterSchema, followSchema, listSchema } from "../../domain/event-requests.js";
+import { testWebhookSchema } from "../../domain/test-webhook-requests.js";
+import { assertTestWebhookMode, sendTestWebhook } from "../../domain/test-webhooks.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 import { liveValue } from "../live.js";
@@ -140,8 +142,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filter = { type: args.type ?? undefined, objectType: args.objectType ?? undefined, objectId: args.objectId ?? undefined };
-        const page = await listEvents(ctx.prisma, scope, { ...filter, ...pageRequest(args) }, pageEnd(args));
-        return connectionOf(page, args, () => countEvents(ctx.prisma, scope, filter));
+        const page = await listEvents(ctx.prisma, scope, parseInput(listSchema, { ...filter, ...pageRequest(args) }), pageEnd(args));
+        return connectionOf(page, args, () => countEvents(ctx.prisma, scope, parseInput(filterSchema, filter)));
       },
     },
     countedConnection("Events matching the filter."),
@@ -159,7 +161,11 @@ builder.mutationFields((t) => ({
     type: "Event",
     description: "Test mode only: records a mock event of `type` with sample data and delivers it like a real one.",
     args: { type: t.arg.string({ required: true, description: "An event type, e.g. charge.completed." }) },
-    resolve: (_query, _root, { type }, ctx) => sendTestWebhook(ctx.prisma, ctx.scope(), { type }, ctx.charges),
+    resolve: (_query, _root, { type }, ctx) => {
+      const scope = ctx.scope();
+      assertTestWebhookMode(scope);
+      return sendTestWebhook(ctx.prisma, scope, parseInput(testWebhookSchema, { type }), ctx.charges);
+    },
   }),
   resendEvent: t.prismaField({
     type: "Event",
@@ -202,7 +208,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: (_root, { types }, ctx) => {
       const scope = ctx.scope();
-      const wanted = parseFollowedTypes(types);
+      const wanted = parseInput(followSchema, { types: types ?? [] }).types;
       return ctx.live.events(scope, wanted, (after) => eventsSince(ctx.prisma, scope, wanted, after), ctx.signal);
     },
     resolve: (event) => eventRow(liveValue(event)),

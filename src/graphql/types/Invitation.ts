@@ -1,8 +1,10 @@
 // `Invitation`: how a merchant's team grows (dashboard sessions only), each with the role the invitee
 // gets. Inviting needs a recent re-authentication; the invitee gets an emailed link and chooses their own password
 // (POST /dashboard/invitations/accept). Rules live in domain/invitations.ts.
+import { inviteSchema } from "../../domain/invitation-requests.js";
 import { type InvitationView, inviteUser, listInvitations, revokeInvitation } from "../../domain/invitations.js";
 import { confirmedBySession } from "../../domain/reauthentication.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { UserRole } from "./User.js";
 
@@ -48,7 +50,7 @@ builder.mutationFields((t) => ({
       const session = ctx.session();
       const confirm = confirmedBySession(ctx.prisma, ctx.rateLimiter, session, { password, totpCode });
       if (!ctx.charges.publicUrl) throw new Error("PUBLIC_URL is not in the charge settings: invitation links cannot be made.");
-      return inviteUser(ctx.prisma, session, { email, ...(role != null && { role }) }, confirm, ctx.charges.publicUrl, ctx.actor());
+      return inviteUser(ctx.prisma, session, parseInput(inviteSchema, { email, ...(role != null && { role }) }), confirm, ctx.charges.publicUrl, ctx.actor());
     },
   }),
   revokeInvitation: t.field({

@@ -21,8 +21,10 @@ import {
   InvoiceResource,
 } from "../../domain/invoices.js";
 import { finalizeInvoice, sendInvoice } from "../../domain/invoice-emails.js";
+import { createSchema, filterSchema, listSchema, updateSchema } from "../../domain/invoice-requests.js";
 import { storedMetadata } from "../../domain/metadata.js";
 import { CHARGE_ORDER } from "../../domain/charges/list.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -176,8 +178,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { status: args.status ?? undefined, customerId: args.customerId ?? undefined, subscriptionId: args.subscriptionId ?? undefined };
-        const page = await listInvoices(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countInvoices(ctx.prisma, scope, filters));
+        const page = await listInvoices(ctx.prisma, scope, parseInput(listSchema, { ...pageRequest(args), ...filters }), pageEnd(args));
+        return connectionOf(page, args, () => countInvoices(ctx.prisma, scope, parseInput(filterSchema, filters)));
       },
     },
     countedConnection("Invoices matching the filters."),
@@ -237,7 +239,7 @@ builder.mutationFields((t) => ({
       "Drafts an invoice for a customer. A live invoice needs a live settlement wallet (settlement_wallet_missing) and an enabled live chain (chain_unsupported, naming the operator's setting), also when it is finalized.",
     args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: "The invoice." }) },
     resolve: (_query, _root, { input }, ctx) =>
-      createInvoice(ctx.prisma, ctx.scope(), { ...input, lineItems: input.lineItems.map((l) => ({ ...l })) }, ctx.charges),
+      createInvoice(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input, lineItems: input.lineItems.map((l) => ({ ...l })) }), ctx.charges),
   }),
   updateInvoice: t.prismaField({
     type: "Invoice",
@@ -247,7 +249,13 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: UpdateInvoiceInput, required: true, description: "The changes." }),
     },
     resolve: (_query, _root, { id, input }, ctx) =>
-      updateInvoice(ctx.prisma, ctx.scope(), id, { ...input, ...(input.lineItems && { lineItems: input.lineItems.map((l) => ({ ...l })) }) }, ctx.charges),
+      updateInvoice(
+        ctx.prisma,
+        ctx.scope(),
+        id,
+        parseInput(updateSchema, { ...input, ...(input.lineItems && { lineItems: input.lineItems.map((l) => ({ ...l })) }) }),
+        ctx.charges,
+      ),
   }),
   deleteInvoice: t.field({
     type: DeletedInvoice,

@@ -1,6 +1,8 @@
 // `ledgerSummary`: the ledger summed over a period, with the money received per day (the dashboard's
 // Home). Rules live in domain/ledger-summary.ts.
 import { type LedgerSummary as Summary, ledgerSummary } from "../../domain/ledger-summary.js";
+import { summarySchema } from "../../domain/ledger-summary-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 
 const LedgerDay = builder.objectRef<Summary["daily"][number]>("LedgerDay").implement({
@@ -33,6 +35,7 @@ builder.queryFields((t) => ({
       createdGte: t.arg.string({ description: "ISO 8601: the period's start (included)." }),
       createdLt: t.arg.string({ description: "ISO 8601: the period's end (excluded)." }),
     },
-    resolve: (_root, args, ctx) => ledgerSummary(ctx.prisma, ctx.scope(), { createdGte: args.createdGte ?? undefined, createdLt: args.createdLt ?? undefined }),
+    resolve: (_root, args, ctx) =>
+      ledgerSummary(ctx.prisma, ctx.scope(), parseInput(summarySchema, { createdGte: args.createdGte ?? undefined, createdLt: args.createdLt ?? undefined })),
   }),
 }));

@@ -1,6 +1,8 @@
 // `PaymentSession` (public: the hosted page's view of a charge), `Chain`, and the public
 // `paymentSession` query and `selectPaymentChain` mutation; plus the merchant's `chains` query.
 import { selectChain } from "../../domain/chain-selection.js";
+import { selectSchema } from "../../domain/chain-selection-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { getPublicCharge, type PublicChain, type PublicCharge, type PublicPayment, publicChain } from "../../domain/payment-session.js";
 import { builder } from "../builder.js";
 import { liveValue } from "../live.js";
@@ -84,7 +86,7 @@ builder.mutationFields((t) => ({
       chargeId: t.arg.id({ required: true, description: "The charge's id (chrg_…)." }),
       chainId: t.arg.int({ required: true, description: "One of the session's chains." }),
     },
-    resolve: (_root, { chargeId, chainId }, ctx) => selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, { chainId }),
+    resolve: (_root, { chargeId, chainId }, ctx) => selectChain(ctx.prisma, ctx.chains, ctx.charges, chargeId, parseInput(selectSchema, { chainId })),
   }),
 }));
 

@@ -2,6 +2,8 @@
 // wallet, from the ledger. Rules live in domain/payout-list.ts.
 import { describe } from "../../domain/describe.js";
 import { countPayouts, listPayouts, PAYOUT_STATUSES, PayoutResource } from "../../domain/payout-list.js";
+import { filterSchema, listSchema } from "../../domain/payout-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -40,8 +42,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { createdGte: args.createdGte ?? undefined, createdLt: args.createdLt ?? undefined };
-        const page = await listPayouts(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countPayouts(ctx.prisma, scope, filters));
+        const page = await listPayouts(ctx.prisma, scope, parseInput(listSchema, { ...pageRequest(args), ...filters }), pageEnd(args));
+        return connectionOf(page, args, () => countPayouts(ctx.prisma, scope, parseInput(filterSchema, filters)));
       },
     },
     countedConnection("Payouts matching the filters."),

@@ -1,6 +1,7 @@
 // `Refund`: money your settlement wallet sends back to a buyer, prepared here and completed when the
 // chain shows the transfer, like REST's refunds. Rules live in domain/refunds.ts.
 import { describe } from "../../domain/describe.js";
+import { createSchema, filterSchema, listSchema } from "../../domain/refund-requests.js";
 import {
   cancelRefund,
   type ChainMoney,
@@ -15,6 +16,7 @@ import {
   sendRefundClaim,
   RefundResource,
 } from "../../domain/refunds.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Refund as RefundRow } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
@@ -91,8 +93,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { chargeId: args.chargeId ?? undefined, status: args.status ?? undefined };
-        const page = await listRefunds(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countRefunds(ctx.prisma, scope, filters));
+        const page = await listRefunds(ctx.prisma, scope, parseInput(listSchema, { ...pageRequest(args), ...filters }), pageEnd(args));
+        return connectionOf(page, args, () => countRefunds(ctx.prisma, scope, parseInput(filterSchema, filters)));
       },
     },
     countedConnection("Refunds matching the filters."),
@@ -142,7 +144,8 @@ builder.mutationFields((t) => ({
       chargeId: t.arg.id({ required: true, description: "The charge to refund (chrg_…)." }),
       input: t.arg({ type: CreateRefundInput, description: "The amount, reason and address; all optional." }),
     },
-    resolve: (_query, _root, { chargeId, input }, ctx) => createRefund(ctx.prisma, ctx.scope(), chargeId, { ...(input ?? {}) }, ctx.charges, ctx.chains),
+    resolve: (_query, _root, { chargeId, input }, ctx) =>
+      createRefund(ctx.prisma, ctx.scope(), chargeId, parseInput(createSchema, { ...(input ?? {}) }), ctx.charges, ctx.chains),
   }),
   cancelRefund: t.prismaField({
     type: "Refund",

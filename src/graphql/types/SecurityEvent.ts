@@ -9,6 +9,8 @@ import {
   type SecurityEvent as SecurityEventRow,
   type SecurityEventType as Type,
 } from "../../domain/security-events.js";
+import { filterSchema, listSchema } from "../../domain/security-event-requests.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest } from "../connection.js";
 
@@ -79,8 +81,8 @@ builder.queryFields((t) => ({
           createdGte: args.createdGte ?? undefined,
           createdLt: args.createdLt ?? undefined,
         };
-        const page = await listSecurityEvents(ctx.prisma, session.merchantId, { ...filters, ...pageRequest(args) }, pageEnd(args));
-        return connectionOf(page, args, () => countSecurityEvents(ctx.prisma, session.merchantId, filters));
+        const page = await listSecurityEvents(ctx.prisma, session.merchantId, parseInput(listSchema, { ...filters, ...pageRequest(args) }), pageEnd(args));
+        return connectionOf(page, args, () => countSecurityEvents(ctx.prisma, session.merchantId, parseInput(filterSchema, filters)));
       },
     },
     countedConnection("Events matching the filters."),

@@ -4,6 +4,7 @@
 import { describe } from "../../domain/describe.js";
 import { storedMetadata } from "../../domain/metadata.js";
 import { cancelSubscription, updateSubscription } from "../../domain/subscription-endings.js";
+import { createSchema, filterSchema, listSchema, updateSchema } from "../../domain/subscription-requests.js";
 import {
   checkoutUrl,
   countSubscriptions,
@@ -16,6 +17,7 @@ import {
   type SubscriptionStatus as Status,
   SubscriptionResource,
 } from "../../domain/subscriptions.js";
+import { parseInput } from "../../domain/validation.js";
 import type { Prisma as P } from "../../generated/prisma/client.js";
 import { builder } from "../builder.js";
 import { connectionOf, countedConnection, pageEnd, pageRequest, relatedConnection } from "../connection.js";
@@ -118,8 +120,8 @@ builder.queryFields((t) => ({
       resolve: async (_root, args, ctx) => {
         const scope = ctx.scope();
         const filters = { status: args.status ?? undefined, customerId: args.customerId ?? undefined, planId: args.planId ?? undefined };
-        const page = await listSubscriptions(ctx.prisma, scope, { ...pageRequest(args), ...filters }, pageEnd(args));
-        return connectionOf(page, args, () => countSubscriptions(ctx.prisma, scope, filters));
+        const page = await listSubscriptions(ctx.prisma, scope, parseInput(listSchema, { ...pageRequest(args), ...filters }), pageEnd(args));
+        return connectionOf(page, args, () => countSubscriptions(ctx.prisma, scope, parseInput(filterSchema, filters)));
       },
     },
     countedConnection("Subscriptions matching the filters."),
@@ -156,7 +158,7 @@ builder.mutationFields((t) => ({
     description:
       "Starts a subscription (INCOMPLETE) of a customer to an active plan (plan_inactive otherwise); send the buyer to its checkoutUrl. A live one needs a live settlement wallet and an enabled live chain.",
     args: { input: t.arg({ type: CreateSubscriptionInput, required: true, description: "The subscription." }) },
-    resolve: (_query, _root, { input }, ctx) => createSubscription(ctx.prisma, ctx.scope(), { ...input }, ctx.charges),
+    resolve: (_query, _root, { input }, ctx) => createSubscription(ctx.prisma, ctx.scope(), parseInput(createSchema, { ...input }), ctx.charges),
   }),
   updateSubscription: t.prismaField({
     type: CustomerSubscription,
@@ -165,7 +167,7 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, description: "The subscription's id (sub_…)." }),
       input: t.arg({ type: UpdateSubscriptionInput, required: true, description: "The changes." }),
     },
-    resolve: (_query, _root, { id, input }, ctx) => updateSubscription(ctx.prisma, ctx.scope(), id, { ...input }, ctx.charges),
+    resolve: (_query, _root, { id, input }, ctx) => updateSubscription(ctx.prisma, ctx.scope(), id, parseInput(updateSchema, { ...input }), ctx.charges),
   }),
   cancelSubscription: t.prismaField({
     type: CustomerSubscription,

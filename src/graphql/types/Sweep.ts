@@ -2,7 +2,9 @@
 // (`sweepCharge`), like the operator's `stablegate sweep`, and a charge's `sweeps`, which
 // `chargeUpdated` sends again with each change of one. Rules live in domain/sweeps.ts.
 import { describe } from "../../domain/describe.js";
+import { sweepSchema } from "../../domain/sweep-requests.js";
 import { CHARGE_SWEEPS_LISTED, chargeSweeps, getSweep, requestSweep, SweepResource, sweepResource } from "../../domain/sweeps.js";
+import { parseInput } from "../../domain/validation.js";
 import { builder } from "../builder.js";
 
 const Sweep = builder.objectRef<SweepResource>("Sweep").implement({
@@ -55,7 +57,7 @@ builder.mutationFields((t) => ({
           { chains: ctx.chains, readers: ctx.authorizations, relayerGasBudget: ctx.charges.relayerGasBudget, feed: ctx.charges.feed },
           ctx.scope(),
           args.id,
-          { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) },
+          parseInput(sweepSchema, { token: args.token, ...(args.chainId != null && { chainId: args.chainId }) }),
         ),
       ),
   }),
