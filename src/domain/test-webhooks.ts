@@ -3,9 +3,10 @@
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
 import { z } from "zod";
 import type { Prisma } from "../db/client.js";
-import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
+import { type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
 import { type ChargeEventExtras, type ChargeResource, chargeResource, type ChargeView } from "./charges/resource.js";
 import type { ChargeSettings } from "./charges/settings.js";
+import type { Charge } from "./charges/read.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, EVENT_TYPES, type EventType, noEndpoint, recordEvent } from "./events.js";
