@@ -3,7 +3,7 @@
 // written by the one CSV writer (domain/csv.ts) a batch at a time. Amounts are the API's decimal
 // strings, money fields the ledger's sums as the charge carries them.
 import type { Prisma } from "../db/client.js";
-import type { Charge } from "../generated/prisma/client.js";
+import type { Charge } from "./charges/read.js";
 import { amountOverpaid } from "./charges/display.js";
 import { chargeFilter } from "./charges/list.js";
 import type { ChargeFilters } from "./charges/requests.js";

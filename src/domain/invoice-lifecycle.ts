@@ -23,7 +23,8 @@ export type InvoiceTrigger = "update" | "delete" | "finalize" | "void" | "mark_u
 export interface InvoiceFacts {
   id: string;
   status: InvoiceStatus;
-  total: bigint;
+  /** The lines' sum, in base units (int8 until the next release, numeric from it). */
+  total: Units;
   /** The ledger's payments for it, in base units. */
   amountPaid: Units;
   subscriptionId: string | null;
@@ -33,7 +34,7 @@ export interface InvoiceFacts {
 
 /** What is left to pay: never below zero (a buyer may send more than asked). */
 export function amountDue(i: Pick<InvoiceFacts, "total" | "amountPaid">): bigint {
-  const due = i.total - toUnits(i.amountPaid);
+  const due = toUnits(i.total) - toUnits(i.amountPaid);
   return due > 0n ? due : 0n;
 }
 

@@ -3,7 +3,7 @@
 //
 // Invariant: a domain function announces a change only after the transaction that made it has
 // committed, so no subscriber ever sees a change that was rolled back.
-import type { Charge } from "../generated/prisma/client.js";
+import type { Charge } from "./charges/read.js";
 
 /** Identifies a charge and whose it is, for announcements that carry no snapshot. */
 export interface ChargeRef {

@@ -20,7 +20,7 @@ import { CHARGE_MINUTES_DEFAULT } from "./charges/requests.js";
 import { AppError, invalidParam, notFound } from "./errors.js";
 import { hashToken, newId, randomBase62 } from "./ids.js";
 import { MetadataShape, mergeMetadata, storedMetadata } from "./metadata.js";
-import { formatAmount, parseAmount } from "./money.js";
+import { formatAmount, parseAmount, toUnits, type Units } from "./money.js";
 import { keysetPage, type Page, type PageEnd } from "./paging.js";
 import {
   buyerEmailSchema,
@@ -155,10 +155,10 @@ export async function updatePaymentLink(
   }
   return prisma.$transaction(async (tx) => {
     // The row lock keeps two concurrent metadata merges from losing each other's keys.
-    const [row] = await tx.$queryRaw<{ metadata: unknown; amount: bigint }[]>`
+    const [row] = await tx.$queryRaw<{ metadata: unknown; amount: Units }[]>`
       SELECT metadata, amount FROM payment_links WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
     if (!row) throw notFound("payment link", id);
-    checkQuantityMax(BigInt(row.amount), data.quantityMax, settings);
+    checkQuantityMax(toUnits(row.amount), data.quantityMax, settings);
     const metadata = data.metadata === undefined ? undefined : mergeMetadata(storedMetadata(row.metadata, "payment_links.metadata"), data.metadata);
     return tx.paymentLink.update({
       where: { id },
@@ -262,7 +262,7 @@ export async function chargeFromPaymentLink(
   // Parsed here rather than by the pay door: whether the email is asked for at all is the link's to say.
   const customerEmail = link.collectEmail ? parseInput(buyerEmailSchema, { email: input.email ?? "" }).email.toLowerCase() : null;
   const quantity = buyerQuantity(link, input.quantity);
-  const amount = link.amount * BigInt(quantity);
+  const amount = toUnits(link.amount) * BigInt(quantity);
   const linkSessionHash = sessionToken ? hashToken(sessionToken) : null;
   const base = link.description ?? link.name;
   const made = await prisma.$transaction(async (tx) => {

@@ -8,7 +8,8 @@ import { amountOverpaid } from "./charges/display.js";
 import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./charges/read.js";
 import { notFound } from "./errors.js";
 import { paymentStatus } from "./payments.js";
-import { formatAmount, formatAmountOrNull, toUnits } from "./money.js";
+import { amountRemaining } from "./charges/lifecycle.js";
+import { formatAmount, formatAmountOrNull } from "./money.js";
 import { Coalescer } from "../lib/coalesce.js";
 
 /** A chain as the hosted page lists it. */
@@ -119,7 +120,6 @@ export function publicCharge(
   chains: EnabledChain[],
   payments: (Omit<PublicPayment, "amount"> & { amount: bigint })[],
 ): PublicCharge {
-  const received = c.amountReceived === null ? 0n : toUnits(c.amountReceived);
   const pending = payments.reduce((sum, p) => (p.status === "pending" ? sum + p.amount : sum), 0n);
   const view = {
     id: c.id,
@@ -128,7 +128,7 @@ export function publicCharge(
     currency: c.currency,
     status: c.status,
     amountReceived: formatAmountOrNull(c.amountReceived),
-    amountRemaining: formatAmount(received >= c.amount ? 0n : c.amount - received),
+    amountRemaining: formatAmount(amountRemaining(c)),
     amountOverpaid: formatAmount(amountOverpaid(c)),
     amountPending: formatAmount(pending),
     confirmationsRequired: c.confirmations,

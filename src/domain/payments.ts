@@ -29,7 +29,7 @@ import { type ChargeEventExtras, type ChargeView, chargeResource } from "./charg
 import { COMPLETION_CAUSE, EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
 import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
-import { formatAmount, toUnits } from "./money.js";
+import { formatAmount, toUnits, type Units } from "./money.js";
 import type { PaymentResource } from "./payment-schema.js";
 import { summarizeBlocks } from "./payouts.js";
 import { refundCompletedEvents } from "./refunds.js";
@@ -389,6 +389,7 @@ function applyConfirmed(
 }
 
 /** `underpaidAmount` for a charge paid within its underpayment tolerance (and nothing when paid in full). */
-function underpaid(c: { amount: bigint }, received: bigint): { underpaidAmount?: string } {
-  return received < c.amount ? { underpaidAmount: formatAmount(c.amount - received) } : {};
+function underpaid(c: { amount: Units }, received: bigint): { underpaidAmount?: string } {
+  const amount = toUnits(c.amount);
+  return received < amount ? { underpaidAmount: formatAmount(amount - received) } : {};
 }

@@ -153,6 +153,20 @@ export function refundLimit(m: ChainMoney, money: readonly ChainMoney[]): bigint
   return leftToRefund(m) < all ? leftToRefund(m) : all;
 }
 
+/** A chain a charge's confirmed money arrived on, with the most one refund there may ask (`limit`). */
+export interface RefundableMoney extends ChainMoney {
+  limit: bigint;
+}
+
+/**
+ * Per chain where a charge's confirmed money arrived, what is left to refund there (Charge.refundable):
+ * a chain where nothing arrived is left out, since no refund may be made on it, even one its refunds ask of.
+ */
+export async function refundableMoney(db: Prisma | P.TransactionClient, chargeId: string): Promise<RefundableMoney[]> {
+  const money = await refundableByChain(db, chargeId);
+  return money.filter((m) => m.received > 0n).map((m) => ({ ...m, limit: refundLimit(m, money) }));
+}
+
 /** What the refunds of a charge may still take back in all (Charge.amountRefundable), by the rule createRefund enforces. */
 export async function amountRefundable(db: Prisma | P.TransactionClient, chargeId: string): Promise<bigint> {
   return refundableInAll(await refundableByChain(db, chargeId));

@@ -22,6 +22,7 @@ import { chargeResource } from "./charges/resource.js";
 import { AppError, notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
+import { toUnits } from "./money.js";
 import { finalizeDraft, invoiceResource } from "./invoices.js";
 import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { storedPermission } from "./subscription-permission.js";
@@ -165,7 +166,7 @@ export async function pullSucceeded(prisma: Prisma, pullId: string, txHash: stri
     if (sub.status === "CANCELED" || sub.status === "INCOMPLETE_EXPIRED") return sub;
     const { start } = storedPermission(sub.permission);
     let data: P.SubscriptionUpdateInput;
-    if (pull.checkout && pull.amount === 0n) {
+    if (pull.checkout && toUnits(pull.amount) === 0n) {
       // The trial is the period before the permission's first window: authorization to trialEnd (= start).
       const trialStart = new Date(Number(start) * 1000 - sub.trialDays * 86_400_000);
       data = { status: "TRIALING", currentPeriodStart: trialStart, currentPeriodEnd: sub.trialEnd, nextPullAt: sub.trialEnd, failedPulls: 0 };

@@ -29,7 +29,7 @@ import type { Prisma } from "../db/client.js";
 import { jsonOrNull } from "../db/json.js";
 import type { Invoice, Plan, Subscription, SubscriptionPull } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
-import { formatAmount } from "./money.js";
+import { formatAmount, toUnits } from "./money.js";
 import { settlementWalletMissing } from "./settlement-wallets.js";
 import { cancelSubscription, lockSubscription } from "./subscription-endings.js";
 import type { AuthorizationQuery, ManageCancelForm, SignedAuthorization } from "./subscription-requests.js";
@@ -96,7 +96,8 @@ interface SpendingChain {
 export async function checkoutChains(prisma: Prisma, chains: ChainSet, sub: Pick<Subscription, "livemode" | "amount">): Promise<SpendingChain[]> {
   // The relayer pays every renewal's gas: a chain whose payout minimum is above the amount (5.00 on
   // Ethereum) would spend more on gas than the pull is worth, so it is not offered.
-  const offered = chains.forMode(sub.livemode).filter((c) => sub.amount >= c.payoutMinAmount);
+  const amount = toUnits(sub.amount);
+  const offered = chains.forMode(sub.livemode).filter((c) => amount >= c.payoutMinAmount);
   const statuses = await prisma.chainStatus.findMany({
     where: { chainId: { in: offered.map((c) => c.chainId) } },
     select: { chainId: true, relayerAddress: true, subscriptionsDeployed: true },
@@ -232,7 +233,8 @@ export async function authorizeSubscription(
   let permit: { value: string; deadline: string; signature: string } | null = null;
   if (input.permit) {
     const p = input.permit;
-    if (p.value < sub.amount) throw new AppError("parameter_invalid", `permit.value must be at least the amount per period (${sub.amount})`, "permit.value");
+    const amount = toUnits(sub.amount);
+    if (p.value < amount) throw new AppError("parameter_invalid", `permit.value must be at least the amount per period (${amount})`, "permit.value");
     if (p.deadline <= chainNow + 60n)
       throw new AppError("parameter_invalid", "permit.deadline must be at least a minute ahead of the chain's time", "permit.deadline");
     const message = { owner: input.payer, spender: chain.subscriptions, value: p.value, nonce: await reads.permitNonce(input.payer), deadline: p.deadline };
@@ -319,7 +321,7 @@ async function expectedPermission(prisma: Prisma, sub: Subscription, chain: Enab
     merchant: getAddress(wallet),
     token: getAddress(chain.usdc),
     spender,
-    amount: sub.amount,
+    amount: toUnits(sub.amount),
     feeBps: sub.feeBps,
     period: BigInt(sub.periodSeconds),
     start,

@@ -21,7 +21,25 @@ const StoredPermission = z.object({
   salt: whole,
 });
 
+const digits = z.string().regex(/^\d+$/);
+// As the checkout stores it (subscription-checkout.ts): the numbers as decimal strings.
+const StoredPermit = z.object({ value: digits, deadline: digits, signature: z.string() });
+
+/** A USDC permit as the subscribe() call takes it. */
+export interface Permit {
+  value: bigint;
+  deadline: bigint;
+  signature: string;
+}
+
 /** The permission stored on a subscription that has one; StoredJsonError when the column holds anything else. */
 export function storedPermission(value: unknown): Permission {
   return loadPermission(jsonColumn(StoredPermission, value, "subscriptions.permission"));
+}
+
+/** The USDC permit stored on a checkout (subscriptions.permit), null when the buyer gave none; StoredJsonError when the column holds anything else. */
+export function storedPermit(value: unknown): Permit | null {
+  if (value === null) return null;
+  const p = jsonColumn(StoredPermit, value, "subscriptions.permit");
+  return { value: BigInt(p.value), deadline: BigInt(p.deadline), signature: p.signature };
 }

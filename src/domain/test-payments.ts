@@ -15,8 +15,9 @@ import { selectChain } from "./chain-selection.js";
 import type { ChangeSettings, ChargeSettings } from "./charges/settings.js";
 import { type Charge, getCharge } from "./charges/read.js";
 import { expireChargeNow } from "./charges/expire.js";
+import { amountRemaining } from "./charges/lifecycle.js";
 import { AppError, invalidParam } from "./errors.js";
-import { formatAmount, parseAmount, toUnits } from "./money.js";
+import { formatAmount, parseAmount } from "./money.js";
 import type { Scope } from "./scope.js";
 import type { TestPayRequest } from "./test-payment-requests.js";
 
@@ -74,8 +75,7 @@ export async function payChargeFromTestWallet(
       "id",
     );
   }
-  const received = charge.amountReceived === null ? 0n : toUnits(charge.amountReceived);
-  const units = asked ?? (received >= charge.amount ? 0n : charge.amount - received);
+  const units = asked ?? amountRemaining(charge);
   if (units === 0n) {
     throw new AppError("charge_not_payable", `Nothing is due on charge ${id} (${charge.status}): give an amount to send more than it asks.`, "amount");
   }

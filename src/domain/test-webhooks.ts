@@ -2,9 +2,10 @@
 // A mock event is a real event row with sample data shaped exactly like the real type's, signed and
 // delivered like any other, so a merchant can build and check a receiver before taking a payment.
 import type { Prisma } from "../db/client.js";
-import { type Charge, type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
+import { type Customer, type Event, type Invoice, Prisma as P, type Refund, type Subscription } from "../generated/prisma/client.js";
 import { type ChargeEventExtras, type ChargeResource, chargeResource, type ChargeView } from "./charges/resource.js";
 import type { ChargeSettings } from "./charges/settings.js";
+import type { Charge } from "./charges/read.js";
 import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, type EventType, noEndpoint, recordEvent } from "./events.js";

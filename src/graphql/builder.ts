@@ -11,13 +11,20 @@ import type PrismaTypes from "../generated/pothos-types.js";
 import { getDatamodel } from "../generated/pothos-types.js";
 import { Prisma as P } from "../generated/prisma/client.js";
 import type { GraphQLContext } from "./context.js";
+import type { Charge } from "../domain/charges/read.js";
 import { typenameOfId } from "./ids.js";
 
 /** The most ids one `nodes` query may ask for: each is a database read (a connection page holds as many). */
 export const MAX_NODE_IDS = 100;
 
+/**
+ * The Prisma types, a charge shaped as the domain reads it (its amount int8 or numeric: the column's
+ * type changes in the next release), so resolvers return the domain's charges as they are.
+ */
+type Models = Omit<PrismaTypes, "Charge"> & { Charge: Omit<PrismaTypes["Charge"], "Shape"> & { Shape: Charge } };
+
 export const builder = new SchemaBuilder<{
-  PrismaTypes: PrismaTypes;
+  PrismaTypes: Models;
   Context: GraphQLContext;
   DefaultFieldNullability: false;
   Scalars: {

@@ -22,15 +22,7 @@ import type { Logger } from "pino";
 import type { EnabledChain } from "../chain/chains.js";
 import { Relayer } from "../chain/relayer.js";
 import { withRpcRetry } from "../chain/rpc.js";
-import {
-  loadPermission,
-  periodIndexAt,
-  type Permission,
-  pullCalldata,
-  type StoredPermission,
-  subscribeCalldata,
-  subscriptionsInterface,
-} from "../chain/subscriptions.js";
+import { periodIndexAt, type Permission, pullCalldata, subscribeCalldata, subscriptionsInterface } from "../chain/subscriptions.js";
 import { usdcInterface } from "../chain/usdc.js";
 import type { Prisma } from "../db/client.js";
 import type { Subscription } from "../generated/prisma/client.js";
@@ -52,7 +44,9 @@ import {
   pullSucceeded,
   renewalFailed,
 } from "../domain/subscription-billing.js";
+import { toUnits } from "../domain/money.js";
 import { endSubscription, lockSubscription } from "../domain/subscription-endings.js";
+import { storedPermission, storedPermit } from "../domain/subscription-permission.js";
 import { recordSubscriptionEvent } from "../domain/subscriptions.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
@@ -178,8 +172,8 @@ async function runCheckouts(prisma: Prisma, relayer: Relayer, settings: BillingS
   const chainId = relayer.chain.chainId;
   const waiting = (await due(prisma, chainId, ["INCOMPLETE"], options.now(), options)).filter((s) => s.permission !== null && s.permissionSignature !== null);
   for (const sub of waiting) {
-    const p = loadPermission(sub.permission as StoredPermission);
-    const amount = sub.trialEnd ? 0n : sub.amount;
+    const p = storedPermission(sub.permission);
+    const amount = sub.trialEnd ? 0n : toUnits(sub.amount);
     const call = { to: relayer.chain.subscriptions, data: checkoutCalldata(sub, p, amount) };
     const simulated = await simulate(relayer, call);
     if ("refusal" in simulated) {
@@ -211,13 +205,7 @@ async function runCheckouts(prisma: Prisma, relayer: Relayer, settings: BillingS
 
 /** The checkout's subscribe(): the permit when the buyer gave one, the permission, the first pull of `amount`. */
 function checkoutCalldata(sub: Subscription, p: Permission, amount: bigint): string {
-  const permit = sub.permit as { value: string; deadline: string; signature: string } | null;
-  return subscribeCalldata(
-    p,
-    sub.permissionSignature!,
-    permit && { value: BigInt(permit.value), deadline: BigInt(permit.deadline), signature: permit.signature },
-    amount,
-  );
+  return subscribeCalldata(p, sub.permissionSignature!, storedPermit(sub.permit), amount);
 }
 
 async function runRenewals(
@@ -232,7 +220,7 @@ async function runRenewals(
   const seconds = BigInt(Math.floor(chainTime.getTime() / 1000));
   const pulls: { sub: Subscription; p: Permission; period: Period; call: { to: string; data: string } }[] = [];
   for (const sub of subs) {
-    const p = loadPermission(sub.permission as StoredPermission);
+    const p = storedPermission(sub.permission);
     if (sub.cancelAtPeriodEnd && sub.currentPeriodEnd && sub.currentPeriodEnd <= chainTime) {
       await prisma.$transaction(async (tx) => endSubscription(tx, await lockSubscription(tx, sub.id, null), "period_end", settings, chainTime));
       continue;
@@ -256,7 +244,7 @@ async function runRenewals(
     }
     // Open the invoice before simulating: a failure leaves it OPEN, which is what the merchant sees.
     await prisma.$transaction(async (tx) => openPeriodInvoice(tx, await lockSubscription(tx, sub.id, null), period, settings, options.now()));
-    pulls.push({ sub, p, period, call: { to: relayer.chain.subscriptions, data: pullCalldata(p, sub.amount) } });
+    pulls.push({ sub, p, period, call: { to: relayer.chain.subscriptions, data: pullCalldata(p, toUnits(sub.amount)) } });
   }
   // All the simulations at once: the provider sends them as one JSON-RPC batch.
   const simulations = await Promise.all(pulls.map((x) => simulate(relayer, x.call)));
@@ -276,7 +264,7 @@ async function runRenewals(
       continue;
     }
     if ("refusal" in simulated) {
-      const failure = await classify(relayer, p, sub.amount, simulated);
+      const failure = await classify(relayer, p, toUnits(sub.amount), simulated);
       await renewalFailed(prisma, sub.id, null, period, { ...failure, at: chainTime }, options.retrySchedule, settings);
       log.warn({ subscription: sub.id, period: period.index, ...failure }, "renewal refused by the chain: nothing sent");
       continue;
@@ -286,7 +274,8 @@ async function runRenewals(
       relayer,
       "PULL",
       call,
-      (tx, txId) => claimPull(tx, sub.id, txId, { checkout: false, amount: sub.amount, period, permissionHash: sub.permissionHash }, settings, options.now()),
+      (tx, txId) =>
+        claimPull(tx, sub.id, txId, { checkout: false, amount: toUnits(sub.amount), period, permissionHash: sub.permissionHash }, settings, options.now()),
       { gasNeeded: simulated.gasNeeded },
     );
     if (sent) log.info({ subscription: sub.id, period: period.index, relayerTx: sent }, "renewal pull sent");
@@ -312,11 +301,11 @@ export function pullHandlers(
       if (!pull || (pull.status !== "SENT" && pull.status !== "SENDING")) return;
       const sub = pull.subscription;
       const at = receipt ? new Date(((await relayer.provider.getBlock(receipt.blockNumber))?.timestamp ?? 0) * 1000) : options.now();
-      const p = loadPermission(sub.permission as StoredPermission);
+      const p = storedPermission(sub.permission);
       let failure: Omit<FailedPull, "at"> = { reason: "other", error: "its transaction was dropped (another used its nonce)" };
       if (receipt) {
         // The receipt has no reason: the same call, simulated now, says why (a reverted call changed nothing).
-        const data = pull.checkout ? checkoutCalldata(sub, p, pull.amount) : pullCalldata(p, pull.amount);
+        const data = pull.checkout ? checkoutCalldata(sub, p, toUnits(pull.amount)) : pullCalldata(p, toUnits(pull.amount));
         const simulated = await simulate(relayer, { to: relayer.chain.subscriptions, data });
         const refused = "refusal" in simulated && simulated.data ? safeParseError(simulated.data) : null;
         // Another pull of ours took the window (a re-sent one, the test helper's): the period is paid.
@@ -325,7 +314,7 @@ export function pullHandlers(
           await periodAlreadyPulled(prisma, sub.id, periodAt(p.start, sub.periodSeconds, pull.periodIndex), settings);
           return;
         }
-        failure = "refusal" in simulated ? await classify(relayer, p, pull.amount, simulated) : { reason: "other", error: "its transaction reverted" };
+        failure = "refusal" in simulated ? await classify(relayer, p, toUnits(pull.amount), simulated) : { reason: "other", error: "its transaction reverted" };
       }
       if (pull.checkout) await checkoutFailed(prisma, sub.id, pull.id, { ...failure, at }, settings);
       else

@@ -141,10 +141,16 @@ export const UNLIMITED_ADDRESS = {
 /**
  * Starts the service with test settings; `env` overrides configuration variables. Every /v1 call
  * made through `call` is checked against the service's OpenAPI document (helpers/contract.ts).
+ * `alsoMigrate`: a folder of further migrations applied before the service starts (prisma/contract-next:
+ * the next release's schema, which this release must serve on too).
  */
-export async function startApp(env: Record<string, string> = {}, options: Pick<ServicesOptions, "chains" | "devnet" | "logger"> = {}): Promise<TestApp> {
+export async function startApp(
+  env: Record<string, string> = {},
+  { alsoMigrate, ...options }: Pick<ServicesOptions, "chains" | "devnet" | "logger"> & { alsoMigrate?: string } = {},
+): Promise<TestApp> {
   const queries: string[] = [];
   const { db, drop, url: databaseUrl } = await freshDatabase((sql) => queries.push(sql));
+  if (alsoMigrate) await migrate(db, alsoMigrate);
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", REDIS_URL: process.env.REDIS_URL, PORT: "0", ...UNLIMITED_ADDRESS, ...env });
   const app = await buildTestApp(config, { db, ...options });
   const url = await app.start(0);

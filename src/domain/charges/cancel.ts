@@ -1,12 +1,12 @@
 // Cancelling a charge: the merchant's cancel, and the same step inside a caller's transaction.
 import type { Prisma } from "../../db/client.js";
-import type { Charge, Prisma as P } from "../../generated/prisma/client.js";
+import type { Prisma as P } from "../../generated/prisma/client.js";
 import { notFound } from "../errors.js";
 import { type RecordedEvent, recordEvent } from "../events.js";
 import type { Scope } from "../scope.js";
 import { cancelStatus } from "./lifecycle.js";
 import { moneyOnItsWay } from "./money-on-its-way.js";
-import { CHARGE_COLUMNS } from "./read.js";
+import { type Charge, CHARGE_COLUMNS } from "./read.js";
 import { chargeResource } from "./resource.js";
 import type { ChangeSettings } from "./settings.js";
 

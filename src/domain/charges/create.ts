@@ -4,7 +4,7 @@
 import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../../chain/clones.js";
 import type { Prisma } from "../../db/client.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.js";
-import { type Charge, Prisma as P } from "../../generated/prisma/client.js";
+import { Prisma as P } from "../../generated/prisma/client.js";
 import { AppError, invalidParam, unknownReference } from "../errors.js";
 import { eventWrites, eventsWritten, type RecordedEvent } from "../events.js";
 import { newId } from "../ids.js";
@@ -13,7 +13,7 @@ import { mergeMetadata } from "../metadata.js";
 import { formatAmount, parseAmount } from "../money.js";
 import { inScope, type Scope } from "../scope.js";
 import { settlementWalletMissing } from "../settlement-wallets.js";
-import { CHARGE_COLUMNS } from "./read.js";
+import { type Charge, CHARGE_COLUMNS } from "./read.js";
 import type { ChargeRequest } from "./requests.js";
 import { chargeResource } from "./resource.js";
 import type { ChargeSettings } from "./settings.js";

@@ -1,14 +1,14 @@
 // Expiring charges: the sweep that moves PENDING charges past their time (by the chains' clocks) to
 // EXPIRED, and the test helper that expires one now.
 import type { Prisma } from "../../db/client.js";
-import { type Charge, Prisma as P } from "../../generated/prisma/client.js";
+import { Prisma as P } from "../../generated/prisma/client.js";
 import { AppError } from "../errors.js";
 import { EXPIRY_CAUSE, recordEvents } from "../events.js";
 import { toUnits } from "../money.js";
 import { inScope, type Scope } from "../scope.js";
 import { nextStatus } from "./lifecycle.js";
 import { moneyOnItsWay } from "./money-on-its-way.js";
-import { CHARGE_COLUMNS, getCharge } from "./read.js";
+import { type Charge, CHARGE_COLUMNS, getCharge } from "./read.js";
 import { chargeResource } from "./resource.js";
 import type { ChangeSettings } from "./settings.js";
 

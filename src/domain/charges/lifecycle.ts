@@ -29,7 +29,8 @@ export type ChargeTrigger = "cancel" | "expire" | "receive" | "complete" | "reop
 /** The facts of a charge that the guards look at. */
 export interface ChargeFacts {
   status: ChargeStatus;
-  amount: bigint;
+  /** What the charge asks, in base units (int8 until the next release, numeric from it). */
+  amount: Units;
   /** How short of `amount` confirmed money may be and still count as paid (basis points). */
   underpaymentToleranceBps: number;
   /** Confirmed USDC received so far, in base units (null: nothing yet). */
@@ -41,14 +42,22 @@ export interface ChargeFacts {
   payoutMinAmount?: bigint;
 }
 
-const received = (c: ChargeFacts) => (c.amountReceived === null ? 0n : toUnits(c.amountReceived));
+const received = (c: Pick<ChargeFacts, "amountReceived">) => (c.amountReceived === null ? 0n : toUnits(c.amountReceived));
+
+/** What is still due on `charge`: its amount less the confirmed money, never below zero. */
+export function amountRemaining(charge: Pick<ChargeFacts, "amount" | "amountReceived">): bigint {
+  const amount = toUnits(charge.amount);
+  const got = received(charge);
+  return got >= amount ? 0n : amount - got;
+}
 
 /**
  * The least confirmed money that pays `charge`: its amount less its underpayment tolerance, rounded
  * in the buyer's disfavour (the tolerance is floored, so never more than the merchant allowed).
  */
 export function acceptedAmount(charge: Pick<ChargeFacts, "amount" | "underpaymentToleranceBps">): bigint {
-  return charge.amount - (charge.amount * BigInt(charge.underpaymentToleranceBps)) / 10_000n;
+  const amount = toUnits(charge.amount);
+  return amount - (amount * BigInt(charge.underpaymentToleranceBps)) / 10_000n;
 }
 
 const RULES: Rules<ChargeTrigger, ChargeStatus, ChargeFacts> = {
@@ -150,11 +159,12 @@ const MIN_EXTENDING_PAYMENT = 10_000n;
  * cap. Dust earns nothing, so nobody can keep a charge open by sending crumbs.
  */
 export function partialExtensionMinutes(
-  charge: { amount: bigint; expiryExtendedMinutes: number },
+  charge: { amount: Units; expiryExtendedMinutes: number },
   payments: readonly bigint[],
   perPaymentMinutes: number,
 ): number {
-  const earns = payments.some((p) => p * 100n >= charge.amount && p >= MIN_EXTENDING_PAYMENT);
+  const amount = toUnits(charge.amount);
+  const earns = payments.some((p) => p * 100n >= amount && p >= MIN_EXTENDING_PAYMENT);
   if (!earns) return 0;
   return Math.max(0, Math.min(perPaymentMinutes, PARTIAL_EXTENSION_CAP_MINUTES - charge.expiryExtendedMinutes));
 }

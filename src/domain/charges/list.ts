@@ -1,7 +1,8 @@
 // Lists of charges: the filters (as a Prisma where-clause, or as SQL for a search, whose lookups go
 // through expression indexes), keyset pages, REST's numbered pages, nested pages and counts.
 import type { Prisma } from "../../db/client.js";
-import { type Charge, Prisma as P } from "../../generated/prisma/client.js";
+import { Prisma as P } from "../../generated/prisma/client.js";
+import type { Charge } from "./read.js";
 import { invalidParam } from "../errors.js";
 import {
   countsByParent,

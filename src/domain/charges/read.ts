@@ -1,13 +1,18 @@
 // Reading a charge: every column under its Prisma field name (for raw SQL that returns charges), the
 // same with the amounts as text (for the path below the ORM), and the two lookups the API offers.
 import { selectRows, type Prisma } from "../../db/client.js";
-import { type Charge, Prisma as P } from "../../generated/prisma/client.js";
+import { type Charge as ChargeModel, Prisma as P } from "../../generated/prisma/client.js";
 import { AppError, notFound } from "../errors.js";
+import type { Units } from "../money.js";
 import type { Scope } from "../scope.js";
 
-export type { Charge };
+/**
+ * A charge as the domain reads it. `amount` is int8 in this release and numeric(78,0) from the next
+ * (prisma/contract-next/): a release reading it must take either, so it is read with `toUnits`.
+ */
+export type Charge = Omit<ChargeModel, "amount"> & { amount: Units };
 
-/** The Charge model's amount columns (int8 and numeric, which the drivers parse differently). */
+/** The Charge model's amount columns (numeric, and `amount`, int8 until the next release). */
 const AMOUNT_COLUMNS = {
   amount: "amount",
   amountReceived: "amount_received",
@@ -32,9 +37,10 @@ const OTHER_COLUMNS = [
 const amounts = (cast: string) => Object.entries(AMOUNT_COLUMNS).map(([field, column]) => `${column}${cast} AS "${field}"`);
 
 // Every column of the Charge model under its Prisma field name (a test holds it equal to the model):
-// for raw SQL inside a transaction that locks, updates or returns charges (its numerics come back as
-// decimals, `amount` as bigint). Outside one, getCharge and getChargeByOrderId read through selectRows.
-export const CHARGE_COLUMNS = P.raw([...OTHER_COLUMNS, ...amounts("")].join(", "));
+// for raw SQL inside a transaction that locks, updates or returns charges. Every amount comes back as
+// a decimal, `amount` too: cast to numeric, it reads the same whether its column is int8 or numeric.
+// Outside a transaction, getCharge and getChargeByOrderId read through selectRows.
+export const CHARGE_COLUMNS = P.raw([...OTHER_COLUMNS, ...amounts("::numeric(78,0)")].join(", "));
 /** The same columns with the amounts as text, for `selectRows`; `chargeFromRow` reads them. */
 export const CHARGE_COLUMNS_TEXT = [...OTHER_COLUMNS, ...amounts("::text")].join(", ");
 

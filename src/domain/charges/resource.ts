@@ -3,7 +3,7 @@
 // why it lives here and not in a door.
 import { z } from "zod";
 import { explorerAddressUrl } from "../../chain/registry.js";
-import type { Charge } from "../../generated/prisma/client.js";
+import type { Charge } from "./read.js";
 import { MetadataShape, storedMetadata } from "../metadata.js";
 import { formatAmount, formatAmountOrNull, type Units } from "../money.js";
 import { PaymentResource } from "../payment-schema.js";

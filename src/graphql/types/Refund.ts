@@ -4,14 +4,13 @@ import { describe } from "../../domain/describe.js";
 import { createSchema, filterSchema, listSchema } from "../../domain/refund-requests.js";
 import {
   cancelRefund,
-  type ChainMoney,
   countRefunds,
   createRefund,
   getRefund,
   listRefunds,
   REFUND_STATUSES,
-  refundableByChain,
-  refundLimit,
+  type RefundableMoney as Refundable,
+  refundableMoney,
   refundResource,
   sendRefundClaim,
   RefundResource,
@@ -111,7 +110,7 @@ builder.prismaObjectField("Charge", "refunds", (t) =>
   t.relation("refunds", { description: "The charge's refunds, oldest first.", query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] } }),
 );
 
-const RefundableMoney = builder.objectRef<ChainMoney & { limit: bigint }>("RefundableMoney").implement({
+const RefundableMoney = builder.objectRef<Refundable>("RefundableMoney").implement({
   description: "A charge's confirmed money on one chain, and what is left to refund there.",
   fields: (t) => ({
     chainId: t.exposeInt("chainId", { description: "The chain the money arrived on: a refund of it is made there." }),
@@ -129,10 +128,7 @@ builder.prismaObjectField("Charge", "refundable", (t) =>
   t.field({
     type: [RefundableMoney],
     description: "Per chain where its confirmed money arrived, what is left to refund: a refund is made on one of these chains (createRefund's chainId).",
-    resolve: async (charge, _args, ctx) => {
-      const money = await refundableByChain(ctx.prisma, charge.id);
-      return money.filter((m) => m.received > 0n).map((m) => ({ ...m, limit: refundLimit(m, money) }));
-    },
+    resolve: (charge, _args, ctx) => refundableMoney(ctx.prisma, charge.id),
   }),
 );
 
