@@ -2,11 +2,12 @@
 // why not. Pure: no I/O. Every writer (domain/invoices.ts, the ledger's payment of an invoice) asks it
 // under the invoice's row lock before writing a status or changing the invoice.
 //
-//   DRAFT ──finalize──▶ OPEN ──settle──▶ PAID
+//   DRAFT ──finalize──▶ OPEN ──settle──▶ PAID ──reopen──▶ OPEN
 //     │                  │  ╲──mark_uncollectible──▶ UNCOLLECTIBLE ──settle──▶ PAID
 //   delete               └──void──▶ VOID ◀──void──────────┘
 //
-// PAID and VOID are final. Only a DRAFT is edited (update) or deleted; an OPEN or UNCOLLECTIBLE invoice
+// VOID is final; PAID is too, unless a reorg takes back money that paid it (reopen: due again, its
+// number and lines kept). Only a DRAFT is edited (update) or deleted; an OPEN or UNCOLLECTIBLE invoice
 // takes payments (pay) while something is due, and settles (PAID) once the ledger's payments for it
 // reach the total. A void is refused once money was paid on it: mark it uncollectible instead.
 import { AppError } from "./errors.js";
@@ -17,7 +18,7 @@ export const INVOICE_STATUSES = ["DRAFT", "OPEN", "PAID", "VOID", "UNCOLLECTIBLE
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 /** What can happen to an invoice. */
-export type InvoiceTrigger = "update" | "delete" | "finalize" | "void" | "mark_uncollectible" | "pay" | "settle";
+export type InvoiceTrigger = "update" | "delete" | "finalize" | "void" | "mark_uncollectible" | "pay" | "settle" | "reopen";
 
 /** The facts of an invoice that the guards look at. */
 export interface InvoiceFacts {
@@ -68,6 +69,12 @@ const RULES: Rules<InvoiceTrigger, InvoiceStatus, InvoiceFacts> = {
     to: "PAID",
     guard: (i) => (amountDue(i) > 0n ? "has not been paid in full" : null),
   },
+  // A reorg took back money that paid it: due again, its number and lines kept.
+  reopen: {
+    from: ["PAID"],
+    to: "OPEN",
+    guard: (i) => (amountDue(i) === 0n ? "is still paid in full" : null),
+  },
 };
 
 /** How each refused trigger's message ends: "only DRAFT invoices can be <done>". */
@@ -79,6 +86,7 @@ const DONE: Record<InvoiceTrigger, string> = {
   mark_uncollectible: "marked uncollectible",
   pay: "paid",
   settle: "paid",
+  reopen: "reopened",
 };
 
 /** The status `trigger` moves `invoice` to, or the 409 saying why not (`invoice_not_payable` for pay, else `invoice_not_editable`). */
@@ -98,6 +106,11 @@ export function invoiceStep(invoice: InvoiceFacts, trigger: InvoiceTrigger, now:
 /** Whether the money now confirmed for `invoice` makes it PAID. */
 export function settles(invoice: InvoiceFacts, now: Date): boolean {
   return step(RULES, "settle", invoice, now).ok;
+}
+
+/** Whether the money the ledger still holds for a PAID `invoice` no longer pays it (a reorg took some back). */
+export function reopens(invoice: InvoiceFacts, now: Date): boolean {
+  return step(RULES, "reopen", invoice, now).ok;
 }
 
 /** Whether the invoice takes a payment now: its status allows one and something is due. */

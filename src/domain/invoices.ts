@@ -34,7 +34,7 @@ import { type PostalAddress, storedAddress } from "./postal-address.js";
 import { AppError, invalidParam, notFound, unknownReference } from "./errors.js";
 import { type NewEvent, recordEvents } from "./events.js";
 import { newId } from "./ids.js";
-import { amountDue, INVOICE_STATUSES, invoiceStep, settles } from "./invoice-lifecycle.js";
+import { amountDue, INVOICE_STATUSES, invoiceStep, reopens, settles } from "./invoice-lifecycle.js";
 import type { InvoiceFilters, InvoiceListQuery, InvoiceRequest, InvoiceUpdate, LineItemsRequest } from "./invoice-requests.js";
 import { jsonColumn } from "./json-columns.js";
 import { MetadataShape, mergeMetadata, storedMetadata } from "./metadata.js";
@@ -118,11 +118,14 @@ export type BillingDetails = z.infer<typeof BillingDetails>;
 
 /** The seller as frozen at finalization (invoices.seller_details). */
 const FrozenSeller = z.object({ legalName: z.string().nullable(), address: FrozenAddress, taxId: z.string().nullable() });
+const StoredSeller = FrozenSeller.nullable();
+const StoredBillTo = BillingDetails.nullable();
 
 /** Where hosted invoices live: `{paymentBaseUrl}/invoices/<id>`. */
 export type InvoiceSettings = Pick<ChargeSettings, "paymentBaseUrl" | "chains">;
 
-const lines = (i: Pick<Invoice, "lineItems">) => jsonColumn(z.array(StoredLine), i.lineItems, "invoices.line_items");
+const StoredLines = z.array(StoredLine);
+const lines = (i: Pick<Invoice, "lineItems">) => jsonColumn(StoredLines, i.lineItems, "invoices.line_items");
 
 /** An invoice's lines as the API shows them: amounts as USDC decimal strings. */
 export function invoiceLines(i: Pick<Invoice, "lineItems">): InvoiceResource["lineItems"] {
@@ -490,8 +493,8 @@ export async function viewOf(prisma: Prisma | P.TransactionClient, invoice: Invo
     }),
     invoice.customerDetails === null && invoice.customerId !== null ? prisma.customer.findUnique({ where: { id: invoice.customerId } }) : null,
   ]);
-  const billTo = jsonColumn(BillingDetails.nullable(), invoice.customerDetails, "invoices.customer_details") ?? (customer ? billingDetailsOf(customer) : null);
-  const seller: SellerDetails = jsonColumn(FrozenSeller.nullable(), invoice.sellerDetails, "invoices.seller_details") ?? sellerDetailsOf(merchant);
+  const billTo = jsonColumn(StoredBillTo, invoice.customerDetails, "invoices.customer_details") ?? (customer ? billingDetailsOf(customer) : null);
+  const seller: SellerDetails = jsonColumn(StoredSeller, invoice.sellerDetails, "invoices.seller_details") ?? sellerDetailsOf(merchant);
   return { invoice, merchantName: merchant.name, seller, logo: businessLogoOf(merchant), billTo };
 }
 
@@ -561,6 +564,18 @@ export async function invoicePaymentEvent(tx: P.TransactionClient, invoiceId: st
   const paid = settles(invoice, now);
   const updated = paid ? await tx.invoice.update({ where: { id: invoiceId }, data: { status: "PAID", paidAt: now, updatedAt: now } }) : invoice;
   return invoiceEvent(updated, paid ? "invoice.paid" : "invoice.updated", settings);
+}
+
+/**
+ * Inside a reversal's transaction, after the ledger's money for the invoice was derived again: a PAID
+ * invoice that what is left no longer pays is OPEN again (the state machine's reopen). Returns the
+ * invoice.updated event to record, or null when nothing changed. Locks the invoice (after the charge).
+ */
+export async function reopenReversedInvoice(tx: P.TransactionClient, invoiceId: string, settings: InvoiceSettings, now: Date): Promise<NewEvent | null> {
+  const invoice = await lockInvoice(tx, invoiceId, null);
+  if (!reopens(invoice, now)) return null;
+  const updated = await tx.invoice.update({ where: { id: invoiceId }, data: { status: "OPEN", paidAt: null, updatedAt: now } });
+  return invoiceEvent(updated, "invoice.updated", settings);
 }
 
 function invoiceEvent(invoice: Invoice, type: NewEvent["type"], settings: InvoiceSettings): NewEvent {

@@ -28,6 +28,7 @@ import type { ChangeSettings } from "./charges/settings.js";
 import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
 import { expireDueCharges } from "./charges/expire.js";
 import { type NewEvent, recordEvents } from "./events.js";
+import { reopenReversedInvoice } from "./invoices.js";
 import { deriveMoney, postReversals } from "./ledger.js";
 import { REFUND_INCLUDE, refundResource } from "./refunds.js";
 import { flagForReview } from "./review.js";
@@ -169,6 +170,9 @@ export async function reverseTransfers(
       await tx.charge.updateMany({ where: { id: chargeId, flushTxHash: { in: hashes } }, data: { flushTxHash: null } });
       const lines = gone.map((t) => `${t.kind.toLowerCase()} of ${t.amount.toFixed()} base units in ${t.txHash}`);
       const reopened = await reopenUnpaid(tx, chargeId, now);
+      const { invoiceId } = await tx.charge.findUniqueOrThrow({ where: { id: chargeId }, select: { invoiceId: true } });
+      const invoiceReopened = invoiceId ? await reopenReversedInvoice(tx, invoiceId, settings, now) : null;
+      if (invoiceReopened) events.push(invoiceReopened);
       const reason = `${why}: ${lines.join("; ")} no longer on chain; reversed in the ledger${reopened ? REOPENED : ""}`;
       await flagForReview(tx, new Map([[chargeId, reason]]), settings, now);
       await recordEvents(tx, events);

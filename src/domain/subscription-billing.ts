@@ -23,7 +23,7 @@ import { AppError, notFound } from "./errors.js";
 import { recordEvents } from "./events.js";
 import { newId } from "./ids.js";
 import { toUnits } from "./money.js";
-import { finalizeDraft, invoiceResource } from "./invoices.js";
+import { finalizeDraft, invoiceResource, reopenReversedInvoice } from "./invoices.js";
 import { enqueueSubscriptionEmail } from "./subscription-emails.js";
 import { storedPermission } from "./subscription-permission.js";
 import { endSubscription, lockSubscription } from "./subscription-endings.js";
@@ -375,12 +375,10 @@ export async function reopenReversedPulls(prisma: Prisma, chainId: number, setti
     await prisma.$transaction(async (tx) => {
       const sub = await lockSubscription(tx, id, null);
       if (sub.status !== "ACTIVE") return;
-      // The ledger no longer pays it: the invoice is due again (its number and lines stay).
-      const [reopened] = await tx.invoice.updateManyAndReturn({
-        where: { id: invoiceId, status: "PAID" },
-        data: { status: "OPEN", paidAt: null, updatedAt: new Date() },
-      });
-      if (reopened) await recordEvents(tx, [{ scope: reopened, type: "invoice.updated", data: invoiceResource(reopened, settings) }]);
+      // The ledger no longer pays it: the invoice is due again (its number and lines stay). A reversal
+      // of the pull's charge has usually reopened it already; then this finds it OPEN and says nothing.
+      const reopened = await reopenReversedInvoice(tx, invoiceId, settings, new Date());
+      if (reopened) await recordEvents(tx, [reopened]);
       const updated = await tx.subscription.update({ where: { id }, data: { status: "PAST_DUE", nextPullAt: chainTime } });
       await recordSubscriptionEvent(tx, updated, "subscription.updated", settings);
     });

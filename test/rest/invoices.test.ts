@@ -1,9 +1,12 @@
 // Invoices over REST and GraphQL: exact totals, the state machine with every forbidden step, numbering
 // under concurrency, the hosted page's Pay, void with an open charge, the PDF's text, stats and
 // isolation between merchants and modes. Paying on chain is test/chain/invoices.test.ts.
+import { getAddress } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reverseTransfers } from "../../src/domain/reversals.js";
+import { ChainHistory } from "../helpers/ledger.js";
 import { pdfText } from "../helpers/pdf.js";
-import { expectError, liveChains, POLLING, startApp, type TestApp } from "../helpers/harness.js";
+import { expectError, liveChains, POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -285,6 +288,26 @@ describe("paying from the hosted page", () => {
     expectError(refused, 409, "invoice_not_editable", "id");
     expect(refused.body.message).toContain("1.00 USDC was paid on it");
     expect((await step(paid.id, "mark_uncollectible")).body.status).toBe("UNCOLLECTIBLE");
+  });
+
+  it("is OPEN again, its number kept, when a reorg takes back the payment that paid it (invoice.updated)", async () => {
+    const invoice = await draft();
+    const { number } = (await step(invoice.id, "finalize")).body;
+    const chargeId = (await pay(invoice.id)).headers.get("location")!.split("/").pop()!;
+    // The buyer's pick of the devnet, as the hosted page makes it; the payment as the indexer records it (no node).
+    const address = getAddress("0x00000000000000000000000000000000000a1e01");
+    await app.db.prisma.charge.update({ where: { id: chargeId }, data: { chainId: 31337, confirmations: 1, depositAddress: address, cloneAddress: address } });
+    const devnet = new ChainHistory(app, 31337);
+    await devnet.sees({ from: getAddress("0x00000000000000000000000000000000000b0b02"), to: address, amount: "11.499999" });
+    await devnet.confirm(new Date());
+    expect(await get(invoice.id)).toMatchObject({ status: "PAID", amountPaid: "11.499999", amountDue: "0.00" });
+
+    const payment = await app.db.prisma.chainTransfer.findFirstOrThrow({ where: { chargeId, kind: "PAYMENT" } });
+    await reverseTransfers(app.db.prisma, SETTINGS, [payment.id], "test reorg");
+    expect(await get(invoice.id)).toMatchObject({ status: "OPEN", number, amountPaid: "0.00", amountDue: "11.499999", paidAt: null });
+    expect(await eventTypes(invoice.id)).toEqual(["invoice.created", "invoice.finalized", "invoice.paid", "invoice.updated"]);
+    // Due again: the hosted page takes a payment for it.
+    expect((await pay(invoice.id)).status).toBe(303);
   });
 });
 
