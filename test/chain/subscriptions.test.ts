@@ -3,7 +3,6 @@
 // back, retries spent to CANCELED, a trial, cancel at period end, a revoke by the payer seen from the
 // chain, and the ledger equal to the chain (payer, merchant and fee recipient) after all of it.
 import { Contract, MaxUint256, parseUnits, type Wallet } from "ethers";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
 import {
@@ -25,6 +24,7 @@ import { reconcileChain } from "../../src/jobs/reconcile.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
 import { expectError, POLLING, SETTINGS, startApp, type TestApp, WALLET } from "../helpers/harness.js";
+import { recordingLogger } from "../helpers/logs.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
 const DAY = 86_400;
@@ -34,6 +34,16 @@ let app: TestApp;
 let devnet: EnabledChain;
 let runner: Periodic;
 const { start: startProducer, stop: stopProducer } = blockProducer(() => chain.mine());
+/** The chain runner's log, so that a wait that times out can say what the runner met meanwhile. */
+const runnerLog = recordingLogger();
+/** The runner's last warnings and errors, for a failure's message. */
+const runnerTrouble = () =>
+  runnerLog
+    .lines()
+    .filter((l) => l.level >= 40)
+    .slice(-5)
+    .map((l) => `${l.msg}${l.err ? `: ${(l.err as { message?: string }).message}` : ""}`)
+    .join("\n");
 
 beforeAll(async () => {
   chain = await startTestChain();
@@ -42,7 +52,7 @@ beforeAll(async () => {
   // startTestChain deploys SubscriptionsV1 beside the factory.
   expect(await chain.provider.getCode(devnet.subscriptions)).not.toBe("0x");
   app = await startApp(POLLING, { chains: new ChainSet([devnet]) });
-  runner = startChainRunner(app.db, devnet, pino({ level: process.env.TEST_LOG ?? "silent" }), {
+  runner = startChainRunner(app.db, devnet, runnerLog.logger, {
     intervalMs: 50,
     settings: { ...SETTINGS, feed: app.live },
     bumpAfterMs: 60_000,
@@ -371,6 +381,8 @@ describe("subscriptions on chain", () => {
     const reviewed = await waitFor("the pull reversed and its charge flagged", async () => {
       const c = await app.db.prisma.charge.findUniqueOrThrow({ where: { id: first.id } });
       return c.reviewReason !== null && c;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; the chain runner's last warnings:\n${runnerTrouble()}`);
     });
     expect(reviewed.reviewReason).toMatch(/no longer on chain/);
     const statuses = async () =>
