@@ -107,9 +107,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 type AdapterFactory = NonNullable<ConstructorParameters<typeof PrismaClient>[0]["adapter"]>;
 
-function createClient(adapter: AdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
-  if (!onQuery) return new PrismaClient({ adapter });
-  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+type TransactionOptions = NonNullable<ConstructorParameters<typeof PrismaClient>[0]["transactionOptions"]>;
+
+/**
+ * The embedded database has one connection, and PGlite queues every transaction behind the one
+ * running: waiting one's turn is normal there, not a sign of trouble. Prisma's defaults (2 s to
+ * start, 5 s to finish) would fail a settlement or an API write that merely queued behind a busy
+ * worker in the same process, so the embedded client waits longer. PostgreSQL keeps the defaults:
+ * there a long wait means the pool is exhausted, and failing fast sheds the load.
+ */
+const EMBEDDED_TRANSACTIONS: TransactionOptions = { maxWait: 15_000, timeout: 20_000 };
+
+function createClient(adapter: AdapterFactory, onQuery?: (sql: string) => void, transactionOptions?: TransactionOptions): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter, ...(transactionOptions && { transactionOptions }) });
+  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }], ...(transactionOptions && { transactionOptions }) });
   client.$on("query", (e) => onQuery(e.query));
   return client as unknown as PrismaClient;
 }
@@ -261,7 +272,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
       throw e;
     }
   }
-  const prisma = createClient(new PrismaPGlite(pglite), options.onQuery);
+  const prisma = createClient(new PrismaPGlite(pglite), options.onQuery, EMBEDDED_TRANSACTIONS);
   registerRawReads(prisma, async (sql, params) => (await pglite.query<Record<string, unknown>>(sql, params)).rows, options.onQuery);
   const conn: SqlConnection = {
     exec: async (script) => void (await pglite.exec(script)),

@@ -129,12 +129,14 @@ describe("hosted page in a browser", () => {
     await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForSelector("#address");
     const clone = (await page.locator("#address").textContent())!;
-    expect(await decodeQr(page)).toBe(`ethereum:${usdc}@31337/transfer?address=${clone}&uint256=25000000`);
+    // Polled: the page's script unhides the copy buttons and announces the deadline above the code
+    // after #address exists, and a screenshot taken while the layout moves cuts the code.
+    await expect.poll(() => decodeQr(page)).toBe(`ethereum:${usdc}@31337/transfer?address=${clone}&uint256=25000000`);
 
     await chain.pay(chain.wallet(1), clone, 10_000_000n);
     await expect.poll(() => statusOf(page).textContent(), { timeout: 30_000 }).toBe("Received 10.00 of 25.00 USDC. Send 15.00 more.");
     await expect.poll(() => page.locator("#exact-amount").textContent(), { timeout: 10_000 }).toBe("15.00");
-    expect(await decodeQr(page)).toBe(`ethereum:${usdc}@31337/transfer?address=${clone}&uint256=15000000`);
+    await expect.poll(() => decodeQr(page)).toBe(`ethereum:${usdc}@31337/transfer?address=${clone}&uint256=15000000`);
 
     await page.getByRole("button", { name: "Pay with test wallet (TEST MODE)" }).click();
     await expect.poll(() => statusOf(page).textContent(), { timeout: 30_000 }).toBe("Payment complete. Thank you!");
