@@ -32,28 +32,25 @@ export interface ConfirmedTransfer {
 
 const TYPE_OF = { PAYMENT: "payment", PAYOUT: "payout", FEE: "fee", REFUND: "refund" } as const;
 
-/**
- * Posts a row for each of `transfers` (all of one charge of `scope`), inside the caller's transaction.
- * `invoiceOf` says which invoice a payment pays (null: none, or money that came too late for it).
- */
-export async function postTransfers(
-  tx: P.TransactionClient,
-  scope: { merchantId: string; livemode: boolean },
-  transfers: readonly ConfirmedTransfer[],
-  invoiceOf: (t: ConfirmedTransfer) => string | null,
-  now: Date,
-): Promise<void> {
+/** A confirmed transfer as the ledger posts it: whose money (`scope`) and which invoice a payment pays (null: none, or money too late for it). */
+export interface PostedTransfer extends ConfirmedTransfer {
+  scope: { merchantId: string; livemode: boolean };
+  invoiceId: string | null;
+}
+
+/** Posts a row for each of `transfers` (of any charges), inside the caller's transaction. */
+export async function postTransfers(tx: P.TransactionClient, transfers: readonly PostedTransfer[], now: Date): Promise<void> {
   if (transfers.length === 0) return;
   await tx.balanceTransaction.createMany({
     data: transfers.map((t) => ({
       id: newId("btx"),
-      merchantId: scope.merchantId,
-      livemode: scope.livemode,
+      merchantId: t.scope.merchantId,
+      livemode: t.scope.livemode,
       type: TYPE_OF[t.kind],
       amount: (t.kind === "PAYMENT" ? t.amount : -t.amount).toString(),
       chargeId: t.chargeId,
       refundId: t.refundId,
-      invoiceId: t.kind === "PAYMENT" ? invoiceOf(t) : null,
+      invoiceId: t.kind === "PAYMENT" ? t.invoiceId : null,
       chainId: t.chainId,
       txHash: t.txHash,
       blockNumber: t.blockNumber,

@@ -27,7 +27,7 @@ import type { ChangeSettings } from "./charges/settings.js";
 import { type Charge, CHARGE_COLUMNS } from "./charges/read.js";
 import { type ChargeEventExtras, type ChargeView, chargeResource } from "./charges/resource.js";
 import { COMPLETION_CAUSE, EXPIRY_CAUSE, type NewEvent, recordEvents } from "./events.js";
-import { invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
+import { type Invoice, invoicePaymentEvent, lockPaidInvoice } from "./invoices.js";
 import { type ConfirmedTransfer, deriveMoney, postTransfers } from "./ledger.js";
 import { formatAmount, toUnits, type Units } from "./money.js";
 import type { PaymentResource } from "./payment-schema.js";
@@ -102,6 +102,7 @@ const FINAL: readonly ChargeStatus[] = ["EXPIRED", "CANCELLED", "COMPLETED"];
 /** A transfer being confirmed, as the UPDATE returns it. */
 interface Confirming {
   id: string;
+  chargeId: string;
   kind: ConfirmedTransfer["kind"];
   chainId: number;
   txHash: string;
@@ -122,6 +123,13 @@ function factCause(what: string, t: Confirming): string {
 }
 
 /**
+ * Charges confirmed in one transaction. Per batch the database work is a fixed set of statements
+ * plus one write per charge whose status or expiry changes, so 500 charges paid at once take ten
+ * short transactions, not 500 (each long enough to finish well inside the embedded database's turn).
+ */
+const CONFIRM_BATCH = 50;
+
+/**
  * Confirms every SEEN transfer on `chain` that has its confirmations at block `tip` and applies it
  * to its charge; then records how far the chain's money is confirmed (the clock charges expire and
  * authorizations end by). Returns the charges that changed.
@@ -129,15 +137,20 @@ function factCause(what: string, t: Confirming): string {
 export async function confirmChainMoney(prisma: Prisma, settings: PaymentSettings, chain: ConfirmingChain, tip: bigint, now = new Date()): Promise<Charge[]> {
   const due = await prisma.$queryRaw<{ chargeId: string }[]>`
     SELECT DISTINCT t.charge_id AS "chargeId" FROM chain_transfers t JOIN charges c ON c.id = t.charge_id
-    WHERE t.chain_id = ${chain.chainId} AND t.status = 'SEEN'
-      AND t.block_number + (CASE WHEN c.chain_id = t.chain_id THEN coalesce(c.confirmations, ${chain.confirmations}) ELSE ${chain.confirmations} END) - 1 <= ${tip}`;
+    WHERE t.chain_id = ${chain.chainId} AND t.status = 'SEEN' AND t.block_number + ${confirmationsOf(chain)} - 1 <= ${tip}
+    ORDER BY 1`;
   const changed: Charge[] = [];
-  for (const { chargeId } of due) {
-    const charge = await confirmChargeMoney(prisma, settings, chain, chargeId, tip, now);
-    if (charge) changed.push(charge);
+  for (let i = 0; i < due.length; i += CONFIRM_BATCH) {
+    const batch = due.slice(i, i + CONFIRM_BATCH).map((d) => d.chargeId);
+    changed.push(...(await confirmChargesMoney(prisma, settings, chain, batch, tip, now)));
   }
   await recordConfirmedClock(prisma, chain, tip);
   return changed;
+}
+
+/** The confirmations transfer `t` on `chain` needs: its charge's own on the chain it picked, else the chain's. */
+function confirmationsOf(chain: ConfirmingChain): P.Sql {
+  return P.sql`(CASE WHEN c.chain_id = t.chain_id THEN coalesce(c.confirmations, ${chain.confirmations}) ELSE ${chain.confirmations} END)`;
 }
 
 /**
@@ -153,79 +166,149 @@ async function recordConfirmedClock(prisma: Prisma, chain: ConfirmingChain, tip:
     WHERE cc.chain_id = ${chain.chainId} AND (cc.confirmed_block IS NULL OR cc.confirmed_block < b.number)`;
 }
 
-async function confirmChargeMoney(prisma: Prisma, settings: PaymentSettings, chain: ConfirmingChain, chargeId: string, tip: bigint, now: Date) {
-  const done = await prisma.$transaction(async (tx) => {
-    // The row lock orders this against cancel, expiry, refunds and the payouts of the same charge.
-    const [charge] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${chargeId} FOR UPDATE`;
-    if (!charge) return null;
-    const depth = charge.chainId === chain.chainId ? (charge.confirmations ?? chain.confirmations) : chain.confirmations;
-    const confirmed = await tx.$queryRaw<Confirming[]>`
-      UPDATE chain_transfers SET status = 'CONFIRMED', confirmed_at = ${now}
-      WHERE charge_id = ${chargeId} AND chain_id = ${chain.chainId} AND status = 'SEEN' AND block_number + ${depth} - 1 <= ${tip}
-      RETURNING id, kind::text AS kind, chain_id AS "chainId", tx_hash AS "txHash", log_index AS "logIndex", block_number AS "blockNumber",
-        block_time AS "blockTime", from_address AS "fromAddress", amount, refund_id AS "refundId", fact_key AS "factKey",
-        (SELECT count(*)::int FROM chain_transfers r WHERE r.chain_id = chain_transfers.chain_id AND r.kind = chain_transfers.kind
-          AND r.fact_key = chain_transfers.fact_key AND r.status = 'REVERSED') AS reversals`;
-    if (confirmed.length === 0) return null;
-    // A subscription pull's payment, payout and fee share its Pulled log: the payment comes first.
-    confirmed.sort((a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex || Number(b.kind === "PAYMENT") - Number(a.kind === "PAYMENT"));
-    const before = await reversedTwins(tx, confirmed);
-    const invoice = charge.invoiceId === null ? null : await lockPaidInvoice(tx, charge.invoiceId);
-    const plan = applyConfirmed(charge, confirmed, before, invoice !== null && invoice.status !== "VOID", settings, now);
-    const transfers = confirmed.map((t) => ({ ...t, amount: toUnits(t.amount), chargeId }));
-    await postTransfers(tx, charge, transfers, (t) => (plan.paysInvoice.has(t.id) ? charge.invoiceId : null), now);
-    if (plan.late.length > 0) await tx.chainTransfer.updateMany({ where: { id: { in: plan.late } }, data: { late: true } });
-    await deriveMoney(tx, [chargeId]);
-    const paidOut = confirmed.filter((t) => t.kind === "PAYOUT" || t.kind === "FEE");
-    if (paidOut.length > 0) await afterPayout(tx, settings, chargeId, chain.chainId, now);
-    const [derived] = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ${chargeId}`;
-    const written = Object.keys(plan.data).length > 0 ? await tx.charge.update({ where: { id: chargeId }, data: plan.data }) : derived!;
-    const events = [...plan.events];
-    // The payout's event shows the charge as the ledger now has it (its settlements included).
-    if (plan.payout) {
-      const { type, extra, cause } = plan.payout;
-      events.push({ scope: written, type, data: { ...chargeResource(written, settings), ...extra }, cause });
-      // The buyer's receipt commits with the completion, or not at all.
-      if (type === "charge.completed") await enqueueReceipt(tx, written, settings);
-    }
-    if (invoice && plan.paysInvoice.size > 0) {
-      const paying = confirmed.filter((t) => plan.paysInvoice.has(t.id));
-      events.push({ ...(await invoicePaymentEvent(tx, invoice.id, settings, now)), cause: factCause("invoice", paying[paying.length - 1]!) });
-    }
-    const refunds = confirmed.filter((t) => t.kind === "REFUND");
-    const refundFact = new Map(refunds.map((t) => [t.refundId!, t]));
-    for (const e of await refundCompletedEvents(
-      tx,
-      refunds.map((t) => t.refundId!),
-      settings,
-      now,
-    ))
-      events.push({ ...e, cause: factCause("refund", refundFact.get((e.data as { id: string }).id)!) });
-    await recordEvents(tx, events);
-    return written;
-  });
-  if (!done) return null;
-  settings.feed?.changed([done]);
-  return done;
+/** One charge's part of a batch: its newly confirmed transfers (in chain order) and what they do to it. */
+interface Step {
+  charge: Charge;
+  confirmed: Confirming[];
+  plan: Plan;
 }
 
 /**
- * After payouts of `chargeId`'s clone on `chainId` were posted: the clone has code (a payout deploys
- * it), and a clone whose money is all out has nothing blocking it any more; the charge shows its
- * picked chain's deployment and its clones' first blocked reason.
+ * Confirms the due transfers of `chargeIds` on `chain` in one transaction, under the charges' row
+ * locks (taken in id order, as every batch takes them: two batches never wait on each other in a
+ * circle), then the locks of the invoices they pay (after the charges', in id order too).
  */
-async function afterPayout(tx: P.TransactionClient, settings: PaymentSettings, chargeId: string, chainId: number, now: Date): Promise<void> {
+async function confirmChargesMoney(prisma: Prisma, settings: PaymentSettings, chain: ConfirmingChain, chargeIds: readonly string[], tip: bigint, now: Date) {
+  const written = await prisma.$transaction(async (tx) => {
+    const charges = await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ANY(${[...chargeIds]}) ORDER BY id FOR UPDATE`;
+    const confirmed = await confirmTransfers(tx, chain, chargeIds, tip, now);
+    if (confirmed.length === 0) return [];
+    const before = await reversedTwins(tx, confirmed);
+    const byCharge = new Map<string, Confirming[]>();
+    for (const t of confirmed) byCharge.get(t.chargeId)?.push(t) ?? byCharge.set(t.chargeId, [t]);
+    const paying = charges.filter((c) => byCharge.has(c.id));
+    const invoiceIds = [...new Set(paying.flatMap((c) => (c.invoiceId === null ? [] : [c.invoiceId])))].sort();
+    const invoices = new Map<string, Invoice>();
+    for (const id of invoiceIds) invoices.set(id, await lockPaidInvoice(tx, id));
+    const steps: Step[] = paying.map((charge) => {
+      const mine = byCharge.get(charge.id)!;
+      const invoice = charge.invoiceId === null ? undefined : invoices.get(charge.invoiceId);
+      return { charge, confirmed: mine, plan: applyConfirmed(charge, mine, before, invoice !== undefined && invoice.status !== "VOID", settings, now) };
+    });
+    await postTransfers(
+      tx,
+      steps.flatMap(({ charge, confirmed, plan }) =>
+        confirmed.map((t) => ({ ...t, amount: toUnits(t.amount), scope: charge, invoiceId: plan.paysInvoice.has(t.id) ? charge.invoiceId : null })),
+      ),
+      now,
+    );
+    const late = steps.flatMap((s) => s.plan.late);
+    if (late.length > 0) await tx.chainTransfer.updateMany({ where: { id: { in: late } }, data: { late: true } });
+    await deriveMoney(
+      tx,
+      paying.map((c) => c.id),
+    );
+    const paidOut = steps.filter((s) => s.confirmed.some((t) => t.kind === "PAYOUT" || t.kind === "FEE")).map((s) => s.charge.id);
+    await afterPayouts(tx, settings, paidOut, chain.chainId, now);
+    return writeConfirmed(tx, steps, settings, now);
+  });
+  if (written.length > 0) settings.feed?.changed(written);
+  return written;
+}
+
+/** Marks the due SEEN transfers of `chargeIds` on `chain` CONFIRMED; returns them in chain order. */
+async function confirmTransfers(tx: P.TransactionClient, chain: ConfirmingChain, chargeIds: readonly string[], tip: bigint, now: Date): Promise<Confirming[]> {
+  const confirmed = await tx.$queryRaw<Confirming[]>`
+    UPDATE chain_transfers t SET status = 'CONFIRMED', confirmed_at = ${now}
+    FROM charges c
+    WHERE c.id = t.charge_id AND t.charge_id = ANY(${[...chargeIds]}) AND t.chain_id = ${chain.chainId} AND t.status = 'SEEN'
+      AND t.block_number + ${confirmationsOf(chain)} - 1 <= ${tip}
+    RETURNING t.id, t.charge_id AS "chargeId", t.kind::text AS kind, t.chain_id AS "chainId", t.tx_hash AS "txHash", t.log_index AS "logIndex",
+      t.block_number AS "blockNumber", t.block_time AS "blockTime", t.from_address AS "fromAddress", t.amount, t.refund_id AS "refundId",
+      t.fact_key AS "factKey",
+      (SELECT count(*)::int FROM chain_transfers r WHERE r.chain_id = t.chain_id AND r.kind = t.kind AND r.fact_key = t.fact_key AND r.status = 'REVERSED') AS reversals`;
+  // A subscription pull's payment, payout and fee share its Pulled log: the payment comes first.
+  return confirmed.sort(
+    (a, b) => Number(a.blockNumber - b.blockNumber) || a.logIndex - b.logIndex || Number(b.kind === "PAYMENT") - Number(a.kind === "PAYMENT"),
+  );
+}
+
+/**
+ * The batch's charges as confirming left them (their plans' fields written, their money derived) and
+ * their events recorded: each charge's own, its payout's, its invoice's (one per invoice, caused by
+ * the last payment to it) and its refunds'. Returns the charges.
+ */
+async function writeConfirmed(tx: P.TransactionClient, steps: readonly Step[], settings: PaymentSettings, now: Date): Promise<Charge[]> {
+  const rows = new Map((await writeChanges(tx, steps, now)).map((c) => [c.id, c]));
+  const unchanged = steps.filter((s) => !rows.has(s.charge.id)).map((s) => s.charge.id);
+  if (unchanged.length > 0) for (const c of await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ANY(${unchanged})`) rows.set(c.id, c);
+  const events: NewEvent[] = [];
+  const paidInvoices = new Map<string, Confirming>();
+  for (const { charge, confirmed, plan } of steps) {
+    const row = rows.get(charge.id)!;
+    events.push(...plan.events);
+    // The payout's event shows the charge as the ledger now has it (its settlements included).
+    if (plan.payout) {
+      const { type, extra, cause } = plan.payout;
+      events.push({ scope: row, type, data: { ...chargeResource(row, settings), ...extra }, cause });
+      // The buyer's receipt commits with the completion, or not at all.
+      if (type === "charge.completed") await enqueueReceipt(tx, row, settings);
+    }
+    const paying = confirmed.filter((t) => plan.paysInvoice.has(t.id));
+    if (charge.invoiceId !== null && paying.length > 0) paidInvoices.set(charge.invoiceId, paying[paying.length - 1]!);
+  }
+  for (const [invoiceId, last] of paidInvoices)
+    events.push({ ...(await invoicePaymentEvent(tx, invoiceId, settings, now)), cause: factCause("invoice", last) });
+  const refunds = new Map(steps.flatMap((s) => s.confirmed.filter((t) => t.kind === "REFUND").map((t) => [t.refundId!, t] as const)));
+  for (const e of await refundCompletedEvents(tx, [...refunds.keys()], settings, now))
+    events.push({ ...e, cause: factCause("refund", refunds.get((e.data as { id: string }).id)!) });
+  await recordEvents(tx, events);
+  return steps.map((s) => rows.get(s.charge.id)!);
+}
+
+/** Writes every step's changes in one statement (a field a plan leaves out keeps its value); returns the charges it wrote. */
+async function writeChanges(tx: P.TransactionClient, steps: readonly Step[], now: Date): Promise<Charge[]> {
+  // Named apart from the charge's columns, which RETURNING lists unqualified.
+  const changes = steps
+    .filter((s) => Object.keys(s.plan.data).length > 0)
+    .map(({ charge, plan: { data } }) => ({
+      v_id: charge.id,
+      v_status: data.status,
+      v_expires_at: data.expiresAt,
+      v_extended: data.expiryExtendedMinutes,
+      v_completed_at: data.completedAt,
+      v_flush_tx_hash: data.flushTxHash,
+    }));
+  if (changes.length === 0) return [];
+  return tx.$queryRaw<Charge[]>`
+    UPDATE charges c SET status = coalesce(v.v_status::"ChargeStatus", c.status), expires_at = coalesce(v.v_expires_at, c.expires_at),
+      expiry_extended_minutes = coalesce(v.v_extended, c.expiry_extended_minutes), completed_at = coalesce(v.v_completed_at, c.completed_at),
+      flush_tx_hash = coalesce(v.v_flush_tx_hash, c.flush_tx_hash), updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(changes)}::jsonb)
+      AS v(v_id text, v_status text, v_expires_at timestamptz, v_extended int, v_completed_at timestamptz, v_flush_tx_hash text)
+    WHERE c.id = v.v_id
+    RETURNING ${CHARGE_COLUMNS}`;
+}
+
+/**
+ * After payouts of `chargeIds`' clones on `chainId` were posted: the clones have code (a payout
+ * deploys them), and a clone whose money is all out has nothing blocking it any more; the charges
+ * show their picked chain's deployment and their clones' first blocked reason.
+ */
+async function afterPayouts(tx: P.TransactionClient, settings: PaymentSettings, chargeIds: readonly string[], chainId: number, now: Date): Promise<void> {
+  if (chargeIds.length === 0) return;
+  const ids = [...chargeIds];
   await tx.$executeRaw`
     UPDATE clones SET deployed_at = coalesce(deployed_at, ${now}),
       payout_blocked_reason = CASE WHEN held <= 0 THEN NULL ELSE payout_blocked_reason END,
       payout_blocked_at = CASE WHEN held <= 0 THEN NULL ELSE payout_blocked_at END,
       flush_failures = CASE WHEN held <= 0 THEN 0 ELSE flush_failures END,
       flush_retry_at = CASE WHEN held <= 0 THEN NULL ELSE flush_retry_at END
-    WHERE charge_id = ${chargeId} AND chain_id = ${chainId}`;
+    WHERE charge_id = ANY(${ids}) AND chain_id = ${chainId}`;
   await tx.$executeRaw`
     UPDATE charges c SET deployed_at = k.deployed_at FROM clones k
-    WHERE c.id = ${chargeId} AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
-  await summarizeBlocks(tx, [chargeId], settings);
+    WHERE c.id = ANY(${ids}) AND k.charge_id = c.id AND k.chain_id = c.chain_id AND c.deployed_at IS NULL`;
+  await summarizeBlocks(tx, ids, settings);
 }
 
 /** How a payment was counted when a deep reorg reversed it: late or not, and the invoice it paid. */
@@ -251,13 +334,22 @@ async function reversedTwins(tx: P.TransactionClient, confirmed: readonly Confir
   return new Map(rows.map((r) => [r.id, { late: r.late, invoiceId: r.invoiceId }]));
 }
 
+/** The fields besides money that confirming may change on a charge. */
+interface ChargeChanges {
+  status?: ChargeStatus;
+  expiresAt?: Date;
+  expiryExtendedMinutes?: number;
+  completedAt?: Date;
+  flushTxHash?: string;
+}
+
 /**
  * What confirming a charge's transfers does to it: the fields to write besides money, the payments'
  * events, which payments are late and which pay its invoice, and the payouts' event (made once the
  * ledger has the charge's new settlements).
  */
 interface Plan {
-  data: P.ChargeUpdateInput;
+  data: ChargeChanges;
   events: NewEvent[];
   late: string[];
   paysInvoice: Set<string>;

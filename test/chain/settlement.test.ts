@@ -233,6 +233,32 @@ describe("settlement", () => {
     expect(await paymentsOf(id)).toHaveLength(1);
   });
 
+  it("charges paid together are confirmed together: a few transactions for 60 charges, each counted once and paid out exactly", async () => {
+    await runner!.stop();
+    const paid: { id: string; clone: string }[] = [];
+    for (let i = 0; i < 60; i++) paid.push(await payableCharge(i % 2 === 0 ? "2" : "1.5"));
+    const before = await balances();
+    for (const [i, { clone }] of paid.entries()) await chain.pay(chain.wallet(3), clone, usdc(i % 2 === 0 ? "2" : "1.5"));
+    await chain.mine(CONFIRMATIONS);
+    const from = app.queries.length;
+    startRunner();
+    for (const { id } of paid) await untilStatus(id, "COMPLETED");
+    // Each confirming transaction takes its charges' row locks in one statement: one per batch, not one per charge.
+    const batches = app.queries.slice(from).filter((q) => /FROM charges WHERE id = ANY\(\$1\) ORDER BY id FOR UPDATE$/.test(q.trim()));
+    expect(batches.length).toBeGreaterThanOrEqual(2); // the payments (60 > one batch of 50) and the payouts
+    expect(batches.length).toBeLessThanOrEqual(12);
+    const after = await balances();
+    expect(after.merchant - before.merchant).toBe(usdc("103.95")); // 30 × 1.98 + 30 × 1.485
+    expect(after.fee - before.fee).toBe(usdc("1.05"));
+    for (const { id, clone } of paid) {
+      expect((await eventsOf(id)).map((e) => e.type)).toEqual(["charge.pending", "charge.chain_selected", "charge.received", "charge.completed"]);
+      expect(await paymentsOf(id)).toHaveLength(1);
+      expect(await chain.balance(clone)).toBe(0n);
+    }
+    const rows = await app.db.prisma.balanceTransaction.groupBy({ by: ["type"], where: { chargeId: { in: paid.map((p) => p.id) } }, _count: true });
+    expect(Object.fromEntries(rows.map((r) => [r.type, r._count]))).toEqual({ payment: 60, payout: 60, fee: 60 });
+  }, 120_000);
+
   it("a payment after expiry is flushed to the merchant and reported as late", async () => {
     const { id, clone } = await payableCharge("25");
     await expireNow(id);
