@@ -9,7 +9,8 @@
 //   when its lease runs out: delivered at least once, never lost;
 // - an outcome is written only while the claimer still holds the lease: a resend that restarted the
 //   delivery meanwhile wins, and the late outcome is kept as an attempt only;
-// - the attempt row and the delivery's new state are one statement: no outcome without its record.
+// - the attempt row and the delivery's new state are one statement: no outcome without its record
+//   (the attempts that finished together are recorded together, in one statement).
 import type { Prisma } from "../db/client.js";
 import type { JsonValue } from "../generated/prisma/internal/prismaNamespace.js";
 import { nextAttemptAt } from "../webhooks/schedule.js";
@@ -79,30 +80,51 @@ export async function renewDeliveryLeases(prisma: Prisma, tokens: string[], unti
   await prisma.$executeRaw`UPDATE webhook_deliveries SET lease_until = ${until} WHERE lease = ANY(${tokens})`;
 }
 
-/**
- * Records attempt `result` of delivery `d` started at `started` and moves the delivery on (delivered,
- * due again by the retry schedule, or given up), if lease `token` still holds it. Returns what became of it.
- */
-export async function recordDeliveryAttempt(
-  prisma: Prisma,
-  d: ClaimedDelivery,
-  token: string,
-  started: Date,
-  result: AttemptResult,
-  now: Date,
-  random: () => number,
-): Promise<{ outcome: DeliveryResult; retryAt: Date | null }> {
-  const failed = d.attempts + 1;
-  const retryAt = result.succeeded || result.gone ? null : nextAttemptAt(failed, now, random);
-  const status = result.succeeded ? "SUCCEEDED" : retryAt ? "PENDING" : "FAILED";
-  await prisma.$executeRaw`
-    WITH attempt AS (
-      INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded, response_body)
-      VALUES (${d.eventId}, ${d.endpointId}, ${started}, ${result.statusCode}, ${result.latencyMs}, ${result.error}, ${result.succeeded}, ${result.responseBody})
-    )
-    UPDATE webhook_deliveries SET status = ${status}::"DeliveryStatus", attempts = ${failed}, next_attempt_at = ${retryAt ?? started},
-      lease = NULL, lease_until = NULL, updated_at = now()
-    WHERE event_id = ${d.eventId} AND endpoint_id = ${d.endpointId} AND lease = ${token}`;
+/** One attempt of a claimed delivery as it is recorded: under which lease, when it started, what came of it and when it is due again (`attemptOutcome`). */
+export interface DeliveryAttempt {
+  delivery: ClaimedDelivery;
+  token: string;
+  started: Date;
+  result: AttemptResult;
+  retryAt: Date | null;
+}
+
+/** What becomes of delivery `d` after attempt `result` at `now`: delivered, due again by the retry schedule, or given up. */
+export function attemptOutcome(d: ClaimedDelivery, result: AttemptResult, now: Date, random: () => number): { outcome: DeliveryResult; retryAt: Date | null } {
+  const retryAt = result.succeeded || result.gone ? null : nextAttemptAt(d.attempts + 1, now, random);
   const outcome = result.succeeded ? "succeeded" : result.gone ? "gone" : retryAt ? "retrying" : "failed";
   return { outcome, retryAt };
+}
+
+/**
+ * Records `attempts` and moves each delivery on (delivered, due again, or given up),
+ * where its lease token still holds it: one statement for all of them.
+ */
+export async function recordDeliveryAttempts(prisma: Prisma, attempts: readonly DeliveryAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const rows = attempts.map(({ delivery: d, token, started, result, retryAt }) => ({
+    event_id: d.eventId,
+    endpoint_id: d.endpointId,
+    token,
+    started,
+    status_code: result.statusCode,
+    latency_ms: result.latencyMs,
+    error: result.error,
+    succeeded: result.succeeded,
+    response_body: result.responseBody,
+    status: result.succeeded ? "SUCCEEDED" : retryAt ? "PENDING" : "FAILED",
+    attempts: d.attempts + 1,
+    next_at: retryAt ?? started,
+  }));
+  await prisma.$executeRaw`
+    WITH v AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(event_id text, endpoint_id text, token text, started timestamptz,
+        status_code int, latency_ms int, error text, succeeded boolean, response_body text, status text, attempts int, next_at timestamptz)
+    ), attempt AS (
+      INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded, response_body)
+      SELECT event_id, endpoint_id, started, status_code, latency_ms, error, succeeded, response_body FROM v
+    )
+    UPDATE webhook_deliveries d SET status = v.status::"DeliveryStatus", attempts = v.attempts, next_attempt_at = v.next_at,
+      lease = NULL, lease_until = NULL, updated_at = now()
+    FROM v WHERE d.event_id = v.event_id AND d.endpoint_id = v.endpoint_id AND d.lease = v.token`;
 }

@@ -6,8 +6,17 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
 import { eventResource, webhookBody } from "../domain/events.js";
-import { type ClaimedDelivery, claimDueDeliveries, type DeliveryResult, recordDeliveryAttempt, renewDeliveryLeases } from "../domain/webhook-deliveries.js";
+import {
+  attemptOutcome,
+  type ClaimedDelivery,
+  claimDueDeliveries,
+  type DeliveryAttempt,
+  type DeliveryResult,
+  recordDeliveryAttempts,
+  renewDeliveryLeases,
+} from "../domain/webhook-deliveries.js";
 import { disableGoneEndpoint, signingSecrets } from "../domain/webhook-endpoints.js";
+import { GroupCommit } from "../lib/group-commit.js";
 import { type AttemptResult, postWebhook, WEBHOOK_TIMEOUT_MS } from "../webhooks/send.js";
 import { webhookHeaders } from "../webhooks/signature.js";
 import { checkWebhookTarget, isNonPublicAddress, type Resolver, systemResolver, WebhookTargetError } from "../webhooks/target-guard.js";
@@ -80,11 +89,12 @@ async function attempt(s: Settings, d: ClaimedDelivery, started: Date): Promise<
   }
 }
 
-/** One attempt of a claimed delivery, recorded under its lease `token`. */
-async function deliver(prisma: Prisma, s: Settings, d: ClaimedDelivery, token: string): Promise<void> {
+/** One attempt of a claimed delivery, recorded under its lease `token` with the attempts that finished around it. */
+async function deliver(prisma: Prisma, s: Settings, records: GroupCommit<DeliveryAttempt>, d: ClaimedDelivery, token: string): Promise<void> {
   const started = s.now();
   const result = await attempt(s, d, started);
-  const { outcome, retryAt } = await recordDeliveryAttempt(prisma, d, token, started, result, s.now(), s.random);
+  const { outcome, retryAt } = attemptOutcome(d, result, s.now(), s.random);
+  await records.add({ delivery: d, token, started, result, retryAt });
   s.onResult?.(outcome);
   if (outcome === "gone") {
     await disableGoneEndpoint(prisma, d.endpointId, started, s.now());
@@ -103,6 +113,7 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   const s = settingsOf(logger, options);
   /** Requests in flight per endpoint. */
   const busy = new Tally();
+  const records = new GroupCommit((attempts: DeliveryAttempt[]) => recordDeliveryAttempts(prisma, attempts));
   return startLeasedLoop<ClaimedDelivery>({
     log: s.log,
     what: "webhook deliveries",
@@ -115,7 +126,7 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
     leaseMs: s.leaseMs,
     claim: (c) => claimDueDeliveries(prisma, { ...c, perEndpoint: s.perEndpoint, saturated: busy.atLeast(s.perEndpoint) }),
     renew: (tokens, until) => renewDeliveryLeases(prisma, tokens, until),
-    work: (d, token) => deliver(prisma, s, d, token),
+    work: (d, token) => deliver(prisma, s, records, d, token),
     context: (d) => ({ event: d.eventId, endpoint: d.endpointId }),
     started: (d) => busy.add(d.endpointId),
     done: (d) => busy.add(d.endpointId, -1),

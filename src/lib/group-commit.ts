@@ -1,0 +1,41 @@
+// Writes that arrive while one is running are gathered and written together when it ends (a group
+// commit): under load many outcomes cost one round trip, and when idle one waits for nothing.
+//
+// Invariants:
+// - at most one write runs at a time; an item waits at most for the running write and its own;
+// - every item is in exactly one write, and its `add()` settles as that write does (an error rejects
+//   every item of the failed write, and only those);
+// - a write holds at most `max` items; the rest go in the next.
+
+/** Gathers items into writes of at most `max`, one write at a time. */
+export class GroupCommit<T> {
+  private queued: { item: T; done: () => void; failed: (e: unknown) => void }[] = [];
+  private running = false;
+
+  constructor(
+    private readonly write: (items: T[]) => Promise<void>,
+    private readonly max = 100,
+  ) {}
+
+  /** Resolves once `item` is written (with whatever else was waiting). */
+  add(item: T): Promise<void> {
+    return new Promise<void>((done, failed) => {
+      this.queued.push({ item, done, failed });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0, this.max);
+      try {
+        await this.write(batch.map((b) => b.item));
+        for (const b of batch) b.done();
+      } catch (e) {
+        for (const b of batch) b.failed(e);
+      }
+    }
+    this.running = false;
+  }
+}
