@@ -12,6 +12,7 @@ import { openDatabase } from "../../dist/db/client.js";
 import { migrate } from "../../dist/db/migrate.js";
 import { recordEvents } from "../../dist/domain/events.js";
 import { createMerchant } from "../../dist/domain/merchants.js";
+import { OPERATOR_ACTOR } from "../../dist/domain/security-events.js";
 import { createWebhookEndpoint } from "../../dist/domain/webhook-endpoints.js";
 import { startWebhookDispatcher } from "../../dist/jobs/webhook-dispatcher.js";
 import { webhookHeaders } from "../../dist/webhooks/signature.js";
@@ -43,9 +44,9 @@ try {
   const { prisma } = db;
   const fanout = await createMerchant(prisma, { name: "Fan-out" }, { feeBps: 100 });
   for (let i = 0; i < ENDPOINTS; i++)
-    await createWebhookEndpoint(prisma, { merchantId: fanout.merchant.id, livemode: false }, { url: `${receiverUrl}/e${i}`, events: [] });
+    await createWebhookEndpoint(prisma, { merchantId: fanout.merchant.id, livemode: false }, { url: `${receiverUrl}/e${i}`, events: [] }, OPERATOR_ACTOR);
   const single = await createMerchant(prisma, { name: "Steady" }, { feeBps: 100 });
-  await createWebhookEndpoint(prisma, { merchantId: single.merchant.id, livemode: false }, { url: `${receiverUrl}/steady`, events: [] });
+  await createWebhookEndpoint(prisma, { merchantId: single.merchant.id, livemode: false }, { url: `${receiverUrl}/steady`, events: [] }, OPERATOR_ACTOR);
   const event = (merchantId, i) => ({
     scope: { merchantId, livemode: false },
     type: "customer.updated",
