@@ -122,7 +122,9 @@ export async function recordDeliveryAttempts(prisma: Prisma, attempts: readonly 
         status_code int, latency_ms int, error text, succeeded boolean, response_body text, status text, attempts int, next_at timestamptz)
     ), attempt AS (
       INSERT INTO webhook_attempts (event_id, endpoint_id, attempted_at, status_code, latency_ms, error, succeeded, response_body)
-      SELECT event_id, endpoint_id, started, status_code, latency_ms, error, succeeded, response_body FROM v
+      -- A delivery deleted meanwhile (its endpoint was) keeps no attempt.
+      SELECT v.event_id, v.endpoint_id, v.started, v.status_code, v.latency_ms, v.error, v.succeeded, v.response_body
+      FROM v JOIN webhook_deliveries x ON x.event_id = v.event_id AND x.endpoint_id = v.endpoint_id
     )
     UPDATE webhook_deliveries d SET status = v.status::"DeliveryStatus", attempts = v.attempts, next_attempt_at = v.next_at,
       lease = NULL, lease_until = NULL, updated_at = now()

@@ -2,10 +2,10 @@
 // commit): under load many outcomes cost one round trip, and when idle one waits for nothing.
 //
 // Invariants:
-// - at most one write runs at a time; an item waits at most for the running write and its own;
-// - every item is in exactly one write, and its `add()` settles as that write does (an error rejects
-//   every item of the failed write, and only those);
-// - a write holds at most `max` items; the rest go in the next.
+// - at most one write runs at a time, of at most `max` items; the rest wait for the next;
+// - an item's `add()` settles as the write that holds it does;
+// - one bad item fails only itself: a write of several that fails is tried again an item at a time,
+//   and only the items that fail alone are rejected.
 
 /** Gathers items into writes of at most `max`, one write at a time. */
 export class GroupCommit<T> {
@@ -33,7 +33,8 @@ export class GroupCommit<T> {
         await this.write(batch.map((b) => b.item));
         for (const b of batch) b.done();
       } catch (e) {
-        for (const b of batch) b.failed(e);
+        if (batch.length === 1) batch[0]!.failed(e);
+        else for (const b of batch) await this.write([b.item]).then(b.done, b.failed);
       }
     }
     this.running = false;

@@ -63,4 +63,18 @@ describe("GroupCommit", () => {
     writes[1]!.finish();
     await expect(second).resolves.toBeUndefined();
   });
+
+  it("when a write of several fails, writes them one at a time and rejects only the one that fails alone", async () => {
+    const writes: number[][] = [];
+    const group = new GroupCommit(async (items: number[]) => {
+      writes.push(items);
+      if (items.includes(3)) throw new Error("item 3 is refused");
+    });
+    const first = group.add(1);
+    const rest = [2, 3, 4].map((n) => group.add(n));
+    await first;
+    const settled = await Promise.allSettled(rest);
+    expect(settled.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(writes).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+  });
 });
