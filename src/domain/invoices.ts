@@ -365,10 +365,11 @@ export async function voidInvoice(prisma: Prisma, scope: Scope, id: string, sett
 const VOID_ATTEMPTS = 3;
 
 async function voidLocked(tx: P.TransactionClient, scope: Scope, id: string, settings: ChargeSettings, now: Date) {
-  // Charges first, then the invoice: the order the confirmation of a payment takes them in.
+  // Charges first (in id order), then the invoice: the order the confirmation of payments takes them in.
   const open = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
     SELECT ${CHARGE_COLUMNS}, ${moneyOnItsWay(settings)} AS confirming
-    FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING' FOR UPDATE`;
+    FROM charges WHERE invoice_id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND status = 'PENDING'
+    ORDER BY id FOR UPDATE`;
   const invoice = await lockInvoice(tx, id, scope);
   const [{ count }] = (await tx.$queryRaw<{ count: number }[]>`
     SELECT count(*)::int AS count FROM charges WHERE invoice_id = ${id} AND status = 'PENDING'`) as [{ count: number }];
