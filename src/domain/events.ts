@@ -132,14 +132,25 @@ export interface EventFeed {
 // root client has committed it already (one statement), a transaction's client keeps it until
 // $transaction resolves. Invariants: an event is announced once, after its commit, never after a
 // rollback (a rejected transaction's list is dropped with its client).
-const feeds = new WeakMap<object, EventFeed>();
+interface Announcer {
+  feed?: EventFeed;
+  /** Told after each commit that wrote events (doorbells: the webhook dispatcher looks for due deliveries at once). */
+  listeners: Set<(events: readonly RecordedEvent[]) => void>;
+}
+const announcers = new WeakMap<object, Announcer>();
 const uncommitted = new WeakMap<object, RecordedEvent[]>();
 
-/** Announces to `feed` every event `prisma` commits from now on (the composition root calls it once per client; the latest feed wins). */
-export function announceCommittedEvents(prisma: Prisma, feed: EventFeed): void {
-  const wrapped = feeds.has(prisma);
-  feeds.set(prisma, feed);
-  if (wrapped) return;
+function announce(a: Announcer, events: readonly RecordedEvent[]): void {
+  a.feed?.recorded(events);
+  for (const listener of a.listeners) listener(events);
+}
+
+/** The announcer of root client `prisma`, wrapping its $transaction on first use so a transaction's events are announced after it commits. */
+function announcerOf(prisma: Prisma): Announcer {
+  const known = announcers.get(prisma);
+  if (known) return known;
+  const a: Announcer = { listeners: new Set() };
+  announcers.set(prisma, a);
   const transaction = prisma.$transaction.bind(prisma) as (arg: unknown, options?: unknown) => Promise<unknown>;
   const announcing = async (arg: unknown, options?: unknown) => {
     if (typeof arg !== "function") return transaction(arg, options);
@@ -149,17 +160,30 @@ export function announceCommittedEvents(prisma: Prisma, feed: EventFeed): void {
       return (arg as (tx: object) => unknown)(tx);
     }, options);
     const events = client && uncommitted.get(client);
-    if (events) feeds.get(prisma)!.recorded(events);
+    if (events) announce(a, events);
     return result;
   };
   prisma.$transaction = announcing as Prisma["$transaction"];
+  return a;
+}
+
+/** Announces to `feed` every event `prisma` commits from now on (the composition root calls it once per client; the latest feed wins). */
+export function announceCommittedEvents(prisma: Prisma, feed: EventFeed): void {
+  announcerOf(prisma).feed = feed;
+}
+
+/** Calls `listener` after every commit through `prisma` that wrote events, until the returned function is called. */
+export function onCommittedEvents(prisma: Prisma, listener: (events: readonly RecordedEvent[]) => void): () => void {
+  const { listeners } = announcerOf(prisma);
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
 /** Reports events written through `db` (the root client or a transaction's): announced once they have committed. */
 export function eventsWritten(db: object, events: readonly RecordedEvent[]): void {
   if (events.length === 0) return;
-  const feed = feeds.get(db);
-  if (feed) return feed.recorded(events);
+  const root = announcers.get(db);
+  if (root) return announce(root, events);
   const pending = uncommitted.get(db);
   if (pending) pending.push(...events);
   else uncommitted.set(db, [...events]);

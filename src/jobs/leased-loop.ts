@@ -62,10 +62,20 @@ export interface LeasedLoop<T> {
   done?(row: T): void;
 }
 
-/** Runs `o` until stopped; `stop()` resolves once the rows in flight are done. */
-export function startLeasedLoop<T>(o: LeasedLoop<T>): { stop(): Promise<void> } {
+/** A running loop. */
+export interface LeasedLoopHandle {
+  /** Resolves once the rows in flight are done. */
+  stop(): Promise<void>;
+  /** Looks for due rows now instead of at the next interval (rows were just committed). */
+  ring(): void;
+}
+
+/** Runs `o` until stopped. */
+export function startLeasedLoop<T>(o: LeasedLoop<T>): LeasedLoopHandle {
   let stopped = false;
   let inFlight = 0;
+  /** Rung since the last claim began: what was committed meanwhile may have been invisible to it. */
+  let rung = false;
   /** Claim tokens with rows still in flight. */
   const leases = new Tally();
   const { sleep, wake } = wakeableSleep();
@@ -107,17 +117,22 @@ export function startLeasedLoop<T>(o: LeasedLoop<T>): { stop(): Promise<void> } 
         await sleep(o.workMs);
         continue;
       }
+      rung = false;
       const claimed = await claim(free).catch((err) => {
         o.log.error({ err }, `could not claim ${o.what}`);
         return null;
       });
       if (claimed === null) await sleep(1000);
       // A full batch means more may be due: go again as soon as a slot is free.
-      else if (!stopped && claimed < free) await sleep(o.intervalMs);
+      else if (!stopped && claimed < free && !rung) await sleep(o.intervalMs);
     }
   })();
 
   return {
+    ring() {
+      rung = true;
+      wake();
+    },
     async stop() {
       stopped = true;
       wake();

@@ -5,7 +5,7 @@
 // flight per dispatcher, so an endpoint that hangs for its 15 s holds a few slots, not all of them.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { eventResource, webhookBody } from "../domain/events.js";
+import { eventResource, onCommittedEvents, webhookBody } from "../domain/events.js";
 import {
   attemptOutcome,
   type ClaimedDelivery,
@@ -27,7 +27,7 @@ export type { DeliveryResult };
 export interface DispatcherOptions {
   /** The scheduling clock (injectable to test the retry schedule); the signature uses real time. */
   now?: () => Date;
-  /** How often an idle dispatcher looks for due deliveries. */
+  /** How often an idle dispatcher looks for due deliveries (at once when this process commits events). */
   intervalMs?: number;
   /** Most requests in flight at once. */
   concurrency?: number;
@@ -114,7 +114,7 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   /** Requests in flight per endpoint. */
   const busy = new Tally();
   const records = new GroupCommit((attempts: DeliveryAttempt[]) => recordDeliveryAttempts(prisma, attempts));
-  return startLeasedLoop<ClaimedDelivery>({
+  const loop = startLeasedLoop<ClaimedDelivery>({
     log: s.log,
     what: "webhook deliveries",
     now: s.now,
@@ -131,4 +131,13 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
     started: (d) => busy.add(d.endpointId),
     done: (d) => busy.add(d.endpointId, -1),
   });
+  // Events committed by this process are looked for at once, not at the next interval: the interval
+  // bounds only the wait for what another process commits (and for retries falling due).
+  const unlisten = onCommittedEvents(prisma, () => loop.ring());
+  return {
+    async stop() {
+      unlisten();
+      await loop.stop();
+    },
+  };
 }

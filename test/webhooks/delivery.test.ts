@@ -120,6 +120,21 @@ describe("delivery", () => {
     ).not.toThrow();
   });
 
+  it("sends what this process commits at once, not at its next look for due deliveries", async () => {
+    const { merchant, receiver, call } = await shop();
+    const before = clockReads;
+    // An interval no test outlasts: only the doorbell of the commit can start the claim.
+    dispatch({ intervalMs: 600_000 });
+    await waitFor("the dispatcher's first claim", async () => clockReads > before);
+    // A statement on the root client and a transaction (the API's two ways of committing events).
+    await call("POST", "/v1/customers", { email: "bell@example.com", name: "Bell" });
+    await app.db.prisma.$transaction((tx) =>
+      recordEvents(tx, [{ scope: { merchantId: merchant.merchant.id, livemode: false }, type: "customer.updated", data: { id: "cus_bell" } }]),
+    );
+    const got = await receiver.waitForCount(2, 10_000);
+    expect(got.map((r) => (JSON.parse(r.body) as { type: string }).type).sort()).toEqual(["customer.created", "customer.updated"]);
+  });
+
   it("retries a failing receiver at the scheduled delays with the same webhook-id until it succeeds", async () => {
     const { receiver, call } = await shop();
     let clock = new Date(Date.now() + 1000);
