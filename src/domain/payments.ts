@@ -45,6 +45,8 @@ export interface PaymentSettings extends ChangeSettings {
   partialExtensionMinutes: number;
   /** The dust limit (PAYOUT_MIN_AMOUNT, else 0.01 USDC; base units): less left in the clones does not hold up completion. */
   payoutMinAmount: bigint;
+  /** Most charges whose money one transaction confirms (default 50). */
+  confirmBatch?: number;
 }
 
 /** A chain as confirming needs it. */
@@ -140,8 +142,9 @@ export async function confirmChainMoney(prisma: Prisma, settings: PaymentSetting
     WHERE t.chain_id = ${chain.chainId} AND t.status = 'SEEN' AND t.block_number + ${confirmationsOf(chain)} - 1 <= ${tip}
     ORDER BY 1`;
   const changed: Charge[] = [];
-  for (let i = 0; i < due.length; i += CONFIRM_BATCH) {
-    const batch = due.slice(i, i + CONFIRM_BATCH).map((d) => d.chargeId);
+  const size = settings.confirmBatch ?? CONFIRM_BATCH;
+  for (let i = 0; i < due.length; i += size) {
+    const batch = due.slice(i, i + size).map((d) => d.chargeId);
     changed.push(...(await confirmChargesMoney(prisma, settings, chain, batch, tip, now)));
   }
   await recordConfirmedClock(prisma, chain, tip);
