@@ -82,8 +82,9 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
   let principal: Principal | null = null;
   let failure: unknown = null;
   if ("connection" in caller) {
+    // Its missing key is reported when an operation needs one (connectionWithoutKey): an idle
+    // subscription holds no error and stack of its own.
     principal = caller.connection;
-    failure = new AppError("api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
   } else {
     try {
       const { apiKey, session } = caller;
@@ -121,11 +122,11 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     email: deps.email,
     transport: "connection" in caller ? "ws" : "http",
     scope() {
-      if (!principal) throw failure;
+      if (!principal) throw failure ?? connectionWithoutKey();
       return { merchantId: principal.merchantId, livemode: principal.livemode };
     },
     session() {
-      if (!principal) throw failure;
+      if (!principal) throw failure ?? connectionWithoutKey();
       if (principal.userId === undefined) {
         throw new AppError("session_required", "Only a dashboard session may change the merchant's settings, API keys and users: sign in to the dashboard.");
       }
@@ -142,4 +143,9 @@ export async function createContext(deps: ContextDeps, caller: Caller): Promise<
     },
   };
   return context;
+}
+
+/** The 401 of an operation that needs a merchant on a connection opened without a key. */
+function connectionWithoutKey(): AppError {
+  return new AppError("api_key_missing", 'This connection has no API key. Send { "X-API-Key": "sk_…" } as connectionParams.');
 }

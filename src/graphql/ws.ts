@@ -38,6 +38,8 @@ type Extra = {
   connection?: LiveConnection;
   /** The client's address (X-Forwarded-For only with TRUST_PROXY). */
   address?: string;
+  /** The upgrade request's User-Agent, for the security history. */
+  userAgent?: string | null;
 };
 
 type Yoga = ReturnType<typeof createGraphQL>;
@@ -105,11 +107,16 @@ export function serveGraphQLOverWebSocket(server: Server, yoga: Yoga, deps: WebS
  * without one, of its address. False when the socket was closed instead.
  */
 async function openConnection(ctx: SocketContext, deps: WebSocketDeps): Promise<boolean> {
-  const address = clientAddress(ctx.extra.request.headers, ctx.extra.request.socket.remoteAddress, deps.trustProxy);
+  const { request } = ctx.extra;
+  const address = clientAddress(request.headers, request.socket.remoteAddress, deps.trustProxy);
   ctx.extra.address = address;
+  ctx.extra.userAgent = request.headers["user-agent"] ?? null;
+  // graphql-ws keeps the upgrade request (its headers, its socket's parser state) for the
+  // connection's lifetime; everything later operations need of it is read above and below.
+  Reflect.deleteProperty(ctx.extra, "request");
   const params = ctx.connectionParams ?? {};
   const key = params["X-API-Key"] ?? params["x-api-key"];
-  const session = sessionCredentials(ctx.extra.request.headers, deps.publicUrl, params);
+  const session = sessionCredentials(request.headers, deps.publicUrl, params);
   const attempt =
     key !== undefined && key !== null
       ? () => deps.authenticator.authenticate(typeof key === "string" ? key : "", address)
@@ -164,11 +171,13 @@ async function startOperation(
   const caller = {
     connection: ctx.extra.principal ?? null,
     address: ctx.extra.address ?? "unknown",
-    userAgent: ctx.extra.request.headers["user-agent"] ?? null,
+    userAgent: ctx.extra.userAgent ?? null,
   };
   const text = operationText(deps.persisted, payload, maySendText(caller, deps.production));
   if (typeof text !== "string") return [text];
-  const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: { ...payload, query: text }, caller });
+  // Only what the context factory and the plugins read: an initial context is kept, merged into
+  // the operation's, for as long as a subscription runs.
+  const enveloped = yoga.getEnveloped({ params: { ...payload, query: text }, caller });
   const document = enveloped.parse(text);
   const errors = enveloped.validate(enveloped.schema, document);
   if (errors.length > 0) return errors;
