@@ -6,7 +6,7 @@
 // Invariants: nonces are handed out one at a time, in order, from the node's count of the relayer's
 // transactions (re-read whenever one was thrown away, refused as used, or a reorg happened); no
 // transaction, first or bump, offers more than the chain's maxFeePerGas ceiling.
-import { type AccessList, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
+import { type AccessList, type FeeData, Transaction, type TransactionReceipt, type TransactionRequest, Wallet } from "ethers";
 import type { EnabledChain } from "./chains.js";
 import { ChainRpc, type ChainRpcOptions, withRpcRetry } from "./rpc.js";
 
@@ -16,6 +16,13 @@ export interface SignedTx {
   hash: string;
   nonce: number;
 }
+
+/**
+ * How long one fee quote serves new transactions. A quote offers twice the base fee (ethers'
+ * getFeeData), which a base fee cannot outgrow in a second; a batch of transactions then costs one
+ * quote, not three calls each. Replacements always ask afresh.
+ */
+const FEE_QUOTE_MS = 1_000;
 
 /** A replacement transaction pays at least this percentage of the fees of the one it replaces. */
 const FEE_BUMP_PERCENT = 125n;
@@ -40,6 +47,7 @@ export class Relayer {
   private readonly wallet: Wallet;
   private nextNonce: number | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private feeQuote: { at: number; fees: Promise<FeeData> } | null = null;
 
   constructor(
     readonly chain: EnabledChain,
@@ -64,7 +72,8 @@ export class Relayer {
     const signed = this.queue.then(async () => {
       this.nextNonce ??= await withRpcRetry(() => this.provider.getTransactionCount(this.wallet.address, "pending"));
       const needed = options.gasNeeded ?? (await withRpcRetry(() => this.wallet.estimateGas({ ...tx, chainId: this.chain.chainId })));
-      const request = { ...tx, nonce: this.nextNonce!, chainId: this.chain.chainId, gasLimit: gasWithHeadroom(needed) };
+      const fees = feeFields(await this.fees());
+      const request = { ...tx, ...fees, nonce: this.nextNonce!, chainId: this.chain.chainId, gasLimit: gasWithHeadroom(needed) };
       const populated = await withRpcRetry(() => this.wallet.populateTransaction(request));
       const raw = await this.wallet.signTransaction(this.capped(populated));
       const nonce = this.nextNonce!;
@@ -136,6 +145,19 @@ export class Relayer {
     return { raw: signed, hash: Transaction.from(signed).hash!, nonce: old.nonce };
   }
 
+  /** The network's fees, quoted at most once per FEE_QUOTE_MS (a failed quote is not kept). */
+  private fees(): Promise<FeeData> {
+    const now = Date.now();
+    if (this.feeQuote && now - this.feeQuote.at < FEE_QUOTE_MS) return this.feeQuote.fees;
+    const fees = withRpcRetry(() => this.provider.getFeeData());
+    const quote = { at: now, fees };
+    this.feeQuote = quote;
+    fees.catch(() => {
+      if (this.feeQuote === quote) this.feeQuote = null;
+    });
+    return fees;
+  }
+
   /** `tx` with its fees held at the chain's ceiling. */
   private capped(tx: TransactionRequest): TransactionRequest {
     const ceiling = this.chain.maxFeePerGas;
@@ -177,7 +199,8 @@ export class Relayer {
    */
   async broadcast(raw: string): Promise<boolean> {
     try {
-      await withRpcRetry(() => this.provider.broadcastTransaction(raw));
+      // Sent as is: ethers' broadcastTransaction would also ask for the block number.
+      await withRpcRetry(() => this.provider.send("eth_sendRawTransaction", [raw]));
       return true;
     } catch (e) {
       const message = `${(e as Error).message}`;
@@ -194,4 +217,11 @@ export class Relayer {
   close(): void {
     this.provider.destroy();
   }
+}
+
+/** The fee fields of a transaction from a quote, as ethers would fill them: EIP-1559 where the chain has a base fee. */
+function feeFields(fees: FeeData): Pick<TransactionRequest, "gasPrice" | "maxFeePerGas" | "maxPriorityFeePerGas"> {
+  if (fees.maxFeePerGas !== null && fees.maxPriorityFeePerGas !== null)
+    return { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+  return { gasPrice: fees.gasPrice };
 }

@@ -10,12 +10,14 @@
 // then anvil's clock moves past period 0 and all N fall due at once.
 //
 // Measured from that block until every subscription is in period 1 with a SUCCEEDED pull (or the
-// timeout, BENCH_SUBSCRIPTIONS_TIMEOUT_SECONDS, 45 minutes: 10,000 renewals take about 25 on a
+// timeout, BENCH_SUBSCRIPTIONS_TIMEOUT_SECONDS, 45 minutes: 10,000 renewals take about 20 on a
 // 2-core machine): renewalsPerMinute and seconds;
 // rpcCallsPerRenewal (every JSON-RPC call the runner made in that time, idle polls included, / N) and
 // its split by method; relayer gas per renewal (the PULL transactions' receipts, / N); the pulls that
 // failed. Anvil automines (a block per transaction, as the other benches' settlement phases), so the
 // figures are the engine's own pace, not a block time's. The runner ticks every 100 ms.
+// Baseline, in the same run: the same N pulls one period later, the runner stopped, sent by a plain
+// loop (rawRenewals); `ratio` is the service's renewals a second over the baseline's.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Interface, JsonRpcProvider, MaxUint256, Wallet, parseUnits } from "ethers";
@@ -28,6 +30,7 @@ import {
   permissionDigest,
   permissionHash,
   permissionTuple,
+  pullCalldata,
   storePermission,
   subscriptionSalt,
   subscriptionsInterface,
@@ -310,6 +313,8 @@ async function bench() {
   const invoices = await env.db.prisma.invoice.groupBy({ by: ["status"], _count: true });
   const relayerSpent = relayerBalanceBefore - (await provider.getBalance(deployer.address));
   const per = Math.max(1, done);
+  await (await usdc.mint(payer.address, AMOUNT * BigInt(N))).wait();
+  const baseline = await rawRenewals(provider, { perms, subscriptions, relayer: deployer });
   return {
     subscriptions: N,
     anvil: "automine (a block per transaction)",
@@ -339,6 +344,49 @@ async function bench() {
     invoicesByStatus: Object.fromEntries(invoices.map((x) => [x.status, x._count])),
     relayerGasPerRenewal: Math.round(Number(gasUsed) / per),
     relayerWeiPerRenewal: (relayerSpent / BigInt(per)).toString(),
+    baseline,
+    ratio: round(done / seconds / (baseline.renewals / baseline.seconds), 3),
+  };
+}
+
+/**
+ * The baseline: the same N pulls, one period later, with the runner stopped, signed and sent by the
+ * relayer in a plain loop (fees read once, fixed gas limit, no database, no simulation) straight to
+ * anvil, then every receipt read: what the node itself allows.
+ */
+async function rawRenewals(provider, { perms, subscriptions, relayer }) {
+  await provider.send("evm_increaseTime", [DAY]);
+  await provider.send("evm_mine", []);
+  const fees = await provider.getFeeData();
+  let nonce = await provider.getTransactionCount(relayer.address, "pending");
+  const t0 = Date.now();
+  const hashes = [];
+  for (const { p } of perms) {
+    const raw = await relayer.signTransaction({
+      to: subscriptions,
+      data: pullCalldata(p, AMOUNT),
+      nonce: nonce++,
+      gasLimit: 200_000,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      chainId: CHAIN_ID,
+      type: 2,
+    });
+    hashes.push(await provider.send("eth_sendRawTransaction", [raw]));
+  }
+  let gas = 0n;
+  for (const hash of hashes) {
+    const receipt = await provider.getTransactionReceipt(hash);
+    if (receipt?.status !== 1) throw new Error(`a baseline pull was not mined with success: ${hash}`);
+    gas += receipt.gasUsed;
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  log(`baseline: ${perms.length} pulls sent and mined in ${round(seconds, 1)} s`);
+  return {
+    renewals: perms.length,
+    seconds: round(seconds, 1),
+    renewalsPerMinute: Math.round((perms.length / seconds) * 60),
+    gasPerRenewal: Math.round(Number(gas) / perms.length),
   };
 }
 
