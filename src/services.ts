@@ -23,6 +23,7 @@ import { EventLoopLag } from "./lib/event-loop-lag.js";
 import { ProcessMetrics } from "./lib/process-metrics.js";
 import type { LiveCharges } from "./realtime/charges.js";
 import { openRealtime } from "./realtime/index.js";
+import { onWebhooksDue, ringWebhooksOnCommit } from "./realtime/doorbell.js";
 import { commandConnection, type PubSub } from "./realtime/pubsub.js";
 
 /**
@@ -89,6 +90,8 @@ export interface Services {
   readonly hostedPages: HostedPages;
   /** This process's counters, shared by the doors and the jobs it runs: its /metrics shows both. */
   readonly metrics: ProcessMetrics;
+  /** With Redis, listens for other processes' commits of events (the webhook dispatcher's doorbell). */
+  readonly webhooksDue?: (ring: () => void) => () => void;
   readonly settings: DomainSettings;
   close(): Promise<void>;
 }
@@ -145,15 +148,21 @@ export async function buildServices(config: Config, options: ServicesOptions = {
   const devnetChain = devnet && (config.payoutMinAmount === undefined ? devnet.chain : { ...devnet.chain, payoutMinAmount: config.payoutMinAmount });
   const chains = options.chains ?? ChainSet.configured(config.chains, devnetChain ? [devnetChain] : []);
 
-  // Pub/sub: a serving process has one command connection (rate limits, publishing) and one subscriber
-  // connection; the worker only publishes (API processes receive through Redis); the CLI stays in-process.
+  // Pub/sub: a process has one command connection (publishing, and in a serving process the rate
+  // limits) and one subscriber connection (live updates in a serving process, the webhook doorbell in
+  // every one); the CLI stays in-process.
   const serves = role === "all" || role === "api";
   const redis: Redis | undefined = serves && config.redisUrl ? commandConnection(config.redisUrl, logger) : undefined;
-  const { pubsub, live } = openRealtime(role === "cli" ? { ...config, redisUrl: undefined } : config, logger, { subscribe: serves, publisher: redis });
+  const { pubsub, live } = openRealtime(role === "cli" ? { ...config, redisUrl: undefined } : config, logger, {
+    subscribe: role !== "cli",
+    publisher: redis,
+  });
 
   // Every event this process commits reaches subscribers (the CLI's in-process feed has none, but
-  // without a feed a root client's events would be kept for announcing forever).
+  // without a feed a root client's events would be kept for announcing forever), and through Redis
+  // rings the other processes' webhook dispatchers (in one process the dispatcher hears its commits itself).
   announceCommittedEvents(db.prisma, live);
+  const stopRinging = pubsub.distributed ? ringWebhooksOnCommit(db.prisma, pubsub) : undefined;
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
@@ -184,6 +193,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     anonymous,
     hostedPages,
     metrics: new ProcessMetrics(config.gitCommit),
+    webhooksDue: pubsub.distributed ? (ring) => onWebhooksDue(pubsub, ring) : undefined,
     settings: {
       amount: config.chargeAmount,
       paymentBaseUrl: config.paymentBaseUrl,
@@ -198,6 +208,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       feed: role === "cli" ? undefined : live,
     },
     async close() {
+      stopRinging?.();
       lag?.stop();
       await pubsub.close();
       redis?.disconnect();

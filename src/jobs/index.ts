@@ -34,6 +34,8 @@ export interface JobServices {
   logger: Logger;
   /** The domain's settings; its feed announces the changes the jobs commit to live subscribers. */
   settings: PaymentSettings;
+  /** Rings from other processes that committed events (with Redis): the dispatcher claims at once. */
+  webhooksDue?: (ring: () => void) => () => void;
   /** Where this process counts what the jobs do (webhook delivery results, emails, reconciliation differences, the chain locks it holds). */
   metrics: Pick<ProcessMetrics, "webhookDeliveries" | "emails" | "reconcileDifferences" | "chainLocks">;
 }
@@ -64,6 +66,7 @@ export function startJobs(services: JobServices, options: JobsOptions = {}): Job
       now: options.now,
       keepPrivateResponses: config.env !== "production",
       onResult: (result) => metrics.webhookDeliveries.inc({ result }),
+      doorbell: services.webhooksDue,
     }),
     startEmailSender(db.prisma, logger, {
       smtpUrl: config.email.smtpUrl,

@@ -27,7 +27,7 @@ export type { DeliveryResult };
 export interface DispatcherOptions {
   /** The scheduling clock (injectable to test the retry schedule); the signature uses real time. */
   now?: () => Date;
-  /** How often an idle dispatcher looks for due deliveries (at once when this process commits events). */
+  /** How often an idle dispatcher looks for due deliveries (at once when this process commits events, or another rings). */
   intervalMs?: number;
   /** Most requests in flight at once. */
   concurrency?: number;
@@ -47,6 +47,11 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Told each attempt's result once it is recorded (/metrics counts them). */
   onResult?: (result: DeliveryResult) => void;
+  /**
+   * Rings from other processes that committed events (realtime/doorbell.ts, with Redis): `listen`
+   * calls its argument on each and returns the function that stops listening.
+   */
+  doorbell?: (ring: () => void) => () => void;
 }
 
 /** A running dispatcher. */
@@ -56,7 +61,7 @@ export interface Dispatcher {
 }
 
 /** The options with their defaults filled in, and the dispatcher's logger. */
-type Settings = Required<Omit<DispatcherOptions, "onResult">> & Pick<DispatcherOptions, "onResult"> & { log: Logger };
+type Settings = Required<Omit<DispatcherOptions, "onResult" | "doorbell">> & Pick<DispatcherOptions, "onResult"> & { log: Logger };
 
 function settingsOf(logger: Logger, o: DispatcherOptions): Settings {
   return {
@@ -134,9 +139,11 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
   // Events committed by this process are looked for at once, not at the next interval: the interval
   // bounds only the wait for what another process commits (and for retries falling due).
   const unlisten = onCommittedEvents(prisma, () => loop.ring());
+  const stopListening = options.doorbell?.(() => loop.ring());
   return {
     async stop() {
       unlisten();
+      stopListening?.();
       await loop.stop();
     },
   };

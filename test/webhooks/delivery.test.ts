@@ -5,11 +5,15 @@ import https from "node:https";
 import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { openDatabase } from "../../src/db/client.js";
 import { recordEvents } from "../../src/domain/events.js";
 import { parseInput } from "../../src/domain/validation.js";
 import { createSchema } from "../../src/domain/webhook-endpoint-requests.js";
 import { createWebhookEndpoint, rotateWebhookSecret } from "../../src/domain/webhook-endpoints.js";
 import { type DeliveryResult, type DispatcherOptions, type Dispatcher, startWebhookDispatcher } from "../../src/jobs/webhook-dispatcher.js";
+import { onWebhooksDue } from "../../src/realtime/doorbell.js";
+import { openRealtime } from "../../src/realtime/index.js";
 import { RETRY_DELAYS_MS } from "../../src/webhooks/schedule.js";
 import { webhookHeaders } from "../../src/webhooks/signature.js";
 import { waitFor } from "../helpers/chain.js";
@@ -134,6 +138,34 @@ describe("delivery", () => {
     const got = await receiver.waitForCount(2, 10_000);
     expect(got.map((r) => (JSON.parse(r.body) as { type: string }).type).sort()).toEqual(["customer.created", "customer.updated"]);
   });
+
+  it.runIf(process.env.REDIS_URL && process.env.DATABASE_URL)(
+    "sends at once what another process commits, when they share Redis: the committing process rings",
+    async () => {
+      const { receiver, call } = await shop();
+      // A worker of its own: its database pool (the API's commits never reach its announcer) and its Redis connections.
+      const workerDb = await openDatabase({ url: app.databaseUrl! });
+      const worker = openRealtime(loadConfig({ NODE_ENV: "test", REDIS_URL: process.env.REDIS_URL }), logger, { subscribe: true });
+      let reads = 0;
+      const d = startWebhookDispatcher(workerDb.prisma, logger, {
+        // An interval no test outlasts: only a ring can start the claim.
+        intervalMs: 600_000,
+        now: () => (reads++, new Date()),
+        doorbell: (ring) => onWebhooksDue(worker.pubsub, ring),
+      });
+      try {
+        await waitFor("the worker's first claim", async () => reads > 0);
+        await worker.pubsub.confirmed();
+        await call("POST", "/v1/customers", { email: "far-bell@example.com", name: "Far bell" });
+        const [got] = await receiver.waitForCount(1, 10_000);
+        expect((JSON.parse(got!.body) as { type: string }).type).toBe("customer.created");
+      } finally {
+        await d.stop();
+        await worker.pubsub.close();
+        await workerDb.close();
+      }
+    },
+  );
 
   it("retries a failing receiver at the scheduled delays with the same webhook-id until it succeeds", async () => {
     const { receiver, call } = await shop();
