@@ -109,12 +109,18 @@ export class LiveCharges implements ChargeFeed, EventFeed {
   async chargeUpdates(scope: Scope, chargeId: string, load: () => Promise<Charge>, signal?: AbortSignal): Promise<AsyncIterable<Live<Charge>>> {
     const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal });
     const first = await loadOrClose(source, load);
-    return follow(source, first, async (delivery, last) => {
-      if (delivery === RESYNC) return load();
-      if (delivery.charge === null || !inScope(delivery, scope)) return null;
-      const next = decodeCharge(delivery.charge);
-      // Older than what was sent: messages crossed (or clocks differ). The database has the last word.
-      return next.updatedAt < last.updatedAt ? load() : next;
+    // All a stream keeps of the states it derived: the time of the latest.
+    let latest = first.updatedAt;
+    return new Follow(source, first, async (delivery) => {
+      let next = delivery === RESYNC ? await load() : null;
+      if (delivery !== RESYNC) {
+        if (delivery.charge === null || !inScope(delivery, scope)) return null;
+        next = decodeCharge(delivery.charge);
+        // Older than what was sent: messages crossed (or clocks differ). The database has the last word.
+        if (next.updatedAt < latest) next = await load();
+      }
+      latest = next!.updatedAt;
+      return next;
     });
   }
 
@@ -138,7 +144,7 @@ export class LiveCharges implements ChargeFeed, EventFeed {
     };
     const source = this.pubsub.subscribe(chargeChannel(chargeId), { maxQueued: this.maxQueued, signal, onClose: release });
     const first = await loadOrClose(source, load);
-    return follow(source, first, (delivery) => {
+    return new Follow(source, first, (delivery) => {
       if (delivery === RESYNC) return load();
       let reload = this.sessionReloads.get(delivery);
       if (!reload) this.sessionReloads.set(delivery, (reload = load()));
@@ -204,26 +210,59 @@ async function loadOrClose<T, M>(source: Subscription<M>, load: () => Promise<T>
 
 /**
  * Yields `first`, then for each delivery the state `next` derives from it (null: nothing new),
- * skipping a state identical to the last one sent.
+ * skipping a state identical to the last one sent; ends `source` whenever it ends (also when
+ * returned before its first `next()`). One object per stream, not a generator and its wrappers:
+ * an idle subscription holds its source, its callback and a digest of the last state sent.
  */
-function follow<T, M>(source: Subscription<M>, first: T, next: (delivery: M | typeof RESYNC, last: T) => Promise<T | null>): AsyncIterable<Live<T>> {
-  return closing(
-    source,
-    (async function* () {
-      let last = first;
-      let lastJson = fingerprint(first);
-      yield first;
-      for await (const delivery of source) {
-        if (delivery === OVERFLOW) return yield OVERFLOW;
-        const state = await next(delivery, last);
+class Follow<T, M> implements AsyncIterableIterator<Live<T>> {
+  private first: T | undefined;
+  private sent: string;
+
+  constructor(
+    private readonly source: Subscription<M>,
+    first: T,
+    private readonly derive: (delivery: M | typeof RESYNC) => Promise<T | null>,
+  ) {
+    this.first = first;
+    this.sent = fingerprint(first);
+  }
+
+  async next(): Promise<IteratorResult<Live<T>>> {
+    if (this.first !== undefined) {
+      const value = this.first;
+      this.first = undefined;
+      return { value, done: false };
+    }
+    try {
+      for (;;) {
+        const delivery = await this.source.next();
+        if (delivery.done) return delivery;
+        if (delivery.value === OVERFLOW) {
+          await this.source.return();
+          return { value: OVERFLOW, done: false };
+        }
+        const state = await this.derive(delivery.value);
         if (state === null) continue;
-        const json = fingerprint(state);
-        if (json === lastJson) continue;
-        [last, lastJson] = [state, json];
-        yield state;
+        const digest = fingerprint(state);
+        if (digest === this.sent) continue;
+        this.sent = digest;
+        return { value: state, done: false };
       }
-    })(),
-  );
+    } catch (e) {
+      await this.source.return();
+      throw e;
+    }
+  }
+
+  async return(): Promise<IteratorResult<Live<T>>> {
+    this.first = undefined;
+    await this.source.return();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }
 
 /**
