@@ -376,8 +376,9 @@ async function rawRenewals(provider, { perms, subscriptions, relayer }) {
   }
   let gas = 0n;
   for (const hash of hashes) {
-    const receipt = await provider.getTransactionReceipt(hash);
-    if (receipt?.status !== 1) throw new Error(`a baseline pull was not mined with success: ${hash}`);
+    // Automine mines each on arrival, but a busy anvil may answer before the receipt is readable.
+    const receipt = await provider.waitForTransaction(hash, 1, 60_000);
+    if (receipt?.status !== 1) throw new Error(`a baseline pull was ${receipt ? "reverted" : "not mined in 60 s"}: ${hash}`);
     gas += receipt.gasUsed;
   }
   const seconds = (Date.now() - t0) / 1000;
