@@ -90,7 +90,7 @@ export interface Services {
   readonly hostedPages: HostedPages;
   /** This process's counters, shared by the doors and the jobs it runs: its /metrics shows both. */
   readonly metrics: ProcessMetrics;
-  /** With Redis, listens for other processes' commits of events (the webhook dispatcher's doorbell). */
+  /** With Redis, listens for other processes' commits that queued webhook deliveries (the dispatcher's doorbell). */
   readonly webhooksDue?: (ring: () => void) => () => void;
   readonly settings: DomainSettings;
   close(): Promise<void>;
@@ -160,7 +160,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
 
   // Every event this process commits reaches subscribers (the CLI's in-process feed has none, but
   // without a feed a root client's events would be kept for announcing forever), and through Redis
-  // rings the other processes' webhook dispatchers (in one process the dispatcher hears its commits itself).
+  // rings the other processes' webhook dispatchers when it queued deliveries (in one process the dispatcher hears itself).
   announceCommittedEvents(db.prisma, live);
   const stopRinging = pubsub.distributed ? ringWebhooksOnCommit(db.prisma, pubsub) : undefined;
 

@@ -5,7 +5,7 @@ import { type Customer, Prisma as P } from "../generated/prisma/client.js";
 import { AppError, notFound } from "./errors.js";
 import { isUniqueViolation } from "../db/errors.js";
 import { jsonOrNull } from "../db/json.js";
-import { eventWrites, eventsWritten, recordEvent } from "./events.js";
+import { eventWrites, eventsWritten, QUEUED_DELIVERIES, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { MetadataShape, mergeMetadata, metadataWithinLimits, storedMetadata } from "./metadata.js";
 import { formatAmount, toUnits } from "./money.js";
@@ -250,16 +250,17 @@ async function insertCustomer(prisma: Prisma, scope: Scope, data: CustomerReques
   const events = eventWrites([{ scope, type: "customer.created", data: customerResource(customer) }]);
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
   return withEmailConflict(data.email, async () => {
-    const [created] = await prisma.$queryRaw<Customer[]>`
+    const [row] = await prisma.$queryRaw<(Customer & { queuedDeliveries: number })[]>`
       WITH inserted AS (
         INSERT INTO customers (id, merchant_id, livemode, email, name, phone, address, company_name, tax_id, description, metadata, created_at, updated_at)
         VALUES (${customer.id}, ${customer.merchantId}, ${customer.livemode}, ${customer.email}, ${customer.name}, ${customer.phone},
                 ${json(address)}::jsonb, ${customer.companyName}, ${customer.taxId}, ${customer.description}, ${json(customer.metadata)}::jsonb, ${now}, ${now})
         RETURNING ${CUSTOMER_COLUMNS}
       ), ${events.sql}
-      SELECT * FROM inserted`;
-    eventsWritten(prisma, events.recorded);
-    return created!;
+      SELECT inserted.*, ${QUEUED_DELIVERIES} AS "queuedDeliveries" FROM inserted`;
+    const { queuedDeliveries, ...created } = row!;
+    eventsWritten(prisma, events.recorded, queuedDeliveries);
+    return created;
   });
 }
 

@@ -128,21 +128,27 @@ export interface EventFeed {
 }
 
 // Announcing every event once its write commits. Every event is written through recordEvents or
-// eventWrites, and every write of one reports it to `eventsWritten` with the client it ran on: the
-// root client has committed it already (one statement), a transaction's client keeps it until
-// $transaction resolves. Invariants: an event is announced once, after its commit, never after a
-// rollback (a rejected transaction's list is dropped with its client).
+// eventWrites, and every write of one reports it to `eventsWritten` with the client it ran on (and
+// how many webhook deliveries it queued): the root client has committed it already (one statement),
+// a transaction's client keeps it until $transaction resolves. Invariants: an event is announced
+// once, after its commit, never after a rollback (a rejected transaction's list is dropped with its
+// client); the delivery doorbells ring only after a commit that queued deliveries.
 interface Announcer {
   feed?: EventFeed;
-  /** Told after each commit that wrote events (doorbells: the webhook dispatcher looks for due deliveries at once). */
-  listeners: Set<(events: readonly RecordedEvent[]) => void>;
+  /** Told after each commit that queued webhook deliveries (doorbells: a dispatcher claims them at once). */
+  listeners: Set<() => void>;
+}
+/** What a transaction wrote so far, announced when it commits. */
+interface Written {
+  events: RecordedEvent[];
+  deliveries: number;
 }
 const announcers = new WeakMap<object, Announcer>();
-const uncommitted = new WeakMap<object, RecordedEvent[]>();
+const uncommitted = new WeakMap<object, Written>();
 
-function announce(a: Announcer, events: readonly RecordedEvent[]): void {
-  a.feed?.recorded(events);
-  for (const listener of a.listeners) listener(events);
+function announce(a: Announcer, { events, deliveries }: Written): void {
+  if (events.length > 0) a.feed?.recorded(events);
+  if (deliveries > 0) for (const listener of a.listeners) listener();
 }
 
 /** The announcer of root client `prisma`, wrapping its $transaction on first use so a transaction's events are announced after it commits. */
@@ -159,8 +165,8 @@ function announcerOf(prisma: Prisma): Announcer {
       client = tx;
       return (arg as (tx: object) => unknown)(tx);
     }, options);
-    const events = client && uncommitted.get(client);
-    if (events) announce(a, events);
+    const written = client && uncommitted.get(client);
+    if (written) announce(a, written);
     return result;
   };
   prisma.$transaction = announcing as Prisma["$transaction"];
@@ -172,21 +178,26 @@ export function announceCommittedEvents(prisma: Prisma, feed: EventFeed): void {
   announcerOf(prisma).feed = feed;
 }
 
-/** Calls `listener` after every commit through `prisma` that wrote events, until the returned function is called. */
-export function onCommittedEvents(prisma: Prisma, listener: (events: readonly RecordedEvent[]) => void): () => void {
+/** Calls `listener` after every commit through `prisma` that queued webhook deliveries, until the returned function is called. */
+export function onQueuedDeliveries(prisma: Prisma, listener: () => void): () => void {
   const { listeners } = announcerOf(prisma);
   listeners.add(listener);
   return () => listeners.delete(listener);
 }
 
-/** Reports events written through `db` (the root client or a transaction's): announced once they have committed. */
-export function eventsWritten(db: object, events: readonly RecordedEvent[]): void {
-  if (events.length === 0) return;
+/**
+ * Reports events written through `db` (the root client or a transaction's) and the webhook
+ * deliveries their statement queued: announced once they have committed.
+ */
+export function eventsWritten(db: object, events: readonly RecordedEvent[], deliveries: number): void {
+  if (events.length === 0 && deliveries === 0) return;
   const root = announcers.get(db);
-  if (root) return announce(root, events);
+  if (root) return announce(root, { events: [...events], deliveries });
   const pending = uncommitted.get(db);
-  if (pending) pending.push(...events);
-  else uncommitted.set(db, [...events]);
+  if (pending) {
+    pending.events.push(...events);
+    pending.deliveries += deliveries;
+  } else uncommitted.set(db, { events: [...events], deliveries });
 }
 
 /** Appends an event carrying `data` (the object as it is after the change) inside transaction `tx`. */
@@ -202,18 +213,21 @@ export async function recordEvent(tx: P.TransactionClient, scope: Scope, type: E
 export async function recordEvents(tx: P.TransactionClient, events: NewEvent[]): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const writes = eventWrites(events);
-  const rows = await tx.$queryRaw<{ id: string }[]>`WITH ${writes.sql} SELECT id FROM new_events`;
+  const rows = await tx.$queryRaw<{ id: string; queued: number }[]>`WITH ${writes.sql} SELECT id, ${QUEUED_DELIVERIES} AS queued FROM new_events`;
   const written = new Set(rows.map((r) => r.id));
   const recorded = writes.recorded.filter((e) => written.has(e.id));
-  eventsWritten(tx, recorded);
+  eventsWritten(tx, recorded, rows[0]?.queued ?? 0);
   return recorded;
 }
+
+/** In a statement with eventWrites' parts: how many webhook deliveries it queued (an int). */
+export const QUEUED_DELIVERIES = P.sql`(SELECT count(*) FROM new_deliveries)::int`;
 
 /**
  * The WITH-clause parts that append `events` and queue one delivery per enabled endpoint of the
  * merchant and mode that wants the type. A change written in the same statement (a hot path's single
- * round trip) commits with its events or not at all. The caller reports `recorded` to `eventsWritten`
- * once the statement ran.
+ * round trip) commits with its events or not at all. The caller reports `recorded` and the deliveries
+ * queued (QUEUED_DELIVERIES) to `eventsWritten` once the statement ran.
  */
 export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
   // The timestamp is chosen here, not by the database, so what live subscribers are sent after the
@@ -241,6 +255,7 @@ export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; 
       SELECT e.id, w.id FROM new_events e JOIN webhook_endpoints w
         ON w.merchant_id = e.merchant_id AND w.livemode = e.livemode AND w.disabled_at IS NULL
        AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
+      RETURNING event_id
     )`;
   return { sql, recorded };
 }

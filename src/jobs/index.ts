@@ -34,7 +34,7 @@ export interface JobServices {
   logger: Logger;
   /** The domain's settings; its feed announces the changes the jobs commit to live subscribers. */
   settings: PaymentSettings;
-  /** Rings from other processes that committed events (with Redis): the dispatcher claims at once. */
+  /** Rings from other processes that queued webhook deliveries (with Redis): the dispatcher claims at once. */
   webhooksDue?: (ring: () => void) => () => void;
   /** Where this process counts what the jobs do (webhook delivery results, emails, reconciliation differences, the chain locks it holds). */
   metrics: Pick<ProcessMetrics, "webhookDeliveries" | "emails" | "reconcileDifferences" | "chainLocks">;

@@ -5,7 +5,7 @@
 // flight per dispatcher, so an endpoint that hangs for its 15 s holds a few slots, not all of them.
 import type { Logger } from "pino";
 import type { Prisma } from "../db/client.js";
-import { eventResource, onCommittedEvents, webhookBody } from "../domain/events.js";
+import { eventResource, onQueuedDeliveries, webhookBody } from "../domain/events.js";
 import {
   attemptOutcome,
   type ClaimedDelivery,
@@ -27,7 +27,7 @@ export type { DeliveryResult };
 export interface DispatcherOptions {
   /** The scheduling clock (injectable to test the retry schedule); the signature uses real time. */
   now?: () => Date;
-  /** How often an idle dispatcher looks for due deliveries (at once when this process commits events, or another rings). */
+  /** How often an idle dispatcher looks for due deliveries (at once when this process queues deliveries, or another rings). */
   intervalMs?: number;
   /** Most requests in flight at once. */
   concurrency?: number;
@@ -48,7 +48,7 @@ export interface DispatcherOptions {
   /** Told each attempt's result once it is recorded (/metrics counts them). */
   onResult?: (result: DeliveryResult) => void;
   /**
-   * Rings from other processes that committed events (realtime/doorbell.ts, with Redis): `listen`
+   * Rings from other processes that queued deliveries (realtime/doorbell.ts, with Redis): it
    * calls its argument on each and returns the function that stops listening.
    */
   doorbell?: (ring: () => void) => () => void;
@@ -136,9 +136,9 @@ export function startWebhookDispatcher(prisma: Prisma, logger: Logger, options: 
     started: (d) => busy.add(d.endpointId),
     done: (d) => busy.add(d.endpointId, -1),
   });
-  // Events committed by this process are looked for at once, not at the next interval: the interval
-  // bounds only the wait for what another process commits (and for retries falling due).
-  const unlisten = onCommittedEvents(prisma, () => loop.ring());
+  // Deliveries this process queues are claimed at once, not at the next interval: the interval bounds
+  // only the wait for what another process queues without a doorbell (and for retries falling due).
+  const unlisten = onQueuedDeliveries(prisma, () => loop.ring());
   const stopListening = options.doorbell?.(() => loop.ring());
   return {
     async stop() {

@@ -7,7 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/client.js";
-import { recordEvents } from "../../src/domain/events.js";
+import { onQueuedDeliveries, recordEvents } from "../../src/domain/events.js";
 import { parseInput } from "../../src/domain/validation.js";
 import { createSchema } from "../../src/domain/webhook-endpoint-requests.js";
 import { createWebhookEndpoint, rotateWebhookSecret } from "../../src/domain/webhook-endpoints.js";
@@ -137,6 +137,33 @@ describe("delivery", () => {
     );
     const got = await receiver.waitForCount(2, 10_000);
     expect(got.map((r) => (JSON.parse(r.body) as { type: string }).type).sort()).toEqual(["customer.created", "customer.updated"]);
+  });
+
+  it("rings the doorbell only after a commit that queued deliveries, whichever way it was written", async () => {
+    let rings = 0;
+    const stop = onQueuedDeliveries(app.db.prisma, () => rings++);
+    try {
+      const lonely = await app.newMerchant();
+      const key = lonely.apiKeys.test.secret;
+      expect((await app.call("POST", "/v1/customers", { key, body: { email: "alone@example.com", name: "Alone" } })).status).toBe(201);
+      expect((await app.call("POST", "/v1/charges", { key, body: { orderId: "alone", amount: "5.00" } })).status).toBe(201);
+      expect(rings).toBe(0);
+      const { merchant, receiver, call } = await shop();
+      await call("POST", "/v1/customers", { email: "ring@example.com", name: "Ring" });
+      expect(rings).toBe(1);
+      await call("POST", "/v1/charges", { orderId: "ring", amount: "5.00" });
+      expect(rings).toBe(2);
+      await app.db.prisma.$transaction((tx) =>
+        recordEvents(tx, [{ scope: { merchantId: merchant.merchant.id, livemode: false }, type: "customer.updated", data: { id: "cus_ring" } }]),
+      );
+      expect(rings).toBe(3);
+      // Delivered, so that no later test's dispatcher finds them.
+      dispatch();
+      await receiver.waitForCount(3);
+      await settled();
+    } finally {
+      stop();
+    }
   });
 
   it.runIf(process.env.REDIS_URL && process.env.DATABASE_URL)(

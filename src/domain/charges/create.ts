@@ -6,7 +6,7 @@ import type { Prisma } from "../../db/client.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.js";
 import { Prisma as P } from "../../generated/prisma/client.js";
 import { AppError, invalidParam, unknownReference } from "../errors.js";
-import { eventWrites, eventsWritten, type RecordedEvent } from "../events.js";
+import { eventWrites, eventsWritten, QUEUED_DELIVERIES, type RecordedEvent } from "../events.js";
 import { newId } from "../ids.js";
 import { assertLiveChain } from "../live-chains.js";
 import { mergeMetadata } from "../metadata.js";
@@ -117,7 +117,7 @@ export async function insertCharge(
   };
   const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
   try {
-    const [created] = await db.$queryRaw<Charge[]>`
+    const [row] = await db.$queryRaw<(Charge & { queuedDeliveries: number })[]>`
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
                              contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
@@ -128,9 +128,10 @@ export async function insertCharge(
                 ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail}, ${charge.linkSessionHash})
         RETURNING ${CHARGE_COLUMNS}
       ), ${events.sql}
-      SELECT * FROM inserted`;
-    eventsWritten(db, events.recorded);
-    return { charge: created!, events: events.recorded };
+      SELECT inserted.*, ${QUEUED_DELIVERIES} AS "queuedDeliveries" FROM inserted`;
+    const { queuedDeliveries, ...created } = row!;
+    eventsWritten(db, events.recorded, queuedDeliveries);
+    return { charge: created, events: events.recorded };
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
     if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
