@@ -137,15 +137,15 @@ describe("a live charge stream", () => {
     const stream = (await live.chargeUpdates(scope, SAMPLE.id, load))[Symbol.asyncIterator]();
     expect(await take(stream)).toBe("COMPLETED");
 
-    const refunded = { ...SAMPLE, status: "REFUNDED" as const, updatedAt: at(10) };
+    const received = { ...SAMPLE, status: "RECEIVED" as const, updatedAt: at(10) };
     const ch = chargeChannel(SAMPLE.id);
-    pubsub.publish(ch, message(refunded));
-    pubsub.publish(ch, message(refunded)); // the same state again: not sent twice
+    pubsub.publish(ch, message(received));
+    pubsub.publish(ch, message(received)); // the same state again: not sent twice
     pubsub.publish(ch, { ...message({ ...SAMPLE, status: "EXPIRED" }), merchantId: "mer_other" });
     // Older than what was sent: the database has the last word.
     stored = { ...SAMPLE, status: "CANCELLED", updatedAt: at(20) };
     pubsub.publish(ch, message({ ...SAMPLE, status: "PENDING", updatedAt: at(5) }));
-    expect(await take(stream)).toBe("REFUNDED");
+    expect(await take(stream)).toBe("RECEIVED");
     expect(await take(stream)).toBe("CANCELLED");
     expect(loads).toBe(2);
 
