@@ -146,7 +146,7 @@ interface Written {
 const announcers = new WeakMap<object, Announcer>();
 const uncommitted = new WeakMap<object, Written>();
 
-function announce(a: Announcer, { events, deliveries }: Written): void {
+function announce(a: Announcer, events: readonly RecordedEvent[], deliveries: number): void {
   if (events.length > 0) a.feed?.recorded(events);
   if (deliveries > 0) for (const listener of a.listeners) listener();
 }
@@ -166,7 +166,7 @@ function announcerOf(prisma: Prisma): Announcer {
       return (arg as (tx: object) => unknown)(tx);
     }, options);
     const written = client && uncommitted.get(client);
-    if (written) announce(a, written);
+    if (written) announce(a, written.events, written.deliveries);
     return result;
   };
   prisma.$transaction = announcing as Prisma["$transaction"];
@@ -192,7 +192,7 @@ export function onQueuedDeliveries(prisma: Prisma, listener: () => void): () => 
 export function eventsWritten(db: object, events: readonly RecordedEvent[], deliveries: number): void {
   if (events.length === 0 && deliveries === 0) return;
   const root = announcers.get(db);
-  if (root) return announce(root, { events: [...events], deliveries });
+  if (root) return announce(root, events, deliveries);
   const pending = uncommitted.get(db);
   if (pending) {
     pending.events.push(...events);

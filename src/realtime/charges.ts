@@ -112,14 +112,15 @@ export class LiveCharges implements ChargeFeed, EventFeed {
     // All a stream keeps of the states it derived: the time of the latest.
     let latest = first.updatedAt;
     return new Follow(source, first, async (delivery) => {
-      let next = delivery === RESYNC ? await load() : null;
-      if (delivery !== RESYNC) {
+      let next: Charge;
+      if (delivery === RESYNC) next = await load();
+      else {
         if (delivery.charge === null || !inScope(delivery, scope)) return null;
         next = decodeCharge(delivery.charge);
         // Older than what was sent: messages crossed (or clocks differ). The database has the last word.
         if (next.updatedAt < latest) next = await load();
       }
-      latest = next!.updatedAt;
+      latest = next.updatedAt;
       return next;
     });
   }
