@@ -162,7 +162,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
   // without a feed a root client's events would be kept for announcing forever), and through Redis
   // rings the other processes' webhook dispatchers when it queued deliveries (in one process the dispatcher hears itself).
   announceCommittedEvents(db.prisma, live);
-  const stopRinging = pubsub.distributed ? ringWebhooksOnCommit(db.prisma, pubsub) : undefined;
+  const ringing = pubsub.distributed ? ringWebhooksOnCommit(db.prisma, pubsub) : undefined;
 
   const lag = serves && config.shedAnonymousLagMs > 0 ? new EventLoopLag() : undefined;
   const anonymous = new Bulkhead(Math.max(1, Math.floor(config.databasePoolSize / 2)), ANONYMOUS_QUEUE, lag && { lag, atMs: config.shedAnonymousLagMs });
@@ -193,7 +193,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
     anonymous,
     hostedPages,
     metrics: new ProcessMetrics(config.gitCommit),
-    webhooksDue: pubsub.distributed ? (ring) => onWebhooksDue(pubsub, ring) : undefined,
+    webhooksDue: ringing && ((ring) => onWebhooksDue(pubsub, ring, ringing.ringer)),
     settings: {
       amount: config.chargeAmount,
       paymentBaseUrl: config.paymentBaseUrl,
@@ -208,7 +208,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       feed: role === "cli" ? undefined : live,
     },
     async close() {
-      stopRinging?.();
+      ringing?.stop();
       lag?.stop();
       await pubsub.close();
       redis?.disconnect();

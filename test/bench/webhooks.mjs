@@ -136,7 +136,7 @@ try {
     log(result.latencyAcrossProcessesWithoutRedis);
     const config = loadConfig({ NODE_ENV: "test", REDIS_URL: REDIS });
     const [api, worker] = [openRealtime(config, logger, { subscribe: true }), openRealtime(config, logger, { subscribe: true })];
-    const stopRinging = ringWebhooksOnCommit(prisma, api.pubsub);
+    const ringing = ringWebhooksOnCommit(prisma, api.pubsub);
     try {
       result.latencyAcrossProcesses = await steady(async () => {
         const d = startWebhookDispatcher(workerDb.prisma, logger, { doorbell: (ring) => onWebhooksDue(worker.pubsub, ring) });
@@ -145,7 +145,7 @@ try {
       });
       log(result.latencyAcrossProcesses);
     } finally {
-      stopRinging();
+      ringing.stop();
       await Promise.all([api.pubsub.close(), worker.pubsub.close()]);
     }
   } finally {
