@@ -446,12 +446,19 @@ export async function claimRefund(
 /**
  * Inside the transaction that confirmed their transfers: the refunds `refundIds` are COMPLETED (the
  * ledger already has their rows). Returns their refund.completed events.
+ * The authorization whose nonce the completing transfer spent ends here too, `used`, rather than at the
+ * runner's next endAuthorizations: a completed refund (and its event) never shows money still on its way.
  */
 export async function refundCompletedEvents(tx: P.TransactionClient, refundIds: readonly string[], settings: RefundSettings, now: Date): Promise<NewEvent[]> {
   const events: NewEvent[] = [];
   for (const id of refundIds) {
     const [done] = await tx.refund.updateManyAndReturn({ where: { id, status: "AWAITING_PAYMENT" }, data: { status: "COMPLETED", completedAt: now } });
     if (!done) continue;
+    if (done.txHash !== null)
+      await tx.authorization.updateMany({
+        where: { refundId: id, endedAt: null, usedTxHash: done.txHash },
+        data: { endedAt: now, endReason: "used", updatedAt: now },
+      });
     events.push(
       refundEvent(
         { ...done, authorizations: await tx.authorization.findMany({ where: { refundId: id }, orderBy: { createdAt: "desc" }, take: 1 }) },
