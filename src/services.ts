@@ -25,6 +25,7 @@ import type { LiveCharges } from "./realtime/charges.js";
 import { openRealtime } from "./realtime/index.js";
 import { onWebhooksDue, ringWebhooksOnCommit } from "./realtime/doorbell.js";
 import { commandConnection, type PubSub } from "./realtime/pubsub.js";
+import { ChargeTermsCache } from "./domain/charges/terms.js";
 
 /**
  * What a process is: it names the process in logs and database connections, and decides its
@@ -203,6 +204,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       gasless: { minAmount: config.gaslessMinAmount },
       relayerGasBudget: config.relayerGasBudgetPerMerchant,
       factory: chains.factory(),
+      terms: new ChargeTermsCache(),
       chains: chains.all().map(({ chainId, testnet }) => ({ chainId, testnet })),
       // The CLI's changes reach no subscriber: it has none, and stays off Redis.
       feed: role === "cli" ? undefined : live,

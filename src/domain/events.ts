@@ -227,9 +227,10 @@ export const QUEUED_DELIVERIES = P.sql`(SELECT count(*) FROM new_deliveries)::in
  * The WITH-clause parts that append `events` and queue one delivery per enabled endpoint of the
  * merchant and mode that wants the type. A change written in the same statement (a hot path's single
  * round trip) commits with its events or not at all. The caller reports `recorded` and the deliveries
- * queued (QUEUED_DELIVERIES) to `eventsWritten` once the statement ran.
+ * queued (QUEUED_DELIVERIES) to `eventsWritten` once the statement ran. With `onlyIf` (a condition on
+ * the statement's other parts, such as a conditional insert's rows), the events go in only when it holds.
  */
-export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
+export function eventWrites(events: NewEvent[], onlyIf?: P.Sql, at = new Date()): { sql: P.Sql; recorded: RecordedEvent[] } {
   // The timestamp is chosen here, not by the database, so what live subscribers are sent after the
   // commit is exactly the stored event (the column keeps milliseconds, as Date does). Events of one
   // change are a millisecond apart, so lists show them in the order they happened.
@@ -247,6 +248,7 @@ export function eventWrites(events: NewEvent[], at = new Date()): { sql: P.Sql; 
       INSERT INTO events (id, merchant_id, livemode, type, data, created_at)
       SELECT id, merchant_id, livemode, type, data, created_at FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS x(id text, merchant_id text, livemode boolean, type text, data jsonb, created_at timestamptz)
+      ${onlyIf ? P.sql`WHERE ${onlyIf}` : P.empty}
       ON CONFLICT (id) DO NOTHING
       RETURNING id, merchant_id, livemode, type
     ),

@@ -12,6 +12,8 @@ import {
 import { type Charge, getCharge, getChargeByOrderId } from "../../src/domain/charges/read.js";
 import { createCharge } from "../../src/domain/charges/create.js";
 import { createSchema } from "../../src/domain/charges/requests.js";
+import { ChargeTermsCache } from "../../src/domain/charges/terms.js";
+import { predictCloneV2 } from "../../src/chain/clones.js";
 import { parseInput } from "../../src/domain/validation.js";
 import { createCustomer, getCustomer } from "../../src/domain/customers.js";
 import { createMerchant } from "../../src/domain/merchants.js";
@@ -149,6 +151,68 @@ describe("reads", () => {
   it("getCustomer's SQL returns exactly what the Prisma model does", async () => {
     const created = await createCustomer(prisma, scope, { email: "cols@example.com", name: "C", metadata: { a: "b" }, address: { country: "FR" } });
     expect(await getCustomer(prisma, scope, created.id)).toStrictEqual(await prisma.customer.findUniqueOrThrow({ where: { id: created.id } }));
+  });
+});
+
+describe("creating with remembered terms", () => {
+  const FACTORY = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+  const OTHER_WALLET = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+
+  /** `prisma` counting its reads of merchants: a remembered merchant is not read. */
+  function counting() {
+    const counts = { merchantReads: 0 };
+    const client = new Proxy(prisma, {
+      get(target, key) {
+        if (key === "merchant") counts.merchantReads++;
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { client, counts };
+  }
+
+  it("reads a merchant once, and a wallet or fee changed elsewhere still applies to the very next charge", async () => {
+    const { merchant: m } = await createMerchant(prisma, { name: "Terms", testWallet: WALLET }, { feeBps: 100 });
+    const own = { merchantId: m.id, livemode: false };
+    const remembering = { ...settings, factory: FACTORY, terms: new ChargeTermsCache() };
+    const { client, counts } = counting();
+    const create = (orderId: string) => createCharge(client, own, parseInput(createSchema, { orderId, amount: "5" }), remembering);
+
+    const first = await create("t1");
+    const second = await create("t2");
+    expect(counts.merchantReads).toBe(1);
+    expect([first.settlementWallet, second.settlementWallet, second.feeBps]).toEqual([WALLET, WALLET, 100]);
+
+    // Another process changes the settings: this one still remembers the old ones.
+    await prisma.merchant.update({ where: { id: m.id }, data: { testWallet: OTHER_WALLET, feeBps: 50, underpaymentToleranceBps: 25 } });
+    const third = await create("t3");
+    expect(third).toMatchObject({ settlementWallet: OTHER_WALLET, feeBps: 50, underpaymentToleranceBps: 25 });
+    expect(third.depositAddress).toBe(predictCloneV2({ factory: FACTORY, chargeId: third.id, wallet: OTHER_WALLET, feeBps: 50 }));
+    expect(await getCharge(prisma, own, third.id)).toMatchObject({ settlementWallet: OTHER_WALLET, feeBps: 50, depositAddress: third.depositAddress });
+    expect(counts.merchantReads).toBe(2);
+    // The write its stale terms refused left nothing: one charge and one charge.pending event per order.
+    expect(await prisma.charge.count({ where: { merchantId: m.id } })).toBe(3);
+    const events = await prisma.event.findMany({ where: { merchantId: m.id, type: "charge.pending" } });
+    expect(events.map((e) => (e.data as { id: string }).id).sort()).toEqual([first.id, second.id, third.id].sort());
+
+    await create("t4");
+    expect(counts.merchantReads).toBe(2);
+  });
+
+  it("refuses another merchant's customer, and a wallet removed since, though the terms are remembered", async () => {
+    const { merchant: m } = await createMerchant(prisma, { name: "Terms 2", testWallet: WALLET }, { feeBps: 100 });
+    const own = { merchantId: m.id, livemode: false };
+    const remembering = { ...settings, terms: new ChargeTermsCache() };
+    const create = (body: Record<string, unknown>) => createCharge(prisma, own, parseInput(createSchema, { amount: "5", ...body }), remembering);
+    await create({ orderId: "r1" });
+    const foreign = await createCustomer(prisma, scope, { email: "foreign@example.com", name: "F", metadata: null, address: null });
+    await expect(create({ orderId: "r2", customerId: foreign.id })).rejects.toMatchObject({ code: "resource_missing", param: "customerId" });
+    const mine = await createCustomer(prisma, own, { email: "mine@example.com", name: "M", metadata: null, address: null });
+    expect((await create({ orderId: "r3", customerId: mine.id })).customerId).toBe(mine.id);
+
+    await prisma.merchant.update({ where: { id: m.id }, data: { testWallet: null } });
+    await expect(create({ orderId: "r4" })).rejects.toMatchObject({ code: "settlement_wallet_missing" });
+    expect(await prisma.charge.count({ where: { merchantId: m.id } })).toBe(2);
   });
 });
 

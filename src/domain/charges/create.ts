@@ -1,22 +1,22 @@
 // Creating a charge: checks what the request cannot say alone (the amount's bounds, the redirect
 // URLs for the mode, the customer, the settlement wallet), then writes the row and its
-// `charge.pending` event in one statement.
+// `charge.pending` event in one statement, guarded by the merchant's terms (./terms.ts).
 import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../../chain/clones.js";
 import type { Prisma } from "../../db/client.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.js";
 import { Prisma as P } from "../../generated/prisma/client.js";
-import { AppError, invalidParam, unknownReference } from "../errors.js";
+import { AppError, invalidParam } from "../errors.js";
 import { eventWrites, eventsWritten, QUEUED_DELIVERIES, type RecordedEvent } from "../events.js";
 import { newId } from "../ids.js";
 import { assertLiveChain } from "../live-chains.js";
 import { mergeMetadata } from "../metadata.js";
 import { formatAmount, parseAmount } from "../money.js";
 import { inScope, type Scope } from "../scope.js";
-import { settlementWalletMissing } from "../settlement-wallets.js";
 import { type Charge, CHARGE_COLUMNS } from "./read.js";
 import type { ChargeRequest } from "./requests.js";
 import { chargeResource } from "./resource.js";
 import type { ChargeSettings } from "./settings.js";
+import { type ChargeTerms, missingCustomer, readChargeTerms, termsHold } from "./terms.js";
 
 const MINUTE_MS = 60_000;
 
@@ -35,10 +35,14 @@ export async function createCharge(prisma: Prisma, scope: Scope, data: ChargeReq
   return charge;
 }
 
+/** How often a charge is written again after its merchant's terms changed under it (each time read afresh). */
+const TERMS_ATTEMPTS = 3;
+
 /**
  * `createCharge` without the announcement, so it can run inside a caller's transaction (which
  * announces once it commits). A charge paying an invoice takes no underpayment tolerance: the
- * invoice counts what is still due.
+ * invoice counts what is still due. One round trip when the merchant's terms are remembered
+ * (domain/charges/terms.ts).
  */
 export async function insertCharge(
   db: Prisma | P.TransactionClient,
@@ -54,24 +58,37 @@ export async function insertCharge(
     throw invalidParam("amount", `Invalid amount: must be between ${formatAmount(settings.amount.min)} and ${formatAmount(settings.amount.max)} USDC`);
   }
   for (const param of ["successUrl", "cancelUrl"] as const) checkRedirectUrl(data[param], param, scope.livemode);
-
-  const [merchant, customer] = await Promise.all([
-    db.merchant.findUniqueOrThrow({
-      where: { id: scope.merchantId },
-      select: { feeBps: true, underpaymentToleranceBps: true, testWallet: true, liveWallet: true },
-    }),
-    data.customerId ? db.customer.findFirst({ where: { id: data.customerId, ...inScope(scope) }, select: { id: true } }) : null,
-  ]);
-  if (data.customerId && !customer) throw missingCustomer(data.customerId);
-  const wallet = scope.livemode ? merchant.liveWallet : merchant.testWallet;
-  if (!wallet) throw settlementWalletMissing(scope.livemode);
+  let terms = settings.terms?.get(scope) ?? (await readChargeTerms(db, scope, data.customerId));
   assertLiveChain(scope.livemode, settings.chains);
   const id = newId("chrg");
-  const feeBps = merchant.feeBps;
-  // Known now and the same on every chain: money sent there before the pick is counted too.
-  const depositAddress = settings.factory ? predictCloneV2({ factory: settings.factory, chargeId: id, wallet, feeBps }) : null;
-  // Built here, so the row and its `charge.pending` event go in one statement (the create path is hot).
-  const charge: Charge = {
+  for (let attempt = 1; ; attempt++) {
+    const charge = chargeRow(id, scope, data, amount, terms, settings, now, origin);
+    const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }], P.sql`EXISTS (SELECT 1 FROM inserted)`);
+    const created = await writeCharge(db, charge, termsHold(scope, terms, charge.customerId), events.sql, data);
+    if (created) {
+      settings.terms?.set(scope, terms);
+      eventsWritten(db, events.recorded, created.queuedDeliveries);
+      return { charge: created.charge, events: events.recorded };
+    }
+    settings.terms?.forget(scope);
+    if (attempt === TERMS_ATTEMPTS) throw new Error(`merchant ${scope.merchantId}'s charge terms changed during ${attempt} attempts to create a charge`);
+    terms = await readChargeTerms(db, scope, data.customerId);
+  }
+}
+
+/** The new charge's row, built here so that it and its `charge.pending` event go in one statement. */
+function chargeRow(
+  id: string,
+  scope: Scope,
+  data: ChargeRequest,
+  amount: bigint,
+  terms: ChargeTerms,
+  settings: ChargeSettings,
+  now: Date,
+  origin: ChargeOrigin | undefined,
+): Charge {
+  const { feeBps, wallet } = terms;
+  return {
     id,
     ...inScope(scope),
     customerId: data.customerId ?? null,
@@ -83,10 +100,11 @@ export async function insertCharge(
     currency: "USDC",
     status: "PENDING",
     feeBps,
-    underpaymentToleranceBps: origin && "invoiceId" in origin ? 0 : merchant.underpaymentToleranceBps,
+    underpaymentToleranceBps: origin && "invoiceId" in origin ? 0 : terms.underpaymentToleranceBps,
     settlementWallet: wallet,
     contractVersion: CURRENT_CONTRACT_VERSION,
-    depositAddress,
+    // Known now and the same on every chain: money sent there before the pick is counted too.
+    depositAddress: settings.factory ? predictCloneV2({ factory: settings.factory, chargeId: id, wallet, feeBps }) : null,
     chainId: null,
     confirmations: null,
     cloneAddress: null,
@@ -115,23 +133,37 @@ export async function insertCharge(
     customerEmail: origin && "paymentLinkId" in origin ? (origin.customerEmail ?? null) : null,
     linkSessionHash: origin && "paymentLinkId" in origin ? (origin.linkSessionHash ?? null) : null,
   };
-  const events = eventWrites([{ scope, type: "charge.pending", data: chargeResource(charge, settings) }]);
+}
+
+/**
+ * Inserts `charge` with its events, only while `guard` holds; null when it did not (nothing written).
+ * The values are cast, as an INSERT … SELECT does not type them from the columns.
+ */
+async function writeCharge(
+  db: Prisma | P.TransactionClient,
+  c: Charge,
+  guard: P.Sql,
+  events: P.Sql,
+  data: ChargeRequest,
+): Promise<{ charge: Charge; queuedDeliveries: number } | null> {
   try {
     const [row] = await db.$queryRaw<(Charge & { queuedDeliveries: number })[]>`
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
                              contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
                              invoice_id, payment_link_id, customer_email, link_session_hash)
-        VALUES (${charge.id}, ${charge.merchantId}, ${charge.livemode}, ${charge.customerId}, ${charge.orderId}, ${amount}, ${charge.feeBps},
-                ${charge.underpaymentToleranceBps}, ${wallet}, ${charge.contractVersion}, ${depositAddress}, ${charge.description},
-                ${charge.metadata === null ? null : JSON.stringify(charge.metadata)}::jsonb, ${charge.successUrl}, ${charge.cancelUrl}, ${charge.expiresAt},
-                ${now}, ${now}, ${charge.invoiceId}, ${charge.paymentLinkId}, ${charge.customerEmail}, ${charge.linkSessionHash})
+        SELECT ${c.id}::text, ${c.merchantId}::text, ${c.livemode}::boolean, ${c.customerId}::text, ${c.orderId}::text, ${c.amount}::bigint,
+               ${c.feeBps}::int, ${c.underpaymentToleranceBps}::int, ${c.settlementWallet}::text, ${c.contractVersion}::int, ${c.depositAddress}::text,
+               ${c.description}::text, ${c.metadata === null ? null : JSON.stringify(c.metadata)}::jsonb, ${c.successUrl}::text, ${c.cancelUrl}::text,
+               ${c.expiresAt}::timestamptz, ${c.createdAt}::timestamptz, ${c.updatedAt}::timestamptz, ${c.invoiceId}::text, ${c.paymentLinkId}::text,
+               ${c.customerEmail}::text, ${c.linkSessionHash}::text
+        WHERE ${guard}
         RETURNING ${CHARGE_COLUMNS}
-      ), ${events.sql}
+      ), ${events}
       SELECT inserted.*, ${QUEUED_DELIVERIES} AS "queuedDeliveries" FROM inserted`;
-    const { queuedDeliveries, ...created } = row!;
-    eventsWritten(db, events.recorded, queuedDeliveries);
-    return { charge: created, events: events.recorded };
+    if (!row) return null;
+    const { queuedDeliveries, ...charge } = row;
+    return { charge, queuedDeliveries };
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
     if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
@@ -139,10 +171,6 @@ export async function insertCharge(
     if (isForeignKeyViolation(e)) throw missingCustomer(data.customerId!);
     throw e;
   }
-}
-
-function missingCustomer(id: string): AppError {
-  return unknownReference("customer", id, "customerId");
 }
 
 /** Redirect targets must be absolute https URLs; test mode also allows http (local shops). */

@@ -1,6 +1,7 @@
 // What the service's settings say about charges: amount bounds, links, the live feed, the dust limit
 // and the chains whose clocks expire them. Every charge module takes its settings as these types.
 import type { ChargeFeed } from "../live.js";
+import type { ChargeTermsCache } from "./terms.js";
 
 /** Service settings that shape charges. */
 export interface ChargeSettings {
@@ -26,6 +27,8 @@ export interface ChargeSettings {
    * each one's clock has a say in when such a charge expires (none: the wall clock decides).
    */
   chains?: readonly ExpiryChain[];
+  /** Merchants' terms this process remembers, so a new charge costs one round trip (none: each charge reads them). */
+  terms?: ChargeTermsCache;
   /** PUBLIC_URL: alerts emailed to the team link the charge's dashboard page under it (none: no link). */
   publicUrl?: string;
 }
