@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaClient } from "../generated/prisma/client.js";
+import { type Prisma as P, PrismaClient } from "../generated/prisma/client.js";
 import { lockDataDir } from "./embedded-lock.js";
 
 export type Prisma = PrismaClient;
@@ -52,6 +52,18 @@ export async function selectRows<R>(prisma: Prisma, sql: string, params: unknown
   const raw = rawReads.get(prisma);
   if (raw) return (await raw(sql, params)) as R[];
   return prisma.$queryRawUnsafe<R[]>(sql, ...params);
+}
+
+/**
+ * Runs one statement, a write too (it commits on its own), on the pool beneath `db` without the ORM,
+ * when `db` is a client this module opened: the hot creates' single round trips. Inside a transaction,
+ * or on any other client, it goes through Prisma. As for selectRows, rows are the same either way as
+ * long as int8 and numeric columns are selected as text.
+ */
+export async function queryRows<R>(db: Prisma | P.TransactionClient, query: P.Sql): Promise<R[]> {
+  const raw = rawReads.get(db);
+  if (raw) return (await raw(query.text, query.values)) as R[];
+  return db.$queryRaw<R[]>(query);
 }
 
 /** Registers the pool beneath `prisma`, reporting each statement as Prisma's own are. */

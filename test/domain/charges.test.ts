@@ -188,7 +188,7 @@ describe("creating with remembered terms", () => {
     const third = await create("t3");
     expect(third).toMatchObject({ settlementWallet: OTHER_WALLET, feeBps: 50, underpaymentToleranceBps: 25 });
     expect(third.depositAddress).toBe(predictCloneV2({ factory: FACTORY, chargeId: third.id, wallet: OTHER_WALLET, feeBps: 50 }));
-    expect(await getCharge(prisma, own, third.id)).toMatchObject({ settlementWallet: OTHER_WALLET, feeBps: 50, depositAddress: third.depositAddress });
+    expect(await getCharge(prisma, own, third.id)).toStrictEqual(third);
     expect(counts.merchantReads).toBe(2);
     // The write its stale terms refused left nothing: one charge and one charge.pending event per order.
     expect(await prisma.charge.count({ where: { merchantId: m.id } })).toBe(3);
@@ -197,6 +197,9 @@ describe("creating with remembered terms", () => {
 
     await create("t4");
     expect(counts.merchantReads).toBe(2);
+    // Below the ORM on the client the database module opened: the same row as the model's.
+    const direct = await createCharge(prisma, own, parseInput(createSchema, { orderId: "t5", amount: "5" }), remembering);
+    expect(direct).toStrictEqual(await prisma.charge.findUniqueOrThrow({ where: { id: direct.id } }));
   });
 
   it("refuses another merchant's customer, and a wallet removed since, though the terms are remembered", async () => {

@@ -2,7 +2,7 @@
 // URLs for the mode, the customer, the settlement wallet), then writes the row and its
 // `charge.pending` event in one statement, guarded by the merchant's terms (./terms.ts).
 import { CURRENT_CONTRACT_VERSION, predictCloneV2 } from "../../chain/clones.js";
-import type { Prisma } from "../../db/client.js";
+import { type Prisma, queryRows } from "../../db/client.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.js";
 import { Prisma as P } from "../../generated/prisma/client.js";
 import { AppError, invalidParam } from "../errors.js";
@@ -12,7 +12,7 @@ import { assertLiveChain } from "../live-chains.js";
 import { mergeMetadata } from "../metadata.js";
 import { formatAmount, parseAmount } from "../money.js";
 import { inScope, type Scope } from "../scope.js";
-import { type Charge, CHARGE_COLUMNS } from "./read.js";
+import { type Charge, CHARGE_COLUMNS_TEXT, chargeFromRow } from "./read.js";
 import type { ChargeRequest } from "./requests.js";
 import { chargeResource } from "./resource.js";
 import type { ChargeSettings } from "./settings.js";
@@ -147,7 +147,10 @@ async function writeCharge(
   data: ChargeRequest,
 ): Promise<{ charge: Charge; queuedDeliveries: number } | null> {
   try {
-    const [row] = await db.$queryRaw<(Charge & { queuedDeliveries: number })[]>`
+    // Below the ORM on the root client (db/client.ts, queryRows): amounts come back as text, as chargeFromRow reads them.
+    const [row] = await queryRows<Record<string, unknown> & { queuedDeliveries: number }>(
+      db,
+      P.sql`
       WITH inserted AS (
         INSERT INTO charges (id, merchant_id, livemode, customer_id, order_id, amount, fee_bps, underpayment_tolerance_bps, settlement_wallet,
                              contract_version, deposit_address, description, metadata, success_url, cancel_url, expires_at, created_at, updated_at,
@@ -158,12 +161,13 @@ async function writeCharge(
                ${c.expiresAt}::timestamptz, ${c.createdAt}::timestamptz, ${c.updatedAt}::timestamptz, ${c.invoiceId}::text, ${c.paymentLinkId}::text,
                ${c.customerEmail}::text, ${c.linkSessionHash}::text
         WHERE ${guard}
-        RETURNING ${CHARGE_COLUMNS}
+        RETURNING ${P.raw(CHARGE_COLUMNS_TEXT)}
       ), ${events}
-      SELECT inserted.*, ${QUEUED_DELIVERIES} AS "queuedDeliveries" FROM inserted`;
+      SELECT inserted.*, ${QUEUED_DELIVERIES} AS "queuedDeliveries" FROM inserted`,
+    );
     if (!row) return null;
     const { queuedDeliveries, ...charge } = row;
-    return { charge, queuedDeliveries };
+    return { charge: chargeFromRow(charge), queuedDeliveries };
   } catch (e) {
     // The only unique key a new charge can hit is the open-orderId index (ids are random).
     if (isUniqueViolation(e)) throw new AppError("duplicate_order_id", `An open charge for order '${data.orderId}' already exists`, "orderId");
