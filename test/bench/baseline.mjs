@@ -2,7 +2,8 @@
 // benchmarked customer and charge endpoints, answering the same resources, with no framework, auth or
 // validation. A create writes
 // its record, its event and the event's webhook deliveries in one statement, as the service must
-// (the outbox: a change commits with its event or not at all).
+// (the outbox: a change commits with its event or not at all); a charge's, guarded by the merchant's
+// remembered terms, as the service's is.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
@@ -20,6 +21,9 @@ const baseUnits = (s) => {
   const [whole, frac = ""] = s.split(".");
   return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, "0"));
 };
+
+/** The merchant's fee and wallet, read once (POST charges). */
+let terms;
 
 const customer = (r) => ({
   id: r.id,
@@ -79,6 +83,7 @@ const EVENT_WRITES = `
     INSERT INTO events (id, merchant_id, livemode, type, data, created_at)
     SELECT id, merchant_id, livemode, type, data, created_at FROM jsonb_to_recordset($EVENTS::jsonb)
       AS x(id text, merchant_id text, livemode boolean, type text, data jsonb, created_at timestamptz)
+    $ONLY_IF
     RETURNING id, merchant_id, livemode, type
   ),
   new_deliveries AS (
@@ -108,7 +113,7 @@ const routes = {
     const { rows } = await pool.query(
       `WITH inserted AS (
          INSERT INTO customers (id, merchant_id, livemode, email, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *
-       ), ${EVENT_WRITES.replace("$EVENTS", "$7")}
+       ), ${EVENT_WRITES.replace("$EVENTS", "$7").replace("$ONLY_IF", "")}
        SELECT * FROM inserted`,
       [row.id, merchantId, false, input.email, input.name, at, eventRow("customer.created", customer(row), at)],
     );
@@ -120,7 +125,8 @@ const routes = {
   },
   async "POST charges"(_id, req) {
     const input = await readJson(req);
-    const merchant = (await pool.query("SELECT fee_bps, test_wallet FROM merchants WHERE id = $1", [merchantId])).rows[0];
+    // As the service does: the merchant's terms are remembered, and the insert holds only while they still do.
+    terms ??= (await pool.query("SELECT fee_bps, test_wallet FROM merchants WHERE id = $1", [merchantId])).rows[0];
     const at = new Date();
     const row = {
       id: `chrg_${randomBytes(12).toString("hex")}`,
@@ -132,17 +138,18 @@ const routes = {
       net_amount: null,
       currency: "USDC",
       status: "PENDING",
-      fee_bps: merchant.fee_bps,
+      fee_bps: terms.fee_bps,
       expires_at: new Date(at.getTime() + 30 * 60_000),
       created_at: at,
     };
     const { rows } = await pool.query(
       `WITH inserted AS (
          INSERT INTO charges (id, merchant_id, livemode, order_id, amount, fee_bps, settlement_wallet, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *
-       ), ${EVENT_WRITES.replace("$EVENTS", "$10")}
+         SELECT $1::text, $2::text, $3::boolean, $4::text, $5::bigint, $6::int, $7::text, $8::timestamptz, $9::timestamptz, $9::timestamptz
+         WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2 AND fee_bps = $6 AND test_wallet = $7) RETURNING *
+       ), ${EVENT_WRITES.replace("$EVENTS", "$10").replace("$ONLY_IF", "WHERE EXISTS (SELECT 1 FROM inserted)")}
        SELECT * FROM inserted`,
-      [row.id, merchantId, false, row.order_id, row.amount, row.fee_bps, merchant.test_wallet, row.expires_at, at, eventRow("charge.pending", charge(row), at)],
+      [row.id, merchantId, false, row.order_id, row.amount, row.fee_bps, terms.test_wallet, row.expires_at, at, eventRow("charge.pending", charge(row), at)],
     );
     return [201, charge(rows[0])];
   },
