@@ -36,11 +36,11 @@ export interface SqlConnection {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
 }
 
-/** One parameterised statement on a pool below Prisma, answering rows as the driver parses them. */
-type RawRead = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+/** One parameterised statement (a read, or a write that commits on its own) on a pool below Prisma, answering rows as the driver parses them. */
+type RawQuery = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** The pool beneath each client this module opened. */
-const rawReads = new WeakMap<object, RawRead>();
+const rawQueries = new WeakMap<object, RawQuery>();
 
 /**
  * Runs one read-only statement on the connection pool beneath `prisma`, without the ORM: for the
@@ -49,7 +49,7 @@ const rawReads = new WeakMap<object, RawRead>();
  * int8 and numeric columns are selected as text (the drivers parse those differently).
  */
 export async function selectRows<R>(prisma: Prisma, sql: string, params: unknown[]): Promise<R[]> {
-  const raw = rawReads.get(prisma);
+  const raw = rawQueries.get(prisma);
   if (raw) return (await raw(sql, params)) as R[];
   return prisma.$queryRawUnsafe<R[]>(sql, ...params);
 }
@@ -61,14 +61,14 @@ export async function selectRows<R>(prisma: Prisma, sql: string, params: unknown
  * long as int8 and numeric columns are selected as text.
  */
 export async function queryRows<R>(db: Prisma | P.TransactionClient, query: P.Sql): Promise<R[]> {
-  const raw = rawReads.get(db);
+  const raw = rawQueries.get(db);
   if (raw) return (await raw(query.text, query.values)) as R[];
   return db.$queryRaw<R[]>(query);
 }
 
 /** Registers the pool beneath `prisma`, reporting each statement as Prisma's own are. */
-function registerRawReads(prisma: PrismaClient, read: RawRead, onQuery?: (sql: string) => void): void {
-  rawReads.set(prisma, onQuery ? (sql, params) => (onQuery(sql), read(sql, params)) : read);
+function registerRawQueries(prisma: PrismaClient, run: RawQuery, onQuery?: (sql: string) => void): void {
+  rawQueries.set(prisma, onQuery ? (sql, params) => (onQuery(sql), run(sql, params)) : run);
 }
 
 /** An open database. */
@@ -168,7 +168,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     throw connectionProblem(url, e);
   }
   const prisma = createClient(new PrismaPg(pool), options.onQuery);
-  registerRawReads(prisma, async (sql, params) => (await pool.query(sql, params)).rows, options.onQuery);
+  registerRawQueries(prisma, async (sql, params) => (await pool.query(sql, params)).rows, options.onQuery);
   return {
     prisma,
     kind: "postgres",
@@ -285,7 +285,7 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     }
   }
   const prisma = createClient(new PrismaPGlite(pglite), options.onQuery, EMBEDDED_TRANSACTIONS);
-  registerRawReads(prisma, async (sql, params) => (await pglite.query<Record<string, unknown>>(sql, params)).rows, options.onQuery);
+  registerRawQueries(prisma, async (sql, params) => (await pglite.query<Record<string, unknown>>(sql, params)).rows, options.onQuery);
   const conn: SqlConnection = {
     exec: async (script) => void (await pglite.exec(script)),
     query: async <R>(sql: string, params?: unknown[]) => (await pglite.query<R>(sql, params)).rows,

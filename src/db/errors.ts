@@ -7,8 +7,9 @@ function adapterKind(e: P.PrismaClientKnownRequestError): string | undefined {
   return (e.meta as { driverAdapterError?: { cause?: { kind?: string } } } | undefined)?.driverAdapterError?.cause?.kind;
 }
 
+/** The SQLSTATE of an error from the pool beneath Prisma (Prisma's own codes are P…, never a SQLSTATE). */
 function sqlState(e: unknown): unknown {
-  return e instanceof Error && "code" in e && !(e instanceof P.PrismaClientKnownRequestError) ? e.code : undefined;
+  return e instanceof Error && "code" in e ? e.code : undefined;
 }
 
 /** True when `e` is a unique-constraint violation. */

@@ -8,7 +8,7 @@
 // charge with yesterday's wallet.
 import { Prisma as P } from "../../generated/prisma/client.js";
 import type { Prisma } from "../../db/client.js";
-import { unknownReference } from "../errors.js";
+import { type AppError, unknownReference } from "../errors.js";
 import { inScope, type Scope } from "../scope.js";
 import { settlementWalletMissing } from "../settlement-wallets.js";
 
@@ -67,7 +67,7 @@ export async function readChargeTerms(db: Prisma | P.TransactionClient, scope: S
 }
 
 /** 400 for a customer that is not the caller's (or no longer exists). */
-export function missingCustomer(id: string) {
+export function missingCustomer(id: string): AppError {
   return unknownReference("customer", id, "customerId");
 }
 
