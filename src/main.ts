@@ -39,16 +39,6 @@ if (demo) {
   process.stdout.write(demoBanner(demo, config.publicUrl, services.devnet !== null));
   demoShown(config.dataDir);
 }
-logger.info(
-  {
-    url,
-    publicUrl: config.publicUrl,
-    database: services.db.kind,
-    worker: config.runWorker,
-    chains: services.chains.all().map((c) => c.chainId),
-  },
-  "stablegate listening",
-);
 // Outside production, so that `stablegate devnet pay` and `listen` find this process on whatever port it took.
 const forgetInstance = config.env === "production" ? null : recordInstance(config.dataDir, instanceUrl(config, url));
 runUntilSignal(logger, {
@@ -62,3 +52,14 @@ runUntilSignal(logger, {
     forgetInstance?.();
   },
 });
+// Only once SIGTERM is handled: whoever waits for this line may stop the process the moment it reads it.
+logger.info(
+  {
+    url,
+    publicUrl: config.publicUrl,
+    database: services.db.kind,
+    worker: config.runWorker,
+    chains: services.chains.all().map((c) => c.chainId),
+  },
+  "stablegate listening",
+);

@@ -20,7 +20,6 @@ const url = await listen(server, config.workerPort, config.host).catch((err: Nod
   process.exit(1);
 });
 const jobs = startJobs(services);
-logger.info({ url, database: services.db.kind, chains: services.chains.all().map((c) => c.chainId) }, "stablegate worker running");
 // The worker takes no traffic: nothing to leave rotation for, so it stops at once.
 runUntilSignal(logger, {
   async stop() {
@@ -29,3 +28,5 @@ runUntilSignal(logger, {
     await services.close();
   },
 });
+// Only once SIGTERM is handled: whoever waits for this line may stop the process the moment it reads it.
+logger.info({ url, database: services.db.kind, chains: services.chains.all().map((c) => c.chainId) }, "stablegate worker running");
