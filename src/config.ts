@@ -85,6 +85,8 @@ const settings = z.object({
     authFailures: read("RATE_LIMIT_AUTH_FAILURES", perMinute.default(30)),
     /** Payments without gas handed in per client address (each costs RPC calls, and gas once sent). */
     gasless: read("RATE_LIMIT_GASLESS", perMinute.default(10)),
+    /** The x402 facilitator's verify and settle calls per API key (each costs RPC calls, and settle gas). */
+    x402: read("RATE_LIMIT_X402", perMinute.default(600)),
   }),
   /** How many proxies in front append to X-Forwarded-For (0: the header is not believed). */
   trustProxy: read(
@@ -112,6 +114,10 @@ const settings = z.object({
   }),
   /** Below this amount due (base units), the hosted page offers only a normal transfer, not payment without gas. */
   gaslessMinAmount: read("GASLESS_MIN_AMOUNT", amount.default(parseAmount("1")!)),
+  /** The least an x402 payment settles for (base units); unset: each chain's payout minimum. */
+  x402MinAmount: read("X402_MIN_AMOUNT", amount.optional()),
+  /** How long the facilitator's settle waits for its transaction to be in a block before it answers `settlement_pending`. */
+  x402SettleTimeoutMs: read("X402_SETTLE_TIMEOUT_MS", z.coerce.number().int().min(1_000).max(80_000).default(30_000)),
   /**
    * PAYOUT_MIN_AMOUNT (base units), when set: every chain's payout minimum where CHAIN_<id>_PAYOUT_MIN_AMOUNT sets
    * none (unset: the registry's, per chain), and the dust limit (unset: 0.01 USDC).

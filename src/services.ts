@@ -202,6 +202,7 @@ export async function buildServices(config: Config, options: ServicesOptions = {
       partialExtensionMinutes: config.partialExtensionMinutes,
       payoutMinAmount: config.payoutMinAmount ?? DEFAULT_PAYOUT_MIN_AMOUNT,
       gasless: { minAmount: config.gaslessMinAmount },
+      x402: { minAmount: config.x402MinAmount, settleTimeoutMs: config.x402SettleTimeoutMs },
       relayerGasBudget: config.relayerGasBudgetPerMerchant,
       factory: chains.factory(),
       terms: new ChargeTermsCache(),

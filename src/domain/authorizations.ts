@@ -81,8 +81,10 @@ export async function checkAuthorization(reader: UsdcAuthorizations, a: Transfer
   if (refusal) throw invalidAuthorization(`the token would refuse it (${refusal})`);
 }
 
-/** A stored authorization, as the worker relays it. */
-export function transferOf(a: Authorization): TransferAuthorization {
+/** A stored authorization (or x402 payment), as the worker relays it. */
+export function transferOf(
+  a: Pick<Authorization, "fromAddress" | "toAddress" | "value" | "validAfter" | "validBefore" | "nonce" | "signature">,
+): TransferAuthorization {
   return {
     from: getAddress(a.fromAddress),
     to: getAddress(a.toAddress),

@@ -27,7 +27,7 @@ export async function chargeStats(prisma: Prisma, scope: Scope, { days }: Charge
   const [statuses, volume] = await Promise.all([
     selectRows<{ status: ChargeStatus; count: string }>(
       prisma,
-      "SELECT status::text AS status, count(*)::text AS count FROM charges WHERE merchant_id = $1 AND livemode = $2 AND created_at >= $3 GROUP BY status",
+      "SELECT status::text AS status, count(*)::text AS count FROM charges WHERE merchant_id = $1 AND livemode = $2 AND kind = 'charge' AND created_at >= $3 GROUP BY status",
       params,
     ),
     selectRows<{ day: string; amount: string; fees: string }>(

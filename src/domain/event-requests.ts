@@ -39,6 +39,7 @@ export const EVENT_TYPES = [
   "subscription.created",
   "subscription.updated",
   "subscription.canceled",
+  "x402.payment",
 ] as const;
 
 /** The kinds of object events are about: the part of their type before the dot (charge, customer, …). */

@@ -79,6 +79,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   "subscription.created": "A subscription was created (INCOMPLETE, with its checkoutUrl).",
   "subscription.updated": "A subscription's status or period changed (authorized, renewed, PAST_DUE and back, cancelAtPeriodEnd set).",
   "subscription.canceled": "A subscription ended: CANCELED, with cancelReason.",
+  "x402.payment":
+    "A payment to your x402 address was confirmed and is in the ledger: `data` is the x402 payment (payer, amount, network, txHash, and the resource paid for when settle relayed it).",
 };
 
 /** Every charge event type, in EVENT_TYPES order. */

@@ -53,7 +53,9 @@ export type IdPrefix =
   | "invt"
   | "plan"
   | "sub"
-  | "spull";
+  | "spull"
+  | "x402"
+  | "x402pay";
 
 /** A new id such as `cus_4fG…`. */
 export function newId(prefix: IdPrefix): string {

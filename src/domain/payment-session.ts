@@ -96,7 +96,7 @@ async function readPublicRow(prisma: Prisma, chargeId: string): Promise<PublicRo
       coalesce((SELECT json_agg(json_build_object('txHash', p.tx_hash, 'amount', p.amount::text, 'status', p.status::text, 'blockNumber', p.block_number::text,
           'chainId', p.chain_id) ORDER BY p.block_number, p.log_index)
         FROM chain_transfers p WHERE p.charge_id = charges.id AND p.kind = 'PAYMENT' AND p.status <> 'REVERSED'), '[]'::json) AS "paymentRows"
-    FROM charges WHERE id = $1`,
+    FROM charges WHERE id = $1 AND kind = 'charge'`,
     [chargeId],
   );
   if (!row) return undefined;

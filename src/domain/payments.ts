@@ -34,6 +34,8 @@ import type { PaymentResource } from "./payment-schema.js";
 import { summarizeBlocks } from "./payouts.js";
 import { refundCompletedEvents } from "./refunds.js";
 import { inScope, type Scope } from "./scope.js";
+import { X402_KIND } from "./x402/anchors.js";
+import { x402PaymentEvents } from "./x402/payments.js";
 
 const MINUTE_MS = 60_000;
 
@@ -196,7 +198,11 @@ async function confirmChargesMoney(prisma: Prisma, settings: PaymentSettings, ch
     const steps: Step[] = paying.map((charge) => {
       const mine = byCharge.get(charge.id)!;
       const invoice = charge.invoiceId === null ? undefined : invoices.get(charge.invoiceId);
-      return { charge, confirmed: mine, plan: applyConfirmed(charge, mine, before, invoice !== undefined && invoice.status !== "VOID", settings, now) };
+      const plan =
+        charge.kind === X402_KIND
+          ? x402Plan(mine, before)
+          : applyConfirmed(charge, mine, before, invoice !== undefined && invoice.status !== "VOID", settings, now);
+      return { charge, confirmed: mine, plan };
     });
     await postTransfers(
       tx,
@@ -265,6 +271,8 @@ async function writeConfirmed(tx: P.TransactionClient, steps: readonly Step[], s
   const refunds = new Map(steps.flatMap((s) => s.confirmed.filter((t) => t.kind === "REFUND").map((t) => [t.refundId!, t] as const)));
   for (const e of await refundCompletedEvents(tx, [...refunds.keys()], settings, now))
     events.push({ ...e, cause: factCause("refund", refunds.get((e.data as { id: string }).id)!) });
+  const x402 = steps.flatMap(({ charge, plan }) => plan.x402.map((t) => ({ ...t, anchor: charge, cause: factCause("x402", t) })));
+  events.push(...(await x402PaymentEvents(tx, x402, now)));
   await recordEvents(tx, events);
   return steps.map((s) => rows.get(s.charge.id)!);
 }
@@ -357,6 +365,8 @@ interface Plan {
   late: string[];
   paysInvoice: Set<string>;
   payout: { type: "charge.completed" | "charge.payout_confirmed"; extra: ChargeEventExtras; cause: string } | null;
+  /** An x402 address's new payments (their `x402.payment` events are made with what settle stored about them). */
+  x402: Confirming[];
 }
 
 /**
@@ -390,7 +400,7 @@ function applyConfirmed(
     amountRefunded: toUnits(charge.amountRefunded),
     payoutMinAmount: settings.payoutMinAmount,
   };
-  const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null };
+  const plan: Plan = { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null, x402: [] };
   const event = (type: NewEvent["type"], cause: string, extra: ChargeEventExtras = {}) =>
     plan.events.push({ scope: c, type, data: { ...chargeResource(c, settings), ...extra }, cause });
   const listed = (ps: readonly Confirming[]) => ({ payments: ps.map((p) => paymentResource({ ...p, status: "CONFIRMED" })) });
@@ -481,6 +491,15 @@ function applyConfirmed(
     }
   }
   return plan;
+}
+
+/**
+ * An x402 address's plan: it only carries money (no status, no charge event); each new payment is an
+ * x402 payment, and one a reorg took away and the chain re-included is the same one, already announced.
+ */
+function x402Plan(transfers: readonly Confirming[], reincluded: ReadonlyMap<string, Reversed>): Plan {
+  const x402 = transfers.filter((t) => t.kind === "PAYMENT" && !reincluded.has(t.id));
+  return { data: {}, events: [], late: [], paysInvoice: new Set(), payout: null, x402 };
 }
 
 /** `underpaidAmount` for a charge paid within its underpayment tolerance (and nothing when paid in full). */

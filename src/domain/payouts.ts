@@ -70,12 +70,16 @@ export interface DueClone {
   batchMax: number | null;
 }
 
+/** How long an x402 address holding less than the payout minimum waits for more before it is paid out anyway. */
+const X402_QUIET_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Up to `limit` clones of `chainId` due for a payout, oldest charge first: those holding the chain's
  * `payoutMinAmount` or more and, below it, any holding money of a RECEIVED charge whose money left in
  * all its clones is `dust` or more. That is exactly when the charge cannot complete (charges/lifecycle's
  * `complete` guard), so a minimum above a charge's amount, or a stranger's crumbs sent to its address
- * on several chains, never strand a sale.
+ * on several chains, never strand a sale. An x402 address takes many small payments: it is paid out
+ * once it holds the minimum, or, below it, once a day has passed without a payment (nothing strands).
  */
 export async function dueClones(
   prisma: Prisma,
@@ -91,7 +95,9 @@ export async function dueClones(
       k.flush_batch_max AS "batchMax"
     FROM clones k JOIN charges c ON c.id = k.charge_id
     WHERE k.chain_id = ${chainId} AND k.held > 0 AND c.status <> 'PENDING'
-      AND (k.held >= ${payoutMinAmount} OR (c.status = 'RECEIVED' AND COALESCE(c.amount_received, 0) - c.settled_amount >= ${dust}))
+      AND (k.held >= ${payoutMinAmount}
+        OR (c.kind = 'charge' AND c.status = 'RECEIVED' AND COALESCE(c.amount_received, 0) - c.settled_amount >= ${dust})
+        OR (c.kind = 'x402' AND k.held >= ${dust} AND k.updated_at <= ${new Date(now.getTime() - X402_QUIET_MS)}))
       AND k.flush_id IS NULL AND (k.flush_retry_at IS NULL OR k.flush_retry_at <= ${now}) AND k.flush_failures < ${MAX_FLUSH_FAILURES}
       AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.charge_id = k.charge_id AND t.chain_id = k.chain_id AND t.kind IN ('PAYOUT', 'FEE') AND t.status = 'SEEN')
     ORDER BY c.created_at LIMIT ${limit}`;

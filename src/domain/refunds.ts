@@ -239,7 +239,7 @@ export async function createRefund(
     // The charge's row lock orders concurrent refunds: their sum never passes what was received.
     const [charge] = await tx.$queryRaw<{ id: string; settlementWallet: string }[]>`
       SELECT id, settlement_wallet AS "settlementWallet"
-      FROM charges WHERE id = ${chargeId} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+      FROM charges WHERE id = ${chargeId} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND kind = 'charge' FOR UPDATE`;
     if (!charge) throw notFound("charge", chargeId);
     const { chainId, left } = refundChain(chargeId, await refundableByChain(tx, chargeId), data.chainId);
     const amount = asked ?? left;

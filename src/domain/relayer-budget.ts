@@ -1,6 +1,6 @@
 // The relayer's gas, counted per UTC day (.docs/payments.md "What the relayer pays for"): what a chain
-// spends on payments without gas (CHAIN_<id>_GASLESS_DAILY_GAS) and what each merchant's sweeps and
-// buyers' payments without gas spend on a chain (RELAYER_GAS_BUDGET_PER_MERCHANT). Anyone holding a
+// spends on payments without gas (CHAIN_<id>_GASLESS_DAILY_GAS) and what each merchant's sweeps,
+// buyers' payments without gas and x402 settlements spend on a chain (RELAYER_GAS_BUDGET_PER_MERCHANT). Anyone holding a
 // merchant's key, or a buyer on its page, can make the relayer spend; the budget caps what one
 // merchant's doors can cost the operator in a day.
 //
@@ -26,7 +26,10 @@ const BUDGET_LOCK_BASE = 7_400_000_000;
 export const DEFAULT_RELAYER_GAS_BUDGET = 2_000_000n;
 
 /** What the relayer does for a merchant that a budget counts. */
-export type RelayedKind = "sweep" | "gasless_payment";
+export type RelayedKind = "sweep" | "gasless_payment" | "x402";
+
+/** Every kind: a merchant's budget counts them all together. */
+const RELAYED_KINDS: readonly RelayedKind[] = ["sweep", "gasless_payment", "x402"];
 
 /** The UTC day `now` falls in: [start, end). */
 export function budgetDay(now: Date): { start: Date; end: Date } {
@@ -60,6 +63,12 @@ export async function relayerGasToday(
       WHERE s.chain_id = ${chainId} AND coalesce(r.created_at, s.created_at) >= ${start} AND (s.status <> 'FAILED' OR s.gas_used IS NOT NULL)
         AND (${merchant}::text IS NULL OR c.merchant_id = ${merchant})`);
   }
+  if (scope.kinds.includes("x402")) {
+    parts.push(P.sql`SELECT coalesce(x.gas_used, x.gas_estimate) AS gas FROM x402_payments x
+      LEFT JOIN relayer_transactions r ON r.id = x.tx_id
+      WHERE x.chain_id = ${chainId} AND coalesce(r.created_at, x.created_at) >= ${start} AND (x.status <> 'FAILED' OR x.gas_used IS NOT NULL)
+        AND (${merchant}::text IS NULL OR x.merchant_id = ${merchant})`);
+  }
   if (parts.length === 0) return 0n;
   const [row] = await db.$queryRaw<{ gas: string }[]>`SELECT coalesce(sum(gas), 0)::text AS gas FROM (${P.join(parts, " UNION ALL ")}) g`;
   return BigInt(row!.gas);
@@ -75,7 +84,7 @@ export interface BudgetCheck {
 
 /** The gas `check.merchantId` may still have the relayer spend on its chain today (0 or less: none). */
 export async function merchantGasLeft(db: Db, check: BudgetCheck, now = new Date()): Promise<bigint> {
-  const spent = await relayerGasToday(db, check.chainId, { kinds: ["sweep", "gasless_payment"], merchantId: check.merchantId }, now);
+  const spent = await relayerGasToday(db, check.chainId, { kinds: RELAYED_KINDS, merchantId: check.merchantId }, now);
   return (check.budget ?? DEFAULT_RELAYER_GAS_BUDGET) - spent;
 }
 
@@ -83,7 +92,7 @@ export async function merchantGasLeft(db: Db, check: BudgetCheck, now = new Date
 export function budgetExhausted(check: BudgetCheck, needed: bigint, now = new Date(), param: string | null = null): AppError {
   const { end } = budgetDay(now);
   const message =
-    `The relayer gas for sweeps and payments without gas on chain ${check.chainId} is spent for today ` +
+    `The relayer gas for sweeps, payments without gas and x402 settlements on chain ${check.chainId} is spent for today ` +
     `(RELAYER_GAS_BUDGET_PER_MERCHANT, ${check.budget ?? DEFAULT_RELAYER_GAS_BUDGET} gas${needed > 0n ? `; this needs ${needed}` : ""}); it resets at ${end.toISOString()}.`;
   const retryAfter = Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000));
   return new AppError("relayer_budget_exhausted", message, param, { headers: { "Retry-After": String(retryAfter) } });
@@ -142,6 +151,8 @@ export async function relayerGasFigures(prisma: Prisma): Promise<{
       FROM authorizations WHERE gas_used IS NOT NULL GROUP BY 1, 2
       UNION ALL
       SELECT chain_id, 'sweep', sum(gas_used)::text FROM sweeps WHERE gas_used IS NOT NULL GROUP BY 1
+      UNION ALL
+      SELECT chain_id, 'x402', sum(gas_used)::text FROM x402_payments WHERE gas_used IS NOT NULL GROUP BY 1
       ORDER BY 1, 2`,
     prisma.$queryRaw<{ chainId: number; kind: string; count: bigint }[]>`
       SELECT chain_id AS "chainId", kind, sum(count)::bigint AS count FROM relayer_budget_refusals GROUP BY 1, 2 ORDER BY 1, 2`,

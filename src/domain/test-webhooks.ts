@@ -10,6 +10,7 @@ import { customerResource } from "./customers.js";
 import { AppError } from "./errors.js";
 import { type ChargeEventType, type EventType, noEndpoint, recordEvent } from "./events.js";
 import { newId } from "./ids.js";
+import type { X402PaymentResource } from "./x402/payments.js";
 import { invoiceResource } from "./invoices.js";
 import { formatAmount } from "./money.js";
 import { refundResource } from "./refunds.js";
@@ -83,6 +84,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
   if (type.startsWith("refund.")) return sampleRefund(scope, type, settings, now);
   if (type.startsWith("subscription.") || type === "invoice.upcoming") return sampleSubscription(scope, type, settings, now);
   if (type.startsWith("invoice.")) return sampleInvoice(scope, type, settings, now);
+  if (type === "x402.payment") return sampleX402Payment(now);
   const paid = !["charge.pending", "charge.chain_selected", "charge.expired", "charge.cancelled"].includes(type);
   const amount = 25_000_000n;
   const received = ["charge.partial", "charge.underpaid", "charge.payout_confirmed"].includes(type) ? 10_000_000n : amount;
@@ -106,6 +108,7 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     id: newId("chrg"),
     merchantId: scope.merchantId,
     livemode: false,
+    kind: "charge",
     customerId: null,
     orderId: "test-webhook-order",
     amount,
@@ -167,6 +170,25 @@ function sampleData(scope: Scope, type: EventType, settings: Pick<ChargeSettings
     ];
   if (type === "charge.completed") data.overpaidAmount = "0.00";
   return data;
+}
+
+/** An x402 payment as its event would carry it: a sample, not a stored payment. */
+function sampleX402Payment(now: Date): X402PaymentResource {
+  return {
+    id: newId("x402pay"),
+    object: "x402_payment",
+    livemode: false,
+    status: "CONFIRMED",
+    amount: "0.01",
+    payer: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+    payTo: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    network: "eip155:31337",
+    txHash: SAMPLE_TX,
+    resource: "https://api.example.com/weather?city=Lisbon",
+    description: "Sample x402 payment of a test webhook",
+    error: null,
+    createdAt: now.toISOString(),
+  };
 }
 
 /** A refund as its event of `type` would carry it: a sample, not a stored refund. */

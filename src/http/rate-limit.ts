@@ -13,7 +13,7 @@ import { AppError } from "../domain/errors.js";
  * address makes from one payment link.
  */
 export type Budget = keyof RateLimits | "signInFailures" | "linkCharges";
-export type RouteGroup = "create" | "read" | "list";
+export type RouteGroup = "create" | "read" | "list" | "x402";
 
 /** What the RateLimit-* headers report after a request was counted. */
 export interface RateLimitState {
@@ -23,7 +23,7 @@ export interface RateLimitState {
   reset: number;
 }
 
-const BUDGETS: Budget[] = ["create", "read", "list", "public", "authFailures", "gasless", "signInFailures", "linkCharges"];
+const BUDGETS: Budget[] = ["create", "read", "list", "x402", "public", "authFailures", "gasless", "signInFailures", "linkCharges"];
 
 /** Failed sign-ins an email may have per window before it is locked out (.docs/dashboard.md "Sign-in and sessions"). */
 const SIGN_IN_FAILURES = { points: 5, seconds: 15 * 60 };
@@ -37,6 +37,7 @@ function subject(budget: Budget): string {
   if (budget === "signInFailures") return "failed sign-ins for this email";
   if (budget === "linkCharges") return "payments started from this link by this address";
   if (budget === "gasless") return "payments without gas from this address";
+  if (budget === "x402") return "x402 verify and settle requests for this API key";
   return `${budget} requests for this API key`;
 }
 

@@ -1,30 +1,47 @@
 // Relays the EIP-3009 authorizations the service accepted (domain/authorizations.ts): buyers' payments
-// without gas and refunds the settlement wallet signed. In the process that holds the chain's relayer,
+// without gas, refunds the settlement wallet signed, and x402 payments handed to settle (domain/x402/). In the process that holds the chain's relayer,
 // each one waiting is simulated again and, if the token would take it and what it pays still waits for
 // it, sent as a relayer transaction of kind AUTHORIZATION (stored before it is broadcast, fee bumps and
 // nonce order as for every other). The money then shows as a transfer the indexer reads. A relay that
 // fails keeps why; the authorization stays money on its way until the chain spends its nonce or its
 // validBefore passes, whoever sends it. Every change of state is the domain's (domain/authorization-relay.ts).
 import type { Logger } from "pino";
-import { transferWithAuthorizationCall } from "../chain/authorizations.js";
+import { type TransferAuthorization, transferWithAuthorizationCall } from "../chain/authorizations.js";
 import type { Relayer } from "../chain/relayer.js";
 import type { Prisma } from "../db/client.js";
 import { markFailed, markMined, markRelayFailed, markSent, payeeGone, waitingAuthorizations } from "../domain/authorization-relay.js";
-import { transferOf, type Authorization } from "../domain/authorizations.js";
+import { transferOf } from "../domain/authorizations.js";
+import { markX402Failed, markX402RelayFailed, markX402Sent, markX402Settled, waitingX402Payments } from "../domain/x402/relay.js";
+import type { RelayerTxClaim } from "../domain/relayer-transactions.js";
 import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
-/** Sends the accepted authorizations waiting on the relayer's chain, oldest first. */
+/** Sends the accepted authorizations and x402 payments waiting on the relayer's chain, oldest first. */
 export async function runAuthorizations(prisma: Prisma, relayer: Relayer, logger: Logger): Promise<void> {
   for (const authorization of await waitingAuthorizations(prisma, relayer.chain.chainId)) {
     const gone = payeeGone(authorization);
     if (gone) await markFailed(prisma, authorization.id, gone);
-    else await relayAuthorization(prisma, relayer, logger, authorization);
+    else {
+      const relay: Relay = { id: authorization.id, purpose: authorization.purpose, fail: markFailed, claim: (tx, txId) => markSent(tx, authorization, txId) };
+      await relayAuthorization(prisma, relayer, logger, transferOf(authorization), relay);
+    }
+  }
+  for (const payment of await waitingX402Payments(prisma, relayer.chain.chainId)) {
+    const relay: Relay = { id: payment.id, purpose: "X402", fail: markX402Failed, claim: (tx, txId) => markX402Sent(tx, payment.id, txId) };
+    await relayAuthorization(prisma, relayer, logger, transferOf(payment), relay);
   }
 }
 
+/** What is relayed, as the one relay step sees it: how it fails before it is sent, and how it is claimed by its transaction. */
+interface Relay {
+  id: string;
+  purpose: string;
+  fail: (prisma: Prisma, id: string, error: string) => Promise<void>;
+  claim: RelayerTxClaim;
+}
+
 /** The one relay step of every kind: simulate, then send unless the token refuses it now. */
-async function relayAuthorization(prisma: Prisma, relayer: Relayer, logger: Logger, authorization: Authorization): Promise<void> {
-  const call = transferWithAuthorizationCall(relayer.chain.usdc, transferOf(authorization));
+async function relayAuthorization(prisma: Prisma, relayer: Relayer, logger: Logger, authorization: TransferAuthorization, relay: Relay): Promise<void> {
+  const call = transferWithAuthorizationCall(relayer.chain.usdc, authorization);
   // The relayer never pays for a transaction that would revert (expired, or the nonce used or cancelled
   // meanwhile). The token reverts on any failure, swallowing none, so the gas the simulation needed
   // (the estimate) is what it is sent with, plus headroom.
@@ -33,26 +50,28 @@ async function relayAuthorization(prisma: Prisma, relayer: Relayer, logger: Logg
     (e: Error & { shortMessage?: string }) => ({ gasNeeded: 0n, refusal: e.shortMessage ?? e.message }),
   );
   const { gasNeeded, refusal } = simulated;
-  const log = { authorization: authorization.id, purpose: authorization.purpose };
+  const log = { authorization: relay.id, purpose: relay.purpose };
   if (refusal !== null) {
-    await markFailed(prisma, authorization.id, `the token refuses it now: ${refusal}`);
+    await relay.fail(prisma, relay.id, `the token refuses it now: ${refusal}`);
     logger.warn({ ...log, refusal }, "authorization not relayed");
     return;
   }
-  const sent = await sendRelayerTx(prisma, relayer, "AUTHORIZATION", call, (tx, txId) => markSent(tx, authorization, txId), { gasNeeded });
+  const sent = await sendRelayerTx(prisma, relayer, "AUTHORIZATION", call, relay.claim, { gasNeeded });
   if (sent) logger.info({ ...log, relayerTx: sent }, "authorization relayed");
 }
 
-/** What an AUTHORIZATION relayer transaction's end does to the authorization it carries (and the day's gas). */
+/** What an AUTHORIZATION relayer transaction's end does to the authorization or x402 payment it carries (and the day's gas). */
 export function authorizationHandlers(prisma: Prisma, logger: Logger): TxHandlers {
   return {
     async mined(tx, receipt) {
       await markMined(prisma, tx.id, receipt.gasUsed);
+      await markX402Settled(prisma, tx.id, receipt.hash, receipt.gasUsed);
     },
     async confirmed() {},
     async failed(tx, receipt) {
       const why = receipt ? "its transaction reverted" : "its transaction was dropped";
       await markRelayFailed(prisma, tx.id, why, receipt?.gasUsed ?? null);
+      await markX402RelayFailed(prisma, tx.id, why, receipt?.gasUsed ?? null);
       logger.warn({ relayerTx: tx.id, why }, "relayed authorization failed; it stays money on its way until the chain spends it or it expires");
     },
   };

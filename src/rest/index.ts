@@ -20,6 +20,7 @@ import { refundRoutes } from "./refunds.js";
 import { subscriptionRoutes } from "./subscriptions.js";
 import { testHelperRoutes } from "./test-helpers.js";
 import { webhookEndpointRoutes } from "./webhook-endpoints.js";
+import { x402Routes } from "./x402.js";
 
 /** Idempotency keys are kept 24 hours; an hourly sweep removes the older ones. */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -45,6 +46,7 @@ export function mountRest(server: FastifyInstance, deps: Omit<RestDeps, "idempot
   subscriptionRoutes(server, rest);
   testHelperRoutes(server, rest);
   emailRoutes(server, rest);
+  x402Routes(server, rest);
   const warn = (err: unknown) => deps.logger.warn({ err }, "idempotency prune failed");
   return every(PRUNE_INTERVAL_MS, () => idempotency.prune(), warn, { firstNow: false });
 }

@@ -51,6 +51,11 @@ export const TAGS = [
     description:
       "The emails written for you (invoices, receipts, refund links, your team's resets and notices), each as it was sent: without SMTP_URL they are kept here, not sent.",
   },
+  {
+    name: "x402",
+    description:
+      "Selling an API to software: your x402 address and the facilitator (`{PUBLIC_URL}/x402/supported`, `/verify`, `/settle`, x402 protocol version 2, scheme `exact`, with this API key as `Authorization: Bearer`) that the official x402 middleware calls. Settled payments are ledger payments like a charge's, paid out to your wallet less the fee.",
+  },
 ] as const;
 
 /** A tag of the document. */

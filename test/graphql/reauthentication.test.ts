@@ -159,7 +159,7 @@ describe("re-authentication for the dashboard's riskiest mutations", () => {
 
   it("counts a re-authentication for exactly 5 minutes from when it was made (the clock injected)", async () => {
     const b = await browser();
-    const limiter = new RateLimiter({ create: 100, read: 100, list: 100, public: 100, authFailures: 100, gasless: 100 });
+    const limiter = new RateLimiter({ create: 100, read: 100, list: 100, public: 100, authFailures: 100, gasless: 100, x402: 100 });
     const session = { sessionId: b.sessionId, userId: b.userId };
     const at = new Date("2030-01-01T12:00:00Z");
     await expect(requireRecentAuthentication(app.db.prisma, limiter, session, {}, at)).rejects.toMatchObject({ code: "reauthentication_required" });

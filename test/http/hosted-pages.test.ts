@@ -13,7 +13,7 @@ import { getOperationAST, type OperationDefinitionNode } from "graphql";
 import { startTestChain, type TestChain } from "../helpers/chain.js";
 import { POLLING, startApp, type TestApp } from "../helpers/harness.js";
 
-const LIMITS = { create: 100, read: 100, list: 100, public: 3, authFailures: 100, gasless: 100 };
+const LIMITS = { create: 100, read: 100, list: 100, public: 3, authFailures: 100, gasless: 100, x402: 100 };
 
 describe("page tokens", () => {
   const pages = new HostedPages("a".repeat(32), new Bulkhead(1, 1), new RateLimiter(LIMITS));

@@ -38,6 +38,7 @@ import {
 } from "../../src/domain/subscription-requests.js";
 import { claimSchema as refundClaimSchema, createSchema as refundCreateSchema } from "../../src/domain/refund-requests.js";
 import { authorizationSchema } from "../../src/domain/authorizations.js";
+import { facilitatorRequestSchema } from "../../src/domain/x402/requests.js";
 import {
   createSchema as endpointCreateSchema,
   rotateSchema as endpointRotateSchema,
@@ -168,6 +169,19 @@ function hostileInputs(leaves: { path: (string | number)[]; record: boolean }[],
 
 describe("REST and the hosted page", () => {
   /** The JSON body schema of every route that takes one (null: none), and a body it would accept. */
+  const x402Requirements = { scheme: "exact", network: "eip155:31337", amount: "10000", asset: WALLET, payTo: WALLET, maxTimeoutSeconds: 60 };
+  const x402Request = {
+    x402Version: 2,
+    paymentPayload: {
+      x402Version: 2,
+      accepted: x402Requirements,
+      payload: {
+        signature: `0x${"00".repeat(65)}`,
+        authorization: { from: WALLET, to: WALLET, value: "10000", validAfter: "0", validBefore: "1", nonce: `0x${"00".repeat(32)}` },
+      },
+    },
+    paymentRequirements: x402Requirements,
+  };
   const BODIES: Record<string, { schema: z.core.$ZodType; valid: Record<string, unknown>; form?: true } | null> = {
     "POST /v1/customers": { schema: customerCreateSchema, valid: { email: "hostile@example.com", name: "Hostile" } },
     "PATCH /v1/customers/:id": { schema: customerUpdateSchema, valid: {} },
@@ -242,6 +256,8 @@ describe("REST and the hosted page", () => {
       valid: { chainId: 31337, payer: WALLET, permission: {}, signature: "0x00", permit: null },
     },
     "POST /pay/subscribe/:id/manage/cancel": { schema: manageCancelSchema, valid: { token: "t", at: "now" }, form: true },
+    "POST /x402/verify": { schema: facilitatorRequestSchema, valid: x402Request },
+    "POST /x402/settle": { schema: facilitatorRequestSchema, valid: x402Request },
   };
 
   const routes = guardedRoutes().filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS");

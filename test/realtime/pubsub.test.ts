@@ -66,6 +66,7 @@ const SAMPLE: Charge = {
   id: "chrg_1",
   merchantId: "mer_1",
   livemode: true,
+  kind: "charge",
   customerId: "cus_1",
   orderId: "o-1",
   amount: 25_000_000n,

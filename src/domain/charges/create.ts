@@ -91,6 +91,7 @@ function chargeRow(
   return {
     id,
     ...inScope(scope),
+    kind: "charge",
     customerId: data.customerId ?? null,
     orderId: data.orderId,
     amount,

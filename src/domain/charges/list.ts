@@ -27,6 +27,7 @@ import { searchCondition, searchFilter } from "./search.js";
 export function chargeFilter(scope: Scope, f: ChargeFilters): P.ChargeWhereInput {
   return {
     ...inScope(scope),
+    kind: "charge",
     ...(f.status && { status: f.status }),
     ...(f.customerId && { customerId: f.customerId }),
     ...(f.needsReview && { reviewReason: f.needsReview === "true" ? { not: null } : null }),
@@ -39,7 +40,7 @@ export function chargeFilter(scope: Scope, f: ChargeFilters): P.ChargeWhereInput
 function filterSql(scope: Scope, f: ChargeFilters & { search: string }): P.Sql {
   return P.join(
     [
-      P.sql`merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode}`,
+      P.sql`merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND kind = 'charge'`,
       searchCondition(scope, f.search),
       ...(f.status ? [P.sql`status = ${f.status}::"ChargeStatus"`] : []),
       ...(f.customerId ? [P.sql`customer_id = ${f.customerId}`] : []),

@@ -24,7 +24,7 @@ const AMOUNT_COLUMNS = {
 /** The Charge model's amount fields: the ones that travel as decimal strings of base units. */
 export const AMOUNT_FIELDS = Object.keys(AMOUNT_COLUMNS) as (keyof typeof AMOUNT_COLUMNS)[];
 const OTHER_COLUMNS = [
-  `id, merchant_id AS "merchantId", livemode, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
+  `id, merchant_id AS "merchantId", livemode, kind, customer_id AS "customerId", order_id AS "orderId", currency, status::text AS status`,
   `fee_bps AS "feeBps", underpayment_tolerance_bps AS "underpaymentToleranceBps", settlement_wallet AS "settlementWallet", chain_id AS "chainId", confirmations, clone_address AS "cloneAddress"`,
   `contract_version AS "contractVersion", deposit_address AS "depositAddress"`,
   `flush_tx_hash AS "flushTxHash", description, metadata, success_url AS "successUrl", cancel_url AS "cancelUrl"`,
@@ -60,14 +60,14 @@ export function chargeFromRow(row: Record<string, unknown>): Charge {
 
 /** Retrieves a charge of this merchant and mode, or 404. */
 export async function getCharge(prisma: Prisma, scope: Scope, id: string): Promise<Charge> {
-  const charge = await selectCharge(prisma, "id = $1 AND merchant_id = $2 AND livemode = $3", [id, scope.merchantId, scope.livemode]);
+  const charge = await selectCharge(prisma, "id = $1 AND merchant_id = $2 AND livemode = $3 AND kind = 'charge'", [id, scope.merchantId, scope.livemode]);
   if (!charge) throw notFound("charge", id);
   return charge;
 }
 
 /** The newest charge for an order of this merchant and mode, whatever its status, or 404. */
 export async function getChargeByOrderId(prisma: Prisma, scope: Scope, orderId: string): Promise<Charge> {
-  const charge = await selectCharge(prisma, "merchant_id = $1 AND livemode = $2 AND order_id = $3 ORDER BY created_at DESC, id DESC", [
+  const charge = await selectCharge(prisma, "merchant_id = $1 AND livemode = $2 AND order_id = $3 AND kind = 'charge' ORDER BY created_at DESC, id DESC", [
     scope.merchantId,
     scope.livemode,
     orderId,

@@ -13,6 +13,8 @@ export interface ChargeSettings {
   feed?: ChargeFeed | undefined;
   /** Payment without gas (GASLESS_MIN_AMOUNT); the default where unset. */
   gasless?: { minAmount: bigint };
+  /** The x402 facilitator: X402_MIN_AMOUNT (unset: each chain's payout minimum) and X402_SETTLE_TIMEOUT_MS; the defaults where unset. */
+  x402?: { minAmount: bigint | undefined; settleTimeoutMs: number };
   /** RELAYER_GAS_BUDGET_PER_MERCHANT: a merchant's relayer gas per chain and UTC day for sweeps and payments without gas; the default where unset. */
   relayerGasBudget?: bigint;
   /** The ChargeFactoryV2 of the enabled chains: a charge's address is fixed at creation (none: at the pick). */

@@ -250,3 +250,10 @@ export type SubscriptionPull = Prisma.SubscriptionPullModel
  * Who did what to a merchant's team and credentials, and every sign-in (domain/security-events.ts): kept a year.
  */
 export type SecurityEvent = Prisma.SecurityEventModel
+/**
+ * Model X402Payment
+ * A payment handed to the x402 facilitator's settle (domain/x402/settle.ts): a buyer's signed EIP-3009
+ * transferWithAuthorization to the merchant's x402 address, relayed with the service's gas. The money
+ * itself reaches the ledger as a payment of the x402 address (its charge row), like any transfer to it.
+ */
+export type X402Payment = Prisma.X402PaymentModel

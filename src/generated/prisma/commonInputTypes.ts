@@ -697,6 +697,23 @@ export type EnumPullStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
 }
 
+export type EnumX402PaymentStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.X402PaymentStatus | Prisma.EnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel> | $Enums.X402PaymentStatus
+}
+
+export type EnumX402PaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.X402PaymentStatus | Prisma.EnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumX402PaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.X402PaymentStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel>
+}
+
 export type NestedStringFilter<$PrismaModel = never> = {
   equals?: string | Prisma.StringFieldRefInput<$PrismaModel>
   in?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
@@ -1337,6 +1354,23 @@ export type NestedEnumPullStatusWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
   _max?: Prisma.NestedEnumPullStatusFilter<$PrismaModel>
+}
+
+export type NestedEnumX402PaymentStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.X402PaymentStatus | Prisma.EnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel> | $Enums.X402PaymentStatus
+}
+
+export type NestedEnumX402PaymentStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.X402PaymentStatus | Prisma.EnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.X402PaymentStatus[] | Prisma.ListEnumX402PaymentStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumX402PaymentStatusWithAggregatesFilter<$PrismaModel> | $Enums.X402PaymentStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumX402PaymentStatusFilter<$PrismaModel>
 }
 
 

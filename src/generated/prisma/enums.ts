@@ -161,3 +161,13 @@ export const PullStatus = {
 } as const
 
 export type PullStatus = (typeof PullStatus)[keyof typeof PullStatus]
+
+
+export const X402PaymentStatus = {
+  RELAYING: 'RELAYING',
+  SENT: 'SENT',
+  SETTLED: 'SETTLED',
+  FAILED: 'FAILED'
+} as const
+
+export type X402PaymentStatus = (typeof X402PaymentStatus)[keyof typeof X402PaymentStatus]

@@ -64,7 +64,7 @@ const StrayAsset = builder.objectRef<{ chainId: number; token: string; amount: s
 export const Charge = builder.prismaNode("Charge", {
   description: "A request for a USDC payment: the buyer pays into the charge's own payment contract, which pays out to your wallet.",
   id: { field: "id" },
-  findUnique: (id, ctx) => ({ id, ...ctx.scope() }),
+  findUnique: (id, ctx) => ({ id, ...ctx.scope(), kind: "charge" }),
   fields: (t) => ({
     livemode: t.exposeBoolean("livemode", { description: describe(ChargeResource, "livemode") }),
     orderId: t.exposeString("orderId", { description: describe(ChargeResource, "orderId") }),

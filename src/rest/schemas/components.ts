@@ -19,6 +19,8 @@ import { RefundResource } from "../../domain/refunds.js";
 import { SettlementResource } from "../../domain/settlements.js";
 import { PlanResource, SubscriptionResource } from "../../domain/subscriptions.js";
 import { WebhookEndpointResource } from "../../domain/webhook-endpoints.js";
+import { X402Resource } from "../../domain/x402/account.js";
+import { X402PaymentResource } from "../../domain/x402/payments.js";
 
 /** The named schemas, each with its name in components.schemas. */
 export const NAMES = new Map<z.ZodType, string>();
@@ -48,6 +50,8 @@ named("WebhookDelivery", DeliveryResource);
 named("Email", EmailResource);
 named("Plan", PlanResource);
 named("Subscription", SubscriptionResource);
+named("X402", X402Resource);
+named("X402Payment", X402PaymentResource);
 
 /** A webhook endpoint as lists and reads show it: its secret is never shown again. */
 export const WebhookEndpoint = named("WebhookEndpoint", WebhookEndpointResource.omit({ secret: true }));

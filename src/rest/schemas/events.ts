@@ -9,6 +9,7 @@ import { DeliveryResource, EVENT_DESCRIPTIONS, EVENT_TYPES, EventResource, type 
 import { InvoiceResource } from "../../domain/invoices.js";
 import { RefundResource } from "../../domain/refunds.js";
 import { SubscriptionResource } from "../../domain/subscriptions.js";
+import { X402PaymentResource } from "../../domain/x402/payments.js";
 import { named } from "./components.js";
 
 /** What each kind of event carries in `data`: the object after the change. */
@@ -18,6 +19,7 @@ const DATA_OF = {
   refund: RefundResource,
   invoice: InvoiceResource,
   subscription: SubscriptionResource,
+  x402: X402PaymentResource,
 } as const;
 
 /** Event types whose `data` is not their kind's resource: a renewal's notice is about the subscription (its invoice does not exist yet). */

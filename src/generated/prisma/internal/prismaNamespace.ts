@@ -435,7 +435,8 @@ export const ModelName = {
   Plan: 'Plan',
   Subscription: 'Subscription',
   SubscriptionPull: 'SubscriptionPull',
-  SecurityEvent: 'SecurityEvent'
+  SecurityEvent: 'SecurityEvent',
+  X402Payment: 'X402Payment'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -451,7 +452,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression" | "chargeAlert" | "plan" | "subscription" | "subscriptionPull" | "securityEvent"
+    modelProps: "merchant" | "apiKey" | "jwtSecret" | "customer" | "charge" | "clone" | "invoice" | "invoiceNumber" | "paymentLink" | "idempotencyRecord" | "event" | "chainCursor" | "chainBlock" | "chainTransfer" | "reorgRecheck" | "balanceTransaction" | "relayerTransaction" | "chainStatus" | "webhookEndpoint" | "webhookDelivery" | "webhookAttempt" | "user" | "dashboardSession" | "recoveryCode" | "refund" | "authorization" | "sweep" | "relayerBudgetRefusal" | "worker" | "email" | "passwordReset" | "invitation" | "userDevice" | "emailSuppression" | "chargeAlert" | "plan" | "subscription" | "subscriptionPull" | "securityEvent" | "x402Payment"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3341,6 +3342,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    X402Payment: {
+      payload: Prisma.$X402PaymentPayload<ExtArgs>
+      fields: Prisma.X402PaymentFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.X402PaymentFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.X402PaymentFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        findFirst: {
+          args: Prisma.X402PaymentFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.X402PaymentFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        findMany: {
+          args: Prisma.X402PaymentFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>[]
+        }
+        create: {
+          args: Prisma.X402PaymentCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        createMany: {
+          args: Prisma.X402PaymentCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.X402PaymentCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>[]
+        }
+        delete: {
+          args: Prisma.X402PaymentDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        update: {
+          args: Prisma.X402PaymentUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        deleteMany: {
+          args: Prisma.X402PaymentDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.X402PaymentUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.X402PaymentUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>[]
+        }
+        upsert: {
+          args: Prisma.X402PaymentUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$X402PaymentPayload>
+        }
+        aggregate: {
+          args: Prisma.X402PaymentAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateX402Payment>
+        }
+        groupBy: {
+          args: Prisma.X402PaymentGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.X402PaymentGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.X402PaymentCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.X402PaymentCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3458,6 +3533,7 @@ export const ChargeScalarFieldEnum = {
   id: 'id',
   merchantId: 'merchantId',
   livemode: 'livemode',
+  kind: 'kind',
   customerId: 'customerId',
   customerEmail: 'customerEmail',
   orderId: 'orderId',
@@ -4088,6 +4164,34 @@ export const SecurityEventScalarFieldEnum = {
 export type SecurityEventScalarFieldEnum = (typeof SecurityEventScalarFieldEnum)[keyof typeof SecurityEventScalarFieldEnum]
 
 
+export const X402PaymentScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
+  value: 'value',
+  validAfter: 'validAfter',
+  validBefore: 'validBefore',
+  nonce: 'nonce',
+  signature: 'signature',
+  resource: 'resource',
+  description: 'description',
+  status: 'status',
+  txId: 'txId',
+  txHash: 'txHash',
+  gasEstimate: 'gasEstimate',
+  gasUsed: 'gasUsed',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type X402PaymentScalarFieldEnum = (typeof X402PaymentScalarFieldEnum)[keyof typeof X402PaymentScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4458,6 +4562,20 @@ export type ListEnumPullStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$P
 
 
 /**
+ * Reference to a field of type 'X402PaymentStatus'
+ */
+export type EnumX402PaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'X402PaymentStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'X402PaymentStatus[]'
+ */
+export type ListEnumX402PaymentStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'X402PaymentStatus[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -4660,6 +4778,7 @@ export type GlobalOmitConfig = {
   subscription?: Prisma.SubscriptionOmit
   subscriptionPull?: Prisma.SubscriptionPullOmit
   securityEvent?: Prisma.SecurityEventOmit
+  x402Payment?: Prisma.X402PaymentOmit
 }
 
 /* Types for Logging */

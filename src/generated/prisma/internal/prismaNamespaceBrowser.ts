@@ -89,7 +89,8 @@ export const ModelName = {
   Plan: 'Plan',
   Subscription: 'Subscription',
   SubscriptionPull: 'SubscriptionPull',
-  SecurityEvent: 'SecurityEvent'
+  SecurityEvent: 'SecurityEvent',
+  X402Payment: 'X402Payment'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -186,6 +187,7 @@ export const ChargeScalarFieldEnum = {
   id: 'id',
   merchantId: 'merchantId',
   livemode: 'livemode',
+  kind: 'kind',
   customerId: 'customerId',
   customerEmail: 'customerEmail',
   orderId: 'orderId',
@@ -814,6 +816,34 @@ export const SecurityEventScalarFieldEnum = {
 } as const
 
 export type SecurityEventScalarFieldEnum = (typeof SecurityEventScalarFieldEnum)[keyof typeof SecurityEventScalarFieldEnum]
+
+
+export const X402PaymentScalarFieldEnum = {
+  id: 'id',
+  merchantId: 'merchantId',
+  livemode: 'livemode',
+  chargeId: 'chargeId',
+  chainId: 'chainId',
+  fromAddress: 'fromAddress',
+  toAddress: 'toAddress',
+  value: 'value',
+  validAfter: 'validAfter',
+  validBefore: 'validBefore',
+  nonce: 'nonce',
+  signature: 'signature',
+  resource: 'resource',
+  description: 'description',
+  status: 'status',
+  txId: 'txId',
+  txHash: 'txHash',
+  gasEstimate: 'gasEstimate',
+  gasUsed: 'gasUsed',
+  error: 'error',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type X402PaymentScalarFieldEnum = (typeof X402PaymentScalarFieldEnum)[keyof typeof X402PaymentScalarFieldEnum]
 
 
 export const SortOrder = {

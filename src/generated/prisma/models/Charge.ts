@@ -60,6 +60,7 @@ export type ChargeMinAggregateOutputType = {
   id: string | null
   merchantId: string | null
   livemode: boolean | null
+  kind: string | null
   customerId: string | null
   customerEmail: string | null
   orderId: string | null
@@ -103,6 +104,7 @@ export type ChargeMaxAggregateOutputType = {
   id: string | null
   merchantId: string | null
   livemode: boolean | null
+  kind: string | null
   customerId: string | null
   customerEmail: string | null
   orderId: string | null
@@ -146,6 +148,7 @@ export type ChargeCountAggregateOutputType = {
   id: number
   merchantId: number
   livemode: number
+  kind: number
   customerId: number
   customerEmail: number
   orderId: number
@@ -224,6 +227,7 @@ export type ChargeMinAggregateInputType = {
   id?: true
   merchantId?: true
   livemode?: true
+  kind?: true
   customerId?: true
   customerEmail?: true
   orderId?: true
@@ -267,6 +271,7 @@ export type ChargeMaxAggregateInputType = {
   id?: true
   merchantId?: true
   livemode?: true
+  kind?: true
   customerId?: true
   customerEmail?: true
   orderId?: true
@@ -310,6 +315,7 @@ export type ChargeCountAggregateInputType = {
   id?: true
   merchantId?: true
   livemode?: true
+  kind?: true
   customerId?: true
   customerEmail?: true
   orderId?: true
@@ -443,6 +449,7 @@ export type ChargeGroupByOutputType = {
   id: string
   merchantId: string
   livemode: boolean
+  kind: string
   customerId: string | null
   customerEmail: string | null
   orderId: string
@@ -512,6 +519,7 @@ export type ChargeWhereInput = {
   id?: Prisma.StringFilter<"Charge"> | string
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
+  kind?: Prisma.StringFilter<"Charge"> | string
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
@@ -560,6 +568,7 @@ export type ChargeWhereInput = {
   refunds?: Prisma.RefundListRelationFilter
   authorizations?: Prisma.AuthorizationListRelationFilter
   sweeps?: Prisma.SweepListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }
@@ -568,6 +577,7 @@ export type ChargeOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
   customerEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   orderId?: Prisma.SortOrder
@@ -616,6 +626,7 @@ export type ChargeOrderByWithRelationInput = {
   refunds?: Prisma.RefundOrderByRelationAggregateInput
   authorizations?: Prisma.AuthorizationOrderByRelationAggregateInput
   sweeps?: Prisma.SweepOrderByRelationAggregateInput
+  x402Payments?: Prisma.X402PaymentOrderByRelationAggregateInput
   invoice?: Prisma.InvoiceOrderByWithRelationInput
   paymentLink?: Prisma.PaymentLinkOrderByWithRelationInput
 }
@@ -628,6 +639,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.ChargeWhereInput | Prisma.ChargeWhereInput[]
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
+  kind?: Prisma.StringFilter<"Charge"> | string
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
@@ -676,6 +688,7 @@ export type ChargeWhereUniqueInput = Prisma.AtLeast<{
   refunds?: Prisma.RefundListRelationFilter
   authorizations?: Prisma.AuthorizationListRelationFilter
   sweeps?: Prisma.SweepListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
   paymentLink?: Prisma.XOR<Prisma.PaymentLinkNullableScalarRelationFilter, Prisma.PaymentLinkWhereInput> | null
 }, "id" | "chainId_cloneAddress">
@@ -684,6 +697,7 @@ export type ChargeOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   customerId?: Prisma.SortOrderInput | Prisma.SortOrder
   customerEmail?: Prisma.SortOrderInput | Prisma.SortOrder
   orderId?: Prisma.SortOrder
@@ -738,6 +752,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   merchantId?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   livemode?: Prisma.BoolWithAggregatesFilter<"Charge"> | boolean
+  kind?: Prisma.StringWithAggregatesFilter<"Charge"> | string
   customerId?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   customerEmail?: Prisma.StringNullableWithAggregatesFilter<"Charge"> | string | null
   orderId?: Prisma.StringWithAggregatesFilter<"Charge"> | string
@@ -783,6 +798,7 @@ export type ChargeScalarWhereWithAggregatesInput = {
 export type ChargeCreateInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -828,6 +844,7 @@ export type ChargeCreateInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -836,6 +853,7 @@ export type ChargeUncheckedCreateInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -882,11 +900,13 @@ export type ChargeUncheckedCreateInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -932,6 +952,7 @@ export type ChargeUpdateInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -940,6 +961,7 @@ export type ChargeUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -986,12 +1008,14 @@ export type ChargeUncheckedUpdateInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -1037,6 +1061,7 @@ export type ChargeCreateManyInput = {
 export type ChargeUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -1080,6 +1105,7 @@ export type ChargeUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1141,6 +1167,7 @@ export type ChargeCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
   customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
@@ -1202,6 +1229,7 @@ export type ChargeMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
   customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
@@ -1245,6 +1273,7 @@ export type ChargeMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   merchantId?: Prisma.SortOrder
   livemode?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   customerId?: Prisma.SortOrder
   customerEmail?: Prisma.SortOrder
   orderId?: Prisma.SortOrder
@@ -1592,9 +1621,24 @@ export type ChargeUpdateOneRequiredWithoutSweepsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutSweepsInput, Prisma.ChargeUpdateWithoutSweepsInput>, Prisma.ChargeUncheckedUpdateWithoutSweepsInput>
 }
 
+export type ChargeCreateNestedOneWithoutX402PaymentsInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutX402PaymentsInput, Prisma.ChargeUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutX402PaymentsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+}
+
+export type ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput = {
+  create?: Prisma.XOR<Prisma.ChargeCreateWithoutX402PaymentsInput, Prisma.ChargeUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.ChargeCreateOrConnectWithoutX402PaymentsInput
+  upsert?: Prisma.ChargeUpsertWithoutX402PaymentsInput
+  connect?: Prisma.ChargeWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ChargeUpdateToOneWithWhereWithoutX402PaymentsInput, Prisma.ChargeUpdateWithoutX402PaymentsInput>, Prisma.ChargeUncheckedUpdateWithoutX402PaymentsInput>
+}
+
 export type ChargeCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -1639,6 +1683,7 @@ export type ChargeCreateWithoutMerchantInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1646,6 +1691,7 @@ export type ChargeCreateWithoutMerchantInput = {
 export type ChargeUncheckedCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -1692,6 +1738,7 @@ export type ChargeUncheckedCreateWithoutMerchantInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutMerchantInput = {
@@ -1727,6 +1774,7 @@ export type ChargeScalarWhereInput = {
   id?: Prisma.StringFilter<"Charge"> | string
   merchantId?: Prisma.StringFilter<"Charge"> | string
   livemode?: Prisma.BoolFilter<"Charge"> | boolean
+  kind?: Prisma.StringFilter<"Charge"> | string
   customerId?: Prisma.StringNullableFilter<"Charge"> | string | null
   customerEmail?: Prisma.StringNullableFilter<"Charge"> | string | null
   orderId?: Prisma.StringFilter<"Charge"> | string
@@ -1772,6 +1820,7 @@ export type ChargeScalarWhereInput = {
 export type ChargeCreateWithoutCustomerInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -1816,6 +1865,7 @@ export type ChargeCreateWithoutCustomerInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1824,6 +1874,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -1869,6 +1920,7 @@ export type ChargeUncheckedCreateWithoutCustomerInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutCustomerInput = {
@@ -1900,6 +1952,7 @@ export type ChargeUpdateManyWithWhereWithoutCustomerInput = {
 export type ChargeCreateWithoutClonesInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -1944,6 +1997,7 @@ export type ChargeCreateWithoutClonesInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -1952,6 +2006,7 @@ export type ChargeUncheckedCreateWithoutClonesInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -1997,6 +2052,7 @@ export type ChargeUncheckedCreateWithoutClonesInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutClonesInput = {
@@ -2018,6 +2074,7 @@ export type ChargeUpdateToOneWithWhereWithoutClonesInput = {
 export type ChargeUpdateWithoutClonesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -2062,6 +2119,7 @@ export type ChargeUpdateWithoutClonesInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -2070,6 +2128,7 @@ export type ChargeUncheckedUpdateWithoutClonesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2115,11 +2174,13 @@ export type ChargeUncheckedUpdateWithoutClonesInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutInvoiceInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -2165,6 +2226,7 @@ export type ChargeCreateWithoutInvoiceInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
 
@@ -2172,6 +2234,7 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -2217,6 +2280,7 @@ export type ChargeUncheckedCreateWithoutInvoiceInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutInvoiceInput = {
@@ -2248,6 +2312,7 @@ export type ChargeUpdateManyWithWhereWithoutInvoiceInput = {
 export type ChargeCreateWithoutPaymentLinkInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -2293,6 +2358,7 @@ export type ChargeCreateWithoutPaymentLinkInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
 }
 
@@ -2300,6 +2366,7 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -2345,6 +2412,7 @@ export type ChargeUncheckedCreateWithoutPaymentLinkInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutPaymentLinkInput = {
@@ -2376,6 +2444,7 @@ export type ChargeUpdateManyWithWhereWithoutPaymentLinkInput = {
 export type ChargeCreateWithoutTransfersInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -2420,6 +2489,7 @@ export type ChargeCreateWithoutTransfersInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2428,6 +2498,7 @@ export type ChargeUncheckedCreateWithoutTransfersInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -2473,6 +2544,7 @@ export type ChargeUncheckedCreateWithoutTransfersInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutTransfersInput = {
@@ -2494,6 +2566,7 @@ export type ChargeUpdateToOneWithWhereWithoutTransfersInput = {
 export type ChargeUpdateWithoutTransfersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -2538,6 +2611,7 @@ export type ChargeUpdateWithoutTransfersInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -2546,6 +2620,7 @@ export type ChargeUncheckedUpdateWithoutTransfersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2591,11 +2666,13 @@ export type ChargeUncheckedUpdateWithoutTransfersInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutBalanceTransactionsInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -2640,6 +2717,7 @@ export type ChargeCreateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2648,6 +2726,7 @@ export type ChargeUncheckedCreateWithoutBalanceTransactionsInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -2693,6 +2772,7 @@ export type ChargeUncheckedCreateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -2714,6 +2794,7 @@ export type ChargeUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
 export type ChargeUpdateWithoutBalanceTransactionsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -2758,6 +2839,7 @@ export type ChargeUpdateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -2766,6 +2848,7 @@ export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2811,11 +2894,13 @@ export type ChargeUncheckedUpdateWithoutBalanceTransactionsInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutRefundsInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -2860,6 +2945,7 @@ export type ChargeCreateWithoutRefundsInput = {
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -2868,6 +2954,7 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -2913,6 +3000,7 @@ export type ChargeUncheckedCreateWithoutRefundsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutRefundsInput = {
@@ -2934,6 +3022,7 @@ export type ChargeUpdateToOneWithWhereWithoutRefundsInput = {
 export type ChargeUpdateWithoutRefundsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -2978,6 +3067,7 @@ export type ChargeUpdateWithoutRefundsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -2986,6 +3076,7 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -3031,11 +3122,13 @@ export type ChargeUncheckedUpdateWithoutRefundsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutAuthorizationsInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -3080,6 +3173,7 @@ export type ChargeCreateWithoutAuthorizationsInput = {
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -3088,6 +3182,7 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -3133,6 +3228,7 @@ export type ChargeUncheckedCreateWithoutAuthorizationsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutAuthorizationsInput = {
@@ -3154,6 +3250,7 @@ export type ChargeUpdateToOneWithWhereWithoutAuthorizationsInput = {
 export type ChargeUpdateWithoutAuthorizationsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3198,6 +3295,7 @@ export type ChargeUpdateWithoutAuthorizationsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3206,6 +3304,7 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -3251,11 +3350,13 @@ export type ChargeUncheckedUpdateWithoutAuthorizationsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateWithoutSweepsInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -3300,6 +3401,7 @@ export type ChargeCreateWithoutSweepsInput = {
   balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutChargeInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
   paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
 }
@@ -3308,6 +3410,7 @@ export type ChargeUncheckedCreateWithoutSweepsInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -3353,6 +3456,7 @@ export type ChargeUncheckedCreateWithoutSweepsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
   refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutChargeInput
 }
 
 export type ChargeCreateOrConnectWithoutSweepsInput = {
@@ -3374,6 +3478,7 @@ export type ChargeUpdateToOneWithWhereWithoutSweepsInput = {
 export type ChargeUpdateWithoutSweepsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3418,6 +3523,7 @@ export type ChargeUpdateWithoutSweepsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3426,6 +3532,7 @@ export type ChargeUncheckedUpdateWithoutSweepsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -3471,11 +3578,241 @@ export type ChargeUncheckedUpdateWithoutSweepsInput = {
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
+}
+
+export type ChargeCreateWithoutX402PaymentsInput = {
+  id: string
+  livemode: boolean
+  kind?: string
+  customerEmail?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: string | null
+  merchant: Prisma.MerchantCreateNestedOneWithoutChargesInput
+  customer?: Prisma.CustomerCreateNestedOneWithoutChargesInput
+  clones?: Prisma.CloneCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutChargeInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutChargesInput
+  paymentLink?: Prisma.PaymentLinkCreateNestedOneWithoutChargesInput
+}
+
+export type ChargeUncheckedCreateWithoutX402PaymentsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  kind?: string
+  customerId?: string | null
+  customerEmail?: string | null
+  orderId: string
+  amount: bigint | number
+  amountReceived?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: string
+  status?: $Enums.ChargeStatus
+  feeBps: number
+  underpaymentToleranceBps?: number
+  settlementWallet: string
+  contractVersion?: number
+  depositAddress?: string | null
+  chainId?: number | null
+  confirmations?: number | null
+  cloneAddress?: string | null
+  flushTxHash?: string | null
+  description?: string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: string | null
+  cancelUrl?: string | null
+  expiresAt: Date | string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  completedAt?: Date | string | null
+  deployedAt?: Date | string | null
+  settledAmount?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: string | null
+  payoutBlockedAt?: Date | string | null
+  expiryExtendedMinutes?: number
+  reviewReason?: string | null
+  reviewAt?: Date | string | null
+  reviewedReason?: string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: string | null
+  paymentLinkId?: string | null
+  linkSessionHash?: string | null
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutChargeInput
+  transfers?: Prisma.ChainTransferUncheckedCreateNestedManyWithoutChargeInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutChargeInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutChargeInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutChargeInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutChargeInput
+}
+
+export type ChargeCreateOrConnectWithoutX402PaymentsInput = {
+  where: Prisma.ChargeWhereUniqueInput
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutX402PaymentsInput, Prisma.ChargeUncheckedCreateWithoutX402PaymentsInput>
+}
+
+export type ChargeUpsertWithoutX402PaymentsInput = {
+  update: Prisma.XOR<Prisma.ChargeUpdateWithoutX402PaymentsInput, Prisma.ChargeUncheckedUpdateWithoutX402PaymentsInput>
+  create: Prisma.XOR<Prisma.ChargeCreateWithoutX402PaymentsInput, Prisma.ChargeUncheckedCreateWithoutX402PaymentsInput>
+  where?: Prisma.ChargeWhereInput
+}
+
+export type ChargeUpdateToOneWithWhereWithoutX402PaymentsInput = {
+  where?: Prisma.ChargeWhereInput
+  data: Prisma.XOR<Prisma.ChargeUpdateWithoutX402PaymentsInput, Prisma.ChargeUncheckedUpdateWithoutX402PaymentsInput>
+}
+
+export type ChargeUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutChargesNestedInput
+  customer?: Prisma.CustomerUpdateOneWithoutChargesNestedInput
+  clones?: Prisma.CloneUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
+  paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
+}
+
+export type ChargeUncheckedUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orderId?: Prisma.StringFieldUpdateOperationsInput | string
+  amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  amountReceived?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  feeAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  netAmount?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  currency?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumChargeStatusFieldUpdateOperationsInput | $Enums.ChargeStatus
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  settlementWallet?: Prisma.StringFieldUpdateOperationsInput | string
+  contractVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  depositAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  confirmations?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  cloneAddress?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flushTxHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  metadata?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  successUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  cancelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  deployedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  settledAmount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  amountRefunded?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  settlements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  payoutBlockedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  payoutBlockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  expiryExtendedMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  reviewReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reviewAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  reviewedReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  strayAssets?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentLinkId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkSessionHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutChargeNestedInput
+  transfers?: Prisma.ChainTransferUncheckedUpdateManyWithoutChargeNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutChargeNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeCreateManyMerchantInput = {
   id: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -3521,6 +3858,7 @@ export type ChargeCreateManyMerchantInput = {
 export type ChargeUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3565,6 +3903,7 @@ export type ChargeUpdateWithoutMerchantInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3572,6 +3911,7 @@ export type ChargeUpdateWithoutMerchantInput = {
 export type ChargeUncheckedUpdateWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -3618,11 +3958,13 @@ export type ChargeUncheckedUpdateWithoutMerchantInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutMerchantInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -3669,6 +4011,7 @@ export type ChargeCreateManyCustomerInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerEmail?: string | null
   orderId: string
   amount: bigint | number
@@ -3713,6 +4056,7 @@ export type ChargeCreateManyCustomerInput = {
 export type ChargeUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3757,6 +4101,7 @@ export type ChargeUpdateWithoutCustomerInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
@@ -3765,6 +4110,7 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3810,12 +4156,14 @@ export type ChargeUncheckedUpdateWithoutCustomerInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutCustomerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3861,6 +4209,7 @@ export type ChargeCreateManyInvoiceInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -3905,6 +4254,7 @@ export type ChargeCreateManyInvoiceInput = {
 export type ChargeUpdateWithoutInvoiceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -3950,6 +4300,7 @@ export type ChargeUpdateWithoutInvoiceInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   paymentLink?: Prisma.PaymentLinkUpdateOneWithoutChargesNestedInput
 }
 
@@ -3957,6 +4308,7 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -4002,12 +4354,14 @@ export type ChargeUncheckedUpdateWithoutInvoiceInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutInvoiceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -4053,6 +4407,7 @@ export type ChargeCreateManyPaymentLinkInput = {
   id: string
   merchantId: string
   livemode: boolean
+  kind?: string
   customerId?: string | null
   customerEmail?: string | null
   orderId: string
@@ -4097,6 +4452,7 @@ export type ChargeCreateManyPaymentLinkInput = {
 export type ChargeUpdateWithoutPaymentLinkInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
   amount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -4142,6 +4498,7 @@ export type ChargeUpdateWithoutPaymentLinkInput = {
   refunds?: Prisma.RefundUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutChargeNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutChargesNestedInput
 }
 
@@ -4149,6 +4506,7 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -4194,12 +4552,14 @@ export type ChargeUncheckedUpdateWithoutPaymentLinkInput = {
   refunds?: Prisma.RefundUncheckedUpdateManyWithoutChargeNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutChargeNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutChargeNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutChargeNestedInput
 }
 
 export type ChargeUncheckedUpdateManyWithoutPaymentLinkInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   merchantId?: Prisma.StringFieldUpdateOperationsInput | string
   livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   customerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   customerEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   orderId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -4253,6 +4613,7 @@ export type ChargeCountOutputType = {
   refunds: number
   authorizations: number
   sweeps: number
+  x402Payments: number
 }
 
 export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -4262,6 +4623,7 @@ export type ChargeCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions
   refunds?: boolean | ChargeCountOutputTypeCountRefundsArgs
   authorizations?: boolean | ChargeCountOutputTypeCountAuthorizationsArgs
   sweeps?: boolean | ChargeCountOutputTypeCountSweepsArgs
+  x402Payments?: boolean | ChargeCountOutputTypeCountX402PaymentsArgs
 }
 
 /**
@@ -4316,11 +4678,19 @@ export type ChargeCountOutputTypeCountSweepsArgs<ExtArgs extends runtime.Types.E
   where?: Prisma.SweepWhereInput
 }
 
+/**
+ * ChargeCountOutputType without action
+ */
+export type ChargeCountOutputTypeCountX402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.X402PaymentWhereInput
+}
+
 
 export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
   merchantId?: boolean
   livemode?: boolean
+  kind?: boolean
   customerId?: boolean
   customerEmail?: boolean
   orderId?: boolean
@@ -4369,6 +4739,7 @@ export type ChargeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
   sweeps?: boolean | Prisma.Charge$sweepsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.Charge$x402PaymentsArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
@@ -4378,6 +4749,7 @@ export type ChargeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   id?: boolean
   merchantId?: boolean
   livemode?: boolean
+  kind?: boolean
   customerId?: boolean
   customerEmail?: boolean
   orderId?: boolean
@@ -4428,6 +4800,7 @@ export type ChargeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   id?: boolean
   merchantId?: boolean
   livemode?: boolean
+  kind?: boolean
   customerId?: boolean
   customerEmail?: boolean
   orderId?: boolean
@@ -4478,6 +4851,7 @@ export type ChargeSelectScalar = {
   id?: boolean
   merchantId?: boolean
   livemode?: boolean
+  kind?: boolean
   customerId?: boolean
   customerEmail?: boolean
   orderId?: boolean
@@ -4520,7 +4894,7 @@ export type ChargeSelectScalar = {
   linkSessionHash?: boolean
 }
 
-export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "customerId" | "customerEmail" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId" | "linkSessionHash", ExtArgs["result"]["charge"]>
+export type ChargeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "kind" | "customerId" | "customerEmail" | "orderId" | "amount" | "amountReceived" | "feeAmount" | "netAmount" | "currency" | "status" | "feeBps" | "underpaymentToleranceBps" | "settlementWallet" | "contractVersion" | "depositAddress" | "chainId" | "confirmations" | "cloneAddress" | "flushTxHash" | "description" | "metadata" | "successUrl" | "cancelUrl" | "expiresAt" | "createdAt" | "updatedAt" | "completedAt" | "deployedAt" | "settledAmount" | "amountRefunded" | "settlements" | "payoutBlockedReason" | "payoutBlockedAt" | "expiryExtendedMinutes" | "reviewReason" | "reviewAt" | "reviewedReason" | "strayAssets" | "invoiceId" | "paymentLinkId" | "linkSessionHash", ExtArgs["result"]["charge"]>
 export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   customer?: boolean | Prisma.Charge$customerArgs<ExtArgs>
@@ -4530,6 +4904,7 @@ export type ChargeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   refunds?: boolean | Prisma.Charge$refundsArgs<ExtArgs>
   authorizations?: boolean | Prisma.Charge$authorizationsArgs<ExtArgs>
   sweeps?: boolean | Prisma.Charge$sweepsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.Charge$x402PaymentsArgs<ExtArgs>
   invoice?: boolean | Prisma.Charge$invoiceArgs<ExtArgs>
   paymentLink?: boolean | Prisma.Charge$paymentLinkArgs<ExtArgs>
   _count?: boolean | Prisma.ChargeCountOutputTypeDefaultArgs<ExtArgs>
@@ -4558,6 +4933,7 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     refunds: Prisma.$RefundPayload<ExtArgs>[]
     authorizations: Prisma.$AuthorizationPayload<ExtArgs>[]
     sweeps: Prisma.$SweepPayload<ExtArgs>[]
+    x402Payments: Prisma.$X402PaymentPayload<ExtArgs>[]
     invoice: Prisma.$InvoicePayload<ExtArgs> | null
     paymentLink: Prisma.$PaymentLinkPayload<ExtArgs> | null
   }
@@ -4565,6 +4941,11 @@ export type $ChargePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     id: string
     merchantId: string
     livemode: boolean
+    /**
+     * `charge`, or `x402`: the merchant's x402 address for a mode, wallet and fee (domain/x402/anchors.ts),
+     * a row that only carries the address's money through the ledger and payouts and is never shown as a charge.
+     */
+    kind: string
     customerId: string | null
     /**
      * The buyer's email, asked by a payment link with collectEmail: where the receipt goes when no customer has one.
@@ -5078,6 +5459,7 @@ export interface Prisma__ChargeClient<T, Null = never, ExtArgs extends runtime.T
   refunds<T extends Prisma.Charge$refundsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$refundsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefundPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   authorizations<T extends Prisma.Charge$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   sweeps<T extends Prisma.Charge$sweepsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$sweepsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SweepPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  x402Payments<T extends Prisma.Charge$x402PaymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$x402PaymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$X402PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   invoice<T extends Prisma.Charge$invoiceArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$invoiceArgs<ExtArgs>>): Prisma.Prisma__InvoiceClient<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   paymentLink<T extends Prisma.Charge$paymentLinkArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Charge$paymentLinkArgs<ExtArgs>>): Prisma.Prisma__PaymentLinkClient<runtime.Types.Result.GetResult<Prisma.$PaymentLinkPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
@@ -5112,6 +5494,7 @@ export interface ChargeFieldRefs {
   readonly id: Prisma.FieldRef<"Charge", 'String'>
   readonly merchantId: Prisma.FieldRef<"Charge", 'String'>
   readonly livemode: Prisma.FieldRef<"Charge", 'Boolean'>
+  readonly kind: Prisma.FieldRef<"Charge", 'String'>
   readonly customerId: Prisma.FieldRef<"Charge", 'String'>
   readonly customerEmail: Prisma.FieldRef<"Charge", 'String'>
   readonly orderId: Prisma.FieldRef<"Charge", 'String'>
@@ -5713,6 +6096,30 @@ export type Charge$sweepsArgs<ExtArgs extends runtime.Types.Extensions.InternalA
   take?: number
   skip?: number
   distinct?: Prisma.SweepScalarFieldEnum | Prisma.SweepScalarFieldEnum[]
+}
+
+/**
+ * Charge.x402Payments
+ */
+export type Charge$x402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the X402Payment
+   */
+  select?: Prisma.X402PaymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the X402Payment
+   */
+  omit?: Prisma.X402PaymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.X402PaymentInclude<ExtArgs> | null
+  where?: Prisma.X402PaymentWhereInput
+  orderBy?: Prisma.X402PaymentOrderByWithRelationInput | Prisma.X402PaymentOrderByWithRelationInput[]
+  cursor?: Prisma.X402PaymentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.X402PaymentScalarFieldEnum | Prisma.X402PaymentScalarFieldEnum[]
 }
 
 /**

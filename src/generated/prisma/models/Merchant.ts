@@ -351,6 +351,7 @@ export type MerchantWhereInput = {
   plans?: Prisma.PlanListRelationFilter
   subscriptions?: Prisma.SubscriptionListRelationFilter
   securityEvents?: Prisma.SecurityEventListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
 }
 
 export type MerchantOrderByWithRelationInput = {
@@ -392,6 +393,7 @@ export type MerchantOrderByWithRelationInput = {
   plans?: Prisma.PlanOrderByRelationAggregateInput
   subscriptions?: Prisma.SubscriptionOrderByRelationAggregateInput
   securityEvents?: Prisma.SecurityEventOrderByRelationAggregateInput
+  x402Payments?: Prisma.X402PaymentOrderByRelationAggregateInput
 }
 
 export type MerchantWhereUniqueInput = Prisma.AtLeast<{
@@ -436,6 +438,7 @@ export type MerchantWhereUniqueInput = Prisma.AtLeast<{
   plans?: Prisma.PlanListRelationFilter
   subscriptions?: Prisma.SubscriptionListRelationFilter
   securityEvents?: Prisma.SecurityEventListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
 }, "id">
 
 export type MerchantOrderByWithAggregationInput = {
@@ -529,6 +532,7 @@ export type MerchantCreateInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateInput = {
@@ -570,6 +574,7 @@ export type MerchantUncheckedCreateInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUpdateInput = {
@@ -611,6 +616,7 @@ export type MerchantUpdateInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateInput = {
@@ -652,6 +658,7 @@ export type MerchantUncheckedUpdateInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateManyInput = {
@@ -1102,6 +1109,20 @@ export type MerchantUpdateOneRequiredWithoutSecurityEventsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutSecurityEventsInput, Prisma.MerchantUpdateWithoutSecurityEventsInput>, Prisma.MerchantUncheckedUpdateWithoutSecurityEventsInput>
 }
 
+export type MerchantCreateNestedOneWithoutX402PaymentsInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutX402PaymentsInput, Prisma.MerchantUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutX402PaymentsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+}
+
+export type MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput = {
+  create?: Prisma.XOR<Prisma.MerchantCreateWithoutX402PaymentsInput, Prisma.MerchantUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.MerchantCreateOrConnectWithoutX402PaymentsInput
+  upsert?: Prisma.MerchantUpsertWithoutX402PaymentsInput
+  connect?: Prisma.MerchantWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MerchantUpdateToOneWithWhereWithoutX402PaymentsInput, Prisma.MerchantUpdateWithoutX402PaymentsInput>, Prisma.MerchantUncheckedUpdateWithoutX402PaymentsInput>
+}
+
 export type MerchantCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -1140,6 +1161,7 @@ export type MerchantCreateWithoutApiKeysInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutApiKeysInput = {
@@ -1180,6 +1202,7 @@ export type MerchantUncheckedCreateWithoutApiKeysInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutApiKeysInput = {
@@ -1236,6 +1259,7 @@ export type MerchantUpdateWithoutApiKeysInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutApiKeysInput = {
@@ -1276,6 +1300,7 @@ export type MerchantUncheckedUpdateWithoutApiKeysInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutJwtSecretsInput = {
@@ -1316,6 +1341,7 @@ export type MerchantCreateWithoutJwtSecretsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
@@ -1356,6 +1382,7 @@ export type MerchantUncheckedCreateWithoutJwtSecretsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutJwtSecretsInput = {
@@ -1412,6 +1439,7 @@ export type MerchantUpdateWithoutJwtSecretsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
@@ -1452,6 +1480,7 @@ export type MerchantUncheckedUpdateWithoutJwtSecretsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutCustomersInput = {
@@ -1492,6 +1521,7 @@ export type MerchantCreateWithoutCustomersInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutCustomersInput = {
@@ -1532,6 +1562,7 @@ export type MerchantUncheckedCreateWithoutCustomersInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutCustomersInput = {
@@ -1588,6 +1619,7 @@ export type MerchantUpdateWithoutCustomersInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutCustomersInput = {
@@ -1628,6 +1660,7 @@ export type MerchantUncheckedUpdateWithoutCustomersInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutChargesInput = {
@@ -1668,6 +1701,7 @@ export type MerchantCreateWithoutChargesInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutChargesInput = {
@@ -1708,6 +1742,7 @@ export type MerchantUncheckedCreateWithoutChargesInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutChargesInput = {
@@ -1764,6 +1799,7 @@ export type MerchantUpdateWithoutChargesInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutChargesInput = {
@@ -1804,6 +1840,7 @@ export type MerchantUncheckedUpdateWithoutChargesInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoicesInput = {
@@ -1844,6 +1881,7 @@ export type MerchantCreateWithoutInvoicesInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoicesInput = {
@@ -1884,6 +1922,7 @@ export type MerchantUncheckedCreateWithoutInvoicesInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoicesInput = {
@@ -1940,6 +1979,7 @@ export type MerchantUpdateWithoutInvoicesInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoicesInput = {
@@ -1980,6 +2020,7 @@ export type MerchantUncheckedUpdateWithoutInvoicesInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvoiceNumbersInput = {
@@ -2020,6 +2061,7 @@ export type MerchantCreateWithoutInvoiceNumbersInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
@@ -2060,6 +2102,7 @@ export type MerchantUncheckedCreateWithoutInvoiceNumbersInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvoiceNumbersInput = {
@@ -2116,6 +2159,7 @@ export type MerchantUpdateWithoutInvoiceNumbersInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
@@ -2156,6 +2200,7 @@ export type MerchantUncheckedUpdateWithoutInvoiceNumbersInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPaymentLinksInput = {
@@ -2196,6 +2241,7 @@ export type MerchantCreateWithoutPaymentLinksInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
@@ -2236,6 +2282,7 @@ export type MerchantUncheckedCreateWithoutPaymentLinksInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPaymentLinksInput = {
@@ -2292,6 +2339,7 @@ export type MerchantUpdateWithoutPaymentLinksInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
@@ -2332,6 +2380,7 @@ export type MerchantUncheckedUpdateWithoutPaymentLinksInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEventsInput = {
@@ -2372,6 +2421,7 @@ export type MerchantCreateWithoutEventsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEventsInput = {
@@ -2412,6 +2462,7 @@ export type MerchantUncheckedCreateWithoutEventsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEventsInput = {
@@ -2468,6 +2519,7 @@ export type MerchantUpdateWithoutEventsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEventsInput = {
@@ -2508,6 +2560,7 @@ export type MerchantUncheckedUpdateWithoutEventsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutBalanceTransactionsInput = {
@@ -2548,6 +2601,7 @@ export type MerchantCreateWithoutBalanceTransactionsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
@@ -2588,6 +2642,7 @@ export type MerchantUncheckedCreateWithoutBalanceTransactionsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutBalanceTransactionsInput = {
@@ -2644,6 +2699,7 @@ export type MerchantUpdateWithoutBalanceTransactionsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
@@ -2684,6 +2740,7 @@ export type MerchantUncheckedUpdateWithoutBalanceTransactionsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutWebhookEndpointsInput = {
@@ -2724,6 +2781,7 @@ export type MerchantCreateWithoutWebhookEndpointsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
@@ -2764,6 +2822,7 @@ export type MerchantUncheckedCreateWithoutWebhookEndpointsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutWebhookEndpointsInput = {
@@ -2820,6 +2879,7 @@ export type MerchantUpdateWithoutWebhookEndpointsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
@@ -2860,6 +2920,7 @@ export type MerchantUncheckedUpdateWithoutWebhookEndpointsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutUsersInput = {
@@ -2900,6 +2961,7 @@ export type MerchantCreateWithoutUsersInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutUsersInput = {
@@ -2940,6 +3002,7 @@ export type MerchantUncheckedCreateWithoutUsersInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutUsersInput = {
@@ -2996,6 +3059,7 @@ export type MerchantUpdateWithoutUsersInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutUsersInput = {
@@ -3036,6 +3100,7 @@ export type MerchantUncheckedUpdateWithoutUsersInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRefundsInput = {
@@ -3076,6 +3141,7 @@ export type MerchantCreateWithoutRefundsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRefundsInput = {
@@ -3116,6 +3182,7 @@ export type MerchantUncheckedCreateWithoutRefundsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRefundsInput = {
@@ -3172,6 +3239,7 @@ export type MerchantUpdateWithoutRefundsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRefundsInput = {
@@ -3212,6 +3280,7 @@ export type MerchantUncheckedUpdateWithoutRefundsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3252,6 +3321,7 @@ export type MerchantCreateWithoutRelayerBudgetRefusalsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
@@ -3292,6 +3362,7 @@ export type MerchantUncheckedCreateWithoutRelayerBudgetRefusalsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutRelayerBudgetRefusalsInput = {
@@ -3348,6 +3419,7 @@ export type MerchantUpdateWithoutRelayerBudgetRefusalsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
@@ -3388,6 +3460,7 @@ export type MerchantUncheckedUpdateWithoutRelayerBudgetRefusalsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailsInput = {
@@ -3428,6 +3501,7 @@ export type MerchantCreateWithoutEmailsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailsInput = {
@@ -3468,6 +3542,7 @@ export type MerchantUncheckedCreateWithoutEmailsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailsInput = {
@@ -3524,6 +3599,7 @@ export type MerchantUpdateWithoutEmailsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailsInput = {
@@ -3564,6 +3640,7 @@ export type MerchantUncheckedUpdateWithoutEmailsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutInvitationsInput = {
@@ -3604,6 +3681,7 @@ export type MerchantCreateWithoutInvitationsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutInvitationsInput = {
@@ -3644,6 +3722,7 @@ export type MerchantUncheckedCreateWithoutInvitationsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutInvitationsInput = {
@@ -3700,6 +3779,7 @@ export type MerchantUpdateWithoutInvitationsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutInvitationsInput = {
@@ -3740,6 +3820,7 @@ export type MerchantUncheckedUpdateWithoutInvitationsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutEmailSuppressionsInput = {
@@ -3780,6 +3861,7 @@ export type MerchantCreateWithoutEmailSuppressionsInput = {
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
@@ -3820,6 +3902,7 @@ export type MerchantUncheckedCreateWithoutEmailSuppressionsInput = {
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutEmailSuppressionsInput = {
@@ -3876,6 +3959,7 @@ export type MerchantUpdateWithoutEmailSuppressionsInput = {
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
@@ -3916,6 +4000,7 @@ export type MerchantUncheckedUpdateWithoutEmailSuppressionsInput = {
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutPlansInput = {
@@ -3956,6 +4041,7 @@ export type MerchantCreateWithoutPlansInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutPlansInput = {
@@ -3996,6 +4082,7 @@ export type MerchantUncheckedCreateWithoutPlansInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutPlansInput = {
@@ -4052,6 +4139,7 @@ export type MerchantUpdateWithoutPlansInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutPlansInput = {
@@ -4092,6 +4180,7 @@ export type MerchantUncheckedUpdateWithoutPlansInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutSubscriptionsInput = {
@@ -4132,6 +4221,7 @@ export type MerchantCreateWithoutSubscriptionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutSubscriptionsInput = {
@@ -4172,6 +4262,7 @@ export type MerchantUncheckedCreateWithoutSubscriptionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutSubscriptionsInput = {
@@ -4228,6 +4319,7 @@ export type MerchantUpdateWithoutSubscriptionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutSubscriptionsInput = {
@@ -4268,6 +4360,7 @@ export type MerchantUncheckedUpdateWithoutSubscriptionsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantCreateWithoutSecurityEventsInput = {
@@ -4308,6 +4401,7 @@ export type MerchantCreateWithoutSecurityEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantUncheckedCreateWithoutSecurityEventsInput = {
@@ -4348,6 +4442,7 @@ export type MerchantUncheckedCreateWithoutSecurityEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
   plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
   subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutMerchantInput
 }
 
 export type MerchantCreateOrConnectWithoutSecurityEventsInput = {
@@ -4404,6 +4499,7 @@ export type MerchantUpdateWithoutSecurityEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutMerchantNestedInput
 }
 
 export type MerchantUncheckedUpdateWithoutSecurityEventsInput = {
@@ -4444,6 +4540,187 @@ export type MerchantUncheckedUpdateWithoutSecurityEventsInput = {
   emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
   plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
   subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantCreateWithoutX402PaymentsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantUncheckedCreateWithoutX402PaymentsInput = {
+  id: string
+  name: string
+  feeBps: number
+  testWallet?: string | null
+  liveWallet?: string | null
+  paymentWindowMinutes?: number
+  underpaymentToleranceBps?: number
+  legalName?: string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: string | null
+  logo?: runtime.Bytes | null
+  logoType?: string | null
+  emailInvoices?: boolean
+  emailReceipts?: boolean
+  emailRefunds?: boolean
+  supportEmail?: string | null
+  emailTokenSecret?: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutMerchantInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedCreateNestedManyWithoutMerchantInput
+  customers?: Prisma.CustomerUncheckedCreateNestedManyWithoutMerchantInput
+  charges?: Prisma.ChargeUncheckedCreateNestedManyWithoutMerchantInput
+  invoices?: Prisma.InvoiceUncheckedCreateNestedManyWithoutMerchantInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutMerchantInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedCreateNestedManyWithoutMerchantInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutMerchantInput
+  refunds?: Prisma.RefundUncheckedCreateNestedManyWithoutMerchantInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedCreateNestedManyWithoutMerchantInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedCreateNestedManyWithoutMerchantInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutMerchantInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedCreateNestedManyWithoutMerchantInput
+  emails?: Prisma.EmailUncheckedCreateNestedManyWithoutMerchantInput
+  invitations?: Prisma.InvitationUncheckedCreateNestedManyWithoutMerchantInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedCreateNestedManyWithoutMerchantInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutMerchantInput
+  subscriptions?: Prisma.SubscriptionUncheckedCreateNestedManyWithoutMerchantInput
+  securityEvents?: Prisma.SecurityEventUncheckedCreateNestedManyWithoutMerchantInput
+}
+
+export type MerchantCreateOrConnectWithoutX402PaymentsInput = {
+  where: Prisma.MerchantWhereUniqueInput
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutX402PaymentsInput, Prisma.MerchantUncheckedCreateWithoutX402PaymentsInput>
+}
+
+export type MerchantUpsertWithoutX402PaymentsInput = {
+  update: Prisma.XOR<Prisma.MerchantUpdateWithoutX402PaymentsInput, Prisma.MerchantUncheckedUpdateWithoutX402PaymentsInput>
+  create: Prisma.XOR<Prisma.MerchantCreateWithoutX402PaymentsInput, Prisma.MerchantUncheckedCreateWithoutX402PaymentsInput>
+  where?: Prisma.MerchantWhereInput
+}
+
+export type MerchantUpdateToOneWithWhereWithoutX402PaymentsInput = {
+  where?: Prisma.MerchantWhereInput
+  data: Prisma.XOR<Prisma.MerchantUpdateWithoutX402PaymentsInput, Prisma.MerchantUncheckedUpdateWithoutX402PaymentsInput>
+}
+
+export type MerchantUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUpdateManyWithoutMerchantNestedInput
+}
+
+export type MerchantUncheckedUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  feeBps?: Prisma.IntFieldUpdateOperationsInput | number
+  testWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveWallet?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  paymentWindowMinutes?: Prisma.IntFieldUpdateOperationsInput | number
+  underpaymentToleranceBps?: Prisma.IntFieldUpdateOperationsInput | number
+  legalName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  businessAddress?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  taxId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logo?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  logoType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailInvoices?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailReceipts?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  emailRefunds?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  supportEmail?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailTokenSecret?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutMerchantNestedInput
+  jwtSecrets?: Prisma.JwtSecretUncheckedUpdateManyWithoutMerchantNestedInput
+  customers?: Prisma.CustomerUncheckedUpdateManyWithoutMerchantNestedInput
+  charges?: Prisma.ChargeUncheckedUpdateManyWithoutMerchantNestedInput
+  invoices?: Prisma.InvoiceUncheckedUpdateManyWithoutMerchantNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutMerchantNestedInput
+  webhookEndpoints?: Prisma.WebhookEndpointUncheckedUpdateManyWithoutMerchantNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutMerchantNestedInput
+  refunds?: Prisma.RefundUncheckedUpdateManyWithoutMerchantNestedInput
+  invoiceNumbers?: Prisma.InvoiceNumberUncheckedUpdateManyWithoutMerchantNestedInput
+  paymentLinks?: Prisma.PaymentLinkUncheckedUpdateManyWithoutMerchantNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutMerchantNestedInput
+  relayerBudgetRefusals?: Prisma.RelayerBudgetRefusalUncheckedUpdateManyWithoutMerchantNestedInput
+  emails?: Prisma.EmailUncheckedUpdateManyWithoutMerchantNestedInput
+  invitations?: Prisma.InvitationUncheckedUpdateManyWithoutMerchantNestedInput
+  emailSuppressions?: Prisma.EmailSuppressionUncheckedUpdateManyWithoutMerchantNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutMerchantNestedInput
+  subscriptions?: Prisma.SubscriptionUncheckedUpdateManyWithoutMerchantNestedInput
+  securityEvents?: Prisma.SecurityEventUncheckedUpdateManyWithoutMerchantNestedInput
 }
 
 
@@ -4471,6 +4748,7 @@ export type MerchantCountOutputType = {
   plans: number
   subscriptions: number
   securityEvents: number
+  x402Payments: number
 }
 
 export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -4493,6 +4771,7 @@ export type MerchantCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   plans?: boolean | MerchantCountOutputTypeCountPlansArgs
   subscriptions?: boolean | MerchantCountOutputTypeCountSubscriptionsArgs
   securityEvents?: boolean | MerchantCountOutputTypeCountSecurityEventsArgs
+  x402Payments?: boolean | MerchantCountOutputTypeCountX402PaymentsArgs
 }
 
 /**
@@ -4638,6 +4917,13 @@ export type MerchantCountOutputTypeCountSecurityEventsArgs<ExtArgs extends runti
   where?: Prisma.SecurityEventWhereInput
 }
 
+/**
+ * MerchantCountOutputType without action
+ */
+export type MerchantCountOutputTypeCountX402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.X402PaymentWhereInput
+}
+
 
 export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -4678,6 +4964,7 @@ export type MerchantSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
   subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
   securityEvents?: boolean | Prisma.Merchant$securityEventsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.Merchant$x402PaymentsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["merchant"]>
 
@@ -4768,6 +5055,7 @@ export type MerchantInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   plans?: boolean | Prisma.Merchant$plansArgs<ExtArgs>
   subscriptions?: boolean | Prisma.Merchant$subscriptionsArgs<ExtArgs>
   securityEvents?: boolean | Prisma.Merchant$securityEventsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.Merchant$x402PaymentsArgs<ExtArgs>
   _count?: boolean | Prisma.MerchantCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MerchantIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -4795,6 +5083,7 @@ export type $MerchantPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     plans: Prisma.$PlanPayload<ExtArgs>[]
     subscriptions: Prisma.$SubscriptionPayload<ExtArgs>[]
     securityEvents: Prisma.$SecurityEventPayload<ExtArgs>[]
+    x402Payments: Prisma.$X402PaymentPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -5259,6 +5548,7 @@ export interface Prisma__MerchantClient<T, Null = never, ExtArgs extends runtime
   plans<T extends Prisma.Merchant$plansArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$plansArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PlanPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   subscriptions<T extends Prisma.Merchant$subscriptionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$subscriptionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SubscriptionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   securityEvents<T extends Prisma.Merchant$securityEventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$securityEventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SecurityEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  x402Payments<T extends Prisma.Merchant$x402PaymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Merchant$x402PaymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$X402PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -6153,6 +6443,30 @@ export type Merchant$securityEventsArgs<ExtArgs extends runtime.Types.Extensions
   take?: number
   skip?: number
   distinct?: Prisma.SecurityEventScalarFieldEnum | Prisma.SecurityEventScalarFieldEnum[]
+}
+
+/**
+ * Merchant.x402Payments
+ */
+export type Merchant$x402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the X402Payment
+   */
+  select?: Prisma.X402PaymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the X402Payment
+   */
+  omit?: Prisma.X402PaymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.X402PaymentInclude<ExtArgs> | null
+  where?: Prisma.X402PaymentWhereInput
+  orderBy?: Prisma.X402PaymentOrderByWithRelationInput | Prisma.X402PaymentOrderByWithRelationInput[]
+  cursor?: Prisma.X402PaymentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.X402PaymentScalarFieldEnum | Prisma.X402PaymentScalarFieldEnum[]
 }
 
 /**

@@ -307,6 +307,7 @@ export type RelayerTransactionWhereInput = {
   clones?: Prisma.CloneListRelationFilter
   authorizations?: Prisma.AuthorizationListRelationFilter
   sweeps?: Prisma.SweepListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
 }
 
 export type RelayerTransactionOrderByWithRelationInput = {
@@ -328,6 +329,7 @@ export type RelayerTransactionOrderByWithRelationInput = {
   clones?: Prisma.CloneOrderByRelationAggregateInput
   authorizations?: Prisma.AuthorizationOrderByRelationAggregateInput
   sweeps?: Prisma.SweepOrderByRelationAggregateInput
+  x402Payments?: Prisma.X402PaymentOrderByRelationAggregateInput
 }
 
 export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
@@ -352,6 +354,7 @@ export type RelayerTransactionWhereUniqueInput = Prisma.AtLeast<{
   clones?: Prisma.CloneListRelationFilter
   authorizations?: Prisma.AuthorizationListRelationFilter
   sweeps?: Prisma.SweepListRelationFilter
+  x402Payments?: Prisma.X402PaymentListRelationFilter
 }, "id">
 
 export type RelayerTransactionOrderByWithAggregationInput = {
@@ -417,6 +420,7 @@ export type RelayerTransactionCreateInput = {
   clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateInput = {
@@ -438,6 +442,7 @@ export type RelayerTransactionUncheckedCreateInput = {
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUpdateInput = {
@@ -459,6 +464,7 @@ export type RelayerTransactionUpdateInput = {
   clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateInput = {
@@ -480,6 +486,7 @@ export type RelayerTransactionUncheckedUpdateInput = {
   clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateManyInput = {
@@ -672,6 +679,22 @@ export type RelayerTransactionUpdateOneWithoutSweepsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutSweepsInput, Prisma.RelayerTransactionUpdateWithoutSweepsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutSweepsInput>
 }
 
+export type RelayerTransactionCreateNestedOneWithoutX402PaymentsInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutX402PaymentsInput
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+}
+
+export type RelayerTransactionUpdateOneWithoutX402PaymentsNestedInput = {
+  create?: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutX402PaymentsInput>
+  connectOrCreate?: Prisma.RelayerTransactionCreateOrConnectWithoutX402PaymentsInput
+  upsert?: Prisma.RelayerTransactionUpsertWithoutX402PaymentsInput
+  disconnect?: Prisma.RelayerTransactionWhereInput | boolean
+  delete?: Prisma.RelayerTransactionWhereInput | boolean
+  connect?: Prisma.RelayerTransactionWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.RelayerTransactionUpdateToOneWithWhereWithoutX402PaymentsInput, Prisma.RelayerTransactionUpdateWithoutX402PaymentsInput>, Prisma.RelayerTransactionUncheckedUpdateWithoutX402PaymentsInput>
+}
+
 export type RelayerTransactionCreateWithoutClonesInput = {
   id: string
   chainId: number
@@ -690,6 +713,7 @@ export type RelayerTransactionCreateWithoutClonesInput = {
   updatedAt?: Date | string
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateWithoutClonesInput = {
@@ -710,6 +734,7 @@ export type RelayerTransactionUncheckedCreateWithoutClonesInput = {
   updatedAt?: Date | string
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionCreateOrConnectWithoutClonesInput = {
@@ -746,6 +771,7 @@ export type RelayerTransactionUpdateWithoutClonesInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateWithoutClonesInput = {
@@ -766,6 +792,7 @@ export type RelayerTransactionUncheckedUpdateWithoutClonesInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateWithoutAuthorizationsInput = {
@@ -786,6 +813,7 @@ export type RelayerTransactionCreateWithoutAuthorizationsInput = {
   updatedAt?: Date | string
   clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
   sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateWithoutAuthorizationsInput = {
@@ -806,6 +834,7 @@ export type RelayerTransactionUncheckedCreateWithoutAuthorizationsInput = {
   updatedAt?: Date | string
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
   sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionCreateOrConnectWithoutAuthorizationsInput = {
@@ -842,6 +871,7 @@ export type RelayerTransactionUpdateWithoutAuthorizationsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
   sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput = {
@@ -862,6 +892,7 @@ export type RelayerTransactionUncheckedUpdateWithoutAuthorizationsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
   sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionCreateWithoutSweepsInput = {
@@ -882,6 +913,7 @@ export type RelayerTransactionCreateWithoutSweepsInput = {
   updatedAt?: Date | string
   clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
   authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionUncheckedCreateWithoutSweepsInput = {
@@ -902,6 +934,7 @@ export type RelayerTransactionUncheckedCreateWithoutSweepsInput = {
   updatedAt?: Date | string
   clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
   authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
+  x402Payments?: Prisma.X402PaymentUncheckedCreateNestedManyWithoutTxInput
 }
 
 export type RelayerTransactionCreateOrConnectWithoutSweepsInput = {
@@ -938,6 +971,7 @@ export type RelayerTransactionUpdateWithoutSweepsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
   authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUpdateManyWithoutTxNestedInput
 }
 
 export type RelayerTransactionUncheckedUpdateWithoutSweepsInput = {
@@ -958,6 +992,107 @@ export type RelayerTransactionUncheckedUpdateWithoutSweepsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
   authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  x402Payments?: Prisma.X402PaymentUncheckedUpdateManyWithoutTxNestedInput
+}
+
+export type RelayerTransactionCreateWithoutX402PaymentsInput = {
+  id: string
+  chainId: number
+  kind: $Enums.RelayerTxKind
+  status?: $Enums.RelayerTxStatus
+  nonce: number
+  rawTx: string
+  txHashes?: Prisma.RelayerTransactionCreatetxHashesInput | string[]
+  txHash?: string | null
+  blockNumber?: bigint | number | null
+  blockHash?: string | null
+  bumps?: number
+  sentAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  clones?: Prisma.CloneCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepCreateNestedManyWithoutTxInput
+}
+
+export type RelayerTransactionUncheckedCreateWithoutX402PaymentsInput = {
+  id: string
+  chainId: number
+  kind: $Enums.RelayerTxKind
+  status?: $Enums.RelayerTxStatus
+  nonce: number
+  rawTx: string
+  txHashes?: Prisma.RelayerTransactionCreatetxHashesInput | string[]
+  txHash?: string | null
+  blockNumber?: bigint | number | null
+  blockHash?: string | null
+  bumps?: number
+  sentAt?: Date | string
+  lastError?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  clones?: Prisma.CloneUncheckedCreateNestedManyWithoutFlushInput
+  authorizations?: Prisma.AuthorizationUncheckedCreateNestedManyWithoutTxInput
+  sweeps?: Prisma.SweepUncheckedCreateNestedManyWithoutTxInput
+}
+
+export type RelayerTransactionCreateOrConnectWithoutX402PaymentsInput = {
+  where: Prisma.RelayerTransactionWhereUniqueInput
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutX402PaymentsInput>
+}
+
+export type RelayerTransactionUpsertWithoutX402PaymentsInput = {
+  update: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutX402PaymentsInput>
+  create: Prisma.XOR<Prisma.RelayerTransactionCreateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedCreateWithoutX402PaymentsInput>
+  where?: Prisma.RelayerTransactionWhereInput
+}
+
+export type RelayerTransactionUpdateToOneWithWhereWithoutX402PaymentsInput = {
+  where?: Prisma.RelayerTransactionWhereInput
+  data: Prisma.XOR<Prisma.RelayerTransactionUpdateWithoutX402PaymentsInput, Prisma.RelayerTransactionUncheckedUpdateWithoutX402PaymentsInput>
+}
+
+export type RelayerTransactionUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
+  status?: Prisma.EnumRelayerTxStatusFieldUpdateOperationsInput | $Enums.RelayerTxStatus
+  nonce?: Prisma.IntFieldUpdateOperationsInput | number
+  rawTx?: Prisma.StringFieldUpdateOperationsInput | string
+  txHashes?: Prisma.RelayerTransactionUpdatetxHashesInput | string[]
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  bumps?: Prisma.IntFieldUpdateOperationsInput | number
+  sentAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  clones?: Prisma.CloneUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUpdateManyWithoutTxNestedInput
+}
+
+export type RelayerTransactionUncheckedUpdateWithoutX402PaymentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  kind?: Prisma.EnumRelayerTxKindFieldUpdateOperationsInput | $Enums.RelayerTxKind
+  status?: Prisma.EnumRelayerTxStatusFieldUpdateOperationsInput | $Enums.RelayerTxStatus
+  nonce?: Prisma.IntFieldUpdateOperationsInput | number
+  rawTx?: Prisma.StringFieldUpdateOperationsInput | string
+  txHashes?: Prisma.RelayerTransactionUpdatetxHashesInput | string[]
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blockNumber?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  blockHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  bumps?: Prisma.IntFieldUpdateOperationsInput | number
+  sentAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  clones?: Prisma.CloneUncheckedUpdateManyWithoutFlushNestedInput
+  authorizations?: Prisma.AuthorizationUncheckedUpdateManyWithoutTxNestedInput
+  sweeps?: Prisma.SweepUncheckedUpdateManyWithoutTxNestedInput
 }
 
 
@@ -969,12 +1104,14 @@ export type RelayerTransactionCountOutputType = {
   clones: number
   authorizations: number
   sweeps: number
+  x402Payments: number
 }
 
 export type RelayerTransactionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   clones?: boolean | RelayerTransactionCountOutputTypeCountClonesArgs
   authorizations?: boolean | RelayerTransactionCountOutputTypeCountAuthorizationsArgs
   sweeps?: boolean | RelayerTransactionCountOutputTypeCountSweepsArgs
+  x402Payments?: boolean | RelayerTransactionCountOutputTypeCountX402PaymentsArgs
 }
 
 /**
@@ -1008,6 +1145,13 @@ export type RelayerTransactionCountOutputTypeCountSweepsArgs<ExtArgs extends run
   where?: Prisma.SweepWhereInput
 }
 
+/**
+ * RelayerTransactionCountOutputType without action
+ */
+export type RelayerTransactionCountOutputTypeCountX402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.X402PaymentWhereInput
+}
+
 
 export type RelayerTransactionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1028,6 +1172,7 @@ export type RelayerTransactionSelect<ExtArgs extends runtime.Types.Extensions.In
   clones?: boolean | Prisma.RelayerTransaction$clonesArgs<ExtArgs>
   authorizations?: boolean | Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>
   sweeps?: boolean | Prisma.RelayerTransaction$sweepsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.RelayerTransaction$x402PaymentsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["relayerTransaction"]>
 
@@ -1090,6 +1235,7 @@ export type RelayerTransactionInclude<ExtArgs extends runtime.Types.Extensions.I
   clones?: boolean | Prisma.RelayerTransaction$clonesArgs<ExtArgs>
   authorizations?: boolean | Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>
   sweeps?: boolean | Prisma.RelayerTransaction$sweepsArgs<ExtArgs>
+  x402Payments?: boolean | Prisma.RelayerTransaction$x402PaymentsArgs<ExtArgs>
   _count?: boolean | Prisma.RelayerTransactionCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type RelayerTransactionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1101,6 +1247,7 @@ export type $RelayerTransactionPayload<ExtArgs extends runtime.Types.Extensions.
     clones: Prisma.$ClonePayload<ExtArgs>[]
     authorizations: Prisma.$AuthorizationPayload<ExtArgs>[]
     sweeps: Prisma.$SweepPayload<ExtArgs>[]
+    x402Payments: Prisma.$X402PaymentPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1527,6 +1674,7 @@ export interface Prisma__RelayerTransactionClient<T, Null = never, ExtArgs exten
   clones<T extends Prisma.RelayerTransaction$clonesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$clonesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ClonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   authorizations<T extends Prisma.RelayerTransaction$authorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$authorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   sweeps<T extends Prisma.RelayerTransaction$sweepsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$sweepsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SweepPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  x402Payments<T extends Prisma.RelayerTransaction$x402PaymentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.RelayerTransaction$x402PaymentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$X402PaymentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2033,6 +2181,30 @@ export type RelayerTransaction$sweepsArgs<ExtArgs extends runtime.Types.Extensio
   take?: number
   skip?: number
   distinct?: Prisma.SweepScalarFieldEnum | Prisma.SweepScalarFieldEnum[]
+}
+
+/**
+ * RelayerTransaction.x402Payments
+ */
+export type RelayerTransaction$x402PaymentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the X402Payment
+   */
+  select?: Prisma.X402PaymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the X402Payment
+   */
+  omit?: Prisma.X402PaymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.X402PaymentInclude<ExtArgs> | null
+  where?: Prisma.X402PaymentWhereInput
+  orderBy?: Prisma.X402PaymentOrderByWithRelationInput | Prisma.X402PaymentOrderByWithRelationInput[]
+  cursor?: Prisma.X402PaymentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.X402PaymentScalarFieldEnum | Prisma.X402PaymentScalarFieldEnum[]
 }
 
 /**

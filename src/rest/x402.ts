@@ -1,0 +1,95 @@
+// Agent payments (.docs/x402.md): `GET /v1/x402` (what to put in a route's requirements) and the
+// list of settlements under /v1, and the x402 facilitator (protocol version 2, scheme `exact`) at
+// {PUBLIC_URL}/x402/supported, /verify and /settle, which the official middleware calls with the
+// merchant's API key as its Bearer token. Rules live in domain/x402/.
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { z } from "zod";
+import { pageParams } from "../domain/paging.js";
+import { parseInput } from "../domain/validation.js";
+import { x402Account, X402Resource } from "../domain/x402/account.js";
+import { listX402Payments, X402PaymentResource, x402PaymentResource } from "../domain/x402/payments.js";
+import { parseFacilitatorRequest } from "../domain/x402/requests.js";
+import { settlePayment, type SettleDeps, supportedKinds } from "../domain/x402/settle.js";
+import { checkPayment } from "../domain/x402/verify.js";
+import { listOf } from "./openapi.js";
+import { type RestDeps, scopeOf } from "./plumbing.js";
+
+const tag = "x402";
+
+/** Settle's wait for a transaction when X402_SETTLE_TIMEOUT_MS is not configured. */
+const DEFAULT_SETTLE_TIMEOUT_MS = 30_000;
+
+const listSchema = z.strictObject(pageParams);
+
+/** Registers GET /v1/x402, its payments, and the facilitator's three routes. */
+export function x402Routes(app: FastifyInstance, deps: RestDeps & { publicUrl: string }): void {
+  const { prisma, charges: settings } = deps;
+  const x402: SettleDeps = {
+    prisma,
+    chains: deps.chains,
+    readers: deps.authorizations,
+    factory: settings.factory,
+    minAmount: settings.x402?.minAmount,
+    relayerGasBudget: settings.relayerGasBudget,
+    timeoutMs: settings.x402?.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS,
+  };
+
+  const retrieve = {
+    group: "read",
+    doc: {
+      operationId: "getX402",
+      summary: "Your x402 address, the facilitator's URL and what a route may ask for on each chain",
+      description:
+        "What to configure the x402 middleware with: `payTo` (your x402 address for the key's mode, the same on every chain; made on first use), `facilitatorUrl` (call it with this API key as `Authorization: Bearer`), and per chain enabled for the mode the network, USDC's address and EIP-712 domain (`extra`) and the least a payment settles for. Money paid there is paid out to your settlement wallet less the fee, like a charge's; a new wallet or fee gives a new `payTo`. 400 `settlement_wallet_missing` without a wallet for the mode.",
+      tag,
+      ok: { 200: X402Resource },
+      errors: ["settlement_wallet_missing", "chain_unsupported"],
+    },
+  } as const;
+  app.get("/v1/x402", { config: retrieve }, async (req) => x402Account(x402, scopeOf(req), deps.publicUrl));
+
+  const list = {
+    group: "list",
+    doc: {
+      operationId: "listX402Payments",
+      summary: "List the payments the facilitator settled, newest first",
+      description:
+        "What `POST /x402/settle` handled, newest first, paged by cursor: payer, amount, network, status, transaction, and the resource paid for. The money itself is in the ledger as payments once confirmed (`x402.payment`).",
+      tag,
+      query: listSchema,
+      ok: { 200: listOf(X402PaymentResource) },
+    },
+  } as const;
+  app.get("/v1/x402/payments", { config: list }, async (req) => {
+    const { data, hasMore } = await listX402Payments(prisma, scopeOf(req), parseInput(listSchema, req.query));
+    return { object: "list", data: data.map(x402PaymentResource), hasMore };
+  });
+
+  // The facilitator: answers in the protocol's shapes, not the API's (its clients parse them).
+  const facilitator = { group: "x402" } as const;
+  app.get("/x402/supported", { config: facilitator }, async (req) => supportedKinds(x402, scopeOf(req)));
+
+  app.post("/x402/verify", { config: facilitator }, async (req, reply) => {
+    const parsed = parseFacilitatorRequest(req.body);
+    if ("refusal" in parsed) return malformed(reply, { isValid: false, invalidReason: parsed.refusal.reason, invalidMessage: parsed.refusal.message });
+    const checked = await checkPayment(x402, scopeOf(req), parsed.request);
+    if ("payment" in checked) return { isValid: true, payer: checked.payment.payer };
+    const { refusal, payer } = checked;
+    return { isValid: false, invalidReason: refusal.reason, invalidMessage: refusal.message, ...(payer && { payer }) };
+  });
+
+  app.post("/x402/settle", { config: facilitator }, async (req, reply) => {
+    const parsed = parseFacilitatorRequest(req.body);
+    if ("refusal" in parsed) {
+      const network = (req.body as { paymentRequirements?: { network?: unknown } } | null)?.paymentRequirements?.network;
+      const { reason: errorReason, message: errorMessage } = parsed.refusal;
+      return malformed(reply, { success: false, errorReason, errorMessage, transaction: "", network: typeof network === "string" ? network : "" });
+    }
+    return settlePayment(x402, scopeOf(req), parsed.request);
+  });
+}
+
+/** A request the protocol cannot read: 400, in the protocol's shape (the middleware reads `isValid` or `success` from it). */
+function malformed(reply: FastifyReply, body: object): FastifyReply {
+  return reply.code(400).send(body);
+}
