@@ -197,7 +197,9 @@ describe("webhooks", () => {
       const resource =
         type === "invoice.upcoming"
           ? "Subscription"
-          : { charge: "Charge", customer: "Customer", refund: "Refund", invoice: "Invoice", subscription: "Subscription", x402: "X402Payment" }[type.split(".")[0]!];
+          : { charge: "Charge", customer: "Customer", refund: "Refund", invoice: "Invoice", subscription: "Subscription", x402: "X402Payment" }[
+              type.split(".")[0]!
+            ];
       const own = doc.components.schemas[resource!];
       for (const field of Object.values(extras).flat()) expect(own.properties[field], `${resource}.${field}`).toBeUndefined();
       const added = extras[type];
