@@ -1030,6 +1030,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your x402 address, the facilitator's URL and what a route may ask for on each chain
+         * @description What to configure the x402 middleware with: `payTo` (your x402 address for the key's mode, the same on every chain; made on first use), `facilitatorUrl` (call it with this API key as `Authorization: Bearer`), and per chain enabled for the mode the network, USDC's address and EIP-712 domain (`extra`) and the least a payment settles for. Money paid there is paid out to your settlement wallet less the fee, like a charge's; a new wallet or fee gives a new `payTo`. 400 `settlement_wallet_missing` without a wallet for the mode.
+         */
+        get: operations["getX402"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the payments the facilitator settled, newest first
+         * @description What `POST /x402/settle` handled, newest first, paged by cursor: payer, amount, network, status, transaction, and the resource paid for. The money itself is in the ledger as payments once confirmed (`x402.payment`).
+         */
+        get: operations["listX402Payments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "charge.pending": {
@@ -1730,6 +1770,28 @@ export interface webhooks {
          *     Sent to every enabled endpoint of the mode whose `events` include subscription.canceled (or are empty), signed with its secret.
          */
         post: operations["onSubscriptionCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "x402.payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x402.payment
+         * @description A payment to your x402 address was confirmed and is in the ledger: `data` is the x402 payment (payer, amount, network, txHash, and the resource paid for when settle relayed it).
+         *
+         *     Sent to every enabled endpoint of the mode whose `events` include x402.payment (or are empty), signed with its secret.
+         */
+        post: operations["onX402Payment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2599,7 +2661,7 @@ export interface components {
             /** @description The code's entry in the API reference on /docs. */
             docUrl: string;
         };
-        Event: components["schemas"]["ChargePendingEvent"] | components["schemas"]["ChargeChainSelectedEvent"] | components["schemas"]["ChargePartialEvent"] | components["schemas"]["ChargeReceivedEvent"] | components["schemas"]["ChargeCompletedEvent"] | components["schemas"]["ChargeUnderpaidEvent"] | components["schemas"]["ChargeExpiredEvent"] | components["schemas"]["ChargeCancelledEvent"] | components["schemas"]["ChargeLatePaymentEvent"] | components["schemas"]["ChargePayoutConfirmedEvent"] | components["schemas"]["ChargePayoutBlockedEvent"] | components["schemas"]["ChargeNeedsReviewEvent"] | components["schemas"]["ChargeReviewedEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundUpdatedEvent"] | components["schemas"]["RefundCompletedEvent"] | components["schemas"]["RefundCancelledEvent"] | components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceFinalizedEvent"] | components["schemas"]["InvoicePaidEvent"] | components["schemas"]["InvoiceVoidedEvent"] | components["schemas"]["InvoiceMarkedUncollectibleEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["InvoiceUpcomingEvent"] | components["schemas"]["InvoicePaymentFailedEvent"] | components["schemas"]["SubscriptionCreatedEvent"] | components["schemas"]["SubscriptionUpdatedEvent"] | components["schemas"]["SubscriptionCanceledEvent"];
+        Event: components["schemas"]["ChargePendingEvent"] | components["schemas"]["ChargeChainSelectedEvent"] | components["schemas"]["ChargePartialEvent"] | components["schemas"]["ChargeReceivedEvent"] | components["schemas"]["ChargeCompletedEvent"] | components["schemas"]["ChargeUnderpaidEvent"] | components["schemas"]["ChargeExpiredEvent"] | components["schemas"]["ChargeCancelledEvent"] | components["schemas"]["ChargeLatePaymentEvent"] | components["schemas"]["ChargePayoutConfirmedEvent"] | components["schemas"]["ChargePayoutBlockedEvent"] | components["schemas"]["ChargeNeedsReviewEvent"] | components["schemas"]["ChargeReviewedEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundUpdatedEvent"] | components["schemas"]["RefundCompletedEvent"] | components["schemas"]["RefundCancelledEvent"] | components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceFinalizedEvent"] | components["schemas"]["InvoicePaidEvent"] | components["schemas"]["InvoiceVoidedEvent"] | components["schemas"]["InvoiceMarkedUncollectibleEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["InvoiceUpcomingEvent"] | components["schemas"]["InvoicePaymentFailedEvent"] | components["schemas"]["SubscriptionCreatedEvent"] | components["schemas"]["SubscriptionUpdatedEvent"] | components["schemas"]["SubscriptionCanceledEvent"] | components["schemas"]["X402PaymentEvent"];
         EventWithDeliveries: {
             id: string;
             /** @constant */
@@ -3356,6 +3418,16 @@ export interface components {
             livemode: boolean;
             data: components["schemas"]["Subscription"];
             deliveries: components["schemas"]["WebhookDelivery"][];
+        } | {
+            id: string;
+            /** @constant */
+            type: "x402.payment";
+            /** @description When the change was committed. */
+            timestamp: string;
+            /** @description True in live mode, false in test mode. */
+            livemode: boolean;
+            data: components["schemas"]["X402Payment"];
+            deliveries: components["schemas"]["WebhookDelivery"][];
         };
         Invoice: {
             id: string;
@@ -3964,6 +4036,74 @@ export interface components {
             secret: string;
             /** @description When it was created. */
             createdAt: string;
+        };
+        X402: {
+            /** @constant */
+            object: "x402";
+            /** @description True in live mode, false in test mode. */
+            livemode: boolean;
+            /** @description Your x402 address for this mode: every route's `payTo`. It changes with your settlement wallet or fee. */
+            payTo: string;
+            /** @description The facilitator to point the x402 middleware at (HTTPFacilitatorClient's `url`), with this API key as its Bearer token. */
+            facilitatorUrl: string;
+            /** @description What a route may ask for, one entry per chain enabled for the mode. */
+            accepts: {
+                /** @constant */
+                scheme: "exact";
+                /** @description A CAIP-2 chain id, e.g. "eip155:8453". */
+                network: string;
+                /** @description The USDC contract on that chain. */
+                asset: string;
+                /** @description USDC's EIP-712 domain there, as the exact scheme's `extra`. */
+                extra: {
+                    name: string;
+                    version: string;
+                };
+                /** @description The least a payment settles for there, in USDC ("0.01"): X402_MIN_AMOUNT, else the chain's payout minimum. */
+                minAmount: string;
+            }[];
+        };
+        X402Payment: {
+            /** @description The settlement's id (x402pay_…); null for money sent to the x402 address some other way. */
+            id: string | null;
+            /** @constant */
+            object: "x402_payment";
+            /** @description True in live mode, false in test mode. */
+            livemode: boolean;
+            /**
+             * @description RELAYING/SENT: on its way; SETTLED: in a block; FAILED: see error; CONFIRMED: in the ledger (its confirmations reached).
+             * @enum {string}
+             */
+            status: "RELAYING" | "SENT" | "SETTLED" | "FAILED" | "CONFIRMED";
+            /** @description USDC, e.g. "0.01". */
+            amount: string;
+            /** @description The address that paid. */
+            payer: string;
+            /** @description The merchant's x402 address it paid. */
+            payTo: string;
+            /** @description The chain, as a CAIP-2 id ("eip155:8453"). */
+            network: string;
+            /** @description The transaction that moved the money. */
+            txHash: string | null;
+            /** @description What was paid for: the URL the resource server named. */
+            resource: string | null;
+            /** @description The resource server's description of it. */
+            description: string | null;
+            /** @description Why it FAILED; null otherwise. */
+            error: string | null;
+            /** @description When settle received it (for money sent some other way: when it was confirmed). */
+            createdAt: string;
+        };
+        /** @description A payment to your x402 address was confirmed and is in the ledger: `data` is the x402 payment (payer, amount, network, txHash, and the resource paid for when settle relayed it). */
+        X402PaymentEvent: {
+            id: string;
+            /** @constant */
+            type: "x402.payment";
+            /** @description When the change was committed. */
+            timestamp: string;
+            /** @description True in live mode, false in test mode. */
+            livemode: boolean;
+            data: components["schemas"]["X402Payment"];
         };
     };
     responses: never;
@@ -6389,9 +6529,9 @@ export interface operations {
                 limit?: number;
                 startingAfter?: string;
                 endingBefore?: string;
-                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled";
-                /** @description Only events about this kind of object: charge, customer, refund, invoice, subscription. */
-                objectType?: "charge" | "customer" | "refund" | "invoice" | "subscription";
+                type?: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "x402.payment";
+                /** @description Only events about this kind of object: charge, customer, refund, invoice, subscription, x402. */
+                objectType?: "charge" | "customer" | "refund" | "invoice" | "subscription" | "x402";
                 /** @description Only events about this object: the id its data carries (chrg_…, cus_…, ref_…, inv_…). */
                 objectId?: string;
             };
@@ -7022,7 +7162,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled";
+                    type: "charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "x402.payment";
                 };
             };
         };
@@ -7395,7 +7535,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     /** @default [] */
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "x402.payment")[];
                     description?: string | null;
                 };
             };
@@ -7849,7 +7989,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled")[];
+                    events?: ("charge.pending" | "charge.chain_selected" | "charge.partial" | "charge.received" | "charge.completed" | "charge.underpaid" | "charge.expired" | "charge.cancelled" | "charge.late_payment" | "charge.payout_confirmed" | "charge.payout_blocked" | "charge.needs_review" | "charge.reviewed" | "customer.created" | "customer.updated" | "customer.deleted" | "refund.created" | "refund.updated" | "refund.completed" | "refund.cancelled" | "invoice.created" | "invoice.updated" | "invoice.finalized" | "invoice.paid" | "invoice.voided" | "invoice.marked_uncollectible" | "invoice.deleted" | "invoice.upcoming" | "invoice.payment_failed" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "x402.payment")[];
                     description?: string | null;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
@@ -14982,6 +15122,294 @@ export interface operations {
             };
         };
     };
+    getX402: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "x402",
+                     *       "livemode": false,
+                     *       "payTo": "…",
+                     *       "facilitatorUrl": "…",
+                     *       "accepts": [
+                     *         {
+                     *           "scheme": "exact",
+                     *           "network": "…",
+                     *           "asset": "…",
+                     *           "extra": {
+                     *             "name": "…",
+                     *             "version": "…"
+                     *           },
+                     *           "minAmount": "…"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["X402"];
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown, settlement_wallet_missing, chain_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listX402Payments: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+                endingBefore?: string;
+            };
+            header?: {
+                /** @description The API version the caller was written against (YYYY-MM-DD); absent, the current one. */
+                "Stablegate-Version"?: components["parameters"]["Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "…",
+                     *           "object": "x402_payment",
+                     *           "livemode": false,
+                     *           "status": "RELAYING",
+                     *           "amount": "…",
+                     *           "payer": "…",
+                     *           "payTo": "…",
+                     *           "network": "…",
+                     *           "txHash": "…",
+                     *           "resource": "…",
+                     *           "description": "…",
+                     *           "error": "…",
+                     *           "createdAt": "…"
+                     *         }
+                     *       ],
+                     *       "hasMore": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["X402Payment"][];
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description code: parameter_invalid, parameter_missing, parameter_unknown */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: api_key_missing, api_key_invalid, api_key_ip_not_allowed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            417: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: rate_limited */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: parameter_invalid */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description code: internal_error */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Stablegate-Version": components["headers"]["Stablegate-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     onChargePending: {
         parameters: {
             query?: never;
@@ -16332,6 +16760,49 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionCanceledEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is ignored). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a redirect, or no answer within 15 s: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10%), then the delivery is failed. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onX402Payment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt: dedupe on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was signed (Unix seconds): refuse one too far from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the endpoint secret's decoded bytes (whsec_ is followed by their base64); while a rotated secret overlaps, one such signature per secret, space-separated. The `standardwebhooks` libraries verify it. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402PaymentEvent"];
             };
         };
         responses: {
