@@ -35,12 +35,28 @@ export const BalanceTransactionResource = z.object({
   txHash: z.string().describe("The transaction of the transfer."),
   blockNumber: z.number().int().describe("The block of the transfer."),
   reversesId: z.string().nullable().describe("The row a reversal undoes."),
+  x402: z
+    .object({
+      id: z.string().describe("The settlement (x402pay_…)."),
+      payer: z.string().describe("The address that paid."),
+      resource: z.string().nullable().describe("What was paid for: the URL the resource server named."),
+      description: z.string().nullable().describe("The resource server's description of it."),
+    })
+    .nullable()
+    .describe("For a payment to your x402 address that the facilitator settled: who paid and for what; null otherwise."),
   createdAt: z.string().describe("When the ledger recorded it (the transfer's confirmation)."),
 });
 export type BalanceTransactionResource = z.infer<typeof BalanceTransactionResource>;
 
+/** What a ledger read includes: the x402 settlement a payment records. */
+const WITH_X402 = { x402Payment: { select: { id: true, resource: true, description: true, fromAddress: true } } } as const;
+
+/** A ledger row as the reads return it. */
+export type LedgerRow = BalanceTransaction & { x402Payment: { id: string; resource: string | null; description: string | null; fromAddress: string } | null };
+
 /** Shapes a ledger row. */
-export function balanceTransactionResource(b: BalanceTransaction): BalanceTransactionResource {
+export function balanceTransactionResource(b: LedgerRow): BalanceTransactionResource {
+  const x = b.x402Payment;
   return {
     id: b.id,
     object: "balance_transaction",
@@ -54,6 +70,7 @@ export function balanceTransactionResource(b: BalanceTransaction): BalanceTransa
     txHash: b.txHash,
     blockNumber: Number(b.blockNumber),
     reversesId: b.reversesId,
+    x402: x && { id: x.id, payer: x.fromAddress, resource: x.resource, description: x.description },
     createdAt: b.createdAt.toISOString(),
   };
 }
@@ -75,14 +92,14 @@ export async function listBalanceTransactions(
   scope: Scope,
   query: BalanceTransactionListQuery,
   end: PageEnd = "newest",
-): Promise<Page<BalanceTransaction>> {
+): Promise<Page<LedgerRow>> {
   const { limit, startingAfter, endingBefore, ...filters } = query;
   const where = ledgerFilter(scope, filters);
   return keysetPage(
     "balance_transaction",
     { limit, startingAfter, endingBefore },
     (id) => prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
-    (q) => prisma.balanceTransaction.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take }),
+    (q) => prisma.balanceTransaction.findMany({ where: { AND: [where, q.where] }, orderBy: q.orderBy, take: q.take, include: WITH_X402 }),
     end,
   );
 }
@@ -93,8 +110,8 @@ export function countBalanceTransactions(prisma: Prisma, scope: Scope, filters: 
 }
 
 /** A charge's balance transactions, oldest first (the charge's own ledger). */
-export async function balanceTransactionsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<BalanceTransaction[]> {
-  return prisma.balanceTransaction.findMany({ where: { chargeId, ...inScope(scope) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+export async function balanceTransactionsOfCharge(prisma: Prisma, scope: Scope, chargeId: string): Promise<LedgerRow[]> {
+  return prisma.balanceTransaction.findMany({ where: { chargeId, ...inScope(scope) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], include: WITH_X402 });
 }
 
 /** The columns of the CSV export, in order (its header row). */
@@ -111,6 +128,8 @@ export const CSV_COLUMNS = [
   "reversesId",
   "createdAt",
   "livemode",
+  "x402Payer",
+  "x402Resource",
 ] as const;
 
 /**
@@ -122,8 +141,16 @@ export function balanceTransactionsCsv(prisma: Prisma, scope: Scope, filters: Ba
   return csvLines(
     CSV_COLUMNS,
     (after, take) =>
-      prisma.balanceTransaction.findMany({ where: after ? { AND: [where, olderThan(after)] } : where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take }),
-    balanceTransactionResource,
+      prisma.balanceTransaction.findMany({
+        where: after ? { AND: [where, olderThan(after)] } : where,
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take,
+        include: WITH_X402,
+      }),
+    (b) => {
+      const { x402, ...row } = balanceTransactionResource(b);
+      return { ...row, x402Payer: x402?.payer ?? null, x402Resource: x402?.resource ?? null };
+    },
   );
 }
 
@@ -180,8 +207,8 @@ export async function getBalance(prisma: Prisma, scope: Scope): Promise<BalanceR
 }
 
 /** A balance transaction of `scope`, or 404. */
-export async function getBalanceTransaction(prisma: Prisma, scope: Scope, id: string): Promise<BalanceTransaction> {
-  const row = await prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) } });
+export async function getBalanceTransaction(prisma: Prisma, scope: Scope, id: string): Promise<LedgerRow> {
+  const row = await prisma.balanceTransaction.findFirst({ where: { id, ...inScope(scope) }, include: WITH_X402 });
   if (!row) throw notFound("balance_transaction", id);
   return row;
 }

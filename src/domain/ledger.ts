@@ -36,6 +36,8 @@ const TYPE_OF = { PAYMENT: "payment", PAYOUT: "payout", FEE: "fee", REFUND: "ref
 export interface PostedTransfer extends ConfirmedTransfer {
   scope: { merchantId: string; livemode: boolean };
   invoiceId: string | null;
+  /** The x402 settlement a payment to an x402 address records, if settle relayed it. */
+  x402PaymentId?: string | null;
 }
 
 /** Posts a row for each of `transfers` (of any charges), inside the caller's transaction. */
@@ -55,6 +57,7 @@ export async function postTransfers(tx: P.TransactionClient, transfers: readonly
       txHash: t.txHash,
       blockNumber: t.blockNumber,
       transferId: t.id,
+      x402PaymentId: t.x402PaymentId ?? null,
       createdAt: now,
     })),
     // A transfer already posted (a confirmation run twice) posts nothing.

@@ -19,7 +19,7 @@
 // once; transfers are applied in chain order; the money fields are derived from the ledger in the same
 // transaction; an invoice counts only the payments its charges received on time while it was not void.
 import type { Prisma } from "../db/client.js";
-import { Prisma as P } from "../generated/prisma/client.js";
+import { Prisma as P, type X402Payment } from "../generated/prisma/client.js";
 import { enqueueReceipt } from "./buyer-emails.js";
 import { amountOverpaid } from "./charges/display.js";
 import { acceptedAmount, type ChargeStatus, nextStatus, partialExtensionMinutes } from "./charges/lifecycle.js";
@@ -35,7 +35,7 @@ import { summarizeBlocks } from "./payouts.js";
 import { refundCompletedEvents } from "./refunds.js";
 import { inScope, type Scope } from "./scope.js";
 import { X402_KIND } from "./x402/anchors.js";
-import { x402PaymentEvents } from "./x402/payments.js";
+import { x402PaymentEvents, x402Settlements } from "./x402/payments.js";
 
 const MINUTE_MS = 60_000;
 
@@ -204,10 +204,20 @@ async function confirmChargesMoney(prisma: Prisma, settings: PaymentSettings, ch
           : applyConfirmed(charge, mine, before, invoice !== undefined && invoice.status !== "VOID", settings, now);
       return { charge, confirmed: mine, plan };
     });
+    const x402 = await x402Settlements(
+      tx,
+      steps.flatMap((s) => s.plan.x402),
+    );
     await postTransfers(
       tx,
       steps.flatMap(({ charge, confirmed, plan }) =>
-        confirmed.map((t) => ({ ...t, amount: toUnits(t.amount), scope: charge, invoiceId: plan.paysInvoice.has(t.id) ? charge.invoiceId : null })),
+        confirmed.map((t) => ({
+          ...t,
+          amount: toUnits(t.amount),
+          scope: charge,
+          invoiceId: plan.paysInvoice.has(t.id) ? charge.invoiceId : null,
+          x402PaymentId: x402.get(t.id)?.id ?? null,
+        })),
       ),
       now,
     );
@@ -219,7 +229,7 @@ async function confirmChargesMoney(prisma: Prisma, settings: PaymentSettings, ch
     );
     const paidOut = steps.filter((s) => s.confirmed.some((t) => t.kind === "PAYOUT" || t.kind === "FEE")).map((s) => s.charge.id);
     await afterPayouts(tx, settings, paidOut, chain.chainId, now);
-    return writeConfirmed(tx, steps, settings, now);
+    return writeConfirmed(tx, steps, settings, now, x402);
   });
   if (written.length > 0) settings.feed?.changed(written);
   return written;
@@ -247,7 +257,13 @@ async function confirmTransfers(tx: P.TransactionClient, chain: ConfirmingChain,
  * their events recorded: each charge's own, its payout's, its invoice's (one per invoice, caused by
  * the last payment to it) and its refunds'. Returns the charges.
  */
-async function writeConfirmed(tx: P.TransactionClient, steps: readonly Step[], settings: PaymentSettings, now: Date): Promise<Charge[]> {
+async function writeConfirmed(
+  tx: P.TransactionClient,
+  steps: readonly Step[],
+  settings: PaymentSettings,
+  now: Date,
+  x402: ReadonlyMap<string, X402Payment>,
+): Promise<Charge[]> {
   const rows = new Map((await writeChanges(tx, steps, now)).map((c) => [c.id, c]));
   const unchanged = steps.filter((s) => !rows.has(s.charge.id)).map((s) => s.charge.id);
   if (unchanged.length > 0) for (const c of await tx.$queryRaw<Charge[]>`SELECT ${CHARGE_COLUMNS} FROM charges WHERE id = ANY(${unchanged})`) rows.set(c.id, c);
@@ -271,8 +287,13 @@ async function writeConfirmed(tx: P.TransactionClient, steps: readonly Step[], s
   const refunds = new Map(steps.flatMap((s) => s.confirmed.filter((t) => t.kind === "REFUND").map((t) => [t.refundId!, t] as const)));
   for (const e of await refundCompletedEvents(tx, [...refunds.keys()], settings, now))
     events.push({ ...e, cause: factCause("refund", refunds.get((e.data as { id: string }).id)!) });
-  const x402 = steps.flatMap(({ charge, plan }) => plan.x402.map((t) => ({ ...t, anchor: charge, cause: factCause("x402", t) })));
-  events.push(...(await x402PaymentEvents(tx, x402, now)));
+  events.push(
+    ...x402PaymentEvents(
+      steps.flatMap(({ charge, plan }) => plan.x402.map((t) => ({ ...t, anchor: charge, cause: factCause("x402", t) }))),
+      x402,
+      now,
+    ),
+  );
   await recordEvents(tx, events);
   return steps.map((s) => rows.get(s.charge.id)!);
 }

@@ -1874,6 +1874,17 @@ export interface components {
             blockNumber: number;
             /** @description The row a reversal undoes. */
             reversesId: string | null;
+            /** @description For a payment to your x402 address that the facilitator settled: who paid and for what; null otherwise. */
+            x402: {
+                /** @description The settlement (x402pay_…). */
+                id: string;
+                /** @description The address that paid. */
+                payer: string;
+                /** @description What was paid for: the URL the resource server named. */
+                resource: string | null;
+                /** @description The resource server's description of it. */
+                description: string | null;
+            } | null;
             /** @description When the ledger recorded it (the transfer's confirmation). */
             createdAt: string;
         };
@@ -9846,6 +9857,7 @@ export interface operations {
                      *           "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
                      *           "blockNumber": 18204361,
                      *           "reversesId": null,
+                     *           "x402": null,
                      *           "createdAt": "2026-11-24T10:04:12.000Z"
                      *         }
                      *       ],
@@ -9983,7 +9995,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode */
+                    /** @example id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode,x402Payer,x402Resource */
                     "text/csv": string;
                 };
             };
@@ -10118,6 +10130,7 @@ export interface operations {
                      *       "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
                      *       "blockNumber": 18204361,
                      *       "reversesId": null,
+                     *       "x402": null,
                      *       "createdAt": "2026-11-24T10:04:12.000Z"
                      *     }
                      */
@@ -15149,18 +15162,18 @@ export interface operations {
                      * @example {
                      *       "object": "x402",
                      *       "livemode": false,
-                     *       "payTo": "…",
-                     *       "facilitatorUrl": "…",
+                     *       "payTo": "0x4B2f7c1E9a3D5e8F0b6A2c4D8e1F3a5B7c9D0e2F",
+                     *       "facilitatorUrl": "https://pay.example.com/x402",
                      *       "accepts": [
                      *         {
                      *           "scheme": "exact",
-                     *           "network": "…",
-                     *           "asset": "…",
+                     *           "network": "eip155:84532",
+                     *           "asset": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
                      *           "extra": {
-                     *             "name": "…",
-                     *             "version": "…"
+                     *             "name": "USDC",
+                     *             "version": "2"
                      *           },
-                     *           "minAmount": "…"
+                     *           "minAmount": "0.01"
                      *         }
                      *       ]
                      *     }
@@ -15292,19 +15305,19 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "…",
+                     *           "id": "x402pay_7Hn2Kq9Lm4Pw6Rt8Vx1Zb3Cd",
                      *           "object": "x402_payment",
                      *           "livemode": false,
-                     *           "status": "RELAYING",
-                     *           "amount": "…",
-                     *           "payer": "…",
-                     *           "payTo": "…",
-                     *           "network": "…",
-                     *           "txHash": "…",
-                     *           "resource": "…",
-                     *           "description": "…",
-                     *           "error": "…",
-                     *           "createdAt": "…"
+                     *           "status": "SETTLED",
+                     *           "amount": "0.01",
+                     *           "payer": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *           "payTo": "0x4B2f7c1E9a3D5e8F0b6A2c4D8e1F3a5B7c9D0e2F",
+                     *           "network": "eip155:84532",
+                     *           "txHash": "0x5c2f8e1d9a3b7c6e4f0a2b8d1c3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e",
+                     *           "resource": "https://api.example.com/weather?city=Lisbon",
+                     *           "description": "Today's weather",
+                     *           "error": null,
+                     *           "createdAt": "2026-11-24T10:04:12.000Z"
                      *         }
                      *       ],
                      *       "hasMore": false

@@ -28,6 +28,7 @@ import "./types/ChargeAuthorization.js";
 import "./types/Event.js";
 import "./types/SecurityEvent.js";
 import "./types/WebhookEndpoint.js";
+import "./types/X402.js";
 import "./types/Mode.js";
 import "./types/User.js";
 import "./types/Invitation.js";

@@ -3,36 +3,21 @@
 // {PUBLIC_URL}/x402/supported, /verify and /settle, which the official middleware calls with the
 // merchant's API key as its Bearer token. Rules live in domain/x402/.
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { z } from "zod";
-import { pageParams } from "../domain/paging.js";
 import { parseInput } from "../domain/validation.js";
 import { x402Account, X402Resource } from "../domain/x402/account.js";
 import { listX402Payments, X402PaymentResource, x402PaymentResource } from "../domain/x402/payments.js";
-import { parseFacilitatorRequest } from "../domain/x402/requests.js";
-import { settlePayment, type SettleDeps, supportedKinds } from "../domain/x402/settle.js";
+import { parseFacilitatorRequest, paymentListSchema } from "../domain/x402/requests.js";
+import { settlePayment, supportedKinds, x402Deps } from "../domain/x402/settle.js";
 import { checkPayment } from "../domain/x402/verify.js";
 import { listOf } from "./openapi.js";
 import { type RestDeps, scopeOf } from "./plumbing.js";
 
 const tag = "x402";
 
-/** Settle's wait for a transaction when X402_SETTLE_TIMEOUT_MS is not configured. */
-const DEFAULT_SETTLE_TIMEOUT_MS = 30_000;
-
-const listSchema = z.strictObject(pageParams);
-
 /** Registers GET /v1/x402, its payments, and the facilitator's three routes. */
 export function x402Routes(app: FastifyInstance, deps: RestDeps & { publicUrl: string }): void {
-  const { prisma, charges: settings } = deps;
-  const x402: SettleDeps = {
-    prisma,
-    chains: deps.chains,
-    readers: deps.authorizations,
-    factory: settings.factory,
-    minAmount: settings.x402?.minAmount,
-    relayerGasBudget: settings.relayerGasBudget,
-    timeoutMs: settings.x402?.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS,
-  };
+  const { prisma } = deps;
+  const x402 = x402Deps(prisma, deps.charges, deps.chains, deps.authorizations);
 
   const retrieve = {
     group: "read",
@@ -56,12 +41,12 @@ export function x402Routes(app: FastifyInstance, deps: RestDeps & { publicUrl: s
       description:
         "What `POST /x402/settle` handled, newest first, paged by cursor: payer, amount, network, status, transaction, and the resource paid for. The money itself is in the ledger as payments once confirmed (`x402.payment`).",
       tag,
-      query: listSchema,
+      query: paymentListSchema,
       ok: { 200: listOf(X402PaymentResource) },
     },
   } as const;
   app.get("/v1/x402/payments", { config: list }, async (req) => {
-    const { data, hasMore } = await listX402Payments(prisma, scopeOf(req), parseInput(listSchema, req.query));
+    const { data, hasMore } = await listX402Payments(prisma, scopeOf(req), parseInput(paymentListSchema, req.query));
     return { object: "list", data: data.map(x402PaymentResource), hasMore };
   });
 

@@ -160,6 +160,20 @@ describe("x402 with the official packages", () => {
     expect((await anchorLedger()).map((b) => [b.type, b.amount.toString(), b.txHash])).toEqual([["payment", "10000", receipt.transaction]]);
     const list = (await app.call("GET", "/v1/x402/payments")).body;
     expect(list.data).toMatchObject([{ status: "SETTLED", amount: "0.01", payer: buyer.address, txHash: receipt.transaction, resource: url }]);
+    // The ledger's payment row says who paid and for what (REST, CSV and GraphQL alike).
+    const ledger = (await app.call("GET", "/v1/balance_transactions")).body.data;
+    expect(ledger).toMatchObject([
+      { type: "payment", amount: "0.01", txHash: receipt.transaction, x402: { payer: buyer.address, resource: url, description: "a weather report" } },
+    ]);
+    const csv = await (await app.call("GET", "/v1/balance_transactions/export.csv")).text;
+    expect(csv.split("\r\n")[1]).toContain(`,${buyer.address},${url}`);
+    const gql = await app.gql(
+      "{ x402 { payTo accepts { network } } x402Payments(first: 5) { totalCount edges { node { id status payer resource } } } balanceTransactions(first: 1) { edges { node { x402 { payer resource } } } } }",
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data.x402).toEqual({ payTo: x402.payTo, accepts: [{ network: NETWORK }] });
+    expect(gql.data.x402Payments).toMatchObject({ totalCount: 1, edges: [{ node: { status: "SETTLED", payer: buyer.address, resource: url } }] });
+    expect(gql.data.balanceTransactions.edges[0].node.x402).toEqual({ payer: buyer.address, resource: url });
     const row = await app.db.prisma.x402Payment.findFirstOrThrow();
     expect(row.gasUsed).toBeGreaterThan(30_000n);
 

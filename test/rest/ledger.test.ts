@@ -221,7 +221,7 @@ describe("GET /v1/balance_transactions", () => {
 });
 
 describe("GET /v1/balance_transactions/export.csv", () => {
-  const HEADER = "id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode";
+  const HEADER = "id,type,amount,chargeId,refundId,invoiceId,chainId,txHash,blockNumber,reversesId,createdAt,livemode,x402Payer,x402Resource";
   const lines = async (res: Response) => {
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -242,6 +242,9 @@ describe("GET /v1/balance_transactions/export.csv", () => {
       r.reversesId ?? "",
       r.createdAt,
       r.livemode,
+      // No x402 settlement among these rows (test/chain/x402.test.ts has them).
+      "",
+      "",
     ].join(",");
 
   it("answers text/csv: a header row, then one line per row in the list's order, of every page", async () => {

@@ -41,3 +41,9 @@ CREATE INDEX "x402_payments_relaying_idx" ON "x402_payments"("chain_id") WHERE "
 ALTER TABLE "x402_payments" ADD CONSTRAINT "x402_payments_merchant_id_fkey" FOREIGN KEY ("merchant_id") REFERENCES "merchants"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "x402_payments" ADD CONSTRAINT "x402_payments_charge_id_fkey" FOREIGN KEY ("charge_id") REFERENCES "charges"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 ALTER TABLE "x402_payments" ADD CONSTRAINT "x402_payments_tx_id_fkey" FOREIGN KEY ("tx_id") REFERENCES "relayer_transactions"("id") ON DELETE SET NULL ON UPDATE CASCADE;
+
+-- The settlement a ledger payment of an x402 address records (null for every other row): the ledger
+-- shows what was paid for and by whom. Checked without a scan of the existing rows (all null).
+ALTER TABLE "balance_transactions" ADD COLUMN "x402_payment_id" TEXT;
+ALTER TABLE "balance_transactions" ADD CONSTRAINT "balance_transactions_x402_payment_id_fkey" FOREIGN KEY ("x402_payment_id") REFERENCES "x402_payments"("id") ON DELETE SET NULL ON UPDATE CASCADE NOT VALID;
+ALTER TABLE "balance_transactions" VALIDATE CONSTRAINT "balance_transactions_x402_payment_id_fkey";

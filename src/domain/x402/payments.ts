@@ -7,7 +7,7 @@ import type { Prisma } from "../../db/client.js";
 import type { Prisma as P, X402Payment } from "../../generated/prisma/client.js";
 import type { NewEvent } from "../events.js";
 import { formatAmount, type Units } from "../money.js";
-import { keysetPage, type Page, type PageRequest } from "../paging.js";
+import { keysetPage, type Page, type PageEnd, type PageRequest } from "../paging.js";
 import { inScope, type Scope } from "../scope.js";
 import { networkOf } from "./verify.js";
 
@@ -52,6 +52,8 @@ export function x402PaymentResource(p: X402Payment): X402PaymentResource {
 
 /** A confirmed payment to an x402 address, as confirming a chain's money reads it. */
 export interface ConfirmedX402 {
+  /** The chain transfer. */
+  id: string;
   anchor: Scope & { id: string; depositAddress: string | null };
   chainId: number;
   txHash: string;
@@ -62,22 +64,33 @@ export interface ConfirmedX402 {
 }
 
 /**
- * The `x402.payment` events of confirmed payments to x402 addresses: each with what settle stored
- * about it when its transaction was a settlement's, and as a bare payment otherwise.
+ * The settlements among confirmed payments to x402 addresses, by chain transfer id: the payment's
+ * transaction is one its relayer transaction was sent as (the ledger may confirm the transfer before
+ * the relayer has read the receipt, so before txHash is set), from the same payer.
  */
-export async function x402PaymentEvents(tx: P.TransactionClient, confirmed: readonly ConfirmedX402[], now: Date): Promise<NewEvent[]> {
-  if (confirmed.length === 0) return [];
-  // By any hash its relayer transaction was sent as: the ledger may confirm the transfer before the
-  // relayer has read its receipt (and so before txHash is set).
+export async function x402Settlements(
+  tx: P.TransactionClient,
+  payments: readonly Pick<ConfirmedX402, "id" | "chainId" | "txHash" | "fromAddress">[],
+): Promise<Map<string, X402Payment>> {
+  if (payments.length === 0) return new Map();
   const settled = await tx.x402Payment.findMany({
     where: {
-      OR: confirmed.map((c) => ({ chainId: c.chainId, fromAddress: c.fromAddress, OR: [{ txHash: c.txHash }, { tx: { txHashes: { has: c.txHash } } }] })),
+      OR: payments.map((c) => ({ chainId: c.chainId, fromAddress: c.fromAddress, OR: [{ txHash: c.txHash }, { tx: { txHashes: { has: c.txHash } } }] })),
     },
     include: { tx: { select: { txHashes: true } } },
   });
-  const byTx = new Map(settled.flatMap((s) => [s.txHash, ...(s.tx?.txHashes ?? [])].map((hash) => [`${s.chainId}:${hash}:${s.fromAddress}`, s] as const)));
+  const found = new Map<string, X402Payment>();
+  for (const c of payments) {
+    const s = settled.find((s) => s.chainId === c.chainId && s.fromAddress === c.fromAddress && (s.txHash === c.txHash || s.tx?.txHashes.includes(c.txHash)));
+    if (s) found.set(c.id, s);
+  }
+  return found;
+}
+
+/** The `x402.payment` events of confirmed payments to x402 addresses, each with what settle stored about it when settle relayed it. */
+export function x402PaymentEvents(confirmed: readonly ConfirmedX402[], settled: ReadonlyMap<string, X402Payment>, now: Date): NewEvent[] {
   return confirmed.map((c) => {
-    const s = byTx.get(`${c.chainId}:${c.txHash}:${c.fromAddress}`);
+    const s = settled.get(c.id);
     const data: X402PaymentResource = {
       ...(s ? x402PaymentResource(s) : { id: null, resource: null, description: null, error: null, createdAt: now.toISOString() }),
       object: "x402_payment",
@@ -94,11 +107,17 @@ export async function x402PaymentEvents(tx: P.TransactionClient, confirmed: read
 }
 
 /** One page of the settlements settle handled for the scope, newest first. */
-export function listX402Payments(prisma: Prisma, scope: Scope, page: PageRequest): Promise<Page<X402Payment>> {
+export function listX402Payments(prisma: Prisma, scope: Scope, page: PageRequest, end: PageEnd = "newest"): Promise<Page<X402Payment>> {
   return keysetPage(
     "x402_payment",
     page,
     (id) => prisma.x402Payment.findFirst({ where: { id, ...inScope(scope) }, select: { id: true, createdAt: true } }),
     (q) => prisma.x402Payment.findMany({ where: { AND: [inScope(scope), q.where] }, orderBy: q.orderBy, take: q.take }),
+    end,
   );
+}
+
+/** How many settlements settle handled for the scope (GraphQL's `totalCount`). */
+export function countX402Payments(prisma: Prisma, scope: Scope): Promise<number> {
+  return prisma.x402Payment.count({ where: inScope(scope) });
 }

@@ -2,7 +2,11 @@
 // and `POST /x402/settle` both take {x402Version, paymentPayload, paymentRequirements}. Fields the
 // specification leaves open (extensions, mimeType, outputSchema, …) pass through unread.
 import { z } from "zod";
+import { pageParams } from "../paging.js";
 import { evmAddress } from "../validation.js";
+
+/** The query of the settlements' list (GET /v1/x402/payments, GraphQL's connection): a keyset page. */
+export const paymentListSchema = z.strictObject(pageParams);
 
 /** The protocol version this facilitator speaks. */
 export const X402_VERSION = 2;

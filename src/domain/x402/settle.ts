@@ -16,7 +16,9 @@
 import type { Prisma } from "../../db/client.js";
 import { isUniqueViolation } from "../../db/errors.js";
 import type { X402Payment } from "../../generated/prisma/client.js";
-import { authorizationRow } from "../authorizations.js";
+import type { ChainSet } from "../../chain/chains.js";
+import { type AuthorizationReaders, authorizationRow } from "../authorizations.js";
+import type { ChargeSettings } from "../charges/settings.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import { formatAmount, toUnits } from "../money.js";
@@ -33,6 +35,22 @@ export interface SettleDeps extends X402Deps {
   timeoutMs: number;
   /** How often the answer looks at the payment while it waits. */
   pollMs?: number;
+}
+
+/** Settle's wait for a transaction when X402_SETTLE_TIMEOUT_MS is not configured. */
+const DEFAULT_SETTLE_TIMEOUT_MS = 30_000;
+
+/** The facilitator's dependencies, from the service's charge settings, chains and token readers. */
+export function x402Deps(prisma: Prisma, settings: ChargeSettings, chains: ChainSet, readers: AuthorizationReaders): SettleDeps {
+  return {
+    prisma,
+    chains,
+    readers,
+    factory: settings.factory,
+    minAmount: settings.x402?.minAmount,
+    relayerGasBudget: settings.relayerGasBudget,
+    timeoutMs: settings.x402?.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS,
+  };
 }
 
 /** The settle answer (SettleResponse), before it is shaped for the wire. */

@@ -31,6 +31,16 @@ const BalanceTransactionType = builder.enumType("BalanceTransactionType", {
   description: "PAYMENT into a charge's address; PAYOUT and FEE out of it; REFUND from your wallet to a buyer; REVERSAL undoes a row a reorg removed.",
 });
 
+const X402Settlement = builder.objectRef<NonNullable<BalanceTransactionResource["x402"]>>("X402Settlement").implement({
+  description: "The x402 settlement a payment to your x402 address records.",
+  fields: (t) => ({
+    id: t.exposeID("id", { description: "The settlement (x402pay_…)." }),
+    payer: t.exposeString("payer", { description: "The address that paid." }),
+    resource: t.exposeString("resource", { nullable: true, description: "What was paid for: the URL the resource server named." }),
+    description: t.exposeString("description", { nullable: true, description: "The resource server's description of it." }),
+  }),
+});
+
 export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>("BalanceTransaction").implement({
   description: "One immutable movement of a charge's money, from a confirmed chain transfer (or its undoing).",
   fields: (t) => ({
@@ -45,6 +55,7 @@ export const BalanceTransaction = builder.objectRef<BalanceTransactionResource>(
     txHash: t.exposeString("txHash", { description: describe(BalanceTransactionResource, "txHash") }),
     blockNumber: t.exposeInt("blockNumber", { description: describe(BalanceTransactionResource, "blockNumber") }),
     reversesId: t.exposeID("reversesId", { nullable: true, description: describe(BalanceTransactionResource, "reversesId") }),
+    x402: t.expose("x402", { type: X402Settlement, nullable: true, description: describe(BalanceTransactionResource, "x402") }),
     createdAt: t.expose("createdAt", { type: "DateTime", description: describe(BalanceTransactionResource, "createdAt") }),
   }),
 });

@@ -1,6 +1,8 @@
 // One worked example per resource, shown in /v1/openapi.json as the operations' answers. Each is
 // typed by its schema (a field the schema does not declare, or a missing one, does not compile), and
 // the OpenAPI test validates every example against the document.
+import type { X402Resource } from "../../domain/x402/account.js";
+import type { X402PaymentResource } from "../../domain/x402/payments.js";
 import type { z } from "zod";
 import type { BalanceResource, BalanceTransactionResource } from "../../domain/balance-transactions.js";
 import type { ChargeAuthorizationResource } from "../../domain/charge-authorizations.js";
@@ -242,6 +244,36 @@ export const EXAMPLES: Record<string, unknown> = {
     metadata: null,
     createdAt: CREATED,
   } satisfies SubscriptionResource,
+  X402: {
+    object: "x402",
+    livemode: false,
+    payTo: "0x4B2f7c1E9a3D5e8F0b6A2c4D8e1F3a5B7c9D0e2F",
+    facilitatorUrl: "https://pay.example.com/x402",
+    accepts: [
+      {
+        scheme: "exact",
+        network: "eip155:84532",
+        asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+        extra: { name: "USDC", version: "2" },
+        minAmount: "0.01",
+      },
+    ],
+  } satisfies X402Resource,
+  X402Payment: {
+    id: "x402pay_7Hn2Kq9Lm4Pw6Rt8Vx1Zb3Cd",
+    object: "x402_payment",
+    livemode: false,
+    status: "SETTLED",
+    amount: "0.01",
+    payer: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+    payTo: "0x4B2f7c1E9a3D5e8F0b6A2c4D8e1F3a5B7c9D0e2F",
+    network: "eip155:84532",
+    txHash: PAYMENT_TX,
+    resource: "https://api.example.com/weather?city=Lisbon",
+    description: "Today's weather",
+    error: null,
+    createdAt: PAID,
+  } satisfies X402PaymentResource,
   BalanceTransaction: {
     id: "btx_1Qa3Ws5Ed7Rf9Tg2Yh4Uj6Ik",
     object: "balance_transaction",
@@ -255,6 +287,7 @@ export const EXAMPLES: Record<string, unknown> = {
     txHash: PAYMENT_TX,
     blockNumber: 18_204_361,
     reversesId: null,
+    x402: null,
     createdAt: PAID,
   } satisfies BalanceTransactionResource,
   Balance: {

@@ -3767,6 +3767,7 @@ export const BalanceTransactionScalarFieldEnum = {
   blockNumber: 'blockNumber',
   transferId: 'transferId',
   reversesId: 'reversesId',
+  x402PaymentId: 'x402PaymentId',
   createdAt: 'createdAt'
 } as const
 

@@ -54,6 +54,7 @@ export type BalanceTransactionMinAggregateOutputType = {
   blockNumber: bigint | null
   transferId: string | null
   reversesId: string | null
+  x402PaymentId: string | null
   createdAt: Date | null
 }
 
@@ -71,6 +72,7 @@ export type BalanceTransactionMaxAggregateOutputType = {
   blockNumber: bigint | null
   transferId: string | null
   reversesId: string | null
+  x402PaymentId: string | null
   createdAt: Date | null
 }
 
@@ -88,6 +90,7 @@ export type BalanceTransactionCountAggregateOutputType = {
   blockNumber: number
   transferId: number
   reversesId: number
+  x402PaymentId: number
   createdAt: number
   _all: number
 }
@@ -119,6 +122,7 @@ export type BalanceTransactionMinAggregateInputType = {
   blockNumber?: true
   transferId?: true
   reversesId?: true
+  x402PaymentId?: true
   createdAt?: true
 }
 
@@ -136,6 +140,7 @@ export type BalanceTransactionMaxAggregateInputType = {
   blockNumber?: true
   transferId?: true
   reversesId?: true
+  x402PaymentId?: true
   createdAt?: true
 }
 
@@ -153,6 +158,7 @@ export type BalanceTransactionCountAggregateInputType = {
   blockNumber?: true
   transferId?: true
   reversesId?: true
+  x402PaymentId?: true
   createdAt?: true
   _all?: true
 }
@@ -257,6 +263,7 @@ export type BalanceTransactionGroupByOutputType = {
   blockNumber: bigint
   transferId: string | null
   reversesId: string | null
+  x402PaymentId: string | null
   createdAt: Date
   _count: BalanceTransactionCountAggregateOutputType | null
   _avg: BalanceTransactionAvgAggregateOutputType | null
@@ -297,10 +304,12 @@ export type BalanceTransactionWhereInput = {
   blockNumber?: Prisma.BigIntFilter<"BalanceTransaction"> | bigint | number
   transferId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
   reversesId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
+  x402PaymentId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
   createdAt?: Prisma.DateTimeFilter<"BalanceTransaction"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
+  x402Payment?: Prisma.XOR<Prisma.X402PaymentNullableScalarRelationFilter, Prisma.X402PaymentWhereInput> | null
 }
 
 export type BalanceTransactionOrderByWithRelationInput = {
@@ -317,10 +326,12 @@ export type BalanceTransactionOrderByWithRelationInput = {
   blockNumber?: Prisma.SortOrder
   transferId?: Prisma.SortOrderInput | Prisma.SortOrder
   reversesId?: Prisma.SortOrderInput | Prisma.SortOrder
+  x402PaymentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
   charge?: Prisma.ChargeOrderByWithRelationInput
   invoice?: Prisma.InvoiceOrderByWithRelationInput
+  x402Payment?: Prisma.X402PaymentOrderByWithRelationInput
 }
 
 export type BalanceTransactionWhereUniqueInput = Prisma.AtLeast<{
@@ -340,10 +351,12 @@ export type BalanceTransactionWhereUniqueInput = Prisma.AtLeast<{
   txHash?: Prisma.StringFilter<"BalanceTransaction"> | string
   blockNumber?: Prisma.BigIntFilter<"BalanceTransaction"> | bigint | number
   transferId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
+  x402PaymentId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
   createdAt?: Prisma.DateTimeFilter<"BalanceTransaction"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   invoice?: Prisma.XOR<Prisma.InvoiceNullableScalarRelationFilter, Prisma.InvoiceWhereInput> | null
+  x402Payment?: Prisma.XOR<Prisma.X402PaymentNullableScalarRelationFilter, Prisma.X402PaymentWhereInput> | null
 }, "id" | "reversesId">
 
 export type BalanceTransactionOrderByWithAggregationInput = {
@@ -360,6 +373,7 @@ export type BalanceTransactionOrderByWithAggregationInput = {
   blockNumber?: Prisma.SortOrder
   transferId?: Prisma.SortOrderInput | Prisma.SortOrder
   reversesId?: Prisma.SortOrderInput | Prisma.SortOrder
+  x402PaymentId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.BalanceTransactionCountOrderByAggregateInput
   _avg?: Prisma.BalanceTransactionAvgOrderByAggregateInput
@@ -385,6 +399,7 @@ export type BalanceTransactionScalarWhereWithAggregatesInput = {
   blockNumber?: Prisma.BigIntWithAggregatesFilter<"BalanceTransaction"> | bigint | number
   transferId?: Prisma.StringNullableWithAggregatesFilter<"BalanceTransaction"> | string | null
   reversesId?: Prisma.StringNullableWithAggregatesFilter<"BalanceTransaction"> | string | null
+  x402PaymentId?: Prisma.StringNullableWithAggregatesFilter<"BalanceTransaction"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"BalanceTransaction"> | Date | string
 }
 
@@ -403,6 +418,7 @@ export type BalanceTransactionCreateInput = {
   merchant: Prisma.MerchantCreateNestedOneWithoutBalanceTransactionsInput
   charge: Prisma.ChargeCreateNestedOneWithoutBalanceTransactionsInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutBalanceTransactionsInput
+  x402Payment?: Prisma.X402PaymentCreateNestedOneWithoutBalanceTransactionsInput
 }
 
 export type BalanceTransactionUncheckedCreateInput = {
@@ -419,6 +435,7 @@ export type BalanceTransactionUncheckedCreateInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -437,6 +454,7 @@ export type BalanceTransactionUpdateInput = {
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutBalanceTransactionsNestedInput
   charge?: Prisma.ChargeUpdateOneRequiredWithoutBalanceTransactionsNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutBalanceTransactionsNestedInput
+  x402Payment?: Prisma.X402PaymentUpdateOneWithoutBalanceTransactionsNestedInput
 }
 
 export type BalanceTransactionUncheckedUpdateInput = {
@@ -453,6 +471,7 @@ export type BalanceTransactionUncheckedUpdateInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -470,6 +489,7 @@ export type BalanceTransactionCreateManyInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -501,6 +521,7 @@ export type BalanceTransactionUncheckedUpdateManyInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -528,6 +549,7 @@ export type BalanceTransactionCountOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   transferId?: Prisma.SortOrder
   reversesId?: Prisma.SortOrder
+  x402PaymentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -551,6 +573,7 @@ export type BalanceTransactionMaxOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   transferId?: Prisma.SortOrder
   reversesId?: Prisma.SortOrder
+  x402PaymentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -568,6 +591,7 @@ export type BalanceTransactionMinOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   transferId?: Prisma.SortOrder
   reversesId?: Prisma.SortOrder
+  x402PaymentId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -707,6 +731,48 @@ export type EnumBalanceTransactionTypeFieldUpdateOperationsInput = {
   set?: $Enums.BalanceTransactionType
 }
 
+export type BalanceTransactionCreateNestedManyWithoutX402PaymentInput = {
+  create?: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput> | Prisma.BalanceTransactionCreateWithoutX402PaymentInput[] | Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput[]
+  connectOrCreate?: Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput | Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput[]
+  createMany?: Prisma.BalanceTransactionCreateManyX402PaymentInputEnvelope
+  connect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+}
+
+export type BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput = {
+  create?: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput> | Prisma.BalanceTransactionCreateWithoutX402PaymentInput[] | Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput[]
+  connectOrCreate?: Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput | Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput[]
+  createMany?: Prisma.BalanceTransactionCreateManyX402PaymentInputEnvelope
+  connect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+}
+
+export type BalanceTransactionUpdateManyWithoutX402PaymentNestedInput = {
+  create?: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput> | Prisma.BalanceTransactionCreateWithoutX402PaymentInput[] | Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput[]
+  connectOrCreate?: Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput | Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput[]
+  upsert?: Prisma.BalanceTransactionUpsertWithWhereUniqueWithoutX402PaymentInput | Prisma.BalanceTransactionUpsertWithWhereUniqueWithoutX402PaymentInput[]
+  createMany?: Prisma.BalanceTransactionCreateManyX402PaymentInputEnvelope
+  set?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  disconnect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  delete?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  connect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  update?: Prisma.BalanceTransactionUpdateWithWhereUniqueWithoutX402PaymentInput | Prisma.BalanceTransactionUpdateWithWhereUniqueWithoutX402PaymentInput[]
+  updateMany?: Prisma.BalanceTransactionUpdateManyWithWhereWithoutX402PaymentInput | Prisma.BalanceTransactionUpdateManyWithWhereWithoutX402PaymentInput[]
+  deleteMany?: Prisma.BalanceTransactionScalarWhereInput | Prisma.BalanceTransactionScalarWhereInput[]
+}
+
+export type BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput = {
+  create?: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput> | Prisma.BalanceTransactionCreateWithoutX402PaymentInput[] | Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput[]
+  connectOrCreate?: Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput | Prisma.BalanceTransactionCreateOrConnectWithoutX402PaymentInput[]
+  upsert?: Prisma.BalanceTransactionUpsertWithWhereUniqueWithoutX402PaymentInput | Prisma.BalanceTransactionUpsertWithWhereUniqueWithoutX402PaymentInput[]
+  createMany?: Prisma.BalanceTransactionCreateManyX402PaymentInputEnvelope
+  set?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  disconnect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  delete?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  connect?: Prisma.BalanceTransactionWhereUniqueInput | Prisma.BalanceTransactionWhereUniqueInput[]
+  update?: Prisma.BalanceTransactionUpdateWithWhereUniqueWithoutX402PaymentInput | Prisma.BalanceTransactionUpdateWithWhereUniqueWithoutX402PaymentInput[]
+  updateMany?: Prisma.BalanceTransactionUpdateManyWithWhereWithoutX402PaymentInput | Prisma.BalanceTransactionUpdateManyWithWhereWithoutX402PaymentInput[]
+  deleteMany?: Prisma.BalanceTransactionScalarWhereInput | Prisma.BalanceTransactionScalarWhereInput[]
+}
+
 export type BalanceTransactionCreateWithoutMerchantInput = {
   id: string
   livemode: boolean
@@ -721,6 +787,7 @@ export type BalanceTransactionCreateWithoutMerchantInput = {
   createdAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutBalanceTransactionsInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutBalanceTransactionsInput
+  x402Payment?: Prisma.X402PaymentCreateNestedOneWithoutBalanceTransactionsInput
 }
 
 export type BalanceTransactionUncheckedCreateWithoutMerchantInput = {
@@ -736,6 +803,7 @@ export type BalanceTransactionUncheckedCreateWithoutMerchantInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -782,6 +850,7 @@ export type BalanceTransactionScalarWhereInput = {
   blockNumber?: Prisma.BigIntFilter<"BalanceTransaction"> | bigint | number
   transferId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
   reversesId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
+  x402PaymentId?: Prisma.StringNullableFilter<"BalanceTransaction"> | string | null
   createdAt?: Prisma.DateTimeFilter<"BalanceTransaction"> | Date | string
 }
 
@@ -799,6 +868,7 @@ export type BalanceTransactionCreateWithoutChargeInput = {
   createdAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutBalanceTransactionsInput
   invoice?: Prisma.InvoiceCreateNestedOneWithoutBalanceTransactionsInput
+  x402Payment?: Prisma.X402PaymentCreateNestedOneWithoutBalanceTransactionsInput
 }
 
 export type BalanceTransactionUncheckedCreateWithoutChargeInput = {
@@ -814,6 +884,7 @@ export type BalanceTransactionUncheckedCreateWithoutChargeInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -857,6 +928,7 @@ export type BalanceTransactionCreateWithoutInvoiceInput = {
   createdAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutBalanceTransactionsInput
   charge: Prisma.ChargeCreateNestedOneWithoutBalanceTransactionsInput
+  x402Payment?: Prisma.X402PaymentCreateNestedOneWithoutBalanceTransactionsInput
 }
 
 export type BalanceTransactionUncheckedCreateWithoutInvoiceInput = {
@@ -872,6 +944,7 @@ export type BalanceTransactionUncheckedCreateWithoutInvoiceInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -901,6 +974,66 @@ export type BalanceTransactionUpdateManyWithWhereWithoutInvoiceInput = {
   data: Prisma.XOR<Prisma.BalanceTransactionUpdateManyMutationInput, Prisma.BalanceTransactionUncheckedUpdateManyWithoutInvoiceInput>
 }
 
+export type BalanceTransactionCreateWithoutX402PaymentInput = {
+  id: string
+  livemode: boolean
+  type: $Enums.BalanceTransactionType
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  refundId?: string | null
+  chainId: number
+  txHash: string
+  blockNumber: bigint | number
+  transferId?: string | null
+  reversesId?: string | null
+  createdAt?: Date | string
+  merchant: Prisma.MerchantCreateNestedOneWithoutBalanceTransactionsInput
+  charge: Prisma.ChargeCreateNestedOneWithoutBalanceTransactionsInput
+  invoice?: Prisma.InvoiceCreateNestedOneWithoutBalanceTransactionsInput
+}
+
+export type BalanceTransactionUncheckedCreateWithoutX402PaymentInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  type: $Enums.BalanceTransactionType
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  chargeId: string
+  refundId?: string | null
+  invoiceId?: string | null
+  chainId: number
+  txHash: string
+  blockNumber: bigint | number
+  transferId?: string | null
+  reversesId?: string | null
+  createdAt?: Date | string
+}
+
+export type BalanceTransactionCreateOrConnectWithoutX402PaymentInput = {
+  where: Prisma.BalanceTransactionWhereUniqueInput
+  create: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput>
+}
+
+export type BalanceTransactionCreateManyX402PaymentInputEnvelope = {
+  data: Prisma.BalanceTransactionCreateManyX402PaymentInput | Prisma.BalanceTransactionCreateManyX402PaymentInput[]
+  skipDuplicates?: boolean
+}
+
+export type BalanceTransactionUpsertWithWhereUniqueWithoutX402PaymentInput = {
+  where: Prisma.BalanceTransactionWhereUniqueInput
+  update: Prisma.XOR<Prisma.BalanceTransactionUpdateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedUpdateWithoutX402PaymentInput>
+  create: Prisma.XOR<Prisma.BalanceTransactionCreateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedCreateWithoutX402PaymentInput>
+}
+
+export type BalanceTransactionUpdateWithWhereUniqueWithoutX402PaymentInput = {
+  where: Prisma.BalanceTransactionWhereUniqueInput
+  data: Prisma.XOR<Prisma.BalanceTransactionUpdateWithoutX402PaymentInput, Prisma.BalanceTransactionUncheckedUpdateWithoutX402PaymentInput>
+}
+
+export type BalanceTransactionUpdateManyWithWhereWithoutX402PaymentInput = {
+  where: Prisma.BalanceTransactionScalarWhereInput
+  data: Prisma.XOR<Prisma.BalanceTransactionUpdateManyMutationInput, Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentInput>
+}
+
 export type BalanceTransactionCreateManyMerchantInput = {
   id: string
   livemode: boolean
@@ -914,6 +1047,7 @@ export type BalanceTransactionCreateManyMerchantInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -931,6 +1065,7 @@ export type BalanceTransactionUpdateWithoutMerchantInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutBalanceTransactionsNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutBalanceTransactionsNestedInput
+  x402Payment?: Prisma.X402PaymentUpdateOneWithoutBalanceTransactionsNestedInput
 }
 
 export type BalanceTransactionUncheckedUpdateWithoutMerchantInput = {
@@ -946,6 +1081,7 @@ export type BalanceTransactionUncheckedUpdateWithoutMerchantInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -962,6 +1098,7 @@ export type BalanceTransactionUncheckedUpdateManyWithoutMerchantInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -978,6 +1115,7 @@ export type BalanceTransactionCreateManyChargeInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -995,6 +1133,7 @@ export type BalanceTransactionUpdateWithoutChargeInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutBalanceTransactionsNestedInput
   invoice?: Prisma.InvoiceUpdateOneWithoutBalanceTransactionsNestedInput
+  x402Payment?: Prisma.X402PaymentUpdateOneWithoutBalanceTransactionsNestedInput
 }
 
 export type BalanceTransactionUncheckedUpdateWithoutChargeInput = {
@@ -1010,6 +1149,7 @@ export type BalanceTransactionUncheckedUpdateWithoutChargeInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1026,6 +1166,7 @@ export type BalanceTransactionUncheckedUpdateManyWithoutChargeInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1042,6 +1183,7 @@ export type BalanceTransactionCreateManyInvoiceInput = {
   blockNumber: bigint | number
   transferId?: string | null
   reversesId?: string | null
+  x402PaymentId?: string | null
   createdAt?: Date | string
 }
 
@@ -1059,6 +1201,7 @@ export type BalanceTransactionUpdateWithoutInvoiceInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutBalanceTransactionsNestedInput
   charge?: Prisma.ChargeUpdateOneRequiredWithoutBalanceTransactionsNestedInput
+  x402Payment?: Prisma.X402PaymentUpdateOneWithoutBalanceTransactionsNestedInput
 }
 
 export type BalanceTransactionUncheckedUpdateWithoutInvoiceInput = {
@@ -1074,6 +1217,7 @@ export type BalanceTransactionUncheckedUpdateWithoutInvoiceInput = {
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1085,6 +1229,75 @@ export type BalanceTransactionUncheckedUpdateManyWithoutInvoiceInput = {
   amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   chargeId?: Prisma.StringFieldUpdateOperationsInput | string
   refundId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  txHash?: Prisma.StringFieldUpdateOperationsInput | string
+  blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  x402PaymentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type BalanceTransactionCreateManyX402PaymentInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  type: $Enums.BalanceTransactionType
+  amount: runtime.Decimal | runtime.DecimalJsLike | number | string
+  chargeId: string
+  refundId?: string | null
+  invoiceId?: string | null
+  chainId: number
+  txHash: string
+  blockNumber: bigint | number
+  transferId?: string | null
+  reversesId?: string | null
+  createdAt?: Date | string
+}
+
+export type BalanceTransactionUpdateWithoutX402PaymentInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  type?: Prisma.EnumBalanceTransactionTypeFieldUpdateOperationsInput | $Enums.BalanceTransactionType
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  refundId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  txHash?: Prisma.StringFieldUpdateOperationsInput | string
+  blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutBalanceTransactionsNestedInput
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutBalanceTransactionsNestedInput
+  invoice?: Prisma.InvoiceUpdateOneWithoutBalanceTransactionsNestedInput
+}
+
+export type BalanceTransactionUncheckedUpdateWithoutX402PaymentInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  type?: Prisma.EnumBalanceTransactionTypeFieldUpdateOperationsInput | $Enums.BalanceTransactionType
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  refundId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  txHash?: Prisma.StringFieldUpdateOperationsInput | string
+  blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  transferId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  reversesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type BalanceTransactionUncheckedUpdateManyWithoutX402PaymentInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  type?: Prisma.EnumBalanceTransactionTypeFieldUpdateOperationsInput | $Enums.BalanceTransactionType
+  amount?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  refundId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  invoiceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   chainId?: Prisma.IntFieldUpdateOperationsInput | number
   txHash?: Prisma.StringFieldUpdateOperationsInput | string
   blockNumber?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -1109,10 +1322,12 @@ export type BalanceTransactionSelect<ExtArgs extends runtime.Types.Extensions.In
   blockNumber?: boolean
   transferId?: boolean
   reversesId?: boolean
+  x402PaymentId?: boolean
   createdAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }, ExtArgs["result"]["balanceTransaction"]>
 
 export type BalanceTransactionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1129,10 +1344,12 @@ export type BalanceTransactionSelectCreateManyAndReturn<ExtArgs extends runtime.
   blockNumber?: boolean
   transferId?: boolean
   reversesId?: boolean
+  x402PaymentId?: boolean
   createdAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }, ExtArgs["result"]["balanceTransaction"]>
 
 export type BalanceTransactionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1149,10 +1366,12 @@ export type BalanceTransactionSelectUpdateManyAndReturn<ExtArgs extends runtime.
   blockNumber?: boolean
   transferId?: boolean
   reversesId?: boolean
+  x402PaymentId?: boolean
   createdAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }, ExtArgs["result"]["balanceTransaction"]>
 
 export type BalanceTransactionSelectScalar = {
@@ -1169,24 +1388,28 @@ export type BalanceTransactionSelectScalar = {
   blockNumber?: boolean
   transferId?: boolean
   reversesId?: boolean
+  x402PaymentId?: boolean
   createdAt?: boolean
 }
 
-export type BalanceTransactionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "type" | "amount" | "chargeId" | "refundId" | "invoiceId" | "chainId" | "txHash" | "blockNumber" | "transferId" | "reversesId" | "createdAt", ExtArgs["result"]["balanceTransaction"]>
+export type BalanceTransactionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "type" | "amount" | "chargeId" | "refundId" | "invoiceId" | "chainId" | "txHash" | "blockNumber" | "transferId" | "reversesId" | "x402PaymentId" | "createdAt", ExtArgs["result"]["balanceTransaction"]>
 export type BalanceTransactionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }
 export type BalanceTransactionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }
 export type BalanceTransactionIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   invoice?: boolean | Prisma.BalanceTransaction$invoiceArgs<ExtArgs>
+  x402Payment?: boolean | Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>
 }
 
 export type $BalanceTransactionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1195,6 +1418,7 @@ export type $BalanceTransactionPayload<ExtArgs extends runtime.Types.Extensions.
     merchant: Prisma.$MerchantPayload<ExtArgs>
     charge: Prisma.$ChargePayload<ExtArgs>
     invoice: Prisma.$InvoicePayload<ExtArgs> | null
+    x402Payment: Prisma.$X402PaymentPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1222,6 +1446,10 @@ export type $BalanceTransactionPayload<ExtArgs extends runtime.Types.Extensions.
      * The row a reversal undoes.
      */
     reversesId: string | null
+    /**
+     * The x402 settlement a payment to an x402 address records (what was paid for, by whom).
+     */
+    x402PaymentId: string | null
     createdAt: Date
   }, ExtArgs["result"]["balanceTransaction"]>
   composites: {}
@@ -1620,6 +1848,7 @@ export interface Prisma__BalanceTransactionClient<T, Null = never, ExtArgs exten
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   charge<T extends Prisma.ChargeDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChargeDefaultArgs<ExtArgs>>): Prisma.Prisma__ChargeClient<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   invoice<T extends Prisma.BalanceTransaction$invoiceArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.BalanceTransaction$invoiceArgs<ExtArgs>>): Prisma.Prisma__InvoiceClient<runtime.Types.Result.GetResult<Prisma.$InvoicePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  x402Payment<T extends Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.BalanceTransaction$x402PaymentArgs<ExtArgs>>): Prisma.Prisma__X402PaymentClient<runtime.Types.Result.GetResult<Prisma.$X402PaymentPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1662,6 +1891,7 @@ export interface BalanceTransactionFieldRefs {
   readonly blockNumber: Prisma.FieldRef<"BalanceTransaction", 'BigInt'>
   readonly transferId: Prisma.FieldRef<"BalanceTransaction", 'String'>
   readonly reversesId: Prisma.FieldRef<"BalanceTransaction", 'String'>
+  readonly x402PaymentId: Prisma.FieldRef<"BalanceTransaction", 'String'>
   readonly createdAt: Prisma.FieldRef<"BalanceTransaction", 'DateTime'>
 }
     
@@ -2080,6 +2310,25 @@ export type BalanceTransaction$invoiceArgs<ExtArgs extends runtime.Types.Extensi
    */
   include?: Prisma.InvoiceInclude<ExtArgs> | null
   where?: Prisma.InvoiceWhereInput
+}
+
+/**
+ * BalanceTransaction.x402Payment
+ */
+export type BalanceTransaction$x402PaymentArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the X402Payment
+   */
+  select?: Prisma.X402PaymentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the X402Payment
+   */
+  omit?: Prisma.X402PaymentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.X402PaymentInclude<ExtArgs> | null
+  where?: Prisma.X402PaymentWhereInput
 }
 
 /**

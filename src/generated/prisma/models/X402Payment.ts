@@ -377,6 +377,7 @@ export type X402PaymentWhereInput = {
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   tx?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }
 
 export type X402PaymentOrderByWithRelationInput = {
@@ -405,6 +406,7 @@ export type X402PaymentOrderByWithRelationInput = {
   merchant?: Prisma.MerchantOrderByWithRelationInput
   charge?: Prisma.ChargeOrderByWithRelationInput
   tx?: Prisma.RelayerTransactionOrderByWithRelationInput
+  balanceTransactions?: Prisma.BalanceTransactionOrderByRelationAggregateInput
 }
 
 export type X402PaymentWhereUniqueInput = Prisma.AtLeast<{
@@ -437,6 +439,7 @@ export type X402PaymentWhereUniqueInput = Prisma.AtLeast<{
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
   charge?: Prisma.XOR<Prisma.ChargeScalarRelationFilter, Prisma.ChargeWhereInput>
   tx?: Prisma.XOR<Prisma.RelayerTransactionNullableScalarRelationFilter, Prisma.RelayerTransactionWhereInput> | null
+  balanceTransactions?: Prisma.BalanceTransactionListRelationFilter
 }, "id" | "chainId_fromAddress_nonce">
 
 export type X402PaymentOrderByWithAggregationInput = {
@@ -520,6 +523,7 @@ export type X402PaymentCreateInput = {
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
   charge: Prisma.ChargeCreateNestedOneWithoutX402PaymentsInput
   tx?: Prisma.RelayerTransactionCreateNestedOneWithoutX402PaymentsInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentUncheckedCreateInput = {
@@ -545,6 +549,7 @@ export type X402PaymentUncheckedCreateInput = {
   error?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentUpdateInput = {
@@ -570,6 +575,7 @@ export type X402PaymentUpdateInput = {
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
   charge?: Prisma.ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput
   tx?: Prisma.RelayerTransactionUpdateOneWithoutX402PaymentsNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateInput = {
@@ -595,6 +601,7 @@ export type X402PaymentUncheckedUpdateInput = {
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentCreateManyInput = {
@@ -677,6 +684,11 @@ export type X402PaymentListRelationFilter = {
 
 export type X402PaymentOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
+}
+
+export type X402PaymentNullableScalarRelationFilter = {
+  is?: Prisma.X402PaymentWhereInput | null
+  isNot?: Prisma.X402PaymentWhereInput | null
 }
 
 export type X402PaymentChainIdFromAddressNonceCompoundUniqueInput = {
@@ -862,6 +874,22 @@ export type X402PaymentUncheckedUpdateManyWithoutChargeNestedInput = {
   deleteMany?: Prisma.X402PaymentScalarWhereInput | Prisma.X402PaymentScalarWhereInput[]
 }
 
+export type X402PaymentCreateNestedOneWithoutBalanceTransactionsInput = {
+  create?: Prisma.XOR<Prisma.X402PaymentCreateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.X402PaymentCreateOrConnectWithoutBalanceTransactionsInput
+  connect?: Prisma.X402PaymentWhereUniqueInput
+}
+
+export type X402PaymentUpdateOneWithoutBalanceTransactionsNestedInput = {
+  create?: Prisma.XOR<Prisma.X402PaymentCreateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedCreateWithoutBalanceTransactionsInput>
+  connectOrCreate?: Prisma.X402PaymentCreateOrConnectWithoutBalanceTransactionsInput
+  upsert?: Prisma.X402PaymentUpsertWithoutBalanceTransactionsInput
+  disconnect?: Prisma.X402PaymentWhereInput | boolean
+  delete?: Prisma.X402PaymentWhereInput | boolean
+  connect?: Prisma.X402PaymentWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.X402PaymentUpdateToOneWithWhereWithoutBalanceTransactionsInput, Prisma.X402PaymentUpdateWithoutBalanceTransactionsInput>, Prisma.X402PaymentUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
 export type X402PaymentCreateNestedManyWithoutTxInput = {
   create?: Prisma.XOR<Prisma.X402PaymentCreateWithoutTxInput, Prisma.X402PaymentUncheckedCreateWithoutTxInput> | Prisma.X402PaymentCreateWithoutTxInput[] | Prisma.X402PaymentUncheckedCreateWithoutTxInput[]
   connectOrCreate?: Prisma.X402PaymentCreateOrConnectWithoutTxInput | Prisma.X402PaymentCreateOrConnectWithoutTxInput[]
@@ -930,6 +958,7 @@ export type X402PaymentCreateWithoutMerchantInput = {
   updatedAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutX402PaymentsInput
   tx?: Prisma.RelayerTransactionCreateNestedOneWithoutX402PaymentsInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentUncheckedCreateWithoutMerchantInput = {
@@ -954,6 +983,7 @@ export type X402PaymentUncheckedCreateWithoutMerchantInput = {
   error?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentCreateOrConnectWithoutMerchantInput = {
@@ -1032,6 +1062,7 @@ export type X402PaymentCreateWithoutChargeInput = {
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
   tx?: Prisma.RelayerTransactionCreateNestedOneWithoutX402PaymentsInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentUncheckedCreateWithoutChargeInput = {
@@ -1056,6 +1087,7 @@ export type X402PaymentUncheckedCreateWithoutChargeInput = {
   error?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentCreateOrConnectWithoutChargeInput = {
@@ -1084,6 +1116,122 @@ export type X402PaymentUpdateManyWithWhereWithoutChargeInput = {
   data: Prisma.XOR<Prisma.X402PaymentUpdateManyMutationInput, Prisma.X402PaymentUncheckedUpdateManyWithoutChargeInput>
 }
 
+export type X402PaymentCreateWithoutBalanceTransactionsInput = {
+  id: string
+  livemode: boolean
+  chainId: number
+  fromAddress: string
+  toAddress: string
+  value: runtime.Decimal | runtime.DecimalJsLike | number | string
+  validAfter: runtime.Decimal | runtime.DecimalJsLike | number | string
+  validBefore: runtime.Decimal | runtime.DecimalJsLike | number | string
+  nonce: string
+  signature: string
+  resource?: string | null
+  description?: string | null
+  status?: $Enums.X402PaymentStatus
+  txHash?: string | null
+  gasEstimate?: bigint | number | null
+  gasUsed?: bigint | number | null
+  error?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
+  charge: Prisma.ChargeCreateNestedOneWithoutX402PaymentsInput
+  tx?: Prisma.RelayerTransactionCreateNestedOneWithoutX402PaymentsInput
+}
+
+export type X402PaymentUncheckedCreateWithoutBalanceTransactionsInput = {
+  id: string
+  merchantId: string
+  livemode: boolean
+  chargeId: string
+  chainId: number
+  fromAddress: string
+  toAddress: string
+  value: runtime.Decimal | runtime.DecimalJsLike | number | string
+  validAfter: runtime.Decimal | runtime.DecimalJsLike | number | string
+  validBefore: runtime.Decimal | runtime.DecimalJsLike | number | string
+  nonce: string
+  signature: string
+  resource?: string | null
+  description?: string | null
+  status?: $Enums.X402PaymentStatus
+  txId?: string | null
+  txHash?: string | null
+  gasEstimate?: bigint | number | null
+  gasUsed?: bigint | number | null
+  error?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+}
+
+export type X402PaymentCreateOrConnectWithoutBalanceTransactionsInput = {
+  where: Prisma.X402PaymentWhereUniqueInput
+  create: Prisma.XOR<Prisma.X402PaymentCreateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedCreateWithoutBalanceTransactionsInput>
+}
+
+export type X402PaymentUpsertWithoutBalanceTransactionsInput = {
+  update: Prisma.XOR<Prisma.X402PaymentUpdateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedUpdateWithoutBalanceTransactionsInput>
+  create: Prisma.XOR<Prisma.X402PaymentCreateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedCreateWithoutBalanceTransactionsInput>
+  where?: Prisma.X402PaymentWhereInput
+}
+
+export type X402PaymentUpdateToOneWithWhereWithoutBalanceTransactionsInput = {
+  where?: Prisma.X402PaymentWhereInput
+  data: Prisma.XOR<Prisma.X402PaymentUpdateWithoutBalanceTransactionsInput, Prisma.X402PaymentUncheckedUpdateWithoutBalanceTransactionsInput>
+}
+
+export type X402PaymentUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  toAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  value?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  validAfter?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  validBefore?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  nonce?: Prisma.StringFieldUpdateOperationsInput | string
+  signature?: Prisma.StringFieldUpdateOperationsInput | string
+  resource?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumX402PaymentStatusFieldUpdateOperationsInput | $Enums.X402PaymentStatus
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
+  charge?: Prisma.ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput
+  tx?: Prisma.RelayerTransactionUpdateOneWithoutX402PaymentsNestedInput
+}
+
+export type X402PaymentUncheckedUpdateWithoutBalanceTransactionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  merchantId?: Prisma.StringFieldUpdateOperationsInput | string
+  livemode?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  chargeId?: Prisma.StringFieldUpdateOperationsInput | string
+  chainId?: Prisma.IntFieldUpdateOperationsInput | number
+  fromAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  toAddress?: Prisma.StringFieldUpdateOperationsInput | string
+  value?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  validAfter?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  validBefore?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  nonce?: Prisma.StringFieldUpdateOperationsInput | string
+  signature?: Prisma.StringFieldUpdateOperationsInput | string
+  resource?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.EnumX402PaymentStatusFieldUpdateOperationsInput | $Enums.X402PaymentStatus
+  txId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  txHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
 export type X402PaymentCreateWithoutTxInput = {
   id: string
   livemode: boolean
@@ -1106,6 +1254,7 @@ export type X402PaymentCreateWithoutTxInput = {
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
   charge: Prisma.ChargeCreateNestedOneWithoutX402PaymentsInput
+  balanceTransactions?: Prisma.BalanceTransactionCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentUncheckedCreateWithoutTxInput = {
@@ -1130,6 +1279,7 @@ export type X402PaymentUncheckedCreateWithoutTxInput = {
   error?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
 }
 
 export type X402PaymentCreateOrConnectWithoutTxInput = {
@@ -1204,6 +1354,7 @@ export type X402PaymentUpdateWithoutMerchantInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput
   tx?: Prisma.RelayerTransactionUpdateOneWithoutX402PaymentsNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateWithoutMerchantInput = {
@@ -1228,6 +1379,7 @@ export type X402PaymentUncheckedUpdateWithoutMerchantInput = {
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateManyWithoutMerchantInput = {
@@ -1300,6 +1452,7 @@ export type X402PaymentUpdateWithoutChargeInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
   tx?: Prisma.RelayerTransactionUpdateOneWithoutX402PaymentsNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateWithoutChargeInput = {
@@ -1324,6 +1477,7 @@ export type X402PaymentUncheckedUpdateWithoutChargeInput = {
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateManyWithoutChargeInput = {
@@ -1396,6 +1550,7 @@ export type X402PaymentUpdateWithoutTxInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
   charge?: Prisma.ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput
+  balanceTransactions?: Prisma.BalanceTransactionUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateWithoutTxInput = {
@@ -1420,6 +1575,7 @@ export type X402PaymentUncheckedUpdateWithoutTxInput = {
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
 }
 
 export type X402PaymentUncheckedUpdateManyWithoutTxInput = {
@@ -1446,6 +1602,35 @@ export type X402PaymentUncheckedUpdateManyWithoutTxInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
+
+/**
+ * Count Type X402PaymentCountOutputType
+ */
+
+export type X402PaymentCountOutputType = {
+  balanceTransactions: number
+}
+
+export type X402PaymentCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  balanceTransactions?: boolean | X402PaymentCountOutputTypeCountBalanceTransactionsArgs
+}
+
+/**
+ * X402PaymentCountOutputType without action
+ */
+export type X402PaymentCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the X402PaymentCountOutputType
+   */
+  select?: Prisma.X402PaymentCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * X402PaymentCountOutputType without action
+ */
+export type X402PaymentCountOutputTypeCountBalanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.BalanceTransactionWhereInput
+}
 
 
 export type X402PaymentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1474,6 +1659,8 @@ export type X402PaymentSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   tx?: boolean | Prisma.X402Payment$txArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.X402Payment$balanceTransactionsArgs<ExtArgs>
+  _count?: boolean | Prisma.X402PaymentCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["x402Payment"]>
 
 export type X402PaymentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1562,6 +1749,8 @@ export type X402PaymentInclude<ExtArgs extends runtime.Types.Extensions.Internal
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
   tx?: boolean | Prisma.X402Payment$txArgs<ExtArgs>
+  balanceTransactions?: boolean | Prisma.X402Payment$balanceTransactionsArgs<ExtArgs>
+  _count?: boolean | Prisma.X402PaymentCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type X402PaymentIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1580,6 +1769,7 @@ export type $X402PaymentPayload<ExtArgs extends runtime.Types.Extensions.Interna
     merchant: Prisma.$MerchantPayload<ExtArgs>
     charge: Prisma.$ChargePayload<ExtArgs>
     tx: Prisma.$RelayerTransactionPayload<ExtArgs> | null
+    balanceTransactions: Prisma.$BalanceTransactionPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2016,6 +2206,7 @@ export interface Prisma__X402PaymentClient<T, Null = never, ExtArgs extends runt
   merchant<T extends Prisma.MerchantDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MerchantDefaultArgs<ExtArgs>>): Prisma.Prisma__MerchantClient<runtime.Types.Result.GetResult<Prisma.$MerchantPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   charge<T extends Prisma.ChargeDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ChargeDefaultArgs<ExtArgs>>): Prisma.Prisma__ChargeClient<runtime.Types.Result.GetResult<Prisma.$ChargePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   tx<T extends Prisma.X402Payment$txArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.X402Payment$txArgs<ExtArgs>>): Prisma.Prisma__RelayerTransactionClient<runtime.Types.Result.GetResult<Prisma.$RelayerTransactionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  balanceTransactions<T extends Prisma.X402Payment$balanceTransactionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.X402Payment$balanceTransactionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BalanceTransactionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2484,6 +2675,30 @@ export type X402Payment$txArgs<ExtArgs extends runtime.Types.Extensions.Internal
    */
   include?: Prisma.RelayerTransactionInclude<ExtArgs> | null
   where?: Prisma.RelayerTransactionWhereInput
+}
+
+/**
+ * X402Payment.balanceTransactions
+ */
+export type X402Payment$balanceTransactionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the BalanceTransaction
+   */
+  select?: Prisma.BalanceTransactionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the BalanceTransaction
+   */
+  omit?: Prisma.BalanceTransactionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BalanceTransactionInclude<ExtArgs> | null
+  where?: Prisma.BalanceTransactionWhereInput
+  orderBy?: Prisma.BalanceTransactionOrderByWithRelationInput | Prisma.BalanceTransactionOrderByWithRelationInput[]
+  cursor?: Prisma.BalanceTransactionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.BalanceTransactionScalarFieldEnum | Prisma.BalanceTransactionScalarFieldEnum[]
 }
 
 /**
