@@ -17,39 +17,56 @@ import { sendRelayerTx, type TxHandlers } from "./relayer-txs.js";
 
 /** Sends the accepted authorizations and x402 payments waiting on the relayer's chain, oldest first. */
 export async function runAuthorizations(prisma: Prisma, relayer: Relayer, logger: Logger): Promise<void> {
+  const relays: Relay[] = [];
   for (const authorization of await waitingAuthorizations(prisma, relayer.chain.chainId)) {
     const gone = payeeGone(authorization);
     if (gone) await markFailed(prisma, authorization.id, gone);
     else {
-      const relay: Relay = { id: authorization.id, purpose: authorization.purpose, fail: markFailed, claim: (tx, txId) => markSent(tx, authorization, txId) };
-      await relayAuthorization(prisma, relayer, logger, transferOf(authorization), relay);
+      const claim: RelayerTxClaim = (tx, txId) => markSent(tx, authorization, txId);
+      relays.push({ id: authorization.id, purpose: authorization.purpose, transfer: transferOf(authorization), fail: markFailed, claim });
     }
   }
   for (const payment of await waitingX402Payments(prisma, relayer.chain.chainId)) {
-    const relay: Relay = { id: payment.id, purpose: "X402", fail: markX402Failed, claim: (tx, txId) => markX402Sent(tx, payment.id, txId) };
-    await relayAuthorization(prisma, relayer, logger, transferOf(payment), relay);
+    const claim: RelayerTxClaim = (tx, txId) => markX402Sent(tx, payment.id, txId);
+    relays.push({ id: payment.id, purpose: "X402", transfer: transferOf(payment), fail: markX402Failed, claim });
   }
+  // Simulated all at once (each one an RPC round trip, and a settle answer waits on them), sent in order.
+  const simulations = relays.map((r) => simulate(relayer, r.transfer));
+  for (const [i, relay] of relays.entries()) await relayAuthorization(prisma, relayer, logger, relay, await simulations[i]!);
 }
 
 /** What is relayed, as the one relay step sees it: how it fails before it is sent, and how it is claimed by its transaction. */
 interface Relay {
   id: string;
   purpose: string;
+  transfer: TransferAuthorization;
   fail: (prisma: Prisma, id: string, error: string) => Promise<void>;
   claim: RelayerTxClaim;
 }
 
-/** The one relay step of every kind: simulate, then send unless the token refuses it now. */
-async function relayAuthorization(prisma: Prisma, relayer: Relayer, logger: Logger, authorization: TransferAuthorization, relay: Relay): Promise<void> {
-  const call = transferWithAuthorizationCall(relayer.chain.usdc, authorization);
-  // The relayer never pays for a transaction that would revert (expired, or the nonce used or cancelled
-  // meanwhile). The token reverts on any failure, swallowing none, so the gas the simulation needed
-  // (the estimate) is what it is sent with, plus headroom.
-  const simulated = await relayer.provider.estimateGas({ ...call, from: relayer.address }).then(
+/**
+ * Whether the token would take `transfer` from the relayer now, and the gas it needs. The relayer
+ * never pays for a transaction that would revert (expired, or the nonce used or cancelled meanwhile).
+ * The token reverts on any failure, swallowing none, so the gas the simulation needed (the estimate)
+ * is what it is sent with, plus headroom.
+ */
+function simulate(relayer: Relayer, transfer: TransferAuthorization): Promise<{ gasNeeded: bigint; refusal: string | null }> {
+  const call = transferWithAuthorizationCall(relayer.chain.usdc, transfer);
+  return relayer.provider.estimateGas({ ...call, from: relayer.address }).then(
     (gasNeeded) => ({ gasNeeded, refusal: null }),
     (e: Error & { shortMessage?: string }) => ({ gasNeeded: 0n, refusal: e.shortMessage ?? e.message }),
   );
-  const { gasNeeded, refusal } = simulated;
+}
+
+/** The one relay step of every kind: send what the token takes, fail what it refuses. */
+async function relayAuthorization(
+  prisma: Prisma,
+  relayer: Relayer,
+  logger: Logger,
+  relay: Relay,
+  { gasNeeded, refusal }: { gasNeeded: bigint; refusal: string | null },
+): Promise<void> {
+  const call = transferWithAuthorizationCall(relayer.chain.usdc, relay.transfer);
   const log = { authorization: relay.id, purpose: relay.purpose };
   if (refusal !== null) {
     await relay.fail(prisma, relay.id, `the token refuses it now: ${refusal}`);
